@@ -1,0 +1,67 @@
+# gpunotes: see README.md. `make demo` runs the main job, `make test` the tests.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/gpunotes
+VENV := .venv
+PY := $(VENV)/bin/python
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+SHARED ?= ../shared
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: all build demo test test-go lint venv apt-deps bench bench-kernel bench-gpu test-gpu install generate clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) .
+
+# The test virtualenv is rebuilt whenever requirements-test.txt changes.
+$(VENV)/.stamp: requirements-test.txt
+	rm -rf $(VENV)
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-test.txt
+	cp requirements-test.txt $@
+
+venv: $(VENV)/.stamp
+
+# Debian's chromium for the browser tests (never a browser downloaded by a test tool).
+apt-deps:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	fi
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+# Tests that drive real clients find them through these variables; under CI=true a missing
+# client is a failure, never a skip.
+TEST_ENV = GPUNOTES_BIN=$(CURDIR)/$(BIN) GPUNOTES_PYTHON=$(CURDIR)/$(PY) GPUNOTES_CHROMIUM=$(CHROMIUM) GPUNOTES_SHARED=$(abspath $(SHARED))
+
+test: venv apt-deps build lint
+	$(TEST_ENV) $(GO) test -count=1 -timeout 40m ./...
+
+demo: build
+	mkdir -p out
+	$(BIN) run notebooks/01-cpu-vs-gpu.ipynb -o out/01-cpu-vs-gpu.ipynb
+
+generate:
+	$(GO) generate ./...
+
+install: build
+	$(BIN) install --user
+
+bench: venv build
+	$(TEST_ENV) ./bench/cpu.sh
+
+bench-kernel: venv build
+	$(TEST_ENV) $(PY) bench/kernel_bench.py --gpunotes $(CURDIR)/$(BIN)
+
+# Builds what a GPU machine needs (it has no Go) into .devcarry/; bench/gpu.sh runs it there.
+test-gpu bench-gpu:
+	./bench/build-gpu.sh
+
+clean:
+	rm -rf bin out .devcarry
