@@ -1,0 +1,90 @@
+package interp
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// capture redirects file descriptors 1 and 2 into pipes while a cell runs, so output from
+// interpreted code, compiled packages, goroutines and child processes all reaches the cell.
+type capture struct {
+	savedOut, savedErr int
+	wOut, wErr         *os.File
+	wg                 sync.WaitGroup
+}
+
+// streamFunc receives captured output in chunks, as large as the pipe delivers them.
+type streamFunc func(name, text string)
+
+func startCapture(emit streamFunc) (*capture, error) {
+	c := &capture{savedOut: -1, savedErr: -1}
+	var err error
+	if c.savedOut, err = syscall.Dup(1); err != nil {
+		return nil, fmt.Errorf("dup stdout: %w", err)
+	}
+	if c.savedErr, err = syscall.Dup(2); err != nil {
+		syscall.Close(c.savedOut)
+		return nil, fmt.Errorf("dup stderr: %w", err)
+	}
+	if err := c.redirect(1, "stdout", &c.wOut, emit); err != nil {
+		c.stop()
+		return nil, err
+	}
+	if err := c.redirect(2, "stderr", &c.wErr, emit); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *capture) redirect(fd int, name string, w **os.File, emit streamFunc) error {
+	r, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("pipe for %s: %w", name, err)
+	}
+	if err := syscall.Dup3(int(pw.Fd()), fd, 0); err != nil {
+		r.Close()
+		pw.Close()
+		return fmt.Errorf("redirect %s: %w", name, err)
+	}
+	*w = pw
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer r.Close()
+		buf := make([]byte, 256<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				emit(name, string(buf[:n]))
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// stop restores fds 1 and 2 and waits until everything written before it has been emitted.
+// Writers still holding the pipe (a goroutine the cell left running) write to the real fds
+// from then on.
+func (c *capture) stop() {
+	if c.savedOut >= 0 {
+		syscall.Dup3(c.savedOut, 1, 0)
+		syscall.Close(c.savedOut)
+	}
+	if c.savedErr >= 0 {
+		syscall.Dup3(c.savedErr, 2, 0)
+		syscall.Close(c.savedErr)
+	}
+	if c.wOut != nil {
+		c.wOut.Close()
+	}
+	if c.wErr != nil {
+		c.wErr.Close()
+	}
+	c.wg.Wait()
+}

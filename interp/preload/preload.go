@@ -1,0 +1,17 @@
+// Package preload holds the generated yaegi symbol tables of the packages every cell gets
+// without an import (display, gpuarray, cluster), and the list of their import paths.
+//
+// Regenerate after changing their exported API: go generate ./interp/preload
+package preload
+
+import "reflect"
+
+// Symbols are the export tables, keyed by "importpath/name" as yaegi expects.
+var Symbols = map[string]map[string]reflect.Value{}
+
+// Packages are the import paths that cells import implicitly.
+var Packages = []string{
+	"github.com/gpunotes/gpunotes/display",
+}
+
+//go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/gpunotes/gpunotes/display

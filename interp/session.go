@@ -1,0 +1,477 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/scanner"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gpunotes/gpunotes/display"
+	"github.com/traefik/yaegi/interp"
+	"github.com/traefik/yaegi/stdlib"
+)
+
+// Output receives what a running cell produces.
+type Output interface {
+	display.Sink
+	// Stream delivers text written to "stdout" or "stderr".
+	Stream(name, text string)
+	// Input asks the user for a line; it fails when the client allows no stdin.
+	Input(prompt string, password bool) (string, error)
+}
+
+// Options configures a Session.
+type Options struct {
+	// Symbols are compiled packages made available to cells (yaegi export tables).
+	Symbols interp.Exports
+	// Preload lists import paths imported into every cell without an import statement.
+	Preload []string
+	// Dir is the working directory for shell commands (default: the process's).
+	Dir string
+}
+
+// CellError is a failed cell: a compile error, a panic, or an interrupt.
+type CellError struct {
+	Name      string
+	Value     string
+	Traceback []string
+}
+
+func (e *CellError) Error() string { return e.Name + ": " + e.Value }
+
+// Session is one Go interpreter whose state carries across cells. Execute runs one cell at a
+// time; Complete, Inspect and IsComplete may be called while a cell runs.
+type Session struct {
+	opts    Options
+	mu      sync.Mutex // serializes Execute
+	i       *interp.Interpreter
+	symbols interp.Exports
+
+	declMu sync.RWMutex
+	decls  map[string]string // top-level name -> source of its declaration
+	order  []string          // names in declaration order
+	vars   map[string]bool   // names bound by := in statements
+
+	goPanics chan *CellError
+	curOut   Output
+	outMu    sync.Mutex
+	stdin    *stdinReader
+	funcSrc  map[string]string // cached Call sources by hash
+}
+
+// New starts a session with the standard library and opts.Symbols loaded.
+func New(opts Options) (*Session, error) {
+	s := &Session{
+		opts:     opts,
+		decls:    map[string]string{},
+		vars:     map[string]bool{},
+		goPanics: make(chan *CellError, 16),
+		funcSrc:  map[string]string{},
+	}
+	s.stdin = &stdinReader{s: s}
+	s.symbols = interp.Exports{}
+	for k, v := range stdlib.Symbols {
+		s.symbols[k] = v
+	}
+	for k, v := range opts.Symbols {
+		s.symbols[k] = v
+	}
+	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
+		"Go":    reflect.ValueOf(s.goWrap),
+		"Stdin": reflect.ValueOf(io.Reader(s.stdin)),
+	}
+	if err := s.reset(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// rtPath is the import path of the helpers that rewritten cells call.
+const rtPath = "gpunotes.internal/rt"
+
+func (s *Session) reset() error {
+	i := interp.New(interp.Options{
+		Stdout: os.Stdout,
+		Stderr: io.Discard, // yaegi reports panics here too; we build our own traceback
+		Stdin:  s.stdin,
+	})
+	if err := i.Use(s.symbols); err != nil {
+		return fmt.Errorf("load symbols: %w", err)
+	}
+	imports := []string{fmt.Sprintf("import gnrt %q", rtPath)}
+	for _, p := range s.opts.Preload {
+		imports = append(imports, fmt.Sprintf("import %q", p))
+	}
+	if _, err := i.Eval(strings.Join(imports, "\n")); err != nil {
+		return fmt.Errorf("preload packages: %w", err)
+	}
+	s.i = i
+	return nil
+}
+
+// Close releases the session.
+func (s *Session) Close() error { return nil }
+
+// goWrap runs a goroutine started by a cell, turning its panic into a cell error.
+func (s *Session) goWrap(f func()) {
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				e := &CellError{Name: "panic", Value: fmt.Sprintf("in goroutine: %v", r),
+					Traceback: []string{fmt.Sprintf("panic in a goroutine started by the cell: %v", r)}}
+				select {
+				case s.goPanics <- e:
+				default:
+				}
+				fmt.Fprintf(os.Stderr, "panic in goroutine: %v\n", r)
+			}
+		}()
+		f()
+	}()
+}
+
+type stdinReader struct {
+	s   *Session
+	buf []byte
+}
+
+// Read asks the front end for a line when the buffer is empty.
+func (r *stdinReader) Read(p []byte) (int, error) {
+	if len(r.buf) == 0 {
+		r.s.outMu.Lock()
+		out := r.s.curOut
+		r.s.outMu.Unlock()
+		if out == nil {
+			return 0, io.EOF
+		}
+		line, err := out.Input("", false)
+		if err != nil {
+			return 0, err
+		}
+		r.buf = []byte(line + "\n")
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// Execute runs one cell. It returns the trailing expression's bundle (nil if none), or a
+// *CellError.
+func (s *Session) Execute(ctx context.Context, code string, out Output) (*display.Data, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outMu.Lock()
+	s.curOut = out
+	s.outMu.Unlock()
+	defer func() {
+		s.outMu.Lock()
+		s.curOut = nil
+		s.outMu.Unlock()
+	}()
+	s.stdin.buf = nil
+	for len(s.goPanics) > 0 { // stale reports from goroutines of earlier cells
+		<-s.goPanics
+	}
+
+	if m, ok := parseMagic(code); ok {
+		return s.runMagic(ctx, m, out)
+	}
+
+	cap, err := startCapture(out.Stream)
+	if err != nil {
+		return nil, &CellError{Name: "InternalError", Value: err.Error(), Traceback: []string{err.Error()}}
+	}
+	restore := display.Bind(ctx, out)
+	res, cerr := s.run(ctx, code)
+	restore()
+	cap.stop()
+	if cerr == nil {
+		select {
+		case e := <-s.goPanics:
+			cerr = e
+		default:
+		}
+	}
+	if cerr != nil {
+		return nil, cerr
+	}
+	return res, nil
+}
+
+func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr *CellError) {
+	segs, err := splitCell(code)
+	if err != nil {
+		return nil, syntaxError(err, 0, 0, code, segStmt)
+	}
+	for k, seg := range segs {
+		last := k == len(segs)-1
+		if err := parseSegment(seg); err != nil {
+			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
+		}
+		src, err := rewriteGo(seg)
+		if err != nil {
+			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
+		}
+		if seg.kind == segDecl {
+			names, _, err := declNames(seg)
+			if err != nil {
+				return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
+			}
+			if e := s.checkRedeclare(seg.src, names); e != nil {
+				return nil, e
+			}
+			if _, err := s.eval(ctx, src); err != nil {
+				return nil, s.evalError(ctx, err, seg)
+			}
+			s.recordDecl(seg.src, names)
+			continue
+		}
+		v, err := s.eval(ctx, src)
+		if err != nil {
+			return nil, s.evalError(ctx, err, seg)
+		}
+		s.recordVars(seg.src)
+		if last && showsResult(seg.src) {
+			if d, ok := valueBundle(v); ok {
+				res = &d
+			}
+		}
+	}
+	return res, nil
+}
+
+// eval runs src under ctx, turning panics that escape yaegi into errors.
+func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = interp.Panic{Value: r}
+		}
+	}()
+	return s.i.EvalWithContext(ctx, src)
+}
+
+var (
+	// yaegi wraps statements in "package main; func main() {" on the first line.
+	stmtPrefix = len("package main; func main() {")
+	posRE      = regexp.MustCompile(`^(?:_\.go:)?(\d+):(\d+): (.*)$`)
+)
+
+func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellError {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context canceled")) {
+		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the cell was interrupted"}}
+	}
+	var p interp.Panic
+	if errors.As(err, &p) {
+		name := "panic"
+		val := fmt.Sprint(p.Value)
+		if strings.HasPrefix(val, "os.Exit(") {
+			name = "Exit"
+			val = val + " called: the kernel keeps running (a cell cannot exit the kernel process)"
+		} else if strings.Contains(val, "log.Fatal") {
+			name = "Exit"
+		}
+		tb := []string{fmt.Sprintf("%s: %s", name, val)}
+		return &CellError{Name: name, Value: val, Traceback: tb}
+	}
+	var list scanner.ErrorList
+	if errors.As(err, &list) {
+		return syntaxError(list, seg.line, seg.col, seg.src, seg.kind)
+	}
+	msg := err.Error()
+	line, col := seg.line, seg.col
+	if m := posRE.FindStringSubmatch(msg); m != nil {
+		l, _ := strconv.Atoi(m[1])
+		c, _ := strconv.Atoi(m[2])
+		if seg.kind == segStmt && l == 1 {
+			c -= stmtPrefix
+		}
+		line, col = cellPos(seg, l, c)
+		msg = m[3]
+	}
+	return &CellError{Name: "CompileError", Value: fmt.Sprintf("%d:%d: %s", line, col, msg),
+		Traceback: []string{fmt.Sprintf("cell line %d, column %d: %s", line, col, msg), excerpt(seg, line, col)}}
+}
+
+// cellPos maps a position inside a segment (1-based) to the cell.
+func cellPos(seg segment, l, c int) (int, int) {
+	if l <= 1 {
+		return seg.line, seg.col + c - 1
+	}
+	return seg.line + l - 1, c
+}
+
+func excerpt(seg segment, line, col int) string {
+	lines := strings.Split(seg.src, "\n")
+	i := line - seg.line
+	if i < 0 || i >= len(lines) {
+		return ""
+	}
+	pad := col - 1
+	if i == 0 {
+		pad = col - seg.col
+	}
+	if pad < 0 {
+		pad = 0
+	}
+	return lines[i] + "\n" + strings.Repeat(" ", pad) + "^"
+}
+
+// syntaxError reports parse errors at cell positions. line and col are where the segment starts
+// (0 when positions are already relative to the cell); lastLine and lastCol mark the cell's end.
+func syntaxError(err error, line, col int, code string, kind segKind) *CellError {
+	lastLine, lastCol := lineCol(code, len(code))
+	var list scanner.ErrorList
+	if !errors.As(err, &list) || len(list) == 0 {
+		return &CellError{Name: "SyntaxError", Value: err.Error(), Traceback: []string{"SyntaxError: " + err.Error()}}
+	}
+	var tb []string
+	first := ""
+	for _, e := range list {
+		l, c, msg := e.Pos.Line, e.Pos.Column, e.Msg
+		if line > 0 {
+			seg := segment{line: line, col: col}
+			if l == 1 {
+				c -= len(wrapPrefix(kind))
+			}
+			l, c = cellPos(seg, l, c)
+		}
+		if lastLine > 0 && l > lastLine {
+			// Past the cell's end: the parser met the closing brace of our wrapper.
+			l, c = lastLine, lastCol
+			msg = strings.Replace(msg, "found '}'", "found end of cell", 1)
+		}
+		m := fmt.Sprintf("%d:%d: %s", l, c, msg)
+		if first == "" {
+			first = m
+		}
+		tb = append(tb, "SyntaxError: cell line "+m)
+	}
+	return &CellError{Name: "SyntaxError", Value: first, Traceback: tb}
+}
+
+// showsResult reports whether a statement segment ends in an expression whose value is the
+// cell's result: printing calls are not.
+func showsResult(src string) bool {
+	last := lastStatement(src)
+	if last == "" || strings.HasSuffix(strings.TrimSpace(last), "}") && strings.HasPrefix(strings.TrimSpace(last), "for") {
+		return false
+	}
+	if !isExpr(last) {
+		return false
+	}
+	t := strings.TrimSpace(last)
+	for _, p := range []string{"fmt.Print", "fmt.Fprint", "log.", "println(", "print(", "display."} {
+		if strings.HasPrefix(t, p) {
+			return false
+		}
+	}
+	return true
+}
+
+var hiddenTypes = map[string]bool{"*display.Handle": true, "*display.Progress": true}
+
+func valueBundle(v reflect.Value) (display.Data, bool) {
+	if !v.IsValid() {
+		return display.Data{}, false
+	}
+	if v.Kind() == reflect.Interface && v.IsNil() {
+		return display.Data{MIME: map[string]any{"text/plain": "<nil>"}}, true
+	}
+	if hiddenTypes[v.Type().String()] {
+		return display.Data{}, false
+	}
+	var x any
+	if v.CanInterface() {
+		x = v.Interface()
+	} else {
+		x = v.String()
+	}
+	d, _ := display.Bundle(x)
+	return d, true
+}
+
+func (s *Session) checkRedeclare(src string, names []string) *CellError {
+	s.declMu.RLock()
+	defer s.declMu.RUnlock()
+	for _, n := range names {
+		old, ok := s.decls[n]
+		if !ok || old == src {
+			continue
+		}
+		if strings.HasPrefix(strings.TrimSpace(old), "type") && strings.HasPrefix(strings.TrimSpace(src), "type") {
+			return &CellError{Name: "RedeclaredType",
+				Value: fmt.Sprintf("type %s was already declared with a different definition; yaegi keeps the old one, so restart the kernel to change it (or use a new name)", n),
+				Traceback: []string{"RedeclaredType: type " + n + " cannot be changed in a running session: restart the kernel"}}
+		}
+	}
+	return nil
+}
+
+func (s *Session) recordDecl(src string, names []string) {
+	s.declMu.Lock()
+	defer s.declMu.Unlock()
+	for _, n := range names {
+		if _, ok := s.decls[n]; !ok {
+			s.order = append(s.order, n)
+		}
+		s.decls[n] = src
+	}
+}
+
+var defineRE = regexp.MustCompile(`(?m)^\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*:=`)
+
+func (s *Session) recordVars(src string) {
+	s.declMu.Lock()
+	defer s.declMu.Unlock()
+	for _, m := range defineRE.FindAllStringSubmatch(src, -1) {
+		for _, n := range strings.Split(m[1], ",") {
+			if n = strings.TrimSpace(n); n != "_" && n != "" {
+				s.vars[n] = true
+			}
+		}
+	}
+}
+
+// names returns the user's top-level names, sorted.
+func (s *Session) names() []string {
+	s.declMu.RLock()
+	defer s.declMu.RUnlock()
+	set := map[string]bool{}
+	for n := range s.decls {
+		if !strings.Contains(n, ".") {
+			set[n] = true
+		}
+	}
+	for n := range s.vars {
+		set[n] = true
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// EvalExpr evaluates one expression for user_expressions and returns its bundle.
+func (s *Session) EvalExpr(ctx context.Context, expr string) (display.Data, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.eval(ctx, expr)
+	if err != nil {
+		return display.Data{}, s.evalError(ctx, err, segment{kind: segStmt, src: expr, line: 1, col: 1})
+	}
+	d, ok := valueBundle(v)
+	if !ok {
+		return display.Data{MIME: map[string]any{"text/plain": ""}}, nil
+	}
+	return d, nil
+}

@@ -1,0 +1,270 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpunotes/gpunotes/display"
+)
+
+type recOut struct {
+	mu      sync.Mutex
+	streams map[string]*strings.Builder
+	shown   []display.Data
+	inputs  []string
+}
+
+func newRec() *recOut { return &recOut{streams: map[string]*strings.Builder{"stdout": {}, "stderr": {}}} }
+
+func (r *recOut) Stream(name, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.streams[name].WriteString(text)
+}
+func (r *recOut) Display(d display.Data, update bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.shown = append(r.shown, d)
+}
+func (r *recOut) Clear(bool) {}
+func (r *recOut) Input(prompt string, password bool) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.inputs) == 0 {
+		return "", errors.New("no stdin")
+	}
+	in := r.inputs[0]
+	r.inputs = r.inputs[1:]
+	return in, nil
+}
+func (r *recOut) out(name string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.streams[name].String()
+}
+
+func newSession(t *testing.T) *Session {
+	t.Helper()
+	s, err := New(Options{Preload: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func run(t *testing.T, s *Session, code string) (*display.Data, *recOut, error) {
+	t.Helper()
+	out := newRec()
+	res, err := s.Execute(context.Background(), code, out)
+	return res, out, err
+}
+
+func plainOf(t *testing.T, d *display.Data) string {
+	t.Helper()
+	if d == nil {
+		t.Fatal("no result")
+	}
+	return fmt.Sprint(d.MIME["text/plain"])
+}
+
+func TestMixedCellAndState(t *testing.T) {
+	s := newSession(t)
+	res, out, err := run(t, s, "x := 20\nfunc double(v int) int { return 2 * v }\nimport \"fmt\"\nfmt.Println(\"hello\")\ntype P struct{ A int }\ndouble(x) + 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plainOf(t, res); got != "41" {
+		t.Fatalf("result %q", got)
+	}
+	if out.out("stdout") != "hello\n" {
+		t.Fatalf("stdout %q", out.out("stdout"))
+	}
+	res, _, err = run(t, s, "func double(v int) int { return 3 * v }\ndouble(x)")
+	if err != nil || plainOf(t, res) != "60" {
+		t.Fatalf("redefined func: %v %v", res, err)
+	}
+	res, _, err = run(t, s, "P{A: x}")
+	if err != nil || plainOf(t, res) != "{20}" {
+		t.Fatalf("type across cells: %v %v", res, err)
+	}
+}
+
+func TestPrintIsNotResult(t *testing.T) {
+	s := newSession(t)
+	res, out, err := run(t, s, "import \"fmt\"\nfmt.Println(\"a\")")
+	if err != nil || res != nil || out.out("stdout") != "a\n" {
+		t.Fatalf("res %v err %v out %q", res, err, out.out("stdout"))
+	}
+}
+
+func TestCompiledAndGoroutineOutputCaptured(t *testing.T) {
+	s := newSession(t)
+	_, out, err := run(t, s, "import (\"fmt\"; \"os\"; \"sync\")\nvar wg sync.WaitGroup\nwg.Add(1)\ngo func() { defer wg.Done(); fmt.Fprintln(os.Stdout, \"from goroutine\") }()\nwg.Wait()\nfmt.Fprintln(os.Stderr, \"err line\")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.out("stdout") != "from goroutine\n" || out.out("stderr") != "err line\n" {
+		t.Fatalf("stdout %q stderr %q", out.out("stdout"), out.out("stderr"))
+	}
+}
+
+func TestManyLinesArrive(t *testing.T) {
+	s := newSession(t)
+	_, out, err := run(t, s, "import \"fmt\"\nfor i := 0; i < 10000; i++ { fmt.Println(i) }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.out("stdout"), "\n"); n != 10000 {
+		t.Fatalf("got %d lines", n)
+	}
+}
+
+func TestSyntaxErrorPosition(t *testing.T) {
+	s := newSession(t)
+	_, _, err := run(t, s, "x := 1\ny := x +\n")
+	var ce *CellError
+	if !errors.As(err, &ce) || ce.Name != "SyntaxError" || !strings.HasPrefix(ce.Value, "3:1") {
+		t.Fatalf("%#v", err)
+	}
+	_, _, err = run(t, s, "a := 1\nprintln(a, undefinedName)")
+	if !errors.As(err, &ce) || !strings.HasPrefix(ce.Value, "2:") || !strings.Contains(ce.Value, "undefined: undefinedName") {
+		t.Fatalf("compile error position: %#v", err)
+	}
+}
+
+func TestPanicsAndExit(t *testing.T) {
+	s := newSession(t)
+	_, _, err := run(t, s, "panic(\"boom\")")
+	var ce *CellError
+	if !errors.As(err, &ce) || ce.Name != "panic" || ce.Value != "boom" || len(ce.Traceback) == 0 {
+		t.Fatalf("%#v", err)
+	}
+	_, _, err = run(t, s, "import \"os\"\nos.Exit(1)")
+	if !errors.As(err, &ce) || ce.Name != "Exit" {
+		t.Fatalf("os.Exit: %#v", err)
+	}
+	_, _, err = run(t, s, "import \"time\"\ngo func() { var p *struct{ A int }; p.A = 1 }()\ntime.Sleep(50 * time.Millisecond)")
+	if !errors.As(err, &ce) || !strings.Contains(ce.Value, "goroutine") {
+		t.Fatalf("goroutine panic: %#v", err)
+	}
+	res, _, err := run(t, s, "1 + 1")
+	if err != nil || plainOf(t, res) != "2" {
+		t.Fatalf("session must survive: %v %v", res, err)
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	s := newSession(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := s.Execute(ctx, "for {}", newRec())
+	var ce *CellError
+	if !errors.As(err, &ce) || ce.Name != "KeyboardInterrupt" {
+		t.Fatalf("%#v", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("interrupt took %v", time.Since(start))
+	}
+	if res, _, err := run(t, s, "2 * 21"); err != nil || plainOf(t, res) != "42" {
+		t.Fatalf("after interrupt: %v %v", res, err)
+	}
+}
+
+
+func TestStdin(t *testing.T) {
+	s := newSession(t)
+	out := newRec()
+	out.inputs = []string{"gopher", "42"}
+	res, err := s.Execute(context.Background(), "import (\"bufio\"; \"fmt\"; \"os\")\nr := bufio.NewReader(os.Stdin)\nname, _ := r.ReadString('\\n')\nvar n int\nfmt.Scanln(&n)\nfmt.Sprint(name[:len(name)-1], n)", out)
+	if err != nil || plainOf(t, res) != `"gopher42"` {
+		t.Fatalf("%v %v", res, err)
+	}
+}
+
+func TestRedeclaredTypeIsClearError(t *testing.T) {
+	s := newSession(t)
+	if _, _, err := run(t, s, "type T struct{ A int }"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, s, "type T struct{ A int }"); err != nil {
+		t.Fatalf("same definition again must pass: %v", err)
+	}
+	_, _, err := run(t, s, "type T struct{ A, B int }")
+	var ce *CellError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Value, "restart") {
+		t.Fatalf("%#v", err)
+	}
+}
+
+func TestMagics(t *testing.T) {
+	s := newSession(t)
+	_, out, err := run(t, s, "%%time\nx := 3\n_ = x")
+	if err != nil || !strings.Contains(out.out("stdout"), "Wall time") {
+		t.Fatalf("%v %q", err, out.out("stdout"))
+	}
+	_, out, _ = run(t, s, "%who")
+	if !strings.Contains(out.out("stdout"), "x") {
+		t.Fatalf("who: %q", out.out("stdout"))
+	}
+	_, out, err = run(t, s, "!echo shell-ok")
+	if err != nil || out.out("stdout") != "shell-ok\n" {
+		t.Fatalf("shell: %v %q", err, out.out("stdout"))
+	}
+	_, _, err = run(t, s, "%env GPUNOTES_T=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ = run(t, s, "%env GPUNOTES_T")
+	if out.out("stdout") != "1\n" {
+		t.Fatalf("env: %q", out.out("stdout"))
+	}
+	_, _, err = run(t, s, "%nosuch")
+	if err == nil {
+		t.Fatal("unknown magic must fail")
+	}
+}
+
+func TestCompleteInspectIsComplete(t *testing.T) {
+	s := newSession(t)
+	run(t, s, "import \"fmt\"\ntype Pt struct{ X, Y int }\nfunc (p Pt) Norm() int { return p.X }\npt := Pt{1, 2}")
+	m, start, end := s.Complete("fmt.Prin", 8)
+	if strings.Join(m, ",") != "Print,Printf,Println" || start != 4 || end != 8 {
+		t.Fatalf("%v %d %d", m, start, end)
+	}
+	m, _, _ = s.Complete("pt.", 3)
+	if strings.Join(m, ",") != "Norm,X,Y" {
+		t.Fatalf("members %v", m)
+	}
+	m, _, _ = s.Complete("p", 1)
+	if !contains(m, "pt") || !contains(m, "panic") {
+		t.Fatalf("scope %v", m)
+	}
+	d, ok := s.Inspect("fmt.Println", 5, 0)
+	if !ok || !strings.Contains(d["text/plain"].(string), "Println formats") {
+		t.Fatalf("inspect %v", d)
+	}
+	d, ok = s.Inspect("pt", 1, 0)
+	if !ok || !strings.Contains(d["text/plain"].(string), "{X:1 Y:2}") {
+		t.Fatalf("inspect var %v", d)
+	}
+	for code, want := range map[string]string{"x := 1": "complete", "for {": "incomplete", "x := (1 +": "incomplete", "x := 1 +": "incomplete", "x := )": "invalid", "%time 1": "complete"} {
+		if got, _ := s.IsComplete(code); got != want {
+			t.Errorf("IsComplete(%q) = %s, want %s", code, got, want)
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
