@@ -408,7 +408,7 @@ func (s *Session) checkRedeclare(src string, names []string) *CellError {
 		}
 		if strings.HasPrefix(strings.TrimSpace(old), "type") && strings.HasPrefix(strings.TrimSpace(src), "type") {
 			return &CellError{Name: "RedeclaredType",
-				Value: fmt.Sprintf("type %s was already declared with a different definition; yaegi keeps the old one, so restart the kernel to change it (or use a new name)", n),
+				Value:     fmt.Sprintf("type %s was already declared with a different definition; yaegi keeps the old one, so restart the kernel to change it (or use a new name)", n),
 				Traceback: []string{"RedeclaredType: type " + n + " cannot be changed in a running session: restart the kernel"}}
 		}
 	}

@@ -19,7 +19,9 @@ type recOut struct {
 	inputs  []string
 }
 
-func newRec() *recOut { return &recOut{streams: map[string]*strings.Builder{"stdout": {}, "stderr": {}}} }
+func newRec() *recOut {
+	return &recOut{streams: map[string]*strings.Builder{"stdout": {}, "stderr": {}}}
+}
 
 func (r *recOut) Stream(name, text string) {
 	r.mu.Lock()
@@ -175,7 +177,6 @@ func TestInterrupt(t *testing.T) {
 		t.Fatalf("after interrupt: %v %v", res, err)
 	}
 }
-
 
 func TestStdin(t *testing.T) {
 	s := newSession(t)
