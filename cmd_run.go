@@ -1,7 +1,215 @@
 package main
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gpunotes/gpunotes/interp"
+	"github.com/gpunotes/gpunotes/interp/preload"
+	"github.com/gpunotes/gpunotes/nbrun"
+)
 
 func init() {
-	register("run", "execute a notebook headless", func(ctx context.Context, args []string) error { return errNotYet("run") })
+	register("run", "execute a notebook headless: run NOTEBOOK.ipynb [-o OUT.ipynb | --inplace] [--param K=V ...]", runNotebookCmd)
+}
+
+const runUsage = `usage: gpunotes run NOTEBOOK.ipynb [-o OUT.ipynb | --inplace] [--param NAME=VALUE ...]
+                    [--timeout DURATION] [--quiet]
+
+Executes the notebook's code cells in order in one Go session, with no Jupyter needed, and
+writes the executed notebook (nbformat 4.5) to OUT.ipynb (default: NOTEBOOK.out.ipynb beside
+the input; --inplace overwrites the input). Progress goes to stderr, the cells' output to the
+terminal. The run stops at the first failing cell, still writes what ran, and exits 1.
+
+  -o, --output FILE    where to write the executed notebook
+      --inplace        overwrite the input notebook
+  -p, --param N=V      set variable N of the cell tagged "parameters" (repeatable); V is Go
+                       source (500000, 1e-3, true) or, for string variables, plain text
+      --timeout D      fail a cell that runs longer than D (e.g. 10m; default none)
+  -q, --quiet          do not echo the cells' output to the terminal`
+
+type runArgs struct {
+	input, output string
+	inplace       bool
+	quiet         bool
+	timeout       time.Duration
+	params        []nbrun.Param
+}
+
+func parseRunArgs(args []string) (runArgs, error) {
+	var a runArgs
+	bad := func(format string, v ...any) (runArgs, error) {
+		return runArgs{}, fmt.Errorf("%w: %s\n%s", errUsage, fmt.Sprintf(format, v...), runUsage)
+	}
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		name, val, hasVal := strings.Cut(arg, "=")
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			if a.input != "" {
+				return bad("more than one notebook given (%q and %q)", a.input, arg)
+			}
+			a.input = arg
+			continue
+		}
+		value := func() (string, bool) {
+			if hasVal {
+				return val, true
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return "", false
+		}
+		switch name {
+		case "-h", "--help":
+			return bad("help requested")
+		case "-o", "--output":
+			v, ok := value()
+			if !ok || v == "" {
+				return bad("%s needs a file name", name)
+			}
+			a.output = v
+		case "--inplace":
+			a.inplace = true
+		case "-q", "--quiet":
+			a.quiet = true
+		case "-p", "--param":
+			v, ok := value()
+			if !ok {
+				return bad("%s needs NAME=VALUE", name)
+			}
+			p, err := nbrun.ParseParam(v)
+			if err != nil {
+				return bad("%v", err)
+			}
+			a.params = append(a.params, p)
+		case "--timeout":
+			v, ok := value()
+			if !ok {
+				return bad("--timeout needs a duration")
+			}
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return bad("--timeout %q: want a positive duration such as 90s or 10m", v)
+			}
+			a.timeout = d
+		default:
+			return bad("unknown flag %s", name)
+		}
+	}
+	if a.input == "" {
+		return bad("no notebook given")
+	}
+	if a.inplace && a.output != "" {
+		return bad("give either -o or --inplace, not both")
+	}
+	return a, nil
+}
+
+// sameFile reports whether a and b name the same file (or the same path when b is missing).
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	pa, _ := filepath.Abs(a)
+	pb, _ := filepath.Abs(b)
+	return pa == pb
+}
+
+func runNotebookCmd(ctx context.Context, args []string) error {
+	a, err := parseRunArgs(args)
+	if err != nil {
+		return err
+	}
+	out := a.output
+	switch {
+	case a.inplace:
+		out = a.input
+	case out == "":
+		out = strings.TrimSuffix(a.input, ".ipynb") + ".out.ipynb"
+	case sameFile(a.input, out):
+		return fmt.Errorf("%w: -o %s is the input notebook; use --inplace to overwrite it", errUsage, out)
+	}
+	nb, err := nbrun.ReadFile(a.input)
+	if err != nil {
+		return err
+	}
+	if err := nbrun.CheckLanguage(nb); err != nil {
+		return fmt.Errorf("%s: %w", a.input, err)
+	}
+	if err := nbrun.InjectParams(nb, a.params); err != nil {
+		return fmt.Errorf("%s: %w", a.input, err)
+	}
+	outAbs, err := filepath.Abs(out)
+	if err != nil {
+		return fmt.Errorf("output path: %w", err)
+	}
+	if st, err := os.Stat(filepath.Dir(outAbs)); err != nil || !st.IsDir() {
+		return fmt.Errorf("output directory %s does not exist", filepath.Dir(out))
+	}
+
+	// The session captures fds 1 and 2 while a cell runs, so the terminal is reached through
+	// duplicates made before any cell starts.
+	term, err := terminalFiles()
+	if err != nil {
+		return err
+	}
+	defer term[0].Close()
+	defer term[1].Close()
+
+	// Cells run in the notebook's directory, as Jupyter runs kernels.
+	dir := filepath.Dir(a.input)
+	if err := os.Chdir(dir); err != nil {
+		return fmt.Errorf("enter notebook directory: %w", err)
+	}
+	sess, err := interp.New(interp.Options{Symbols: preload.Symbols, Preload: preload.Packages})
+	if err != nil {
+		return fmt.Errorf("start Go session: %w", err)
+	}
+	defer sess.Close()
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	opts := nbrun.Options{Progress: term[1], CellTimeout: a.timeout}
+	if !a.quiet {
+		opts.Stdout, opts.Stderr = term[0], term[1]
+	}
+	fmt.Fprintf(term[1], "gpunotes run %s\n", a.input)
+	res, runErr := nbrun.Run(ctx, nb, sess, opts)
+	if werr := nb.WriteFile(outAbs); werr != nil {
+		return errors.Join(runErr, werr)
+	}
+	if runErr != nil {
+		fmt.Fprintf(term[1], "wrote %s (stopped at the failing cell)\n", out)
+		return runErr
+	}
+	fmt.Fprintf(term[1], "ran %d code cells in %s; wrote %s\n", res.Executed, res.Elapsed.Round(10*time.Millisecond), out)
+	return nil
+}
+
+// terminalFiles duplicates fds 1 and 2.
+func terminalFiles() ([2]*os.File, error) {
+	var fs [2]*os.File
+	for i, fd := range []int{1, 2} {
+		d, err := syscall.Dup(fd)
+		if err != nil {
+			if i == 1 {
+				fs[0].Close()
+			}
+			return fs, fmt.Errorf("duplicate fd %d: %w", fd, err)
+		}
+		syscall.CloseOnExec(d)
+		fs[i] = os.NewFile(uintptr(d), []string{"stdout", "stderr"}[i])
+	}
+	return fs, nil
 }
