@@ -1,9 +1,107 @@
 package main
 
-import "context"
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/gpunotes/gpunotes/display"
+	"github.com/gpunotes/gpunotes/install"
+	"github.com/gpunotes/gpunotes/interp"
+	"github.com/gpunotes/gpunotes/interp/preload"
+	"github.com/gpunotes/gpunotes/kernel"
+)
 
 func init() {
-	register("kernel", "run as a Jupyter kernel: kernel CONNECTION_FILE", func(ctx context.Context, args []string) error { return errNotYet("kernel") })
-	register("install", "write the kernelspec", func(ctx context.Context, args []string) error { return errNotYet("install") })
-	register("uninstall", "remove the kernelspec", func(ctx context.Context, args []string) error { return errNotYet("uninstall") })
+	register("kernel", "run as a Jupyter kernel: kernel CONNECTION_FILE", runKernel)
+	register("install", "write the kernelspec: install [--user|--sys-prefix|--prefix DIR] [--name NAME]", runInstall)
+	register("uninstall", "remove the kernelspec: uninstall [--name NAME]", runUninstall)
+}
+
+// newSession starts an interpreter with the preloaded packages; the kernel, the notebook
+// runner and cluster workers all use it.
+func newSession() (*interp.Session, error) {
+	return interp.New(interp.Options{Symbols: preload.Symbols, Preload: preload.Packages})
+}
+
+// executor adapts an interp.Session to kernel.Executor.
+type executor struct{ s *interp.Session }
+
+func (e executor) Execute(ctx context.Context, code string, out kernel.Output) (*display.Data, error) {
+	res, err := e.s.Execute(ctx, code, out)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+func (e executor) EvalExpr(ctx context.Context, expr string) (display.Data, error) {
+	return e.s.EvalExpr(ctx, expr)
+}
+func (e executor) Complete(code string, cursor int) ([]string, int, int) {
+	return e.s.Complete(code, cursor)
+}
+func (e executor) Inspect(code string, cursor, detail int) (map[string]any, bool) {
+	return e.s.Inspect(code, cursor, detail)
+}
+func (e executor) IsComplete(code string) (string, string) { return e.s.IsComplete(code) }
+
+func runKernel(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%w: gpunotes kernel CONNECTION_FILE", errUsage)
+	}
+	ci, err := kernel.ReadConnectionFile(args[0])
+	if err != nil {
+		return err
+	}
+	s, err := newSession()
+	if err != nil {
+		return fmt.Errorf("start interpreter: %w", err)
+	}
+	defer s.Close()
+	k, err := kernel.New(ci, executor{s}, kernel.Options{Version: version})
+	if err != nil {
+		return err
+	}
+	_, err = k.Serve(ctx)
+	return err
+}
+
+func runInstall(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("install", flag.ContinueOnError)
+	user := fs.Bool("user", false, "install for the current user (the default)")
+	sys := fs.Bool("sys-prefix", false, "install into the active Python environment")
+	prefix := fs.String("prefix", "", "install into `DIR`/share/jupyter")
+	name := fs.String("name", install.DefaultName, "kernelspec `name`")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	opts := install.Options{Name: *name}
+	switch {
+	case *prefix != "" && (*sys || *user), *sys && *user:
+		return fmt.Errorf("%w: choose one of --user, --sys-prefix, --prefix", errUsage)
+	case *prefix != "":
+		opts.Scope, opts.Prefix = install.Prefix, *prefix
+	case *sys:
+		opts.Scope = install.SysPrefix
+	}
+	dir, err := install.Install(opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "Installed kernelspec %s in %s\n", opts.Name, dir)
+	return nil
+}
+
+func runUninstall(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("uninstall", flag.ContinueOnError)
+	name := fs.String("name", install.DefaultName, "kernelspec `name`")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	removed, err := install.Uninstall(*name)
+	for _, d := range removed {
+		fmt.Printf("Removed %s\n", d)
+	}
+	return err
 }

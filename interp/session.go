@@ -47,6 +47,9 @@ type CellError struct {
 
 func (e *CellError) Error() string { return e.Name + ": " + e.Value }
 
+// Parts returns Jupyter's error fields: ename, evalue and traceback.
+func (e *CellError) Parts() (string, string, []string) { return e.Name, e.Value, e.Traceback }
+
 // Session is one Go interpreter whose state carries across cells. Execute runs one cell at a
 // time; Complete, Inspect and IsComplete may be called while a cell runs.
 type Session struct {
@@ -59,6 +62,8 @@ type Session struct {
 	decls  map[string]string // top-level name -> source of its declaration
 	order  []string          // names in declaration order
 	vars   map[string]bool   // names bound by := in statements
+
+	imported map[string]string // local name -> import path
 
 	goPanics chan *CellError
 	curOut   Output
@@ -73,6 +78,7 @@ func New(opts Options) (*Session, error) {
 		opts:     opts,
 		decls:    map[string]string{},
 		vars:     map[string]bool{},
+		imported: map[string]string{},
 		goPanics: make(chan *CellError, 16),
 		funcSrc:  map[string]string{},
 	}
@@ -114,6 +120,9 @@ func (s *Session) reset() error {
 		return fmt.Errorf("preload packages: %w", err)
 	}
 	s.i = i
+	for _, p := range s.opts.Preload {
+		s.imported[p[strings.LastIndexByte(p, '/')+1:]] = p
+	}
 	return nil
 }
 
@@ -221,9 +230,20 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
 		}
 		if seg.kind == segDecl {
-			names, _, err := declNames(seg)
+			names, f, err := declNames(seg)
 			if err != nil {
 				return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
+			}
+			if imps, ok := importsOnly(f); ok {
+				// yaegi rejects importing a package twice; skip what the session already has.
+				if src = s.newImports(imps); src == "" {
+					continue
+				}
+				if _, err := s.eval(ctx, src); err != nil {
+					return nil, s.evalError(ctx, err, seg)
+				}
+				s.addImports(imps)
+				continue
 			}
 			if e := s.checkRedeclare(seg.src, names); e != nil {
 				return nil, e
@@ -474,4 +494,28 @@ func (s *Session) EvalExpr(ctx context.Context, expr string) (display.Data, erro
 		return display.Data{MIME: map[string]any{"text/plain": ""}}, nil
 	}
 	return d, nil
+}
+
+// newImports returns an import declaration for the imports not yet in the session ("" if none).
+// Re-importing a path under the name it already has is a no-op; a different path under a name
+// in use is left for yaegi to report.
+func (s *Session) newImports(imps []importSpec) string {
+	var lines []string
+	for _, im := range imps {
+		if s.imported[im.local()] == im.path {
+			continue
+		}
+		if im.name != "" {
+			lines = append(lines, fmt.Sprintf("import %s %q", im.name, im.path))
+		} else {
+			lines = append(lines, fmt.Sprintf("import %q", im.path))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *Session) addImports(imps []importSpec) {
+	for _, im := range imps {
+		s.imported[im.local()] = im.path
+	}
 }

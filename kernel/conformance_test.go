@@ -1,0 +1,30 @@
+package kernel_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gpunotes/gpunotes/internal/testenv"
+)
+
+// runPy runs a Python test script of testdata against the installed kernelspec.
+func runPy(t *testing.T, script string, timeout time.Duration) {
+	t.Helper()
+	py := testenv.Python(t)
+	env := testenv.InstallKernel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", script))
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s:\n%s", script, out)
+	if err != nil {
+		t.Fatalf("%s failed: %v", script, err)
+	}
+}
+
+// TestJupyterKernelTest runs jupyter_kernel_test 0.7.0 with Go samples for every attribute.
+func TestJupyterKernelTest(t *testing.T) { runPy(t, "test_conformance.py", 5*time.Minute) }

@@ -1,0 +1,154 @@
+package kernel
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ProtocolVersion is the messaging protocol version in every header.
+const ProtocolVersion = "5.3"
+
+// delimiter separates ZeroMQ routing identities from the message frames.
+const delimiter = "<IDS|MSG>"
+
+// Header is a message header.
+type Header struct {
+	MsgID    string `json:"msg_id"`
+	Session  string `json:"session"`
+	Username string `json:"username"`
+	Date     string `json:"date"`
+	MsgType  string `json:"msg_type"`
+	Version  string `json:"version"`
+}
+
+// Message is one decoded Jupyter message.
+type Message struct {
+	Identities [][]byte
+	Header     Header
+	HeaderRaw  json.RawMessage // the header, verbatim: replies use it as their parent header
+	Parent     json.RawMessage // the parent header, verbatim
+	ParentHdr  Header
+	Metadata   map[string]any
+	Content    json.RawMessage
+	Buffers    [][]byte
+}
+
+// Signer computes and checks HMAC signatures; with an empty key, messages are unsigned.
+type Signer struct {
+	mu  sync.Mutex
+	mac hash.Hash
+}
+
+// NewSigner returns a signer for scheme (only hmac-sha256 is supported) and key.
+func NewSigner(scheme, key string) (*Signer, error) {
+	if key == "" {
+		return &Signer{}, nil
+	}
+	if scheme != "" && scheme != "hmac-sha256" {
+		return nil, fmt.Errorf("signature scheme %q not supported (want hmac-sha256)", scheme)
+	}
+	return &Signer{mac: hmac.New(sha256.New, []byte(key))}, nil
+}
+
+func (s *Signer) sign(parts ...[]byte) []byte {
+	if s.mac == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mac.Reset()
+	for _, p := range parts {
+		s.mac.Write(p)
+	}
+	sum := s.mac.Sum(nil)
+	out := make([]byte, hex.EncodedLen(len(sum)))
+	hex.Encode(out, sum)
+	return out
+}
+
+// Errors from Decode.
+var (
+	ErrNoDelimiter  = errors.New("no <IDS|MSG> delimiter")
+	ErrShortMessage = errors.New("fewer than 5 frames after the delimiter")
+	ErrSignature    = errors.New("bad or missing signature")
+)
+
+// Decode parses the frames of one message and verifies its signature.
+func (s *Signer) Decode(frames [][]byte) (*Message, error) {
+	i := 0
+	for i < len(frames) && string(frames[i]) != delimiter {
+		i++
+	}
+	if i == len(frames) {
+		return nil, ErrNoDelimiter
+	}
+	rest := frames[i+1:]
+	if len(rest) < 5 {
+		return nil, ErrShortMessage
+	}
+	sig, hdr, parent, meta, content := rest[0], rest[1], rest[2], rest[3], rest[4]
+	if s.mac != nil {
+		want := s.sign(hdr, parent, meta, content)
+		if !hmac.Equal(want, sig) {
+			return nil, ErrSignature
+		}
+	}
+	m := &Message{Identities: frames[:i], HeaderRaw: json.RawMessage(hdr), Parent: json.RawMessage(parent), Content: json.RawMessage(content)}
+	if err := json.Unmarshal(hdr, &m.Header); err != nil {
+		return nil, fmt.Errorf("decode header: %w", err)
+	}
+	if m.Header.MsgType == "" {
+		return nil, errors.New("header has no msg_type")
+	}
+	if len(bytes.TrimSpace(parent)) > 0 {
+		if err := json.Unmarshal(parent, &m.ParentHdr); err != nil {
+			return nil, fmt.Errorf("decode parent header: %w", err)
+		}
+	}
+	if len(bytes.TrimSpace(meta)) > 0 {
+		if err := json.Unmarshal(meta, &m.Metadata); err != nil {
+			return nil, fmt.Errorf("decode metadata: %w", err)
+		}
+	}
+	if !json.Valid(content) {
+		return nil, errors.New("content is not valid JSON")
+	}
+	for _, b := range rest[5:] {
+		m.Buffers = append(m.Buffers, b)
+	}
+	return m, nil
+}
+
+// Encode builds the frames of a new message of msgType, in reply to parent (may be nil).
+func (s *Signer) Encode(session, msgType string, parent *Message, content any, idents [][]byte) ([][]byte, error) {
+	h := Header{MsgID: uuid.NewString(), Session: session, Username: "kernel",
+		Date: time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"), MsgType: msgType, Version: ProtocolVersion}
+	hb, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	pb := []byte("{}")
+	if parent != nil && len(parent.HeaderRaw) > 0 {
+		pb = parent.HeaderRaw
+	}
+	cb, err := json.Marshal(content)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s content: %w", msgType, err)
+	}
+	mb := []byte("{}")
+	sig := s.sign(hb, pb, mb, cb)
+	frames := make([][]byte, 0, len(idents)+6)
+	frames = append(frames, idents...)
+	frames = append(frames, []byte(delimiter), sig, hb, pb, mb, cb)
+	return frames, nil
+}
