@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	runBinOnce sync.Once
+	runBinPath string
+	runBinErr  error
+)
+
+// runTestBinary returns GPUNOTES_BIN, or builds the command once into a temporary directory.
+func runTestBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("GPUNOTES_BIN"); p != "" {
+		return p
+	}
+	runBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gpunotes-runtest-")
+		if err != nil {
+			runBinErr = err
+			return
+		}
+		runBinPath = filepath.Join(dir, "gpunotes")
+		out, err := exec.Command("go", "build", "-o", runBinPath, ".").CombinedOutput()
+		if err != nil {
+			runBinErr = err
+			t.Logf("go build: %s", out)
+		}
+	})
+	if runBinErr != nil {
+		t.Fatalf("build gpunotes: %v", runBinErr)
+	}
+	return runBinPath
+}
+
+// gpunotesRun runs `gpunotes run args...` and returns its exit code and combined output.
+func gpunotesRun(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(runTestBinary(t), append([]string{"run"}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("gpunotes run %v did not finish in 2 minutes:\n%s", args, out.String())
+	}
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+func writeNotebook(t *testing.T, dir, name, lang string, sources ...string) string {
+	t.Helper()
+	var cells []map[string]any
+	for _, s := range sources {
+		c := map[string]any{"cell_type": "code", "metadata": map[string]any{}, "outputs": []any{}, "execution_count": nil, "source": s}
+		if strings.HasPrefix(s, "//params\n") {
+			c["metadata"] = map[string]any{"tags": []string{"parameters"}}
+		}
+		cells = append(cells, c)
+	}
+	md := map[string]any{"kernelspec": map[string]any{"name": "k", "display_name": lang, "language": lang}}
+	b, _ := json.Marshal(map[string]any{"cells": cells, "metadata": md, "nbformat": 4, "nbformat_minor": 5})
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRunCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := writeNotebook(t, dir, "ok.ipynb", "go",
+		"//params\nN := 3",
+		"import \"fmt\"\nfmt.Println(\"N =\", N)",
+		"display.HTML(\"<table><tr><td>cell</td></tr></table>\")\nN * 2")
+	before, _ := os.ReadFile(in)
+	out := filepath.Join(dir, "sub", "ran.ipynb")
+	os.Mkdir(filepath.Dir(out), 0o755)
+	code, log := gpunotesRun(t, in, "-o", out, "--param", "N=21")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, log)
+	}
+	for _, want := range []string{"[1/4]", "[4/4]", "ok in", "N = 21", "42", "wrote " + out} {
+		if !strings.Contains(log, want) {
+			t.Errorf("terminal output lacks %q:\n%s", want, log)
+		}
+	}
+	if after, _ := os.ReadFile(in); !bytes.Equal(before, after) {
+		t.Errorf("input notebook was modified")
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"injected-parameters"`) || !strings.Contains(string(b), `"N = 21\n"`) || !strings.Contains(string(b), `"42"`) {
+		t.Errorf("executed notebook lacks the injected cell or outputs:\n%s", b)
+	}
+
+	// Default output path, and --inplace.
+	if code, log := gpunotesRun(t, "-q", in); code != 0 || strings.Contains(log, "N = 3\n") {
+		t.Fatalf("default run: exit %d (quiet must not echo cell output):\n%s", code, log)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ok.out.ipynb")); err != nil {
+		t.Errorf("default output: %v", err)
+	}
+	if code, log := gpunotesRun(t, in, "--inplace"); code != 0 {
+		t.Fatalf("--inplace: exit %d:\n%s", code, log)
+	}
+	if after, _ := os.ReadFile(in); !strings.Contains(string(after), `"execution_count": 3`) {
+		t.Errorf("--inplace did not write outputs back")
+	}
+}
+
+func TestRunCommandFailingCell(t *testing.T) {
+	dir := t.TempDir()
+	in := writeNotebook(t, dir, "bad.ipynb", "go", "x := 1\n_ = x", "var s []int\n_ = s[5]", "y := 2")
+	out := filepath.Join(dir, "bad-out.ipynb")
+	code, log := gpunotesRun(t, in, "-o", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, log)
+	}
+	if !strings.Contains(log, "code cell 2 of 3") || !strings.Contains(log, "index out of range") {
+		t.Errorf("error does not name the cell and the failure:\n%s", log)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(b), `"output_type": "error"`) {
+		t.Errorf("the partial notebook with the error was not written: %v\n%s", err, b)
+	}
+}
+
+func TestRunCommandBadInput(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.ipynb")
+	os.WriteFile(junk, []byte(`{"cells": [`), 0o644)
+	py := writeNotebook(t, dir, "py.ipynb", "python", "print(1)")
+	good := writeNotebook(t, dir, "good.ipynb", "go", "1")
+	noParams := writeNotebook(t, dir, "np.ipynb", "go", "N := 1")
+	snapshot := func() map[string]string {
+		m := map[string]string{}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			m[e.Name()] = string(b)
+		}
+		return m
+	}
+	before := snapshot()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{filepath.Join(dir, "missing.ipynb")}, 1, "no such file"},
+		{[]string{junk}, 1, "invalid JSON"},
+		{[]string{py}, 1, "python notebook"},
+		{[]string{good, "-o", good}, 2, "--inplace"},
+		{[]string{good, "-o", filepath.Join(dir, ".", "good.ipynb")}, 2, "--inplace"},
+		{[]string{noParams, "-p", "N=2"}, 1, "tagged \"parameters\""},
+		{[]string{good, "-p", "9=2"}, 2, "NAME=VALUE"},
+		{[]string{good, "--bogus"}, 2, "unknown flag"},
+		{[]string{}, 2, "no notebook given"},
+		{[]string{good, "-o", filepath.Join(dir, "nodir", "x.ipynb")}, 1, "does not exist"},
+	} {
+		code, log := gpunotesRun(t, tc.args...)
+		if code != tc.code || !strings.Contains(log, tc.want) {
+			t.Errorf("gpunotes run %v: exit %d, want %d with %q:\n%s", tc.args, code, tc.code, tc.want, log)
+		}
+	}
+	after := snapshot()
+	if len(after) != len(before) {
+		t.Errorf("bad input created files: %d before, %d after", len(before), len(after))
+	}
+	for name, b := range before {
+		if after[name] != b {
+			t.Errorf("%s was modified", name)
+		}
+	}
+}
