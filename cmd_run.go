@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gpunotes/gpunotes/interp"
-	"github.com/gpunotes/gpunotes/interp/preload"
 	"github.com/gpunotes/gpunotes/nbrun"
 )
 
@@ -172,7 +170,7 @@ func runNotebookCmd(ctx context.Context, args []string) error {
 	if err := os.Chdir(dir); err != nil {
 		return fmt.Errorf("enter notebook directory: %w", err)
 	}
-	sess, err := interp.New(interp.Options{Symbols: preload.Symbols, Preload: preload.Packages})
+	sess, err := newSession()
 	if err != nil {
 		return fmt.Errorf("start Go session: %w", err)
 	}

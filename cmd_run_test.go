@@ -7,46 +7,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
 
-var (
-	runBinOnce sync.Once
-	runBinPath string
-	runBinErr  error
+	"github.com/gpunotes/gpunotes/internal/testenv"
 )
-
-// runTestBinary returns GPUNOTES_BIN, or builds the command once into a temporary directory.
-func runTestBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("GPUNOTES_BIN"); p != "" {
-		return p
-	}
-	runBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gpunotes-runtest-")
-		if err != nil {
-			runBinErr = err
-			return
-		}
-		runBinPath = filepath.Join(dir, "gpunotes")
-		out, err := exec.Command("go", "build", "-o", runBinPath, ".").CombinedOutput()
-		if err != nil {
-			runBinErr = err
-			t.Logf("go build: %s", out)
-		}
-	})
-	if runBinErr != nil {
-		t.Fatalf("build gpunotes: %v", runBinErr)
-	}
-	return runBinPath
-}
 
 // gpunotesRun runs `gpunotes run args...` and returns its exit code and combined output.
 func gpunotesRun(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(runTestBinary(t), append([]string{"run"}, args...)...)
+	cmd := exec.Command(testenv.Binary(t), append([]string{"run"}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second

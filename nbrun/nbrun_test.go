@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpunotes/gpunotes/internal/testenv"
 	"github.com/gpunotes/gpunotes/interp"
 	"github.com/gpunotes/gpunotes/interp/preload"
 	"github.com/gpunotes/gpunotes/nbrun"
@@ -64,28 +65,10 @@ func newSession(t *testing.T) *interp.Session {
 	return s
 }
 
-// python returns the test virtualenv's python, or skips (fails under CI=true).
-func python(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("GPUNOTES_PYTHON"); p != "" {
-		return p
-	}
-	if p, err := filepath.Abs("../.venv/bin/python"); err == nil {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("GPUNOTES_PYTHON is not set and .venv/bin/python is missing (run make venv)")
-	}
-	t.Skip("no test virtualenv: set GPUNOTES_PYTHON or run make venv")
-	return ""
-}
-
 // validate checks the file against the nbformat schema with the reference implementation.
 func validate(t *testing.T, path string) {
 	t.Helper()
-	py := python(t)
+	py := testenv.Python(t)
 	cmd := exec.Command(py, "-c", `import sys, nbformat
 nb = nbformat.read(sys.argv[1], as_version=nbformat.NO_CONVERT)
 assert nb.nbformat == 4 and nb.nbformat_minor == 5, (nb.nbformat, nb.nbformat_minor)
