@@ -28,3 +28,6 @@ func runPy(t *testing.T, script string, timeout time.Duration) {
 
 // TestJupyterKernelTest runs jupyter_kernel_test 0.7.0 with Go samples for every attribute.
 func TestJupyterKernelTest(t *testing.T) { runPy(t, "test_conformance.py", 5*time.Minute) }
+
+// TestJupyterClient drives interrupt, restart, stdin and bad input through jupyter_client.
+func TestJupyterClient(t *testing.T) { runPy(t, "test_client.py", 8*time.Minute) }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
-	"time"
+	"go/token"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -97,12 +97,6 @@ func displayContent(d display.Data) map[string]any {
 	return c
 }
 
-// aborting is set after an error with stop_on_error: queued executes are answered "aborted".
-type abortState struct {
-	mu    sync.Mutex
-	until time.Time
-}
-
 func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 	var req executeRequest
 	if err := json.Unmarshal(m.Content, &req); err != nil {
@@ -114,15 +108,19 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 	if req.Silent {
 		store = false
 	}
-	k.aborts.mu.Lock()
-	aborting := time.Now().Before(k.aborts.until)
-	k.aborts.mu.Unlock()
-	if aborting {
-		k.reply(s, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.execCount})
-		return
-	}
 	if store {
 		k.execCount++
+	}
+	if name, ok := pageRequest(req.Code); ok {
+		// "name?" pages the symbol's documentation, as IPython does.
+		count := k.execCount
+		data, found := k.exec.Inspect(name, len(name), 1)
+		if !found {
+			data = map[string]any{"text/plain": "no documentation found for " + name}
+		}
+		k.reply(s, m, "execute_reply", map[string]any{"status": "ok", "execution_count": count,
+			"user_expressions": map[string]any{}, "payload": []any{map[string]any{"source": "page", "data": data, "start": 0}}})
+		return
 	}
 	count := k.execCount
 	if !req.Silent {
@@ -152,9 +150,6 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		}
 		if req.StopOnError == nil || *req.StopOnError {
 			// Requests already queued behind this one are aborted, as ipykernel does.
-			k.aborts.mu.Lock()
-			k.aborts.until = time.Now().Add(50 * time.Millisecond)
-			k.aborts.mu.Unlock()
 			k.drainAborted()
 		}
 		k.reply(s, m, "execute_reply", map[string]any{"status": "error", "execution_count": count,
@@ -318,4 +313,19 @@ func (k *Kernel) history(s zmq4.Socket, m *Message) {
 		}
 	}
 	k.reply(s, m, "history_reply", map[string]any{"status": "ok", "history": h})
+}
+
+// pageRequest recognizes "name?" and "pkg.Name?" cells.
+func pageRequest(code string) (string, bool) {
+	c := strings.TrimSpace(code)
+	if !strings.HasSuffix(c, "?") {
+		return "", false
+	}
+	name := strings.TrimSuffix(c, "?")
+	for _, part := range strings.Split(name, ".") {
+		if !token.IsIdentifier(part) {
+			return "", false
+		}
+	}
+	return name, name != ""
 }

@@ -74,7 +74,6 @@ type Kernel struct {
 
 	stdinReplies chan *Message
 	comms        *comms
-	aborts       abortState
 
 	done     chan struct{}
 	doneOnce sync.Once

@@ -34,6 +34,7 @@ class GpunotesKernelTests(jkt.KernelTests):
     supported_history_operations = ("tail", "range", "search")
     code_inspect_sample = "strings.ToUpper"
     code_clear_output = "display.Clear(false)"
+    code_page_something = "strings.ToUpper?"
 
 
 if __name__ == "__main__":
