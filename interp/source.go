@@ -1,0 +1,201 @@
+package interp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"go/ast"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// SourceOf returns the source of the top-level func name declared in earlier cells, together
+// with the top-level declarations and imports it uses, transitively: a program that a fresh
+// Session (a cluster worker's) can evaluate before calling name.
+func (s *Session) SourceOf(name string) (string, error) {
+	s.declMu.RLock()
+	defer s.declMu.RUnlock()
+	src, ok := s.decls[name]
+	if !ok {
+		if s.vars[name] {
+			return "", fmt.Errorf("%s is a variable set by a statement, not a func declaration: declare it as `func %s(...)` in a cell to run it on workers", name, name)
+		}
+		return "", fmt.Errorf("no top-level func %q declared in this session (closures and func literals cannot be shipped: declare a named func)", name)
+	}
+	if _, f, err := declNamesSrc(src); err != nil || !isFunc(f, name) {
+		return "", fmt.Errorf("%s is not a func declaration", name)
+	}
+	need := map[string]bool{}   // user declarations, by source
+	pkgs := map[string]string{} // local name -> import path
+	var visit func(src string) error
+	visit = func(src string) error {
+		if need[src] {
+			return nil
+		}
+		need[src] = true
+		_, f, err := declNamesSrc(src)
+		if err != nil {
+			return err
+		}
+		var bad error
+		ast.Inspect(f, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok || bad != nil {
+				return bad == nil
+			}
+			if dep, ok := s.decls[id.Name]; ok && dep != src {
+				bad = visit(dep)
+				// Methods of a used type travel with it.
+				for key, msrc := range s.decls {
+					if strings.HasPrefix(key, id.Name+".") && bad == nil {
+						bad = visit(msrc)
+					}
+				}
+			} else if s.vars[id.Name] && !declaredIn(f, id.Name) {
+				bad = fmt.Errorf("%s uses %s, a variable set by a statement in a cell: pass it as an argument or declare it with var", name, id.Name)
+			} else if p, ok := s.imported[id.Name]; ok {
+				pkgs[id.Name] = p
+			}
+			return true
+		})
+		return bad
+	}
+	if err := visit(src); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	names := make([]string, 0, len(pkgs))
+	for n := range pkgs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := pkgs[n]
+		if p[strings.LastIndexByte(p, '/')+1:] == n {
+			fmt.Fprintf(&b, "import %q\n", p)
+		} else {
+			fmt.Fprintf(&b, "import %s %q\n", n, p)
+		}
+	}
+	// Declarations in the order they were made, each once.
+	seen := map[string]bool{}
+	for _, n := range s.order {
+		d := s.decls[n]
+		if need[d] && !seen[d] {
+			seen[d] = true
+			b.WriteString(d)
+			b.WriteString("\n")
+		}
+	}
+	return b.String(), nil
+}
+
+func isFunc(f *ast.File, name string) bool {
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// declaredIn reports whether name is declared inside f (a parameter or local shadows a cell
+// variable of the same name).
+func declaredIn(f *ast.File, name string) bool {
+	found := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Field:
+			for _, id := range n.Names {
+				found = found || id.Name == name
+			}
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if id, ok := l.(*ast.Ident); ok && id.Name == name {
+					found = true
+				}
+			}
+		case *ast.ValueSpec:
+			for _, id := range n.Names {
+				found = found || id.Name == name
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// Call evaluates src (once per distinct source) and calls its func fn with args, converting
+// each argument to the parameter's type where Go allows. A non-nil trailing error result is
+// returned as the error; the other results are returned as values.
+func (s *Session) Call(ctx context.Context, src, fn string, args []any) ([]any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := sha256.Sum256([]byte(src))
+	key := hex.EncodeToString(sum[:])
+	if _, done := s.funcSrc[key]; !done {
+		if _, cerr := s.run(ctx, src); cerr != nil {
+			return nil, fmt.Errorf("evaluate shipped source of %s: %w", fn, cerr)
+		}
+		s.funcSrc[key] = fn
+	}
+	v, err := s.eval(ctx, fn)
+	if err != nil {
+		return nil, fmt.Errorf("look up %s: %w", fn, err)
+	}
+	if v.Kind() != reflect.Func {
+		return nil, fmt.Errorf("%s is a %s, not a func", fn, v.Kind())
+	}
+	t := v.Type()
+	if !t.IsVariadic() && len(args) != t.NumIn() || t.IsVariadic() && len(args) < t.NumIn()-1 {
+		return nil, fmt.Errorf("%s takes %d arguments, got %d", fn, t.NumIn(), len(args))
+	}
+	in := make([]reflect.Value, len(args))
+	for i, a := range args {
+		pt := paramType(t, i)
+		av := reflect.ValueOf(a)
+		switch {
+		case a == nil:
+			in[i] = reflect.Zero(pt)
+		case av.Type().AssignableTo(pt):
+			in[i] = av
+		case av.Type().ConvertibleTo(pt):
+			in[i] = av.Convert(pt)
+		default:
+			return nil, fmt.Errorf("%s: argument %d is %T, want %s", fn, i+1, a, pt)
+		}
+	}
+	var out []reflect.Value
+	var perr error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				perr = fmt.Errorf("%s panicked: %v", fn, r)
+			}
+		}()
+		out = v.Call(in)
+	}()
+	if perr != nil {
+		return nil, perr
+	}
+	res := make([]any, 0, len(out))
+	for i, o := range out {
+		if i == len(out)-1 && t.Out(i) == reflect.TypeOf((*error)(nil)).Elem() {
+			if !o.IsNil() {
+				return nil, o.Interface().(error)
+			}
+			continue
+		}
+		res = append(res, safeInterface(o))
+	}
+	return res, nil
+}
+
+func paramType(t reflect.Type, i int) reflect.Type {
+	if t.IsVariadic() && i >= t.NumIn()-1 {
+		return t.In(t.NumIn() - 1).Elem()
+	}
+	return t.In(i)
+}
