@@ -22,8 +22,6 @@ type segment struct {
 	src  string
 	line int // 1-based line in the cell where src starts
 	col  int // 1-based column of src's first byte on that line
-	// names declared by a declaration segment (for redefinition checks and completion).
-	names []string
 }
 
 // splitCell cuts a cell into segments at top-level statement boundaries. A declaration starts

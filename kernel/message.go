@@ -123,9 +123,7 @@ func (s *Signer) Decode(frames [][]byte) (*Message, error) {
 	if !json.Valid(content) {
 		return nil, errors.New("content is not valid JSON")
 	}
-	for _, b := range rest[5:] {
-		m.Buffers = append(m.Buffers, b)
-	}
+	m.Buffers = append(m.Buffers, rest[5:]...)
 	return m, nil
 }
 

@@ -13,9 +13,9 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"log"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -69,25 +69,23 @@ func main() {
 }
 
 func addPackage(index map[string]string, path string) error {
-	bp, err := build.Import(path, ".", build.FindOnly)
+	bp, err := build.Import(path, ".", 0)
 	if err != nil {
 		return err
+	}
+	if bp.Name == "main" {
+		return nil
 	}
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, bp.Dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
-	if err != nil {
-		return err
+	var files []*ast.File
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(bp.Dir, name), nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
 	}
-	for name, pkg := range pkgs {
-		if strings.HasSuffix(name, "_test") || name == "main" {
-			continue
-		}
-		files := make([]*ast.File, 0, len(pkg.Files))
-		for _, f := range pkg.Files {
-			files = append(files, f)
-		}
+	{
 		dp, err := doc.NewFromFiles(fset, files, path)
 		if err != nil {
 			return err
