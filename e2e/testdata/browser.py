@@ -1,0 +1,170 @@
+"""Drive JupyterLab in Debian's chromium with playwright: open a notebook, pick the gpunotes
+kernel, run all cells, check the rendered output, interrupt a `for {}` cell, check tab
+completion, and take a screenshot.
+
+Usage: GPUNOTES_E2E_TOKEN=TOKEN browser.py URL NOTEBOOK CHROMIUM PROFILE_DIR SCREENSHOT
+  with the expectations as JSON in the environment variable GPUNOTES_E2E_EXPECT:
+  {"selector": CSS of an element that must render in an output,
+   "text": text that element must contain,
+   "complete_prefix": "gpuarray.", "complete_member": "NewRandomState",
+   "run_timeout_ms": 240000}
+Every wait has a timeout; the script exits non-zero with a message on the first failure.
+"""
+import json
+import os
+import sys
+import time
+
+from playwright.sync_api import sync_playwright
+
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def log(msg):
+    print(f"[browser {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def main():
+    url, notebook, chromium, profile, shot = sys.argv[1:6]
+    expect = json.loads(os.environ["GPUNOTES_E2E_EXPECT"])
+    run_timeout = int(expect.get("run_timeout_ms", 240000))
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            profile,
+            executable_path=chromium,
+            headless=True,
+            args=FLAGS,
+            viewport={"width": 1400, "height": 1000},
+            timeout=60000,
+        )
+        ctx.set_default_timeout(60000)
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        page.on("pageerror", lambda e: log(f"page error: {e}"))
+        try:
+            run(page, url, notebook, expect, run_timeout, shot)
+        except Exception:
+            try:
+                page.screenshot(path=shot + ".failed.png")
+                log(f"screenshot of the failure: {shot}.failed.png")
+            except Exception as e:  # the page may be gone
+                log(f"no failure screenshot: {e}")
+            raise
+        finally:
+            ctx.close()
+
+
+def run(page, url, notebook, expect, run_timeout, shot):
+    log(f"open {notebook}")
+    # The token travels in the first page's URL; later requests carry the cookie it sets.
+    token = os.environ["GPUNOTES_E2E_TOKEN"]
+    page.goto(f"{url}/lab/tree/{notebook}?token={token}", wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-Notebook", timeout=90000)
+
+    # The notebook names no kernel, so JupyterLab asks; pick "Go (gpunotes)".
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for(timeout=60000)
+    select = dialog.locator("select")
+    labels = select.locator("option").all_inner_texts()
+    log(f"kernel choices: {labels}")
+    if "Go (gpunotes)" not in labels:
+        raise SystemExit(f"'Go (gpunotes)' is not offered: {labels}")
+    select.select_option(label="Go (gpunotes)")
+    dialog.locator("button.jp-mod-accept").click()
+    dialog.wait_for(state="detached", timeout=30000)
+    wait_idle(page, 60000)
+    kernel_name = page.locator(".jp-NotebookPanel-toolbar .jp-KernelName").first.inner_text()
+    log(f"kernel: {kernel_name}")
+    if "Go (gpunotes)" not in kernel_name:
+        raise SystemExit(f"toolbar shows kernel {kernel_name!r}")
+
+    # Hide the file browser so that the notebook fills the screenshot.
+    page.locator(".jp-NotebookPanel").first.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+b")
+
+    log("run all cells")
+    page.locator(".jp-NotebookPanel").first.click()
+    menu(page, "Run", "runmenu:run-all")
+    # Every code cell gets an execution count once it has run.
+    t0 = time.time()
+    page.wait_for_function(
+        """() => {
+            const cells = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')];
+            const prompts = cells.map(c => c.querySelector('.jp-InputPrompt')?.textContent || '');
+            return cells.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p));
+        }""",
+        timeout=run_timeout,
+    )
+    wait_idle(page, run_timeout)
+    log(f"all cells ran in {time.time() - t0:.1f}s")
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
+    tracebacks = [e for e in errors if "panic" in e or "Error" in e]
+    if tracebacks:
+        raise SystemExit(f"a cell failed: {tracebacks[:2]}")
+    target = page.locator(f".jp-OutputArea-output {expect['selector']}").first
+    target.wait_for(timeout=30000)
+    text = target.inner_text()
+    if expect["text"] not in text:
+        raise SystemExit(f"{expect['selector']} rendered without {expect['text']!r}: {text[:300]!r}")
+    log(f"rendered {expect['selector']} with {expect['text']!r}")
+    target.scroll_into_view_if_needed()
+    page.screenshot(path=shot, full_page=False)
+    log(f"screenshot {shot}")
+
+    # Interrupt: a new cell with `for {}`, then the toolbar's interrupt button.
+    last = page.locator(".jp-Notebook .jp-Cell").last
+    last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    editor = page.locator(".jp-Notebook .jp-Cell").last.locator(".cm-content")
+    editor.click()
+    page.keyboard.type("for {}")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='busy']", timeout=30000)
+    time.sleep(1.0)
+    log("interrupt")
+    page.locator("[data-command='notebook:interrupt-kernel']").first.click()
+    wait_idle(page, 30000)
+    out = page.locator(".jp-Notebook .jp-CodeCell").nth(-2).locator(".jp-OutputArea-output")
+    out.first.wait_for(timeout=30000)
+    got = " ".join(out.all_inner_texts())
+    if "interrupt" not in got.lower():
+        raise SystemExit(f"the interrupted cell shows {got[:300]!r}")
+    log("the for {} cell was interrupted")
+
+    # Tab completion in the empty cell Shift+Enter left below.
+    prefix, member = expect["complete_prefix"], expect["complete_member"]
+    editor = page.locator(".jp-Notebook .jp-Cell").last.locator(".cm-content")
+    editor.click()
+    page.keyboard.type(prefix)
+    page.keyboard.press("Tab")
+    completer = page.locator(".jp-Completer")
+    completer.wait_for(state="visible", timeout=30000)
+    items = completer.locator(".jp-Completer-item").all_inner_texts()
+    log(f"completion of {prefix!r}: {len(items)} items, e.g. {items[:8]}")
+    if not any(member in i for i in items):
+        raise SystemExit(f"completion of {prefix!r} lacks {member}: {items}")
+    page.keyboard.press("Escape")
+    log("ok")
+
+
+def wait_idle(page, timeout):
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
+
+
+def menu(page, top, command):
+    page.locator(".lm-MenuBar-item", has_text=top).first.click()
+    page.locator(f".lm-Menu-item[data-command='{command}']").first.click()
+
+
+if __name__ == "__main__":
+    main()
