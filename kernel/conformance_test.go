@@ -31,3 +31,6 @@ func TestJupyterKernelTest(t *testing.T) { runPy(t, "test_conformance.py", 5*tim
 
 // TestJupyterClient drives interrupt, restart, stdin and bad input through jupyter_client.
 func TestJupyterClient(t *testing.T) { runPy(t, "test_client.py", 8*time.Minute) }
+
+// TestNbconvertExecute runs a notebook through `jupyter nbconvert --execute` and checks outputs.
+func TestNbconvertExecute(t *testing.T) { runPy(t, "check_nbconvert.py", 5*time.Minute) }
