@@ -15,6 +15,10 @@ type capture struct {
 	wg                 sync.WaitGroup
 }
 
+// bufPool keeps the pipe readers' buffers across cells: allocating them per cell costs more
+// GC time than the rest of a trivial cell.
+var bufPool = sync.Pool{New: func() any { return new([256 << 10]byte) }}
+
 // streamFunc receives captured output in chunks, as large as the pipe delivers them.
 type streamFunc func(name, text string)
 
@@ -54,9 +58,10 @@ func (c *capture) redirect(fd int, name string, w **os.File, emit streamFunc) er
 	go func() {
 		defer c.wg.Done()
 		defer r.Close()
-		buf := make([]byte, 256<<10)
+		buf := bufPool.Get().(*[256 << 10]byte)
+		defer bufPool.Put(buf)
 		for {
-			n, err := r.Read(buf)
+			n, err := r.Read(buf[:])
 			if n > 0 {
 				emit(name, string(buf[:n]))
 			}
