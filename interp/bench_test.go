@@ -5,7 +5,6 @@ import (
 	"testing"
 )
 
-
 // BenchmarkTrivialCell is the interpreter's share of a trivial cell's round trip.
 func BenchmarkTrivialCell(b *testing.B) {
 	s, err := New(Options{})

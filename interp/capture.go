@@ -2,9 +2,11 @@ package interp
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // capture redirects file descriptors 1 and 2 into pipes while a cell runs, so output from
@@ -58,19 +60,70 @@ func (c *capture) redirect(fd int, name string, w **os.File, emit streamFunc) er
 	go func() {
 		defer c.wg.Done()
 		defer r.Close()
-		buf := bufPool.Get().(*[256 << 10]byte)
-		defer bufPool.Put(buf)
-		for {
-			n, err := r.Read(buf[:])
-			if n > 0 {
-				emit(name, string(buf[:n]))
-			}
-			if err != nil {
-				return
+		pumpStream(r, func(text string) { emit(name, text) })
+	}()
+	return nil
+}
+
+// pumpStream reads r until EOF and emits what it read. While one emit is in flight, further
+// reads accumulate and leave as one message: a loop printing 10,000 lines sends a few dozen
+// stream messages, not 10,000, while a single print still leaves at once.
+func pumpStream(r io.Reader, emit func(string)) {
+	var (
+		mu      sync.Mutex
+		pending []byte
+		eof     bool
+		wake    = make(chan struct{}, 1)
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for range wake {
+			for {
+				mu.Lock()
+				if len(pending) == 0 {
+					fin := eof
+					mu.Unlock()
+					if fin {
+						return
+					}
+					break
+				}
+				text := string(pending)
+				pending = pending[:0]
+				mu.Unlock()
+				emit(text)
+				// A busy stream: let a little more gather before the next message.
+				time.Sleep(200 * time.Microsecond)
 			}
 		}
 	}()
-	return nil
+	signal := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	buf := bufPool.Get().(*[256 << 10]byte)
+	defer bufPool.Put(buf)
+	for {
+		n, err := r.Read(buf[:])
+		if n > 0 {
+			mu.Lock()
+			pending = append(pending, buf[:n]...)
+			mu.Unlock()
+			signal()
+		}
+		if err != nil {
+			break
+		}
+	}
+	mu.Lock()
+	eof = true
+	mu.Unlock()
+	signal()
+	close(wake)
+	<-done
 }
 
 // stop restores fds 1 and 2 and waits until everything written before it has been emitted.
