@@ -307,3 +307,28 @@ func TestInjectParams(t *testing.T) {
 		}
 	}
 }
+
+func TestRunKeepsNotebookWritable(t *testing.T) {
+	nb := parse(t, notebookJSON(t, "go",
+		"display.JSON(map[string]any{\"ok\": []int{1, 2}})",
+		"display.JSON(map[string]any{\"bad\": make(chan int)})",
+		"display.Clear(false)\nimport \"fmt\"\nfmt.Println(\"after clear\")",
+	))
+	if _, err := nbrun.Run(context.Background(), nb, newSession(t), nbrun.Options{}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := nb.Cells[0].Outputs[0].Data["application/json"]; got == nil {
+		t.Errorf("JSON display lost: %+v", nb.Cells[0].Outputs[0])
+	}
+	if _, ok := nb.Cells[1].Outputs[0].Data["application/json"]; ok {
+		t.Errorf("an unencodable JSON value was kept")
+	}
+	if o := nb.Cells[2].Outputs; len(o) != 1 || o[0].Text != "after clear\n" {
+		t.Errorf("outputs after Clear = %+v", o)
+	}
+	path := filepath.Join(t.TempDir(), "json.ipynb")
+	if err := nb.WriteFile(path); err != nil {
+		t.Fatalf("WriteFile: %v", err)
+	}
+	validate(t, path)
+}

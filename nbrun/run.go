@@ -178,7 +178,7 @@ func (r *runner) execute(ctx context.Context, ex Executor, c *Cell, count int) *
 	r.cell = nil
 	if err == nil && res != nil {
 		r.flushClear()
-		c.Outputs = append(c.Outputs, &Output{Type: "execute_result", Data: mimeData(res.MIME), Metadata: res.Metadata, ExecutionCount: &count})
+		c.Outputs = append(c.Outputs, &Output{Type: "execute_result", Data: mimeData(res.MIME), Metadata: jsonMetadata(res.Metadata), ExecutionCount: &count})
 	}
 	if err != nil {
 		var ce *interp.CellError
@@ -224,12 +224,47 @@ func (r *runner) echoRich(c *Cell) {
 	}
 }
 
+// mimeData copies a bundle into what nbformat accepts: JSON types (application/json and
+// application/*+json) hold any JSON value, every other type a string. A value that cannot be
+// encoded as JSON is dropped rather than making the notebook unwritable.
 func mimeData(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = v
+		if !isJSONMime(k) {
+			if s, ok := v.(string); ok {
+				out[k] = s
+			} else if b, ok := v.([]byte); ok {
+				out[k] = string(b)
+			} else {
+				out[k] = fmt.Sprint(v)
+			}
+			continue
+		}
+		if jsonValue(v) {
+			out[k] = v
+		}
 	}
 	return out
+}
+
+// jsonMetadata keeps the metadata entries that encode as JSON.
+func jsonMetadata(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		if jsonValue(v) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func jsonValue(v any) bool {
+	_, err := json.Marshal(v)
+	return err == nil
+}
+
+func isJSONMime(k string) bool {
+	return k == "application/json" || strings.HasPrefix(k, "application/") && strings.HasSuffix(k, "+json")
 }
 
 // flushClear applies a pending Clear(wait=true); r.mu is held.
@@ -272,7 +307,7 @@ func (r *runner) Display(d display.Data, update bool) {
 	if update {
 		for _, o := range r.displays[d.DisplayID] {
 			o.Data = mimeData(d.MIME)
-			o.Metadata = d.Metadata
+			o.Metadata = jsonMetadata(d.Metadata)
 		}
 		return
 	}
@@ -280,7 +315,7 @@ func (r *runner) Display(d display.Data, update bool) {
 		return
 	}
 	r.flushClear()
-	o := &Output{Type: "display_data", Data: mimeData(d.MIME), Metadata: d.Metadata}
+	o := &Output{Type: "display_data", Data: mimeData(d.MIME), Metadata: jsonMetadata(d.Metadata)}
 	r.cell.Outputs = append(r.cell.Outputs, o)
 	if d.DisplayID != "" {
 		r.displays[d.DisplayID] = append(r.displays[d.DisplayID], o)
