@@ -1,0 +1,507 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/gpunotes/gpunotes/cluster/gpuinfo"
+)
+
+// Evaluator runs shipped source on a worker. Call evaluates src once (implementations cache it
+// by hash), then calls the function named fn with args, converting each argument to the
+// parameter's type. When fn's last result is an error, a non-nil one is returned as err and the
+// error is left out of the results. cmd_cluster.go fills it with a Go interpreter.
+type Evaluator interface {
+	Call(ctx context.Context, src, fn string, args []any) ([]any, error)
+}
+
+// ChunkExecutor runs one planned gpuarray chunk task on a worker: spec is the encoded task,
+// inputs the values of the tasks it reads, onGPU whether the worker has a GPU.
+type ChunkExecutor func(ctx context.Context, spec []byte, inputs []any, onGPU bool) (any, error)
+
+var (
+	chunkMu  sync.RWMutex
+	chunkRun ChunkExecutor
+)
+
+// SetChunkExecutor installs what workers use to run gpuarray chunk tasks.
+func SetChunkExecutor(f ChunkExecutor) {
+	chunkMu.Lock()
+	defer chunkMu.Unlock()
+	chunkRun = f
+}
+
+// WorkerConfig configures RunWorker; the flags of `gpunotes worker` map onto it.
+type WorkerConfig struct {
+	Scheduler         string // "tcp://host:port" or "host:port"
+	Token             string // the scheduler's shared token
+	Name              string // stable across restarts; defaults to the host name and PID
+	NThreads          int    // tasks run at once (default 1)
+	MemoryLimit       uint64 // host bytes for results before spilling to disk (0: no limit)
+	DeviceMemoryLimit uint64 // GPU bytes this worker may use (0: no limit)
+	GPU               string // UUID of the worker's GPU or MIG instance ("" for CPU only)
+	GPUName           string
+	GPULabel          string
+	LocalDirectory    string // where spilled results go (default: the temp dir)
+	Resources         map[string]float64
+	CPUs              []int // CPU affinity (empty: leave as is)
+}
+
+// RunWorker connects to a scheduler and runs tasks until the scheduler says close, the
+// connection drops, or ctx ends.
+func RunWorker(ctx context.Context, cfg WorkerConfig, ev Evaluator) error {
+	if cfg.NThreads < 1 {
+		cfg.NThreads = 1
+	}
+	if cfg.Name == "" {
+		host, _ := os.Hostname()
+		cfg.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if len(cfg.CPUs) > 0 {
+		if err := setAffinity(cfg.CPUs); err != nil {
+			fmt.Fprintf(os.Stderr, "worker %s: %v\n", cfg.Name, err)
+		}
+	}
+	addr := strings.TrimPrefix(cfg.Scheduler, "tcp://")
+	d := net.Dialer{Timeout: 10 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("connect to scheduler: %w", err)
+	}
+	l := newLink(c)
+	host, _ := os.Hostname()
+	res := map[string]float64{"CPU": float64(cfg.NThreads)}
+	if cfg.GPU != "" {
+		res["GPU"] = 1
+	}
+	for k, v := range cfg.Resources {
+		res[k] = v
+	}
+	err = l.send(&frame{Op: "hello", Hello: &hello{
+		Version: protoVersion, Token: cfg.Token, Name: cfg.Name, PID: os.Getpid(), Host: host,
+		NThreads: cfg.NThreads, MemoryLimit: cfg.MemoryLimit, DeviceMemoryLimit: cfg.DeviceMemoryLimit,
+		GPU: cfg.GPU, GPUName: cfg.GPUName, GPULabel: cfg.GPULabel, Resources: res,
+	}})
+	if err != nil {
+		_ = l.close()
+		return fmt.Errorf("worker hello: %w", err)
+	}
+	f, err := l.recv()
+	if err != nil {
+		_ = l.close()
+		return fmt.Errorf("worker hello: %w", err)
+	}
+	if f.Op != "welcome" {
+		_ = l.close()
+		return fmt.Errorf("scheduler refused worker %s: %s", cfg.Name, f.Err)
+	}
+	dir := cfg.LocalDirectory
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	w := &worker{
+		cfg: cfg, ev: ev, l: l, store: map[string]*stored{}, running: map[string]context.CancelFunc{},
+		spillDir: filepath.Join(dir, fmt.Sprintf("gpunotes-worker-%s-%d", sanitize(cfg.Name), os.Getpid())),
+		start:    time.Now(),
+	}
+	w.cond = sync.NewCond(&w.mu)
+	defer os.RemoveAll(w.spillDir)
+	return w.loop(ctx)
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == os.PathSeparator || r < ' ' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+type stored struct {
+	b       *blob
+	size    uint64
+	path    string // set when spilled to disk
+	touched time.Time
+}
+
+type worker struct {
+	cfg      WorkerConfig
+	ev       Evaluator
+	l        *link
+	mu       sync.Mutex
+	cond     *sync.Cond
+	queue    []*taskMsg
+	running  map[string]context.CancelFunc
+	store    map[string]*stored
+	inMem    uint64
+	spilled  uint64
+	done     int64
+	erred    int64
+	closing  bool
+	spillDir string
+	start    time.Time
+}
+
+func (w *worker) loop(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 0; i < w.cfg.NThreads; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.runner(ctx)
+		}()
+	}
+	go w.reportStats(ctx)
+	go func() {
+		<-ctx.Done()
+		_ = w.l.close()
+	}()
+	var result error
+	for {
+		f, err := w.l.recv()
+		if err != nil {
+			if ctx.Err() == nil {
+				result = fmt.Errorf("scheduler connection lost: %w", err)
+			}
+			break
+		}
+		if f.Op == "close" {
+			break
+		}
+		w.handle(f)
+	}
+	w.mu.Lock()
+	w.closing = true
+	for _, c := range w.running {
+		c()
+	}
+	w.cond.Broadcast()
+	w.mu.Unlock()
+	cancel()
+	_ = w.l.close()
+	wg.Wait()
+	return result
+}
+
+func (w *worker) handle(f *frame) {
+	switch f.Op {
+	case "task":
+		w.mu.Lock()
+		w.queue = append(w.queue, f.Task)
+		w.cond.Signal()
+		w.mu.Unlock()
+	case "get":
+		b, err := w.load(f.Key)
+		r := &frame{Op: "data", ReqID: f.ReqID, Key: f.Key, Blob: b}
+		if err != nil {
+			r.Err = err.Error()
+		}
+		_ = w.l.send(r)
+	case "release":
+		w.mu.Lock()
+		for _, k := range f.Keys {
+			w.drop(k)
+		}
+		w.mu.Unlock()
+	case "cancel":
+		w.mu.Lock()
+		if c := w.running[f.Key]; c != nil {
+			c()
+		}
+		for i, t := range w.queue {
+			if t.Key == f.Key {
+				w.queue = append(w.queue[:i], w.queue[i+1:]...)
+				w.mu.Unlock()
+				_ = w.l.send(&frame{Op: "erred", Key: f.Key, Err: "cancelled"})
+				return
+			}
+		}
+		w.mu.Unlock()
+	case "steal":
+		w.mu.Lock()
+		for i, t := range w.queue {
+			if t.Key == f.Key {
+				w.queue = append(w.queue[:i], w.queue[i+1:]...)
+				w.mu.Unlock()
+				_ = w.l.send(&frame{Op: "stolen", Key: f.Key})
+				return
+			}
+		}
+		w.mu.Unlock()
+		_ = w.l.send(&frame{Op: "notstolen", Key: f.Key})
+	}
+}
+
+// drop forgets a stored result; the caller holds w.mu.
+func (w *worker) drop(k string) {
+	s := w.store[k]
+	if s == nil {
+		return
+	}
+	if s.path != "" {
+		_ = os.Remove(s.path)
+		w.spilled -= s.size
+	} else {
+		w.inMem -= s.size
+	}
+	delete(w.store, k)
+}
+
+func (w *worker) load(k string) (*blob, error) {
+	w.mu.Lock()
+	s := w.store[k]
+	if s == nil {
+		w.mu.Unlock()
+		return nil, fmt.Errorf("no result %s on this worker", k)
+	}
+	s.touched = time.Now()
+	if s.b != nil {
+		b := s.b
+		w.mu.Unlock()
+		return b, nil
+	}
+	path := s.path
+	w.mu.Unlock()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read spilled %s: %w", k, err)
+	}
+	if len(data) < 1 {
+		return nil, fmt.Errorf("read spilled %s: empty file", k)
+	}
+	return &blob{Enc: data[0], Data: data[1:]}, nil
+}
+
+func (w *worker) runner(ctx context.Context) {
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && !w.closing {
+			w.cond.Wait()
+		}
+		if w.closing {
+			w.mu.Unlock()
+			return
+		}
+		t := w.queue[0]
+		w.queue = w.queue[1:]
+		tctx, cancel := context.WithCancel(ctx)
+		w.running[t.Key] = cancel
+		w.mu.Unlock()
+		w.runTask(tctx, t)
+		cancel()
+		w.mu.Lock()
+		delete(w.running, t.Key)
+		w.mu.Unlock()
+	}
+}
+
+func (w *worker) runTask(ctx context.Context, t *taskMsg) {
+	v, trace, err := w.exec(ctx, t)
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("cancelled: %w", ctx.Err())
+	}
+	if err != nil {
+		w.mu.Lock()
+		w.erred++
+		w.mu.Unlock()
+		_ = w.l.send(&frame{Op: "erred", Key: t.Key, Err: err.Error(), Trace: trace})
+		return
+	}
+	b, err := encodeValue(v)
+	if err != nil {
+		_ = w.l.send(&frame{Op: "erred", Key: t.Key, Err: fmt.Sprintf("result cannot be sent: %v", err)})
+		return
+	}
+	size := uint64(len(b.Data))
+	w.mu.Lock()
+	w.store[t.Key] = &stored{b: b, size: size, touched: time.Now()}
+	w.inMem += size
+	w.done++
+	w.spillLocked()
+	w.mu.Unlock()
+	_ = w.l.send(&frame{Op: "done", Key: t.Key, Size: int64(size), Type: fmt.Sprintf("%T", v)})
+}
+
+// spillLocked writes the least recently used results to disk while results in memory exceed
+// 60% of the memory limit.
+func (w *worker) spillLocked() {
+	limit := w.cfg.MemoryLimit * 6 / 10
+	if w.cfg.MemoryLimit == 0 || w.inMem <= limit {
+		return
+	}
+	keys := make([]string, 0, len(w.store))
+	for k, s := range w.store {
+		if s.b != nil {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return w.store[keys[i]].touched.Before(w.store[keys[j]].touched) })
+	if err := os.MkdirAll(w.spillDir, 0o700); err != nil {
+		return
+	}
+	for _, k := range keys {
+		if w.inMem <= limit {
+			break
+		}
+		s := w.store[k]
+		path := filepath.Join(w.spillDir, sanitize(k)+".bin")
+		data := append([]byte{s.b.Enc}, s.b.Data...)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return
+		}
+		s.b, s.path = nil, path
+		w.inMem -= s.size
+		w.spilled += s.size
+	}
+}
+
+// exec runs a task, turning a panic into an error with the worker's stack.
+func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+			trace = string(debug.Stack())
+		}
+	}()
+	resolve := func(ref string) (any, error) {
+		if b := t.Deps[ref]; b != nil {
+			return decodeValue(b)
+		}
+		b, err := w.load(ref)
+		if err != nil {
+			return nil, err
+		}
+		return decodeValue(b)
+	}
+	switch t.Spec.Kind {
+	case "call":
+		if w.ev == nil {
+			return nil, "", errors.New("this worker has no evaluator for shipped functions")
+		}
+		args := make([]any, len(t.Spec.Args))
+		for i, a := range t.Spec.Args {
+			if a.Ref != "" {
+				if args[i], err = resolve(a.Ref); err != nil {
+					return nil, "", fmt.Errorf("argument %d: %w", i, err)
+				}
+				continue
+			}
+			if args[i], err = decodeValue(a.Val); err != nil {
+				return nil, "", fmt.Errorf("argument %d: %w", i, err)
+			}
+		}
+		res, err := w.ev.Call(ctx, t.Spec.Source, t.Spec.Func, args)
+		if err != nil {
+			return nil, "", err
+		}
+		if n := len(res); n > 0 {
+			if e, ok := res[n-1].(error); ok {
+				return nil, "", e
+			}
+		}
+		switch len(res) {
+		case 0:
+			return nil, "", nil
+		case 1:
+			return res[0], "", nil
+		}
+		return res, "", nil
+	case "chunk":
+		chunkMu.RLock()
+		run := chunkRun
+		chunkMu.RUnlock()
+		if run == nil {
+			return nil, "", errors.New("this worker cannot run array chunks (no chunk executor)")
+		}
+		inputs := make([]any, len(t.Spec.Inputs))
+		for i, ref := range t.Spec.Inputs {
+			if inputs[i], err = resolve(ref); err != nil {
+				return nil, "", fmt.Errorf("input %d: %w", i, err)
+			}
+		}
+		v, err := run(ctx, t.Spec.Chunk, inputs, w.cfg.GPU != "")
+		return v, "", err
+	}
+	return nil, "", fmt.Errorf("unknown task kind %q", t.Spec.Kind)
+}
+
+func (w *worker) reportStats(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		w.mu.Lock()
+		st := &workerStats{
+			RSS: rss(), Stored: w.inMem, Spilled: w.spilled, Processing: len(w.running) + len(w.queue),
+			InMemory: len(w.store), TasksDone: w.done, TasksErred: w.erred,
+			Goroutines: runtime.NumGoroutine(), UptimeMillis: time.Since(w.start).Milliseconds(), GPUUtil: -1,
+		}
+		w.mu.Unlock()
+		if w.cfg.GPU != "" {
+			if g, err := gpuinfo.StatsOf(w.cfg.GPU); err == nil {
+				st.GPUMemUsed, st.GPUMemTotal, st.GPUUtil = g.MemoryUsed, g.MemoryTotal, g.Utilization
+			}
+		}
+		if err := w.l.send(&frame{Op: "stats", Stats: st}); err != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// rss returns this process's resident memory in bytes.
+func rss() uint64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, res uint64
+	if _, err := fmt.Sscan(string(data), &size, &res); err != nil {
+		return 0
+	}
+	return res * uint64(os.Getpagesize())
+}
+
+// setAffinity pins this process to cpus.
+func setAffinity(cpus []int) error {
+	var mask [16]uint64 // 1024 CPUs
+	for _, c := range cpus {
+		if c >= 0 && c < 1024 {
+			mask[c/64] |= 1 << (uint(c) % 64)
+		}
+	}
+	// The mask is per thread: pin every thread the runtime has started; later threads inherit it.
+	tids, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return fmt.Errorf("set CPU affinity %v: %w", cpus, err)
+	}
+	for _, e := range tids {
+		var tid int
+		if _, err := fmt.Sscan(e.Name(), &tid); err != nil {
+			continue
+		}
+		_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, uintptr(tid), uintptr(len(mask)*8), uintptr(unsafe.Pointer(&mask[0])))
+		if errno != 0 && errno != syscall.ESRCH {
+			return fmt.Errorf("set CPU affinity %v: %w", cpus, errno)
+		}
+	}
+	return nil
+}
