@@ -65,6 +65,8 @@ type Session struct {
 
 	imported map[string]string // local name -> import path
 
+	frames lockedBuffer // yaegi's panic frames of the running cell
+
 	goPanics chan *CellError
 	curOut   Output
 	outMu    sync.Mutex
@@ -106,7 +108,7 @@ const rtPath = "gpunotes.internal/rt"
 func (s *Session) reset() error {
 	i := interp.New(interp.Options{
 		Stdout: os.Stdout,
-		Stderr: io.Discard, // yaegi reports panics here too; we build our own traceback
+		Stderr: &s.frames, // yaegi reports panic frames here; they become the traceback
 		Stdin:  s.stdin,
 	})
 	if err := i.Use(s.symbols); err != nil {
@@ -270,6 +272,7 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 
 // eval runs src under ctx, turning panics that escape yaegi into errors.
 func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err error) {
+	s.frames.take()
 	defer func() {
 		if r := recover(); r != nil {
 			err = interp.Panic{Value: r}
@@ -298,7 +301,7 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 		} else if strings.Contains(val, "log.Fatal") {
 			name = "Exit"
 		}
-		tb := []string{fmt.Sprintf("%s: %s", name, val)}
+		tb := append([]string{fmt.Sprintf("%s: %s", name, val)}, s.panicFrames(s.frames.take())...)
 		return &CellError{Name: name, Value: val, Traceback: tb}
 	}
 	var list scanner.ErrorList
@@ -518,4 +521,56 @@ func (s *Session) addImports(imps []importSpec) {
 	for _, im := range imps {
 		s.imported[im.local()] = im.path
 	}
+}
+
+// lockedBuffer collects yaegi's diagnostics; goroutines of a cell may write concurrently.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *lockedBuffer) take() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := string(b.buf)
+	b.buf = b.buf[:0]
+	return s
+}
+
+var frameRE = regexp.MustCompile(`^(\d+):(\d+): panic: (\S+?)\(\.\.\.\)$`)
+
+// panicFrames turns yaegi's "L:C: panic: fn(...)" lines, innermost first, into traceback
+// lines for the funcs declared in cells, with the source line the panic passed through.
+// Positions count from the start of each declaration. The cell's own statements (yaegi's
+// "main" frame) carry no usable position and are summarized in one line.
+func (s *Session) panicFrames(report string) []string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(report), "\n") {
+		m := frameRE.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		if m[3] == "main" {
+			out = append(out, "  in the cell's statements")
+			continue
+		}
+		l, _ := strconv.Atoi(m[1])
+		c, _ := strconv.Atoi(m[2])
+		fn := strings.TrimPrefix(m[3], "main.")
+		out = append(out, fmt.Sprintf("  in %s, line %d, column %d of its declaration", fn, l, c))
+		s.declMu.RLock()
+		src, ok := s.decls[fn]
+		s.declMu.RUnlock()
+		if lines := strings.Split(src, "\n"); ok && l >= 1 && l <= len(lines) {
+			out = append(out, "    "+lines[l-1])
+		}
+	}
+	return out
 }
