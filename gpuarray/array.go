@@ -1,0 +1,299 @@
+package gpuarray
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/rng"
+)
+
+// DType is an element type.
+type DType uint8
+
+// Element types.
+const (
+	Float64 DType = DType(expr.Float64)
+	Float32 DType = DType(expr.Float32)
+)
+
+func (d DType) String() string { return expr.DType(d).String() }
+
+// autoChunkElems bounds the elements of a chunk when no chunks are given (128 MiB of float64).
+const autoChunkElems = 1 << 24
+
+// Array is a lazy chunked N-d array. The zero value is not usable; arrays come from the creation
+// functions and from operations on arrays.
+type Array struct {
+	n   *expr.Node
+	err error
+}
+
+func errArray(err error) *Array { return &Array{err: err} }
+
+func wrap(n *expr.Node, err error) *Array {
+	if err != nil {
+		return errArray(err)
+	}
+	return &Array{n: n}
+}
+
+// Err returns the error made while building the array, if any.
+func (a *Array) Err() error {
+	if a == nil {
+		return fmt.Errorf("gpuarray: nil array")
+	}
+	return a.err
+}
+
+// Shape returns the length of each axis (nil for an array with an error).
+func (a *Array) Shape() []int {
+	if a.Err() != nil {
+		return nil
+	}
+	return slices.Clone(a.n.Shape)
+}
+
+// Chunks returns the chunk sizes along each axis.
+func (a *Array) Chunks() [][]int {
+	if a.Err() != nil {
+		return nil
+	}
+	out := make([][]int, len(a.n.Chunks))
+	for i, c := range a.n.Chunks {
+		out[i] = slices.Clone(c)
+	}
+	return out
+}
+
+// NDim returns the number of axes.
+func (a *Array) NDim() int { return len(a.Shape()) }
+
+// Size returns the number of elements.
+func (a *Array) Size() int64 {
+	if a.Err() != nil {
+		return 0
+	}
+	return expr.Size(a.n.Shape)
+}
+
+// DType returns the element type.
+func (a *Array) DType() DType {
+	if a.Err() != nil {
+		return Float64
+	}
+	return DType(a.n.DType)
+}
+
+// NBytes returns the size of the array's data in bytes.
+func (a *Array) NBytes() int64 { return a.Size() * int64(expr.DType(a.DType()).Size()) }
+
+// ArrayOption configures a created array: Shape, Chunks, ChunkSizes, WithDType.
+type ArrayOption func(*spec)
+
+type spec struct {
+	shape      []int
+	hasShape   bool
+	size       []int
+	perAxis    [][]int
+	dtype      DType
+	hasChunks  bool
+	hasPerAxis bool
+}
+
+// Shape sets the length of each axis.
+func Shape(dims ...int) ArrayOption {
+	return func(s *spec) { s.shape, s.hasShape = slices.Clone(dims), true }
+}
+
+// Chunks sets the chunk size of each axis; the last chunk of an axis may be smaller.
+func Chunks(sizes ...int) ArrayOption {
+	return func(s *spec) { s.size, s.hasChunks = slices.Clone(sizes), true }
+}
+
+// ChunkSizes sets every chunk's size explicitly, one list per axis; each list must add up to
+// the axis length.
+func ChunkSizes(perAxis ...[]int) ArrayOption {
+	return func(s *spec) {
+		s.perAxis = make([][]int, len(perAxis))
+		for i, c := range perAxis {
+			s.perAxis[i] = slices.Clone(c)
+		}
+		s.hasPerAxis = true
+	}
+}
+
+// WithDType sets the element type (default Float64).
+func WithDType(dt DType) ArrayOption {
+	return func(s *spec) { s.dtype = dt }
+}
+
+func resolve(what string, defShape []int, opts []ArrayOption) (shape []int, chunks [][]int, dt expr.DType, err error) {
+	s := spec{}
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	if s.dtype != Float64 && s.dtype != Float32 {
+		return nil, nil, 0, fmt.Errorf("%s: unknown dtype %d", what, s.dtype)
+	}
+	dt = expr.DType(s.dtype)
+	switch {
+	case s.hasShape:
+		shape = s.shape
+	case defShape != nil:
+		shape = defShape
+	default:
+		return nil, nil, 0, fmt.Errorf("%s: no Shape given", what)
+	}
+	for ax, d := range shape {
+		if d < 0 {
+			return nil, nil, 0, fmt.Errorf("%s: negative length %d on axis %d of shape %s", what, d, ax, expr.ShapeString(shape))
+		}
+	}
+	switch {
+	case s.hasPerAxis:
+		chunks = s.perAxis
+		if err := expr.CheckChunks(shape, chunks); err != nil {
+			return nil, nil, 0, fmt.Errorf("%s: %w", what, err)
+		}
+	case s.hasChunks:
+		if chunks, err = expr.RegularChunks(shape, s.size); err != nil {
+			return nil, nil, 0, fmt.Errorf("%s: %w", what, err)
+		}
+	default:
+		chunks = expr.AutoChunks(shape, autoChunkElems)
+	}
+	return shape, chunks, dt, nil
+}
+
+// Full returns an array whose elements are all v.
+func Full(v float64, opts ...ArrayOption) *Array {
+	shape, chunks, dt, err := resolve("Full", nil, opts)
+	if err != nil {
+		return errArray(err)
+	}
+	return wrap(expr.NewConst(v, dt, shape, chunks))
+}
+
+// Zeros returns an array of zeros.
+func Zeros(opts ...ArrayOption) *Array { return Full(0, opts...) }
+
+// Ones returns an array of ones.
+func Ones(opts ...ArrayOption) *Array { return Full(1, opts...) }
+
+// Arange returns the 1-d array start, start+step, … below stop (above it for a negative step).
+func Arange(start, stop, step float64, opts ...ArrayOption) *Array {
+	if step == 0 || math.IsNaN(step) || math.IsInf(step, 0) {
+		return errArray(fmt.Errorf("Arange: step %v must be finite and nonzero", step))
+	}
+	num := int(math.Max(0, math.Ceil((stop-start)/step)))
+	shape, chunks, dt, err := resolve("Arange", []int{num}, opts)
+	if err != nil {
+		return errArray(err)
+	}
+	if len(shape) != 1 || shape[0] != num {
+		return errArray(fmt.Errorf("Arange(%v, %v, %v) has shape (%d,), not %s", start, stop, step, num, expr.ShapeString(shape)))
+	}
+	return wrap(expr.NewRange(start, step, stop, false, num, dt, chunks))
+}
+
+// Linspace returns num evenly spaced numbers from start to stop, both included.
+func Linspace(start, stop float64, num int, opts ...ArrayOption) *Array {
+	if num < 0 {
+		return errArray(fmt.Errorf("Linspace: num %d must not be negative", num))
+	}
+	shape, chunks, dt, err := resolve("Linspace", []int{num}, opts)
+	if err != nil {
+		return errArray(err)
+	}
+	if len(shape) != 1 || shape[0] != num {
+		return errArray(fmt.Errorf("Linspace of %d numbers has shape (%d,), not %s", num, num, expr.ShapeString(shape)))
+	}
+	step := 0.0
+	if num > 1 {
+		step = (stop - start) / float64(num-1)
+	}
+	return wrap(expr.NewRange(start, step, stop, true, num, dt, chunks))
+}
+
+// FromSlice returns an array over a copy of data (row-major), shaped by Shape (default: 1-d).
+func FromSlice(data []float64, opts ...ArrayOption) *Array {
+	shape, chunks, dt, err := resolve("FromSlice", []int{len(data)}, opts)
+	if err != nil {
+		return errArray(err)
+	}
+	d := slices.Clone(data)
+	if dt == expr.Float32 {
+		for i, v := range d {
+			d[i] = float64(float32(v))
+		}
+	}
+	return wrap(expr.NewData(d, dt, shape, chunks))
+}
+
+// FromSlice32 returns a float32 array over a copy of data (row-major).
+func FromSlice32(data []float32, opts ...ArrayOption) *Array {
+	d := make([]float64, len(data))
+	for i, v := range data {
+		d[i] = float64(v)
+	}
+	return FromSlice(d, append([]ArrayOption{WithDType(Float32)}, opts...)...)
+}
+
+// RandomState draws random arrays from a seed. Each array drawn gets its own Philox key
+// (the seed and the number of arrays drawn before), so successive draws differ and a draw
+// depends only on the seed and its position. Safe for concurrent use.
+type RandomState struct {
+	mu   sync.Mutex
+	seed uint64
+	draw uint32
+}
+
+// NewRandomState returns a RandomState for seed.
+func NewRandomState(seed int64) *RandomState { return &RandomState{seed: uint64(seed)} }
+
+func (r *RandomState) next() [2]uint32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := rng.KeyOf(r.seed, r.draw)
+	r.draw++
+	return [2]uint32{k.K0, k.K1}
+}
+
+func (r *RandomState) random(what string, d expr.Dist, p0, p1 float64, opts []ArrayOption) *Array {
+	shape, chunks, dt, err := resolve(what, nil, opts)
+	if err != nil {
+		return errArray(err)
+	}
+	if r == nil {
+		return errArray(fmt.Errorf("%s: nil RandomState", what))
+	}
+	return wrap(expr.NewRandom(expr.RandSpec{Dist: d, P0: p0, P1: p1, Key: r.next()}, dt, shape, chunks))
+}
+
+// Normal returns normal numbers with mean loc and standard deviation scale.
+func (r *RandomState) Normal(loc, scale float64, opts ...ArrayOption) *Array {
+	return r.random("Normal", expr.Normal, loc, scale, opts)
+}
+
+// StandardNormal returns normal numbers with mean 0 and standard deviation 1.
+func (r *RandomState) StandardNormal(opts ...ArrayOption) *Array {
+	return r.random("StandardNormal", expr.Normal, 0, 1, opts)
+}
+
+// Uniform returns uniform numbers in [low, high).
+func (r *RandomState) Uniform(low, high float64, opts ...ArrayOption) *Array {
+	return r.random("Uniform", expr.Uniform, low, high, opts)
+}
+
+// Integers returns uniform integers in [low, high), as floating point numbers.
+func (r *RandomState) Integers(low, high int64, opts ...ArrayOption) *Array {
+	if high <= low {
+		return errArray(fmt.Errorf("Integers: high %d must be greater than low %d", high, low))
+	}
+	return r.random("Integers", expr.Integers, float64(low), float64(high), opts)
+}

@@ -1,0 +1,328 @@
+package gpuarray
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpunotes/gpunotes/display"
+	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// Scheduler runs the tasks of one planned stage. The tasks are independent; Run returns
+// outs[i] for tasks[i], calls done(1) as each task finishes, and stops early with an error
+// when ctx is cancelled. Inline, Threads and OnGPU are Schedulers; a cluster client is one too.
+type Scheduler interface {
+	Run(ctx context.Context, tasks []*plan.Task, done func(n int)) ([]*plan.Output, error)
+}
+
+// ComputeOption configures Compute: a scheduler (Inline, Threads, OnGPU, OnGPUs, On), a
+// context (WithContext), progress (WithProgress), a memory limit (MemoryLimit).
+type ComputeOption func(*computeConfig)
+
+type computeConfig struct {
+	sched    Scheduler
+	schedErr error
+	ctx      context.Context
+	progress func(done, total int)
+	memLimit int64
+}
+
+// Inline runs tasks one after another on the calling goroutine.
+func Inline() ComputeOption {
+	return func(c *computeConfig) { c.sched = inlineScheduler{} }
+}
+
+// Threads runs tasks on n goroutines (n <= 0: one per CPU core). At most n tasks are in
+// flight, so memory is bounded by n tasks plus the results.
+func Threads(n int) ComputeOption {
+	return func(c *computeConfig) { c.sched = &threadScheduler{n: n} }
+}
+
+// On runs tasks with s, for example a cluster client.
+func On(s Scheduler) ComputeOption {
+	return func(c *computeConfig) {
+		if s == nil {
+			c.schedErr = errors.New("gpuarray.On: nil scheduler")
+		}
+		c.sched = s
+	}
+}
+
+// OnGPU runs tasks on one NVIDIA GPU: device dev[0], or device 0 when none is given.
+func OnGPU(dev ...int) ComputeOption {
+	d := 0
+	if len(dev) > 0 {
+		d = dev[0]
+	}
+	return func(c *computeConfig) { c.sched, c.schedErr = gpuScheduler([]int{d}) }
+}
+
+// OnGPUs runs tasks spread over several NVIDIA GPUs of this machine (all visible ones when
+// none are given).
+func OnGPUs(devs ...int) ComputeOption {
+	return func(c *computeConfig) { c.sched, c.schedErr = gpuScheduler(devs) }
+}
+
+// WithContext makes Compute stop when ctx is cancelled (default: the running cell's context).
+func WithContext(ctx context.Context) ComputeOption {
+	return func(c *computeConfig) { c.ctx = ctx }
+}
+
+// WithProgress calls f with the number of finished and total tasks as Compute proceeds.
+func WithProgress(f func(done, total int)) ComputeOption {
+	return func(c *computeConfig) { c.progress = f }
+}
+
+// MemoryLimit sets the most bytes one task may hold, and the most the result may take
+// (default: half the machine's memory).
+func MemoryLimit(bytes int64) ComputeOption {
+	return func(c *computeConfig) { c.memLimit = bytes }
+}
+
+type inlineScheduler struct{}
+
+func (inlineScheduler) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
+	outs := make([]*plan.Output, len(tasks))
+	for i, t := range tasks {
+		o, err := cpu.Execute(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("chunk %d at %v: %w", t.Index, t.Offset, err)
+		}
+		outs[i] = o
+		done(1)
+	}
+	return outs, nil
+}
+
+type threadScheduler struct{ n int }
+
+func (s *threadScheduler) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
+	n := s.n
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	n = min(n, len(tasks))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	outs := make([]*plan.Output, len(tasks))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var firstErr error
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				o, err := cpu.Execute(ctx, tasks[i])
+				if err != nil {
+					once.Do(func() {
+						firstErr = fmt.Errorf("chunk %d at %v: %w", tasks[i].Index, tasks[i].Offset, err)
+						cancel()
+					})
+					continue
+				}
+				outs[i] = o
+				done(1)
+			}
+		}()
+	}
+feed:
+	for i := range tasks {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+var (
+	memOnce    sync.Once
+	memDefault int64
+)
+
+// defaultMemoryLimit is half the machine's memory (8 GiB when it cannot be read).
+func defaultMemoryLimit() int64 {
+	memOnce.Do(func() {
+		memDefault = 8 << 30
+		f, err := os.Open("/proc/meminfo")
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) >= 2 && fields[0] == "MemTotal:" {
+				if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
+					memDefault = kb * 1024 / 2
+				}
+			}
+		}
+	})
+	return memDefault
+}
+
+// progressDelay is how long Compute runs before it shows a progress bar in a cell.
+const progressDelay = 300 * time.Millisecond
+
+// Compute evaluates the array and returns it materialized (its chunks kept). It uses the
+// Threads scheduler on the CPU unless an option picks another, and the running cell's context
+// unless WithContext is given; in a cell, a computation that takes a while shows a progress
+// bar.
+func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
+	if err := a.Err(); err != nil {
+		return nil, err
+	}
+	cfg := computeConfig{}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if cfg.schedErr != nil {
+		return nil, cfg.schedErr
+	}
+	if cfg.sched == nil {
+		cfg.sched = &threadScheduler{}
+	}
+	if cfg.ctx == nil {
+		cfg.ctx = display.Context()
+	}
+	if cfg.memLimit <= 0 {
+		cfg.memLimit = defaultMemoryLimit()
+	}
+	root := a.n
+	if b := root.DType.Size(); expr.Size(root.Shape)*8 > cfg.memLimit {
+		return nil, fmt.Errorf("compute: the result of shape %s (%d bytes as float64, %d as %v) exceeds the memory limit of %d bytes; reduce it or compute it in pieces",
+			expr.ShapeString(root.Shape), expr.Size(root.Shape)*8, expr.Size(root.Shape)*int64(b), root.DType, cfg.memLimit)
+	}
+	order := plan.Order(root)
+	total := 0
+	for _, n := range order {
+		iter := n
+		if n.Kind == expr.KReduce {
+			iter = n.Args[0]
+		}
+		total += expr.NumChunks(iter.Chunks)
+	}
+	prog := newProgress(total, cfg.progress)
+	defer prog.finish()
+	done := map[*expr.Node][]float64{}
+	for id, n := range order {
+		st, err := plan.Lower(id, n, done, plan.Options{MemoryLimit: cfg.memLimit})
+		if err != nil {
+			return nil, fmt.Errorf("compute: %w", err)
+		}
+		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, prog.add)
+		if err != nil {
+			return nil, fmt.Errorf("compute: %w", err)
+		}
+		vals, err := st.Assemble(outs)
+		if err != nil {
+			return nil, fmt.Errorf("compute: %w", err)
+		}
+		done[n] = vals
+	}
+	vals, ok := done[root]
+	if !ok { // root is data already
+		return a, nil
+	}
+	prog.ok = true
+	n, err := expr.NewData(vals, root.DType, root.Shape, root.Chunks)
+	if err != nil {
+		return nil, fmt.Errorf("compute: %w", err)
+	}
+	return &Array{n: n}, nil
+}
+
+// ToSlice computes the array and returns its elements in row-major order.
+func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
+	c, err := a.Compute(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return append([]float64(nil), c.n.Data...), nil
+}
+
+// Float64 computes an array of one element and returns it.
+func (a *Array) Float64(opts ...ComputeOption) (float64, error) {
+	if err := a.Err(); err != nil {
+		return 0, err
+	}
+	if n := expr.Size(a.n.Shape); n != 1 {
+		return 0, fmt.Errorf("Float64 of an array of shape %s (%d elements, want 1)", expr.ShapeString(a.n.Shape), n)
+	}
+	c, err := a.Compute(opts...)
+	if err != nil {
+		return 0, err
+	}
+	return c.n.Data[0], nil
+}
+
+// progress reports finished tasks to a callback and, after progressDelay, to a display bar.
+type progress struct {
+	mu    sync.Mutex
+	total int
+	done  int
+	cb    func(done, total int)
+	bar   *display.Progress
+	timer *time.Timer
+	ok    bool
+}
+
+func newProgress(total int, cb func(done, total int)) *progress {
+	p := &progress{total: total, cb: cb}
+	p.timer = time.AfterFunc(progressDelay, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.timer != nil {
+			p.bar = display.NewProgress("gpuarray compute (chunks)", int64(p.total))
+			p.bar.Set(int64(p.done))
+		}
+	})
+	return p
+}
+
+func (p *progress) add(n int) {
+	p.mu.Lock()
+	p.done += n
+	d := p.done
+	if p.bar != nil {
+		p.bar.Set(int64(d))
+	}
+	p.mu.Unlock()
+	if p.cb != nil {
+		p.cb(d, p.total)
+	}
+}
+
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timer.Stop()
+	p.timer = nil
+	if p.bar != nil && p.ok {
+		p.bar.Done()
+	}
+}

@@ -1,0 +1,202 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// unaryFunc returns the scalar function of a unary op.
+func unaryFunc(op expr.Op) func(float64) float64 {
+	switch op {
+	case expr.OpNeg:
+		return func(x float64) float64 { return -x }
+	case expr.OpAbs:
+		return math.Abs
+	case expr.OpExp:
+		return math.Exp
+	case expr.OpLog:
+		return math.Log
+	case expr.OpSqrt:
+		return math.Sqrt
+	case expr.OpSin:
+		return math.Sin
+	case expr.OpCos:
+		return math.Cos
+	case expr.OpTanh:
+		return math.Tanh
+	}
+	return nil
+}
+
+// binaryFunc returns the scalar function of a binary op.
+func binaryFunc(op expr.Op) func(x, y float64) float64 {
+	switch op {
+	case expr.OpAdd:
+		return func(x, y float64) float64 { return x + y }
+	case expr.OpSub:
+		return func(x, y float64) float64 { return x - y }
+	case expr.OpMul:
+		return func(x, y float64) float64 { return x * y }
+	case expr.OpDiv:
+		return func(x, y float64) float64 { return x / y }
+	case expr.OpPow:
+		return math.Pow
+	case expr.OpMax:
+		return func(x, y float64) float64 {
+			if x != x || y != y {
+				return math.NaN()
+			}
+			return math.Max(x, y)
+		}
+	case expr.OpMin:
+		return func(x, y float64) float64 {
+			if x != x || y != y {
+				return math.NaN()
+			}
+			return math.Min(x, y)
+		}
+	case expr.OpEq:
+		return func(x, y float64) float64 { return b2f(x == y) }
+	case expr.OpNe:
+		return func(x, y float64) float64 { return b2f(x != y) }
+	case expr.OpLt:
+		return func(x, y float64) float64 { return b2f(x < y) }
+	case expr.OpLe:
+		return func(x, y float64) float64 { return b2f(x <= y) }
+	case expr.OpGt:
+		return func(x, y float64) float64 { return b2f(x > y) }
+	case expr.OpGe:
+		return func(x, y float64) float64 { return b2f(x >= y) }
+	}
+	return nil
+}
+
+// Scalar evaluates an op on scalars in dtype dt (used for constant folding and by tests).
+func Scalar(op expr.Op, dt expr.DType, x ...float64) float64 {
+	var v float64
+	if op.Unary() {
+		v = unaryFunc(op)(x[0])
+	} else {
+		v = binaryFunc(op)(x[0], x[1])
+	}
+	if dt == expr.Float32 {
+		v = float64(float32(v))
+	}
+	return v
+}
+
+// vvFunc returns a vector-vector loop for op; the arithmetic ops have dedicated loops.
+func vvFunc(op expr.Op) func(dst, a, b []float64) {
+	switch op {
+	case expr.OpAdd:
+		return func(dst, a, b []float64) {
+			b = b[:len(dst)]
+			a = a[:len(dst)]
+			for i := range dst {
+				dst[i] = a[i] + b[i]
+			}
+		}
+	case expr.OpSub:
+		return func(dst, a, b []float64) {
+			b = b[:len(dst)]
+			a = a[:len(dst)]
+			for i := range dst {
+				dst[i] = a[i] - b[i]
+			}
+		}
+	case expr.OpMul:
+		return func(dst, a, b []float64) {
+			b = b[:len(dst)]
+			a = a[:len(dst)]
+			for i := range dst {
+				dst[i] = a[i] * b[i]
+			}
+		}
+	case expr.OpDiv:
+		return func(dst, a, b []float64) {
+			b = b[:len(dst)]
+			a = a[:len(dst)]
+			for i := range dst {
+				dst[i] = a[i] / b[i]
+			}
+		}
+	}
+	f := binaryFunc(op)
+	return func(dst, a, b []float64) {
+		b = b[:len(dst)]
+		a = a[:len(dst)]
+		for i := range dst {
+			dst[i] = f(a[i], b[i])
+		}
+	}
+}
+
+// vsFunc returns a loop for op with a scalar operand: a op s, or s op a when swap.
+func vsFunc(op expr.Op, swap bool) func(dst, a []float64, s float64) {
+	switch {
+	case op == expr.OpAdd:
+		return func(dst, a []float64, s float64) {
+			a = a[:len(dst)]
+			for i := range dst {
+				dst[i] = a[i] + s
+			}
+		}
+	case op == expr.OpMul:
+		return func(dst, a []float64, s float64) {
+			a = a[:len(dst)]
+			for i := range dst {
+				dst[i] = a[i] * s
+			}
+		}
+	case op == expr.OpSub && !swap:
+		return func(dst, a []float64, s float64) {
+			a = a[:len(dst)]
+			for i := range dst {
+				dst[i] = a[i] - s
+			}
+		}
+	case op == expr.OpSub && swap:
+		return func(dst, a []float64, s float64) {
+			a = a[:len(dst)]
+			for i := range dst {
+				dst[i] = s - a[i]
+			}
+		}
+	case op == expr.OpDiv && !swap:
+		return func(dst, a []float64, s float64) {
+			a = a[:len(dst)]
+			for i := range dst {
+				dst[i] = a[i] / s
+			}
+		}
+	}
+	f := binaryFunc(op)
+	if swap {
+		return func(dst, a []float64, s float64) {
+			a = a[:len(dst)]
+			for i := range dst {
+				dst[i] = f(s, a[i])
+			}
+		}
+	}
+	return func(dst, a []float64, s float64) {
+		a = a[:len(dst)]
+		for i := range dst {
+			dst[i] = f(a[i], s)
+		}
+	}
+}
+
+func round32(v []float64) {
+	for i, x := range v {
+		v[i] = float64(float32(x))
+	}
+}

@@ -1,0 +1,231 @@
+package cuda
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// NodeKind is the kind of a kernel-spec node.
+type NodeKind uint8
+
+// Node kinds of a kernel spec.
+const (
+	NConst  NodeKind = iota // Value
+	NRandom                 // Rand, indexed through the task's map Leaf
+	NInput                  // an input buffer, indexed through the task's map Leaf
+	NUnary                  // Op(Args[0])
+	NBinary                 // Op(Args[0], Args[1])
+	NWhere                  // Args[0] != 0 ? Args[1] : Args[2]
+	NCast                   // Args[0] rounded to DType
+)
+
+// Node is one value of a fused element computation. Nodes refer to earlier nodes by index.
+type Node struct {
+	Kind  NodeKind
+	DType expr.DType // Float32 results are rounded to float32 after the operation
+	Op    expr.Op
+	Args  [3]int
+	Value float64
+	Rand  expr.RandSpec
+	Leaf  int // NRandom, NInput: which of the task's Maps indexes it
+}
+
+// Reduce is what a fused kernel does with the value of its last node.
+type Reduce uint8
+
+// Reductions of a kernel spec. RNone stores every element; the others leave one partial per
+// task (Welford: count, mean and M2, from which mean, var and std follow).
+const (
+	RNone Reduce = iota
+	RSum
+	RMin
+	RMax
+	RArgMin
+	RArgMax
+	RWelford
+)
+
+func (r Reduce) String() string {
+	return [...]string{"none", "sum", "min", "max", "argmin", "argmax", "welford"}[r]
+}
+
+// words returns how many 64-bit words one partial takes.
+func (r Reduce) words() int {
+	switch r {
+	case RArgMin, RArgMax:
+		return 2
+	case RWelford:
+		return 3
+	}
+	return 1
+}
+
+// Spec is the shape of a fused chunk kernel: the element computation over a task's iteration
+// space of Rank dimensions, and what happens to the result. Sizes, offsets and strides are not
+// part of it (they come with each Task), so one compiled kernel serves every chunk.
+type Spec struct {
+	Rank   int
+	Nodes  []Node
+	Reduce Reduce
+}
+
+// Leaves returns how many index maps a task of s must carry (one per distinct Leaf).
+func (s *Spec) Leaves() int {
+	n := 0
+	for _, nd := range s.Nodes {
+		if (nd.Kind == NRandom || nd.Kind == NInput) && nd.Leaf+1 > n {
+			n = nd.Leaf + 1
+		}
+	}
+	return n
+}
+
+// Validate checks that s is well formed.
+func (s *Spec) Validate() error {
+	if s.Rank < 1 || s.Rank > 8 {
+		return fmt.Errorf("kernel spec: rank %d out of range 1..8", s.Rank)
+	}
+	if len(s.Nodes) == 0 {
+		return fmt.Errorf("kernel spec: no nodes")
+	}
+	if s.Reduce > RWelford {
+		return fmt.Errorf("kernel spec: unknown reduction %d", s.Reduce)
+	}
+	for i, nd := range s.Nodes {
+		nargs := 0
+		switch nd.Kind {
+		case NConst:
+		case NRandom:
+			if nd.Rand.Dist > expr.Integers {
+				return fmt.Errorf("kernel spec: node %d: unknown distribution %d", i, nd.Rand.Dist)
+			}
+		case NInput:
+		case NUnary:
+			if !nd.Op.Unary() {
+				return fmt.Errorf("kernel spec: node %d: %v is not unary", i, nd.Op)
+			}
+			nargs = 1
+		case NBinary:
+			if nd.Op.Unary() || nd.Op > expr.OpGe {
+				return fmt.Errorf("kernel spec: node %d: %v is not binary", i, nd.Op)
+			}
+			nargs = 2
+		case NWhere:
+			nargs = 3
+		case NCast:
+			nargs = 1
+		default:
+			return fmt.Errorf("kernel spec: node %d: unknown kind %d", i, nd.Kind)
+		}
+		for a := 0; a < nargs; a++ {
+			if nd.Args[a] < 0 || nd.Args[a] >= i {
+				return fmt.Errorf("kernel spec: node %d: operand %d refers to node %d, not an earlier one", i, a, nd.Args[a])
+			}
+		}
+		if (nd.Kind == NRandom || nd.Kind == NInput) && nd.Leaf < 0 {
+			return fmt.Errorf("kernel spec: node %d: negative leaf", i)
+		}
+	}
+	return nil
+}
+
+// Key returns a hash that identifies s: equal keys mean the same generated kernel.
+func (s *Spec) Key() string {
+	h := sha256.New()
+	w := func(v uint64) {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	w(uint64(s.Rank))
+	w(uint64(s.Reduce))
+	for _, nd := range s.Nodes {
+		w(uint64(nd.Kind)<<32 | uint64(nd.DType)<<16 | uint64(nd.Op))
+		for _, a := range nd.Args {
+			w(uint64(a))
+		}
+		w(math.Float64bits(nd.Value))
+		w(uint64(nd.Rand.Dist))
+		w(math.Float64bits(nd.Rand.P0))
+		w(math.Float64bits(nd.Rand.P1))
+		w(uint64(nd.Rand.Key[0])<<32 | uint64(nd.Rand.Key[1]))
+		w(uint64(nd.Leaf))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Map is how a leaf is indexed from a task's iteration index (i_0, …, i_{Rank-1}): the linear
+// index Off + sum_k Strides[k]*i_k, into the random array as created (NRandom: the global
+// row-major element index that seeds Philox) or into the leaf's input buffer (NInput).
+type Map struct {
+	Off     int64
+	Strides []int64
+}
+
+// Task is one chunk of work for a spec: its iteration space, one Map per leaf, and the data of
+// input leaves (Inputs[leaf], nil for random leaves).
+type Task struct {
+	Dims   []int64
+	Maps   []Map
+	Inputs [][]float64
+}
+
+// Elements returns the number of elements of the task's iteration space.
+func (t *Task) Elements() int64 {
+	n := int64(1)
+	for _, d := range t.Dims {
+		n *= d
+	}
+	return n
+}
+
+func (t *Task) validate(s *Spec) error {
+	if len(t.Dims) != s.Rank {
+		return fmt.Errorf("task has %d dims, kernel rank is %d", len(t.Dims), s.Rank)
+	}
+	for _, d := range t.Dims {
+		if d < 0 || d > 1<<40 {
+			return fmt.Errorf("task dim %d out of range", d)
+		}
+	}
+	if len(t.Maps) < s.Leaves() {
+		return fmt.Errorf("task has %d index maps, kernel needs %d", len(t.Maps), s.Leaves())
+	}
+	for i, m := range t.Maps {
+		if len(m.Strides) != s.Rank {
+			return fmt.Errorf("task map %d has %d strides, kernel rank is %d", i, len(m.Strides), s.Rank)
+		}
+	}
+	for _, nd := range s.Nodes {
+		if nd.Kind != NInput {
+			continue
+		}
+		if nd.Leaf >= len(t.Inputs) || t.Inputs[nd.Leaf] == nil {
+			return fmt.Errorf("task lacks the data of input leaf %d", nd.Leaf)
+		}
+		// The largest index the map reaches must be inside the buffer.
+		m := t.Maps[nd.Leaf]
+		lo, hi := m.Off, m.Off
+		for k, d := range t.Dims {
+			if d == 0 {
+				lo, hi = 0, -1
+				break
+			}
+			span := m.Strides[k] * (d - 1)
+			if span < 0 {
+				lo += span
+			} else {
+				hi += span
+			}
+		}
+		if hi >= lo && (lo < 0 || hi >= int64(len(t.Inputs[nd.Leaf]))) {
+			return fmt.Errorf("input leaf %d: index map reaches [%d, %d], buffer has %d elements", nd.Leaf, lo, hi, len(t.Inputs[nd.Leaf]))
+		}
+	}
+	return nil
+}

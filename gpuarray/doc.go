@@ -1,0 +1,18 @@
+// Package gpuarray is chunked, lazy N-d arrays in the spirit of dask.array: operations build an
+// expression graph, and Compute plans it into fused per-chunk tasks that a scheduler runs on a
+// backend, the CPU (Inline, Threads) or NVIDIA GPUs (OnGPU, OnGPUs), or on a cluster (On).
+//
+//	rs := gpuarray.NewRandomState(42)
+//	x := rs.Normal(10, 1, gpuarray.Shape(20000, 20000), gpuarray.Chunks(10000, 10000))
+//	y := x.Add(1).Slice(gpuarray.Every(2), gpuarray.Every(2))
+//	s, err := y.Sum().Float64(gpuarray.Threads(0))
+//
+// Random numbers are counter-based (package gpuarray/rng): an element's value depends only on
+// the seed and its index, never on chunking, scheduler or backend, and a strided slice of a
+// random array generates only the elements it keeps. Chains of random numbers, elementwise
+// operations, views and a reduction run as one pass per chunk, with no intermediate arrays.
+//
+// Errors made while building an expression (shapes that do not broadcast, bad indices) are
+// kept in the array they produce and in every array built from it: Err reports them, and
+// Compute returns them. Arrays are immutable and safe for concurrent use.
+package gpuarray

@@ -1,0 +1,403 @@
+package expr
+
+import (
+	"fmt"
+	"slices"
+)
+
+func leaf(k Kind, dt DType, shape []int, chunks [][]int) (*Node, error) {
+	for ax, d := range shape {
+		if d < 0 {
+			return nil, fmt.Errorf("negative length %d on axis %d of shape %s", d, ax, ShapeString(shape))
+		}
+	}
+	if err := CheckChunks(shape, chunks); err != nil {
+		return nil, err
+	}
+	return &Node{Kind: k, DType: dt, Shape: slices.Clone(shape), Chunks: cloneChunks(chunks)}, nil
+}
+
+func cloneChunks(c [][]int) [][]int {
+	out := make([][]int, len(c))
+	for i := range c {
+		out[i] = slices.Clone(c[i])
+	}
+	return out
+}
+
+// NewConst returns an array whose elements are all v.
+func NewConst(v float64, dt DType, shape []int, chunks [][]int) (*Node, error) {
+	n, err := leaf(KConst, dt, shape, chunks)
+	if err != nil {
+		return nil, err
+	}
+	n.Value = roundTo(v, dt)
+	return n, nil
+}
+
+// NewRandom returns an array of random numbers drawn as spec says.
+func NewRandom(spec RandSpec, dt DType, shape []int, chunks [][]int) (*Node, error) {
+	if spec.Dist == Integers && !(spec.P1 > spec.P0) {
+		return nil, fmt.Errorf("integers: high %v must be greater than low %v", spec.P1, spec.P0)
+	}
+	n, err := leaf(KRandom, dt, shape, chunks)
+	if err != nil {
+		return nil, err
+	}
+	n.Rand = spec
+	return n, nil
+}
+
+// NewRange returns the 1-d array start + step*i, i < num; with exact, element num-1 is stop.
+func NewRange(start, step, stop float64, exact bool, num int, dt DType, chunks [][]int) (*Node, error) {
+	n, err := leaf(KRange, dt, []int{num}, chunks)
+	if err != nil {
+		return nil, err
+	}
+	n.Start, n.Step, n.Stop, n.Exact = start, step, stop, exact
+	return n, nil
+}
+
+// NewData returns a materialized array over data (row-major, length the shape's size).
+func NewData(data []float64, dt DType, shape []int, chunks [][]int) (*Node, error) {
+	if int64(len(data)) != Size(shape) {
+		return nil, fmt.Errorf("data has %d elements, shape %s needs %d", len(data), ShapeString(shape), Size(shape))
+	}
+	n, err := leaf(KData, dt, shape, chunks)
+	if err != nil {
+		return nil, err
+	}
+	n.Data = data
+	return n, nil
+}
+
+// NewUnary applies a one-operand op.
+func NewUnary(op Op, a *Node) (*Node, error) {
+	if !op.Unary() {
+		return nil, fmt.Errorf("%v is not a unary operation", op)
+	}
+	return &Node{Kind: KUnary, Op: op, DType: a.DType, Shape: a.Shape, Chunks: a.Chunks, Args: []*Node{a}}, nil
+}
+
+// NewCast rounds a to dt.
+func NewCast(a *Node, dt DType) *Node {
+	if a.DType == dt {
+		return a
+	}
+	return &Node{Kind: KCast, DType: dt, Shape: a.Shape, Chunks: a.Chunks, Args: []*Node{a}}
+}
+
+// BroadcastShapes returns the NumPy broadcast of shapes, with the chunk grid of the result
+// (axes of equal length get the common refinement of their chunks).
+func BroadcastShapes(ns ...*Node) ([]int, [][]int, error) {
+	rank := 0
+	for _, n := range ns {
+		rank = max(rank, len(n.Shape))
+	}
+	shape := make([]int, rank)
+	chunks := make([][]int, rank)
+	for ax := 0; ax < rank; ax++ {
+		shape[ax] = 1
+		for _, n := range ns {
+			k := ax - (rank - len(n.Shape))
+			if k < 0 {
+				continue
+			}
+			d := n.Shape[k]
+			switch {
+			case d == shape[ax]:
+				if chunks[ax] == nil {
+					chunks[ax] = n.Chunks[k]
+				} else {
+					chunks[ax] = unify(chunks[ax], n.Chunks[k])
+				}
+			case d == 1:
+			case shape[ax] == 1:
+				shape[ax] = d
+				chunks[ax] = n.Chunks[k]
+			default:
+				return nil, nil, fmt.Errorf("shapes %s cannot broadcast together (axis %d: %d vs %d)", shapesString(ns), ax, shape[ax], d)
+			}
+		}
+		if chunks[ax] == nil {
+			chunks[ax] = []int{1}
+		}
+	}
+	return shape, chunks, nil
+}
+
+func shapesString(ns []*Node) string {
+	s := ""
+	for i, n := range ns {
+		if i > 0 {
+			s += " and "
+		}
+		s += ShapeString(n.Shape)
+	}
+	return s
+}
+
+// BroadcastTo views a with shape and chunks (a's shape must broadcast to shape).
+func BroadcastTo(a *Node, shape []int, chunks [][]int) (*Node, error) {
+	if slices.Equal(a.Shape, shape) && chunksEqual(a.Chunks, chunks) {
+		return a, nil
+	}
+	off := len(shape) - len(a.Shape)
+	if off < 0 {
+		return nil, fmt.Errorf("cannot broadcast shape %s to %s", ShapeString(a.Shape), ShapeString(shape))
+	}
+	m := make([]AxisMap, len(a.Shape))
+	for k, d := range a.Shape {
+		switch d {
+		case shape[k+off]:
+			m[k] = AxisMap{Axis: k + off, Step: 1}
+		case 1:
+			m[k] = AxisMap{Axis: -1}
+		default:
+			return nil, fmt.Errorf("cannot broadcast shape %s to %s", ShapeString(a.Shape), ShapeString(shape))
+		}
+	}
+	return newView(a, m, shape, chunks), nil
+}
+
+func chunksEqual(a, b [][]int) bool {
+	return slices.EqualFunc(a, b, func(x, y []int) bool { return slices.Equal(x, y) })
+}
+
+// NewBinary applies a two-operand op with broadcasting.
+func NewBinary(op Op, a, b *Node) (*Node, error) {
+	if op.Unary() {
+		return nil, fmt.Errorf("%v is not a binary operation", op)
+	}
+	shape, chunks, err := BroadcastShapes(a, b)
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", op, err)
+	}
+	if a, err = BroadcastTo(a, shape, chunks); err != nil {
+		return nil, err
+	}
+	if b, err = BroadcastTo(b, shape, chunks); err != nil {
+		return nil, err
+	}
+	return &Node{Kind: KBinary, Op: op, DType: Promote(a.DType, b.DType), Shape: shape, Chunks: chunks, Args: []*Node{a, b}}, nil
+}
+
+// NewWhere selects x where cond is nonzero and y elsewhere, with broadcasting.
+func NewWhere(cond, x, y *Node) (*Node, error) {
+	shape, chunks, err := BroadcastShapes(cond, x, y)
+	if err != nil {
+		return nil, fmt.Errorf("where: %w", err)
+	}
+	args := []*Node{cond, x, y}
+	for i := range args {
+		if args[i], err = BroadcastTo(args[i], shape, chunks); err != nil {
+			return nil, err
+		}
+	}
+	return &Node{Kind: KWhere, DType: Promote(x.DType, y.DType), Shape: shape, Chunks: chunks, Args: args}, nil
+}
+
+// newView builds a view of a, composing with a when a is itself a view.
+func newView(a *Node, m []AxisMap, shape []int, chunks [][]int) *Node {
+	if a.Kind == KView {
+		inner := make([]AxisMap, len(a.Map))
+		for d, am := range a.Map {
+			if am.Axis < 0 {
+				inner[d] = am
+				continue
+			}
+			om := m[am.Axis]
+			if om.Axis < 0 {
+				inner[d] = AxisMap{Axis: -1, Off: am.Off + am.Step*om.Off}
+			} else {
+				inner[d] = AxisMap{Axis: om.Axis, Off: am.Off + am.Step*om.Off, Step: am.Step * om.Step}
+			}
+		}
+		a, m = a.Args[0], inner
+	}
+	return &Node{Kind: KView, DType: a.DType, Shape: slices.Clone(shape), Chunks: cloneChunks(chunks), Args: []*Node{a}, Map: m}
+}
+
+// Index selects along one axis: everything, a slice, or one position (which drops the axis).
+type Index struct {
+	At                bool // a single position, Start
+	Start, Stop, Step int
+	HasStart, HasStop bool // else the Python defaults for the step's direction
+}
+
+// resolve applies Python slice rules to an axis of length n: the first index, step and count.
+func (ix Index) resolve(n, axis int) (start, step, count int, err error) {
+	if ix.At {
+		i := ix.Start
+		if i < 0 {
+			i += n
+		}
+		if i < 0 || i >= n {
+			return 0, 0, 0, fmt.Errorf("index %d out of range for axis %d of length %d", ix.Start, axis, n)
+		}
+		return i, 0, 1, nil
+	}
+	step = ix.Step
+	if step == 0 {
+		return 0, 0, 0, fmt.Errorf("slice step 0 on axis %d (length %d)", axis, n)
+	}
+	norm := func(v, lo, hi int) int {
+		if v < 0 {
+			v += n
+		}
+		return min(max(v, lo), hi)
+	}
+	var stop int
+	if step > 0 {
+		start, stop = 0, n
+		if ix.HasStart {
+			start = norm(ix.Start, 0, n)
+		}
+		if ix.HasStop {
+			stop = norm(ix.Stop, 0, n)
+		}
+		count = max(0, (stop-start+step-1)/step)
+	} else {
+		start, stop = n-1, -1
+		if ix.HasStart {
+			start = norm(ix.Start, -1, n-1)
+		}
+		if ix.HasStop {
+			stop = ix.Stop
+			if stop < 0 {
+				stop += n
+			}
+			stop = min(max(stop, -1), n-1)
+		}
+		count = max(0, (start-stop-step-1)/(-step))
+	}
+	return start, step, count, nil
+}
+
+// NewSlice indexes a with one Index per leading axis (missing trailing axes are kept whole).
+func NewSlice(a *Node, idx []Index) (*Node, error) {
+	if len(idx) > len(a.Shape) {
+		return nil, fmt.Errorf("%d indices for an array of shape %s", len(idx), ShapeString(a.Shape))
+	}
+	var shape []int
+	var chunks [][]int
+	m := make([]AxisMap, len(a.Shape))
+	for ax, n := range a.Shape {
+		ix := Index{Step: 1}
+		if ax < len(idx) {
+			ix = idx[ax]
+		}
+		start, step, count, err := ix.resolve(n, ax)
+		if err != nil {
+			return nil, err
+		}
+		if ix.At {
+			m[ax] = AxisMap{Axis: -1, Off: start}
+			continue
+		}
+		m[ax] = AxisMap{Axis: len(shape), Off: start, Step: step}
+		shape = append(shape, count)
+		chunks = append(chunks, sliceChunks(a.Chunks[ax], start, step, count))
+	}
+	return newView(a, m, shape, chunks), nil
+}
+
+// NewTranspose permutes the axes of a: output axis k is input axis perm[k]; an empty perm
+// reverses the axes.
+func NewTranspose(a *Node, perm []int) (*Node, error) {
+	r := len(a.Shape)
+	if len(perm) == 0 {
+		perm = make([]int, r)
+		for k := range perm {
+			perm[k] = r - 1 - k
+		}
+	}
+	if len(perm) != r {
+		return nil, fmt.Errorf("transpose: axes %v do not match shape %s", perm, ShapeString(a.Shape))
+	}
+	seen := make([]bool, r)
+	m := make([]AxisMap, r)
+	shape := make([]int, r)
+	chunks := make([][]int, r)
+	for k, d := range perm {
+		if d < 0 {
+			d += r
+		}
+		if d < 0 || d >= r || seen[d] {
+			return nil, fmt.Errorf("transpose: axes %v are not a permutation of %d axes (shape %s)", perm, r, ShapeString(a.Shape))
+		}
+		seen[d] = true
+		m[d] = AxisMap{Axis: k, Step: 1}
+		shape[k] = a.Shape[d]
+		chunks[k] = a.Chunks[d]
+	}
+	return newView(a, m, shape, chunks), nil
+}
+
+// NewRechunk regrids a (chunks must add up to a's shape).
+func NewRechunk(a *Node, chunks [][]int) (*Node, error) {
+	if err := CheckChunks(a.Shape, chunks); err != nil {
+		return nil, fmt.Errorf("rechunk: %w", err)
+	}
+	m := make([]AxisMap, len(a.Shape))
+	for k := range m {
+		m[k] = AxisMap{Axis: k, Step: 1}
+	}
+	return newView(a, m, a.Shape, chunks), nil
+}
+
+// NewReduce reduces a over axes (all axes when empty; negative axes count from the end).
+// ArgMin and ArgMax take at most one axis; without one they give the flat index.
+func NewReduce(a *Node, red Red, axes []int) (*Node, error) {
+	r := len(a.Shape)
+	var ax []int
+	if len(axes) == 0 {
+		for k := 0; k < r; k++ {
+			ax = append(ax, k)
+		}
+	}
+	for _, k := range axes {
+		kk := k
+		if kk < 0 {
+			kk += r
+		}
+		if kk < 0 || kk >= r {
+			return nil, fmt.Errorf("%v: axis %d out of range for shape %s", red, k, ShapeString(a.Shape))
+		}
+		if slices.Contains(ax, kk) {
+			return nil, fmt.Errorf("%v: axis %d repeated in %v", red, k, axes)
+		}
+		ax = append(ax, kk)
+	}
+	slices.Sort(ax)
+	if (red == ArgMin || red == ArgMax) && len(axes) > 1 {
+		return nil, fmt.Errorf("%v takes one axis, got %v", red, axes)
+	}
+	if red == Min || red == Max || red == ArgMin || red == ArgMax {
+		for _, k := range ax {
+			if a.Shape[k] == 0 {
+				return nil, fmt.Errorf("%v of an empty axis %d (shape %s)", red, k, ShapeString(a.Shape))
+			}
+		}
+	}
+	var shape []int
+	var chunks [][]int
+	for k := 0; k < r; k++ {
+		if !slices.Contains(ax, k) {
+			shape = append(shape, a.Shape[k])
+			chunks = append(chunks, a.Chunks[k])
+		}
+	}
+	dt := a.DType
+	if red == ArgMin || red == ArgMax {
+		dt = Float64
+	}
+	return &Node{Kind: KReduce, Red: red, Axes: ax, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a}}, nil
+}
+
+func roundTo(v float64, dt DType) float64 {
+	if dt == Float32 {
+		return float64(float32(v))
+	}
+	return v
+}

@@ -1,0 +1,193 @@
+package expr
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DType is an element type.
+type DType uint8
+
+// The element types.
+const (
+	Float64 DType = iota
+	Float32
+)
+
+func (d DType) String() string {
+	if d == Float32 {
+		return "float32"
+	}
+	return "float64"
+}
+
+// Size is the number of bytes of one element.
+func (d DType) Size() int {
+	if d == Float32 {
+		return 4
+	}
+	return 8
+}
+
+// Promote returns the dtype of an operation on a and b (NumPy rules: float32 only with float32).
+func Promote(a, b DType) DType {
+	if a == Float32 && b == Float32 {
+		return Float32
+	}
+	return Float64
+}
+
+// Kind is a node's kind.
+type Kind uint8
+
+// Node kinds.
+const (
+	KConst   Kind = iota // every element Value
+	KRandom              // random numbers, Rand
+	KRange               // Start + Step*i on a 1-d array (Arange, Linspace)
+	KData                // a materialized row-major buffer, Data
+	KUnary               // Op(Args[0])
+	KBinary              // Op(Args[0], Args[1]), operands broadcast to Shape
+	KWhere               // Args[0] != 0 ? Args[1] : Args[2]
+	KCast                // Args[0] rounded to DType
+	KView                // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
+	KReduce              // Red over Axes of Args[0]
+)
+
+// Op is an elementwise operation.
+type Op uint8
+
+// Elementwise operations. Comparisons give 1 or 0 in the operands' dtype.
+const (
+	OpNeg Op = iota
+	OpAbs
+	OpExp
+	OpLog
+	OpSqrt
+	OpSin
+	OpCos
+	OpTanh
+	OpAdd
+	OpSub
+	OpMul
+	OpDiv
+	OpPow
+	OpMax
+	OpMin
+	OpEq
+	OpNe
+	OpLt
+	OpLe
+	OpGt
+	OpGe
+)
+
+var opNames = [...]string{"neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Unary reports whether o takes one operand.
+func (o Op) Unary() bool { return o <= OpTanh }
+
+// Dist is a random distribution.
+type Dist uint8
+
+// Distributions: Normal(P0 = loc, P1 = scale), Uniform(P0 = low, P1 = high),
+// Integers(P0 = low, P1 = high, integers in [low, high)).
+const (
+	Normal Dist = iota
+	Uniform
+	Integers
+)
+
+func (d Dist) String() string {
+	return [...]string{"normal", "uniform", "integers"}[d]
+}
+
+// RandSpec is what a random node draws: the distribution, its parameters and the Philox key
+// (see package gpuarray/rng).
+type RandSpec struct {
+	Dist   Dist
+	P0, P1 float64
+	Key    [2]uint32
+}
+
+// Red is a reduction.
+type Red uint8
+
+// Reductions.
+const (
+	Sum Red = iota
+	Mean
+	Var
+	Std
+	Min
+	Max
+	ArgMin
+	ArgMax
+)
+
+func (r Red) String() string {
+	return [...]string{"sum", "mean", "var", "std", "min", "max", "argmin", "argmax"}[r]
+}
+
+// AxisMap says how one axis of a view's input is indexed from the view's output index o:
+// input index = Off + Step*o[Axis], or Off alone when Axis is -1 (an integer index, or a
+// broadcast axis of length 1).
+type AxisMap struct {
+	Axis int
+	Off  int
+	Step int
+}
+
+// Node is one node of the graph. Nodes are immutable once built.
+type Node struct {
+	Kind   Kind
+	DType  DType
+	Shape  []int
+	Chunks [][]int // chunk sizes along each axis; they sum to Shape
+
+	Op    Op        // KUnary, KBinary
+	Args  []*Node   // operands
+	Value float64   // KConst
+	Rand  RandSpec  // KRandom
+	Start float64   // KRange
+	Step  float64   // KRange
+	Stop  float64   // KRange: when Exact, the last element is exactly Stop (Linspace)
+	Exact bool      // KRange
+	Data  []float64 // KData, row-major (float32 arrays hold float32-rounded values)
+	Map   []AxisMap // KView, one per input axis
+	Red   Red       // KReduce
+	Axes  []int     // KReduce: reduced axes of Args[0], ascending
+}
+
+// Size returns the number of elements of shape.
+func Size(shape []int) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		n *= int64(d)
+	}
+	return n
+}
+
+// ShapeString formats a shape like NumPy: (3, 4).
+func ShapeString(shape []int) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, d := range shape {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, d)
+	}
+	if len(shape) == 1 {
+		b.WriteByte(',')
+	}
+	b.WriteByte(')')
+	return b.String()
+}

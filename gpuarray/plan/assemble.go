@@ -1,0 +1,267 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// Assemble turns the outputs of the stage's tasks (outs[i] for Tasks[i]) into the node's
+// values, row-major. Reduction partials are combined in a fixed tree order.
+func (st *Stage) Assemble(outs []*Output) ([]float64, error) {
+	if len(outs) != len(st.Tasks) {
+		return nil, fmt.Errorf("assemble: %d outputs for %d tasks", len(outs), len(st.Tasks))
+	}
+	for i, o := range outs {
+		if o == nil {
+			return nil, fmt.Errorf("assemble: task %d returned no output", i)
+		}
+		if want := st.outShape(st.Tasks[i]); expr.Size(o.Shape) != expr.Size(want) || int64(len(o.Data)) != expr.Size(want) {
+			return nil, fmt.Errorf("assemble: task %d returned shape %s with %d values, want %s", i, expr.ShapeString(o.Shape), len(o.Data), expr.ShapeString(want))
+		}
+	}
+	if st.Kernel.Reduce == nil {
+		return st.place(outs, st.Kernel.Shape, nil), nil
+	}
+	return st.reduce(outs)
+}
+
+func (st *Stage) outShape(t *Task) []int {
+	s := append([]int(nil), t.Shape...)
+	for k, r := range st.Kernel.Reduced() {
+		if r {
+			s[k] = 1
+		}
+	}
+	return s
+}
+
+// place copies blocks into a row-major array of shape; keep says which axes of the
+// iteration space the array has (nil: all).
+func (st *Stage) place(outs []*Output, shape []int, keep []bool) []float64 {
+	res := make([]float64, expr.Size(shape))
+	for i, o := range outs {
+		t := st.Tasks[i]
+		var off, shp []int
+		for k := range t.Offset {
+			if keep == nil || keep[k] {
+				off = append(off, t.Offset[k])
+				shp = append(shp, t.Shape[k])
+			}
+		}
+		copyBox(res, shape, o.Data, off, shp)
+	}
+	return res
+}
+
+// copyBox writes src (row-major, shape shp) into dst (row-major, shape full) at off.
+func copyBox(dst []float64, full []int, src []float64, off, shp []int) {
+	r := len(full)
+	if r == 0 {
+		if len(src) > 0 {
+			dst[0] = src[0]
+		}
+		return
+	}
+	n := expr.Size(shp)
+	if n == 0 {
+		return
+	}
+	strides := rowStrides(full)
+	inner := shp[r-1]
+	pos := make([]int, r)
+	for o := int64(0); o < n; o += int64(inner) {
+		d0 := 0
+		for d := 0; d < r; d++ {
+			d0 += (off[d] + pos[d]) * strides[d]
+		}
+		copy(dst[d0:d0+inner], src[o:o+int64(inner)])
+		for d := r - 2; d >= 0; d-- {
+			pos[d]++
+			if pos[d] < shp[d] {
+				break
+			}
+			pos[d] = 0
+		}
+	}
+}
+
+func (st *Stage) reduce(outs []*Output) ([]float64, error) {
+	red := st.Kernel.Reduced()
+	rd := st.Kernel.Reduce.Red
+	// Group tasks by their chunk position on the kept axes, in chunk order.
+	rank := len(st.grid)
+	groups := map[string][]int{}
+	var order []string
+	for i, t := range st.Tasks {
+		key := ""
+		for k := 0; k < rank; k++ {
+			if !red[k] {
+				key += fmt.Sprint(t.Offset[k], ",")
+			}
+		}
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], i)
+	}
+	combined := make([]*Output, 0, len(order))
+	tasks := make([]*Task, 0, len(order))
+	for _, key := range order {
+		idx := groups[key]
+		ps := make([]*Output, len(idx))
+		for j, i := range idx {
+			ps[j] = outs[i]
+		}
+		c, err := tree(rd, ps)
+		if err != nil {
+			return nil, err
+		}
+		combined = append(combined, c)
+		tasks = append(tasks, st.Tasks[idx[0]])
+	}
+	keep := make([]bool, rank)
+	for k := range keep {
+		keep[k] = !red[k]
+	}
+	sub := &Stage{Tasks: tasks}
+	shape := st.Node.Shape
+	total := int64(1)
+	for k, r := range red {
+		if r {
+			total *= int64(st.Kernel.Shape[k])
+		}
+	}
+	first := sub.place(combined, shape, keep)
+	var aux []float64
+	switch rd {
+	case expr.ArgMin, expr.ArgMax:
+		aux = sub.place(auxOf(combined, 0), shape, keep)
+		copy(first, aux)
+	case expr.Mean:
+		for i := range first {
+			first[i] /= float64(total)
+		}
+	case expr.Var, expr.Std:
+		m2 := sub.place(auxOf(combined, 1), shape, keep)
+		for i := range first {
+			v := m2[i] / first[i]
+			if rd == expr.Std {
+				v = math.Sqrt(v)
+			}
+			first[i] = v
+		}
+	}
+	if st.Node.DType == expr.Float32 {
+		for i, v := range first {
+			first[i] = float64(float32(v))
+		}
+	}
+	return first, nil
+}
+
+func auxOf(outs []*Output, j int) []*Output {
+	r := make([]*Output, len(outs))
+	for i, o := range outs {
+		r[i] = &Output{Shape: o.Shape, Data: o.Aux[j]}
+	}
+	return r
+}
+
+// tree combines partials pairwise: the left half, the right half, then the two.
+func tree(rd expr.Red, ps []*Output) (*Output, error) {
+	if len(ps) == 1 {
+		return ps[0], nil
+	}
+	h := len(ps) / 2
+	a, err := tree(rd, ps[:h])
+	if err != nil {
+		return nil, err
+	}
+	b, err := tree(rd, ps[h:])
+	if err != nil {
+		return nil, err
+	}
+	return Combine(rd, a, b)
+}
+
+// Combine merges the partials b into a copy of a (b covers later chunks than a).
+func Combine(rd expr.Red, a, b *Output) (*Output, error) {
+	n := len(a.Data)
+	if len(b.Data) != n {
+		return nil, fmt.Errorf("combine %v partials: %d vs %d values", rd, n, len(b.Data))
+	}
+	need := map[expr.Red]int{expr.ArgMin: 1, expr.ArgMax: 1, expr.Var: 2, expr.Std: 2}[rd]
+	if len(a.Aux) < need || len(b.Aux) < need {
+		return nil, fmt.Errorf("combine %v partials: missing auxiliary partials", rd)
+	}
+	c := &Output{Shape: a.Shape, Data: make([]float64, n)}
+	for j := 0; j < need; j++ {
+		c.Aux = append(c.Aux, make([]float64, n))
+	}
+	for i := 0; i < n; i++ {
+		x, y := a.Data[i], b.Data[i]
+		switch rd {
+		case expr.Sum, expr.Mean:
+			c.Data[i] = x + y
+		case expr.Min, expr.Max:
+			c.Data[i] = Extreme(rd == expr.Max, x, y)
+		case expr.ArgMin, expr.ArgMax:
+			if TakeSecond(rd == expr.ArgMax, x, y) {
+				c.Data[i], c.Aux[0][i] = y, b.Aux[0][i]
+			} else {
+				c.Data[i], c.Aux[0][i] = x, a.Aux[0][i]
+			}
+		case expr.Var, expr.Std:
+			c.Data[i], c.Aux[0][i], c.Aux[1][i] = Chan(x, a.Aux[0][i], a.Aux[1][i], y, b.Aux[0][i], b.Aux[1][i])
+		}
+	}
+	return c, nil
+}
+
+// Extreme returns the maximum (max) or minimum of x and y; NaN wins.
+func Extreme(max bool, x, y float64) float64 {
+	switch {
+	case x != x:
+		return x
+	case y != y:
+		return y
+	case max == (y > x):
+		if y == x {
+			return x
+		}
+		return y
+	}
+	return x
+}
+
+// TakeSecond reports whether y (later in order) beats x for ArgMax (max) or ArgMin: strictly
+// more extreme, or the first NaN.
+func TakeSecond(max bool, x, y float64) bool {
+	if x != x {
+		return false
+	}
+	if y != y {
+		return true
+	}
+	if max {
+		return y > x
+	}
+	return y < x
+}
+
+// Chan merges two (count, mean, M2) partials (Chan, Golub and LeVeque).
+func Chan(na, ma, m2a, nb, mb, m2b float64) (n, m, m2 float64) {
+	if nb == 0 {
+		return na, ma, m2a
+	}
+	if na == 0 {
+		return nb, mb, m2b
+	}
+	n = na + nb
+	d := mb - ma
+	m = ma + d*(nb/n)
+	m2 = m2a + m2b + d*d*(na*nb/n)
+	return n, m, m2
+}

@@ -1,0 +1,55 @@
+// Package plan turns a gpuarray expression graph into fused chunk tasks that a backend
+// (gpuarray/cpu, gpuarray/cuda) or a cluster worker executes, and combines their outputs.
+//
+// # Stages
+//
+// A graph is computed in stages. Everything that is a function of the element index alone
+// fuses: constants, random numbers, ranges, elementwise operations, and views (slices with any
+// step, integer indexing, transposition, broadcasting, rechunking). Materialized inputs (arrays
+// from FromSlice or an earlier Compute) are read through views as input blocks. A reduction ends
+// a stage: Order lists the reductions a graph needs first, each is planned by Lower into one
+// Stage, run, and its result becomes an input of the stages that use it. (Matrix multiply will
+// be another stage kind with its own task type; it is not part of this IR.)
+//
+// # The fused kernel
+//
+// A Stage has one Kernel and one Task per chunk of the kernel's iteration space (Kernel.Shape,
+// the shape of the stage's value before any reduction). A Kernel is a list of instructions in
+// SSA order; instruction i may use only instructions before it, and Result (the last one) is
+// the value. Each instruction yields one value per element o (a global index into the iteration
+// space), in its DType; float32 instructions round their float64 result to float32.
+//
+//	Const   Value everywhere
+//	Random  the random array Rand of shape Src at source index s(o) (see gpuarray/rng for the
+//	        exact transform; Normal gives P0 + P1*z, Uniform P0 + (P1-P0)*u, Integers
+//	        P0 + floor-free multiply-shift into [P0, P1))
+//	Range   Start + Step*s(o) on the 1-d source of length Src[0]; with Exact, the last element
+//	        is Stop
+//	Input   element s(o) of input array Slot, whose values come in Task.Inputs[Slot]
+//	Unary   Op(Args[0]); Binary Op(Args[0], Args[1]); Where Args[0] != 0 ? Args[1] : Args[2]
+//	Cast    Args[0] rounded to DType
+//
+// Leaves (Random, Range, Input) carry Map: source axis d of the leaf is read at index
+// s(o)[d] = Map[d].Off + Map[d].Step*o[Map[d].Axis], or Map[d].Off when Axis is -1. The source
+// linear index is therefore affine in o: Linear gives its base and per-axis coefficients, which
+// may be negative (reversed slices) or zero (broadcasting). A strided slice of a random array
+// thus generates only the elements it keeps.
+//
+// A Kernel without Reduce stores its value: the task's Output.Data is the task region,
+// row-major. With Reduce, the task reduces its region over Reduce.Axes into partials whose
+// Output.Shape is the region's shape with those axes set to 1:
+//
+//	Sum, Mean         Data = sum
+//	Min, Max          Data = minimum or maximum (NaN propagates)
+//	ArgMin, ArgMax    Data = value, Aux[0] = index of the first extreme element, flat row-major
+//	                  over the reduced axes of the whole iteration space (global, not local)
+//	Var, Std          Data = count, Aux[0] = mean, Aux[1] = sum of squared deviations
+//
+// Stage.Assemble combines partials of the same output chunk in chunk order by a fixed binary
+// tree (left half, right half), so a result does not depend on the scheduler, and finishes
+// Mean, Var (ddof 0) and Std.
+//
+// Tasks, Kernels and Outputs are plain data (encoding/gob and encoding/json work), so a
+// cluster can ship them to workers. Kernel.Key is a stable text identity of a kernel, for
+// caches of compiled code.
+package plan

@@ -1,0 +1,164 @@
+package plan
+
+import (
+	"encoding/json"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// Code is an instruction kind.
+type Code uint8
+
+// Instruction kinds (see the package documentation).
+const (
+	Const Code = iota
+	Random
+	Range
+	Input
+	Unary
+	Binary
+	Where
+	Cast
+)
+
+var codeNames = [...]string{"const", "random", "range", "input", "unary", "binary", "where", "cast"}
+
+func (c Code) String() string {
+	if int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return "code?"
+}
+
+// Leaf reports whether instructions of kind c read a source through a Map.
+func (c Code) Leaf() bool { return c == Random || c == Range || c == Input }
+
+// Instr is one instruction of a Kernel.
+type Instr struct {
+	Code  Code
+	DType expr.DType
+	Op    expr.Op        `json:",omitempty"` // Unary, Binary
+	Args  []int          `json:",omitempty"` // operands: indexes of earlier instructions
+	Value float64        `json:",omitempty"` // Const
+	Rand  expr.RandSpec  `json:",omitempty"` // Random
+	Start float64        `json:",omitempty"` // Range
+	Step  float64        `json:",omitempty"` // Range
+	Stop  float64        `json:",omitempty"` // Range, with Exact
+	Exact bool           `json:",omitempty"` // Range
+	Slot  int            `json:",omitempty"` // Input
+	Src   []int          `json:",omitempty"` // leaves: the source array's shape
+	Map   []expr.AxisMap `json:",omitempty"` // leaves: one per source axis
+}
+
+// Linear returns the source's row-major linear index of a leaf as base + sum coef[k]*o[k]
+// over the rank axes of the iteration space.
+func (in *Instr) Linear(rank int) (base int64, coef []int64) {
+	return affine(in.Src, nil, in.Map, rank)
+}
+
+// LinearIn is Linear for a leaf reading a block of its source that starts at origin and has
+// shape (an Input leaf reading Task.Inputs[Slot]).
+func (in *Instr) LinearIn(b *Block, rank int) (base int64, coef []int64) {
+	return affine(b.Shape, b.Origin, in.Map, rank)
+}
+
+func affine(shape, origin []int, m []expr.AxisMap, rank int) (int64, []int64) {
+	coef := make([]int64, rank)
+	var base int64
+	stride := int64(1)
+	for d := len(shape) - 1; d >= 0; d-- {
+		off := int64(m[d].Off)
+		if origin != nil {
+			off -= int64(origin[d])
+		}
+		base += stride * off
+		if m[d].Axis >= 0 {
+			coef[m[d].Axis] += stride * int64(m[d].Step)
+		}
+		stride *= int64(shape[d])
+	}
+	return base, coef
+}
+
+// Reduction is a kernel's reduction.
+type Reduction struct {
+	Red  expr.Red
+	Axes []int // reduced axes of the iteration space, ascending
+}
+
+// Kernel is a fused computation over an iteration space.
+type Kernel struct {
+	Shape  []int // the iteration space
+	Instrs []Instr
+	Result int        // the instruction that is stored or reduced
+	Reduce *Reduction `json:",omitempty"`
+}
+
+// Key returns a stable identity of the kernel (its JSON text), for caches of compiled code.
+func (k *Kernel) Key() string {
+	b, err := json.Marshal(k)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// Reduced reports which axes of the iteration space the kernel reduces.
+func (k *Kernel) Reduced() []bool {
+	r := make([]bool, len(k.Shape))
+	if k.Reduce != nil {
+		for _, a := range k.Reduce.Axes {
+			r[a] = true
+		}
+	}
+	return r
+}
+
+// Block is the part of a materialized input that a task reads: the box of the source array
+// starting at Origin with Shape, row-major.
+type Block struct {
+	Origin []int
+	Shape  []int
+	Data   []float64
+}
+
+// Task computes one chunk of a stage: the region of the iteration space at Offset with Shape.
+type Task struct {
+	Stage  int // the stage's number within one Compute
+	Index  int // the chunk's row-major number in the stage's chunk grid
+	Kernel *Kernel
+	Offset []int
+	Shape  []int
+	Inputs []Block `json:",omitempty"` // one per Input slot
+}
+
+// Size returns the number of elements of the task's region.
+func (t *Task) Size() int64 { return expr.Size(t.Shape) }
+
+// Bytes estimates the memory a task holds while it runs: inputs, and output or partials.
+func (t *Task) Bytes() int64 {
+	var n int64
+	for _, b := range t.Inputs {
+		n += int64(len(b.Data))
+	}
+	if t.Kernel.Reduce == nil {
+		n += t.Size()
+	} else {
+		p := int64(1)
+		red := t.Kernel.Reduced()
+		for k, d := range t.Shape {
+			if !red[k] {
+				p *= int64(d)
+			}
+		}
+		n += 3 * p
+	}
+	return 8 * n
+}
+
+// Output is what a task returns.
+type Output struct {
+	Shape []int       // the region's shape; reduced axes have length 1
+	Data  []float64   // stored values, or the first partial
+	Aux   [][]float64 `json:",omitempty"` // further partials (see the package documentation)
+}

@@ -1,0 +1,287 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// Order returns the nodes that must be materialized to compute root, dependencies first:
+// the reductions it contains, then root itself (unless root is already data).
+func Order(root *expr.Node) []*expr.Node {
+	var out []*expr.Node
+	seen := map[*expr.Node]bool{}
+	var walk func(n *expr.Node)
+	walk = func(n *expr.Node) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, a := range n.Args {
+			walk(a)
+		}
+		if n.Kind == expr.KReduce && n != root {
+			out = append(out, n)
+		}
+	}
+	walk(root)
+	if root.Kind != expr.KData {
+		out = append(out, root)
+	}
+	return out
+}
+
+// Options bound what a plan may hold.
+type Options struct {
+	// MemoryLimit is the most bytes one task may hold (see Task.Bytes); 0 means no limit.
+	MemoryLimit int64
+}
+
+// Stage is one planned stage: a kernel and its tasks.
+type Stage struct {
+	Node   *expr.Node // the node the stage materializes
+	Kernel *Kernel
+	Tasks  []*Task
+	grid   [][]int // chunk grid of the iteration space
+}
+
+type lowerer struct {
+	k      *Kernel
+	done   map[*expr.Node][]float64
+	memo   map[string]int
+	inputs []inputLeaf
+}
+
+type inputLeaf struct {
+	data  []float64
+	shape []int
+	m     []expr.AxisMap
+}
+
+// Lower plans node n as stage number id. done holds the values (row-major) of nodes
+// materialized by earlier stages; KData nodes carry their own.
+func Lower(id int, n *expr.Node, done map[*expr.Node][]float64, opt Options) (*Stage, error) {
+	iter := n
+	k := &Kernel{}
+	if n.Kind == expr.KReduce {
+		iter = n.Args[0]
+		k.Reduce = &Reduction{Red: n.Red, Axes: slices.Clone(n.Axes)}
+	}
+	k.Shape = slices.Clone(iter.Shape)
+	l := &lowerer{k: k, done: done, memo: map[string]int{}}
+	res, err := l.emit(iter, nil)
+	if err != nil {
+		return nil, err
+	}
+	if res != len(k.Instrs)-1 {
+		// Make the result the last instruction, as the IR promises.
+		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: k.Instrs[res].DType, Args: []int{res}})
+		res = len(k.Instrs) - 1
+	}
+	k.Result = res
+	st := &Stage{Node: n, Kernel: k, grid: iter.Chunks}
+	if err := st.makeTasks(id, l.inputs, opt); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func mapKey(m []expr.AxisMap) string {
+	var b strings.Builder
+	for _, a := range m {
+		b.WriteString(strconv.Itoa(a.Axis))
+		b.WriteByte(',')
+		b.WriteString(strconv.Itoa(a.Off))
+		b.WriteByte(',')
+		b.WriteString(strconv.Itoa(a.Step))
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// identity is the map of a node read at the iteration index itself.
+func identity(rank int) []expr.AxisMap {
+	m := make([]expr.AxisMap, rank)
+	for d := range m {
+		m[d] = expr.AxisMap{Axis: d, Step: 1}
+	}
+	return m
+}
+
+// compose returns the map of a view's input given the map m through which the view is read.
+func compose(view, m []expr.AxisMap) []expr.AxisMap {
+	out := make([]expr.AxisMap, len(view))
+	for d, v := range view {
+		if v.Axis < 0 {
+			out[d] = v
+			continue
+		}
+		o := m[v.Axis]
+		if o.Axis < 0 {
+			out[d] = expr.AxisMap{Axis: -1, Off: v.Off + v.Step*o.Off}
+		} else {
+			out[d] = expr.AxisMap{Axis: o.Axis, Off: v.Off + v.Step*o.Off, Step: v.Step * o.Step}
+		}
+	}
+	return out
+}
+
+func (l *lowerer) add(in Instr) int {
+	l.k.Instrs = append(l.k.Instrs, in)
+	return len(l.k.Instrs) - 1
+}
+
+// emit lowers n read through map m (nil: identity) and returns its instruction.
+func (l *lowerer) emit(n *expr.Node, m []expr.AxisMap) (int, error) {
+	if m == nil {
+		m = identity(len(n.Shape))
+	}
+	key := fmt.Sprintf("%p|%s", n, mapKey(m))
+	if i, ok := l.memo[key]; ok {
+		return i, nil
+	}
+	i, err := l.emitNew(n, m)
+	if err != nil {
+		return 0, err
+	}
+	l.memo[key] = i
+	return i, nil
+}
+
+func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
+	if vals, ok := l.done[n]; ok {
+		return l.input(vals, n, m), nil
+	}
+	switch n.Kind {
+	case expr.KConst:
+		return l.add(Instr{Code: Const, DType: n.DType, Value: n.Value}), nil
+	case expr.KRandom:
+		return l.add(Instr{Code: Random, DType: n.DType, Rand: n.Rand, Src: slices.Clone(n.Shape), Map: m}), nil
+	case expr.KRange:
+		return l.add(Instr{Code: Range, DType: n.DType, Start: n.Start, Step: n.Step, Stop: n.Stop, Exact: n.Exact, Src: slices.Clone(n.Shape), Map: m}), nil
+	case expr.KData:
+		return l.input(n.Data, n, m), nil
+	case expr.KView:
+		return l.emit(n.Args[0], compose(n.Map, m))
+	case expr.KUnary, expr.KBinary, expr.KWhere, expr.KCast:
+		args := make([]int, len(n.Args))
+		for j, a := range n.Args {
+			var err error
+			if args[j], err = l.emit(a, m); err != nil {
+				return 0, err
+			}
+		}
+		code := map[expr.Kind]Code{expr.KUnary: Unary, expr.KBinary: Binary, expr.KWhere: Where, expr.KCast: Cast}[n.Kind]
+		return l.add(Instr{Code: code, DType: n.DType, Op: n.Op, Args: args}), nil
+	case expr.KReduce:
+		return 0, fmt.Errorf("plan: reduction %v of shape %s was not computed before its use", n.Red, expr.ShapeString(n.Args[0].Shape))
+	}
+	return 0, fmt.Errorf("plan: unknown node kind %d", n.Kind)
+}
+
+func (l *lowerer) input(vals []float64, n *expr.Node, m []expr.AxisMap) int {
+	slot := len(l.inputs)
+	l.inputs = append(l.inputs, inputLeaf{data: vals, shape: n.Shape, m: m})
+	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: slices.Clone(n.Shape), Map: m})
+}
+
+// makeTasks creates one task per chunk of the grid, in row-major chunk order.
+func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
+	rank := len(st.grid)
+	bnds := make([][]int, rank)
+	for ax, cs := range st.grid {
+		b := []int{0}
+		for _, c := range cs {
+			b = append(b, b[len(b)-1]+c)
+		}
+		bnds[ax] = b
+	}
+	total := expr.NumChunks(st.grid)
+	idx := make([]int, rank)
+	for t := 0; t < total; t++ {
+		off := make([]int, rank)
+		shp := make([]int, rank)
+		for ax := range idx {
+			off[ax] = bnds[ax][idx[ax]]
+			shp[ax] = st.grid[ax][idx[ax]]
+		}
+		task := &Task{Stage: id, Index: t, Kernel: st.Kernel, Offset: off, Shape: shp}
+		for _, in := range inputs {
+			task.Inputs = append(task.Inputs, cutBlock(in, off, shp))
+		}
+		if b := task.Bytes(); opt.MemoryLimit > 0 && b > opt.MemoryLimit {
+			return fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes, more than the memory limit of %d bytes; use smaller chunks",
+				expr.ShapeString(shp), expr.ShapeString(st.Kernel.Shape), b, opt.MemoryLimit)
+		}
+		st.Tasks = append(st.Tasks, task)
+		for ax := rank - 1; ax >= 0; ax-- {
+			idx[ax]++
+			if idx[ax] < len(st.grid[ax]) {
+				break
+			}
+			idx[ax] = 0
+		}
+	}
+	return nil
+}
+
+// cutBlock copies the box of an input that a region reads.
+func cutBlock(in inputLeaf, off, shp []int) Block {
+	r := len(in.shape)
+	b := Block{Origin: make([]int, r), Shape: make([]int, r)}
+	empty := expr.Size(shp) == 0
+	for d, am := range in.m {
+		lo, hi := am.Off, am.Off
+		if am.Axis >= 0 && !empty {
+			a := am.Off + am.Step*off[am.Axis]
+			z := am.Off + am.Step*(off[am.Axis]+shp[am.Axis]-1)
+			lo, hi = min(a, z), max(a, z)
+		}
+		b.Origin[d] = lo
+		b.Shape[d] = hi - lo + 1
+		if empty {
+			b.Shape[d] = 0
+		}
+	}
+	n := expr.Size(b.Shape)
+	b.Data = make([]float64, n)
+	if n == 0 {
+		return b
+	}
+	if r == 0 {
+		b.Data[0] = in.data[0]
+		return b
+	}
+	// Copy row by row along the last axis.
+	src := rowStrides(in.shape)
+	inner := b.Shape[r-1]
+	pos := make([]int, r)
+	for o := int64(0); o < n; o += int64(inner) {
+		s := 0
+		for d := 0; d < r; d++ {
+			s += (b.Origin[d] + pos[d]) * src[d]
+		}
+		copy(b.Data[o:o+int64(inner)], in.data[s:s+inner])
+		for d := r - 2; d >= 0; d-- {
+			pos[d]++
+			if pos[d] < b.Shape[d] {
+				break
+			}
+			pos[d] = 0
+		}
+	}
+	return b
+}
+
+func rowStrides(shape []int) []int {
+	s := make([]int, len(shape))
+	st := 1
+	for d := len(shape) - 1; d >= 0; d-- {
+		s[d] = st
+		st *= shape[d]
+	}
+	return s
+}
