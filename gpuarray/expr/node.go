@@ -42,16 +42,16 @@ type Kind uint8
 
 // Node kinds.
 const (
-	KConst   Kind = iota // every element Value
-	KRandom              // random numbers, Rand
-	KRange               // Start + Step*i on a 1-d array (Arange, Linspace)
-	KData                // a materialized row-major buffer, Data
-	KUnary               // Op(Args[0])
-	KBinary              // Op(Args[0], Args[1]), operands broadcast to Shape
-	KWhere               // Args[0] != 0 ? Args[1] : Args[2]
-	KCast                // Args[0] rounded to DType
-	KView                // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
-	KReduce              // Red over Axes of Args[0]
+	KConst  Kind = iota // every element Value
+	KRandom             // random numbers, Rand
+	KRange              // Start + Step*i on a 1-d array (Arange, Linspace)
+	KData               // a materialized row-major buffer, Data
+	KUnary              // Op(Args[0])
+	KBinary             // Op(Args[0], Args[1]), operands broadcast to Shape
+	KWhere              // Args[0] != 0 ? Args[1] : Args[2]
+	KCast               // Args[0] rounded to DType
+	KView               // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
+	KReduce             // Red over Axes of Args[0]
 )
 
 // Op is an elementwise operation.
