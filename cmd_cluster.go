@@ -88,9 +88,32 @@ type sourceEvaluator struct {
 }
 
 type program struct {
-	once sync.Once
-	i    *yaegi.Interpreter
-	err  error
+	once  sync.Once
+	i     *yaegi.Interpreter
+	err   error
+	mu    sync.Mutex // yaegi's Eval is not safe for concurrent use
+	funcs map[string]reflect.Value
+}
+
+// fn returns the function named name, evaluated once.
+func (p *program) fn(ctx context.Context, name string) (reflect.Value, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v, ok := p.funcs[name]; ok {
+		return v, nil
+	}
+	v, err := p.i.EvalWithContext(ctx, name)
+	if err != nil {
+		return reflect.Value{}, fmt.Errorf("find %s: %w", name, err)
+	}
+	if v.Kind() != reflect.Func {
+		return reflect.Value{}, fmt.Errorf("%s is a %s, not a func", name, v.Kind())
+	}
+	if p.funcs == nil {
+		p.funcs = map[string]reflect.Value{}
+	}
+	p.funcs[name] = v
+	return v, nil
 }
 
 const maxPrograms = 64
@@ -99,7 +122,7 @@ func newSourceEvaluator() *sourceEvaluator {
 	return &sourceEvaluator{progs: map[[32]byte]*program{}}
 }
 
-func (e *sourceEvaluator) program(ctx context.Context, src string) (*yaegi.Interpreter, error) {
+func (e *sourceEvaluator) program(ctx context.Context, src string) (*program, error) {
 	key := sha256.Sum256([]byte(src))
 	e.mu.Lock()
 	p := e.progs[key]
@@ -114,7 +137,7 @@ func (e *sourceEvaluator) program(ctx context.Context, src string) (*yaegi.Inter
 	}
 	e.mu.Unlock()
 	p.once.Do(func() { p.i, p.err = compileSource(ctx, src) })
-	return p.i, p.err
+	return p, p.err
 }
 
 // compileSource evaluates src in a fresh interpreter; the preloaded packages are imported
@@ -157,16 +180,13 @@ var errorType = reflect.TypeOf((*error)(nil)).Elem()
 
 // Call evaluates src (once) and calls fn with args converted to its parameter types.
 func (e *sourceEvaluator) Call(ctx context.Context, src, fn string, args []any) ([]any, error) {
-	i, err := e.program(ctx, src)
+	p, err := e.program(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	v, err := i.EvalWithContext(ctx, fn)
+	v, err := p.fn(ctx, fn)
 	if err != nil {
-		return nil, fmt.Errorf("find %s: %w", fn, err)
-	}
-	if v.Kind() != reflect.Func {
-		return nil, fmt.Errorf("%s is a %s, not a func", fn, v.Kind())
+		return nil, err
 	}
 	t := v.Type()
 	in := make([]reflect.Value, len(args))

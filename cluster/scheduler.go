@@ -348,6 +348,11 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 			t.state, t.worker, t.size, t.typ = StateMemory, w, f.Size, f.Type
 			w.memory[t.key] = t
 			s.done++
+			for _, d := range t.dependents {
+				if d.state == StateWaiting && !d.queued && s.inputsReady(d) {
+					s.pushReady(d)
+				}
+			}
 		} else {
 			t.state, t.worker = StateErred, nil
 			t.err = &TaskError{Key: t.key, Worker: w.info.Name, Message: f.Err, Traceback: f.Trace}

@@ -194,7 +194,16 @@ func (w *worker) loop(ctx context.Context) error {
 	w.mu.Unlock()
 	cancel()
 	_ = w.l.close()
-	wg.Wait()
+	// Running tasks were cancelled; interpreted code may not notice, so do not wait long.
+	stopped := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(200 * time.Millisecond):
+	}
 	return result
 }
 
