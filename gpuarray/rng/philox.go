@@ -46,3 +46,9 @@ func KeyOf(seed uint64, draw uint32) Key {
 func (k Key) Block(idx uint64, s uint32) (x0, x1, x2, x3 uint32) {
 	return philox(uint32(idx), uint32(idx>>32), s, 0, k.K0, k.K1)
 }
+
+func philox8Generic(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32) {
+	for i := 0; i < 8; i++ {
+		out[0][i], out[1][i], out[2][i], out[3][i] = philox(lo[i], hi[i], 0, 0, key[0], key[1])
+	}
+}

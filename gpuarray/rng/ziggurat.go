@@ -120,38 +120,66 @@ func (k Key) Integer(idx uint64, n uint64) uint64 {
 	return hi
 }
 
-// NormalStrided sets dst[t] = loc + float64(scale*z) // explicit rounding: no fused multiply-add(start + t*stride) for the standard normals z of
+// NormalStrided sets dst[t] = loc + scale*z(start + t*stride) for the standard normals z of
 // elements start, start+stride, …; stride may be negative or zero.
 func (k Key) NormalStrided(dst []float64, start uint64, stride int64, loc, scale float64) {
 	idx := start
 	st := uint64(stride)
-	k0, k1 := k.K0, k.K1
-	for t := range dst {
-		x0, x1, x2, x3 := philox(uint32(idx), uint32(idx>>32), 0, 0, k0, k1)
-		u := u53(x0, x1)
-		j := x2 & 255
-		var z float64
-		if u < zig.K[j] {
-			z = float64(u) * zig.W[j]
-			if x2&256 != 0 {
-				z = -z
-			}
-		} else {
-			z = k.normalSlow(idx, x0, x1, x2, x3)
+	key := [2]uint32{k.K0, k.K1}
+	var lo, hi [8]uint32
+	var out [4][8]uint32
+	t := 0
+	for ; t+8 <= len(dst); t += 8 {
+		for i := range lo {
+			lo[i], hi[i] = uint32(idx), uint32(idx>>32)
+			idx += st
 		}
-		dst[t] = loc + float64(scale*z) // explicit rounding: no fused multiply-add
+		philox8(&lo, &hi, &key, &out)
+		d := dst[t : t+8]
+		for i := range d {
+			x0, x1, x2 := out[0][i], out[1][i], out[2][i]
+			u := u53(x0, x1)
+			j := x2 & 255
+			var z float64
+			if u < zig.K[j] {
+				z = float64(u) * zig.W[j]
+				if x2&256 != 0 {
+					z = -z
+				}
+			} else {
+				z = k.normalSlow(uint64(hi[i])<<32|uint64(lo[i]), x0, x1, x2, out[3][i])
+			}
+			d[i] = loc + float64(scale*z) // explicit rounding: no fused multiply-add
+		}
+	}
+	for ; t < len(dst); t++ {
+		dst[t] = loc + float64(scale*k.Normal(idx))
 		idx += st
 	}
 }
 
 // UniformStrided sets dst[t] = lo + (hi-lo)*u(start + t*stride).
-func (k Key) UniformStrided(dst []float64, start uint64, stride int64, lo, hi float64) {
+func (k Key) UniformStrided(dst []float64, start uint64, stride int64, low, high float64) {
 	idx := start
 	st := uint64(stride)
-	w := hi - lo
-	for t := range dst {
-		x0, x1, _, _ := philox(uint32(idx), uint32(idx>>32), 0, 0, k.K0, k.K1)
-		dst[t] = float64(w*(float64(u53(x0, x1))*twoM53)) + lo
+	w := high - low
+	key := [2]uint32{k.K0, k.K1}
+	var lo, hi [8]uint32
+	var out [4][8]uint32
+	t := 0
+	for ; t+8 <= len(dst); t += 8 {
+		for i := range lo {
+			lo[i], hi[i] = uint32(idx), uint32(idx>>32)
+			idx += st
+		}
+		philox8(&lo, &hi, &key, &out)
+		d := dst[t : t+8]
+		for i := range d {
+			d[i] = float64(w*(float64(u53(out[0][i], out[1][i]))*twoM53)) + low
+		}
+	}
+	for ; t < len(dst); t++ {
+		dst[t] = float64(w*k.Uniform(idx)) + low
 		idx += st
 	}
 }

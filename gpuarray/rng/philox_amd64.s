@@ -1,0 +1,98 @@
+#include "textflag.h"
+
+// func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL eax+0(FP), AX
+	MOVL ecx+4(FP), CX
+	CPUID
+	MOVL AX, a+8(FP)
+	MOVL BX, b+12(FP)
+	MOVL CX, c+16(FP)
+	MOVL DX, d+20(FP)
+	RET
+
+// func xgetbv() uint32
+TEXT ·xgetbv(SB), NOSPLIT, $0-4
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, ret+0(FP)
+	RET
+
+// One Philox round on eight lanes: state Y0..Y3 (c0..c3), multipliers Y8 (M0) and Y9 (M1),
+// round keys Y10 (k0) and Y11 (k1). Clobbers Y4..Y7, Y14, Y15.
+#define ROUND \
+	VPMULUDQ Y8, Y0, Y4 \
+	VPSRLQ $32, Y0, Y5 \
+	VPMULUDQ Y8, Y5, Y5 \
+	VPSLLQ $32, Y5, Y6 \
+	VPBLENDD $0xAA, Y6, Y4, Y6 \
+	VPSRLQ $32, Y4, Y7 \
+	VPBLENDD $0xAA, Y5, Y7, Y7 \
+	VPMULUDQ Y9, Y2, Y4 \
+	VPSRLQ $32, Y2, Y5 \
+	VPMULUDQ Y9, Y5, Y5 \
+	VPSLLQ $32, Y5, Y14 \
+	VPBLENDD $0xAA, Y14, Y4, Y14 \
+	VPSRLQ $32, Y4, Y15 \
+	VPBLENDD $0xAA, Y5, Y15, Y15 \
+	VPXOR Y15, Y1, Y0 \
+	VPXOR Y10, Y0, Y0 \
+	VPXOR Y7, Y3, Y2 \
+	VPXOR Y11, Y2, Y2 \
+	VMOVDQU Y14, Y1 \
+	VMOVDQU Y6, Y3
+
+#define BUMP \
+	VPADDD Y12, Y10, Y10 \
+	VPADDD Y13, Y11, Y11
+
+// func philox8AVX2(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32)
+// Philox4x32-10 of counters (lo[i], hi[i], 0, 0) for i < 8; out[w][i] is word w of lane i.
+TEXT ·philox8AVX2(SB), NOSPLIT, $0-32
+	MOVQ lo+0(FP), AX
+	MOVQ hi+8(FP), BX
+	MOVQ key+16(FP), CX
+	MOVQ out+24(FP), DX
+	VMOVDQU (AX), Y0
+	VMOVDQU (BX), Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	MOVL $0xD2511F53, R8
+	MOVQ R8, X8
+	VPBROADCASTD X8, Y8
+	MOVL $0xCD9E8D57, R8
+	MOVQ R8, X9
+	VPBROADCASTD X9, Y9
+	VPBROADCASTD (CX), Y10
+	VPBROADCASTD 4(CX), Y11
+	MOVL $0x9E3779B9, R8
+	MOVQ R8, X12
+	VPBROADCASTD X12, Y12
+	MOVL $0xBB67AE85, R8
+	MOVQ R8, X13
+	VPBROADCASTD X13, Y13
+	ROUND
+	BUMP
+	ROUND
+	BUMP
+	ROUND
+	BUMP
+	ROUND
+	BUMP
+	ROUND
+	BUMP
+	ROUND
+	BUMP
+	ROUND
+	BUMP
+	ROUND
+	BUMP
+	ROUND
+	BUMP
+	ROUND
+	VMOVDQU Y0, 0(DX)
+	VMOVDQU Y1, 32(DX)
+	VMOVDQU Y2, 64(DX)
+	VMOVDQU Y3, 96(DX)
+	VZEROUPPER
+	RET

@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package rng
+
+func philox8(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32) {
+	philox8Generic(lo, hi, key, out)
+}
