@@ -1,0 +1,601 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// libProto is the prototype of a device library function, as nvcc wrote it in the library PTX.
+type libProto struct {
+	ret    string   // the return parameter's declaration without its name ("" for void)
+	params []string // each parameter's type, e.g. ".b64"
+	decl   string   // the .extern declaration for generated modules
+}
+
+var (
+	protoRE   = regexp.MustCompile(`(?s)\.visible\s+\.func\s*(\(([^)]*)\))?\s*(\w+)\s*\(([^)]*)\)`)
+	paramRE   = regexp.MustCompile(`\.param\s+((?:\.align\s+\d+\s+)?\.\w+)\s+(\w+)(\[\d+\])?`)
+	versionRE = regexp.MustCompile(`(?m)^\s*\.version\s+(\S+)`)
+	targetRE  = regexp.MustCompile(`(?m)^\s*\.target\s+(\S+)`)
+)
+
+// library is what generated kernels need to know about the device library PTX.
+type library struct {
+	version, target string
+	protos          map[string]libProto
+}
+
+// parseLibrary reads the PTX version, target and the .visible function prototypes of the
+// device library.
+func parseLibrary(ptx string) (*library, error) {
+	lib := &library{protos: map[string]libProto{}}
+	if m := versionRE.FindStringSubmatch(ptx); m != nil {
+		lib.version = m[1]
+	} else {
+		return nil, fmt.Errorf("device library PTX has no .version")
+	}
+	if m := targetRE.FindStringSubmatch(ptx); m != nil {
+		lib.target = m[1]
+	} else {
+		return nil, fmt.Errorf("device library PTX has no .target")
+	}
+	for _, m := range protoRE.FindAllStringSubmatch(ptx, -1) {
+		var p libProto
+		if m[2] != "" {
+			pm := paramRE.FindStringSubmatch(m[2])
+			if pm == nil {
+				return nil, fmt.Errorf("device library: cannot read the return of %s: %q", m[3], m[2])
+			}
+			p.ret = ".param " + pm[1] + " %s" + pm[3]
+		}
+		for _, pm := range paramRE.FindAllStringSubmatch(m[4], -1) {
+			p.params = append(p.params, pm[1])
+		}
+		p.decl = ".extern .func " + m[1] + " " + m[3] + "(" + strings.Join(strings.Fields(m[4]), " ") + ");"
+		lib.protos[m[3]] = p
+	}
+	return lib, nil
+}
+
+// gen writes the PTX of one fused kernel.
+type gen struct {
+	lib      *library
+	body     strings.Builder
+	n        map[string]int // register counts by prefix
+	labels   int
+	used     map[string]bool
+	usedList []string
+	rank     int
+	leaves   int
+	leafPtrs []string
+}
+
+func (g *gen) reg(prefix string) string {
+	g.n[prefix]++
+	return fmt.Sprintf("%%%s%d", prefix, g.n[prefix])
+}
+
+func (g *gen) rd() string { return g.reg("rd") }
+func (g *gen) r() string  { return g.reg("r") }
+func (g *gen) fd() string { return g.reg("fd") }
+func (g *gen) f() string  { return g.reg("f") }
+func (g *gen) p() string  { return g.reg("p") }
+
+func (g *gen) label(what string) string {
+	g.labels++
+	return fmt.Sprintf("$L_%s_%d", what, g.labels)
+}
+
+func (g *gen) ins(format string, args ...any) {
+	g.body.WriteString("\t")
+	fmt.Fprintf(&g.body, format, args...)
+	g.body.WriteString(";\n")
+}
+
+func (g *gen) put(label string) { g.body.WriteString(label + ":\n") }
+
+func f64imm(v float64) string { return fmt.Sprintf("0d%016X", math.Float64bits(v)) }
+
+// call emits a call of a library function; args are registers or immediates, ret a register
+// (or "" for void functions).
+func (g *gen) call(name, ret string, args ...string) error {
+	p, ok := g.lib.protos[name]
+	if !ok {
+		return fmt.Errorf("device library lacks function %s", name)
+	}
+	if len(p.params) != len(args) {
+		return fmt.Errorf("device library function %s takes %d parameters, generated code passes %d", name, len(p.params), len(args))
+	}
+	if (p.ret == "") != (ret == "") {
+		return fmt.Errorf("device library function %s: return mismatch", name)
+	}
+	if !g.used[name] {
+		g.used[name] = true
+		g.usedList = append(g.usedList, name)
+	}
+	g.body.WriteString("\t{\n")
+	var names []string
+	for i, a := range args {
+		pn := fmt.Sprintf("param%d", i)
+		names = append(names, pn)
+		g.body.WriteString(fmt.Sprintf("\t.param %s %s;\n", p.params[i], pn))
+		g.ins("st.param%s [%s], %s", sizeType(p.params[i]), pn, a)
+	}
+	if ret != "" {
+		g.body.WriteString("\t" + fmt.Sprintf(p.ret, "retval0") + ";\n")
+		g.ins("call (retval0), %s, (%s)", name, strings.Join(names, ", "))
+		g.ins("ld.param.b64 %s, [retval0]", ret)
+	} else {
+		g.ins("call %s, (%s)", name, strings.Join(names, ", "))
+	}
+	g.body.WriteString("\t}\n")
+	return nil
+}
+
+// sizeType maps a parameter type (".b64", ".align 8 .b8", ".u32", …) to the store's type.
+func sizeType(t string) string {
+	f := strings.Fields(t)
+	last := f[len(f)-1]
+	switch last[len(last)-2:] {
+	case "64":
+		return ".b64"
+	case "32":
+		return ".b32"
+	}
+	return last
+}
+
+// GeneratePTX returns the PTX module of the fused kernel for s, to be linked with the device
+// library libPTX, and the kernel's name.
+//
+// The kernel takes (descriptors, out): blockIdx.y picks a task of the launch, blockIdx.x one of
+// its slices (see Slices); each thread walks its slice's elements with a stride of BlockSize,
+// keeping the iteration index as (row, column of the last dimension) so that leaf indices cost a
+// multiply-add per element and a division only when a thread passes to another row. Random
+// leaves run Philox4x32-10 and the ziggurat's fast path inline; the rare slow path, transcendental
+// functions and block reductions are calls into the library.
+func GeneratePTX(s *Spec, libPTX string) (ptx, name string, err error) {
+	if err := s.Validate(); err != nil {
+		return "", "", err
+	}
+	lib, err := parseLibrary(libPTX)
+	if err != nil {
+		return "", "", err
+	}
+	return generate(s, lib)
+}
+
+func generate(s *Spec, lib *library) (string, string, error) {
+	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves()}
+	name := "gpn_fused_" + s.Key()
+	R, L := s.Rank, g.leaves
+	words := descWords(R, L)
+
+	desc, out := g.rd(), g.rd()
+	g.ins("ld.param.u64 %s, [desc]", desc)
+	g.ins("ld.param.u64 %s, [out]", out)
+	g.ins("cvta.to.global.u64 %s, %s", desc, desc)
+	g.ins("cvta.to.global.u64 %s, %s", out, out)
+	ty, sl32, tid32 := g.r(), g.r(), g.r()
+	g.ins("mov.u32 %s, %%ctaid.y", ty)
+	g.ins("mov.u32 %s, %%ctaid.x", sl32)
+	g.ins("mov.u32 %s, %%tid.x", tid32)
+	d, t := g.rd(), g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", t, ty, words*8)
+	g.ins("add.u64 %s, %s, %s", d, desc, t)
+	dims := make([]string, R)
+	for k := range dims {
+		dims[k] = g.rd()
+		g.ins("ld.global.nc.u64 %s, [%s+%d]", dims[k], d, 8*k)
+	}
+	S, outOff := g.rd(), g.rd()
+	g.ins("ld.global.nc.u64 %s, [%s+%d]", S, d, 8*R)
+	g.ins("ld.global.nc.u64 %s, [%s+%d]", outOff, d, 8*(R+1))
+	sl := g.rd()
+	g.ins("cvt.u64.u32 %s, %s", sl, sl32)
+	pExit := g.p()
+	exit := g.label("exit")
+	g.ins("setp.ge.u64 %s, %s, %s", pExit, sl, S)
+	g.ins("@%s bra %s", pExit, exit)
+	M := g.rd()
+	g.ins("mov.u64 %s, %s", M, dims[0])
+	for k := 1; k < R; k++ {
+		g.ins("mul.lo.u64 %s, %s, %s", M, M, dims[k])
+	}
+	lo, hi, sl1 := g.rd(), g.rd(), g.rd()
+	g.ins("mul.lo.u64 %s, %s, %s", t, M, sl)
+	g.ins("div.u64 %s, %s, %s", lo, t, S)
+	g.ins("add.u64 %s, %s, 1", sl1, sl)
+	g.ins("mul.lo.u64 %s, %s, %s", t, M, sl1)
+	g.ins("div.u64 %s, %s, %s", hi, t, S)
+
+	// Leaves: buffer address, offset and strides.
+	type leafRegs struct{ ptr, off, rb string; str []string }
+	lv := make([]leafRegs, L)
+	for l := range lv {
+		base := 8 * (R + 2 + l*(R+2))
+		lv[l].ptr, lv[l].off, lv[l].rb = g.rd(), g.rd(), g.rd()
+		g.leafPtrs = append(g.leafPtrs, lv[l].ptr)
+		g.ins("ld.global.nc.u64 %s, [%s+%d]", lv[l].ptr, d, base)
+		g.ins("ld.global.nc.u64 %s, [%s+%d]", lv[l].off, d, base+8)
+		for k := 0; k < R; k++ {
+			sr := g.rd()
+			g.ins("ld.global.nc.u64 %s, [%s+%d]", sr, d, base+16+8*k)
+			lv[l].str = append(lv[l].str, sr)
+		}
+	}
+
+	// Accumulators.
+	var acc, accI, wn, wm, wq string
+	switch s.Reduce {
+	case RSum:
+		acc = g.fd()
+		g.ins("mov.f64 %s, %s", acc, f64imm(0))
+	case RMin, RArgMin:
+		acc = g.fd()
+		g.ins("mov.f64 %s, %s", acc, f64imm(math.Inf(1)))
+	case RMax, RArgMax:
+		acc = g.fd()
+		g.ins("mov.f64 %s, %s", acc, f64imm(math.Inf(-1)))
+	case RWelford:
+		wn, wm, wq = g.fd(), g.fd(), g.fd()
+		for _, r := range []string{wn, wm, wq} {
+			g.ins("mov.f64 %s, %s", r, f64imm(0))
+		}
+	}
+	if s.Reduce == RArgMin || s.Reduce == RArgMax {
+		accI = g.rd()
+		g.ins("mov.s64 %s, -1", accI)
+	}
+
+	e, c, row, tid := g.rd(), g.rd(), g.rd(), g.rd()
+	g.ins("cvt.u64.u32 %s, %s", tid, tid32)
+	g.ins("add.u64 %s, %s, %s", e, lo, tid)
+	loopEnd, loop := g.label("loopend"), g.label("loop")
+	pe := g.p()
+	g.ins("setp.ge.u64 %s, %s, %s", pe, e, hi)
+	g.ins("@%s bra %s", pe, loopEnd)
+	dl := dims[R-1]
+	g.ins("div.u64 %s, %s, %s", row, e, dl)
+	g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
+	g.ins("sub.u64 %s, %s, %s", c, e, t)
+	rowBase := func() {
+		// Decompose row into the indices of dims 0..R-2 and set each leaf's row base.
+		for l := range lv {
+			g.ins("mov.u64 %s, %s", lv[l].rb, lv[l].off)
+		}
+		rem := g.rd()
+		g.ins("mov.u64 %s, %s", rem, row)
+		for k := R - 2; k >= 0; k-- {
+			ik, q := g.rd(), g.rd()
+			if k == 0 {
+				g.ins("mov.u64 %s, %s", ik, rem)
+			} else {
+				g.ins("div.u64 %s, %s, %s", q, rem, dims[k])
+				g.ins("mul.lo.u64 %s, %s, %s", t, q, dims[k])
+				g.ins("sub.u64 %s, %s, %s", ik, rem, t)
+				g.ins("mov.u64 %s, %s", rem, q)
+			}
+			for l := range lv {
+				g.ins("mad.lo.s64 %s, %s, %s, %s", lv[l].rb, ik, lv[l].str[k], lv[l].rb)
+			}
+		}
+	}
+	rowBase()
+	g.put(loop)
+	idx := make([]string, L)
+	for l := range lv {
+		idx[l] = g.rd()
+		g.ins("mad.lo.s64 %s, %s, %s, %s", idx[l], c, lv[l].str[R-1], lv[l].rb)
+	}
+	vals := make([]string, len(s.Nodes))
+	for i := range s.Nodes {
+		v, err := g.node(s, i, vals, idx)
+		if err != nil {
+			return "", "", err
+		}
+		vals[i] = v
+	}
+	v := vals[len(vals)-1]
+	if err := g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff); err != nil {
+		return "", "", err
+	}
+	g.ins("add.u64 %s, %s, %d", e, e, BlockSize)
+	g.ins("add.u64 %s, %s, %d", c, c, BlockSize)
+	g.ins("setp.ge.u64 %s, %s, %s", pe, e, hi)
+	g.ins("@%s bra %s", pe, loopEnd)
+	pc := g.p()
+	g.ins("setp.lt.u64 %s, %s, %s", pc, c, dl)
+	g.ins("@%s bra %s", pc, loop)
+	q := g.rd()
+	g.ins("div.u64 %s, %s, %s", q, c, dl)
+	g.ins("mul.lo.u64 %s, %s, %s", t, q, dl)
+	g.ins("sub.u64 %s, %s, %s", c, c, t)
+	g.ins("add.u64 %s, %s, %s", row, row, q)
+	rowBase()
+	g.ins("bra %s", loop)
+	g.put(loopEnd)
+
+	if s.Reduce != RNone {
+		ptr := g.rd()
+		g.ins("add.u64 %s, %s, %s", t, outOff, sl)
+		g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.Reduce.words())
+		g.ins("add.u64 %s, %s, %s", ptr, out, t)
+		// The library takes generic pointers.
+		g.ins("cvta.global.u64 %s, %s", ptr, ptr)
+		var err error
+		switch s.Reduce {
+		case RSum:
+			err = g.call("gpn_block_sum", "", acc, ptr)
+		case RMin:
+			err = g.call("gpn_block_minmax", "", acc, "0", ptr)
+		case RMax:
+			err = g.call("gpn_block_minmax", "", acc, "1", ptr)
+		case RArgMin, RArgMax:
+			p2 := g.rd()
+			g.ins("add.u64 %s, %s, 8", p2, ptr)
+			isMax := "0"
+			if s.Reduce == RArgMax {
+				isMax = "1"
+			}
+			err = g.call("gpn_block_arg", "", acc, accI, isMax, ptr, p2)
+		case RWelford:
+			err = g.call("gpn_block_welford", "", wn, wm, wq, ptr)
+		}
+		if err != nil {
+			return "", "", err
+		}
+	}
+	g.put(exit)
+	g.ins("ret")
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "// Generated by gpunotes (gpuarray/cuda) for kernel spec %s; links with the gpunotes device library.\n", s.Key())
+	fmt.Fprintf(&b, ".version %s\n.target %s\n.address_size 64\n\n", lib.version, lib.target)
+	b.WriteString(".extern .global .align 8 .b64 gpn_zig_k[256];\n")
+	b.WriteString(".extern .global .align 8 .b64 gpn_zig_w[256];\n")
+	for _, fn := range g.usedList {
+		b.WriteString(lib.protos[fn].decl + "\n")
+	}
+	fmt.Fprintf(&b, "\n.visible .entry %s(\n\t.param .u64 desc,\n\t.param .u64 out\n)\n.maxntid %d, 1, 1\n{\n", name, BlockSize)
+	for _, pre := range []string{"p", "r", "rd", "f", "fd"} {
+		if n := g.n[pre]; n > 0 {
+			typ := map[string]string{"p": ".pred", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64"}[pre]
+			fmt.Fprintf(&b, "\t.reg %s %%%s<%d>;\n", typ, pre, n+1)
+		}
+	}
+	b.WriteString(g.body.String())
+	b.WriteString("}\n")
+	return b.String(), name, nil
+}
+
+// round32 rounds v to float32 and back when nd is a float32 node.
+func (g *gen) round32(nd *Node, v string) string {
+	if nd.DType != expr.Float32 {
+		return v
+	}
+	f, o := g.f(), g.fd()
+	g.ins("cvt.rn.f32.f64 %s, %s", f, v)
+	g.ins("cvt.f64.f32 %s, %s", o, f)
+	return o
+}
+
+// node emits the computation of node i and returns its f64 register.
+func (g *gen) node(s *Spec, i int, vals, idx []string) (string, error) {
+	nd := &s.Nodes[i]
+	a := func(k int) string { return vals[nd.Args[k]] }
+	o := g.fd()
+	switch nd.Kind {
+	case NConst:
+		g.ins("mov.f64 %s, %s", o, f64imm(nd.Value))
+	case NInput:
+		// Input buffers hold float64; the address is ptr + 8*index.
+		ad := g.rd()
+		g.ins("shl.b64 %s, %s, 3", ad, idx[nd.Leaf])
+		g.ins("add.u64 %s, %s, %s", ad, ad, g.leafPtrs[nd.Leaf])
+		g.ins("ld.global.nc.f64 %s, [%s]", o, ad)
+	case NRandom:
+		if err := g.random(nd, idx[nd.Leaf], o); err != nil {
+			return "", err
+		}
+	case NCast:
+		g.ins("mov.f64 %s, %s", o, a(0))
+	case NWhere:
+		p := g.p()
+		g.ins("setp.neu.f64 %s, %s, %s", p, a(0), f64imm(0))
+		g.ins("selp.f64 %s, %s, %s, %s", o, a(1), a(2), p)
+	case NUnary:
+		switch nd.Op {
+		case expr.OpNeg:
+			g.ins("neg.f64 %s, %s", o, a(0))
+		case expr.OpAbs:
+			g.ins("abs.f64 %s, %s", o, a(0))
+		case expr.OpSqrt:
+			g.ins("sqrt.rn.f64 %s, %s", o, a(0))
+		case expr.OpExp, expr.OpLog, expr.OpSin, expr.OpCos, expr.OpTanh:
+			if err := g.call("gpn_"+nd.Op.String(), o, a(0)); err != nil {
+				return "", err
+			}
+		default:
+			return "", fmt.Errorf("kernel spec: unary %v not supported on the GPU", nd.Op)
+		}
+	case NBinary:
+		x, y := a(0), a(1)
+		switch nd.Op {
+		case expr.OpAdd:
+			g.ins("add.rn.f64 %s, %s, %s", o, x, y)
+		case expr.OpSub:
+			g.ins("sub.rn.f64 %s, %s, %s", o, x, y)
+		case expr.OpMul:
+			g.ins("mul.rn.f64 %s, %s, %s", o, x, y)
+		case expr.OpDiv:
+			g.ins("div.rn.f64 %s, %s, %s", o, x, y)
+		case expr.OpPow:
+			if err := g.call("gpn_pow", o, x, y); err != nil {
+				return "", err
+			}
+		case expr.OpMax, expr.OpMin:
+			// NaN propagates, as in NumPy (PTX min/max would drop it).
+			p := g.p()
+			op := "max"
+			if nd.Op == expr.OpMin {
+				op = "min"
+			}
+			g.ins("%s.f64 %s, %s, %s", op, o, x, y)
+			g.ins("setp.nan.f64 %s, %s, %s", p, x, y)
+			g.ins("@%s add.f64 %s, %s, %s", p, o, x, y)
+		case expr.OpEq, expr.OpNe, expr.OpLt, expr.OpLe, expr.OpGt, expr.OpGe:
+			cmp := map[expr.Op]string{expr.OpEq: "eq", expr.OpNe: "neu", expr.OpLt: "lt", expr.OpLe: "le", expr.OpGt: "gt", expr.OpGe: "ge"}[nd.Op]
+			p := g.p()
+			g.ins("setp.%s.f64 %s, %s, %s", cmp, p, x, y)
+			g.ins("selp.f64 %s, %s, %s, %s", o, f64imm(1), f64imm(0), p)
+		default:
+			return "", fmt.Errorf("kernel spec: binary %v not supported on the GPU", nd.Op)
+		}
+	}
+	return g.round32(nd, o), nil
+}
+
+// philox emits Philox4x32-10 of counter (lo32(idx), hi32(idx), s, 0) with the key as
+// immediates (the round keys are folded here) and returns the four output words.
+func (g *gen) philox(idx string, s uint32, key [2]uint32) [4]string {
+	c := [4]string{g.r(), g.r(), g.r(), g.r()}
+	g.ins("mov.b64 {%s, %s}, %s", c[0], c[1], idx)
+	g.ins("mov.u32 %s, %d", c[2], s)
+	g.ins("mov.u32 %s, 0", c[3])
+	k0, k1 := key[0], key[1]
+	for r := 0; r < 10; r++ {
+		if r > 0 {
+			k0 += 0x9E3779B9
+			k1 += 0xBB67AE85
+		}
+		hi0, lo0, hi1, lo1 := g.r(), g.r(), g.r(), g.r()
+		g.ins("mul.hi.u32 %s, %s, -766435501", hi0, c[0]) // 0xD2511F53
+		g.ins("mul.lo.u32 %s, %s, -766435501", lo0, c[0])
+		g.ins("mul.hi.u32 %s, %s, -845247145", hi1, c[2]) // 0xCD9E8D57
+		g.ins("mul.lo.u32 %s, %s, -845247145", lo1, c[2])
+		n0, n2 := g.r(), g.r()
+		g.ins("xor.b32 %s, %s, %s", n0, hi1, c[1])
+		g.ins("xor.b32 %s, %s, %d", n0, n0, int32(k0))
+		g.ins("xor.b32 %s, %s, %s", n2, hi0, c[3])
+		g.ins("xor.b32 %s, %s, %d", n2, n2, int32(k1))
+		c = [4]string{n0, lo1, n2, lo0}
+	}
+	return c
+}
+
+// random emits the value of a random leaf at linear index idx into o (see package gpuarray/rng).
+func (g *gen) random(nd *Node, idx, o string) error {
+	key := nd.Rand.Key
+	x := g.philox(idx, 0, key)
+	w := g.rd()
+	g.ins("mov.b64 %s, {%s, %s}", w, x[0], x[1])
+	switch nd.Rand.Dist {
+	case expr.Uniform:
+		u, uf := g.rd(), g.fd()
+		g.ins("shr.u64 %s, %s, 11", u, w)
+		g.ins("cvt.rn.f64.u64 %s, %s", uf, u)
+		g.ins("mul.rn.f64 %s, %s, %s", uf, uf, f64imm(1.0/(1<<53)))
+		g.ins("mul.rn.f64 %s, %s, %s", uf, uf, f64imm(nd.Rand.P1-nd.Rand.P0))
+		g.ins("add.rn.f64 %s, %s, %s", o, uf, f64imm(nd.Rand.P0))
+	case expr.Integers:
+		lo := int64(nd.Rand.P0)
+		n := uint64(int64(nd.Rand.P1) - lo)
+		h := g.rd()
+		g.ins("mul.hi.u64 %s, %s, %d", h, w, n)
+		g.ins("add.s64 %s, %s, %d", h, h, lo)
+		g.ins("cvt.rn.f64.s64 %s, %s", o, h)
+	case expr.Normal:
+		u, j, jo, kb, kv := g.rd(), g.r(), g.rd(), g.rd(), g.rd()
+		z := g.fd()
+		g.ins("shr.u64 %s, %s, 11", u, w)
+		g.ins("and.b32 %s, %s, 255", j, x[2])
+		g.ins("mul.wide.u32 %s, %s, 8", jo, j)
+		g.ins("mov.u64 %s, gpn_zig_k", kb)
+		g.ins("add.u64 %s, %s, %s", kb, kb, jo)
+		g.ins("ld.global.nc.u64 %s, [%s]", kv, kb)
+		pf := g.p()
+		slow, done := g.label("slow"), g.label("done")
+		g.ins("setp.ge.u64 %s, %s, %s", pf, u, kv)
+		g.ins("@%s bra %s", pf, slow)
+		wb := g.rd()
+		wv, zf := g.fd(), g.fd()
+		g.ins("mov.u64 %s, gpn_zig_w", wb)
+		g.ins("add.u64 %s, %s, %s", wb, wb, jo)
+		g.ins("ld.global.nc.f64 %s, [%s]", wv, wb)
+		g.ins("cvt.rn.f64.u64 %s, %s", zf, u)
+		g.ins("mul.rn.f64 %s, %s, %s", z, zf, wv)
+		sg, ps := g.r(), g.p()
+		g.ins("and.b32 %s, %s, 256", sg, x[2])
+		g.ins("setp.ne.u32 %s, %s, 0", ps, sg)
+		g.ins("@%s neg.f64 %s, %s", ps, z, z)
+		g.ins("bra %s", done)
+		g.put(slow)
+		if err := g.call("gpn_normal_slow", z, idx, fmt.Sprint(key[0]), fmt.Sprint(key[1]), x[0], x[1], x[2], x[3]); err != nil {
+			return err
+		}
+		g.put(done)
+		t := g.fd()
+		g.ins("mul.rn.f64 %s, %s, %s", t, z, f64imm(nd.Rand.P1))
+		g.ins("add.rn.f64 %s, %s, %s", o, t, f64imm(nd.Rand.P0))
+	default:
+		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)
+	}
+	return nil
+}
+
+// accumulate folds value v of element e into the thread's accumulators, or stores it.
+func (g *gen) accumulate(r Reduce, v, e, acc, accI, wn, wm, wq, out, outOff string) error {
+	switch r {
+	case RNone:
+		ad := g.rd()
+		g.ins("add.u64 %s, %s, %s", ad, outOff, e)
+		g.ins("shl.b64 %s, %s, 3", ad, ad)
+		g.ins("add.u64 %s, %s, %s", ad, ad, out)
+		g.ins("st.global.f64 [%s], %s", ad, v)
+	case RSum:
+		g.ins("add.rn.f64 %s, %s, %s", acc, acc, v)
+	case RMin, RMax:
+		op := "min"
+		if r == RMax {
+			op = "max"
+		}
+		t, p := g.fd(), g.p()
+		g.ins("%s.f64 %s, %s, %s", op, t, acc, v)
+		g.ins("setp.nan.f64 %s, %s, %s", p, acc, v)
+		g.ins("@%s add.f64 %s, %s, %s", p, t, acc, v)
+		g.ins("mov.f64 %s, %s", acc, t)
+	case RArgMin, RArgMax:
+		// take = no element yet || (v is NaN && acc is not) || v strictly better (ordered).
+		p0, pvn, pan, pb, take := g.p(), g.p(), g.p(), g.p(), g.p()
+		cmp := "lt"
+		if r == RArgMax {
+			cmp = "gt"
+		}
+		g.ins("setp.lt.s64 %s, %s, 0", p0, accI)
+		g.ins("setp.nan.f64 %s, %s, %s", pvn, v, v)
+		g.ins("setp.num.f64 %s, %s, %s", pan, acc, acc)
+		g.ins("and.pred %s, %s, %s", pvn, pvn, pan)
+		g.ins("setp.%s.f64 %s, %s, %s", cmp, pb, v, acc)
+		g.ins("or.pred %s, %s, %s", take, p0, pvn)
+		g.ins("or.pred %s, %s, %s", take, take, pb)
+		g.ins("@%s mov.f64 %s, %s", take, acc, v)
+		g.ins("@%s mov.u64 %s, %s", take, accI, e)
+	case RWelford:
+		dd, t := g.fd(), g.fd()
+		g.ins("add.rn.f64 %s, %s, %s", wn, wn, f64imm(1))
+		g.ins("sub.rn.f64 %s, %s, %s", dd, v, wm)
+		g.ins("div.rn.f64 %s, %s, %s", t, dd, wn)
+		g.ins("add.rn.f64 %s, %s, %s", wm, wm, t)
+		g.ins("sub.rn.f64 %s, %s, %s", t, v, wm)
+		g.ins("mul.rn.f64 %s, %s, %s", t, dd, t)
+		g.ins("add.rn.f64 %s, %s, %s", wq, wq, t)
+	default:
+		return fmt.Errorf("kernel spec: unknown reduction %d", r)
+	}
+	return nil
+}

@@ -1,0 +1,267 @@
+// gpunotes device library: the pieces that fused kernels generated at run time (package
+// gpuarray/cuda) link against with the driver's JIT linker, plus a few stand-alone kernels.
+//
+// Compiled to PTX by gen.sh with relocatable device code (-rdc), so every extern "C" __device__
+// function below is a .visible .func that generated PTX may call, and the ziggurat tables are
+// .visible .global arrays it may read.
+//
+// The random number transforms follow package gpuarray/rng exactly (its doc.go is the
+// specification): Philox4x32-10 with counter (lo32(i), hi32(i), stream, 0) and key (K0, K1);
+// uniforms from the top 53 bits of x1:x0; normals from a 256-layer ziggurat on counter streams.
+// Floating point operations are written with __dadd_rn/__dmul_rn where the CPU rounds each
+// operation, so that the compiler cannot contract them into fused multiply-adds.
+
+#include "zig_tables.h"
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+struct gpn_block { u32 x0, x1, x2, x3; };
+
+extern "C" __device__ gpn_block gpn_philox(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1) {
+#pragma unroll
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+    const u32 hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+    const u32 hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+    const u32 n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
+  }
+  gpn_block b = {c0, c1, c2, c3};
+  return b;
+}
+
+__device__ __forceinline__ u64 gpn_u53(u32 x0, u32 x1) { return (((u64)x1 << 32) | x0) >> 11; }
+
+#define TWO_M53 (1.0 / 9007199254740992.0)
+
+// gpn_uniform is the uniform in [0, 1) of element idx.
+extern "C" __device__ double gpn_uniform(u64 idx, u32 k0, u32 k1) {
+  const gpn_block b = gpn_philox((u32)idx, (u32)(idx >> 32), 0u, 0u, k0, k1);
+  return __dmul_rn((double)gpn_u53(b.x0, b.x1), TWO_M53);
+}
+
+// gpn_normal_slow finishes a normal draw of element idx whose first block (x0..x3, stream 0)
+// left the ziggurat's fast path: wedge tests, the tail, and fresh candidates from streams 1, 2, …
+extern "C" __device__ double gpn_normal_slow(u64 idx, u32 k0, u32 k1, u32 x0, u32 x1, u32 x2, u32 x3) {
+  u32 s = 1;
+  for (;;) {
+    const u64 u = gpn_u53(x0, x1);
+    const u32 j = x2 & 255u;
+    double z = __dmul_rn((double)u, __longlong_as_double(gpn_zig_w[j]));
+    const bool neg = (x2 & 256u) != 0;
+    if (u < gpn_zig_k[j]) {
+      return neg ? -z : z;
+    }
+    if (j == 0) {
+      for (;;) {
+        const gpn_block y = gpn_philox((u32)idx, (u32)(idx >> 32), s, 0u, k0, k1);
+        ++s;
+        const double a = __dmul_rn(__dadd_rn((double)gpn_u53(y.x0, y.x1), 0.5), TWO_M53);
+        const double b = __dmul_rn(__dadd_rn((double)gpn_u53(y.x2, y.x3), 0.5), TWO_M53);
+        const double t = __ddiv_rn(-log(a), GPN_ZIG_R);
+        const double e = -log(b);
+        if (__dadd_rn(e, e) >= __dmul_rn(t, t)) {
+          z = __dadd_rn(GPN_ZIG_R, t);
+          return neg ? -z : z;
+        }
+      }
+    }
+    const double v = __dmul_rn((double)(((u64)x3 << 21) | (u64)(x2 >> 11)), TWO_M53);
+    const double fj = __longlong_as_double(gpn_zig_f[j]), fj1 = __longlong_as_double(gpn_zig_f[j + 1]);
+    if (__dadd_rn(fj, __dmul_rn(v, __dsub_rn(fj1, fj))) < exp(__ddiv_rn(-__dmul_rn(z, z), 2.0))) {
+      return neg ? -z : z;
+    }
+    const gpn_block nb = gpn_philox((u32)idx, (u32)(idx >> 32), s, 0u, k0, k1);
+    ++s;
+    x0 = nb.x0; x1 = nb.x1; x2 = nb.x2; x3 = nb.x3;
+  }
+}
+
+// gpn_normal is the standard normal of element idx.
+extern "C" __device__ double gpn_normal(u64 idx, u32 k0, u32 k1) {
+  const gpn_block b = gpn_philox((u32)idx, (u32)(idx >> 32), 0u, 0u, k0, k1);
+  const u64 u = gpn_u53(b.x0, b.x1);
+  const u32 j = b.x2 & 255u;
+  if (u < gpn_zig_k[j]) {
+    const double z = __dmul_rn((double)u, __longlong_as_double(gpn_zig_w[j]));
+    return (b.x2 & 256u) ? -z : z;
+  }
+  return gpn_normal_slow(idx, k0, k1, b.x0, b.x1, b.x2, b.x3);
+}
+
+// Elementwise math that generated kernels call (the rest they emit as single instructions).
+extern "C" __device__ double gpn_exp(double x) { return exp(x); }
+extern "C" __device__ double gpn_log(double x) { return log(x); }
+extern "C" __device__ double gpn_sin(double x) { return sin(x); }
+extern "C" __device__ double gpn_cos(double x) { return cos(x); }
+extern "C" __device__ double gpn_tanh(double x) { return tanh(x); }
+extern "C" __device__ double gpn_pow(double x, double y) { return pow(x, y); }
+
+// Block reductions. Every thread of the block calls one with its own value; thread 0 stores the
+// block's result at out. The order of combination is fixed (warp shuffles down, then warp 0 over
+// the warps' results), so a block's result does not depend on timing. blockDim.x must be a
+// multiple of 32, at most 1024.
+__shared__ double gpn_red_v[32];
+__shared__ long long gpn_red_i[32];
+
+__device__ __forceinline__ double gpn_warp_sum(double v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = __dadd_rn(v, __shfl_down_sync(0xffffffffu, v, o));
+  return v;
+}
+
+extern "C" __device__ void gpn_block_sum(double v, double* out) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  v = gpn_warp_sum(v);
+  __syncthreads();  // gpn_red_v may still be read by an earlier call
+  if (lane == 0) gpn_red_v[w] = v;
+  __syncthreads();
+  if (w == 0) {
+    v = lane < (int)(blockDim.x >> 5) ? gpn_red_v[lane] : 0.0;
+    v = gpn_warp_sum(v);
+    if (lane == 0) *out = v;
+  }
+}
+
+// gpn_block_minmax reduces with min (isMax == 0) or max; NaN wins, as in NumPy.
+__device__ __forceinline__ double gpn_pick(double a, double b, int isMax) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return isMax ? fmax(a, b) : fmin(a, b);
+}
+
+extern "C" __device__ void gpn_block_minmax(double v, int isMax, double* out) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = gpn_pick(v, __shfl_down_sync(0xffffffffu, v, o), isMax);
+  __syncthreads();
+  if (lane == 0) gpn_red_v[w] = v;
+  __syncthreads();
+  if (w == 0) {
+    v = lane < (int)(blockDim.x >> 5) ? gpn_red_v[lane] : gpn_red_v[0];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = gpn_pick(v, __shfl_down_sync(0xffffffffu, v, o), isMax);
+    if (lane == 0) *out = v;
+  }
+}
+
+// gpn_block_arg reduces (value, index) pairs to the first index of the minimum (isMax == 0) or
+// maximum; the first NaN wins, as in NumPy. Threads with no element pass index -1.
+__device__ __forceinline__ void gpn_arg_pick(double& v, long long& i, double v2, long long i2, int isMax) {
+  if (i2 < 0) return;
+  if (i < 0) { v = v2; i = i2; return; }
+  const bool n1 = v != v, n2 = v2 != v2;
+  bool take;
+  if (n1 || n2) take = n2 && (!n1 || i2 < i);
+  else if (v2 == v) take = i2 < i;
+  else take = isMax ? v2 > v : v2 < v;
+  if (take) { v = v2; i = i2; }
+}
+
+extern "C" __device__ void gpn_block_arg(double v, long long i, int isMax, double* vout, long long* iout) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const double v2 = __shfl_down_sync(0xffffffffu, v, o);
+    const long long i2 = __shfl_down_sync(0xffffffffu, i, o);
+    if (lane + o < 32) gpn_arg_pick(v, i, v2, i2, isMax);
+  }
+  __syncthreads();
+  if (lane == 0) { gpn_red_v[w] = v; gpn_red_i[w] = i; }
+  __syncthreads();
+  if (w == 0) {
+    const bool have = lane < (int)(blockDim.x >> 5);
+    v = have ? gpn_red_v[lane] : 0.0;
+    i = have ? gpn_red_i[lane] : -1;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const double v2 = __shfl_down_sync(0xffffffffu, v, o);
+      const long long i2 = __shfl_down_sync(0xffffffffu, i, o);
+      if (lane + o < 32) gpn_arg_pick(v, i, v2, i2, isMax);
+    }
+    if (lane == 0) { *vout = v; *iout = i; }
+  }
+}
+
+// gpn_block_welford combines per-thread (count, mean, M2) triples (Chan et al.) in a fixed
+// order; thread 0 stores the block's triple at out[0..2].
+__device__ __forceinline__ void gpn_welford_merge(double& n, double& m, double& q, double n2, double m2, double q2) {
+  if (n2 == 0.0) return;
+  if (n == 0.0) { n = n2; m = m2; q = q2; return; }
+  const double nn = __dadd_rn(n, n2), d = __dsub_rn(m2, m);
+  m = __dadd_rn(m, __dmul_rn(d, __ddiv_rn(n2, nn)));
+  q = __dadd_rn(__dadd_rn(q, q2), __dmul_rn(__dmul_rn(d, d), __ddiv_rn(__dmul_rn(n, n2), nn)));
+  n = nn;
+}
+
+__shared__ double gpn_red_w[3][32];
+
+extern "C" __device__ void gpn_block_welford(double n, double m, double q, double* out) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const double n2 = __shfl_down_sync(0xffffffffu, n, o), m2 = __shfl_down_sync(0xffffffffu, m, o), q2 = __shfl_down_sync(0xffffffffu, q, o);
+    if (lane + o < 32) gpn_welford_merge(n, m, q, n2, m2, q2);
+  }
+  __syncthreads();
+  if (lane == 0) { gpn_red_w[0][w] = n; gpn_red_w[1][w] = m; gpn_red_w[2][w] = q; }
+  __syncthreads();
+  if (w == 0) {
+    const bool have = lane < (int)(blockDim.x >> 5);
+    n = have ? gpn_red_w[0][lane] : 0.0; m = have ? gpn_red_w[1][lane] : 0.0; q = have ? gpn_red_w[2][lane] : 0.0;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const double n2 = __shfl_down_sync(0xffffffffu, n, o), m2 = __shfl_down_sync(0xffffffffu, m, o), q2 = __shfl_down_sync(0xffffffffu, q, o);
+      if (lane + o < 32) gpn_welford_merge(n, m, q, n2, m2, q2);
+    }
+    if (lane == 0) { out[0] = n; out[1] = m; out[2] = q; }
+  }
+}
+
+// Stand-alone kernels.
+
+// gpn_fill_random writes n values of a random array: element t is drawn for global index
+// start + t*stride; dist 0 = normal(p0, p1), 1 = uniform(p0, p1).
+extern "C" __global__ void gpn_fill_random(double* out, u64 n, u64 start, long long stride, u32 k0, u32 k1, int dist, double p0, double p1) {
+  for (u64 t = blockIdx.x * (u64)blockDim.x + threadIdx.x; t < n; t += (u64)gridDim.x * blockDim.x) {
+    const u64 idx = start + t * (u64)stride;
+    double v;
+    if (dist == 0) v = __dadd_rn(p0, __dmul_rn(p1, gpn_normal(idx, k0, k1)));
+    else v = __dadd_rn(__dmul_rn(__dsub_rn(p1, p0), gpn_uniform(idx, k0, k1)), p0);
+    out[t] = v;
+  }
+}
+
+// gpn_gather2d copies a strided 2-d view: out[r*cols + c] = in[off + r*rs + c*cs].
+extern "C" __global__ void gpn_gather2d(double* out, const double* __restrict__ in, long long off, long long rs, long long cs, long long rows, long long cols) {
+  const long long n = rows * cols;
+  for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < n; t += (long long)gridDim.x * blockDim.x) {
+    const long long r = t / cols, c = t - r * cols;
+    out[t] = in[off + r * rs + c * cs];
+  }
+}
+
+// gpn_transpose2d writes out (cols x rows) = transpose of in (rows x cols) through shared-memory
+// tiles of 32 x 32 (blocks of 32 x 8 threads), so reads and writes are both coalesced.
+extern "C" __global__ void gpn_transpose2d(double* out, const double* __restrict__ in, long long rows, long long cols) {
+  __shared__ double tile[32][33];
+  const long long bx = (long long)blockIdx.x * 32, by = (long long)blockIdx.y * 32;
+  for (int k = threadIdx.y; k < 32; k += 8) {
+    const long long r = by + k, c = bx + threadIdx.x;
+    if (r < rows && c < cols) tile[k][threadIdx.x] = in[r * cols + c];
+  }
+  __syncthreads();
+  for (int k = threadIdx.y; k < 32; k += 8) {
+    const long long r = bx + k, c = by + threadIdx.x;  // r indexes out's rows (in's cols)
+    if (r < cols && c < rows) out[r * rows + c] = tile[threadIdx.x][k];
+  }
+}
+
+// gpn_reduce_sum sums n doubles into out[blockIdx.x], block b taking elements b, b+gridDim.x, …
+// in a fixed order per thread.
+extern "C" __global__ void gpn_reduce_sum(double* out, const double* __restrict__ in, u64 n) {
+  double acc = 0.0;
+  for (u64 t = blockIdx.x * (u64)blockDim.x + threadIdx.x; t < n; t += (u64)gridDim.x * blockDim.x) acc = __dadd_rn(acc, in[t]);
+  gpn_block_sum(acc, out + blockIdx.x);
+}
