@@ -1,0 +1,157 @@
+package gpuarray
+
+import (
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// String returns a short description; a computed array also shows its first values.
+func (a *Array) String() string {
+	if err := a.Err(); err != nil {
+		return "gpuarray.Array<error: " + err.Error() + ">"
+	}
+	n := a.n
+	if n.Kind == expr.KData {
+		if len(n.Shape) == 0 {
+			return fmt.Sprint(n.Data[0])
+		}
+		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, values=%s>", expr.ShapeString(n.Shape), n.DType, preview(n.Data, 8))
+	}
+	return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, lazy>",
+		expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks))
+}
+
+func preview(v []float64, k int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, x := range v {
+		if i == k {
+			fmt.Fprintf(&b, " … (%d more)", len(v)-k)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%.6g", x)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// chunkSize is the largest chunk along each axis.
+func chunkSize(chunks [][]int) []int {
+	s := make([]int, len(chunks))
+	for i, cs := range chunks {
+		for _, c := range cs {
+			s[i] = max(s[i], c)
+		}
+	}
+	return s
+}
+
+func bytesString(b int64) string {
+	units := []string{"B", "kB", "MB", "GB", "TB", "PB"}
+	f := float64(b)
+	u := 0
+	for f >= 1000 && u < len(units)-1 {
+		f /= 1000
+		u++
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d B", b)
+	}
+	return fmt.Sprintf("%.2f %s", f, units[u])
+}
+
+// HTML returns a table of the array's shape, dtype, chunks and bytes, with an SVG drawing of
+// its chunk grid, as dask shows arrays in notebooks.
+func (a *Array) HTML() string {
+	if err := a.Err(); err != nil {
+		return "<pre>gpuarray error: " + html.EscapeString(err.Error()) + "</pre>"
+	}
+	n := a.n
+	cs := chunkSize(n.Chunks)
+	esz := int64(n.DType.Size())
+	var b strings.Builder
+	b.WriteString(`<table><tr><td><table style="border-collapse:collapse">`)
+	b.WriteString(`<thead><tr><td></td><th>Array</th><th>Chunk</th></tr></thead><tbody>`)
+	row := func(k, v1, v2 string) {
+		fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td><td>%s</td></tr>", k, html.EscapeString(v1), html.EscapeString(v2))
+	}
+	row("Bytes", bytesString(expr.Size(n.Shape)*esz), bytesString(expr.Size(cs)*esz))
+	row("Shape", expr.ShapeString(n.Shape), expr.ShapeString(cs))
+	row("Count", fmt.Sprintf("%d chunks", expr.NumChunks(n.Chunks)), "")
+	row("Type", n.DType.String(), "")
+	state := "lazy"
+	if n.Kind == expr.KData {
+		state = "computed: " + preview(n.Data, 6)
+	}
+	row("State", state, "")
+	b.WriteString(`</tbody></table></td><td>`)
+	b.WriteString(gridSVG(n.Shape, n.Chunks))
+	b.WriteString(`</td></tr></table>`)
+	return b.String()
+}
+
+// gridSVG draws the chunk grid of the last two axes (one axis: a bar), at most 100 lines per
+// axis.
+func gridSVG(shape []int, chunks [][]int) string {
+	const size = 160.0
+	var rows, cols []int
+	switch len(shape) {
+	case 0:
+		rows, cols = []int{1}, []int{1}
+	case 1:
+		rows, cols = []int{1}, chunks[0]
+	default:
+		rows, cols = chunks[len(chunks)-2], chunks[len(chunks)-1]
+	}
+	h, w := sum(rows), sum(cols)
+	if h == 0 || w == 0 {
+		return ""
+	}
+	W, H := size, size*float64(h)/float64(w)
+	if H > size {
+		W, H = size*float64(w)/float64(h), size
+	}
+	if len(shape) == 1 {
+		H = 25
+	}
+	W, H = max(W, 20), max(H, 20)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg width="%.0f" height="%.0f" style="stroke:rgb(0,0,0);stroke-width:1">`, W+20, H+30)
+	fmt.Fprintf(&b, `<rect x="10" y="10" width="%.1f" height="%.1f" style="fill:#ECB172A0;stroke-width:2"/>`, W, H)
+	lines := func(cs []int, total int, horizontal bool) {
+		step := max(1, len(cs)/100)
+		pos := 0
+		for i, c := range cs[:len(cs)-1] {
+			pos += c
+			if i%step != 0 {
+				continue
+			}
+			if horizontal {
+				y := 10 + H*float64(pos)/float64(total)
+				fmt.Fprintf(&b, `<line x1="10" y1="%.1f" x2="%.1f" y2="%.1f"/>`, y, 10+W, y)
+			} else {
+				x := 10 + W*float64(pos)/float64(total)
+				fmt.Fprintf(&b, `<line x1="%.1f" y1="10" x2="%.1f" y2="%.1f"/>`, x, x, 10+H)
+			}
+		}
+	}
+	lines(rows, h, true)
+	lines(cols, w, false)
+	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle" style="stroke-width:0">%d</text>`, 10+W/2, H+25, w)
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+func sum(v []int) int {
+	s := 0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
