@@ -1,0 +1,42 @@
+package cluster_test
+
+import (
+	"testing"
+
+	"github.com/gpunotes/gpunotes/cluster"
+	"github.com/gpunotes/gpunotes/gpuarray"
+)
+
+var _ gpuarray.Scheduler = (*cluster.Client)(nil)
+
+func TestArrayComputeOnClusterEqualsLocal(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2})
+	build := func() *gpuarray.Array {
+		rs := gpuarray.NewRandomState(42)
+		x := rs.Normal(10, 1, gpuarray.Shape(1200, 1000), gpuarray.Chunks(250, 300))
+		return x.Add(1).Slice(gpuarray.Every(2), gpuarray.Every(2)).Sum()
+	}
+	local, err := build().Float64(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen int
+	remote, err := build().Float64(gpuarray.On(c), gpuarray.WithProgress(func(done, total int) { seen = done }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if remote != local {
+		t.Fatalf("cluster sum %v != local sum %v", remote, local)
+	}
+	if seen == 0 {
+		t.Fatal("no progress reported")
+	}
+	var done int64
+	for _, w := range c.WorkerInfo() {
+		done += int64(w.InMemory)
+	}
+	if done != 0 {
+		t.Fatalf("%d chunk results left on workers after Compute", done)
+	}
+	t.Logf("sum %v over %d workers", remote, len(c.WorkerInfo()))
+}
