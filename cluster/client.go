@@ -426,7 +426,7 @@ func (c *Client) checkWorkers(names []string) error {
 // Gather waits for futures and returns their results in order (the running cell's context
 // bounds the wait). In a cell it shows a progress bar.
 func (c *Client) Gather(fs []*Future) ([]any, error) {
-	return c.GatherContext(nil, fs)
+	return c.GatherContext(cellContext(), fs)
 }
 
 // GatherContext is Gather with an explicit context.

@@ -205,7 +205,7 @@ func planWorkers(o Options, gpus []gpuinfo.GPU, gpuErr error, env string, envSet
 		if o.CPUOnly {
 			why = "CPUOnly is set"
 		}
-		return nil, fmt.Errorf("Devices %v requested but %s", o.Devices, why)
+		return nil, fmt.Errorf("option Devices %v: %s", o.Devices, why)
 	}
 	if len(slots) > 0 {
 		n := len(slots) * per
@@ -340,7 +340,6 @@ type nanny struct {
 	restarts int
 	lastExit string
 	stopping bool
-	joined   bool
 	done     chan struct{}
 	doneOnce sync.Once
 }

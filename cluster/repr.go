@@ -177,7 +177,7 @@ type clusterSummary struct {
 	workers, threads    int
 	hostMem, gpuMem     uint64
 	processing, memory  int
-	done, erred         int64
+	done                int64
 	restarts            int
 	restartDescriptions []string
 }
