@@ -489,7 +489,7 @@ type argAcc struct {
 }
 
 func (a *argAcc) put(p int64, x float64, r int64) {
-	if !a.set[p] || plan.TakeSecond(a.max, a.v[p], x) {
+	if !a.set[p] || plan.TakeSecond(a.max, a.v[p], a.idx[p], x, float64(r)) {
 		a.v[p], a.idx[p], a.set[p] = x, float64(r), true
 	}
 }

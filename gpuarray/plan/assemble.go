@@ -208,7 +208,7 @@ func Combine(rd expr.Red, a, b *Output) (*Output, error) {
 		case expr.Min, expr.Max:
 			c.Data[i] = Extreme(rd == expr.Max, x, y)
 		case expr.ArgMin, expr.ArgMax:
-			if TakeSecond(rd == expr.ArgMax, x, y) {
+			if TakeSecond(rd == expr.ArgMax, x, a.Aux[0][i], y, b.Aux[0][i]) {
 				c.Data[i], c.Aux[0][i] = y, b.Aux[0][i]
 			} else {
 				c.Data[i], c.Aux[0][i] = x, a.Aux[0][i]
@@ -236,16 +236,19 @@ func Extreme(max bool, x, y float64) float64 {
 	return x
 }
 
-// TakeSecond reports whether y (later in order) beats x for ArgMax (max) or ArgMin: strictly
-// more extreme, or the first NaN.
-func TakeSecond(max bool, x, y float64) bool {
-	if x != x {
-		return false
-	}
-	if y != y {
-		return true
-	}
-	if max {
+// TakeSecond reports whether candidate (y, iy) beats (x, ix) for ArgMax (max) or ArgMin:
+// more extreme, or as extreme with a smaller index; NaN beats numbers.
+func TakeSecond(max bool, x, ix, y, iy float64) bool {
+	xn, yn := x != x, y != y
+	switch {
+	case xn || yn:
+		if xn && yn {
+			return iy < ix
+		}
+		return yn
+	case y == x:
+		return iy < ix
+	case max:
 		return y > x
 	}
 	return y < x
