@@ -90,6 +90,9 @@ func Run(ctx context.Context, nb *Notebook, ex Executor, opts Options) (Result, 
 		}
 	}
 	r := &runner{displays: map[string][]*Output{}, opts: opts}
+	// Goroutines a cell left running (live tables, progress) may still update displays; once
+	// Run returns the notebook belongs to the caller, so they stop being recorded.
+	defer r.detach()
 	res := Result{}
 	for n, i := range code {
 		if err := ctx.Err(); err != nil {
@@ -161,6 +164,13 @@ type runner struct {
 	displays map[string][]*Output
 	cell     *Cell
 	clearing bool // a Clear(wait=true) is pending
+	detached bool // Run has returned
+}
+
+func (r *runner) detach() {
+	r.mu.Lock()
+	r.detached = true
+	r.mu.Unlock()
 }
 
 func (r *runner) execute(ctx context.Context, ex Executor, c *Cell, count int) *interp.CellError {
@@ -304,6 +314,9 @@ func (r *runner) Stream(name, text string) {
 func (r *runner) Display(d display.Data, update bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.detached {
+		return
+	}
 	if update {
 		for _, o := range r.displays[d.DisplayID] {
 			o.Data = mimeData(d.MIME)
