@@ -55,7 +55,11 @@ func parseLibrary(ptx string) (*library, error) {
 		for _, pm := range paramRE.FindAllStringSubmatch(m[4], -1) {
 			p.params = append(p.params, pm[1])
 		}
-		p.decl = ".extern .func " + m[1] + " " + m[3] + "(" + strings.Join(strings.Fields(m[4]), " ") + ");"
+		ret := ""
+		if m[1] != "" {
+			ret = strings.Join(strings.Fields(m[1]), " ") + " "
+		}
+		p.decl = ".extern .func " + ret + m[3] + "(" + strings.Join(strings.Fields(m[4]), " ") + ");"
 		lib.protos[m[3]] = p
 	}
 	return lib, nil
@@ -214,7 +218,10 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("div.u64 %s, %s, %s", hi, t, S)
 
 	// Leaves: buffer address, offset and strides.
-	type leafRegs struct{ ptr, off, rb string; str []string }
+	type leafRegs struct {
+		ptr, off, rb string
+		str          []string
+	}
 	lv := make([]leafRegs, L)
 	for l := range lv {
 		base := 8 * (R + 2 + l*(R+2))

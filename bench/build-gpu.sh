@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds, on a machine with Go (no CUDA needed), what the GPU machine runs: the gpunotes binary
+# and the GPU test binaries, into the git-ignored .devcarry/, with the CuPy peer script beside
+# them. Then run `bash bench/gpu.sh [test|bench|gen|all]` on the GPU machine with .devcarry/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SHARED=${SHARED:-../shared}
+mkdir -p .devcarry
+export GOOS=linux GOARCH=amd64
+# The main binary links NVML (cluster/) through cgo; the GPU test binaries need no cgo.
+go build -o .devcarry/gpunotes . || echo "warning: gpunotes binary not built; bench/gpu.sh falls back to the test binary's benchmark"
+CGO_ENABLED=0 go test -c -o .devcarry/cuda.test ./gpuarray/cuda
+CGO_ENABLED=0 go test -c -o .devcarry/kernels.test ./kernels
+cp "$SHARED/peers/cupy_seed.py" .devcarry/
+git rev-parse --short HEAD >.devcarry/COMMIT
+echo "built into .devcarry/ at $(cat .devcarry/COMMIT); on the GPU machine: bash bench/gpu.sh all"

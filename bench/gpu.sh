@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs on a GPU machine (no Go needed) from the repository root, with .devcarry/ built by
+# bench/build-gpu.sh. Modes: gen (regenerate kernels/ptx with nvcc into $OUT/ptx), test (GPU
+# tests), bench (seed experiment vs the CuPy peer at N=100000 and 500000, plus the full-array
+# and transpose variants), all (every one of them). Writes logs under $OUT (default out/gpu).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-all}
+OUT=${OUT:-out/gpu}
+mkdir -p "$OUT"
+C=.devcarry
+echo "commit $(cat $C/COMMIT 2>/dev/null); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+rc=0
+if [[ $mode == gen || $mode == all ]]; then
+	if bash kernels/gen.sh "$PWD/$OUT/ptx"; then
+		cat "$OUT/ptx/NVCC_VERSION"
+		# Use the fresh library when the embedded one is stale.
+		if ! cmp -s "$OUT/ptx/SOURCES.sha256" kernels/ptx/SOURCES.sha256; then export GPUNOTES_KERNELS_PTX=$PWD/$OUT/ptx; fi
+	else
+		echo "gen.sh failed"; rc=1
+	fi
+fi
+if [[ $mode == test || $mode == all ]]; then
+	GPUNOTES_GPU_TESTS=1 $C/cuda.test -test.v -test.count=1 -test.timeout=300s 2>&1 | tee "$OUT/test.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|ulp|Error|error' | grep -v '=== RUN'
+	[[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+	echo "GPU tests passed: $(grep -c -- '^--- PASS' "$OUT/test.log"), failed: $(grep -c -- '^--- FAIL' "$OUT/test.log"), skipped: $(grep -c -- '^--- SKIP' "$OUT/test.log")"
+fi
+if [[ $mode == bench || $mode == all ]]; then
+	for n in 100000 500000; do
+		if $C/gpunotes bench seed --n $n --chunk 10000 --backend gpu --json >"$OUT/cli_$n.json" 2>&1; then
+			echo "cli: $(cat "$OUT/cli_$n.json")"
+		else
+			echo "cli: gpunotes bench seed --backend gpu failed: $(head -c 300 "$OUT/cli_$n.json")"
+		fi
+		GPUNOTES_BENCH_N=$n $C/cuda.test -test.run 'TestGPUBench$' -test.v 2>&1 | grep '^{' | tee -a "$OUT/bench.jsonl"
+		python3 $C/cupy_seed.py --n $n --chunk 10000 2>&1 | tee -a "$OUT/bench.jsonl"
+	done
+	GPUNOTES_BENCH_N=500000 GPUNOTES_BENCH_WHAT=full $C/cuda.test -test.run 'TestGPUBench$' -test.v 2>&1 | grep '^{' | tee -a "$OUT/bench.jsonl"
+	GPUNOTES_BENCH_N=40000 GPUNOTES_BENCH_WHAT=transpose $C/cuda.test -test.run 'TestGPUBench$' -test.v 2>&1 | grep '^{' | tee -a "$OUT/bench.jsonl"
+	python3 - "$OUT/bench.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+for n in (100000, 500000):
+    ours = [r for r in rows if r.get("what") == "seed" and r["n"] == n]
+    peers = {r["peer"].split(" ")[0]: r for r in rows if "peer" in r and r["n"] == n}
+    if not ours:
+        continue
+    o = ours[0]["seconds"]
+    line = f"N={n}: gpunotes {o:.3f} s"
+    for k, p in peers.items():
+        line += f"; {k} {p['seconds']:.3f} s (ratio {p['seconds']/o:.2f}x)"
+    print(line)
+for r in rows:
+    if r.get("what") in ("full", "transpose"):
+        print(f"{r['what']} N={r['n']}: {r['seconds']:.3f} s, z={r['z']:.2f}")
+PY
+fi
+exit $rc

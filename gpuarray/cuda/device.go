@@ -1,0 +1,228 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/kernels"
+)
+
+// ErrNoDriver is returned (wrapped) when there is no NVIDIA driver on this machine.
+var ErrNoDriver = driver.ErrNoDriver
+
+// DeviceInfo describes one visible GPU (CUDA_VISIBLE_DEVICES applies; Index is the ordinal
+// among visible devices).
+type DeviceInfo struct {
+	Index        int
+	Name         string
+	UUID         string
+	Major, Minor int // compute capability
+	SMs          int
+	TotalMem     uint64
+}
+
+// Devices lists the visible GPUs. Without a driver it returns an error wrapping ErrNoDriver;
+// with a driver but no GPU, an empty list.
+func Devices() ([]DeviceInfo, error) {
+	if err := driver.Load(); err != nil {
+		if driver.IsCode(err, driver.ErrorNoDevice) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	n, err := driver.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeviceInfo, 0, n)
+	for i := 0; i < n; i++ {
+		d, err := driver.DeviceGet(i)
+		if err != nil {
+			return nil, err
+		}
+		info := DeviceInfo{Index: i}
+		if info.Name, err = d.Name(); err != nil {
+			return nil, err
+		}
+		if info.UUID, err = d.UUID(); err != nil {
+			return nil, err
+		}
+		if info.Major, err = d.Attribute(driver.AttrComputeCapabilityMajor); err != nil {
+			return nil, err
+		}
+		if info.Minor, err = d.Attribute(driver.AttrComputeCapabilityMinor); err != nil {
+			return nil, err
+		}
+		if info.SMs, err = d.Attribute(driver.AttrMultiprocessorCount); err != nil {
+			return nil, err
+		}
+		if info.TotalMem, err = d.TotalMem(); err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Device is an open GPU: a goroutine locked to one OS thread with the device's primary context
+// current, a stream, a memory pool and the cache of linked kernels. Open returns one Device per
+// index for the life of the process.
+type Device struct {
+	Info   DeviceInfo
+	jobs   chan func()
+	stream driver.Stream
+	pool   *Pool
+	lib    *library
+	libPTX []byte
+	mods   map[string]driver.Function // by spec key; used on the device goroutine only
+
+	pinned    []uint64 // pinned host staging for results
+	pinnedPtr unsafe.Pointer
+}
+
+var (
+	openMu sync.Mutex
+	opened = map[int]*Device{}
+)
+
+// Open returns the device with the given visible index, starting its goroutine on first use.
+func Open(index int) (*Device, error) {
+	openMu.Lock()
+	defer openMu.Unlock()
+	if d, ok := opened[index]; ok {
+		return d, nil
+	}
+	devs, err := Devices()
+	if err != nil {
+		return nil, err
+	}
+	if len(devs) == 0 {
+		return nil, fmt.Errorf("no NVIDIA GPU is visible (CUDA_VISIBLE_DEVICES=%q)", os.Getenv("CUDA_VISIBLE_DEVICES"))
+	}
+	if index < 0 || index >= len(devs) {
+		return nil, fmt.Errorf("GPU %d does not exist: %d visible (indices 0..%d; CUDA_VISIBLE_DEVICES=%q)", index, len(devs), len(devs)-1, os.Getenv("CUDA_VISIBLE_DEVICES"))
+	}
+	d := &Device{Info: devs[index], jobs: make(chan func()), mods: map[string]driver.Function{}}
+	fl := kernels.FlavourFor(d.Info.Major, d.Info.Minor)
+	if d.libPTX, err = libraryPTX(fl); err != nil {
+		return nil, err
+	}
+	if d.lib, err = parseLibrary(string(d.libPTX)); err != nil {
+		return nil, err
+	}
+	ready := make(chan error)
+	go d.loop(ready)
+	if err := <-ready; err != nil {
+		return nil, fmt.Errorf("open GPU %d (%s): %w", index, d.Info.Name, err)
+	}
+	opened[index] = d
+	return d, nil
+}
+
+// libraryPTX returns the device library; GPUNOTES_KERNELS_PTX names a directory to read it
+// from instead of the embedded copy (for trying new kernels without rebuilding).
+func libraryPTX(flavour string) ([]byte, error) {
+	if dir := os.Getenv("GPUNOTES_KERNELS_PTX"); dir != "" {
+		b, err := os.ReadFile(dir + "/lib_" + flavour + ".ptx")
+		if err != nil {
+			return nil, fmt.Errorf("device library from GPUNOTES_KERNELS_PTX: %w", err)
+		}
+		return b, nil
+	}
+	return kernels.LibPTX(flavour)
+}
+
+// loop runs every CUDA call of the device on one locked OS thread.
+func (d *Device) loop(ready chan<- error) {
+	runtime.LockOSThread()
+	dev, err := driver.DeviceGet(d.Info.Index)
+	var ctx driver.Context
+	if err == nil {
+		ctx, err = dev.PrimaryCtxRetain()
+	}
+	if err == nil {
+		err = driver.SetCurrent(ctx)
+	}
+	if err == nil {
+		d.stream, err = driver.StreamCreate(driver.StreamNonBlocking)
+	}
+	if err == nil {
+		d.pool, err = newPool(d.Info.TotalMem, d.stream)
+	}
+	ready <- err
+	if err != nil {
+		runtime.UnlockOSThread()
+		return
+	}
+	for job := range d.jobs {
+		job()
+	}
+}
+
+// Do runs fn on the device's goroutine (where its context is current) and returns fn's error.
+// It returns ctx.Err() without running fn when ctx ends first.
+func (d *Device) Do(ctx context.Context, fn func() error) error {
+	done := make(chan error, 1)
+	job := func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("GPU %d: panic in device call: %v", d.Info.Index, r)
+			}
+		}()
+		if err := ctx.Err(); err != nil {
+			done <- err
+			return
+		}
+		done <- fn()
+	}
+	select {
+	case d.jobs <- job:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-done
+}
+
+// Pool returns the device's memory pool (use it on the device goroutine only, inside Do).
+func (d *Device) Pool() *Pool { return d.pool }
+
+// Stream returns the device's stream.
+func (d *Device) Stream() driver.Stream { return d.stream }
+
+// kernel returns the linked kernel for s, generating and linking it on first use. It must run
+// on the device goroutine.
+func (d *Device) kernel(s *Spec) (driver.Function, error) {
+	key := s.Key()
+	if f, ok := d.mods[key]; ok {
+		return f, nil
+	}
+	ptx, name, err := generate(s, d.lib)
+	if err != nil {
+		return 0, err
+	}
+	mod, err := driver.LinkPTX([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.libPTX, []byte(ptx)})
+	if err != nil {
+		if driver.IsCode(err, driver.ErrorUnsupportedPTX) {
+			v, _ := driver.DriverVersion()
+			return 0, fmt.Errorf("link kernel %s: the NVIDIA driver (CUDA %d.%d) is too old for this PTX (version %s): update the driver: %w", name, v/1000, v%1000/10, d.lib.version, err)
+		}
+		return 0, fmt.Errorf("link kernel %s: %w", name, err)
+	}
+	f, err := mod.Function(name)
+	if err != nil {
+		return 0, err
+	}
+	d.mods[key] = f
+	return f, nil
+}
+
+// KernelPTX returns the PTX that would be generated for s on this device (for inspection).
+func (d *Device) KernelPTX(s *Spec) (string, error) {
+	ptx, _, err := generate(s, d.lib)
+	return ptx, err
+}

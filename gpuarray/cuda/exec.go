@@ -1,0 +1,382 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+)
+
+// Result holds what a fused kernel produced for each task, in task order.
+type Result struct {
+	Values []float64   // RSum, RMin, RMax: the task's partial; RArgMin, RArgMax: the value at Index
+	Index  []int64     // RArgMin, RArgMax: row-major index in the task's iteration space (-1: empty)
+	Count  []float64   // RWelford: elements
+	Mean   []float64   // RWelford: mean
+	M2     []float64   // RWelford: sum of squared deviations from the mean
+	Out    [][]float64 // RNone: the task's elements, row-major
+}
+
+// Options adjust a run.
+type Options struct {
+	// Poison fills output buffers with an all-ones NaN before each launch and fails the run if
+	// any element still holds it afterwards (a test of the kernels' coverage).
+	Poison bool
+}
+
+const poisonBits = math.MaxUint64
+
+// Run executes the fused kernel of s for every task on device d: one launch covers up to
+// MaxTasksPerLaunch tasks (blockIdx.y) split into slices (blockIdx.x), and no intermediate array
+// is stored. Each task's partial is combined from its slices in a fixed order, so results do not
+// depend on timing or on which GPU ran the task.
+func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*Result, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	for i := range tasks {
+		if err := tasks[i].validate(s); err != nil {
+			return nil, fmt.Errorf("task %d: %w", i, err)
+		}
+	}
+	res := newResult(s.Reduce, len(tasks))
+	err := d.Do(ctx, func() error { return d.run(ctx, s, tasks, opt, res) })
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func newResult(r Reduce, n int) *Result {
+	res := &Result{}
+	switch r {
+	case RNone:
+		res.Out = make([][]float64, n)
+	case RWelford:
+		res.Count, res.Mean, res.M2 = make([]float64, n), make([]float64, n), make([]float64, n)
+	case RArgMin, RArgMax:
+		res.Values, res.Index = make([]float64, n), make([]int64, n)
+	default:
+		res.Values = make([]float64, n)
+	}
+	return res
+}
+
+// run is Run on the device goroutine.
+func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, res *Result) error {
+	fn, err := d.kernel(s)
+	if err != nil {
+		return err
+	}
+	name := "gpn_fused_" + s.Key()
+	elems := make([]int64, len(tasks))
+	for i := range tasks {
+		elems[i] = tasks[i].Elements()
+	}
+	var maxOut int64
+	if s.Reduce == RNone {
+		maxOut = int64(d.pool.Limit() / 2 / 8)
+	}
+	launches, offs, err := planLaunches(elems, s.Reduce, maxOut)
+	if err != nil {
+		return err
+	}
+	R, L := s.Rank, s.Leaves()
+	W := descWords(R, L)
+	pw := s.Reduce.words()
+	for _, ln := range launches {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if ln.gridX == 0 {
+			continue // only empty tasks
+		}
+		var bufs []driver.DevicePtr
+		release := func() {
+			for _, b := range bufs {
+				d.pool.Free(b)
+			}
+		}
+		alloc := func(n uint64) (driver.DevicePtr, error) {
+			p, err := d.pool.Alloc(n)
+			if err == nil {
+				bufs = append(bufs, p)
+			}
+			return p, err
+		}
+		desc := make([]uint64, W*ln.count)
+		var outWords int64
+		uploaded := map[*float64]driver.DevicePtr{}
+		for k := 0; k < ln.count; k++ {
+			ti := ln.first + k
+			t := &tasks[ti]
+			w := desc[k*W : (k+1)*W]
+			for j, dim := range t.Dims {
+				w[j] = uint64(dim)
+			}
+			sl := Slices(elems[ti])
+			w[R] = uint64(sl)
+			w[R+1] = uint64(offs[ti])
+			if s.Reduce == RNone {
+				outWords = max(outWords, offs[ti]+elems[ti])
+			} else {
+				outWords = max(outWords, (offs[ti]+int64(sl))*int64(pw))
+			}
+			for l := 0; l < L; l++ {
+				b := w[R+2+l*(R+2):]
+				if l < len(t.Inputs) && len(t.Inputs[l]) > 0 {
+					in := t.Inputs[l]
+					p, ok := uploaded[&in[0]]
+					if !ok {
+						if p, err = alloc(uint64(len(in) * 8)); err != nil {
+							release()
+							return err
+						}
+						if err := driver.MemcpyHtoD(p, unsafe.Pointer(&in[0]), uint64(len(in)*8)); err != nil {
+							release()
+							return fmt.Errorf("upload input: %w", err)
+						}
+						uploaded[&in[0]] = p
+					}
+					b[0] = uint64(p)
+				}
+				if l < len(t.Maps) {
+					b[1] = uint64(t.Maps[l].Off)
+					for j, st := range t.Maps[l].Strides {
+						b[2+j] = uint64(st)
+					}
+				}
+			}
+		}
+		dp, err := alloc(uint64(len(desc) * 8))
+		if err != nil {
+			release()
+			return err
+		}
+		if err := driver.MemcpyHtoD(dp, unsafe.Pointer(&desc[0]), uint64(len(desc)*8)); err != nil {
+			release()
+			return fmt.Errorf("upload task descriptors: %w", err)
+		}
+		outBytes := uint64(max(outWords, 1) * 8)
+		op, err := alloc(outBytes)
+		if err != nil {
+			release()
+			return err
+		}
+		if opt.Poison {
+			if err := driver.MemsetD32Async(op, math.MaxUint32, outBytes/4, d.stream); err != nil {
+				release()
+				return err
+			}
+		}
+		grid := [3]uint32{uint32(ln.gridX), uint32(ln.count), 1}
+		block := [3]uint32{BlockSize, 1, 1}
+		descArg, outArg := uint64(dp), uint64(op)
+		params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
+		lerr := fn.Launch(grid, block, 0, d.stream, params)
+		if lerr == nil {
+			lerr = d.stream.Synchronize()
+		}
+		if lerr != nil {
+			release()
+			return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, ln.count, lerr)
+		}
+		host, err := d.staging(outBytes)
+		if err != nil {
+			release()
+			return err
+		}
+		if err := driver.MemcpyDtoH(unsafe.Pointer(&host[0]), op, outBytes); err != nil {
+			release()
+			return fmt.Errorf("download results: %w", err)
+		}
+		release()
+		words := host[:outWords]
+		if opt.Poison {
+			for i, v := range words {
+				if v == poisonBits {
+					return fmt.Errorf("kernel %s left output word %d of %d unwritten", name, i, len(words))
+				}
+			}
+		}
+		for k := 0; k < ln.count; k++ {
+			ti := ln.first + k
+			collect(s.Reduce, res, ti, words, offs[ti], elems[ti])
+		}
+	}
+	// Tasks with no elements.
+	for i, m := range elems {
+		if m == 0 {
+			collect(s.Reduce, res, i, nil, 0, 0)
+		}
+	}
+	return nil
+}
+
+// staging returns a pinned host buffer of at least n bytes, grown as needed and kept per device.
+func (d *Device) staging(n uint64) ([]uint64, error) {
+	if uint64(len(d.pinned))*8 < n {
+		if d.pinnedPtr != nil {
+			_ = driver.MemFreeHost(d.pinnedPtr)
+			d.pinnedPtr, d.pinned = nil, nil
+		}
+		p, err := driver.MemAllocHost(n)
+		if err != nil {
+			return nil, fmt.Errorf("pinned host buffer of %s: %w", human(n), err)
+		}
+		d.pinnedPtr = p
+		d.pinned = unsafe.Slice((*uint64)(p), n/8)
+	}
+	return d.pinned, nil
+}
+
+// collect turns task ti's words of a launch's output into its result.
+func collect(r Reduce, res *Result, ti int, words []uint64, off, m int64) {
+	f := func(i int64) float64 { return math.Float64frombits(words[i]) }
+	s := Slices(m)
+	switch r {
+	case RNone:
+		out := make([]float64, m)
+		for i := range out {
+			out[i] = f(off + int64(i))
+		}
+		res.Out[ti] = out
+	case RSum:
+		parts := make([]float64, s)
+		for b := range parts {
+			parts[b] = f(off + int64(b))
+		}
+		res.Values[ti] = PairwiseSum(parts)
+	case RMin, RMax:
+		v := math.Inf(1)
+		if r == RMax {
+			v = math.Inf(-1)
+		}
+		for b := 0; b < s; b++ {
+			v = pick(v, f(off+int64(b)), r == RMax)
+		}
+		res.Values[ti] = v
+	case RArgMin, RArgMax:
+		v, idx := math.NaN(), int64(-1)
+		for b := 0; b < s; b++ {
+			v2, i2 := f(2*(off+int64(b))), int64(words[2*(off+int64(b))+1])
+			if i2 < 0 {
+				continue
+			}
+			if idx < 0 || better(v2, i2, v, idx, r == RArgMax) {
+				v, idx = v2, i2
+			}
+		}
+		res.Values[ti], res.Index[ti] = v, idx
+	case RWelford:
+		var n, mean, m2 float64
+		for b := 0; b < s; b++ {
+			o := 3 * (off + int64(b))
+			n, mean, m2 = MergeWelford(n, mean, m2, f(o), f(o+1), f(o+2))
+		}
+		res.Count[ti], res.Mean[ti], res.M2[ti] = n, mean, m2
+	}
+}
+
+func pick(a, b float64, isMax bool) float64 {
+	if math.IsNaN(a) {
+		return a
+	}
+	if math.IsNaN(b) {
+		return b
+	}
+	if isMax {
+		return math.Max(a, b)
+	}
+	return math.Min(a, b)
+}
+
+// better reports whether (v2, i2) beats (v, i) for argmin/argmax: NaN first, then the strictly
+// better value, then the smaller index.
+func better(v2 float64, i2 int64, v float64, i int64, isMax bool) bool {
+	n1, n2 := math.IsNaN(v), math.IsNaN(v2)
+	switch {
+	case n1 || n2:
+		return n2 && (!n1 || i2 < i)
+	case v2 == v:
+		return i2 < i
+	case isMax:
+		return v2 > v
+	}
+	return v2 < v
+}
+
+// PairwiseSum sums xs by recursive halving, a fixed order.
+func PairwiseSum(xs []float64) float64 {
+	switch len(xs) {
+	case 0:
+		return 0
+	case 1:
+		return xs[0]
+	}
+	h := len(xs) / 2
+	return PairwiseSum(xs[:h]) + PairwiseSum(xs[h:])
+}
+
+// MergeWelford combines two (count, mean, M2) summaries (Chan et al.).
+func MergeWelford(n, m, q, n2, m2, q2 float64) (float64, float64, float64) {
+	if n2 == 0 {
+		return n, m, q
+	}
+	if n == 0 {
+		return n2, m2, q2
+	}
+	nn := n + n2
+	d := m2 - m
+	return nn, m + d*(n2/nn), q + q2 + d*d*(n*n2/nn)
+}
+
+// RunOn spreads tasks over several devices (contiguous blocks of tasks, one block per device,
+// run concurrently) and returns the results in task order; they equal those of one device.
+func RunOn(ctx context.Context, devs []*Device, s *Spec, tasks []Task, opt Options) (*Result, error) {
+	if len(devs) == 0 {
+		return nil, fmt.Errorf("no GPU given")
+	}
+	if len(devs) == 1 || len(tasks) < 2 {
+		return devs[0].Run(ctx, s, tasks, opt)
+	}
+	n := min(len(devs), len(tasks))
+	parts := make([]*Result, n)
+	errs := make([]error, n)
+	bounds := make([]int, n+1)
+	for i := range bounds {
+		bounds[i] = i * len(tasks) / n
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			parts[i], errs[i] = devs[i].Run(ctx, s, tasks[bounds[i]:bounds[i+1]], opt)
+			if errs[i] != nil {
+				cancel()
+			}
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("GPU %d: %w", devs[i].Info.Index, err)
+		}
+	}
+	res := newResult(s.Reduce, 0)
+	for _, p := range parts {
+		res.Values = append(res.Values, p.Values...)
+		res.Index = append(res.Index, p.Index...)
+		res.Count = append(res.Count, p.Count...)
+		res.Mean = append(res.Mean, p.Mean...)
+		res.M2 = append(res.M2, p.M2...)
+		res.Out = append(res.Out, p.Out...)
+	}
+	return res, nil
+}

@@ -1,0 +1,221 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/kernels"
+)
+
+// fakeLib has the shape of nvcc's -rdc PTX output for the functions generated kernels call.
+const fakeLib = `
+.version 9.0
+.target sm_90
+.address_size 64
+.visible .global .align 8 .b64 gpn_zig_k[256];
+.visible .func  (.param .b64 func_retval0) gpn_normal_slow(
+	.param .b64 gpn_normal_slow_param_0,
+	.param .b32 gpn_normal_slow_param_1,
+	.param .b32 gpn_normal_slow_param_2,
+	.param .b32 gpn_normal_slow_param_3,
+	.param .b32 gpn_normal_slow_param_4,
+	.param .b32 gpn_normal_slow_param_5,
+	.param .b32 gpn_normal_slow_param_6
+)
+{
+}
+.visible .func gpn_block_sum(
+	.param .b64 gpn_block_sum_param_0,
+	.param .b64 gpn_block_sum_param_1
+)
+{
+}
+.visible .func  (.param .b64 func_retval0) gpn_exp(
+	.param .b64 gpn_exp_param_0
+)
+{
+}
+`
+
+func seedSpec() *Spec {
+	return &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{
+		{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P0: 10, P1: 1, Key: [2]uint32{42, 0}}},
+		{Kind: NConst, Value: 1},
+		{Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 1}},
+	}}
+}
+
+func TestGeneratePTXSeed(t *testing.T) {
+	ptx, name, err := GeneratePTX(seedSpec(), fakeLib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		".version 9.0", ".target sm_90", ".visible .entry " + name + "(",
+		".extern .func (.param .b64 func_retval0) gpn_normal_slow(",
+		".extern .func gpn_block_sum(", "call (retval0), gpn_normal_slow,", "call gpn_block_sum,",
+		"mul.hi.u32", "ld.global.nc.u64", "add.rn.f64", ".maxntid 256, 1, 1",
+	} {
+		if !strings.Contains(ptx, want) {
+			t.Errorf("generated PTX lacks %q", want)
+		}
+	}
+	// Ten Philox rounds, two multiplies each for hi and lo.
+	if n := strings.Count(ptx, "mul.hi.u32"); n != 20 {
+		t.Errorf("got %d mul.hi.u32, want 20 (10 rounds x 2)", n)
+	}
+	// No FMA contraction is possible: every float op is .rn.
+	if strings.Contains(ptx, "fma.") {
+		t.Errorf("generated PTX uses fma")
+	}
+	ptx2, name2, _ := GeneratePTX(seedSpec(), fakeLib)
+	if ptx2 != ptx || name2 != name {
+		t.Errorf("generation is not deterministic")
+	}
+	s := seedSpec()
+	s.Nodes[1].Value = 2
+	if s.Key() == seedSpec().Key() {
+		t.Errorf("different constants share a key")
+	}
+}
+
+func TestGeneratePTXErrors(t *testing.T) {
+	s := seedSpec()
+	s.Nodes = append(s.Nodes, Node{Kind: NUnary, Op: expr.OpLog, Args: [3]int{2}})
+	if _, _, err := GeneratePTX(s, fakeLib); err == nil || !strings.Contains(err.Error(), "gpn_log") {
+		t.Errorf("missing library function: got %v", err)
+	}
+	bad := &Spec{Rank: 1, Nodes: []Node{{Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 0}}}}
+	if _, _, err := GeneratePTX(bad, fakeLib); err == nil || !strings.Contains(err.Error(), "earlier") {
+		t.Errorf("forward reference: got %v", err)
+	}
+	if _, _, err := GeneratePTX(seedSpec(), ".target sm_90"); err == nil {
+		t.Errorf("library without .version accepted")
+	}
+}
+
+func TestGenerateWithRealLibrary(t *testing.T) {
+	lib, err := kernels.LibPTX(kernels.SM90)
+	if err != nil {
+		t.Skipf("no device library PTX in this tree yet: %v", err)
+	}
+	for _, r := range []Reduce{RNone, RSum, RMin, RMax, RArgMin, RArgMax, RWelford} {
+		s := seedSpec()
+		s.Reduce = r
+		s.Nodes = append(s.Nodes, Node{Kind: NUnary, Op: expr.OpExp, Args: [3]int{2}})
+		if _, _, err := GeneratePTX(s, string(lib)); err != nil {
+			t.Errorf("%v: %v", r, err)
+		}
+	}
+}
+
+func TestSlices(t *testing.T) {
+	cases := []struct {
+		m    int64
+		want int
+	}{{0, 0}, {1, 1}, {ElemsPerBlock, 1}, {ElemsPerBlock + 1, 2}, {5000 * 5000, 382}, {1 << 40, MaxSlices}}
+	for _, c := range cases {
+		if got := Slices(c.m); got != c.want {
+			t.Errorf("Slices(%d) = %d, want %d", c.m, got, c.want)
+		}
+	}
+	// Slices cover the task exactly, in order, none empty.
+	for _, m := range []int64{1, 7, 65536, 25000000, 1<<40 + 3} {
+		s := Slices(m)
+		var next int64
+		for b := 0; b < s; b++ {
+			lo, hi := SliceRange(m, s, b)
+			if lo != next || hi <= lo {
+				t.Fatalf("m=%d slice %d: [%d, %d) after %d", m, b, lo, hi, next)
+			}
+			next = hi
+		}
+		if next != m {
+			t.Fatalf("m=%d: slices end at %d", m, next)
+		}
+	}
+}
+
+func TestPlanLaunches(t *testing.T) {
+	elems := make([]int64, 70000)
+	for i := range elems {
+		elems[i] = 100
+	}
+	ls, offs, err := planLaunches(elems, RSum, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 2 || ls[0].count != MaxTasksPerLaunch || ls[1].first != MaxTasksPerLaunch || ls[0].gridX != 1 {
+		t.Fatalf("launches %+v", ls)
+	}
+	if offs[1] != 1 || offs[MaxTasksPerLaunch] != 0 {
+		t.Fatalf("partial offsets %d %d", offs[1], offs[MaxTasksPerLaunch])
+	}
+	// Store kernels are split by the output budget.
+	ls, offs, err = planLaunches([]int64{60, 60, 60}, RNone, 130)
+	if err != nil || len(ls) != 2 || ls[1].first != 2 || offs[1] != 60 || offs[2] != 0 {
+		t.Fatalf("budgeted launches %+v %v %v", ls, offs, err)
+	}
+	if _, _, err := planLaunches([]int64{200}, RNone, 130); err == nil || !strings.Contains(err.Error(), "smaller chunks") {
+		t.Fatalf("oversized chunk: %v", err)
+	}
+	// Argmin partials take two words: offsets count partial slots.
+	_, offs, _ = planLaunches([]int64{ElemsPerBlock * 3, 5}, RArgMin, 0)
+	if offs[1] != 3 {
+		t.Fatalf("arg offsets %v", offs)
+	}
+}
+
+func TestTaskValidate(t *testing.T) {
+	s := &Spec{Rank: 1, Reduce: RSum, Nodes: []Node{{Kind: NInput}}}
+	tk := Task{Dims: []int64{4}, Maps: []Map{{Off: 1, Strides: []int64{1}}}, Inputs: [][]float64{make([]float64, 4)}}
+	if err := tk.validate(s); err == nil || !strings.Contains(err.Error(), "reaches [1, 4]") {
+		t.Fatalf("out-of-bounds map accepted: %v", err)
+	}
+	tk.Maps[0].Off = 0
+	if err := tk.validate(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCombine(t *testing.T) {
+	if PairwiseSum([]float64{1, 2, 3, 4, 5}) != 15 {
+		t.Fatal("pairwise sum")
+	}
+	n, m, q := MergeWelford(0, 0, 0, 2, 1.5, 0.5) // {1, 2}
+	n, m, q = MergeWelford(n, m, q, 2, 3.5, 0.5)  // {3, 4}
+	if n != 4 || m != 2.5 || q != 5 {
+		t.Fatalf("welford %v %v %v", n, m, q)
+	}
+	if !better(1, 5, 2, 1, false) || better(2, 0, 1, 5, false) || !better(1, 0, 1, 5, true) {
+		t.Fatal("better")
+	}
+}
+
+// TestNoDriver checks the error path on machines without an NVIDIA driver (CI).
+func TestNoDriver(t *testing.T) {
+	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
+		t.Skip("this machine has an NVIDIA device")
+	}
+	devs, err := Devices()
+	if len(devs) != 0 {
+		t.Fatalf("devices without a driver: %v", devs)
+	}
+	if err == nil {
+		t.Skip("a driver library is installed but no GPU is present")
+	}
+	if !errors.Is(err, ErrNoDriver) || !strings.Contains(err.Error(), "no NVIDIA driver found: libcuda.so.1") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := Open(0); !errors.Is(err, ErrNoDriver) {
+		t.Fatalf("Open: %v", err)
+	}
+	_, err = RunOn(context.Background(), nil, seedSpec(), nil, Options{})
+	if err == nil {
+		t.Fatal("RunOn with no devices succeeded")
+	}
+}

@@ -1,0 +1,131 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+)
+
+// DefaultMemoryFraction is the share of a device's memory the pool may hold; past it, store
+// kernels work in batches whose results are copied out to pinned host memory
+// (GPUNOTES_GPU_MEMORY_FRACTION overrides it).
+const DefaultMemoryFraction = 0.8
+
+// Pool is a per-device allocator with stream-ordered reuse: a freed block goes back to a free
+// list of its size class and is handed out again for later work on the same stream, which the
+// stream orders after the work that used it. It is used on the device goroutine only.
+type Pool struct {
+	limit  uint64
+	inUse  uint64 // bytes handed out
+	cached uint64 // bytes on free lists
+	free   map[uint64][]driver.DevicePtr
+	size   map[driver.DevicePtr]uint64
+	stream driver.Stream
+}
+
+func newPool(total uint64, s driver.Stream) (*Pool, error) {
+	frac := DefaultMemoryFraction
+	if v := os.Getenv("GPUNOTES_GPU_MEMORY_FRACTION"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 1 {
+			return nil, fmt.Errorf("GPUNOTES_GPU_MEMORY_FRACTION=%q: want a number in (0, 1]", v)
+		}
+		frac = f
+	}
+	return &Pool{limit: uint64(float64(total) * frac), free: map[uint64][]driver.DevicePtr{}, size: map[driver.DevicePtr]uint64{}, stream: s}, nil
+}
+
+// Limit returns the most bytes the pool hands out.
+func (p *Pool) Limit() uint64 { return p.limit }
+
+// InUse returns the bytes handed out and not yet freed.
+func (p *Pool) InUse() uint64 { return p.inUse }
+
+// sizeClass rounds n up to a power of two (at least 256 bytes), so freed blocks fit later asks.
+func sizeClass(n uint64) uint64 {
+	c := uint64(256)
+	for c < n {
+		c <<= 1
+	}
+	return c
+}
+
+// Alloc returns a device block of at least n bytes.
+func (p *Pool) Alloc(n uint64) (driver.DevicePtr, error) {
+	c := sizeClass(n)
+	if l := p.free[c]; len(l) > 0 {
+		ptr := l[len(l)-1]
+		p.free[c] = l[:len(l)-1]
+		p.cached -= c
+		p.inUse += c
+		return ptr, nil
+	}
+	if p.inUse+p.cached+c > p.limit {
+		p.Trim()
+	}
+	if p.inUse+c > p.limit {
+		return 0, p.oom(n, nil)
+	}
+	ptr, err := driver.MemAlloc(c)
+	if driver.IsCode(err, driver.ErrorOutOfMemory) {
+		p.Trim()
+		ptr, err = driver.MemAlloc(c)
+	}
+	if err != nil {
+		return 0, p.oom(n, err)
+	}
+	p.size[ptr] = c
+	p.inUse += c
+	return ptr, nil
+}
+
+func (p *Pool) oom(n uint64, cause error) error {
+	free, total, _ := driver.MemGetInfo()
+	msg := fmt.Sprintf("out of GPU memory: asked for %s; the pool holds %s of its limit %s, the device has %s free of %s; use smaller chunks, free arrays you no longer need, or raise GPUNOTES_GPU_MEMORY_FRACTION",
+		human(n), human(p.inUse), human(p.limit), human(free), human(total))
+	if cause != nil {
+		return fmt.Errorf("%s: %w", msg, cause)
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// Free returns a block to the pool for reuse by later work on the pool's stream.
+func (p *Pool) Free(ptr driver.DevicePtr) {
+	c, ok := p.size[ptr]
+	if !ok {
+		return
+	}
+	p.inUse -= c
+	p.cached += c
+	p.free[c] = append(p.free[c], ptr)
+}
+
+// Trim waits for the stream and releases every cached block to the driver.
+func (p *Pool) Trim() {
+	if p.cached == 0 {
+		return
+	}
+	_ = p.stream.Synchronize()
+	for c, l := range p.free {
+		for _, ptr := range l {
+			_ = driver.MemFree(ptr)
+			delete(p.size, ptr)
+		}
+		delete(p.free, c)
+	}
+	p.cached = 0
+}
+
+func human(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
