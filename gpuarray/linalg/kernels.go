@@ -1,0 +1,177 @@
+package linalg
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/gonum"
+)
+
+// Factor is the QR factorization of one block, A = Q*R, kept in the form its Kernels chose
+// (Householder reflectors): Q is never formed unless asked for.
+type Factor interface {
+	// R returns the k x n upper trapezoidal factor, k = min(m, n).
+	R() (Mat, error)
+	// ApplyQ overwrites c (m x p) with Q*c, where Q is the full m x m orthogonal factor. A
+	// thin product Q*W (W of k rows) is ApplyQ of W padded with zero rows.
+	ApplyQ(c Mat) error
+	// Release frees what the factor holds (device memory); the factor is unusable after.
+	Release()
+}
+
+// Kernels is the dense linear algebra on single blocks that the chunked algorithms are built
+// from. Implementations must be safe for concurrent use.
+type Kernels interface {
+	// Name says which implementation runs, for results to report.
+	Name() string
+	// QR factors a (m x n). It may overwrite a.
+	QR(a Mat) (Factor, error)
+	// Gemm computes c = alpha*op(a)*op(b) + beta*c, op transposing when the flag is set.
+	Gemm(transA, transB bool, alpha float64, a, b Mat, beta float64, c Mat) error
+	// SVD returns the thin SVD a = u*diag(s)*vt of a small dense matrix, singular values in
+	// descending order: u is m x k, vt is k x n, k = min(m, n).
+	SVD(a Mat) (u Mat, s []float64, vt Mat, err error)
+}
+
+// CPU returns the CPU kernels: gonum's BLAS and LAPACK (pure Go).
+func CPU() Kernels { return cpuKernels{} }
+
+type cpuKernels struct{}
+
+func (cpuKernels) Name() string { return "cpu (gonum)" }
+
+// guard turns a panic of gonum (bad dimensions) into an error.
+func guard(what string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s: %v", what, r)
+	}
+}
+
+type cpuFactor struct {
+	a   Mat // reflectors below the diagonal, R on and above
+	tau []float64
+}
+
+func (cpuKernels) QR(a Mat) (f Factor, err error) {
+	if err := a.check("QR"); err != nil {
+		return nil, err
+	}
+	defer guard("QR", &err)
+	var impl gonum.Implementation
+	m, n := a.Rows, a.Cols
+	tau := make([]float64, min(m, n))
+	if m == 0 || n == 0 {
+		return &cpuFactor{a: a, tau: tau}, nil
+	}
+	work := []float64{0}
+	impl.Dgeqrf(m, n, a.Data, max(n, 1), tau, work, -1)
+	work = make([]float64, max(1, int(work[0])))
+	impl.Dgeqrf(m, n, a.Data, max(n, 1), tau, work, len(work))
+	return &cpuFactor{a: a, tau: tau}, nil
+}
+
+func (f *cpuFactor) R() (Mat, error) {
+	k := min(f.a.Rows, f.a.Cols)
+	r := NewMat(k, f.a.Cols)
+	for i := 0; i < k; i++ {
+		copy(r.Data[i*r.Cols+i:(i+1)*r.Cols], f.a.Data[i*f.a.Cols+i:(i+1)*f.a.Cols])
+	}
+	return r, nil
+}
+
+func (f *cpuFactor) ApplyQ(c Mat) (err error) {
+	if err := c.check("ApplyQ"); err != nil {
+		return err
+	}
+	if c.Rows != f.a.Rows {
+		return fmt.Errorf("ApplyQ: Q is %d x %d, the operand is %s", f.a.Rows, f.a.Rows, c.Shape())
+	}
+	k := len(f.tau)
+	if k == 0 || c.Cols == 0 {
+		return nil
+	}
+	defer guard("ApplyQ", &err)
+	var impl gonum.Implementation
+	work := []float64{0}
+	impl.Dormqr(blas.Left, blas.NoTrans, c.Rows, c.Cols, k, f.a.Data, f.a.Cols, f.tau, c.Data, c.Cols, work, -1)
+	work = make([]float64, max(1, int(work[0])))
+	impl.Dormqr(blas.Left, blas.NoTrans, c.Rows, c.Cols, k, f.a.Data, f.a.Cols, f.tau, c.Data, c.Cols, work, len(work))
+	return nil
+}
+
+func (f *cpuFactor) Release() { f.a, f.tau = Mat{}, nil }
+
+func (cpuKernels) Gemm(transA, transB bool, alpha float64, a, b Mat, beta float64, c Mat) (err error) {
+	m, k, k2, n, err := gemmDims(transA, transB, a, b, c)
+	if err != nil {
+		return err
+	}
+	_ = k2
+	if m == 0 || n == 0 {
+		return nil
+	}
+	defer guard("Gemm", &err)
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if transA {
+		ta = blas.Trans
+	}
+	if transB {
+		tb = blas.Trans
+	}
+	if k == 0 {
+		for i := range c.Data {
+			c.Data[i] *= beta
+		}
+		return nil
+	}
+	blas64.Implementation().Dgemm(ta, tb, m, n, k, alpha, a.Data, max(a.Cols, 1), b.Data, max(b.Cols, 1), beta, c.Data, max(c.Cols, 1))
+	return nil
+}
+
+// gemmDims checks the shapes of a Gemm and returns m, k (of op(a)), k (of op(b)), n.
+func gemmDims(transA, transB bool, a, b, c Mat) (m, k, k2, n int, err error) {
+	for _, x := range []struct {
+		s string
+		m Mat
+	}{{"a", a}, {"b", b}, {"c", c}} {
+		if err := x.m.check("Gemm " + x.s); err != nil {
+			return 0, 0, 0, 0, err
+		}
+	}
+	m, k = a.Rows, a.Cols
+	if transA {
+		m, k = k, m
+	}
+	k2, n = b.Rows, b.Cols
+	if transB {
+		k2, n = n, k2
+	}
+	if k != k2 || c.Rows != m || c.Cols != n {
+		return 0, 0, 0, 0, fmt.Errorf("Gemm: op(a) is (%d, %d), op(b) is (%d, %d), c is %s: inner dimensions or result shape mismatch", m, k, k2, n, c.Shape())
+	}
+	return m, k, k2, n, nil
+}
+
+func (cpuKernels) SVD(a Mat) (u Mat, s []float64, vt Mat, err error) {
+	if err := a.check("SVD"); err != nil {
+		return Mat{}, nil, Mat{}, err
+	}
+	defer guard("SVD", &err)
+	m, n := a.Rows, a.Cols
+	k := min(m, n)
+	u, vt, s = NewMat(m, k), NewMat(k, n), make([]float64, k)
+	if k == 0 {
+		return u, s, vt, nil
+	}
+	a = Mat{Rows: m, Cols: n, Data: append([]float64(nil), a.Data...)}
+	var impl gonum.Implementation
+	work := []float64{0}
+	impl.Dgesvd(lapack.SVDStore, lapack.SVDStore, m, n, a.Data, n, s, u.Data, k, vt.Data, n, work, -1)
+	work = make([]float64, max(1, int(work[0])))
+	if !impl.Dgesvd(lapack.SVDStore, lapack.SVDStore, m, n, a.Data, n, s, u.Data, k, vt.Data, n, work, len(work)) {
+		return Mat{}, nil, Mat{}, fmt.Errorf("SVD of a %s matrix did not converge", a.Shape())
+	}
+	return u, s, vt, nil
+}
