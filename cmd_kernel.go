@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/install"
 	"github.com/gpunotes/gpunotes/interp"
@@ -23,6 +24,17 @@ func init() {
 // runner and cluster workers all use it.
 func newSession() (*interp.Session, error) {
 	return interp.New(interp.Options{Symbols: preload.Symbols, Preload: preload.Packages})
+}
+
+// newUserSession is newSession for the user's own cells (kernel, notebook runner): functions
+// its cells declare can be submitted to cluster workers by name.
+func newUserSession() (*interp.Session, error) {
+	s, err := newSession()
+	if err != nil {
+		return nil, err
+	}
+	cluster.SetSourceResolver(s.SourceOf)
+	return s, nil
 }
 
 // executor adapts an interp.Session to kernel.Executor.
@@ -54,7 +66,7 @@ func runKernel(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := newSession()
+	s, err := newUserSession()
 	if err != nil {
 		return fmt.Errorf("start interpreter: %w", err)
 	}

@@ -170,7 +170,7 @@ func runNotebookCmd(ctx context.Context, args []string) error {
 	if err := os.Chdir(dir); err != nil {
 		return fmt.Errorf("enter notebook directory: %w", err)
 	}
-	sess, err := newSession()
+	sess, err := newUserSession()
 	if err != nil {
 		return fmt.Errorf("start Go session: %w", err)
 	}

@@ -416,6 +416,13 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 		}
 		res, err := w.ev.Call(ctx, t.Spec.Source, t.Spec.Func, args)
 		if err != nil {
+			var tb interface {
+				Parts() (string, string, []string)
+			}
+			if errors.As(err, &tb) {
+				_, _, lines := tb.Parts()
+				return nil, strings.Join(lines, "\n"), err
+			}
 			return nil, "", err
 		}
 		if n := len(res); n > 0 {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"reflect"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
@@ -128,25 +130,14 @@ func declaredIn(f *ast.File, name string) bool {
 }
 
 // Call evaluates src (once per distinct source) and calls its func fn with args, converting
-// each argument to the parameter's type where Go allows. A non-nil trailing error result is
-// returned as the error; the other results are returned as values.
+// each argument to the parameter's type: directly where Go allows, else through JSON (structs
+// and maps arrive from the wire as generic maps). A non-nil trailing error result is returned
+// as the error; the other results are returned as values. Calls may run concurrently; only
+// the evaluation and lookup are serialized.
 func (s *Session) Call(ctx context.Context, src, fn string, args []any) ([]any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sum := sha256.Sum256([]byte(src))
-	key := hex.EncodeToString(sum[:])
-	if _, done := s.funcSrc[key]; !done {
-		if _, cerr := s.run(ctx, src); cerr != nil {
-			return nil, fmt.Errorf("evaluate shipped source of %s: %w", fn, cerr)
-		}
-		s.funcSrc[key] = fn
-	}
-	v, err := s.eval(ctx, fn)
+	v, err := s.lookup(ctx, src, fn)
 	if err != nil {
-		return nil, fmt.Errorf("look up %s: %w", fn, err)
-	}
-	if v.Kind() != reflect.Func {
-		return nil, fmt.Errorf("%s is a %s, not a func", fn, v.Kind())
+		return nil, err
 	}
 	t := v.Type()
 	if !t.IsVariadic() && len(args) != t.NumIn() || t.IsVariadic() && len(args) < t.NumIn()-1 {
@@ -154,17 +145,8 @@ func (s *Session) Call(ctx context.Context, src, fn string, args []any) ([]any, 
 	}
 	in := make([]reflect.Value, len(args))
 	for i, a := range args {
-		pt := paramType(t, i)
-		av := reflect.ValueOf(a)
-		switch {
-		case a == nil:
-			in[i] = reflect.Zero(pt)
-		case av.Type().AssignableTo(pt):
-			in[i] = av
-		case av.Type().ConvertibleTo(pt):
-			in[i] = av.Convert(pt)
-		default:
-			return nil, fmt.Errorf("%s: argument %d is %T, want %s", fn, i+1, a, pt)
+		if in[i], err = convertArg(a, paramType(t, i)); err != nil {
+			return nil, fmt.Errorf("%s argument %d: %w", fn, i+1, err)
 		}
 	}
 	var out []reflect.Value
@@ -172,7 +154,10 @@ func (s *Session) Call(ctx context.Context, src, fn string, args []any) ([]any, 
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				perr = fmt.Errorf("%s panicked: %v", fn, r)
+				val := fmt.Sprintf("%s panicked: %v", fn, r)
+				tb := append([]string{"panic: " + val}, s.panicFrames(s.frames.take())...)
+				tb = append(tb, strings.Split(strings.TrimSpace(string(debug.Stack())), "\n")...)
+				perr = &CellError{Name: "panic", Value: val, Traceback: tb}
 			}
 		}()
 		out = v.Call(in)
@@ -182,7 +167,7 @@ func (s *Session) Call(ctx context.Context, src, fn string, args []any) ([]any, 
 	}
 	res := make([]any, 0, len(out))
 	for i, o := range out {
-		if i == len(out)-1 && t.Out(i) == reflect.TypeOf((*error)(nil)).Elem() {
+		if i == len(out)-1 && t.Out(i) == errorType {
 			if !o.IsNil() {
 				return nil, o.Interface().(error)
 			}
@@ -192,6 +177,53 @@ func (s *Session) Call(ctx context.Context, src, fn string, args []any) ([]any, 
 	}
 	return res, nil
 }
+
+var errorType = reflect.TypeOf((*error)(nil)).Elem()
+
+func (s *Session) lookup(ctx context.Context, src, fn string) (reflect.Value, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := sha256.Sum256([]byte(src))
+	key := hex.EncodeToString(sum[:])
+	if _, done := s.funcSrc[key]; !done {
+		if _, cerr := s.run(ctx, src); cerr != nil {
+			return reflect.Value{}, fmt.Errorf("evaluate shipped source of %s: %w", fn, cerr)
+		}
+		s.funcSrc[key] = fn
+	}
+	v, err := s.eval(ctx, fn)
+	if err != nil {
+		return reflect.Value{}, fmt.Errorf("look up %s: %w", fn, err)
+	}
+	if v.Kind() != reflect.Func {
+		return reflect.Value{}, fmt.Errorf("%s is a %s, not a func", fn, v.Kind())
+	}
+	return v, nil
+}
+
+func convertArg(a any, t reflect.Type) (reflect.Value, error) {
+	if a == nil {
+		return reflect.Zero(t), nil
+	}
+	v := reflect.ValueOf(a)
+	switch {
+	case v.Type().AssignableTo(t):
+		return v, nil
+	case isNumber(v.Kind()) && isNumber(t.Kind()), v.Type().ConvertibleTo(t) && v.Kind() == t.Kind():
+		return v.Convert(t), nil
+	}
+	data, err := json.Marshal(a)
+	if err != nil {
+		return reflect.Value{}, fmt.Errorf("cannot convert %T to %s: %w", a, t, err)
+	}
+	p := reflect.New(t)
+	if err := json.Unmarshal(data, p.Interface()); err != nil {
+		return reflect.Value{}, fmt.Errorf("cannot convert %T to %s: %w", a, t, err)
+	}
+	return p.Elem(), nil
+}
+
+func isNumber(k reflect.Kind) bool { return k >= reflect.Int && k <= reflect.Float64 }
 
 func paramType(t reflect.Type, i int) reflect.Type {
 	if t.IsVariadic() && i >= t.NumIn()-1 {
