@@ -8,14 +8,15 @@ cd "$(dirname "$0")/.."
 mode=${1:-all}
 OUT=${OUT:-out/gpu}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 C=.devcarry
 echo "commit $(cat $C/COMMIT 2>/dev/null); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 rc=0
 if [[ $mode == gen || $mode == all ]]; then
-	if bash kernels/gen.sh "$PWD/$OUT/ptx"; then
+	if bash kernels/gen.sh "$OUT/ptx"; then
 		cat "$OUT/ptx/NVCC_VERSION"
 		# Use the fresh library when the embedded one is stale.
-		if ! cmp -s "$OUT/ptx/SOURCES.sha256" kernels/ptx/SOURCES.sha256; then export GPUNOTES_KERNELS_PTX=$PWD/$OUT/ptx; fi
+		if ! cmp -s "$OUT/ptx/SOURCES.sha256" kernels/ptx/SOURCES.sha256; then export GPUNOTES_KERNELS_PTX=$OUT/ptx; fi
 	else
 		echo "gen.sh failed"; rc=1
 	fi
