@@ -1,0 +1,364 @@
+package gpuarray
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/gpunotes/gpunotes/display"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// linalgConfig is a Compute configuration as the linear algebra uses it: blocks of the inputs
+// are computed with its scheduler (Inline unless one is given, since the linear algebra already
+// works on several blocks at once).
+type linalgConfig struct {
+	computeConfig
+	opt linalg.Options
+}
+
+func newLinalgConfig(opts []ComputeOption) (*linalgConfig, error) {
+	c := &linalgConfig{}
+	for _, o := range opts {
+		if o != nil {
+			o(&c.computeConfig)
+		}
+	}
+	if c.schedErr != nil {
+		return nil, c.schedErr
+	}
+	if c.sched == nil {
+		c.sched = inlineScheduler{}
+	}
+	if c.ctx == nil {
+		c.ctx = display.Context()
+	}
+	if c.memLimit <= 0 {
+		c.memLimit = defaultMemoryLimit()
+	}
+	return c, nil
+}
+
+// evalNode computes n (its reductions first) with the configuration's scheduler, without a
+// progress bar, and returns its values row-major.
+func (c *linalgConfig) evalNode(ctx context.Context, n *expr.Node) ([]float64, error) {
+	if n.Kind == expr.KData {
+		return n.Data, nil
+	}
+	done := map[*expr.Node][]float64{}
+	for id, x := range plan.Order(n) {
+		st, err := plan.Lower(id, x, done, plan.Options{MemoryLimit: c.memLimit})
+		if err != nil {
+			return nil, err
+		}
+		outs, err := c.sched.Run(ctx, st.Tasks, func(int) {})
+		if err != nil {
+			return nil, err
+		}
+		if done[x], err = st.Assemble(outs); err != nil {
+			return nil, err
+		}
+	}
+	return done[n], nil
+}
+
+// matrixOf returns a as a chunked matrix whose blocks are computed on demand: a 2-d array as
+// it is, a 1-d array as one row (asRow) or one column. Computing a block computes only that
+// block's part of a's expression, so random inputs are generated right before their use.
+func (c *linalgConfig) matrixOf(a *Array, asRow bool) linalg.Matrix {
+	n := a.n
+	var g linalg.Grid
+	switch {
+	case len(n.Shape) == 2:
+		g = linalg.Grid{RowChunks: n.Chunks[0], ColChunks: n.Chunks[1]}
+	case asRow:
+		g = linalg.Grid{RowChunks: []int{1}, ColChunks: n.Chunks[0]}
+	default:
+		g = linalg.Grid{RowChunks: n.Chunks[0], ColChunks: []int{1}}
+	}
+	ro, co := offsets(g.RowChunks), offsets(g.ColChunks)
+	return linalg.Matrix{Grid: g, Block: func(ctx context.Context, i, j int) (linalg.Mat, error) {
+		var ix []expr.Index
+		span := func(lo, hi int) expr.Index {
+			return expr.Index{Start: lo, Stop: hi, Step: 1, HasStart: true, HasStop: true}
+		}
+		switch {
+		case len(n.Shape) == 2:
+			ix = []expr.Index{span(ro[i], ro[i+1]), span(co[j], co[j+1])}
+		case asRow:
+			ix = []expr.Index{span(co[j], co[j+1])}
+		default:
+			ix = []expr.Index{span(ro[i], ro[i+1])}
+		}
+		whole := len(g.RowChunks) == 1 && len(g.ColChunks) == 1
+		node := n
+		if !whole || n.Kind != expr.KData {
+			s, err := expr.NewSlice(n, ix)
+			if err != nil {
+				return linalg.Mat{}, err
+			}
+			node = s
+		}
+		vals, err := c.evalNode(ctx, node)
+		if err != nil {
+			return linalg.Mat{}, err
+		}
+		if node == n { // a's own data: the caller may overwrite the block
+			vals = append([]float64(nil), vals...)
+		}
+		return linalg.Mat{Rows: g.RowChunks[i], Cols: g.ColChunks[j], Data: vals}, nil
+	}}
+}
+
+func offsets(cs []int) []int {
+	o := make([]int, len(cs)+1)
+	for i, c := range cs {
+		o[i+1] = o[i] + c
+	}
+	return o
+}
+
+// dataArray wraps computed values as an array.
+func dataArray(vals []float64, shape []int, chunks [][]int) (*Array, error) {
+	n, err := expr.NewData(vals, expr.Float64, shape, chunks)
+	if err != nil {
+		return nil, err
+	}
+	return &Array{n: n}, nil
+}
+
+// MatMul returns the matrix product of a and b, computed now (with opts, like Compute): 2-d by
+// 2-d, or with a 1-d operand as in NumPy (a vector on the left is a row, on the right a column,
+// and its axis is dropped from the result). The result is chunked by a's row chunks and b's
+// column chunks; each output chunk sums the products of the blocks along the inner axis in a
+// fixed order. Errors (shapes that do not align) are kept in the returned array.
+func MatMul(a, b *Array, opts ...ComputeOption) *Array {
+	out, err := matmul(a, b, opts)
+	if err != nil {
+		return errArray(err)
+	}
+	return out
+}
+
+// Dot returns the matrix product a·b (see MatMul).
+func (a *Array) Dot(b *Array, opts ...ComputeOption) *Array { return MatMul(a, b, opts...) }
+
+func matmul(a, b *Array, opts []ComputeOption) (*Array, error) {
+	if err := a.Err(); err != nil {
+		return nil, err
+	}
+	if err := b.Err(); err != nil {
+		return nil, err
+	}
+	sa, sb := a.n.Shape, b.n.Shape
+	if len(sa) < 1 || len(sa) > 2 || len(sb) < 1 || len(sb) > 2 {
+		return nil, fmt.Errorf("Dot: shapes %s and %s: want 1-d or 2-d operands", expr.ShapeString(sa), expr.ShapeString(sb))
+	}
+	ka, kb := sa[len(sa)-1], sb[0]
+	if ka != kb {
+		return nil, fmt.Errorf("Dot: shapes %s and %s not aligned: %d (dim %d) != %d (dim 0)", expr.ShapeString(sa), expr.ShapeString(sb), ka, len(sa)-1, kb)
+	}
+	c, err := newLinalgConfig(opts)
+	if err != nil {
+		return nil, fmt.Errorf("Dot: %w", err)
+	}
+	p, err := linalg.MatMul(c.ctx, c.matrixOf(a, true), c.matrixOf(b, false), c.opt)
+	if err != nil {
+		return nil, fmt.Errorf("Dot of %s and %s: %w", expr.ShapeString(sa), expr.ShapeString(sb), err)
+	}
+	var shape []int
+	var chunks [][]int
+	if len(sa) == 2 {
+		shape, chunks = append(shape, p.C.Rows), append(chunks, p.Grid.RowChunks)
+	}
+	if len(sb) == 2 {
+		shape, chunks = append(shape, p.C.Cols), append(chunks, p.Grid.ColChunks)
+	}
+	return dataArray(p.C.Data, shape, chunks)
+}
+
+// QRResult is the result of QR: Q (m x k, orthonormal columns) and R (k x n, upper
+// triangular), k = min(m, n), and the kernels that ran.
+type QRResult struct {
+	Q, R *Array
+	Path string
+}
+
+// SVDResult is the result of SVD and SVDCompressed: U (m x k), S (k singular values,
+// descending) and V (k x n, the right singular vectors as rows, like NumPy's Vh), with
+// A ≈ U·diag(S)·V, and the kernels that ran. Signs are normalized: the largest entry of each
+// row of V is positive.
+type SVDResult struct {
+	U, S, V *Array
+	Path    string
+}
+
+func check2D(what string, a *Array) error {
+	if err := a.Err(); err != nil {
+		return err
+	}
+	if len(a.n.Shape) != 2 {
+		return fmt.Errorf("%s needs a 2-d array, got shape %s", what, expr.ShapeString(a.n.Shape))
+	}
+	return nil
+}
+
+// rechunkHint says how to give a one column of chunks.
+func rechunkHint(a *Array) string {
+	m, n := a.n.Shape[0], a.n.Shape[1]
+	rc := a.n.Chunks[0][0]
+	if rc == 0 {
+		rc = m
+	}
+	return fmt.Sprintf("rechunk to one column of chunks first, for example a.Rechunk(%d, %d)", max(rc, 1), n)
+}
+
+// QR returns the QR factorization of a tall-and-skinny array with a single column of chunks,
+// by TSQR: a QR per row chunk, then QRs of the stacked R factors up a fixed tree. The inputs'
+// chunks are computed block by block with opts (like Compute).
+func QR(a *Array, opts ...ComputeOption) (*QRResult, error) {
+	if err := check2D("QR", a); err != nil {
+		return nil, err
+	}
+	if len(a.n.Chunks[1]) != 1 {
+		return nil, fmt.Errorf("QR of shape %s with chunks %s: TSQR needs a single column of chunks; %s",
+			expr.ShapeString(a.n.Shape), chunksString(a.n.Chunks), rechunkHint(a))
+	}
+	c, err := newLinalgConfig(opts)
+	if err != nil {
+		return nil, fmt.Errorf("QR: %w", err)
+	}
+	q, err := linalg.TSQR(c.ctx, c.matrixOf(a, false), c.opt)
+	if err != nil {
+		return nil, fmt.Errorf("QR: %w", err)
+	}
+	defer q.Release()
+	qm, err := q.Q(c.ctx)
+	if err != nil {
+		return nil, fmt.Errorf("QR: %w", err)
+	}
+	k := q.K()
+	qa, err := dataArray(qm.Data, []int{qm.Rows, k}, [][]int{a.n.Chunks[0], {k}})
+	if err != nil {
+		return nil, fmt.Errorf("QR: %w", err)
+	}
+	ra, err := dataArray(q.R.Data, []int{k, q.R.Cols}, [][]int{{k}, {q.R.Cols}})
+	if err != nil {
+		return nil, fmt.Errorf("QR: %w", err)
+	}
+	return &QRResult{Q: qa, R: ra, Path: q.Kernels}, nil
+}
+
+// SVD returns the thin SVD of a 2-d array with a single column of chunks (tall-and-skinny: TSQR,
+// then the SVD of R) or a single row of chunks (short-and-fat: through the transpose). Arrays
+// chunked along both axes get an error that points to SVDCompressed. full_matrices is not
+// supported. U keeps a's row chunks, V its column chunks.
+func SVD(a *Array, opts ...ComputeOption) (*SVDResult, error) {
+	if err := check2D("SVD", a); err != nil {
+		return nil, err
+	}
+	c, err := newLinalgConfig(opts)
+	if err != nil {
+		return nil, fmt.Errorf("SVD: %w", err)
+	}
+	r, err := linalg.SVD(c.ctx, c.matrixOf(a, false), c.opt)
+	if errors.Is(err, linalg.ErrNotTallSkinny) {
+		return nil, fmt.Errorf("SVD of shape %s with chunks %s: the array is chunked along both axes; use gpuarray.SVDCompressed(a, k, powerIters, oversamples, seed) for an approximate rank-k SVD, or %s",
+			expr.ShapeString(a.n.Shape), chunksString(a.n.Chunks), rechunkHint(a))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("SVD: %w", err)
+	}
+	return svdArrays(r, a)
+}
+
+// SVDCompressed returns an approximate rank-k SVD of a 2-d array with any chunking, by the
+// randomized algorithm (Halko, Martinsson, Tropp): a standard normal test matrix of
+// k+oversamples columns drawn from seed by the counter-based generator (so the factors are the
+// same for any chunking and backend, up to rounding), powerIters rounds of power iteration,
+// an orthonormal basis by TSQR, and the SVD of the small projected matrix.
+func SVDCompressed(a *Array, k, powerIters, oversamples int, seed int64, opts ...ComputeOption) (*SVDResult, error) {
+	if err := check2D("SVDCompressed", a); err != nil {
+		return nil, err
+	}
+	c, err := newLinalgConfig(opts)
+	if err != nil {
+		return nil, fmt.Errorf("SVDCompressed: %w", err)
+	}
+	r, err := linalg.SVDCompressed(c.ctx, c.matrixOf(a, false), k, powerIters, oversamples, uint64(seed), c.opt)
+	if err != nil {
+		return nil, fmt.Errorf("SVDCompressed of shape %s: %w", expr.ShapeString(a.n.Shape), err)
+	}
+	return svdArrays(r, a)
+}
+
+func svdArrays(r *linalg.SVDResult, a *Array) (*SVDResult, error) {
+	k := len(r.S)
+	rows, cols := a.n.Chunks[0], a.n.Chunks[1]
+	u, err := dataArray(r.U.Data, []int{r.U.Rows, k}, [][]int{rows, {k}})
+	if err != nil {
+		return nil, fmt.Errorf("SVD: U: %w", err)
+	}
+	s, err := dataArray(r.S, []int{k}, [][]int{{k}})
+	if err != nil {
+		return nil, fmt.Errorf("SVD: S: %w", err)
+	}
+	v, err := dataArray(r.Vt.Data, []int{k, r.Vt.Cols}, [][]int{{k}, cols})
+	if err != nil {
+		return nil, fmt.Errorf("SVD: V: %w", err)
+	}
+	return &SVDResult{U: u, S: s, V: v, Path: r.Kernels}, nil
+}
+
+func chunksString(cs [][]int) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		s := make([]string, len(c))
+		for j, x := range c {
+			s[j] = fmt.Sprint(x)
+		}
+		parts[i] = "(" + strings.Join(s, ", ")
+		if len(c) == 1 {
+			parts[i] += ","
+		}
+		parts[i] += ")"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// tupleHTML renders named arrays side by side with their shapes and chunking.
+func tupleHTML(title, path string, names []string, arrs []*Array) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<div><b>%s</b> <span style="color:#666">(%s)</span><table><tr>`, html.EscapeString(title), html.EscapeString(path))
+	for i, a := range arrs {
+		fmt.Fprintf(&b, `<td style="vertical-align:top"><b>%s</b> %s, chunks %s<br>%s</td>`,
+			html.EscapeString(names[i]), expr.ShapeString(a.n.Shape), html.EscapeString(chunksString(a.n.Chunks)), a.HTML())
+	}
+	b.WriteString(`</tr></table></div>`)
+	return b.String()
+}
+
+// HTML shows U, S and V with their shapes and chunking, and the kernels that ran.
+func (r *SVDResult) HTML() string {
+	return tupleHTML("SVD", r.Path, []string{"U", "S", "V"}, []*Array{r.U, r.S, r.V})
+}
+
+// String summarizes the result: shapes and chunking.
+func (r *SVDResult) String() string {
+	return fmt.Sprintf("SVD(U %s chunks %s, S %s, V %s chunks %s; %s)", expr.ShapeString(r.U.n.Shape), chunksString(r.U.n.Chunks),
+		expr.ShapeString(r.S.n.Shape), expr.ShapeString(r.V.n.Shape), chunksString(r.V.n.Chunks), r.Path)
+}
+
+// HTML shows Q and R with their shapes and chunking, and the kernels that ran.
+func (r *QRResult) HTML() string {
+	return tupleHTML("QR", r.Path, []string{"Q", "R"}, []*Array{r.Q, r.R})
+}
+
+// String summarizes the result: shapes and chunking.
+func (r *QRResult) String() string {
+	return fmt.Sprintf("QR(Q %s chunks %s, R %s; %s)", expr.ShapeString(r.Q.n.Shape), chunksString(r.Q.n.Chunks), expr.ShapeString(r.R.n.Shape), r.Path)
+}

@@ -1,0 +1,221 @@
+package gpuarray_test
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray"
+	"gonum.org/v1/gonum/mat"
+)
+
+func dense(t *testing.T, a *gpuarray.Array) *mat.Dense {
+	t.Helper()
+	v, err := a.ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := a.Shape()
+	switch len(s) {
+	case 1:
+		return mat.NewDense(s[0], 1, v)
+	case 2:
+		return mat.NewDense(s[0], s[1], v)
+	}
+	t.Fatalf("shape %v", s)
+	return nil
+}
+
+func relErr(a, b mat.Matrix) float64 {
+	var d mat.Dense
+	d.Sub(a, b)
+	return mat.Norm(&d, 2) / mat.Norm(b, 2)
+}
+
+func orthErr(q mat.Matrix) float64 {
+	_, c := q.Dims()
+	var g mat.Dense
+	g.Mul(q.T(), q)
+	for i := 0; i < c; i++ {
+		g.Set(i, i, g.At(i, i)-1)
+	}
+	return mat.Norm(&g, 2)
+}
+
+func checkSVD(t *testing.T, name string, a *gpuarray.Array, r *gpuarray.SVDResult) {
+	t.Helper()
+	A, U, V := dense(t, a), dense(t, r.U), dense(t, r.V)
+	s, err := r.S.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var us, rec mat.Dense
+	us.Mul(U, mat.NewDiagDense(len(s), s))
+	rec.Mul(&us, V)
+	if e := relErr(&rec, A); e > 1e-12 {
+		t.Errorf("%s: ||A - U S V|| / ||A|| = %.3g", name, e)
+	}
+	if e := orthErr(U); e > 1e-12 {
+		t.Errorf("%s: ||U^T U - I|| = %.3g", name, e)
+	}
+	var ref mat.SVD
+	ref.Factorize(A, mat.SVDNone)
+	want := ref.Values(nil)
+	for i := range s {
+		if d := math.Abs(s[i]-want[i]) / want[i]; d > 1e-10 {
+			t.Errorf("%s: S[%d] = %v, gonum %v", name, i, s[i], want[i])
+		}
+	}
+}
+
+func TestSVDArrays(t *testing.T) {
+	rs := gpuarray.NewRandomState(7)
+	cases := []struct {
+		name string
+		a    *gpuarray.Array
+	}{
+		{"tall random", rs.StandardNormal(gpuarray.Shape(300, 40), gpuarray.Chunks(64, 40))},
+		{"tall expression", rs.Uniform(-1, 1, gpuarray.Shape(250, 30), gpuarray.Chunks(50, 30)).Mul(3).Add(1)},
+		{"short-fat", rs.StandardNormal(gpuarray.Shape(30, 270), gpuarray.Chunks(30, 100))},
+		{"computed data", nil}, // set below
+	}
+	d, err := rs.StandardNormal(gpuarray.Shape(120, 12), gpuarray.Chunks(25, 12)).Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases[3].a = d
+	for _, c := range cases {
+		r, err := gpuarray.SVD(c.a)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		checkSVD(t, c.name, c.a, r)
+		if got, want := r.U.Chunks()[0], c.a.Chunks()[0]; len(got) != len(want) {
+			t.Errorf("%s: U chunks %v, want rows chunked %v", c.name, r.U.Chunks(), want)
+		}
+		h := r.HTML()
+		for _, w := range []string{"U", "(" + strconv.Itoa(c.a.Shape()[0]) + ", ", "chunks", r.Path} {
+			if !strings.Contains(h, w) {
+				t.Errorf("%s: HTML lacks %q", c.name, w)
+			}
+		}
+	}
+}
+
+func TestQRArray(t *testing.T) {
+	a := gpuarray.NewRandomState(3).StandardNormal(gpuarray.Shape(200, 25), gpuarray.Chunks(30, 25))
+	r, err := gpuarray.QR(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Q, R := dense(t, r.Q), dense(t, r.R)
+	var qr mat.Dense
+	qr.Mul(Q, R)
+	if e := relErr(&qr, dense(t, a)); e > 1e-13 {
+		t.Errorf("||QR - A|| / ||A|| = %.3g", e)
+	}
+	if e := orthErr(Q); e > 1e-12 {
+		t.Errorf("||Q^T Q - I|| = %.3g", e)
+	}
+	if !strings.Contains(r.String(), "(200, 25)") {
+		t.Errorf("String: %s", r)
+	}
+}
+
+func TestSVDCompressedArray(t *testing.T) {
+	rs := gpuarray.NewRandomState(5)
+	// A rank-6 matrix chunked along both axes.
+	x := rs.StandardNormal(gpuarray.Shape(240, 6), gpuarray.Chunks(60, 6))
+	y := rs.StandardNormal(gpuarray.Shape(6, 90), gpuarray.Chunks(6, 30))
+	a := gpuarray.MatMul(x, y)
+	if err := a.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if c := a.Chunks(); len(c[0]) != 4 || len(c[1]) != 3 {
+		t.Fatalf("product chunks %v", c)
+	}
+	r1, err := gpuarray.SVDCompressed(a, 6, 2, 4, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSVD(t, "compressed", a, r1)
+	r2, err := gpuarray.SVDCompressed(a.Rechunk(80, 45), 6, 2, 4, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u1, u2 := dense(t, r1.U), dense(t, r2.U)
+	if e := relErr(u2, u1); e > 1e-10 {
+		t.Errorf("U differs between chunkings by %.3g", e)
+	}
+}
+
+func TestDot(t *testing.T) {
+	rs := gpuarray.NewRandomState(9)
+	a := rs.StandardNormal(gpuarray.Shape(50, 40), gpuarray.Chunks(16, 13))
+	b := rs.StandardNormal(gpuarray.Shape(40, 30), gpuarray.Chunks(9, 7))
+	v := rs.StandardNormal(gpuarray.Shape(40), gpuarray.Chunks(11))
+	w := rs.StandardNormal(gpuarray.Shape(50), gpuarray.Chunks(20))
+	A, B, V, W := dense(t, a), dense(t, b), dense(t, v), dense(t, w)
+	var ab, av, wa mat.Dense
+	ab.Mul(A, B)
+	av.Mul(A, V)
+	wa.Mul(W.T(), A)
+	var vv mat.Dense
+	vv.Mul(V.T(), V)
+	cases := []struct {
+		name  string
+		got   *gpuarray.Array
+		shape []int
+		want  mat.Matrix
+	}{
+		{"matrix matrix", a.Dot(b), []int{50, 30}, &ab},
+		{"matrix vector", a.Dot(v), []int{50}, &av},
+		{"vector matrix", w.Dot(a), []int{40}, wa.T()},
+		{"vector vector", gpuarray.MatMul(v, v), []int{}, &vv},
+	}
+	for _, c := range cases {
+		if err := c.got.Err(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if s := c.got.Shape(); len(s) != len(c.shape) || (len(s) > 0 && s[0] != c.shape[0]) {
+			t.Fatalf("%s: shape %v, want %v", c.name, s, c.shape)
+		}
+		vals, err := c.got.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, cc := c.want.Dims()
+		if e := relErr(mat.NewDense(r, cc, vals), c.want); e > 1e-14 {
+			t.Errorf("%s: relative error %.3g", c.name, e)
+		}
+	}
+}
+
+func TestLinalgBadInput(t *testing.T) {
+	rs := gpuarray.NewRandomState(1)
+	a := rs.StandardNormal(gpuarray.Shape(5, 4))
+	b := rs.StandardNormal(gpuarray.Shape(3, 2))
+	err := a.Dot(b).Err()
+	if err == nil || !strings.Contains(err.Error(), "(5, 4)") || !strings.Contains(err.Error(), "(3, 2)") {
+		t.Errorf("Dot of (5, 4) and (3, 2): %v", err)
+	}
+	for _, x := range []*gpuarray.Array{rs.StandardNormal(gpuarray.Shape(10)), rs.StandardNormal(gpuarray.Shape(4, 3, 2))} {
+		_, err := gpuarray.SVD(x)
+		if err == nil || !strings.Contains(err.Error(), "2-d") || !strings.Contains(err.Error(), "shape (") {
+			t.Errorf("SVD of shape %v: %v", x.Shape(), err)
+		}
+	}
+	grid := rs.StandardNormal(gpuarray.Shape(100, 20), gpuarray.Chunks(10, 10))
+	_, err = gpuarray.SVD(grid)
+	if err == nil || !strings.Contains(err.Error(), "SVDCompressed") || !strings.Contains(err.Error(), "Rechunk(10, 20)") || !strings.Contains(err.Error(), "(100, 20)") {
+		t.Errorf("SVD of a grid: %v", err)
+	}
+	_, err = gpuarray.QR(grid)
+	if err == nil || !strings.Contains(err.Error(), "one column of chunks") || !strings.Contains(err.Error(), "Rechunk(10, 20)") {
+		t.Errorf("QR of a grid: %v", err)
+	}
+	if _, err := gpuarray.SVDCompressed(grid, 50, 1, 1, 1); err == nil || !strings.Contains(err.Error(), "(100, 20)") {
+		t.Errorf("SVDCompressed with k > n: %v", err)
+	}
+}
