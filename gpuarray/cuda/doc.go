@@ -1,0 +1,27 @@
+// Package cuda is the NVIDIA GPU executor of gpuarray: it turns a fused chunk computation (a
+// Spec: random, constant and input leaves, elementwise ops, an optional reduction) into PTX at
+// run time, links it with the embedded device library (package kernels) through the driver's
+// JIT linker, caches the module per spec, and runs many chunks (Tasks) per launch without
+// storing any intermediate array. Only the driver (libcuda.so.1, bound by package
+// cuda/driver) is needed; without one, Devices and Open return an error wrapping ErrNoDriver
+// ("no NVIDIA driver found: libcuda.so.1").
+//
+// How gpuarray calls it:
+//
+//	devs, err := cuda.Devices()            // none (and ErrNoDriver) on machines without a driver
+//	d, err := cuda.Open(i)                 // i: index among visible GPUs (CUDA_VISIBLE_DEVICES)
+//	res, err := d.Run(ctx, spec, tasks, cuda.Options{})
+//	res, err := cuda.RunOn(ctx, []*cuda.Device{d0, d1}, spec, tasks, cuda.Options{}) // OnGPUs
+//
+// A Task gives the chunk's iteration space (Dims) and, per leaf, an affine index map (Off +
+// sum Strides[k]*i_k) into the random array as created (the element index that seeds Philox)
+// or into the leaf's input buffer; strided slices, transposes and broadcasts are such maps, so
+// a sliced random array generates only the elements it keeps. Result holds, per task, the
+// partial (sum, min, max), the arg index, the Welford triple (mean/var/std), or the stored
+// elements (no reduction). Each partial is computed in a fixed order (BlockSize threads,
+// ElemsPerBlock elements per block, slices combined pairwise), so it does not depend on timing
+// or on which GPU ran it; the caller combines chunk partials in its own fixed tree order.
+//
+// Random numbers follow package gpuarray/rng exactly: uniforms and integers are bit-identical
+// to the CPU, normals agree within 2 ulp (measured: 1 ulp at most).
+package cuda
