@@ -1,10 +1,122 @@
 package gpuarray
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// GPU describes one NVIDIA GPU visible to this process (CUDA_VISIBLE_DEVICES applies).
+type GPU struct {
+	Index       int
+	Name        string
+	UUID        string
+	Memory      uint64 // bytes
+	Compute     string // compute capability, e.g. "9.0"
+	SMs         int
+	Description string
+}
+
+// GPUs lists the visible NVIDIA GPUs; it returns none on machines without a driver.
+func GPUs() []GPU {
+	devs, err := cuda.Devices()
+	if err != nil {
+		return nil
+	}
+	out := make([]GPU, len(devs))
+	for i, d := range devs {
+		out[i] = GPU{Index: d.Index, Name: d.Name, UUID: d.UUID, Memory: d.TotalMem,
+			Compute: fmt.Sprintf("%d.%d", d.Major, d.Minor), SMs: d.SMs,
+			Description: fmt.Sprintf("GPU %d: %s, %.1f GiB, compute %d.%d, %d SMs", d.Index, d.Name, float64(d.TotalMem)/(1<<30), d.Major, d.Minor, d.SMs)}
+	}
+	return out
+}
+
+// GPUError explains why the GPU backend is unavailable, or returns nil when a GPU can be used.
+func GPUError() error {
+	devs, err := cuda.Devices()
+	if err != nil {
+		return err
+	}
+	if len(devs) == 0 {
+		return errors.New("no NVIDIA GPU is visible")
+	}
+	return nil
+}
 
 // gpuScheduler returns the scheduler of the GPU backend for devs (none: all visible GPUs).
-// The GPU backend (gpuarray/cuda) plugs in here.
 func gpuScheduler(devs []int) (Scheduler, error) {
-	_ = devs
-	return nil, errors.New("gpuarray: no GPU backend in this build (gpuarray/cuda is not wired in yet)")
+	if len(devs) == 0 {
+		all, err := cuda.Devices()
+		if err != nil {
+			return nil, fmt.Errorf("gpuarray: %w", err)
+		}
+		if len(all) == 0 {
+			return nil, errors.New("gpuarray: no NVIDIA GPU is visible")
+		}
+		for _, d := range all {
+			devs = append(devs, d.Index)
+		}
+	}
+	s := &gpuSched{}
+	for _, i := range devs {
+		d, err := cuda.Open(i)
+		if err != nil {
+			return nil, fmt.Errorf("gpuarray: %w", err)
+		}
+		s.devs = append(s.devs, d)
+	}
+	return s, nil
+}
+
+// gpuSched runs each group of tasks that share a kernel as fused GPU launches spread over its
+// devices. Kernels the GPU code generator does not express (range leaves, reductions over some
+// axes only) run on the CPU executor instead.
+type gpuSched struct{ devs []*cuda.Device }
+
+// gpuBatches is how many pieces a group is cut into, so progress moves while the GPUs work.
+const gpuBatches = 10
+
+func (s *gpuSched) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
+	outs := make([]*plan.Output, len(tasks))
+	for lo := 0; lo < len(tasks); {
+		hi := lo + 1
+		for hi < len(tasks) && tasks[hi].Kernel == tasks[lo].Kernel {
+			hi++
+		}
+		if err := s.runGroup(ctx, tasks[lo:hi], outs[lo:hi], done); err != nil {
+			return nil, err
+		}
+		lo = hi
+	}
+	return outs, nil
+}
+
+func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*plan.Output, done func(int)) error {
+	if _, _, err := cuda.Lower(tasks[0].Kernel); err != nil {
+		for i, t := range tasks {
+			o, err := cpu.Execute(ctx, t)
+			if err != nil {
+				return fmt.Errorf("chunk %d at %v: %w", t.Index, t.Offset, err)
+			}
+			outs[i] = o
+			done(1)
+		}
+		return nil
+	}
+	step := max((len(tasks)+gpuBatches-1)/gpuBatches, 64*len(s.devs))
+	for lo := 0; lo < len(tasks); lo += step {
+		hi := min(lo+step, len(tasks))
+		o, err := cuda.RunPlan(ctx, s.devs, tasks[lo:hi])
+		if err != nil {
+			return err
+		}
+		copy(outs[lo:hi], o)
+		done(hi - lo)
+	}
+	return nil
 }

@@ -1,0 +1,184 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// Lower turns a planned kernel into a Spec, with the leaf number of each leaf instruction
+// (-1 for others). It fails for what the fused GPU kernel does not express (Range leaves,
+// reductions over only some axes); callers run those tasks on the CPU.
+func Lower(k *plan.Kernel) (*Spec, []int, error) {
+	rank := len(k.Shape)
+	s := &Spec{Rank: rank, Reduce: RNone}
+	if k.Reduce != nil {
+		if len(k.Reduce.Axes) != rank {
+			return nil, nil, fmt.Errorf("cuda: reduction over axes %v of a rank-%d space is not fused on the GPU", k.Reduce.Axes, rank)
+		}
+		switch k.Reduce.Red {
+		case expr.Sum, expr.Mean:
+			s.Reduce = RSum
+		case expr.Min:
+			s.Reduce = RMin
+		case expr.Max:
+			s.Reduce = RMax
+		case expr.ArgMin:
+			s.Reduce = RArgMin
+		case expr.ArgMax:
+			s.Reduce = RArgMax
+		case expr.Var, expr.Std:
+			s.Reduce = RWelford
+		default:
+			return nil, nil, fmt.Errorf("cuda: reduction %v not supported", k.Reduce.Red)
+		}
+	}
+	if k.Result != len(k.Instrs)-1 {
+		return nil, nil, fmt.Errorf("cuda: result %d is not the last of %d instructions", k.Result, len(k.Instrs))
+	}
+	leaves := make([]int, len(k.Instrs))
+	nleaf := 0
+	for i, in := range k.Instrs {
+		leaves[i] = -1
+		nd := Node{DType: in.DType}
+		for a := 0; a < len(in.Args) && a < 3; a++ {
+			nd.Args[a] = in.Args[a]
+		}
+		switch in.Code {
+		case plan.Const:
+			nd.Kind, nd.Value = NConst, in.Value
+		case plan.Random:
+			nd.Kind, nd.Rand, nd.Leaf = NRandom, in.Rand, nleaf
+		case plan.Input:
+			nd.Kind, nd.Leaf = NInput, nleaf
+		case plan.Unary:
+			nd.Kind, nd.Op = NUnary, in.Op
+		case plan.Binary:
+			nd.Kind, nd.Op = NBinary, in.Op
+		case plan.Where:
+			nd.Kind = NWhere
+		case plan.Cast:
+			nd.Kind = NCast
+		default:
+			return nil, nil, fmt.Errorf("cuda: %v instructions are not fused on the GPU", in.Code)
+		}
+		if nd.Kind == NRandom || nd.Kind == NInput {
+			leaves[i] = nleaf
+			nleaf++
+		}
+		s.Nodes = append(s.Nodes, nd)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return s, leaves, nil
+}
+
+// lowerTask builds the GPU task of a planned task: the chunk's dims, and per leaf the affine map
+// from the chunk-local index to the source's linear index.
+func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
+	k := t.Kernel
+	rank := len(k.Shape)
+	gt := Task{Dims: make([]int64, rank), Maps: make([]Map, nleaf), Inputs: make([][]float64, nleaf)}
+	for d, n := range t.Shape {
+		gt.Dims[d] = int64(n)
+	}
+	for i := range k.Instrs {
+		leaf := leaves[i]
+		if leaf < 0 {
+			continue
+		}
+		in := &k.Instrs[i]
+		var base int64
+		var coef []int64
+		if in.Code == plan.Input {
+			if in.Slot < 0 || in.Slot >= len(t.Inputs) {
+				return Task{}, fmt.Errorf("cuda: task %d lacks input slot %d", t.Index, in.Slot)
+			}
+			b := &t.Inputs[in.Slot]
+			base, coef = in.LinearIn(b, rank)
+			gt.Inputs[leaf] = b.Data
+		} else {
+			base, coef = in.Linear(rank)
+		}
+		// The kernel indexes from the chunk's corner: fold the chunk offset into the base.
+		for d := 0; d < rank; d++ {
+			base += coef[d] * int64(t.Offset[d])
+		}
+		gt.Maps[leaf] = Map{Off: base, Strides: coef}
+	}
+	return gt, nil
+}
+
+// RunPlan runs planned chunk tasks that share one kernel on devs (one device: d.Run; several:
+// RunOn) and returns their outputs in the planner's format, in task order.
+func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.Output, error) {
+	if len(tasks) == 0 {
+		return nil, nil
+	}
+	k := tasks[0].Kernel
+	s, leaves, err := Lower(k)
+	if err != nil {
+		return nil, err
+	}
+	gts := make([]Task, len(tasks))
+	for i, t := range tasks {
+		if t.Kernel != k && t.Kernel.Key() != k.Key() {
+			return nil, fmt.Errorf("cuda: RunPlan needs tasks of one kernel")
+		}
+		if gts[i], err = lowerTask(t, leaves, s.Leaves()); err != nil {
+			return nil, err
+		}
+	}
+	res, err := RunOn(ctx, devs, s, gts, Options{})
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]*plan.Output, len(tasks))
+	for i, t := range tasks {
+		outs[i] = toOutput(t, s.Reduce, res, i)
+	}
+	return outs, nil
+}
+
+func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {
+	if r == RNone {
+		return &plan.Output{Shape: append([]int(nil), t.Shape...), Data: res.Out[i]}
+	}
+	shape := make([]int, len(t.Shape))
+	for d := range shape {
+		shape[d] = 1
+	}
+	o := &plan.Output{Shape: shape}
+	switch r {
+	case RWelford:
+		o.Data = []float64{res.Count[i]}
+		o.Aux = [][]float64{{res.Mean[i]}, {res.M2[i]}}
+	case RArgMin, RArgMax:
+		o.Data = []float64{res.Values[i]}
+		o.Aux = [][]float64{{float64(globalIndex(t, res.Index[i]))}}
+	default:
+		o.Data = []float64{res.Values[i]}
+	}
+	return o
+}
+
+// globalIndex converts a row-major index within the task's region to one over the kernel's
+// whole iteration space (-1 stays -1).
+func globalIndex(t *plan.Task, local int64) int64 {
+	if local < 0 {
+		return -1
+	}
+	var g int64
+	stride := int64(1)
+	for d := len(t.Shape) - 1; d >= 0; d-- {
+		n := int64(t.Shape[d])
+		i := local % n
+		local /= n
+		g += (int64(t.Offset[d]) + i) * stride
+		stride *= int64(t.Kernel.Shape[d])
+	}
+	return g
+}

@@ -1,0 +1,102 @@
+package gpuarray
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// needGPU skips without a GPU, except on the GPU machine (GPUNOTES_GPU_TESTS=1), where a
+// missing GPU is a failure.
+func needGPU(t *testing.T) {
+	t.Helper()
+	if err := GPUError(); err != nil {
+		if os.Getenv("GPUNOTES_GPU_TESTS") == "1" {
+			t.Fatalf("GPU required: %v", err)
+		}
+		t.Skipf("no GPU: %v", err)
+	}
+}
+
+func TestNoGPUIsAClearError(t *testing.T) {
+	if GPUError() == nil {
+		t.Skip("this machine has a GPU")
+	}
+	if len(GPUs()) != 0 {
+		t.Fatal("GPUs() must be empty without a driver")
+	}
+	_, err := NewRandomState(1).Normal(0, 1, Shape(10), Chunks(5)).Sum().Float64(OnGPU())
+	if err == nil {
+		t.Fatal("a GPU compute without a GPU must fail")
+	}
+	t.Log(err)
+}
+
+// TestGPUPropertyAgainstReference runs random fused graphs on the GPU backend against the
+// naive reference, as TestPropertyAgainstReference does for the CPU.
+func TestGPUPropertyAgainstReference(t *testing.T) {
+	needGPU(t)
+	r := rand.New(rand.NewPCG(9, 13))
+	for trial := 0; trial < 300; trial++ {
+		rs := NewRandomState(int64(trial))
+		x := randExpr(r, rs)
+		if r.IntN(2) == 0 {
+			x = randReduce(r, x)
+		}
+		if err := x.Err(); err != nil {
+			t.Fatalf("trial %d: building: %v", trial, err)
+		}
+		want := refEval(x.n)
+		got, err := x.ToSlice(OnGPU())
+		if err != nil {
+			t.Fatalf("trial %d: %v: %v", trial, x, err)
+		}
+		tol := 1e-12
+		if x.DType() == Float32 {
+			tol = 1e-5
+		}
+		if x.n.Kind == expr.KReduce {
+			tol = max(tol, 1e-10)
+		}
+		for i := range want {
+			if x.n.Kind == expr.KReduce && (x.n.Red == expr.ArgMin || x.n.Red == expr.ArgMax) {
+				continue // ties may break differently where values differ by an ulp
+			}
+			if !near(got[i], want[i], tol) {
+				t.Fatalf("trial %d: %v element %d: GPU %v, reference %v", trial, x, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestGPUSeedMatchesCPU(t *testing.T) {
+	needGPU(t)
+	x := NewRandomState(42).Normal(10, 1, Shape(3000, 3000), Chunks(700, 700))
+	y := x.Add(1).Slice(Every(2), Every(2)).Sum()
+	g, err := y.Float64(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := y.Float64(Threads(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(g-c) > 1e-12*math.Abs(c) {
+		t.Fatalf("GPU %v CPU %v", g, c)
+	}
+	if len(GPUs()) > 1 {
+		m, err := y.Float64(OnGPUs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m != g {
+			t.Fatalf("all GPUs %v, one GPU %v: chunk partials must not depend on the device", m, g)
+		}
+	}
+	if _, err := y.Float64(OnGPU(len(GPUs()) + 3)); err == nil {
+		t.Fatal("an out-of-range device must be an error")
+	}
+}
