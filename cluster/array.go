@@ -5,31 +5,71 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 func init() {
 	gob.Register(&plan.Output{})
-	SetChunkExecutor(executeChunk)
+	gob.Register([]*plan.Output{})
+	SetChunkExecutor(executeChunks)
 }
 
-// executeChunk is the workers' default ChunkExecutor: it decodes a planned task and runs it
-// with the CPU executor. (GPU workers run chunks on the CPU too until gpuarray/cuda exports a
-// per-task executor.)
-func executeChunk(ctx context.Context, spec []byte, _ []any, _ bool) (any, error) {
-	var t plan.Task
-	if err := gob.NewDecoder(bytes.NewReader(spec)).Decode(&t); err != nil {
-		return nil, fmt.Errorf("decode chunk task: %w", err)
+// executeChunks is the workers' default ChunkExecutor: spec is a gob-encoded batch of planned
+// tasks of one kernel. A GPU worker runs the batch as fused launches on its GPU (device 0: it
+// sees only its own); kernels the GPU generator does not express, and CPU workers, run the
+// tasks on the CPU executor, one goroutine per core.
+func executeChunks(ctx context.Context, spec []byte, _ []any, onGPU bool) (any, error) {
+	var ts []*plan.Task
+	if err := gob.NewDecoder(bytes.NewReader(spec)).Decode(&ts); err != nil {
+		return nil, fmt.Errorf("decode chunk tasks: %w", err)
 	}
-	out, err := cpu.Execute(ctx, &t)
-	if err != nil {
-		return nil, fmt.Errorf("chunk %d: %w", t.Index, err)
+	if len(ts) == 0 {
+		return []*plan.Output{}, nil
 	}
-	return out, nil
+	if onGPU {
+		if _, _, err := cuda.Lower(ts[0].Kernel); err == nil {
+			d, err := cuda.Open(0)
+			if err != nil {
+				return nil, fmt.Errorf("open this worker's GPU: %w", err)
+			}
+			return cuda.RunPlan(ctx, []*cuda.Device{d}, ts)
+		}
+	}
+	outs := make([]*plan.Output, len(ts))
+	errs := make([]error, len(ts))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(ts)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				outs[i], errs[i] = cpu.Execute(ctx, ts[i])
+			}
+		}()
+	}
+	for i := range ts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("chunk %d: %w", ts[i].Index, err)
+		}
+	}
+	return outs, nil
 }
+
+// batchesPerWorker cuts a computation into this many batches per worker: few enough that
+// per-task overhead vanishes (a GPU runs a batch as one launch), enough to balance load and
+// show progress.
+const batchesPerWorker = 4
 
 // Run runs planned gpuarray chunk tasks on the cluster's workers; it makes a Client a
 // gpuarray.Scheduler, so x.Sum().Compute(gpuarray.On(c)) computes on the cluster. outs[i]
@@ -37,13 +77,33 @@ func executeChunk(ctx context.Context, spec []byte, _ []any, _ bool) (any, error
 // local ones. Cancelling ctx cancels the tasks.
 func (c *Client) Run(ctx context.Context, tasks []*plan.Task, done func(n int)) ([]*plan.Output, error) {
 	ctx = ctxOr(ctx)
-	ts := make([]*task, len(tasks))
-	for i, pt := range tasks {
-		var buf bytes.Buffer
-		if err := gob.NewEncoder(&buf).Encode(pt); err != nil {
-			return nil, fmt.Errorf("cluster: encode chunk task %d: %w", i, err)
+	if len(tasks) == 0 {
+		return nil, nil
+	}
+	nb := max(1, len(c.WorkerInfo())) * batchesPerWorker
+	nb = min(nb, len(tasks))
+	bounds := make([]int, nb+1)
+	for i := range bounds {
+		bounds[i] = i * len(tasks) / nb
+	}
+	// A batch holds tasks of one kernel: cut where the kernel changes too.
+	var cuts []int
+	for b := 0; b < nb; b++ {
+		cuts = append(cuts, bounds[b])
+		for i := bounds[b] + 1; i < bounds[b+1]; i++ {
+			if tasks[i].Kernel != tasks[i-1].Kernel {
+				cuts = append(cuts, i)
+			}
 		}
-		ts[i] = &task{key: c.s.newKey("chunk"), spec: taskSpec{Kind: "chunk", Chunk: buf.Bytes()}, maxRetries: c.retries, refs: 1}
+	}
+	cuts = append(cuts, len(tasks))
+	ts := make([]*task, len(cuts)-1)
+	for b := range ts {
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(tasks[cuts[b]:cuts[b+1]]); err != nil {
+			return nil, fmt.Errorf("cluster: encode chunk tasks: %w", err)
+		}
+		ts[b] = &task{key: c.s.newKey("chunks"), spec: taskSpec{Kind: "chunk", Chunk: buf.Bytes()}, maxRetries: c.retries, refs: 1}
 	}
 	if err := c.s.add(ts); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -60,32 +120,29 @@ func (c *Client) Run(ctx context.Context, tasks []*plan.Task, done func(n int)) 
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	outs := make([]*plan.Output, len(ts))
+	outs := make([]*plan.Output, len(tasks))
 	errs := make(chan error, len(ts))
-	sem := make(chan struct{}, 32)
 	var wg sync.WaitGroup
-	for i, t := range ts {
+	for b, t := range ts {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			f := &Future{c: c, t: t}
-			v, err := f.Result(ctx)
+			lo, hi := cuts[b], cuts[b+1]
+			v, err := (&Future{c: c, t: t}).Result(ctx)
 			if err != nil {
-				errs <- fmt.Errorf("chunk %d: %w", tasks[i].Index, err)
+				errs <- fmt.Errorf("chunks %d..%d: %w", tasks[lo].Index, tasks[hi-1].Index, err)
 				cancel()
 				return
 			}
-			o, ok := v.(*plan.Output)
-			if !ok {
-				errs <- fmt.Errorf("chunk %d: worker returned %T", tasks[i].Index, v)
+			o, ok := v.([]*plan.Output)
+			if !ok || len(o) != hi-lo {
+				errs <- fmt.Errorf("chunks %d..%d: worker returned %T", tasks[lo].Index, tasks[hi-1].Index, v)
 				cancel()
 				return
 			}
-			outs[i] = o
+			copy(outs[lo:hi], o)
 			if done != nil {
-				done(1)
+				done(hi - lo)
 			}
 		}()
 	}
