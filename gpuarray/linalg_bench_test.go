@@ -1,0 +1,47 @@
+package gpuarray_test
+
+import (
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray"
+)
+
+// benchSVD runs the SVD of a random normal m x n array in chunks of rc rows, as the seed does
+// (x = da.random.random(...); u, s, v = da.linalg.svd(x)). GPUNOTES_BENCH_ROWS overrides m.
+func benchSVD(b *testing.B, m, n, rc int) {
+	if v := os.Getenv("GPUNOTES_BENCH_ROWS"); v != "" {
+		if r, err := strconv.Atoi(v); err == nil {
+			m = r
+		}
+	}
+	if v := os.Getenv("GPUNOTES_BENCH_CHUNK"); v != "" {
+		if r, err := strconv.Atoi(v); err == nil {
+			rc = r
+		}
+	}
+	for i := 0; i < b.N; i++ {
+		x := gpuarray.NewRandomState(42).Uniform(0, 1, gpuarray.Shape(m, n), gpuarray.Chunks(rc, n))
+		r, err := gpuarray.SVD(x, gpuarray.Threads(0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s, err := r.S.ToSlice(); err != nil || len(s) != n {
+			b.Fatalf("S: %d values, %v", len(s), err)
+		}
+	}
+}
+
+// BenchmarkSVDSeed is seed 001's SVD: 10000 x 1000 in chunks of 1000 x 1000.
+func BenchmarkSVDSeed(b *testing.B) { benchSVD(b, 10000, 1000, 1000) }
+
+// BenchmarkSVDTall is a 1,000,000 x 1000 tall-and-skinny SVD in chunks of 100000 x 1000. It
+// needs about 17 GB of memory and minutes on a 2-core machine, so it runs only when
+// GPUNOTES_BENCH_TALL is set.
+func BenchmarkSVDTall(b *testing.B) {
+	if os.Getenv("GPUNOTES_BENCH_TALL") == "" {
+		b.Skip("set GPUNOTES_BENCH_TALL=1 to run the 1,000,000 x 1000 SVD (about 17 GB)")
+	}
+	benchSVD(b, 1_000_000, 1000, 100_000)
+}
