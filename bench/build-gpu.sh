@@ -11,6 +11,7 @@ export GOOS=linux GOARCH=amd64
 go build -o .devcarry/gpunotes . || echo "warning: gpunotes binary not built; bench/gpu.sh falls back to the test binary's benchmark"
 CGO_ENABLED=0 go test -c -o .devcarry/cuda.test ./gpuarray/cuda
 CGO_ENABLED=0 go test -c -o .devcarry/kernels.test ./kernels
+CGO_ENABLED=0 go test -c -o .devcarry/gpuarray.test ./gpuarray
 cp "$SHARED/peers/cupy_seed.py" .devcarry/
 git rev-parse --short HEAD >.devcarry/COMMIT
 echo "built into .devcarry/ at $(cat .devcarry/COMMIT); on the GPU machine: bash bench/gpu.sh all"
