@@ -1,0 +1,305 @@
+package notebooks_test
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpunotes/gpunotes/internal/testenv"
+	"github.com/gpunotes/gpunotes/nbrun"
+	"github.com/gpunotes/gpunotes/notebooks"
+)
+
+func TestBuildPercentFormat(t *testing.T) {
+	src := "// %% [markdown]\n// # Title\n//\n// text\n\n// %% tags=[\"parameters\"]\nN := 1\n\n// %%\nfmt.Println(N)\n"
+	nb, err := notebooks.Build("07-x", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nb.Cells) != 3 {
+		t.Fatalf("%d cells, want 3", len(nb.Cells))
+	}
+	c := nb.Cells
+	if c[0].Type != "markdown" || c[0].Source != "# Title\n\ntext" {
+		t.Errorf("markdown cell = %q %q", c[0].Type, c[0].Source)
+	}
+	if c[1].Type != "code" || !c[1].HasTag("parameters") || c[1].Source != "N := 1" {
+		t.Errorf("parameters cell = %+v", c[1])
+	}
+	if c[2].Source != "fmt.Println(N)" || c[2].ID != "nb07-03" {
+		t.Errorf("code cell = %q id %q", c[2].Source, c[2].ID)
+	}
+	if nb.Language() != "go" {
+		t.Errorf("language %q", nb.Language())
+	}
+	for _, bad := range []string{"x := 1\n// %%\n", "// %% [markdown]\nnot a comment\n", "// %% what\n"} {
+		if _, err := notebooks.Build("bad", []byte(bad)); err == nil {
+			t.Errorf("Build accepted %q", bad)
+		}
+	}
+}
+
+// TestNotebooksCurrent fails when a notebook differs from what its source generates.
+func TestNotebooksCurrent(t *testing.T) {
+	srcs, err := notebooks.Sources(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) == 0 {
+		t.Fatal("no notebook sources in src/")
+	}
+	for name, src := range srcs {
+		nb, err := notebooks.Build(name, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := nb.Marshal()
+		got, err := os.ReadFile(name + ".ipynb")
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s.ipynb is stale or missing (%v): run go generate ./notebooks", name, err)
+		}
+	}
+}
+
+// cellOutput is what one executed cell showed, by kind.
+type cellOutput struct {
+	source string
+	text   string // stream text, text/plain of results and displays, error tracebacks
+	html   string
+	svg    string
+	errors []string
+}
+
+func outputsOf(t *testing.T, path string) []cellOutput {
+	t.Helper()
+	nb, err := nbrun.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []cellOutput
+	for _, c := range nb.Cells {
+		if c.Type != "code" {
+			continue
+		}
+		co := cellOutput{source: c.Source}
+		for _, o := range c.Outputs {
+			switch o.Type {
+			case "stream":
+				co.text += o.Text
+			case "error":
+				co.errors = append(co.errors, o.EName+": "+o.EValue)
+				co.text += strings.Join(o.Traceback, "\n")
+			default:
+				if s, ok := o.Data["text/plain"].(string); ok {
+					co.text += s + "\n"
+				}
+				if s, ok := o.Data["text/html"].(string); ok {
+					co.html += s
+				}
+				if s, ok := o.Data["image/svg+xml"].(string); ok {
+					co.svg += s
+				}
+			}
+		}
+		out = append(out, co)
+	}
+	return out
+}
+
+func joined(cells []cellOutput, f func(cellOutput) string) string {
+	var sb strings.Builder
+	for _, c := range cells {
+		sb.WriteString(f(c))
+	}
+	return sb.String()
+}
+
+// gpuPresent reports whether this machine has an NVIDIA driver (then GPU rows must run).
+func gpuPresent() bool {
+	for _, p := range []string{"/proc/driver/nvidia/version", "/dev/nvidiactl"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+var zRE = regexp.MustCompile(`z ([+-][0-9.]+)`)
+
+// checks assert each notebook's key outputs.
+var checks = map[string]func(t *testing.T, cells []cellOutput){
+	"01-cpu-vs-gpu": func(t *testing.T, cells []cellOutput) {
+		text := joined(cells, func(c cellOutput) string { return c.text })
+		html := joined(cells, func(c cellOutput) string { return c.html })
+		svg := joined(cells, func(c cellOutput) string { return c.svg })
+		for _, row := range []string{"One CPU core", "CPU cores", "One GPU", "All GPUs"} {
+			if !strings.Contains(html, row) {
+				t.Errorf("results table lacks the row %q", row)
+			}
+		}
+		if !strings.Contains(html, `class="gpunotes-results"`) || !strings.Contains(html, "2 h 39 min") {
+			t.Errorf("results table missing or without the 2019 figures:\n%s", html)
+		}
+		zs := zRE.FindAllStringSubmatch(text, -1)
+		want := 2
+		if gpuPresent() {
+			want = 4
+		}
+		if len(zs) != want {
+			t.Errorf("%d rows ran (want %d):\n%s", len(zs), want, text)
+		}
+		for _, m := range zs {
+			z, _ := strconv.ParseFloat(m[1], 64)
+			if math.Abs(z) > 6 {
+				t.Errorf("z = %v: the sum is not what N(11, 1) elements give", z)
+			}
+		}
+		if !gpuPresent() && strings.Count(text, "skipped:") < 2 {
+			t.Errorf("GPU rows do not say they were skipped:\n%s", text)
+		}
+		if !strings.Contains(svg, "<svg") || !strings.Contains(svg, "<rect") || !strings.Contains(svg, "log scale") {
+			t.Errorf("no log-scale bar chart")
+		}
+	},
+}
+
+// contains fails the test for each want missing from got.
+func contains(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+}
+
+var meanRE = regexp.MustCompile(`(task [ABC])[^\n]*: mean ([0-9.]+)`)
+
+func init() {
+	checks["02-local-cuda-cluster"] = func(t *testing.T, cells []cellOutput) {
+		text := joined(cells, func(c cellOutput) string { return c.text })
+		html := joined(cells, func(c cellOutput) string { return c.html })
+		contains(t, "output", text, "workers started in", ": 1 + 2 = 3 in pid", "squares: [1 4 9 16 25 36 49 64]",
+			"CUDA_VISIBLE_DEVICES=0: worker", "cluster closed, err = <nil>")
+		contains(t, "cluster HTML", html, "<table", "Last seen")
+		if !gpuPresent() {
+			contains(t, "output", text, `Options{Devices: []string{"0"}}: skipped:`, "CUDA_VISIBLE_DEVICES=(none: a CPU worker)")
+		}
+	}
+	checks["03-gpu-per-task"] = func(t *testing.T, cells []cellOutput) {
+		text := joined(cells, func(c cellOutput) string { return c.text })
+		html := joined(cells, func(c cellOutput) string { return c.html })
+		contains(t, "output", text, "-> job 0 ran in pid", "no such worker", "cluster closed, err = <nil>")
+		contains(t, "cluster HTML", html, "<table")
+		ms := meanRE.FindAllStringSubmatch(text, -1)
+		if len(ms) != 3 {
+			t.Errorf("want the means of tasks A, B and C:\n%s", text)
+		}
+		for _, m := range ms {
+			v, _ := strconv.ParseFloat(m[2], 64)
+			if math.Abs(v-11) > 0.01 {
+				t.Errorf("%s: mean %v, want about 11", m[1], v)
+			}
+		}
+		if !gpuPresent() {
+			contains(t, "output", text, "GPU 0 skipped:", "GPU 1 skipped:", "on the CPU (fallback)")
+		}
+	}
+}
+
+func notebookNames(t *testing.T) []string {
+	t.Helper()
+	paths, _ := filepath.Glob("*.ipynb")
+	var names []string
+	for _, p := range paths {
+		names = append(names, strings.TrimSuffix(p, ".ipynb"))
+	}
+	if len(names) == 0 {
+		t.Fatal("no notebooks")
+	}
+	return names
+}
+
+func checkNotebook(t *testing.T, name, path string) {
+	t.Helper()
+	cells := outputsOf(t, path)
+	for i, c := range cells {
+		if len(c.errors) > 0 {
+			t.Fatalf("%s: code cell %d failed: %v\n%s", name, i+1, c.errors, c.source)
+		}
+	}
+	check, ok := checks[name]
+	if !ok {
+		t.Fatalf("no output checks for notebook %s", name)
+	}
+	check(t, cells)
+}
+
+// run runs cmd with a deadline, killing its process group after it.
+func run(t *testing.T, cmd *exec.Cmd, timeout time.Duration) string {
+	t.Helper()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out.String())
+		}
+	case <-time.After(timeout):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("%s did not finish in %v:\n%s", strings.Join(cmd.Args, " "), timeout, out.String())
+	}
+	return out.String()
+}
+
+// TestRunNotebooks executes every notebook with `gpunotes run` and checks its outputs.
+func TestRunNotebooks(t *testing.T) {
+	bin := testenv.Binary(t)
+	for _, name := range notebookNames(t) {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), name+".ipynb")
+			log := run(t, exec.Command(bin, "run", name+".ipynb", "-o", out), 5*time.Minute)
+			t.Logf("gpunotes run %s:\n%s", name, log)
+			checkNotebook(t, name, out)
+		})
+	}
+}
+
+// TestNbconvertNotebooks executes every notebook with `jupyter nbconvert --execute` through
+// the installed kernelspec and checks the same outputs.
+func TestNbconvertNotebooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("nbconvert runs are skipped in -short mode")
+	}
+	py := testenv.Python(t)
+	env := testenv.InstallKernel(t)
+	for _, name := range notebookNames(t) {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.CommandContext(context.Background(), py, "-m", "jupyter", "nbconvert",
+				"--to", "notebook", "--execute", "--ExecutePreprocessor.kernel_name=gpunotes",
+				"--ExecutePreprocessor.timeout=300", "--output-dir", dir, "--output", name+".ipynb",
+				name+".ipynb")
+			cmd.Env = env
+			log := run(t, cmd, 6*time.Minute)
+			t.Logf("nbconvert %s:\n%s", name, log)
+			checkNotebook(t, name, filepath.Join(dir, name+".ipynb"))
+		})
+	}
+}
