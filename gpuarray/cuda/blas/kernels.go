@@ -1,0 +1,411 @@
+package blas
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
+)
+
+// Kernels runs linalg's block kernels on one GPU with cuBLAS and cuSOLVER. It implements
+// linalg.Kernels; blocks move between host and device on each call, and QR factors stay on
+// the device until released.
+type Kernels struct {
+	dev      *cuda.Device
+	cublas   handle
+	cusolver handle
+	name     string
+}
+
+var _ linalg.Kernels = (*Kernels)(nil)
+
+// New loads the libraries and opens GPU index (an index among the visible devices).
+func New(index int) (*Kernels, error) {
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	dev, err := cuda.Open(index)
+	if err != nil {
+		return nil, fmt.Errorf("cuBLAS kernels: %w", err)
+	}
+	k := &Kernels{dev: dev, name: fmt.Sprintf("gpu %d %s (cuBLAS/cuSOLVER)", index, dev.Info.Name)}
+	err = dev.Do(context.Background(), func() error {
+		if err := check("cublasCreate", cublasCreate(&k.cublas)); err != nil {
+			return err
+		}
+		if err := check("cublasSetStream", cublasSetStream(k.cublas, dev.Stream())); err != nil {
+			return err
+		}
+		if err := check("cusolverDnCreate", cusolverCreate(&k.cusolver)); err != nil {
+			return err
+		}
+		return check("cusolverDnSetStream", cusolverSetStream(k.cusolver, dev.Stream()))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuBLAS kernels on GPU %d: %w", index, err)
+	}
+	return k, nil
+}
+
+// Close destroys the library handles.
+func (k *Kernels) Close() error {
+	return k.dev.Do(context.Background(), func() error {
+		e1 := check("cublasDestroy", cublasDestroy(k.cublas))
+		e2 := check("cusolverDnDestroy", cusolverDestroy(k.cusolver))
+		if e1 != nil {
+			return e1
+		}
+		return e2
+	})
+}
+
+// Name says which kernels run.
+func (k *Kernels) Name() string { return k.name }
+
+// do runs fn on the device goroutine and waits for the device's stream.
+func (k *Kernels) do(fn func(m *mem) error) error {
+	return k.dev.Do(context.Background(), func() error {
+		m := &mem{s: k.dev.Stream()}
+		err := fn(m)
+		if serr := k.dev.Stream().Synchronize(); err == nil {
+			err = serr
+		}
+		m.free()
+		return err
+	})
+}
+
+// mem tracks the device buffers of one call.
+type mem struct {
+	s    driver.Stream
+	bufs []devPtr
+	keep map[devPtr]bool
+}
+
+func (m *mem) alloc(n int) (devPtr, error) {
+	p, err := driver.MemAlloc(uint64(max(n, 1)) * 8)
+	if err != nil {
+		return 0, err
+	}
+	m.bufs = append(m.bufs, p)
+	return p, nil
+}
+
+func (m *mem) upload(v []float64) (devPtr, error) {
+	p, err := m.alloc(len(v))
+	if err != nil || len(v) == 0 {
+		return p, err
+	}
+	return p, driver.MemcpyHtoDAsync(p, unsafe.Pointer(&v[0]), uint64(len(v))*8, m.s)
+}
+
+func (m *mem) download(dst []float64, p devPtr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if err := driver.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), p, uint64(len(dst))*8, m.s); err != nil {
+		return err
+	}
+	return m.s.Synchronize()
+}
+
+// retain keeps p past the call (a factor owns it).
+func (m *mem) retain(p devPtr) {
+	if m.keep == nil {
+		m.keep = map[devPtr]bool{}
+	}
+	m.keep[p] = true
+}
+
+func (m *mem) free() {
+	for _, p := range m.bufs {
+		if !m.keep[p] {
+			_ = driver.MemFree(p)
+		}
+	}
+}
+
+// transpose writes the column-major transpose of the column-major r x c matrix src (leading
+// dimension ld) into dst (c x r, leading dimension c).
+func (k *Kernels) transpose(src devPtr, ld, r, c int, dst devPtr) error {
+	one, zero := 1.0, 0.0
+	return check("cublasDgeam", cublasDgeam(k.cublas, opT, opN, int32(c), int32(r), &one, src, int32(ld), &zero, dst, int32(c), dst, int32(c)))
+}
+
+// Gemm computes c = alpha*op(a)*op(b) + beta*c. Row-major C = op(A)op(B) is column-major
+// C^T = op(B)^T op(A)^T, so the operands swap.
+func (k *Kernels) Gemm(transA, transB bool, alpha float64, a, b linalg.Mat, beta float64, c linalg.Mat) error {
+	m, kk := a.Rows, a.Cols
+	if transA {
+		m, kk = kk, m
+	}
+	k2, n := b.Rows, b.Cols
+	if transB {
+		k2, n = n, k2
+	}
+	if len(a.Data) != a.Rows*a.Cols || len(b.Data) != b.Rows*b.Cols || len(c.Data) != c.Rows*c.Cols || kk != k2 || c.Rows != m || c.Cols != n {
+		return fmt.Errorf("Gemm: op(a) is (%d, %d), op(b) is (%d, %d), c is %s: shapes do not match", m, kk, k2, n, c.Shape())
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	opa, opb := opN, opN
+	if transA {
+		opa = opT
+	}
+	if transB {
+		opb = opT
+	}
+	return k.do(func(mm *mem) error {
+		da, err := mm.upload(a.Data)
+		if err != nil {
+			return err
+		}
+		db, err := mm.upload(b.Data)
+		if err != nil {
+			return err
+		}
+		dc, err := mm.upload(c.Data)
+		if err != nil {
+			return err
+		}
+		if err := check("cublasDgemm", cublasDgemm(k.cublas, opb, opa, int32(n), int32(m), int32(kk), &alpha, db, int32(max(b.Cols, 1)), da, int32(max(a.Cols, 1)), &beta, dc, int32(n))); err != nil {
+			return err
+		}
+		return mm.download(c.Data, dc)
+	})
+}
+
+// factor is a QR factorization held on the device: a column-major copy of the block with the
+// reflectors below the diagonal, and tau.
+type factor struct {
+	k        *Kernels
+	m, n     int
+	acol     devPtr // m x n, column-major, leading dimension m
+	tau      devPtr
+	released bool
+}
+
+// QR factors a on the device with cusolverDnDgeqrf.
+func (k *Kernels) QR(a linalg.Mat) (linalg.Factor, error) {
+	m, n := a.Rows, a.Cols
+	if len(a.Data) != m*n {
+		return nil, fmt.Errorf("QR: matrix %s holds %d elements", a.Shape(), len(a.Data))
+	}
+	f := &factor{k: k, m: m, n: n}
+	err := k.do(func(mm *mem) error {
+		raw, err := mm.upload(a.Data)
+		if err != nil {
+			return err
+		}
+		if f.acol, err = mm.alloc(m * n); err != nil {
+			return err
+		}
+		mm.retain(f.acol)
+		if f.tau, err = mm.alloc(min(m, n)); err != nil {
+			return err
+		}
+		mm.retain(f.tau)
+		if m == 0 || n == 0 {
+			return nil
+		}
+		// Row-major a is the column-major n x m a^T: transpose it to column-major m x n.
+		if err := k.transpose(raw, n, n, m, f.acol); err != nil {
+			return err
+		}
+		var lwork int32
+		if err := check("cusolverDnDgeqrf_bufferSize", cusolverDgeqrfBuf(k.cusolver, int32(m), int32(n), f.acol, int32(m), &lwork)); err != nil {
+			return err
+		}
+		work, err := mm.alloc(int(lwork))
+		if err != nil {
+			return err
+		}
+		info, err := mm.alloc(1)
+		if err != nil {
+			return err
+		}
+		return check("cusolverDnDgeqrf", cusolverDgeqrf(k.cusolver, int32(m), int32(n), f.acol, int32(m), f.tau, work, lwork, info))
+	})
+	if err != nil {
+		f.Release()
+		return nil, fmt.Errorf("QR of a %s block on the GPU: %w", a.Shape(), err)
+	}
+	return f, nil
+}
+
+// R returns the upper trapezoidal k x n factor.
+func (f *factor) R() (linalg.Mat, error) {
+	kr := min(f.m, f.n)
+	r := linalg.NewMat(kr, f.n)
+	if kr == 0 || f.n == 0 {
+		return r, nil
+	}
+	err := f.k.do(func(mm *mem) error {
+		// The top kr rows of the column-major m x n block, transposed: column-major n x kr,
+		// which is row-major kr x n.
+		d, err := mm.alloc(kr * f.n)
+		if err != nil {
+			return err
+		}
+		one, zero := 1.0, 0.0
+		if err := check("cublasDgeam", cublasDgeam(f.k.cublas, opT, opN, int32(f.n), int32(kr), &one, f.acol, int32(f.m), &zero, d, int32(f.n), d, int32(f.n))); err != nil {
+			return err
+		}
+		return mm.download(r.Data, d)
+	})
+	if err != nil {
+		return linalg.Mat{}, fmt.Errorf("R: %w", err)
+	}
+	for i := 0; i < kr; i++ {
+		clear(r.Data[i*f.n : i*f.n+i])
+	}
+	return r, nil
+}
+
+// ApplyQ overwrites c (m x p) with Q*c using cusolverDnDormqr.
+func (f *factor) ApplyQ(c linalg.Mat) error {
+	if c.Rows != f.m || len(c.Data) != c.Rows*c.Cols {
+		return fmt.Errorf("ApplyQ: Q is %d x %d, the operand is %s", f.m, f.m, c.Shape())
+	}
+	kr, p := min(f.m, f.n), c.Cols
+	if kr == 0 || p == 0 {
+		return nil
+	}
+	return f.k.do(func(mm *mem) error {
+		raw, err := mm.upload(c.Data)
+		if err != nil {
+			return err
+		}
+		ccol, err := mm.alloc(f.m * p)
+		if err != nil {
+			return err
+		}
+		if err := f.k.transpose(raw, p, p, f.m, ccol); err != nil {
+			return err
+		}
+		var lwork int32
+		if err := check("cusolverDnDormqr_bufferSize", cusolverDormqrBuf(f.k.cusolver, 0, 0, int32(f.m), int32(p), int32(kr), f.acol, int32(f.m), f.tau, ccol, int32(f.m), &lwork)); err != nil {
+			return err
+		}
+		work, err := mm.alloc(int(lwork))
+		if err != nil {
+			return err
+		}
+		info, err := mm.alloc(1)
+		if err != nil {
+			return err
+		}
+		if err := check("cusolverDnDormqr", cusolverDormqr(f.k.cusolver, 0, 0, int32(f.m), int32(p), int32(kr), f.acol, int32(f.m), f.tau, ccol, int32(f.m), work, lwork, info)); err != nil {
+			return err
+		}
+		if err := f.k.transpose(ccol, f.m, f.m, p, raw); err != nil {
+			return err
+		}
+		return mm.download(c.Data, raw)
+	})
+}
+
+// Release frees the factor's device memory.
+func (f *factor) Release() {
+	if f.released {
+		return
+	}
+	f.released = true
+	_ = f.k.dev.Do(context.Background(), func() error {
+		for _, p := range []devPtr{f.acol, f.tau} {
+			if p != 0 {
+				_ = driver.MemFree(p)
+			}
+		}
+		return nil
+	})
+}
+
+// SVD returns the thin SVD of a with cusolverDnDgesvd, which wants a column-major matrix with
+// at least as many rows as columns: a row-major r x c matrix with c >= r is exactly that (its
+// transpose), and a taller one is transposed on the device first.
+func (k *Kernels) SVD(a linalg.Mat) (linalg.Mat, []float64, linalg.Mat, error) {
+	r, c := a.Rows, a.Cols
+	if len(a.Data) != r*c {
+		return linalg.Mat{}, nil, linalg.Mat{}, fmt.Errorf("SVD: matrix %s holds %d elements", a.Shape(), len(a.Data))
+	}
+	kk := min(r, c)
+	s := make([]float64, kk)
+	if kk == 0 {
+		return linalg.NewMat(r, 0), s, linalg.NewMat(0, c), nil
+	}
+	wide := c >= r
+	// Column-major M (mr x nc, mr >= nc): a^T when wide, a when tall.
+	mr, nc := c, r
+	if !wide {
+		mr, nc = r, c
+	}
+	ub := make([]float64, mr*nc) // column-major U of M
+	vb := make([]float64, nc*nc) // column-major VT of M
+	err := k.do(func(mm *mem) error {
+		dm, err := mm.upload(a.Data)
+		if err != nil {
+			return err
+		}
+		if !wide {
+			t, err := mm.alloc(r * c)
+			if err != nil {
+				return err
+			}
+			if err := k.transpose(dm, c, c, r, t); err != nil {
+				return err
+			}
+			dm = t
+		}
+		var lwork int32
+		if err := check("cusolverDnDgesvd_bufferSize", cusolverDgesvdBuf(k.cusolver, int32(mr), int32(nc), &lwork)); err != nil {
+			return err
+		}
+		ds, err := mm.alloc(nc)
+		if err != nil {
+			return err
+		}
+		du, err := mm.alloc(mr * nc)
+		if err != nil {
+			return err
+		}
+		dv, err := mm.alloc(nc * nc)
+		if err != nil {
+			return err
+		}
+		work, err := mm.alloc(int(lwork))
+		if err != nil {
+			return err
+		}
+		info, err := mm.alloc(1)
+		if err != nil {
+			return err
+		}
+		if err := check("cusolverDnDgesvd", cusolverDgesvd(k.cusolver, 'S', 'S', int32(mr), int32(nc), dm, int32(mr), ds, du, int32(mr), dv, int32(nc), work, lwork, 0, info)); err != nil {
+			return err
+		}
+		if err := mm.download(s, ds); err != nil {
+			return err
+		}
+		if err := mm.download(ub, du); err != nil {
+			return err
+		}
+		return mm.download(vb, dv)
+	})
+	if err != nil {
+		return linalg.Mat{}, nil, linalg.Mat{}, fmt.Errorf("SVD of a %s matrix on the GPU: %w", a.Shape(), err)
+	}
+	// Read column-major buffers as row-major transposes.
+	uT := linalg.Mat{Rows: nc, Cols: mr, Data: ub} // U_M^T
+	vT := linalg.Mat{Rows: nc, Cols: nc, Data: vb} // (VT_M)^T = V_M
+	if wide {
+		// a^T = U_M S VT_M  =>  a = V_M S U_M^T.
+		return vT, s, uT, nil
+	}
+	// a = U_M S VT_M.
+	return uT.T(), s, vT.T(), nil
+}

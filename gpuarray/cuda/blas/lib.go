@@ -1,0 +1,119 @@
+package blas
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+)
+
+// ErrNoLibrary is returned (wrapped) by Load when cuBLAS or cuSOLVER cannot be opened.
+var ErrNoLibrary = errors.New("cuBLAS/cuSOLVER not found")
+
+// Library names tried, newest first.
+var (
+	cublasNames   = []string{"libcublas.so", "libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}
+	cusolverNames = []string{"libcusolver.so", "libcusolver.so.12", "libcusolver.so.11", "libcusolver.so.13"}
+)
+
+type (
+	handle   uintptr
+	devPtr   = driver.DevicePtr
+	status   int32
+	operator int32
+)
+
+const (
+	opN operator = 0
+	opT operator = 1
+)
+
+var (
+	loadOnce sync.Once
+	loadErr  error
+	loaded   string // the libraries opened
+
+	cublasCreate    func(h *handle) status
+	cublasDestroy   func(h handle) status
+	cublasSetStream func(h handle, s driver.Stream) status
+	cublasDgemm     func(h handle, ta, tb operator, m, n, k int32, alpha *float64, a devPtr, lda int32, b devPtr, ldb int32, beta *float64, c devPtr, ldc int32) status
+	cublasDgeam     func(h handle, ta, tb operator, m, n int32, alpha *float64, a devPtr, lda int32, beta *float64, b devPtr, ldb int32, c devPtr, ldc int32) status
+
+	cusolverCreate    func(h *handle) status
+	cusolverDestroy   func(h handle) status
+	cusolverSetStream func(h handle, s driver.Stream) status
+	cusolverDgeqrfBuf func(h handle, m, n int32, a devPtr, lda int32, lwork *int32) status
+	cusolverDgeqrf    func(h handle, m, n int32, a devPtr, lda int32, tau, work devPtr, lwork int32, info devPtr) status
+	cusolverDormqrBuf func(h handle, side, trans int32, m, n, k int32, a devPtr, lda int32, tau, c devPtr, ldc int32, lwork *int32) status
+	cusolverDormqr    func(h handle, side, trans int32, m, n, k int32, a devPtr, lda int32, tau, c devPtr, ldc int32, work devPtr, lwork int32, info devPtr) status
+	cusolverDgesvdBuf func(h handle, m, n int32, lwork *int32) status
+	cusolverDgesvd    func(h handle, jobu, jobvt int8, m, n int32, a devPtr, lda int32, s, u devPtr, ldu int32, vt devPtr, ldvt int32, work devPtr, lwork int32, rwork, info devPtr) status
+)
+
+// Load opens the CUDA driver, cuBLAS and cuSOLVER and binds the calls used here. The first
+// call's result is kept. Without the libraries it returns an error wrapping ErrNoLibrary.
+func Load() error {
+	loadOnce.Do(func() { loadErr = load() })
+	return loadErr
+}
+
+// Libraries returns the names of the libraries Load opened.
+func Libraries() string { return loaded }
+
+func open(names []string) (uintptr, string, error) {
+	var errs []string
+	for _, n := range names {
+		lib, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err == nil {
+			return lib, n, nil
+		}
+		errs = append(errs, err.Error())
+	}
+	return 0, "", fmt.Errorf("%w: tried %v (%v)", ErrNoLibrary, names, errs)
+}
+
+func load() (err error) {
+	if err := driver.Load(); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoLibrary, err)
+	}
+	cb, cbName, err := open(cublasNames)
+	if err != nil {
+		return err
+	}
+	cs, csName, err := open(cusolverNames)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: bind %s, %s: %v", ErrNoLibrary, cbName, csName, r)
+		}
+	}()
+	purego.RegisterLibFunc(&cublasCreate, cb, "cublasCreate_v2")
+	purego.RegisterLibFunc(&cublasDestroy, cb, "cublasDestroy_v2")
+	purego.RegisterLibFunc(&cublasSetStream, cb, "cublasSetStream_v2")
+	purego.RegisterLibFunc(&cublasDgemm, cb, "cublasDgemm_v2")
+	purego.RegisterLibFunc(&cublasDgeam, cb, "cublasDgeam")
+	purego.RegisterLibFunc(&cusolverCreate, cs, "cusolverDnCreate")
+	purego.RegisterLibFunc(&cusolverDestroy, cs, "cusolverDnDestroy")
+	purego.RegisterLibFunc(&cusolverSetStream, cs, "cusolverDnSetStream")
+	purego.RegisterLibFunc(&cusolverDgeqrfBuf, cs, "cusolverDnDgeqrf_bufferSize")
+	purego.RegisterLibFunc(&cusolverDgeqrf, cs, "cusolverDnDgeqrf")
+	purego.RegisterLibFunc(&cusolverDormqrBuf, cs, "cusolverDnDormqr_bufferSize")
+	purego.RegisterLibFunc(&cusolverDormqr, cs, "cusolverDnDormqr")
+	purego.RegisterLibFunc(&cusolverDgesvdBuf, cs, "cusolverDnDgesvd_bufferSize")
+	purego.RegisterLibFunc(&cusolverDgesvd, cs, "cusolverDnDgesvd")
+	loaded = cbName + ", " + csName
+	return nil
+}
+
+// check turns a cuBLAS or cuSOLVER status into an error naming call.
+func check(call string, s status) error {
+	if s == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: status %d", call, int32(s))
+}
