@@ -182,7 +182,7 @@ func SVDCompressed(ctx context.Context, a Matrix, k, powerIters, oversamples int
 // column chunks' products in order.
 func mulRight(ctx context.Context, a Matrix, x Mat, opt Options) (Mat, error) {
 	if x.Rows != a.Cols() {
-		return Mat{}, fmt.Errorf("A is (%d, %d), the operand is %s", a.Rows(), a.Cols(), x.Shape())
+		return Mat{}, fmt.Errorf("matrix A is (%d, %d), the operand is %s", a.Rows(), a.Cols(), x.Shape())
 	}
 	kern := opt.kernels()
 	p := x.Cols
@@ -209,7 +209,7 @@ func mulRight(ctx context.Context, a Matrix, x Mat, opt Options) (Mat, error) {
 // the row chunks' products in order.
 func mulLeftT(ctx context.Context, a Matrix, y Mat, opt Options) (Mat, error) {
 	if y.Rows != a.Rows() {
-		return Mat{}, fmt.Errorf("A^T is (%d, %d), the operand is %s", a.Cols(), a.Rows(), y.Shape())
+		return Mat{}, fmt.Errorf("matrix A^T is (%d, %d), the operand is %s", a.Cols(), a.Rows(), y.Shape())
 	}
 	kern := opt.kernels()
 	p := y.Cols
