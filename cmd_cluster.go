@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/interp"
@@ -16,8 +19,109 @@ import (
 
 func init() {
 	register("worker", "one cluster worker", runWorker)
-	register("scheduler", "a standalone scheduler (multi-node)", func(ctx context.Context, args []string) error { return errNotYet("scheduler") })
-	register("cuda-worker", "one worker per local GPU (multi-node)", func(ctx context.Context, args []string) error { return errNotYet("cuda-worker") })
+	register("scheduler", "a standalone scheduler (multi-node): scheduler --listen ADDR --token TOKEN [--dashboard ADDR]", runScheduler)
+	register("cuda-worker", "one worker per local GPU joined to a scheduler: cuda-worker tcp://HOST:PORT --token TOKEN", runCUDAWorker)
+}
+
+// logf prints a timestamped line on stderr: the log of scheduler and cuda-worker.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("2006-01-02T15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+// tokenFlag returns the token given by flag, else GPUNOTES_CLUSTER_TOKEN.
+func tokenFlag(v string) string {
+	if v != "" {
+		return v
+	}
+	return os.Getenv("GPUNOTES_CLUSTER_TOKEN")
+}
+
+// runScheduler is `gpunotes scheduler --listen ADDR --token TOKEN [--dashboard ADDR]`.
+func runScheduler(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
+	var cfg cluster.SchedulerConfig
+	var token string
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8786", "address for workers and clients (host:port)")
+	fs.StringVar(&token, "token", "", "shared token (default: $GPUNOTES_CLUSTER_TOKEN); required beyond loopback")
+	fs.StringVar(&cfg.Dashboard, "dashboard", "127.0.0.1:8787", `dashboard address, or "off"; beyond loopback it needs the token`)
+	fs.DurationVar(&cfg.Heartbeat, "heartbeat", 5*time.Second, "how long a worker may stay silent before its tasks run elsewhere")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: scheduler: unexpected arguments %q", errUsage, fs.Args())
+	}
+	cfg.Listen = strings.TrimPrefix(cfg.Listen, "tcp://")
+	cfg.Token = tokenFlag(token)
+	cfg.Logf = logf
+	cfg.Ready = func(addr, dash string) {
+		// One line on stdout for whoever started us (tests, scripts): the address and dashboard.
+		fmt.Printf("scheduler %s dashboard %s\n", addr, dash)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	return cluster.ServeScheduler(ctx, cfg)
+}
+
+// runCUDAWorker is `gpunotes cuda-worker tcp://HOST:PORT --token TOKEN [--nworkers N] ...`.
+func runCUDAWorker(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("cuda-worker", flag.ContinueOnError)
+	var cfg cluster.CUDAWorkerConfig
+	var token, devices string
+	var resources multiFlag
+	fs.StringVar(&token, "token", "", "the scheduler's token (default: $GPUNOTES_CLUSTER_TOKEN)")
+	fs.StringVar(&cfg.NamePrefix, "name-prefix", "", "worker names are PREFIX-gpuN or PREFIX-cpuN (default: host name)")
+	fs.IntVar(&cfg.NWorkers, "nworkers", 0, "GPU workers at most, or CPU workers when there is no GPU (default 1)")
+	fs.IntVar(&cfg.ThreadsPerWorker, "nthreads", 0, "tasks a worker runs at once (GPU: 1; CPU: cores / workers)")
+	fs.StringVar(&cfg.MemoryLimit, "memory-limit", "", "host memory per worker before spilling (bytes, 4GiB, 25%)")
+	fs.StringVar(&cfg.DeviceMemoryLimit, "device-memory-limit", "", "share of a GPU's memory (default 80%)")
+	fs.BoolVar(&cfg.CPUOnly, "cpu", false, "start CPU workers even when GPUs are present")
+	fs.StringVar(&devices, "devices", "", "GPUs to use: indices or UUIDs, comma-separated")
+	fs.StringVar(&cfg.LocalDirectory, "local-directory", "", "directory for spilled results")
+	fs.DurationVar(&cfg.Reconnect, "reconnect", 5*time.Second, "longest wait between attempts to reach the scheduler")
+	fs.Var(&resources, "resource", "NAME=AMOUNT resource every worker offers (repeatable)")
+	// The address may come before or after the flags.
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			pos = append(pos, args[0])
+			args = args[1:]
+		}
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: cuda-worker tcp://HOST:PORT [--token TOKEN] ...", errUsage)
+	}
+	cfg.Scheduler = pos[0]
+	cfg.Token = tokenFlag(token)
+	if devices != "" {
+		cfg.Devices = strings.Split(devices, ",")
+	}
+	res, err := parseResources(resources)
+	if err != nil {
+		return err
+	}
+	cfg.Resources = res
+	cfg.Logf = logf
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	return cluster.RunCUDAWorker(ctx, cfg)
+}
+
+func parseResources(rs []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, r := range rs {
+		k, v, ok := strings.Cut(r, "=")
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("%w: --resource %q: want NAME=AMOUNT", errUsage, r)
+		}
+		out[k] = f
+	}
+	return out, nil
 }
 
 // runWorker is `gpunotes worker --scheduler ADDR [--gpu UUID] ...`. The scheduler's token comes
@@ -38,6 +142,7 @@ func runWorker(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.LocalDirectory, "local-directory", "", "directory for spilled results")
 	fs.StringVar(&cpus, "cpus", "", "CPU affinity, comma-separated CPU numbers")
 	fs.Var(&resources, "resource", "NAME=AMOUNT resource this worker offers (repeatable)")
+	fs.DurationVar(&cfg.Reconnect, "reconnect", 0, "keep reconnecting when the scheduler goes away, waiting at most this long between attempts (0: exit)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -54,16 +159,21 @@ func runWorker(ctx context.Context, args []string) error {
 			cfg.CPUs = append(cfg.CPUs, n)
 		}
 	}
-	cfg.Resources = map[string]float64{}
-	for _, r := range resources {
-		k, v, ok := strings.Cut(r, "=")
-		f, err := strconv.ParseFloat(v, 64)
-		if !ok || err != nil {
-			return fmt.Errorf("%w: --resource %q: want NAME=AMOUNT", errUsage, r)
-		}
-		cfg.Resources[k] = f
+	res, err := parseResources(resources)
+	if err != nil {
+		return err
 	}
-	return cluster.RunWorker(ctx, cfg, newSourceEvaluator())
+	cfg.Resources = res
+	if cfg.Reconnect > 0 {
+		cfg.Logf = logf
+	}
+	err = cluster.RunWorker(ctx, cfg, newSourceEvaluator())
+	if errors.Is(err, cluster.ErrRefused) {
+		// A distinct status, so that nannies do not restart a worker that cannot join.
+		fmt.Fprintf(os.Stderr, "gpunotes worker: %v\n", err)
+		os.Exit(cluster.ExitRefused)
+	}
+	return err
 }
 
 type multiFlag []string

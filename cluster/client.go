@@ -133,14 +133,30 @@ func splitOptions(args []any, defRetries int) ([]any, submitConfig) {
 	return rest, cfg
 }
 
-// Client submits work to a cluster's scheduler and gathers results.
+// Client submits work to a cluster's scheduler and gathers results. A LocalCUDA embeds one;
+// Connect returns one for a scheduler elsewhere (`gpunotes scheduler`). Both have the same API.
 type Client struct {
-	s       *scheduler
+	s       backend
 	retries int
 	owner   *LocalCUDA
 }
 
-func newClient(s *scheduler, retries int) *Client {
+// backend is what a Client talks to: the scheduler in this process, or a remote one.
+type backend interface {
+	newKey(prefix string) string
+	// add registers new tasks; it sets their state (and keeps it current) under locker().
+	add(ts []*task) error
+	fetch(ctx context.Context, key string) (*blob, error)
+	cancel(keys []string)
+	release(key string)
+	locker() sync.Locker
+	workerInfo() []WorkerInfo
+	checkWorkers(names []string) error
+	address() string
+	dashboard() string
+}
+
+func newClient(s backend, retries int) *Client {
 	if retries == 0 {
 		retries = DefaultRetries
 	}
@@ -178,8 +194,9 @@ func (f *Future) Status() string {
 	if f.err != nil {
 		return StateErred
 	}
-	f.c.s.mu.Lock()
-	defer f.c.s.mu.Unlock()
+	mu := f.c.s.locker()
+	mu.Lock()
+	defer mu.Unlock()
 	return f.t.state
 }
 
@@ -237,11 +254,11 @@ func (f *Future) wait(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
 	}
-	s := f.c.s
+	mu := f.c.s.locker()
 	for {
-		s.mu.Lock()
+		mu.Lock()
 		st, ch, err := f.t.state, f.t.changed, f.t.err
-		s.mu.Unlock()
+		mu.Unlock()
 		switch st {
 		case StateMemory:
 			return nil
@@ -393,28 +410,43 @@ func (c *Client) submit(fn any, calls [][]any) []*Future {
 }
 
 // checkWorkers rejects a restriction that names no worker of the cluster.
-func (c *Client) checkWorkers(names []string) error {
+func (c *Client) checkWorkers(names []string) error { return c.s.checkWorkers(names) }
+
+func (s *scheduler) locker() sync.Locker { return &s.mu }
+
+func (s *scheduler) dashboard() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dashURL
+}
+
+// checkWorkers rejects a restriction that names no worker of the cluster.
+func (s *scheduler) checkWorkers(names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.checkWorkersLocked(names)
+}
+
+func (s *scheduler) checkWorkersLocked(names []string) error {
 	for _, n := range names {
-		if _, ok := c.s.workers[n]; ok {
+		if _, ok := s.workers[n]; ok {
 			continue
 		}
-		if _, ok := c.s.deaths[n]; ok {
+		if _, ok := s.deaths[n]; ok {
 			continue // restarting
 		}
 		found := false
-		for _, w := range c.s.workers {
+		for _, w := range s.workers {
 			if w.addr == n || w.info.GPU == n {
 				found = true
 			}
 		}
 		if !found {
-			known := make([]string, 0, len(c.s.workers))
-			for k := range c.s.workers {
+			known := make([]string, 0, len(s.workers))
+			for k := range s.workers {
 				known = append(known, k)
 			}
 			return fmt.Errorf("Workers(%q): no such worker (workers: %s)", n, strings.Join(sortedStrings(known), ", "))

@@ -55,6 +55,10 @@ type Options struct {
 	Resources map[string]float64
 	// StartTimeout bounds the wait for workers to join (default 60 s).
 	StartTimeout time.Duration
+	// Dashboard is the live dashboard's address (default "127.0.0.1:0": loopback, a free
+	// port; "off": none). Beyond loopback every request must carry the cluster's token, which
+	// the URL of Dashboard() includes.
+	Dashboard string
 }
 
 // workerSpec is how one worker process is started.
@@ -84,6 +88,7 @@ type LocalCUDA struct {
 	closed   bool
 	watchers sync.WaitGroup
 	stopCh   chan struct{}
+	stopDash func()
 }
 
 // NewLocalCUDA starts a local cluster and waits until every worker has joined. It discovers
@@ -119,11 +124,24 @@ func NewLocalCUDA(opts Options) (*LocalCUDA, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	c.sched = s
+	if opts.Dashboard != "off" {
+		addr := opts.Dashboard
+		if addr == "" {
+			addr = "127.0.0.1:0"
+		}
+		_, stop, err := s.startDashboard(addr, c.token)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+		c.stopDash = stop
+	}
 	c.Client = newClient(s, opts.Retries)
 	c.Client.owner = c
 	failed := make(chan error, len(c.specs))
 	for i := range c.specs {
-		n := &nanny{cluster: c, spec: c.specs[i], bin: bin, failed: failed}
+		n := &nanny{addr: s.address(), token: c.token, opts: opts, note: s.noteRestart,
+			spec: c.specs[i], bin: bin, failed: failed}
 		c.nannies = append(c.nannies, n)
 	}
 	for _, n := range c.nannies {
@@ -315,6 +333,9 @@ func (c *LocalCUDA) Close() error {
 	if c.sched != nil {
 		c.sched.close()
 	}
+	if c.stopDash != nil {
+		c.stopDash()
+	}
 	deadline := time.After(2 * time.Second)
 	for _, n := range c.nannies {
 		select {
@@ -330,7 +351,11 @@ func (c *LocalCUDA) Close() error {
 
 // nanny starts one worker process and restarts it when it dies.
 type nanny struct {
-	cluster  *LocalCUDA
+	addr     string   // the scheduler's address
+	token    string   // passed to the worker in its environment
+	opts     Options  // LocalDirectory and Resources are used
+	extra    []string // more `gpunotes worker` arguments
+	note     func(name, reason string)
 	spec     workerSpec
 	bin      string
 	failed   chan error
@@ -366,6 +391,16 @@ func (n *nanny) stop() {
 	n.mu.Unlock()
 }
 
+// signal asks the worker to exit (SIGTERM).
+func (n *nanny) signal() {
+	n.mu.Lock()
+	p := n.proc
+	n.mu.Unlock()
+	if p != nil {
+		_ = p.Signal(syscall.SIGTERM)
+	}
+}
+
 func (n *nanny) kill() {
 	n.mu.Lock()
 	p := n.proc
@@ -377,12 +412,13 @@ func (n *nanny) kill() {
 
 func (n *nanny) command() *exec.Cmd {
 	sp := n.spec
-	args := []string{"worker", "--scheduler", n.cluster.sched.address(), "--name", sp.name,
+	args := []string{"worker", "--scheduler", n.addr, "--name", sp.name,
 		"--nthreads", strconv.Itoa(sp.threads), "--memory-limit", strconv.FormatUint(sp.memoryLimit, 10)}
-	if n.cluster.opts.LocalDirectory != "" {
-		args = append(args, "--local-directory", n.cluster.opts.LocalDirectory)
+	args = append(args, n.extra...)
+	if n.opts.LocalDirectory != "" {
+		args = append(args, "--local-directory", n.opts.LocalDirectory)
 	}
-	env := append(os.Environ(), "GPUNOTES_CLUSTER_TOKEN="+n.cluster.token)
+	env := append(os.Environ(), "GPUNOTES_CLUSTER_TOKEN="+n.token)
 	if sl := sp.slot; sl != nil {
 		args = append(args, "--gpu", sl.uuid, "--gpu-name", sl.gpu.Name, "--gpu-label", sl.label(),
 			"--device-memory-limit", strconv.FormatUint(sp.deviceMemoryLimit, 10))
@@ -393,7 +429,7 @@ func (n *nanny) command() *exec.Cmd {
 	} else {
 		env = append(env, "CUDA_VISIBLE_DEVICES=")
 	}
-	for k, v := range n.cluster.opts.Resources {
+	for k, v := range n.opts.Resources {
 		args = append(args, "--resource", fmt.Sprintf("%s=%g", k, v))
 	}
 	cmd := exec.Command(n.bin, args...)
@@ -466,6 +502,10 @@ func (n *nanny) run() {
 		if stopping {
 			return
 		}
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Exited() && ws.ExitStatus() == ExitRefused {
+			n.reportFailure(fmt.Errorf("worker %s was refused by the scheduler: %s", n.spec.name, reason))
+			return
+		}
 		now := time.Now()
 		recent = append(recent, now)
 		for len(recent) > 0 && now.Sub(recent[0]) > 30*time.Second {
@@ -478,16 +518,20 @@ func (n *nanny) run() {
 		n.mu.Lock()
 		n.restarts++
 		n.mu.Unlock()
-		n.cluster.sched.noteRestart(n.spec.name, reason)
+		n.note(n.spec.name, reason)
 	}
 }
+
+// ExitRefused is the exit status of `gpunotes worker` when the scheduler refused it (a wrong
+// token or protocol version); nannies do not restart such a worker.
+const ExitRefused = 3
 
 func (n *nanny) reportFailure(err error) {
 	select {
 	case n.failed <- err:
 	default:
 	}
-	n.cluster.sched.noteRestart(n.spec.name, "gave up: "+err.Error())
+	n.note(n.spec.name, "gave up: "+err.Error())
 }
 
 func exitReason(cmd *exec.Cmd, err error) string {

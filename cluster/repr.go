@@ -44,8 +44,9 @@ type WorkerInfo struct {
 }
 
 // WorkerInfo lists the workers, sorted by name.
-func (c *Client) WorkerInfo() []WorkerInfo {
-	s := c.s
+func (c *Client) WorkerInfo() []WorkerInfo { return c.s.workerInfo() }
+
+func (s *scheduler) workerInfo() []WorkerInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]WorkerInfo, 0, len(s.workers))
@@ -72,6 +73,9 @@ func (c *Client) WorkerInfo() []WorkerInfo {
 // Address returns the scheduler's address.
 func (c *Client) Address() string { return c.s.address() }
 
+// Dashboard returns the URL of the scheduler's live dashboard ("" when it serves none).
+func (c *Client) Dashboard() string { return c.s.dashboard() }
+
 func (c *Client) String() string {
 	ws := c.WorkerInfo()
 	var b strings.Builder
@@ -83,8 +87,12 @@ func (c *Client) String() string {
 // HTML renders the client's scheduler and worker table.
 func (c *Client) HTML() string {
 	ws := c.WorkerInfo()
-	return fmt.Sprintf(`<div style="font-family:sans-serif;font-size:12px"><b>Client</b> scheduler <code>%s</code>, %d workers%s</div>`,
-		htmlEscape(c.s.address()), len(ws), workersHTML(ws))
+	dash := ""
+	if u := c.Dashboard(); u != "" {
+		dash = fmt.Sprintf(`, dashboard <a href="%s" target="_blank">%s</a>`, htmlEscape(u), htmlEscape(u))
+	}
+	return fmt.Sprintf(`<div style="font-family:sans-serif;font-size:12px"><b>Client</b> scheduler <code>%s</code>, %d workers%s%s</div>`,
+		htmlEscape(c.s.address()), len(ws), dash, workersHTML(ws))
 }
 
 func writeWorkersText(b *strings.Builder, ws []WorkerInfo) {
@@ -257,7 +265,11 @@ func (c *LocalCUDA) HTML() string {
 		row("Restarts", htmlEscape(strings.Join(s.restartDescriptions, "; ")))
 	}
 	row("Started in", c.startDur.Round(time.Millisecond).String())
-	row("Dashboard", "not yet available")
+	if u := c.Dashboard(); u != "" {
+		row("Dashboard", fmt.Sprintf(`<a href="%s" target="_blank">%s</a>`, htmlEscape(u), htmlEscape(u)))
+	} else {
+		row("Dashboard", "off")
+	}
 	b.WriteString("</table>")
 	b.WriteString(workersHTML(ws))
 	b.WriteString("</div>")

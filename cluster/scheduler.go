@@ -21,6 +21,13 @@ const (
 	StateCancelled  = "cancelled"  // cancelled by the client
 )
 
+// maxMissing is how often a task may fail to fetch its inputs from peers before it errs, and
+// missingBackoff how long it waits before it is tried again.
+const (
+	maxMissing     = 30
+	missingBackoff = 500 * time.Millisecond
+)
+
 // DefaultRetries is how often a task is retried after the worker running it died.
 const DefaultRetries = 3
 
@@ -68,17 +75,23 @@ type task struct {
 	stealing   bool
 	queued     bool // in the ready list
 	submitted  time.Time
+	owner      *cconn // the remote client that submitted it (nil: an in-process client)
+	missing    int    // times a worker could not fetch its inputs from peers
 }
 
 // notify wakes everyone waiting for t to change; the caller holds the scheduler's lock.
 func (t *task) notify() {
 	close(t.changed)
 	t.changed = make(chan struct{})
+	if t.owner != nil {
+		t.owner.out.push(stateFrame(t))
+	}
 }
 
 type wconn struct {
 	info       hello
 	addr       string
+	dataAddr   string // where peers fetch its results ("" for workers that predate it)
 	link       *link
 	out        *outbox
 	processing map[string]*task
@@ -167,21 +180,30 @@ func (o *outbox) close() {
 // scheduler tracks workers and tasks. It lives in the kernel process and listens on TCP for
 // workers.
 type scheduler struct {
-	ln      net.Listener
-	token   string
-	mu      sync.Mutex
-	workers map[string]*wconn
-	tasks   map[string]*task
-	ready   []*task
-	seq     uint64
-	reqSeq  atomic.Uint64
-	closed  bool
-	joinCh  chan string // names of workers as they join
-	changed chan struct{}
-	done    int64
-	erred   int64
-	conns   sync.WaitGroup
-	deaths  map[string]death
+	ln    net.Listener
+	token string
+	logf  func(format string, args ...any)
+	// heartbeat is how long a worker may stay silent before it counts as lost.
+	heartbeat time.Duration
+	clients   map[*cconn]bool
+	stream    []TaskEvent // the task stream, oldest first, at most streamLen
+	history   map[string][]Sample
+	started   time.Time
+	dashURL   string
+	stopPing  chan struct{}
+	mu        sync.Mutex
+	workers   map[string]*wconn
+	tasks     map[string]*task
+	ready     []*task
+	seq       uint64
+	reqSeq    atomic.Uint64
+	closed    bool
+	joinCh    chan string // names of workers as they join
+	changed   chan struct{}
+	done      int64
+	erred     int64
+	conns     sync.WaitGroup
+	deaths    map[string]death
 }
 
 // death records a worker's restarts and why it last died.
@@ -210,12 +232,52 @@ func newScheduler(addr, token string) (*scheduler, error) {
 	s := &scheduler{
 		ln: ln, token: token,
 		workers: map[string]*wconn{}, tasks: map[string]*task{},
-		joinCh:  make(chan string, 1024),
-		deaths:  map[string]death{},
-		changed: make(chan struct{}),
+		joinCh:    make(chan string, 1024),
+		deaths:    map[string]death{},
+		changed:   make(chan struct{}),
+		logf:      func(string, ...any) {},
+		heartbeat: defaultHeartbeat,
+		clients:   map[*cconn]bool{},
+		history:   map[string][]Sample{},
+		started:   time.Now(),
+		stopPing:  make(chan struct{}),
 	}
 	go s.accept()
+	go s.pingLoop()
 	return s, nil
+}
+
+// defaultHeartbeat is how long a worker may stay silent (it reports every second) before the
+// scheduler drops it and runs its tasks elsewhere.
+const defaultHeartbeat = 5 * time.Second
+
+// pingLoop pings every worker and client each second (their read deadlines depend on it) and
+// drops workers that have been silent longer than the heartbeat timeout.
+func (s *scheduler) pingLoop() {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stopPing:
+			return
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		for _, w := range s.workers {
+			if since := time.Since(w.lastSeen); since > s.heartbeat {
+				s.logf("worker %s at %s silent for %v: dropping it", w.info.Name, w.addr, since.Round(time.Millisecond))
+				s.lostLocked(w, fmt.Sprintf("silent for %v", since.Round(time.Second)))
+				w.out.close()
+				_ = w.link.close()
+				continue
+			}
+			w.out.push(&frame{Op: "ping"})
+		}
+		for cc := range s.clients {
+			cc.out.push(&frame{Op: "ping"})
+		}
+		s.mu.Unlock()
+	}
 }
 
 // address is the scheduler's "tcp://host:port".
@@ -251,13 +313,20 @@ func (s *scheduler) serveConn(c net.Conn) {
 	}
 	h := f.Hello
 	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(s.token)) != 1 {
+		s.logf("refused %s %q from %s: bad token", roleName(h.Role), h.Name, c.RemoteAddr())
 		_ = l.send(&frame{Op: "refused", Err: "bad token"})
 		_ = l.close()
 		return
 	}
 	if h.Version != protoVersion {
+		s.logf("refused %s %q from %s: protocol version %d, scheduler speaks %d", roleName(h.Role), h.Name, c.RemoteAddr(), h.Version, protoVersion)
 		_ = l.send(&frame{Op: "refused", Err: fmt.Sprintf("protocol version %d, scheduler speaks %d", h.Version, protoVersion)})
 		_ = l.close()
+		return
+	}
+	if h.Role == "client" {
+		_ = c.SetReadDeadline(time.Time{})
+		s.serveClient(c, l, h)
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
@@ -267,7 +336,7 @@ func (s *scheduler) serveConn(c net.Conn) {
 	}
 	h.Token = ""
 	w := &wconn{
-		info: *h, addr: "tcp://" + c.RemoteAddr().String(), link: l,
+		info: *h, addr: "tcp://" + c.RemoteAddr().String(), link: l, dataAddr: h.DataAddr,
 		processing: map[string]*task{}, memory: map[string]*task{}, used: map[string]float64{},
 		pending: map[uint64]chan *frame{}, lastSeen: time.Now(), joined: time.Now(),
 	}
@@ -286,6 +355,7 @@ func (s *scheduler) serveConn(c net.Conn) {
 		s.lostLocked(old, "replaced by a new worker of the same name")
 	}
 	s.workers[h.Name] = w
+	s.logf("worker %s joined from %s (%d threads%s)", h.Name, c.RemoteAddr(), h.NThreads, gpuNote(h))
 	w.out.push(&frame{Op: "welcome"})
 	s.scheduleLocked()
 	s.stateChanged()
@@ -298,6 +368,9 @@ func (s *scheduler) serveConn(c net.Conn) {
 		f, err := l.recv()
 		if err != nil {
 			s.mu.Lock()
+			if !w.gone {
+				s.logf("worker %s at %s left: %v", w.info.Name, w.addr, err)
+			}
 			s.lostLocked(w, "connection closed")
 			s.mu.Unlock()
 			w.out.close()
@@ -316,7 +389,41 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 	case "stats":
 		if f.Stats != nil {
 			w.stats = *f.Stats
+			s.sampleLocked(w)
 		}
+		return
+	case "missing":
+		// The worker could not fetch inputs from a peer: run the task again once the peer is
+		// reachable or, if it is gone, once the inputs are computed again elsewhere.
+		t := w.processing[f.Key]
+		if t == nil {
+			return
+		}
+		delete(w.processing, f.Key)
+		s.releaseResources(w, t)
+		t.state, t.worker = StateWaiting, nil
+		t.missing++
+		s.logf("task %s on worker %s: inputs %v unreachable (%s)", t.key, w.info.Name, f.Keys, f.Err)
+		if t.missing > maxMissing {
+			t.state = StateErred
+			t.err = &TaskError{Key: t.key, Worker: w.info.Name, Message: "inputs unreachable " + fmt.Sprint(maxMissing) + " times: " + f.Err}
+			s.erred++
+			s.failDependents(t)
+			t.notify()
+			s.finishLocked(t)
+			s.stateChanged()
+			return
+		}
+		t.notify()
+		time.AfterFunc(missingBackoff, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if t.state == StateWaiting && !t.queued && !t.forgotten && s.inputsReady(t) {
+				s.pushReady(t)
+				s.scheduleLocked()
+			}
+		})
+		s.scheduleLocked()
 		return
 	case "data":
 		if ch := w.pending[f.ReqID]; ch != nil {
@@ -335,6 +442,7 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 		}
 		delete(w.processing, f.Key)
 		s.releaseResources(w, t)
+		s.recordLocked(t, w, f)
 		if t.forgotten || t.state == StateCancelled {
 			if f.Op == "done" {
 				w.out.push(&frame{Op: "release", Keys: []string{f.Key}})
@@ -699,14 +807,27 @@ func (s *scheduler) sendTask(t *task, w *wconn) {
 		w.used[k] += v
 	}
 	var remote []*task
+	direct := w.dataAddr != ""
 	for _, d := range t.deps {
 		if d.worker != w {
 			remote = append(remote, d)
+			if d.worker == nil || d.worker.dataAddr == "" {
+				direct = false
+			}
 		}
 	}
 	t.notify()
 	if len(remote) == 0 {
 		w.out.push(&frame{Op: "task", Task: &taskMsg{Key: t.key, Spec: t.spec}})
+		return
+	}
+	if direct {
+		// The worker fetches its inputs from their holders itself.
+		who := make(map[string]string, len(remote))
+		for _, d := range remote {
+			who[d.key] = d.worker.dataAddr
+		}
+		w.out.push(&frame{Op: "task", Task: &taskMsg{Key: t.key, Spec: t.spec, Who: who}})
 		return
 	}
 	go func() {
@@ -790,7 +911,11 @@ func (s *scheduler) cancel(keys []string) {
 }
 
 // close stops the scheduler: workers are told to exit and connections closed.
-func (s *scheduler) close() {
+func (s *scheduler) close() { s.shutdown(true) }
+
+// shutdown stops the scheduler. With tellWorkers false, workers are not told to exit: their
+// connections just close, and workers that reconnect join the next scheduler at this address.
+func (s *scheduler) shutdown(tellWorkers bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -798,9 +923,19 @@ func (s *scheduler) close() {
 	}
 	s.closed = true
 	_ = s.ln.Close()
+	close(s.stopPing)
 	for _, w := range s.workers {
-		w.out.push(&frame{Op: "close"})
+		if tellWorkers {
+			w.out.push(&frame{Op: "close"})
+		}
 		w.out.close()
+		if !tellWorkers {
+			_ = w.link.close()
+		}
+	}
+	for cc := range s.clients {
+		cc.out.push(&frame{Op: "close", Err: "scheduler closed"})
+		cc.out.close()
 	}
 	for _, t := range s.tasks {
 		if t.state == StateWaiting || t.state == StateProcessing {

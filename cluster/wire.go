@@ -12,7 +12,7 @@ import (
 )
 
 // protoVersion is the scheduler/worker protocol version; both ends must agree.
-const protoVersion = 1
+const protoVersion = 2
 
 // The wire protocol: after TCP connect the worker sends a hello frame carrying the shared
 // token; the scheduler answers welcome or refused. Then both sides exchange frames: one gob
@@ -33,12 +33,34 @@ type frame struct {
 	Trace  string
 	Stats  *workerStats
 	Reason string
+	// Start and Stop bound a task's run on its worker (unix nanoseconds, the worker's clock);
+	// FetchBytes and FetchNanos are the inputs it fetched from peers and how long that took.
+	Start, Stop            int64
+	FetchBytes, FetchNanos int64
+	// Client protocol.
+	Submit    []clientTask
+	State     string
+	Workers   []WorkerInfo
+	Dashboard string
+	Address   string
 }
 
-// hello introduces a worker to the scheduler.
+// clientTask is a task submitted by a remote client (Connect).
+type clientTask struct {
+	Key        string
+	Spec       taskSpec
+	Deps       []string
+	Restrict   []string
+	Resources  map[string]float64
+	MaxRetries int
+}
+
+// hello introduces a worker (or, with Role "client", a remote client) to the scheduler.
 type hello struct {
 	Version           int
 	Token             string
+	Role              string // "" or "worker": a worker; "client": a client of Connect
+	DataAddr          string // where the worker serves its results to peers ("host:port")
 	Name              string
 	PID               int
 	Host              string
@@ -56,6 +78,9 @@ type taskMsg struct {
 	Key  string
 	Spec taskSpec
 	Deps map[string]*blob
+	// Who maps inputs held on other workers to those workers' data addresses: the worker
+	// fetches them from its peers directly, not through the scheduler.
+	Who map[string]string
 }
 
 // taskSpec is what to run: a shipped function ("call") or a planned array chunk ("chunk").

@@ -57,29 +57,87 @@ type WorkerConfig struct {
 	LocalDirectory    string // where spilled results go (default: the temp dir)
 	Resources         map[string]float64
 	CPUs              []int // CPU affinity (empty: leave as is)
+	// Reconnect, when positive, keeps the worker alive when the scheduler goes away: it dials
+	// again, waiting at most Reconnect between attempts, until ctx ends or the scheduler tells
+	// it to close. Zero: the worker exits when the connection drops (local clusters).
+	Reconnect time.Duration
+	// Heartbeat is how long the scheduler may stay silent before the connection counts as
+	// lost (default 10 s; the scheduler pings every second).
+	Heartbeat time.Duration
+	// DataListen is where the worker serves results to its peers (default: the local address
+	// of its scheduler connection, port chosen by the system).
+	DataListen string
+	// Logf, when set, receives the worker's connection events.
+	Logf func(format string, args ...any)
 }
 
+// ErrRefused is wrapped by RunWorker's error when the scheduler refused the worker (a wrong
+// token or protocol version): retrying does not help.
+var ErrRefused = errors.New("refused by the scheduler")
+
 // RunWorker connects to a scheduler and runs tasks until the scheduler says close, the
-// connection drops, or ctx ends.
+// connection drops (unless cfg.Reconnect is set), or ctx ends.
 func RunWorker(ctx context.Context, cfg WorkerConfig, ev Evaluator) error {
 	if cfg.NThreads < 1 {
 		cfg.NThreads = 1
 	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 10 * time.Second
+	}
 	if cfg.Name == "" {
 		host, _ := os.Hostname()
 		cfg.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
 	}
 	if len(cfg.CPUs) > 0 {
 		if err := setAffinity(cfg.CPUs); err != nil {
 			fmt.Fprintf(os.Stderr, "worker %s: %v\n", cfg.Name, err)
 		}
 	}
+	wait := 100 * time.Millisecond
+	for {
+		closed, joined, err := runSession(ctx, cfg, ev)
+		if closed || ctx.Err() != nil {
+			return nil
+		}
+		if cfg.Reconnect <= 0 || errors.Is(err, ErrRefused) {
+			return err
+		}
+		if joined {
+			wait = 100 * time.Millisecond
+		}
+		cfg.Logf("worker %s: %v; reconnecting in %v", cfg.Name, err, wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, cfg.Reconnect)
+	}
+}
+
+// runSession is one connection to the scheduler: closed reports that the scheduler said close,
+// joined that it welcomed the worker.
+func runSession(ctx context.Context, cfg WorkerConfig, ev Evaluator) (closed, joined bool, err error) {
 	addr := strings.TrimPrefix(cfg.Scheduler, "tcp://")
 	d := net.Dialer{Timeout: 10 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return fmt.Errorf("connect to scheduler: %w", err)
+		return false, false, fmt.Errorf("connect to scheduler: %w", err)
 	}
+	dataAddr := cfg.DataListen
+	if dataAddr == "" {
+		host, _, _ := net.SplitHostPort(c.LocalAddr().String())
+		dataAddr = net.JoinHostPort(host, "0")
+	}
+	dln, err := net.Listen("tcp", dataAddr)
+	if err != nil {
+		_ = c.Close()
+		return false, false, fmt.Errorf("worker data listener: %w", err)
+	}
+	defer dln.Close()
 	l := newLink(c)
 	host, _ := os.Hostname()
 	res := map[string]float64{"CPU": float64(cfg.NThreads)}
@@ -89,24 +147,28 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, ev Evaluator) error {
 	for k, v := range cfg.Resources {
 		res[k] = v
 	}
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	err = l.send(&frame{Op: "hello", Hello: &hello{
-		Version: protoVersion, Token: cfg.Token, Name: cfg.Name, PID: os.Getpid(), Host: host,
+		Version: protoVersion, Token: cfg.Token, Role: "worker", DataAddr: dln.Addr().String(),
+		Name: cfg.Name, PID: os.Getpid(), Host: host,
 		NThreads: cfg.NThreads, MemoryLimit: cfg.MemoryLimit, DeviceMemoryLimit: cfg.DeviceMemoryLimit,
 		GPU: cfg.GPU, GPUName: cfg.GPUName, GPULabel: cfg.GPULabel, Resources: res,
 	}})
 	if err != nil {
 		_ = l.close()
-		return fmt.Errorf("worker hello: %w", err)
+		return false, false, fmt.Errorf("worker hello: %w", err)
 	}
 	f, err := l.recv()
 	if err != nil {
 		_ = l.close()
-		return fmt.Errorf("worker hello: %w", err)
+		return false, false, fmt.Errorf("worker hello: %w", err)
 	}
 	if f.Op != "welcome" {
 		_ = l.close()
-		return fmt.Errorf("scheduler refused worker %s: %s", cfg.Name, f.Err)
+		return false, false, fmt.Errorf("worker %s: %w: %s", cfg.Name, ErrRefused, f.Err)
 	}
+	_ = c.SetDeadline(time.Time{})
+	cfg.Logf("worker %s: joined scheduler %s (data at %s)", cfg.Name, addr, dln.Addr())
 	dir := cfg.LocalDirectory
 	if dir == "" {
 		dir = os.TempDir()
@@ -118,7 +180,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, ev Evaluator) error {
 	}
 	w.cond = sync.NewCond(&w.mu)
 	defer os.RemoveAll(w.spillDir)
-	return w.loop(ctx)
+	go w.serveData(dln)
+	closed, err = w.loop(ctx)
+	return closed, true, err
 }
 
 func sanitize(s string) string {
@@ -155,7 +219,7 @@ type worker struct {
 	start    time.Time
 }
 
-func (w *worker) loop(ctx context.Context) error {
+func (w *worker) loop(ctx context.Context) (closed bool, result error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -171,8 +235,8 @@ func (w *worker) loop(ctx context.Context) error {
 		<-ctx.Done()
 		_ = w.l.close()
 	}()
-	var result error
 	for {
+		_ = w.l.c.SetReadDeadline(time.Now().Add(w.cfg.Heartbeat))
 		f, err := w.l.recv()
 		if err != nil {
 			if ctx.Err() == nil {
@@ -181,6 +245,7 @@ func (w *worker) loop(ctx context.Context) error {
 			break
 		}
 		if f.Op == "close" {
+			closed = true
 			break
 		}
 		w.handle(f)
@@ -204,7 +269,7 @@ func (w *worker) loop(ctx context.Context) error {
 	case <-stopped:
 	case <-time.After(200 * time.Millisecond):
 	}
-	return result
+	return closed, result
 }
 
 func (w *worker) handle(f *frame) {
@@ -320,7 +385,15 @@ func (w *worker) runner(ctx context.Context) {
 }
 
 func (w *worker) runTask(ctx context.Context, t *taskMsg) {
+	start := time.Now()
+	fetched, missing, ferr := w.fetchInputs(ctx, t)
+	fetchDur := time.Since(start)
+	if ferr != nil {
+		_ = w.l.send(&frame{Op: "missing", Key: t.Key, Keys: missing, Err: ferr.Error()})
+		return
+	}
 	v, trace, err := w.exec(ctx, t)
+	stop := time.Now()
 	if err == nil && ctx.Err() != nil {
 		err = fmt.Errorf("cancelled: %w", ctx.Err())
 	}
@@ -328,7 +401,8 @@ func (w *worker) runTask(ctx context.Context, t *taskMsg) {
 		w.mu.Lock()
 		w.erred++
 		w.mu.Unlock()
-		_ = w.l.send(&frame{Op: "erred", Key: t.Key, Err: err.Error(), Trace: trace})
+		_ = w.l.send(&frame{Op: "erred", Key: t.Key, Err: err.Error(), Trace: trace,
+			Start: start.UnixNano(), Stop: stop.UnixNano()})
 		return
 	}
 	b, err := encodeValue(v)
@@ -343,7 +417,8 @@ func (w *worker) runTask(ctx context.Context, t *taskMsg) {
 	w.done++
 	w.spillLocked()
 	w.mu.Unlock()
-	_ = w.l.send(&frame{Op: "done", Key: t.Key, Size: int64(size), Type: fmt.Sprintf("%T", v)})
+	_ = w.l.send(&frame{Op: "done", Key: t.Key, Size: int64(size), Type: fmt.Sprintf("%T", v),
+		Start: start.UnixNano(), Stop: stop.UnixNano(), FetchBytes: fetched, FetchNanos: fetchDur.Nanoseconds()})
 }
 
 // spillLocked writes the least recently used results to disk while results in memory exceed
