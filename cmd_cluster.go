@@ -93,7 +93,7 @@ func runCUDAWorker(ctx context.Context, args []string) error {
 		}
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%w: cuda-worker tcp://HOST:PORT [--token TOKEN] ...", errUsage)
+		return fmt.Errorf("%w: cuda-worker tcp://HOST:PORT [--token TOKEN] [flags]", errUsage)
 	}
 	cfg.Scheduler = pos[0]
 	cfg.Token = tokenFlag(token)

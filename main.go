@@ -33,11 +33,6 @@ func register(name, summary string, run func(ctx context.Context, args []string)
 // errUsage marks an error caused by bad arguments; main prints usage and exits 2.
 var errUsage = errors.New("usage")
 
-// errNotYet is returned by subcommands whose issue has not landed.
-func errNotYet(name string) error {
-	return fmt.Errorf("gpunotes %s: not yet available in this build", name)
-}
-
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: gpunotes <command> [arguments]")
 	fmt.Fprintln(os.Stderr, "\ncommands:")
