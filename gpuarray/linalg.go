@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpunotes/gpunotes/display"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -19,6 +20,8 @@ import (
 type linalgConfig struct {
 	computeConfig
 	opt linalg.Options
+	// gpuFallback says why GPU kernels were asked for but not used.
+	gpuFallback string
 }
 
 func newLinalgConfig(opts []ComputeOption) (*linalgConfig, error) {
@@ -33,6 +36,16 @@ func newLinalgConfig(opts []ComputeOption) (*linalgConfig, error) {
 	}
 	if c.sched == nil {
 		c.sched = inlineScheduler{}
+	}
+	// On the GPU backend the dense block work goes to cuBLAS/cuSOLVER when they load; without
+	// them it stays on gonum, and the result's Path says so.
+	if g, ok := c.sched.(*gpuSched); ok {
+		k, err := blas.New(g.devs[0].Info.Index)
+		if err != nil {
+			c.gpuFallback = err.Error()
+		} else {
+			c.opt.Kernels = k
+		}
 	}
 	if c.ctx == nil {
 		c.ctx = display.Context()
@@ -254,7 +267,7 @@ func QR(a *Array, opts ...ComputeOption) (*QRResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("QR: %w", err)
 	}
-	return &QRResult{Q: qa, R: ra, Path: q.Kernels}, nil
+	return &QRResult{Q: qa, R: ra, Path: c.path(q.Kernels)}, nil
 }
 
 // SVD returns the thin SVD of a 2-d array with a single column of chunks (tall-and-skinny: TSQR,
@@ -278,7 +291,7 @@ func SVD(a *Array, opts ...ComputeOption) (*SVDResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SVD: %w", err)
 	}
-	return svdArrays(r, a)
+	return svdArrays(r, a, c)
 }
 
 // SVDCompressed returns an approximate rank-k SVD of a 2-d array with any chunking, by the
@@ -299,10 +312,18 @@ func SVDCompressed(a *Array, k, powerIters, oversamples int, seed int64, opts ..
 	if err != nil {
 		return nil, fmt.Errorf("SVDCompressed of shape %s: %w", expr.ShapeString(a.n.Shape), err)
 	}
-	return svdArrays(r, a)
+	return svdArrays(r, a, c)
 }
 
-func svdArrays(r *linalg.SVDResult, a *Array) (*SVDResult, error) {
+// path names the kernels that ran, and why not the GPU's where it was asked for.
+func (c *linalgConfig) path(kernels string) string {
+	if c.gpuFallback != "" {
+		return kernels + " (GPU kernels unavailable: " + c.gpuFallback + ")"
+	}
+	return kernels
+}
+
+func svdArrays(r *linalg.SVDResult, a *Array, c *linalgConfig) (*SVDResult, error) {
 	k := len(r.S)
 	rows, cols := a.n.Chunks[0], a.n.Chunks[1]
 	u, err := dataArray(r.U.Data, []int{r.U.Rows, k}, [][]int{rows, {k}})
@@ -317,7 +338,7 @@ func svdArrays(r *linalg.SVDResult, a *Array) (*SVDResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SVD: V: %w", err)
 	}
-	return &SVDResult{U: u, S: s, V: v, Path: r.Kernels}, nil
+	return &SVDResult{U: u, S: s, V: v, Path: c.path(r.Kernels)}, nil
 }
 
 func chunksString(cs [][]int) string {

@@ -2,6 +2,7 @@ package gpuarray_test
 
 import (
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -217,5 +218,39 @@ func TestLinalgBadInput(t *testing.T) {
 	}
 	if _, err := gpuarray.SVDCompressed(grid, 50, 1, 1, 1); err == nil || !strings.Contains(err.Error(), "(100, 20)") {
 		t.Errorf("SVDCompressed with k > n: %v", err)
+	}
+}
+
+// TestSVDOnGPU: with the GPU backend the block kernels are cuBLAS/cuSOLVER (when they load) and
+// the factors meet the same bounds. It runs on the GPU machine (make test-gpu).
+func TestSVDOnGPU(t *testing.T) {
+	if err := gpuarray.GPUError(); err != nil {
+		if os.Getenv("GPUNOTES_GPU_TESTS") == "1" {
+			t.Fatalf("GPU required: %v", err)
+		}
+		t.Skipf("no GPU: %v", err)
+	}
+	a := gpuarray.NewRandomState(3).StandardNormal(gpuarray.Shape(4000, 200), gpuarray.Chunks(500, 200))
+	r, err := gpuarray.SVD(a, gpuarray.OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("path: %s", r.Path)
+	if !strings.Contains(r.Path, "cuBLAS") {
+		t.Errorf("SVD on the GPU ran %q", r.Path)
+	}
+	checkSVD(t, "gpu", a, r)
+	p, err := a.T().Dot(a, gpuarray.OnGPU()).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := a.T().Dot(a).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p {
+		if math.Abs(p[i]-q[i]) > 1e-9*(1+math.Abs(q[i])) {
+			t.Fatalf("GPU Dot element %d = %v, CPU %v", i, p[i], q[i])
+		}
 	}
 }
