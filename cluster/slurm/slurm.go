@@ -125,6 +125,13 @@ func New(opts Options) (*Cluster, error) {
 		}
 		c.opts.Binary = exe
 	}
+	if !filepath.IsAbs(c.opts.Binary) && strings.ContainsRune(c.opts.Binary, '/') {
+		abs, err := filepath.Abs(c.opts.Binary)
+		if err != nil {
+			return nil, fmt.Errorf("slurm: Binary: %w", err)
+		}
+		c.opts.Binary = abs
+	}
 	if _, err := exec.LookPath("sbatch"); err != nil {
 		return nil, fmt.Errorf("slurm: %w (is this a SLURM login node? SLURM's client commands must be installed and in PATH)", ErrNoSbatch)
 	}
