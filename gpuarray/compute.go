@@ -195,7 +195,7 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 		return nil, err
 	}
 	cfg := computeConfig{}
-	for _, o := range opts {
+	for _, o := range withDefaults(opts) {
 		if o != nil {
 			o(&cfg)
 		}

@@ -10,8 +10,8 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
-// GPU describes one NVIDIA GPU visible to this process (CUDA_VISIBLE_DEVICES applies).
-type GPU struct {
+// GPUInfo describes one NVIDIA GPU visible to this process (CUDA_VISIBLE_DEVICES applies).
+type GPUInfo struct {
 	Index       int
 	Name        string
 	UUID        string
@@ -22,14 +22,14 @@ type GPU struct {
 }
 
 // GPUs lists the visible NVIDIA GPUs; it returns none on machines without a driver.
-func GPUs() []GPU {
+func GPUs() []GPUInfo {
 	devs, err := cuda.Devices()
 	if err != nil {
 		return nil
 	}
-	out := make([]GPU, len(devs))
+	out := make([]GPUInfo, len(devs))
 	for i, d := range devs {
-		out[i] = GPU{Index: d.Index, Name: d.Name, UUID: d.UUID, Memory: d.TotalMem,
+		out[i] = GPUInfo{Index: d.Index, Name: d.Name, UUID: d.UUID, Memory: d.TotalMem,
 			Compute: fmt.Sprintf("%d.%d", d.Major, d.Minor), SMs: d.SMs,
 			Description: fmt.Sprintf("GPU %d: %s, %.1f GiB, compute %d.%d, %d SMs", d.Index, d.Name, float64(d.TotalMem)/(1<<30), d.Major, d.Minor, d.SMs)}
 	}

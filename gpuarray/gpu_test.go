@@ -83,3 +83,36 @@ func TestGPUSeedMatchesCPU(t *testing.T) {
 		t.Fatal("an out-of-range device must be an error")
 	}
 }
+
+func TestSetBackend(t *testing.T) {
+	defer SetDefaults()
+	x := NewRandomState(4).Uniform(0, 1, Shape(100), Chunks(30))
+	if GPUError() != nil {
+		if err := SetBackend(GPU); err == nil {
+			t.Fatal("SetBackend(GPU) without a GPU must fail")
+		}
+	} else if err := SetBackend(GPU); err != nil {
+		t.Fatal(err)
+	}
+	a, err := x.Sum().Float64() // the default (GPU where there is one, else still the CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SetBackend(CPU); err != nil {
+		t.Fatal(err)
+	}
+	b, err := x.Sum().Float64(Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(a, b, 1e-12) {
+		t.Fatalf("default backend %v, inline %v", a, b)
+	}
+	SetDefaults(WithProgress(func(done, total int) {}), MemoryLimit(64))
+	if _, err := NewRandomState(1).Normal(0, 1, Shape(100, 100), Chunks(100, 100)).ToSlice(); err == nil {
+		t.Fatal("a default memory limit of 64 bytes must refuse a 80 kB task")
+	}
+	if err := SetBackend(Backend(7)); err == nil {
+		t.Fatal("unknown backend accepted")
+	}
+}

@@ -26,7 +26,7 @@ type linalgConfig struct {
 
 func newLinalgConfig(opts []ComputeOption) (*linalgConfig, error) {
 	c := &linalgConfig{}
-	for _, o := range opts {
+	for _, o := range withDefaults(opts) {
 		if o != nil {
 			o(&c.computeConfig)
 		}
