@@ -189,7 +189,9 @@ func init() {
 		text := joined(cells, func(c cellOutput) string { return c.text })
 		html := joined(cells, func(c cellOutput) string { return c.html })
 		contains(t, "output", text, "workers started in", ": 1 + 2 = 3 in pid", "squares: [1 4 9 16 25 36 49 64]",
-			"CUDA_VISIBLE_DEVICES=0: worker", "cluster closed, err = <nil>")
+			"CUDA_VISIBLE_DEVICES=0: worker", "cluster closed, err = <nil>",
+			"scheduler listening on tcp://127.0.0.1:", "multi-node: 1 + 10 = 11", "multi-node: 2 + 20 = 22",
+			"scheduler and cuda-worker stopped")
 		contains(t, "cluster HTML", html, "<table", "Last seen")
 		if !gpuPresent() {
 			contains(t, "output", text, `Options{Devices: []string{"0"}}: skipped:`, "CUDA_VISIBLE_DEVICES=(none: a CPU worker)")
