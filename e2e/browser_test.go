@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,7 +46,9 @@ type lab struct {
 	Token string
 	Root  string
 	cmd   *exec.Cmd
-	log   *syncBuffer
+	// runtimeDir is the JUPYTER_RUNTIME_DIR, where kernels' connection files live.
+	runtimeDir string
+	log        *syncBuffer
 }
 
 func freePort(t *testing.T) int {
@@ -69,6 +72,9 @@ func startLab(t *testing.T, env []string, root string) *lab {
 	l := &lab{Token: hex.EncodeToString(tok[:]), Root: root, log: &syncBuffer{}}
 	// No news or update checks: the machine may have no network, and their prompts cover cells.
 	for _, kv := range env {
+		if dir, ok := strings.CutPrefix(kv, "JUPYTER_RUNTIME_DIR="); ok {
+			l.runtimeDir = dir
+		}
 		if dir, ok := strings.CutPrefix(kv, "JUPYTER_CONFIG_DIR="); ok {
 			pc := filepath.Join(dir, "labconfig")
 			os.MkdirAll(pc, 0o755)
@@ -124,9 +130,35 @@ func (l *lab) stop(t *testing.T) {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		<-done
 	}
+	// Kernels run in sessions of their own; JupyterLab shuts them down on SIGTERM, and any it
+	// left (after a SIGKILL) are found by their connection file in our runtime dir.
+	for _, pid := range processesMentioning(l.runtimeDir) {
+		t.Logf("killing leftover kernel process %d", pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 	if t.Failed() {
 		t.Logf("jupyter lab log:\n%s", l.log.String())
 	}
+}
+
+// processesMentioning returns the processes whose command line contains s.
+func processesMentioning(s string) []int {
+	if s == "" {
+		return nil
+	}
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), s) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // withoutKernelspec copies a notebook with its kernelspec and language_info removed, so that
