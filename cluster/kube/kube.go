@@ -109,16 +109,17 @@ func New(ctx context.Context, cs kubernetes.Interface, opts Options) (*Cluster, 
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	ctx = ctxOr(ctx)
 	c := &Cluster{cs: cs, opts: opts}
-	if err := c.ensureSecret(ctx); err != nil {
-		return nil, err
-	}
 	d, err := WorkerDeployment(opts)
 	if err != nil {
 		return nil, err
 	}
+	if err := c.ensureSecret(ctx); err != nil {
+		return nil, err
+	}
 	if _, err := cs.AppsV1().Deployments(opts.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-		c.dropSecret(ctx)
+		_ = c.dropSecret(ctx)
 		return nil, fmt.Errorf("kube: create Deployment %s/%s: %w", opts.Namespace, opts.Name, err)
 	}
 	return c, nil
