@@ -97,6 +97,15 @@ func TestNewScaleClose(t *testing.T) {
 		pods[1].Phase != "Pending" || !strings.HasPrefix(pods[1].Reason, "Unschedulable: 0/3 nodes") {
 		t.Fatalf("pods %+v", pods)
 	}
+	html := k.HTML()
+	for _, want := range []string{"gpunotes/nb-workers", "tcp://gpunotes-scheduler:8786", "nb-workers-a", "gpu-node-1", "Unschedulable", "Replicas"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("HTML lacks %q:\n%s", want, html)
+		}
+	}
+	if strings.Contains(html, "other-c") {
+		t.Error("HTML shows a pod of another cluster")
+	}
 	if err := k.WaitForPods(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
