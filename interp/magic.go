@@ -60,7 +60,7 @@ func (s *Session) runMagic(ctx context.Context, m magic, out Output) (*display.D
 		if err != nil {
 			return nil, &CellError{Name: "InternalError", Value: err.Error(), Traceback: []string{err.Error()}}
 		}
-		restore := display.Bind(ctx, out)
+		restore := display.Bind(ctx, flushingSink{out, cap})
 		res, cerr := s.run(ctx, code)
 		restore()
 		cap.stop()

@@ -105,3 +105,27 @@ func isExpr(src string) bool {
 	_, err := parser.ParseExpr(src)
 	return err == nil
 }
+
+// wrapResult rewrites a statement segment so that its trailing expression E becomes
+// gnrt.Result(E), which hands the session every value E has (a call with several results
+// included). A call that returns nothing fails to compile wrapped, and then runs as written.
+func wrapResult(src string) (string, bool) {
+	const prefix = "package p; func _() {"
+	full := prefix + src + "\n}"
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", full, parser.SkipObjectResolution)
+	if err != nil || len(f.Decls) == 0 {
+		return "", false
+	}
+	fn, ok := f.Decls[0].(*ast.FuncDecl)
+	if !ok || len(fn.Body.List) == 0 {
+		return "", false
+	}
+	last, ok := fn.Body.List[len(fn.Body.List)-1].(*ast.ExprStmt)
+	if !ok {
+		return "", false
+	}
+	start := fset.Position(last.Pos()).Offset - len(prefix)
+	end := fset.Position(last.End()).Offset - len(prefix)
+	return src[:start] + "gnrt.Result(" + src[start:end] + ")" + src[end:], true
+}

@@ -65,7 +65,8 @@ type Session struct {
 
 	imported map[string]string // local name -> import path
 
-	frames lockedBuffer // yaegi's panic frames of the running cell
+	frames  lockedBuffer // yaegi's panic frames of the running cell
+	results []any        // the trailing expression's values, set by gnrt.Result
 
 	goPanics chan *CellError
 	curOut   Output
@@ -93,8 +94,9 @@ func New(opts Options) (*Session, error) {
 		s.symbols[k] = v
 	}
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
-		"Go":    reflect.ValueOf(s.goWrap),
-		"Stdin": reflect.ValueOf(io.Reader(s.stdin)),
+		"Go":     reflect.ValueOf(s.goWrap),
+		"Stdin":  reflect.ValueOf(io.Reader(s.stdin)),
+		"Result": reflect.ValueOf(s.setResult),
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -113,6 +115,20 @@ func (s *Session) reset() error {
 	})
 	if err := i.Use(s.symbols); err != nil {
 		return fmt.Errorf("load symbols: %w", err)
+	}
+	// yaegi's restricted mode gives cells a private, empty environment. A notebook is the
+	// user's own process, as in ipykernel: cells see and change the real one (so compiled code,
+	// workers and ! commands agree with them). os.Exit stays restricted.
+	if err := i.Use(interp.Exports{"os/os": {
+		"Getenv":    reflect.ValueOf(os.Getenv),
+		"LookupEnv": reflect.ValueOf(os.LookupEnv),
+		"Setenv":    reflect.ValueOf(os.Setenv),
+		"Unsetenv":  reflect.ValueOf(os.Unsetenv),
+		"Environ":   reflect.ValueOf(os.Environ),
+		"Clearenv":  reflect.ValueOf(os.Clearenv),
+		"ExpandEnv": reflect.ValueOf(os.ExpandEnv),
+	}}); err != nil {
+		return fmt.Errorf("load environment: %w", err)
 	}
 	imports := []string{fmt.Sprintf("import gnrt %q", rtPath)}
 	for _, p := range s.opts.Preload {
@@ -200,7 +216,7 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) (*displa
 	if err != nil {
 		return nil, &CellError{Name: "InternalError", Value: err.Error(), Traceback: []string{err.Error()}}
 	}
-	restore := display.Bind(ctx, out)
+	restore := display.Bind(ctx, flushingSink{out, cap})
 	res, cerr := s.run(ctx, code)
 	restore()
 	cap.stop()
@@ -256,16 +272,26 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 			s.recordDecl(seg.src, names)
 			continue
 		}
-		v, err := s.eval(ctx, src)
-		if err != nil {
+		if last && showsResult(seg.src) {
+			if wrapped, ok := wrapResult(src); ok {
+				s.results = nil
+				_, err := s.eval(ctx, wrapped)
+				if err == nil {
+					s.recordVars(seg.src)
+					return resultBundle(s.results), nil
+				}
+				var p interp.Panic
+				if errors.As(err, &p) || ctx.Err() != nil {
+					return nil, s.evalError(ctx, err, seg)
+				}
+				// A compile error ran nothing: the call returns no value (or the cell has a
+				// real error, which the plain evaluation below reports at its true position).
+			}
+		}
+		if _, err := s.eval(ctx, src); err != nil {
 			return nil, s.evalError(ctx, err, seg)
 		}
 		s.recordVars(seg.src)
-		if last && showsResult(seg.src) {
-			if d, ok := valueBundle(v); ok {
-				res = &d
-			}
-		}
 	}
 	return res, nil
 }
@@ -399,16 +425,45 @@ func showsResult(src string) bool {
 	return true
 }
 
-var hiddenTypes = map[string]bool{"*display.Handle": true, "*display.Progress": true}
+// setResult receives the values of a cell's trailing expression (see wrapResult).
+func (s *Session) setResult(vs ...any) { s.results = vs }
+
+// resultBundle shows a trailing expression's values: one value as itself (rich where it has a
+// rich form), several as a tuple. A lone nil (a nil error, say) and display handles show
+// nothing, as None does in Python.
+func resultBundle(vs []any) *display.Data {
+	switch {
+	case len(vs) == 0:
+		return nil
+	case len(vs) == 1:
+		if vs[0] == nil || isHidden(vs[0]) {
+			return nil
+		}
+		d, _ := display.Bundle(vs[0])
+		return &d
+	}
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		if v == nil {
+			parts[i] = "<nil>"
+			continue
+		}
+		d, _ := display.Bundle(v)
+		parts[i] = fmt.Sprint(d.MIME["text/plain"])
+	}
+	return &display.Data{MIME: map[string]any{"text/plain": "(" + strings.Join(parts, ", ") + ")"}}
+}
+
+func isHidden(v any) bool {
+	switch v.(type) {
+	case *display.Handle, *display.Progress:
+		return true
+	}
+	return false
+}
 
 func valueBundle(v reflect.Value) (display.Data, bool) {
 	if !v.IsValid() {
-		return display.Data{}, false
-	}
-	if v.Kind() == reflect.Interface && v.IsNil() {
-		return display.Data{MIME: map[string]any{"text/plain": "<nil>"}}, true
-	}
-	if hiddenTypes[v.Type().String()] {
 		return display.Data{}, false
 	}
 	var x any
@@ -416,6 +471,12 @@ func valueBundle(v reflect.Value) (display.Data, bool) {
 		x = v.Interface()
 	} else {
 		x = v.String()
+	}
+	if x == nil {
+		return display.Data{MIME: map[string]any{"text/plain": "<nil>"}}, true
+	}
+	if isHidden(x) {
+		return display.Data{}, false
 	}
 	d, _ := display.Bundle(x)
 	return d, true
@@ -573,4 +634,20 @@ func (s *Session) panicFrames(report string) []string {
 		}
 	}
 	return out
+}
+
+// flushingSink delivers displays after the text printed before them.
+type flushingSink struct {
+	Output
+	cap *capture
+}
+
+func (f flushingSink) Display(d display.Data, update bool) {
+	f.cap.flush()
+	f.Output.Display(d, update)
+}
+
+func (f flushingSink) Clear(wait bool) {
+	f.cap.flush()
+	f.Output.Clear(wait)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -268,4 +270,87 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+func TestCellsSeeTheProcessEnvironment(t *testing.T) {
+	t.Setenv("GPUNOTES_ENV_PROBE", "outside")
+	s := newSession(t)
+	res, _, err := run(t, s, "import \"os\"\nos.Getenv(\"GPUNOTES_ENV_PROBE\")")
+	if err != nil || plainOf(t, res) != `"outside"` {
+		t.Fatalf("%v %v", res, err)
+	}
+	if _, _, err := run(t, s, "os.Setenv(\"GPUNOTES_ENV_PROBE\", \"inside\")"); err != nil {
+		t.Fatal(err)
+	}
+	if v := os.Getenv("GPUNOTES_ENV_PROBE"); v != "inside" {
+		t.Fatalf("process sees %q", v)
+	}
+	_, out, err := run(t, s, "!echo $GPUNOTES_ENV_PROBE")
+	if err != nil || out.out("stdout") != "inside\n" {
+		t.Fatalf("shell sees %q (%v)", out.out("stdout"), err)
+	}
+}
+
+func TestTrailingExpressionValues(t *testing.T) {
+	s := newSession(t)
+	if res, _, err := run(t, s, "7"); err != nil || plainOf(t, res) != "7" {
+		t.Fatalf("%v %v", res, err)
+	}
+	// A call that returns nothing shows nothing (not the previous cell's value).
+	res, _, err := run(t, s, "func noop() {}\nnoop()")
+	if err != nil || res != nil {
+		t.Fatalf("void call: %+v %v", res, err)
+	}
+	res, _, err = run(t, s, "import \"strconv\"\nstrconv.Atoi(\"12\")")
+	if err != nil || plainOf(t, res) != "(12, <nil>)" {
+		t.Fatalf("two results: %+v %v", res, err)
+	}
+	res, _, err = run(t, s, "import \"os\"\nos.Setenv(\"GPUNOTES_X\", \"1\")")
+	if err != nil || res != nil {
+		t.Fatalf("a nil error shows nothing: %+v %v", res, err)
+	}
+	// A real compile error in the trailing expression is reported at its own position.
+	_, _, err = run(t, s, "y := 1\nundefinedThing(y)")
+	var ce *CellError
+	if !errors.As(err, &ce) || !strings.HasPrefix(ce.Value, "2:") {
+		t.Fatalf("%#v", err)
+	}
+}
+
+type orderOut struct {
+	recOut
+	events []string
+}
+
+func (o *orderOut) Stream(name, text string) {
+	o.mu.Lock()
+	o.events = append(o.events, "stream:"+text)
+	o.mu.Unlock()
+}
+func (o *orderOut) Display(d display.Data, update bool) {
+	o.mu.Lock()
+	o.events = append(o.events, "display")
+	o.mu.Unlock()
+}
+
+func TestDisplayFollowsEarlierPrints(t *testing.T) {
+	s, err := New(Options{Symbols: map[string]map[string]reflect.Value{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		o := &orderOut{}
+		show := func() { display.HTML("<b>x</b>") }
+		s.symbols["probe/probe"] = map[string]reflect.Value{"Show": reflect.ValueOf(show)}
+		if err := s.i.Use(map[string]map[string]reflect.Value{"probe/probe": {"Show": reflect.ValueOf(show)}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Execute(context.Background(), "import (\"fmt\"; \"probe\")\nfmt.Print(\"before\")\nprobe.Show()\nfmt.Print(\"after\")", o); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(o.events, "|")
+		if !strings.HasPrefix(got, "stream:before|display|stream:after") {
+			t.Fatalf("order %q", got)
+		}
+	}
 }
