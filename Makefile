@@ -27,11 +27,9 @@ $(VENV)/.stamp: requirements-test.txt
 
 venv: $(VENV)/.stamp
 
-# Debian's chromium for the browser tests (never a browser downloaded by a test tool).
+# Debian's chromium (browser tests) and slurm-wlm + munge (SLURM tests), after one apt-get update.
 apt-deps:
-	@if [ ! -x $(CHROMIUM) ]; then \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
-	fi
+	GPUNOTES_CHROMIUM=$(CHROMIUM) ./.ci/apt-deps.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

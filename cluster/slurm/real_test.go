@@ -101,7 +101,7 @@ func startSLURM(t *testing.T) string {
 	for _, cmd := range []string{"slurmctld", "slurmd", "munged", "mungekey", "sbatch", "squeue", "scancel", "sinfo"} {
 		if _, err := exec.LookPath(cmd); err != nil {
 			if _, err2 := os.Stat("/usr/sbin/" + cmd); err2 != nil {
-				skipOrFail(t, "%s is not installed (run .ci/apt-slurm.sh): %v", cmd, err)
+				skipOrFail(t, "%s is not installed (run .ci/apt-deps.sh): %v", cmd, err)
 			}
 		}
 	}

@@ -3,7 +3,7 @@
 # slurmd, all with their state, logs and sockets under DIR and a slurm.conf generated in
 # DIR/slurm.conf. It returns when the node is idle. Client commands need SLURM_CONF=DIR/slurm.conf.
 #
-# It installs nothing (.ci/apt-slurm.sh does) and needs root: slurmd runs jobs as their users.
+# It installs nothing (.ci/apt-deps.sh does) and needs root: slurmd runs jobs as their users.
 # The daemons' process ids are left in DIR/munged.pid, DIR/slurmctld.bgpid and
 # DIR/slurmd.bgpid; stop-slurm.sh DIR (or the test's cleanup) stops them by those ids.
 #
@@ -16,7 +16,7 @@ port=${SLURM_TEST_PORT:-16817}
 
 for cmd in munged mungekey slurmctld slurmd sinfo; do
 	if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
-		echo "start-slurm.sh: $cmd not found (install slurm-wlm and munge: .ci/apt-slurm.sh)" >&2
+		echo "start-slurm.sh: $cmd not found (install slurm-wlm and munge: .ci/apt-deps.sh)" >&2
 		exit 3
 	fi
 done
