@@ -27,6 +27,7 @@ var preloaded = []string{
 	"github.com/gpunotes/gpunotes/display",
 	"github.com/gpunotes/gpunotes/gpuarray",
 	"github.com/gpunotes/gpunotes/cluster",
+	"github.com/gpunotes/gpunotes/cluster/slurm",
 }
 
 const maxDoc = 1500
