@@ -56,6 +56,9 @@ func runScheduler(ctx context.Context, args []string) error {
 	cfg.Logf = logf
 	cfg.Ready = func(addr, dash string) {
 		// One line on stdout for whoever started us (tests, scripts): the address and dashboard.
+		if dash == "" {
+			dash = "off"
+		}
 		fmt.Printf("scheduler %s dashboard %s\n", addr, dash)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
