@@ -23,10 +23,13 @@ func init() {
 		"Show":        reflect.ValueOf(display.Show),
 
 		// type definitions
-		"Data":     reflect.ValueOf((*display.Data)(nil)),
-		"Handle":   reflect.ValueOf((*display.Handle)(nil)),
-		"Progress": reflect.ValueOf((*display.Progress)(nil)),
-		"Sink":     reflect.ValueOf((*display.Sink)(nil)),
+		"BarChart":  reflect.ValueOf((*display.BarChart)(nil)),
+		"Data":      reflect.ValueOf((*display.Data)(nil)),
+		"Handle":    reflect.ValueOf((*display.Handle)(nil)),
+		"LineChart": reflect.ValueOf((*display.LineChart)(nil)),
+		"Progress":  reflect.ValueOf((*display.Progress)(nil)),
+		"Series":    reflect.ValueOf((*display.Series)(nil)),
+		"Sink":      reflect.ValueOf((*display.Sink)(nil)),
 
 		// interface wrapper definitions
 		"_Sink": reflect.ValueOf((*_github_com_gpunotes_gpunotes_display_Sink)(nil)),
