@@ -22,7 +22,7 @@ var (
 	total = cluster.Source{Code: sumSrc, Func: "total"}
 )
 
-func connect(t *testing.T, addr, token string) *cluster.Client {
+func connect(t testing.TB, addr, token string) *cluster.Client {
 	t.Helper()
 	c, err := cluster.Connect(addr, token)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 // joined to the bridge by a veth pair (host i at IP .(i+2)). Traffic between namespaces goes
 // through the bridge, as between machines on a switch.
 type hosts struct {
-	t      *testing.T
+	t      testing.TB
 	bridge string
 	subnet string // "10.213.N"
 	names  []string
@@ -33,7 +33,7 @@ type hosts struct {
 }
 
 // needNetns skips (or under CI=true fails) where namespaces cannot be made.
-func needNetns(t *testing.T) {
+func needNetns(t testing.TB) {
 	t.Helper()
 	why := ""
 	if os.Geteuid() != 0 {
@@ -63,7 +63,7 @@ func randHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func ipRun(t *testing.T, args ...string) {
+func ipRun(t testing.TB, args ...string) {
 	t.Helper()
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
@@ -71,7 +71,7 @@ func ipRun(t *testing.T, args ...string) {
 }
 
 // newHosts makes n namespaces joined by a bridge; everything is removed in t.Cleanup.
-func newHosts(t *testing.T, n int) *hosts {
+func newHosts(t testing.TB, n int) *hosts {
 	t.Helper()
 	needNetns(t)
 	id := randHex(2)
@@ -140,7 +140,7 @@ type proc struct {
 	err  error
 }
 
-func startProc(t *testing.T, ns string, args ...string) (*proc, io.Reader) {
+func startProc(t testing.TB, ns string, args ...string) (*proc, io.Reader) {
 	t.Helper()
 	var cmd *exec.Cmd
 	if ns != "" {
@@ -177,7 +177,7 @@ func (p *proc) kill() {
 
 // startScheduler runs `gpunotes scheduler` in the root namespace and returns it with its
 // address and dashboard URL.
-func startScheduler(t *testing.T, listen, token string, extra ...string) (p *proc, addr, dash string) {
+func startScheduler(t testing.TB, listen, token string, extra ...string) (p *proc, addr, dash string) {
 	t.Helper()
 	args := append([]string{"scheduler", "--listen", listen, "--token", token}, extra...)
 	p, stdout := startProc(t, "", args...)
@@ -208,7 +208,7 @@ func startScheduler(t *testing.T, listen, token string, extra ...string) (p *pro
 }
 
 // startWorkers runs `gpunotes cuda-worker` (CPU workers) in namespace ns.
-func startWorkers(t *testing.T, ns, addr, token, prefix string, nworkers, nthreads int) *proc {
+func startWorkers(t testing.TB, ns, addr, token, prefix string, nworkers, nthreads int) *proc {
 	t.Helper()
 	p, stdout := startProc(t, ns, "cuda-worker", addr, "--token", token, "--cpu", "--name-prefix", prefix,
 		"--nworkers", fmt.Sprint(nworkers), "--nthreads", fmt.Sprint(nthreads), "--reconnect", "500ms")
@@ -217,7 +217,7 @@ func startWorkers(t *testing.T, ns, addr, token, prefix string, nworkers, nthrea
 }
 
 // waitWorkers waits until the client sees exactly the named workers.
-func waitWorkers(t *testing.T, c *cluster.Client, timeout time.Duration, names ...string) []cluster.WorkerInfo {
+func waitWorkers(t testing.TB, c *cluster.Client, timeout time.Duration, names ...string) []cluster.WorkerInfo {
 	t.Helper()
 	want := strings.Join(names, ",")
 	deadline := time.Now().Add(timeout)
@@ -238,7 +238,7 @@ func waitWorkers(t *testing.T, c *cluster.Client, timeout time.Duration, names .
 }
 
 // dashState reads the dashboard's JSON.
-func dashState(t *testing.T, dash string) cluster.DashboardState {
+func dashState(t testing.TB, dash string) cluster.DashboardState {
 	t.Helper()
 	u := strings.Replace(dash, "/?", "/api/state?", 1)
 	if !strings.Contains(u, "/api/state") {
