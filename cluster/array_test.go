@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/cluster"
@@ -20,15 +21,15 @@ func TestArrayComputeOnClusterEqualsLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen int
-	remote, err := build().Float64(gpuarray.On(c), gpuarray.WithProgress(func(done, total int) { seen = done }))
+	var seen atomic.Int64
+	remote, err := build().Float64(gpuarray.On(c), gpuarray.WithProgress(func(done, total int) { seen.Store(int64(done)) }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if remote != local {
 		t.Fatalf("cluster sum %v != local sum %v", remote, local)
 	}
-	if seen == 0 {
+	if seen.Load() == 0 {
 		t.Fatal("no progress reported")
 	}
 	var done int64
