@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/display"
@@ -74,6 +75,18 @@ func runKernel(ctx context.Context, args []string) error {
 	k, err := kernel.New(ci, executor{s}, kernel.Options{Version: version})
 	if err != nil {
 		return err
+	}
+	// GPUNOTES_CPUPROFILE=FILE profiles the kernel process until it shuts down.
+	if path := os.Getenv("GPUNOTES_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	_, err = k.Serve(ctx)
 	return err
