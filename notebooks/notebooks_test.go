@@ -218,6 +218,52 @@ func init() {
 	}
 }
 
+// runRE matches one measured configuration of notebook 04.
+var runRE = regexp.MustCompile(`((?:CPU|GPU 0), \d+ workers?)\s+start ([0-9.]+) s, first task per worker ([0-9.]+) s, (\d+) tasks ([0-9.]+) s \((\d+) tasks/s\), array ([0-9.]+) s, max \|z\| ([0-9.]+), array z ([+-][0-9.]+)`)
+
+func init() {
+	checks["04-virtual-gpus"] = func(t *testing.T, cells []cellOutput) {
+		text := joined(cells, func(c cellOutput) string { return c.text })
+		html := joined(cells, func(c cellOutput) string { return c.html })
+		svg := joined(cells, func(c cellOutput) string { return c.svg })
+		rows := map[string]bool{}
+		for _, m := range runRE.FindAllStringSubmatch(text, -1) {
+			rows[m[1]] = true
+			for _, i := range []int{5, 7} {
+				if v, _ := strconv.ParseFloat(m[i], 64); !(v > 0) {
+					t.Errorf("%s: a timed phase took %q s", m[1], m[i])
+				}
+			}
+			if n, _ := strconv.Atoi(m[4]); n != 96 {
+				t.Errorf("%s ran %d tasks, want the default 96", m[1], n)
+			}
+			// 96 sums of standard normals, each scaled to N(0, 1): all within 5.
+			if z, _ := strconv.ParseFloat(m[8], 64); z > 5 {
+				t.Errorf("%s: a task sum is %v standard deviations off", m[1], z)
+			}
+			if z, _ := strconv.ParseFloat(m[9], 64); math.Abs(z) > 6 {
+				t.Errorf("%s: array sum z = %v", m[1], z)
+			}
+		}
+		want := []string{"CPU, 1 worker", "CPU, 2 workers", "CPU, 4 workers"}
+		if gpuPresent() {
+			want = append(want, "GPU 0, 1 worker", "GPU 0, 2 workers", "GPU 0, 4 workers")
+			contains(t, "output", text, "gpu0-v0: GPU 0, device memory limit", "gpu0-v1: GPU 0, device memory limit", "MIG: ")
+			contains(t, "cluster HTML", html, "Virtual GPUs", "2 workers per GPU, MPS")
+		} else {
+			contains(t, "output", text, "GPU part skipped: no NVIDIA", "MIG check skipped: no NVIDIA")
+			contains(t, "results table", html, "<td>GPU rows</td>", "skipped: no NVIDIA")
+		}
+		for _, w := range want {
+			if !rows[w] {
+				t.Errorf("no measurement for %q:\n%s", w, text)
+			}
+		}
+		contains(t, "results table", html, `class="gpunotes-virtual"`, "<td>CPU, 4 workers</td>")
+		contains(t, "charts", svg, "<svg", "<rect", "(log scale)", "Small tasks per second", "<polyline")
+	}
+}
+
 func notebookNames(t *testing.T) []string {
 	t.Helper()
 	paths, _ := filepath.Glob("*.ipynb")
