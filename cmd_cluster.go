@@ -19,8 +19,8 @@ import (
 
 func init() {
 	register("worker", "one cluster worker", runWorker)
-	register("scheduler", "a standalone scheduler (multi-node): scheduler --listen ADDR --token TOKEN [--dashboard ADDR]", runScheduler)
-	register("cuda-worker", "one worker per local GPU joined to a scheduler: cuda-worker tcp://HOST:PORT --token TOKEN", runCUDAWorker)
+	register("scheduler", "a standalone scheduler (multi-node): scheduler --listen ADDR --token TOKEN [--dashboard ADDR] [--tls-cert F --tls-key F [--tls-ca F]]", runScheduler)
+	register("cuda-worker", "one worker per local GPU joined to a scheduler: cuda-worker tcp://HOST:PORT --token TOKEN [--tls-cert F --tls-key F --tls-ca F]", runCUDAWorker)
 }
 
 // logf prints a timestamped line on stderr: the log of scheduler and cuda-worker.
@@ -36,6 +36,13 @@ func tokenFlag(v string) string {
 	return os.Getenv("GPUNOTES_CLUSTER_TOKEN")
 }
 
+// tlsFlags adds --tls-cert, --tls-key and --tls-ca to fs, filling f.
+func tlsFlags(fs *flag.FlagSet, f *cluster.TLSFiles, who string) {
+	fs.StringVar(&f.Cert, "tls-cert", "", "PEM certificate "+who+" presents: turns TLS on")
+	fs.StringVar(&f.Key, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&f.CA, "tls-ca", "", "PEM CA certificates: verify peers against them and require their certificates (mutual TLS)")
+}
+
 // runScheduler is `gpunotes scheduler --listen ADDR --token TOKEN [--dashboard ADDR]`.
 func runScheduler(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
@@ -45,6 +52,7 @@ func runScheduler(ctx context.Context, args []string) error {
 	fs.StringVar(&token, "token", "", "shared token (default: $GPUNOTES_CLUSTER_TOKEN); required beyond loopback")
 	fs.StringVar(&cfg.Dashboard, "dashboard", "127.0.0.1:8787", `dashboard address, or "off"; beyond loopback it needs the token`)
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat", 5*time.Second, "how long a worker may stay silent before its tasks run elsewhere")
+	tlsFlags(fs, &cfg.TLS, "the scheduler")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -83,6 +91,7 @@ func runCUDAWorker(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.LocalDirectory, "local-directory", "", "directory for spilled results")
 	fs.DurationVar(&cfg.Reconnect, "reconnect", 5*time.Second, "longest wait between attempts to reach the scheduler")
 	fs.Var(&resources, "resource", "NAME=AMOUNT resource every worker offers (repeatable)")
+	tlsFlags(fs, &cfg.TLS, "every worker (to the scheduler and on its data port)")
 	// The address may come before or after the flags.
 	var pos []string
 	for len(args) > 0 {
@@ -145,6 +154,7 @@ func runWorker(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.LocalDirectory, "local-directory", "", "directory for spilled results")
 	fs.StringVar(&cpus, "cpus", "", "CPU affinity, comma-separated CPU numbers")
 	fs.Var(&resources, "resource", "NAME=AMOUNT resource this worker offers (repeatable)")
+	tlsFlags(fs, &cfg.TLS, "the worker (to the scheduler and on its data port)")
 	fs.DurationVar(&cfg.Reconnect, "reconnect", 0, "keep reconnecting when the scheduler goes away, waiting at most this long between attempts (0: exit)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

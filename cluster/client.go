@@ -153,6 +153,8 @@ type backend interface {
 	workerInfo() []WorkerInfo
 	checkWorkers(names []string) error
 	address() string
+	// secure reports whether connections to the scheduler are under TLS.
+	secure() bool
 	dashboard() string
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -137,7 +138,8 @@ func (w *worker) serveDataConn(c net.Conn) error {
 }
 
 // fetchFrom gets results from the peer serving them at addr.
-func fetchFrom(ctx context.Context, addr, token string, keys []string) (map[string]*blob, error) {
+// With tlsCfg (nil: plaintext) the connection is under TLS.
+func fetchFrom(ctx context.Context, addr, token string, keys []string, tlsCfg *tls.Config) (map[string]*blob, error) {
 	d := net.Dialer{Timeout: 5 * time.Second}
 	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -146,6 +148,12 @@ func fetchFrom(ctx context.Context, addr, token string, keys []string) (map[stri
 	defer raw.Close()
 	stop := context.AfterFunc(ctx, func() { _ = raw.Close() })
 	defer stop()
+	if tlsCfg != nil {
+		if raw, err = tlsHandshake(raw, tlsCfg, addr, 10*time.Second); err != nil {
+			return nil, fmt.Errorf("connect to peer %s: %w", addr, err)
+		}
+		defer raw.Close()
+	}
 	c := deadlineConn{raw}
 	bw := bufio.NewWriter(c)
 	if err := writeBytes32(bw, []byte(token)); err != nil {
@@ -218,7 +226,11 @@ func (w *worker) fetchInputs(ctx context.Context, t *taskMsg) (int64, []string, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := fetchFrom(ctx, addr, w.cfg.Token, keys)
+			var tlsCfg *tls.Config
+			if w.sec != nil {
+				tlsCfg = w.sec.fetch
+			}
+			got, err := fetchFrom(ctx, addr, w.cfg.Token, keys, tlsCfg)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

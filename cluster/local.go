@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -47,6 +48,9 @@ type Options struct {
 	CPUOnly bool
 	// Listen is the scheduler's TCP address (default "127.0.0.1:0", loopback only).
 	Listen string
+	// TLS puts the scheduler and the workers' connections (to it and to each other) under
+	// TLS; the scheduler's certificate must name the host of Listen (e.g. IP 127.0.0.1).
+	TLS TLSFiles
 	// Binary is the gpunotes executable run as `gpunotes worker` (default: this executable).
 	Binary string
 	// Retries is how often a task is retried after its worker died (default 3).
@@ -119,7 +123,14 @@ func NewLocalCUDA(opts Options) (*LocalCUDA, error) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	s, err := newScheduler(listen, c.token)
+	var tlsCfg *tls.Config
+	if opts.TLS.Enabled() {
+		var err error
+		if tlsCfg, err = opts.TLS.ServerConfig(); err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+	}
+	s, err := newScheduler(listen, c.token, tlsCfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -415,6 +426,7 @@ func (n *nanny) command() *exec.Cmd {
 	args := []string{"worker", "--scheduler", n.addr, "--name", sp.name,
 		"--nthreads", strconv.Itoa(sp.threads), "--memory-limit", strconv.FormatUint(sp.memoryLimit, 10)}
 	args = append(args, n.extra...)
+	args = append(args, n.opts.TLS.Args()...)
 	if n.opts.LocalDirectory != "" {
 		args = append(args, "--local-directory", n.opts.LocalDirectory)
 	}

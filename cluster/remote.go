@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -154,6 +155,7 @@ func (s *scheduler) clientSubmit(cc *cconn, cts []clientTask) {
 // remote is a Client's backend for a scheduler in another process.
 type remote struct {
 	addr    string
+	tls     bool
 	id      string
 	l       *link
 	dash    string
@@ -176,16 +178,38 @@ func Connect(addr, token string) (*Client, error) {
 
 // ConnectContext is Connect with a context bounding the connection's setup.
 func ConnectContext(ctx context.Context, addr, token string) (*Client, error) {
+	return ConnectTLSContext(ctx, addr, token, nil)
+}
+
+// ConnectTLS is Connect over TLS, for a scheduler started with --tls-cert: cfg verifies the
+// scheduler (RootCAs; ServerName defaults to the host of addr) and, for mutual TLS, holds the
+// client's certificate. TLSFiles.ClientConfig makes one from the scheduler's PEM files. A nil
+// cfg is plaintext, as Connect. A certificate either side rejects is an error wrapping
+// ErrRefused.
+func ConnectTLS(addr, token string, cfg *tls.Config) (*Client, error) {
+	return ConnectTLSContext(context.Background(), addr, token, cfg)
+}
+
+// ConnectTLSContext is ConnectTLS with a context bounding the connection's setup.
+func ConnectTLSContext(ctx context.Context, addr, token string, cfg *tls.Config) (*Client, error) {
 	hostport := strings.TrimPrefix(addr, "tcp://")
 	d := net.Dialer{Timeout: 10 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", hostport)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: connect to scheduler %s: %w", addr, err)
 	}
+	if cfg != nil {
+		if c, err = tlsHandshake(c, cfg, hostport, 10*time.Second); err != nil {
+			if isTLSRefusal(err) {
+				err = fmt.Errorf("%w: %w", ErrRefused, err)
+			}
+			return nil, fmt.Errorf("cluster: connect to scheduler %s: %w", addr, err)
+		}
+	}
 	l := newLink(c)
 	id := make([]byte, 4)
 	_, _ = rand.Read(id)
-	r := &remote{addr: "tcp://" + hostport, id: hex.EncodeToString(id), l: l,
+	r := &remote{addr: "tcp://" + hostport, tls: cfg != nil, id: hex.EncodeToString(id), l: l,
 		tasks: map[string]*task{}, pending: map[uint64]chan *frame{}, done: make(chan struct{})}
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := l.send(&frame{Op: "hello", Hello: &hello{Version: protoVersion, Token: token, Role: "client", Name: "client-" + r.id}}); err != nil {
@@ -195,6 +219,9 @@ func ConnectContext(ctx context.Context, addr, token string) (*Client, error) {
 	f, err := l.recv()
 	if err != nil {
 		_ = l.close()
+		if cfg != nil && isTLSRefusal(err) {
+			return nil, fmt.Errorf("cluster: connect to scheduler %s: %w: %w", addr, ErrRefused, tlsExplain(err))
+		}
 		return nil, fmt.Errorf("cluster: connect to scheduler %s: %w", addr, err)
 	}
 	if f.Op != "welcome" {
@@ -365,6 +392,8 @@ func (r *remote) workerInfo() []WorkerInfo {
 func (r *remote) checkWorkers([]string) error { return nil }
 
 func (r *remote) address() string { return r.addr }
+
+func (r *remote) secure() bool { return r.tls }
 
 func (r *remote) dashboard() string { return r.dash }
 

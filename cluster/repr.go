@@ -73,13 +73,16 @@ func (s *scheduler) workerInfo() []WorkerInfo {
 // Address returns the scheduler's address.
 func (c *Client) Address() string { return c.s.address() }
 
+// TLS reports whether the connections to the scheduler are under TLS.
+func (c *Client) TLS() bool { return c.s.secure() }
+
 // Dashboard returns the URL of the scheduler's live dashboard ("" when it serves none).
 func (c *Client) Dashboard() string { return c.s.dashboard() }
 
 func (c *Client) String() string {
 	ws := c.WorkerInfo()
 	var b strings.Builder
-	fmt.Fprintf(&b, "Client: scheduler %s, %d workers\n", c.s.address(), len(ws))
+	fmt.Fprintf(&b, "Client: scheduler %s (%s), %d workers\n", c.s.address(), tlsNote(c.TLS(), false), len(ws))
 	writeWorkersText(&b, ws)
 	return b.String()
 }
@@ -91,8 +94,8 @@ func (c *Client) HTML() string {
 	if u := c.Dashboard(); u != "" {
 		dash = fmt.Sprintf(`, dashboard <a href="%s" target="_blank">%s</a>`, htmlEscape(u), htmlEscape(u))
 	}
-	return fmt.Sprintf(`<div style="font-family:sans-serif;font-size:12px"><b>Client</b> scheduler <code>%s</code>, %d workers%s%s</div>`,
-		htmlEscape(c.s.address()), len(ws), dash, workersHTML(ws))
+	return fmt.Sprintf(`<div style="font-family:sans-serif;font-size:12px"><b>Client</b> scheduler <code>%s</code> (%s), %d workers%s%s</div>`,
+		htmlEscape(c.s.address()), tlsNote(c.TLS(), false), len(ws), dash, workersHTML(ws))
 }
 
 func writeWorkersText(b *strings.Builder, ws []WorkerInfo) {
@@ -222,8 +225,8 @@ func (c *LocalCUDA) String() string {
 	ws := c.WorkerInfo()
 	s := c.summary(ws)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: scheduler %s, %d workers, %d threads, host memory %s, GPU memory %s, MPS %s, started in %v\n",
-		c.kind(), c.Address(), s.workers, s.threads, formatBytes(s.hostMem), formatBytes(s.gpuMem), onOff(c.mps), c.startDur.Round(time.Millisecond))
+	fmt.Fprintf(&b, "%s: scheduler %s (%s), %d workers, %d threads, host memory %s, GPU memory %s, MPS %s, started in %v\n",
+		c.kind(), c.Address(), tlsNote(c.TLS(), c.opts.TLS.CA != ""), s.workers, s.threads, formatBytes(s.hostMem), formatBytes(s.gpuMem), onOff(c.mps), c.startDur.Round(time.Millisecond))
 	writeWorkersText(&b, ws)
 	return b.String()
 }
@@ -246,7 +249,7 @@ func (c *LocalCUDA) HTML() string {
 	row := func(k, v string) {
 		fmt.Fprintf(&b, `<tr><td style="text-align:left;padding:1px 8px 1px 0"><b>%s</b></td><td style="text-align:left">%s</td></tr>`, k, v)
 	}
-	row("Scheduler", "<code>"+htmlEscape(c.Address())+"</code>")
+	row("Scheduler", "<code>"+htmlEscape(c.Address())+"</code> ("+tlsNote(c.TLS(), c.opts.TLS.CA != "")+")")
 	row("Workers", fmt.Sprint(s.workers))
 	row("Threads", fmt.Sprint(s.threads))
 	row("Host memory", formatBytes(s.hostMem))

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -182,7 +183,9 @@ func (o *outbox) close() {
 type scheduler struct {
 	ln    net.Listener
 	token string
-	logf  func(format string, args ...any)
+	// tls, when set, is required of every connection; plaintext ones are refused.
+	tls  *tls.Config
+	logf func(format string, args ...any)
 	// heartbeat is how long a worker may stay silent before it counts as lost.
 	heartbeat time.Duration
 	clients   map[*cconn]bool
@@ -224,13 +227,13 @@ func (s *scheduler) noteRestart(name, reason string) {
 	s.stateChanged()
 }
 
-func newScheduler(addr, token string) (*scheduler, error) {
+func newScheduler(addr, token string, tlsCfg *tls.Config) (*scheduler, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler listen on %s: %w", addr, err)
 	}
 	s := &scheduler{
-		ln: ln, token: token,
+		ln: ln, token: token, tls: tlsCfg,
 		workers: map[string]*wconn{}, tasks: map[string]*task{},
 		joinCh:    make(chan string, 1024),
 		deaths:    map[string]death{},
@@ -283,11 +286,17 @@ func (s *scheduler) pingLoop() {
 // address is the scheduler's "tcp://host:port".
 func (s *scheduler) address() string { return "tcp://" + s.ln.Addr().String() }
 
+func (s *scheduler) secure() bool { return s.tls != nil }
+
 func (s *scheduler) accept() {
 	for {
 		c, err := s.ln.Accept()
 		if err != nil {
 			return
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetKeepAlive(true)
+			_ = tc.SetKeepAlivePeriod(5 * time.Second)
 		}
 		s.conns.Add(1)
 		go func() {
@@ -303,7 +312,48 @@ func (s *scheduler) stateChanged() {
 	s.changed = make(chan struct{})
 }
 
-func (s *scheduler) serveConn(c net.Conn) {
+// handshake checks how c starts: under TLS it completes the handshake, and it refuses (with a
+// log line naming the remote address) plaintext when TLS is required and TLS when it is not.
+// It returns the connection to speak on, or nil when c was refused and closed.
+func (s *scheduler) handshake(c net.Conn) net.Conn {
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	pc, isTLS, err := sniffTLS(c)
+	if err != nil {
+		_ = c.Close()
+		return nil
+	}
+	switch {
+	case s.tls == nil && isTLS:
+		s.logf("refused a TLS connection from %s: this scheduler speaks plaintext (it has no --tls-cert)", c.RemoteAddr())
+		_ = c.Close()
+		return nil
+	case s.tls == nil:
+		return pc
+	case !isTLS:
+		s.logf("refused a plaintext connection from %s: this scheduler requires TLS", c.RemoteAddr())
+		l := newLink(pc)
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		if f, err := l.recv(); err == nil && f.Op == "hello" {
+			_ = l.send(&frame{Op: "refused", Err: "this scheduler requires TLS: pass --tls-ca (and --tls-cert, --tls-key) or use ConnectTLS"})
+		}
+		_ = l.close()
+		return nil
+	}
+	tc := tls.Server(pc, s.tls)
+	_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := tc.Handshake(); err != nil {
+		s.logf("refused a TLS connection from %s: %v", c.RemoteAddr(), tlsExplain(err))
+		_ = tc.Close()
+		return nil
+	}
+	return tc
+}
+
+func (s *scheduler) serveConn(raw net.Conn) {
+	c := s.handshake(raw)
+	if c == nil {
+		return
+	}
 	l := newLink(c)
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	f, err := l.recv()
@@ -330,10 +380,6 @@ func (s *scheduler) serveConn(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetKeepAlive(true)
-		_ = tc.SetKeepAlivePeriod(5 * time.Second)
-	}
 	h.Token = ""
 	w := &wconn{
 		info: *h, addr: "tcp://" + c.RemoteAddr().String(), link: l, dataAddr: h.DataAddr,

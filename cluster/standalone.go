@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -18,8 +19,11 @@ type SchedulerConfig struct {
 	// Listen is the TCP address for workers and clients ("host:port"). Beyond loopback a
 	// Token is required.
 	Listen string
-	// Token is the shared secret workers and clients must present.
+	// Token is the shared secret workers and clients must present (under TLS too).
 	Token string
+	// TLS, when set, requires TLS of every worker and client (plaintext is refused and
+	// logged), and mutual TLS when TLS.CA is set. See TLSFiles.
+	TLS TLSFiles
 	// Dashboard is the dashboard's address (default "127.0.0.1:8787"; "off": none). Beyond
 	// loopback it needs Token, and every request must carry it.
 	Dashboard string
@@ -48,7 +52,13 @@ func ServeScheduler(ctx context.Context, cfg SchedulerConfig) error {
 	if !loop && cfg.Token == "" {
 		return fmt.Errorf("scheduler: refusing to listen on %s (beyond loopback) without a token: pass --token or set GPUNOTES_CLUSTER_TOKEN", cfg.Listen)
 	}
-	s, err := newScheduler(cfg.Listen, cfg.Token)
+	var tlsCfg *tls.Config
+	if cfg.TLS.Enabled() {
+		if tlsCfg, err = cfg.TLS.ServerConfig(); err != nil {
+			return fmt.Errorf("scheduler: %w", err)
+		}
+	}
+	s, err := newScheduler(cfg.Listen, cfg.Token, tlsCfg)
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
@@ -72,7 +82,7 @@ func ServeScheduler(ctx context.Context, cfg SchedulerConfig) error {
 		}
 	}
 	defer stopDash()
-	s.logf("scheduler listening at %s; dashboard %s", s.address(), orNone(dash))
+	s.logf("scheduler listening at %s (%s); dashboard %s", s.address(), tlsNote(tlsCfg != nil, cfg.TLS.CA != ""), orNone(dash))
 	if cfg.Ready != nil {
 		cfg.Ready(s.address(), dash)
 	}
@@ -110,6 +120,8 @@ type CUDAWorkerConfig struct {
 	// Reconnect is the longest wait between a worker's attempts to reach the scheduler
 	// (default 5 s).
 	Reconnect time.Duration
+	// TLS is passed to every worker (`gpunotes worker --tls-cert … --tls-key … --tls-ca …`).
+	TLS TLSFiles
 	// Binary is the gpunotes executable run as `gpunotes worker` (default: this executable).
 	Binary string
 	Logf   func(format string, args ...any)
@@ -141,7 +153,7 @@ func RunCUDAWorker(ctx context.Context, cfg CUDAWorkerConfig) error {
 	}
 	opts := Options{Devices: cfg.Devices, NWorkers: cfg.NWorkers, ThreadsPerWorker: cfg.ThreadsPerWorker,
 		MemoryLimit: cfg.MemoryLimit, DeviceMemoryLimit: cfg.DeviceMemoryLimit, CPUOnly: cfg.CPUOnly,
-		LocalDirectory: cfg.LocalDirectory, Resources: cfg.Resources}
+		LocalDirectory: cfg.LocalDirectory, Resources: cfg.Resources, TLS: cfg.TLS}
 	var gpus []gpuinfo.GPU
 	var gpuErr error
 	if !cfg.CPUOnly {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -67,6 +68,10 @@ type WorkerConfig struct {
 	// DataListen is where the worker serves results to its peers (default: the local address
 	// of its scheduler connection, port chosen by the system).
 	DataListen string
+	// TLS, when set, puts the worker's connections under TLS: to the scheduler (verified
+	// against TLS.CA, presenting TLS.Cert) and its data port (served and fetched with the same
+	// files). A certificate the other side rejects ends RunWorker with ErrRefused.
+	TLS TLSFiles
 	// Logf, when set, receives the worker's connection events.
 	Logf func(format string, args ...any)
 }
@@ -96,9 +101,20 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, ev Evaluator) error {
 			fmt.Fprintf(os.Stderr, "worker %s: %v\n", cfg.Name, err)
 		}
 	}
+	var sec *workerTLS
+	if cfg.TLS.Enabled() {
+		sec = &workerTLS{}
+		var err error
+		if sec.sched, err = cfg.TLS.ClientConfig(); err != nil {
+			return fmt.Errorf("worker %s: %w: %w", cfg.Name, ErrRefused, err)
+		}
+		if sec.serve, sec.fetch, err = cfg.TLS.peerConfigs(); err != nil {
+			return fmt.Errorf("worker %s: %w: %w (they also secure its data port)", cfg.Name, ErrRefused, err)
+		}
+	}
 	wait := 100 * time.Millisecond
 	for {
-		closed, joined, err := runSession(ctx, cfg, ev)
+		closed, joined, err := runSession(ctx, cfg, sec, ev)
 		if closed || ctx.Err() != nil {
 			return nil
 		}
@@ -120,12 +136,20 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, ev Evaluator) error {
 
 // runSession is one connection to the scheduler: closed reports that the scheduler said close,
 // joined that it welcomed the worker.
-func runSession(ctx context.Context, cfg WorkerConfig, ev Evaluator) (closed, joined bool, err error) {
+func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evaluator) (closed, joined bool, err error) {
 	addr := strings.TrimPrefix(cfg.Scheduler, "tcp://")
 	d := net.Dialer{Timeout: 10 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return false, false, fmt.Errorf("connect to scheduler: %w", err)
+	}
+	if sec != nil {
+		if c, err = tlsHandshake(c, sec.sched, addr, 10*time.Second); err != nil {
+			if isTLSRefusal(err) {
+				err = fmt.Errorf("%w: %w", ErrRefused, err)
+			}
+			return false, false, fmt.Errorf("connect to scheduler: %w", err)
+		}
 	}
 	dataAddr := cfg.DataListen
 	if dataAddr == "" {
@@ -161,6 +185,11 @@ func runSession(ctx context.Context, cfg WorkerConfig, ev Evaluator) (closed, jo
 	f, err := l.recv()
 	if err != nil {
 		_ = l.close()
+		if sec != nil && isTLSRefusal(err) {
+			// TLS 1.3: the scheduler's verdict on this worker's certificate comes after the
+			// handshake, as an alert on the first read.
+			return false, false, fmt.Errorf("worker hello: %w: %w", ErrRefused, tlsExplain(err))
+		}
 		return false, false, fmt.Errorf("worker hello: %w", err)
 	}
 	if f.Op != "welcome" {
@@ -174,13 +203,17 @@ func runSession(ctx context.Context, cfg WorkerConfig, ev Evaluator) (closed, jo
 		dir = os.TempDir()
 	}
 	w := &worker{
-		cfg: cfg, ev: ev, l: l, store: map[string]*stored{}, running: map[string]context.CancelFunc{},
+		cfg: cfg, sec: sec, ev: ev, l: l, store: map[string]*stored{}, running: map[string]context.CancelFunc{},
 		spillDir: filepath.Join(dir, fmt.Sprintf("gpunotes-worker-%s-%d", sanitize(cfg.Name), os.Getpid())),
 		start:    time.Now(),
 	}
 	w.cond = sync.NewCond(&w.mu)
 	defer os.RemoveAll(w.spillDir)
-	go w.serveData(dln)
+	if sec != nil {
+		go w.serveData(tls.NewListener(dln, sec.serve))
+	} else {
+		go w.serveData(dln)
+	}
 	closed, err = w.loop(ctx)
 	return closed, true, err
 }
@@ -201,8 +234,13 @@ type stored struct {
 	touched time.Time
 }
 
+// workerTLS are a worker's TLS configurations: toward the scheduler, serving its data port,
+// and fetching from peers' data ports.
+type workerTLS struct{ sched, serve, fetch *tls.Config }
+
 type worker struct {
 	cfg      WorkerConfig
+	sec      *workerTLS // nil: plaintext
 	ev       Evaluator
 	l        *link
 	mu       sync.Mutex

@@ -15,6 +15,8 @@ func init() {
 		// function, constant and variable definitions
 		"Connect":           reflect.ValueOf(cluster.Connect),
 		"ConnectContext":    reflect.ValueOf(cluster.ConnectContext),
+		"ConnectTLS":        reflect.ValueOf(cluster.ConnectTLS),
+		"ConnectTLSContext": reflect.ValueOf(cluster.ConnectTLSContext),
 		"DefaultRetries":    reflect.ValueOf(constant.MakeFromLiteral("3", token.INT, 0)),
 		"ErrCancelled":      reflect.ValueOf(&cluster.ErrCancelled).Elem(),
 		"ErrRefused":        reflect.ValueOf(&cluster.ErrRefused).Elem(),
@@ -47,6 +49,7 @@ func init() {
 		"SchedulerConfig":  reflect.ValueOf((*cluster.SchedulerConfig)(nil)),
 		"Source":           reflect.ValueOf((*cluster.Source)(nil)),
 		"SubmitOption":     reflect.ValueOf((*cluster.SubmitOption)(nil)),
+		"TLSFiles":         reflect.ValueOf((*cluster.TLSFiles)(nil)),
 		"TaskError":        reflect.ValueOf((*cluster.TaskError)(nil)),
 		"TaskEvent":        reflect.ValueOf((*cluster.TaskEvent)(nil)),
 		"WorkerConfig":     reflect.ValueOf((*cluster.WorkerConfig)(nil)),
