@@ -264,6 +264,76 @@ func init() {
 	}
 }
 
+var (
+	svdCheckRE = regexp.MustCompile(`(CPU|GPU): reconstruction error ([0-9.e+-]+)(?: \(noise level ([0-9.e+-]+)\))?, \|\|U\^T U - I\|\| ([0-9.e+-]+), \|\|V V\^T - I\|\| ([0-9.e+-]+)`)
+	svdTopRE   = regexp.MustCompile(`CPU: largest singular values \[([0-9.]+)[^\]]*\]; sqrt\(M\*N\)/2 = ([0-9.]+)`)
+	svdMatchRE = regexp.MustCompile(`(CPU|GPU): top 20 singular values match the exact ones to ([0-9.e+-]+)`)
+)
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Errorf("not a number: %q", s)
+	}
+	return v
+}
+
+func init() {
+	checks["05-svd"] = func(t *testing.T, cells []cellOutput) {
+		text := joined(cells, func(c cellOutput) string { return c.text })
+		html := joined(cells, func(c cellOutput) string { return c.html })
+		svg := joined(cells, func(c cellOutput) string { return c.svg })
+		contains(t, "output", text, "CPU: SVD in", "path cpu (gonum)", "gpuarray.SVD(b): SVD of shape (4000, 400)",
+			"use gpuarray.SVDCompressed", "CPU: SVDCompressed rank 20 in")
+		exact, compressed := 0, 0
+		for _, m := range svdCheckRE.FindAllStringSubmatch(text, -1) {
+			rec, ou, ov := num(t, m[2]), num(t, m[4]), num(t, m[5])
+			if ou > 1e-8 || ov > 1e-8 {
+				t.Errorf("%s: U or V not orthonormal: %v, %v", m[1], ou, ov)
+			}
+			if m[3] == "" { // the exact SVD: rounding level
+				exact++
+				if rec > 1e-10 {
+					t.Errorf("%s: SVD reconstruction error %v", m[1], rec)
+				}
+				continue
+			}
+			compressed++ // rank-k of low rank + noise: about the noise level
+			if noise := num(t, m[3]); !(rec <= 1.5*noise) {
+				t.Errorf("%s: SVDCompressed reconstruction error %v above the noise level %v", m[1], rec, noise)
+			}
+		}
+		for _, m := range svdMatchRE.FindAllStringSubmatch(text, -1) {
+			if d := num(t, m[2]); d > 1e-6 {
+				t.Errorf("%s: compressed singular values off by %v", m[1], d)
+			}
+		}
+		want := 1
+		if gpuPresent() {
+			want = 2
+			contains(t, "output", text, "GPU: SVD in", "GPU: singular values differ from the CPU's", "GPU: SVDCompressed rank 20 in")
+			if !strings.Contains(text, "(cuBLAS/cuSOLVER)") && !strings.Contains(text, "GPU kernels unavailable") {
+				t.Errorf("the GPU path does not say which kernels ran:\n%s", text)
+			}
+		} else {
+			contains(t, "output", text, "GPU: skipped: no GPU (", "GPU: SVDCompressed: skipped: no GPU (")
+			contains(t, "results table", html, "<td>GPU</td><td colspan=\"6\"><i>skipped: no GPU")
+		}
+		if exact != want || compressed != want {
+			t.Errorf("%d SVD and %d SVDCompressed checks, want %d each:\n%s", exact, compressed, want, text)
+		}
+		if m := svdTopRE.FindStringSubmatch(text); m == nil {
+			t.Errorf("no largest singular value:\n%s", text)
+		} else if s0, want := num(t, m[1]), num(t, m[2]); math.Abs(s0-want) > 0.01*want {
+			t.Errorf("largest singular value %v, want about sqrt(MN)/2 = %v", s0, want)
+		}
+		contains(t, "results table", html, `class="gpunotes-svd"`, "<td>CPU</td>")
+		contains(t, "SVD result repr", html, "<b>SVD</b>", "<b>U</b> (4000, 400)", "<b>S</b> (400,)", "<b>V</b> (400, 400)", "<b>U</b> (4000, 20)")
+		contains(t, "chart", svg, "<svg", "<rect", "(log scale)")
+	}
+}
+
 func notebookNames(t *testing.T) []string {
 	t.Helper()
 	paths, _ := filepath.Glob("*.ipynb")
