@@ -169,6 +169,13 @@ var checks = map[string]func(t *testing.T, cells []cellOutput){
 		if !strings.Contains(svg, "<svg") || !strings.Contains(svg, "<rect") || !strings.Contains(svg, "log scale") {
 			t.Errorf("no log-scale bar chart")
 		}
+		// Every row has its 2019 bar; a skipped row is marked instead of today's bar.
+		if n := strings.Count(svg, "<title>2019: "); n != 4 {
+			t.Errorf("chart has %d bars of 2019 figures, want 4", n)
+		}
+		if skipped := 4 - len(zs); strings.Count(svg, "today: no value") != skipped {
+			t.Errorf("chart does not mark the %d skipped rows:\n%s", skipped, svg)
+		}
 	},
 }
 
