@@ -92,8 +92,15 @@ func (c *Cluster) summaryLines(rs []row) [][2]string {
 	if c.opts.GPUsPerJob > 0 {
 		gpus = fmt.Sprintf("%d per job, one worker each", c.opts.GPUsPerJob)
 	}
+	transport := "plaintext"
+	if c.opts.TLS.Enabled() {
+		transport = "TLS"
+		if c.opts.TLS.CA != "" {
+			transport = "TLS, mutual"
+		}
+	}
 	lines := [][2]string{
-		{"Scheduler", c.addr + " (listening on " + strings.TrimPrefix(c.listen, "tcp://") + ")"},
+		{"Scheduler", c.addr + " (listening on " + strings.TrimPrefix(c.listen, "tcp://") + ", " + transport + ")"},
 		{"Job name", c.name},
 		{"Jobs", jobs},
 		{"Workers", fmt.Sprint(workers)},

@@ -3,6 +3,7 @@ package slurm
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -65,6 +66,11 @@ type Options struct {
 	// Dashboard is the scheduler's dashboard address (default "127.0.0.1:0"; "off": none, and
 	// then Adapt cannot see queued tasks).
 	Dashboard string
+	// TLS puts the scheduler and the workers under TLS (see cluster.TLSFiles): the scheduler
+	// uses the files, and the job script passes them to `gpunotes cuda-worker` as --tls-cert,
+	// --tls-key and --tls-ca, so they must be readable at the same paths on the compute nodes
+	// (a shared file system). The scheduler's certificate must name the host of Address.
+	TLS cluster.TLSFiles
 	// Binary is the gpunotes executable on the compute nodes (default: this executable, which
 	// then must be on a file system the nodes share).
 	Binary string
@@ -132,6 +138,16 @@ func New(opts Options) (*Cluster, error) {
 		}
 		c.opts.Binary = abs
 	}
+	for _, p := range []*string{&c.opts.TLS.Cert, &c.opts.TLS.Key, &c.opts.TLS.CA} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return nil, fmt.Errorf("slurm: TLS file: %w", err)
+		}
+		*p = abs
+	}
 	if _, err := exec.LookPath("sbatch"); err != nil {
 		return nil, fmt.Errorf("slurm: %w (is this a SLURM login node? SLURM's client commands must be installed and in PATH)", ErrNoSbatch)
 	}
@@ -182,7 +198,7 @@ func (c *Cluster) startScheduler() error {
 	c.stopped = make(chan error, 1)
 	go func() {
 		c.stopped <- cluster.ServeScheduler(ctx, cluster.SchedulerConfig{
-			Listen: listen, Token: c.token, Dashboard: dash, Logf: c.logf,
+			Listen: listen, Token: c.token, Dashboard: dash, Logf: c.logf, TLS: c.opts.TLS,
 			Ready: func(addr, dash string) { ready <- [2]string{addr, dash} },
 		})
 	}()
@@ -201,7 +217,18 @@ func (c *Cluster) startScheduler() error {
 	if !strings.HasPrefix(c.addr, "tcp://") {
 		c.addr = "tcp://" + c.addr
 	}
-	cl, err := cluster.Connect(c.listen, c.token)
+	var tlsCfg *tls.Config
+	if c.opts.TLS.Enabled() {
+		var err error
+		if tlsCfg, err = c.opts.TLS.ClientConfig(); err != nil {
+			c.stopScheduler()
+			return fmt.Errorf("slurm: %w", err)
+		}
+		// The listen address may be unspecified (0.0.0.0): verify the name workers dial.
+		host, _, _ := net.SplitHostPort(strings.TrimPrefix(c.addr, "tcp://"))
+		tlsCfg.ServerName = host
+	}
+	cl, err := cluster.ConnectTLS(c.listen, c.token, tlsCfg)
 	if err != nil {
 		c.stopScheduler()
 		return fmt.Errorf("slurm: %w", err)
@@ -339,6 +366,9 @@ func (c *Cluster) JobScript() string {
 		args = append(args, "--nworkers", strconv.Itoa(o.GPUsPerJob))
 	} else {
 		args = append(args, "--cpu", "--nworkers", strconv.Itoa(c.workersPerJob()))
+	}
+	for _, a := range o.TLS.Args() {
+		args = append(args, shellQuote(a))
 	}
 	for _, a := range o.WorkerArgs {
 		args = append(args, shellQuote(a))
