@@ -2,6 +2,9 @@
 
 package rng
 
+// hasAVX2 is false off amd64: the portable path runs.
+const hasAVX2 = false
+
 func philox8(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32) {
 	philox8Generic(lo, hi, key, out)
 }

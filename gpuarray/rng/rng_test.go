@@ -246,4 +246,9 @@ func BenchmarkPhilox8(b *testing.B) {
 		philox8(&lo, &hi, &key, &out)
 	}
 	sink = float64(out[0][0])
+	if hasAVX2 {
+		b.ReportMetric(1, "avx2")
+	} else {
+		b.ReportMetric(0, "avx2")
+	}
 }
