@@ -3,7 +3,14 @@ package kube_test
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -18,7 +25,39 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gpunotes/gpunotes/cluster"
+	"github.com/gpunotes/gpunotes/cluster/kube"
 )
+
+// tlsSecretDir writes tls.crt, tls.key and ca.crt as the Secret gpunotes-tls holds them: a
+// throwaway self-signed certificate (its own CA) for 127.0.0.1 and gpunotes-scheduler.
+func tlsSecretDir(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gpunotes"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"gpunotes-scheduler"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := t.TempDir()
+	for name, b := range map[string]*pem.Block{"tls.crt": {Type: "CERTIFICATE", Bytes: der},
+		"tls.key": {Type: "PRIVATE KEY", Bytes: kder}, "ca.crt": {Type: "CERTIFICATE", Bytes: der}} {
+		if err := os.WriteFile(filepath.Join(d, name), pem.EncodeToMemory(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
 
 func gpunotesBinary(t *testing.T) string {
 	t.Helper()
@@ -90,7 +129,10 @@ func TestManifestCommandsRunHere(t *testing.T) {
 	bin := gpunotesBinary(t)
 	token := "manifest-test-token"
 	sp, dp := freePort(t), freePort(t)
-	args := strings.NewReplacer("0.0.0.0:8786", "127.0.0.1:"+sp, "0.0.0.0:8787", "127.0.0.1:"+dp)
+	// The Secret gpunotes-tls, as its volume would show it: one self-signed certificate for
+	// scheduler, workers and client, its own CA.
+	tlsDir := tlsSecretDir(t)
+	args := strings.NewReplacer("0.0.0.0:8786", "127.0.0.1:"+sp, "0.0.0.0:8787", "127.0.0.1:"+dp, kube.TLSMountPath, tlsDir)
 	var sargs []string
 	for _, a := range sc.Args {
 		sargs = append(sargs, args.Replace(a))
@@ -108,11 +150,20 @@ func TestManifestCommandsRunHere(t *testing.T) {
 	var wargs []string
 	for _, a := range wc.Args {
 		a = strings.ReplaceAll(a, "tcp://gpunotes-scheduler:8786", "tcp://127.0.0.1:"+sp)
+		a = strings.ReplaceAll(a, kube.TLSMountPath, tlsDir)
 		wargs = append(wargs, strings.ReplaceAll(a, "$(POD_NAME)", pod))
 	}
 	start(t, bin, wc, wargs, []string{"GPUNOTES_CLUSTER_TOKEN=" + token, "POD_NAME=" + pod, "CUDA_VISIBLE_DEVICES="})
 
-	c, err := cluster.Connect("tcp://127.0.0.1:"+sp, token)
+	files := cluster.TLSFiles{Cert: filepath.Join(tlsDir, "tls.crt"), Key: filepath.Join(tlsDir, "tls.key"), CA: filepath.Join(tlsDir, "ca.crt")}
+	cfg, err := files.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.Connect("tcp://127.0.0.1:"+sp, token); err == nil {
+		t.Error("the manifest's scheduler accepted a plaintext client")
+	}
+	c, err := cluster.ConnectTLS("tcp://127.0.0.1:"+sp, token, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +184,7 @@ func TestManifestCommandsRunHere(t *testing.T) {
 	if err != nil || fmt.Sprint(v) != "42" {
 		t.Fatalf("twice(21) on the manifest's worker: %v, %v", v, err)
 	}
-	if _, err := cluster.Connect("tcp://127.0.0.1:"+sp, "wrong"); err == nil {
+	if _, err := cluster.ConnectTLS("tcp://127.0.0.1:"+sp, "wrong", cfg); err == nil {
 		t.Error("the scheduler accepted a wrong token")
 	}
 }

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -60,7 +61,20 @@ type Options struct {
 	NodeSelector map[string]string
 	// WorkerArgs are more arguments of `gpunotes cuda-worker`.
 	WorkerArgs []string
+	// TLSSecret, when set, is a Secret with the workers' PEM files (tls.crt, tls.key, ca.crt,
+	// as deploy/kubernetes uses "gpunotes-tls"), mounted read-only at TLSMountPath; TLS then
+	// defaults to those three files.
+	TLSSecret string
+	// TLS are the paths, inside the worker container, passed to cuda-worker as --tls-cert,
+	// --tls-key and --tls-ca (see cluster.TLSFiles).
+	TLS cluster.TLSFiles
+	// ClientTLS, when set, is what Connect verifies the scheduler with (and presents for
+	// mutual TLS): see cluster.ConnectTLS and cluster.TLSFiles.ClientConfig.
+	ClientTLS *tls.Config
 }
+
+// TLSMountPath is where Options.TLSSecret is mounted in worker pods.
+const TLSMountPath = "/etc/gpunotes/tls"
 
 // Cluster is a Deployment of worker pods.
 type Cluster struct {
@@ -99,6 +113,9 @@ func (o *Options) defaults() error {
 	}
 	if o.GPUsPerWorker == 0 {
 		o.GPUsPerWorker = 1
+	}
+	if o.TLSSecret != "" && !o.TLS.Enabled() {
+		o.TLS = cluster.TLSFiles{Cert: TLSMountPath + "/tls.crt", Key: TLSMountPath + "/tls.key", CA: TLSMountPath + "/ca.crt"}
 	}
 	return nil
 }
@@ -207,7 +224,14 @@ func WorkerDeployment(opts Options) (*appsv1.Deployment, error) {
 	if opts.GPUsPerWorker < 0 {
 		args = append(args, "--cpu")
 	}
+	args = append(args, opts.TLS.Args()...)
 	args = append(args, opts.WorkerArgs...)
+	var vols []corev1.Volume
+	var mounts []corev1.VolumeMount
+	if opts.TLSSecret != "" {
+		vols = []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: opts.TLSSecret}}}}
+		mounts = []corev1.VolumeMount{{Name: "tls", MountPath: TLSMountPath, ReadOnly: true}}
+	}
 	lbl := map[string]string{AppLabel: "gpunotes", ComponentLabel: "worker", ClusterLabel: opts.Name}
 	replicas := int32(opts.Workers)
 	grace := int64(10)
@@ -222,6 +246,7 @@ func WorkerDeployment(opts Options) (*appsv1.Deployment, error) {
 				Spec: corev1.PodSpec{
 					TerminationGracePeriodSeconds: &grace,
 					NodeSelector:                  opts.NodeSelector,
+					Volumes:                       vols,
 					Containers: []corev1.Container{{
 						Name:            "worker",
 						Image:           opts.Image,
@@ -233,7 +258,8 @@ func WorkerDeployment(opts Options) (*appsv1.Deployment, error) {
 							{Name: "GPUNOTES_CLUSTER_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 								LocalObjectReference: corev1.LocalObjectReference{Name: opts.TokenSecret}, Key: opts.TokenKey}}},
 						},
-						Resources: res,
+						Resources:    res,
+						VolumeMounts: mounts,
 					}},
 				},
 			},
@@ -377,7 +403,7 @@ func (c *Cluster) Connect(ctx context.Context, addr string) (*cluster.Client, er
 		}
 		tok = string(s.Data[c.opts.TokenKey])
 	}
-	cl, err := cluster.ConnectContext(ctx, addr, tok)
+	cl, err := cluster.ConnectTLSContext(ctx, addr, tok, c.opts.ClientTLS)
 	if err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
 	}

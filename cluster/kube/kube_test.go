@@ -199,3 +199,31 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("second New of the same name: %v", err)
 	}
 }
+
+// TestTLSSecretMounted checks that Options.TLSSecret mounts the Secret read-only in worker
+// pods and passes its files to cuda-worker.
+func TestTLSSecretMounted(t *testing.T) {
+	d, err := kube.WorkerDeployment(kube.Options{Name: "w", Image: "gpunotes:test", TLSSecret: "gpunotes-tls"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := d.Spec.Template.Spec
+	c := spec.Containers[0]
+	want := "--tls-cert " + kube.TLSMountPath + "/tls.crt --tls-key " + kube.TLSMountPath + "/tls.key --tls-ca " + kube.TLSMountPath + "/ca.crt"
+	if !strings.Contains(strings.Join(c.Args, " "), want) {
+		t.Errorf("args %q lack %q", c.Args, want)
+	}
+	if len(spec.Volumes) != 1 || spec.Volumes[0].Secret == nil || spec.Volumes[0].Secret.SecretName != "gpunotes-tls" {
+		t.Fatalf("volumes %+v", spec.Volumes)
+	}
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != spec.Volumes[0].Name || c.VolumeMounts[0].MountPath != kube.TLSMountPath || !c.VolumeMounts[0].ReadOnly {
+		t.Fatalf("mounts %+v", c.VolumeMounts)
+	}
+	plain, err := kube.WorkerDeployment(kube.Options{Name: "w", Image: "gpunotes:test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(plain.Spec.Template.Spec.Containers[0].Args, " "), "--tls") || len(plain.Spec.Template.Spec.Volumes) != 0 {
+		t.Error("TLS flags or volumes without TLSSecret")
+	}
+}

@@ -125,6 +125,9 @@ func TestManifestsFitTogether(t *testing.T) {
 	for _, p := range sc.Ports {
 		ports[p.Name] = p.ContainerPort
 	}
+	// TLS: the scheduler mounts the Secret the workers mount and requires TLS with its files.
+	tlsFromSecret(t, "scheduler", sched.Spec.Template.Spec, "--tls-cert", "--tls-key", "--tls-ca")
+	tlsFromSecret(t, "worker", workers.Spec.Template.Spec, "--tls-cert", "--tls-key", "--tls-ca")
 	if ports["scheduler"] != 8786 || ports["dashboard"] != 8787 {
 		t.Errorf("scheduler container ports %v", ports)
 	}
@@ -151,7 +154,8 @@ func TestManifestsFitTogether(t *testing.T) {
 	}
 
 	// The manifest's worker pod template is what kube.New creates.
-	built, err := kube.WorkerDeployment(kube.Options{Name: "gpunotes-workers", Image: wc.Image, Workers: int(*workers.Spec.Replicas)})
+	built, err := kube.WorkerDeployment(kube.Options{Name: "gpunotes-workers", Image: wc.Image, Workers: int(*workers.Spec.Replicas),
+		TLSSecret: "gpunotes-tls"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,3 +181,36 @@ func TestManifestsFitTogether(t *testing.T) {
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// tlsFromSecret checks that the pod mounts Secret gpunotes-tls read-only at kube.TLSMountPath
+// and that its container passes files from there with each of flags.
+func tlsFromSecret(t *testing.T, who string, spec corev1.PodSpec, flags ...string) {
+	t.Helper()
+	vol := ""
+	for _, v := range spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == "gpunotes-tls" {
+			vol = v.Name
+		}
+	}
+	c := spec.Containers[0]
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		if vol != "" && m.Name == vol && m.MountPath == kube.TLSMountPath && m.ReadOnly {
+			mounted = true
+		}
+	}
+	if !mounted {
+		t.Errorf("%s: Secret gpunotes-tls is not mounted read-only at %s (volumes %+v, mounts %+v)", who, kube.TLSMountPath, spec.Volumes, c.VolumeMounts)
+	}
+	for _, f := range flags {
+		ok := false
+		for i, a := range c.Args {
+			if a == f && i+1 < len(c.Args) && strings.HasPrefix(c.Args[i+1], kube.TLSMountPath+"/") {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("%s args %v lack %s %s/…", who, c.Args, f, kube.TLSMountPath)
+		}
+	}
+}
