@@ -12,6 +12,10 @@
 //	                     [--devices LIST] [--resource NAME=AMOUNT] [--reconnect 5s]
 //	c, err := cluster.Connect("tcp://HOST:PORT", token)   // in a notebook
 //
+// All three commands take --tls-cert FILE --tls-key FILE [--tls-ca FILE] (see TLSFiles):
+// with them every connection is under TLS, mutual when a CA is given, the scheduler refuses
+// plaintext (and logs each refusal with the remote address), and clients use ConnectTLS.
+//
 // That contract is stable (resource managers, SLURM and Kubernetes, build on it):
 //   - The token may come from GPUNOTES_CLUSTER_TOKEN instead of --token. The scheduler refuses
 //     to listen beyond loopback without one, and logs every refusal with the remote address.
@@ -38,7 +42,8 @@
 // carrying a shared token and a role (worker or client). Task states are explicit: waiting,
 // processing, memory, erred, cancelled. Results stay on workers until gathered and spill to
 // disk past the memory limit; a task's inputs held by other workers are fetched from them
-// directly over a plain byte protocol, never through the scheduler or the client.
+// directly over a plain byte protocol (under TLS when configured), never through the
+// scheduler or the client.
 //
 // The dashboard (Client.Dashboard; 127.0.0.1 unless asked otherwise, and then only with the
 // token) shows the cluster and worker tables, memory and utilization over time, and the task
