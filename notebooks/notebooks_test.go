@@ -255,7 +255,7 @@ func init() {
 		want := []string{"CPU, 1 worker", "CPU, 2 workers", "CPU, 4 workers"}
 		if gpuPresent() {
 			want = append(want, "GPU 0, 1 worker", "GPU 0, 2 workers", "GPU 0, 4 workers")
-			contains(t, "output", text, "gpu0-v0: GPU 0, device memory limit", "gpu0-v1: GPU 0, device memory limit", "MIG: ")
+			contains(t, "output", text, "kernel warm-up: 96 tasks", "gpu0-v0: GPU 0, device memory limit", "gpu0-v1: GPU 0, device memory limit", "MIG: ")
 			contains(t, "cluster HTML", html, "Virtual GPUs", "2 workers per GPU, MPS")
 		} else {
 			contains(t, "output", text, "GPU part skipped: no NVIDIA", "MIG check skipped: no NVIDIA")
