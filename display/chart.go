@@ -28,6 +28,23 @@ type BarChart struct {
 	Width    int    // pixels (default 720)
 }
 
+// String summarizes the chart as text (what a terminal shows).
+func (c BarChart) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "bar chart %q:", c.Title)
+	for i, l := range c.Labels {
+		fmt.Fprintf(&b, "\n  %s:", l)
+		for _, s := range c.Series {
+			if i < len(s.Values) && s.Values[i] > 0 {
+				fmt.Fprintf(&b, " %s %s", s.Name, fmtValue(s.Values[i], c.Unit))
+			} else {
+				fmt.Fprintf(&b, " %s -", s.Name)
+			}
+		}
+	}
+	return b.String()
+}
+
 // SVG renders the chart.
 func (c BarChart) SVG() string {
 	width := float64(c.Width)
@@ -91,6 +108,21 @@ type LineChart struct {
 	XLabel, YLabel string
 	LogX, LogY     bool
 	Width, Height  int // pixels (default 640 x 320)
+}
+
+// String summarizes the chart as text (what a terminal shows).
+func (c LineChart) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "line chart %q, %s vs %s:", c.Title, c.YLabel, c.XLabel)
+	for _, s := range c.Series {
+		fmt.Fprintf(&b, "\n  %s:", s.Name)
+		for i, v := range s.Values {
+			if i < len(c.X) {
+				fmt.Fprintf(&b, " (%s, %s)", fmtValue(c.X[i], ""), fmtValue(v, ""))
+			}
+		}
+	}
+	return b.String()
 }
 
 // SVG renders the chart.

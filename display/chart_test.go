@@ -37,6 +37,9 @@ func TestBarChart(t *testing.T) {
 	if !ok || d.MIME["image/svg+xml"] != svg {
 		t.Fatal("a BarChart result must render as SVG")
 	}
+	if txt := d.MIME["text/plain"].(string); !strings.Contains(txt, "One core: 2019 9.54e+03 s today 12.5 s") || !strings.Contains(txt, "today -") {
+		t.Fatalf("text form %q", txt)
+	}
 }
 
 func TestLineChart(t *testing.T) {

@@ -417,7 +417,9 @@ func showsResult(src string) bool {
 		return false
 	}
 	t := strings.TrimSpace(last)
-	for _, p := range []string{"fmt.Print", "fmt.Fprint", "log.", "println(", "print(", "display."} {
+	// display.HTML(...) and friends return handles, which resultBundle hides by type; a chart
+	// literal such as display.BarChart{...} is a result.
+	for _, p := range []string{"fmt.Print", "fmt.Fprint", "log.", "println(", "print("} {
 		if strings.HasPrefix(t, p) {
 			return false
 		}

@@ -354,3 +354,23 @@ func TestDisplayFollowsEarlierPrints(t *testing.T) {
 		}
 	}
 }
+
+func TestChartLiteralIsAResult(t *testing.T) {
+	s, err := New(Options{Symbols: map[string]map[string]reflect.Value{
+		"github.com/gpunotes/gpunotes/display/display": {
+			"BarChart": reflect.ValueOf((*display.BarChart)(nil)),
+			"Series":   reflect.ValueOf((*display.Series)(nil)),
+			"HTML":     reflect.ValueOf(display.HTML),
+		}}, Preload: []string{"github.com/gpunotes/gpunotes/display"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := run(t, s, "display.BarChart{Title: \"t\", Labels: []string{\"a\"}, Series: []display.Series{{Name: \"x\", Values: []float64{2}}}}")
+	if err != nil || res == nil || res.MIME["image/svg+xml"] == nil {
+		t.Fatalf("chart literal: %+v %v", res, err)
+	}
+	res, _, err = run(t, s, "display.HTML(\"<b>shown as display data, not a result</b>\")")
+	if err != nil || res != nil {
+		t.Fatalf("a display handle is not a result: %+v %v", res, err)
+	}
+}
