@@ -129,3 +129,53 @@ func wrapResult(src string) (string, bool) {
 	end := fset.Position(last.End()).Offset - len(prefix)
 	return src[:start] + "gnrt.Result(" + src[start:end] + ")" + src[end:], true
 }
+
+// wrapBlocks runs the compound statements at the top level of a statement segment (if, for,
+// switch, select, plain blocks) inside func() { ... }(). Their variables are local to them in Go
+// anyway, and yaegi v0.16.1 loses variables declared by "a, err := f()" inside such blocks when
+// they sit at a cell's top level ("undefined: a"); inside a function it scopes them correctly.
+func wrapBlocks(src string) string {
+	const prefix = "package p; func _() {"
+	full := prefix + src + "\n}"
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", full, parser.SkipObjectResolution)
+	if err != nil || len(f.Decls) == 0 {
+		return src
+	}
+	fn, ok := f.Decls[0].(*ast.FuncDecl)
+	if !ok {
+		return src
+	}
+	type span struct{ start, end int }
+	var spans []span
+	for _, st := range fn.Body.List {
+		switch st.(type) {
+		case *ast.IfStmt, *ast.ForStmt, *ast.RangeStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt,
+			*ast.SelectStmt, *ast.BlockStmt, *ast.LabeledStmt:
+			// Only blocks with the failing form: yaegi's interrupt reaches loops at a cell's
+			// top level but not inside a called func, so other blocks stay as written.
+			if hasMultiDefine(st) {
+				spans = append(spans, span{fset.Position(st.Pos()).Offset - len(prefix), fset.Position(st.End()).Offset - len(prefix)})
+			}
+		}
+	}
+	for i := len(spans) - 1; i >= 0; i-- {
+		sp := spans[i]
+		src = src[:sp.start] + "func() { " + src[sp.start:sp.end] + " }()" + src[sp.end:]
+	}
+	return src
+}
+
+func hasMultiDefine(n ast.Node) bool {
+	found := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		if a, ok := n.(*ast.AssignStmt); ok && a.Tok == token.DEFINE && len(a.Lhs) > 1 {
+			found = true
+		}
+		if _, ok := n.(*ast.FuncLit); ok {
+			return false
+		}
+		return !found
+	})
+	return found
+}

@@ -247,6 +247,9 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 		if err != nil {
 			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
 		}
+		if seg.kind == segStmt {
+			src = wrapBlocks(src)
+		}
 		if seg.kind == segDecl {
 			names, f, err := declNames(seg)
 			if err != nil {

@@ -374,3 +374,13 @@ func TestChartLiteralIsAResult(t *testing.T) {
 		t.Fatalf("a display handle is not a result: %+v %v", res, err)
 	}
 }
+
+// TestBlockScopedMultiDefine: yaegi loses "a, err := f()" declared inside a block at a cell's
+// top level; such blocks run inside a func literal.
+func TestBlockScopedMultiDefine(t *testing.T) {
+	s := newSession(t)
+	_, out, err := run(t, s, "import (\"fmt\"; \"strconv\")\ntotal := 0\nfor _, w := range []string{\"4\", \"5\"} {\n\tn, err := strconv.Atoi(w)\n\tif err != nil {\n\t\tpanic(err)\n\t}\n\ttotal += n\n}\nfmt.Println(total)")
+	if err != nil || out.out("stdout") != "9\n" {
+		t.Fatalf("%v %q", err, out.out("stdout"))
+	}
+}
