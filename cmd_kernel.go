@@ -38,26 +38,72 @@ func newUserSession() (*interp.Session, error) {
 	return s, nil
 }
 
-// executor adapts an interp.Session to kernel.Executor.
-type executor struct{ s *interp.Session }
+// executor adapts an interp.Session to kernel.Executor. The session starts in the background
+// while the kernel binds its sockets (clients connect at once and retry only every 100 ms), so
+// kernel_info is answered before the interpreter is ready; the first request that needs it
+// waits for it.
+type executor struct {
+	ready chan struct{}
+	s     *interp.Session
+	err   error
+}
 
-func (e executor) Execute(ctx context.Context, code string, out kernel.Output) (*display.Data, error) {
-	res, err := e.s.Execute(ctx, code, out)
+func startExecutor() *executor {
+	e := &executor{ready: make(chan struct{})}
+	go func() {
+		defer close(e.ready)
+		e.s, e.err = newUserSession()
+	}()
+	return e
+}
+
+func (e *executor) session() (*interp.Session, error) {
+	<-e.ready
+	if e.err != nil {
+		return nil, fmt.Errorf("start interpreter: %w", e.err)
+	}
+	return e.s, nil
+}
+
+func (e *executor) Execute(ctx context.Context, code string, out kernel.Output) (*display.Data, error) {
+	s, err := e.session()
 	if err != nil {
 		return nil, err
 	}
-	return res, nil
+	return s.Execute(ctx, code, out)
 }
-func (e executor) EvalExpr(ctx context.Context, expr string) (display.Data, error) {
-	return e.s.EvalExpr(ctx, expr)
+
+func (e *executor) EvalExpr(ctx context.Context, expr string) (display.Data, error) {
+	s, err := e.session()
+	if err != nil {
+		return display.Data{}, err
+	}
+	return s.EvalExpr(ctx, expr)
 }
-func (e executor) Complete(code string, cursor int) ([]string, int, int) {
-	return e.s.Complete(code, cursor)
+
+func (e *executor) Complete(code string, cursor int) ([]string, int, int) {
+	s, err := e.session()
+	if err != nil {
+		return nil, cursor, cursor
+	}
+	return s.Complete(code, cursor)
 }
-func (e executor) Inspect(code string, cursor, detail int) (map[string]any, bool) {
-	return e.s.Inspect(code, cursor, detail)
+
+func (e *executor) Inspect(code string, cursor, detail int) (map[string]any, bool) {
+	s, err := e.session()
+	if err != nil {
+		return nil, false
+	}
+	return s.Inspect(code, cursor, detail)
 }
-func (e executor) IsComplete(code string) (string, string) { return e.s.IsComplete(code) }
+
+func (e *executor) IsComplete(code string) (string, string) {
+	s, err := e.session()
+	if err != nil {
+		return "unknown", ""
+	}
+	return s.IsComplete(code)
+}
 
 func runKernel(ctx context.Context, args []string) error {
 	if len(args) != 1 {
@@ -67,12 +113,8 @@ func runKernel(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := newUserSession()
-	if err != nil {
-		return fmt.Errorf("start interpreter: %w", err)
-	}
-	defer s.Close()
-	k, err := kernel.New(ci, executor{s}, kernel.Options{Version: version})
+	ex := startExecutor()
+	k, err := kernel.New(ci, ex, kernel.Options{Version: version})
 	if err != nil {
 		return err
 	}
