@@ -56,14 +56,7 @@ func (s *Session) runMagic(ctx context.Context, m magic, out Output) (*display.D
 			code += "\n" + m.body
 		}
 		start := time.Now()
-		cap, err := startCapture(out.Stream)
-		if err != nil {
-			return nil, &CellError{Name: "InternalError", Value: err.Error(), Traceback: []string{err.Error()}}
-		}
-		restore := display.Bind(ctx, flushingSink{out, cap})
-		res, cerr := s.run(ctx, code)
-		restore()
-		cap.stop()
+		res, cerr := s.runCaptured(ctx, code, out)
 		out.Stream("stdout", fmt.Sprintf("Wall time: %v\n", time.Since(start).Round(time.Microsecond)))
 		if cerr != nil {
 			return nil, cerr

@@ -212,14 +212,7 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) (*displa
 		return s.runMagic(ctx, m, out)
 	}
 
-	cap, err := startCapture(out.Stream)
-	if err != nil {
-		return nil, &CellError{Name: "InternalError", Value: err.Error(), Traceback: []string{err.Error()}}
-	}
-	restore := display.Bind(ctx, flushingSink{out, cap})
-	res, cerr := s.run(ctx, code)
-	restore()
-	cap.stop()
+	res, cerr := s.runCaptured(ctx, code, out)
 	if cerr == nil {
 		select {
 		case e := <-s.goPanics:
@@ -655,4 +648,17 @@ func (f flushingSink) Display(d display.Data, update bool) {
 func (f flushingSink) Clear(wait bool) {
 	f.cap.flush()
 	f.Output.Clear(wait)
+}
+
+// runCaptured runs code with fds 1 and 2 captured into out and the cell's context and sink
+// bound for display and compiled packages.
+func (s *Session) runCaptured(ctx context.Context, code string, out Output) (*display.Data, *CellError) {
+	cap, err := startCapture(out.Stream)
+	if err != nil {
+		return nil, &CellError{Name: "InternalError", Value: err.Error(), Traceback: []string{err.Error()}}
+	}
+	restore := display.Bind(ctx, flushingSink{out, cap})
+	defer cap.stop()
+	defer restore()
+	return s.run(ctx, code)
 }
