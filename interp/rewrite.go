@@ -161,7 +161,7 @@ func wrapBlocks(src string) string {
 	}
 	for i := len(spans) - 1; i >= 0; i-- {
 		sp := spans[i]
-		src = src[:sp.start] + "func() { " + src[sp.start:sp.end] + " }()" + src[sp.end:]
+		src = src[:sp.start] + "(func() { " + src[sp.start:sp.end] + " })()" + src[sp.end:]
 	}
 	return src
 }
@@ -178,4 +178,38 @@ func hasMultiDefine(n ast.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// guardLeadingFunc parenthesizes a func literal that opens a statement segment. yaegi picks its
+// mode from a source's first token: "func" makes it parse the segment as declarations, and the
+// literal's call then runs again with every later cell.
+func guardLeadingFunc(src string) string {
+	const prefix = "package p; func _() {"
+	lead := strings.TrimLeft(src, " \t\r\n")
+	if !strings.HasPrefix(lead, "func") {
+		return src
+	}
+	full := prefix + src + "\n}"
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", full, parser.SkipObjectResolution)
+	if err != nil || len(f.Decls) == 0 {
+		return src
+	}
+	fn, ok := f.Decls[0].(*ast.FuncDecl)
+	if !ok || len(fn.Body.List) == 0 {
+		return src
+	}
+	var lit *ast.FuncLit
+	ast.Inspect(fn.Body.List[0], func(n ast.Node) bool {
+		if l, ok := n.(*ast.FuncLit); ok && lit == nil && fset.Position(l.Pos()).Offset-len(prefix) == len(src)-len(lead) {
+			lit = l
+		}
+		return lit == nil
+	})
+	if lit == nil {
+		return src
+	}
+	start := fset.Position(lit.Pos()).Offset - len(prefix)
+	end := fset.Position(lit.End()).Offset - len(prefix)
+	return src[:start] + "(" + src[start:end] + ")" + src[end:]
 }

@@ -241,7 +241,7 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
 		}
 		if seg.kind == segStmt {
-			src = wrapBlocks(src)
+			src = guardLeadingFunc(wrapBlocks(src))
 		}
 		if seg.kind == segDecl {
 			names, f, err := declNames(seg)

@@ -384,3 +384,25 @@ func TestBlockScopedMultiDefine(t *testing.T) {
 		t.Fatalf("%v %q", err, out.out("stdout"))
 	}
 }
+
+// TestCellStartingWithFuncLiteralRunsOnce: yaegi parses a source that starts with "func" as
+// declarations, and such a cell used to run again with every later cell.
+func TestCellStartingWithFuncLiteralRunsOnce(t *testing.T) {
+	for _, first := range []string{
+		"func() {\n\tfmt.Println(\"A\")\n}()",
+		"if skip == \"\" {\n\trc, err := os.ReadFile(\"/nonexistent\")\n\t_, _ = rc, err\n\tfmt.Println(\"A\")\n}",
+	} {
+		s := newSession(t)
+		if _, _, err := run(t, s, "import (\"fmt\"; \"os\")\nskip := \"\"\n_ = os.Args"); err != nil {
+			t.Fatal(err)
+		}
+		_, out, err := run(t, s, first)
+		if err != nil || out.out("stdout") != "A\n" {
+			t.Fatalf("%q: %v %q", first, err, out.out("stdout"))
+		}
+		_, out, err = run(t, s, "fmt.Println(\"B\")")
+		if err != nil || out.out("stdout") != "B\n" {
+			t.Fatalf("after %q the next cell printed %q (%v)", first, out.out("stdout"), err)
+		}
+	}
+}
