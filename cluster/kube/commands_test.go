@@ -3,14 +3,7 @@ package kube_test
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -26,53 +19,15 @@ import (
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/cluster/kube"
+	"github.com/gpunotes/gpunotes/internal/testenv"
 )
 
-// tlsSecretDir writes tls.crt, tls.key and ca.crt as the Secret gpunotes-tls holds them: a
-// throwaway self-signed certificate (its own CA) for 127.0.0.1 and gpunotes-scheduler.
+// tlsSecretDir writes tls.crt, tls.key and ca.crt as the Secret gpunotes-tls holds them.
 func tlsSecretDir(t *testing.T) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gpunotes"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"gpunotes-scheduler"}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	d := t.TempDir()
-	for name, b := range map[string]*pem.Block{"tls.crt": {Type: "CERTIFICATE", Bytes: der},
-		"tls.key": {Type: "PRIVATE KEY", Bytes: kder}, "ca.crt": {Type: "CERTIFICATE", Bytes: der}} {
-		if err := os.WriteFile(filepath.Join(d, name), pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteSelfSigned(t, d, "tls.crt", "tls.key", "ca.crt", "gpunotes-scheduler")
 	return d
-}
-
-func gpunotesBinary(t *testing.T) string {
-	t.Helper()
-	if b := os.Getenv("GPUNOTES_BIN"); b != "" {
-		abs, err := filepath.Abs(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return abs
-	}
-	bin := filepath.Join(t.TempDir(), "gpunotes")
-	if out, err := exec.Command("go", "build", "-o", bin, "../..").CombinedOutput(); err != nil {
-		t.Fatalf("build gpunotes: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func freePort(t *testing.T) string {
@@ -126,7 +81,7 @@ func TestManifestCommandsRunHere(t *testing.T) {
 	objs := decodeManifests(t)
 	sc := objs["Deployment/gpunotes-scheduler"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
 	wc := objs["Deployment/gpunotes-workers"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
-	bin := gpunotesBinary(t)
+	bin := testenv.Binary(t)
 	token := "manifest-test-token"
 	sp, dp := freePort(t), freePort(t)
 	// The Secret gpunotes-tls, as its volume would show it: one self-signed certificate for

@@ -17,6 +17,7 @@ import (
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/cluster/slurm"
 	"github.com/gpunotes/gpunotes/gpuarray"
+	"github.com/gpunotes/gpunotes/internal/testenv"
 )
 
 // skipOrFail skips the test with the reason, or fails it under CI=true.
@@ -26,24 +27,6 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 		t.Fatalf(format, args...)
 	}
 	t.Skipf(format, args...)
-}
-
-// gpunotesBinary returns GPUNOTES_BIN, or builds the binary into a temporary directory.
-func gpunotesBinary(t *testing.T, dir string) string {
-	t.Helper()
-	if b := os.Getenv("GPUNOTES_BIN"); b != "" {
-		abs, err := filepath.Abs(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return abs
-	}
-	bin := filepath.Join(dir, "gpunotes")
-	out, err := exec.Command("go", "build", "-o", bin, "../..").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build gpunotes: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // freePortPair returns a port p such that p and p+1 are free on loopback.
@@ -172,7 +155,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 // The bad-input cases run against the same SLURM.
 func TestRealSLURM(t *testing.T) {
 	d := startSLURM(t)
-	bin := gpunotesBinary(t, d)
+	bin := testenv.Binary(t)
 	logs := filepath.Join(d, "joblogs")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		t.Fatal(err)

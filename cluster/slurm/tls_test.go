@@ -1,53 +1,21 @@
 package slurm_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/cluster/slurm"
+	"github.com/gpunotes/gpunotes/internal/testenv"
 )
 
 // selfSigned writes a throwaway self-signed certificate for 127.0.0.1 (its own CA) and its key.
 func selfSigned(t *testing.T) cluster.TLSFiles {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gpunotes test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	d := t.TempDir()
-	f := cluster.TLSFiles{Cert: filepath.Join(d, "cert.pem"), Key: filepath.Join(d, "key.pem"), CA: filepath.Join(d, "ca.pem")}
-	for p, b := range map[string]*pem.Block{f.Cert: {Type: "CERTIFICATE", Bytes: der}, f.Key: {Type: "PRIVATE KEY", Bytes: kder},
-		f.CA: {Type: "CERTIFICATE", Bytes: der}} {
-		if err := os.WriteFile(p, pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return f
+	testenv.WriteSelfSigned(t, d, "cert.pem", "key.pem", "ca.pem")
+	return cluster.TLSFiles{Cert: filepath.Join(d, "cert.pem"), Key: filepath.Join(d, "key.pem"), CA: filepath.Join(d, "ca.pem")}
 }
 
 // TestTLSPassedToJobs checks that with Options.TLS the scheduler requires TLS (the cluster's
