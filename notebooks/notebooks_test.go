@@ -428,3 +428,97 @@ func TestNbconvertNotebooks(t *testing.T) {
 		})
 	}
 }
+
+// slurmExpected says why notebook 06 may skip its SLURM cells here, or "" when it must run
+// them: as root with slurm-wlm and munge installed (CI installs them).
+func slurmExpected() string {
+	if os.Geteuid() != 0 {
+		return "not root"
+	}
+	for _, cmd := range []string{"munged", "slurmctld", "slurmd", "sbatch", "squeue"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			if _, err := os.Stat(filepath.Join("/usr/sbin", cmd)); err != nil {
+				return cmd + " missing"
+			}
+		}
+	}
+	return ""
+}
+
+var slurmSumRE = regexp.MustCompile(`sum on the SLURM workers ([0-9.]+), inline ([0-9.]+), equal: true`)
+
+func init() {
+	checks["06-slurm"] = func(t *testing.T, cells []cellOutput) {
+		text := joined(cells, func(c cellOutput) string { return c.text })
+		html := joined(cells, func(c cellOutput) string { return c.html })
+		if why := slurmExpected(); why != "" {
+			checkSkipped(t, why, cells)
+			return
+		}
+		if strings.Contains(text, "skipped:") {
+			t.Fatalf("SLURM must run here (root, slurm-wlm installed) but the notebook skipped:\n%s", text)
+		}
+		contains(t, "output", text, "SLURM is up; SLURM_CONF = ", "idle localhost",
+			"1 job submitted and its worker joined in", "#!/usr/bin/env bash", "#SBATCH --partition=debug",
+			"#SBATCH --time=00:10:00", "#SBATCH --comment=gpunotes-notebook", " cuda-worker tcp://127.0.0.1:",
+			"incPID(41) = 42, in the worker's pid", "Scale(2): the second job's worker joined in",
+			"Scale(1): 1 worker left", "cluster closed, err = <nil>", "jobs left: 0", "SLURM stopped")
+		if strings.Contains(text, "GPUNOTES_CLUSTER_TOKEN=") {
+			t.Errorf("the job script shows the token:\n%s", text)
+		}
+		if m := slurmSumRE.FindStringSubmatch(text); m == nil || m[1] != m[2] {
+			t.Errorf("the sum on SLURM workers is not the inline sum:\n%s", text)
+		}
+		if strings.Contains(text, "(PENDING)") {
+			t.Errorf("a job whose worker joined is listed as pending:\n%s", text)
+		}
+		contains(t, "cluster HTML", html, "<table", "RUNNING", "Scheduler", "localhost")
+	}
+}
+
+// checkSkipped asserts that every code cell of notebook 06 says it skipped.
+func checkSkipped(t *testing.T, why string, cells []cellOutput) {
+	t.Helper()
+	for i, c := range cells {
+		if !strings.Contains(c.text, "skipped: ") {
+			t.Errorf("SLURM is not usable here (%s) but code cell %d does not say it skipped:\n%s", why, i+1, c.text)
+		}
+	}
+}
+
+// TestSLURMNotebookSkipsWithoutRoot runs notebook 06 as an unprivileged user: every cell
+// must say why it skipped, and none may fail.
+func TestSLURMNotebookSkipsWithoutRoot(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if os.Geteuid() != 0 || err != nil {
+		t.Skip("needs root and setpriv to run the notebook as another user")
+	}
+	bin := testenv.Binary(t)
+	dir := t.TempDir()
+	// The user nobody must reach the copies: t.TempDir and its parent are private.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for src, dst := range map[string]string{bin: "gpunotes", "06-slurm.ipynb": "06-slurm.ipynb"} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+		filepath.Join(dir, "gpunotes"), "run", "06-slurm.ipynb", "-o", "out.ipynb")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	log := run(t, cmd, time.Minute)
+	t.Logf("gpunotes run 06-slurm as nobody:\n%s", log)
+	cells := outputsOf(t, filepath.Join(dir, "out.ipynb"))
+	checkSkipped(t, "not root", cells)
+	if !strings.Contains(cells[0].text, "skipped: a local test SLURM needs root") {
+		t.Errorf("the first cell does not say why:\n%s", cells[0].text)
+	}
+}

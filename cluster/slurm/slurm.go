@@ -522,6 +522,7 @@ func (c *Cluster) WaitForWorkers(ctx context.Context, n int) error {
 	for {
 		ws := c.WorkerInfo()
 		if len(ws) >= n {
+			c.markJoined(ws)
 			return nil
 		}
 		if time.Since(lastRefresh) >= time.Second {
@@ -541,6 +542,18 @@ func (c *Cluster) WaitForWorkers(ctx context.Context, n int) error {
 			return fmt.Errorf("slurm: %d of %d workers joined within %v (%v): %s", len(ws), n,
 				time.Since(start).Round(time.Second), ctx.Err(), c.waitReport(ws))
 		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// markJoined records that the jobs of joined workers run, so that Jobs does not show a
+// job PENDING (squeue's last word) after its worker has dialed in.
+func (c *Cluster) markJoined(ws []cluster.WorkerInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range ws {
+		if j := c.jobs[c.jobOfWorker(w.Name)]; j != nil && j.State == "PENDING" {
+			j.State, j.Reason = "RUNNING", ""
 		}
 	}
 }
