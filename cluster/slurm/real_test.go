@@ -153,7 +153,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 
 // TestRealSLURM runs a cluster whose workers are jobs of a real SLURM on this machine: two
 // jobs start workers, a Submit and a gpuarray computation run on them, Scale(1) cancels one
-// job, Adapt grows the cluster for queued tasks, Close cancels the rest, and squeue is empty.
+// job, Adapt grows the cluster for queued tasks and shrinks it when idle, Close cancels the rest, and squeue is empty.
 // The bad-input cases run against the same SLURM.
 func TestRealSLURM(t *testing.T) {
 	d := startSLURM(t)
@@ -251,6 +251,12 @@ func TestRealSLURM(t *testing.T) {
 	if _, err := c.GatherContext(ctx, fs); err != nil {
 		t.Fatal(err)
 	}
+	// With the queue empty, Adapt gives the second job back (after three idle looks).
+	waitFor(t, "Adapt(1, 2) scales back to one worker when idle", 60*time.Second, func() bool { return len(c.WorkerInfo()) == 1 })
+	waitFor(t, "one job left in squeue after Adapt scaled down", 60*time.Second, func() bool {
+		return len(strings.Split(squeueAll(t), "\n")) == 1
+	})
+	c.StopAdapt()
 
 	// Close cancels every job: nothing is left in squeue.
 	if err := c.Close(); err != nil {
