@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # apt-deps.sh installs, from Debian's packages, what the tests drive besides the virtualenv:
 # chromium (the browser tests; never a browser a test tool downloads), and slurm-wlm + munge
-# (the SLURM tests start a one-node SLURM on loopback: cluster/slurm/testdata/start-slurm.sh).
+# (the SLURM tests start a one-node SLURM on loopback: cluster/slurm/testdata/start-slurm.sh),
+# and libopenblas0-pthread (the CPU linear algebra's kernels).
 # Only what is missing is installed, after one apt-get update. Without root (or passwordless
 # sudo) or apt-get it says why and exits 0; the tests then skip with the reason, and fail
 # under CI=true.
@@ -15,6 +16,8 @@ done
 for cmd in munged mungekey; do
 	command -v "$cmd" >/dev/null 2>&1 || { need+=(munge); break; }
 done
+# OpenBLAS for the CPU linear algebra (gpuarray/linalg/openblas loads it at run time).
+ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' || [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ] || need+=(libopenblas0-pthread)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -274,6 +274,7 @@ func init() {
 var (
 	svdCheckRE = regexp.MustCompile(`(CPU|GPU): reconstruction error ([0-9.e+-]+)(?: \(noise level ([0-9.e+-]+)\))?, \|\|U\^T U - I\|\| ([0-9.e+-]+), \|\|V V\^T - I\|\| ([0-9.e+-]+)`)
 	svdTopRE   = regexp.MustCompile(`CPU: largest singular values \[([0-9.]+)[^\]]*\]; sqrt\(M\*N\)/2 = ([0-9.]+)`)
+	svdPathRE  = regexp.MustCompile(`CPU: SVD in [0-9.]+ s, path cpu \((OpenBLAS [0-9.]+|gonum)\)`)
 	svdMatchRE = regexp.MustCompile(`(CPU|GPU): top 20 singular values match the exact ones to ([0-9.e+-]+)`)
 )
 
@@ -291,7 +292,12 @@ func init() {
 		text := joined(cells, func(c cellOutput) string { return c.text })
 		html := joined(cells, func(c cellOutput) string { return c.html })
 		svg := joined(cells, func(c cellOutput) string { return c.svg })
-		contains(t, "output", text, "CPU: SVD in", "path cpu (gonum)", "gpuarray.SVD(b): SVD of shape (4000, 400)",
+		if m := svdPathRE.FindStringSubmatch(text); m == nil {
+			t.Errorf("the CPU SVD does not say which kernels ran:\n%s", text)
+		} else if os.Getenv("CI") == "true" && !strings.HasPrefix(m[1], "OpenBLAS") {
+			t.Errorf("CI installs OpenBLAS (.ci/apt-deps.sh), but the CPU SVD ran on %s", m[1])
+		}
+		contains(t, "output", text, "CPU: SVD in", "gpuarray.SVD(b): SVD of shape (4000, 400)",
 			"use gpuarray.SVDCompressed", "CPU: SVDCompressed rank 20 in")
 		exact, compressed := 0, 0
 		for _, m := range svdCheckRE.FindAllStringSubmatch(text, -1) {

@@ -35,6 +35,14 @@ type Kernels interface {
 	SVD(a Mat) (u Mat, s []float64, vt Mat, err error)
 }
 
+// Concurrent is implemented by kernels that run threads of their own (OpenBLAS): before the
+// chunked algorithms make up to n block calls at once they call SetConcurrency(n), and
+// SetConcurrency(1) after, so that the kernels share the cores instead of oversubscribing
+// them.
+type Concurrent interface {
+	SetConcurrency(n int)
+}
+
 // CPU returns the CPU kernels: gonum's BLAS and LAPACK (pure Go).
 func CPU() Kernels { return cpuKernels{} }
 
@@ -55,7 +63,7 @@ type cpuFactor struct {
 }
 
 func (cpuKernels) QR(a Mat) (f Factor, err error) {
-	if err := a.check("QR"); err != nil {
+	if err := a.Check("QR"); err != nil {
 		return nil, err
 	}
 	defer guard("QR", &err)
@@ -82,7 +90,7 @@ func (f *cpuFactor) R() (Mat, error) {
 }
 
 func (f *cpuFactor) ApplyQ(c Mat) (err error) {
-	if err := c.check("ApplyQ"); err != nil {
+	if err := c.Check("ApplyQ"); err != nil {
 		return err
 	}
 	if c.Rows != f.a.Rows {
@@ -104,11 +112,10 @@ func (f *cpuFactor) ApplyQ(c Mat) (err error) {
 func (f *cpuFactor) Release() { f.a, f.tau = Mat{}, nil }
 
 func (cpuKernels) Gemm(transA, transB bool, alpha float64, a, b Mat, beta float64, c Mat) (err error) {
-	m, k, k2, n, err := gemmDims(transA, transB, a, b, c)
+	m, k, n, err := GemmShape(transA, transB, a, b, c)
 	if err != nil {
 		return err
 	}
-	_ = k2
 	if m == 0 || n == 0 {
 		return nil
 	}
@@ -130,32 +137,32 @@ func (cpuKernels) Gemm(transA, transB bool, alpha float64, a, b Mat, beta float6
 	return nil
 }
 
-// gemmDims checks the shapes of a Gemm and returns m, k (of op(a)), k (of op(b)), n.
-func gemmDims(transA, transB bool, a, b, c Mat) (m, k, k2, n int, err error) {
+// GemmShape checks the shapes of c = op(a)*op(b) and returns m and k of op(a) and n of op(b).
+func GemmShape(transA, transB bool, a, b, c Mat) (m, k, n int, err error) {
 	for _, x := range []struct {
 		s string
 		m Mat
 	}{{"a", a}, {"b", b}, {"c", c}} {
-		if err := x.m.check("Gemm " + x.s); err != nil {
-			return 0, 0, 0, 0, err
+		if err := x.m.Check("Gemm " + x.s); err != nil {
+			return 0, 0, 0, err
 		}
 	}
 	m, k = a.Rows, a.Cols
 	if transA {
 		m, k = k, m
 	}
-	k2, n = b.Rows, b.Cols
+	k2, n := b.Rows, b.Cols
 	if transB {
 		k2, n = n, k2
 	}
 	if k != k2 || c.Rows != m || c.Cols != n {
-		return 0, 0, 0, 0, fmt.Errorf("Gemm: op(a) is (%d, %d), op(b) is (%d, %d), c is %s: inner dimensions or result shape mismatch", m, k, k2, n, c.Shape())
+		return 0, 0, 0, fmt.Errorf("Gemm: op(a) is (%d, %d), op(b) is (%d, %d), c is %s: inner dimensions or result shape mismatch", m, k, k2, n, c.Shape())
 	}
-	return m, k, k2, n, nil
+	return m, k, n, nil
 }
 
 func (cpuKernels) SVD(a Mat) (u Mat, s []float64, vt Mat, err error) {
-	if err := a.check("SVD"); err != nil {
+	if err := a.Check("SVD"); err != nil {
 		return Mat{}, nil, Mat{}, err
 	}
 	defer guard("SVD", &err)

@@ -1,4 +1,4 @@
-package linalg
+package linalg_test
 
 import (
 	"context"
@@ -6,22 +6,43 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg/openblas"
 
 	"gonum.org/v1/gonum/mat"
 )
 
-func randMat(seed uint64, r, c int) Mat {
+// kernelSets returns the block kernels to test: gonum's always, OpenBLAS's where it loads
+// (required under CI, where .ci/apt-deps.sh installs it).
+func kernelSets(t *testing.T) []linalg.Kernels {
+	t.Helper()
+	ks := []linalg.Kernels{linalg.CPU()}
+	k, err := openblas.New()
+	switch {
+	case err == nil:
+		ks = append(ks, k)
+	case os.Getenv("CI") == "true":
+		t.Fatalf("OpenBLAS is required under CI (.ci/apt-deps.sh installs libopenblas0-pthread): %v", err)
+	default:
+		t.Logf("OpenBLAS kernels not tested: %v", err)
+	}
+	return ks
+}
+
+func randMat(seed uint64, r, c int) linalg.Mat {
 	g := rand.New(rand.NewPCG(seed, 7))
-	m := NewMat(r, c)
+	m := linalg.NewMat(r, c)
 	for i := range m.Data {
 		m.Data[i] = g.NormFloat64()
 	}
 	return m
 }
 
-func frob(m Mat) float64 {
+func frob(m linalg.Mat) float64 {
 	s := 0.0
 	for _, v := range m.Data {
 		s += v * v
@@ -29,8 +50,8 @@ func frob(m Mat) float64 {
 	return math.Sqrt(s)
 }
 
-func mul(a, b Mat) Mat {
-	c := NewMat(a.Rows, b.Cols)
+func mul(a, b linalg.Mat) linalg.Mat {
+	c := linalg.NewMat(a.Rows, b.Cols)
 	for i := 0; i < a.Rows; i++ {
 		for k := 0; k < a.Cols; k++ {
 			x := a.At(i, k)
@@ -43,7 +64,7 @@ func mul(a, b Mat) Mat {
 }
 
 // orthErr returns ||M^T M - I||_F for the columns of m.
-func orthErr(m Mat) float64 {
+func orthErr(m linalg.Mat) float64 {
 	g := mul(m.T(), m)
 	for i := 0; i < g.Rows; i++ {
 		g.Data[i*g.Cols+i]--
@@ -51,11 +72,11 @@ func orthErr(m Mat) float64 {
 	return frob(g)
 }
 
-// checkSVD checks a thin SVD of a against the tolerances.
-func checkSVD(t *testing.T, name string, a Mat, r *SVDResult) {
+// checkSVD checks a thin linalg.SVD of a against the tolerances.
+func checkSVD(t *testing.T, name string, a linalg.Mat, r *linalg.SVDResult) {
 	t.Helper()
 	k := len(r.S)
-	us := NewMat(r.U.Rows, k)
+	us := linalg.NewMat(r.U.Rows, k)
 	for i := 0; i < r.U.Rows; i++ {
 		for j := 0; j < k; j++ {
 			us.Data[i*k+j] = r.U.At(i, j) * r.S[j]
@@ -89,48 +110,64 @@ func checkSVD(t *testing.T, name string, a Mat, r *SVDResult) {
 	}
 }
 
+// svdCase is one chunked SVD to check.
+type svdCase struct {
+	m, n, rc, cc int
+	opt          linalg.Options
+}
+
 func TestSVDShapesAndChunkings(t *testing.T) {
-	ctx := context.Background()
-	cases := []struct {
-		m, n, rc, cc int
-		opt          Options
-	}{
-		{200, 30, 50, 30, Options{}},
-		{257, 40, 64, 40, Options{}},                     // uneven last chunk
-		{100, 60, 25, 60, Options{}},                     // leaves with fewer rows than columns
-		{500, 20, 37, 20, Options{FanIn: 2}},             // a deep binary tree
-		{500, 20, 37, 20, Options{LeafRows: 120}},        // chunks grouped into leaves
-		{300, 25, 300, 25, Options{}},                    // one chunk
-		{1000, 8, 100, 8, Options{Workers: 1, FanIn: 3}}, // one worker
-		{30, 200, 30, 45, Options{}},                     // short-and-fat: through the transpose
-		{40, 40, 10, 40, Options{}},                      // square
+	cases := []svdCase{
+		{200, 30, 50, 30, linalg.Options{}},
+		{257, 40, 64, 40, linalg.Options{}},                     // uneven last chunk
+		{100, 60, 25, 60, linalg.Options{}},                     // leaves with fewer rows than columns
+		{500, 20, 37, 20, linalg.Options{FanIn: 2}},             // a deep binary tree
+		{500, 20, 37, 20, linalg.Options{LeafRows: 120}},        // chunks grouped into leaves
+		{300, 25, 300, 25, linalg.Options{}},                    // one chunk
+		{1000, 8, 100, 8, linalg.Options{Workers: 1, FanIn: 3}}, // one worker
+		{30, 200, 30, 45, linalg.Options{}},                     // short-and-fat: through the transpose
+		{40, 40, 10, 40, linalg.Options{}},                      // square
 	}
-	for _, c := range cases {
-		name := fmt.Sprintf("%dx%d chunks %dx%d %+v", c.m, c.n, c.rc, c.cc, c.opt)
-		a := randMat(uint64(c.m*c.n), c.m, c.n)
-		am, err := FromMat(a, c.rc, c.cc)
-		if err != nil {
-			t.Fatal(err)
+	for _, k := range kernelSets(t) {
+		for _, c := range cases {
+			c.opt.Kernels = k
+			c.check(t)
 		}
-		r, err := SVD(ctx, am, c.opt)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if r.U.Rows != c.m || r.Vt.Cols != c.n || len(r.S) != min(c.m, c.n) {
-			t.Fatalf("%s: U %s, S %d, Vt %s", name, r.U.Shape(), len(r.S), r.Vt.Shape())
-		}
-		if !strings.Contains(r.Kernels, "gonum") {
-			t.Errorf("%s: kernels %q", name, r.Kernels)
-		}
-		checkSVD(t, name, a, r)
 	}
 }
 
+func (c svdCase) check(t *testing.T) {
+	t.Helper()
+	name := fmt.Sprintf("%s: %dx%d chunks %dx%d %+v", c.opt.Kernels.Name(), c.m, c.n, c.rc, c.cc, c.opt)
+	a := randMat(uint64(c.m*c.n), c.m, c.n)
+	am, err := linalg.FromMat(a, c.rc, c.cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := linalg.SVD(context.Background(), am, c.opt)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if r.U.Rows != c.m || r.Vt.Cols != c.n || len(r.S) != min(c.m, c.n) {
+		t.Fatalf("%s: U %s, S %d, Vt %s", name, r.U.Shape(), len(r.S), r.Vt.Shape())
+	}
+	if r.Kernels != c.opt.Kernels.Name() {
+		t.Errorf("%s: kernels %q", name, r.Kernels)
+	}
+	checkSVD(t, name, a, r)
+}
+
 func TestTSQR(t *testing.T) {
+	for _, k := range kernelSets(t) {
+		t.Run(k.Name(), func(t *testing.T) { testTSQR(t, k) })
+	}
+}
+
+func testTSQR(t *testing.T, k linalg.Kernels) {
 	ctx := context.Background()
 	a := randMat(3, 333, 17)
-	am, _ := FromMat(a, 40, 17)
-	q, err := TSQR(ctx, am, Options{FanIn: 3, LeafRows: 70})
+	am, _ := linalg.FromMat(a, 40, 17)
+	q, err := linalg.TSQR(ctx, am, linalg.Options{FanIn: 3, LeafRows: 70, Kernels: k})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +194,7 @@ func TestTSQR(t *testing.T) {
 		t.Errorf("||QR - A|| / ||A|| = %.3g", e)
 	}
 	// The tree depends on the chunking only: the same input gives the same R bit for bit.
-	q2, err := TSQR(ctx, am, Options{FanIn: 3, LeafRows: 70, Workers: 1})
+	q2, err := linalg.TSQR(ctx, am, linalg.Options{FanIn: 3, LeafRows: 70, Workers: 1, Kernels: k})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,18 +206,24 @@ func TestTSQR(t *testing.T) {
 }
 
 func TestTSQRNeedsOneColumnOfChunks(t *testing.T) {
-	am, _ := FromMat(randMat(1, 100, 20), 10, 10)
-	_, err := TSQR(context.Background(), am, Options{})
+	am, _ := linalg.FromMat(randMat(1, 100, 20), 10, 10)
+	_, err := linalg.TSQR(context.Background(), am, linalg.Options{})
 	if err == nil || !strings.Contains(err.Error(), "single column of chunks") || !strings.Contains(err.Error(), "(100, 20)") {
 		t.Fatalf("TSQR of a 2-column grid: %v", err)
 	}
-	_, err = SVD(context.Background(), am, Options{})
-	if !errors.Is(err, ErrNotTallSkinny) || !strings.Contains(err.Error(), "SVDCompressed") {
+	_, err = linalg.SVD(context.Background(), am, linalg.Options{})
+	if !errors.Is(err, linalg.ErrNotTallSkinny) || !strings.Contains(err.Error(), "SVDCompressed") {
 		t.Fatalf("SVD of a 2-d grid: %v", err)
 	}
 }
 
 func TestMatMul(t *testing.T) {
+	for _, k := range kernelSets(t) {
+		t.Run(k.Name(), func(t *testing.T) { testMatMul(t, k) })
+	}
+}
+
+func testMatMul(t *testing.T, k linalg.Kernels) {
 	ctx := context.Background()
 	cases := []struct{ m, k, n, ar, ac, br, bc int }{
 		{50, 40, 30, 16, 16, 16, 7},
@@ -191,9 +234,9 @@ func TestMatMul(t *testing.T) {
 	}
 	for _, c := range cases {
 		a, b := randMat(1, c.m, c.k), randMat(2, c.k, c.n)
-		am, _ := FromMat(a, c.ar, c.ac)
-		bm, _ := FromMat(b, c.br, c.bc)
-		p, err := MatMul(ctx, am, bm, Options{})
+		am, _ := linalg.FromMat(a, c.ar, c.ac)
+		bm, _ := linalg.FromMat(b, c.br, c.bc)
+		p, err := linalg.MatMul(ctx, am, bm, linalg.Options{Kernels: k})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,16 +251,16 @@ func TestMatMul(t *testing.T) {
 			t.Errorf("%+v: grid %v", c, p.Grid)
 		}
 	}
-	am, _ := FromMat(randMat(1, 5, 4), 5, 4)
-	bm, _ := FromMat(randMat(1, 3, 2), 3, 2)
-	_, err := MatMul(ctx, am, bm, Options{})
+	am, _ := linalg.FromMat(randMat(1, 5, 4), 5, 4)
+	bm, _ := linalg.FromMat(randMat(1, 3, 2), 3, 2)
+	_, err := linalg.MatMul(ctx, am, bm, linalg.Options{Kernels: k})
 	if err == nil || !strings.Contains(err.Error(), "(5, 4)") || !strings.Contains(err.Error(), "(3, 2)") {
 		t.Fatalf("mismatched MatMul: %v", err)
 	}
 }
 
 // lowRank returns an m x n matrix of rank r with singular values 1, 1/2, 1/4, ….
-func lowRank(m, n, r int) Mat {
+func lowRank(m, n, r int) linalg.Mat {
 	u, v := randMat(11, m, r), randMat(12, n, r)
 	for j := 0; j < r; j++ {
 		s := math.Pow(0.5, float64(j))
@@ -229,12 +272,18 @@ func lowRank(m, n, r int) Mat {
 }
 
 func TestSVDCompressed(t *testing.T) {
+	for _, k := range kernelSets(t) {
+		t.Run(k.Name(), func(t *testing.T) { testSVDCompressed(t, k) })
+	}
+}
+
+func testSVDCompressed(t *testing.T, k linalg.Kernels) {
 	ctx := context.Background()
 	a := lowRank(300, 120, 10)
-	var first *SVDResult
+	var first *linalg.SVDResult
 	for _, ch := range [][2]int{{64, 50}, {300, 120}, {37, 19}} {
-		am, _ := FromMat(a, ch[0], ch[1])
-		r, err := SVDCompressed(ctx, am, 10, 2, 5, 42, Options{})
+		am, _ := linalg.FromMat(a, ch[0], ch[1])
+		r, err := linalg.SVDCompressed(ctx, am, 10, 2, 5, 42, linalg.Options{Kernels: k})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,15 +299,15 @@ func TestSVDCompressed(t *testing.T) {
 			}
 		}
 	}
-	am, _ := FromMat(a, 64, 50)
-	if _, err := SVDCompressed(ctx, am, 0, 1, 1, 1, Options{}); err == nil {
+	am, _ := linalg.FromMat(a, 64, 50)
+	if _, err := linalg.SVDCompressed(ctx, am, 0, 1, 1, 1, linalg.Options{}); err == nil {
 		t.Fatal("k = 0 accepted")
 	}
 }
 
 func TestTestMatrixIndependentOfShapeSplit(t *testing.T) {
-	om := TestMatrix(9, 20, 7)
-	om2 := TestMatrix(9, 10, 7)
+	om := linalg.TestMatrix(9, 20, 7)
+	om2 := linalg.TestMatrix(9, 10, 7)
 	for i := range om2.Data {
 		if om.Data[i] != om2.Data[i] {
 			t.Fatalf("element %d: %v vs %v", i, om.Data[i], om2.Data[i])
@@ -269,8 +318,8 @@ func TestTestMatrixIndependentOfShapeSplit(t *testing.T) {
 func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	am, _ := FromMat(randMat(1, 100, 10), 10, 10)
-	if _, err := SVD(ctx, am, Options{}); !errors.Is(err, context.Canceled) {
+	am, _ := linalg.FromMat(randMat(1, 100, 10), 10, 10)
+	if _, err := linalg.SVD(ctx, am, linalg.Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("SVD with a cancelled context: %v", err)
 	}
 }

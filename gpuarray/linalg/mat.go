@@ -20,8 +20,8 @@ func (m Mat) At(i, j int) float64 { return m.Data[i*m.Cols+j] }
 // Shape returns the shape as text, like (3, 4).
 func (m Mat) Shape() string { return fmt.Sprintf("(%d, %d)", m.Rows, m.Cols) }
 
-// check verifies that Data holds Rows*Cols elements.
-func (m Mat) check(what string) error {
+// Check verifies that Data holds Rows*Cols elements; what prefixes the error.
+func (m Mat) Check(what string) error {
 	if m.Rows < 0 || m.Cols < 0 || len(m.Data) != m.Rows*m.Cols {
 		return fmt.Errorf("%s: matrix %s holds %d elements, want %d", what, m.Shape(), len(m.Data), m.Rows*m.Cols)
 	}
@@ -102,7 +102,7 @@ type Matrix struct {
 // FromMat returns a Matrix over m cut into chunks of at most rowChunk by colChunk; each
 // block is a fresh copy.
 func FromMat(m Mat, rowChunk, colChunk int) (Matrix, error) {
-	if err := m.check("FromMat"); err != nil {
+	if err := m.Check("FromMat"); err != nil {
 		return Matrix{}, err
 	}
 	if rowChunk <= 0 || colChunk <= 0 {
@@ -114,7 +114,7 @@ func FromMat(m Mat, rowChunk, colChunk int) (Matrix, error) {
 
 // FromGrid returns a Matrix over m with the chunking g.
 func FromGrid(m Mat, g Grid) (Matrix, error) {
-	if err := m.check("FromGrid"); err != nil {
+	if err := m.Check("FromGrid"); err != nil {
 		return Matrix{}, err
 	}
 	if err := g.check("FromGrid"); err != nil {

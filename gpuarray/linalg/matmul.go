@@ -76,7 +76,7 @@ func MatMul(ctx context.Context, a, b Matrix, opt Options) (*Product, error) {
 	pieces := innerPieces(a.ColChunks, b.RowChunks)
 	nj := len(b.ColChunks)
 	ro, co := offsets(g.RowChunks), offsets(g.ColChunks)
-	err := parallel(ctx, len(g.RowChunks)*nj, opt.workers(), func(t int) error {
+	err := parallel(ctx, kern, len(g.RowChunks)*nj, opt.workers(), func(t int) error {
 		i, j := t/nj, t%nj
 		cij := NewMat(g.RowChunks[i], g.ColChunks[j])
 		var ab, bb Mat

@@ -165,7 +165,7 @@ func SVDCompressed(ctx context.Context, a Matrix, k, powerIters, oversamples int
 	}
 	u := NewMat(m, k)
 	ro := offsets(a.RowChunks)
-	err = parallel(ctx, len(a.RowChunks), opt.workers(), func(i int) error {
+	err = parallel(ctx, kern, len(a.RowChunks), opt.workers(), func(i int) error {
 		qi := Mat{Rows: a.RowChunks[i], Cols: l, Data: q.Data[ro[i]*l : ro[i+1]*l]}
 		ui := Mat{Rows: a.RowChunks[i], Cols: k, Data: u.Data[ro[i]*k : ro[i+1]*k]}
 		return kern.Gemm(false, false, 1, qi, ubk, 0, ui)
@@ -188,7 +188,7 @@ func mulRight(ctx context.Context, a Matrix, x Mat, opt Options) (Mat, error) {
 	p := x.Cols
 	y := NewMat(a.Rows(), p)
 	ro, co := offsets(a.RowChunks), offsets(a.ColChunks)
-	err := parallel(ctx, len(a.RowChunks), opt.workers(), func(i int) error {
+	err := parallel(ctx, kern, len(a.RowChunks), opt.workers(), func(i int) error {
 		yi := Mat{Rows: a.RowChunks[i], Cols: p, Data: y.Data[ro[i]*p : ro[i+1]*p]}
 		for j := range a.ColChunks {
 			b, err := a.block(ctx, i, j)
@@ -215,7 +215,7 @@ func mulLeftT(ctx context.Context, a Matrix, y Mat, opt Options) (Mat, error) {
 	p := y.Cols
 	z := NewMat(a.Cols(), p)
 	ro, co := offsets(a.RowChunks), offsets(a.ColChunks)
-	err := parallel(ctx, len(a.ColChunks), opt.workers(), func(j int) error {
+	err := parallel(ctx, kern, len(a.ColChunks), opt.workers(), func(j int) error {
 		zj := Mat{Rows: a.ColChunks[j], Cols: p, Data: z.Data[co[j]*p : co[j+1]*p]}
 		for i := range a.RowChunks {
 			b, err := a.block(ctx, i, j)

@@ -36,12 +36,17 @@ func (o Options) workers() int {
 }
 
 // parallel runs f(0..n-1) on at most workers goroutines and returns the first error; it stops
-// handing out work after an error or when ctx is done.
-func parallel(ctx context.Context, n, workers int, f func(i int) error) error {
+// handing out work after an error or when ctx is done. Kernels that run their own threads
+// are told how many calls may run at once.
+func parallel(ctx context.Context, kern Kernels, n, workers int, f func(i int) error) error {
 	if n == 0 {
 		return nil
 	}
 	workers = max(1, min(workers, n))
+	if c, ok := kern.(Concurrent); ok {
+		c.SetConcurrency(workers)
+		defer c.SetConcurrency(1)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -149,7 +154,7 @@ func TSQR(ctx context.Context, a Matrix, opt Options) (q *QR, err error) {
 	for i, s := range spans {
 		q.leaves[i] = &node{row0: s.row0, rows: s.rows}
 	}
-	err = parallel(ctx, len(spans), q.workers, func(i int) error {
+	err = parallel(ctx, q.kern, len(spans), q.workers, func(i int) error {
 		s := spans[i]
 		var blk Mat
 		if s.c1-s.c0 == 1 {
@@ -183,7 +188,7 @@ func TSQR(ctx context.Context, a Matrix, opt Options) (q *QR, err error) {
 		for i := 0; i < len(level); i += fan {
 			next = append(next, &node{children: level[i:min(i+fan, len(level))]})
 		}
-		err = parallel(ctx, len(next), q.workers, func(i int) error {
+		err = parallel(ctx, q.kern, len(next), q.workers, func(i int) error {
 			nd := next[i]
 			for _, c := range nd.children {
 				nd.rows += c.k
@@ -237,7 +242,7 @@ func (q *QR) ApplyQ(ctx context.Context, w Mat, dst []float64) error {
 	if q.root == nil {
 		return fmt.Errorf("ApplyQ: the factorization was released")
 	}
-	if err := w.check("ApplyQ"); err != nil {
+	if err := w.Check("ApplyQ"); err != nil {
 		return err
 	}
 	if w.Rows != q.K() {
@@ -256,7 +261,7 @@ func (q *QR) ApplyQ(ctx context.Context, w Mat, dst []float64) error {
 			next = append(next, nd.children...)
 		}
 		var mu sync.Mutex
-		err := parallel(ctx, len(level), q.workers, func(i int) error {
+		err := parallel(ctx, q.kern, len(level), q.workers, func(i int) error {
 			nd := level[i]
 			mu.Lock()
 			wn := ws[nd]
@@ -280,7 +285,7 @@ func (q *QR) ApplyQ(ctx context.Context, w Mat, dst []float64) error {
 		}
 		level = next
 	}
-	return parallel(ctx, len(q.leaves), q.workers, func(i int) error {
+	return parallel(ctx, q.kern, len(q.leaves), q.workers, func(i int) error {
 		lf := q.leaves[i]
 		c := Mat{Rows: lf.rows, Cols: p, Data: dst[lf.row0*p : (lf.row0+lf.rows)*p]}
 		wl := ws[lf]

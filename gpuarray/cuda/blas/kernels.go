@@ -138,16 +138,9 @@ func (k *Kernels) transpose(src devPtr, ld, r, c int, dst devPtr) error {
 // Gemm computes c = alpha*op(a)*op(b) + beta*c. Row-major C = op(A)op(B) is column-major
 // C^T = op(B)^T op(A)^T, so the operands swap.
 func (k *Kernels) Gemm(transA, transB bool, alpha float64, a, b linalg.Mat, beta float64, c linalg.Mat) error {
-	m, kk := a.Rows, a.Cols
-	if transA {
-		m, kk = kk, m
-	}
-	k2, n := b.Rows, b.Cols
-	if transB {
-		k2, n = n, k2
-	}
-	if len(a.Data) != a.Rows*a.Cols || len(b.Data) != b.Rows*b.Cols || len(c.Data) != c.Rows*c.Cols || kk != k2 || c.Rows != m || c.Cols != n {
-		return fmt.Errorf("Gemm: op(a) is (%d, %d), op(b) is (%d, %d), c is %s: shapes do not match", m, kk, k2, n, c.Shape())
+	m, kk, n, err := linalg.GemmShape(transA, transB, a, b, c)
+	if err != nil {
+		return err
 	}
 	if m == 0 || n == 0 {
 		return nil

@@ -1,0 +1,182 @@
+package openblas
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
+)
+
+// Kernels runs linalg's block kernels with OpenBLAS. It implements linalg.Kernels and is safe
+// for concurrent use (OpenBLAS serializes its thread pool between callers).
+type Kernels struct {
+	name string
+}
+
+// New loads OpenBLAS (see Load) and returns its kernels.
+func New() (*Kernels, error) {
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	v := "OpenBLAS"
+	if f := strings.Fields(config); len(f) >= 2 && f[0] == "OpenBLAS" {
+		v = f[0] + " " + f[1]
+	}
+	return &Kernels{name: "cpu (" + v + ")"}, nil
+}
+
+// Name says which kernels run, like "cpu (OpenBLAS 0.3.21)".
+func (k *Kernels) Name() string { return k.name }
+
+// Gemm computes c = alpha*op(a)*op(b) + beta*c with cblas_dgemm, which takes row-major
+// operands as they are.
+func (k *Kernels) Gemm(transA, transB bool, alpha float64, a, b linalg.Mat, beta float64, c linalg.Mat) error {
+	m, kk, n, err := linalg.GemmShape(transA, transB, a, b, c)
+	if err != nil {
+		return err
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if kk == 0 {
+		for i := range c.Data {
+			c.Data[i] *= beta
+		}
+		return nil
+	}
+	ta, tb := int32(cblasNoTrans), int32(cblasNoTrans)
+	if transA {
+		ta = cblasTrans
+	}
+	if transB {
+		tb = cblasTrans
+	}
+	cblasDgemm(cblasRowMajor, ta, tb, int32(m), int32(n), int32(kk), alpha, &a.Data[0], int32(a.Cols),
+		&b.Data[0], int32(b.Cols), beta, &c.Data[0], int32(n))
+	return nil
+}
+
+// factor is the QR of a row-major m x n block held as the LQ factorization of its transpose
+// (dgelqf on the same memory): R on and above the diagonal in row-major terms, the
+// reflectors of Q below it.
+type factor struct {
+	a   linalg.Mat
+	tau []float64
+}
+
+// QR factors a (overwriting it) as the LQ of a^T: a^T = L*Q' gives a = Q'^T * L^T.
+func (k *Kernels) QR(a linalg.Mat) (linalg.Factor, error) {
+	if err := a.Check("QR"); err != nil {
+		return nil, err
+	}
+	m, n := a.Rows, a.Cols
+	f := &factor{a: a, tau: make([]float64, min(m, n))}
+	if m == 0 || n == 0 {
+		return f, nil
+	}
+	// Column-major a^T is n x m with leading dimension n.
+	M, N, lda := int32(n), int32(m), int32(n)
+	var info int32
+	work := []float64{0}
+	lwork := int32(-1)
+	dgelqf(&M, &N, &a.Data[0], &lda, &f.tau[0], &work[0], &lwork, &info)
+	if info != 0 {
+		return nil, fmt.Errorf("QR of a %s block: dgelqf workspace query: info %d", a.Shape(), info)
+	}
+	work = make([]float64, max(1, int(work[0])))
+	lwork = int32(len(work))
+	dgelqf(&M, &N, &a.Data[0], &lda, &f.tau[0], &work[0], &lwork, &info)
+	if info != 0 {
+		return nil, fmt.Errorf("QR of a %s block: dgelqf: info %d", a.Shape(), info)
+	}
+	return f, nil
+}
+
+// R returns the upper trapezoidal k x n factor (L^T, which is already in row-major place).
+func (f *factor) R() (linalg.Mat, error) {
+	k := min(f.a.Rows, f.a.Cols)
+	n := f.a.Cols
+	r := linalg.NewMat(k, n)
+	for i := 0; i < k; i++ {
+		copy(r.Data[i*n+i:(i+1)*n], f.a.Data[i*n+i:(i+1)*n])
+	}
+	return r, nil
+}
+
+// ApplyQ overwrites c (m x p) with Q*c. With Q = Q'^T, (Q*c)^T = c^T * Q', and row-major c is
+// column-major c^T: dormlq from the right, no transpose.
+func (f *factor) ApplyQ(c linalg.Mat) error {
+	if err := c.Check("ApplyQ"); err != nil {
+		return err
+	}
+	m := f.a.Rows
+	if c.Rows != m {
+		return fmt.Errorf("ApplyQ: Q is %d x %d, the operand is %s", m, m, c.Shape())
+	}
+	kk := len(f.tau)
+	if kk == 0 || c.Cols == 0 {
+		return nil
+	}
+	side, trans := byte('R'), byte('N')
+	M, N, K, lda, ldc := int32(c.Cols), int32(m), int32(kk), int32(f.a.Cols), int32(c.Cols)
+	var info int32
+	work := []float64{0}
+	lwork := int32(-1)
+	dormlq(&side, &trans, &M, &N, &K, &f.a.Data[0], &lda, &f.tau[0], &c.Data[0], &ldc, &work[0], &lwork, &info, 1, 1)
+	if info != 0 {
+		return fmt.Errorf("ApplyQ to %s: dormlq workspace query: info %d", c.Shape(), info)
+	}
+	work = make([]float64, max(1, int(work[0])))
+	lwork = int32(len(work))
+	dormlq(&side, &trans, &M, &N, &K, &f.a.Data[0], &lda, &f.tau[0], &c.Data[0], &ldc, &work[0], &lwork, &info, 1, 1)
+	if info != 0 {
+		return fmt.Errorf("ApplyQ to %s: dormlq: info %d", c.Shape(), info)
+	}
+	return nil
+}
+
+// Release drops the factor's memory.
+func (f *factor) Release() { f.a, f.tau = linalg.Mat{}, nil }
+
+// SVD returns the thin SVD of a with dgesdd (divide and conquer) on a copy. Row-major a is
+// column-major X = a^T; X = U_X*S*VT_X gives a = VT_X^T*S*U_X^T, and column-major VT_X (k x r)
+// and U_X (c x k) are exactly row-major u (r x k) and vt (k x c).
+func (k *Kernels) SVD(a linalg.Mat) (u linalg.Mat, s []float64, vt linalg.Mat, err error) {
+	if err := a.Check("SVD"); err != nil {
+		return linalg.Mat{}, nil, linalg.Mat{}, err
+	}
+	r, c := a.Rows, a.Cols
+	kk := min(r, c)
+	u, vt, s = linalg.NewMat(r, kk), linalg.NewMat(kk, c), make([]float64, kk)
+	if kk == 0 {
+		return u, s, vt, nil
+	}
+	x := append([]float64(nil), a.Data...)
+	jobz := byte('S')
+	M, N, lda, ldu, ldvt := int32(c), int32(r), int32(c), int32(c), int32(kk)
+	iwork := make([]int32, 8*kk)
+	var info int32
+	work := []float64{0}
+	lwork := int32(-1)
+	// U_X goes to vt's memory and VT_X to u's.
+	dgesdd(&jobz, &M, &N, &x[0], &lda, &s[0], &vt.Data[0], &ldu, &u.Data[0], &ldvt, &work[0], &lwork, &iwork[0], &info, 1)
+	if info != 0 {
+		return linalg.Mat{}, nil, linalg.Mat{}, fmt.Errorf("SVD of a %s matrix: dgesdd workspace query: info %d", a.Shape(), info)
+	}
+	work = make([]float64, max(1, int(work[0])))
+	lwork = int32(len(work))
+	dgesdd(&jobz, &M, &N, &x[0], &lda, &s[0], &vt.Data[0], &ldu, &u.Data[0], &ldvt, &work[0], &lwork, &iwork[0], &info, 1)
+	switch {
+	case info > 0:
+		return linalg.Mat{}, nil, linalg.Mat{}, fmt.Errorf("SVD of a %s matrix did not converge (dgesdd info %d)", a.Shape(), info)
+	case info < 0:
+		return linalg.Mat{}, nil, linalg.Mat{}, fmt.Errorf("SVD of a %s matrix: dgesdd: argument %d invalid", a.Shape(), -info)
+	}
+	return u, s, vt, nil
+}
+
+// SetConcurrency splits OpenBLAS's threads between n block calls made at once (see
+// linalg.Concurrent): each call gets the threads OpenBLAS started with divided by n.
+func (k *Kernels) SetConcurrency(n int) {
+	setNumThreads(int32(max(1, startThreads/max(n, 1))))
+}
