@@ -12,6 +12,7 @@ go build -o .devcarry/gpunotes . || echo "warning: gpunotes binary not built; be
 CGO_ENABLED=0 go test -c -o .devcarry/cuda.test ./gpuarray/cuda
 CGO_ENABLED=0 go test -c -o .devcarry/kernels.test ./kernels
 CGO_ENABLED=0 go test -c -o .devcarry/gpuarray.test ./gpuarray
+CGO_ENABLED=0 go test -c -o .devcarry/blas.test ./gpuarray/cuda/blas
 cp "$SHARED/peers/cupy_seed.py" .devcarry/
 git rev-parse --short HEAD >.devcarry/COMMIT
 echo "built into .devcarry/ at $(cat .devcarry/COMMIT); on the GPU machine: bash bench/gpu.sh all"

@@ -43,12 +43,15 @@ for cs in "${cases[@]}"; do
 	echo "SVD $1 x 1000, chunks $2 x 1000: gpunotes ${o} s, dask+numpy ${p} s, ratio ${r}"
 	rows+="| SVD $1 x 1000, chunks $2 x 1000 | ${o} | ${p} | ${r} |"$'\n'
 done
+kernels="gonum (no OpenBLAS found)"
+if ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0'; then kernels="OpenBLAS (libopenblas.so.0, loaded at run time)"; fi
+[ "${GPUNOTES_OPENBLAS:-}" = off ] && kernels="gonum (GPUNOTES_OPENBLAS=off)"
 versions=$("$PY" -c 'import dask, numpy; print("dask", dask.__version__, "NumPy", numpy.__version__)')
 cat >>bench/RESULTS.md <<EOF
 
 ## Linear algebra, CPU ($(date -u +%Y-%m-%d), machine "$MACHINE", commit $COMMIT)
 
-\`bench/linalg.sh\`: gpuarray.SVD (TSQR on gonum, Threads scheduler) vs \`da.linalg.svd\` ($versions,
+\`bench/linalg.sh\`: gpuarray.SVD (TSQR, block kernels: $kernels) vs \`da.linalg.svd\` ($versions,
 threads scheduler), uniform random input generated inside the timed region on both sides, U, S, V
 materialized. Ratio = peer time / our time (> 1: we are faster).
 

@@ -27,9 +27,15 @@ const autoChunkElems = 1 << 24
 // Array is a lazy chunked N-d array. The zero value is not usable; arrays come from the creation
 // functions and from operations on arrays.
 type Array struct {
-	n   *expr.Node
-	err error
+	n    *expr.Node
+	err  error
+	path string // which kernels computed an eager result (MatMul)
 }
+
+// Path says which kernels computed an array that an eager operation returned (MatMul, Dot),
+// like "cpu (OpenBLAS 0.3.21)" or "gpu 0 NVIDIA H100 80GB HBM3 (cuBLAS/cuSOLVER), operands
+// generated on the device"; it is "" for every other array.
+func (a *Array) Path() string { return a.path }
 
 func errArray(err error) *Array { return &Array{err: err} }
 

@@ -24,6 +24,8 @@ type linalgConfig struct {
 	opt linalg.Options
 	// gpuFallback says why GPU kernels were asked for but not used.
 	gpuFallback string
+	// cublasMissing says why the own GEMM kernel runs instead of cuBLAS.
+	cublasMissing string
 }
 
 func newLinalgConfig(opts []ComputeOption) (*linalgConfig, error) {
@@ -42,17 +44,21 @@ func newLinalgConfig(opts []ComputeOption) (*linalgConfig, error) {
 	// On the GPU backend the dense block work goes to cuBLAS/cuSOLVER when they load; without
 	// them, and on the CPU, it goes to OpenBLAS when it loads, else to gonum. The result's
 	// Path says which ran.
-	if g, ok := c.sched.(*gpuSched); ok {
-		k, err := blas.New(g.devs[0].Info.Index)
-		if err != nil {
-			c.gpuFallback = err.Error()
-		} else {
-			c.opt.Kernels = k
-		}
+	// Without cuBLAS, products run on the own GEMM kernel and QR/SVD on the CPU kernels.
+	cpu := linalg.CPU()
+	if k, err := openblas.New(); err == nil {
+		cpu = k
 	}
-	if c.opt.Kernels == nil {
-		if k, err := openblas.New(); err == nil {
+	c.opt.Kernels = cpu
+	if g, ok := c.sched.(*gpuSched); ok {
+		idx := g.devs[0].Info.Index
+		if k, err := blas.New(idx); err == nil {
 			c.opt.Kernels = k
+		} else if own, oerr := blas.NewOwn(idx, cpu); oerr == nil {
+			c.opt.Kernels = own
+			c.cublasMissing = err.Error()
+		} else {
+			c.gpuFallback = err.Error() + "; " + oerr.Error()
 		}
 	}
 	if c.ctx == nil {
@@ -85,20 +91,29 @@ func (c *linalgConfig) evalNode(ctx context.Context, n *expr.Node) ([]float64, e
 		return n.Data, nil
 	}
 	done := map[*expr.Node][]float64{}
-	for id, x := range plan.Order(n) {
+	if err := c.runStages(ctx, plan.Order(n), done); err != nil {
+		return nil, err
+	}
+	return done[n], nil
+}
+
+// runStages computes the nodes of order (a prefix of plan.Order's result) one stage each
+// with the configuration's scheduler, into done.
+func (c *linalgConfig) runStages(ctx context.Context, order []*expr.Node, done map[*expr.Node][]float64) error {
+	for id, x := range order {
 		st, err := plan.Lower(id, x, done, plan.Options{MemoryLimit: c.memLimit})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		outs, err := c.sched.Run(ctx, st.Tasks, func(int) {})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if done[x], err = st.Assemble(outs); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return done[n], nil
+	return nil
 }
 
 // matrixOf returns a as a chunked matrix whose blocks are computed on demand: a 2-d array as
@@ -201,6 +216,19 @@ func matmul(a, b *Array, opts []ComputeOption) (*Array, error) {
 	if err != nil {
 		return nil, fmt.Errorf("Dot: %w", err)
 	}
+	if g, ok := c.opt.Kernels.(blas.DeviceGemm); ok {
+		data, ok, err := c.matmulOnDevice(c.ctx, g, a, b)
+		if err != nil {
+			return nil, fmt.Errorf("Dot of %s and %s: %w", expr.ShapeString(sa), expr.ShapeString(sb), err)
+		}
+		if ok {
+			out, err := dataArray(data, []int{sa[0], sb[1]}, [][]int{a.n.Chunks[0], b.n.Chunks[1]})
+			if out != nil {
+				out.path = c.path(g.Name()) + ", operands generated on the device"
+			}
+			return out, err
+		}
+	}
 	p, err := linalg.MatMul(c.ctx, c.matrixOf(a, true), c.matrixOf(b, false), c.opt)
 	if err != nil {
 		return nil, fmt.Errorf("Dot of %s and %s: %w", expr.ShapeString(sa), expr.ShapeString(sb), err)
@@ -213,7 +241,11 @@ func matmul(a, b *Array, opts []ComputeOption) (*Array, error) {
 	if len(sb) == 2 {
 		shape, chunks = append(shape, p.C.Cols), append(chunks, p.Grid.ColChunks)
 	}
-	return dataArray(p.C.Data, shape, chunks)
+	out, err := dataArray(p.C.Data, shape, chunks)
+	if out != nil {
+		out.path = c.path(p.Kernels)
+	}
+	return out, err
 }
 
 // QRResult is the result of QR: Q (m x k, orthonormal columns) and R (k x n, upper
@@ -338,6 +370,9 @@ func SVDCompressed(a *Array, k, powerIters, oversamples int, seed int64, opts ..
 func (c *linalgConfig) path(kernels string) string {
 	if c.gpuFallback != "" {
 		return kernels + " (GPU kernels unavailable: " + c.gpuFallback + ")"
+	}
+	if c.cublasMissing != "" {
+		return kernels + " (cuBLAS/cuSOLVER unavailable: " + c.cublasMissing + ")"
 	}
 	return kernels
 }

@@ -10,7 +10,7 @@ import (
 
 // benchSVD runs the SVD of a random normal m x n array in chunks of rc rows, as the seed does
 // (x = da.random.random(...); u, s, v = da.linalg.svd(x)). GPUNOTES_BENCH_ROWS overrides m.
-func benchSVD(b *testing.B, m, n, rc int) {
+func benchSVD(b *testing.B, m, n, rc int, opts ...gpuarray.ComputeOption) {
 	if v := os.Getenv("GPUNOTES_BENCH_ROWS"); v != "" {
 		if r, err := strconv.Atoi(v); err == nil {
 			m = r
@@ -23,12 +23,66 @@ func benchSVD(b *testing.B, m, n, rc int) {
 	}
 	for i := 0; i < b.N; i++ {
 		x := gpuarray.NewRandomState(42).Uniform(0, 1, gpuarray.Shape(m, n), gpuarray.Chunks(rc, n))
-		r, err := gpuarray.SVD(x, gpuarray.Threads(0))
+		if len(opts) == 0 {
+			opts = []gpuarray.ComputeOption{gpuarray.Threads(0)}
+		}
+		r, err := gpuarray.SVD(x, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if s, err := r.S.ToSlice(); err != nil || len(s) != n {
 			b.Fatalf("S: %d values, %v", len(s), err)
+		}
+		if i == 0 {
+			b.Logf("%d x %d in chunks of %d rows: %s", m, n, rc, r.Path)
+		}
+	}
+}
+
+// needGPUBench skips a GPU benchmark without a GPU.
+func needGPUBench(b *testing.B) {
+	if err := gpuarray.GPUError(); err != nil {
+		b.Skipf("no GPU: %v", err)
+	}
+}
+
+// BenchmarkSVDSeedGPU is BenchmarkSVDSeed on the GPU backend (cuBLAS/cuSOLVER block kernels).
+func BenchmarkSVDSeedGPU(b *testing.B) {
+	needGPUBench(b)
+	benchSVD(b, 10000, 1000, 1000, gpuarray.OnGPU())
+}
+
+// BenchmarkSVDTallGPU is BenchmarkSVDTall on the GPU backend; it needs about 17 GB of host
+// memory and runs only when GPUNOTES_BENCH_TALL is set.
+func BenchmarkSVDTallGPU(b *testing.B) {
+	needGPUBench(b)
+	if os.Getenv("GPUNOTES_BENCH_TALL") == "" {
+		b.Skip("set GPUNOTES_BENCH_TALL=1 to run the 1,000,000 x 1000 SVD (about 17 GB)")
+	}
+	benchSVD(b, 1_000_000, 1000, 100_000, gpuarray.OnGPU())
+}
+
+// BenchmarkMatMulGPU multiplies two N x N standard normal arrays (GPUNOTES_BENCH_N, default
+// 40000; chunks of N/4) on the GPU, the product brought to the host, as
+// cupy.matmul(x, y).get() does.
+func BenchmarkMatMulGPU(b *testing.B) {
+	needGPUBench(b)
+	n := 40000
+	if v := os.Getenv("GPUNOTES_BENCH_N"); v != "" {
+		if r, err := strconv.Atoi(v); err == nil {
+			n = r
+		}
+	}
+	for i := 0; i < b.N; i++ {
+		rs := gpuarray.NewRandomState(42)
+		x := rs.StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
+		y := rs.StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
+		c := gpuarray.MatMul(x, y, gpuarray.OnGPU())
+		if err := c.Err(); err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			b.Logf("%d x %d product: %s", n, n, c.Path())
 		}
 	}
 }

@@ -179,6 +179,9 @@ func TestDot(t *testing.T) {
 		if err := c.got.Err(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
+		if !strings.HasPrefix(c.got.Path(), "cpu (") {
+			t.Errorf("%s: path %q", c.name, c.got.Path())
+		}
 		if s := c.got.Shape(); len(s) != len(c.shape) || (len(s) > 0 && s[0] != c.shape[0]) {
 			t.Fatalf("%s: shape %v, want %v", c.name, s, c.shape)
 		}
@@ -251,6 +254,50 @@ func TestSVDOnGPU(t *testing.T) {
 	for i := range p {
 		if math.Abs(p[i]-q[i]) > 1e-9*(1+math.Abs(q[i])) {
 			t.Fatalf("GPU Dot element %d = %v, CPU %v", i, p[i], q[i])
+		}
+	}
+}
+
+// TestDotOnGPU checks the GPU products against the CPU's: operands generated on the device
+// (random, fused, transposed), data operands uploaded chunk by chunk, and inner chunkings that
+// differ (the block-by-block path).
+func TestDotOnGPU(t *testing.T) {
+	if err := gpuarray.GPUError(); err != nil {
+		if os.Getenv("GPUNOTES_GPU_TESTS") == "1" {
+			t.Fatalf("GPU required: %v", err)
+		}
+		t.Skipf("no GPU: %v", err)
+	}
+	rs := gpuarray.NewRandomState(5)
+	x := rs.StandardNormal(gpuarray.Shape(300, 200), gpuarray.Chunks(64, 50)).Mul(2).Add(1)
+	y := rs.StandardNormal(gpuarray.Shape(200, 150), gpuarray.Chunks(50, 40))
+	y2 := rs.StandardNormal(gpuarray.Shape(200, 150), gpuarray.Chunks(60, 40))
+	xs, err := x.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	xd := gpuarray.FromSlice(xs, gpuarray.Shape(300, 200), gpuarray.Chunks(64, 50))
+	for _, c := range []struct {
+		name     string
+		a, b     *gpuarray.Array
+		onDevice bool
+	}{
+		{"generated", x, y, true},
+		{"data", xd, y, true},
+		{"transposed", y.T(), y, true},
+		{"inner chunks differ", x, y2, false},
+	} {
+		got := c.a.Dot(c.b, gpuarray.OnGPU())
+		want := c.a.Dot(c.b)
+		if err := got.Err(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		t.Logf("%s: %s", c.name, got.Path())
+		if on := strings.Contains(got.Path(), "operands generated on the device"); on != c.onDevice || !strings.HasPrefix(got.Path(), "gpu 0 ") {
+			t.Errorf("%s: path %q", c.name, got.Path())
+		}
+		if e := relErr(dense(t, got), dense(t, want)); e > 1e-13 {
+			t.Errorf("%s: GPU and CPU products differ by %.3g", c.name, e)
 		}
 	}
 }

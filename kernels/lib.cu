@@ -265,3 +265,57 @@ extern "C" __global__ void gpn_reduce_sum(double* out, const double* __restrict_
   for (u64 t = blockIdx.x * (u64)blockDim.x + threadIdx.x; t < n; t += (u64)gridDim.x * blockDim.x) acc = __dadd_rn(acc, in[t]);
   gpn_block_sum(acc, out + blockIdx.x);
 }
+
+// gpn_dgemm_nn computes C = alpha*A*B + beta*C for row-major A (m x k, leading dimension lda),
+// B (k x n, ldb) and C (m x n, ldc): the matrix product used when cuBLAS is absent. Each block
+// of 256 threads computes a 64 x 64 tile of C, each thread 4 x 4 elements of it strided by 16
+// (so a warp's stores to C are contiguous), through 16-deep slices of A and B staged in shared
+// memory. With beta == 0, C is not read (it may hold anything).
+extern "C" __global__ void __launch_bounds__(256) gpn_dgemm_nn(long long m, long long n, long long k, double alpha, const double* __restrict__ A, long long lda, const double* __restrict__ B, long long ldb, double beta, double* __restrict__ C, long long ldc) {
+  __shared__ double As[16][64 + 1];  // As[kk][r] = A[row0 + r][k0 + kk]
+  __shared__ double Bs[16][64 + 1];  // Bs[kk][c] = B[k0 + kk][col0 + c]
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const long long row0 = (long long)blockIdx.y * 64, col0 = (long long)blockIdx.x * 64;
+  double acc[4][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
+  for (long long k0 = 0; k0 < k; k0 += 16) {
+#pragma unroll
+    for (int l = threadIdx.x; l < 64 * 16; l += 256) {
+      const int ar = l / 16, ac = l % 16;  // 16 consecutive threads read one row of A
+      const long long gar = row0 + ar, gac = k0 + ac;
+      As[ac][ar] = (gar < m && gac < k) ? A[gar * lda + gac] : 0.0;
+      const int br = l / 64, bc = l % 64;  // 64 consecutive threads read one row of B
+      const long long gbr = k0 + br, gbc = col0 + bc;
+      Bs[br][bc] = (gbr < k && gbc < n) ? B[gbr * ldb + gbc] : 0.0;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      double a[4], b[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) a[i] = As[kk][ty + 16 * i];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) b[j] = Bs[kk][tx + 16 * j];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const long long r = row0 + ty + 16 * i;
+    if (r >= m) continue;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const long long c = col0 + tx + 16 * j;
+      if (c >= n) continue;
+      double* p = C + r * ldc + c;
+      *p = beta == 0.0 ? alpha * acc[i][j] : fma(alpha, acc[i][j], beta * *p);
+    }
+  }
+}

@@ -80,6 +80,7 @@ type Device struct {
 	lib    *library
 	libPTX []byte
 	mods   map[string]driver.Function // by spec key; used on the device goroutine only
+	libMod driver.Module              // the library linked alone, for LibFunction
 
 	pinned    []uint64 // pinned host staging for results
 	pinnedPtr unsafe.Pointer
@@ -214,6 +215,28 @@ func (d *Device) kernel(s *Spec) (driver.Function, error) {
 		return 0, fmt.Errorf("link kernel %s: %w", name, err)
 	}
 	f, err := mod.Function(name)
+	if err != nil {
+		return 0, err
+	}
+	d.mods[key] = f
+	return f, nil
+}
+
+// LibFunction returns a __global__ kernel of the device library (kernels/lib.cu) by name,
+// linking the library once. Call it on the device goroutine (inside Do).
+func (d *Device) LibFunction(name string) (driver.Function, error) {
+	key := "lib:" + name
+	if f, ok := d.mods[key]; ok {
+		return f, nil
+	}
+	if d.libMod == 0 {
+		mod, err := driver.LinkPTX([]string{"gpunotes_lib.ptx"}, [][]byte{d.libPTX})
+		if err != nil {
+			return 0, fmt.Errorf("link the device library: %w", err)
+		}
+		d.libMod = mod
+	}
+	f, err := d.libMod.Function(name)
 	if err != nil {
 		return 0, err
 	}

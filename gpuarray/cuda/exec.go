@@ -18,6 +18,10 @@ type Result struct {
 	Mean   []float64   // RWelford: mean
 	M2     []float64   // RWelford: sum of squared deviations from the mean
 	Out    [][]float64 // RNone: the task's elements, row-major
+	// Dev holds, with Options.Keep, each RNone task's elements left on the device (row-major);
+	// FreeResult releases them.
+	Dev  []driver.DevicePtr
+	kept []driver.DevicePtr // the allocations behind Dev
 }
 
 // Options adjust a run.
@@ -25,6 +29,9 @@ type Options struct {
 	// Poison fills output buffers with an all-ones NaN before each launch and fails the run if
 	// any element still holds it afterwards (a test of the kernels' coverage).
 	Poison bool
+	// Keep leaves the outputs of an elementwise (RNone) kernel on the device, in Result.Dev,
+	// instead of downloading them into Result.Out.
+	Keep bool
 }
 
 const poisonBits = math.MaxUint64
@@ -42,12 +49,33 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 			return nil, fmt.Errorf("task %d: %w", i, err)
 		}
 	}
+	if opt.Keep && s.Reduce != RNone {
+		return nil, fmt.Errorf("cuda: Options.Keep needs an elementwise kernel, not a reduction")
+	}
 	res := newResult(s.Reduce, len(tasks))
+	if opt.Keep {
+		res.Dev = make([]driver.DevicePtr, len(tasks))
+	}
 	err := d.Do(ctx, func() error { return d.run(ctx, s, tasks, opt, res) })
 	if err != nil {
+		d.FreeResult(res)
 		return nil, err
 	}
 	return res, nil
+}
+
+// FreeResult releases the device outputs a run with Options.Keep left in res.
+func (d *Device) FreeResult(res *Result) {
+	if len(res.kept) == 0 {
+		return
+	}
+	_ = d.Do(context.Background(), func() error {
+		for _, p := range res.kept {
+			d.pool.Free(p)
+		}
+		return nil
+	})
+	res.kept, res.Dev = nil, nil
 }
 
 func newResult(r Reduce, n int) *Result {
@@ -183,6 +211,17 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		if lerr != nil {
 			release()
 			return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, ln.count, lerr)
+		}
+		if opt.Keep {
+			// The output buffer, allocated last, stays; inputs and descriptors go.
+			bufs = bufs[:len(bufs)-1]
+			release()
+			res.kept = append(res.kept, op)
+			for k := 0; k < ln.count; k++ {
+				ti := ln.first + k
+				res.Dev[ti] = op + driver.DevicePtr(offs[ti]*8)
+			}
+			continue
 		}
 		host, err := d.staging(outBytes)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -141,6 +142,34 @@ func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.O
 		outs[i] = toOutput(t, s.Reduce, res, i)
 	}
 	return outs, nil
+}
+
+// RunPlanKeep runs elementwise plan tasks of one kernel on d and leaves each task's elements
+// on the device (row-major over the task's shape) instead of downloading them. Call free
+// when done with the pointers.
+func RunPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs []driver.DevicePtr, free func(), err error) {
+	if len(tasks) == 0 {
+		return nil, func() {}, nil
+	}
+	k := tasks[0].Kernel
+	s, leaves, err := Lower(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	gts := make([]Task, len(tasks))
+	for i, t := range tasks {
+		if t.Kernel != k && t.Kernel.Key() != k.Key() {
+			return nil, nil, fmt.Errorf("cuda: RunPlanKeep needs tasks of one kernel")
+		}
+		if gts[i], err = lowerTask(t, leaves, s.Leaves()); err != nil {
+			return nil, nil, err
+		}
+	}
+	res, err := d.Run(ctx, s, gts, Options{Keep: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	return res.Dev, func() { d.FreeResult(res) }, nil
 }
 
 func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {

@@ -168,3 +168,217 @@ func TestGPUSeedSVDTime(t *testing.T) {
 		}
 	}
 }
+
+// ownKernels opens the own GEMM kernel on GPU 0 (QR and SVD on gonum), or skips without a GPU
+// (fails when GPUNOTES_REQUIRE_GPU is set).
+func ownKernels(t *testing.T) *OwnKernels {
+	t.Helper()
+	k, err := NewOwn(0, linalg.CPU())
+	if err != nil {
+		if os.Getenv("GPUNOTES_REQUIRE_GPU") != "" {
+			t.Fatalf("GPUNOTES_REQUIRE_GPU is set but the own GEMM kernel is unavailable: %v", err)
+		}
+		t.Skipf("no GPU here: %v", err)
+	}
+	return k
+}
+
+// TestOwnGemm checks the own tiled kernel against gonum on shapes that are and are not
+// multiples of its 64 x 64 tiles and 16-deep slices, with transposed operands and beta != 0.
+func TestOwnGemm(t *testing.T) {
+	k := ownKernels(t)
+	if !strings.Contains(k.Name(), "own GEMM kernel") || !strings.Contains(k.Name(), "gonum") {
+		t.Errorf("name %q", k.Name())
+	}
+	for _, s := range [][3]int{{1, 1, 1}, {64, 64, 16}, {70, 40, 50}, {129, 257, 33}, {1, 300, 1}, {300, 1, 500}, {512, 512, 512}} {
+		m, n, kk := s[0], s[1], s[2]
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			a, b := randMat(uint64(m+kk), m, kk), randMat(uint64(n+kk+1), kk, n)
+			c0 := randMat(7, m, n)
+			var want mat.Dense
+			want.Mul(dense(a), dense(b))
+			want.Scale(1.5, &want)
+			var bc mat.Dense
+			bc.Scale(-0.5, dense(c0))
+			want.Add(&want, &bc)
+			oa, ob := a, b
+			if tr[0] {
+				oa = a.T()
+			}
+			if tr[1] {
+				ob = b.T()
+			}
+			c := linalg.Mat{Rows: m, Cols: n, Data: append([]float64(nil), c0.Data...)}
+			if err := k.Gemm(tr[0], tr[1], 1.5, oa, ob, -0.5, c); err != nil {
+				t.Fatalf("%v %v: %v", s, tr, err)
+			}
+			var d mat.Dense
+			d.Sub(&want, dense(c))
+			if e := mat.Norm(&d, 2) / mat.Norm(&want, 2); !(e < 1e-14) {
+				t.Errorf("m, n, k = %v, trans %v: relative error %.3g", s, tr, e)
+			}
+		}
+	}
+	// beta = 0 must not read C: NaN there stays out of the result.
+	a, b := randMat(1, 33, 17), randMat(2, 17, 65)
+	c := linalg.NewMat(33, 65)
+	for i := range c.Data {
+		c.Data[i] = math.NaN()
+	}
+	if err := k.Gemm(false, false, 1, a, b, 0, c); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range c.Data {
+		if math.IsNaN(v) {
+			t.Fatalf("beta = 0 read C: NaN at %d", i)
+		}
+	}
+	if err := k.Gemm(false, false, 1, a, b, 0, linalg.NewMat(33, 64)); err == nil || !strings.Contains(err.Error(), "(33, 64)") {
+		t.Errorf("a mismatched C: %v", err)
+	}
+	// A chunked product and an SVD through the own kernel.
+	x, y := randMat(3, 300, 120), randMat(4, 120, 90)
+	xm, _ := linalg.FromMat(x, 64, 50)
+	ym, _ := linalg.FromMat(y, 37, 90)
+	p, err := linalg.MatMul(context.Background(), xm, ym, linalg.Options{Kernels: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, d mat.Dense
+	want.Mul(dense(x), dense(y))
+	d.Sub(&want, dense(p.C))
+	if e := mat.Norm(&d, 2) / mat.Norm(&want, 2); e > 1e-14 {
+		t.Errorf("chunked MatMul on the own kernel: relative error %.3g", e)
+	}
+	if p.Kernels != k.Name() {
+		t.Errorf("MatMul kernels %q", p.Kernels)
+	}
+}
+
+// TestOwnGemmTime logs the own kernel's speed on an n x n x n product next to cuBLAS's, on
+// operands already on the device (kernel time only), for bench/RESULTS.md.
+func TestOwnGemmTime(t *testing.T) {
+	own := ownKernels(t)
+	if testing.Short() {
+		t.Skip("short")
+	}
+	cb, cbErr := New(0)
+	const n = 8192
+	a, b := randMat(1, n, n), randMat(2, n, n)
+	err := own.dev.Do(context.Background(), func() error {
+		mm := &mem{s: own.dev.Stream()}
+		defer mm.free()
+		da, err := mm.upload(a.Data)
+		if err != nil {
+			return err
+		}
+		db, err := mm.upload(b.Data)
+		if err != nil {
+			return err
+		}
+		dc, err := mm.alloc(n * n)
+		if err != nil {
+			return err
+		}
+		run := map[string]func() error{
+			"own gpn_dgemm_nn": func() error { return own.gemmNN(n, n, n, 1, da, n, db, n, 0, dc, n) },
+		}
+		if cbErr == nil {
+			one, zero := 1.0, 0.0
+			run["cuBLAS cublasDgemm"] = func() error {
+				return check("cublasDgemm", cublasDgemm(cb.cublas, opN, opN, n, n, n, &one, db, n, da, n, &zero, dc, n))
+			}
+		}
+		for name, f := range run {
+			for i := 0; i < 2; i++ { // the first run warms up
+				if err := own.dev.Stream().Synchronize(); err != nil {
+					return err
+				}
+				t0 := time.Now()
+				if err := f(); err != nil {
+					return err
+				}
+				if err := own.dev.Stream().Synchronize(); err != nil {
+					return err
+				}
+				if s := time.Since(t0).Seconds(); i == 1 {
+					t.Logf("%s: %d^3 product %.4f s, %.2f TFLOP/s (%s)", name, n, s, 2*float64(n)*n*n/s/1e12, own.dev.Info.Name)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// uploadBlocks puts the blocks of m (chunked rc x cc) on the device.
+func uploadBlocks(t *testing.T, mm *mem, m linalg.Mat, rc, cc []int) Blocks {
+	t.Helper()
+	b := Blocks{RowChunks: rc, ColChunks: cc}
+	r0 := 0
+	for _, r := range rc {
+		c0 := 0
+		for _, c := range cc {
+			blk := linalg.NewMat(r, c)
+			for i := 0; i < r; i++ {
+				copy(blk.Data[i*c:(i+1)*c], m.Data[(r0+i)*m.Cols+c0:(r0+i)*m.Cols+c0+c])
+			}
+			p, err := mm.upload(blk.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Ptr = append(b.Ptr, p)
+			c0 += c
+		}
+		r0 += r
+	}
+	return b
+}
+
+// TestMatMulBlocks multiplies matrices whose uneven blocks are on the device, with cuBLAS
+// and with the own kernel, against gonum.
+func TestMatMulBlocks(t *testing.T) {
+	own := ownKernels(t)
+	gs := []DeviceGemm{own}
+	if cb, err := New(0); err == nil {
+		gs = append(gs, cb)
+	} else if os.Getenv("GPUNOTES_REQUIRE_GPU") != "" {
+		t.Fatalf("cuBLAS: %v", err)
+	}
+	a, b := randMat(1, 150, 97), randMat(2, 97, 130)
+	var want mat.Dense
+	want.Mul(dense(a), dense(b))
+	for _, g := range gs {
+		mm := &mem{s: own.dev.Stream()}
+		var ab, bb Blocks
+		err := own.dev.Do(context.Background(), func() error {
+			ab = uploadBlocks(t, mm, a, []int{64, 64, 22}, []int{50, 47})
+			bb = uploadBlocks(t, mm, b, []int{50, 47}, []int{100, 30})
+			return own.dev.Stream().Synchronize()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := make([]float64, 150*130)
+		var calls []int
+		err = MatMulBlocks(context.Background(), g, ab, bb, c, func(done, total int) { calls = append(calls, done) })
+		_ = own.dev.Do(context.Background(), func() error { mm.free(); return nil })
+		if err != nil {
+			t.Fatalf("%s: %v", g.Name(), err)
+		}
+		var d mat.Dense
+		d.Sub(&want, mat.NewDense(150, 130, c))
+		if e := mat.Norm(&d, 2) / mat.Norm(&want, 2); e > 1e-14 {
+			t.Errorf("%s: relative error %.3g", g.Name(), e)
+		}
+		if len(calls) != 3 || calls[2] != 3 {
+			t.Errorf("%s: progress calls %v, want 1, 2, 3", g.Name(), calls)
+		}
+		bad := Blocks{RowChunks: []int{97}, ColChunks: []int{130}, Ptr: bb.Ptr[:1]}
+		if err := MatMulBlocks(context.Background(), g, ab, bad, c, nil); err == nil || !strings.Contains(err.Error(), "column chunks") {
+			t.Errorf("mismatched inner chunks: %v", err)
+		}
+	}
+}

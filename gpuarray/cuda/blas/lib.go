@@ -3,6 +3,7 @@ package blas
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/ebitengine/purego"
@@ -75,7 +76,14 @@ func open(names []string) (uintptr, string, error) {
 	return 0, "", fmt.Errorf("%w: tried %v (%v)", ErrNoLibrary, names, errs)
 }
 
+// EnvCUBLAS set to "off" makes Load fail, so that matrix products run on the own GEMM kernel
+// (NewOwn) even where cuBLAS is installed: for comparing the two.
+const EnvCUBLAS = "GPUNOTES_CUBLAS"
+
 func load() (err error) {
+	if v := os.Getenv(EnvCUBLAS); v == "off" {
+		return fmt.Errorf("%w: %s=%s", ErrNoLibrary, EnvCUBLAS, v)
+	}
 	if err := driver.Load(); err != nil {
 		return fmt.Errorf("%w: %v", ErrNoLibrary, err)
 	}

@@ -1,0 +1,141 @@
+package blas
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+)
+
+// DeviceGemm is a matrix product on operands already on the device, for products whose
+// blocks are generated and kept there (MatMulBlocks). Both *Kernels (cuBLAS) and
+// *OwnKernels implement it.
+type DeviceGemm interface {
+	// Device returns the GPU the kernels run on.
+	Device() *cuda.Device
+	// Name says which kernels run.
+	Name() string
+	// gemmDev computes c = alpha*a*b + beta*c for row-major device operands with leading
+	// dimensions: a is m x k, b k x n, c m x n. It runs on the device goroutine.
+	gemmDev(m, n, k int, alpha float64, a devPtr, lda int, b devPtr, ldb int, beta float64, c devPtr, ldc int) error
+}
+
+// Device returns the GPU the kernels run on.
+func (k *Kernels) Device() *cuda.Device { return k.dev }
+
+// Device returns the GPU the kernels run on.
+func (k *OwnKernels) Device() *cuda.Device { return k.dev }
+
+func (k *Kernels) gemmDev(m, n, kk int, alpha float64, a devPtr, lda int, b devPtr, ldb int, beta float64, c devPtr, ldc int) error {
+	// Row-major C = A*B is column-major C^T = B^T * A^T: the operands swap.
+	return check("cublasDgemm", cublasDgemm(k.cublas, opN, opN, int32(n), int32(m), int32(kk), &alpha, b, int32(ldb), a, int32(lda), &beta, c, int32(ldc)))
+}
+
+func (k *OwnKernels) gemmDev(m, n, kk int, alpha float64, a devPtr, lda int, b devPtr, ldb int, beta float64, c devPtr, ldc int) error {
+	return k.gemmNN(m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Blocks is a chunked row-major matrix whose blocks are on the device: block (i, j), of
+// RowChunks[i] x ColChunks[j] elements stored row-major, is at Ptr[i*len(ColChunks)+j].
+type Blocks struct {
+	RowChunks, ColChunks []int
+	Ptr                  []driver.DevicePtr
+}
+
+// PanelBytes returns the device memory MatMulBlocks needs besides its operands: one row
+// panel of C, as tall as the tallest row chunk of a.
+func PanelBytes(a, b Blocks) uint64 {
+	rows := 0
+	for _, r := range a.RowChunks {
+		rows = max(rows, r)
+	}
+	return uint64(rows) * uint64(sum(b.ColChunks)) * 8
+}
+
+func sum(v []int) int {
+	s := 0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// MatMulBlocks computes c = a*b, where a's column chunks equal b's row chunks, into c (host,
+// row-major, rows of a by columns of b). Each row panel of C is computed on the device, block
+// by block with the inner blocks summed in order, then downloaded into its place in c.
+// progress, if not nil, is called after each panel with the panels done.
+func MatMulBlocks(ctx context.Context, g DeviceGemm, a, b Blocks, c []float64, progress func(done, total int)) error {
+	if len(a.ColChunks) != len(b.RowChunks) {
+		return fmt.Errorf("MatMulBlocks: a has %d column chunks, b %d row chunks", len(a.ColChunks), len(b.RowChunks))
+	}
+	for i, n := range a.ColChunks {
+		if b.RowChunks[i] != n {
+			return fmt.Errorf("MatMulBlocks: a's column chunks %v differ from b's row chunks %v", a.ColChunks, b.RowChunks)
+		}
+	}
+	if len(a.Ptr) != len(a.RowChunks)*len(a.ColChunks) || len(b.Ptr) != len(b.RowChunks)*len(b.ColChunks) {
+		return fmt.Errorf("MatMulBlocks: block pointers do not match the chunk grids")
+	}
+	m, p := sum(a.RowChunks), sum(b.ColChunks)
+	if len(c) != m*p {
+		return fmt.Errorf("MatMulBlocks: c holds %d elements, want %d x %d", len(c), m, p)
+	}
+	if m == 0 || p == 0 {
+		return nil
+	}
+	dev := g.Device()
+	nk, nj := len(a.ColChunks), len(b.ColChunks)
+	row := 0
+	for i, rows := range a.RowChunks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dst := c[row*p : (row+rows)*p]
+		err := dev.Do(ctx, func() error {
+			if rows == 0 {
+				return nil
+			}
+			panel, err := dev.Pool().Alloc(uint64(rows*p) * 8)
+			if err != nil {
+				return err
+			}
+			defer dev.Pool().Free(panel)
+			if nk == 0 { // no inner axis: C is zero
+				if err := driver.MemsetD32Async(panel, 0, uint64(rows*p)*2, dev.Stream()); err != nil {
+					return err
+				}
+			}
+			col := 0
+			for j, cols := range b.ColChunks {
+				cij := panel + devPtr(col*8)
+				for kk, inner := range a.ColChunks {
+					if cols == 0 || (inner == 0 && kk > 0) {
+						continue
+					}
+					beta := 1.0
+					if kk == 0 {
+						beta = 0
+					}
+					if err := g.gemmDev(rows, cols, inner, 1, a.Ptr[i*nk+kk], max(inner, 1), b.Ptr[kk*nj+j], cols, beta, cij, p); err != nil {
+						return fmt.Errorf("block (%d, %d), inner block %d: %w", i, j, kk, err)
+					}
+				}
+				col += cols
+			}
+			if err := dev.Stream().Synchronize(); err != nil {
+				return err
+			}
+			return driver.MemcpyDtoH(unsafe.Pointer(&dst[0]), panel, uint64(len(dst))*8)
+		})
+		if err != nil {
+			return fmt.Errorf("row panel %d of C on GPU %d (%s): %w", i, dev.Info.Index, g.Name(), err)
+		}
+		row += rows
+		if progress != nil {
+			progress(i+1, len(a.RowChunks))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package gpuarray
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// matmulOnDevice computes a·b (both 2-d, a's column chunks equal to b's row chunks) with the
+// blocks of both operands generated on the GPU and kept there, so that only C crosses to the
+// host: a random or fused input never does. It reports ok = false, and computes nothing, when
+// the operands and a row panel of C do not fit in the device's pool or an operand's last stage
+// is not an elementwise GPU kernel; the caller then takes the block-by-block path.
+func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a, b *Array) (out []float64, ok bool, err error) {
+	sa, sb := a.n.Shape, b.n.Shape
+	if len(sa) != 2 || len(sb) != 2 || !equalInts(a.n.Chunks[1], b.n.Chunks[0]) {
+		return nil, false, nil
+	}
+	dev := g.Device()
+	need := uint64(expr.Size(sa)+expr.Size(sb))*8 + blas.PanelBytes(blas.Blocks{RowChunks: a.n.Chunks[0]}, blas.Blocks{ColChunks: b.n.Chunks[1]})
+	if free := dev.Pool().Limit() - min(dev.Pool().Limit(), dev.Pool().InUse()); need > free*9/10 {
+		return nil, false, nil
+	}
+	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	defer freeA()
+	bb, freeB, ok, err := c.blocksOnDevice(ctx, dev, b.n)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	defer freeB()
+	out = make([]float64, sa[0]*sb[1])
+	if err := blas.MatMulBlocks(ctx, g, ab, bb, out, nil); err != nil {
+		return nil, true, err
+	}
+	return out, true, nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// blocksOnDevice puts the chunks of the 2-d node n on dev: data is uploaded chunk by chunk;
+// a computed node has its earlier stages (reductions it reads) computed as usual and its last,
+// elementwise stage run on dev with the outputs left there.
+func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *expr.Node) (blas.Blocks, func(), bool, error) {
+	rc, cc := n.Chunks[0], n.Chunks[1]
+	bl := blas.Blocks{RowChunks: rc, ColChunks: cc, Ptr: make([]driver.DevicePtr, len(rc)*len(cc))}
+	ro, co := offsets(rc), offsets(cc)
+	if n.Kind == expr.KData {
+		return uploadChunks(ctx, dev, n.Data, n.Shape[1], rc, cc)
+	}
+	order := plan.Order(n)
+	done := map[*expr.Node][]float64{}
+	if err := c.runStages(ctx, order[:len(order)-1], done); err != nil {
+		return bl, nil, false, err
+	}
+	st, err := plan.Lower(len(order)-1, n, done, plan.Options{MemoryLimit: c.memLimit})
+	if err != nil {
+		return bl, nil, false, err
+	}
+	if st.Kernel.Reduce != nil || len(st.Tasks) != len(bl.Ptr) {
+		return bl, nil, false, nil
+	}
+	if _, _, err := cuda.Lower(st.Kernel); err != nil {
+		return bl, nil, false, nil // not a GPU kernel (a range leaf, say)
+	}
+	// Each task must be exactly one chunk.
+	slot := make([]int, len(st.Tasks))
+	for t, task := range st.Tasks {
+		i, j := indexOf(ro, task.Offset[0]), indexOf(co, task.Offset[1])
+		if i < 0 || j < 0 || task.Shape[0] != rc[i] || task.Shape[1] != cc[j] {
+			return bl, nil, false, nil
+		}
+		slot[t] = i*len(cc) + j
+	}
+	ptrs, free, err := cuda.RunPlanKeep(ctx, dev, st.Tasks)
+	if err != nil {
+		return bl, nil, false, err
+	}
+	for t, p := range ptrs {
+		bl.Ptr[slot[t]] = p
+	}
+	return bl, free, true, nil
+}
+
+// indexOf returns i with offs[i] == v, or -1.
+func indexOf(offs []int, v int) int {
+	for i, o := range offs[:len(offs)-1] {
+		if o == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// uploadChunks copies the chunks of a row-major matrix (cols columns) to dev, one device
+// block per chunk.
+func uploadChunks(ctx context.Context, dev *cuda.Device, data []float64, cols int, rc, cc []int) (blas.Blocks, func(), bool, error) {
+	bl := blas.Blocks{RowChunks: rc, ColChunks: cc, Ptr: make([]driver.DevicePtr, len(rc)*len(cc))}
+	var allocated []driver.DevicePtr
+	free := func() {
+		_ = dev.Do(context.Background(), func() error {
+			for _, p := range allocated {
+				dev.Pool().Free(p)
+			}
+			return nil
+		})
+	}
+	r0 := 0
+	for i, r := range rc {
+		c0 := 0
+		for j, w := range cc {
+			blk := make([]float64, max(r*w, 1))
+			for k := 0; k < r; k++ {
+				copy(blk[k*w:(k+1)*w], data[(r0+k)*cols+c0:(r0+k)*cols+c0+w])
+			}
+			err := dev.Do(ctx, func() error {
+				p, err := dev.Pool().Alloc(uint64(len(blk)) * 8)
+				if err != nil {
+					return err
+				}
+				allocated = append(allocated, p)
+				bl.Ptr[i*len(cc)+j] = p
+				return driver.MemcpyHtoD(p, unsafe.Pointer(&blk[0]), uint64(len(blk))*8)
+			})
+			if err != nil {
+				free()
+				return bl, nil, false, fmt.Errorf("upload chunk (%d, %d): %w", i, j, err)
+			}
+			c0 += w
+		}
+		r0 += r
+	}
+	return bl, free, true, nil
+}
