@@ -3,7 +3,6 @@ package gpuarray
 import (
 	"context"
 	"fmt"
-	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
@@ -138,7 +137,7 @@ func uploadChunks(ctx context.Context, dev *cuda.Device, data []float64, cols in
 				}
 				allocated = append(allocated, p)
 				bl.Ptr[i*len(cc)+j] = p
-				return driver.MemcpyHtoD(p, unsafe.Pointer(&blk[0]), uint64(len(blk))*8)
+				return dev.CopyToDevice(p, blk)
 			})
 			if err != nil {
 				free()

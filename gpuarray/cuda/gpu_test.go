@@ -421,3 +421,47 @@ func envInt(k string, def int) int {
 	}
 	return def
 }
+
+// TestGPUCopies round-trips host data through the device with CopyToDevice and CopyToHost at
+// sizes around the direct-copy threshold and the staging pieces, and times a large copy.
+func TestGPUCopies(t *testing.T) {
+	d := gpu(t)
+	for _, n := range []int{0, 1, transferDirect/8 - 1, transferDirect/8 + 1, transferPiece / 8, 3*transferPiece/8 + 5, 200_000_001} {
+		src := make([]float64, n)
+		for i := range src {
+			src[i] = float64(i)*0.5 - 3
+		}
+		dst := make([]float64, n)
+		var up, down time.Duration
+		err := d.Do(context.Background(), func() error {
+			p, err := d.pool.Alloc(uint64(max(n, 1)) * 8)
+			if err != nil {
+				return err
+			}
+			defer d.pool.Free(p)
+			t0 := time.Now()
+			if err := d.CopyToDevice(p, src); err != nil {
+				return err
+			}
+			up = time.Since(t0)
+			t0 = time.Now()
+			if err := d.CopyToHost(dst, p); err != nil {
+				return err
+			}
+			down = time.Since(t0)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%d elements: %v", n, err)
+		}
+		for i := range src {
+			if dst[i] != src[i] {
+				t.Fatalf("%d elements: element %d is %v, want %v", n, i, dst[i], src[i])
+			}
+		}
+		if n > 100_000_000 {
+			gb := float64(n) * 8 / 1e9
+			t.Logf("%.1f GB: to device %.2f GB/s, to host (fresh memory) %.2f GB/s", gb, gb/up.Seconds(), gb/down.Seconds())
+		}
+	}
+}

@@ -266,7 +266,7 @@ func TestOwnGemmTime(t *testing.T) {
 	const n = 8192
 	a, b := randMat(1, n, n), randMat(2, n, n)
 	err := own.dev.Do(context.Background(), func() error {
-		mm := &mem{s: own.dev.Stream()}
+		mm := &mem{dev: own.dev, s: own.dev.Stream()}
 		defer mm.free()
 		da, err := mm.upload(a.Data)
 		if err != nil {
@@ -351,7 +351,7 @@ func TestMatMulBlocks(t *testing.T) {
 	var want mat.Dense
 	want.Mul(dense(a), dense(b))
 	for _, g := range gs {
-		mm := &mem{s: own.dev.Stream()}
+		mm := &mem{dev: own.dev, s: own.dev.Stream()}
 		var ab, bb Blocks
 		err := own.dev.Do(context.Background(), func() error {
 			ab = uploadBlocks(t, mm, a, []int{64, 64, 22}, []int{50, 47})

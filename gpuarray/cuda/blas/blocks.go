@@ -3,7 +3,6 @@ package blas
 import (
 	"context"
 	"fmt"
-	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -127,7 +126,7 @@ func MatMulBlocks(ctx context.Context, g DeviceGemm, a, b Blocks, c []float64, p
 			if err := dev.Stream().Synchronize(); err != nil {
 				return err
 			}
-			return driver.MemcpyDtoH(unsafe.Pointer(&dst[0]), panel, uint64(len(dst))*8)
+			return dev.CopyToHost(dst, panel)
 		})
 		if err != nil {
 			return fmt.Errorf("row panel %d of C on GPU %d (%s): %w", i, dev.Info.Index, g.Name(), err)

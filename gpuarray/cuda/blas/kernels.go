@@ -3,7 +3,6 @@ package blas
 import (
 	"context"
 	"fmt"
-	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -68,7 +67,7 @@ func (k *Kernels) Name() string { return k.name }
 // do runs fn on the device goroutine and waits for the device's stream.
 func (k *Kernels) do(fn func(m *mem) error) error {
 	return k.dev.Do(context.Background(), func() error {
-		m := &mem{s: k.dev.Stream()}
+		m := &mem{dev: k.dev, s: k.dev.Stream()}
 		err := fn(m)
 		if serr := k.dev.Stream().Synchronize(); err == nil {
 			err = serr
@@ -80,6 +79,7 @@ func (k *Kernels) do(fn func(m *mem) error) error {
 
 // mem tracks the device buffers of one call.
 type mem struct {
+	dev  *cuda.Device
 	s    driver.Stream
 	bufs []devPtr
 	keep map[devPtr]bool
@@ -99,17 +99,15 @@ func (m *mem) upload(v []float64) (devPtr, error) {
 	if err != nil || len(v) == 0 {
 		return p, err
 	}
-	return p, driver.MemcpyHtoDAsync(p, unsafe.Pointer(&v[0]), uint64(len(v))*8, m.s)
+	return p, m.dev.CopyToDevice(p, v)
 }
 
+// download waits for the stream's work and copies p into dst.
 func (m *mem) download(dst []float64, p devPtr) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	if err := driver.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), p, uint64(len(dst))*8, m.s); err != nil {
+	if err := m.s.Synchronize(); err != nil {
 		return err
 	}
-	return m.s.Synchronize()
+	return m.dev.CopyToHost(dst, p)
 }
 
 // retain keeps p past the call (a factor owns it).

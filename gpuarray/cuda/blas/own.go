@@ -67,7 +67,7 @@ func (k *OwnKernels) Gemm(transA, transB bool, alpha float64, a, b linalg.Mat, b
 		return nil
 	}
 	err = k.dev.Do(context.Background(), func() error {
-		mm := &mem{s: k.dev.Stream()}
+		mm := &mem{dev: k.dev, s: k.dev.Stream()}
 		defer mm.free()
 		da, err := k.operand(mm, a, transA)
 		if err != nil {

@@ -1,0 +1,124 @@
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+)
+
+// Large transfers go through two pinned staging buffers of transferPiece bytes: the DMA of one
+// piece runs while the host copies the other between the staging buffer and Go memory on
+// several cores. Copies straight from pageable Go memory ran at about 3 GB/s on the H100
+// machine (cupy's .get() of 12.8 GB took 4.0 s), well below the link.
+const transferPiece = 64 << 20
+
+// transferDirect is the size below which a plain synchronous copy is used.
+const transferDirect = 4 << 20
+
+// stagingPair returns the device's two pinned transfer buffers, allocated on first use.
+func (d *Device) stagingPair() ([2][]float64, error) {
+	if d.xfer[0] == nil {
+		for i := range d.xfer {
+			p, err := driver.MemAllocHost(transferPiece)
+			if err != nil {
+				return d.xfer, fmt.Errorf("pinned transfer buffer: %w", err)
+			}
+			d.xfer[i] = unsafe.Slice((*float64)(p), transferPiece/8)
+		}
+	}
+	return d.xfer, nil
+}
+
+// parallelCopy copies src into dst (equal lengths) on up to GOMAXPROCS goroutines: first
+// touches of fresh Go memory (page faults) dominate large copies and scale with cores.
+func parallelCopy(dst, src []float64) {
+	const grain = 1 << 18
+	w := min(runtime.GOMAXPROCS(0), (len(src)+grain-1)/grain)
+	if w <= 1 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (len(src) + w - 1) / w
+	for lo := 0; lo < len(src); lo += per {
+		hi := min(lo+per, len(src))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
+}
+
+// CopyToHost copies len(dst) doubles from the device at src into dst, pipelined through
+// pinned staging. Call it on the device goroutine (inside Do); it returns when dst is filled.
+func (d *Device) CopyToHost(dst []float64, src driver.DevicePtr) error {
+	n := len(dst)
+	if n == 0 {
+		return nil
+	}
+	if n*8 <= transferDirect {
+		if err := d.stream.Synchronize(); err != nil {
+			return err
+		}
+		return driver.MemcpyDtoH(unsafe.Pointer(&dst[0]), src, uint64(n)*8)
+	}
+	st, err := d.stagingPair()
+	if err != nil {
+		return err
+	}
+	piece := transferPiece / 8
+	prev, prevBuf := -1, 0
+	for off, b := 0, 0; off < n; off, b = off+piece, 1-b {
+		m := min(piece, n-off)
+		if err := driver.MemcpyDtoHAsync(unsafe.Pointer(&st[b][0]), src+driver.DevicePtr(off*8), uint64(m)*8, d.stream); err != nil {
+			return err
+		}
+		if prev >= 0 { // the previous piece is in its buffer: copy it out while this one moves
+			parallelCopy(dst[prev:prev+min(piece, n-prev)], st[prevBuf][:min(piece, n-prev)])
+		}
+		if err := d.stream.Synchronize(); err != nil {
+			return err
+		}
+		prev, prevBuf = off, b
+	}
+	parallelCopy(dst[prev:], st[prevBuf][:n-prev])
+	return nil
+}
+
+// CopyToDevice copies src to the device at dst, pipelined through pinned staging. Call it on
+// the device goroutine (inside Do); it returns when the copy is complete.
+func (d *Device) CopyToDevice(dst driver.DevicePtr, src []float64) error {
+	n := len(src)
+	if n == 0 {
+		return nil
+	}
+	if n*8 <= transferDirect {
+		if err := driver.MemcpyHtoDAsync(dst, unsafe.Pointer(&src[0]), uint64(n)*8, d.stream); err != nil {
+			return err
+		}
+		return d.stream.Synchronize()
+	}
+	st, err := d.stagingPair()
+	if err != nil {
+		return err
+	}
+	piece := transferPiece / 8
+	for off, b := 0, 0; off < n; off, b = off+piece, 1-b {
+		m := min(piece, n-off)
+		// Filling buffer b overlaps the previous piece's DMA; waiting for that DMA before
+		// queueing this one keeps the buffer filled next round free.
+		parallelCopy(st[b][:m], src[off:off+m])
+		if err := d.stream.Synchronize(); err != nil {
+			return err
+		}
+		if err := driver.MemcpyHtoDAsync(dst+driver.DevicePtr(off*8), unsafe.Pointer(&st[b][0]), uint64(m)*8, d.stream); err != nil {
+			return err
+		}
+	}
+	return d.stream.Synchronize()
+}
