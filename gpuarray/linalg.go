@@ -333,6 +333,15 @@ func SVD(a *Array, opts ...ComputeOption) (*SVDResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SVD: %w", err)
 	}
+	if k, ok := c.opt.Kernels.(*blas.Kernels); ok {
+		r, ok, err := c.svdOnDevice(c.ctx, k, a)
+		if err != nil {
+			return nil, fmt.Errorf("SVD: %w", err)
+		}
+		if ok {
+			return svdArrays(r, a, c)
+		}
+	}
 	c.opt.LeafRows = c.leafRows(max(a.n.Shape[0], a.n.Shape[1]), min(a.n.Shape[0], a.n.Shape[1]))
 	r, err := linalg.SVD(c.ctx, c.matrixOf(a, false), c.opt)
 	if errors.Is(err, linalg.ErrNotTallSkinny) {

@@ -239,7 +239,7 @@ func TestSVDOnGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("path: %s", r.Path)
-	if !strings.Contains(r.Path, "cuBLAS") {
+	if !strings.Contains(r.Path, "cuBLAS") || !strings.Contains(r.Path, "TSQR on the device") {
 		t.Errorf("SVD on the GPU ran %q", r.Path)
 	}
 	checkSVD(t, "gpu", a, r)

@@ -8,6 +8,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -41,6 +42,34 @@ func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a,
 		return nil, true, err
 	}
 	return out, true, nil
+}
+
+// svdOnDevice computes the SVD of a tall-and-skinny a (one column of chunks, rows >= columns)
+// with its blocks generated on the GPU and TSQR done there (blas.Kernels.TallSVD). Leaves
+// are a quarter of the rows (at least twice the columns): on the GPU fewer, taller QRs are
+// cheaper than a deeper tree. It reports ok = false when a is not tall-and-skinny, does not
+// fit, or its last stage is not a GPU kernel.
+func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Array) (*linalg.SVDResult, bool, error) {
+	s := a.n.Shape
+	if len(s) != 2 || len(a.n.Chunks[1]) != 1 || s[0] < s[1] || s[1] == 0 {
+		return nil, false, nil
+	}
+	leafRows := max(2*s[1], (s[0]+3)/4)
+	dev := k.Device()
+	need := uint64(expr.Size(s))*8 + blas.TallSVDBytes(blas.Blocks{RowChunks: a.n.Chunks[0], ColChunks: a.n.Chunks[1]}, leafRows)
+	if free := dev.Pool().Limit() - min(dev.Pool().Limit(), dev.Pool().InUse()); need > free*9/10 {
+		return nil, false, nil
+	}
+	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	defer freeA()
+	r, err := k.TallSVD(ctx, ab, leafRows)
+	if err != nil {
+		return nil, true, err
+	}
+	return r, true, nil
 }
 
 func equalInts(a, b []int) bool {

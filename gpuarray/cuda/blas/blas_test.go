@@ -3,6 +3,7 @@ package blas
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 )
 
@@ -380,5 +382,40 @@ func TestMatMulBlocks(t *testing.T) {
 		if err := MatMulBlocks(context.Background(), g, ab, bad, c, nil); err == nil || !strings.Contains(err.Error(), "column chunks") {
 			t.Errorf("mismatched inner chunks: %v", err)
 		}
+	}
+}
+
+// TestTallSVD checks the device TSQR's SVD on blocks already on the device: several leaves, a
+// leaf of one block, leaves shorter than wide, and a single leaf.
+func TestTallSVD(t *testing.T) {
+	k := gpuKernels(t)
+	for _, c := range []struct{ m, n, rc, leafRows int }{
+		{300, 40, 64, 80}, {2000, 100, 500, 200}, {2000, 100, 500, 2000}, {250, 60, 25, 30}, {64, 64, 64, 1},
+	} {
+		a := randMat(uint64(c.m+c.n), c.m, c.n)
+		var rc []int
+		for r := c.m; r > 0; r -= c.rc {
+			rc = append(rc, min(r, c.rc))
+		}
+		mm := &mem{dev: k.dev, s: k.dev.Stream()}
+		var ab Blocks
+		if err := k.dev.Do(context.Background(), func() error {
+			ab = uploadBlocks(t, mm, a, rc, []int{c.n})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := k.TallSVD(context.Background(), ab, c.leafRows)
+		_ = k.dev.Do(context.Background(), func() error { mm.free(); return nil })
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if !strings.Contains(r.Kernels, "TSQR on the device") {
+			t.Errorf("kernels %q", r.Kernels)
+		}
+		checkSVD(t, fmt.Sprintf("%+v", c), a, r)
+	}
+	if _, err := k.TallSVD(context.Background(), Blocks{RowChunks: []int{10}, ColChunks: []int{20}, Ptr: make([]driver.DevicePtr, 1)}, 1); err == nil || !strings.Contains(err.Error(), "rows >= columns") {
+		t.Errorf("a wide matrix: %v", err)
 	}
 }

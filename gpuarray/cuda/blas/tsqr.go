@@ -1,0 +1,244 @@
+package blas
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
+)
+
+// TallSVDBytes returns the device memory TallSVD needs besides its input blocks.
+func TallSVDBytes(a Blocks, leafRows int) uint64 {
+	n := sum(a.ColChunks)
+	maxLeaf, leaves := 0, 0
+	for _, l := range groupLeaves(a.RowChunks, leafRows) {
+		maxLeaf = max(maxLeaf, l.rows)
+		leaves++
+	}
+	m := sum(a.RowChunks)
+	// The leaves' column-major copies, the stacked R factors, and per leaf U in two layouts.
+	return uint64(m*n+leaves*n*n+2*maxLeaf*n) * 8
+}
+
+type leafSpan struct{ c0, c1, row0, rows int }
+
+// groupLeaves groups consecutive row chunks into leaves of at least leafRows rows (the last
+// leaf may be shorter).
+func groupLeaves(rc []int, leafRows int) []leafSpan {
+	var out []leafSpan
+	row := 0
+	for c := 0; c < len(rc); {
+		s := leafSpan{c0: c, row0: row}
+		for c < len(rc) && (c == s.c0 || s.rows < leafRows) {
+			s.rows += rc[c]
+			c++
+		}
+		s.c1 = c
+		row += s.rows
+		out = append(out, s)
+	}
+	return out
+}
+
+// TallSVD computes the thin SVD of a tall-and-skinny matrix (m >= n, one column of chunks)
+// whose row blocks are on the device, by TSQR without leaving it: each leaf (a run of row
+// chunks of at least leafRows rows) is factored with cusolverDnDgeqrf, the stacked R factors
+// once more, R's SVD is taken, and U is formed leaf by leaf (cusolverDnDormqr) and copied into
+// the host's U. Only R factors and U cross to the host. Signs are normalized as linalg's.
+func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int) (*linalg.SVDResult, error) {
+	if len(a.ColChunks) != 1 || len(a.Ptr) != len(a.RowChunks) {
+		return nil, fmt.Errorf("TallSVD needs one column of chunks, got %d", len(a.ColChunks))
+	}
+	m, n := sum(a.RowChunks), a.ColChunks[0]
+	if m < n || n == 0 {
+		return nil, fmt.Errorf("TallSVD of a (%d, %d) matrix: want rows >= columns > 0", m, n)
+	}
+	leaves := groupLeaves(a.RowChunks, leafRows)
+	type leaf struct {
+		leafSpan
+		acol, tau devPtr
+		k         int
+	}
+	ls := make([]leaf, len(leaves))
+	K := 0 // rows of the stacked R factors
+	for i, s := range leaves {
+		ls[i] = leaf{leafSpan: s, k: min(s.rows, n)}
+		K += ls[i].k
+	}
+	u := linalg.NewMat(m, n)
+	var r2 linalg.Mat
+	stackHost := make([]float64, K*n) // column-major K x n
+	var stack, tau2 devPtr
+	one, zero := 1.0, 0.0
+	mm := &mem{dev: k.dev, s: k.dev.Stream()}
+	defer func() { _ = k.dev.Do(context.Background(), func() error { mm.free(); return nil }) }()
+
+	// Leaves: column-major copies, QR, and their R factors stacked on the host.
+	err := k.dev.Do(ctx, func() error {
+		off := 0
+		for i := range ls {
+			l := &ls[i]
+			var err error
+			if l.acol, err = mm.alloc(l.rows * n); err != nil {
+				return err
+			}
+			if l.tau, err = mm.alloc(l.k); err != nil {
+				return err
+			}
+			ro := 0
+			for c := l.c0; c < l.c1; c++ {
+				rb := a.RowChunks[c]
+				// Row-major block (rb x n) is column-major n x rb; its transpose goes to rows
+				// ro.. of the leaf's column-major copy.
+				dst := l.acol + devPtr(ro*8)
+				if err := check("cublasDgeam", cublasDgeam(k.cublas, opT, opN, int32(rb), int32(n), &one, a.Ptr[c], int32(n), &zero, dst, int32(l.rows), dst, int32(l.rows))); err != nil {
+					return err
+				}
+				ro += rb
+			}
+			if err := k.geqrf(mm, l.rows, n, l.acol, l.tau); err != nil {
+				return fmt.Errorf("leaf %d (%d rows): %w", i, l.rows, err)
+			}
+			// R_i: the upper k x n part (reflectors below its diagonal are left out).
+			t, err := mm.alloc(l.k * n)
+			if err != nil {
+				return err
+			}
+			if err := check("cublasDgeam", cublasDgeam(k.cublas, opN, opN, int32(l.k), int32(n), &one, l.acol, int32(l.rows), &zero, t, int32(l.k), t, int32(l.k))); err != nil {
+				return err
+			}
+			top := make([]float64, l.k*n)
+			if err := mm.download(top, t); err != nil {
+				return err
+			}
+			for j := 0; j < n; j++ {
+				for r := 0; r <= min(j, l.k-1); r++ {
+					stackHost[off+r+j*K] = top[r+j*l.k]
+				}
+			}
+			off += l.k
+		}
+		// The stacked QR.
+		var err error
+		if stack, err = mm.upload(stackHost); err != nil {
+			return err
+		}
+		if tau2, err = mm.alloc(n); err != nil {
+			return err
+		}
+		if err := k.geqrf(mm, K, n, stack, tau2); err != nil {
+			return fmt.Errorf("stacked R (%d x %d): %w", K, n, err)
+		}
+		if err := mm.download(stackHost, stack); err != nil {
+			return err
+		}
+		r2 = linalg.NewMat(n, n) // row-major upper triangle
+		for i := 0; i < n; i++ {
+			for j := i; j < n; j++ {
+				r2.Data[i*n+j] = stackHost[i+j*K]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("TSQR on GPU %d: %w", k.dev.Info.Index, err)
+	}
+	ur, s, vt, err := k.SVD(r2)
+	if err != nil {
+		return nil, fmt.Errorf("SVD of R (%d x %d): %w", n, n, err)
+	}
+	// U = Q * U_R: W = Q2 * [U_R; 0] for the stack, then each leaf's Q on its rows of W.
+	err = k.dev.Do(ctx, func() error {
+		w0 := make([]float64, K*n) // column-major K x n
+		for r := 0; r < n; r++ {
+			for c := 0; c < n; c++ {
+				w0[r+c*K] = ur.Data[r*n+c]
+			}
+		}
+		w, err := mm.upload(w0)
+		if err != nil {
+			return err
+		}
+		if err := k.ormqr(mm, K, n, n, stack, K, tau2, w, K); err != nil {
+			return fmt.Errorf("stacked Q: %w", err)
+		}
+		maxRows := 0
+		for _, l := range ls {
+			maxRows = max(maxRows, l.rows)
+		}
+		ci, err := mm.alloc(maxRows * n)
+		if err != nil {
+			return err
+		}
+		ti, err := mm.alloc(maxRows * n)
+		if err != nil {
+			return err
+		}
+		off := 0
+		for i, l := range ls {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := driver.MemsetD32Async(ci, 0, uint64(l.rows*n)*2, k.dev.Stream()); err != nil {
+				return err
+			}
+			if err := check("cublasDgeam", cublasDgeam(k.cublas, opN, opN, int32(l.k), int32(n), &one, w+devPtr(off*8), int32(K), &zero, ci, int32(l.rows), ci, int32(l.rows))); err != nil {
+				return err
+			}
+			if err := k.ormqr(mm, l.rows, n, l.k, l.acol, l.rows, l.tau, ci, l.rows); err != nil {
+				return fmt.Errorf("leaf %d Q: %w", i, err)
+			}
+			// Column-major rows x n to row-major: its transpose, column-major n x rows.
+			if err := check("cublasDgeam", cublasDgeam(k.cublas, opT, opN, int32(n), int32(l.rows), &one, ci, int32(l.rows), &zero, ti, int32(n), ti, int32(n))); err != nil {
+				return err
+			}
+			if err := mm.download(u.Data[l.row0*n:(l.row0+l.rows)*n], ti); err != nil {
+				return err
+			}
+			off += l.k
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("U on GPU %d: %w", k.dev.Info.Index, err)
+	}
+	out := &linalg.SVDResult{U: u, S: s, Vt: vt, Kernels: k.name + ", TSQR on the device"}
+	out.FlipSigns()
+	return out, nil
+}
+
+// geqrf factors the column-major m x n matrix at a (leading dimension m) in place.
+func (k *Kernels) geqrf(mm *mem, m, n int, a, tau devPtr) error {
+	var lwork int32
+	if err := check("cusolverDnDgeqrf_bufferSize", cusolverDgeqrfBuf(k.cusolver, int32(m), int32(n), a, int32(m), &lwork)); err != nil {
+		return err
+	}
+	work, err := mm.alloc(int(lwork))
+	if err != nil {
+		return err
+	}
+	info, err := mm.alloc(1)
+	if err != nil {
+		return err
+	}
+	return check("cusolverDnDgeqrf", cusolverDgeqrf(k.cusolver, int32(m), int32(n), a, int32(m), tau, work, lwork, info))
+}
+
+// ormqr overwrites the column-major m x p matrix c with Q*c, Q the m x m factor of a QR of
+// kk reflectors in a (leading dimension lda).
+func (k *Kernels) ormqr(mm *mem, m, p, kk int, a devPtr, lda int, tau, c devPtr, ldc int) error {
+	var lwork int32
+	if err := check("cusolverDnDormqr_bufferSize", cusolverDormqrBuf(k.cusolver, 0, 0, int32(m), int32(p), int32(kk), a, int32(lda), tau, c, int32(ldc), &lwork)); err != nil {
+		return err
+	}
+	work, err := mm.alloc(int(lwork))
+	if err != nil {
+		return err
+	}
+	info, err := mm.alloc(1)
+	if err != nil {
+		return err
+	}
+	return check("cusolverDnDormqr", cusolverDormqr(k.cusolver, 0, 0, int32(m), int32(p), int32(kk), a, int32(lda), tau, c, int32(ldc), work, lwork, info))
+}
