@@ -55,18 +55,22 @@ func tallSVD(ctx context.Context, a Matrix, opt Options) (*SVDResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SVD of R %s: %w", q.R.Shape(), err)
 	}
+	// Signs are fixed on the small factors: U = Q*U_R flips with U_R's columns.
+	small := &SVDResult{U: ur, S: s, Vt: vt}
+	small.FlipSigns()
 	u := NewMat(q.Rows(), ur.Cols)
 	if err := q.ApplyQ(ctx, ur, u.Data); err != nil {
 		return nil, fmt.Errorf("SVD: U = Q*U_R: %w", err)
 	}
-	out := &SVDResult{U: u, S: s, Vt: vt, Kernels: q.Kernels}
-	out.FlipSigns()
-	return out, nil
+	return &SVDResult{U: u, S: s, Vt: vt, Kernels: q.Kernels}, nil
 }
 
 // FlipSigns normalizes the sign of each singular pair (a column of U and the row of Vt): the
-// entry of largest magnitude of the Vt row (the first such) becomes positive.
+// entry of largest magnitude of the Vt row (the first such) becomes positive. U is walked row
+// by row. Algorithms that form U as Q*U_R flip U_R's columns before (same result, no pass over
+// the large U).
 func (r *SVDResult) FlipSigns() {
+	var flip []int
 	for i := 0; i < r.Vt.Rows; i++ {
 		row := r.Vt.Data[i*r.Vt.Cols : (i+1)*r.Vt.Cols]
 		best, bi := -1.0, 0
@@ -81,8 +85,15 @@ func (r *SVDResult) FlipSigns() {
 		for j := range row {
 			row[j] = -row[j]
 		}
-		for k := 0; k < r.U.Rows; k++ {
-			r.U.Data[k*r.U.Cols+i] = -r.U.Data[k*r.U.Cols+i]
+		flip = append(flip, i)
+	}
+	if len(flip) == 0 {
+		return
+	}
+	for k := 0; k < r.U.Rows; k++ {
+		row := r.U.Data[k*r.U.Cols : (k+1)*r.U.Cols]
+		for _, i := range flip {
+			row[i] = -row[i]
 		}
 	}
 }

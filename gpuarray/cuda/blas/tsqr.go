@@ -148,6 +148,9 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int) (*linalg.
 	if err != nil {
 		return nil, fmt.Errorf("SVD of R (%d x %d): %w", n, n, err)
 	}
+	// Signs as linalg's, fixed on the small factors: U = Q*U_R flips with U_R's columns.
+	small := &linalg.SVDResult{U: ur, S: s, Vt: vt}
+	small.FlipSigns()
 	// U = Q * U_R: W = Q2 * [U_R; 0] for the stack, then each leaf's Q on its rows of W.
 	err = k.dev.Do(ctx, func() error {
 		w0 := make([]float64, K*n) // column-major K x n
@@ -203,9 +206,7 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int) (*linalg.
 	if err != nil {
 		return nil, fmt.Errorf("U on GPU %d: %w", k.dev.Info.Index, err)
 	}
-	out := &linalg.SVDResult{U: u, S: s, Vt: vt, Kernels: k.name + ", TSQR on the device"}
-	out.FlipSigns()
-	return out, nil
+	return &linalg.SVDResult{U: u, S: s, Vt: vt, Kernels: k.name + ", TSQR on the device"}, nil
 }
 
 // geqrf factors the column-major m x n matrix at a (leading dimension m) in place.
