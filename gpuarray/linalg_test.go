@@ -179,8 +179,8 @@ func TestDot(t *testing.T) {
 		if err := c.got.Err(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if !strings.HasPrefix(c.got.Path(), "cpu (") {
-			t.Errorf("%s: path %q", c.name, c.got.Path())
+		if !strings.HasPrefix(c.got.Path(), "cpu (") || !strings.Contains(c.got.HTML(), "<th>Computed by</th><td>"+c.got.Path()) {
+			t.Errorf("%s: path %q, not in the HTML repr", c.name, c.got.Path())
 		}
 		if s := c.got.Shape(); len(s) != len(c.shape) || (len(s) > 0 && s[0] != c.shape[0]) {
 			t.Fatalf("%s: shape %v, want %v", c.name, s, c.shape)

@@ -90,6 +90,9 @@ func (a *Array) HTML() string {
 		state = "computed: " + preview(n.Data, 6)
 	}
 	row("State", state, "")
+	if a.path != "" {
+		row("Computed by", a.path, "")
+	}
 	b.WriteString(`</tbody></table></td><td>`)
 	b.WriteString(gridSVG(n.Shape, n.Chunks))
 	b.WriteString(`</td></tr></table>`)
