@@ -82,9 +82,10 @@ type Device struct {
 	mods   map[string]driver.Function // by spec key; used on the device goroutine only
 	libMod driver.Module              // the library linked alone, for LibFunction
 
-	pinned    []uint64     // pinned host staging for results
-	xfer      [2][]float64 // pinned double buffer of CopyToHost and CopyToDevice
-	pinnedPtr unsafe.Pointer
+	pinned     []uint64      // pinned host staging for results
+	xfer       [2][]float64  // pinned double buffer of CopyToHost and CopyToDevice
+	copyStream driver.Stream // CopyStream, created on first use
+	pinnedPtr  unsafe.Pointer
 }
 
 var (

@@ -54,18 +54,42 @@ func parallelCopy(dst, src []float64) {
 	wg.Wait()
 }
 
+// CopyStream returns a second stream of the device, for copies that overlap the work queued
+// on Stream (see CopyToHostOn). Call it on the device goroutine.
+func (d *Device) CopyStream() (driver.Stream, error) {
+	if d.copyStream == 0 {
+		s, err := driver.StreamCreate(driver.StreamNonBlocking)
+		if err != nil {
+			return 0, fmt.Errorf("copy stream: %w", err)
+		}
+		d.copyStream = s
+	}
+	return d.copyStream, nil
+}
+
 // CopyToHost copies len(dst) doubles from the device at src into dst, pipelined through
-// pinned staging. Call it on the device goroutine (inside Do); it returns when dst is filled.
+// pinned staging, after the work queued on Stream. Call it on the device goroutine (inside
+// Do); it returns when dst is filled.
 func (d *Device) CopyToHost(dst []float64, src driver.DevicePtr) error {
+	if err := d.stream.Synchronize(); err != nil {
+		return err
+	}
+	return d.CopyToHostOn(d.stream, dst, src)
+}
+
+// CopyToHostOn is CopyToHost with the copies queued on stream s (Stream or CopyStream),
+// without waiting for other work: with CopyStream, kernels queued on Stream run meanwhile.
+// The caller makes sure src is complete.
+func (d *Device) CopyToHostOn(s driver.Stream, dst []float64, src driver.DevicePtr) error {
 	n := len(dst)
 	if n == 0 {
 		return nil
 	}
 	if n*8 <= transferDirect {
-		if err := d.stream.Synchronize(); err != nil {
+		if err := driver.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), src, uint64(n)*8, s); err != nil {
 			return err
 		}
-		return driver.MemcpyDtoH(unsafe.Pointer(&dst[0]), src, uint64(n)*8)
+		return s.Synchronize()
 	}
 	st, err := d.stagingPair()
 	if err != nil {
@@ -75,13 +99,13 @@ func (d *Device) CopyToHost(dst []float64, src driver.DevicePtr) error {
 	prev, prevBuf := -1, 0
 	for off, b := 0, 0; off < n; off, b = off+piece, 1-b {
 		m := min(piece, n-off)
-		if err := driver.MemcpyDtoHAsync(unsafe.Pointer(&st[b][0]), src+driver.DevicePtr(off*8), uint64(m)*8, d.stream); err != nil {
+		if err := driver.MemcpyDtoHAsync(unsafe.Pointer(&st[b][0]), src+driver.DevicePtr(off*8), uint64(m)*8, s); err != nil {
 			return err
 		}
 		if prev >= 0 { // the previous piece is in its buffer: copy it out while this one moves
 			parallelCopy(dst[prev:prev+min(piece, n-prev)], st[prevBuf][:min(piece, n-prev)])
 		}
-		if err := d.stream.Synchronize(); err != nil {
+		if err := s.Synchronize(); err != nil {
 			return err
 		}
 		prev, prevBuf = off, b

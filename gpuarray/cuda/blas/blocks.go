@@ -43,14 +43,14 @@ type Blocks struct {
 	Ptr                  []driver.DevicePtr
 }
 
-// PanelBytes returns the device memory MatMulBlocks needs besides its operands: one row
-// panel of C, as tall as the tallest row chunk of a.
+// PanelBytes returns the device memory MatMulBlocks needs besides its operands: two row
+// panels of C, as tall as the tallest row chunk of a.
 func PanelBytes(a, b Blocks) uint64 {
 	rows := 0
 	for _, r := range a.RowChunks {
 		rows = max(rows, r)
 	}
-	return uint64(rows) * uint64(sum(b.ColChunks)) * 8
+	return 2 * uint64(rows) * uint64(sum(b.ColChunks)) * 8
 }
 
 func sum(v []int) int {
@@ -63,8 +63,9 @@ func sum(v []int) int {
 
 // MatMulBlocks computes c = a*b, where a's column chunks equal b's row chunks, into c (host,
 // row-major, rows of a by columns of b). Each row panel of C is computed on the device, block
-// by block with the inner blocks summed in order, then downloaded into its place in c.
-// progress, if not nil, is called after each panel with the panels done.
+// by block with the inner blocks summed in order, and downloaded into its place in c on a
+// second stream while the next panel's products run. progress, if not nil, is called after
+// each panel with the panels done.
 func MatMulBlocks(ctx context.Context, g DeviceGemm, a, b Blocks, c []float64, progress func(done, total int)) error {
 	if len(a.ColChunks) != len(b.RowChunks) {
 		return fmt.Errorf("MatMulBlocks: a has %d column chunks, b %d row chunks", len(a.ColChunks), len(b.RowChunks))
@@ -86,22 +87,50 @@ func MatMulBlocks(ctx context.Context, g DeviceGemm, a, b Blocks, c []float64, p
 	}
 	dev := g.Device()
 	nk, nj := len(a.ColChunks), len(b.ColChunks)
-	row := 0
+	maxRows := 0
+	for _, r := range a.RowChunks {
+		maxRows = max(maxRows, r)
+	}
+	var panels [2]devPtr
+	err := dev.Do(ctx, func() error {
+		for i := range panels {
+			var err error
+			if panels[i], err = dev.Pool().Alloc(uint64(maxRows*p) * 8); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	defer func() {
+		_ = dev.Do(context.Background(), func() error {
+			for _, pp := range panels {
+				if pp != 0 {
+					dev.Pool().Free(pp)
+				}
+			}
+			return nil
+		})
+	}()
+	if err != nil {
+		return fmt.Errorf("C panels on GPU %d: %w", dev.Info.Index, err)
+	}
+	rowOff := offsetsOf(a.RowChunks)
+	// download copies finished panel i into c, on the copy stream.
+	download := func(i int) error {
+		cs, err := dev.CopyStream()
+		if err != nil {
+			return err
+		}
+		dst := c[rowOff[i]*p : rowOff[i+1]*p]
+		return dev.CopyToHostOn(cs, dst, panels[i%2])
+	}
 	for i, rows := range a.RowChunks {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		dst := c[row*p : (row+rows)*p]
 		err := dev.Do(ctx, func() error {
-			if rows == 0 {
-				return nil
-			}
-			panel, err := dev.Pool().Alloc(uint64(rows*p) * 8)
-			if err != nil {
-				return err
-			}
-			defer dev.Pool().Free(panel)
-			if nk == 0 { // no inner axis: C is zero
+			panel := panels[i%2]
+			if nk == 0 && rows > 0 { // no inner axis: C is zero
 				if err := driver.MemsetD32Async(panel, 0, uint64(rows*p)*2, dev.Stream()); err != nil {
 					return err
 				}
@@ -110,7 +139,7 @@ func MatMulBlocks(ctx context.Context, g DeviceGemm, a, b Blocks, c []float64, p
 			for j, cols := range b.ColChunks {
 				cij := panel + devPtr(col*8)
 				for kk, inner := range a.ColChunks {
-					if cols == 0 || (inner == 0 && kk > 0) {
+					if rows == 0 || cols == 0 || (inner == 0 && kk > 0) {
 						continue
 					}
 					beta := 1.0
@@ -123,18 +152,35 @@ func MatMulBlocks(ctx context.Context, g DeviceGemm, a, b Blocks, c []float64, p
 				}
 				col += cols
 			}
-			if err := dev.Stream().Synchronize(); err != nil {
-				return err
+			// The previous panel moves to the host while this one's products run.
+			if i > 0 {
+				if err := download(i - 1); err != nil {
+					return fmt.Errorf("download panel %d: %w", i-1, err)
+				}
 			}
-			return dev.CopyToHost(dst, panel)
+			return dev.Stream().Synchronize()
 		})
 		if err != nil {
 			return fmt.Errorf("row panel %d of C on GPU %d (%s): %w", i, dev.Info.Index, g.Name(), err)
 		}
-		row += rows
-		if progress != nil {
-			progress(i+1, len(a.RowChunks))
+		if progress != nil && i > 0 {
+			progress(i, len(a.RowChunks))
 		}
 	}
+	last := len(a.RowChunks) - 1
+	if err := dev.Do(ctx, func() error { return download(last) }); err != nil {
+		return fmt.Errorf("download panel %d of C on GPU %d: %w", last, dev.Info.Index, err)
+	}
+	if progress != nil {
+		progress(last+1, len(a.RowChunks))
+	}
 	return nil
+}
+
+func offsetsOf(cs []int) []int {
+	o := make([]int, len(cs)+1)
+	for i, c := range cs {
+		o[i+1] = o[i] + c
+	}
+	return o
 }
