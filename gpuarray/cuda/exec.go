@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -35,6 +37,10 @@ type Options struct {
 }
 
 const poisonBits = math.MaxUint64
+
+// traceRuns (GPUNOTES_GPU_TRACE=1) prints each multi-GPU run's per-GPU finish times, for
+// finding where scaling loses time.
+var traceRuns = os.Getenv("GPUNOTES_GPU_TRACE") == "1"
 
 // Run executes the fused kernel of s for every task on device d: one launch covers up to
 // MaxTasksPerLaunch tasks (blockIdx.y) split into slices (blockIdx.x), and no intermediate array
@@ -255,8 +261,14 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 	return nil
 }
 
+// minStaging is the least pinned staging a device allocates: growing it later means freeing
+// and allocating pinned memory, which waits for the device and takes a lock across devices
+// (8 GPUs growing it at once in their first full-size launch cost 25 ms on 8x H200).
+const minStaging = 8 << 20
+
 // staging returns a pinned host buffer of at least n bytes, grown as needed and kept per device.
 func (d *Device) staging(n uint64) ([]uint64, error) {
+	n = max(n, minStaging)
 	if uint64(len(d.pinned))*8 < n {
 		if d.pinnedPtr != nil {
 			_ = driver.MemFreeHost(d.pinnedPtr)
@@ -392,17 +404,24 @@ func RunOn(ctx context.Context, devs []*Device, s *Spec, tasks []Task, opt Optio
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
+	t0 := time.Now()
+	took := make([]time.Duration, n)
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
 			parts[i], errs[i] = devs[i].Run(ctx, s, tasks[bounds[i]:bounds[i+1]], opt)
+			took[i] = time.Since(t0)
 			if errs[i] != nil {
 				cancel()
 			}
 		}(i)
 	}
 	wg.Wait()
+	if traceRuns {
+		fmt.Fprintf(os.Stderr, "gpunotes gpu trace: at %.1f ms: %d tasks on %d GPUs in %v; each GPU done after %v\n",
+			float64(t0.UnixMicro()%100_000_000)/1000, len(tasks), n, time.Since(t0), took)
+	}
 	for i, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("GPU %d: %w", devs[i].Info.Index, err)
