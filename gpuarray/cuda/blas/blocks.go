@@ -112,7 +112,7 @@ func MatMulBlocks(ctx context.Context, g DeviceGemm, a, b Blocks, c []float64, p
 		})
 	}()
 	if err != nil {
-		return fmt.Errorf("C panels on GPU %d: %w", dev.Info.Index, err)
+		return fmt.Errorf("panels of C on GPU %d: %w", dev.Info.Index, err)
 	}
 	rowOff := offsetsOf(a.RowChunks)
 	// download copies finished panel i into c, on the copy stream.

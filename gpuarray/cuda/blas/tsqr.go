@@ -204,7 +204,7 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int) (*linalg.
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("U on GPU %d: %w", k.dev.Info.Index, err)
+		return nil, fmt.Errorf("forming U on GPU %d: %w", k.dev.Info.Index, err)
 	}
 	return &linalg.SVDResult{U: u, S: s, Vt: vt, Kernels: k.name + ", TSQR on the device"}, nil
 }
