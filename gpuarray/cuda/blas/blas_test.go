@@ -171,6 +171,79 @@ func TestGPUSeedSVDTime(t *testing.T) {
 	}
 }
 
+// TestTallSVDTime logs, for bench/RESULTS.md, where the device TSQR's time goes on seed 001's
+// 10000 x 1000 (blocks already on the device): the whole TallSVD for several leaf sizes, and the
+// dense SVD of a 1000 x 1000 R alone.
+func TestTallSVDTime(t *testing.T) {
+	k := gpuKernels(t)
+	if testing.Short() {
+		t.Skip("short")
+	}
+	a := randMat(5, 10000, 1000)
+	rc := make([]int, 10)
+	for i := range rc {
+		rc[i] = 1000
+	}
+	mm := &mem{dev: k.dev, s: k.dev.Stream()}
+	var ab Blocks
+	if err := k.dev.Do(context.Background(), func() error {
+		ab = uploadBlocks(t, mm, a, rc, []int{1000})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = k.dev.Do(context.Background(), func() error { mm.free(); return nil }) }()
+	for _, lr := range []int{2000, 2500, 5000, 10000, 2500} {
+		t0 := time.Now()
+		if _, err := k.TallSVD(context.Background(), ab, lr); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("TallSVD 10000 x 1000, leaves >= %d rows: %.3f s", lr, time.Since(t0).Seconds())
+	}
+	r := randMat(6, 1000, 1000)
+	for i := 0; i < 2; i++ {
+		t0 := time.Now()
+		if _, _, _, err := k.SVD(r); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("dense SVD of 1000 x 1000 (cusolverDnDgesvd, with transfers): %.3f s", time.Since(t0).Seconds())
+		if !haveGesvdj {
+			continue
+		}
+		t0 = time.Now()
+		if _, _, _, err := k.svdJacobi(r); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("dense SVD of 1000 x 1000 (cusolverDnDgesvdj, with transfers): %.3f s", time.Since(t0).Seconds())
+	}
+	for _, j := range []bool{false, true} {
+		useJacobi = j
+		t0 := time.Now()
+		if _, err := k.TallSVD(context.Background(), ab, 2500); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("TallSVD 10000 x 1000, leaves >= 2500 rows, Jacobi SVD of R %v: %.3f s", j && haveGesvdj, time.Since(t0).Seconds())
+	}
+}
+
+// TestGPUSVDJacobi checks the Jacobi dense SVD on wide, tall and square matrices.
+func TestGPUSVDJacobi(t *testing.T) {
+	k := gpuKernels(t)
+	if !haveGesvdj {
+		t.Skip("cusolverDnDgesvdj not in this cuSOLVER")
+	}
+	for _, sh := range [][2]int{{30, 50}, {50, 30}, {200, 200}, {1, 7}} {
+		a := randMat(uint64(sh[0]*sh[1]), sh[0], sh[1])
+		u, sv, vt, err := k.svdJacobi(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &linalg.SVDResult{U: u, S: sv, Vt: vt, Kernels: k.Name()}
+		r.FlipSigns()
+		checkSVD(t, fmt.Sprintf("jacobi %v", sh), a, r)
+	}
+}
+
 // ownKernels opens the own GEMM kernel on GPU 0 (QR and SVD on gonum), or skips without a GPU
 // (fails when GPUNOTES_REQUIRE_GPU is set).
 func ownKernels(t *testing.T) *OwnKernels {
