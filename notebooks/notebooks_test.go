@@ -302,12 +302,13 @@ func init() {
 		exact, compressed := 0, 0
 		for _, m := range svdCheckRE.FindAllStringSubmatch(text, -1) {
 			rec, ou, ov := num(t, m[2]), num(t, m[4]), num(t, m[5])
-			if ou > 1e-8 || ov > 1e-8 {
-				t.Errorf("%s: U or V not orthonormal: %v, %v", m[1], ou, ov)
+			// Issue 7's tolerances: ||U^T U - I|| and ||A - U S Vt|| / ||A|| at most 1e-12.
+			if ou > 1e-12 || ov > 1e-12 {
+				t.Errorf("%s: U or V not orthonormal to 1e-12: %v, %v", m[1], ou, ov)
 			}
 			if m[3] == "" { // the exact SVD: rounding level
 				exact++
-				if rec > 1e-10 {
+				if rec > 1e-12 {
 					t.Errorf("%s: SVD reconstruction error %v", m[1], rec)
 				}
 				continue

@@ -207,40 +207,6 @@ func TestTallSVDTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("dense SVD of 1000 x 1000 (cusolverDnDgesvd, with transfers): %.3f s", time.Since(t0).Seconds())
-		if !haveGesvdj {
-			continue
-		}
-		t0 = time.Now()
-		if _, _, _, err := k.svdJacobi(r); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("dense SVD of 1000 x 1000 (cusolverDnDgesvdj, with transfers): %.3f s", time.Since(t0).Seconds())
-	}
-	for _, j := range []bool{false, true} {
-		useJacobi = j
-		t0 := time.Now()
-		if _, err := k.TallSVD(context.Background(), ab, 2500); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("TallSVD 10000 x 1000, leaves >= 2500 rows, Jacobi SVD of R %v: %.3f s", j && haveGesvdj, time.Since(t0).Seconds())
-	}
-}
-
-// TestGPUSVDJacobi checks the Jacobi dense SVD on wide, tall and square matrices.
-func TestGPUSVDJacobi(t *testing.T) {
-	k := gpuKernels(t)
-	if !haveGesvdj {
-		t.Skip("cusolverDnDgesvdj not in this cuSOLVER")
-	}
-	for _, sh := range [][2]int{{30, 50}, {50, 30}, {200, 200}, {1, 7}} {
-		a := randMat(uint64(sh[0]*sh[1]), sh[0], sh[1])
-		u, sv, vt, err := k.svdJacobi(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := &linalg.SVDResult{U: u, S: sv, Vt: vt, Kernels: k.Name()}
-		r.FlipSigns()
-		checkSVD(t, fmt.Sprintf("jacobi %v", sh), a, r)
 	}
 }
 

@@ -52,13 +52,6 @@ var (
 	cusolverDormqr    func(h handle, side, trans int32, m, n, k int32, a devPtr, lda int32, tau, c devPtr, ldc int32, work devPtr, lwork int32, info devPtr) status
 	cusolverDgesvdBuf func(h handle, m, n int32, lwork *int32) status
 	cusolverDgesvd    func(h handle, jobu, jobvt int8, m, n int32, a devPtr, lda int32, s, u devPtr, ldu int32, vt devPtr, ldvt int32, work devPtr, lwork int32, rwork, info devPtr) status
-
-	// Jacobi SVD (cusolverDnDgesvdj), bound when the library has it.
-	cusolverCreateGesvdjInfo  func(info *uintptr) status
-	cusolverDestroyGesvdjInfo func(info uintptr) status
-	cusolverDgesvdjBuf        func(h handle, jobz, econ, m, n int32, a devPtr, lda int32, s, u devPtr, ldu int32, v devPtr, ldv int32, lwork *int32, params uintptr) status
-	cusolverDgesvdj           func(h handle, jobz, econ, m, n int32, a devPtr, lda int32, s, u devPtr, ldu int32, v devPtr, ldv int32, work devPtr, lwork int32, info devPtr, params uintptr) status
-	haveGesvdj                bool
 )
 
 // Load opens the CUDA driver, cuBLAS and cuSOLVER and binds the calls used here. The first
@@ -121,13 +114,6 @@ func load() (err error) {
 	purego.RegisterLibFunc(&cusolverDormqr, cs, "cusolverDnDormqr")
 	purego.RegisterLibFunc(&cusolverDgesvdBuf, cs, "cusolverDnDgesvd_bufferSize")
 	purego.RegisterLibFunc(&cusolverDgesvd, cs, "cusolverDnDgesvd")
-	if _, err := purego.Dlsym(cs, "cusolverDnDgesvdj"); err == nil {
-		purego.RegisterLibFunc(&cusolverCreateGesvdjInfo, cs, "cusolverDnCreateGesvdjInfo")
-		purego.RegisterLibFunc(&cusolverDestroyGesvdjInfo, cs, "cusolverDnDestroyGesvdjInfo")
-		purego.RegisterLibFunc(&cusolverDgesvdjBuf, cs, "cusolverDnDgesvdj_bufferSize")
-		purego.RegisterLibFunc(&cusolverDgesvdj, cs, "cusolverDnDgesvdj")
-		haveGesvdj = true
-	}
 	loaded = cbName + ", " + csName
 	return nil
 }
