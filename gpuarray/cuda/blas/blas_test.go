@@ -458,3 +458,48 @@ func TestTallSVD(t *testing.T) {
 		t.Errorf("a wide matrix: %v", err)
 	}
 }
+
+// TestSVDPolarAccuracy compares cusolverDnDgesvd and cusolverDnXgesvdp on the R factor of a
+// 10000 x 1000 uniform matrix (seed 001's), for time and for the 1e-12 tolerances.
+func TestSVDPolarAccuracy(t *testing.T) {
+	k := gpuKernels(t)
+	if !haveGesvdp {
+		t.Skip("cusolverDnXgesvdp not in this cuSOLVER")
+	}
+	g := rand.New(rand.NewPCG(7, 7))
+	a := linalg.NewMat(10000, 1000)
+	for i := range a.Data {
+		a.Data[i] = g.Float64()
+	}
+	am, _ := linalg.FromMat(a, 10000, 1000)
+	q, err := linalg.TSQR(context.Background(), am, linalg.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := q.R
+	gesvd := func(a linalg.Mat) (linalg.Mat, []float64, linalg.Mat, error) {
+		haveGesvdp = false
+		defer func() { haveGesvdp = true }()
+		return k.SVD(a)
+	}
+	for name, svd := range map[string]func(linalg.Mat) (linalg.Mat, []float64, linalg.Mat, error){"gesvd": gesvd, "gesvdp": k.svdPolar} {
+		for i := 0; i < 2; i++ {
+			t0 := time.Now()
+			u, sv, vt, err := svd(r)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			s := time.Since(t0).Seconds()
+			U := dense(u)
+			var gg, us, rec, d mat.Dense
+			gg.Mul(U.T(), U)
+			for j := 0; j < 1000; j++ {
+				gg.Set(j, j, gg.At(j, j)-1)
+			}
+			us.Mul(U, mat.NewDiagDense(1000, sv))
+			rec.Mul(&us, dense(vt))
+			d.Sub(&rec, dense(r))
+			t.Logf("%s of R (1000 x 1000): %.3f s, ||U^T U - I||_F %.3g, ||R - U S Vt||_F/||R||_F %.3g", name, s, mat.Norm(&gg, 2), mat.Norm(&d, 2)/mat.Norm(dense(r), 2))
+		}
+	}
+}

@@ -316,13 +316,20 @@ func (f *factor) Release() {
 	})
 }
 
-// SVD returns the thin SVD of a with cusolverDnDgesvd, which wants a column-major matrix with
+// SVD returns the thin SVD of a: square and wide matrices with cusolverDnXgesvdp where the
+// library has it; otherwise cusolverDnDgesvd, which wants a column-major matrix with
 // at least as many rows as columns: a row-major r x c matrix with c >= r is exactly that (its
 // transpose), and a taller one is transposed on the device first.
 func (k *Kernels) SVD(a linalg.Mat) (linalg.Mat, []float64, linalg.Mat, error) {
 	r, c := a.Rows, a.Cols
 	if len(a.Data) != r*c {
 		return linalg.Mat{}, nil, linalg.Mat{}, fmt.Errorf("SVD: matrix %s holds %d elements", a.Shape(), len(a.Data))
+	}
+	if haveGesvdp && r > 0 && c >= r {
+		// Square or wide: the polar-decomposition SVD. On the 1000 x 1000 R of seed 001's
+		// matrix (H100) it took 0.044 s against gesvd's 0.222 s, with ||U^T U - I||_F 1.3e-13
+		// against 2.5e-13.
+		return k.svdPolar(a)
 	}
 	kk := min(r, c)
 	s := make([]float64, kk)

@@ -52,6 +52,13 @@ var (
 	cusolverDormqr    func(h handle, side, trans int32, m, n, k int32, a devPtr, lda int32, tau, c devPtr, ldc int32, work devPtr, lwork int32, info devPtr) status
 	cusolverDgesvdBuf func(h handle, m, n int32, lwork *int32) status
 	cusolverDgesvd    func(h handle, jobu, jobvt int8, m, n int32, a devPtr, lda int32, s, u devPtr, ldu int32, vt devPtr, ldvt int32, work devPtr, lwork int32, rwork, info devPtr) status
+
+	// The SVD by polar decomposition (cusolverDnXgesvdp, 64-bit API), bound when present.
+	cusolverCreateParams  func(p *uintptr) status
+	cusolverDestroyParams func(p uintptr) status
+	cusolverXgesvdpBuf    func(h handle, p uintptr, jobz, econ int32, m, n int64, ta int32, a devPtr, lda int64, ts int32, s devPtr, tu int32, u devPtr, ldu int64, tv int32, v devPtr, ldv int64, tc int32, devBytes, hostBytes *uint64) status
+	cusolverXgesvdp       func(h handle, p uintptr, jobz, econ int32, m, n int64, ta int32, a devPtr, lda int64, ts int32, s devPtr, tu int32, u devPtr, ldu int64, tv int32, v devPtr, ldv int64, tc int32, dbuf devPtr, devBytes uint64, hbuf *byte, hostBytes uint64, info devPtr, errSigma *float64) status
+	haveGesvdp            bool
 )
 
 // Load opens the CUDA driver, cuBLAS and cuSOLVER and binds the calls used here. The first
@@ -114,6 +121,13 @@ func load() (err error) {
 	purego.RegisterLibFunc(&cusolverDormqr, cs, "cusolverDnDormqr")
 	purego.RegisterLibFunc(&cusolverDgesvdBuf, cs, "cusolverDnDgesvd_bufferSize")
 	purego.RegisterLibFunc(&cusolverDgesvd, cs, "cusolverDnDgesvd")
+	if _, err := purego.Dlsym(cs, "cusolverDnXgesvdp"); err == nil {
+		purego.RegisterLibFunc(&cusolverCreateParams, cs, "cusolverDnCreateParams")
+		purego.RegisterLibFunc(&cusolverDestroyParams, cs, "cusolverDnDestroyParams")
+		purego.RegisterLibFunc(&cusolverXgesvdpBuf, cs, "cusolverDnXgesvdp_bufferSize")
+		purego.RegisterLibFunc(&cusolverXgesvdp, cs, "cusolverDnXgesvdp")
+		haveGesvdp = true
+	}
 	loaded = cbName + ", " + csName
 	return nil
 }
