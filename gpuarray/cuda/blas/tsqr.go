@@ -261,7 +261,7 @@ func (k *Kernels) svdPolar(a linalg.Mat) (linalg.Mat, []float64, linalg.Mat, err
 	}
 	s := make([]float64, r)
 	vt := linalg.NewMat(r, c)
-	vbuf := make([]float64, r*r) // column-major V_M, r x r
+	vbuf := make([]float64, r*r)       // column-major V_M, r x r
 	const f64, vectors, econ = 1, 1, 1 // CUDA_R_64F, CUSOLVER_EIG_MODE_VECTOR
 	err := k.do(func(mm *mem) error {
 		dm, err := mm.upload(a.Data)
