@@ -341,8 +341,35 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 		line, col = cellPos(seg, l, c)
 		msg = m[3]
 	}
-	return &CellError{Name: "CompileError", Value: fmt.Sprintf("%d:%d: %s", line, col, msg),
-		Traceback: []string{fmt.Sprintf("cell line %d, column %d: %s", line, col, msg), excerpt(seg, line, col)}}
+	tb := []string{fmt.Sprintf("cell line %d, column %d: %s", line, col, msg), excerpt(seg, line, col)}
+	if h := builtinHint(msg, seg.src); h != "" {
+		msg += " (" + h + ")"
+		tb = append(tb, "hint: "+h)
+	}
+	return &CellError{Name: "CompileError", Value: fmt.Sprintf("%d:%d: %s", line, col, msg), Traceback: tb}
+}
+
+// minMaxRE finds calls of Go 1.21's min and max builtins.
+var minMaxRE = regexp.MustCompile(`(?:^|[^\w.])(min|max)\s*\(`)
+
+// builtinHint explains compile errors that come from yaegi (v0.16.1) lacking the min and max
+// builtins (traefik/yaegi#1674): "undefined: min", or, for `m := max(a, b)` at a cell's top
+// level, a puzzling "constant definition loop".
+func builtinHint(msg, src string) string {
+	var name string
+	switch {
+	case msg == "undefined: min" || msg == "undefined: max":
+		name = strings.TrimPrefix(msg, "undefined: ")
+	case strings.Contains(msg, "constant definition loop"):
+		m := minMaxRE.FindStringSubmatch(src)
+		if m == nil {
+			return ""
+		}
+		name = m[1]
+	default:
+		return ""
+	}
+	return fmt.Sprintf("the Go interpreter (yaegi) does not have Go 1.21's %s builtin; write the comparison out, use math.Min/math.Max for float64, or declare a func %s(a, b int) int in a cell", name, name)
 }
 
 // cellPos maps a position inside a segment (1-based) to the cell.

@@ -141,6 +141,27 @@ func TestSyntaxErrorPosition(t *testing.T) {
 	}
 }
 
+// TestMinMaxHint checks that the missing min and max builtins (yaegi v0.16.1) get an error
+// that says so, in both forms yaegi reports them; when yaegi gains them, this test fails and
+// the hint can go.
+func TestMinMaxHint(t *testing.T) {
+	s := newSession(t)
+	for _, src := range []string{"m := max(3, 4)", "func f(a, b int) int { return min(a, b) }", "x := 7\ny := max(x, 10)"} {
+		_, _, err := run(t, s, src)
+		var ce *CellError
+		if !errors.As(err, &ce) || ce.Name != "CompileError" || !strings.Contains(ce.Value, "does not have Go 1.21's") ||
+			!strings.Contains(strings.Join(ce.Traceback, "\n"), "hint: ") {
+			t.Errorf("%q: %#v", src, err)
+		}
+	}
+	// Other compile errors get no hint.
+	_, _, err := run(t, s, "maxim := 1\nprintln(maxim, nope)")
+	var ce *CellError
+	if !errors.As(err, &ce) || strings.Contains(ce.Value, "Go 1.21") {
+		t.Errorf("unrelated error: %#v", err)
+	}
+}
+
 func TestPanicsAndExit(t *testing.T) {
 	s := newSession(t)
 	_, _, err := run(t, s, "panic(\"boom\")")
