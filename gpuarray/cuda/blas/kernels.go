@@ -87,8 +87,13 @@ type mem struct {
 
 func (m *mem) alloc(n int) (devPtr, error) {
 	p, err := driver.MemAlloc(uint64(max(n, 1)) * 8)
+	if driver.IsCode(err, driver.ErrorOutOfMemory) {
+		// The fused kernels' pool may hold freed blocks: give them back and try once more.
+		m.dev.Pool().Trim()
+		p, err = driver.MemAlloc(uint64(max(n, 1)) * 8)
+	}
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%d MB of device memory: %w", (n*8+(1<<20)-1)>>20, err)
 	}
 	m.bufs = append(m.bufs, p)
 	return p, nil
