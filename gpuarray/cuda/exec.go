@@ -120,6 +120,12 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 	}
 	R, L := s.Rank, s.Leaves()
 	W := descWords(R, L)
+	keys := map[int]uint64{} // leaf -> Philox key (k0 low word, k1 high)
+	for _, nd := range s.Nodes {
+		if nd.Kind == NRandom {
+			keys[nd.Leaf] = uint64(nd.Rand.Key[0]) | uint64(nd.Rand.Key[1])<<32
+		}
+	}
 	pw := s.Reduce.words()
 	for _, ln := range launches {
 		if err := ctx.Err(); err != nil {
@@ -176,6 +182,9 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 						uploaded[&in[0]] = p
 					}
 					b[0] = uint64(p)
+				}
+				if key, ok := keys[l]; ok {
+					b[0] = key // random leaves: the Philox key, read by the kernel
 				}
 				if l < len(t.Maps) {
 					b[1] = uint64(t.Maps[l].Off)

@@ -51,7 +51,13 @@ func randomTask(r0, c0, n, m, rs, cs, cols int64) Task {
 
 func TestGPURandomMatchesCPU(t *testing.T) {
 	d := gpu(t)
-	key := rng.KeyOf(0x123456789, 3)
+	// Two keys through one linked kernel per distribution: the key is descriptor data.
+	for _, key := range []rng.Key{rng.KeyOf(0x123456789, 3), rng.KeyOf(42, 0)} {
+		testRandomKey(t, d, key)
+	}
+}
+
+func testRandomKey(t *testing.T, d *Device, key rng.Key) {
 	for _, dist := range []expr.Dist{expr.Uniform, expr.Normal, expr.Integers} {
 		s := &Spec{Rank: 2, Reduce: RNone, Nodes: []Node{{Kind: NRandom, Rand: expr.RandSpec{Dist: dist, P0: -2, P1: 5, Key: [2]uint32{key.K0, key.K1}}}}}
 		const cols = 3001

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
+	"github.com/gpunotes/gpunotes/kernels"
 )
 
 // seedKernel is the planner's kernel for (x + 1)[::2, ::2].sum() with x normal(10, 1) of n x n.
@@ -81,5 +82,35 @@ func TestGlobalArgIndex(t *testing.T) {
 	}
 	if globalIndex(pt, -1) != -1 {
 		t.Fatal("empty stays -1")
+	}
+}
+
+// TestSpecKeyIgnoresRandomKey: specs that differ only in a random leaf's Philox key share a
+// kernel (the key is read from the task descriptor), and the generated PTX has no key in it.
+func TestSpecKeyIgnoresRandomKey(t *testing.T) {
+	spec := func(k0, k1 uint32) *Spec {
+		return &Spec{Rank: 1, Reduce: RSum, Nodes: []Node{{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P0: 10, P1: 1, Key: [2]uint32{k0, k1}}}}}
+	}
+	a, b := spec(0x1234567, 0x7654321), spec(99, 98)
+	if a.Key() != b.Key() {
+		t.Fatalf("keys differ: %s %s", a.Key(), b.Key())
+	}
+	c := spec(99, 98)
+	c.Nodes[0].Rand.P1 = 2
+	if c.Key() == b.Key() {
+		t.Fatal("a different distribution parameter must change the spec key")
+	}
+	lib, err := kernels.LibPTX(kernels.SM90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptx, _, err := GeneratePTX(a, string(lib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"19088743", "124076833"} { // 0x1234567, 0x7654321
+		if strings.Contains(ptx, k) {
+			t.Errorf("the key %s is compiled into the PTX", k)
+		}
 	}
 }

@@ -467,18 +467,20 @@ func (g *gen) node(s *Spec, i int, vals, idx []string) (string, error) {
 	return g.round32(nd, o), nil
 }
 
-// philox emits Philox4x32-10 of counter (lo32(idx), hi32(idx), s, 0) with the key as
-// immediates (the round keys are folded here) and returns the four output words.
-func (g *gen) philox(idx string, s uint32, key [2]uint32) [4]string {
+// philox emits Philox4x32-10 of counter (lo32(idx), hi32(idx), s, 0) under the key in
+// registers k0 and k1 (the round keys are bumped at run time) and returns the four words.
+func (g *gen) philox(idx string, s uint32, key0, key1 string) [4]string {
 	c := [4]string{g.r(), g.r(), g.r(), g.r()}
 	g.ins("mov.b64 {%s, %s}, %s", c[0], c[1], idx)
 	g.ins("mov.u32 %s, %d", c[2], s)
 	g.ins("mov.u32 %s, 0", c[3])
-	k0, k1 := key[0], key[1]
+	k0, k1 := key0, key1
 	for r := 0; r < 10; r++ {
 		if r > 0 {
-			k0 += 0x9E3779B9
-			k1 += 0xBB67AE85
+			n0, n1 := g.r(), g.r()
+			g.ins("add.u32 %s, %s, -1640531527", n0, k0) // 0x9E3779B9
+			g.ins("add.u32 %s, %s, -1150833019", n1, k1) // 0xBB67AE85
+			k0, k1 = n0, n1
 		}
 		hi0, lo0, hi1, lo1 := g.r(), g.r(), g.r(), g.r()
 		g.ins("mul.hi.u32 %s, %s, -766435501", hi0, c[0]) // 0xD2511F53
@@ -487,18 +489,23 @@ func (g *gen) philox(idx string, s uint32, key [2]uint32) [4]string {
 		g.ins("mul.lo.u32 %s, %s, -845247145", lo1, c[2])
 		n0, n2 := g.r(), g.r()
 		g.ins("xor.b32 %s, %s, %s", n0, hi1, c[1])
-		g.ins("xor.b32 %s, %s, %d", n0, n0, int32(k0))
+		g.ins("xor.b32 %s, %s, %s", n0, n0, k0)
 		g.ins("xor.b32 %s, %s, %s", n2, hi0, c[3])
-		g.ins("xor.b32 %s, %s, %d", n2, n2, int32(k1))
+		g.ins("xor.b32 %s, %s, %s", n2, n2, k1)
 		c = [4]string{n0, lo1, n2, lo0}
 	}
 	return c
 }
 
 // random emits the value of a random leaf at linear index idx into o (see package gpuarray/rng).
+// The leaf's Philox key is the first word of its descriptor (k0 low, k1 high).
 func (g *gen) random(nd *Node, idx, o string) error {
-	key := nd.Rand.Key
-	x := g.philox(idx, 0, key)
+	if nd.Leaf < 0 || nd.Leaf >= len(g.leafPtrs) {
+		return fmt.Errorf("kernel spec: random node without a leaf descriptor (leaf %d)", nd.Leaf)
+	}
+	k0, k1 := g.r(), g.r()
+	g.ins("mov.b64 {%s, %s}, %s", k0, k1, g.leafPtrs[nd.Leaf])
+	x := g.philox(idx, 0, k0, k1)
 	w := g.rd()
 	g.ins("mov.b64 %s, {%s, %s}", w, x[0], x[1])
 	switch nd.Rand.Dist {
@@ -542,7 +549,7 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		g.ins("@%s neg.f64 %s, %s", ps, z, z)
 		g.ins("bra %s", done)
 		g.put(slow)
-		if err := g.call("gpn_normal_slow", z, idx, fmt.Sprint(key[0]), fmt.Sprint(key[1]), x[0], x[1], x[2], x[3]); err != nil {
+		if err := g.call("gpn_normal_slow", z, idx, k0, k1, x[0], x[1], x[2], x[3]); err != nil {
 			return err
 		}
 		g.put(done)
