@@ -76,6 +76,9 @@ type gen struct {
 	rank     int
 	leaves   int
 	leafPtrs []string
+	// roundKeys holds, per random leaf, the ten Philox round keys (k0, k1) in registers,
+	// computed once per thread from the key in the leaf's descriptor.
+	roundKeys map[int][10][2]string
 }
 
 func (g *gen) reg(prefix string) string {
@@ -234,6 +237,26 @@ func generate(s *Spec, lib *library) (string, string, error) {
 			g.ins("ld.global.nc.u64 %s, [%s+%d]", sr, d, base+16+8*k)
 			lv[l].str = append(lv[l].str, sr)
 		}
+	}
+
+	// Philox round keys of each random leaf, once per thread, outside the element loop.
+	g.roundKeys = map[int][10][2]string{}
+	for _, nd := range s.Nodes {
+		if nd.Kind != NRandom || nd.Leaf < 0 || nd.Leaf >= L {
+			continue
+		}
+		if _, ok := g.roundKeys[nd.Leaf]; ok {
+			continue
+		}
+		var rk [10][2]string
+		rk[0] = [2]string{g.r(), g.r()}
+		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], lv[nd.Leaf].ptr)
+		for r := 1; r < 10; r++ {
+			rk[r] = [2]string{g.r(), g.r()}
+			g.ins("add.u32 %s, %s, -1640531527", rk[r][0], rk[r-1][0]) // 0x9E3779B9
+			g.ins("add.u32 %s, %s, -1150833019", rk[r][1], rk[r-1][1]) // 0xBB67AE85
+		}
+		g.roundKeys[nd.Leaf] = rk
 	}
 
 	// Accumulators.
@@ -467,21 +490,15 @@ func (g *gen) node(s *Spec, i int, vals, idx []string) (string, error) {
 	return g.round32(nd, o), nil
 }
 
-// philox emits Philox4x32-10 of counter (lo32(idx), hi32(idx), s, 0) under the key in
-// registers k0 and k1 (the round keys are bumped at run time) and returns the four words.
-func (g *gen) philox(idx string, s uint32, key0, key1 string) [4]string {
+// philox emits Philox4x32-10 of counter (lo32(idx), hi32(idx), s, 0) under the round keys rk
+// (registers, see gen.roundKeys) and returns the four output words.
+func (g *gen) philox(idx string, s uint32, rk [10][2]string) [4]string {
 	c := [4]string{g.r(), g.r(), g.r(), g.r()}
 	g.ins("mov.b64 {%s, %s}, %s", c[0], c[1], idx)
 	g.ins("mov.u32 %s, %d", c[2], s)
 	g.ins("mov.u32 %s, 0", c[3])
-	k0, k1 := key0, key1
 	for r := 0; r < 10; r++ {
-		if r > 0 {
-			n0, n1 := g.r(), g.r()
-			g.ins("add.u32 %s, %s, -1640531527", n0, k0) // 0x9E3779B9
-			g.ins("add.u32 %s, %s, -1150833019", n1, k1) // 0xBB67AE85
-			k0, k1 = n0, n1
-		}
+		k0, k1 := rk[r][0], rk[r][1]
 		hi0, lo0, hi1, lo1 := g.r(), g.r(), g.r(), g.r()
 		g.ins("mul.hi.u32 %s, %s, -766435501", hi0, c[0]) // 0xD2511F53
 		g.ins("mul.lo.u32 %s, %s, -766435501", lo0, c[0])
@@ -500,12 +517,12 @@ func (g *gen) philox(idx string, s uint32, key0, key1 string) [4]string {
 // random emits the value of a random leaf at linear index idx into o (see package gpuarray/rng).
 // The leaf's Philox key is the first word of its descriptor (k0 low, k1 high).
 func (g *gen) random(nd *Node, idx, o string) error {
-	if nd.Leaf < 0 || nd.Leaf >= len(g.leafPtrs) {
+	rk, ok := g.roundKeys[nd.Leaf]
+	if !ok {
 		return fmt.Errorf("kernel spec: random node without a leaf descriptor (leaf %d)", nd.Leaf)
 	}
-	k0, k1 := g.r(), g.r()
-	g.ins("mov.b64 {%s, %s}, %s", k0, k1, g.leafPtrs[nd.Leaf])
-	x := g.philox(idx, 0, k0, k1)
+	k0, k1 := rk[0][0], rk[0][1]
+	x := g.philox(idx, 0, rk)
 	w := g.rd()
 	g.ins("mov.b64 %s, {%s, %s}", w, x[0], x[1])
 	switch nd.Rand.Dist {
