@@ -115,6 +115,29 @@ func (m *mem) download(dst []float64, p devPtr) error {
 	return m.dev.CopyToHost(dst, p)
 }
 
+// allocs allocates one buffer of each count of doubles.
+func (m *mem) allocs(ns ...int) ([]devPtr, error) {
+	ps := make([]devPtr, len(ns))
+	for i, n := range ns {
+		p, err := m.alloc(n)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
+	}
+	return ps, nil
+}
+
+// downloads copies each device buffer into its host slice, in order.
+func (m *mem) downloads(dst [][]float64, src ...devPtr) error {
+	for i, p := range src {
+		if err := m.download(dst[i], p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // retain keeps p past the call (a factor owns it).
 func (m *mem) retain(p devPtr) {
 	if m.keep == nil {
@@ -212,19 +235,7 @@ func (k *Kernels) QR(a linalg.Mat) (linalg.Factor, error) {
 		if err := k.transpose(raw, n, n, m, f.acol); err != nil {
 			return err
 		}
-		var lwork int32
-		if err := check("cusolverDnDgeqrf_bufferSize", cusolverDgeqrfBuf(k.cusolver, int32(m), int32(n), f.acol, int32(m), &lwork)); err != nil {
-			return err
-		}
-		work, err := mm.alloc(int(lwork))
-		if err != nil {
-			return err
-		}
-		info, err := mm.alloc(1)
-		if err != nil {
-			return err
-		}
-		return check("cusolverDnDgeqrf", cusolverDgeqrf(k.cusolver, int32(m), int32(n), f.acol, int32(m), f.tau, work, lwork, info))
+		return k.geqrf(mm, m, n, f.acol, f.tau)
 	})
 	if err != nil {
 		f.Release()
@@ -283,19 +294,7 @@ func (f *factor) ApplyQ(c linalg.Mat) error {
 		if err := f.k.transpose(raw, p, p, f.m, ccol); err != nil {
 			return err
 		}
-		var lwork int32
-		if err := check("cusolverDnDormqr_bufferSize", cusolverDormqrBuf(f.k.cusolver, 0, 0, int32(f.m), int32(p), int32(kr), f.acol, int32(f.m), f.tau, ccol, int32(f.m), &lwork)); err != nil {
-			return err
-		}
-		work, err := mm.alloc(int(lwork))
-		if err != nil {
-			return err
-		}
-		info, err := mm.alloc(1)
-		if err != nil {
-			return err
-		}
-		if err := check("cusolverDnDormqr", cusolverDormqr(f.k.cusolver, 0, 0, int32(f.m), int32(p), int32(kr), f.acol, int32(f.m), f.tau, ccol, int32(f.m), work, lwork, info)); err != nil {
+		if err := f.k.ormqr(mm, f.m, p, kr, f.acol, f.m, f.tau, ccol, f.m); err != nil {
 			return err
 		}
 		if err := f.k.transpose(ccol, f.m, f.m, p, raw); err != nil {
@@ -368,36 +367,15 @@ func (k *Kernels) SVD(a linalg.Mat) (linalg.Mat, []float64, linalg.Mat, error) {
 		if err := check("cusolverDnDgesvd_bufferSize", cusolverDgesvdBuf(k.cusolver, int32(mr), int32(nc), &lwork)); err != nil {
 			return err
 		}
-		ds, err := mm.alloc(nc)
+		b, err := mm.allocs(nc, mr*nc, nc*nc, int(lwork), 1)
 		if err != nil {
 			return err
 		}
-		du, err := mm.alloc(mr * nc)
-		if err != nil {
-			return err
-		}
-		dv, err := mm.alloc(nc * nc)
-		if err != nil {
-			return err
-		}
-		work, err := mm.alloc(int(lwork))
-		if err != nil {
-			return err
-		}
-		info, err := mm.alloc(1)
-		if err != nil {
-			return err
-		}
+		ds, du, dv, work, info := b[0], b[1], b[2], b[3], b[4]
 		if err := check("cusolverDnDgesvd", cusolverDgesvd(k.cusolver, 'S', 'S', int32(mr), int32(nc), dm, int32(mr), ds, du, int32(mr), dv, int32(nc), work, lwork, 0, info)); err != nil {
 			return err
 		}
-		if err := mm.download(s, ds); err != nil {
-			return err
-		}
-		if err := mm.download(ub, du); err != nil {
-			return err
-		}
-		return mm.download(vb, dv)
+		return mm.downloads([][]float64{s, ub, vb}, ds, du, dv)
 	})
 	if err != nil {
 		return linalg.Mat{}, nil, linalg.Mat{}, fmt.Errorf("SVD of a %s matrix on the GPU: %w", a.Shape(), err)

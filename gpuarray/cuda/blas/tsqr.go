@@ -273,18 +273,11 @@ func (k *Kernels) svdPolar(a linalg.Mat) (linalg.Mat, []float64, linalg.Mat, err
 			return err
 		}
 		defer cusolverDestroyParams(params)
-		ds, err := mm.alloc(r)
+		b, err := mm.allocs(r, c*r, r*r, 1)
 		if err != nil {
 			return err
 		}
-		du, err := mm.alloc(c * r)
-		if err != nil {
-			return err
-		}
-		dv, err := mm.alloc(r * r)
-		if err != nil {
-			return err
-		}
+		ds, du, dv, info := b[0], b[1], b[2], b[3]
 		M, N := int64(c), int64(r)
 		var devBytes, hostBytes uint64
 		if err := check("cusolverDnXgesvdp_bufferSize", cusolverXgesvdpBuf(k.cusolver, params, vectors, econ, M, N, f64, dm, M, f64, ds, f64, du, M, f64, dv, N, f64, &devBytes, &hostBytes)); err != nil {
@@ -295,21 +288,11 @@ func (k *Kernels) svdPolar(a linalg.Mat) (linalg.Mat, []float64, linalg.Mat, err
 			return err
 		}
 		host := make([]byte, max(hostBytes, 1))
-		info, err := mm.alloc(1)
-		if err != nil {
-			return err
-		}
 		var errSigma float64
 		if err := check("cusolverDnXgesvdp", cusolverXgesvdp(k.cusolver, params, vectors, econ, M, N, f64, dm, M, f64, ds, f64, du, M, f64, dv, N, f64, work, devBytes, &host[0], hostBytes, info, &errSigma)); err != nil {
 			return err
 		}
-		if err := mm.download(s, ds); err != nil {
-			return err
-		}
-		if err := mm.download(vt.Data, du); err != nil {
-			return err
-		}
-		return mm.download(vbuf, dv)
+		return mm.downloads([][]float64{s, vt.Data, vbuf}, ds, du, dv)
 	})
 	if err != nil {
 		return linalg.Mat{}, nil, linalg.Mat{}, fmt.Errorf("SVD (polar) of a %s matrix on the GPU: %w", a.Shape(), err)
