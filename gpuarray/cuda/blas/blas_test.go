@@ -113,6 +113,9 @@ func TestGPUSVD(t *testing.T) {
 
 func TestGPUMatMulAndCompressed(t *testing.T) {
 	k := gpuKernels(t)
+	if k2, err := New(0); err != nil || k2 != k {
+		t.Errorf("a second New(0) made new library handles (%p, %p, %v)", k, k2, err)
+	}
 	ctx := context.Background()
 	a, b := randMat(1, 70, 50), randMat(2, 50, 40)
 	am, _ := linalg.FromMat(a, 16, 13)

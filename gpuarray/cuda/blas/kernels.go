@@ -3,6 +3,7 @@ package blas
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -21,10 +22,22 @@ type Kernels struct {
 
 var _ linalg.Kernels = (*Kernels)(nil)
 
-// New loads the libraries and opens GPU index (an index among the visible devices).
+var (
+	kernelsMu sync.Mutex
+	kernelsOf = map[int]*Kernels{} // by GPU index: one set of library handles per device
+)
+
+// New loads the libraries and returns the kernels of GPU index (an index among the visible
+// devices). They are made once per device and process and live as long as it: every call for
+// the same index shares the cuBLAS and cuSOLVER handles.
 func New(index int) (*Kernels, error) {
 	if err := Load(); err != nil {
 		return nil, err
+	}
+	kernelsMu.Lock()
+	defer kernelsMu.Unlock()
+	if k, ok := kernelsOf[index]; ok {
+		return k, nil
 	}
 	dev, err := cuda.Open(index)
 	if err != nil {
@@ -46,19 +59,8 @@ func New(index int) (*Kernels, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuBLAS kernels on GPU %d: %w", index, err)
 	}
+	kernelsOf[index] = k
 	return k, nil
-}
-
-// Close destroys the library handles.
-func (k *Kernels) Close() error {
-	return k.dev.Do(context.Background(), func() error {
-		e1 := check("cublasDestroy", cublasDestroy(k.cublas))
-		e2 := check("cusolverDnDestroy", cusolverDestroy(k.cusolver))
-		if e1 != nil {
-			return e1
-		}
-		return e2
-	})
 }
 
 // Name says which kernels run.
