@@ -73,15 +73,17 @@ func newLinalgConfig(opts []ComputeOption) (*linalgConfig, error) {
 // leafRows picks the rows of TSQR leaves for a rows x cols factorization. At least twice as
 // many rows as columns: with square chunks the stacked R factors would be as large as the
 // input (10000 x 1000 in chunks of 1000 x 1000, 2-core VM, gonum: 13.3 s with one leaf per
-// chunk, 8.9 s with leaves of 2000 rows). And no more leaves than workers: each leaf's QR
-// gets its share of the cores, and the tree above grows with the leaves (same input,
-// OpenBLAS: 1.83 s with leaves of 2000 rows, 1.57 s with 5000).
+// chunk, 8.9 s with leaves of 2000 rows). Up to rows/workers rows, so each leaf's QR gets its
+// share of the cores (same input, OpenBLAS: 1.83 s with leaves of 2000 rows, 1.57 s with 5000),
+// but at most ten times the columns: taller leaves factor more slowly (200000 x 1000 in chunks
+// of 20000, OpenBLAS, 2 cores: 32-35 s with one chunk per leaf, 37 s with two, 46 s with five,
+// 53 s as one leaf). Leaves are whole chunks, so a chunk taller than that is one leaf.
 func (c *linalgConfig) leafRows(rows, cols int) int {
 	w := c.opt.Workers
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
-	return max(2*cols, (rows+w-1)/w)
+	return min(max(2*cols, (rows+w-1)/w), 10*cols)
 }
 
 // evalNode computes n (its reductions first) with the configuration's scheduler, without a
