@@ -112,12 +112,9 @@ func (f *cpuFactor) ApplyQ(c Mat) (err error) {
 func (f *cpuFactor) Release() { f.a, f.tau = Mat{}, nil }
 
 func (cpuKernels) Gemm(transA, transB bool, alpha float64, a, b Mat, beta float64, c Mat) (err error) {
-	m, k, n, err := GemmShape(transA, transB, a, b, c)
-	if err != nil {
+	m, k, n, work, err := GemmCheck(transA, transB, a, b, beta, c)
+	if err != nil || !work {
 		return err
-	}
-	if m == 0 || n == 0 {
-		return nil
 	}
 	defer guard("Gemm", &err)
 	ta, tb := blas.NoTrans, blas.NoTrans
@@ -127,24 +124,20 @@ func (cpuKernels) Gemm(transA, transB bool, alpha float64, a, b Mat, beta float6
 	if transB {
 		tb = blas.Trans
 	}
-	if k == 0 {
-		for i := range c.Data {
-			c.Data[i] *= beta
-		}
-		return nil
-	}
 	blas64.Implementation().Dgemm(ta, tb, m, n, k, alpha, a.Data, max(a.Cols, 1), b.Data, max(b.Cols, 1), beta, c.Data, max(c.Cols, 1))
 	return nil
 }
 
-// GemmShape checks the shapes of c = op(a)*op(b) and returns m and k of op(a) and n of op(b).
-func GemmShape(transA, transB bool, a, b, c Mat) (m, k, n int, err error) {
+// GemmCheck checks the shapes of c = alpha*op(a)*op(b) + beta*c and does what needs no kernel:
+// nothing for an empty c, c = beta*c for an empty inner dimension. It returns m and k of op(a),
+// n of op(b), and whether a kernel still has the product to compute.
+func GemmCheck(transA, transB bool, a, b Mat, beta float64, c Mat) (m, k, n int, work bool, err error) {
 	for _, x := range []struct {
 		s string
 		m Mat
 	}{{"a", a}, {"b", b}, {"c", c}} {
 		if err := x.m.Check("Gemm " + x.s); err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, false, err
 		}
 	}
 	m, k = a.Rows, a.Cols
@@ -156,9 +149,18 @@ func GemmShape(transA, transB bool, a, b, c Mat) (m, k, n int, err error) {
 		k2, n = n, k2
 	}
 	if k != k2 || c.Rows != m || c.Cols != n {
-		return 0, 0, 0, fmt.Errorf("Gemm: op(a) is (%d, %d), op(b) is (%d, %d), c is %s: inner dimensions or result shape mismatch", m, k, k2, n, c.Shape())
+		return 0, 0, 0, false, fmt.Errorf("Gemm: op(a) is (%d, %d), op(b) is (%d, %d), c is %s: inner dimensions or result shape mismatch", m, k, k2, n, c.Shape())
 	}
-	return m, k, n, nil
+	if m == 0 || n == 0 {
+		return m, k, n, false, nil
+	}
+	if k == 0 {
+		for i := range c.Data {
+			c.Data[i] *= beta
+		}
+		return m, k, n, false, nil
+	}
+	return m, k, n, true, nil
 }
 
 func (cpuKernels) SVD(a Mat) (u Mat, s []float64, vt Mat, err error) {

@@ -323,3 +323,23 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("SVD with a cancelled context: %v", err)
 	}
 }
+
+// TestGemmTrivialCases: every kernel set leaves an empty product to GemmCheck, which scales c
+// by beta for an empty inner dimension and does nothing for an empty c.
+func TestGemmTrivialCases(t *testing.T) {
+	for _, k := range kernelSets(t) {
+		c := linalg.Mat{Rows: 2, Cols: 3, Data: []float64{1, 2, 3, 4, 5, 6}}
+		if err := k.Gemm(false, false, 1, linalg.NewMat(2, 0), linalg.NewMat(0, 3), 0.5, c); err != nil {
+			t.Fatalf("%s: %v", k.Name(), err)
+		}
+		if c.Data[0] != 0.5 || c.Data[5] != 3 {
+			t.Errorf("%s: k = 0 gave %v, want c/2", k.Name(), c.Data)
+		}
+		if err := k.Gemm(false, false, 1, linalg.NewMat(0, 4), linalg.NewMat(4, 3), 0, linalg.NewMat(0, 3)); err != nil {
+			t.Errorf("%s: empty c: %v", k.Name(), err)
+		}
+		if err := k.Gemm(false, false, 1, linalg.NewMat(2, 4), linalg.NewMat(5, 3), 0, linalg.NewMat(2, 3)); err == nil {
+			t.Errorf("%s: mismatched inner dimensions accepted", k.Name())
+		}
+	}
+}

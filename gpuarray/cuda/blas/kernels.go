@@ -166,12 +166,9 @@ func (k *Kernels) transpose(src devPtr, ld, r, c int, dst devPtr) error {
 // Gemm computes c = alpha*op(a)*op(b) + beta*c. Row-major C = op(A)op(B) is column-major
 // C^T = op(B)^T op(A)^T, so the operands swap.
 func (k *Kernels) Gemm(transA, transB bool, alpha float64, a, b linalg.Mat, beta float64, c linalg.Mat) error {
-	m, kk, n, err := linalg.GemmShape(transA, transB, a, b, c)
-	if err != nil {
+	m, kk, n, work, err := linalg.GemmCheck(transA, transB, a, b, beta, c)
+	if err != nil || !work {
 		return err
-	}
-	if m == 0 || n == 0 {
-		return nil
 	}
 	opa, opb := opN, opN
 	if transA {

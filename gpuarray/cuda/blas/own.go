@@ -59,12 +59,9 @@ const gemmMaxRows = 65535 * 64
 // Gemm computes c = alpha*op(a)*op(b) + beta*c on the device: transposed operands are
 // transposed there first (gpn_transpose2d), then gpn_dgemm_nn runs on row-major operands.
 func (k *OwnKernels) Gemm(transA, transB bool, alpha float64, a, b linalg.Mat, beta float64, c linalg.Mat) error {
-	m, kk, n, err := linalg.GemmShape(transA, transB, a, b, c)
-	if err != nil {
+	m, kk, n, work, err := linalg.GemmCheck(transA, transB, a, b, beta, c)
+	if err != nil || !work {
 		return err
-	}
-	if m == 0 || n == 0 {
-		return nil
 	}
 	err = k.dev.Do(context.Background(), func() error {
 		mm := &mem{dev: k.dev, s: k.dev.Stream()}

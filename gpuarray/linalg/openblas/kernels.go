@@ -31,18 +31,9 @@ func (k *Kernels) Name() string { return k.name }
 // Gemm computes c = alpha*op(a)*op(b) + beta*c with cblas_dgemm, which takes row-major
 // operands as they are.
 func (k *Kernels) Gemm(transA, transB bool, alpha float64, a, b linalg.Mat, beta float64, c linalg.Mat) error {
-	m, kk, n, err := linalg.GemmShape(transA, transB, a, b, c)
-	if err != nil {
+	m, kk, n, work, err := linalg.GemmCheck(transA, transB, a, b, beta, c)
+	if err != nil || !work {
 		return err
-	}
-	if m == 0 || n == 0 {
-		return nil
-	}
-	if kk == 0 {
-		for i := range c.Data {
-			c.Data[i] *= beta
-		}
-		return nil
 	}
 	ta, tb := int32(cblasNoTrans), int32(cblasNoTrans)
 	if transA {
