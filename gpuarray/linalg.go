@@ -132,7 +132,7 @@ func (c *linalgConfig) matrixOf(a *Array, asRow bool) linalg.Matrix {
 	default:
 		g = linalg.Grid{RowChunks: n.Chunks[0], ColChunks: []int{1}}
 	}
-	ro, co := offsets(g.RowChunks), offsets(g.ColChunks)
+	ro, co := linalg.Offsets(g.RowChunks), linalg.Offsets(g.ColChunks)
 	return linalg.Matrix{Grid: g, Block: func(ctx context.Context, i, j int) (linalg.Mat, error) {
 		var ix []expr.Index
 		span := func(lo, hi int) expr.Index {
@@ -164,14 +164,6 @@ func (c *linalgConfig) matrixOf(a *Array, asRow bool) linalg.Matrix {
 		}
 		return linalg.Mat{Rows: g.RowChunks[i], Cols: g.ColChunks[j], Data: vals}, nil
 	}}
-}
-
-func offsets(cs []int) []int {
-	o := make([]int, len(cs)+1)
-	for i, c := range cs {
-		o[i+1] = o[i] + c
-	}
-	return o
 }
 
 // dataArray wraps computed values as an array.

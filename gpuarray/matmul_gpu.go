@@ -23,7 +23,7 @@ func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a,
 		return nil, false, nil
 	}
 	dev := g.Device()
-	need := uint64(expr.Size(sa)+expr.Size(sb))*8 + blas.PanelBytes(blas.Blocks{RowChunks: a.n.Chunks[0]}, blas.Blocks{ColChunks: b.n.Chunks[1]})
+	need := uint64(expr.Size(sa)+expr.Size(sb))*8 + blas.PanelBytes(blas.Blocks{Grid: linalg.Grid{RowChunks: a.n.Chunks[0]}}, blas.Blocks{Grid: linalg.Grid{ColChunks: b.n.Chunks[1]}})
 	if free := dev.Pool().Limit() - min(dev.Pool().Limit(), dev.Pool().InUse()); need > free*9/10 {
 		return nil, false, nil
 	}
@@ -56,7 +56,7 @@ func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Arra
 	}
 	dev := k.Device()
 	free := dev.Pool().Limit() - min(dev.Pool().Limit(), dev.Pool().InUse())
-	bl := blas.Blocks{RowChunks: a.n.Chunks[0], ColChunks: a.n.Chunks[1]}
+	bl := blas.Blocks{Grid: linalg.Grid{RowChunks: a.n.Chunks[0], ColChunks: a.n.Chunks[1]}}
 	input := uint64(expr.Size(s)) * 8
 	// One leaf (no tree) for moderately tall inputs that fit: on the H100, 10000 x 1000 took
 	// 0.145 s as one leaf and 0.17-0.26 s as leaves of 2000-5000 rows. Very tall inputs keep
@@ -98,8 +98,8 @@ func equalInts(a, b []int) bool {
 // elementwise stage run on dev with the outputs left there.
 func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *expr.Node) (blas.Blocks, func(), bool, error) {
 	rc, cc := n.Chunks[0], n.Chunks[1]
-	bl := blas.Blocks{RowChunks: rc, ColChunks: cc, Ptr: make([]driver.DevicePtr, len(rc)*len(cc))}
-	ro, co := offsets(rc), offsets(cc)
+	bl := blas.Blocks{Grid: linalg.Grid{RowChunks: rc, ColChunks: cc}, Ptr: make([]driver.DevicePtr, len(rc)*len(cc))}
+	ro, co := linalg.Offsets(rc), linalg.Offsets(cc)
 	if n.Kind == expr.KData {
 		return uploadChunks(ctx, dev, n.Data, n.Shape[1], rc, cc)
 	}
@@ -150,7 +150,7 @@ func indexOf(offs []int, v int) int {
 // uploadChunks copies the chunks of a row-major matrix (cols columns) to dev, one device
 // block per chunk.
 func uploadChunks(ctx context.Context, dev *cuda.Device, data []float64, cols int, rc, cc []int) (blas.Blocks, func(), bool, error) {
-	bl := blas.Blocks{RowChunks: rc, ColChunks: cc, Ptr: make([]driver.DevicePtr, len(rc)*len(cc))}
+	bl := blas.Blocks{Grid: linalg.Grid{RowChunks: rc, ColChunks: cc}, Ptr: make([]driver.DevicePtr, len(rc)*len(cc))}
 	var allocated []driver.DevicePtr
 	free := func() {
 		_ = dev.Do(context.Background(), func() error {

@@ -123,7 +123,7 @@ func FromGrid(m Mat, g Grid) (Matrix, error) {
 	if g.Rows() != m.Rows || g.Cols() != m.Cols {
 		return Matrix{}, fmt.Errorf("FromGrid: grid %v is for shape (%d, %d), the matrix is %s", g, g.Rows(), g.Cols(), m.Shape())
 	}
-	ro, co := offsets(g.RowChunks), offsets(g.ColChunks)
+	ro, co := Offsets(g.RowChunks), Offsets(g.ColChunks)
 	return Matrix{Grid: g, Block: func(_ context.Context, i, j int) (Mat, error) {
 		return m.sub(ro[i], co[j], g.RowChunks[i], g.ColChunks[j]), nil
 	}}, nil
@@ -151,7 +151,7 @@ func (a Matrix) Gather(ctx context.Context) (Mat, error) {
 		return Mat{}, err
 	}
 	out := NewMat(a.Rows(), a.Cols())
-	ro, co := offsets(a.RowChunks), offsets(a.ColChunks)
+	ro, co := Offsets(a.RowChunks), Offsets(a.ColChunks)
 	for i := range a.RowChunks {
 		for j := range a.ColChunks {
 			b, err := a.block(ctx, i, j)
@@ -205,7 +205,8 @@ func split(n, c int) []int {
 	return out
 }
 
-func offsets(cs []int) []int {
+// Offsets returns the start of each chunk of a chunking cs, and the total at the end.
+func Offsets(cs []int) []int {
 	o := make([]int, len(cs)+1)
 	for i, c := range cs {
 		o[i+1] = o[i] + c

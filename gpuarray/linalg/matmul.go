@@ -75,7 +75,7 @@ func MatMul(ctx context.Context, a, b Matrix, opt Options) (*Product, error) {
 	c := NewMat(m, p)
 	pieces := innerPieces(a.ColChunks, b.RowChunks)
 	nj := len(b.ColChunks)
-	ro, co := offsets(g.RowChunks), offsets(g.ColChunks)
+	ro, co := Offsets(g.RowChunks), Offsets(g.ColChunks)
 	err := parallel(ctx, kern, len(g.RowChunks)*nj, opt.workers(), func(t int) error {
 		i, j := t/nj, t%nj
 		cij := NewMat(g.RowChunks[i], g.ColChunks[j])

@@ -175,7 +175,7 @@ func SVDCompressed(ctx context.Context, a Matrix, k, powerIters, oversamples int
 		copy(ubk.Data[i*k:(i+1)*k], ub.Data[i*ub.Cols:i*ub.Cols+k])
 	}
 	u := NewMat(m, k)
-	ro := offsets(a.RowChunks)
+	ro := Offsets(a.RowChunks)
 	err = parallel(ctx, kern, len(a.RowChunks), opt.workers(), func(i int) error {
 		qi := Mat{Rows: a.RowChunks[i], Cols: l, Data: q.Data[ro[i]*l : ro[i+1]*l]}
 		ui := Mat{Rows: a.RowChunks[i], Cols: k, Data: u.Data[ro[i]*k : ro[i+1]*k]}
@@ -198,7 +198,7 @@ func mulRight(ctx context.Context, a Matrix, x Mat, opt Options) (Mat, error) {
 	kern := opt.kernels()
 	p := x.Cols
 	y := NewMat(a.Rows(), p)
-	ro, co := offsets(a.RowChunks), offsets(a.ColChunks)
+	ro, co := Offsets(a.RowChunks), Offsets(a.ColChunks)
 	err := parallel(ctx, kern, len(a.RowChunks), opt.workers(), func(i int) error {
 		yi := Mat{Rows: a.RowChunks[i], Cols: p, Data: y.Data[ro[i]*p : ro[i+1]*p]}
 		for j := range a.ColChunks {
@@ -225,7 +225,7 @@ func mulLeftT(ctx context.Context, a Matrix, y Mat, opt Options) (Mat, error) {
 	kern := opt.kernels()
 	p := y.Cols
 	z := NewMat(a.Cols(), p)
-	ro, co := offsets(a.RowChunks), offsets(a.ColChunks)
+	ro, co := Offsets(a.RowChunks), Offsets(a.ColChunks)
 	err := parallel(ctx, kern, len(a.ColChunks), opt.workers(), func(j int) error {
 		zj := Mat{Rows: a.ColChunks[j], Cols: p, Data: z.Data[co[j]*p : co[j+1]*p]}
 		for i := range a.RowChunks {

@@ -134,7 +134,7 @@ func TSQR(ctx context.Context, a Matrix, opt Options) (q *QR, err error) {
 	// Leaves: runs of consecutive row chunks of at least LeafRows rows.
 	type span struct{ c0, c1, row0, rows int }
 	var spans []span
-	ro := offsets(a.RowChunks)
+	ro := Offsets(a.RowChunks)
 	for c := 0; c < len(a.RowChunks); {
 		s := span{c0: c, row0: ro[c]}
 		for c < len(a.RowChunks) && (c == s.c0 || s.rows < opt.LeafRows) {

@@ -360,7 +360,7 @@ func TestOwnGemmTime(t *testing.T) {
 // uploadBlocks puts the blocks of m (chunked rc x cc) on the device.
 func uploadBlocks(t *testing.T, mm *mem, m linalg.Mat, rc, cc []int) Blocks {
 	t.Helper()
-	b := Blocks{RowChunks: rc, ColChunks: cc}
+	b := Blocks{Grid: linalg.Grid{RowChunks: rc, ColChunks: cc}}
 	r0 := 0
 	for _, r := range rc {
 		c0 := 0
@@ -420,7 +420,7 @@ func TestMatMulBlocks(t *testing.T) {
 		if len(calls) != 3 || calls[2] != 3 {
 			t.Errorf("%s: progress calls %v, want 1, 2, 3", g.Name(), calls)
 		}
-		bad := Blocks{RowChunks: []int{97}, ColChunks: []int{130}, Ptr: bb.Ptr[:1]}
+		bad := Blocks{Grid: linalg.Grid{RowChunks: []int{97}, ColChunks: []int{130}}, Ptr: bb.Ptr[:1]}
 		if err := MatMulBlocks(context.Background(), g, ab, bad, c, nil); err == nil || !strings.Contains(err.Error(), "column chunks") {
 			t.Errorf("mismatched inner chunks: %v", err)
 		}
@@ -457,7 +457,7 @@ func TestTallSVD(t *testing.T) {
 		}
 		checkSVD(t, fmt.Sprintf("%+v", c), a, r)
 	}
-	if _, err := k.TallSVD(context.Background(), Blocks{RowChunks: []int{10}, ColChunks: []int{20}, Ptr: make([]driver.DevicePtr, 1)}, 1); err == nil || !strings.Contains(err.Error(), "rows >= columns") {
+	if _, err := k.TallSVD(context.Background(), Blocks{Grid: linalg.Grid{RowChunks: []int{10}, ColChunks: []int{20}}, Ptr: make([]driver.DevicePtr, 1)}, 1); err == nil || !strings.Contains(err.Error(), "rows >= columns") {
 		t.Errorf("a wide matrix: %v", err)
 	}
 }

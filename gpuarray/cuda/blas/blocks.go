@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 )
 
 // DeviceGemm is a matrix product on operands already on the device, for products whose
@@ -39,8 +40,8 @@ func (k *OwnKernels) gemmDev(m, n, kk int, alpha float64, a devPtr, lda int, b d
 // Blocks is a chunked row-major matrix whose blocks are on the device: block (i, j), of
 // RowChunks[i] x ColChunks[j] elements stored row-major, is at Ptr[i*len(ColChunks)+j].
 type Blocks struct {
-	RowChunks, ColChunks []int
-	Ptr                  []driver.DevicePtr
+	linalg.Grid
+	Ptr []driver.DevicePtr
 }
 
 // PanelBytes returns the device memory MatMulBlocks needs besides its operands: two row
@@ -50,15 +51,7 @@ func PanelBytes(a, b Blocks) uint64 {
 	for _, r := range a.RowChunks {
 		rows = max(rows, r)
 	}
-	return 2 * uint64(rows) * uint64(sum(b.ColChunks)) * 8
-}
-
-func sum(v []int) int {
-	s := 0
-	for _, x := range v {
-		s += x
-	}
-	return s
+	return 2 * uint64(rows) * uint64(b.Cols()) * 8
 }
 
 // MatMulBlocks computes c = a*b, where a's column chunks equal b's row chunks, into c (host,
@@ -78,7 +71,7 @@ func MatMulBlocks(ctx context.Context, g DeviceGemm, a, b Blocks, c []float64, p
 	if len(a.Ptr) != len(a.RowChunks)*len(a.ColChunks) || len(b.Ptr) != len(b.RowChunks)*len(b.ColChunks) {
 		return fmt.Errorf("MatMulBlocks: block pointers do not match the chunk grids")
 	}
-	m, p := sum(a.RowChunks), sum(b.ColChunks)
+	m, p := a.Rows(), b.Cols()
 	if len(c) != m*p {
 		return fmt.Errorf("MatMulBlocks: c holds %d elements, want %d x %d", len(c), m, p)
 	}
@@ -114,7 +107,7 @@ func MatMulBlocks(ctx context.Context, g DeviceGemm, a, b Blocks, c []float64, p
 	if err != nil {
 		return fmt.Errorf("panels of C on GPU %d: %w", dev.Info.Index, err)
 	}
-	rowOff := offsetsOf(a.RowChunks)
+	rowOff := linalg.Offsets(a.RowChunks)
 	// download copies finished panel i into c, on the copy stream.
 	download := func(i int) error {
 		cs, err := dev.CopyStream()
@@ -175,12 +168,4 @@ func MatMulBlocks(ctx context.Context, g DeviceGemm, a, b Blocks, c []float64, p
 		progress(last+1, len(a.RowChunks))
 	}
 	return nil
-}
-
-func offsetsOf(cs []int) []int {
-	o := make([]int, len(cs)+1)
-	for i, c := range cs {
-		o[i+1] = o[i] + c
-	}
-	return o
 }

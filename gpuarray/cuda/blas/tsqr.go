@@ -10,13 +10,13 @@ import (
 
 // TallSVDBytes returns the device memory TallSVD needs besides its input blocks.
 func TallSVDBytes(a Blocks, leafRows int) uint64 {
-	n := sum(a.ColChunks)
+	n := a.Cols()
 	maxLeaf, leaves := 0, 0
 	for _, l := range groupLeaves(a.RowChunks, leafRows) {
 		maxLeaf = max(maxLeaf, l.rows)
 		leaves++
 	}
-	m := sum(a.RowChunks)
+	m := a.Rows()
 	// The leaves' column-major copies, the stacked R factors, and per leaf U in two layouts.
 	return uint64(m*n+leaves*n*n+2*maxLeaf*n) * 8
 }
@@ -50,7 +50,7 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int) (*linalg.
 	if len(a.ColChunks) != 1 || len(a.Ptr) != len(a.RowChunks) {
 		return nil, fmt.Errorf("TallSVD needs one column of chunks, got %d", len(a.ColChunks))
 	}
-	m, n := sum(a.RowChunks), a.ColChunks[0]
+	m, n := a.Rows(), a.ColChunks[0]
 	if m < n || n == 0 {
 		return nil, fmt.Errorf("TallSVD of a (%d, %d) matrix: want rows >= columns > 0", m, n)
 	}
