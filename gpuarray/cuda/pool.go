@@ -40,6 +40,9 @@ func newPool(total uint64, s driver.Stream) (*Pool, error) {
 // Limit returns the most bytes the pool hands out.
 func (p *Pool) Limit() uint64 { return p.limit }
 
+// Available returns the bytes the pool may still hand out.
+func (p *Pool) Available() uint64 { return p.limit - min(p.limit, p.inUse) }
+
 // InUse returns the bytes handed out and not yet freed.
 func (p *Pool) InUse() uint64 { return p.inUse }
 

@@ -217,14 +217,11 @@ func (k *Kernels) geqrf(mm *mem, m, n int, a, tau devPtr) error {
 	if err := check("cusolverDnDgeqrf_bufferSize", cusolverDgeqrfBuf(k.cusolver, int32(m), int32(n), a, int32(m), &lwork)); err != nil {
 		return err
 	}
-	work, err := mm.alloc(int(lwork))
+	b, err := mm.allocs(int(lwork), 1) // workspace, info
 	if err != nil {
 		return err
 	}
-	info, err := mm.alloc(1)
-	if err != nil {
-		return err
-	}
+	work, info := b[0], b[1]
 	return check("cusolverDnDgeqrf", cusolverDgeqrf(k.cusolver, int32(m), int32(n), a, int32(m), tau, work, lwork, info))
 }
 
@@ -235,14 +232,11 @@ func (k *Kernels) ormqr(mm *mem, m, p, kk int, a devPtr, lda int, tau, c devPtr,
 	if err := check("cusolverDnDormqr_bufferSize", cusolverDormqrBuf(k.cusolver, 0, 0, int32(m), int32(p), int32(kk), a, int32(lda), tau, c, int32(ldc), &lwork)); err != nil {
 		return err
 	}
-	work, err := mm.alloc(int(lwork))
+	b, err := mm.allocs(int(lwork), 1) // workspace, info
 	if err != nil {
 		return err
 	}
-	info, err := mm.alloc(1)
-	if err != nil {
-		return err
-	}
+	work, info := b[0], b[1]
 	return check("cusolverDnDormqr", cusolverDormqr(k.cusolver, 0, 0, int32(m), int32(p), int32(kk), a, int32(lda), tau, c, int32(ldc), work, lwork, info))
 }
 
