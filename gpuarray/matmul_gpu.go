@@ -24,7 +24,7 @@ func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a,
 	}
 	dev := g.Device()
 	need := uint64(expr.Size(sa)+expr.Size(sb))*8 + blas.PanelBytes(blas.Blocks{Grid: linalg.Grid{RowChunks: a.n.Chunks[0]}}, blas.Blocks{Grid: linalg.Grid{ColChunks: b.n.Chunks[1]}})
-	if need > dev.Pool().Available()*9/10 {
+	if need > available(ctx, dev)*9/10 {
 		return nil, false, nil
 	}
 	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
@@ -55,7 +55,7 @@ func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Arra
 		return nil, false, nil
 	}
 	dev := k.Device()
-	free := dev.Pool().Available()
+	free := available(ctx, dev)
 	bl := blas.Blocks{Grid: linalg.Grid{RowChunks: a.n.Chunks[0], ColChunks: a.n.Chunks[1]}}
 	input := uint64(expr.Size(s)) * 8
 	// One leaf (no tree) for moderately tall inputs that fit: on the H100, 10000 x 1000 took
@@ -79,6 +79,14 @@ func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Arra
 		return nil, true, err
 	}
 	return r, true, nil
+}
+
+// available returns the device memory the pool may still hand out (read on the device's
+// goroutine, which owns the pool); 0 when ctx ends first.
+func available(ctx context.Context, dev *cuda.Device) uint64 {
+	var n uint64
+	_ = dev.Do(ctx, func() error { n = dev.Pool().Available(); return nil })
+	return n
 }
 
 func equalInts(a, b []int) bool {
