@@ -186,7 +186,8 @@ func defaultMemoryLimit() int64 {
 // progressDelay is how long Compute runs before it shows a progress bar in a cell.
 const progressDelay = 300 * time.Millisecond
 
-// Compute evaluates the array and returns it materialized (its chunks kept). It uses the
+// Compute evaluates the array and returns it materialized in host memory (its chunks kept);
+// an array held on a GPU is copied to the host. It uses the
 // Threads scheduler on the CPU unless an option picks another, and the running cell's context
 // unless WithContext is given; in a cell, a computation that takes a while shows a progress
 // bar.
@@ -213,6 +214,17 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 		cfg.memLimit = defaultMemoryLimit()
 	}
 	root := a.n
+	if root.Buf != nil { // held on a GPU: bring it to the host
+		vals, err := root.Values()
+		if err != nil {
+			return nil, fmt.Errorf("compute: %w", err)
+		}
+		n, err := expr.NewData(vals, root.DType, root.Shape, root.Chunks)
+		if err != nil {
+			return nil, fmt.Errorf("compute: %w", err)
+		}
+		return &Array{n: n, path: a.path}, nil
+	}
 	if b := root.DType.Size(); expr.Size(root.Shape)*8 > cfg.memLimit {
 		return nil, fmt.Errorf("compute: the result of shape %s (%d bytes as float64, %d as %v) exceeds the memory limit of %d bytes; reduce it or compute it in pieces",
 			expr.ShapeString(root.Shape), expr.Size(root.Shape)*8, expr.Size(root.Shape)*int64(b), root.DType, cfg.memLimit)

@@ -90,7 +90,7 @@ func (c *linalgConfig) leafRows(rows, cols int) int {
 // progress bar, and returns its values row-major.
 func (c *linalgConfig) evalNode(ctx context.Context, n *expr.Node) ([]float64, error) {
 	if n.Kind == expr.KData {
-		return n.Data, nil
+		return n.Values()
 	}
 	done := map[*expr.Node][]float64{}
 	if err := c.runStages(ctx, plan.Order(n), done); err != nil {
@@ -211,16 +211,13 @@ func matmul(a, b *Array, opts []ComputeOption) (*Array, error) {
 		return nil, fmt.Errorf("Dot: %w", err)
 	}
 	if g, ok := c.opt.Kernels.(blas.DeviceGemm); ok {
-		data, ok, err := c.matmulOnDevice(c.ctx, g, a, b)
+		out, ok, err := c.matmulOnDevice(c.ctx, g, a, b)
 		if err != nil {
 			return nil, fmt.Errorf("Dot of %s and %s: %w", expr.ShapeString(sa), expr.ShapeString(sb), err)
 		}
 		if ok {
-			out, err := dataArray(data, []int{sa[0], sb[1]}, [][]int{a.n.Chunks[0], b.n.Chunks[1]})
-			if out != nil {
-				out.path = c.path(g.Name()) + ", operands generated on the device"
-			}
-			return out, err
+			out.path = c.path(g.Name()) + ", operands generated on the device"
+			return out, nil
 		}
 	}
 	p, err := linalg.MatMul(c.ctx, c.matrixOf(a, true), c.matrixOf(b, false), c.opt)
@@ -333,7 +330,7 @@ func SVD(a *Array, opts ...ComputeOption) (*SVDResult, error) {
 			return nil, fmt.Errorf("SVD: %w", err)
 		}
 		if ok {
-			return svdArrays(r, a, c)
+			return r, nil
 		}
 	}
 	c.opt.LeafRows = c.leafRows(max(a.n.Shape[0], a.n.Shape[1]), min(a.n.Shape[0], a.n.Shape[1]))
@@ -380,11 +377,16 @@ func (c *linalgConfig) path(kernels string) string {
 	return kernels
 }
 
-func svdArrays(r *linalg.SVDResult, a *Array, c *linalgConfig) (*SVDResult, error) {
+// svdArrays wraps a result's factors as arrays: U keeps a's row chunks, V its column chunks.
+// A U held on the device may be passed in place of r.U.
+func svdArrays(r *linalg.SVDResult, a *Array, c *linalgConfig, held ...*Array) (*SVDResult, error) {
 	k := len(r.S)
 	rows, cols := a.n.Chunks[0], a.n.Chunks[1]
-	u, err := dataArray(r.U.Data, []int{r.U.Rows, k}, [][]int{rows, {k}})
-	if err != nil {
+	var u *Array
+	var err error
+	if len(held) > 0 {
+		u = held[0]
+	} else if u, err = dataArray(r.U.Data, []int{r.U.Rows, k}, [][]int{rows, {k}}); err != nil {
 		return nil, fmt.Errorf("SVD: U: %w", err)
 	}
 	s, err := dataArray(r.S, []int{k}, [][]int{{k}})

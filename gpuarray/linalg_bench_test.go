@@ -9,8 +9,9 @@ import (
 )
 
 // benchSVD runs the SVD of a random normal m x n array in chunks of rc rows, as the seed does
-// (x = da.random.random(...); u, s, v = da.linalg.svd(x)). GPUNOTES_BENCH_ROWS overrides m.
-func benchSVD(b *testing.B, m, n, rc int, opts ...gpuarray.ComputeOption) {
+// (x = da.random.random(...); u, s, v = da.linalg.svd(x)), with U brought to the host when
+// toHost is set (on the GPU it is otherwise left there). GPUNOTES_BENCH_ROWS overrides m.
+func benchSVD(b *testing.B, m, n, rc int, toHost bool, opts ...gpuarray.ComputeOption) {
 	if v := os.Getenv("GPUNOTES_BENCH_ROWS"); v != "" {
 		if r, err := strconv.Atoi(v); err == nil {
 			m = r
@@ -33,9 +34,15 @@ func benchSVD(b *testing.B, m, n, rc int, opts ...gpuarray.ComputeOption) {
 		if s, err := r.S.ToSlice(); err != nil || len(s) != n {
 			b.Fatalf("S: %d values, %v", len(s), err)
 		}
-		if i == 0 {
-			b.Logf("%d x %d in chunks of %d rows: %s", m, n, rc, r.Path)
+		if toHost {
+			if _, err := r.U.Compute(); err != nil {
+				b.Fatal(err)
+			}
 		}
+		if i == 0 {
+			b.Logf("%d x %d in chunks of %d rows: %s; U on %s", m, n, rc, r.Path, r.U.Where())
+		}
+		r.U.Release()
 	}
 }
 
@@ -49,23 +56,38 @@ func needGPUBench(b *testing.B) {
 // BenchmarkSVDSeedGPU is BenchmarkSVDSeed on the GPU backend (cuBLAS/cuSOLVER block kernels).
 func BenchmarkSVDSeedGPU(b *testing.B) {
 	needGPUBench(b)
-	benchSVD(b, 10000, 1000, 1000, gpuarray.OnGPU())
+	benchSVD(b, 10000, 1000, 1000, false, gpuarray.OnGPU())
 }
 
-// BenchmarkSVDTallGPU is BenchmarkSVDTall on the GPU backend; it needs about 17 GB of host
-// memory and runs only when GPUNOTES_BENCH_TALL is set.
+// BenchmarkSVDTallGPU is BenchmarkSVDTall on the GPU backend, U left on the device (as CuPy's
+// peer leaves it); it runs only when GPUNOTES_BENCH_TALL is set.
 func BenchmarkSVDTallGPU(b *testing.B) {
 	needGPUBench(b)
 	if os.Getenv("GPUNOTES_BENCH_TALL") == "" {
 		b.Skip("set GPUNOTES_BENCH_TALL=1 to run the 1,000,000 x 1000 SVD (about 17 GB)")
 	}
-	benchSVD(b, 1_000_000, 1000, 100_000, gpuarray.OnGPU())
+	benchSVD(b, 1_000_000, 1000, 100_000, false, gpuarray.OnGPU())
+}
+
+// BenchmarkSVDTallGPUToHost is BenchmarkSVDTallGPU with U brought to the host (8 GB), as the
+// peer's .get() does; it needs about 17 GB of host memory.
+func BenchmarkSVDTallGPUToHost(b *testing.B) {
+	needGPUBench(b)
+	if os.Getenv("GPUNOTES_BENCH_TALL") == "" {
+		b.Skip("set GPUNOTES_BENCH_TALL=1 to run the 1,000,000 x 1000 SVD (about 17 GB)")
+	}
+	benchSVD(b, 1_000_000, 1000, 100_000, true, gpuarray.OnGPU())
 }
 
 // BenchmarkMatMulGPU multiplies two N x N standard normal arrays (GPUNOTES_BENCH_N, default
-// 40000; chunks of N/4) on the GPU, the product brought to the host, as
+// 40000; chunks of N/4) on the GPU, the product left there, as cupy.matmul(x, y) does.
+func BenchmarkMatMulGPU(b *testing.B) { benchMatMulGPU(b, false) }
+
+// BenchmarkMatMulGPUToHost is BenchmarkMatMulGPU with the product brought to the host, as
 // cupy.matmul(x, y).get() does.
-func BenchmarkMatMulGPU(b *testing.B) {
+func BenchmarkMatMulGPUToHost(b *testing.B) { benchMatMulGPU(b, true) }
+
+func benchMatMulGPU(b *testing.B, toHost bool) {
 	needGPUBench(b)
 	n := 40000
 	if v := os.Getenv("GPUNOTES_BENCH_N"); v != "" {
@@ -81,14 +103,20 @@ func BenchmarkMatMulGPU(b *testing.B) {
 		if err := c.Err(); err != nil {
 			b.Fatal(err)
 		}
-		if i == 0 {
-			b.Logf("%d x %d product: %s", n, n, c.Path())
+		if toHost {
+			if _, err := c.Compute(); err != nil {
+				b.Fatal(err)
+			}
 		}
+		if i == 0 {
+			b.Logf("%d x %d product: %s; C on %s", n, n, c.Path(), c.Where())
+		}
+		c.Release()
 	}
 }
 
 // BenchmarkSVDSeed is seed 001's SVD: 10000 x 1000 in chunks of 1000 x 1000.
-func BenchmarkSVDSeed(b *testing.B) { benchSVD(b, 10000, 1000, 1000) }
+func BenchmarkSVDSeed(b *testing.B) { benchSVD(b, 10000, 1000, 1000, false) }
 
 // BenchmarkSVDTall is a 1,000,000 x 1000 tall-and-skinny SVD in chunks of 100000 x 1000. It
 // needs about 17 GB of memory and minutes on a 2-core machine, so it runs only when
@@ -97,5 +125,5 @@ func BenchmarkSVDTall(b *testing.B) {
 	if os.Getenv("GPUNOTES_BENCH_TALL") == "" {
 		b.Skip("set GPUNOTES_BENCH_TALL=1 to run the 1,000,000 x 1000 SVD (about 17 GB)")
 	}
-	benchSVD(b, 1_000_000, 1000, 100_000)
+	benchSVD(b, 1_000_000, 1000, 100_000, false)
 }

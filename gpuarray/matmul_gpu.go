@@ -13,18 +13,24 @@ import (
 )
 
 // matmulOnDevice computes a·b (both 2-d, a's column chunks equal to b's row chunks) with the
-// blocks of both operands generated on the GPU and kept there, so that only C crosses to the
-// host: a random or fused input never does. It reports ok = false, and computes nothing, when
-// the operands and a row panel of C do not fit in the device's pool or an operand's last stage
-// is not an elementwise GPU kernel; the caller then takes the block-by-block path.
-func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a, b *Array) (out []float64, ok bool, err error) {
+// blocks of both operands generated on the GPU, or already held there, and kept there. C stays
+// on the device too (an array held on the GPU, read back when asked for) where it fits in the
+// pool with the operands, else it comes to the host panel by panel. It reports ok = false,
+// and computes nothing, when the operands and two row panels of C do not fit or an operand's
+// last stage is not an elementwise GPU kernel; the caller then takes the block-by-block path.
+func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a, b *Array) (out *Array, ok bool, err error) {
 	sa, sb := a.n.Shape, b.n.Shape
 	if len(sa) != 2 || len(sb) != 2 || !equalInts(a.n.Chunks[1], b.n.Chunks[0]) {
 		return nil, false, nil
 	}
 	dev := g.Device()
-	need := uint64(expr.Size(sa)+expr.Size(sb))*8 + blas.PanelBytes(blas.Blocks{Grid: linalg.Grid{RowChunks: a.n.Chunks[0]}}, blas.Blocks{Grid: linalg.Grid{ColChunks: b.n.Chunks[1]}})
-	if need > available(ctx, dev)*9/10 {
+	operands := deviceBytes(a.n, dev) + deviceBytes(b.n, dev)
+	// Panels are rounded up to the pool's size classes: at most an eighth more.
+	whole := uint64(expr.Size([]int{sa[0], sb[1]})) * 8 * 9 / 8
+	panels := blas.PanelBytes(blas.Blocks{Grid: linalg.Grid{RowChunks: a.n.Chunks[0]}}, blas.Blocks{Grid: linalg.Grid{ColChunks: b.n.Chunks[1]}})
+	free := available(ctx, dev) * 9 / 10
+	keep := operands+whole <= free
+	if !keep && operands+panels > free {
 		return nil, false, nil
 	}
 	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
@@ -37,48 +43,82 @@ func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a,
 		return nil, ok, err
 	}
 	defer freeB()
-	out = make([]float64, sa[0]*sb[1])
-	if err := blas.MatMulBlocks(ctx, g, ab, bb, out, nil); err != nil {
-		return nil, true, err
+	prog := newProgress(len(a.n.Chunks[0]), c.progress)
+	defer prog.finish()
+	step := func(done, total int) { prog.add(1) }
+	if keep {
+		ps, perr := blas.MatMulPanels(ctx, g, ab, bb, step)
+		if perr != nil {
+			return nil, true, perr
+		}
+		out, err = deviceArray(dev, ps, a.n.Chunks[0], b.n.Chunks[1])
+	} else {
+		vals := make([]float64, sa[0]*sb[1])
+		if err := blas.MatMulBlocks(ctx, g, ab, bb, vals, step); err != nil {
+			return nil, true, err
+		}
+		out, err = dataArray(vals, []int{sa[0], sb[1]}, [][]int{a.n.Chunks[0], b.n.Chunks[1]})
 	}
-	return out, true, nil
+	prog.ok = err == nil
+	return out, true, err
 }
 
 // svdOnDevice computes the SVD of a tall-and-skinny a (one column of chunks, rows >= columns)
-// with its blocks generated on the GPU and TSQR done there (blas.Kernels.TallSVD), as one
-// leaf where memory allows, else leaves of a quarter of the rows: on the GPU fewer, taller QRs
-// are cheaper than a deeper tree. It reports ok = false when a is not tall-and-skinny, does not
-// fit, or its last stage is not a GPU kernel.
-func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Array) (*linalg.SVDResult, bool, error) {
+// with its blocks generated on the GPU (or already held there) and TSQR done there
+// (blas.Kernels.TallSVD), as one leaf where memory allows, else leaves of a quarter of the
+// rows: on the GPU fewer, taller QRs are cheaper than a deeper tree. U stays on the device
+// where it fits besides the work, else it comes to the host. It reports ok = false when a is
+// not tall-and-skinny, does not fit, or its last stage is not a GPU kernel.
+func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Array) (*SVDResult, bool, error) {
 	s := a.n.Shape
 	if len(s) != 2 || len(a.n.Chunks[1]) != 1 || s[0] < s[1] || s[1] == 0 {
 		return nil, false, nil
 	}
 	dev := k.Device()
-	free := available(ctx, dev)
+	free := available(ctx, dev) * 9 / 10
 	bl := blas.Blocks{Grid: linalg.Grid{RowChunks: a.n.Chunks[0], ColChunks: a.n.Chunks[1]}}
-	input := uint64(expr.Size(s)) * 8
+	input := deviceBytes(a.n, dev)
 	// One leaf (no tree) for moderately tall inputs that fit: on the H100, 10000 x 1000 took
 	// 0.145 s as one leaf and 0.17-0.26 s as leaves of 2000-5000 rows. Very tall inputs keep
 	// four leaves: one 8 GB leaf for 1,000,000 x 1000 was not faster (4.1 s either way, on a
 	// machine whose host copies ran at half speed), and it needs twice the scratch memory.
 	leafRows := s[0]
-	if s[0] > 16*s[1] || input+blas.TallSVDBytes(bl, leafRows) > free*9/10 {
+	if s[0] > 16*s[1] || input+blas.TallSVDBytes(bl, leafRows) > free {
 		leafRows = max(2*s[1], (s[0]+3)/4)
 	}
-	if input+blas.TallSVDBytes(bl, leafRows) > free*9/10 {
+	work := input + blas.TallSVDBytes(bl, leafRows)
+	if work > free {
 		return nil, false, nil
 	}
+	keepU := work+uint64(expr.Size(s))*8*9/8 <= free
 	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
 	if err != nil || !ok {
 		return nil, ok, err
 	}
 	defer freeA()
-	r, err := k.TallSVD(ctx, ab, leafRows)
+	r, err := k.TallSVD(ctx, ab, leafRows, keepU)
 	if err != nil {
 		return nil, true, err
 	}
-	return r, true, nil
+	if !keepU {
+		out, err := svdArrays(&r.SVDResult, a, c)
+		return out, true, err
+	}
+	u, err := deviceArray(dev, r.UBlocks.Ptr, a.n.Chunks[0], []int{s[1]})
+	if err != nil {
+		return nil, true, fmt.Errorf("left singular vectors: %w", err)
+	}
+	out, err := svdArrays(&r.SVDResult, a, c, u)
+	return out, true, err
+}
+
+// deviceBytes returns the device memory n's blocks take when put on dev: none when n is held
+// there already.
+func deviceBytes(n *expr.Node, dev *cuda.Device) uint64 {
+	if b, ok := n.Buf.(*deviceBuffer); ok && b.dev == dev {
+		return 0
+	}
+	return uint64(expr.Size(n.Shape)) * 8
 }
 
 // available returns the device memory the pool may still hand out (read on the device's
@@ -101,15 +141,24 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// blocksOnDevice puts the chunks of the 2-d node n on dev: data is uploaded chunk by chunk;
-// a computed node has its earlier stages (reductions it reads) computed as usual and its last,
+// blocksOnDevice puts the chunks of the 2-d node n on dev: an array held there already is
+// used in place, other data is uploaded chunk by chunk; a computed node has its earlier stages (reductions it reads) computed as usual and its last,
 // elementwise stage run on dev with the outputs left there.
 func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *expr.Node) (blas.Blocks, func(), bool, error) {
 	rc, cc := n.Chunks[0], n.Chunks[1]
 	bl := blas.Blocks{Grid: linalg.Grid{RowChunks: rc, ColChunks: cc}, Ptr: make([]driver.DevicePtr, len(rc)*len(cc))}
 	ro, co := linalg.Offsets(rc), linalg.Offsets(cc)
+	if b, ok := n.Buf.(*deviceBuffer); ok && b.dev == dev {
+		if held, done, ok := b.blocks(cc); ok {
+			return held, done, true, nil
+		}
+	}
 	if n.Kind == expr.KData {
-		return uploadChunks(ctx, dev, n.Data, n.Shape[1], rc, cc)
+		vals, err := n.Values()
+		if err != nil {
+			return bl, nil, false, err
+		}
+		return uploadChunks(ctx, dev, vals, n.Shape[1], rc, cc)
 	}
 	order := plan.Order(n)
 	done := map[*expr.Node][]float64{}

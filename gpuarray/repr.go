@@ -14,14 +14,28 @@ func (a *Array) String() string {
 		return "gpuarray.Array<error: " + err.Error() + ">"
 	}
 	n := a.n
+	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
+		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, %s>",
+			expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks), b.state())
+	}
 	if n.Kind == expr.KData {
 		if len(n.Shape) == 0 {
 			return fmt.Sprint(n.Data[0])
 		}
-		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, values=%s>", expr.ShapeString(n.Shape), n.DType, preview(n.Data, 8))
+		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, values=%s>", expr.ShapeString(n.Shape), n.DType, preview(hostValues(n), 8))
 	}
 	return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, lazy>",
 		expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks))
+}
+
+// hostValues returns a data node's values where they are in host memory already (nil for
+// values a GPU holds that were never copied, or were released).
+func hostValues(n *expr.Node) []float64 {
+	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
+		return nil
+	}
+	v, _ := n.Values()
+	return v
 }
 
 func preview(v []float64, k int) string {
@@ -86,8 +100,10 @@ func (a *Array) HTML() string {
 	row("Count", fmt.Sprintf("%d chunks", expr.NumChunks(n.Chunks)), "")
 	row("Type", n.DType.String(), "")
 	state := "lazy"
-	if n.Kind == expr.KData {
-		state = "computed: " + preview(n.Data, 6)
+	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
+		state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
+	} else if n.Kind == expr.KData {
+		state = "computed: " + preview(hostValues(n), 6)
 	}
 	row("State", state, "")
 	if a.path != "" {

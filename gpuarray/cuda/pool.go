@@ -3,7 +3,10 @@ package cuda
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 )
@@ -23,6 +26,10 @@ type Pool struct {
 	free   map[uint64][]driver.DevicePtr
 	size   map[driver.DevicePtr]uint64
 	stream driver.Stream
+
+	// later holds blocks given back from other goroutines (FreeLater), freed on the next Alloc.
+	laterMu sync.Mutex
+	later   []driver.DevicePtr
 }
 
 func newPool(total uint64, s driver.Stream) (*Pool, error) {
@@ -46,17 +53,54 @@ func (p *Pool) Available() uint64 { return p.limit - min(p.limit, p.inUse) }
 // InUse returns the bytes handed out and not yet freed.
 func (p *Pool) InUse() uint64 { return p.inUse }
 
-// sizeClass rounds n up to a power of two (at least 256 bytes), so freed blocks fit later asks.
+// sizeClass rounds n up so freed blocks fit later asks: to a power of two (at least 256 bytes)
+// up to 1 MiB, and above that to a multiple of an eighth of the power of two below n, so a
+// large block (an 800 MB chunk) wastes at most an eighth, not up to half.
 func sizeClass(n uint64) uint64 {
 	c := uint64(256)
 	for c < n {
 		c <<= 1
 	}
-	return c
+	if c <= 1<<20 {
+		return c
+	}
+	step := c / 16 // c/2 is the power of two below n; a step of an eighth of it
+	return (n + step - 1) / step * step
+}
+
+// FreeLater gives a block back from any goroutine (a finalizer's, say); the pool frees it on
+// the device goroutine at its next Alloc.
+func (p *Pool) FreeLater(ptrs ...driver.DevicePtr) {
+	p.laterMu.Lock()
+	p.later = append(p.later, ptrs...)
+	p.laterMu.Unlock()
+}
+
+// drainLater frees the blocks given to FreeLater and reports whether there were any.
+func (p *Pool) drainLater() bool {
+	p.laterMu.Lock()
+	l := p.later
+	p.later = nil
+	p.laterMu.Unlock()
+	for _, ptr := range l {
+		p.Free(ptr)
+	}
+	return len(l) > 0
+}
+
+// Reclaim runs the garbage collector so that arrays nobody holds give their device memory
+// back (through FreeLater), waits briefly for their cleanups, and trims the cache.
+func (p *Pool) Reclaim() {
+	runtime.GC()
+	for i := 0; i < 20 && !p.drainLater(); i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.Trim()
 }
 
 // Alloc returns a device block of at least n bytes.
 func (p *Pool) Alloc(n uint64) (driver.DevicePtr, error) {
+	p.drainLater()
 	c := sizeClass(n)
 	if l := p.free[c]; len(l) > 0 {
 		ptr := l[len(l)-1]
@@ -69,11 +113,18 @@ func (p *Pool) Alloc(n uint64) (driver.DevicePtr, error) {
 		p.Trim()
 	}
 	if p.inUse+c > p.limit {
+		p.Reclaim()
+	}
+	if p.inUse+c > p.limit {
 		return 0, p.oom(n, nil)
 	}
 	ptr, err := driver.MemAlloc(c)
 	if driver.IsCode(err, driver.ErrorOutOfMemory) {
 		p.Trim()
+		ptr, err = driver.MemAlloc(c)
+	}
+	if driver.IsCode(err, driver.ErrorOutOfMemory) {
+		p.Reclaim()
 		ptr, err = driver.MemAlloc(c)
 	}
 	if err != nil {
@@ -86,7 +137,7 @@ func (p *Pool) Alloc(n uint64) (driver.DevicePtr, error) {
 
 func (p *Pool) oom(n uint64, cause error) error {
 	free, total, _ := driver.MemGetInfo()
-	msg := fmt.Sprintf("out of GPU memory: asked for %s; the pool holds %s of its limit %s, the device has %s free of %s; use smaller chunks, free arrays you no longer need, or raise GPUNOTES_GPU_MEMORY_FRACTION",
+	msg := fmt.Sprintf("out of GPU memory: asked for %s; the pool holds %s of its limit %s, the device has %s free of %s; use smaller chunks, Release arrays held on the GPU that you no longer need, or raise GPUNOTES_GPU_MEMORY_FRACTION",
 		human(n), human(p.inUse), human(p.limit), human(free), human(total))
 	if cause != nil {
 		return fmt.Errorf("%s: %w", msg, cause)

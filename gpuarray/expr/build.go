@@ -71,6 +71,19 @@ func NewData(data []float64, dt DType, shape []int, chunks [][]int) (*Node, erro
 	return n, nil
 }
 
+// NewBuffered returns a materialized array whose values buf holds (float64, row-major).
+func NewBuffered(buf Buffer, shape []int, chunks [][]int) (*Node, error) {
+	if buf == nil {
+		return nil, fmt.Errorf("nil buffer")
+	}
+	n, err := leaf(KData, Float64, shape, chunks)
+	if err != nil {
+		return nil, err
+	}
+	n.Buf = buf
+	return n, nil
+}
+
 // NewUnary applies a one-operand op.
 func NewUnary(op Op, a *Node) (*Node, error) {
 	if !op.Unary() {

@@ -45,7 +45,7 @@ const (
 	KConst  Kind = iota // every element Value
 	KRandom             // random numbers, Rand
 	KRange              // Start + Step*i on a 1-d array (Arange, Linspace)
-	KData               // a materialized row-major buffer, Data
+	KData               // a materialized row-major buffer: Data, or Buf (values held on a device)
 	KUnary              // Op(Args[0])
 	KBinary             // Op(Args[0], Args[1]), operands broadcast to Shape
 	KWhere              // Args[0] != 0 ? Args[1] : Args[2]
@@ -161,9 +161,33 @@ type Node struct {
 	Stop  float64   // KRange: when Exact, the last element is exactly Stop (Linspace)
 	Exact bool      // KRange
 	Data  []float64 // KData, row-major (float32 arrays hold float32-rounded values)
+	Buf   Buffer    // KData whose values are held elsewhere (a GPU's memory); Data is nil
 	Map   []AxisMap // KView, one per input axis
 	Red   Red       // KReduce
 	Axes  []int     // KReduce: reduced axes of Args[0], ascending
+}
+
+// Buffer holds the values of a KData node outside host memory, on a GPU, until they are read.
+type Buffer interface {
+	// Values returns the values row-major in host memory, copying them there on the first call.
+	Values() ([]float64, error)
+	// Where says where the values are held, like "gpu 0".
+	Where() string
+}
+
+// Values returns a KData node's values row-major: Data, or Buf's values copied to the host.
+func (n *Node) Values() ([]float64, error) {
+	if n.Buf == nil {
+		return n.Data, nil
+	}
+	v, err := n.Buf.Values()
+	if err != nil {
+		return nil, fmt.Errorf("values held on %s: %w", n.Buf.Where(), err)
+	}
+	if int64(len(v)) != Size(n.Shape) {
+		return nil, fmt.Errorf("values held on %s: %d elements, shape %s needs %d", n.Buf.Where(), len(v), ShapeString(n.Shape), Size(n.Shape))
+	}
+	return v, nil
 }
 
 // Size returns the number of elements of shape.

@@ -163,7 +163,11 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 	case expr.KRange:
 		return l.add(Instr{Code: Range, DType: n.DType, Start: n.Start, Step: n.Step, Stop: n.Stop, Exact: n.Exact, Src: slices.Clone(n.Shape), Map: m}), nil
 	case expr.KData:
-		return l.input(n.Data, n, m), nil
+		vals, err := n.Values()
+		if err != nil {
+			return 0, err
+		}
+		return l.input(vals, n, m), nil
 	case expr.KView:
 		return l.emit(n.Args[0], compose(n.Map, m))
 	case expr.KUnary, expr.KBinary, expr.KWhere, expr.KCast:

@@ -7,12 +7,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 )
@@ -198,7 +200,7 @@ func TestTallSVDTime(t *testing.T) {
 	defer func() { _ = k.dev.Do(context.Background(), func() error { mm.free(); return nil }) }()
 	for _, lr := range []int{2000, 2500, 5000, 10000, 2500} {
 		t0 := time.Now()
-		if _, err := k.TallSVD(context.Background(), ab, lr); err != nil {
+		if _, err := k.TallSVD(context.Background(), ab, lr, false); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("TallSVD 10000 x 1000, leaves >= %d rows: %.3f s", lr, time.Since(t0).Seconds())
@@ -428,7 +430,8 @@ func TestMatMulBlocks(t *testing.T) {
 }
 
 // TestTallSVD checks the device TSQR's SVD on blocks already on the device: several leaves, a
-// leaf of one block, leaves shorter than wide, and a single leaf.
+// leaf of one block, leaves shorter than wide, and a single leaf; with U brought to the host
+// and with U left on the device in blocks like the input's.
 func TestTallSVD(t *testing.T) {
 	k := gpuKernels(t)
 	for _, c := range []struct{ m, n, rc, leafRows int }{
@@ -439,27 +442,126 @@ func TestTallSVD(t *testing.T) {
 		for r := c.m; r > 0; r -= c.rc {
 			rc = append(rc, min(r, c.rc))
 		}
-		mm := &mem{dev: k.dev, s: k.dev.Stream()}
-		var ab Blocks
-		if err := k.dev.Do(context.Background(), func() error {
-			ab = uploadBlocks(t, mm, a, rc, []int{c.n})
-			return nil
-		}); err != nil {
-			t.Fatal(err)
+		for _, keep := range []bool{false, true} {
+			name := fmt.Sprintf("%+v keepU=%v", c, keep)
+			mm := &mem{dev: k.dev, s: k.dev.Stream()}
+			var ab Blocks
+			if err := k.dev.Do(context.Background(), func() error {
+				ab = uploadBlocks(t, mm, a, rc, []int{c.n})
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			inUse := poolInUse(t, k.dev)
+			r, err := k.TallSVD(context.Background(), ab, c.leafRows, keep)
+			_ = k.dev.Do(context.Background(), func() error { mm.free(); return nil })
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !strings.Contains(r.Kernels, "TSQR on the device") {
+				t.Errorf("kernels %q", r.Kernels)
+			}
+			if keep {
+				if r.U.Data != nil || len(r.UBlocks.Ptr) != len(rc) || !slices.Equal(r.UBlocks.RowChunks, rc) {
+					t.Fatalf("%s: U on the host (%d values) or %d blocks for row chunks %v", name, len(r.U.Data), len(r.UBlocks.Ptr), r.UBlocks.RowChunks)
+				}
+				r.U = downloadBlocks(t, k.dev, r.UBlocks)
+				freeBlocks(k.dev, r.UBlocks)
+			}
+			checkSVD(t, name, a, &r.SVDResult)
+			if got := poolInUse(t, k.dev); got != inUse {
+				t.Errorf("%s: pool holds %d bytes after the call, %d before", name, got, inUse)
+			}
 		}
-		r, err := k.TallSVD(context.Background(), ab, c.leafRows)
-		_ = k.dev.Do(context.Background(), func() error { mm.free(); return nil })
-		if err != nil {
-			t.Fatalf("%+v: %v", c, err)
-		}
-		if !strings.Contains(r.Kernels, "TSQR on the device") {
-			t.Errorf("kernels %q", r.Kernels)
-		}
-		checkSVD(t, fmt.Sprintf("%+v", c), a, r)
 	}
-	if _, err := k.TallSVD(context.Background(), Blocks{Grid: linalg.Grid{RowChunks: []int{10}, ColChunks: []int{20}}, Ptr: make([]driver.DevicePtr, 1)}, 1); err == nil || !strings.Contains(err.Error(), "rows >= columns") {
+	if _, err := k.TallSVD(context.Background(), Blocks{Grid: linalg.Grid{RowChunks: []int{10}, ColChunks: []int{20}}, Ptr: make([]driver.DevicePtr, 1)}, 1, false); err == nil || !strings.Contains(err.Error(), "rows >= columns") {
 		t.Errorf("a wide matrix: %v", err)
 	}
+}
+
+// TestMatMulPanels leaves C on the device in row panels, with a's blocks read as views into
+// row panels of their own (Blocks.LD), against gonum.
+func TestMatMulPanels(t *testing.T) {
+	k := gpuKernels(t)
+	a, b := randMat(3, 150, 97), randMat(4, 97, 130)
+	var want mat.Dense
+	want.Mul(dense(a), dense(b))
+	rc, inner, cc := []int{64, 64, 22}, []int{50, 47}, []int{100, 30}
+	mm := &mem{dev: k.dev, s: k.dev.Stream()}
+	defer func() { _ = k.dev.Do(context.Background(), func() error { mm.free(); return nil }) }()
+	var av, bb Blocks
+	err := k.dev.Do(context.Background(), func() error {
+		// a as full-width row panels, its blocks views into them.
+		pan := uploadBlocks(t, mm, a, rc, []int{97})
+		av = Blocks{Grid: linalg.Grid{RowChunks: rc, ColChunks: inner}, LD: 97}
+		for _, p := range pan.Ptr {
+			av.Ptr = append(av.Ptr, p, p+devPtr(50*8))
+		}
+		bb = uploadBlocks(t, mm, b, inner, cc)
+		return k.dev.Stream().Synchronize()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inUse := poolInUse(t, k.dev)
+	var calls []int
+	panels, err := MatMulPanels(context.Background(), k, av, bb, func(done, total int) { calls = append(calls, done) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := downloadBlocks(t, k.dev, Blocks{Grid: linalg.Grid{RowChunks: rc, ColChunks: []int{130}}, Ptr: panels})
+	freeBlocks(k.dev, Blocks{Ptr: panels})
+	var d mat.Dense
+	d.Sub(&want, dense(c))
+	if e := mat.Norm(&d, 2) / mat.Norm(&want, 2); e > 1e-14 {
+		t.Errorf("relative error %.3g", e)
+	}
+	if !slices.Equal(calls, []int{1, 2, 3}) {
+		t.Errorf("progress calls %v, want 1, 2, 3", calls)
+	}
+	if got := poolInUse(t, k.dev); got != inUse {
+		t.Errorf("pool holds %d bytes after freeing C, %d before", got, inUse)
+	}
+	if _, err := MatMulPanels(context.Background(), k, av, Blocks{Grid: linalg.Grid{RowChunks: []int{97}, ColChunks: cc}, Ptr: bb.Ptr[:2]}, nil); err == nil || !strings.Contains(err.Error(), "column chunks") {
+		t.Errorf("mismatched inner chunks: %v", err)
+	}
+}
+
+// poolInUse reads the bytes the device's pool has handed out.
+func poolInUse(t *testing.T, dev *cuda.Device) uint64 {
+	var n uint64
+	if err := dev.Do(context.Background(), func() error { n = dev.Pool().InUse(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// downloadBlocks copies packed blocks with one column of chunks into a host matrix.
+func downloadBlocks(t *testing.T, dev *cuda.Device, b Blocks) linalg.Mat {
+	t.Helper()
+	m := linalg.NewMat(b.Rows(), b.Cols())
+	off := linalg.Offsets(b.RowChunks)
+	err := dev.Do(context.Background(), func() error {
+		for i, p := range b.Ptr {
+			if err := dev.CopyToHost(m.Data[off[i]*m.Cols:off[i+1]*m.Cols], p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func freeBlocks(dev *cuda.Device, b Blocks) {
+	_ = dev.Do(context.Background(), func() error {
+		for _, p := range b.Ptr {
+			dev.Pool().Free(p)
+		}
+		return nil
+	})
 }
 
 // TestSVDPolarAccuracy compares cusolverDnDgesvd and cusolverDnXgesvdp on the R factor of a

@@ -90,8 +90,9 @@ type mem struct {
 func (m *mem) alloc(n int) (devPtr, error) {
 	p, err := driver.MemAlloc(uint64(max(n, 1)) * 8)
 	if driver.IsCode(err, driver.ErrorOutOfMemory) {
-		// The fused kernels' pool may hold freed blocks: give them back and try once more.
-		m.dev.Pool().Trim()
+		// The pool may hold freed blocks, and arrays nobody holds may still hold device memory:
+		// give both back and try once more.
+		m.dev.Pool().Reclaim()
 		p, err = driver.MemAlloc(uint64(max(n, 1)) * 8)
 	}
 	if err != nil {

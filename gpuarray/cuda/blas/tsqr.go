@@ -8,7 +8,8 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 )
 
-// TallSVDBytes returns the device memory TallSVD needs besides its input blocks.
+// TallSVDBytes returns the device memory TallSVD needs besides its input blocks, and besides
+// U's blocks when it keeps U on the device (as many bytes as the input).
 func TallSVDBytes(a Blocks, leafRows int) uint64 {
 	n := a.Cols()
 	maxLeaf, leaves := 0, 0
@@ -41,12 +42,21 @@ func groupLeaves(rc []int, leafRows int) []leafSpan {
 	return out
 }
 
+// TallSVDResult is TallSVD's result: S and V on the host, U either on the host (U.Data) or,
+// when asked for, left on the device as one row-major block per row chunk of the input
+// (UBlocks, allocated from the device's pool and owned by the caller).
+type TallSVDResult struct {
+	linalg.SVDResult
+	UBlocks Blocks
+}
+
 // TallSVD computes the thin SVD of a tall-and-skinny matrix (m >= n, one column of chunks)
 // whose row blocks are on the device, by TSQR without leaving it: each leaf (a run of row
 // chunks of at least leafRows rows) is factored with cusolverDnDgeqrf, the stacked R factors
-// once more, R's SVD is taken, and U is formed leaf by leaf (cusolverDnDormqr) and copied into
-// the host's U. Only R factors and U cross to the host. Signs are normalized as linalg's.
-func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int) (*linalg.SVDResult, error) {
+// once more, R's SVD is taken, and U is formed leaf by leaf (cusolverDnDormqr), then copied
+// into the host's U, or with keepU left on the device in blocks like a's. Only R factors (and
+// U, unless kept) cross to the host. Signs are normalized as linalg's.
+func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int, keepU bool) (*TallSVDResult, error) {
 	if len(a.ColChunks) != 1 || len(a.Ptr) != len(a.RowChunks) {
 		return nil, fmt.Errorf("TallSVD needs one column of chunks, got %d", len(a.ColChunks))
 	}
@@ -66,7 +76,21 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int) (*linalg.
 		ls[i] = leaf{leafSpan: s, k: min(s.rows, n)}
 		K += ls[i].k
 	}
-	u := linalg.NewMat(m, n)
+	var u linalg.Mat
+	ub := Blocks{Grid: a.Grid, Ptr: make([]devPtr, len(a.Ptr))}
+	if !keepU {
+		u = linalg.NewMat(m, n)
+	}
+	freeU := func() {
+		_ = k.dev.Do(context.Background(), func() error {
+			for _, p := range ub.Ptr {
+				if p != 0 {
+					k.dev.Pool().Free(p)
+				}
+			}
+			return nil
+		})
+	}
 	var r2 linalg.Mat
 	stackHost := make([]float64, K*n) // column-major K x n
 	var stack, tau2 devPtr
@@ -92,7 +116,7 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int) (*linalg.
 				// Row-major block (rb x n) is column-major n x rb; its transpose goes to rows
 				// ro.. of the leaf's column-major copy.
 				dst := l.acol + devPtr(ro*8)
-				if err := check("cublasDgeam", cublasDgeam(k.cublas, opT, opN, int32(rb), int32(n), &one, a.Ptr[c], int32(n), &zero, dst, int32(l.rows), dst, int32(l.rows))); err != nil {
+				if err := check("cublasDgeam", cublasDgeam(k.cublas, opT, opN, int32(rb), int32(n), &one, a.Ptr[c], int32(a.ld(0)), &zero, dst, int32(l.rows), dst, int32(l.rows))); err != nil {
 					return err
 				}
 				ro += rb
@@ -194,6 +218,23 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int) (*linalg.
 			if err := k.ormqr(mm, l.rows, n, l.k, l.acol, l.rows, l.tau, ci, l.rows); err != nil {
 				return fmt.Errorf("leaf %d Q: %w", i, err)
 			}
+			if keepU {
+				// Each chunk's rows of the column-major leaf, transposed into its own
+				// row-major block.
+				ro := 0
+				for c := l.c0; c < l.c1; c++ {
+					rb := a.RowChunks[c]
+					if ub.Ptr[c], err = k.dev.Pool().Alloc(uint64(max(rb*n, 1)) * 8); err != nil {
+						return fmt.Errorf("block %d of U: %w", c, err)
+					}
+					if err := check("cublasDgeam", cublasDgeam(k.cublas, opT, opN, int32(n), int32(rb), &one, ci+devPtr(ro*8), int32(l.rows), &zero, ub.Ptr[c], int32(n), ub.Ptr[c], int32(n))); err != nil {
+						return err
+					}
+					ro += rb
+				}
+				off += l.k
+				continue
+			}
 			// Column-major rows x n to row-major: its transpose, column-major n x rows.
 			if err := check("cublasDgeam", cublasDgeam(k.cublas, opT, opN, int32(n), int32(l.rows), &one, ci, int32(l.rows), &zero, ti, int32(n), ti, int32(n))); err != nil {
 				return err
@@ -205,10 +246,19 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int) (*linalg.
 		}
 		return nil
 	})
+	if err == nil && keepU {
+		// The blocks are read by later work on other streams (downloads, a later product).
+		err = k.dev.Do(ctx, func() error { return k.dev.Stream().Synchronize() })
+	}
 	if err != nil {
+		freeU()
 		return nil, fmt.Errorf("forming U on GPU %d: %w", k.dev.Info.Index, err)
 	}
-	return &linalg.SVDResult{U: u, S: s, Vt: vt, Kernels: k.name + ", TSQR on the device"}, nil
+	r := &TallSVDResult{SVDResult: linalg.SVDResult{U: u, S: s, Vt: vt, Kernels: k.name + ", TSQR on the device"}}
+	if keepU {
+		r.UBlocks = ub
+	}
+	return r, nil
 }
 
 // geqrf factors the column-major m x n matrix at a (leading dimension m) in place.

@@ -1,0 +1,179 @@
+package gpuarray
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/gpunotes/gpunotes/display"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
+)
+
+// errReleased is returned for the values of an array whose GPU memory was given back.
+var errReleased = errors.New("the array's GPU memory was released (Release) before its values were copied to the host")
+
+// deviceBuffer holds a 2-d float64 array in one GPU's memory, one row-major panel of the
+// array's full width per row chunk, as the GPU linear algebra leaves its results (U, C). Its
+// values are copied to the host on first read and kept there too; the GPU memory goes back to
+// the pool on Release, or when the garbage collector finds the buffer unreachable.
+type deviceBuffer struct {
+	dev  *cuda.Device
+	rows []int // rows of each panel (the array's row chunks)
+	cols int
+
+	// mu is held for reading while the panels are in use on the device (a product or SVD that
+	// reads them) and for writing to release them.
+	mu      sync.RWMutex
+	panels  []driver.DevicePtr // nil once released
+	cleanup runtime.Cleanup
+
+	hostMu sync.Mutex
+	host   []float64
+}
+
+// newDeviceBuffer takes ownership of panels (allocated from dev's pool).
+func newDeviceBuffer(dev *cuda.Device, rows []int, cols int, panels []driver.DevicePtr) *deviceBuffer {
+	b := &deviceBuffer{dev: dev, rows: rows, cols: cols, panels: panels}
+	pool := dev.Pool()
+	owned := append([]driver.DevicePtr(nil), panels...)
+	b.cleanup = runtime.AddCleanup(b, func(ps []driver.DevicePtr) { pool.FreeLater(ps...) }, owned)
+	return b
+}
+
+// deviceArray wraps panels of a rows x cols result as an array chunked by rowChunks and
+// colChunks (the panels follow rowChunks).
+func deviceArray(dev *cuda.Device, panels []driver.DevicePtr, rowChunks, colChunks []int) (*Array, error) {
+	cols := 0
+	for _, c := range colChunks {
+		cols += c
+	}
+	b := newDeviceBuffer(dev, rowChunks, cols, panels)
+	rows := 0
+	for _, r := range rowChunks {
+		rows += r
+	}
+	n, err := expr.NewBuffered(b, []int{rows, cols}, [][]int{rowChunks, colChunks})
+	if err != nil {
+		b.release()
+		return nil, err
+	}
+	return &Array{n: n}, nil
+}
+
+// Where says where the values are held.
+func (b *deviceBuffer) Where() string { return fmt.Sprintf("gpu %d", b.dev.Info.Index) }
+
+// Values copies the panels into host memory on the first call (stopping between panels when
+// the running cell is interrupted) and returns that copy.
+func (b *deviceBuffer) Values() ([]float64, error) {
+	b.hostMu.Lock()
+	defer b.hostMu.Unlock()
+	if b.host != nil {
+		return b.host, nil
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.panels == nil {
+		return nil, errReleased
+	}
+	total := 0
+	for _, r := range b.rows {
+		total += r
+	}
+	host := make([]float64, total*b.cols)
+	off := 0
+	for i, r := range b.rows {
+		dst := host[off*b.cols : (off+r)*b.cols]
+		if err := b.dev.Do(display.Context(), func() error { return b.dev.CopyToHost(dst, b.panels[i]) }); err != nil {
+			return nil, fmt.Errorf("copy row panel %d to the host: %w", i, err)
+		}
+		off += r
+	}
+	b.host = host
+	return host, nil
+}
+
+// state says where the values are for the array's repr: "on gpu 0", or that they are gone.
+func (b *deviceBuffer) state() string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.panels == nil {
+		return "released from " + b.Where()
+	}
+	return "on " + b.Where()
+}
+
+// copied reports whether the values have been copied to the host.
+func (b *deviceBuffer) copied() bool {
+	b.hostMu.Lock()
+	defer b.hostMu.Unlock()
+	return b.host != nil
+}
+
+// blocks returns the panels as device blocks of the grid rows x colChunks (views into the
+// panels) and a function to call when done with them; ok is false once released.
+func (b *deviceBuffer) blocks(colChunks []int) (bl blas.Blocks, done func(), ok bool) {
+	b.mu.RLock()
+	if b.panels == nil {
+		b.mu.RUnlock()
+		return bl, nil, false
+	}
+	bl = blas.Blocks{Grid: linalg.Grid{RowChunks: b.rows, ColChunks: colChunks}, LD: b.cols}
+	co := linalg.Offsets(colChunks)
+	for _, p := range b.panels {
+		for j := range colChunks {
+			bl.Ptr = append(bl.Ptr, p+driver.DevicePtr(co[j]*8))
+		}
+	}
+	return bl, b.mu.RUnlock, true
+}
+
+// release gives the panels back to the device's pool now.
+func (b *deviceBuffer) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.panels == nil {
+		return
+	}
+	b.cleanup.Stop()
+	ps := b.panels
+	b.panels = nil
+	_ = b.dev.Do(context.Background(), func() error {
+		for _, p := range ps {
+			b.dev.Pool().Free(p)
+		}
+		return nil
+	})
+}
+
+// Release gives back the GPU memory of an array held on a GPU (a MatMul or SVD result
+// computed there, see Where) now, instead of when the garbage collector finds the array
+// unreachable. Values already copied to the host stay readable; otherwise reading the array
+// afterwards is an error. It does nothing for other arrays.
+func (a *Array) Release() {
+	if a.Err() != nil {
+		return
+	}
+	if b, ok := a.n.Buf.(*deviceBuffer); ok {
+		b.release()
+	}
+}
+
+// Where says where a computed array's values are: "gpu N" for a result held in a GPU's memory
+// (read it with ToSlice or Compute, which copy it to the host once), "host" for other
+// computed arrays, and "" for lazy ones.
+func (a *Array) Where() string {
+	switch {
+	case a.Err() != nil || a.n.Kind != expr.KData:
+		return ""
+	case a.n.Buf != nil:
+		return a.n.Buf.Where()
+	}
+	return "host"
+}
