@@ -223,9 +223,9 @@ func TestNoDriver(t *testing.T) {
 func TestSizeClass(t *testing.T) {
 	for _, tc := range []struct{ n, want uint64 }{
 		{0, 256}, {1, 256}, {256, 256}, {257, 512}, {1 << 20, 1 << 20},
-		{1<<20 + 1, 1<<20 + 1<<17},         // just past 1 MiB: the next eighth of it
-		{800_000_000, 12 << 26},            // an 800 MB chunk: 805306368, not 1 GiB
-		{1 << 30, 1 << 30},                 // a power of two stays
+		{1<<20 + 1, 1<<20 + 1<<17},          // just past 1 MiB: the next eighth of it
+		{800_000_000, 12 << 26},             // an 800 MB chunk: 805306368, not 1 GiB
+		{1 << 30, 1 << 30},                  // a power of two stays
 		{12_800_000_000, 1<<33 + 4*(1<<30)}, // a 12.8 GB block: 12 GiB, not 16
 	} {
 		got := sizeClass(tc.n)
