@@ -35,6 +35,24 @@ type Kernels interface {
 	SVD(a Mat) (u Mat, s []float64, vt Mat, err error)
 }
 
+// Triangular is implemented by kernels that also solve triangular systems and form Gram
+// matrices. With it, and factors that expose their reflectors (Reflectors), Q*[W; 0] runs as
+// matrix products instead of a reflector-by-reflector application (see applyThin).
+type Triangular interface {
+	// Trsm overwrites b (k x p) with a^-1 * b, a (k x k) upper triangular with its diagonal.
+	Trsm(a, b Mat) error
+	// Syrk computes the upper triangle of c = alpha * a^T * a + beta * c, a m x n, c n x n;
+	// c's strictly lower triangle is left as it was.
+	Syrk(alpha float64, a Mat, beta float64, c Mat) error
+}
+
+// Reflectors is implemented by factors that keep Householder reflectors as LAPACK's QR of a
+// row-major block does: for the m x n block a (m >= n), reflector j is column j of a below
+// the diagonal with an implicit 1 on it, and H_j = I - tau[j]*v_j*v_j^T; Q = H_0*H_1*...
+type Reflectors interface {
+	Householder() (a Mat, tau []float64)
+}
+
 // Concurrent is implemented by kernels that run threads of their own (OpenBLAS): before the
 // chunked algorithms make up to n block calls at once they call SetConcurrency(n), and
 // SetConcurrency(1) after, so that the kernels share the cores instead of oversubscribing
@@ -110,6 +128,55 @@ func (f *cpuFactor) ApplyQ(c Mat) (err error) {
 }
 
 func (f *cpuFactor) Release() { f.a, f.tau = Mat{}, nil }
+
+// Householder returns the reflectors (gonum's Dgeqrf on the row-major block).
+func (f *cpuFactor) Householder() (Mat, []float64) { return f.a, f.tau }
+
+func (cpuKernels) Trsm(a, b Mat) (err error) {
+	if err := TrsmCheck(a, b); err != nil || b.Rows == 0 || b.Cols == 0 {
+		return err
+	}
+	defer guard("Trsm", &err)
+	blas64.Implementation().Dtrsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, b.Rows, b.Cols, 1, a.Data, a.Cols, b.Data, b.Cols)
+	return nil
+}
+
+func (cpuKernels) Syrk(alpha float64, a Mat, beta float64, c Mat) (err error) {
+	if err := SyrkCheck(a, c); err != nil || c.Rows == 0 {
+		return err
+	}
+	defer guard("Syrk", &err)
+	blas64.Implementation().Dsyrk(blas.Upper, blas.Trans, c.Rows, a.Rows, alpha, a.Data, max(a.Cols, 1), beta, c.Data, c.Cols)
+	return nil
+}
+
+// TrsmCheck checks the shapes of Triangular.Trsm's operands.
+func TrsmCheck(a, b Mat) error {
+	if err := a.Check("Trsm a"); err != nil {
+		return err
+	}
+	if err := b.Check("Trsm b"); err != nil {
+		return err
+	}
+	if a.Rows != a.Cols || a.Rows != b.Rows {
+		return fmt.Errorf("Trsm: a is %s, b is %s: want a square a with as many rows as b", a.Shape(), b.Shape())
+	}
+	return nil
+}
+
+// SyrkCheck checks the shapes of Triangular.Syrk's operands.
+func SyrkCheck(a, c Mat) error {
+	if err := a.Check("Syrk a"); err != nil {
+		return err
+	}
+	if err := c.Check("Syrk c"); err != nil {
+		return err
+	}
+	if c.Rows != c.Cols || c.Rows != a.Cols {
+		return fmt.Errorf("Syrk: a is %s, c is %s: want c square with a's columns", a.Shape(), c.Shape())
+	}
+	return nil
+}
 
 func (cpuKernels) Gemm(transA, transB bool, alpha float64, a, b Mat, beta float64, c Mat) (err error) {
 	m, k, n, work, err := GemmCheck(transA, transB, a, b, beta, c)

@@ -343,3 +343,64 @@ func TestGemmTrivialCases(t *testing.T) {
 		}
 	}
 }
+
+// TestTSQRHardInputs: Q stays orthonormal and QR = A for inputs that stress how Q is applied:
+// a leaf that is already upper triangular (its reflectors are identities, tau = 0), columns
+// scaled over 10 orders of magnitude, a rank-deficient leaf, and a leaf exactly square.
+func TestTSQRHardInputs(t *testing.T) {
+	for _, k := range kernelSets(t) {
+		t.Run(k.Name(), func(t *testing.T) {
+			ctx := context.Background()
+			tri := randMat(5, 240, 30)
+			for i := 0; i < 60; i++ { // first leaf: upper triangular on top, zeros below
+				for j := 0; j < 30; j++ {
+					if i > j {
+						tri.Data[i*30+j] = 0
+					}
+				}
+			}
+			scaled := randMat(6, 240, 30)
+			for i := 0; i < 240; i++ {
+				for j := 0; j < 30; j++ {
+					scaled.Data[i*30+j] *= math.Pow(10, -10*float64(j)/29)
+				}
+			}
+			deficient := randMat(7, 240, 30)
+			for i := 0; i < 240; i++ { // column 5 repeats column 4
+				deficient.Data[i*30+5] = deficient.Data[i*30+4]
+			}
+			for _, c := range []struct {
+				name     string
+				a        linalg.Mat
+				chunk    int
+				leafRows int
+			}{
+				{"triangular leaf", tri, 60, 60},
+				{"scaled columns", scaled, 60, 60},
+				{"rank deficient", deficient, 60, 60},
+				{"square leaves", randMat(8, 240, 30), 30, 30},
+			} {
+				am, _ := linalg.FromMat(c.a, c.chunk, 30)
+				q, err := linalg.TSQR(ctx, am, linalg.Options{LeafRows: c.leafRows, Kernels: k})
+				if err != nil {
+					t.Fatal(err)
+				}
+				qm, err := q.Q(ctx)
+				q.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e := orthErr(qm); e > 1e-12 {
+					t.Errorf("%s: ||Q^T Q - I|| = %.3g", c.name, e)
+				}
+				d := mul(qm, q.R)
+				for i := range d.Data {
+					d.Data[i] -= c.a.Data[i]
+				}
+				if e := frob(d) / frob(c.a); e > 1e-13 {
+					t.Errorf("%s: ||QR - A|| / ||A|| = %.3g", c.name, e)
+				}
+			}
+		})
+	}
+}

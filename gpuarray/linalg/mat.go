@@ -31,6 +31,13 @@ func (m Mat) Check(what string) error {
 // T returns the transpose of m as a new matrix.
 func (m Mat) T() Mat {
 	t := NewMat(m.Cols, m.Rows)
+	m.TransposeInto(t)
+	return t
+}
+
+// TransposeInto writes m's transpose into t, which must be m.Cols x m.Rows (in 32 x 32 tiles,
+// so both sides stay in cache).
+func (m Mat) TransposeInto(t Mat) {
 	const b = 32
 	for i0 := 0; i0 < m.Rows; i0 += b {
 		for j0 := 0; j0 < m.Cols; j0 += b {
@@ -42,7 +49,6 @@ func (m Mat) T() Mat {
 			}
 		}
 	}
-	return t
 }
 
 // Grid is the chunking of a matrix: the sizes of its row chunks and of its column chunks.

@@ -289,6 +289,12 @@ func (q *QR) ApplyQ(ctx context.Context, w Mat, dst []float64) error {
 		lf := q.leaves[i]
 		c := Mat{Rows: lf.rows, Cols: p, Data: dst[lf.row0*p : (lf.row0+lf.rows)*p]}
 		wl := ws[lf]
+		if ok, err := applyThin(q.kern, lf.f, wl, c); ok || err != nil {
+			if err != nil {
+				return fmt.Errorf("ApplyQ: leaf at row %d: %w", lf.row0, err)
+			}
+			return nil
+		}
 		copy(c.Data, wl.Data)
 		clear(c.Data[len(wl.Data):])
 		if err := lf.f.ApplyQ(c); err != nil {

@@ -34,6 +34,9 @@ const (
 	cblasRowMajor = 101
 	cblasNoTrans  = 111
 	cblasTrans    = 112
+	cblasUpper    = 121
+	cblasNonUnit  = 131
+	cblasLeft     = 141
 )
 
 var (
@@ -44,10 +47,13 @@ var (
 	startThreads int
 
 	cblasDgemm    func(order, ta, tb, m, n, k int32, alpha float64, a *float64, lda int32, b *float64, ldb int32, beta float64, c *float64, ldc int32)
+	cblasDtrsm    func(order, side, uplo, ta, diag, m, n int32, alpha float64, a *float64, lda int32, b *float64, ldb int32)
+	cblasDsyrk    func(order, uplo, trans, n, k int32, alpha float64, a *float64, lda int32, beta float64, c *float64, ldc int32)
 	getConfig     func() string
 	setNumThreads func(n int32)
 	getNumThreads func() int32
 	dgelqf        func(m, n *int32, a *float64, lda *int32, tau, work *float64, lwork, info *int32)
+	dgeqrf        func(m, n *int32, a *float64, lda *int32, tau, work *float64, lwork, info *int32)
 	dormlq        func(side, trans *byte, m, n, k *int32, a *float64, lda *int32, tau, c *float64, ldc *int32, work *float64, lwork, info *int32, lside, ltrans uintptr)
 	dgesdd        func(jobz *byte, m, n *int32, a *float64, lda *int32, s, u *float64, ldu *int32, vt *float64, ldvt *int32, work *float64, lwork *int32, iwork, info *int32, ljobz uintptr)
 )
@@ -87,10 +93,13 @@ func load() (err error) {
 		}
 	}()
 	purego.RegisterLibFunc(&cblasDgemm, lib, "cblas_dgemm")
+	purego.RegisterLibFunc(&cblasDtrsm, lib, "cblas_dtrsm")
+	purego.RegisterLibFunc(&cblasDsyrk, lib, "cblas_dsyrk")
 	purego.RegisterLibFunc(&getConfig, lib, "openblas_get_config")
 	purego.RegisterLibFunc(&setNumThreads, lib, "openblas_set_num_threads")
 	purego.RegisterLibFunc(&getNumThreads, lib, "openblas_get_num_threads")
 	purego.RegisterLibFunc(&dgelqf, lib, "dgelqf_")
+	purego.RegisterLibFunc(&dgeqrf, lib, "dgeqrf_")
 	purego.RegisterLibFunc(&dormlq, lib, "dormlq_")
 	purego.RegisterLibFunc(&dgesdd, lib, "dgesdd_")
 	config = strings.TrimSpace(getConfig())
