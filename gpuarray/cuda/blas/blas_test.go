@@ -474,6 +474,37 @@ func TestTallSVD(t *testing.T) {
 			}
 		}
 	}
+	// A leaf already upper triangular (identity reflectors, tau = 0: the ormqr path) next to
+	// ordinary ones, and columns scaled over three orders of magnitude (the singular values'
+	// 1e-10 relative check allows no more).
+	tri := randMat(11, 400, 50)
+	for i := 0; i < 100; i++ {
+		for j := 0; j < min(i, 50); j++ {
+			tri.Data[i*50+j] = 0
+		}
+	}
+	scaled := randMat(12, 400, 50)
+	for i := 0; i < 400; i++ {
+		for j := 0; j < 50; j++ {
+			scaled.Data[i*50+j] *= math.Pow(10, -3*float64(j)/49)
+		}
+	}
+	for name, a := range map[string]linalg.Mat{"triangular leaf": tri, "scaled columns": scaled} {
+		mm := &mem{dev: k.dev, s: k.dev.Stream()}
+		var ab Blocks
+		if err := k.dev.Do(context.Background(), func() error {
+			ab = uploadBlocks(t, mm, a, []int{100, 100, 100, 100}, []int{50})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := k.TallSVD(context.Background(), ab, 100, false)
+		_ = k.dev.Do(context.Background(), func() error { mm.free(); return nil })
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		checkSVD(t, name, a, &r.SVDResult)
+	}
 	if _, err := k.TallSVD(context.Background(), Blocks{Grid: linalg.Grid{RowChunks: []int{10}, ColChunks: []int{20}}, Ptr: make([]driver.DevicePtr, 1)}, 1, false); err == nil || !strings.Contains(err.Error(), "rows >= columns") {
 		t.Errorf("a wide matrix: %v", err)
 	}

@@ -30,6 +30,10 @@ type (
 const (
 	opN operator = 0
 	opT operator = 1
+
+	fillUpper   int32 = 1 // CUBLAS_FILL_MODE_UPPER
+	sideLeft    int32 = 0 // CUBLAS_SIDE_LEFT
+	diagNonUnit int32 = 0 // CUBLAS_DIAG_NON_UNIT
 )
 
 var (
@@ -42,6 +46,8 @@ var (
 	cublasSetStream func(h handle, s driver.Stream) status
 	cublasDgemm     func(h handle, ta, tb operator, m, n, k int32, alpha *float64, a devPtr, lda int32, b devPtr, ldb int32, beta *float64, c devPtr, ldc int32) status
 	cublasDgeam     func(h handle, ta, tb operator, m, n int32, alpha *float64, a devPtr, lda int32, beta *float64, b devPtr, ldb int32, c devPtr, ldc int32) status
+	cublasDsyrk     func(h handle, uplo int32, trans operator, n, k int32, alpha *float64, a devPtr, lda int32, beta *float64, c devPtr, ldc int32) status
+	cublasDtrsm     func(h handle, side, uplo int32, trans operator, diag int32, m, n int32, alpha *float64, a devPtr, lda int32, b devPtr, ldb int32) status
 
 	cusolverCreate    func(h *handle) status
 	cusolverDestroy   func(h handle) status
@@ -112,6 +118,8 @@ func load() (err error) {
 	purego.RegisterLibFunc(&cublasSetStream, cb, "cublasSetStream_v2")
 	purego.RegisterLibFunc(&cublasDgemm, cb, "cublasDgemm_v2")
 	purego.RegisterLibFunc(&cublasDgeam, cb, "cublasDgeam")
+	purego.RegisterLibFunc(&cublasDsyrk, cb, "cublasDsyrk_v2")
+	purego.RegisterLibFunc(&cublasDtrsm, cb, "cublasDtrsm_v2")
 	purego.RegisterLibFunc(&cusolverCreate, cs, "cusolverDnCreate")
 	purego.RegisterLibFunc(&cusolverDestroy, cs, "cusolverDnDestroy")
 	purego.RegisterLibFunc(&cusolverSetStream, cs, "cusolverDnSetStream")

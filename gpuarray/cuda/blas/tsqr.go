@@ -69,6 +69,8 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int, keepU boo
 		leafSpan
 		acol, tau devPtr
 		k         int
+		v1        []float64 // the top k x k of the reflectors, column-major, unit lower
+		tauHost   []float64
 	}
 	ls := make([]leaf, len(leaves))
 	K := 0 // rows of the stacked R factors
@@ -141,6 +143,19 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int, keepU boo
 					stackHost[off+r+j*K] = top[r+j*l.k]
 				}
 			}
+			if l.k == n { // the reflectors' top block, for applyThin
+				l.v1 = top
+				for j := 0; j < n; j++ {
+					for r := 0; r <= j; r++ {
+						l.v1[r+j*n] = 0
+					}
+					l.v1[j+j*n] = 1
+				}
+				l.tauHost = make([]float64, n)
+				if err := mm.download(l.tauHost, l.tau); err != nil {
+					return err
+				}
+			}
 			off += l.k
 		}
 		// The stacked QR.
@@ -209,14 +224,20 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int, keepU boo
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := driver.MemsetD32Async(ci, 0, uint64(l.rows*n)*2, k.dev.Stream()); err != nil {
-				return err
-			}
-			if err := check("cublasDgeam", cublasDgeam(k.cublas, opN, opN, int32(l.k), int32(n), &one, w+devPtr(off*8), int32(K), &zero, ci, int32(l.rows), ci, int32(l.rows))); err != nil {
-				return err
-			}
-			if err := k.ormqr(mm, l.rows, n, l.k, l.acol, l.rows, l.tau, ci, l.rows); err != nil {
+			done, err := k.applyThin(mm, l.rows, n, l.acol, l.v1, l.tauHost, w+devPtr(off*8), K, ci)
+			if err != nil {
 				return fmt.Errorf("leaf %d Q: %w", i, err)
+			}
+			if !done {
+				if err := driver.MemsetD32Async(ci, 0, uint64(l.rows*n)*2, k.dev.Stream()); err != nil {
+					return err
+				}
+				if err := check("cublasDgeam", cublasDgeam(k.cublas, opN, opN, int32(l.k), int32(n), &one, w+devPtr(off*8), int32(K), &zero, ci, int32(l.rows), ci, int32(l.rows))); err != nil {
+					return err
+				}
+				if err := k.ormqr(mm, l.rows, n, l.k, l.acol, l.rows, l.tau, ci, l.rows); err != nil {
+					return fmt.Errorf("leaf %d Q: %w", i, err)
+				}
 			}
 			if keepU {
 				// Each chunk's rows of the column-major leaf, transposed into its own
@@ -259,6 +280,79 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int, keepU boo
 		r.UBlocks = ub
 	}
 	return r, nil
+}
+
+// applyThin writes Q*[w; 0] into c (column-major rows x n, leading dimension rows) for the QR
+// of a leaf (geqrf's reflectors in a, rows x n, leading dimension rows; v1 their top n x n,
+// unit lower triangular, on the host; tau on the host) with w n x n at leading dimension ldw:
+// c = [w; 0] - V*Y, Y = T*(V1^T*w), T^-1 = striu(V^T*V) + diag(1/tau), as linalg's applyThin
+// does on the CPU (the UT transform). That is a Gram matrix, a triangular solve and products
+// (3*rows*n^2 flops at GEMM speed) instead of cusolverDnDormqr applying every reflector to all
+// rows of [w; 0] (4*rows*n^2). It reports false, having done nothing, where it does not apply
+// (a leaf shorter than wide, an identity reflector with tau = 0).
+func (k *Kernels) applyThin(mm *mem, rows, n int, a devPtr, v1, tau []float64, w devPtr, ldw int, c devPtr) (bool, error) {
+	if v1 == nil || rows < n || len(tau) != n {
+		return false, nil
+	}
+	for _, t := range tau {
+		if t == 0 {
+			return false, nil
+		}
+	}
+	one, zero, minus := 1.0, 0.0, -1.0
+	dv1, err := mm.upload(v1)
+	if err != nil {
+		return true, err
+	}
+	g, err := mm.alloc(n * n)
+	if err != nil {
+		return true, err
+	}
+	// G = V1^T*V1 + Vb^T*Vb, upper triangle (Vb: the rows below the top n, in place in a).
+	if err := check("cublasDsyrk", cublasDsyrk(k.cublas, fillUpper, opT, int32(n), int32(n), &one, dv1, int32(n), &zero, g, int32(n))); err != nil {
+		return true, err
+	}
+	vb := a + devPtr(n*8)
+	if rows > n {
+		if err := check("cublasDsyrk", cublasDsyrk(k.cublas, fillUpper, opT, int32(n), int32(rows-n), &one, vb, int32(rows), &one, g, int32(n))); err != nil {
+			return true, err
+		}
+	}
+	// Its diagonal becomes 1/tau (on the host: n values in an n x n matrix).
+	gh := make([]float64, n*n)
+	if err := mm.download(gh, g); err != nil {
+		return true, err
+	}
+	for j := 0; j < n; j++ {
+		gh[j+j*n] = 1 / tau[j]
+	}
+	if err := k.dev.CopyToDevice(g, gh); err != nil {
+		return true, err
+	}
+	// Y = T * (V1^T * w).
+	y, err := mm.alloc(n * n)
+	if err != nil {
+		return true, err
+	}
+	if err := check("cublasDgemm", cublasDgemm(k.cublas, opT, opN, int32(n), int32(n), int32(n), &one, dv1, int32(n), w, int32(ldw), &zero, y, int32(n))); err != nil {
+		return true, err
+	}
+	if err := check("cublasDtrsm", cublasDtrsm(k.cublas, sideLeft, fillUpper, opN, diagNonUnit, int32(n), int32(n), &one, g, int32(n), y, int32(n))); err != nil {
+		return true, err
+	}
+	// Top rows: w - V1*Y; the rest: -Vb*Y.
+	if err := check("cublasDgeam", cublasDgeam(k.cublas, opN, opN, int32(n), int32(n), &one, w, int32(ldw), &zero, c, int32(rows), c, int32(rows))); err != nil {
+		return true, err
+	}
+	if err := check("cublasDgemm", cublasDgemm(k.cublas, opN, opN, int32(n), int32(n), int32(n), &minus, dv1, int32(n), y, int32(n), &one, c, int32(rows))); err != nil {
+		return true, err
+	}
+	if rows > n {
+		if err := check("cublasDgemm", cublasDgemm(k.cublas, opN, opN, int32(rows-n), int32(n), int32(n), &minus, vb, int32(rows), y, int32(n), &zero, c+devPtr(n*8), int32(rows))); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 // geqrf factors the column-major m x n matrix at a (leading dimension m) in place.
