@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
@@ -91,11 +92,13 @@ func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Arra
 		return nil, false, nil
 	}
 	keepU := work+uint64(expr.Size(s))*8*9/8 <= free
+	t0 := time.Now()
 	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
 	if err != nil || !ok {
 		return nil, ok, err
 	}
 	defer freeA()
+	cuda.Trace("SVD input %s on GPU %d: %.3f s", expr.ShapeString(s), dev.Info.Index, time.Since(t0).Seconds())
 	r, err := k.TallSVD(ctx, ab, leafRows, keepU)
 	if err != nil {
 		return nil, true, err

@@ -42,6 +42,14 @@ const poisonBits = math.MaxUint64
 // finding where scaling loses time.
 var traceRuns = os.Getenv("GPUNOTES_GPU_TRACE") == "1"
 
+// Trace prints a line to stderr under GPUNOTES_GPU_TRACE=1 (phase times of GPU work, for
+// finding where time goes).
+func Trace(format string, args ...any) {
+	if traceRuns {
+		fmt.Fprintf(os.Stderr, "gpunotes trace: "+format+"\n", args...)
+	}
+}
+
 // Run executes the fused kernel of s for every task on device d: one launch covers up to
 // MaxTasksPerLaunch tasks (blockIdx.y) split into slices (blockIdx.x), and no intermediate array
 // is stored. Each task's partial is combined from its slices in a fixed order, so results do not
