@@ -79,19 +79,33 @@ func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Arra
 	free := available(ctx, dev) * 9 / 10
 	bl := blas.Blocks{Grid: linalg.Grid{RowChunks: a.n.Chunks[0], ColChunks: a.n.Chunks[1]}}
 	input := deviceBytes(a.n, dev)
-	// One leaf (no tree) for moderately tall inputs that fit: on the H100, 10000 x 1000 took
-	// 0.145 s as one leaf and 0.17-0.26 s as leaves of 2000-5000 rows. Very tall inputs keep
-	// four leaves: one 8 GB leaf for 1,000,000 x 1000 was not faster (4.1 s either way, on a
-	// machine whose host copies ran at half speed), and it needs twice the scratch memory.
-	leafRows := s[0]
-	if s[0] > 16*s[1] || input+blas.TallSVDBytes(bl, leafRows) > free {
-		leafRows = max(2*s[1], (s[0]+3)/4)
+	// One leaf (no tree) where it fits: on the H100, with the input and U on the device,
+	// 1,000,000 x 1000 took 0.429 s as one leaf, 0.475 s as two, 0.513 s as four and 0.711 s
+	// as ten (blas TestTallSVDLeavesTime), and 10000 x 1000 0.112 s as one leaf against
+	// 0.127-0.160 s as leaves of 2000-5000 rows. Else leaves of a quarter of the rows.
+	uBytes := uint64(expr.Size(s)) * 8 * 9 / 8 // U's blocks, rounded up to the pool's classes
+	leafRows, keepU := s[0], true
+	fits := func(leafRows int, keepU bool) bool {
+		need := input + blas.TallSVDBytes(bl, leafRows, keepU)
+		if keepU {
+			need += uBytes
+		}
+		return need <= free
 	}
-	work := input + blas.TallSVDBytes(bl, leafRows)
-	if work > free {
+	// U kept on the device matters more than the leaf size: a host copy of U costs more than
+	// the tree (8 GB took about 1.1 s to come to the host on the H100).
+	quarter := max(2*s[1], (s[0]+3)/4)
+	switch {
+	case fits(s[0], true):
+	case fits(quarter, true):
+		leafRows = quarter
+	case fits(s[0], false):
+		keepU = false
+	case fits(quarter, false):
+		leafRows, keepU = quarter, false
+	default:
 		return nil, false, nil
 	}
-	keepU := work+uint64(expr.Size(s))*8*9/8 <= free
 	t0 := time.Now()
 	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
 	if err != nil || !ok {

@@ -429,6 +429,47 @@ func TestMatMulBlocks(t *testing.T) {
 	}
 }
 
+// TestTallSVDLeavesTime times the device TSQR of a 1,000,000 x 1000 matrix (ten 100000-row
+// chunks, each a differently scaled copy of one random block) with U kept on the device, for
+// several leaf sizes. It runs only with GPUNOTES_BENCH_TALL=1 (8 GB of input, 16 GB of work).
+func TestTallSVDLeavesTime(t *testing.T) {
+	k := gpuKernels(t)
+	if os.Getenv("GPUNOTES_BENCH_TALL") == "" {
+		t.Skip("set GPUNOTES_BENCH_TALL=1")
+	}
+	const rows, n = 100000, 1000
+	b := randMat(9, rows, n)
+	mm := &mem{dev: k.dev, s: k.dev.Stream()}
+	defer func() { _ = k.dev.Do(context.Background(), func() error { mm.free(); return nil }) }()
+	ab := Blocks{Grid: linalg.Grid{RowChunks: make([]int, 10), ColChunks: []int{n}}}
+	err := k.dev.Do(context.Background(), func() error {
+		for i := range ab.RowChunks {
+			ab.RowChunks[i] = rows
+			for j := range b.Data {
+				b.Data[j] *= 1 + 0.1*float64(i)
+			}
+			p, err := mm.upload(b.Data)
+			if err != nil {
+				return err
+			}
+			ab.Ptr = append(ab.Ptr, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lr := range []int{250000, 1000000, 500000, 100000, 250000} {
+		t0 := time.Now()
+		r, err := k.TallSVD(context.Background(), ab, lr, true)
+		if err != nil {
+			t.Fatalf("leaves of %d rows: %v", lr, err)
+		}
+		t.Logf("TallSVD 1000000 x 1000, leaves of %d rows: %.3f s", lr, time.Since(t0).Seconds())
+		freeBlocks(k.dev, r.UBlocks)
+	}
+}
+
 // TestTallSVD checks the device TSQR's SVD on blocks already on the device: several leaves, a
 // leaf of one block, leaves shorter than wide, and a single leaf; with U brought to the host
 // and with U left on the device in blocks like the input's.

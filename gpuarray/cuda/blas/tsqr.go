@@ -12,7 +12,7 @@ import (
 
 // TallSVDBytes returns the device memory TallSVD needs besides its input blocks, and besides
 // U's blocks when it keeps U on the device (as many bytes as the input).
-func TallSVDBytes(a Blocks, leafRows int) uint64 {
+func TallSVDBytes(a Blocks, leafRows int, keepU bool) uint64 {
 	n := a.Cols()
 	maxLeaf, leaves := 0, 0
 	for _, l := range groupLeaves(a.RowChunks, leafRows) {
@@ -20,8 +20,13 @@ func TallSVDBytes(a Blocks, leafRows int) uint64 {
 		leaves++
 	}
 	m := a.Rows()
-	// The leaves' column-major copies, the stacked R factors, and per leaf U in two layouts.
-	return uint64(m*n+leaves*n*n+2*maxLeaf*n) * 8
+	// The leaves' column-major copies, the stacked R factors, and per leaf U column-major
+	// (and row-major too, to copy to the host, unless U is kept).
+	perLeaf := 2
+	if keepU {
+		perLeaf = 1
+	}
+	return uint64(m*n+leaves*n*n+perLeaf*maxLeaf*n) * 8
 }
 
 type leafSpan struct{ c0, c1, row0, rows int }
@@ -220,9 +225,11 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int, keepU boo
 		if err != nil {
 			return err
 		}
-		ti, err := mm.alloc(maxRows * n)
-		if err != nil {
-			return err
+		var ti devPtr // row-major staging of a leaf's U on its way to the host
+		if !keepU {
+			if ti, err = mm.alloc(maxRows * n); err != nil {
+				return err
+			}
 		}
 		off := 0
 		for i, l := range ls {
