@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -86,7 +87,9 @@ func (b *deviceBuffer) Values() ([]float64, error) {
 	for _, r := range b.rows {
 		total += r
 	}
+	t0 := time.Now()
 	host := make([]float64, total*b.cols)
+	t1 := time.Now()
 	off := 0
 	for i, r := range b.rows {
 		dst := host[off*b.cols : (off+r)*b.cols]
@@ -95,6 +98,7 @@ func (b *deviceBuffer) Values() ([]float64, error) {
 		}
 		off += r
 	}
+	cuda.Trace("copy %d x %d from %s to the host: allocation %.3f s, copies %.3f s", total, b.cols, b.Where(), t1.Sub(t0).Seconds(), time.Since(t1).Seconds())
 	b.host = host
 	return host, nil
 }
