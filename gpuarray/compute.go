@@ -214,16 +214,13 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 		cfg.memLimit = defaultMemoryLimit()
 	}
 	root := a.n
-	if root.Buf != nil { // held on a GPU: bring it to the host
-		vals, err := root.Values()
-		if err != nil {
+	if root.Buf != nil {
+		// Held on a GPU: copy it to the host. The array keeps its buffer, which owns the host
+		// copy's memory (see hostBuffer).
+		if _, err := root.Values(); err != nil {
 			return nil, fmt.Errorf("compute: %w", err)
 		}
-		n, err := expr.NewData(vals, root.DType, root.Shape, root.Chunks)
-		if err != nil {
-			return nil, fmt.Errorf("compute: %w", err)
-		}
-		return &Array{n: n, path: a.path}, nil
+		return a, nil
 	}
 	if b := root.DType.Size(); expr.Size(root.Shape)*8 > cfg.memLimit {
 		return nil, fmt.Errorf("compute: the result of shape %s (%d bytes as float64, %d as %v) exceeds the memory limit of %d bytes; reduce it or compute it in pieces",
@@ -274,7 +271,11 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]float64(nil), c.n.Data...), nil
+	vals, err := c.n.Values()
+	if err != nil {
+		return nil, err
+	}
+	return append([]float64(nil), vals...), nil
 }
 
 // Float64 computes an array of one element and returns it.
@@ -289,7 +290,11 @@ func (a *Array) Float64(opts ...ComputeOption) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return c.n.Data[0], nil
+	vals, err := c.n.Values()
+	if err != nil {
+		return 0, err
+	}
+	return vals[0], nil
 }
 
 // progress reports finished tasks to a callback and, after progressDelay, to a display bar.

@@ -88,7 +88,10 @@ func (b *deviceBuffer) Values() ([]float64, error) {
 		total += r
 	}
 	t0 := time.Now()
-	host := make([]float64, total*b.cols)
+	host, err := hostBuffer(b, total*b.cols)
+	if err != nil {
+		return nil, err
+	}
 	t1 := time.Now()
 	off := 0
 	for i, r := range b.rows {
@@ -170,8 +173,8 @@ func (a *Array) Release() {
 }
 
 // Where says where a computed array's values are: "gpu N" for a result held in a GPU's memory
-// (read it with ToSlice or Compute, which copy it to the host once), "host" for other
-// computed arrays, and "" for lazy ones.
+// (read it with ToSlice or Compute, which copy it to the host once and keep that copy beside
+// the GPU's), "host" for other computed arrays, and "" for lazy ones.
 func (a *Array) Where() string {
 	switch {
 	case a.Err() != nil || a.n.Kind != expr.KData:

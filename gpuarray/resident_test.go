@@ -43,8 +43,8 @@ func TestBufferedArrays(t *testing.T) {
 		t.Errorf("Where: %q, %q, %q", a.Where(), a.Add(1).Where(), FromSlice(vals, Shape(4, 3)).Where())
 	}
 	c, err := a.Compute()
-	if err != nil || c.Where() != "host" {
-		t.Fatalf("Compute: %v, where %q", err, c.Where())
+	if err != nil || c.Where() != "gpu 7" || buf.reads != 1 {
+		t.Fatalf("Compute: %v, where %q, %d reads", err, c.Where(), buf.reads)
 	}
 	got, err := a.ToSlice()
 	if err != nil || len(got) != 12 || got[11] != 11 {
@@ -167,5 +167,35 @@ func TestHeldOnGPU(t *testing.T) {
 	}
 	if got := inUse(); got > base {
 		t.Errorf("after the product became unreachable the pool holds %d bytes, %d before", got, base)
+	}
+}
+
+// TestHostBufferUnmapsWithItsOwner: a held array's host copy is fresh zeroed memory, and it
+// goes back to the system once the buffer that owns it is unreachable.
+func TestHostBufferUnmapsWithItsOwner(t *testing.T) {
+	base := mapped.Load()
+	func() {
+		owner := &deviceBuffer{}
+		v, err := hostBuffer(owner, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range v {
+			if x != 0 {
+				t.Fatalf("element %d = %v in fresh memory", i, x)
+			}
+		}
+		v[len(v)-1] = 3
+		if got := mapped.Load() - base; got != 8<<20 {
+			t.Fatalf("mapped %d bytes, want %d", got, 8<<20)
+		}
+		runtime.KeepAlive(owner)
+	}()
+	for i := 0; i < 100 && mapped.Load() > base; i++ {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := mapped.Load(); got != base {
+		t.Errorf("after the owner became unreachable %d bytes stay mapped, %d before", got, base)
 	}
 }
