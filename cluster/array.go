@@ -17,6 +17,8 @@ func init() {
 	gob.Register(&plan.Output{})
 	gob.Register([]*plan.Output{})
 	SetChunkExecutor(executeChunks)
+	// A GPU worker sees only its own GPU, as device 0. Errors surface on the first task.
+	gpuWarm = func() { _, _ = cuda.Open(0) }
 }
 
 // executeChunks is the workers' default ChunkExecutor: spec is a gob-encoded batch of planned

@@ -44,6 +44,11 @@ func SetChunkExecutor(f ChunkExecutor) {
 	chunkRun = f
 }
 
+// gpuWarm prepares a GPU worker's device (its CUDA context, stream and memory pool); a GPU
+// worker starts it in the background as it joins, so that its first chunk task does not pay
+// for it. Set with the chunk executor (array.go).
+var gpuWarm func()
+
 // WorkerConfig configures RunWorker; the flags of `gpunotes worker` map onto it.
 type WorkerConfig struct {
 	Scheduler         string // "tcp://host:port" or "host:port"
@@ -100,6 +105,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, ev Evaluator) error {
 		if err := setAffinity(cfg.CPUs); err != nil {
 			fmt.Fprintf(os.Stderr, "worker %s: %v\n", cfg.Name, err)
 		}
+	}
+	if cfg.GPU != "" && gpuWarm != nil {
+		go gpuWarm()
 	}
 	var sec *workerTLS
 	if cfg.TLS.Enabled() {
