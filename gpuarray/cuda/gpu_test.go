@@ -471,3 +471,32 @@ func TestGPUCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestGPULinkTime times linking new fused kernels (each spec once: a normal sum, a uniform
+// max, and elementwise chains with exp, sin and pow), which every new expression pays on its
+// first run and a cluster worker on its first task.
+func TestGPULinkTime(t *testing.T) {
+	d := gpu(t)
+	var specs []*Spec
+	for i, op := range []expr.Op{expr.OpExp, expr.OpSin, expr.OpTanh, expr.OpLog} {
+		specs = append(specs,
+			&Spec{Rank: 1, Reduce: RSum, Nodes: []Node{{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P0: float64(i), P1: 1}}}},
+			&Spec{Rank: 2, Reduce: RMax, Nodes: []Node{{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Uniform, P0: 0, P1: float64(i + 1)}}, {Kind: NUnary, Op: op, Args: [3]int{0}}}},
+		)
+	}
+	var total time.Duration
+	err := d.Do(context.Background(), func() error {
+		for _, s := range specs {
+			t0 := time.Now()
+			if _, err := d.kernel(s); err != nil {
+				return err
+			}
+			total += time.Since(t0)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("linked %d new kernels in %.3f s: %.1f ms each (%s)", len(specs), total.Seconds(), 1e3*total.Seconds()/float64(len(specs)), d.Info.Name)
+}
