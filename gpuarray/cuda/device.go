@@ -79,6 +79,7 @@ type Device struct {
 	pool   *Pool
 	lib    *library
 	libPTX []byte
+	parts  *libParts // libPTX cut up, for linking kernels with what they call
 	mods   map[string]driver.Function // by spec key; used on the device goroutine only
 	libMod driver.Module              // the library linked alone, for LibFunction
 
@@ -118,6 +119,7 @@ func Open(index int) (*Device, error) {
 	if d.lib, err = parseLibrary(string(d.libPTX)); err != nil {
 		return nil, err
 	}
+	d.parts = splitLibrary(string(d.libPTX))
 	ready := make(chan error)
 	go d.loop(ready)
 	if err := <-ready; err != nil {
@@ -208,7 +210,7 @@ func (d *Device) kernel(s *Spec) (driver.Function, error) {
 	if err != nil {
 		return 0, err
 	}
-	mod, err := driver.LinkPTX([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.libPTX, []byte(ptx)})
+	mod, err := driver.LinkPTX([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.forKernel(ptx), []byte(ptx)})
 	if err != nil {
 		if driver.IsCode(err, driver.ErrorUnsupportedPTX) {
 			v, _ := driver.DriverVersion()

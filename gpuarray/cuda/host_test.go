@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,5 +236,60 @@ func TestSizeClass(t *testing.T) {
 		if got < tc.n || (tc.n > 1<<20 && float64(got) > 1.125*float64(tc.n)) {
 			t.Errorf("sizeClass(%d) = %d: less than asked, or more than an eighth above it", tc.n, got)
 		}
+	}
+}
+
+// TestLibraryForKernel: a kernel links with the library functions it declares and those they
+// call, every variable, and nothing else (no BLAS kernels).
+func TestLibraryForKernel(t *testing.T) {
+	for _, fl := range []string{kernels.SM90, kernels.Generic} {
+		lib, err := kernels.LibPTX(fl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := splitLibrary(string(lib))
+		var fns []string
+		for _, it := range parts.items {
+			if it.fn != "" {
+				fns = append(fns, it.fn)
+			}
+		}
+		for _, want := range []string{"gpn_philox", "gpn_normal", "gpn_normal_slow", "gpn_sin", "gpn_block_sum", "gpn_dgemm_nn", "__internal_trig_reduction_slowpathd"} {
+			if !slices.Contains(fns, want) {
+				t.Fatalf("%s: %s not among the library's items %v", fl, want, fns)
+			}
+		}
+		// Everything but the header is in some item.
+		total := len(parts.header)
+		for _, it := range parts.items {
+			total += len(it.text)
+		}
+		if total < len(lib)*99/100 {
+			t.Errorf("%s: items and header hold %d of %d bytes", fl, total, len(lib))
+		}
+		spec := &Spec{Rank: 1, Reduce: RSum, Nodes: []Node{
+			{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P0: 10, P1: 1}},
+			{Kind: NUnary, Op: expr.OpSin, Args: [3]int{0}},
+		}}
+		ptx, _, err := GeneratePTX(spec, string(lib))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(parts.forKernel(ptx))
+		for _, want := range []string{".version", ".target", "gpn_zig_k", "gpn_red_v", "__cudart_sin_cos_coeffs",
+			".func  (.param .b64 func_retval0) gpn_sin(", "gpn_normal_slow(", "gpn_block_sum(", "__internal_trig_reduction_slowpathd"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: the kernel's library lacks %q", fl, want)
+			}
+		}
+		for _, not := range []string{"gpn_dgemm_nn", "gpn_transpose2d", "gpn_pow(", "gpn_block_welford(", "__internal_accurate_pow\n{"} {
+			if strings.Contains(got, not) {
+				t.Errorf("%s: the kernel's library has %q, which it does not call", fl, not)
+			}
+		}
+		if len(got) > len(lib)/2 {
+			t.Errorf("%s: the kernel's library is %d of %d bytes", fl, len(got), len(lib))
+		}
+		t.Logf("%s: %d of %d bytes of library PTX for a normal-sin-sum kernel", fl, len(got), len(lib))
 	}
 }
