@@ -79,7 +79,7 @@ type Device struct {
 	pool   *Pool
 	lib    *library
 	libPTX []byte
-	parts  *libParts // libPTX cut up, for linking kernels with what they call
+	parts  *libParts                  // libPTX cut up, for linking kernels with what they call
 	mods   map[string]driver.Function // by spec key; used on the device goroutine only
 	libMod driver.Module              // the library linked alone, for LibFunction
 
