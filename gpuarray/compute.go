@@ -239,7 +239,7 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 	defer prog.finish()
 	done := map[*expr.Node][]float64{}
 	for id, n := range order {
-		st, err := plan.Lower(id, n, done, plan.Options{MemoryLimit: cfg.memLimit})
+		st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
 		if err != nil {
 			return nil, fmt.Errorf("compute: %w", err)
 		}

@@ -103,7 +103,7 @@ func (c *linalgConfig) evalNode(ctx context.Context, n *expr.Node) ([]float64, e
 // with the configuration's scheduler, into done.
 func (c *linalgConfig) runStages(ctx context.Context, order []*expr.Node, done map[*expr.Node][]float64) error {
 	for id, x := range order {
-		st, err := plan.Lower(id, x, done, plan.Options{MemoryLimit: c.memLimit})
+		st, err := plan.Lower(id, x, done, planOptions(c.sched, c.memLimit))
 		if err != nil {
 			return err
 		}

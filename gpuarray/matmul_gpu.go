@@ -182,7 +182,7 @@ func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *
 	if err := c.runStages(ctx, order[:len(order)-1], done); err != nil {
 		return bl, nil, false, err
 	}
-	st, err := plan.Lower(len(order)-1, n, done, plan.Options{MemoryLimit: c.memLimit})
+	st, err := plan.Lower(len(order)-1, n, done, plan.Options{MemoryLimit: c.memLimit, Held: heldOn(dev)})
 	if err != nil {
 		return bl, nil, false, err
 	}

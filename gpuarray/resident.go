@@ -14,6 +14,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // errReleased is returned for the values of an array whose GPU memory was given back.
@@ -183,4 +184,59 @@ func (a *Array) Where() string {
 		return a.n.Buf.Where()
 	}
 	return "host"
+}
+
+// heldOn returns the plan hook (plan.Options.Held) that lets kernels running on dev read arrays
+// held there in place: a task's box that lies within one row panel reads that panel. Kernels
+// that do not run on the GPU (and so run on the CPU executor) read the host copy.
+func heldOn(dev *cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
+	onGPU := map[*plan.Kernel]bool{}
+	return func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
+		b, ok := n.Buf.(*deviceBuffer)
+		if !ok || b.dev != dev || len(lo) != 2 {
+			return plan.Block{}, false
+		}
+		gpu, seen := onGPU[k]
+		if !seen {
+			_, _, err := cuda.Lower(k)
+			gpu = err == nil
+			onGPU[k] = gpu
+		}
+		if !gpu {
+			return plan.Block{}, false
+		}
+		b.mu.RLock()
+		defer b.mu.RUnlock()
+		if b.panels == nil {
+			return plan.Block{}, false
+		}
+		row := 0
+		for i, r := range b.rows {
+			if lo[0] >= row && hi[0] < row+r {
+				return plan.Block{Origin: []int{row, 0}, Shape: []int{r, b.cols},
+					Held: &plan.Held{Device: dev.Info.Index, Ptr: uintptr(b.panels[i])}}, true
+			}
+			row += r
+		}
+		return plan.Block{}, false
+	}
+}
+
+// held returns the scheduler's plan hook for arrays held on its GPU, or nil when it has several
+// (a task may then run on another GPU than the one holding its input).
+func (s *gpuSched) held() func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
+	if len(s.devs) != 1 {
+		return nil
+	}
+	return heldOn(s.devs[0])
+}
+
+// planOptions returns the plan options for computing with sched: the memory limit, and for a
+// one-GPU scheduler the hook that reads arrays held on that GPU in place.
+func planOptions(sched Scheduler, memLimit int64) plan.Options {
+	opt := plan.Options{MemoryLimit: memLimit}
+	if g, ok := sched.(*gpuSched); ok {
+		opt.Held = g.held()
+	}
+	return opt
 }

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // heldBuffer stands for values held off the host: it counts reads and can fail them.
@@ -146,6 +148,39 @@ func TestHeldOnGPU(t *testing.T) {
 		t.Errorf("repr of a released array: %s", d.String())
 	}
 
+	// Fused GPU kernels read a held array in place (no copy to the host), also as an operand
+	// of a further product; a view whose chunks straddle its row panels reads the host copy.
+	e2 := MatMul(x, y, OnGPU())
+	eb := e2.n.Buf.(*deviceBuffer)
+	wantSum := 0.0
+	for _, v := range want {
+		wantSum += 2*v + 1
+	}
+	gotSum, err := e2.Mul(2).Add(1).Sum().Float64(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(gotSum-wantSum) > 1e-9*math.Abs(wantSum)+1e-9 {
+		t.Errorf("sum over the held product on the GPU = %v, CPU %v", gotSum, wantSum)
+	}
+	p2, err := MatMul(e2.Mul(2), z, OnGPU()).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eb.copied() {
+		t.Error("GPU work on the held product copied it to the host")
+	}
+	for i := range czWant {
+		if math.Abs(p2[i]-2*czWant[i]) > 1e-10*(1+math.Abs(czWant[i])) {
+			t.Fatalf("((2 C) z)[%d] = %v, CPU %v", i, p2[i], 2*czWant[i])
+		}
+	}
+	gotT, err := e2.T().Rechunk(200, 500).Sum().Float64(OnGPU())
+	if err != nil || math.Abs(gotT-(wantSum-float64(len(want)))/2) > 1e-9*math.Abs(wantSum)+1e-9 {
+		t.Errorf("sum over a rechunked transpose of the held product: %v, %v (want %v)", gotT, err, (wantSum-float64(len(want)))/2)
+	}
+	e2.Release()
+
 	// The garbage collector gives back what nobody holds (at the pool's next allocation).
 	base := inUse()
 	func() {
@@ -197,5 +232,52 @@ func TestHostBufferUnmapsWithItsOwner(t *testing.T) {
 	}
 	if got := mapped.Load(); got != base {
 		t.Errorf("after the owner became unreachable %d bytes stay mapped, %d before", got, base)
+	}
+}
+
+// TestPlanReadsHeldBlocks: with a Held hook, tasks read the boxes the hook places in device
+// memory and copy the others from the host values, which are read once per stage; without
+// one, every task copies.
+func TestPlanReadsHeldBlocks(t *testing.T) {
+	vals := make([]float64, 12)
+	for i := range vals {
+		vals[i] = float64(i)
+	}
+	buf := &heldBuffer{vals: vals}
+	n, err := expr.NewBuffered(buf, []int{4, 3}, [][]int{{2, 2}, {3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := (&Array{n: n}).Add(1).n
+	var asked [][2][]int
+	hook := func(k *plan.Kernel, x *expr.Node, lo, hi []int) (plan.Block, bool) {
+		if x != n {
+			t.Errorf("asked about node %p, not the held one", x)
+		}
+		asked = append(asked, [2][]int{lo, hi})
+		if lo[0] == 0 { // the first row chunk is "on the device"
+			return plan.Block{Origin: []int{0, 0}, Shape: []int{2, 3}, Held: &plan.Held{Device: 7, Ptr: 0x1000}}, true
+		}
+		return plan.Block{}, false
+	}
+	st, err := plan.Lower(0, root, map[*expr.Node][]float64{}, plan.Options{Held: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Tasks) != 2 || len(asked) != 2 || buf.reads != 1 {
+		t.Fatalf("%d tasks, %d boxes asked about, %d host reads", len(st.Tasks), len(asked), buf.reads)
+	}
+	if h := st.Tasks[0].Inputs[0]; h.Held == nil || h.Held.Ptr != 0x1000 || h.Data != nil {
+		t.Errorf("task 0 input: %+v", h)
+	}
+	if h := st.Tasks[1].Inputs[0]; h.Held != nil || len(h.Data) != 6 || h.Data[0] != 6 {
+		t.Errorf("task 1 input: %+v", h)
+	}
+	if !slices.Equal(asked[1][0], []int{2, 0}) || !slices.Equal(asked[1][1], []int{3, 2}) {
+		t.Errorf("task 1's box: %v", asked[1])
+	}
+	st, err = plan.Lower(0, root, map[*expr.Node][]float64{}, plan.Options{})
+	if err != nil || st.Tasks[0].Inputs[0].Held != nil || len(st.Tasks[0].Inputs[0].Data) != 6 {
+		t.Errorf("without a hook: %v, %+v", err, st.Tasks[0].Inputs[0])
 	}
 }

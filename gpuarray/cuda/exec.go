@@ -175,7 +175,9 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			}
 			for l := 0; l < L; l++ {
 				b := w[R+2+l*(R+2):]
-				if l < len(t.Inputs) && len(t.Inputs[l]) > 0 {
+				if l < len(t.Held) && t.Held[l].Ptr != 0 {
+					b[0] = uint64(t.Held[l].Ptr) // an array held on this GPU, read in place
+				} else if l < len(t.Inputs) && len(t.Inputs[l]) > 0 {
 					in := t.Inputs[l]
 					p, ok := uploaded[&in[0]]
 					if !ok {

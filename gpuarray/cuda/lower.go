@@ -100,7 +100,14 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 			}
 			b := &t.Inputs[in.Slot]
 			base, coef = in.LinearIn(b, rank)
-			gt.Inputs[leaf] = b.Data
+			if b.Held != nil {
+				if gt.Held == nil {
+					gt.Held = make([]HeldInput, nleaf)
+				}
+				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
+			} else {
+				gt.Inputs[leaf] = b.Data
+			}
 		} else {
 			base, coef = in.Linear(rank)
 		}
@@ -133,6 +140,9 @@ func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.O
 			return nil, err
 		}
 	}
+	if err := heldOn(devs, gts); err != nil {
+		return nil, err
+	}
 	res, err := RunOn(ctx, devs, s, gts, Options{})
 	if err != nil {
 		return nil, err
@@ -164,6 +174,9 @@ func RunPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs []dri
 		if gts[i], err = lowerTask(t, leaves, s.Leaves()); err != nil {
 			return nil, nil, err
 		}
+	}
+	if err := heldOn([]*Device{d}, gts); err != nil {
+		return nil, nil, err
 	}
 	res, err := d.Run(ctx, s, gts, Options{Keep: true})
 	if err != nil {
@@ -210,4 +223,16 @@ func globalIndex(t *plan.Task, local int64) int64 {
 		stride *= int64(t.Kernel.Shape[d])
 	}
 	return g
+}
+
+// heldOn checks that tasks reading arrays held on a GPU run on that GPU alone.
+func heldOn(devs []*Device, gts []Task) error {
+	for _, t := range gts {
+		for _, h := range t.Held {
+			if h.Ptr != 0 && (len(devs) != 1 || devs[0].Info.Index != h.Device) {
+				return fmt.Errorf("cuda: a task reads an array held on GPU %d but runs on %d GPU(s) starting with %d", h.Device, len(devs), devs[0].Info.Index)
+			}
+		}
+	}
+	return nil
 }

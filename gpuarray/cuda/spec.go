@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -170,11 +171,31 @@ type Map struct {
 }
 
 // Task is one chunk of work for a spec: its iteration space, one Map per leaf, and the data of
-// input leaves (Inputs[leaf], nil for random leaves).
+// input leaves (Inputs[leaf], nil for random leaves), or for input leaves that a GPU already
+// holds, where it holds them (Held[leaf], read in place; nil or zero Ptr otherwise).
 type Task struct {
 	Dims   []int64
 	Maps   []Map
 	Inputs [][]float64
+	Held   []HeldInput
+}
+
+// HeldInput is an input leaf's data in a GPU's memory: Len elements from Ptr.
+type HeldInput struct {
+	Device int
+	Ptr    driver.DevicePtr
+	Len    int64
+}
+
+// input returns the number of elements of input leaf l's data, and whether it has any.
+func (t *Task) input(l int) (int64, bool) {
+	if l < len(t.Held) && t.Held[l].Ptr != 0 {
+		return t.Held[l].Len, true
+	}
+	if l < len(t.Inputs) && t.Inputs[l] != nil {
+		return int64(len(t.Inputs[l])), true
+	}
+	return 0, false
 }
 
 // Elements returns the number of elements of the task's iteration space.
@@ -207,7 +228,8 @@ func (t *Task) validate(s *Spec) error {
 		if nd.Kind != NInput {
 			continue
 		}
-		if nd.Leaf >= len(t.Inputs) || t.Inputs[nd.Leaf] == nil {
+		size, ok := t.input(nd.Leaf)
+		if !ok {
 			return fmt.Errorf("task lacks the data of input leaf %d", nd.Leaf)
 		}
 		// The largest index the map reaches must be inside the buffer.
@@ -225,8 +247,8 @@ func (t *Task) validate(s *Spec) error {
 				hi += span
 			}
 		}
-		if hi >= lo && (lo < 0 || hi >= int64(len(t.Inputs[nd.Leaf]))) {
-			return fmt.Errorf("input leaf %d: index map reaches [%d, %d], buffer has %d elements", nd.Leaf, lo, hi, len(t.Inputs[nd.Leaf]))
+		if hi >= lo && (lo < 0 || hi >= size) {
+			return fmt.Errorf("input leaf %d: index map reaches [%d, %d], buffer has %d elements", nd.Leaf, lo, hi, size)
 		}
 	}
 	return nil

@@ -115,11 +115,20 @@ func (k *Kernel) Reduced() []bool {
 }
 
 // Block is the part of a materialized input that a task reads: the box of the source array
-// starting at Origin with Shape, row-major.
+// starting at Origin with Shape, row-major, in Data, or in a device's memory (Held).
 type Block struct {
 	Origin []int
 	Shape  []int
 	Data   []float64
+	Held   *Held `json:",omitempty"`
+}
+
+// Held places a block's values, row-major as Data would hold them, in a GPU's memory: an array
+// held there (a GPU product's result, say) read in place. Only a scheduler for that device
+// asks for such blocks (Options.Held).
+type Held struct {
+	Device int     // the GPU's index
+	Ptr    uintptr // device address of the block's first element
 }
 
 // Task computes one chunk of a stage: the region of the iteration space at Offset with Shape.

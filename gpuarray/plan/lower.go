@@ -38,6 +38,11 @@ func Order(root *expr.Node) []*expr.Node {
 type Options struct {
 	// MemoryLimit is the most bytes one task may hold (see Task.Bytes); 0 means no limit.
 	MemoryLimit int64
+	// Held, when set, is asked for each box [lo, hi] (inclusive, per axis) that a task of
+	// kernel k reads of a data node whose values a device holds (expr.Node.Buf): it returns a
+	// block with Held set that covers the box, or false, and the values are then read on the
+	// host.
+	Held func(k *Kernel, n *expr.Node, lo, hi []int) (Block, bool)
 }
 
 // Stage is one planned stage: a kernel and its tasks.
@@ -53,12 +58,14 @@ type lowerer struct {
 	done   map[*expr.Node][]float64
 	memo   map[string]int
 	inputs []inputLeaf
+	held   bool // Options.Held is set
 }
 
 type inputLeaf struct {
 	data  []float64
 	shape []int
 	m     []expr.AxisMap
+	held  *expr.Node // a data node held on a device, read through Options.Held where it can
 }
 
 // Lower plans node n as stage number id. done holds the values (row-major) of nodes
@@ -71,7 +78,7 @@ func Lower(id int, n *expr.Node, done map[*expr.Node][]float64, opt Options) (*S
 		k.Reduce = &Reduction{Red: n.Red, Axes: slices.Clone(n.Axes)}
 	}
 	k.Shape = slices.Clone(iter.Shape)
-	l := &lowerer{k: k, done: done, memo: map[string]int{}}
+	l := &lowerer{k: k, done: done, memo: map[string]int{}, held: opt.Held != nil}
 	res, err := l.emit(iter, nil)
 	if err != nil {
 		return nil, err
@@ -163,6 +170,11 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 	case expr.KRange:
 		return l.add(Instr{Code: Range, DType: n.DType, Start: n.Start, Step: n.Step, Stop: n.Stop, Exact: n.Exact, Src: slices.Clone(n.Shape), Map: m}), nil
 	case expr.KData:
+		if n.Buf != nil && l.held {
+			slot := l.input(nil, n, m)
+			l.inputs[len(l.inputs)-1].held = n
+			return slot, nil
+		}
 		vals, err := n.Values()
 		if err != nil {
 			return 0, err
@@ -213,8 +225,27 @@ func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
 			shp[ax] = st.grid[ax][idx[ax]]
 		}
 		task := &Task{Stage: id, Index: t, Kernel: st.Kernel, Offset: off, Shape: shp}
-		for _, in := range inputs {
-			task.Inputs = append(task.Inputs, cutBlock(in, off, shp))
+		for i := range inputs {
+			in := &inputs[i]
+			if in.held != nil {
+				origin, shape := box(*in, off, shp)
+				lo, hi := origin, make([]int, len(origin))
+				for d := range hi {
+					hi[d] = origin[d] + shape[d] - 1
+				}
+				if b, ok := opt.Held(st.Kernel, in.held, lo, hi); ok && expr.Size(shape) > 0 {
+					task.Inputs = append(task.Inputs, b)
+					continue
+				}
+				if in.data == nil { // read on the host after all, once per stage
+					vals, err := in.held.Values()
+					if err != nil {
+						return err
+					}
+					in.data = vals
+				}
+			}
+			task.Inputs = append(task.Inputs, cutBlock(*in, off, shp))
 		}
 		if b := task.Bytes(); opt.MemoryLimit > 0 && b > opt.MemoryLimit {
 			return fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes, more than the memory limit of %d bytes; use smaller chunks",
@@ -232,10 +263,10 @@ func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
 	return nil
 }
 
-// cutBlock copies the box of an input that a region reads.
-func cutBlock(in inputLeaf, off, shp []int) Block {
+// box returns the box of an input that a region reads: its origin and shape.
+func box(in inputLeaf, off, shp []int) (origin, shape []int) {
 	r := len(in.shape)
-	b := Block{Origin: make([]int, r), Shape: make([]int, r)}
+	origin, shape = make([]int, r), make([]int, r)
 	empty := expr.Size(shp) == 0
 	for d, am := range in.m {
 		lo, hi := am.Off, am.Off
@@ -244,12 +275,20 @@ func cutBlock(in inputLeaf, off, shp []int) Block {
 			z := am.Off + am.Step*(off[am.Axis]+shp[am.Axis]-1)
 			lo, hi = min(a, z), max(a, z)
 		}
-		b.Origin[d] = lo
-		b.Shape[d] = hi - lo + 1
+		origin[d] = lo
+		shape[d] = hi - lo + 1
 		if empty {
-			b.Shape[d] = 0
+			shape[d] = 0
 		}
 	}
+	return origin, shape
+}
+
+// cutBlock copies the box of an input that a region reads.
+func cutBlock(in inputLeaf, off, shp []int) Block {
+	r := len(in.shape)
+	origin, shape := box(in, off, shp)
+	b := Block{Origin: origin, Shape: shape}
 	n := expr.Size(b.Shape)
 	b.Data = make([]float64, n)
 	if n == 0 {
