@@ -29,8 +29,10 @@ type deviceBuffer struct {
 	rows []int // rows of each panel (the array's row chunks)
 	cols int
 
-	// mu is held for reading while the panels are in use on the device (a product or SVD that
-	// reads them) and for writing to release them.
+	// mu is held for reading while a product or SVD reads the panels (blocks) and for writing
+	// to release them. Fused kernels that read the panels in place (heldOn) do not hold it while
+	// they run: a Release from another goroutine during such a computation is not waited for
+	// (the pool keeps the released blocks, so the kernels would read stale values, not fault).
 	mu      sync.RWMutex
 	panels  []driver.DevicePtr // nil once released
 	cleanup runtime.Cleanup
