@@ -214,6 +214,7 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 		cfg.memLimit = defaultMemoryLimit()
 	}
 	root := a.n
+	defer pinGraph(root)() // arrays held on a GPU stay there while tasks read them in place
 	if root.Buf != nil {
 		// Held on a GPU: copy it to the host. The array keeps its buffer, which owns the host
 		// copy's memory (see hostBuffer).

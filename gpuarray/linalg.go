@@ -202,6 +202,8 @@ func matmul(a, b *Array, opts []ComputeOption) (*Array, error) {
 	if len(sa) < 1 || len(sa) > 2 || len(sb) < 1 || len(sb) > 2 {
 		return nil, fmt.Errorf("Dot: shapes %s and %s: want 1-d or 2-d operands", expr.ShapeString(sa), expr.ShapeString(sb))
 	}
+	defer pinGraph(a.n)()
+	defer pinGraph(b.n)()
 	ka, kb := sa[len(sa)-1], sb[0]
 	if ka != kb {
 		return nil, fmt.Errorf("Dot: shapes %s and %s not aligned: %d (dim %d) != %d (dim 0)", expr.ShapeString(sa), expr.ShapeString(sb), ka, len(sa)-1, kb)
@@ -282,6 +284,7 @@ func QR(a *Array, opts ...ComputeOption) (*QRResult, error) {
 	if err := check2D("QR", a); err != nil {
 		return nil, err
 	}
+	defer pinGraph(a.n)()
 	if len(a.n.Chunks[1]) != 1 {
 		return nil, fmt.Errorf("QR of shape %s with chunks %s: TSQR needs a single column of chunks; %s",
 			expr.ShapeString(a.n.Shape), chunksString(a.n.Chunks), rechunkHint(a))
@@ -320,6 +323,7 @@ func SVD(a *Array, opts ...ComputeOption) (*SVDResult, error) {
 	if err := check2D("SVD", a); err != nil {
 		return nil, err
 	}
+	defer pinGraph(a.n)()
 	c, err := newLinalgConfig(opts)
 	if err != nil {
 		return nil, fmt.Errorf("SVD: %w", err)
@@ -354,6 +358,7 @@ func SVDCompressed(a *Array, k, powerIters, oversamples int, seed int64, opts ..
 	if err := check2D("SVDCompressed", a); err != nil {
 		return nil, err
 	}
+	defer pinGraph(a.n)()
 	c, err := newLinalgConfig(opts)
 	if err != nil {
 		return nil, fmt.Errorf("SVDCompressed: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,11 +30,11 @@ type deviceBuffer struct {
 	rows []int // rows of each panel (the array's row chunks)
 	cols int
 
-	// mu is held for reading while a product or SVD reads the panels (blocks) and for writing
-	// to release them. Fused kernels that read the panels in place (heldOn) do not hold it while
-	// they run: a Release from another goroutine during such a computation is not waited for
-	// (the pool keeps the released blocks, so the kernels would read stale values, not fault).
-	mu      sync.RWMutex
+	// mu guards panels and pins. A computation that reads the panels on the device pins the
+	// buffer first (pin, pinGraph) and unpins it when done; release waits until no one does.
+	mu      sync.Mutex
+	idle    sync.Cond // signalled when pins drops to 0
+	pins    int
 	panels  []driver.DevicePtr // nil once released
 	cleanup runtime.Cleanup
 
@@ -44,6 +45,7 @@ type deviceBuffer struct {
 // newDeviceBuffer takes ownership of panels (allocated from dev's pool).
 func newDeviceBuffer(dev *cuda.Device, rows []int, cols int, panels []driver.DevicePtr) *deviceBuffer {
 	b := &deviceBuffer{dev: dev, rows: rows, cols: cols, panels: panels}
+	b.idle.L = &b.mu
 	pool := dev.Pool()
 	owned := append([]driver.DevicePtr(nil), panels...)
 	b.cleanup = runtime.AddCleanup(b, func(ps []driver.DevicePtr) { pool.FreeLater(ps...) }, owned)
@@ -81,11 +83,10 @@ func (b *deviceBuffer) Values() ([]float64, error) {
 	if b.host != nil {
 		return b.host, nil
 	}
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.panels == nil {
+	if !b.pin() {
 		return nil, errReleased
 	}
+	defer b.unpin()
 	total := 0
 	for _, r := range b.rows {
 		total += r
@@ -111,8 +112,8 @@ func (b *deviceBuffer) Values() ([]float64, error) {
 
 // state says where the values are for the array's repr: "on gpu 0", or that they are gone.
 func (b *deviceBuffer) state() string {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.panels == nil {
 		return "released from " + b.Where()
 	}
@@ -126,34 +127,93 @@ func (b *deviceBuffer) copied() bool {
 	return b.host != nil
 }
 
-// blocks returns the panels as device blocks of the grid rows x colChunks (views into the
-// panels) and a function to call when done with them; ok is false once released.
-func (b *deviceBuffer) blocks(colChunks []int) (bl blas.Blocks, done func(), ok bool) {
-	b.mu.RLock()
+// pin keeps the panels from being released until unpin; false when they were already.
+func (b *deviceBuffer) pin() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.panels == nil {
-		b.mu.RUnlock()
+		return false
+	}
+	b.pins++
+	return true
+}
+
+func (b *deviceBuffer) unpin() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pins--
+	if b.pins == 0 {
+		b.idle.Broadcast()
+	}
+}
+
+// panel returns row panel i's device address, or 0 once released.
+func (b *deviceBuffer) panel(i int) driver.DevicePtr {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.panels == nil {
+		return 0
+	}
+	return b.panels[i]
+}
+
+// pinGraph pins every array held on a GPU that n's expression reads, for a computation that may
+// read them in place, and returns the function that unpins them.
+func pinGraph(n *expr.Node) (unpin func()) {
+	var pinned []*deviceBuffer
+	seen := map[*expr.Node]bool{}
+	var walk func(*expr.Node)
+	walk = func(x *expr.Node) {
+		if seen[x] {
+			return
+		}
+		seen[x] = true
+		if b, ok := x.Buf.(*deviceBuffer); ok && !slices.Contains(pinned, b) && b.pin() {
+			pinned = append(pinned, b)
+		}
+		for _, a := range x.Args {
+			walk(a)
+		}
+	}
+	walk(n)
+	return func() {
+		for _, b := range pinned {
+			b.unpin()
+		}
+	}
+}
+
+// blocks returns the panels as device blocks of the grid rows x colChunks (views into the
+// panels), pinned until the returned function is called; ok is false once released.
+func (b *deviceBuffer) blocks(colChunks []int) (bl blas.Blocks, done func(), ok bool) {
+	if !b.pin() {
 		return bl, nil, false
 	}
 	bl = blas.Blocks{Grid: linalg.Grid{RowChunks: b.rows, ColChunks: colChunks}, LD: b.cols}
 	co := linalg.Offsets(colChunks)
-	for _, p := range b.panels {
+	for i := range b.rows {
+		p := b.panel(i)
 		for j := range colChunks {
 			bl.Ptr = append(bl.Ptr, p+driver.DevicePtr(co[j]*8))
 		}
 	}
-	return bl, b.mu.RUnlock, true
+	return bl, b.unpin, true
 }
 
-// release gives the panels back to the device's pool now.
+// release gives the panels back to the device's pool, once no computation has them pinned.
 func (b *deviceBuffer) release() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	for b.pins > 0 {
+		b.idle.Wait()
+	}
 	if b.panels == nil {
+		b.mu.Unlock()
 		return
 	}
 	b.cleanup.Stop()
 	ps := b.panels
 	b.panels = nil
+	b.mu.Unlock()
 	_ = b.dev.Do(context.Background(), func() error {
 		for _, p := range ps {
 			b.dev.Pool().Free(p)
@@ -190,7 +250,8 @@ func (a *Array) Where() string {
 
 // heldOn returns the plan hook (plan.Options.Held) that lets kernels running on dev read arrays
 // held there in place: a task's box that lies within one row panel reads that panel. Kernels
-// that do not run on the GPU (and so run on the CPU executor) read the host copy.
+// that do not run on the GPU (and so run on the CPU executor) read the host copy. The caller
+// keeps the arrays pinned (pinGraph) until the tasks have run.
 func heldOn(dev *cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 	onGPU := map[*plan.Kernel]bool{}
 	return func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
@@ -207,16 +268,15 @@ func heldOn(dev *cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []int) (
 		if !gpu {
 			return plan.Block{}, false
 		}
-		b.mu.RLock()
-		defer b.mu.RUnlock()
-		if b.panels == nil {
-			return plan.Block{}, false
-		}
 		row := 0
 		for i, r := range b.rows {
 			if lo[0] >= row && hi[0] < row+r {
+				p := b.panel(i)
+				if p == 0 {
+					return plan.Block{}, false
+				}
 				return plan.Block{Origin: []int{row, 0}, Shape: []int{r, b.cols},
-					Held: &plan.Held{Device: dev.Info.Index, Ptr: uintptr(b.panels[i])}}, true
+					Held: &plan.Held{Device: dev.Info.Index, Ptr: uintptr(p)}}, true
 			}
 			row += r
 		}

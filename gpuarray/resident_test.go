@@ -179,7 +179,24 @@ func TestHeldOnGPU(t *testing.T) {
 	if err != nil || math.Abs(gotT-(wantSum-float64(len(want)))/2) > 1e-9*math.Abs(wantSum)+1e-9 {
 		t.Errorf("sum over a rechunked transpose of the held product: %v, %v (want %v)", gotT, err, (wantSum-float64(len(want)))/2)
 	}
-	e2.Release()
+	// Release waits for computations that have the array pinned.
+	unpin := pinGraph(e2.Add(1).n)
+	released := make(chan struct{})
+	go func() { e2.Release(); close(released) }()
+	select {
+	case <-released:
+		t.Error("Release returned while a computation had the array pinned")
+	case <-time.After(50 * time.Millisecond):
+	}
+	unpin()
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Release did not return after the computation unpinned the array")
+	}
+	if !strings.Contains(e2.String(), "released from gpu 0") {
+		t.Errorf("after Release: %s", e2.String())
+	}
 
 	// The garbage collector gives back what nobody holds (at the pool's next allocation).
 	base := inUse()
