@@ -680,3 +680,69 @@ func TestSVDPolarAccuracy(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelGemmTime compares, for one 10000-row panel of a 40000^3 product (GPUNOTES_BENCH_TALL=1
+// only: 6.4 GB of device memory), the sixteen 10000^3 block products MatMulPanels makes with one
+// product over contiguous operands; the contents do not matter for the time.
+func TestPanelGemmTime(t *testing.T) {
+	k := gpuKernels(t)
+	if os.Getenv("GPUNOTES_BENCH_TALL") == "" {
+		t.Skip("set GPUNOTES_BENCH_TALL=1")
+	}
+	const r, n = 10000, 40000
+	err := k.dev.Do(context.Background(), func() error {
+		mm := &mem{dev: k.dev, s: k.dev.Stream()}
+		defer mm.free()
+		b := make([]devPtr, 3)
+		var err error
+		for i, sz := range []int{r * n, n * n, r * n} { // A panel, B, C panel
+			if b[i], err = mm.alloc(sz); err != nil {
+				return err
+			}
+			if err := driver.MemsetD32Async(b[i], 0, uint64(sz)*2, k.dev.Stream()); err != nil {
+				return err
+			}
+		}
+		da, db, dc := b[0], b[1], b[2]
+		one := 1.0
+		blocks := func() error { // row-major, as MatMulPanels: 4 column blocks x 4 inner blocks
+			for j := 0; j < 4; j++ {
+				for kk := 0; kk < 4; kk++ {
+					beta := 1.0
+					if kk == 0 {
+						beta = 0
+					}
+					if err := k.gemmDev(r, r, r, 1, da+devPtr(kk*r*8), n, db+devPtr((kk*r*n+j*r)*8), n, beta, dc+devPtr(j*r*8), n); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		whole := func() error {
+			zero := 0.0
+			return check("cublasDgemm", cublasDgemm(k.cublas, opN, opN, n, r, n, &one, db, n, da, n, &zero, dc, n))
+		}
+		for _, c := range []struct {
+			name string
+			f    func() error
+		}{{"16 block products", blocks}, {"one product", whole}, {"16 block products", blocks}, {"one product", whole}} {
+			if err := k.dev.Stream().Synchronize(); err != nil {
+				return err
+			}
+			t0 := time.Now()
+			if err := c.f(); err != nil {
+				return err
+			}
+			if err := k.dev.Stream().Synchronize(); err != nil {
+				return err
+			}
+			s := time.Since(t0).Seconds()
+			t.Logf("%s: %d x %d x %d in %.4f s, %.2f TFLOP/s", c.name, r, n, n, s, 2*float64(r)*n*n/s/1e12)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
