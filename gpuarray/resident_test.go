@@ -104,32 +104,11 @@ func TestHeldOnGPU(t *testing.T) {
 	if b.copied() {
 		t.Error("using C on the GPU copied it to the host")
 	}
-	want, err := MatMul(x, y).ToSlice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := c.ToSlice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
-			t.Fatalf("C[%d] = %v, CPU %v", i, got[i], want[i])
-		}
-	}
-	czWant, err := MatMul(FromSlice(got, Shape(500, 200), Chunks(128, 64)), z).ToSlice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	czGot, err := cz.ToSlice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range czWant {
-		if math.Abs(czGot[i]-czWant[i]) > 1e-11*(1+math.Abs(czWant[i])) {
-			t.Fatalf("(C z)[%d] = %v, CPU %v", i, czGot[i], czWant[i])
-		}
-	}
+	want := values(t, MatMul(x, y))
+	got := values(t, c)
+	closeTo(t, "C", got, want, 1e-12)
+	czWant := values(t, MatMul(FromSlice(got, Shape(500, 200), Chunks(128, 64)), z))
+	closeTo(t, "C z", values(t, cz), czWant, 1e-11)
 	before := inUse()
 	c.Release()
 	if after := inUse(); before-after < 500*200*8 {
@@ -163,18 +142,15 @@ func TestHeldOnGPU(t *testing.T) {
 	if math.Abs(gotSum-wantSum) > 1e-9*math.Abs(wantSum)+1e-9 {
 		t.Errorf("sum over the held product on the GPU = %v, CPU %v", gotSum, wantSum)
 	}
-	p2, err := MatMul(e2.Mul(2), z, OnGPU()).ToSlice()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p2 := values(t, MatMul(e2.Mul(2), z, OnGPU()))
 	if eb.copied() {
 		t.Error("GPU work on the held product copied it to the host")
 	}
-	for i := range czWant {
-		if math.Abs(p2[i]-2*czWant[i]) > 1e-10*(1+math.Abs(czWant[i])) {
-			t.Fatalf("((2 C) z)[%d] = %v, CPU %v", i, p2[i], 2*czWant[i])
-		}
+	twice := make([]float64, len(czWant))
+	for i, v := range czWant {
+		twice[i] = 2 * v
 	}
+	closeTo(t, "(2 C) z", p2, twice, 1e-10)
 	gotT, err := e2.T().Rechunk(200, 500).Sum().Float64(OnGPU())
 	if err != nil || math.Abs(gotT-(wantSum-float64(len(want)))/2) > 1e-9*math.Abs(wantSum)+1e-9 {
 		t.Errorf("sum over a rechunked transpose of the held product: %v, %v (want %v)", gotT, err, (wantSum-float64(len(want)))/2)
@@ -296,5 +272,28 @@ func TestPlanReadsHeldBlocks(t *testing.T) {
 	st, err = plan.Lower(0, root, map[*expr.Node][]float64{}, plan.Options{})
 	if err != nil || st.Tasks[0].Inputs[0].Held != nil || len(st.Tasks[0].Inputs[0].Data) != 6 {
 		t.Errorf("without a hook: %v, %+v", err, st.Tasks[0].Inputs[0])
+	}
+}
+
+// values returns a's elements, failing the test on an error.
+func values(t *testing.T, a *Array) []float64 {
+	t.Helper()
+	v, err := a.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// closeTo fails the test where got and want differ by more than tol relative (plus tol).
+func closeTo(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > tol*(1+math.Abs(want[i])) {
+			t.Fatalf("%s[%d] = %v, CPU %v", what, i, got[i], want[i])
+		}
 	}
 }
