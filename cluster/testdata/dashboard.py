@@ -5,21 +5,14 @@ while tasks run, the task stream draws tasks and the plot draws one series per w
 Usage: dashboard.py URL CHROMIUM PROFILE_DIR SCREENSHOT NWORKERS
 Every wait has a timeout; the script exits non-zero with a message on the first failure.
 """
+import os
 import sys
 import time
 
 from playwright.sync_api import sync_playwright
 
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "internal", "testenv"))
+import chromium as chromium_env  # noqa: E402  (internal/testenv/chromium.py)
 
 
 def log(msg):
@@ -37,9 +30,7 @@ def main():
     url, chromium, profile, shot, nworkers = sys.argv[1:6]
     nworkers = int(nworkers)
     with sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(
-            profile, executable_path=chromium, headless=True, args=FLAGS,
-            viewport={"width": 1100, "height": 900}, timeout=60000)
+        ctx = chromium_env.launch(p, chromium, profile, 1100, 900)
         page = ctx.pages[0] if ctx.pages else ctx.new_page()
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))

@@ -17,16 +17,8 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "internal", "testenv"))
+import chromium as chromium_env  # noqa: E402  (internal/testenv/chromium.py)
 
 
 def log(msg):
@@ -38,14 +30,7 @@ def main():
     expect = json.loads(os.environ["GPUNOTES_E2E_EXPECT"])
     run_timeout = int(expect.get("run_timeout_ms", 240000))
     with sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(
-            profile,
-            executable_path=chromium,
-            headless=True,
-            args=FLAGS,
-            viewport={"width": 1400, "height": 1000},
-            timeout=60000,
-        )
+        ctx = chromium_env.launch(p, chromium, profile, 1400, 1000)
         ctx.set_default_timeout(60000)
         page = ctx.pages[0] if ctx.pages else ctx.new_page()
         page.on("pageerror", lambda e: log(f"page error: {e}"))
