@@ -12,6 +12,11 @@
 // random array generates only the elements it keeps. Chains of random numbers, elementwise
 // operations, views and a reduction run as one pass per chunk, with no intermediate arrays.
 //
+// The linear algebra (MatMul, QR, SVD, SVDCompressed) runs when it is called, with the options
+// given to it. On a GPU its large results stay in device memory until read (Where, Release):
+// later GPU products, SVDs and fused kernels read them in place, and ToSlice or Compute copy
+// them to the host once.
+//
 // Errors made while building an expression (shapes that do not broadcast, bad indices) are
 // kept in the array they produce and in every array built from it: Err reports them, and
 // Compute returns them. Arrays are immutable and safe for concurrent use.
