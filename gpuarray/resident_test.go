@@ -27,10 +27,10 @@ func (b *heldBuffer) Values() ([]float64, error) {
 
 func (b *heldBuffer) Where() string { return "gpu 7" }
 
-// TestBufferedArrays: an array whose values another memory holds reads like any computed
-// array (Compute, ToSlice, elementwise work, reductions, products) and its read errors say
-// where the values were.
-func TestBufferedArrays(t *testing.T) {
+// heldNode returns a 4 x 3 data node (values 0..11, row chunks of 2) whose values a heldBuffer
+// holds.
+func heldNode(t *testing.T) (*heldBuffer, *expr.Node) {
+	t.Helper()
 	vals := make([]float64, 12)
 	for i := range vals {
 		vals[i] = float64(i)
@@ -40,6 +40,15 @@ func TestBufferedArrays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return buf, n
+}
+
+// TestBufferedArrays: an array whose values another memory holds reads like any computed
+// array (Compute, ToSlice, elementwise work, reductions, products) and its read errors say
+// where the values were.
+func TestBufferedArrays(t *testing.T) {
+	buf, n := heldNode(t)
+	vals := buf.vals
 	a := &Array{n: n}
 	if a.Where() != "gpu 7" || a.Add(1).Where() != "" || FromSlice(vals, Shape(4, 3)).Where() != "host" {
 		t.Errorf("Where: %q, %q, %q", a.Where(), a.Add(1).Where(), FromSlice(vals, Shape(4, 3)).Where())
@@ -232,15 +241,7 @@ func TestHostBufferUnmapsWithItsOwner(t *testing.T) {
 // memory and copy the others from the host values, which are read once per stage; without
 // one, every task copies.
 func TestPlanReadsHeldBlocks(t *testing.T) {
-	vals := make([]float64, 12)
-	for i := range vals {
-		vals[i] = float64(i)
-	}
-	buf := &heldBuffer{vals: vals}
-	n, err := expr.NewBuffered(buf, []int{4, 3}, [][]int{{2, 2}, {3}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	buf, n := heldNode(t)
 	root := (&Array{n: n}).Add(1).n
 	var asked [][2][]int
 	hook := func(k *plan.Kernel, x *expr.Node, lo, hi []int) (plan.Block, bool) {
