@@ -314,14 +314,11 @@ func TestOwnGemmTime(t *testing.T) {
 	err := own.dev.Do(context.Background(), func() error {
 		mm := &mem{dev: own.dev, s: own.dev.Stream()}
 		defer mm.free()
-		da, err := mm.upload(a.Data)
+		d, err := mm.uploads(a.Data, b.Data)
 		if err != nil {
 			return err
 		}
-		db, err := mm.upload(b.Data)
-		if err != nil {
-			return err
-		}
+		da, db := d[0], d[1]
 		dc, err := mm.alloc(n * n)
 		if err != nil {
 			return err

@@ -131,6 +131,19 @@ func (m *mem) allocs(ns ...int) ([]devPtr, error) {
 	return ps, nil
 }
 
+// uploads copies each host slice to a new device buffer, in order.
+func (m *mem) uploads(src ...[]float64) ([]devPtr, error) {
+	ps := make([]devPtr, len(src))
+	for i, v := range src {
+		p, err := m.upload(v)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
+	}
+	return ps, nil
+}
+
 // downloads copies each device buffer into its host slice, in order.
 func (m *mem) downloads(dst [][]float64, src ...devPtr) error {
 	for i, p := range src {
@@ -179,18 +192,11 @@ func (k *Kernels) Gemm(transA, transB bool, alpha float64, a, b linalg.Mat, beta
 		opb = opT
 	}
 	return k.do(func(mm *mem) error {
-		da, err := mm.upload(a.Data)
+		d, err := mm.uploads(a.Data, b.Data, c.Data)
 		if err != nil {
 			return err
 		}
-		db, err := mm.upload(b.Data)
-		if err != nil {
-			return err
-		}
-		dc, err := mm.upload(c.Data)
-		if err != nil {
-			return err
-		}
+		da, db, dc := d[0], d[1], d[2]
 		if err := check("cublasDgemm", cublasDgemm(k.cublas, opb, opa, int32(n), int32(m), int32(kk), &alpha, db, int32(max(b.Cols, 1)), da, int32(max(a.Cols, 1)), &beta, dc, int32(n))); err != nil {
 			return err
 		}
