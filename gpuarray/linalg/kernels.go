@@ -152,10 +152,7 @@ func (cpuKernels) Syrk(alpha float64, a Mat, beta float64, c Mat) (err error) {
 
 // TrsmCheck checks the shapes of Triangular.Trsm's operands.
 func TrsmCheck(a, b Mat) error {
-	if err := a.Check("Trsm a"); err != nil {
-		return err
-	}
-	if err := b.Check("Trsm b"); err != nil {
+	if err := checkEach("Trsm", "ab", a, b); err != nil {
 		return err
 	}
 	if a.Rows != a.Cols || a.Rows != b.Rows {
@@ -166,10 +163,7 @@ func TrsmCheck(a, b Mat) error {
 
 // SyrkCheck checks the shapes of Triangular.Syrk's operands.
 func SyrkCheck(a, c Mat) error {
-	if err := a.Check("Syrk a"); err != nil {
-		return err
-	}
-	if err := c.Check("Syrk c"); err != nil {
+	if err := checkEach("Syrk", "ac", a, c); err != nil {
 		return err
 	}
 	if c.Rows != c.Cols || c.Rows != a.Cols {
@@ -199,13 +193,8 @@ func (cpuKernels) Gemm(transA, transB bool, alpha float64, a, b Mat, beta float6
 // nothing for an empty c, c = beta*c for an empty inner dimension. It returns m and k of op(a),
 // n of op(b), and whether a kernel still has the product to compute.
 func GemmCheck(transA, transB bool, a, b Mat, beta float64, c Mat) (m, k, n int, work bool, err error) {
-	for _, x := range []struct {
-		s string
-		m Mat
-	}{{"a", a}, {"b", b}, {"c", c}} {
-		if err := x.m.Check("Gemm " + x.s); err != nil {
-			return 0, 0, 0, false, err
-		}
+	if err := checkEach("Gemm", "abc", a, b, c); err != nil {
+		return 0, 0, 0, false, err
 	}
 	m, k = a.Rows, a.Cols
 	if transA {
@@ -250,4 +239,14 @@ func (cpuKernels) SVD(a Mat) (u Mat, s []float64, vt Mat, err error) {
 		return Mat{}, nil, Mat{}, fmt.Errorf("SVD of a %s matrix did not converge", a.Shape())
 	}
 	return u, s, vt, nil
+}
+
+// checkEach checks the operands of call, each named by one letter of names.
+func checkEach(call, names string, ms ...Mat) error {
+	for i, m := range ms {
+		if err := m.Check(call + " " + names[i:i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
