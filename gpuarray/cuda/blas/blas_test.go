@@ -24,13 +24,21 @@ import (
 func gpuKernels(t *testing.T) *Kernels {
 	t.Helper()
 	k, err := New(0)
-	if err != nil {
-		if os.Getenv("GPUNOTES_REQUIRE_GPU") != "" {
-			t.Fatalf("GPUNOTES_REQUIRE_GPU is set but cuBLAS kernels are unavailable: %v", err)
-		}
-		t.Skipf("no GPU with cuBLAS/cuSOLVER here: %v", err)
-	}
+	needKernels(t, "cuBLAS/cuSOLVER", err)
 	return k
+}
+
+// needKernels skips the test when kernels could not be opened, or fails it where
+// GPUNOTES_REQUIRE_GPU says they must be there.
+func needKernels(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("GPUNOTES_REQUIRE_GPU") != "" {
+		t.Fatalf("GPUNOTES_REQUIRE_GPU is set but the %s kernels are unavailable: %v", what, err)
+	}
+	t.Skipf("no GPU with the %s kernels here: %v", what, err)
 }
 
 func TestLoadReportsMissingLibraries(t *testing.T) {
@@ -220,12 +228,7 @@ func TestTallSVDTime(t *testing.T) {
 func ownKernels(t *testing.T) *OwnKernels {
 	t.Helper()
 	k, err := NewOwn(0, linalg.CPU())
-	if err != nil {
-		if os.Getenv("GPUNOTES_REQUIRE_GPU") != "" {
-			t.Fatalf("GPUNOTES_REQUIRE_GPU is set but the own GEMM kernel is unavailable: %v", err)
-		}
-		t.Skipf("no GPU here: %v", err)
-	}
+	needKernels(t, "own GEMM", err)
 	return k
 }
 
