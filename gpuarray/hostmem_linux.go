@@ -5,8 +5,9 @@ import (
 	"runtime"
 	"sync/atomic"
 	"syscall"
-	"time"
 	"unsafe"
+
+	"github.com/gpunotes/gpunotes/internal/gcwait"
 )
 
 // hostBuffer returns n float64s of fresh anonymous memory for a held array's host copy, freed
@@ -25,10 +26,7 @@ func hostBuffer(owner *deviceBuffer, n int) ([]float64, error) {
 	// copies nobody holds any more are unmapped.
 	if mapped.Load()+size > defaultMemoryLimit() {
 		before := mapped.Load()
-		runtime.GC()
-		for i := 0; i < 20 && mapped.Load() >= before; i++ {
-			time.Sleep(5 * time.Millisecond) // cleanups run on their own goroutine
-		}
+		gcwait.Until(func() bool { return mapped.Load() < before })
 	}
 	mem, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {

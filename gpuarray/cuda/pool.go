@@ -3,12 +3,11 @@ package cuda
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/internal/gcwait"
 )
 
 // DefaultMemoryFraction is the share of a device's memory the pool may hold; past it, store
@@ -91,10 +90,7 @@ func (p *Pool) drainLater() bool {
 // Reclaim runs the garbage collector so that arrays nobody holds give their device memory
 // back (through FreeLater), waits briefly for their cleanups, and trims the cache.
 func (p *Pool) Reclaim() {
-	runtime.GC()
-	for i := 0; i < 20 && !p.drainLater(); i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
+	gcwait.Until(p.drainLater)
 	p.Trim()
 }
 
