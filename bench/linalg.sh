@@ -15,14 +15,12 @@ COMMIT=$(git rev-parse --short HEAD)
 cases=("10000 1000")
 if [ -z "${LINALG_SKIP_TALL:-}" ]; then cases+=("1000000 100000"); fi
 
-kernels="" # as the benchmark's result reports them (SVDResult.Path)
-ours() { # rows chunk -> seconds; the kernels that ran go to $kernels_file
-	GPUNOTES_BENCH_ROWS=$1 GPUNOTES_BENCH_CHUNK=$2 go test -run '^$' -bench '^BenchmarkSVDSeed$' -benchtime 1x -timeout 60m -v ./gpuarray/ |
-		tee >(sed -n 's/.*rows: \(.*\); U on .*/\1/p' | head -1 >"$kernels_file") |
-		awk '/^BenchmarkSVDSeed.*ns\/op/ { printf "%.2f\n", $3 / 1e9 }'
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+ours() { # rows chunk -> seconds; the benchmark's log stays in $out
+	GPUNOTES_BENCH_ROWS=$1 GPUNOTES_BENCH_CHUNK=$2 go test -run '^$' -bench '^BenchmarkSVDSeed$' -benchtime 1x -timeout 60m -v ./gpuarray/ >"$out"
+	awk '/^BenchmarkSVDSeed.*ns\/op/ { printf "%.2f\n", $3 / 1e9 }' "$out"
 }
-kernels_file=$(mktemp)
-trap 'rm -f "$kernels_file"' EXIT
 
 peer() { # rows chunk -> seconds
 	"$PY" - "$1" "$2" <<'PYEOF'
@@ -47,8 +45,8 @@ for cs in "${cases[@]}"; do
 	echo "SVD $1 x 1000, chunks $2 x 1000: gpunotes ${o} s, dask+numpy ${p} s, ratio ${r}"
 	rows+="| SVD $1 x 1000, chunks $2 x 1000 | ${o} | ${p} | ${r} |"$'\n'
 done
-sleep 1 # the process substitution writing $kernels_file
-kernels=$(cat "$kernels_file")
+# The kernels that ran, as the last benchmark's result reports them (SVDResult.Path).
+kernels=$(sed -n 's/.*rows: \(.*\); U on .*/\1/p' "$out" | head -1)
 versions=$("$PY" -c 'import dask, numpy; print("dask", dask.__version__, "NumPy", numpy.__version__)')
 cat >>bench/RESULTS.md <<EOF
 
