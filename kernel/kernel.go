@@ -297,7 +297,21 @@ func (k *Kernel) onShell(m *Message) {
 	}
 }
 
+// controlTypes are the requests the control channel serves; anything else sent there gets an
+// error reply (ipykernel would run an execute_request on control, blocking interrupts).
+var controlTypes = map[string]bool{"shutdown_request": true, "interrupt_request": true,
+	"kernel_info_request": true, "debug_request": true, "usage_request": true}
+
 func (k *Kernel) onControl(m *Message) {
+	if !controlTypes[m.Header.MsgType] {
+		k.log.Printf("control: refused a %s (not a control message)", m.Header.MsgType)
+		k.status(m, "busy")
+		k.reply(k.control, m, replyType(m.Header.MsgType), map[string]any{"status": "error", "ename": "WrongChannel",
+			"evalue":    fmt.Sprintf("%s is a shell message; the control channel serves %s", m.Header.MsgType, "shutdown, interrupt, kernel_info and debug requests"),
+			"traceback": []string{}})
+		k.status(m, "idle")
+		return
+	}
 	k.handle(k.control, m)
 }
 

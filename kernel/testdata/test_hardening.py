@@ -171,5 +171,118 @@ class SocketBounds(unittest.TestCase):
         self.assertEqual(r["status"], "ok", r)
 
 
+
+def drain_iopub(kc, msg_id):
+    """The IOPub messages of one request, until its idle."""
+    outs = []
+    while True:
+        m = kc.get_iopub_msg(timeout=TIMEOUT)
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            return outs
+        outs.append((m["msg_type"], m["content"]))
+
+
+class Protocol(unittest.TestCase):
+    """Item 4: protocol details, through jupyter_client and raw pyzmq sockets."""
+
+    def setUp(self):
+        self.k = Kernel("gpunotes")
+
+    def tearDown(self):
+        self.k.close()
+
+    def test_interrupt_cancels_pending_input(self):
+        # ipykernel: input() raises KeyboardInterrupt and the next input_reply answers the next
+        # input_request. gpunotes must not leave the interrupted reader waiting.
+        kc = self.k.kc
+        first = kc.execute('import "fmt"\nvar a string\nfmt.Scanln(&a)\na', allow_stdin=True)
+        kc.get_stdin_msg(timeout=TIMEOUT)
+        self.k.km.interrupt_kernel()
+        r = kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertEqual(r["parent_header"]["msg_id"], first)
+        self.assertEqual(r["content"]["status"], "error")
+        second = kc.execute('var b string\nfmt.Scanln(&b)\n"got " + b', allow_stdin=True)
+        req = kc.get_stdin_msg(timeout=TIMEOUT)
+        self.assertEqual(req["parent_header"]["msg_id"], second)
+        kc.input("second")
+        r = kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertEqual(r["content"]["status"], "ok", r["content"])
+        outs = drain_iopub(kc, second)
+        res = [c for t, c in outs if t == "execute_result"]
+        self.assertEqual(res[0]["data"]["text/plain"], '"got second"', outs)
+
+    def test_user_expressions_are_interruptible(self):
+        # ipykernel evaluates user_expressions in the main thread, where SIGINT interrupts them.
+        kc = self.k.kc
+        kc.execute("func spin() int { for {} }")
+        kc.get_shell_msg(timeout=TIMEOUT)
+        msg_id = kc.execute("1", user_expressions={"x": "spin()"})
+        time.sleep(1)
+        t0 = time.time()
+        self.k.km.interrupt_kernel()
+        r = kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertEqual(r["parent_header"]["msg_id"], msg_id)
+        self.assertLess(time.time() - t0, 5)
+        self.assertEqual(r["content"]["user_expressions"]["x"]["status"], "error", r["content"])
+        self.assertTrue(self.k.alive())
+
+    def test_control_refuses_shell_messages(self):
+        # ipykernel serves shell message types on control too (it would run this cell there,
+        # where it blocks interrupts); gpunotes answers with an error and runs nothing.
+        kc = self.k.kc
+        msg = kc.session.msg("execute_request", {"code": 'import "fmt"\nfmt.Println("RAN ON CONTROL")', "silent": False,
+                                                 "store_history": True, "user_expressions": {}, "allow_stdin": False})
+        kc.control_channel.send(msg)
+        r = kc.get_control_msg(timeout=TIMEOUT)
+        self.assertEqual(r["parent_header"]["msg_id"], msg["header"]["msg_id"])
+        self.assertEqual(r["content"]["status"], "error")
+        self.assertEqual(r["content"]["ename"], "WrongChannel")
+        # Control messages still work there.
+        kc.control_channel.send(kc.session.msg("kernel_info_request"))
+        self.assertEqual(kc.get_control_msg(timeout=TIMEOUT)["content"]["status"], "ok")
+
+    def test_replayed_signature_is_refused(self):
+        # jupyter_client's Session (which ipykernel uses) keeps a digest history and refuses a
+        # repeated signature; gpunotes does the same.
+        ctx = zmq.Context.instance()
+        sock = ctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.connect("tcp://127.0.0.1:%d" % self.k.port("shell"))
+        s = Session(key=self.k.km.session.key, signature_scheme=self.k.km.session.signature_scheme)
+        msg = s.msg("execute_request", {"code": "counter++", "silent": False})
+        frames = s.serialize(msg)
+        self.k.execute("counter := 0")
+        sock.send_multipart(frames)
+        poller = zmq.Poller()
+        poller.register(sock, zmq.POLLIN)
+        self.assertTrue(poller.poll(TIMEOUT * 1000))
+        sock.recv_multipart()
+        sock.send_multipart(frames)
+        self.assertFalse(poller.poll(2000), "a replayed execute_request was answered")
+        sock.close(0)
+        r = self.k.execute("counter")
+        self.assertEqual(r["status"], "ok")
+        outs = drain_iopub(self.k.kc, r and self.k.kc.execute("counter"))
+        res = [c for t, c in outs if t == "execute_result"]
+        self.assertEqual(res[0]["data"]["text/plain"], "1", outs)
+        self.assertIn("duplicate signature", self.k.log_text())
+
+    def test_closed_stdout_is_reopened(self):
+        # In ipykernel sys.stdout.close() makes later prints fail with "I/O operation on closed
+        # file"; gpunotes reopens os.Stdout for the next cell and says so.
+        kc = self.k.kc
+        msg_id = kc.execute('import "os"\nos.Stdout.Close()')
+        kc.get_shell_msg(timeout=TIMEOUT)
+        outs = drain_iopub(kc, msg_id)
+        self.assertTrue(any(t == "stream" and "reopened" in c["text"] for t, c in outs), outs)
+        msg_id = kc.execute('import "fmt"\nfmt.Println("after close")\nfmt.Fprintln(os.Stdout, "direct")')
+        kc.get_shell_msg(timeout=TIMEOUT)
+        text = "".join(c["text"] for t, c in drain_iopub(kc, msg_id) if t == "stream")
+        self.assertIn("after close", text)
+        self.assertIn("direct", text)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
