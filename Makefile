@@ -32,6 +32,7 @@ apt-deps:
 	GPUNOTES_CHROMIUM=$(CHROMIUM) ./.ci/apt-deps.sh
 
 lint:
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
