@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -238,7 +240,7 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 	}
 	prog := newProgress(total, cfg.progress)
 	defer prog.finish()
-	done := map[*expr.Node][]float64{}
+	done := map[*expr.Node]dtype.Slice{}
 	for id, n := range order {
 		st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
 		if err != nil {
@@ -259,7 +261,7 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 		return a, nil
 	}
 	prog.ok = true
-	n, err := expr.NewData(vals, root.DType, root.Shape, root.Chunks)
+	n, err := expr.NewData(vals, root.Shape, root.Chunks)
 	if err != nil {
 		return nil, fmt.Errorf("compute: %w", err)
 	}
@@ -276,7 +278,10 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]float64(nil), vals...), nil
+	if vals.DType() == dtype.Float64 {
+		return slices.Clone(vals.Float64s()), nil
+	}
+	return vals.ToFloat64(), nil
 }
 
 // Float64 computes an array of one element and returns it.
@@ -295,7 +300,7 @@ func (a *Array) Float64(opts ...ComputeOption) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return vals[0], nil
+	return vals.Float(0), nil
 }
 
 // progress reports finished tasks to a callback and, after progressDelay, to a display bar.
