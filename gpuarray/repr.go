@@ -15,7 +15,7 @@ func (a *Array) String() string {
 		return "gpuarray.Array<error: " + err.Error() + ">"
 	}
 	n := a.n
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
+	if b, ok := n.Buf.(offHost); ok && !b.copied() {
 		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, %s>",
 			expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks), b.state())
 	}
@@ -32,7 +32,7 @@ func (a *Array) String() string {
 // hostValues returns a data node's values where they are in host memory already (nil for
 // values a GPU holds that were never copied, or were released).
 func hostValues(n *expr.Node) dtype.Slice {
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
+	if b, ok := n.Buf.(offHost); ok && !b.copied() {
 		return dtype.Slice{}
 	}
 	v, _ := n.Values()
@@ -56,7 +56,7 @@ func preview(v dtype.Slice, k int) string {
 	return b.String()
 }
 
-// elemString formats element i of v: floats and complex numbers with verb (float64 values,
+// elemString formats element i of v: floats and complex numbers with verb (as float64 values,
 // so float32 ones print as before), integers in full, bools as true or false.
 func elemString(v dtype.Slice, i int, verb string) string {
 	dt := v.DType()
@@ -114,12 +114,21 @@ func (a *Array) HTML() string {
 	row("Count", fmt.Sprintf("%d chunks", expr.NumChunks(n.Chunks)), "")
 	row("Type", n.DType.String(), "")
 	state := "lazy"
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
-		state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
+	var places []placeBytes
+	if b, ok := n.Buf.(offHost); ok {
+		places = b.placement()
+		if !b.copied() {
+			state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
+		} else {
+			state = "computed, " + b.state() + ", copied to the host: " + preview(hostValues(n), 6)
+		}
 	} else if n.Kind == expr.KData {
 		state = "computed: " + preview(hostValues(n), 6)
 	}
 	row("State", state, "")
+	for _, p := range places {
+		row("Held on "+p.Where, bytesString(p.Bytes), "")
+	}
 	if a.path != "" {
 		row("Computed by", a.path, "")
 	}

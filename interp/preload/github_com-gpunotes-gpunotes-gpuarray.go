@@ -21,6 +21,7 @@ func init() {
 		"Chunks":         reflect.ValueOf(gpuarray.Chunks),
 		"Complex128":     reflect.ValueOf(gpuarray.Complex128),
 		"Complex64":      reflect.ValueOf(gpuarray.Complex64),
+		"ComputeAll":     reflect.ValueOf(gpuarray.ComputeAll),
 		"Every":          reflect.ValueOf(gpuarray.Every),
 		"Float32":        reflect.ValueOf(gpuarray.Float32),
 		"Float64":        reflect.ValueOf(gpuarray.Float64),
