@@ -250,7 +250,7 @@ func stageOrder(roots []*expr.Node) []*expr.Node {
 		for _, a := range n.Args {
 			walk(a)
 		}
-		if n.Kind == expr.KReduce || isRoot[n] && n.Kind != expr.KData {
+		if n.OwnStage() || isRoot[n] && n.Kind != expr.KData {
 			out = append(out, n)
 		}
 	}

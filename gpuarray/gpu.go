@@ -103,7 +103,7 @@ func (s *gpuSched) Run(ctx context.Context, tasks []*plan.Task, done func(int)) 
 }
 
 func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*plan.Output, done func(int)) error {
-	if _, _, err := cuda.Lower(tasks[0].Kernel); err != nil {
+	if err := cuda.Runs(tasks[0].Kernel); err != nil {
 		for i, t := range tasks {
 			o, err := cpu.Execute(ctx, t)
 			if err != nil {

@@ -14,6 +14,9 @@ import (
 // (-1 for others). It fails for what the fused GPU kernel does not express (Range leaves,
 // reductions over only some axes); callers run those tasks on the CPU.
 func Lower(k *plan.Kernel) (*Spec, []int, error) {
+	if k.Call != nil {
+		return nil, nil, fmt.Errorf("cuda: a kernel with a library call (%v) runs through RunPlan, not one fused kernel", k.Call.Fn)
+	}
 	rank := len(k.Shape)
 	s := &Spec{Rank: rank, Reduce: RNone}
 	if k.Reduce != nil {
@@ -131,6 +134,9 @@ func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.O
 		return nil, nil
 	}
 	k := tasks[0].Kernel
+	if k.Call != nil {
+		return runCalls(ctx, devs, tasks)
+	}
 	s, leaves, err := Lower(k)
 	if err != nil {
 		return nil, err

@@ -45,6 +45,7 @@ const (
 	KCast               // Args[0] rounded to DType
 	KView               // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
 	KReduce             // Red over Axes of Args[0]
+	KCall               // Call: a library function of Args[0] along one axis (FFT), see call.go
 )
 
 // Op is an elementwise operation.
@@ -158,6 +159,7 @@ type Node struct {
 	Map   []AxisMap   // KView, one per input axis
 	Red   Red         // KReduce
 	Axes  []int       // KReduce: reduced axes of Args[0], ascending
+	Call  *Call       // KCall
 }
 
 // Buffer holds the values of a KData node outside host memory, on a GPU, until they are read.

@@ -180,3 +180,28 @@ func forLines(ctx context.Context, count int, newWorker func() func(int)) error 
 	wg.Wait()
 	return ctx.Err()
 }
+
+// Transforms computes the three transforms somewhere: CPU runs this package's functions,
+// package cuda/cufft gives one that runs them on a GPU.
+type Transforms interface {
+	Complex(ctx context.Context, x []complex128, l Lines, inverse bool, scale float64) error
+	Real(ctx context.Context, x []float64, l Lines, scale float64) ([]complex128, error)
+	InverseReal(ctx context.Context, x []complex128, l Lines, n int, scale float64) ([]float64, error)
+}
+
+// CPU runs the transforms on the CPU (the package's functions).
+var CPU Transforms = cpuTransforms{}
+
+type cpuTransforms struct{}
+
+func (cpuTransforms) Complex(ctx context.Context, x []complex128, l Lines, inverse bool, scale float64) error {
+	return Complex(ctx, x, l, inverse, scale)
+}
+
+func (cpuTransforms) Real(ctx context.Context, x []float64, l Lines, scale float64) ([]complex128, error) {
+	return Real(ctx, x, l, scale)
+}
+
+func (cpuTransforms) InverseReal(ctx context.Context, x []complex128, l Lines, n int, scale float64) ([]float64, error) {
+	return InverseReal(ctx, x, l, n, scale)
+}

@@ -24,7 +24,7 @@ func Order(root *expr.Node) []*expr.Node {
 		for _, a := range n.Args {
 			walk(a)
 		}
-		if n.Kind == expr.KReduce && n != root {
+		if n.OwnStage() && n != root {
 			out = append(out, n)
 		}
 	}
@@ -74,9 +74,13 @@ type inputLeaf struct {
 func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (*Stage, error) {
 	iter := n
 	k := &Kernel{}
-	if n.Kind == expr.KReduce {
+	switch n.Kind {
+	case expr.KReduce:
 		iter = n.Args[0]
 		k.Reduce = &Reduction{Red: n.Red, Axes: slices.Clone(n.Axes)}
+	case expr.KCall:
+		iter = n.Args[0]
+		k.Call = &CallStep{Call: *n.Call, DType: n.DType}
 	}
 	k.Shape = slices.Clone(iter.Shape)
 	l := &lowerer{k: k, done: done, memo: map[string]int{}, held: opt.Held != nil}
@@ -88,6 +92,9 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 		// Make the result the last instruction, as the IR promises.
 		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: k.Instrs[res].DType, Args: []int{res}})
 		res = len(k.Instrs) - 1
+	}
+	if k.Call != nil {
+		res = k.castForCall(res)
 	}
 	k.Result = res
 	st := &Stage{Node: n, Kernel: k, grid: iter.Chunks}
@@ -193,6 +200,8 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 		}
 		code := map[expr.Kind]Code{expr.KUnary: Unary, expr.KBinary: Binary, expr.KWhere: Where, expr.KCast: Cast}[n.Kind]
 		return l.add(Instr{Code: code, DType: n.DType, Op: n.Op, Args: args}), nil
+	case expr.KCall:
+		return 0, fmt.Errorf("plan: %v of shape %s was not computed before its use", n.Call.Fn, expr.ShapeString(n.Args[0].Shape))
 	case expr.KReduce:
 		return 0, fmt.Errorf("plan: reduction %v of shape %s was not computed before its use", n.Red, expr.ShapeString(n.Args[0].Shape))
 	}
