@@ -263,7 +263,11 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compute: %w", err)
 	}
-	return &Array{n: n}, nil
+	out := &Array{n: n}
+	if p, ok := cfg.sched.(interface{ path() string }); ok {
+		out.path = p.path()
+	}
+	return out, nil
 }
 
 // ToSlice computes the array and returns its elements in row-major order.
