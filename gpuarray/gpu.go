@@ -84,8 +84,10 @@ func gpuScheduler(devs []int) (Scheduler, error) {
 // reason and the time in host, which the computed array's Path reports.
 type gpuSched struct {
 	devs []*cuda.Device
-	mu   sync.Mutex
-	host []string
+
+	mu      sync.Mutex
+	sources map[plan.Held]heldSource // persisted chunks read in place (several GPUs)
+	host    []string                 // parts that ran on the host, with reason and time
 }
 
 // path describes where the computation ran, for Array.Path.
@@ -154,6 +156,37 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 		}
 		return nil
 	}
+	if len(s.devs) > 1 && readsHeld(tasks) {
+		// Tasks reading chunks held on a GPU run on that GPU.
+		groups, err := s.splitByDevice(tasks)
+		if err != nil {
+			return err
+		}
+		for dev, idx := range groups {
+			devs := s.devs
+			if dev >= 0 {
+				devs = nil
+				for _, d := range s.devs {
+					if d.Info.Index == dev {
+						devs = []*cuda.Device{d}
+					}
+				}
+			}
+			sub := make([]*plan.Task, len(idx))
+			for j, i := range idx {
+				sub[j] = tasks[i]
+			}
+			o, err := cuda.RunPlan(ctx, devs, sub)
+			if err != nil {
+				return err
+			}
+			for j, i := range idx {
+				outs[i] = o[j]
+			}
+			done(len(idx))
+		}
+		return nil
+	}
 	step := max((len(tasks)+gpuBatches-1)/gpuBatches, 64*len(s.devs))
 	for lo := 0; lo < len(tasks); lo += step {
 		hi := min(lo+step, len(tasks))
@@ -165,4 +198,16 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 		done(hi - lo)
 	}
 	return nil
+}
+
+// readsHeld reports whether a task reads a block held on a GPU.
+func readsHeld(tasks []*plan.Task) bool {
+	for _, t := range tasks {
+		for _, b := range t.Inputs {
+			if b.Held != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

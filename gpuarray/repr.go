@@ -14,7 +14,7 @@ func (a *Array) String() string {
 		return "gpuarray.Array<error: " + err.Error() + ">"
 	}
 	n := a.n
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
+	if b, ok := n.Buf.(offHost); ok && !b.copied() {
 		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, %s>",
 			expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks), b.state())
 	}
@@ -31,7 +31,7 @@ func (a *Array) String() string {
 // hostValues returns a data node's values where they are in host memory already (nil for
 // values a GPU holds that were never copied, or were released).
 func hostValues(n *expr.Node) []float64 {
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
+	if b, ok := n.Buf.(offHost); ok && !b.copied() {
 		return nil
 	}
 	v, _ := n.Values()
@@ -100,12 +100,21 @@ func (a *Array) HTML() string {
 	row("Count", fmt.Sprintf("%d chunks", expr.NumChunks(n.Chunks)), "")
 	row("Type", n.DType.String(), "")
 	state := "lazy"
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
-		state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
+	var places []placeBytes
+	if b, ok := n.Buf.(offHost); ok {
+		places = b.placement()
+		if !b.copied() {
+			state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
+		} else {
+			state = "computed, " + b.state() + ", copied to the host: " + preview(hostValues(n), 6)
+		}
 	} else if n.Kind == expr.KData {
 		state = "computed: " + preview(hostValues(n), 6)
 	}
 	row("State", state, "")
+	for _, p := range places {
+		row("Held on "+p.Where, bytesString(p.Bytes), "")
+	}
 	if a.path != "" {
 		row("Computed by", a.path, "")
 	}

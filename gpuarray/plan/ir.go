@@ -121,6 +121,9 @@ type Block struct {
 	Shape  []int
 	Data   []float64
 	Held   *Held `json:",omitempty"`
+	// Ref, when set, names a chunk that a Keeper keeps (Kept.Ref) whose values are the
+	// block's: whoever runs the task fills Data from it first.
+	Ref string `json:",omitempty"`
 }
 
 // Held places a block's values, row-major as Data would hold them, in a GPU's memory: an array

@@ -18,6 +18,7 @@ func init() {
 		"CPU":            reflect.ValueOf(gpuarray.CPU),
 		"ChunkSizes":     reflect.ValueOf(gpuarray.ChunkSizes),
 		"Chunks":         reflect.ValueOf(gpuarray.Chunks),
+		"ComputeAll":     reflect.ValueOf(gpuarray.ComputeAll),
 		"Every":          reflect.ValueOf(gpuarray.Every),
 		"Float32":        reflect.ValueOf(gpuarray.Float32),
 		"Float64":        reflect.ValueOf(gpuarray.Float64),
