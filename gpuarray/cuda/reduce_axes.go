@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -260,17 +261,17 @@ func axesOutput(t *plan.Task, r Reduce, p *Partial) *plan.Output {
 	o := &plan.Output{Shape: shape}
 	switch r {
 	case RWelford:
-		o.Data = p.Count
+		o.Data = dtype.OfFloat64(p.Count)
 		o.Aux = [][]float64{p.Mean, p.M2}
 	case RArgMin, RArgMax:
-		o.Data = p.Values
+		o.Data = dtype.OfFloat64(p.Values)
 		idx := make([]float64, len(p.Index))
 		for i, n := range p.Index {
 			idx[i] = float64(reducedIndex(t, red, n))
 		}
 		o.Aux = [][]float64{idx}
 	default:
-		o.Data = p.Values
+		o.Data = dtype.OfFloat64(p.Values)
 	}
 	return o
 }
