@@ -8,7 +8,8 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
-// String returns a short description; a computed array also shows its first values.
+// String returns a short description of a lazy array, and a computed array's values as
+// NumPy prints them: a grid of rows and columns, summarized around "..." when large.
 func (a *Array) String() string {
 	if err := a.Err(); err != nil {
 		return "gpuarray.Array<error: " + err.Error() + ">"
@@ -22,7 +23,7 @@ func (a *Array) String() string {
 		if len(n.Shape) == 0 {
 			return fmt.Sprint(n.Data[0])
 		}
-		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, values=%s>", expr.ShapeString(n.Shape), n.DType, preview(hostValues(n), 8))
+		return formatGrid(hostValues(n), n.Shape, n.DType == expr.Float32)
 	}
 	return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, lazy>",
 		expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks))
@@ -36,23 +37,6 @@ func hostValues(n *expr.Node) []float64 {
 	}
 	v, _ := n.Values()
 	return v
-}
-
-func preview(v []float64, k int) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, x := range v {
-		if i == k {
-			fmt.Fprintf(&b, " … (%d more)", len(v)-k)
-			break
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%.6g", x)
-	}
-	b.WriteByte(']')
-	return b.String()
 }
 
 // chunkSize is the largest chunk along each axis.
@@ -103,7 +87,7 @@ func (a *Array) HTML() string {
 	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
 		state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
 	} else if n.Kind == expr.KData {
-		state = "computed: " + preview(hostValues(n), 6)
+		state = "computed"
 	}
 	row("State", state, "")
 	if a.path != "" {
@@ -112,6 +96,11 @@ func (a *Array) HTML() string {
 	b.WriteString(`</tbody></table></td><td>`)
 	b.WriteString(gridSVG(n.Shape, n.Chunks))
 	b.WriteString(`</td></tr></table>`)
+	if n.Kind == expr.KData && state == "computed" {
+		b.WriteString(`<pre style="margin:4px 0 0 0">`)
+		b.WriteString(html.EscapeString(formatGrid(hostValues(n), n.Shape, n.DType == expr.Float32)))
+		b.WriteString(`</pre>`)
+	}
 	return b.String()
 }
 
