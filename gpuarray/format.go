@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 )
 
 // NumPy's printing of arrays (numpy.array2string with its defaults): every element in one
@@ -19,20 +21,14 @@ const (
 	printPrecision = 8
 )
 
-// formatGrid formats row-major values of shape as NumPy's str(array) does.
-func formatGrid(v []float64, shape []int, f32 bool) string {
-	if len(shape) == 0 {
-		if len(v) == 0 {
-			return "[]"
-		}
-		ff := newFloatFormat([]float64{v[0]}, f32)
-		return strings.TrimSpace(ff.format(v[0]))
-	}
+// formatGrid formats row-major values of shape as NumPy's str(array) does (complex numbers
+// as Go prints them, aligned).
+func formatGrid(v dtype.Slice, shape []int) string {
 	size := 1
 	for _, d := range shape {
 		size *= d
 	}
-	if size == 0 {
+	if size == 0 || v.Len() < size {
 		return "[]"
 	}
 	summary := size > printThreshold
@@ -43,11 +39,11 @@ func formatGrid(v []float64, shape []int, f32 bool) string {
 		st *= shape[d]
 	}
 	// The shown elements decide the format.
-	var shown []float64
+	var shown []int
 	var collect func(d, base int)
 	collect = func(d, base int) {
 		if d == len(shape) {
-			shown = append(shown, v[base])
+			shown = append(shown, base)
 			return
 		}
 		for _, i := range shownIndices(shape[d], summary) {
@@ -57,7 +53,10 @@ func formatGrid(v []float64, shape []int, f32 bool) string {
 		}
 	}
 	collect(0, 0)
-	ff := newFloatFormat(shown, f32)
+	format := elemFormat(v, shown)
+	if len(shape) == 0 {
+		return strings.TrimSpace(format(0))
+	}
 	var b strings.Builder
 	var rec func(d, base int, indent string)
 	rec = func(d, base int, indent string) {
@@ -71,7 +70,7 @@ func formatGrid(v []float64, shape []int, f32 bool) string {
 				if i < 0 {
 					w = "..."
 				} else {
-					w = ff.format(v[base+i*strides[d]])
+					w = format(base + i*strides[d])
 				}
 				if j > 0 {
 					if line+1+len(w)+(len(shape)-d) > printWidth {
@@ -109,6 +108,36 @@ func formatGrid(v []float64, shape []int, f32 bool) string {
 		lines[i] = strings.TrimRight(lines[i], " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// elemFormat returns the formatter of v's elements that fits the shown ones (flat indices).
+func elemFormat(v dtype.Slice, shown []int) func(i int) string {
+	dt := v.DType()
+	switch {
+	case dt == dtype.Float64 || dt == dtype.Float32:
+		vals := make([]float64, len(shown))
+		for j, i := range shown {
+			vals[j] = v.Float(i)
+		}
+		ff := newFloatFormat(vals, dt == dtype.Float32)
+		return func(i int) string { return ff.format(v.Float(i)) }
+	case dt == dtype.Bool:
+		return func(i int) string {
+			if v.Float(i) != 0 {
+				return " True"
+			}
+			return "False"
+		}
+	}
+	// Integers and complex numbers: right-aligned to the widest shown one.
+	w := 0
+	for _, i := range shown {
+		w = max(w, len(elemString(v, i, "%v")))
+	}
+	return func(i int) string {
+		s := elemString(v, i, "%v")
+		return strings.Repeat(" ", max(0, w-len(s))) + s
+	}
 }
 
 // shownIndices lists the indices of an axis of length n that are printed; -1 stands for "...".

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -149,7 +150,7 @@ func countOrder(a *Array) int { return len(plan.Order(a.n)) }
 
 func lowerRoot(t *testing.T, a *Array) *plan.Stage {
 	t.Helper()
-	st, err := plan.Lower(0, a.n, map[*expr.Node][]float64{}, plan.Options{})
+	st, err := plan.Lower(0, a.n, map[*expr.Node]dtype.Slice{}, plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestReshapeAddsNoStage(t *testing.T) {
 	// A reshape of data is the same data; of an elementwise expression, one stage whose
 	// kernel reads the data directly.
 	x := FromSlice(make([]float64, 24), Shape(4, 6), Chunks(2, 6))
-	if y := x.Reshape(8, 3); y.n.Kind != expr.KData || &y.n.Data[0] != &x.n.Data[0] {
+	if y := x.Reshape(8, 3); y.n.Kind != expr.KData || &y.n.Data.Bytes()[0] != &x.n.Data.Bytes()[0] {
 		t.Errorf("reshape of data: kind %d, a copy", y.n.Kind)
 	}
 	for _, y := range []*Array{x.Add(1).Reshape(2, 12), x.Reshape(-1).Mul(2)} {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -13,7 +14,15 @@ import (
 // the reductions it contains, the operands of reshapes that could not be pushed to the leaves
 // (expr.NewReshape), joins that a task would read across two inputs (see pieces.go), then
 // root itself (unless root is already data).
-func Order(root *expr.Node) []*expr.Node {
+func Order(root *expr.Node) []*expr.Node { return OrderAll([]*expr.Node{root}) }
+
+// OrderAll is Order for several roots computed in one pass: a node they share (or a root
+// inside another) is materialized once.
+func OrderAll(roots []*expr.Node) []*expr.Node {
+	isRoot := map[*expr.Node]bool{}
+	for _, r := range roots {
+		isRoot[r] = true
+	}
 	var base []*expr.Node
 	seen := map[*expr.Node]bool{}
 	added := map[*expr.Node]bool{}
@@ -32,16 +41,15 @@ func Order(root *expr.Node) []*expr.Node {
 		for _, a := range n.Args {
 			walk(a)
 		}
-		switch {
-		case n.Kind == expr.KReduce && n != root:
-			push(n)
-		case n.Kind == expr.KReshape && n.Args[0].Kind != expr.KData:
+		if n.Kind == expr.KReshape && n.Args[0].Kind != expr.KData {
 			push(n.Args[0])
 		}
+		if n.Kind == expr.KReduce || isRoot[n] && n.Kind != expr.KData {
+			push(n)
+		}
 	}
-	walk(root)
-	if root.Kind != expr.KData {
-		push(root)
+	for _, r := range roots {
+		walk(r)
 	}
 	// Joins a stage cannot read piece by piece are computed before it.
 	var out []*expr.Node
@@ -81,7 +89,7 @@ type Stage struct {
 
 type lowerer struct {
 	k      *Kernel
-	done   map[*expr.Node][]float64
+	done   map[*expr.Node]dtype.Slice
 	memo   map[string]int
 	inputs []inputLeaf
 	held   bool  // Options.Held is set
@@ -90,7 +98,7 @@ type lowerer struct {
 }
 
 type inputLeaf struct {
-	data  []float64
+	data  dtype.Slice
 	shape []int
 	m     []expr.AxisMap
 	held  *expr.Node // a data node held on a device, read through Options.Held where it can
@@ -99,7 +107,7 @@ type inputLeaf struct {
 // Lower plans node n as stage number id. done holds the values (row-major) of nodes
 // materialized by earlier stages; KData nodes carry their own. A stage that reads a join
 // (expr.KConcat) gets one kernel per combination of pieces its tasks read (see pieces.go).
-func Lower(id int, n *expr.Node, done map[*expr.Node][]float64, opt Options) (*Stage, error) {
+func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (*Stage, error) {
 	iter := n
 	var red *Reduction
 	if n.Kind == expr.KReduce {
@@ -137,7 +145,7 @@ func Lower(id int, n *expr.Node, done map[*expr.Node][]float64, opt Options) (*S
 }
 
 // lowerKernel lowers iter into a kernel; the region (off, shp) picks the pieces of joins.
-func lowerKernel(iter *expr.Node, red *Reduction, done map[*expr.Node][]float64, opt Options, off, shp []int) (*lowerer, error) {
+func lowerKernel(iter *expr.Node, red *Reduction, done map[*expr.Node]dtype.Slice, opt Options, off, shp []int) (*lowerer, error) {
 	k := &Kernel{Shape: slices.Clone(iter.Shape), Reduce: red}
 	l := &lowerer{k: k, done: done, memo: map[string]int{}, held: opt.Held != nil, off: off, shp: shp}
 	res, err := l.emit(iter, nil)
@@ -228,7 +236,7 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 		return l.add(Instr{Code: Range, DType: n.DType, Start: n.Start, Step: n.Step, Stop: n.Stop, Exact: n.Exact, Src: slices.Clone(n.Shape), Map: m}), nil
 	case expr.KData:
 		if n.Buf != nil && l.held {
-			slot := l.input(nil, n, m)
+			slot := l.input(dtype.Slice{}, n, m)
 			l.inputs[len(l.inputs)-1].held = n
 			return slot, nil
 		}
@@ -273,7 +281,7 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 	return 0, fmt.Errorf("plan: unknown node kind %d", n.Kind)
 }
 
-func (l *lowerer) input(vals []float64, n *expr.Node, m []expr.AxisMap) int {
+func (l *lowerer) input(vals dtype.Slice, n *expr.Node, m []expr.AxisMap) int {
 	slot := len(l.inputs)
 	l.inputs = append(l.inputs, inputLeaf{data: vals, shape: n.Shape, m: m})
 	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: slices.Clone(n.Shape), Map: m})
@@ -318,7 +326,7 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 					task.Inputs = append(task.Inputs, b)
 					continue
 				}
-				if in.data == nil { // read on the host after all, once per stage
+				if in.data.IsNil() { // read on the host after all, once per stage
 					vals, err := in.held.Values()
 					if err != nil {
 						return err
@@ -371,12 +379,12 @@ func cutBlock(in inputLeaf, off, shp []int) Block {
 	origin, shape := box(in, off, shp)
 	b := Block{Origin: origin, Shape: shape}
 	n := expr.Size(b.Shape)
-	b.Data = make([]float64, n)
+	b.Data = dtype.Make(in.data.DType(), int(n))
 	if n == 0 {
 		return b
 	}
 	if r == 0 {
-		b.Data[0] = in.data[0]
+		dtype.Copy(b.Data, in.data)
 		return b
 	}
 	// Copy row by row along the last axis.
@@ -388,7 +396,7 @@ func cutBlock(in inputLeaf, off, shp []int) Block {
 		for d := 0; d < r; d++ {
 			s += (b.Origin[d] + pos[d]) * src[d]
 		}
-		copy(b.Data[o:o+int64(inner)], in.data[s:s+inner])
+		dtype.Copy(b.Data.Slice(int(o), int(o)+inner), in.data.Slice(s, s+inner))
 		for d := r - 2; d >= 0; d-- {
 			pos[d]++
 			if pos[d] < b.Shape[d] {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -19,7 +20,7 @@ import (
 // the join first as a stage of its own, whose chunks are its pieces' chunks.
 
 // hasJoin reports whether lowering n reads a join that is not computed already.
-func hasJoin(n *expr.Node, done map[*expr.Node][]float64) bool {
+func hasJoin(n *expr.Node, done map[*expr.Node]dtype.Slice) bool {
 	seen := map[*expr.Node]bool{}
 	var walk func(n *expr.Node) bool
 	walk = func(n *expr.Node) bool {
@@ -65,7 +66,7 @@ func piece(n *expr.Node, m []expr.AxisMap, off, shp []int) (arg, start int) {
 
 // pieceKey walks what a stage lowers for one region and returns the pieces of joins it reads
 // as a key, or the first join the region reads across two pieces of.
-func pieceKey(n *expr.Node, done map[*expr.Node][]float64, off, shp []int) (string, *expr.Node) {
+func pieceKey(n *expr.Node, done map[*expr.Node]dtype.Slice, off, shp []int) (string, *expr.Node) {
 	var b strings.Builder
 	var bad *expr.Node
 	seen := map[string]bool{}
@@ -117,9 +118,9 @@ func straddled(n *expr.Node, staged map[*expr.Node]bool) *expr.Node {
 	if n.Kind == expr.KReduce {
 		iter = n.Args[0]
 	}
-	done := make(map[*expr.Node][]float64, len(staged))
+	done := make(map[*expr.Node]dtype.Slice, len(staged))
 	for s := range staged {
-		done[s] = nil
+		done[s] = dtype.Slice{}
 	}
 	if !hasJoin(iter, done) {
 		return nil
