@@ -44,7 +44,9 @@ type Array struct {
 
 // Path says which kernels computed an array that an eager operation returned (MatMul, Dot),
 // like "cpu (OpenBLAS 0.3.21)" or "gpu 0 NVIDIA H100 80GB HBM3 (cuBLAS/cuSOLVER), operands
-// generated on the device"; it is "" for every other array.
+// generated on the device", or that Compute returned on the GPU backend, like "gpu 0 NVIDIA
+// H100 80GB HBM3 (fused kernels)", followed by "; host fallback: …" for each part that ran on
+// the CPU instead, with its time and the reason; it is "" for every other array.
 func (a *Array) Path() string { return a.path }
 
 func errArray(err error) *Array { return &Array{err: err} }

@@ -292,6 +292,9 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 			return nil, fmt.Errorf("compute: %w", err)
 		}
 		out[i] = &Array{n: n}
+		if p, ok := cfg.sched.(interface{ path() string }); ok {
+			out[i].path = p.path()
+		}
 	}
 	return out, nil
 }
