@@ -101,7 +101,7 @@ func fftOptions(name string, opts []FFTOption) (fftConfig, error) {
 
 // fftScale returns the factor a transform of length n applies for norm.
 func fftScale(fn expr.CallFn, norm string, n int) float64 {
-	inverse := fn == expr.FnIFFT || fn == expr.FnIRFFT || fn == expr.FnIHFFT
+	inverse := fn == expr.FnIFFT || fn == expr.FnIRFFT || fn == expr.FnHFFT // the direction of the transform computed
 	if fn == expr.FnHFFT || fn == expr.FnIHFFT {
 		// NumPy's hfft is irfft with the forward and backward norms swapped, ihfft likewise.
 		switch norm {

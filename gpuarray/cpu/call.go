@@ -13,13 +13,19 @@ import (
 // executeCall runs a task of a kernel with a library call: the fused values of the task's
 // region, then the call.
 func executeCall(ctx context.Context, t *plan.Task) (*plan.Output, error) {
-	sub := *t
-	sub.Kernel = t.Kernel.Elementwise()
-	vals, err := Execute(ctx, &sub)
-	if err != nil {
-		return nil, err
+	vals, ok := t.CallValues()
+	if ok {
+		vals = vals.Clone() // the call may overwrite its values; the block may be shared
+	} else {
+		sub := *t
+		sub.Kernel = t.Kernel.Elementwise()
+		o, err := Execute(ctx, &sub)
+		if err != nil {
+			return nil, err
+		}
+		vals = o.Data
 	}
-	data, shape, err := ApplyCall(ctx, fft.CPU, t.Kernel.Call, vals.Data, t.Shape)
+	data, shape, err := ApplyCall(ctx, fft.CPU, t.Kernel.Call, vals, t.Shape)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}

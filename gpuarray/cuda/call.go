@@ -35,8 +35,10 @@ func Runs(k *plan.Kernel) error {
 		_, _, err := Lower(k)
 		return err
 	}
-	if _, _, err := Lower(k.Elementwise()); err != nil {
-		return err
+	if !k.PlainInput() {
+		if _, _, err := Lower(k.Elementwise()); err != nil {
+			return err
+		}
 	}
 	callMu.RLock()
 	run, ready := callRunner, callReady
@@ -77,18 +79,32 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			vals, err := RunPlan(ctx, []*Device{d}, sub[lo:hi])
-			if err != nil {
-				errs[di] = err
-				return
+			var vals []*plan.Output
+			if !ek.PlainInput() && !tasks[0].Kernel.PlainInput() {
+				var err error
+				if vals, err = RunPlan(ctx, []*Device{d}, sub[lo:hi]); err != nil {
+					errs[di] = err
+					return
+				}
 			}
 			for i := lo; i < hi; i++ {
-				data, shape, err := callRunner(ctx, d, call, vals[i-lo].Data, tasks[i].Shape)
+				var in dtype.Slice
+				if vals != nil {
+					in = vals[i-lo].Data
+				} else if v, ok := tasks[i].CallValues(); ok {
+					in = v.Clone() // the call may overwrite it
+				} else {
+					errs[di] = fmt.Errorf("cuda: %v of chunk %d: its input block is not in host memory", call.Fn, tasks[i].Index)
+					return
+				}
+				data, shape, err := callRunner(ctx, d, call, in, tasks[i].Shape)
 				if err != nil {
 					errs[di] = fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
 					return
 				}
-				vals[i-lo] = nil // let the fused values go while the next task runs
+				if vals != nil {
+					vals[i-lo] = nil // let the fused values go while the next task runs
+				}
 				outs[i] = &plan.Output{Shape: shape, Data: data}
 			}
 		}()

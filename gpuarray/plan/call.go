@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"slices"
+
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -40,3 +42,44 @@ func (k *Kernel) Elementwise() *Kernel {
 	c.Call = nil
 	return &c
 }
+
+// plainInput returns the instruction of the Input that a call kernel's result reads unchanged
+// (through casts only) with the identity map, or -1: then a task's values are its input block.
+func (k *Kernel) plainInput() int {
+	i := k.Result
+	for i >= 0 && i < len(k.Instrs) && k.Instrs[i].Code == Cast && len(k.Instrs[i].Args) == 1 {
+		i = k.Instrs[i].Args[0]
+	}
+	if i < 0 || i >= len(k.Instrs) || k.Instrs[i].Code != Input || len(k.Instrs[i].Map) != len(k.Shape) {
+		return -1
+	}
+	for d, m := range k.Instrs[i].Map {
+		if m.Axis != d || m.Step != 1 || m.Off != 0 {
+			return -1
+		}
+	}
+	return i
+}
+
+// PlainInput reports whether a call kernel's values are an input read unchanged, so that a
+// task's values are its input block (CallValues) and need no fused kernel.
+func (k *Kernel) PlainInput() bool { return k.Call != nil && k.plainInput() >= 0 }
+
+// CallValues returns a call task's values when its kernel reads an input unchanged and the
+// task's block of it is in host memory: the block itself, row-major over the task's region.
+func (t *Task) CallValues() (dtype.Slice, bool) {
+	i := t.Kernel.plainInput()
+	if i < 0 {
+		return dtype.Slice{}, false
+	}
+	in := &t.Kernel.Instrs[i]
+	if in.Slot < 0 || in.Slot >= len(t.Inputs) {
+		return dtype.Slice{}, false
+	}
+	b := &t.Inputs[in.Slot]
+	if b.Data.IsNil() || !slices.Equal(b.Origin, t.Offset) || !slices.Equal(b.Shape, t.Shape) {
+		return dtype.Slice{}, false
+	}
+	return b.Data, true
+}
+
