@@ -34,6 +34,7 @@ func init() {
 		"MatMul":         reflect.ValueOf(gpuarray.MatMul),
 		"MemoryLimit":    reflect.ValueOf(gpuarray.MemoryLimit),
 		"NewRandomState": reflect.ValueOf(gpuarray.NewRandomState),
+		"NoProgressBar":  reflect.ValueOf(gpuarray.NoProgressBar),
 		"On":             reflect.ValueOf(gpuarray.On),
 		"OnGPU":          reflect.ValueOf(gpuarray.OnGPU),
 		"OnGPUs":         reflect.ValueOf(gpuarray.OnGPUs),
