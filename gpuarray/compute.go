@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -302,7 +304,7 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	}
 	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
-	done := map[*expr.Node][]float64{}
+	done := map[*expr.Node]dtype.Slice{}
 	if err := runOrder(cfg, order, done, prog.add); err != nil {
 		return nil, err
 	}
@@ -316,17 +318,20 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 			out[i] = a
 			continue
 		}
-		n, err := expr.NewData(vals, a.n.DType, a.n.Shape, a.n.Chunks)
+		n, err := expr.NewData(vals, a.n.Shape, a.n.Chunks)
 		if err != nil {
 			return nil, fmt.Errorf("compute: %w", err)
 		}
 		out[i] = &Array{n: n}
+		if p, ok := cfg.sched.(interface{ path() string }); ok {
+			out[i].path = p.path()
+		}
 	}
 	return out, nil
 }
 
 // runOrder materializes the nodes of order, one stage each, into done.
-func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node][]float64, progress func(int)) error {
+func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
 	for id, n := range order {
 		st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
 		if err != nil {
@@ -387,7 +392,10 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]float64(nil), vals...), nil
+	if vals.DType() == dtype.Float64 {
+		return slices.Clone(vals.Float64s()), nil
+	}
+	return vals.ToFloat64(), nil
 }
 
 // Float64 computes an array of one element and returns it.
@@ -406,7 +414,7 @@ func (a *Array) Float64(opts ...ComputeOption) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return vals[0], nil
+	return vals.Float(0), nil
 }
 
 // progress reports finished tasks to a callback and, after progressDelay, to a display bar.

@@ -40,7 +40,17 @@ func randShape(r *rand.Rand) []int {
 // randLeaf makes a random source array of shape.
 func randLeaf(r *rand.Rand, rs *RandomState, shape []int, dt DType) *Array {
 	opts := []ArrayOption{Shape(shape...), randChunks(r, shape), WithDType(dt)}
-	switch r.IntN(5) {
+	switch r.IntN(6) {
+	case 3: // a range along the last axis, broadcast over the others
+		m := shape[len(shape)-1]
+		var x *Array
+		if r.IntN(2) == 0 {
+			start, step := float64(r.IntN(7)-3), []float64{1, 0.5, -2}[r.IntN(3)]
+			x = Arange(start, start+float64(m)*step, step, WithDType(dt), Chunks(1+r.IntN(m)))
+		} else {
+			x = Linspace(-1, float64(r.IntN(5)), m, WithDType(dt), Chunks(1+r.IntN(m)))
+		}
+		return x.Add(Zeros(opts...))
 	case 0:
 		return rs.Uniform(-2, 3, opts...)
 	case 1:
