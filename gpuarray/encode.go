@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -19,7 +20,7 @@ type wireArray struct {
 	Shape  []int
 	Chunks [][]int
 	DType  uint8
-	Data   []float64
+	Data   []byte // the values' bytes, in this machine's order (workers and clients share it)
 	Err    string
 }
 
@@ -31,11 +32,15 @@ func (a *Array) GobEncode() ([]byte, error) {
 	if err := a.Err(); err != nil {
 		w.Err = err.Error()
 	} else {
-		vals, err := a.ToSlice()
+		c, err := a.Compute()
 		if err != nil {
 			return nil, fmt.Errorf("encode array: %w", err)
 		}
-		w.Shape, w.Chunks, w.DType, w.Data = a.Shape(), a.Chunks(), uint8(a.n.DType), vals
+		vals, err := c.n.Values()
+		if err != nil {
+			return nil, fmt.Errorf("encode array: %w", err)
+		}
+		w.Shape, w.Chunks, w.DType, w.Data = a.Shape(), a.Chunks(), uint8(vals.DType()), vals.Bytes()
 	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(w); err != nil {
@@ -54,7 +59,13 @@ func (a *Array) GobDecode(b []byte) error {
 		*a = Array{err: errors.New(w.Err)}
 		return nil
 	}
-	n, err := expr.NewData(w.Data, expr.DType(w.DType), w.Shape, w.Chunks)
+	dt := dtype.DType(w.DType)
+	if !dt.Valid() || len(w.Data)%dt.Size() != 0 {
+		return fmt.Errorf("decode array: dtype %d with %d bytes", w.DType, len(w.Data))
+	}
+	vals := dtype.Make(dt, len(w.Data)/dt.Size())
+	copy(vals.Bytes(), w.Data)
+	n, err := expr.NewData(vals, w.Shape, w.Chunks)
 	if err != nil {
 		return fmt.Errorf("decode array: %w", err)
 	}
