@@ -82,4 +82,3 @@ func (t *Task) CallValues() (dtype.Slice, bool) {
 	}
 	return b.Data, true
 }
-
