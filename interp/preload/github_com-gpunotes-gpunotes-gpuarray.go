@@ -57,6 +57,7 @@ func init() {
 		"MoveAxis":        reflect.ValueOf(gpuarray.MoveAxis),
 		"NewAxis":         reflect.ValueOf(gpuarray.NewAxis),
 		"NewRandomState":  reflect.ValueOf(gpuarray.NewRandomState),
+		"NoProgressBar":   reflect.ValueOf(gpuarray.NoProgressBar),
 		"On":              reflect.ValueOf(gpuarray.On),
 		"OnGPU":           reflect.ValueOf(gpuarray.OnGPU),
 		"OnGPUs":          reflect.ValueOf(gpuarray.OnGPUs),
