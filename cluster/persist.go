@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -102,14 +103,14 @@ func (k *keptChunk) Where() string {
 }
 
 // Fetch returns the chunk's values, waiting while it is recomputed.
-func (k *keptChunk) Fetch(ctx context.Context) ([]float64, error) {
+func (k *keptChunk) Fetch(ctx context.Context) (dtype.Slice, error) {
 	v, err := (&Future{c: k.f.c, t: k.f.t}).Result(ctx)
 	if err != nil {
-		return nil, err
+		return dtype.Slice{}, err
 	}
 	outs, ok := v.([]*plan.Output)
 	if !ok || len(outs) != 1 {
-		return nil, fmt.Errorf("persisted chunk %s holds a %T, not one chunk", k.Ref(), v)
+		return dtype.Slice{}, fmt.Errorf("persisted chunk %s holds a %T, not one chunk", k.Ref(), v)
 	}
 	return outs[0].Data, nil
 }
@@ -201,8 +202,8 @@ func fillRefs(ts []*plan.Task, inputs []any) error {
 			for _, d := range b.Shape {
 				n *= int64(d)
 			}
-			if int64(len(outs[0].Data)) != n {
-				return fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, len(outs[0].Data), n)
+			if int64(outs[0].Data.Len()) != n {
+				return fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, outs[0].Data.Len(), n)
 			}
 			b.Data, b.Ref = outs[0].Data, ""
 		}

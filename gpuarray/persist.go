@@ -14,6 +14,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -92,9 +93,9 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 		}
 		total += expr.NumChunks(iter.Chunks)
 	}
-	prog := newProgress(total, cfg.progress)
+	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
-	done := map[*expr.Node][]float64{}
+	done := map[*expr.Node]dtype.Slice{}
 	if err := runOrder(cfg, order[:len(order)-1], done, prog.add); err != nil {
 		return errArray(fmt.Errorf("persist: %w", err))
 	}
@@ -181,12 +182,10 @@ func (g chunkGrid) within(lo, hi []int) (int, []int, []int) {
 
 // place copies a chunk's row-major values at off with shape into dst, the whole array
 // row-major.
-func (g chunkGrid) place(dst []float64, off, shape []int, src []float64) {
+func (g chunkGrid) place(dst dtype.Slice, off, shape []int, src dtype.Slice) {
 	r := len(shape)
 	if r == 0 {
-		if len(src) > 0 {
-			dst[0] = src[0]
-		}
+		dtype.Copy(dst, src)
 		return
 	}
 	if expr.Size(shape) == 0 {
@@ -200,12 +199,12 @@ func (g chunkGrid) place(dst []float64, off, shape []int, src []float64) {
 	}
 	inner := shape[r-1]
 	pos := make([]int, r)
-	for o := 0; o < len(src); o += inner {
+	for o := 0; o < src.Len(); o += inner {
 		at := 0
 		for d := 0; d < r; d++ {
 			at += (off[d] + pos[d]) * strides[d]
 		}
-		copy(dst[at:at+inner], src[o:o+inner])
+		dtype.Copy(dst.Slice(at, at+inner), src.Slice(o, o+inner))
 		for d := r - 2; d >= 0; d-- {
 			pos[d]++
 			if pos[d] < shape[d] {
@@ -222,7 +221,8 @@ type gpuChunks struct {
 	grid    chunkGrid
 	offs    [][]int // each chunk's corner, row-major chunk order
 	devs    []*cuda.Device
-	hostRun bool // computed on the host and uploaded
+	hostRun bool        // computed on the host and uploaded
+	dt      dtype.DType // the array's dtype; the GPUs hold float64 words
 
 	mu      sync.Mutex
 	idle    sync.Cond
@@ -241,7 +241,7 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 	if tasks[0].Kernel.Reduce != nil {
 		return nil, fmt.Errorf("persist: a reduction's partials cannot be kept (internal)")
 	}
-	g := &gpuChunks{grid: newChunkGrid(n.Shape, n.Chunks), ptrs: make([]driver.DevicePtr, len(tasks))}
+	g := &gpuChunks{grid: newChunkGrid(n.Shape, n.Chunks), ptrs: make([]driver.DevicePtr, len(tasks)), dt: n.DType}
 	g.idle.L = &g.mu
 	g.devs = make([]*cuda.Device, len(tasks))
 	g.offs = make([][]int, len(tasks))
@@ -294,13 +294,13 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 				return fail(fmt.Errorf("chunk %d: %w", i, err))
 			}
 			err = dev.Do(ctx, func() error {
-				p, err := dev.Pool().Alloc(uint64(max(len(o.Data), 1)) * 8)
+				p, err := dev.Pool().Alloc(uint64(max(o.Data.Len(), 1)) * 8)
 				if err != nil {
 					return err
 				}
 				allocated = append(allocated, p)
 				g.ptrs[i] = p
-				return dev.CopyToDevice(p, o.Data)
+				return dev.CopyToDevice(p, o.Data.ToFloat64()) // the device holds float64 words
 			})
 			if err != nil {
 				return fail(fmt.Errorf("upload chunk %d to gpu %d: %w", i, dev.Info.Index, err))
@@ -359,8 +359,18 @@ func (g *gpuChunks) chunkShape(i int) []int {
 	return shape
 }
 
-// Values copies the chunks into host memory on the first call and returns that copy.
-func (g *gpuChunks) Values() ([]float64, error) {
+// Values copies the chunks into host memory on the first call and returns that copy, in the
+// array's dtype.
+func (g *gpuChunks) Values() (dtype.Slice, error) {
+	v, err := g.floats()
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	return dtype.FromFloat64(v, g.dt), nil
+}
+
+// floats returns the chunks' values as the float64 words the GPUs hold.
+func (g *gpuChunks) floats() ([]float64, error) {
 	g.hostMu.Lock()
 	defer g.hostMu.Unlock()
 	if g.host != nil {
@@ -376,7 +386,7 @@ func (g *gpuChunks) Values() ([]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.grid.place(host, g.offs[i], g.chunkShape(i), v)
+		g.grid.place(dtype.OfFloat64(host), g.offs[i], g.chunkShape(i), dtype.OfFloat64(v))
 	}
 	g.host = host
 	return host, nil
@@ -498,6 +508,7 @@ type keptChunks struct {
 	grid chunkGrid
 	offs [][]int
 	kept []plan.Kept
+	dt   dtype.DType
 
 	mu       sync.Mutex
 	pins     int
@@ -506,11 +517,11 @@ type keptChunks struct {
 	cleanup  runtime.Cleanup
 
 	hostMu sync.Mutex
-	host   []float64
+	host   dtype.Slice
 }
 
 func newKeptChunks(k plan.Keeper, n *expr.Node, tasks []*plan.Task, kept []plan.Kept) *keptChunks {
-	c := &keptChunks{k: k, grid: newChunkGrid(n.Shape, n.Chunks), kept: kept}
+	c := &keptChunks{k: k, grid: newChunkGrid(n.Shape, n.Chunks), kept: kept, dt: n.DType}
 	c.idle.L = &c.mu
 	for _, t := range tasks {
 		c.offs = append(c.offs, slices.Clone(t.Offset))
@@ -534,25 +545,25 @@ func (c *keptChunks) Where() string {
 
 // Values fetches the chunks from the workers on the first call (recomputing those lost with a
 // worker) and returns them row-major.
-func (c *keptChunks) Values() ([]float64, error) {
+func (c *keptChunks) Values() (dtype.Slice, error) {
 	c.hostMu.Lock()
 	defer c.hostMu.Unlock()
-	if c.host != nil {
+	if !c.host.IsNil() {
 		return c.host, nil
 	}
 	if !c.pin() {
-		return nil, fmt.Errorf("the array's chunks were released from the cluster (Release) before they were read")
+		return dtype.Slice{}, fmt.Errorf("the array's chunks were released from the cluster (Release) before they were read")
 	}
 	defer c.unpin()
-	host := make([]float64, expr.Size(c.grid.shape))
+	host := dtype.Make(c.dt, int(expr.Size(c.grid.shape)))
 	for i, k := range c.kept {
 		v, err := k.Fetch(display.Context())
 		if err != nil {
-			return nil, fmt.Errorf("chunk %d at %v: %w", i, c.offs[i], err)
+			return dtype.Slice{}, fmt.Errorf("chunk %d at %v: %w", i, c.offs[i], err)
 		}
 		shape := c.chunkShape(i)
-		if int64(len(v)) != expr.Size(shape) {
-			return nil, fmt.Errorf("chunk %d at %v: %d values for shape %s", i, c.offs[i], len(v), expr.ShapeString(shape))
+		if int64(v.Len()) != expr.Size(shape) {
+			return dtype.Slice{}, fmt.Errorf("chunk %d at %v: %d values for shape %s", i, c.offs[i], v.Len(), expr.ShapeString(shape))
 		}
 		c.grid.place(host, c.offs[i], shape, v)
 	}
@@ -572,7 +583,7 @@ func (c *keptChunks) chunkShape(i int) []int {
 func (c *keptChunks) copied() bool {
 	c.hostMu.Lock()
 	defer c.hostMu.Unlock()
-	return c.host != nil
+	return !c.host.IsNil()
 }
 
 func (c *keptChunks) state() string {

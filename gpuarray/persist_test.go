@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -105,7 +106,7 @@ func TestChunkGridLocatesAndPlaces(t *testing.T) {
 		t.Fatalf("index of the chunk at (6, 2): %d", i)
 	}
 	dst := make([]float64, 35)
-	g.place(dst, []int{3, 2}, []int{3, 3}, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9})
+	g.place(dtype.OfFloat64(dst), []int{3, 2}, []int{3, 3}, dtype.OfFloat64([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}))
 	if dst[3*5+2] != 1 || dst[5*5+4] != 9 || dst[4*5+3] != 5 || dst[0] != 0 {
 		t.Fatalf("place: %v", dst)
 	}
@@ -130,7 +131,7 @@ func TestGPUPersistReadInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := plan.Lower(0, y.Add(1).n, map[*expr.Node][]float64{}, planOptions(s, 0))
+	st, err := plan.Lower(0, y.Add(1).n, map[*expr.Node]dtype.Slice{}, planOptions(s, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

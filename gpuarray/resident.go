@@ -13,6 +13,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -77,7 +78,16 @@ func (b *deviceBuffer) Where() string { return fmt.Sprintf("gpu %d", b.dev.Info.
 
 // Values copies the panels into host memory on the first call (stopping between panels when
 // the running cell is interrupted) and returns that copy.
-func (b *deviceBuffer) Values() ([]float64, error) {
+func (b *deviceBuffer) Values() (dtype.Slice, error) {
+	v, err := b.floats()
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	return dtype.OfFloat64(v), nil
+}
+
+// floats is Values as the float64s that linear algebra leaves on the device.
+func (b *deviceBuffer) floats() ([]float64, error) {
 	b.hostMu.Lock()
 	defer b.hostMu.Unlock()
 	if b.host != nil {
@@ -378,7 +388,7 @@ func (s *gpuSched) unhold(t *plan.Task) error {
 		if err != nil {
 			return err
 		}
-		b.Data, b.Held = v, nil
+		b.Data, b.Held = dtype.OfFloat64(v), nil // the device's float64 words; exact for float32 too
 	}
 	return nil
 }

@@ -1,6 +1,10 @@
 package plan
 
-import "context"
+import (
+	"context"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+)
 
 // Keeper is a scheduler that can keep the outputs of tasks where they ran, as a cluster keeps
 // results on its workers, for later tasks to read there (Block.Ref). Persist uses it.
@@ -20,7 +24,7 @@ type Kept interface {
 	// Where names what holds it now (a worker's name), or its state while it is recomputed.
 	Where() string
 	// Fetch returns its values (row-major over the chunk), recomputing them if their holder died.
-	Fetch(ctx context.Context) ([]float64, error)
+	Fetch(ctx context.Context) (dtype.Slice, error)
 	// Release lets the keeper drop it.
 	Release()
 }
