@@ -22,6 +22,8 @@ type opsResult struct {
 	Device  string  `json:"device"`
 	Seconds float64 `json:"seconds"`
 	Path    string  `json:"path"`
+	// Persisted says the ops read an array computed once and kept (--persist).
+	Persisted bool `json:"persisted,omitempty"`
 	// Value is a checksum of the result (its first element), so peers can be compared.
 	Value float64 `json:"value"`
 }
@@ -61,7 +63,7 @@ var opsTable = []benchOp{
 
 // benchOps runs the ops table on a standard normal n x n array (seed 42) in chunk x chunk
 // chunks: each op once to warm up (contexts, kernel links), then best of 3, regenerating the
-// array each time.
+// array each time (with --persist: reading the array persisted once).
 func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("bench ops", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -69,6 +71,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	chunk := fs.Int("chunk", 10000, "chunk side")
 	backend := fs.String("backend", "cpu", "cpu or gpu")
 	only := fs.String("op", "", "run only this op")
+	persist := fs.Bool("persist", false, "compute the array once and keep it where it was computed (Persist), then run the ops on it")
 	asJSON := fs.Bool("json", false, "print one JSON line per op")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: bench ops: %v", errUsage, err)
@@ -93,6 +96,17 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	default:
 		return fmt.Errorf("%w: bench ops: unknown --backend %q (cpu, gpu)", errUsage, *backend)
 	}
+	var held, held32 *gpuarray.Array
+	if *persist {
+		held = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk)).Persist(opt, gpuarray.WithContext(ctx))
+		held32 = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(gpuarray.Float32)).Persist(opt, gpuarray.WithContext(ctx))
+		for _, h := range []*gpuarray.Array{held, held32} {
+			if err := h.Err(); err != nil {
+				return fmt.Errorf("bench ops: persist: %w", err)
+			}
+			defer h.Release()
+		}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	ran := false
@@ -101,7 +115,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 			continue
 		}
 		ran = true
-		res := opsResult{Op: op.name, N: *n, Chunk: *chunk, Backend: *backend, Device: device, Seconds: math.Inf(1)}
+		res := opsResult{Op: op.name, N: *n, Chunk: *chunk, Backend: *backend, Device: device, Seconds: math.Inf(1), Persisted: *persist}
 		for rep := 0; rep < 4; rep++ { // a warm-up, then best of 3
 			t0 := time.Now()
 			dt := gpuarray.Float64
@@ -109,6 +123,12 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 				dt = gpuarray.Float32
 			}
 			x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(dt))
+			if held != nil {
+				x = held
+				if dt == gpuarray.Float32 {
+					x = held32
+				}
+			}
 			var y *gpuarray.Array
 			if op.build == nil {
 				y = x.Sum()
