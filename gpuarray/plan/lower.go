@@ -84,9 +84,15 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 	if err != nil {
 		return nil, err
 	}
-	if res != len(k.Instrs)-1 {
+	dt := k.Instrs[res].DType
+	if k.Reduce != nil && n.Red != expr.ArgMin && n.Red != expr.ArgMax {
+		// Sums of integers accumulate in int64 or uint64, means of integers in float64: the
+		// reduced value has the result's dtype (Min and Max keep theirs).
+		dt = n.DType
+	}
+	if res != len(k.Instrs)-1 || dt != k.Instrs[res].DType {
 		// Make the result the last instruction, as the IR promises.
-		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: k.Instrs[res].DType, Args: []int{res}})
+		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: dt, Args: []int{res}})
 		res = len(k.Instrs) - 1
 	}
 	k.Result = res
