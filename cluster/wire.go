@@ -83,9 +83,10 @@ type taskMsg struct {
 	Who map[string]string
 }
 
-// taskSpec is what to run: a shipped function ("call") or a planned array chunk ("chunk").
+// taskSpec is what to run: a shipped function ("call"), a planned array chunk ("chunk"), or a
+// scattered value ("value", in Args[0]).
 type taskSpec struct {
-	Kind   string // "call" or "chunk"
+	Kind   string // "call", "chunk" or "value"
 	Source string // call: Go source that declares Func and what it uses
 	Func   string // call: the function's name
 	Args   []arg  // call: arguments

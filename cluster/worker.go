@@ -558,6 +558,13 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 			return res[0], "", nil
 		}
 		return res, "", nil
+	case "value":
+		// A scattered value: the task's result is its argument.
+		if len(t.Spec.Args) != 1 {
+			return nil, "", fmt.Errorf("a scattered value task has %d values, want 1", len(t.Spec.Args))
+		}
+		v, err := decodeValue(t.Spec.Args[0].Val)
+		return v, "", err
 	case "chunk":
 		chunkMu.RLock()
 		run := chunkRun

@@ -36,6 +36,7 @@ type computeConfig struct {
 	schedErr error
 	ctx      context.Context
 	progress func(done, total int)
+	quiet    bool
 	memLimit int64
 }
 
@@ -83,6 +84,12 @@ func WithContext(ctx context.Context) ComputeOption {
 // WithProgress calls f with the number of finished and total tasks as Compute proceeds.
 func WithProgress(f func(done, total int)) ComputeOption {
 	return func(c *computeConfig) { c.progress = f }
+}
+
+// NoProgressBar keeps Compute from showing a progress bar in the running cell, for work that
+// goes on after the cell (a cluster's Compute future); WithProgress still reports.
+func NoProgressBar() ComputeOption {
+	return func(c *computeConfig) { c.quiet = true }
 }
 
 // MemoryLimit sets the most bytes one task may hold, and the most the result may take
@@ -234,31 +241,7 @@ func configure(opts []ComputeOption) (computeConfig, error) {
 // stageOrder returns the nodes to materialize for roots, dependencies first: the reductions
 // they contain and the roots themselves, each once, so a node shared by several roots (or a
 // root inside another) is computed once and read from memory by the rest.
-func stageOrder(roots []*expr.Node) []*expr.Node {
-	isRoot := map[*expr.Node]bool{}
-	for _, r := range roots {
-		isRoot[r] = true
-	}
-	var out []*expr.Node
-	seen := map[*expr.Node]bool{}
-	var walk func(n *expr.Node)
-	walk = func(n *expr.Node) {
-		if seen[n] {
-			return
-		}
-		seen[n] = true
-		for _, a := range n.Args {
-			walk(a)
-		}
-		if n.Kind == expr.KReduce || isRoot[n] && n.Kind != expr.KData {
-			out = append(out, n)
-		}
-	}
-	for _, r := range roots {
-		walk(r)
-	}
-	return out
-}
+func stageOrder(roots []*expr.Node) []*expr.Node { return plan.OrderAll(roots) }
 
 // computeArrays computes arrays in one pass (see stageOrder) and returns them materialized.
 func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
@@ -295,7 +278,7 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 		}
 		total += expr.NumChunks(iter.Chunks)
 	}
-	prog := newProgress(total, cfg.progress)
+	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
 	done := map[*expr.Node]dtype.Slice{}
 	if err := runOrder(cfg, order, done, prog.add); err != nil {
@@ -316,6 +299,9 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 			return nil, fmt.Errorf("compute: %w", err)
 		}
 		out[i] = &Array{n: n}
+		if p, ok := cfg.sched.(interface{ path() string }); ok {
+			out[i].path = p.path()
+		}
 	}
 	return out, nil
 }
@@ -418,9 +404,13 @@ type progress struct {
 	ok    bool
 }
 
-func newProgress(total int, cb func(done, total int)) *progress {
+func newProgress(total int, cb func(done, total int), quiet bool) *progress {
 	p := &progress{total: total, cb: cb}
-	p.timer = time.AfterFunc(progressDelay, func() {
+	delay := progressDelay
+	if quiet {
+		delay = time.Duration(1<<63 - 1)
+	}
+	p.timer = time.AfterFunc(delay, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.timer != nil {

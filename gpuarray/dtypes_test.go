@@ -91,7 +91,7 @@ var testDTypes = []DType{Bool, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32,
 
 // randArray makes a random array of dt and its description for NumPy: integers over the
 // whole range of the type (so arithmetic wraps), floats with NaN, ±Inf, -0 and subnormals.
-func randArray(r *rand.Rand, dt DType, shape []int) (*Array, caseArray) {
+func randTypedArray(r *rand.Rand, dt DType, shape []int) (*Array, caseArray) {
 	n := 1
 	for _, d := range shape {
 		n *= d
@@ -164,7 +164,7 @@ func TestDTypesAgainstNumPy(t *testing.T) {
 	for trial := 0; trial < 400; trial++ {
 		shape := randShape(r)
 		da := testDTypes[r.IntN(len(testDTypes))]
-		a, ca := randArray(r, da, shape)
+		a, ca := randTypedArray(r, da, shape)
 		switch k := r.IntN(6); {
 		case k <= 1: // binary, two arrays of random dtypes
 			op := names[r.IntN(len(names))]
@@ -175,7 +175,7 @@ func TestDTypesAgainstNumPy(t *testing.T) {
 			if op == "subtract" && da == Bool && db == Bool {
 				op = "add"
 			}
-			b, cb := randArray(r, db, shape)
+			b, cb := randTypedArray(r, db, shape)
 			add(&dtypeCase{Op: op, Args: []caseArray{ca, cb}, result: binOps[op](a, b), exact: true})
 		case k == 2: // binary with a weak Go scalar
 			op := names[r.IntN(len(names))]
@@ -201,8 +201,8 @@ func TestDTypesAgainstNumPy(t *testing.T) {
 			add(&dtypeCase{Op: "astype", To: to.String(), Args: []caseArray{ca}, result: a.AsType(to), exact: true})
 		case k == 4: // where, with a comparison as the condition
 			db := testDTypes[r.IntN(len(testDTypes))]
-			b, cb := randArray(r, db, shape)
-			c, cc := randArray(r, Bool, shape)
+			b, cb := randTypedArray(r, db, shape)
+			c, cc := randTypedArray(r, Bool, shape)
 			add(&dtypeCase{Op: "where", Args: []caseArray{cc, ca, cb}, result: Where(c, a, b), exact: true})
 		default: // a reduction over all axes or one
 			if da.IsComplex() {
