@@ -55,8 +55,8 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	nleaf := 0
 	for i, in := range k.Instrs {
 		leaves[i] = -1
-		if !in.DType.IsFloat() {
-			return nil, nil, fmt.Errorf("cuda: %v values are not generated on the GPU yet", in.DType)
+		if err := gpuDType(k, in); err != nil {
+			return nil, nil, err
 		}
 		nd := Node{DType: in.DType}
 		for a := 0; a < len(in.Args) && a < 3; a++ {
@@ -300,4 +300,26 @@ func heldOn(devs []*Device, gts []Task) error {
 		}
 	}
 	return nil
+}
+
+// gpuDType checks that the fused kernel computes in's dtype: float32 and float64, and bools
+// where 0 and 1 in a float64 register are exact (comparisons, bool inputs and constants,
+// selections between bools, bools cast to floats). Other dtypes run on the host executor.
+func gpuDType(k *plan.Kernel, in plan.Instr) error {
+	if in.DType.IsFloat() {
+		if in.Code == plan.Cast && !k.Instrs[in.Args[0]].DType.IsFloat() && k.Instrs[in.Args[0]].DType != expr.Bool {
+			return fmt.Errorf("cuda: casts from %v are not generated on the GPU yet", k.Instrs[in.Args[0]].DType)
+		}
+		return nil
+	}
+	if in.DType == expr.Bool {
+		switch {
+		case in.Code == plan.Binary && in.Op.Comparison(), in.Code == plan.Const, in.Code == plan.Input, in.Code == plan.Where:
+			return nil
+		case in.Code == plan.Cast && k.Instrs[in.Args[0]].DType == expr.Bool:
+			return nil
+		}
+		return fmt.Errorf("cuda: %v producing bool values is not generated on the GPU yet", in.Code)
+	}
+	return fmt.Errorf("cuda: %v values are not generated on the GPU yet", in.DType)
 }

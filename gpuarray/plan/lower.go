@@ -158,9 +158,19 @@ func lowerKernel(iter *expr.Node, red *Reduction, done map[*expr.Node]dtype.Slic
 	if err != nil {
 		return nil, err
 	}
-	if res != len(k.Instrs)-1 {
+	dt := k.Instrs[res].DType
+	if red != nil && red.Red != expr.ArgMin && red.Red != expr.ArgMax {
+		// Sums of integers accumulate in int64 or uint64, means of integers in float64: the
+		// reduced value has the result's dtype (Min and Max keep theirs).
+		rdt, err := expr.ReduceDType(red.Red, dt)
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		dt = rdt
+	}
+	if res != len(k.Instrs)-1 || dt != k.Instrs[res].DType {
 		// Make the result the last instruction, as the IR promises.
-		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: k.Instrs[res].DType, Args: []int{res}})
+		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: dt, Args: []int{res}})
 		res = len(k.Instrs) - 1
 	}
 	k.Result = res
