@@ -24,6 +24,15 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	if k.Reduce != nil {
 		if len(k.Reduce.Axes) < rank {
 			s.Kept = rank - len(k.Reduce.Axes)
+			// Innermost axis reduced, runs long enough for a warp: a warp per run.
+			red := k.Reduced()
+			n := int64(1)
+			for a, r := range red {
+				if r {
+					n *= int64(k.Shape[a])
+				}
+			}
+			s.Rows = red[rank-1] && n >= axesMinRow
 		}
 		switch k.Reduce.Red {
 		case expr.Sum, expr.Mean:
