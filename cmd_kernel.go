@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"strconv"
+	"time"
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/display"
@@ -17,7 +19,7 @@ import (
 
 func init() {
 	register("kernel", "run as a Jupyter kernel: kernel CONNECTION_FILE", runKernel)
-	register("install", "write the kernelspec: install [--user|--sys-prefix|--prefix DIR] [--name NAME]", runInstall)
+	register("install", "write the kernelspec: install [--user|--sys-prefix|--prefix DIR] [--name NAME] [--papermill [--python PY]]", runInstall)
 	register("uninstall", "remove the kernelspec: uninstall [--name NAME]", runUninstall)
 }
 
@@ -35,6 +37,7 @@ func newUserSession() (*interp.Session, error) {
 		return nil, err
 	}
 	cluster.SetSourceResolver(s.SourceOf)
+	cluster.SetResultTypeResolver(s.ResultTypes)
 	return s, nil
 }
 
@@ -113,8 +116,25 @@ func runKernel(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	opts := kernel.Options{Version: version}
+	// GPUNOTES_MAX_MESSAGE (bytes) and GPUNOTES_HANDSHAKE_TIMEOUT (a Go duration) tune the
+	// socket bounds; kernel.json's env can set them.
+	if v := os.Getenv("GPUNOTES_MAX_MESSAGE"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("GPUNOTES_MAX_MESSAGE=%q: want a positive number of bytes", v)
+		}
+		opts.MaxMessage = n
+	}
+	if v := os.Getenv("GPUNOTES_HANDSHAKE_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("GPUNOTES_HANDSHAKE_TIMEOUT=%q: want a positive duration such as 10s", v)
+		}
+		opts.HandshakeTimeout = d
+	}
 	ex := startExecutor()
-	k, err := kernel.New(ci, ex, kernel.Options{Version: version})
+	k, err := kernel.New(ci, ex, opts)
 	if err != nil {
 		return err
 	}
@@ -140,8 +160,13 @@ func runInstall(ctx context.Context, args []string) error {
 	sys := fs.Bool("sys-prefix", false, "install into the active Python environment")
 	prefix := fs.String("prefix", "", "install into `DIR`/share/jupyter")
 	name := fs.String("name", install.DefaultName, "kernelspec `name`")
+	papermill := fs.Bool("papermill", false, "also install papermill's translator for Go (gpunotes-papermill) into the Jupyter environment's Python")
+	python := fs.String("python", "", "the `python` that receives gpunotes-papermill (default: the one running jupyter)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *python != "" && !*papermill {
+		return fmt.Errorf("%w: --python goes with --papermill", errUsage)
 	}
 	opts := install.Options{Name: *name}
 	switch {
@@ -157,6 +182,23 @@ func runInstall(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stdout, "Installed kernelspec %s in %s\n", opts.Name, dir)
+	if !*papermill {
+		return nil
+	}
+	py := *python
+	if py == "" {
+		if py, err = install.JupyterPython(); err != nil {
+			return err
+		}
+	}
+	res, err := install.InstallPapermill(ctx, py, opts.Scope == install.User)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "Installed %s into %s (papermill -p NAME VALUE now writes Go parameters)\n", res.Wheel, res.Python)
+	if res.Warning != "" {
+		fmt.Fprintf(os.Stderr, "warning: %s\n", res.Warning)
+	}
 	return nil
 }
 

@@ -24,8 +24,11 @@ func TestDashboardServedOnLoopback(t *testing.T) {
 	if !strings.HasPrefix(u, "http://127.0.0.1:") {
 		t.Fatalf("dashboard at %q, want loopback", u)
 	}
-	if !strings.Contains(c.HTML(), u) {
+	if !strings.Contains(c.HTML(), `<a href="`+u+`"`) {
 		t.Fatal("the cluster's HTML does not link the dashboard")
+	}
+	if !strings.Contains(c.String(), "Dashboard: "+u+"\n") || !strings.Contains(c.NewClient().String(), "Dashboard: "+u+"\n") {
+		t.Fatalf("the text reprs do not name the dashboard:\n%s\n%s", c.String(), c.NewClient().String())
 	}
 	resp, err := http.Get(u)
 	if err != nil {
@@ -48,6 +51,9 @@ func TestDashboardServedOnLoopback(t *testing.T) {
 	off := newCluster(t, cluster.Options{NWorkers: 1, Dashboard: "off"})
 	if off.Dashboard() != "" {
 		t.Fatalf("Dashboard \"off\" serves at %s", off.Dashboard())
+	}
+	if !strings.Contains(off.String(), "Dashboard: off\n") {
+		t.Fatalf("the text repr of a cluster without dashboard:\n%s", off.String())
 	}
 }
 
@@ -84,6 +90,32 @@ func TestDashboardInBrowser(t *testing.T) {
 		b, _ := os.ReadFile(shot)
 		if err := os.WriteFile(dst, b, 0o644); err != nil {
 			t.Errorf("copy screenshot: %v", err)
+		}
+	}
+}
+
+// TestDashboardHostCheck: the loopback dashboard answers only requests whose Host is a
+// loopback name (or one of GPUNOTES_DASHBOARD_HOSTS), so a page of another site that rebinds
+// its DNS name to 127.0.0.1 cannot read /api/state. Jupyter Server on loopback refuses such a
+// Host with 403 in the same way (allow_remote_access is off there).
+func TestDashboardHostCheck(t *testing.T) {
+	t.Setenv("GPUNOTES_DASHBOARD_HOSTS", "notebook.lab.internal")
+	c := newCluster(t, cluster.Options{NWorkers: 1})
+	u := c.Dashboard()
+	port := u[strings.LastIndex(u, ":")+1 : len(u)-1]
+	for host, want := range map[string]int{
+		"evil.example:" + port: 403, "evil.example": 403, "127.0.0.1.evil.example:" + port: 403,
+		"localhost:" + port: 200, "127.0.0.1:" + port: 200, "[::1]:" + port: 200, "notebook.lab.internal:" + port: 200,
+	} {
+		req, _ := http.NewRequest("GET", u+"api/state", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
 		}
 	}
 }

@@ -6,20 +6,30 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/rng"
 )
 
-// DType is an element type.
-type DType uint8
+// DType is an element type: NumPy's names, sizes and promotion rules (package gpuarray/dtype).
+type DType = dtype.DType
 
 // Element types.
 const (
-	Float64 DType = DType(expr.Float64)
-	Float32 DType = DType(expr.Float32)
+	Float64    = dtype.Float64
+	Float32    = dtype.Float32
+	Bool       = dtype.Bool
+	Int8       = dtype.Int8
+	Int16      = dtype.Int16
+	Int32      = dtype.Int32
+	Int64      = dtype.Int64
+	Uint8      = dtype.Uint8
+	Uint16     = dtype.Uint16
+	Uint32     = dtype.Uint32
+	Uint64     = dtype.Uint64
+	Complex64  = dtype.Complex64
+	Complex128 = dtype.Complex128
 )
-
-func (d DType) String() string { return expr.DType(d).String() }
 
 // autoChunkElems bounds the elements of a chunk when no chunks are given (128 MiB of float64).
 const autoChunkElems = 1 << 24
@@ -34,7 +44,9 @@ type Array struct {
 
 // Path says which kernels computed an array that an eager operation returned (MatMul, Dot),
 // like "cpu (OpenBLAS 0.3.21)" or "gpu 0 NVIDIA H100 80GB HBM3 (cuBLAS/cuSOLVER), operands
-// generated on the device"; it is "" for every other array.
+// generated on the device", or that Compute returned on the GPU backend, like "gpu 0 NVIDIA
+// H100 80GB HBM3 (fused kernels)", followed by "; host fallback: …" for each part that ran on
+// the CPU instead, with its time and the reason; it is "" for every other array.
 func (a *Array) Path() string { return a.path }
 
 func errArray(err error) *Array { return &Array{err: err} }
@@ -90,11 +102,11 @@ func (a *Array) DType() DType {
 	if a.Err() != nil {
 		return Float64
 	}
-	return DType(a.n.DType)
+	return a.n.DType
 }
 
 // NBytes returns the size of the array's data in bytes.
-func (a *Array) NBytes() int64 { return a.Size() * int64(expr.DType(a.DType()).Size()) }
+func (a *Array) NBytes() int64 { return a.Size() * int64(a.DType().Size()) }
 
 // ArrayOption configures a created array: Shape, Chunks, ChunkSizes, WithDType.
 type ArrayOption func(*spec)
@@ -105,6 +117,7 @@ type spec struct {
 	size       []int
 	perAxis    [][]int
 	dtype      DType
+	hasDType   bool
 	hasChunks  bool
 	hasPerAxis bool
 }
@@ -133,20 +146,25 @@ func ChunkSizes(perAxis ...[]int) ArrayOption {
 
 // WithDType sets the element type (default Float64).
 func WithDType(dt DType) ArrayOption {
-	return func(s *spec) { s.dtype = dt }
+	return func(s *spec) { s.dtype, s.hasDType = dt, true }
 }
 
 func resolve(what string, defShape []int, opts []ArrayOption) (shape []int, chunks [][]int, dt expr.DType, err error) {
-	s := spec{}
+	return resolveDT(what, defShape, Float64, opts)
+}
+
+// resolveDT is resolve with def as the dtype when no WithDType is given.
+func resolveDT(what string, defShape []int, def DType, opts []ArrayOption) (shape []int, chunks [][]int, dt expr.DType, err error) {
+	s := spec{dtype: def}
 	for _, o := range opts {
 		if o != nil {
 			o(&s)
 		}
 	}
-	if s.dtype != Float64 && s.dtype != Float32 {
+	if !s.dtype.Valid() {
 		return nil, nil, 0, fmt.Errorf("%s: unknown dtype %d", what, s.dtype)
 	}
-	dt = expr.DType(s.dtype)
+	dt = s.dtype
 	switch {
 	case s.hasShape:
 		shape = s.shape
@@ -191,7 +209,8 @@ func Zeros(opts ...ArrayOption) *Array { return Full(0, opts...) }
 // Ones returns an array of ones.
 func Ones(opts ...ArrayOption) *Array { return Full(1, opts...) }
 
-// Arange returns the 1-d array start, start+step, … below stop (above it for a negative step).
+// Arange returns the 1-d array start, start+step, … below stop (above it for a negative step),
+// ceil((stop-start)/step) elements as NumPy counts them (none for an empty range).
 func Arange(start, stop, step float64, opts ...ArrayOption) *Array {
 	if step == 0 || math.IsNaN(step) || math.IsInf(step, 0) {
 		return errArray(fmt.Errorf("Arange: step %v must be finite and nonzero", step))
@@ -204,10 +223,13 @@ func Arange(start, stop, step float64, opts ...ArrayOption) *Array {
 	if len(shape) != 1 || shape[0] != num {
 		return errArray(fmt.Errorf("Arange(%v, %v, %v) has shape (%d,), not %s", start, stop, step, num, expr.ShapeString(shape)))
 	}
-	return wrap(expr.NewRange(start, step, stop, false, num, dt, chunks))
+	// NumPy fills element i as start + i*delta with delta = (start+step) - start, the step as
+	// the first two elements hold it.
+	return wrap(expr.NewRange(start, (start+step)-start, stop, false, num, dt, chunks))
 }
 
-// Linspace returns num evenly spaced numbers from start to stop, both included.
+// Linspace returns num evenly spaced numbers from start to stop, both included (num 1 gives
+// start alone, as NumPy).
 func Linspace(start, stop float64, num int, opts ...ArrayOption) *Array {
 	if num < 0 {
 		return errArray(fmt.Errorf("Linspace: num %d must not be negative", num))
@@ -223,7 +245,9 @@ func Linspace(start, stop float64, num int, opts ...ArrayOption) *Array {
 	if num > 1 {
 		step = (stop - start) / float64(num-1)
 	}
-	return wrap(expr.NewRange(start, step, stop, true, num, dt, chunks))
+	// As NumPy: element i is i*step + start, and the last of several is stop exactly; one
+	// number is start.
+	return wrap(expr.NewRange(start, step, stop, num > 1, num, dt, chunks))
 }
 
 // FromSlice returns an array over a copy of data (row-major), shaped by Shape (default: 1-d).
@@ -232,22 +256,17 @@ func FromSlice(data []float64, opts ...ArrayOption) *Array {
 	if err != nil {
 		return errArray(err)
 	}
-	d := slices.Clone(data)
-	if dt == expr.Float32 {
-		for i, v := range d {
-			d[i] = float64(float32(v))
-		}
-	}
-	return wrap(expr.NewData(d, dt, shape, chunks))
+	d := dtype.OfFloat64(data).Clone()
+	return wrap(expr.NewData(dtype.Convert(d, dt), shape, chunks))
 }
 
 // FromSlice32 returns a float32 array over a copy of data (row-major).
 func FromSlice32(data []float32, opts ...ArrayOption) *Array {
-	d := make([]float64, len(data))
-	for i, v := range data {
-		d[i] = float64(v)
+	shape, chunks, _, err := resolve("FromSlice32", []int{len(data)}, opts)
+	if err != nil {
+		return errArray(err)
 	}
-	return FromSlice(d, append([]ArrayOption{WithDType(Float32)}, opts...)...)
+	return wrap(expr.NewData(dtype.OfFloat32(data).Clone(), shape, chunks))
 }
 
 // RandomState draws random arrays from a seed. Each array drawn gets its own Philox key
@@ -271,9 +290,16 @@ func (r *RandomState) next() [2]uint32 {
 }
 
 func (r *RandomState) random(what string, d expr.Dist, p0, p1 float64, opts []ArrayOption) *Array {
-	shape, chunks, dt, err := resolve(what, nil, opts)
+	def := Float64
+	if d == expr.Integers {
+		def = Int64
+	}
+	shape, chunks, dt, err := resolveDT(what, nil, def, opts)
 	if err != nil {
 		return errArray(err)
+	}
+	if d != expr.Integers && !dt.IsFloat() {
+		return errArray(fmt.Errorf("%s: dtype %v; want float32 or float64", what, dt))
 	}
 	if r == nil {
 		return errArray(fmt.Errorf("%s: nil RandomState", what))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -34,6 +36,7 @@ type computeConfig struct {
 	schedErr error
 	ctx      context.Context
 	progress func(done, total int)
+	quiet    bool
 	memLimit int64
 }
 
@@ -81,6 +84,12 @@ func WithContext(ctx context.Context) ComputeOption {
 // WithProgress calls f with the number of finished and total tasks as Compute proceeds.
 func WithProgress(f func(done, total int)) ComputeOption {
 	return func(c *computeConfig) { c.progress = f }
+}
+
+// NoProgressBar keeps Compute from showing a progress bar in the running cell, for work that
+// goes on after the cell (a cluster's Compute future); WithProgress still reports.
+func NoProgressBar() ComputeOption {
+	return func(c *computeConfig) { c.quiet = true }
 }
 
 // MemoryLimit sets the most bytes one task may hold, and the most the result may take
@@ -195,6 +204,19 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 	if err := a.Err(); err != nil {
 		return nil, err
 	}
+	cfg, err := configure(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := computeArrays(cfg, []*Array{a})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// configure applies the session defaults and opts, and fills in what they leave unset.
+func configure(opts []ComputeOption) (computeConfig, error) {
 	cfg := computeConfig{}
 	for _, o := range withDefaults(opts) {
 		if o != nil {
@@ -202,7 +224,7 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 		}
 	}
 	if cfg.schedErr != nil {
-		return nil, cfg.schedErr
+		return cfg, cfg.schedErr
 	}
 	if cfg.sched == nil {
 		cfg.sched = &threadScheduler{}
@@ -213,21 +235,49 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 	if cfg.memLimit <= 0 {
 		cfg.memLimit = defaultMemoryLimit()
 	}
-	root := a.n
-	defer pinGraph(root)() // arrays held on a GPU stay there while tasks read them in place
-	if root.Buf != nil {
-		// Held on a GPU: copy it to the host. The array keeps its buffer, which owns the host
-		// copy's memory (see hostBuffer).
-		if _, err := root.Values(); err != nil {
-			return nil, fmt.Errorf("compute: %w", err)
+	return cfg, nil
+}
+
+// stageOrder returns the nodes to materialize for roots, dependencies first: the reductions
+// they contain and the roots themselves, each once, so a node shared by several roots (or a
+// root inside another) is computed once and read from memory by the rest.
+func stageOrder(roots []*expr.Node) []*expr.Node { return plan.OrderAll(roots) }
+
+// computeArrays computes arrays in one pass (see stageOrder) and returns them materialized.
+func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
+	roots := make([]*expr.Node, len(arrays))
+	arrays = append([]*Array(nil), arrays...)
+	for i, a := range arrays {
+		if hasMask(a.n) { // boolean masks are computed first, to know the lengths
+			n, err := resolveMasks(cfg, a.n)
+			if err != nil {
+				return nil, fmt.Errorf("compute: %w", err)
+			}
+			arrays[i] = &Array{n: n}
 		}
-		return a, nil
+		roots[i] = arrays[i].n
+		defer pinGraph(arrays[i].n)() // arrays held on a GPU stay there while tasks read them in place
 	}
-	if b := root.DType.Size(); expr.Size(root.Shape)*8 > cfg.memLimit {
-		return nil, fmt.Errorf("compute: the result of shape %s (%d bytes as float64, %d as %v) exceeds the memory limit of %d bytes; reduce it or compute it in pieces",
-			expr.ShapeString(root.Shape), expr.Size(root.Shape)*8, expr.Size(root.Shape)*int64(b), root.DType, cfg.memLimit)
+	out := make([]*Array, len(arrays))
+	var todo []*expr.Node
+	for i, a := range arrays {
+		root := a.n
+		if root.Buf != nil {
+			// Held elsewhere: copy it to the host. The array keeps its buffer, which owns the
+			// host copy's memory (see hostBuffer).
+			if _, err := root.Values(); err != nil {
+				return nil, fmt.Errorf("compute: %w", err)
+			}
+			out[i] = a
+			continue
+		}
+		if b := root.DType.Size(); expr.Size(root.Shape)*8 > cfg.memLimit {
+			return nil, fmt.Errorf("compute: the result of shape %s (%d bytes as float64, %d as %v) exceeds the memory limit of %d bytes; reduce it or compute it in pieces",
+				expr.ShapeString(root.Shape), expr.Size(root.Shape)*8, expr.Size(root.Shape)*int64(b), root.DType, cfg.memLimit)
+		}
+		todo = append(todo, root)
 	}
-	order := plan.Order(root)
+	order := stageOrder(todo)
 	total := 0
 	for _, n := range order {
 		iter := n
@@ -236,34 +286,84 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 		}
 		total += expr.NumChunks(iter.Chunks)
 	}
-	prog := newProgress(total, cfg.progress)
+	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
-	done := map[*expr.Node][]float64{}
+	done := map[*expr.Node]dtype.Slice{}
+	if err := runOrder(cfg, order, done, prog.add); err != nil {
+		return nil, err
+	}
+	prog.ok = true
+	for i, a := range arrays {
+		if out[i] != nil {
+			continue
+		}
+		vals, ok := done[a.n]
+		if !ok { // data already
+			out[i] = a
+			continue
+		}
+		n, err := expr.NewData(vals, a.n.Shape, a.n.Chunks)
+		if err != nil {
+			return nil, fmt.Errorf("compute: %w", err)
+		}
+		out[i] = &Array{n: n}
+		if p, ok := cfg.sched.(interface{ path() string }); ok {
+			out[i].path = p.path()
+		}
+	}
+	return out, nil
+}
+
+// runOrder materializes the nodes of order, one stage each, into done.
+func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
 	for id, n := range order {
 		st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
 		if err != nil {
-			return nil, fmt.Errorf("compute: %w", err)
+			return fmt.Errorf("compute: %w", err)
 		}
-		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, prog.add)
+		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
 		if err != nil {
-			return nil, fmt.Errorf("compute: %w", err)
+			return fmt.Errorf("compute: %w", err)
 		}
 		vals, err := st.Assemble(outs)
 		if err != nil {
-			return nil, fmt.Errorf("compute: %w", err)
+			return fmt.Errorf("compute: %w", err)
 		}
 		done[n] = vals
 	}
-	vals, ok := done[root]
-	if !ok { // root is data already
-		return a, nil
+	return nil
+}
+
+// ComputeAll computes several arrays in one pass and returns them materialized, in order:
+// what they share (a reduction both read, an array that is one of them and part of another)
+// is computed once. Arguments are arrays, and ComputeOptions as Compute takes them (a
+// scheduler, a context, progress, a memory limit), in any order.
+func ComputeAll(args ...any) ([]*Array, error) {
+	var arrays []*Array
+	var opts []ComputeOption
+	for i, x := range args {
+		switch v := x.(type) {
+		case *Array:
+			if err := v.Err(); err != nil {
+				return nil, fmt.Errorf("ComputeAll: array %d: %w", len(arrays), err)
+			}
+			arrays = append(arrays, v)
+		case ComputeOption:
+			opts = append(opts, v)
+		case func(*computeConfig):
+			opts = append(opts, v)
+		default:
+			return nil, fmt.Errorf("ComputeAll: argument %d is a %T, want a *gpuarray.Array or a ComputeOption", i, x)
+		}
 	}
-	prog.ok = true
-	n, err := expr.NewData(vals, root.DType, root.Shape, root.Chunks)
+	cfg, err := configure(opts)
 	if err != nil {
-		return nil, fmt.Errorf("compute: %w", err)
+		return nil, err
 	}
-	return &Array{n: n}, nil
+	if len(arrays) == 0 {
+		return nil, nil
+	}
+	return computeArrays(cfg, arrays)
 }
 
 // ToSlice computes the array and returns its elements in row-major order.
@@ -276,7 +376,10 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]float64(nil), vals...), nil
+	if vals.DType() == dtype.Float64 {
+		return slices.Clone(vals.Float64s()), nil
+	}
+	return vals.ToFloat64(), nil
 }
 
 // Float64 computes an array of one element and returns it.
@@ -295,7 +398,7 @@ func (a *Array) Float64(opts ...ComputeOption) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return vals[0], nil
+	return vals.Float(0), nil
 }
 
 // progress reports finished tasks to a callback and, after progressDelay, to a display bar.
@@ -309,9 +412,13 @@ type progress struct {
 	ok    bool
 }
 
-func newProgress(total int, cb func(done, total int)) *progress {
+func newProgress(total int, cb func(done, total int), quiet bool) *progress {
 	p := &progress{total: total, cb: cb}
-	p.timer = time.AfterFunc(progressDelay, func() {
+	delay := progressDelay
+	if quiet {
+		delay = time.Duration(1<<63 - 1)
+	}
+	p.timer = time.AfterFunc(delay, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.timer != nil {

@@ -5,24 +5,26 @@ import (
 	"html"
 	"strings"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
-// String returns a short description; a computed array also shows its first values.
+// String returns a short description of a lazy array, and a computed array's values as
+// NumPy prints them: a grid of rows and columns, summarized around "..." when large.
 func (a *Array) String() string {
 	if err := a.Err(); err != nil {
 		return "gpuarray.Array<error: " + err.Error() + ">"
 	}
 	n := a.n
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
+	if b, ok := n.Buf.(offHost); ok && !b.copied() {
 		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, %s>",
 			expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks), b.state())
 	}
 	if n.Kind == expr.KData {
 		if len(n.Shape) == 0 {
-			return fmt.Sprint(n.Data[0])
+			return elemString(n.Data, 0, "%v")
 		}
-		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, values=%s>", expr.ShapeString(n.Shape), n.DType, preview(hostValues(n), 8))
+		return formatGrid(hostValues(n), n.Shape)
 	}
 	return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, lazy>",
 		expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks))
@@ -30,29 +32,25 @@ func (a *Array) String() string {
 
 // hostValues returns a data node's values where they are in host memory already (nil for
 // values a GPU holds that were never copied, or were released).
-func hostValues(n *expr.Node) []float64 {
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
-		return nil
+func hostValues(n *expr.Node) dtype.Slice {
+	if b, ok := n.Buf.(offHost); ok && !b.copied() {
+		return dtype.Slice{}
 	}
 	v, _ := n.Values()
 	return v
 }
 
-func preview(v []float64, k int) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, x := range v {
-		if i == k {
-			fmt.Fprintf(&b, " … (%d more)", len(v)-k)
-			break
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%.6g", x)
+// elemString formats element i of v: floats and complex numbers with verb (as float64 values,
+// so float32 ones print as before), integers in full, bools as true or false.
+func elemString(v dtype.Slice, i int, verb string) string {
+	dt := v.DType()
+	switch {
+	case dt == dtype.Bool || dt.IsInteger():
+		return fmt.Sprint(v.Elem(i))
+	case dt.IsComplex():
+		return fmt.Sprintf(verb, dtype.Convert(v.Slice(i, i+1), dtype.Complex128).Complex128s()[0])
 	}
-	b.WriteByte(']')
-	return b.String()
+	return fmt.Sprintf(verb, v.Float(i))
 }
 
 // chunkSize is the largest chunk along each axis.
@@ -61,6 +59,10 @@ func chunkSize(chunks [][]int) []int {
 	for i, cs := range chunks {
 		for _, c := range cs {
 			s[i] = max(s[i], c)
+			if c == expr.Unknown {
+				s[i] = expr.Unknown
+				break
+			}
 		}
 	}
 	return s
@@ -95,23 +97,42 @@ func (a *Array) HTML() string {
 	row := func(k, v1, v2 string) {
 		fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td><td>%s</td></tr>", k, html.EscapeString(v1), html.EscapeString(v2))
 	}
-	row("Bytes", bytesString(expr.Size(n.Shape)*esz), bytesString(expr.Size(cs)*esz))
+	if expr.HasUnknown(n.Shape) {
+		row("Bytes", "unknown (a boolean mask)", "unknown")
+	} else {
+		row("Bytes", bytesString(expr.Size(n.Shape)*esz), bytesString(expr.Size(cs)*esz))
+	}
 	row("Shape", expr.ShapeString(n.Shape), expr.ShapeString(cs))
 	row("Count", fmt.Sprintf("%d chunks", expr.NumChunks(n.Chunks)), "")
 	row("Type", n.DType.String(), "")
-	state := "lazy"
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
-		state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
+	state, grid := "lazy", false
+	var places []placeBytes
+	if b, ok := n.Buf.(offHost); ok {
+		places = b.placement()
+		if !b.copied() {
+			state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
+		} else {
+			state = "computed, " + b.state() + ", copied to the host"
+			grid = true
+		}
 	} else if n.Kind == expr.KData {
-		state = "computed: " + preview(hostValues(n), 6)
+		state, grid = "computed", true
 	}
 	row("State", state, "")
+	for _, p := range places {
+		row("Held on "+p.Where, bytesString(p.Bytes), "")
+	}
 	if a.path != "" {
 		row("Computed by", a.path, "")
 	}
 	b.WriteString(`</tbody></table></td><td>`)
 	b.WriteString(gridSVG(n.Shape, n.Chunks))
 	b.WriteString(`</td></tr></table>`)
+	if grid {
+		b.WriteString(`<pre style="margin:4px 0 0 0">`)
+		b.WriteString(html.EscapeString(formatGrid(hostValues(n), n.Shape)))
+		b.WriteString(`</pre>`)
+	}
 	return b.String()
 }
 

@@ -139,7 +139,7 @@ func (s *Session) typeOf(e ast.Expr, depth int) reflect.Type {
 		}
 		return v.Type()
 	case *ast.CallExpr:
-		ft := s.funcType(e.Fun, depth)
+		ft := s.calledType(e.Fun, depth)
 		if ft == nil || ft.Kind() != reflect.Func || ft.NumOut() == 0 {
 			return nil
 		}
@@ -162,8 +162,8 @@ func (s *Session) typeOf(e ast.Expr, depth int) reflect.Type {
 	return nil
 }
 
-// funcType is the type of a called expression: pkg.F, recv.M, or a cell's func.
-func (s *Session) funcType(fun ast.Expr, depth int) reflect.Type {
+// calledType is the type of a called expression: pkg.F, recv.M, or a cell's func.
+func (s *Session) calledType(fun ast.Expr, depth int) reflect.Type {
 	switch fun := fun.(type) {
 	case *ast.SelectorExpr:
 		if id, ok := fun.X.(*ast.Ident); ok && !s.isUserNameLocked(id.Name) {

@@ -76,7 +76,8 @@ type Session struct {
 	curOut   Output
 	outMu    sync.Mutex
 	stdin    *stdinReader
-	funcSrc  map[string]string // cached Call sources by hash
+	funcSrc  map[string]string       // cached Call sources by hash
+	funcType map[string]reflect.Type // top-level funcs declared in cells, by name (under declMu)
 }
 
 // New starts a session with the standard library and opts.Symbols loaded.
@@ -89,6 +90,7 @@ func New(opts Options) (*Session, error) {
 		imported: map[string]string{},
 		goPanics: make(chan *CellError, 16),
 		funcSrc:  map[string]string{},
+		funcType: map[string]reflect.Type{},
 	}
 	s.stdin = &stdinReader{s: s}
 	s.symbols = interp.Exports{}
@@ -117,8 +119,8 @@ const rtPath = "gpunotes.internal/rt"
 
 func (s *Session) reset() error {
 	i := interp.New(interp.Options{
-		Stdout: os.Stdout,
-		Stderr: &s.frames, // yaegi reports panic frames here; they become the traceback
+		Stdout: currentStdout{}, // not the *os.File: see guard.go
+		Stderr: &s.frames,       // yaegi reports panic frames here; they become the traceback
 		Stdin:  s.stdin,
 	})
 	if err := i.Use(s.symbols); err != nil {
@@ -305,6 +307,7 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 		return s.evalError(ctx, err, seg)
 	}
 	s.recordDecl(seg.src, names)
+	s.recordFuncTypes(ctx, seg.src, names)
 	s.recordInts(ints)
 	if hasName(names, "main") {
 		if _, err := s.eval(ctx, mainName+"()"); err != nil {
@@ -795,6 +798,11 @@ func (s *Session) runCaptured(ctx context.Context, code string, out Output) (*di
 		return nil, &CellError{Name: "InternalError", Value: err.Error(), Traceback: []string{err.Error()}}
 	}
 	restore := display.Bind(ctx, flushingSink{out, cap})
+	defer func() {
+		if note := reopenStdio(); note != "" {
+			out.Stream("stderr", note)
+		}
+	}()
 	defer cap.stop()
 	defer restore()
 	return s.run(ctx, code)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 	"github.com/gpunotes/gpunotes/gpuarray/rng"
@@ -13,13 +14,19 @@ import (
 // BlockLen is the length of the vectors a compiled kernel works on.
 const BlockLen = 512
 
-// operand is an instruction's value in the current block: a vector, or a constant.
+// operand is an instruction's value in the current block, in the lane of its dtype (see
+// lanes.go): vec for floats, ivec for integers and bools, cvec for complex numbers. A float
+// constant has isC and c (and vec filled with it).
 type operand struct {
+	dt    dtype.DType
+	lane  lane
 	vec   []float64
+	ivec  []int64
+	cvec  []complex128
 	isC   bool
 	c     float64
 	leaf  *leaf
-	apply func(n int) // fills vec[:n] for the current block
+	apply func(n int) // fills the vector's first n values for the current block
 }
 
 type leaf struct {
@@ -65,8 +72,11 @@ func (p *program) newLeaf(base int64, coef []int64) *leaf {
 }
 
 func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
+	if !in.DType.Valid() {
+		return nil, fmt.Errorf("invalid dtype %d", uint8(in.DType))
+	}
 	f32 := in.DType == expr.Float32
-	o := &operand{}
+	o := &operand{dt: in.DType, lane: laneOf(in.DType)}
 	args := make([]*operand, len(in.Args))
 	allC := true
 	for j, a := range in.Args {
@@ -80,10 +90,21 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 	if in.Code.Leaf() && len(in.Map) != len(in.Src) {
 		return nil, fmt.Errorf("map of %d axes for a source of shape %s", len(in.Map), expr.ShapeString(in.Src))
 	}
-	switch in.Code {
-	case plan.Const:
+	if in.Code == plan.Binary && len(args) == 2 && args[0].dt != args[1].dt {
+		return nil, fmt.Errorf("%v of %v and %v operands (the planner casts them to one dtype)", in.Op, args[0].dt, args[1].dt)
+	}
+	if o.lane != laneF || in.Code == plan.Binary && in.Op.Comparison() || len(args) > 0 && args[len(args)-1].lane != laneF {
+		allC = false // constants fold in the float lane only
+	}
+	if in.Code == plan.Const {
+		if o.lane != laneF {
+			return p.constant(o, in.Value), nil
+		}
 		o.isC, o.c = true, roundTo(in.Value, f32)
+		o.vec = filled(o.c)
 		return o, nil
+	}
+	switch in.Code {
 	case plan.Unary, plan.Binary, plan.Cast, plan.Where:
 		if allC {
 			o.isC = true
@@ -106,8 +127,13 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 				}
 				o.c = Scalar(in.Op, in.DType, cs...)
 			}
+			o.vec = filled(o.c)
 			return o, nil
 		}
+	}
+	if o.lane != laneF || in.Code == plan.Binary && in.Op.Comparison() || in.Code == plan.Cast && args[0].lane != laneF ||
+		in.Code == plan.Unary && args[0].lane != laneF || in.Code == plan.Where && args[0].lane != laneF {
+		return p.compileLanes(t, in, o, args)
 	}
 	o.vec = make([]float64, BlockLen)
 	dst := o.vec
@@ -135,10 +161,7 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 		l := p.newLeaf(base, coef)
 		o.leaf = l
 		start, step, stop, exact := in.Start, in.Step, in.Stop, in.Exact
-		last := int64(1)
-		if len(in.Src) > 0 {
-			last = int64(in.Src[0]) - 1
-		}
+		last := expr.Size(in.Src) - 1 // with Exact, the last element of the source is Stop
 		stride := l.coef[p.rank-1]
 		o.apply = func(n int) {
 			idx := l.rowBase + l.j0*stride
@@ -156,19 +179,40 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 			return nil, fmt.Errorf("input slot %d of %d", in.Slot, len(t.Inputs))
 		}
 		b := &t.Inputs[in.Slot]
-		if len(b.Shape) != len(in.Map) || int64(len(b.Data)) != expr.Size(b.Shape) {
-			return nil, fmt.Errorf("input block of shape %s with %d values for a map of %d axes", expr.ShapeString(b.Shape), len(b.Data), len(in.Map))
+		if len(b.Shape) != len(in.Map) || int64(b.Data.Len()) != expr.Size(b.Shape) {
+			return nil, fmt.Errorf("input block of shape %s with %d values for a map of %d axes", expr.ShapeString(b.Shape), b.Data.Len(), len(in.Map))
 		}
 		base, coef := in.LinearIn(b, len(t.Kernel.Shape))
 		l := p.newLeaf(base, coef)
 		o.leaf = l
-		data := b.Data
 		stride := l.coef[p.rank-1]
-		o.apply = func(n int) {
-			idx := l.rowBase + l.j0*stride
-			for i := range dst[:n] {
-				dst[i] = data[idx]
-				idx += stride
+		switch b.Data.DType() {
+		case dtype.Float64:
+			data := b.Data.Float64s()
+			o.apply = func(n int) {
+				idx := l.rowBase + l.j0*stride
+				for i := range dst[:n] {
+					dst[i] = data[idx]
+					idx += stride
+				}
+			}
+		case dtype.Float32:
+			data := b.Data.Float32s()
+			o.apply = func(n int) {
+				idx := l.rowBase + l.j0*stride
+				for i := range dst[:n] {
+					dst[i] = float64(data[idx])
+					idx += stride
+				}
+			}
+		default:
+			data := b.Data
+			o.apply = func(n int) {
+				idx := l.rowBase + l.j0*stride
+				for i := range dst[:n] {
+					dst[i] = data.Float(int(idx))
+					idx += stride
+				}
 			}
 		}
 	case plan.Unary:
@@ -259,17 +303,7 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cpu: compile kernel: %w", err)
 	}
-	res := p.ops[k.Result]
-	if res.isC {
-		// Broadcast the constant into a vector so the store and reduce paths stay uniform.
-		c := res.c
-		v := make([]float64, BlockLen)
-		for i := range v {
-			v[i] = c
-		}
-		res = &operand{vec: v, apply: func(int) {}}
-		p.ops = append(p.ops, res)
-	}
+	res := p.ops[k.Result] // a constant's vector is filled already
 	// The steps to run per block: every non-constant instruction, in order.
 	var steps []func(int)
 	for _, o := range p.ops {
@@ -287,9 +321,10 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 
 	out := &plan.Output{}
 	var acc accumulator
+	var iacc *intAcc
 	if k.Reduce == nil {
 		out.Shape = append([]int(nil), t.Shape...)
-		out.Data = make([]float64, t.Size())
+		out.Data = dtype.Make(k.Instrs[k.Result].DType, int(t.Size()))
 	} else {
 		out.Shape = append([]int(nil), t.Shape...)
 		for i, r := range k.Reduced() {
@@ -297,14 +332,24 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 				out.Shape[i] = 1
 			}
 		}
-		acc, err = newAccumulator(k.Reduce.Red, expr.Size(out.Shape))
+		switch res.lane {
+		case laneF:
+			acc, err = newAccumulator(k.Reduce.Red, expr.Size(out.Shape))
+		case laneI:
+			iacc, err = newIntAcc(k.Reduce.Red, res.dt, expr.Size(out.Shape))
+		default:
+			err = fmt.Errorf("%v of %v values is not supported yet", k.Reduce.Red, res.dt)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cpu: %w", err)
 		}
 	}
 	if t.Size() == 0 {
-		if acc != nil {
-			out.Data, out.Aux = acc.result()
+		switch {
+		case acc != nil:
+			out.Data, out.Aux = partials(acc)
+		case iacc != nil:
+			out.Data, out.Aux = iacc.result()
 		}
 		return out, nil
 	}
@@ -359,14 +404,17 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 			for _, s := range steps {
 				s(n)
 			}
-			v := res.vec[:n]
 			switch {
+			case iacc != nil && innerRed:
+				iacc.fold(pbase, res.ivec[:n], rbase+g0*rstr[rank-1], rstr[rank-1])
+			case iacc != nil:
+				iacc.each(pbase+j, res.ivec[:n], rbase)
 			case acc == nil:
-				copy(out.Data[obase+j:], v)
+				storeLane(out.Data, int(obase+j), res, n)
 			case innerRed:
-				acc.fold(pbase, v, rbase+g0*rstr[rank-1], rstr[rank-1])
+				acc.fold(pbase, res.vec[:n], rbase+g0*rstr[rank-1], rstr[rank-1])
 			default:
-				acc.each(pbase+j, v, rbase)
+				acc.each(pbase+j, res.vec[:n], rbase)
 			}
 		}
 		for d := rank - 2; d >= 0; d-- {
@@ -377,10 +425,34 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 			pos[d] = 0
 		}
 	}
-	if acc != nil {
-		out.Data, out.Aux = acc.result()
+	switch {
+	case acc != nil:
+		out.Data, out.Aux = partials(acc)
+	case iacc != nil:
+		out.Data, out.Aux = iacc.result()
 	}
 	return out, nil
+}
+
+// partials returns an accumulator's partials as an Output's Data and Aux (float64).
+func partials(acc accumulator) (dtype.Slice, [][]float64) {
+	d, aux := acc.result()
+	return dtype.OfFloat64(d), aux
+}
+
+// store writes the lane values v into dst at off, in dst's dtype.
+func store(dst dtype.Slice, off int, v []float64) {
+	switch dst.DType() {
+	case dtype.Float64:
+		copy(dst.Float64s()[off:], v)
+	case dtype.Float32:
+		d := dst.Float32s()[off : off+len(v)]
+		for i, x := range v {
+			d[i] = float32(x)
+		}
+	default:
+		dtype.Copy(dst.Slice(off, off+len(v)), dtype.OfFloat64(v))
+	}
 }
 
 func pad64(v []int, rank int) []int64 {

@@ -5,19 +5,31 @@ import (
 	"fmt"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // Lower turns a planned kernel into a Spec, with the leaf number of each leaf instruction
-// (-1 for others). It fails for what the fused GPU kernel does not express (Range leaves,
-// reductions over only some axes); callers run those tasks on the CPU.
+// (-1 for others). A reduction over some axes only becomes a partial reduction (Spec.Kept);
+// lowerTask orders each task's axes kept first. It fails only for kernels no GPU kernel
+// expresses, which callers then run on the host and say so.
 func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	rank := len(k.Shape)
-	s := &Spec{Rank: rank, Reduce: RNone}
+	// A 0-d space runs as a 1-d space of one element (lowerTask pads it).
+	s := &Spec{Rank: max(rank, 1), Reduce: RNone}
 	if k.Reduce != nil {
-		if len(k.Reduce.Axes) != rank {
-			return nil, nil, fmt.Errorf("cuda: reduction over axes %v of a rank-%d space is not fused on the GPU", k.Reduce.Axes, rank)
+		if len(k.Reduce.Axes) < rank {
+			s.Kept = rank - len(k.Reduce.Axes)
+			// Innermost axis reduced, runs long enough for a warp: a warp per run.
+			red := k.Reduced()
+			n := int64(1)
+			for a, r := range red {
+				if r {
+					n *= int64(k.Shape[a])
+				}
+			}
+			s.Rows = red[rank-1] && n >= axesMinRow
 		}
 		switch k.Reduce.Red {
 		case expr.Sum, expr.Mean:
@@ -43,6 +55,9 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	nleaf := 0
 	for i, in := range k.Instrs {
 		leaves[i] = -1
+		if err := gpuDType(k, in); err != nil {
+			return nil, nil, err
+		}
 		nd := Node{DType: in.DType}
 		for a := 0; a < len(in.Args) && a < 3; a++ {
 			nd.Args[a] = in.Args[a]
@@ -54,6 +69,12 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 			nd.Kind, nd.Rand, nd.Leaf = NRandom, in.Rand, nleaf
 		case plan.Input:
 			nd.Kind, nd.Leaf = NInput, nleaf
+		case plan.Range:
+			nd.Kind, nd.Leaf, nd.Value, nd.Step, nd.Stop, nd.Exact = NRange, nleaf, in.Start, in.Step, in.Stop, in.Exact
+			nd.Last = 0
+			if len(in.Src) > 0 {
+				nd.Last = int64(in.Src[0]) - 1
+			}
 		case plan.Unary:
 			nd.Kind, nd.Op = NUnary, in.Op
 		case plan.Binary:
@@ -65,7 +86,7 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 		default:
 			return nil, nil, fmt.Errorf("cuda: %v instructions are not fused on the GPU", in.Code)
 		}
-		if nd.Kind == NRandom || nd.Kind == NInput {
+		if nd.Kind.leaf() {
 			leaves[i] = nleaf
 			nleaf++
 		}
@@ -82,7 +103,10 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 	k := t.Kernel
 	rank := len(k.Shape)
-	gt := Task{Dims: make([]int64, rank), Maps: make([]Map, nleaf), Inputs: make([][]float64, nleaf)}
+	gt := Task{Dims: []int64{1}, Maps: make([]Map, nleaf), Inputs: make([][]float64, nleaf)}
+	if rank > 0 {
+		gt.Dims = make([]int64, rank)
+	}
 	for d, n := range t.Shape {
 		gt.Dims[d] = int64(n)
 	}
@@ -106,7 +130,7 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 				}
 				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
 			} else {
-				gt.Inputs[leaf] = b.Data
+				gt.Inputs[leaf] = b.Data.ToFloat64() // the kernel reads float64 words
 			}
 		} else {
 			base, coef = in.Linear(rank)
@@ -115,9 +139,46 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 		for d := 0; d < rank; d++ {
 			base += coef[d] * int64(t.Offset[d])
 		}
+		if rank == 0 {
+			coef = []int64{0}
+		}
 		gt.Maps[leaf] = Map{Off: base, Strides: coef}
 	}
+	if perm := keptFirst(k); perm != nil {
+		dims := make([]int64, rank)
+		for j, a := range perm {
+			dims[j] = gt.Dims[a]
+		}
+		gt.Dims = dims
+		for l := range gt.Maps {
+			st := make([]int64, rank)
+			for j, a := range perm {
+				st[j] = gt.Maps[l].Strides[a]
+			}
+			gt.Maps[l].Strides = st
+		}
+	}
 	return gt, nil
+}
+
+// keptFirst returns, for a reduction over some axes only, the axes of the iteration space in
+// the order a partial-reduction kernel walks them: the kept ones, then the reduced ones, each
+// ascending (so row-major orders within each group stay those of the plan). It returns nil for
+// other kernels.
+func keptFirst(k *plan.Kernel) []int {
+	if k.Reduce == nil || len(k.Reduce.Axes) >= len(k.Shape) {
+		return nil
+	}
+	red := k.Reduced()
+	var perm []int
+	for _, want := range []bool{false, true} {
+		for a, r := range red {
+			if r == want {
+				perm = append(perm, a)
+			}
+		}
+	}
+	return perm
 }
 
 // RunPlan runs planned chunk tasks that share one kernel on devs (one device: d.Run; several:
@@ -186,8 +247,12 @@ func RunPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs []dri
 }
 
 func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {
+	if res.Axes != nil {
+		return axesOutput(t, r, &res.Axes[i])
+	}
 	if r == RNone {
-		return &plan.Output{Shape: append([]int(nil), t.Shape...), Data: res.Out[i]}
+		dt := t.Kernel.Instrs[t.Kernel.Result].DType
+		return &plan.Output{Shape: append([]int(nil), t.Shape...), Data: dtype.FromFloat64(res.Out[i], dt)}
 	}
 	shape := make([]int, len(t.Shape))
 	for d := range shape {
@@ -196,13 +261,13 @@ func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {
 	o := &plan.Output{Shape: shape}
 	switch r {
 	case RWelford:
-		o.Data = []float64{res.Count[i]}
+		o.Data = dtype.OfFloat64([]float64{res.Count[i]})
 		o.Aux = [][]float64{{res.Mean[i]}, {res.M2[i]}}
 	case RArgMin, RArgMax:
-		o.Data = []float64{res.Values[i]}
+		o.Data = dtype.OfFloat64([]float64{res.Values[i]})
 		o.Aux = [][]float64{{float64(globalIndex(t, res.Index[i]))}}
 	default:
-		o.Data = []float64{res.Values[i]}
+		o.Data = dtype.OfFloat64([]float64{res.Values[i]})
 	}
 	return o
 }
@@ -235,4 +300,26 @@ func heldOn(devs []*Device, gts []Task) error {
 		}
 	}
 	return nil
+}
+
+// gpuDType checks that the fused kernel computes in's dtype: float32 and float64, and bools
+// where 0 and 1 in a float64 register are exact (comparisons, bool inputs and constants,
+// selections between bools, bools cast to floats). Other dtypes run on the host executor.
+func gpuDType(k *plan.Kernel, in plan.Instr) error {
+	if in.DType.IsFloat() {
+		if in.Code == plan.Cast && !k.Instrs[in.Args[0]].DType.IsFloat() && k.Instrs[in.Args[0]].DType != expr.Bool {
+			return fmt.Errorf("cuda: casts from %v are not generated on the GPU yet", k.Instrs[in.Args[0]].DType)
+		}
+		return nil
+	}
+	if in.DType == expr.Bool {
+		switch {
+		case in.Code == plan.Binary && in.Op.Comparison(), in.Code == plan.Const, in.Code == plan.Input, in.Code == plan.Where:
+			return nil
+		case in.Code == plan.Cast && k.Instrs[in.Args[0]].DType == expr.Bool:
+			return nil
+		}
+		return fmt.Errorf("cuda: %v producing bool values is not generated on the GPU yet", in.Code)
+	}
+	return fmt.Errorf("cuda: %v values are not generated on the GPU yet", in.DType)
 }

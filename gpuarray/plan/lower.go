@@ -6,14 +6,32 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
 // Order returns the nodes that must be materialized to compute root, dependencies first:
-// the reductions it contains, then root itself (unless root is already data).
-func Order(root *expr.Node) []*expr.Node {
-	var out []*expr.Node
+// the reductions it contains, the operands of reshapes that could not be pushed to the leaves
+// (expr.NewReshape), joins that a task would read across two inputs (see pieces.go), then
+// root itself (unless root is already data).
+func Order(root *expr.Node) []*expr.Node { return OrderAll([]*expr.Node{root}) }
+
+// OrderAll is Order for several roots computed in one pass: a node they share (or a root
+// inside another) is materialized once.
+func OrderAll(roots []*expr.Node) []*expr.Node {
+	isRoot := map[*expr.Node]bool{}
+	for _, r := range roots {
+		isRoot[r] = true
+	}
+	var base []*expr.Node
 	seen := map[*expr.Node]bool{}
+	added := map[*expr.Node]bool{}
+	push := func(n *expr.Node) {
+		if !added[n] {
+			added[n] = true
+			base = append(base, n)
+		}
+	}
 	var walk func(n *expr.Node)
 	walk = func(n *expr.Node) {
 		if seen[n] {
@@ -23,13 +41,33 @@ func Order(root *expr.Node) []*expr.Node {
 		for _, a := range n.Args {
 			walk(a)
 		}
-		if n.Kind == expr.KReduce && n != root {
-			out = append(out, n)
+		if n.Kind == expr.KReshape || n.Kind == expr.KTake || n.Kind == expr.KTakeAlong {
+			for _, a := range n.Args {
+				if a.Kind != expr.KData {
+					push(a)
+				}
+			}
+		}
+		if n.Kind == expr.KReduce || isRoot[n] && n.Kind != expr.KData {
+			push(n)
 		}
 	}
-	walk(root)
-	if root.Kind != expr.KData {
-		out = append(out, root)
+	for _, r := range roots {
+		walk(r)
+	}
+	// Joins a stage cannot read piece by piece are computed before it.
+	var out []*expr.Node
+	staged := map[*expr.Node]bool{}
+	var add func(n *expr.Node)
+	add = func(n *expr.Node) {
+		for c := straddled(n, staged); c != nil; c = straddled(n, staged) {
+			add(c)
+		}
+		out = append(out, n)
+		staged[n] = true
+	}
+	for _, n := range base {
+		add(n)
 	}
 	return out
 }
@@ -48,52 +86,95 @@ type Options struct {
 // Stage is one planned stage: a kernel and its tasks.
 type Stage struct {
 	Node   *expr.Node // the node the stage materializes
-	Kernel *Kernel
+	Kernel *Kernel    // the first task's kernel; tasks that read other pieces of a join have their own
 	Tasks  []*Task
 	grid   [][]int // chunk grid of the iteration space
 }
 
 type lowerer struct {
 	k      *Kernel
-	done   map[*expr.Node][]float64
+	done   map[*expr.Node]dtype.Slice
 	memo   map[string]int
 	inputs []inputLeaf
-	held   bool // Options.Held is set
+	held   bool  // Options.Held is set
+	off    []int // the region whose pieces of joins the kernel reads
+	shp    []int
 }
 
 type inputLeaf struct {
-	data  []float64
+	data  dtype.Slice
 	shape []int
 	m     []expr.AxisMap
 	held  *expr.Node // a data node held on a device, read through Options.Held where it can
+	// gather, for a take, says how data (the operand's values) gives the values of shape
+	gather *gather
 }
 
 // Lower plans node n as stage number id. done holds the values (row-major) of nodes
-// materialized by earlier stages; KData nodes carry their own.
-func Lower(id int, n *expr.Node, done map[*expr.Node][]float64, opt Options) (*Stage, error) {
+// materialized by earlier stages; KData nodes carry their own. A stage that reads a join
+// (expr.KConcat) gets one kernel per combination of pieces its tasks read (see pieces.go).
+func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (*Stage, error) {
 	iter := n
-	k := &Kernel{}
+	var red *Reduction
 	if n.Kind == expr.KReduce {
 		iter = n.Args[0]
-		k.Reduce = &Reduction{Red: n.Red, Axes: slices.Clone(n.Axes)}
+		red = &Reduction{Red: n.Red, Axes: slices.Clone(n.Axes)}
 	}
-	k.Shape = slices.Clone(iter.Shape)
-	l := &lowerer{k: k, done: done, memo: map[string]int{}, held: opt.Held != nil}
+	st := &Stage{Node: n, grid: iter.Chunks}
+	joins := hasJoin(iter, done)
+	kernels := map[string]*lowerer{}
+	pick := func(off, shp []int) (*lowerer, error) {
+		key := ""
+		if joins {
+			var c *expr.Node
+			if key, c = pieceKey(iter, done, off, shp); c != nil {
+				return nil, fmt.Errorf("plan: a chunk at %v of shape %s reads across the pieces of a concatenation of shape %s", off, expr.ShapeString(shp), expr.ShapeString(c.Shape))
+			}
+		}
+		if l, ok := kernels[key]; ok {
+			return l, nil
+		}
+		l, err := lowerKernel(iter, red, done, opt, off, shp)
+		if err != nil {
+			return nil, err
+		}
+		kernels[key] = l
+		if st.Kernel == nil {
+			st.Kernel = l.k
+		}
+		return l, nil
+	}
+	if err := st.makeTasks(id, pick, opt); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// lowerKernel lowers iter into a kernel; the region (off, shp) picks the pieces of joins.
+func lowerKernel(iter *expr.Node, red *Reduction, done map[*expr.Node]dtype.Slice, opt Options, off, shp []int) (*lowerer, error) {
+	k := &Kernel{Shape: slices.Clone(iter.Shape), Reduce: red}
+	l := &lowerer{k: k, done: done, memo: map[string]int{}, held: opt.Held != nil, off: off, shp: shp}
 	res, err := l.emit(iter, nil)
 	if err != nil {
 		return nil, err
 	}
-	if res != len(k.Instrs)-1 {
+	dt := k.Instrs[res].DType
+	if red != nil && red.Red != expr.ArgMin && red.Red != expr.ArgMax {
+		// Sums of integers accumulate in int64 or uint64, means of integers in float64: the
+		// reduced value has the result's dtype (Min and Max keep theirs).
+		rdt, err := expr.ReduceDType(red.Red, dt)
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		dt = rdt
+	}
+	if res != len(k.Instrs)-1 || dt != k.Instrs[res].DType {
 		// Make the result the last instruction, as the IR promises.
-		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: k.Instrs[res].DType, Args: []int{res}})
+		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: dt, Args: []int{res}})
 		res = len(k.Instrs) - 1
 	}
 	k.Result = res
-	st := &Stage{Node: n, Kernel: k, grid: iter.Chunks}
-	if err := st.makeTasks(id, l.inputs, opt); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return l, nil
 }
 
 func mapKey(m []expr.AxisMap) string {
@@ -171,7 +252,7 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 		return l.add(Instr{Code: Range, DType: n.DType, Start: n.Start, Step: n.Step, Stop: n.Stop, Exact: n.Exact, Src: slices.Clone(n.Shape), Map: m}), nil
 	case expr.KData:
 		if n.Buf != nil && l.held {
-			slot := l.input(nil, n, m)
+			slot := l.input(dtype.Slice{}, n, m)
 			l.inputs[len(l.inputs)-1].held = n
 			return slot, nil
 		}
@@ -182,6 +263,28 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 		return l.input(vals, n, m), nil
 	case expr.KView:
 		return l.emit(n.Args[0], compose(n.Map, m))
+	case expr.KReshape:
+		a := n.Args[0]
+		vals, ok := l.done[a]
+		if !ok {
+			if a.Kind != expr.KData {
+				return 0, fmt.Errorf("plan: the operand of a reshape to %s was not computed before its use", expr.ShapeString(n.Shape))
+			}
+			var err error
+			if vals, err = a.Values(); err != nil {
+				return 0, err
+			}
+		}
+		return l.input(vals, n, m), nil
+	case expr.KTake, expr.KTakeAlong:
+		return l.takeInput(n, m)
+	case expr.KMask:
+		return 0, fmt.Errorf("plan: a masked array of shape %s must be resolved (its mask computed) before it is planned", expr.ShapeString(n.Shape))
+	case expr.KConcat:
+		arg, start := piece(n, m, l.off, l.shp)
+		pm := slices.Clone(m)
+		pm[n.Axes[0]].Off -= start
+		return l.emit(n.Args[arg], pm)
 	case expr.KUnary, expr.KBinary, expr.KWhere, expr.KCast:
 		args := make([]int, len(n.Args))
 		for j, a := range n.Args {
@@ -198,14 +301,15 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 	return 0, fmt.Errorf("plan: unknown node kind %d", n.Kind)
 }
 
-func (l *lowerer) input(vals []float64, n *expr.Node, m []expr.AxisMap) int {
+func (l *lowerer) input(vals dtype.Slice, n *expr.Node, m []expr.AxisMap) int {
 	slot := len(l.inputs)
 	l.inputs = append(l.inputs, inputLeaf{data: vals, shape: n.Shape, m: m})
 	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: slices.Clone(n.Shape), Map: m})
 }
 
-// makeTasks creates one task per chunk of the grid, in row-major chunk order.
-func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
+// makeTasks creates one task per chunk of the grid, in row-major chunk order; pick gives the
+// kernel (and its inputs) of a chunk.
+func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), opt Options) error {
 	rank := len(st.grid)
 	bnds := make([][]int, rank)
 	for ax, cs := range st.grid {
@@ -224,7 +328,12 @@ func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
 			off[ax] = bnds[ax][idx[ax]]
 			shp[ax] = st.grid[ax][idx[ax]]
 		}
-		task := &Task{Stage: id, Index: t, Kernel: st.Kernel, Offset: off, Shape: shp}
+		l, err := pick(off, shp)
+		if err != nil {
+			return err
+		}
+		inputs := l.inputs
+		task := &Task{Stage: id, Index: t, Kernel: l.k, Offset: off, Shape: shp}
 		for i := range inputs {
 			in := &inputs[i]
 			if in.held != nil {
@@ -233,11 +342,11 @@ func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
 				for d := range hi {
 					hi[d] = origin[d] + shape[d] - 1
 				}
-				if b, ok := opt.Held(st.Kernel, in.held, lo, hi); ok && expr.Size(shape) > 0 {
+				if b, ok := opt.Held(l.k, in.held, lo, hi); ok && expr.Size(shape) > 0 {
 					task.Inputs = append(task.Inputs, b)
 					continue
 				}
-				if in.data == nil { // read on the host after all, once per stage
+				if in.data.IsNil() { // read on the host after all, once per stage
 					vals, err := in.held.Values()
 					if err != nil {
 						return err
@@ -245,11 +354,15 @@ func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
 					in.data = vals
 				}
 			}
+			if in.gather != nil {
+				task.Inputs = append(task.Inputs, cutGather(*in, off, shp))
+				continue
+			}
 			task.Inputs = append(task.Inputs, cutBlock(*in, off, shp))
 		}
 		if b := task.Bytes(); opt.MemoryLimit > 0 && b > opt.MemoryLimit {
 			return fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes, more than the memory limit of %d bytes; use smaller chunks",
-				expr.ShapeString(shp), expr.ShapeString(st.Kernel.Shape), b, opt.MemoryLimit)
+				expr.ShapeString(shp), expr.ShapeString(l.k.Shape), b, opt.MemoryLimit)
 		}
 		st.Tasks = append(st.Tasks, task)
 		for ax := rank - 1; ax >= 0; ax-- {
@@ -290,12 +403,12 @@ func cutBlock(in inputLeaf, off, shp []int) Block {
 	origin, shape := box(in, off, shp)
 	b := Block{Origin: origin, Shape: shape}
 	n := expr.Size(b.Shape)
-	b.Data = make([]float64, n)
+	b.Data = dtype.Make(in.data.DType(), int(n))
 	if n == 0 {
 		return b
 	}
 	if r == 0 {
-		b.Data[0] = in.data[0]
+		dtype.Copy(b.Data, in.data)
 		return b
 	}
 	// Copy row by row along the last axis.
@@ -307,7 +420,7 @@ func cutBlock(in inputLeaf, off, shp []int) Block {
 		for d := 0; d < r; d++ {
 			s += (b.Origin[d] + pos[d]) * src[d]
 		}
-		copy(b.Data[o:o+int64(inner)], in.data[s:s+inner])
+		dtype.Copy(b.Data.Slice(int(o), int(o)+inner), in.data.Slice(s, s+inner))
 		for d := r - 2; d >= 0; d-- {
 			pos[d]++
 			if pos[d] < b.Shape[d] {

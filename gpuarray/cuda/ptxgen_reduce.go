@@ -1,0 +1,291 @@
+package cuda
+
+import "fmt"
+
+// axesDescWords returns the 64-bit words of one task's descriptor for a partial reduction of
+// rank r with l leaves: dims[r] (kept axes first), the kept count K, the reduced count N, the
+// slice count S, the output offset (in partial slots), then for each leaf its buffer address,
+// offset and strides[r].
+func axesDescWords(r, l int) int { return r + 4 + l*(r+2) }
+
+// generateAxes writes the PTX of a partial reduction (s.Kept > 0): a task's iteration space
+// is (kept index q, reduced index n), q row-major over its first Kept axes and n over the rest.
+// Thread g of a task (blockIdx.x*BlockSize + threadIdx.x) takes q = g mod K and slice
+// b = g div K, walks n over the slice's range [N*b/S, N*(b+1)/S) in order, and stores its partial
+// at slot outOff + b*K + q. Neighbouring threads take neighbouring q: when the innermost axis is
+// kept (a column reduction) their leaves read neighbouring elements. The host combines the S
+// slices of each q in order, so the bits do not depend on timing or on the GPU.
+func generateAxes(s *Spec, lib *library) (string, string, error) {
+	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves()}
+	name := "gpn_axes_" + s.Key()
+	R, L, nk := s.Rank, g.leaves, s.Kept
+	words := axesDescWords(R, L)
+
+	desc, out := g.rd(), g.rd()
+	g.ins("ld.param.u64 %s, [desc]", desc)
+	g.ins("ld.param.u64 %s, [out]", out)
+	g.ins("cvta.to.global.u64 %s, %s", desc, desc)
+	g.ins("cvta.to.global.u64 %s, %s", out, out)
+	ty, bx, tid32 := g.r(), g.r(), g.r()
+	g.ins("mov.u32 %s, %%ctaid.y", ty)
+	g.ins("mov.u32 %s, %%ctaid.x", bx)
+	g.ins("mov.u32 %s, %%tid.x", tid32)
+	d, t := g.rd(), g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", t, ty, words*8)
+	g.ins("add.u64 %s, %s, %s", d, desc, t)
+	dims := make([]string, R)
+	for k := range dims {
+		dims[k] = g.rd()
+		g.ins("ld.global.nc.u64 %s, [%s+%d]", dims[k], d, 8*k)
+	}
+	K, N, S, outOff := g.rd(), g.rd(), g.rd(), g.rd()
+	g.ins("ld.global.nc.u64 %s, [%s+%d]", K, d, 8*R)
+	g.ins("ld.global.nc.u64 %s, [%s+%d]", N, d, 8*(R+1))
+	g.ins("ld.global.nc.u64 %s, [%s+%d]", S, d, 8*(R+2))
+	g.ins("ld.global.nc.u64 %s, [%s+%d]", outOff, d, 8*(R+3))
+	gid, tid := g.rd(), g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", gid, bx, BlockSize)
+	g.ins("cvt.u64.u32 %s, %s", tid, tid32)
+	g.ins("add.u64 %s, %s, %s", gid, gid, tid)
+	ks := g.rd()
+	g.ins("mul.lo.u64 %s, %s, %s", ks, K, S)
+	exit := g.label("exit")
+	pExit := g.p()
+	// Spec.Rows: warp gid/32 takes (q, slice) and its lane the run's elements lane, lane+32, …
+	lane, wi := "", gid
+	if s.Rows {
+		lane, wi = g.rd(), g.rd()
+		g.ins("and.b64 %s, %s, 31", lane, tid)
+		g.ins("shr.u64 %s, %s, 5", wi, gid)
+	}
+	g.ins("setp.ge.u64 %s, %s, %s", pExit, wi, ks)
+	g.ins("@%s bra %s", pExit, exit)
+	q, sl := g.rd(), g.rd()
+	g.ins("rem.u64 %s, %s, %s", q, wi, K)
+	g.ins("div.u64 %s, %s, %s", sl, wi, K)
+	lo, hi := g.rd(), g.rd()
+	g.ins("mul.lo.u64 %s, %s, %s", t, N, sl)
+	g.ins("div.u64 %s, %s, %s", lo, t, S)
+	g.ins("add.u64 %s, %s, 1", hi, sl)
+	g.ins("mul.lo.u64 %s, %s, %s", t, N, hi)
+	g.ins("div.u64 %s, %s, %s", hi, t, S)
+
+	lv := g.loadLeaves(s, d, 8*(R+4))
+	// The kept index's part of each leaf's index, once per thread.
+	kb := make([]string, L)
+	for l := range lv {
+		kb[l] = g.rd()
+		g.ins("mov.u64 %s, %s", kb[l], lv[l].off)
+	}
+	rem := g.rd()
+	g.ins("mov.u64 %s, %s", rem, q)
+	for k := nk - 1; k >= 0; k-- {
+		ik := g.rd()
+		if k == 0 {
+			g.ins("mov.u64 %s, %s", ik, rem)
+		} else {
+			g.ins("rem.u64 %s, %s, %s", ik, rem, dims[k])
+			g.ins("div.u64 %s, %s, %s", rem, rem, dims[k])
+		}
+		for l := range lv {
+			g.ins("mad.lo.s64 %s, %s, %s, %s", kb[l], ik, lv[l].str[k], kb[l])
+		}
+	}
+	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
+
+	// The reduced index n as (row over the reduced axes but the last, column c of the last).
+	n, c, row := g.rd(), g.rd(), g.rd()
+	dl := dims[R-1]
+	loopEnd, loop := g.label("loopend"), g.label("loop")
+	pe := g.p()
+	g.ins("mov.u64 %s, %s", n, lo)
+	step := 1
+	if s.Rows {
+		step = 32
+		g.ins("add.u64 %s, %s, %s", n, n, lane)
+	}
+	g.ins("setp.ge.u64 %s, %s, %s", pe, n, hi)
+	g.ins("@%s bra %s", pe, loopEnd)
+	g.ins("div.u64 %s, %s, %s", row, n, dl)
+	g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
+	g.ins("sub.u64 %s, %s, %s", c, n, t)
+	rowBase := func() {
+		for l := range lv {
+			g.ins("mov.u64 %s, %s", lv[l].rb, kb[l])
+		}
+		r := g.rd()
+		g.ins("mov.u64 %s, %s", r, row)
+		for k := R - 2; k >= nk; k-- {
+			ik := g.rd()
+			if k == nk {
+				g.ins("mov.u64 %s, %s", ik, r)
+			} else {
+				g.ins("rem.u64 %s, %s, %s", ik, r, dims[k])
+				g.ins("div.u64 %s, %s, %s", r, r, dims[k])
+			}
+			for l := range lv {
+				g.ins("mad.lo.s64 %s, %s, %s, %s", lv[l].rb, ik, lv[l].str[k], lv[l].rb)
+			}
+		}
+	}
+	rowBase()
+	g.put(loop)
+	idx := make([]string, L)
+	for l := range lv {
+		idx[l] = g.rd()
+		g.ins("mad.lo.s64 %s, %s, %s, %s", idx[l], c, lv[l].str[R-1], lv[l].rb)
+	}
+	vals := make([]string, len(s.Nodes))
+	for i := range s.Nodes {
+		v, err := g.node(s, i, vals, idx)
+		if err != nil {
+			return "", "", err
+		}
+		vals[i] = v
+	}
+	if err := g.accumulate(s.Reduce, vals[len(vals)-1], n, acc, accI, wn, wm, wq, "", ""); err != nil {
+		return "", "", err
+	}
+	g.ins("add.u64 %s, %s, %d", n, n, step)
+	g.ins("setp.ge.u64 %s, %s, %s", pe, n, hi)
+	g.ins("@%s bra %s", pe, loopEnd)
+	g.ins("add.u64 %s, %s, %d", c, c, step)
+	pc := g.p()
+	g.ins("setp.lt.u64 %s, %s, %s", pc, c, dl)
+	g.ins("@%s bra %s", pc, loop)
+	if s.Rows {
+		g.ins("div.u64 %s, %s, %s", row, n, dl)
+		g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
+		g.ins("sub.u64 %s, %s, %s", c, n, t)
+	} else {
+		g.ins("mov.u64 %s, 0", c)
+		g.ins("add.u64 %s, %s, 1", row, row)
+	}
+	rowBase()
+	g.ins("bra %s", loop)
+	g.put(loopEnd)
+	if s.Rows {
+		// Lane 0 gathers the warp's partials: lane l takes lane l+o's for o = 16, 8, 4, 2, 1.
+		for o := 16; o > 0; o >>= 1 {
+			in := g.p()
+			g.ins("setp.lt.u64 %s, %s, %d", in, lane, 32-o)
+			g.warpMerge(s.Reduce, o, in, acc, accI, wn, wm, wq)
+		}
+		p0 := g.p()
+		g.ins("setp.ne.u64 %s, %s, 0", p0, lane)
+		g.ins("@%s bra %s", p0, exit)
+	}
+
+	// The partial: slot outOff + b*K + q, Reduce.words() words.
+	slot, ad := g.rd(), g.rd()
+	g.ins("mad.lo.u64 %s, %s, %s, %s", slot, sl, K, q)
+	g.ins("add.u64 %s, %s, %s", slot, slot, outOff)
+	g.ins("mul.lo.u64 %s, %s, %d", slot, slot, 8*s.Reduce.words())
+	g.ins("add.u64 %s, %s, %s", ad, out, slot)
+	switch s.Reduce {
+	case RSum, RMin, RMax:
+		g.ins("st.global.f64 [%s], %s", ad, acc)
+	case RArgMin, RArgMax:
+		g.ins("st.global.f64 [%s], %s", ad, acc)
+		g.ins("st.global.u64 [%s+8], %s", ad, accI)
+	case RWelford:
+		g.ins("st.global.f64 [%s], %s", ad, wn)
+		g.ins("st.global.f64 [%s+8], %s", ad, wm)
+		g.ins("st.global.f64 [%s+16], %s", ad, wq)
+	default:
+		return "", "", fmt.Errorf("kernel spec: partial reduction %v", s.Reduce)
+	}
+	g.put(exit)
+	g.ins("ret")
+	return g.module(s, name), name, nil
+}
+
+// shfl64 returns the f64 or b64 register v of the lane o above (shfl.sync.down on both halves).
+func (g *gen) shfl64(v string, o int, f64 bool) string {
+	lo, hi, lo2, hi2 := g.r(), g.r(), g.r(), g.r()
+	g.ins("mov.b64 {%s, %s}, %s", lo, hi, v)
+	g.ins("shfl.sync.down.b32 %s, %s, %d, 31, -1", lo2, lo, o)
+	g.ins("shfl.sync.down.b32 %s, %s, %d, 31, -1", hi2, hi, o)
+	d := g.rd()
+	if f64 {
+		d = g.fd()
+	}
+	g.ins("mov.b64 %s, {%s, %s}", d, lo2, hi2)
+	return d
+}
+
+// warpMerge merges, in lanes where in holds, the partial of the lane o above into the lane's
+// own, as the host's collect and the library's block reductions do.
+func (g *gen) warpMerge(r Reduce, o int, in, acc, accI, wn, wm, wq string) {
+	switch r {
+	case RSum:
+		v := g.shfl64(acc, o, true)
+		g.ins("@%s add.rn.f64 %s, %s, %s", in, acc, acc, v)
+	case RMin, RMax:
+		v := g.shfl64(acc, o, true)
+		op := "min"
+		if r == RMax {
+			op = "max"
+		}
+		t, p := g.fd(), g.p()
+		g.ins("%s.f64 %s, %s, %s", op, t, acc, v)
+		g.ins("setp.nan.f64 %s, %s, %s", p, acc, v)
+		g.ins("@%s add.f64 %s, %s, %s", p, t, acc, v)
+		g.ins("@%s mov.f64 %s, %s", in, acc, t)
+	case RArgMin, RArgMax:
+		v2, i2 := g.shfl64(acc, o, true), g.shfl64(accI, o, false)
+		has2, none1, n1, n2, ilt, anyn, nn1, t1, nanTake, eq, eqTake, strict, numTake, na, take := g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p()
+		g.ins("setp.ge.s64 %s, %s, 0", has2, i2)
+		g.ins("setp.lt.s64 %s, %s, 0", none1, accI)
+		g.ins("setp.nan.f64 %s, %s, %s", n1, acc, acc)
+		g.ins("setp.nan.f64 %s, %s, %s", n2, v2, v2)
+		g.ins("setp.lt.s64 %s, %s, %s", ilt, i2, accI)
+		// NaN involved: take v2 if it is NaN and (acc is not, or comes later).
+		g.ins("or.pred %s, %s, %s", anyn, n1, n2)
+		g.ins("not.pred %s, %s", nn1, n1)
+		g.ins("or.pred %s, %s, %s", t1, nn1, ilt)
+		g.ins("and.pred %s, %s, %s", nanTake, n2, t1)
+		// Numbers: strictly better, or equal with a smaller index.
+		cmp := "lt"
+		if r == RArgMax {
+			cmp = "gt"
+		}
+		g.ins("setp.eq.f64 %s, %s, %s", eq, v2, acc)
+		g.ins("and.pred %s, %s, %s", eqTake, eq, ilt)
+		g.ins("setp.%s.f64 %s, %s, %s", cmp, strict, v2, acc)
+		g.ins("or.pred %s, %s, %s", numTake, eqTake, strict)
+		g.ins("and.pred %s, %s, %s", nanTake, nanTake, anyn)
+		g.ins("not.pred %s, %s", na, anyn)
+		g.ins("and.pred %s, %s, %s", numTake, numTake, na)
+		g.ins("or.pred %s, %s, %s", take, nanTake, numTake)
+		g.ins("or.pred %s, %s, %s", take, take, none1)
+		g.ins("and.pred %s, %s, %s", take, take, has2)
+		g.ins("and.pred %s, %s, %s", take, take, in)
+		g.ins("@%s mov.f64 %s, %s", take, acc, v2)
+		g.ins("@%s mov.u64 %s, %s", take, accI, i2)
+	case RWelford:
+		n2, m2, q2 := g.shfl64(wn, o, true), g.shfl64(wm, o, true), g.shfl64(wq, o, true)
+		has2, zero1 := g.p(), g.p()
+		g.ins("setp.neu.f64 %s, %s, %s", has2, n2, f64imm(0))
+		g.ins("and.pred %s, %s, %s", has2, has2, in)
+		g.ins("setp.eq.f64 %s, %s, %s", zero1, wn, f64imm(0))
+		nn, d, t, mm, qq, u := g.fd(), g.fd(), g.fd(), g.fd(), g.fd(), g.fd()
+		g.ins("add.rn.f64 %s, %s, %s", nn, wn, n2)
+		g.ins("sub.rn.f64 %s, %s, %s", d, m2, wm)
+		g.ins("div.rn.f64 %s, %s, %s", t, n2, nn)
+		g.ins("mul.rn.f64 %s, %s, %s", t, d, t)
+		g.ins("add.rn.f64 %s, %s, %s", mm, wm, t)
+		g.ins("add.rn.f64 %s, %s, %s", qq, wq, q2)
+		g.ins("mul.rn.f64 %s, %s, %s", t, d, d)
+		g.ins("mul.rn.f64 %s, %s, %s", u, wn, n2)
+		g.ins("div.rn.f64 %s, %s, %s", u, u, nn)
+		g.ins("mul.rn.f64 %s, %s, %s", t, t, u)
+		g.ins("add.rn.f64 %s, %s, %s", qq, qq, t)
+		g.ins("@%s mov.f64 %s, %s", zero1, nn, n2)
+		g.ins("@%s mov.f64 %s, %s", zero1, mm, m2)
+		g.ins("@%s mov.f64 %s, %s", zero1, qq, q2)
+		g.ins("@%s mov.f64 %s, %s", has2, wn, nn)
+		g.ins("@%s mov.f64 %s, %s", has2, wm, mm)
+		g.ins("@%s mov.f64 %s, %s", has2, wq, qq)
+	}
+}
