@@ -183,6 +183,29 @@ func defaultMemoryLimit() int64 {
 	return memDefault
 }
 
+// newComputeConfig applies the session defaults and opts, and fills in what they leave out.
+func newComputeConfig(opts []ComputeOption) (computeConfig, error) {
+	cfg := computeConfig{}
+	for _, o := range withDefaults(opts) {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if cfg.schedErr != nil {
+		return cfg, cfg.schedErr
+	}
+	if cfg.sched == nil {
+		cfg.sched = &threadScheduler{}
+	}
+	if cfg.ctx == nil {
+		cfg.ctx = display.Context()
+	}
+	if cfg.memLimit <= 0 {
+		cfg.memLimit = defaultMemoryLimit()
+	}
+	return cfg, nil
+}
+
 // progressDelay is how long Compute runs before it shows a progress bar in a cell.
 const progressDelay = 300 * time.Millisecond
 
@@ -195,23 +218,9 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 	if err := a.Err(); err != nil {
 		return nil, err
 	}
-	cfg := computeConfig{}
-	for _, o := range withDefaults(opts) {
-		if o != nil {
-			o(&cfg)
-		}
-	}
-	if cfg.schedErr != nil {
-		return nil, cfg.schedErr
-	}
-	if cfg.sched == nil {
-		cfg.sched = &threadScheduler{}
-	}
-	if cfg.ctx == nil {
-		cfg.ctx = display.Context()
-	}
-	if cfg.memLimit <= 0 {
-		cfg.memLimit = defaultMemoryLimit()
+	cfg, err := newComputeConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	root := a.n
 	defer pinGraph(root)() // arrays held on a GPU stay there while tasks read them in place
@@ -310,12 +319,17 @@ type progress struct {
 }
 
 func newProgress(total int, cb func(done, total int)) *progress {
+	return newProgressTitled("gpuarray compute (chunks)", total, cb)
+}
+
+// newProgressTitled is newProgress with the bar's title.
+func newProgressTitled(title string, total int, cb func(done, total int)) *progress {
 	p := &progress{total: total, cb: cb}
 	p.timer = time.AfterFunc(progressDelay, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.timer != nil {
-			p.bar = display.NewProgress("gpuarray compute (chunks)", int64(p.total))
+			p.bar = display.NewProgress(title, int64(p.total))
 			p.bar.Set(int64(p.done))
 		}
 	})

@@ -52,6 +52,7 @@ const (
 	KCast               // Args[0] rounded to DType
 	KView               // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
 	KReduce             // Red over Axes of Args[0]
+	KFile               // values read from File, chunk by chunk, inside tasks (file.go)
 )
 
 // Op is an elementwise operation.
@@ -165,6 +166,7 @@ type Node struct {
 	Map   []AxisMap // KView, one per input axis
 	Red   Red       // KReduce
 	Axes  []int     // KReduce: reduced axes of Args[0], ascending
+	File  *File     // KFile
 }
 
 // Buffer holds the values of a KData node outside host memory, on a GPU, until they are read.

@@ -120,7 +120,8 @@ type Block struct {
 	Origin []int
 	Shape  []int
 	Data   []float64
-	Held   *Held `json:",omitempty"`
+	Held   *Held      `json:",omitempty"`
+	File   *expr.File `json:",omitempty"` // read from a file by the executor (LoadInputs); Data is nil
 }
 
 // Held places a block's values, row-major as Data would hold them, in a GPU's memory: an array
@@ -149,6 +150,9 @@ func (t *Task) Bytes() int64 {
 	var n int64
 	for _, b := range t.Inputs {
 		n += int64(len(b.Data))
+		if b.File != nil {
+			n += expr.Size(b.Shape)
+		}
 	}
 	if t.Kernel.Reduce == nil {
 		n += t.Size()
