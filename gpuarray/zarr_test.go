@@ -1,6 +1,7 @@
 package gpuarray
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -136,5 +137,121 @@ for name in sys.argv[2:]:
 `, append([]string{dir}, cases...)...)
 	if n := strings.Count(out, " ok"); n != len(cases) {
 		t.Fatalf("zarr-python read %d of %d stores:\n%s", n, len(cases), out)
+	}
+}
+
+func TestZarrErrors(t *testing.T) {
+	dir := t.TempDir()
+	x := NewRandomState(9).Normal(0, 1, Shape(40, 30), Chunks(10, 10))
+	for _, f := range []int{2, 3} {
+		p := filepath.Join(dir, "s"+string(rune('0'+f)))
+		if err := x.ToZarr(p, ZarrFormat(f), ZarrCompressor("blosc")); err != nil {
+			t.Fatal(err)
+		}
+		// A corrupt chunk: the error names the chunk's file and index.
+		key := map[int]string{2: "1.2", 3: "c/1/2"}[f]
+		chunk := filepath.Join(p, filepath.FromSlash(key))
+		b, err := os.ReadFile(chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 16; i < len(b); i += 7 {
+			b[i] ^= 0x5a
+		}
+		os.WriteFile(chunk, b, 0o644)
+		_, err = OpenZarr(p).Sum().Float64()
+		if err == nil || !strings.Contains(err.Error(), "[1 2]") || !strings.Contains(err.Error(), filepath.FromSlash(key)) {
+			t.Fatalf("v%d corrupt chunk: %v", f, err)
+		}
+		// A truncated chunk.
+		os.WriteFile(chunk, b[:len(b)/2], 0o644)
+		if _, err = OpenZarr(p).Sum().Float64(); err == nil || !strings.Contains(err.Error(), "[1 2]") {
+			t.Fatalf("v%d truncated chunk: %v", f, err)
+		}
+		// A codec we do not know, and metadata that is not JSON.
+		meta := filepath.Join(p, map[int]string{2: ".zarray", 3: "zarr.json"}[f])
+		m, _ := os.ReadFile(meta)
+		os.WriteFile(meta, []byte(strings.Replace(string(m), "blosc", "snappy9", 1)), 0o644)
+		if err := OpenZarr(p).Err(); err == nil || !strings.Contains(err.Error(), "snappy9") || !strings.Contains(err.Error(), p) {
+			t.Fatalf("v%d unknown codec: %v", f, err)
+		}
+		os.WriteFile(meta, m[:len(m)/2], 0o644)
+		if err := OpenZarr(p).Err(); err == nil || !strings.Contains(err.Error(), p) {
+			t.Fatalf("v%d broken metadata: %v", f, err)
+		}
+	}
+	// A write that fails leaves no store, and no temporary directory.
+	npyPath := filepath.Join(dir, "x.npy")
+	if err := SaveNpy(npyPath, x); err != nil {
+		t.Fatal(err)
+	}
+	lazy := LoadNpy(npyPath, Chunks(10, 30))
+	os.Truncate(npyPath, 1000)
+	out := filepath.Join(dir, "out.zarr")
+	if err := lazy.ToZarr(out); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("ToZarr of a broken array: %v", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "out.zarr") || strings.Contains(e.Name(), ".tmp-") {
+			t.Fatalf("a failed write left %s", e.Name())
+		}
+	}
+	// An existing store is replaced only when asked.
+	if err := x.ToZarr(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Add(1).ToZarr(out); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("overwrite without ZarrOverwrite: %v", err)
+	}
+	if err := x.Add(1).ToZarr(out, ZarrOverwrite()); err != nil {
+		t.Fatal(err)
+	}
+	s1, _ := x.Add(1).Sum().Float64()
+	s2, err := OpenZarr(out).Sum().Float64()
+	if err != nil || s1 != s2 {
+		t.Fatalf("overwritten store sums to %v (%v), want %v", s2, err, s1)
+	}
+}
+
+func TestZarrGroups(t *testing.T) {
+	dir := t.TempDir()
+	runPy(t, `
+import sys, numpy as np, zarr
+d = sys.argv[1]
+for f in (2, 3):
+    g = zarr.open_group(f'{d}/g{f}', mode='w', zarr_format=f)
+    g.attrs['title'] = 'run 7'
+    g.attrs['scale'] = [1, 2.5]
+    a = g.create_array('temp', shape=(6, 4), chunks=(3, 4), dtype='f8')
+    a[:] = np.arange(24.0).reshape(6, 4)
+    a.attrs['units'] = 'K'
+    sub = g.create_group('sub')
+    sub.create_array('b', shape=(3,), dtype='i2')[:] = [1, 2, 3]
+`, dir)
+	for _, f := range []string{"g2", "g3"} {
+		g := filepath.Join(dir, f)
+		names, err := ZarrList(g)
+		if err != nil || strings.Join(names, ",") != "sub/,temp" {
+			t.Fatalf("%s: list %v, %v", f, names, err)
+		}
+		attrs, err := ZarrAttrs(g)
+		if err != nil || attrs["title"] != "run 7" {
+			t.Fatalf("%s: attrs %v, %v", f, attrs, err)
+		}
+		if a, _ := ZarrAttrs(filepath.Join(g, "temp")); a["units"] != "K" {
+			t.Fatalf("%s/temp: attrs %v", f, a)
+		}
+		s, err := OpenZarr(filepath.Join(g, "temp")).Sum().Float64()
+		if err != nil || s != 276 {
+			t.Fatalf("%s/temp: sum %v, %v", f, s, err)
+		}
+		s, err = OpenZarr(filepath.Join(g, "sub", "b")).Sum().Float64()
+		if err != nil || s != 6 {
+			t.Fatalf("%s/sub/b: sum %v, %v", f, s, err)
+		}
+		if err := OpenZarr(g).Err(); err == nil || !strings.Contains(err.Error(), "group") {
+			t.Fatalf("%s opened as an array: %v", f, err)
+		}
 	}
 }

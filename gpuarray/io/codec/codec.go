@@ -176,7 +176,7 @@ func zstdDecode(src []byte, size int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
-	out, err := d.DecodeAll(src, make([]byte, 0, size))
+	out, err := d.DecodeAll(src, make([]byte, 0, min(size, 1<<26)))
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}

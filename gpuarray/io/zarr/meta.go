@@ -91,7 +91,7 @@ func (a *Array) check() error {
 		if a.Chunks[i] <= 0 {
 			return fmt.Errorf("chunk shape %v must be positive", a.Chunks)
 		}
-		if n > (1<<40)/int64(a.Chunks[i]) {
+		if n > (1<<33)/int64(a.Chunks[i]) { // 8 GiB per chunk at most
 			return fmt.Errorf("chunk shape %v is too large", a.Chunks)
 		}
 		n *= int64(a.Chunks[i])
