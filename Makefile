@@ -5,7 +5,6 @@ BIN := bin/gpunotes
 VENV := .venv
 PY := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-SHARED ?= ../shared
 CHROMIUM ?= /usr/bin/chromium
 # go-nvml's cgo glue uses declarations newer drivers deprecate; the warnings are noise.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
@@ -32,13 +31,14 @@ apt-deps:
 	GPUNOTES_CHROMIUM=$(CHROMIUM) ./.ci/apt-deps.sh
 
 lint:
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
 # Tests that drive real clients find them through these variables; under CI=true a missing
 # client is a failure, never a skip.
-TEST_ENV = GPUNOTES_BIN=$(CURDIR)/$(BIN) GPUNOTES_PYTHON=$(CURDIR)/$(PY) GPUNOTES_CHROMIUM=$(CHROMIUM) GPUNOTES_SHARED=$(abspath $(SHARED))
+TEST_ENV = GPUNOTES_BIN=$(CURDIR)/$(BIN) GPUNOTES_PYTHON=$(CURDIR)/$(PY) GPUNOTES_CHROMIUM=$(CHROMIUM)
 
 test: venv apt-deps build lint
 	$(TEST_ENV) $(GO) test -count=1 -timeout 40m ./...
@@ -59,7 +59,8 @@ bench: venv build
 bench-kernel: venv build
 	$(TEST_ENV) $(PY) bench/kernel_bench.py --gpunotes $(CURDIR)/$(BIN)
 
-# Builds what a GPU machine needs (it has no Go) into .devcarry/; bench/gpu.sh runs it there.
+# Builds what a GPU machine needs (it has no Go) into .devcarry/; there, from the repository root
+# with .devcarry/ beside it, `bash bench/gpu.sh all` runs the GPU tests and the benchmarks.
 test-gpu bench-gpu:
 	./bench/build-gpu.sh
 

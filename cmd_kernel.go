@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"strconv"
+	"time"
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/display"
@@ -113,8 +115,25 @@ func runKernel(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	opts := kernel.Options{Version: version}
+	// GPUNOTES_MAX_MESSAGE (bytes) and GPUNOTES_HANDSHAKE_TIMEOUT (a Go duration) tune the
+	// socket bounds; kernel.json's env can set them.
+	if v := os.Getenv("GPUNOTES_MAX_MESSAGE"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("GPUNOTES_MAX_MESSAGE=%q: want a positive number of bytes", v)
+		}
+		opts.MaxMessage = n
+	}
+	if v := os.Getenv("GPUNOTES_HANDSHAKE_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("GPUNOTES_HANDSHAKE_TIMEOUT=%q: want a positive duration such as 10s", v)
+		}
+		opts.HandshakeTimeout = d
+	}
 	ex := startExecutor()
-	k, err := kernel.New(ci, ex, kernel.Options{Version: version})
+	k, err := kernel.New(ci, ex, opts)
 	if err != nil {
 		return err
 	}

@@ -155,6 +155,9 @@ func runNotebookCmd(ctx context.Context, args []string) error {
 	if st, err := os.Stat(filepath.Dir(outAbs)); err != nil || !st.IsDir() {
 		return fmt.Errorf("output directory %s does not exist", filepath.Dir(out))
 	}
+	if err := nbrun.CheckWritable(outAbs); err != nil {
+		return err
+	}
 
 	// The session captures fds 1 and 2 while a cell runs, so the terminal is reached through
 	// duplicates made before any cell starts.

@@ -163,3 +163,48 @@ func TestRunCommandBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCommandFiles: the mode of a replaced notebook is kept (--inplace and -o), and an
+// output that cannot be written is found before the first cell runs (jupyter nbconvert finds
+// it only after executing every cell).
+func TestRunCommandFiles(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	in := writeNotebook(t, dir, "private.ipynb", "go", "import \"os\"\nos.WriteFile(`"+marker+"`, nil, 0o644)")
+	if err := os.Chmod(in, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, log := gpunotesRun(t, "-q", in, "--inplace"); code != 0 {
+		t.Fatalf("--inplace: exit %d\n%s", code, log)
+	}
+	out := filepath.Join(dir, "out.ipynb")
+	os.WriteFile(out, []byte("{}"), 0o640)
+	if code, log := gpunotesRun(t, "-q", in, "-o", out); code != 0 {
+		t.Fatalf("-o: exit %d\n%s", code, log)
+	}
+	for path, want := range map[string]os.FileMode{in: 0o600, out: 0o640} {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v after run, want %v", filepath.Base(path), st.Mode().Perm(), want)
+		}
+	}
+	// An unwritable output: a read-only directory (or, as root, which may write anywhere, a
+	// directory of /proc).
+	bad := "/proc/self/out.ipynb"
+	if os.Geteuid() != 0 {
+		ro := filepath.Join(dir, "ro")
+		os.Mkdir(ro, 0o555)
+		bad = filepath.Join(ro, "out.ipynb")
+	}
+	os.Remove(marker)
+	code, log := gpunotesRun(t, in, "-o", bad)
+	if code == 0 || !strings.Contains(log, "cannot write the output notebook") {
+		t.Fatalf("unwritable output: exit %d\n%s", code, log)
+	}
+	if _, err := os.Stat(marker); err == nil || strings.Contains(log, "[1/1]") {
+		t.Fatalf("a cell ran although the output could not be written:\n%s", log)
+	}
+}

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds, on a machine with Go (no CUDA needed), what the GPU machine runs: the gpunotes binary
-# and the GPU test binaries, into the git-ignored .devcarry/, with the CuPy peer script beside
-# them. Then run `bash bench/gpu.sh [test|bench|gen|all]` on the GPU machine with .devcarry/.
+# and the GPU test binaries, into the git-ignored .devcarry/. Then, on the GPU machine, from the
+# repository root with .devcarry/ beside it: `bash bench/gpu.sh [test|bench|gen|all]` (the CuPy
+# peers are bench/cupy_seed.py and bench/cupy_linalg.py, run by its python3). `make bench-gpu`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SHARED=${SHARED:-../shared}
 mkdir -p .devcarry
 export GOOS=linux GOARCH=amd64
 # The main binary links NVML (cluster/) through cgo; the GPU test binaries need no cgo.
@@ -13,6 +13,5 @@ CGO_ENABLED=0 go test -c -o .devcarry/cuda.test ./gpuarray/cuda
 CGO_ENABLED=0 go test -c -o .devcarry/kernels.test ./kernels
 CGO_ENABLED=0 go test -c -o .devcarry/gpuarray.test ./gpuarray
 CGO_ENABLED=0 go test -c -o .devcarry/blas.test ./gpuarray/cuda/blas
-cp "$SHARED/peers/cupy_seed.py" .devcarry/
 git rev-parse --short HEAD >.devcarry/COMMIT
 echo "built into .devcarry/ at $(cat .devcarry/COMMIT); on the GPU machine: bash bench/gpu.sh all"

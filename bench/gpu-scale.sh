@@ -11,7 +11,7 @@ mkdir -p "$OUT"
 ngpu=$(nvidia-smi -L | wc -l)
 echo "commit $(cat $C/COMMIT 2>/dev/null); $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 for n in "${@:-500000}"; do
-	python3 $C/cupy_seed.py --n "$n" --chunk 10000 --skip-pipeline 2>&1 | tee -a "$OUT/scale.jsonl"
+	python3 bench/cupy_seed.py --n "$n" --chunk 10000 --skip-pipeline 2>&1 | tee -a "$OUT/scale.jsonl"
 	for k in 1 2 4 8; do
 		((k > ngpu)) && break
 		for sched in threads cluster; do

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine (no Go needed) from the repository root, with .devcarry/ built by
 # bench/build-gpu.sh. Modes: gen (regenerate kernels/ptx with nvcc into $OUT/ptx), test (GPU
-# tests), bench (seed experiment vs the CuPy peer at N=100000 and 500000, plus the full-array
-# and transpose variants), all (every one of them). Writes logs under $OUT (default out/gpu).
+# tests), bench (seed experiment vs the CuPy peers of bench/cupy_seed.py, dask+CuPy when dask
+# imports, at N=100000 and 500000, plus the full-array and transpose variants), all (every one of them). Writes logs under
+# $OUT (default out/gpu).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-all}
@@ -40,7 +41,7 @@ if [[ $mode == bench || $mode == all ]]; then
 			echo "cli: gpunotes bench seed --backend gpu failed: $(head -c 300 "$OUT/cli_$n.json")"
 		fi
 		GPUNOTES_BENCH_N=$n $C/cuda.test -test.run 'TestGPUBench$' -test.v 2>&1 | grep '^{' | tee -a "$OUT/bench.jsonl"
-		python3 $C/cupy_seed.py --n $n --chunk 10000 2>&1 | tee -a "$OUT/bench.jsonl"
+		python3 bench/cupy_seed.py --n $n --chunk 10000 --dask 2>&1 | tee -a "$OUT/bench.jsonl"
 	done
 	GPUNOTES_BENCH_N=500000 GPUNOTES_BENCH_WHAT=full $C/cuda.test -test.run 'TestGPUBench$' -test.v 2>&1 | grep '^{' | tee -a "$OUT/bench.jsonl"
 	GPUNOTES_BENCH_N=40000 GPUNOTES_BENCH_WHAT=transpose $C/cuda.test -test.run 'TestGPUBench$' -test.v 2>&1 | grep '^{' | tee -a "$OUT/bench.jsonl"
@@ -49,7 +50,7 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 for n in (100000, 500000):
     ours = [r for r in rows if r.get("what") == "seed" and r["n"] == n]
-    peers = {r["peer"].split(" ")[0]: r for r in rows if "peer" in r and r["n"] == n}
+    peers = {r["peer"].split(" ")[0]: r for r in rows if "peer" in r and r["n"] == n and "seconds" in r}
     if not ours:
         continue
     o = ours[0]["seconds"]

@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"runtime"
+	"sort"
 	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
@@ -24,11 +25,15 @@ func init() {
 // executeChunks is the workers' default ChunkExecutor: spec is a gob-encoded batch of planned
 // tasks of one kernel. A GPU worker runs the batch as fused launches on its GPU (device 0: it
 // sees only its own); kernels the GPU generator does not express, and CPU workers, run the
-// tasks on the CPU executor, one goroutine per core.
-func executeChunks(ctx context.Context, spec []byte, _ []any, onGPU bool) (any, error) {
+// tasks on the CPU executor, one goroutine per core. inputs are the persisted chunks the
+// tasks read (plan.Block.Ref), in the order chunkTask lists them.
+func executeChunks(ctx context.Context, spec []byte, inputs []any, onGPU bool) (any, error) {
 	var ts []*plan.Task
 	if err := gob.NewDecoder(bytes.NewReader(spec)).Decode(&ts); err != nil {
 		return nil, fmt.Errorf("decode chunk tasks: %w", err)
+	}
+	if err := fillRefs(ts, inputs); err != nil {
+		return nil, fmt.Errorf("persisted inputs: %w", err)
 	}
 	if len(ts) == 0 {
 		return []*plan.Output{}, nil
@@ -84,16 +89,26 @@ func (c *Client) Run(ctx context.Context, tasks []*plan.Task, done func(n int)) 
 	}
 	nb := max(1, len(c.WorkerInfo())) * batchesPerWorker
 	nb = min(nb, len(tasks))
+	// Tasks reading persisted chunks are batched by the worker holding them, so each batch
+	// runs there; the order within a holder's tasks is kept.
+	order := make([]int, len(tasks))
+	holder := make([]string, len(tasks))
+	for i := range tasks {
+		order[i] = i
+		holder[i] = c.holderOf(tasks[i])
+	}
+	sort.SliceStable(order, func(a, b int) bool { return holder[order[a]] < holder[order[b]] })
 	bounds := make([]int, nb+1)
 	for i := range bounds {
 		bounds[i] = i * len(tasks) / nb
 	}
-	// A batch holds tasks of one kernel: cut where the kernel changes too.
+	// A batch holds tasks of one kernel and one holder: cut where either changes too.
 	var cuts []int
 	for b := 0; b < nb; b++ {
 		cuts = append(cuts, bounds[b])
 		for i := bounds[b] + 1; i < bounds[b+1]; i++ {
-			if tasks[i].Kernel != tasks[i-1].Kernel {
+			p, q := tasks[order[i-1]], tasks[order[i]]
+			if p.Kernel != q.Kernel || holder[order[i-1]] != holder[order[i]] {
 				cuts = append(cuts, i)
 			}
 		}
@@ -101,11 +116,16 @@ func (c *Client) Run(ctx context.Context, tasks []*plan.Task, done func(n int)) 
 	cuts = append(cuts, len(tasks))
 	ts := make([]*task, len(cuts)-1)
 	for b := range ts {
-		var buf bytes.Buffer
-		if err := gob.NewEncoder(&buf).Encode(tasks[cuts[b]:cuts[b+1]]); err != nil {
-			return nil, fmt.Errorf("cluster: encode chunk tasks: %w", err)
+		batch := make([]*plan.Task, 0, cuts[b+1]-cuts[b])
+		for _, i := range order[cuts[b]:cuts[b+1]] {
+			batch = append(batch, tasks[i])
 		}
-		ts[b] = &task{key: c.s.newKey("chunks"), spec: taskSpec{Kind: "chunk", Chunk: buf.Bytes()}, maxRetries: c.retries, refs: 1}
+		t, err := c.chunkTask(batch)
+		if err != nil {
+			return nil, err
+		}
+		t.key = c.s.newKey("chunks")
+		ts[b] = t
 	}
 	if err := c.s.add(ts); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -130,19 +150,22 @@ func (c *Client) Run(ctx context.Context, tasks []*plan.Task, done func(n int)) 
 		go func() {
 			defer wg.Done()
 			lo, hi := cuts[b], cuts[b+1]
+			first, last := tasks[order[lo]].Index, tasks[order[hi-1]].Index
 			v, err := (&Future{c: c, t: t}).Result(ctx)
 			if err != nil {
-				errs <- fmt.Errorf("chunks %d..%d: %w", tasks[lo].Index, tasks[hi-1].Index, err)
+				errs <- fmt.Errorf("chunks %d..%d: %w", first, last, err)
 				cancel()
 				return
 			}
 			o, ok := v.([]*plan.Output)
 			if !ok || len(o) != hi-lo {
-				errs <- fmt.Errorf("chunks %d..%d: worker returned %T", tasks[lo].Index, tasks[hi-1].Index, v)
+				errs <- fmt.Errorf("chunks %d..%d: worker returned %T", first, last, v)
 				cancel()
 				return
 			}
-			copy(outs[lo:hi], o)
+			for j, i := range order[lo:hi] {
+				outs[i] = o[j]
+			}
 			if done != nil {
 				done(hi - lo)
 			}

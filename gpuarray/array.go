@@ -6,20 +6,30 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/rng"
 )
 
-// DType is an element type.
-type DType uint8
+// DType is an element type: NumPy's names, sizes and promotion rules (package gpuarray/dtype).
+type DType = dtype.DType
 
 // Element types.
 const (
-	Float64 DType = DType(expr.Float64)
-	Float32 DType = DType(expr.Float32)
+	Float64    = dtype.Float64
+	Float32    = dtype.Float32
+	Bool       = dtype.Bool
+	Int8       = dtype.Int8
+	Int16      = dtype.Int16
+	Int32      = dtype.Int32
+	Int64      = dtype.Int64
+	Uint8      = dtype.Uint8
+	Uint16     = dtype.Uint16
+	Uint32     = dtype.Uint32
+	Uint64     = dtype.Uint64
+	Complex64  = dtype.Complex64
+	Complex128 = dtype.Complex128
 )
-
-func (d DType) String() string { return expr.DType(d).String() }
 
 // autoChunkElems bounds the elements of a chunk when no chunks are given (128 MiB of float64).
 const autoChunkElems = 1 << 24
@@ -90,11 +100,11 @@ func (a *Array) DType() DType {
 	if a.Err() != nil {
 		return Float64
 	}
-	return DType(a.n.DType)
+	return a.n.DType
 }
 
 // NBytes returns the size of the array's data in bytes.
-func (a *Array) NBytes() int64 { return a.Size() * int64(expr.DType(a.DType()).Size()) }
+func (a *Array) NBytes() int64 { return a.Size() * int64(a.DType().Size()) }
 
 // ArrayOption configures a created array: Shape, Chunks, ChunkSizes, WithDType.
 type ArrayOption func(*spec)
@@ -143,10 +153,13 @@ func resolve(what string, defShape []int, opts []ArrayOption) (shape []int, chun
 			o(&s)
 		}
 	}
-	if s.dtype != Float64 && s.dtype != Float32 {
+	if !s.dtype.Valid() {
 		return nil, nil, 0, fmt.Errorf("%s: unknown dtype %d", what, s.dtype)
 	}
-	dt = expr.DType(s.dtype)
+	if s.dtype != Float64 && s.dtype != Float32 {
+		return nil, nil, 0, fmt.Errorf("%s: dtype %v is not computed yet (float32 and float64 are)", what, s.dtype)
+	}
+	dt = s.dtype
 	switch {
 	case s.hasShape:
 		shape = s.shape
@@ -232,22 +245,17 @@ func FromSlice(data []float64, opts ...ArrayOption) *Array {
 	if err != nil {
 		return errArray(err)
 	}
-	d := slices.Clone(data)
-	if dt == expr.Float32 {
-		for i, v := range d {
-			d[i] = float64(float32(v))
-		}
-	}
-	return wrap(expr.NewData(d, dt, shape, chunks))
+	d := dtype.OfFloat64(data).Clone()
+	return wrap(expr.NewData(dtype.Convert(d, dt), shape, chunks))
 }
 
 // FromSlice32 returns a float32 array over a copy of data (row-major).
 func FromSlice32(data []float32, opts ...ArrayOption) *Array {
-	d := make([]float64, len(data))
-	for i, v := range data {
-		d[i] = float64(v)
+	shape, chunks, _, err := resolve("FromSlice32", []int{len(data)}, opts)
+	if err != nil {
+		return errArray(err)
 	}
-	return FromSlice(d, append([]ArrayOption{WithDType(Float32)}, opts...)...)
+	return wrap(expr.NewData(dtype.OfFloat32(data).Clone(), shape, chunks))
 }
 
 // RandomState draws random arrays from a seed. Each array drawn gets its own Philox key

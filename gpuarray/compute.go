@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -183,8 +185,31 @@ func defaultMemoryLimit() int64 {
 	return memDefault
 }
 
-// newComputeConfig applies the session defaults and opts, and fills in what they leave out.
-func newComputeConfig(opts []ComputeOption) (computeConfig, error) {
+// progressDelay is how long Compute runs before it shows a progress bar in a cell.
+const progressDelay = 300 * time.Millisecond
+
+// Compute evaluates the array and returns it materialized in host memory (its chunks kept);
+// an array held on a GPU is copied to the host. It uses the
+// Threads scheduler on the CPU unless an option picks another, and the running cell's context
+// unless WithContext is given; in a cell, a computation that takes a while shows a progress
+// bar.
+func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
+	if err := a.Err(); err != nil {
+		return nil, err
+	}
+	cfg, err := configure(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := computeArrays(cfg, []*Array{a})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// configure applies the session defaults and opts, and fills in what they leave unset.
+func configure(opts []ComputeOption) (computeConfig, error) {
 	cfg := computeConfig{}
 	for _, o := range withDefaults(opts) {
 		if o != nil {
@@ -206,37 +231,62 @@ func newComputeConfig(opts []ComputeOption) (computeConfig, error) {
 	return cfg, nil
 }
 
-// progressDelay is how long Compute runs before it shows a progress bar in a cell.
-const progressDelay = 300 * time.Millisecond
-
-// Compute evaluates the array and returns it materialized in host memory (its chunks kept);
-// an array held on a GPU is copied to the host. It uses the
-// Threads scheduler on the CPU unless an option picks another, and the running cell's context
-// unless WithContext is given; in a cell, a computation that takes a while shows a progress
-// bar.
-func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
-	if err := a.Err(); err != nil {
-		return nil, err
+// stageOrder returns the nodes to materialize for roots, dependencies first: the reductions
+// they contain and the roots themselves, each once, so a node shared by several roots (or a
+// root inside another) is computed once and read from memory by the rest.
+func stageOrder(roots []*expr.Node) []*expr.Node {
+	isRoot := map[*expr.Node]bool{}
+	for _, r := range roots {
+		isRoot[r] = true
 	}
-	cfg, err := newComputeConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	root := a.n
-	defer pinGraph(root)() // arrays held on a GPU stay there while tasks read them in place
-	if root.Buf != nil {
-		// Held on a GPU: copy it to the host. The array keeps its buffer, which owns the host
-		// copy's memory (see hostBuffer).
-		if _, err := root.Values(); err != nil {
-			return nil, fmt.Errorf("compute: %w", err)
+	var out []*expr.Node
+	seen := map[*expr.Node]bool{}
+	var walk func(n *expr.Node)
+	walk = func(n *expr.Node) {
+		if seen[n] {
+			return
 		}
-		return a, nil
+		seen[n] = true
+		for _, a := range n.Args {
+			walk(a)
+		}
+		if n.Kind == expr.KReduce || isRoot[n] && n.Kind != expr.KData {
+			out = append(out, n)
+		}
 	}
-	if b := root.DType.Size(); expr.Size(root.Shape)*8 > cfg.memLimit {
-		return nil, fmt.Errorf("compute: the result of shape %s (%d bytes as float64, %d as %v) exceeds the memory limit of %d bytes; reduce it or compute it in pieces",
-			expr.ShapeString(root.Shape), expr.Size(root.Shape)*8, expr.Size(root.Shape)*int64(b), root.DType, cfg.memLimit)
+	for _, r := range roots {
+		walk(r)
 	}
-	order := plan.Order(root)
+	return out
+}
+
+// computeArrays computes arrays in one pass (see stageOrder) and returns them materialized.
+func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
+	roots := make([]*expr.Node, len(arrays))
+	for i, a := range arrays {
+		roots[i] = a.n
+		defer pinGraph(a.n)() // arrays held on a GPU stay there while tasks read them in place
+	}
+	out := make([]*Array, len(arrays))
+	var todo []*expr.Node
+	for i, a := range arrays {
+		root := a.n
+		if root.Buf != nil {
+			// Held elsewhere: copy it to the host. The array keeps its buffer, which owns the
+			// host copy's memory (see hostBuffer).
+			if _, err := root.Values(); err != nil {
+				return nil, fmt.Errorf("compute: %w", err)
+			}
+			out[i] = a
+			continue
+		}
+		if b := root.DType.Size(); expr.Size(root.Shape)*8 > cfg.memLimit {
+			return nil, fmt.Errorf("compute: the result of shape %s (%d bytes as float64, %d as %v) exceeds the memory limit of %d bytes; reduce it or compute it in pieces",
+				expr.ShapeString(root.Shape), expr.Size(root.Shape)*8, expr.Size(root.Shape)*int64(b), root.DType, cfg.memLimit)
+		}
+		todo = append(todo, root)
+	}
+	order := stageOrder(todo)
 	total := 0
 	for _, n := range order {
 		iter := n
@@ -247,32 +297,79 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 	}
 	prog := newProgress(total, cfg.progress)
 	defer prog.finish()
-	done := map[*expr.Node][]float64{}
+	done := map[*expr.Node]dtype.Slice{}
+	if err := runOrder(cfg, order, done, prog.add); err != nil {
+		return nil, err
+	}
+	prog.ok = true
+	for i, a := range arrays {
+		if out[i] != nil {
+			continue
+		}
+		vals, ok := done[a.n]
+		if !ok { // data already
+			out[i] = a
+			continue
+		}
+		n, err := expr.NewData(vals, a.n.Shape, a.n.Chunks)
+		if err != nil {
+			return nil, fmt.Errorf("compute: %w", err)
+		}
+		out[i] = &Array{n: n}
+	}
+	return out, nil
+}
+
+// runOrder materializes the nodes of order, one stage each, into done.
+func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
 	for id, n := range order {
 		st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
 		if err != nil {
-			return nil, fmt.Errorf("compute: %w", err)
+			return fmt.Errorf("compute: %w", err)
 		}
-		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, prog.add)
+		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
 		if err != nil {
-			return nil, fmt.Errorf("compute: %w", err)
+			return fmt.Errorf("compute: %w", err)
 		}
 		vals, err := st.Assemble(outs)
 		if err != nil {
-			return nil, fmt.Errorf("compute: %w", err)
+			return fmt.Errorf("compute: %w", err)
 		}
 		done[n] = vals
 	}
-	vals, ok := done[root]
-	if !ok { // root is data already
-		return a, nil
+	return nil
+}
+
+// ComputeAll computes several arrays in one pass and returns them materialized, in order:
+// what they share (a reduction both read, an array that is one of them and part of another)
+// is computed once. Arguments are arrays, and ComputeOptions as Compute takes them (a
+// scheduler, a context, progress, a memory limit), in any order.
+func ComputeAll(args ...any) ([]*Array, error) {
+	var arrays []*Array
+	var opts []ComputeOption
+	for i, x := range args {
+		switch v := x.(type) {
+		case *Array:
+			if err := v.Err(); err != nil {
+				return nil, fmt.Errorf("ComputeAll: array %d: %w", len(arrays), err)
+			}
+			arrays = append(arrays, v)
+		case ComputeOption:
+			opts = append(opts, v)
+		case func(*computeConfig):
+			opts = append(opts, v)
+		default:
+			return nil, fmt.Errorf("ComputeAll: argument %d is a %T, want a *gpuarray.Array or a ComputeOption", i, x)
+		}
 	}
-	prog.ok = true
-	n, err := expr.NewData(vals, root.DType, root.Shape, root.Chunks)
+	cfg, err := configure(opts)
 	if err != nil {
-		return nil, fmt.Errorf("compute: %w", err)
+		return nil, err
 	}
-	return &Array{n: n}, nil
+	if len(arrays) == 0 {
+		return nil, nil
+	}
+	return computeArrays(cfg, arrays)
 }
 
 // ToSlice computes the array and returns its elements in row-major order.
@@ -285,7 +382,10 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]float64(nil), vals...), nil
+	if vals.DType() == dtype.Float64 {
+		return slices.Clone(vals.Float64s()), nil
+	}
+	return vals.ToFloat64(), nil
 }
 
 // Float64 computes an array of one element and returns it.
@@ -304,7 +404,7 @@ func (a *Array) Float64(opts ...ComputeOption) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return vals[0], nil
+	return vals.Float(0), nil
 }
 
 // progress reports finished tasks to a callback and, after progressDelay, to a display bar.

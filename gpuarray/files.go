@@ -8,11 +8,12 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"unsafe"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/io/elem"
 	"github.com/gpunotes/gpunotes/gpuarray/io/npy"
+	"github.com/gpunotes/gpunotes/gpuarray/io/source"
 	"github.com/gpunotes/gpunotes/gpuarray/io/zarr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -22,19 +23,20 @@ import (
 // path must name the same file there (a shared filesystem); where it does not, the task fails
 // with the worker's "no such file" error naming the file and the chunk.
 //
-// Until typed arrays land, float32 files give Float32 arrays and every other real type
-// (bool, integers, float64) gives Float64 arrays (integers beyond 2**53 round); complex and
-// float16 files are refused with an error.
+// An array read from a file has the file's dtype (bool, integers, float32, float64), in
+// either byte order. Complex files are read by the format layer (gpuarray/io/source) but
+// refused here until the executors compute complex values; float16 files are refused.
 
 // fileDType is the array dtype of stored elements of type t.
 func fileDType(what string, t elem.Type) (expr.DType, error) {
-	switch {
-	case t.Kind == 'f' && t.Size == 4:
-		return expr.Float32, nil
-	case t.Real():
-		return expr.Float64, nil
+	dt, err := source.DType(t)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
 	}
-	return 0, fmt.Errorf("%s: %s (%s) elements are not supported yet (bool, integers, float32 and float64 are)", what, t, t.Name())
+	if dt.IsComplex() {
+		return 0, fmt.Errorf("%s: %s (%v) arrays are not computed yet", what, t, dt)
+	}
+	return dt, nil
 }
 
 // fileArray makes the lazy array over f, chunked as opts say or by def.
@@ -165,18 +167,18 @@ func LoadNpz(path, name string, opts ...ArrayOption) *Array {
 		return errArray(fmt.Errorf("%s: %w", what, err))
 	}
 	t.ToNative(raw)
-	vals := make([]float64, m.Header.Elems())
-	if err := t.NativeType().ToFloat64(vals, raw); err != nil {
-		return errArray(fmt.Errorf("%s: %w", what, err))
-	}
 	if m.Header.Fortran {
-		vals = fortranToC(vals, m.Header.Shape)
+		raw = fortranToC(raw, m.Header.Shape, t.Size)
+	}
+	vals, err := dtype.FromBytes(dt, raw)
+	if err != nil {
+		return errArray(fmt.Errorf("%s: %w", what, err))
 	}
 	shape, chunks, _, err := resolve(what, m.Header.Shape, opts)
 	if err != nil {
 		return errArray(err)
 	}
-	return wrap(expr.NewData(vals, dt, shape, chunks))
+	return wrap(expr.NewData(vals, shape, chunks))
 }
 
 func readFull(r interface{ Read([]byte) (int, error) }, b []byte) (int, error) {
@@ -194,19 +196,19 @@ func readFull(r interface{ Read([]byte) (int, error) }, b []byte) (int, error) {
 	return n, nil
 }
 
-// fortranToC reorders column-major values into row-major.
-func fortranToC(v []float64, shape []int) []float64 {
-	out := make([]float64, len(v))
+// fortranToC reorders column-major elements of sz bytes into row-major.
+func fortranToC(v []byte, shape []int, sz int) []byte {
+	out := make([]byte, len(v))
 	r := len(shape)
 	idx := make([]int, r)
-	for c := range out {
+	for c := 0; c < len(out)/sz; c++ {
 		// idx is the row-major index of c; its column-major position:
 		f, s := 0, 1
 		for d := 0; d < r; d++ {
 			f += idx[d] * s
 			s *= shape[d]
 		}
-		out[c] = v[f]
+		copy(out[c*sz:(c+1)*sz], v[f*sz:(f+1)*sz])
 		for d := r - 1; d >= 0; d-- {
 			idx[d]++
 			if idx[d] < shape[d] {
@@ -286,11 +288,11 @@ func ZarrList(path string) ([]string, error) {
 // row-major) to sink, from up to GOMAXPROCS goroutines at once. It holds one batch of
 // chunks at a time, never the whole array. Stages the array needs first (reductions) are
 // computed as Compute does.
-func streamChunks(a *Array, title string, opts []ComputeOption, sink func(off, shape []int, vals []float64) error) error {
+func streamChunks(a *Array, title string, opts []ComputeOption, sink func(off, shape []int, vals dtype.Slice) error) error {
 	if err := a.Err(); err != nil {
 		return err
 	}
-	cfg, err := newComputeConfig(opts)
+	cfg, err := configure(opts)
 	if err != nil {
 		return err
 	}
@@ -314,7 +316,7 @@ func streamChunks(a *Array, title string, opts []ComputeOption, sink func(off, s
 	prog := newProgressTitled(title, total, cfg.progress)
 	defer prog.finish()
 	popt := planOptions(cfg.sched, cfg.memLimit)
-	done := map[*expr.Node][]float64{}
+	done := map[*expr.Node]dtype.Slice{}
 	for id, n := range order {
 		st, err := plan.Lower(id, n, done, popt)
 		if err != nil {
@@ -356,7 +358,7 @@ func streamChunks(a *Array, title string, opts []ComputeOption, sink func(off, s
 }
 
 // sinkAll hands outs to sink from up to par goroutines; the first error wins.
-func sinkAll(ctx context.Context, tasks []*plan.Task, outs []*plan.Output, par int, sink func(off, shape []int, vals []float64) error) error {
+func sinkAll(ctx context.Context, tasks []*plan.Task, outs []*plan.Output, par int, sink func(off, shape []int, vals dtype.Slice) error) error {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -386,34 +388,26 @@ func sinkAll(ctx context.Context, tasks []*plan.Task, outs []*plan.Output, par i
 	return ctx.Err()
 }
 
-// storedBytes converts values to elements of t (native byte order, then t's order); float64
-// values stored as native float64 are viewed in place.
-func storedBytes(t elem.Type, vals []float64) ([]byte, error) {
-	if len(vals) == 0 {
-		return nil, nil
+// fileType is the stored type of an array's elements: its dtype, little endian.
+func fileType(a *Array) elem.Type { return elem.MustParse(a.n.DType.TypeStr()) }
+
+// storedBytes returns the bytes of vals as elements of dt in this machine's byte order.
+func storedBytes(dt dtype.DType, vals dtype.Slice) []byte {
+	if vals.DType() != dt {
+		vals = dtype.Convert(vals, dt)
 	}
-	if t.Kind == 'f' && t.Size == 8 && t.Native() {
-		return unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), 8*len(vals)), nil
-	}
-	b := make([]byte, len(vals)*t.Size)
-	if err := t.NativeType().FromFloat64(b, vals); err != nil {
-		return nil, err
-	}
-	t.ToNative(b) // a swap is its own inverse: native to t's order
-	return b, nil
+	return vals.Bytes()
 }
 
-// SaveNpy computes x chunk by chunk and writes it to a .npy file at path (little-endian
-// float64 or float32, C order), never holding the whole array in memory. The file appears
+// SaveNpy computes x chunk by chunk and writes it to a .npy file at path (x's dtype, this
+// machine's byte order, C order), never holding the whole array in memory. The file appears
 // complete or not at all: it is written under a temporary name and renamed at the end.
 func SaveNpy(path string, x *Array, opts ...ComputeOption) error {
 	if err := x.Err(); err != nil {
 		return fmt.Errorf("SaveNpy %s: %w", path, err)
 	}
-	t := elem.MustParse("<f8")
-	if x.n.DType == expr.Float32 {
-		t = elem.MustParse("<f4")
-	}
+	t := fileType(x).NativeType()
+	dt := x.n.DType
 	shape := x.n.Shape
 	hdr := npy.AppendHeader(nil, npy.Header{Type: t, Shape: shape})
 	return writeAtomic(path, func(fh *os.File) error {
@@ -423,12 +417,8 @@ func SaveNpy(path string, x *Array, opts ...ComputeOption) error {
 		if err := fh.Truncate(int64(len(hdr)) + expr.Size(shape)*int64(t.Size)); err != nil {
 			return err
 		}
-		return streamChunks(x, "save "+filepath.Base(path)+" (chunks)", opts, func(off, shp []int, vals []float64) error {
-			b, err := storedBytes(t, vals)
-			if err != nil {
-				return err
-			}
-			return writeBoxC(fh, int64(len(hdr)), shape, off, shp, b, t.Size)
+		return streamChunks(x, "save "+filepath.Base(path)+" (chunks)", opts, func(off, shp []int, vals dtype.Slice) error {
+			return writeBoxC(fh, int64(len(hdr)), shape, off, shp, storedBytes(dt, vals), t.Size)
 		})
 	})
 }
@@ -578,10 +568,8 @@ func (a *Array) ToZarr(path string, opts ...ZarrOption) error {
 			cfg.chunks = append(cfg.chunks, max(cs[0], 1))
 		}
 	}
-	t := elem.MustParse("<f8")
-	if a.n.DType == expr.Float32 {
-		t = elem.MustParse("<f4")
-	}
+	t := fileType(a)
+	dt := a.n.DType
 	za, err := zarr.New(cfg.format, shape, cfg.chunks, t, cfg.comp)
 	if err != nil {
 		return fmt.Errorf("ToZarr %s: %w", path, err)
@@ -608,16 +596,12 @@ func (a *Array) ToZarr(path string, opts ...ZarrOption) error {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("ToZarr %s: %w", path, err)
 	}
-	err = streamChunks(x, "save "+base+" (chunks)", cfg.compute, func(off, shp []int, vals []float64) error {
+	err = streamChunks(x, "save "+base+" (chunks)", cfg.compute, func(off, shp []int, vals dtype.Slice) error {
 		idx := make([]int, len(off))
 		for d := range off {
 			idx[d] = off[d] / cfg.chunks[d]
 		}
-		b, err := storedBytes(t.NativeType(), vals)
-		if err != nil {
-			return err
-		}
-		return za.WriteBox(tmp, idx, b)
+		return za.WriteBox(tmp, idx, storedBytes(dt, vals))
 	})
 	if err != nil {
 		return fail(err)

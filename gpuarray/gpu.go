@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -76,7 +77,12 @@ func gpuScheduler(devs []int) (Scheduler, error) {
 // gpuSched runs each group of tasks that share a kernel as fused GPU launches spread over its
 // devices. Kernels the GPU code generator does not express (range leaves, reductions over some
 // axes only) run on the CPU executor instead.
-type gpuSched struct{ devs []*cuda.Device }
+type gpuSched struct {
+	devs []*cuda.Device
+
+	mu      sync.Mutex
+	sources map[plan.Held]heldSource // persisted chunks read in place (several GPUs)
+}
 
 // gpuBatches is how many pieces a group is cut into, so progress moves while the GPUs work.
 const gpuBatches = 10
@@ -108,6 +114,37 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 		}
 		return nil
 	}
+	if len(s.devs) > 1 && readsHeld(tasks) {
+		// Tasks reading chunks held on a GPU run on that GPU.
+		groups, err := s.splitByDevice(tasks)
+		if err != nil {
+			return err
+		}
+		for dev, idx := range groups {
+			devs := s.devs
+			if dev >= 0 {
+				devs = nil
+				for _, d := range s.devs {
+					if d.Info.Index == dev {
+						devs = []*cuda.Device{d}
+					}
+				}
+			}
+			sub := make([]*plan.Task, len(idx))
+			for j, i := range idx {
+				sub[j] = tasks[i]
+			}
+			o, err := cuda.RunPlan(ctx, devs, sub)
+			if err != nil {
+				return err
+			}
+			for j, i := range idx {
+				outs[i] = o[j]
+			}
+			done(len(idx))
+		}
+		return nil
+	}
 	step := max((len(tasks)+gpuBatches-1)/gpuBatches, 64*len(s.devs))
 	for lo := 0; lo < len(tasks); lo += step {
 		hi := min(lo+step, len(tasks))
@@ -119,4 +156,16 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 		done(hi - lo)
 	}
 	return nil
+}
+
+// readsHeld reports whether a task reads a block held on a GPU.
+func readsHeld(tasks []*plan.Task) bool {
+	for _, t := range tasks {
+		for _, b := range t.Inputs {
+			if b.Held != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg/openblas"
@@ -90,18 +91,22 @@ func (c *linalgConfig) leafRows(rows, cols int) int {
 // progress bar, and returns its values row-major.
 func (c *linalgConfig) evalNode(ctx context.Context, n *expr.Node) ([]float64, error) {
 	if n.Kind == expr.KData {
-		return n.Values()
+		v, err := n.Values()
+		if err != nil {
+			return nil, err
+		}
+		return v.ToFloat64(), nil // linear algebra computes in float64
 	}
-	done := map[*expr.Node][]float64{}
+	done := map[*expr.Node]dtype.Slice{}
 	if err := c.runStages(ctx, plan.Order(n), done); err != nil {
 		return nil, err
 	}
-	return done[n], nil
+	return done[n].ToFloat64(), nil
 }
 
 // runStages computes the nodes of order (a prefix of plan.Order's result) one stage each
 // with the configuration's scheduler, into done.
-func (c *linalgConfig) runStages(ctx context.Context, order []*expr.Node, done map[*expr.Node][]float64) error {
+func (c *linalgConfig) runStages(ctx context.Context, order []*expr.Node, done map[*expr.Node]dtype.Slice) error {
 	for id, x := range order {
 		st, err := plan.Lower(id, x, done, planOptions(c.sched, c.memLimit))
 		if err != nil {
@@ -168,7 +173,7 @@ func (c *linalgConfig) matrixOf(a *Array, asRow bool) linalg.Matrix {
 
 // dataArray wraps computed values as an array.
 func dataArray(vals []float64, shape []int, chunks [][]int) (*Array, error) {
-	n, err := expr.NewData(vals, expr.Float64, shape, chunks)
+	n, err := expr.NewData(dtype.OfFloat64(vals), shape, chunks)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -175,10 +176,10 @@ func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *
 		if err != nil {
 			return bl, nil, false, err
 		}
-		return uploadChunks(ctx, dev, vals, n.Shape[1], rc, cc)
+		return uploadChunks(ctx, dev, vals.ToFloat64(), n.Shape[1], rc, cc)
 	}
 	order := plan.Order(n)
-	done := map[*expr.Node][]float64{}
+	done := map[*expr.Node]dtype.Slice{}
 	if err := c.runStages(ctx, order[:len(order)-1], done); err != nil {
 		return bl, nil, false, err
 	}

@@ -43,7 +43,7 @@ func refEval(n *expr.Node) []float64 {
 			}
 		}
 	case expr.KData:
-		copy(out, n.Data)
+		copy(out, n.Data.ToFloat64())
 	case expr.KUnary:
 		a := refEval(n.Args[0])
 		for i, x := range a {

@@ -5,6 +5,7 @@ import (
 	"html"
 	"strings"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -14,13 +15,13 @@ func (a *Array) String() string {
 		return "gpuarray.Array<error: " + err.Error() + ">"
 	}
 	n := a.n
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
+	if b, ok := n.Buf.(offHost); ok && !b.copied() {
 		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, %s>",
 			expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks), b.state())
 	}
 	if n.Kind == expr.KData {
 		if len(n.Shape) == 0 {
-			return fmt.Sprint(n.Data[0])
+			return elemString(n.Data, 0, "%v")
 		}
 		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, values=%s>", expr.ShapeString(n.Shape), n.DType, preview(hostValues(n), 8))
 	}
@@ -30,29 +31,42 @@ func (a *Array) String() string {
 
 // hostValues returns a data node's values where they are in host memory already (nil for
 // values a GPU holds that were never copied, or were released).
-func hostValues(n *expr.Node) []float64 {
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
-		return nil
+func hostValues(n *expr.Node) dtype.Slice {
+	if b, ok := n.Buf.(offHost); ok && !b.copied() {
+		return dtype.Slice{}
 	}
 	v, _ := n.Values()
 	return v
 }
 
-func preview(v []float64, k int) string {
+func preview(v dtype.Slice, k int) string {
 	var b strings.Builder
 	b.WriteByte('[')
-	for i, x := range v {
+	for i := range v.Len() {
 		if i == k {
-			fmt.Fprintf(&b, " … (%d more)", len(v)-k)
+			fmt.Fprintf(&b, " … (%d more)", v.Len()-k)
 			break
 		}
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "%.6g", x)
+		b.WriteString(elemString(v, i, "%.6g"))
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// elemString formats element i of v: floats and complex numbers with verb (as float64 values,
+// so float32 ones print as before), integers in full, bools as true or false.
+func elemString(v dtype.Slice, i int, verb string) string {
+	dt := v.DType()
+	switch {
+	case dt == dtype.Bool || dt.IsInteger():
+		return fmt.Sprint(v.Elem(i))
+	case dt.IsComplex():
+		return fmt.Sprintf(verb, dtype.Convert(v.Slice(i, i+1), dtype.Complex128).Complex128s()[0])
+	}
+	return fmt.Sprintf(verb, v.Float(i))
 }
 
 // chunkSize is the largest chunk along each axis.
@@ -100,12 +114,21 @@ func (a *Array) HTML() string {
 	row("Count", fmt.Sprintf("%d chunks", expr.NumChunks(n.Chunks)), "")
 	row("Type", n.DType.String(), "")
 	state := "lazy"
-	if b, ok := n.Buf.(*deviceBuffer); ok && !b.copied() {
-		state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
+	var places []placeBytes
+	if b, ok := n.Buf.(offHost); ok {
+		places = b.placement()
+		if !b.copied() {
+			state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
+		} else {
+			state = "computed, " + b.state() + ", copied to the host: " + preview(hostValues(n), 6)
+		}
 	} else if n.Kind == expr.KData {
 		state = "computed: " + preview(hostValues(n), 6)
 	}
 	row("State", state, "")
+	for _, p := range places {
+		row("Held on "+p.Where, bytesString(p.Bytes), "")
+	}
 	if a.path != "" {
 		row("Computed by", a.path, "")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -77,7 +78,16 @@ func (b *deviceBuffer) Where() string { return fmt.Sprintf("gpu %d", b.dev.Info.
 
 // Values copies the panels into host memory on the first call (stopping between panels when
 // the running cell is interrupted) and returns that copy.
-func (b *deviceBuffer) Values() ([]float64, error) {
+func (b *deviceBuffer) Values() (dtype.Slice, error) {
+	v, err := b.floats()
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	return dtype.OfFloat64(v), nil
+}
+
+// floats is Values as the float64s that linear algebra leaves on the device.
+func (b *deviceBuffer) floats() ([]float64, error) {
 	b.hostMu.Lock()
 	defer b.hostMu.Unlock()
 	if b.host != nil {
@@ -157,10 +167,11 @@ func (b *deviceBuffer) panel(i int) driver.DevicePtr {
 	return b.panels[i]
 }
 
-// pinGraph pins every array held on a GPU that n's expression reads, for a computation that may
-// read them in place, and returns the function that unpins them.
+// pinGraph pins every array held off the host (on a GPU, on cluster workers) that n's
+// expression reads, for a computation that may read them in place, and returns the function
+// that unpins them.
 func pinGraph(n *expr.Node) (unpin func()) {
-	var pinned []*deviceBuffer
+	var pinned []offHost
 	seen := map[*expr.Node]bool{}
 	var walk func(*expr.Node)
 	walk = func(x *expr.Node) {
@@ -168,7 +179,7 @@ func pinGraph(n *expr.Node) (unpin func()) {
 			return
 		}
 		seen[x] = true
-		if b, ok := x.Buf.(*deviceBuffer); ok && !slices.Contains(pinned, b) && b.pin() {
+		if b, ok := x.Buf.(offHost); ok && !slices.Contains(pinned, b) && b.pin() {
 			pinned = append(pinned, b)
 		}
 		for _, a := range x.Args {
@@ -181,6 +192,20 @@ func pinGraph(n *expr.Node) (unpin func()) {
 			b.unpin()
 		}
 	}
+}
+
+// placement says the panels' bytes are on their GPU (none once released).
+func (b *deviceBuffer) placement() []placeBytes {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.panels == nil {
+		return nil
+	}
+	n := 0
+	for _, r := range b.rows {
+		n += r
+	}
+	return []placeBytes{{b.Where(), int64(n) * int64(b.cols) * 8}}
 }
 
 // blocks returns the panels as device blocks of the grid rows x colChunks (views into the
@@ -222,22 +247,24 @@ func (b *deviceBuffer) release() {
 	})
 }
 
-// Release gives back the GPU memory of an array held on a GPU (a MatMul or SVD result
-// computed there, see Where) now, instead of when the garbage collector finds the array
-// unreachable. Values already copied to the host stay readable; otherwise reading the array
-// afterwards is an error. It does nothing for other arrays.
+// Release gives back the memory of an array held off the host now, instead of when the
+// garbage collector finds the array unreachable: GPU memory (a MatMul or SVD result computed
+// there, an array persisted there) or cluster workers' (an array persisted there). It waits
+// for computations reading the array. Values already copied to the host stay readable;
+// otherwise reading the array afterwards is an error. It does nothing for other arrays.
 func (a *Array) Release() {
 	if a.Err() != nil {
 		return
 	}
-	if b, ok := a.n.Buf.(*deviceBuffer); ok {
+	if b, ok := a.n.Buf.(offHost); ok {
 		b.release()
 	}
 }
 
 // Where says where a computed array's values are: "gpu N" for a result held in a GPU's memory
-// (read it with ToSlice or Compute, which copy it to the host once and keep that copy beside
-// the GPU's), "host" for other computed arrays, and "" for lazy ones.
+// ("gpus 0,1" for one persisted across GPUs; read it with ToSlice or Compute, which copy it to
+// the host once and keep that copy beside the GPU's), "N cluster workers" for one persisted
+// on a cluster, "host" for other computed arrays, and "" for lazy ones.
 func (a *Array) Where() string {
 	switch {
 	case a.Err() != nil || a.n.Kind != expr.KData:
@@ -248,17 +275,14 @@ func (a *Array) Where() string {
 	return "host"
 }
 
-// heldOn returns the plan hook (plan.Options.Held) that lets kernels running on dev read arrays
-// held there in place: a task's box that lies within one row panel reads that panel. Kernels
-// that do not run on the GPU (and so run on the CPU executor) read the host copy. The caller
-// keeps the arrays pinned (pinGraph) until the tasks have run.
-func heldOn(dev *cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
+// heldOn returns the plan hook (plan.Options.Held) that lets kernels running on devs read
+// arrays held there in place: a task's box that lies within one row panel of a GPU result
+// (one device only) or one chunk of a persisted array reads that panel or chunk. Kernels that
+// do not run on the GPU (and so run on the CPU executor) read the host copy. The caller keeps
+// the arrays pinned (pinGraph) until the tasks have run.
+func heldOn(devs ...*cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 	onGPU := map[*plan.Kernel]bool{}
 	return func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
-		b, ok := n.Buf.(*deviceBuffer)
-		if !ok || b.dev != dev || len(lo) != 2 {
-			return plan.Block{}, false
-		}
 		gpu, seen := onGPU[k]
 		if !seen {
 			_, _, err := cuda.Lower(k)
@@ -266,6 +290,13 @@ func heldOn(dev *cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []int) (
 			onGPU[k] = gpu
 		}
 		if !gpu {
+			return plan.Block{}, false
+		}
+		if g, ok := n.Buf.(*gpuChunks); ok {
+			return g.heldBlock(devs, lo, hi)
+		}
+		b, ok := n.Buf.(*deviceBuffer)
+		if !ok || len(devs) != 1 || b.dev != devs[0] || len(lo) != 2 {
 			return plan.Block{}, false
 		}
 		row := 0
@@ -276,7 +307,7 @@ func heldOn(dev *cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []int) (
 					return plan.Block{}, false
 				}
 				return plan.Block{Origin: []int{row, 0}, Shape: []int{r, b.cols},
-					Held: &plan.Held{Device: dev.Info.Index, Ptr: uintptr(p)}}, true
+					Held: &plan.Held{Device: devs[0].Info.Index, Ptr: uintptr(p)}}, true
 			}
 			row += r
 		}
@@ -284,21 +315,99 @@ func heldOn(dev *cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []int) (
 	}
 }
 
-// held returns the scheduler's plan hook for arrays held on its GPU, or nil when it has several
-// (a task may then run on another GPU than the one holding its input).
+// held returns the scheduler's plan hook for arrays held on its GPUs. With several GPUs it
+// notes which persisted chunk each block is, so that a task reading chunks held on two GPUs
+// can read them from the host instead (unheld).
 func (s *gpuSched) held() func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
-	if len(s.devs) != 1 {
-		return nil
+	h := heldOn(s.devs...)
+	if len(s.devs) == 1 {
+		return h
 	}
-	return heldOn(s.devs[0])
+	return func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
+		b, ok := h(k, n, lo, hi)
+		if g, isChunks := n.Buf.(*gpuChunks); ok && isChunks {
+			i, _, _ := g.grid.within(lo, hi)
+			s.mu.Lock()
+			if s.sources == nil {
+				s.sources = map[plan.Held]heldSource{}
+			}
+			s.sources[*b.Held] = heldSource{g, i}
+			s.mu.Unlock()
+		}
+		return b, ok
+	}
 }
 
-// planOptions returns the plan options for computing with sched: the memory limit, and for a
-// one-GPU scheduler the hook that reads arrays held on that GPU in place.
+// heldSource is the persisted chunk behind a held block.
+type heldSource struct {
+	g *gpuChunks
+	i int
+}
+
+// splitByDevice groups tasks by the one GPU holding every held block they read (-1: none); a
+// task reading blocks held on several GPUs gets them copied from the host and joins -1.
+func (s *gpuSched) splitByDevice(tasks []*plan.Task) (map[int][]int, error) {
+	groups := map[int][]int{}
+	for i, t := range tasks {
+		dev := -1
+		mixed := false
+		for _, b := range t.Inputs {
+			if b.Held == nil {
+				continue
+			}
+			if dev >= 0 && b.Held.Device != dev {
+				mixed = true
+			}
+			dev = b.Held.Device
+		}
+		if mixed {
+			if err := s.unhold(t); err != nil {
+				return nil, err
+			}
+			dev = -1
+		}
+		groups[dev] = append(groups[dev], i)
+	}
+	return groups, nil
+}
+
+// unhold replaces t's held blocks by host copies of their chunks.
+func (s *gpuSched) unhold(t *plan.Task) error {
+	for j := range t.Inputs {
+		b := &t.Inputs[j]
+		if b.Held == nil {
+			continue
+		}
+		s.mu.Lock()
+		src, ok := s.sources[*b.Held]
+		s.mu.Unlock()
+		if !ok {
+			return fmt.Errorf("gpuarray: a block held on gpu %d has no known source (internal)", b.Held.Device)
+		}
+		v, err := src.g.chunkValues(src.i)
+		if err != nil {
+			return err
+		}
+		b.Data, b.Held = dtype.OfFloat64(v), nil // the device's float64 words; exact for float32 too
+	}
+	return nil
+}
+
+// planOptions returns the plan options for computing with sched: the memory limit; for a GPU
+// scheduler the hook that reads arrays held on its GPUs in place; for a cluster (a
+// plan.Keeper) the hook that reads chunks persisted there where they are.
 func planOptions(sched Scheduler, memLimit int64) plan.Options {
 	opt := plan.Options{MemoryLimit: memLimit}
-	if g, ok := sched.(*gpuSched); ok {
-		opt.Held = g.held()
+	switch s := sched.(type) {
+	case *gpuSched:
+		opt.Held = s.held()
+	case plan.Keeper:
+		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
+			if c, ok := n.Buf.(*keptChunks); ok {
+				return c.refBlock(s, lo, hi)
+			}
+			return plan.Block{}, false
+		}
 	}
 	return opt
 }

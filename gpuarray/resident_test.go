@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -20,9 +21,9 @@ type heldBuffer struct {
 	err   error
 }
 
-func (b *heldBuffer) Values() ([]float64, error) {
+func (b *heldBuffer) Values() (dtype.Slice, error) {
 	b.reads++
-	return b.vals, b.err
+	return dtype.OfFloat64(b.vals), b.err
 }
 
 func (b *heldBuffer) Where() string { return "gpu 7" }
@@ -254,24 +255,24 @@ func TestPlanReadsHeldBlocks(t *testing.T) {
 		}
 		return plan.Block{}, false
 	}
-	st, err := plan.Lower(0, root, map[*expr.Node][]float64{}, plan.Options{Held: hook})
+	st, err := plan.Lower(0, root, map[*expr.Node]dtype.Slice{}, plan.Options{Held: hook})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(st.Tasks) != 2 || len(asked) != 2 || buf.reads != 1 {
 		t.Fatalf("%d tasks, %d boxes asked about, %d host reads", len(st.Tasks), len(asked), buf.reads)
 	}
-	if h := st.Tasks[0].Inputs[0]; h.Held == nil || h.Held.Ptr != 0x1000 || h.Data != nil {
+	if h := st.Tasks[0].Inputs[0]; h.Held == nil || h.Held.Ptr != 0x1000 || !h.Data.IsNil() {
 		t.Errorf("task 0 input: %+v", h)
 	}
-	if h := st.Tasks[1].Inputs[0]; h.Held != nil || len(h.Data) != 6 || h.Data[0] != 6 {
+	if h := st.Tasks[1].Inputs[0]; h.Held != nil || h.Data.Len() != 6 || h.Data.Float(0) != 6 {
 		t.Errorf("task 1 input: %+v", h)
 	}
 	if !slices.Equal(asked[1][0], []int{2, 0}) || !slices.Equal(asked[1][1], []int{3, 2}) {
 		t.Errorf("task 1's box: %v", asked[1])
 	}
-	st, err = plan.Lower(0, root, map[*expr.Node][]float64{}, plan.Options{})
-	if err != nil || st.Tasks[0].Inputs[0].Held != nil || len(st.Tasks[0].Inputs[0].Data) != 6 {
+	st, err = plan.Lower(0, root, map[*expr.Node]dtype.Slice{}, plan.Options{})
+	if err != nil || st.Tasks[0].Inputs[0].Held != nil || st.Tasks[0].Inputs[0].Data.Len() != 6 {
 		t.Errorf("without a hook: %v, %+v", err, st.Tasks[0].Inputs[0])
 	}
 }

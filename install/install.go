@@ -111,8 +111,8 @@ func Install(opts Options) (string, error) {
 	if opts.Name == "" {
 		opts.Name = DefaultName
 	}
-	if strings.ContainsAny(opts.Name, `/\ `) {
-		return "", fmt.Errorf("kernel name %q: use letters, digits, '-', '_' or '.'", opts.Name)
+	if err := ValidName(opts.Name); err != nil {
+		return "", err
 	}
 	bin := opts.Binary
 	if bin == "" {
@@ -142,7 +142,7 @@ func Install(opts Options) (string, error) {
 		name = fmt.Sprintf("%s [%s]", DisplayName, opts.Name)
 	}
 	spec := Spec{Argv: []string{bin, "kernel", "{connection_file}"}, DisplayName: name, Language: "go",
-		InterruptMode: "message", Env: opts.Env, Metadata: map[string]any{"debugger": false}}
+		InterruptMode: "message", Env: opts.Env, Metadata: map[string]any{"debugger": false, installedBy: true}}
 	b, _ := json.MarshalIndent(spec, "", "  ")
 	files := map[string][]byte{"kernel.json": append(b, '\n'), "logo-svg.svg": []byte(logoSVG),
 		"logo-32x32.png": logoPNG(32), "logo-64x64.png": logoPNG(64)}
@@ -154,10 +154,53 @@ func Install(opts Options) (string, error) {
 	return dir, nil
 }
 
-// Uninstall removes the kernelspec named name from every scope where it is found.
+// installedBy marks, in kernel.json's metadata, a kernelspec that Install wrote.
+const installedBy = "gpunotes_installed"
+
+// specFiles are the files Install writes; Uninstall removes only these.
+var specFiles = []string{"kernel.json", "logo-svg.svg", "logo-32x32.png", "logo-64x64.png"}
+
+// ValidName checks a kernelspec name as jupyter_client does (letters, digits, '-', '.', '_'),
+// and refuses "." and "..", which jupyter_client's pattern lets through as directory names.
+func ValidName(name string) error {
+	ok := name != "" && name != "." && name != ".."
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("kernel name %q: use letters, digits, '-', '_' or '.' (as Jupyter does)", name)
+	}
+	return nil
+}
+
+// ours reports whether dir holds a kernelspec that this program installed: kernel.json with
+// Install's mark, or (from releases before the mark) gpunotes' display name and argv.
+func ours(dir string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "kernel.json"))
+	if err != nil {
+		return false, err
+	}
+	var spec Spec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return false, fmt.Errorf("%s/kernel.json: %w", dir, err)
+	}
+	if mark, _ := spec.Metadata[installedBy].(bool); mark {
+		return true, nil
+	}
+	return strings.HasPrefix(spec.DisplayName, DisplayName) && len(spec.Argv) == 3 && spec.Argv[1] == "kernel", nil
+}
+
+// Uninstall removes the kernelspec named name from every scope where it is found. It removes
+// only the files Install writes, and the directory if nothing else is left in it, and refuses
+// a kernelspec that this program did not install.
 func Uninstall(name string) ([]string, error) {
 	if name == "" {
 		name = DefaultName
+	}
+	if err := ValidName(name); err != nil {
+		return nil, err
 	}
 	var removed []string
 	for _, sc := range []Options{{Scope: User}, {Scope: SysPrefix}} {
@@ -169,8 +212,20 @@ func Uninstall(name string) ([]string, error) {
 		if _, err := os.Stat(filepath.Join(dir, "kernel.json")); err != nil {
 			continue
 		}
-		if err := os.RemoveAll(dir); err != nil {
-			return removed, fmt.Errorf("remove %s: %w", dir, err)
+		mine, err := ours(dir)
+		if err != nil {
+			return removed, err
+		}
+		if !mine {
+			return removed, fmt.Errorf("%s is not a gpunotes kernelspec; not removing it", dir)
+		}
+		for _, f := range specFiles {
+			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return removed, fmt.Errorf("remove %s: %w", f, err)
+			}
+		}
+		if err := os.Remove(dir); err != nil {
+			return removed, fmt.Errorf("removed the kernelspec files but kept %s, which holds other files: %w", dir, err)
 		}
 		removed = append(removed, dir)
 	}

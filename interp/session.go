@@ -109,8 +109,8 @@ const rtPath = "gpunotes.internal/rt"
 
 func (s *Session) reset() error {
 	i := interp.New(interp.Options{
-		Stdout: os.Stdout,
-		Stderr: &s.frames, // yaegi reports panic frames here; they become the traceback
+		Stdout: currentStdout{}, // not the *os.File: see guard.go
+		Stderr: &s.frames,       // yaegi reports panic frames here; they become the traceback
 		Stdin:  s.stdin,
 	})
 	if err := i.Use(s.symbols); err != nil {
@@ -685,6 +685,11 @@ func (s *Session) runCaptured(ctx context.Context, code string, out Output) (*di
 		return nil, &CellError{Name: "InternalError", Value: err.Error(), Traceback: []string{err.Error()}}
 	}
 	restore := display.Bind(ctx, flushingSink{out, cap})
+	defer func() {
+		if note := reopenStdio(); note != "" {
+			out.Stream("stderr", note)
+		}
+	}()
 	defer cap.stop()
 	defer restore()
 	return s.run(ctx, code)

@@ -34,3 +34,7 @@ func TestJupyterClient(t *testing.T) { runPy(t, "test_client.py", 8*time.Minute)
 
 // TestNbconvertExecute runs a notebook through `jupyter nbconvert --execute` and checks outputs.
 func TestNbconvertExecute(t *testing.T) { runPy(t, "check_nbconvert.py", 5*time.Minute) }
+
+// TestHardening sends hostile bytes and careless requests to the kernel, beside ipykernel on
+// the same input (test_hardening.py says what each does).
+func TestHardening(t *testing.T) { runPy(t, "test_hardening.py", 5*time.Minute) }

@@ -26,6 +26,7 @@ type executeRequest struct {
 // cellOutput publishes one execute request's output on IOPub.
 type cellOutput struct {
 	k      *Kernel
+	ctx    context.Context // the cell's: an interrupt cancels a pending input
 	req    *Message
 	silent bool
 	stdin  bool
@@ -70,18 +71,32 @@ func (o *cellOutput) Input(prompt string, password bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	var sent Header
+	if err := json.Unmarshal(frames[len(o.req.Identities)+2], &sent); err != nil {
+		return "", fmt.Errorf("input_request header: %w", err)
+	}
 	k.send(k.stdin, frames)
-	select {
-	case m := <-k.stdinReplies:
-		var c struct {
-			Value string `json:"value"`
+	for {
+		select {
+		case m := <-k.stdinReplies:
+			if m.ParentHdr.MsgID != "" && m.ParentHdr.MsgID != sent.MsgID {
+				// A late reply to an interrupted request belongs to no one now (jupyter_client
+				// sends input_reply without a parent, which is taken as the current one's).
+				k.log.Printf("stdin: dropped an input_reply to %q (waiting for %q)", m.ParentHdr.MsgID, sent.MsgID)
+				continue
+			}
+			var c struct {
+				Value string `json:"value"`
+			}
+			if err := json.Unmarshal(m.Content, &c); err != nil {
+				return "", fmt.Errorf("decode input_reply: %w", err)
+			}
+			return c.Value, nil
+		case <-o.ctx.Done():
+			return "", fmt.Errorf("input cancelled: the cell was interrupted")
+		case <-k.done:
+			return "", fmt.Errorf("kernel shutting down")
 		}
-		if err := json.Unmarshal(m.Content, &c); err != nil {
-			return "", fmt.Errorf("decode input_reply: %w", err)
-		}
-		return c.Value, nil
-	case <-k.done:
-		return "", fmt.Errorf("kernel shutting down")
 	}
 }
 
@@ -136,8 +151,13 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 	k.runMu.Lock()
 	k.runCancel = cancel
 	k.runMu.Unlock()
-	out := &cellOutput{k: k, req: m, silent: req.Silent, stdin: req.AllowStdin}
+	out := &cellOutput{k: k, ctx: ctx, req: m, silent: req.Silent, stdin: req.AllowStdin}
 	res, err := k.exec.Execute(ctx, req.Code, out)
+	var exprs map[string]any
+	if err == nil {
+		// Under the cell's context, so an interrupt stops a looping expression too.
+		exprs = k.userExpressions(ctx, req.UserExpressions)
+	}
 	k.runMu.Lock()
 	k.runCancel = nil
 	k.runMu.Unlock()
@@ -163,7 +183,7 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		k.publish(m, "execute_result", c)
 	}
 	k.reply(s, m, "execute_reply", map[string]any{"status": "ok", "execution_count": count,
-		"user_expressions": k.userExpressions(req.UserExpressions), "payload": []any{}})
+		"user_expressions": exprs, "payload": []any{}})
 }
 
 // drainAborted answers every execute request already queued with status aborted.
@@ -191,10 +211,10 @@ func errorParts(err error) (string, string, []string) {
 	return "Error", err.Error(), []string{err.Error()}
 }
 
-func (k *Kernel) userExpressions(exprs map[string]string) map[string]any {
+func (k *Kernel) userExpressions(ctx context.Context, exprs map[string]string) map[string]any {
 	out := map[string]any{}
 	for name, expr := range exprs {
-		d, err := k.exec.EvalExpr(context.Background(), expr)
+		d, err := k.exec.EvalExpr(ctx, expr)
 		if err != nil {
 			ename, evalue, tb := errorParts(err)
 			out[name] = map[string]any{"status": "error", "ename": ename, "evalue": evalue, "traceback": tb}

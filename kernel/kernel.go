@@ -50,6 +50,12 @@ type Options struct {
 	Version string
 	// Logger receives protocol problems (default: stderr).
 	Logger *log.Logger
+	// MaxMessage bounds one frame and one message in bytes, checked from the frame headers
+	// before anything is allocated; a peer that declares more is disconnected and logged
+	// (default DefaultMaxMessage).
+	MaxMessage int64
+	// HandshakeTimeout bounds a new connection's ZMTP greeting (default DefaultHandshakeTimeout).
+	HandshakeTimeout time.Duration
 }
 
 // Kernel serves one connection file.
@@ -80,14 +86,17 @@ type Kernel struct {
 	restart  bool
 }
 
-// maxMessage bounds one message's frames; larger messages are refused with a logged error.
-const maxMessage = 64 << 20
-
 // New prepares a kernel for ci; Serve binds and runs it.
 func New(ci ConnectionInfo, ex Executor, opts Options) (*Kernel, error) {
 	signer, err := NewSigner(ci.SignatureScheme, ci.Key)
 	if err != nil {
 		return nil, err
+	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = DefaultMaxMessage
+	}
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	lg := opts.Logger
 	if lg == nil {
@@ -128,19 +137,31 @@ func defaultHistoryPath() string {
 func (k *Kernel) Serve(ctx context.Context) (restart bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	scheme, guard, err := registerGuarded(k.ci.Transport, k.opts.MaxMessage, k.opts.HandshakeTimeout, k.log)
+	if err != nil {
+		return false, err
+	}
 	k.shell = zmq4.NewRouter(ctx)
 	k.control = zmq4.NewRouter(ctx)
 	k.stdin = zmq4.NewRouter(ctx)
 	k.iopub = zmq4.NewPub(ctx)
 	k.hb = zmq4.NewRep(ctx)
+	router := []string{"DEALER", "REQ", "ROUTER"}
 	socks := []struct {
-		s    zmq4.Socket
-		port int
-		name string
-	}{{k.shell, k.ci.ShellPort, "shell"}, {k.control, k.ci.ControlPort, "control"}, {k.stdin, k.ci.StdinPort, "stdin"},
-		{k.iopub, k.ci.IOPubPort, "iopub"}, {k.hb, k.ci.HBPort, "heartbeat"}}
+		s     zmq4.Socket
+		port  int
+		name  string
+		peers []string
+	}{{k.shell, k.ci.ShellPort, "shell", router}, {k.control, k.ci.ControlPort, "control", router}, {k.stdin, k.ci.StdinPort, "stdin", router},
+		{k.iopub, k.ci.IOPubPort, "iopub", []string{"SUB", "XSUB"}}, {k.hb, k.ci.HBPort, "heartbeat", []string{"REQ", "DEALER"}}}
 	for _, s := range socks {
-		if err := s.s.Listen(k.ci.endpoint(s.port)); err != nil {
+		ep := k.ci.endpoint(s.port)
+		addr, err := guard.Addr(ep[len(k.ci.Transport)+3:])
+		if err != nil {
+			return false, fmt.Errorf("bind %s on %s: %w", s.name, ep, err)
+		}
+		guard.name(addr, s.name, s.peers...)
+		if err := s.s.Listen(scheme + "://" + addr); err != nil {
 			return false, fmt.Errorf("bind %s on %s: %w", s.name, k.ci.endpoint(s.port), err)
 		}
 		defer s.s.Close()
@@ -213,23 +234,10 @@ func (k *Kernel) readLoop(s zmq4.Socket, name string, handle func(*Message)) {
 			}
 			return
 		}
-		size := 0
-		for _, f := range raw.Frames {
-			size += len(f)
-		}
+		// Oversized messages never get here: the guarded transport drops their connection.
 		m, err := k.signer.Decode(raw.Frames)
 		if err != nil {
 			k.log.Printf("%s: dropped a message: %v", name, err)
-			continue
-		}
-		if size > maxMessage {
-			// Signed, so the client is real: tell it why nothing ran, rather than stay silent.
-			k.log.Printf("%s: refused a %d-byte %s (limit %d bytes)", name, size, m.Header.MsgType, maxMessage)
-			k.status(m, "busy")
-			k.reply(s, m, replyType(m.Header.MsgType), map[string]any{"status": "error", "ename": "MessageTooLarge",
-				"evalue":    fmt.Sprintf("a %d-byte message exceeds the kernel's %d-byte limit; nothing was run", size, maxMessage),
-				"traceback": []string{}})
-			k.status(m, "idle")
 			continue
 		}
 		handle(m)
@@ -289,7 +297,21 @@ func (k *Kernel) onShell(m *Message) {
 	}
 }
 
+// controlTypes are the requests the control channel serves; anything else sent there gets an
+// error reply (ipykernel would run an execute_request on control, blocking interrupts).
+var controlTypes = map[string]bool{"shutdown_request": true, "interrupt_request": true,
+	"kernel_info_request": true, "debug_request": true, "usage_request": true}
+
 func (k *Kernel) onControl(m *Message) {
+	if !controlTypes[m.Header.MsgType] {
+		k.log.Printf("control: refused a %s (not a control message)", m.Header.MsgType)
+		k.status(m, "busy")
+		k.reply(k.control, m, replyType(m.Header.MsgType), map[string]any{"status": "error", "ename": "WrongChannel",
+			"evalue":    fmt.Sprintf("%s is a shell message; the control channel serves %s", m.Header.MsgType, "shutdown, interrupt, kernel_info and debug requests"),
+			"traceback": []string{}})
+		k.status(m, "idle")
+		return
+	}
 	k.handle(k.control, m)
 }
 

@@ -47,7 +47,14 @@ type Message struct {
 type Signer struct {
 	mu  sync.Mutex
 	mac hash.Hash
+	// seen holds the signatures of accepted messages, so a replayed message is refused; order
+	// bounds it (the oldest tenth is forgotten at maxDigests, as jupyter_client's Session does).
+	seen  map[string]struct{}
+	order []string
 }
+
+// maxDigests is how many accepted signatures a Signer remembers (jupyter_client: 2**16).
+const maxDigests = 1 << 16
 
 // NewSigner returns a signer for scheme (only hmac-sha256 is supported) and key.
 func NewSigner(scheme, key string) (*Signer, error) {
@@ -81,10 +88,34 @@ var (
 	ErrNoDelimiter  = errors.New("no <IDS|MSG> delimiter")
 	ErrShortMessage = errors.New("fewer than 5 frames after the delimiter")
 	ErrSignature    = errors.New("bad or missing signature")
+	ErrReplay       = errors.New("duplicate signature: a replayed message")
 )
 
+// remember records sig and reports whether it was new.
+func (s *Signer) remember(sig []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen == nil {
+		s.seen = map[string]struct{}{}
+	}
+	k := string(sig)
+	if _, dup := s.seen[k]; dup {
+		return false
+	}
+	if len(s.order) >= maxDigests {
+		cull := maxDigests / 10
+		for _, old := range s.order[:cull] {
+			delete(s.seen, old)
+		}
+		s.order = append(s.order[:0], s.order[cull:]...)
+	}
+	s.seen[k] = struct{}{}
+	s.order = append(s.order, k)
+	return true
+}
+
 // Decode parses the frames of one message and verifies its signature.
-func (s *Signer) Decode(frames [][]byte) (*Message, error) {
+func (s *Signer) Decode(frames [][]byte) (m *Message, err error) {
 	i := 0
 	for i < len(frames) && string(frames[i]) != delimiter {
 		i++
@@ -103,7 +134,13 @@ func (s *Signer) Decode(frames [][]byte) (*Message, error) {
 			return nil, ErrSignature
 		}
 	}
-	m := &Message{Identities: frames[:i], HeaderRaw: json.RawMessage(hdr), Parent: json.RawMessage(parent), Content: json.RawMessage(content)}
+	// Checked after the rest decodes, so a malformed message cannot burn a signature.
+	defer func() {
+		if m != nil && s.mac != nil && !s.remember(sig) {
+			m, err = nil, ErrReplay
+		}
+	}()
+	m = &Message{Identities: frames[:i], HeaderRaw: json.RawMessage(hdr), Parent: json.RawMessage(parent), Content: json.RawMessage(content)}
 	if err := json.Unmarshal(hdr, &m.Header); err != nil {
 		return nil, fmt.Errorf("decode header: %w", err)
 	}

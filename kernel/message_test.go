@@ -129,3 +129,25 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestReplayRefused: a signature seen once is refused after (jupyter_client's Session keeps
+// the same digest history); the history forgets its oldest tenth when full.
+func TestReplayRefused(t *testing.T) {
+	s, _ := NewSigner("hmac-sha256", "secret")
+	frames, _ := s.Encode("sess", "execute_request", nil, map[string]any{"code": "1"}, nil)
+	if _, err := s.Decode(frames); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decode(frames); !errors.Is(err, ErrReplay) {
+		t.Fatalf("replay: %v", err)
+	}
+	for i := 0; i < maxDigests; i++ {
+		s.remember([]byte{byte(i), byte(i >> 8), byte(i >> 16), 1})
+	}
+	if len(s.seen) > maxDigests || len(s.seen) != len(s.order) {
+		t.Fatalf("history holds %d signatures (%d in order), limit %d", len(s.seen), len(s.order), maxDigests)
+	}
+	if _, err := s.Decode(frames); err != nil {
+		t.Fatalf("the oldest signature should have been forgotten: %v", err)
+	}
+}

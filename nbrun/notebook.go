@@ -381,8 +381,32 @@ func (o *Output) jsonValue() map[string]any {
 	return m
 }
 
+// CheckWritable reports, before any cell runs, whether WriteFile can write path: the directory
+// must take a new file, and a file already there must be writable by us.
+func CheckWritable(path string) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".nbrun-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write the output notebook in %s: %w", dir, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("output %s is a directory", path)
+		}
+		g, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("cannot overwrite the output notebook: %w", err)
+		}
+		g.Close()
+	}
+	return nil
+}
+
 // WriteFile writes the notebook to path atomically: a temporary file in the same directory is
-// renamed over path, so a failed write never leaves a half-written notebook.
+// renamed over path, so a failed write never leaves a half-written notebook. A file it replaces
+// keeps its permissions; a new one gets 0644.
 func (nb *Notebook) WriteFile(path string) error {
 	b, err := nb.Marshal()
 	if err != nil {
@@ -403,7 +427,11 @@ func (nb *Notebook) WriteFile(path string) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write notebook: %w", err)
 	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write notebook: %w", err)
 	}

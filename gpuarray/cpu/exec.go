@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 	"github.com/gpunotes/gpunotes/gpuarray/rng"
@@ -156,19 +157,40 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 			return nil, fmt.Errorf("input slot %d of %d", in.Slot, len(t.Inputs))
 		}
 		b := &t.Inputs[in.Slot]
-		if len(b.Shape) != len(in.Map) || int64(len(b.Data)) != expr.Size(b.Shape) {
-			return nil, fmt.Errorf("input block of shape %s with %d values for a map of %d axes", expr.ShapeString(b.Shape), len(b.Data), len(in.Map))
+		if len(b.Shape) != len(in.Map) || int64(b.Data.Len()) != expr.Size(b.Shape) {
+			return nil, fmt.Errorf("input block of shape %s with %d values for a map of %d axes", expr.ShapeString(b.Shape), b.Data.Len(), len(in.Map))
 		}
 		base, coef := in.LinearIn(b, len(t.Kernel.Shape))
 		l := p.newLeaf(base, coef)
 		o.leaf = l
-		data := b.Data
 		stride := l.coef[p.rank-1]
-		o.apply = func(n int) {
-			idx := l.rowBase + l.j0*stride
-			for i := range dst[:n] {
-				dst[i] = data[idx]
-				idx += stride
+		switch b.Data.DType() {
+		case dtype.Float64:
+			data := b.Data.Float64s()
+			o.apply = func(n int) {
+				idx := l.rowBase + l.j0*stride
+				for i := range dst[:n] {
+					dst[i] = data[idx]
+					idx += stride
+				}
+			}
+		case dtype.Float32:
+			data := b.Data.Float32s()
+			o.apply = func(n int) {
+				idx := l.rowBase + l.j0*stride
+				for i := range dst[:n] {
+					dst[i] = float64(data[idx])
+					idx += stride
+				}
+			}
+		default:
+			data := b.Data
+			o.apply = func(n int) {
+				idx := l.rowBase + l.j0*stride
+				for i := range dst[:n] {
+					dst[i] = data.Float(int(idx))
+					idx += stride
+				}
 			}
 		}
 	case plan.Unary:
@@ -293,7 +315,7 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	var acc accumulator
 	if k.Reduce == nil {
 		out.Shape = append([]int(nil), t.Shape...)
-		out.Data = make([]float64, t.Size())
+		out.Data = dtype.Make(k.Instrs[k.Result].DType, int(t.Size()))
 	} else {
 		out.Shape = append([]int(nil), t.Shape...)
 		for i, r := range k.Reduced() {
@@ -308,7 +330,7 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	}
 	if t.Size() == 0 {
 		if acc != nil {
-			out.Data, out.Aux = acc.result()
+			out.Data, out.Aux = partials(acc)
 		}
 		return out, nil
 	}
@@ -366,7 +388,7 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 			v := res.vec[:n]
 			switch {
 			case acc == nil:
-				copy(out.Data[obase+j:], v)
+				store(out.Data, int(obase+j), v)
 			case innerRed:
 				acc.fold(pbase, v, rbase+g0*rstr[rank-1], rstr[rank-1])
 			default:
@@ -382,9 +404,30 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 		}
 	}
 	if acc != nil {
-		out.Data, out.Aux = acc.result()
+		out.Data, out.Aux = partials(acc)
 	}
 	return out, nil
+}
+
+// partials returns an accumulator's partials as an Output's Data and Aux (float64).
+func partials(acc accumulator) (dtype.Slice, [][]float64) {
+	d, aux := acc.result()
+	return dtype.OfFloat64(d), aux
+}
+
+// store writes the lane values v into dst at off, in dst's dtype.
+func store(dst dtype.Slice, off int, v []float64) {
+	switch dst.DType() {
+	case dtype.Float64:
+		copy(dst.Float64s()[off:], v)
+	case dtype.Float32:
+		d := dst.Float32s()[off : off+len(v)]
+		for i, x := range v {
+			d[i] = float32(x)
+		}
+	default:
+		dtype.Copy(dst.Slice(off, off+len(v)), dtype.OfFloat64(v))
+	}
 }
 
 func pad64(v []int, rank int) []int64 {

@@ -56,8 +56,8 @@ func TestTasksSurviveSerialization(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Data[0] != want.Data[0] {
-				t.Fatalf("task %d: %v after shipping, %v before", task.Index, got.Data[0], want.Data[0])
+			if got.Data.Float(0) != want.Data.Float(0) {
+				t.Fatalf("task %d: %v after shipping, %v before", task.Index, got.Data.Float(0), want.Data.Float(0))
 			}
 		}
 	}

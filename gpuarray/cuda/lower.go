@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -43,6 +44,9 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	nleaf := 0
 	for i, in := range k.Instrs {
 		leaves[i] = -1
+		if !in.DType.IsFloat() {
+			return nil, nil, fmt.Errorf("cuda: %v values are not generated on the GPU yet", in.DType)
+		}
 		nd := Node{DType: in.DType}
 		for a := 0; a < len(in.Args) && a < 3; a++ {
 			nd.Args[a] = in.Args[a]
@@ -112,9 +116,9 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 				if err != nil {
 					return Task{}, fmt.Errorf("cuda: task %d: %w", t.Index, err)
 				}
-				gt.Inputs[leaf] = vals
+				gt.Inputs[leaf] = vals.ToFloat64() // the kernel reads float64 words
 			} else {
-				gt.Inputs[leaf] = b.Data
+				gt.Inputs[leaf] = b.Data.ToFloat64() // the kernel reads float64 words
 			}
 		} else {
 			base, coef = in.Linear(rank)
@@ -195,7 +199,8 @@ func RunPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs []dri
 
 func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {
 	if r == RNone {
-		return &plan.Output{Shape: append([]int(nil), t.Shape...), Data: res.Out[i]}
+		dt := t.Kernel.Instrs[t.Kernel.Result].DType
+		return &plan.Output{Shape: append([]int(nil), t.Shape...), Data: dtype.FromFloat64(res.Out[i], dt)}
 	}
 	shape := make([]int, len(t.Shape))
 	for d := range shape {
@@ -204,13 +209,13 @@ func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {
 	o := &plan.Output{Shape: shape}
 	switch r {
 	case RWelford:
-		o.Data = []float64{res.Count[i]}
+		o.Data = dtype.OfFloat64([]float64{res.Count[i]})
 		o.Aux = [][]float64{{res.Mean[i]}, {res.M2[i]}}
 	case RArgMin, RArgMax:
-		o.Data = []float64{res.Values[i]}
+		o.Data = dtype.OfFloat64([]float64{res.Values[i]})
 		o.Aux = [][]float64{{float64(globalIndex(t, res.Index[i]))}}
 	default:
-		o.Data = []float64{res.Values[i]}
+		o.Data = dtype.OfFloat64([]float64{res.Values[i]})
 	}
 	return o
 }

@@ -3,6 +3,8 @@ package expr
 import (
 	"fmt"
 	"slices"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 )
 
 func leaf(k Kind, dt DType, shape []int, chunks [][]int) (*Node, error) {
@@ -58,12 +60,13 @@ func NewRange(start, step, stop float64, exact bool, num int, dt DType, chunks [
 	return n, nil
 }
 
-// NewData returns a materialized array over data (row-major, length the shape's size).
-func NewData(data []float64, dt DType, shape []int, chunks [][]int) (*Node, error) {
-	if int64(len(data)) != Size(shape) {
-		return nil, fmt.Errorf("data has %d elements, shape %s needs %d", len(data), ShapeString(shape), Size(shape))
+// NewData returns a materialized array over data (row-major, length the shape's size), of
+// data's dtype.
+func NewData(data dtype.Slice, shape []int, chunks [][]int) (*Node, error) {
+	if int64(data.Len()) != Size(shape) {
+		return nil, fmt.Errorf("data has %d elements, shape %s needs %d", data.Len(), ShapeString(shape), Size(shape))
 	}
-	n, err := leaf(KData, dt, shape, chunks)
+	n, err := leaf(KData, data.DType(), shape, chunks)
 	if err != nil {
 		return nil, err
 	}

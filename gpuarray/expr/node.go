@@ -3,39 +3,32 @@ package expr
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 )
 
-// DType is an element type.
-type DType uint8
+// DType is an element type (see gpuarray/dtype).
+type DType = dtype.DType
 
 // The element types.
 const (
-	Float64 DType = iota
-	Float32
+	Float64    = dtype.Float64
+	Float32    = dtype.Float32
+	Bool       = dtype.Bool
+	Int8       = dtype.Int8
+	Int16      = dtype.Int16
+	Int32      = dtype.Int32
+	Int64      = dtype.Int64
+	Uint8      = dtype.Uint8
+	Uint16     = dtype.Uint16
+	Uint32     = dtype.Uint32
+	Uint64     = dtype.Uint64
+	Complex64  = dtype.Complex64
+	Complex128 = dtype.Complex128
 )
 
-func (d DType) String() string {
-	if d == Float32 {
-		return "float32"
-	}
-	return "float64"
-}
-
-// Size is the number of bytes of one element.
-func (d DType) Size() int {
-	if d == Float32 {
-		return 4
-	}
-	return 8
-}
-
-// Promote returns the dtype of an operation on a and b (NumPy rules: float32 only with float32).
-func Promote(a, b DType) DType {
-	if a == Float32 && b == Float32 {
-		return Float32
-	}
-	return Float64
-}
+// Promote returns the dtype of an operation on arrays of dtypes a and b (NumPy 2's rules).
+func Promote(a, b DType) DType { return dtype.Promote(a, b) }
 
 // Kind is a node's kind.
 type Kind uint8
@@ -153,41 +146,44 @@ type Node struct {
 	Shape  []int
 	Chunks [][]int // chunk sizes along each axis; they sum to Shape
 
-	Op    Op        // KUnary, KBinary
-	Args  []*Node   // operands
-	Value float64   // KConst
-	Rand  RandSpec  // KRandom
-	Start float64   // KRange
-	Step  float64   // KRange
-	Stop  float64   // KRange: when Exact, the last element is exactly Stop (Linspace)
-	Exact bool      // KRange
-	Data  []float64 // KData, row-major (float32 arrays hold float32-rounded values)
-	Buf   Buffer    // KData whose values are held elsewhere (a GPU's memory); Data is nil
-	Map   []AxisMap // KView, one per input axis
-	Red   Red       // KReduce
-	Axes  []int     // KReduce: reduced axes of Args[0], ascending
-	File  *File     // KFile
+	Op    Op          // KUnary, KBinary
+	Args  []*Node     // operands
+	Value float64     // KConst
+	Rand  RandSpec    // KRandom
+	Start float64     // KRange
+	Step  float64     // KRange
+	Stop  float64     // KRange: when Exact, the last element is exactly Stop (Linspace)
+	Exact bool        // KRange
+	Data  dtype.Slice // KData, row-major, of DType
+	Buf   Buffer      // KData whose values are held elsewhere (a GPU's memory); Data is nil
+	Map   []AxisMap   // KView, one per input axis
+	Red   Red         // KReduce
+	Axes  []int       // KReduce: reduced axes of Args[0], ascending
+	File  *File       // KFile
 }
 
 // Buffer holds the values of a KData node outside host memory, on a GPU, until they are read.
 type Buffer interface {
 	// Values returns the values row-major in host memory, copying them there on the first call.
-	Values() ([]float64, error)
+	Values() (dtype.Slice, error)
 	// Where says where the values are held, like "gpu 0".
 	Where() string
 }
 
 // Values returns a KData node's values row-major: Data, or Buf's values copied to the host.
-func (n *Node) Values() ([]float64, error) {
+func (n *Node) Values() (dtype.Slice, error) {
 	if n.Buf == nil {
 		return n.Data, nil
 	}
 	v, err := n.Buf.Values()
 	if err != nil {
-		return nil, fmt.Errorf("values held on %s: %w", n.Buf.Where(), err)
+		return dtype.Slice{}, fmt.Errorf("values held on %s: %w", n.Buf.Where(), err)
 	}
-	if int64(len(v)) != Size(n.Shape) {
-		return nil, fmt.Errorf("values held on %s: %d elements, shape %s needs %d", n.Buf.Where(), len(v), ShapeString(n.Shape), Size(n.Shape))
+	if v.DType() != n.DType {
+		return dtype.Slice{}, fmt.Errorf("values held on %s: %v values for a %v array", n.Buf.Where(), v.DType(), n.DType)
+	}
+	if int64(v.Len()) != Size(n.Shape) {
+		return dtype.Slice{}, fmt.Errorf("values held on %s: %d elements, shape %s needs %d", n.Buf.Where(), v.Len(), ShapeString(n.Shape), Size(n.Shape))
 	}
 	return v, nil
 }

@@ -5,21 +5,25 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
 // Assemble turns the outputs of the stage's tasks (outs[i] for Tasks[i]) into the node's
 // values, row-major. Reduction partials are combined in a fixed tree order.
-func (st *Stage) Assemble(outs []*Output) ([]float64, error) {
+func (st *Stage) Assemble(outs []*Output) (dtype.Slice, error) {
 	if len(outs) != len(st.Tasks) {
-		return nil, fmt.Errorf("assemble: %d outputs for %d tasks", len(outs), len(st.Tasks))
+		return dtype.Slice{}, fmt.Errorf("assemble: %d outputs for %d tasks", len(outs), len(st.Tasks))
 	}
 	for i, o := range outs {
 		if o == nil {
-			return nil, fmt.Errorf("assemble: task %d returned no output", i)
+			return dtype.Slice{}, fmt.Errorf("assemble: task %d returned no output", i)
 		}
-		if want := st.outShape(st.Tasks[i]); expr.Size(o.Shape) != expr.Size(want) || int64(len(o.Data)) != expr.Size(want) {
-			return nil, fmt.Errorf("assemble: task %d returned shape %s with %d values, want %s", i, expr.ShapeString(o.Shape), len(o.Data), expr.ShapeString(want))
+		if want := st.outShape(st.Tasks[i]); expr.Size(o.Shape) != expr.Size(want) || int64(o.Data.Len()) != expr.Size(want) {
+			return dtype.Slice{}, fmt.Errorf("assemble: task %d returned shape %s with %d values, want %s", i, expr.ShapeString(o.Shape), o.Data.Len(), expr.ShapeString(want))
+		}
+		if st.Kernel.Reduce == nil && o.Data.DType() != st.Node.DType {
+			return dtype.Slice{}, fmt.Errorf("assemble: task %d returned %v values for a %v array", i, o.Data.DType(), st.Node.DType)
 		}
 	}
 	if st.Kernel.Reduce == nil {
@@ -40,14 +44,18 @@ func (st *Stage) outShape(t *Task) []int {
 
 // place copies blocks into a row-major array of shape; keep says which axes of the
 // iteration space the array has (nil: all).
-func (st *Stage) place(outs []*Output, shape []int, keep []bool) []float64 {
+func (st *Stage) place(outs []*Output, shape []int, keep []bool) dtype.Slice {
 	// One task that covers the whole array: its output is the array (outputs are fresh
 	// buffers no one else holds). Copying an 800 MB chunk into new memory cost about 3 s on
 	// a 2-core VM, mostly first-touch page faults.
-	if len(outs) == 1 && keep == nil && int64(len(outs[0].Data)) == expr.Size(shape) && slices.Equal(st.Tasks[0].Shape, shape) {
+	if len(outs) == 1 && keep == nil && int64(outs[0].Data.Len()) == expr.Size(shape) && slices.Equal(st.Tasks[0].Shape, shape) {
 		return outs[0].Data
 	}
-	res := make([]float64, expr.Size(shape))
+	dt := dtype.Float64
+	if len(outs) > 0 {
+		dt = outs[0].Data.DType()
+	}
+	res := dtype.Make(dt, int(expr.Size(shape)))
 	for i, o := range outs {
 		t := st.Tasks[i]
 		var off, shp []int
@@ -63,12 +71,10 @@ func (st *Stage) place(outs []*Output, shape []int, keep []bool) []float64 {
 }
 
 // copyBox writes src (row-major, shape shp) into dst (row-major, shape full) at off.
-func copyBox(dst []float64, full []int, src []float64, off, shp []int) {
+func copyBox(dst dtype.Slice, full []int, src dtype.Slice, off, shp []int) {
 	r := len(full)
 	if r == 0 {
-		if len(src) > 0 {
-			dst[0] = src[0]
-		}
+		dtype.Copy(dst, src)
 		return
 	}
 	n := expr.Size(shp)
@@ -83,7 +89,7 @@ func copyBox(dst []float64, full []int, src []float64, off, shp []int) {
 		for d := 0; d < r; d++ {
 			d0 += (off[d] + pos[d]) * strides[d]
 		}
-		copy(dst[d0:d0+inner], src[o:o+int64(inner)])
+		dtype.Copy(dst.Slice(d0, d0+inner), src.Slice(int(o), int(o)+inner))
 		for d := r - 2; d >= 0; d-- {
 			pos[d]++
 			if pos[d] < shp[d] {
@@ -94,7 +100,7 @@ func copyBox(dst []float64, full []int, src []float64, off, shp []int) {
 	}
 }
 
-func (st *Stage) reduce(outs []*Output) ([]float64, error) {
+func (st *Stage) reduce(outs []*Output) (dtype.Slice, error) {
 	red := st.Kernel.Reduced()
 	rd := st.Kernel.Reduce.Red
 	// Group tasks by their chunk position on the kept axes, in chunk order.
@@ -123,7 +129,7 @@ func (st *Stage) reduce(outs []*Output) ([]float64, error) {
 		}
 		c, err := tree(rd, ps)
 		if err != nil {
-			return nil, err
+			return dtype.Slice{}, err
 		}
 		combined = append(combined, c)
 		tasks = append(tasks, st.Tasks[idx[0]])
@@ -140,18 +146,20 @@ func (st *Stage) reduce(outs []*Output) ([]float64, error) {
 			total *= int64(st.Kernel.Shape[k])
 		}
 	}
-	first := sub.place(combined, shape, keep)
-	var aux []float64
+	firstS := sub.place(combined, shape, keep)
+	if firstS.DType() != dtype.Float64 {
+		return dtype.Slice{}, fmt.Errorf("assemble: %v partials in %v, want float64", rd, firstS.DType())
+	}
+	first := firstS.Float64s()
 	switch rd {
 	case expr.ArgMin, expr.ArgMax:
-		aux = sub.place(auxOf(combined, 0), shape, keep)
-		copy(first, aux)
+		copy(first, sub.place(auxOf(combined, 0), shape, keep).Float64s())
 	case expr.Mean:
 		for i := range first {
 			first[i] /= float64(total)
 		}
 	case expr.Var, expr.Std:
-		m2 := sub.place(auxOf(combined, 1), shape, keep)
+		m2 := sub.place(auxOf(combined, 1), shape, keep).Float64s()
 		for i := range first {
 			v := m2[i] / first[i]
 			if rd == expr.Std {
@@ -160,18 +168,13 @@ func (st *Stage) reduce(outs []*Output) ([]float64, error) {
 			first[i] = v
 		}
 	}
-	if st.Node.DType == expr.Float32 {
-		for i, v := range first {
-			first[i] = float64(float32(v))
-		}
-	}
-	return first, nil
+	return dtype.Convert(firstS, st.Node.DType), nil
 }
 
 func auxOf(outs []*Output, j int) []*Output {
 	r := make([]*Output, len(outs))
 	for i, o := range outs {
-		r[i] = &Output{Shape: o.Shape, Data: o.Aux[j]}
+		r[i] = &Output{Shape: o.Shape, Data: dtype.OfFloat64(o.Aux[j])}
 	}
 	return r
 }
@@ -195,33 +198,38 @@ func tree(rd expr.Red, ps []*Output) (*Output, error) {
 
 // Combine merges the partials b into a copy of a (b covers later chunks than a).
 func Combine(rd expr.Red, a, b *Output) (*Output, error) {
-	n := len(a.Data)
-	if len(b.Data) != n {
-		return nil, fmt.Errorf("combine %v partials: %d vs %d values", rd, n, len(b.Data))
+	n := a.Data.Len()
+	if b.Data.Len() != n {
+		return nil, fmt.Errorf("combine %v partials: %d vs %d values", rd, n, b.Data.Len())
+	}
+	ad, bd := a.Data.Float64s(), b.Data.Float64s()
+	if ad == nil || bd == nil {
+		return nil, fmt.Errorf("combine %v partials: %v and %v values, want float64", rd, a.Data.DType(), b.Data.DType())
 	}
 	need := map[expr.Red]int{expr.ArgMin: 1, expr.ArgMax: 1, expr.Var: 2, expr.Std: 2}[rd]
 	if len(a.Aux) < need || len(b.Aux) < need {
 		return nil, fmt.Errorf("combine %v partials: missing auxiliary partials", rd)
 	}
-	c := &Output{Shape: a.Shape, Data: make([]float64, n)}
+	cd := make([]float64, n)
+	c := &Output{Shape: a.Shape, Data: dtype.OfFloat64(cd)}
 	for j := 0; j < need; j++ {
 		c.Aux = append(c.Aux, make([]float64, n))
 	}
 	for i := 0; i < n; i++ {
-		x, y := a.Data[i], b.Data[i]
+		x, y := ad[i], bd[i]
 		switch rd {
 		case expr.Sum, expr.Mean:
-			c.Data[i] = x + y
+			cd[i] = x + y
 		case expr.Min, expr.Max:
-			c.Data[i] = Extreme(rd == expr.Max, x, y)
+			cd[i] = Extreme(rd == expr.Max, x, y)
 		case expr.ArgMin, expr.ArgMax:
 			if TakeSecond(rd == expr.ArgMax, x, a.Aux[0][i], y, b.Aux[0][i]) {
-				c.Data[i], c.Aux[0][i] = y, b.Aux[0][i]
+				cd[i], c.Aux[0][i] = y, b.Aux[0][i]
 			} else {
-				c.Data[i], c.Aux[0][i] = x, a.Aux[0][i]
+				cd[i], c.Aux[0][i] = x, a.Aux[0][i]
 			}
 		case expr.Var, expr.Std:
-			c.Data[i], c.Aux[0][i], c.Aux[1][i] = Chan(x, a.Aux[0][i], a.Aux[1][i], y, b.Aux[0][i], b.Aux[1][i])
+			cd[i], c.Aux[0][i], c.Aux[1][i] = Chan(x, a.Aux[0][i], a.Aux[1][i], y, b.Aux[0][i], b.Aux[1][i])
 		}
 	}
 	return c, nil

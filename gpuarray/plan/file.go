@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/io/source"
 )
 
 // fileInput makes a file-backed node an input whose blocks the tasks read themselves.
 func (l *lowerer) fileInput(n *expr.Node, m []expr.AxisMap) int {
-	slot := l.input(nil, n, m)
+	slot := l.input(dtype.Slice{}, n, m)
 	l.inputs[len(l.inputs)-1].file = n.File
 	return slot
 }
@@ -29,7 +30,7 @@ func fileBlock(in inputLeaf, off, shp []int) Block {
 func LoadInputs(ctx context.Context, t *Task) (*Task, error) {
 	need := false
 	for i := range t.Inputs {
-		need = need || (t.Inputs[i].File != nil && t.Inputs[i].Data == nil)
+		need = need || (t.Inputs[i].File != nil && t.Inputs[i].Data.IsNil())
 	}
 	if !need {
 		return t, nil
@@ -38,7 +39,7 @@ func LoadInputs(ctx context.Context, t *Task) (*Task, error) {
 	c.Inputs = slices.Clone(t.Inputs)
 	for i := range c.Inputs {
 		b := &c.Inputs[i]
-		if b.File == nil || b.Data != nil {
+		if b.File == nil || !b.Data.IsNil() {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -53,14 +54,14 @@ func LoadInputs(ctx context.Context, t *Task) (*Task, error) {
 	return &c, nil
 }
 
-// ReadBlock reads the values of a block whose File is set, row-major.
-func ReadBlock(b *Block) ([]float64, error) {
+// ReadBlock reads the values of a block whose File is set, row-major, in the file's dtype.
+func ReadBlock(b *Block) (dtype.Slice, error) {
 	if b.File == nil {
 		return b.Data, nil
 	}
-	vals, err := source.ReadFloat64(b.File, b.Origin, b.Shape)
+	vals, err := source.Read(b.File, b.Origin, b.Shape)
 	if err != nil {
-		return nil, fmt.Errorf("input box at %v of shape %s: %w", b.Origin, expr.ShapeString(b.Shape), err)
+		return dtype.Slice{}, fmt.Errorf("input box at %v of shape %s: %w", b.Origin, expr.ShapeString(b.Shape), err)
 	}
 	return vals, nil
 }

@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -119,9 +120,14 @@ func (k *Kernel) Reduced() []bool {
 type Block struct {
 	Origin []int
 	Shape  []int
-	Data   []float64
-	Held   *Held      `json:",omitempty"`
-	File   *expr.File `json:",omitempty"` // read from a file by the executor (LoadInputs); Data is nil
+	Data   dtype.Slice
+	Held   *Held `json:",omitempty"`
+	// Ref, when set, names a chunk that a Keeper keeps (Kept.Ref) whose values are the
+	// block's: whoever runs the task fills Data from it first.
+	Ref string `json:",omitempty"`
+	// File, when set, is the file-backed array whose box the block is: whoever runs the
+	// task reads Data from it first (LoadInputs).
+	File *expr.File `json:",omitempty"`
 }
 
 // Held places a block's values, row-major as Data would hold them, in a GPU's memory: an array
@@ -149,13 +155,13 @@ func (t *Task) Size() int64 { return expr.Size(t.Shape) }
 func (t *Task) Bytes() int64 {
 	var n int64
 	for _, b := range t.Inputs {
-		n += int64(len(b.Data))
+		n += int64(len(b.Data.Bytes()))
 		if b.File != nil {
-			n += expr.Size(b.Shape)
+			n += 8 * expr.Size(b.Shape)
 		}
 	}
 	if t.Kernel.Reduce == nil {
-		n += t.Size()
+		n += 8 * t.Size()
 	} else {
 		p := int64(1)
 		red := t.Kernel.Reduced()
@@ -164,14 +170,14 @@ func (t *Task) Bytes() int64 {
 				p *= int64(d)
 			}
 		}
-		n += 3 * p
+		n += 3 * 8 * p
 	}
-	return 8 * n
+	return n
 }
 
 // Output is what a task returns.
 type Output struct {
 	Shape []int       // the region's shape; reduced axes have length 1
-	Data  []float64   // stored values, or the first partial
+	Data  dtype.Slice // stored values in the result's dtype, or the first partial
 	Aux   [][]float64 `json:",omitempty"` // further partials (see the package documentation)
 }

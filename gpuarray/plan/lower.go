@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -55,14 +56,14 @@ type Stage struct {
 
 type lowerer struct {
 	k      *Kernel
-	done   map[*expr.Node][]float64
+	done   map[*expr.Node]dtype.Slice
 	memo   map[string]int
 	inputs []inputLeaf
 	held   bool // Options.Held is set
 }
 
 type inputLeaf struct {
-	data  []float64
+	data  dtype.Slice
 	shape []int
 	m     []expr.AxisMap
 	held  *expr.Node // a data node held on a device, read through Options.Held where it can
@@ -71,7 +72,7 @@ type inputLeaf struct {
 
 // Lower plans node n as stage number id. done holds the values (row-major) of nodes
 // materialized by earlier stages; KData nodes carry their own.
-func Lower(id int, n *expr.Node, done map[*expr.Node][]float64, opt Options) (*Stage, error) {
+func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (*Stage, error) {
 	iter := n
 	k := &Kernel{}
 	if n.Kind == expr.KReduce {
@@ -172,7 +173,7 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 		return l.add(Instr{Code: Range, DType: n.DType, Start: n.Start, Step: n.Step, Stop: n.Stop, Exact: n.Exact, Src: slices.Clone(n.Shape), Map: m}), nil
 	case expr.KData:
 		if n.Buf != nil && l.held {
-			slot := l.input(nil, n, m)
+			slot := l.input(dtype.Slice{}, n, m)
 			l.inputs[len(l.inputs)-1].held = n
 			return slot, nil
 		}
@@ -201,7 +202,7 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 	return 0, fmt.Errorf("plan: unknown node kind %d", n.Kind)
 }
 
-func (l *lowerer) input(vals []float64, n *expr.Node, m []expr.AxisMap) int {
+func (l *lowerer) input(vals dtype.Slice, n *expr.Node, m []expr.AxisMap) int {
 	slot := len(l.inputs)
 	l.inputs = append(l.inputs, inputLeaf{data: vals, shape: n.Shape, m: m})
 	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: slices.Clone(n.Shape), Map: m})
@@ -244,7 +245,7 @@ func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
 					task.Inputs = append(task.Inputs, b)
 					continue
 				}
-				if in.data == nil { // read on the host after all, once per stage
+				if in.data.IsNil() { // read on the host after all, once per stage
 					vals, err := in.held.Values()
 					if err != nil {
 						return err
@@ -297,12 +298,12 @@ func cutBlock(in inputLeaf, off, shp []int) Block {
 	origin, shape := box(in, off, shp)
 	b := Block{Origin: origin, Shape: shape}
 	n := expr.Size(b.Shape)
-	b.Data = make([]float64, n)
+	b.Data = dtype.Make(in.data.DType(), int(n))
 	if n == 0 {
 		return b
 	}
 	if r == 0 {
-		b.Data[0] = in.data[0]
+		dtype.Copy(b.Data, in.data)
 		return b
 	}
 	// Copy row by row along the last axis.
@@ -314,7 +315,7 @@ func cutBlock(in inputLeaf, off, shp []int) Block {
 		for d := 0; d < r; d++ {
 			s += (b.Origin[d] + pos[d]) * src[d]
 		}
-		copy(b.Data[o:o+int64(inner)], in.data[s:s+inner])
+		dtype.Copy(b.Data.Slice(int(o), int(o)+inner), in.data.Slice(s, s+inner))
 		for d := r - 2; d >= 0; d-- {
 			pos[d]++
 			if pos[d] < b.Shape[d] {

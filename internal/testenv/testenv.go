@@ -91,19 +91,6 @@ func Chromium(t testing.TB) string {
 	return p
 }
 
-// Shared returns the ../shared folder beside the checkout (GPUNOTES_SHARED).
-func Shared(t testing.TB) string {
-	t.Helper()
-	p := os.Getenv("GPUNOTES_SHARED")
-	if p == "" {
-		p = filepath.Join(RepoRoot(t), "..", "shared")
-	}
-	if !fileExists(p) {
-		missing(t, "the shared folder "+p)
-	}
-	return p
-}
-
 // RepoRoot is the module root.
 func RepoRoot(t testing.TB) string {
 	_, file, _, ok := runtime.Caller(0)

@@ -9,78 +9,94 @@ import (
 	"io"
 	"os"
 	"sync"
-	"unsafe"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/io/elem"
 	"github.com/gpunotes/gpunotes/gpuarray/io/zarr"
 )
 
-// ReadFloat64 reads the box of f at origin with shape, C order, as float64 values.
-func ReadFloat64(f *expr.File, origin, shape []int) ([]float64, error) {
-	t, err := elem.Parse(f.Type)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path, err)
-	}
-	n := expr.Size(shape)
-	out := make([]float64, n)
-	if n == 0 {
-		return out, nil
-	}
-	if t.Kind == 'f' && t.Size == 8 && t.Native() && f.Format != "zarr" && !f.Fortran {
-		b := unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 8*n)
-		if err := readFlat(f, t, origin, shape, b); err != nil {
-			return nil, err
+// DType returns gpuarray's dtype of stored elements of type t (float16 has none).
+func DType(t elem.Type) (dtype.DType, error) {
+	var dt dtype.DType
+	switch t.Kind {
+	case 'b':
+		dt = dtype.Bool
+	case 'i':
+		dt = map[int]dtype.DType{1: dtype.Int8, 2: dtype.Int16, 4: dtype.Int32, 8: dtype.Int64}[t.Size]
+	case 'u':
+		dt = map[int]dtype.DType{1: dtype.Uint8, 2: dtype.Uint16, 4: dtype.Uint32, 8: dtype.Uint64}[t.Size]
+	case 'f':
+		if t.Size == 2 {
+			return 0, fmt.Errorf("%s (float16) elements are not supported", t)
 		}
-		return out, nil
+		dt = map[int]dtype.DType{4: dtype.Float32, 8: dtype.Float64}[t.Size]
+	case 'c':
+		dt = map[int]dtype.DType{8: dtype.Complex64, 16: dtype.Complex128}[t.Size]
+	default:
+		return 0, fmt.Errorf("%s elements are not supported", t)
 	}
-	b, nt, err := ReadBox(f, origin, shape)
-	if err != nil {
-		return nil, err
+	if dt.Size() != t.Size {
+		return 0, fmt.Errorf("%s elements are not supported", t)
 	}
-	if err := nt.ToFloat64(out, b); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path, err)
-	}
-	return out, nil
+	return dt, nil
 }
 
-// ReadBox reads the box of f at origin with shape: its elements in C order and native byte
-// order, and their type.
-func ReadBox(f *expr.File, origin, shape []int) ([]byte, elem.Type, error) {
+// Read reads the box of f at origin with shape, C order, as values of the file's dtype. For
+// a C-order file the positioned reads land in the values' memory directly.
+func Read(f *expr.File, origin, shape []int) (dtype.Slice, error) {
 	t, err := elem.Parse(f.Type)
 	if err != nil {
-		return nil, elem.Type{}, fmt.Errorf("%s: %w", f.Path, err)
+		return dtype.Slice{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	if len(origin) != len(f.Shape) || len(shape) != len(f.Shape) {
-		return nil, t, fmt.Errorf("%s: box of %d axes for an array of %d", f.Path, len(shape), len(f.Shape))
+	dt, err := DType(t)
+	if err != nil {
+		return dtype.Slice{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	for d := range shape {
-		if origin[d] < 0 || shape[d] < 0 || origin[d]+shape[d] > f.Shape[d] {
-			return nil, t, fmt.Errorf("%s: box at %v of shape %v outside the array's shape %s", f.Path, origin, shape, expr.ShapeString(f.Shape))
-		}
+	if err := checkBox(f, origin, shape); err != nil {
+		return dtype.Slice{}, err
+	}
+	out := dtype.Make(dt, int(expr.Size(shape)))
+	b := out.Bytes()
+	if len(b) == 0 {
+		return out, nil
 	}
 	switch f.Format {
 	case "zarr":
 		a, err := zarrMeta(f)
 		if err != nil {
-			return nil, t, err
+			return dtype.Slice{}, err
 		}
-		b, err := a.ReadBox(f.Path, origin, shape)
-		return b, a.Type.NativeType(), err
+		if a.Type.Kind != t.Kind || a.Type.Size != t.Size {
+			return dtype.Slice{}, fmt.Errorf("zarr %s: the store holds %s, the array was opened as %s", f.Path, a.Type, t)
+		}
+		err = a.ReadBoxInto(f.Path, origin, shape, b)
+		return out, err
 	case "npy", "raw":
-		b := make([]byte, expr.Size(shape)*int64(t.Size))
 		if f.Fortran {
 			err = readFortran(f, t, origin, shape, b)
 		} else {
 			err = readFlat(f, t, origin, shape, b)
 		}
 		if err != nil {
-			return nil, t, err
+			return dtype.Slice{}, err
 		}
 		t.ToNative(b)
-		return b, t.NativeType(), nil
+		return out, nil
 	}
-	return nil, t, fmt.Errorf("%s: unknown file format %q", f.Path, f.Format)
+	return dtype.Slice{}, fmt.Errorf("%s: unknown file format %q", f.Path, f.Format)
+}
+
+func checkBox(f *expr.File, origin, shape []int) error {
+	if len(origin) != len(f.Shape) || len(shape) != len(f.Shape) {
+		return fmt.Errorf("%s: box of %d axes for an array of %d", f.Path, len(shape), len(f.Shape))
+	}
+	for d := range shape {
+		if origin[d] < 0 || shape[d] < 0 || origin[d]+shape[d] > f.Shape[d] {
+			return fmt.Errorf("%s: box at %v of shape %v outside the array's shape %s", f.Path, origin, shape, expr.ShapeString(f.Shape))
+		}
+	}
+	return nil
 }
 
 var metaCache sync.Map // metadata document -> *zarr.Array

@@ -15,20 +15,35 @@ import (
 // ReadBox reads the box of the array in dir that starts at origin and has shape: its
 // elements in C order and native byte order, chunk by chunk.
 func (a *Array) ReadBox(dir string, origin, shape []int) ([]byte, error) {
+	n := int64(a.Type.Size)
+	for _, s := range shape {
+		n *= int64(max(s, 0))
+	}
+	out := make([]byte, n)
+	if err := a.ReadBoxInto(dir, origin, shape, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadBoxInto is ReadBox into out, which holds exactly the box's bytes.
+func (a *Array) ReadBoxInto(dir string, origin, shape []int, out []byte) error {
 	r := len(a.Shape)
 	if len(origin) != r || len(shape) != r {
-		return nil, fmt.Errorf("zarr %s: box of %d axes for an array of %d", dir, len(origin), r)
+		return fmt.Errorf("zarr %s: box of %d axes for an array of %d", dir, len(origin), r)
 	}
 	n := int64(a.Type.Size)
 	for d := range shape {
 		if origin[d] < 0 || shape[d] < 0 || origin[d]+shape[d] > a.Shape[d] {
-			return nil, fmt.Errorf("zarr %s: box at %v of shape %v outside the array's shape %v", dir, origin, shape, a.Shape)
+			return fmt.Errorf("zarr %s: box at %v of shape %v outside the array's shape %v", dir, origin, shape, a.Shape)
 		}
 		n *= int64(shape[d])
 	}
-	out := make([]byte, n)
+	if int64(len(out)) != n {
+		return fmt.Errorf("zarr %s: %d bytes for a box of %d", dir, len(out), n)
+	}
 	if n == 0 {
-		return out, nil
+		return nil
 	}
 	lo, hi := make([]int, r), make([]int, r)
 	for d := range shape {
@@ -69,9 +84,9 @@ func (a *Array) ReadBox(dir string, origin, shape []int) ([]byte, error) {
 		return true
 	})
 	if err != nil {
-		return nil, fmt.Errorf("zarr %s: %w", dir, err)
+		return fmt.Errorf("zarr %s: %w", dir, err)
 	}
-	return out, nil
+	return nil
 }
 
 // WriteBox writes the chunk idx from box: the chunk's part of the array (clipped at the
@@ -361,7 +376,13 @@ func codecJSON(c codec.Codec, format int) (any, error) {
 
 func fillJSON(t elem.Type, b []byte) (any, error) {
 	if t.Kind == 'c' {
-		return nil, fmt.Errorf("zarr: writing complex arrays is not supported yet")
+		half := elem.Type{Kind: 'f', Size: t.Size / 2, Order: t.Order}
+		re, err := fillJSON(half, b[:half.Size])
+		if err != nil {
+			return nil, err
+		}
+		im, err := fillJSON(half, b[half.Size:])
+		return []any{re, im}, err
 	}
 	v := make([]float64, 1)
 	if err := t.ToFloat64(v, b); err != nil {

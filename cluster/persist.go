@@ -1,0 +1,215 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"fmt"
+	"sync"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// A Client is a plan.Keeper: gpuarray's Persist(On(c)) keeps an array's chunks on the workers
+// that computed them, and later chunk tasks reading them are sent where they are.
+var _ plan.Keeper = (*Client)(nil)
+
+// keptChunk is one persisted chunk: the result of a chunk task that the scheduler keeps (and
+// recomputes from its spec when its worker dies) until released.
+type keptChunk struct {
+	f *Future
+}
+
+// kept maps the keys of kept chunks to their tasks, per scheduler, for the tasks that read
+// them (their dependencies).
+var (
+	keptMu sync.Mutex
+	kept   = map[keptID]*task{}
+)
+
+type keptID struct {
+	s   backend
+	key string
+}
+
+// Keep runs planned chunk tasks, one cluster task per chunk, and keeps each result on the
+// worker that computed it until the returned chunks are released (plan.Keeper). It returns
+// when every chunk is computed.
+func (c *Client) Keep(ctx context.Context, tasks []*plan.Task, done func(n int)) ([]plan.Kept, error) {
+	ctx = ctxOr(ctx)
+	ts := make([]*task, len(tasks))
+	for i, pt := range tasks {
+		if pt.Kernel.Reduce != nil {
+			return nil, fmt.Errorf("cluster: keep: chunk %d is a reduction's partial, not a chunk", pt.Index)
+		}
+		t, err := c.chunkTask([]*plan.Task{pt})
+		if err != nil {
+			return nil, err
+		}
+		t.key = c.s.newKey("persist")
+		ts[i] = t
+	}
+	if err := c.s.add(ts); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	out := make([]plan.Kept, len(ts))
+	keptMu.Lock()
+	for i, t := range ts {
+		kept[keptID{c.s, t.key}] = t
+		out[i] = &keptChunk{f: c.newFuture(t, nil)}
+	}
+	keptMu.Unlock()
+	fail := func(err error) ([]plan.Kept, error) {
+		for _, k := range out {
+			k.Release()
+		}
+		return nil, err
+	}
+	for i, k := range out {
+		if err := k.(*keptChunk).f.wait(ctx); err != nil {
+			return fail(fmt.Errorf("cluster: chunk %d at %v: %w", tasks[i].Index, tasks[i].Offset, err))
+		}
+		if done != nil {
+			done(1)
+		}
+	}
+	return out, nil
+}
+
+// Holds reports whether k is a chunk kept by this client's cluster, which its tasks can read
+// where it is.
+func (c *Client) Holds(k plan.Kept) bool {
+	kc, ok := k.(*keptChunk)
+	return ok && kc.f.c.s == c.s
+}
+
+// Ref is the chunk's task key.
+func (k *keptChunk) Ref() string { return k.f.Key() }
+
+// Where names the worker holding the chunk, or the task's state while it has none (being
+// computed again after its worker died).
+func (k *keptChunk) Where() string {
+	mu := k.f.c.s.locker()
+	mu.Lock()
+	defer mu.Unlock()
+	if w := k.f.t.worker; w != nil && k.f.t.state == StateMemory {
+		return w.info.Name
+	}
+	if k.f.t.state == StateMemory {
+		return "a worker"
+	}
+	return k.f.t.state
+}
+
+// Fetch returns the chunk's values, waiting while it is recomputed.
+func (k *keptChunk) Fetch(ctx context.Context) (dtype.Slice, error) {
+	v, err := (&Future{c: k.f.c, t: k.f.t}).Result(ctx)
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	outs, ok := v.([]*plan.Output)
+	if !ok || len(outs) != 1 {
+		return dtype.Slice{}, fmt.Errorf("persisted chunk %s holds a %T, not one chunk", k.Ref(), v)
+	}
+	return outs[0].Data, nil
+}
+
+// Release drops the chunk from its worker.
+func (k *keptChunk) Release() {
+	keptMu.Lock()
+	delete(kept, keptID{k.f.c.s, k.f.Key()})
+	keptMu.Unlock()
+	k.f.Release()
+}
+
+// chunkTask makes the cluster task that runs a batch of planned tasks of one kernel. Blocks
+// that read kept chunks (plan.Block.Ref) become its dependencies, listed in Inputs in the
+// order they first appear in the batch, which is how the worker matches them (fillRefs).
+func (c *Client) chunkTask(batch []*plan.Task) (*task, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(batch); err != nil {
+		return nil, fmt.Errorf("cluster: encode chunk tasks: %w", err)
+	}
+	t := &task{spec: taskSpec{Kind: "chunk", Chunk: buf.Bytes()}, maxRetries: c.retries, refs: 1}
+	seen := map[string]bool{}
+	for _, pt := range batch {
+		for _, b := range pt.Inputs {
+			if b.Ref == "" || seen[b.Ref] {
+				continue
+			}
+			seen[b.Ref] = true
+			keptMu.Lock()
+			d := kept[keptID{c.s, b.Ref}]
+			keptMu.Unlock()
+			if d == nil {
+				return nil, fmt.Errorf("cluster: chunk %d reads persisted chunk %s, which this cluster does not hold (released?)", pt.Index, b.Ref)
+			}
+			t.deps = append(t.deps, d)
+			t.spec.Inputs = append(t.spec.Inputs, b.Ref)
+		}
+	}
+	return t, nil
+}
+
+// holderOf returns the name of the worker holding the first kept chunk that t reads ("" when
+// it reads none, or it is not known).
+func (c *Client) holderOf(t *plan.Task) string {
+	for _, b := range t.Inputs {
+		if b.Ref == "" {
+			continue
+		}
+		keptMu.Lock()
+		d := kept[keptID{c.s, b.Ref}]
+		keptMu.Unlock()
+		if d == nil {
+			return ""
+		}
+		mu := c.s.locker()
+		mu.Lock()
+		defer mu.Unlock()
+		if d.worker != nil {
+			return d.worker.info.Name
+		}
+		return ""
+	}
+	return ""
+}
+
+// fillRefs gives the blocks of ts that read kept chunks their values: inputs[i] is the
+// result of the i-th distinct Ref in order of appearance (see chunkTask).
+func fillRefs(ts []*plan.Task, inputs []any) error {
+	at := map[string]int{}
+	for _, t := range ts {
+		for j := range t.Inputs {
+			b := &t.Inputs[j]
+			if b.Ref == "" {
+				continue
+			}
+			i, ok := at[b.Ref]
+			if !ok {
+				i = len(at)
+				at[b.Ref] = i
+			}
+			if i >= len(inputs) {
+				return fmt.Errorf("chunk %d reads %s: %d inputs given", t.Index, b.Ref, len(inputs))
+			}
+			outs, ok := inputs[i].([]*plan.Output)
+			if !ok || len(outs) != 1 {
+				return fmt.Errorf("chunk %d reads %s: a %T, not one chunk", t.Index, b.Ref, inputs[i])
+			}
+			var n int64 = 1
+			for _, d := range b.Shape {
+				n *= int64(d)
+			}
+			if int64(outs[0].Data.Len()) != n {
+				return fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, outs[0].Data.Len(), n)
+			}
+			b.Data, b.Ref = outs[0].Data, ""
+		}
+	}
+	if len(at) != len(inputs) {
+		return fmt.Errorf("%d persisted chunks read, %d inputs given", len(at), len(inputs))
+	}
+	return nil
+}

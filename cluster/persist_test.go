@@ -1,0 +1,106 @@
+package cluster_test
+
+import (
+	"math"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpunotes/gpunotes/cluster"
+	"github.com/gpunotes/gpunotes/gpuarray"
+)
+
+func bitEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// standardized is one pass of the iterative workload: standardize the columns, then sum
+// them.
+func standardized(x *gpuarray.Array) *gpuarray.Array {
+	return x.Sub(x.Mean(0)).Div(x.Std(0)).Sum(0)
+}
+
+// TestPersistOnClusterSurvivesKilledWorker persists an array on two CPU workers, kills one of
+// them with SIGKILL, and checks that the next computation is bit-equal to the inline one: the
+// lost chunks are computed again from the graph.
+func TestPersistOnClusterSurvivesKilledWorker(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2})
+	x := gpuarray.NewRandomState(21).Normal(3, 2, gpuarray.Shape(600, 400), gpuarray.Chunks(100, 100)).Mul(2).Add(1)
+	want, err := standardized(x).ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAll, err := x.ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := x.Persist(gpuarray.On(c))
+	if err := y.Err(); err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, w := range c.WorkerInfo() {
+		held += w.InMemory
+	}
+	if held != 24 {
+		t.Fatalf("%d results on the workers after persisting 24 chunks", held)
+	}
+	if w := y.Where(); w != "2 cluster workers" {
+		t.Fatalf("Where %q", w)
+	}
+	h := y.HTML()
+	if !strings.Contains(h, "Held on cpu0") || !strings.Contains(h, "Held on cpu1") {
+		t.Fatalf("HTML does not show the bytes per worker: %s", h)
+	}
+	for pass := 0; pass < 2; pass++ {
+		got, err := standardized(y).ToSlice(gpuarray.On(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bitEqual(got, want) {
+			t.Fatalf("pass %d on the persisted array differs from the inline computation", pass)
+		}
+	}
+	victim := c.WorkerPIDs()["cpu0"]
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	got, err := standardized(y).ToSlice(gpuarray.On(c))
+	if err != nil {
+		t.Fatalf("after killing a worker holding chunks: %v", err)
+	}
+	if !bitEqual(got, want) {
+		t.Fatal("after killing a worker holding chunks, the result differs from the inline one")
+	}
+	all, err := y.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bitEqual(all, wantAll) {
+		t.Fatal("the persisted values fetched to the client differ from the inline ones")
+	}
+	y.Release()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		held = 0
+		for _, w := range c.WorkerInfo() {
+			held += w.InMemory
+		}
+		if held == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d results still on the workers 10 s after Release", held)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

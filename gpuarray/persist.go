@@ -1,0 +1,656 @@
+package gpuarray
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gpunotes/gpunotes/display"
+	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// offHost is a Buffer whose values live outside the notebook's memory until copied: a GPU's
+// memory (deviceBuffer, gpuChunks) or cluster workers (keptChunks).
+type offHost interface {
+	expr.Buffer
+	// copied reports whether the values are in host memory too.
+	copied() bool
+	// state says where the values are, for the repr ("on gpu 0", "released from …").
+	state() string
+	// placement returns the bytes held per place ("gpu 0", a worker's name), sorted by place.
+	placement() []placeBytes
+	// pin keeps the values from being released until unpin; false when they already were.
+	pin() bool
+	unpin()
+	release()
+}
+
+// placeBytes is how many bytes of an array one place holds.
+type placeBytes struct {
+	Where string
+	Bytes int64
+}
+
+// Persist computes the array once and keeps its chunks where they were computed: in host
+// memory (the CPU schedulers), in a GPU's memory (OnGPU; spread over several with OnGPUs, row
+// chunks dealt round-robin), or on a cluster's workers (On(c): each chunk stays on the worker
+// that computed it, spilling to disk under memory pressure as worker results do). Later
+// computations that read the result run where its chunks are (a cluster worker holding a
+// chunk runs the tasks that read it; a GPU's fused kernels read chunks held there in place).
+// A chunk lost with a cluster worker is computed again from the graph. Release frees the
+// chunks; the HTML repr shows the bytes held per GPU or worker. Errors are in the returned
+// array's Err.
+func (a *Array) Persist(opts ...ComputeOption) *Array {
+	if err := a.Err(); err != nil {
+		return errArray(err)
+	}
+	if _, ok := a.n.Buf.(offHost); ok {
+		return a // already held
+	}
+	cfg, err := configure(opts)
+	if err != nil {
+		return errArray(fmt.Errorf("persist: %w", err))
+	}
+	k, keeper := cfg.sched.(plan.Keeper)
+	g, onGPU := cfg.sched.(*gpuSched)
+	if !keeper && !onGPU {
+		c, err := a.Compute(opts...)
+		if err != nil {
+			return errArray(fmt.Errorf("persist: %w", err))
+		}
+		return c
+	}
+	defer pinGraph(a.n)()
+	root := a.n
+	if root.Kind == expr.KReduce {
+		// The chunks of a reduction's result are combined on the host: compute it, then keep
+		// the result's chunks.
+		c, err := computeArrays(cfg, []*Array{a})
+		if err != nil {
+			return errArray(fmt.Errorf("persist: %w", err))
+		}
+		root = c[0].n
+	}
+	order := stageOrder([]*expr.Node{root})
+	if len(order) == 0 || order[len(order)-1] != root {
+		order = append(order, root) // data: a stage that copies it where it is kept
+	}
+	total := 0
+	for _, n := range order {
+		iter := n
+		if n.Kind == expr.KReduce {
+			iter = n.Args[0]
+		}
+		total += expr.NumChunks(iter.Chunks)
+	}
+	prog := newProgress(total, cfg.progress)
+	defer prog.finish()
+	done := map[*expr.Node]dtype.Slice{}
+	if err := runOrder(cfg, order[:len(order)-1], done, prog.add); err != nil {
+		return errArray(fmt.Errorf("persist: %w", err))
+	}
+	st, err := plan.Lower(len(order)-1, root, done, planOptions(cfg.sched, cfg.memLimit))
+	if err != nil {
+		return errArray(fmt.Errorf("persist: %w", err))
+	}
+	var buf offHost
+	if keeper {
+		kept, err := k.Keep(cfg.ctx, st.Tasks, prog.add)
+		if err != nil {
+			return errArray(fmt.Errorf("persist: %w", err))
+		}
+		buf = newKeptChunks(k, root, st.Tasks, kept)
+	} else {
+		gc, err := g.keep(cfg.ctx, root, st.Tasks, prog.add)
+		if err != nil {
+			return errArray(fmt.Errorf("persist: %w", err))
+		}
+		buf = gc
+	}
+	prog.ok = true
+	n, err := expr.NewBuffered(buf, root.Shape, root.Chunks)
+	if err != nil {
+		buf.release()
+		return errArray(fmt.Errorf("persist: %w", err))
+	}
+	n.DType = root.DType
+	out := &Array{n: n}
+	if gc, ok := buf.(*gpuChunks); ok && gc.hostRun {
+		out.path = "persisted on " + gc.Where() + "; computed on the host and uploaded (the GPU code generator does not express this kernel)"
+		fmt.Fprintln(os.Stderr, "gpuarray: warning: "+out.path)
+	}
+	return out
+}
+
+// chunkGrid locates the chunks of an array: bounds per axis, for the chunk holding a box.
+type chunkGrid struct {
+	shape  []int
+	chunks [][]int
+	bounds [][]int // per axis: 0, c0, c0+c1, …
+}
+
+func newChunkGrid(shape []int, chunks [][]int) chunkGrid {
+	g := chunkGrid{shape: slices.Clone(shape), chunks: chunks}
+	for _, cs := range chunks {
+		b := []int{0}
+		for _, c := range cs {
+			b = append(b, b[len(b)-1]+c)
+		}
+		g.bounds = append(g.bounds, b)
+	}
+	return g
+}
+
+// index returns the row-major number of the chunk at offset off (a chunk's corner).
+func (g chunkGrid) index(off []int) int {
+	i := 0
+	for ax, o := range off {
+		j := sort.SearchInts(g.bounds[ax], o+1) - 1
+		i = i*len(g.chunks[ax]) + j
+	}
+	return i
+}
+
+// within returns the chunk holding the box [lo, hi] (inclusive), or -1 when the box spans
+// several chunks.
+func (g chunkGrid) within(lo, hi []int) (int, []int, []int) {
+	if len(lo) != len(g.bounds) {
+		return -1, nil, nil
+	}
+	i := 0
+	origin, shape := make([]int, len(lo)), make([]int, len(lo))
+	for ax := range lo {
+		j := sort.SearchInts(g.bounds[ax], lo[ax]+1) - 1
+		if j < 0 || j >= len(g.chunks[ax]) || hi[ax] >= g.bounds[ax][j+1] {
+			return -1, nil, nil
+		}
+		i = i*len(g.chunks[ax]) + j
+		origin[ax], shape[ax] = g.bounds[ax][j], g.chunks[ax][j]
+	}
+	return i, origin, shape
+}
+
+// place copies a chunk's row-major values at off with shape into dst, the whole array
+// row-major.
+func (g chunkGrid) place(dst dtype.Slice, off, shape []int, src dtype.Slice) {
+	r := len(shape)
+	if r == 0 {
+		dtype.Copy(dst, src)
+		return
+	}
+	if expr.Size(shape) == 0 {
+		return
+	}
+	strides := make([]int, r)
+	s := 1
+	for d := r - 1; d >= 0; d-- {
+		strides[d] = s
+		s *= g.shape[d]
+	}
+	inner := shape[r-1]
+	pos := make([]int, r)
+	for o := 0; o < src.Len(); o += inner {
+		at := 0
+		for d := 0; d < r; d++ {
+			at += (off[d] + pos[d]) * strides[d]
+		}
+		dtype.Copy(dst.Slice(at, at+inner), src.Slice(o, o+inner))
+		for d := r - 2; d >= 0; d-- {
+			pos[d]++
+			if pos[d] < shape[d] {
+				break
+			}
+			pos[d] = 0
+		}
+	}
+}
+
+// gpuChunks holds an array's chunks in GPU memory, one allocation per chunk, each on the GPU
+// that computed it. Values are copied to the host on first read and kept there too.
+type gpuChunks struct {
+	grid    chunkGrid
+	offs    [][]int // each chunk's corner, row-major chunk order
+	devs    []*cuda.Device
+	hostRun bool        // computed on the host and uploaded
+	dt      dtype.DType // the array's dtype; the GPUs hold float64 words
+
+	mu      sync.Mutex
+	idle    sync.Cond
+	pins    int
+	ptrs    []driver.DevicePtr // nil once released
+	frees   []func()           // what gives the allocations back
+	cleanup runtime.Cleanup
+
+	hostMu sync.Mutex
+	host   []float64
+}
+
+// keep runs the tasks of the last stage of a Persist (one per chunk) on the scheduler's GPUs
+// and leaves their outputs there: row chunk i on device i mod len(devs).
+func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, done func(int)) (*gpuChunks, error) {
+	if tasks[0].Kernel.Reduce != nil {
+		return nil, fmt.Errorf("persist: a reduction's partials cannot be kept (internal)")
+	}
+	g := &gpuChunks{grid: newChunkGrid(n.Shape, n.Chunks), ptrs: make([]driver.DevicePtr, len(tasks)), dt: n.DType}
+	g.idle.L = &g.mu
+	g.devs = make([]*cuda.Device, len(tasks))
+	g.offs = make([][]int, len(tasks))
+	byDev := map[int][]int{}
+	for i, t := range tasks {
+		if g.grid.index(t.Offset) != i {
+			return nil, fmt.Errorf("persist: task %d is not chunk %d (internal)", i, i)
+		}
+		d := 0
+		if len(t.Offset) > 0 {
+			d = sort.SearchInts(g.grid.bounds[0], t.Offset[0]+1) - 1
+		}
+		d %= len(s.devs)
+		g.devs[i] = s.devs[d]
+		g.offs[i] = slices.Clone(t.Offset)
+		byDev[d] = append(byDev[d], i)
+	}
+	fail := func(err error) (*gpuChunks, error) {
+		for _, f := range g.frees {
+			f()
+		}
+		return nil, err
+	}
+	_, _, lerr := cuda.Lower(tasks[0].Kernel)
+	g.hostRun = lerr != nil
+	for d, idx := range byDev {
+		dev := s.devs[d]
+		sub := make([]*plan.Task, len(idx))
+		for j, i := range idx {
+			sub[j] = tasks[i]
+		}
+		if !g.hostRun {
+			ptrs, free, err := cuda.RunPlanKeep(ctx, dev, sub)
+			if err != nil {
+				return fail(fmt.Errorf("gpu %d: %w", dev.Info.Index, err))
+			}
+			g.frees = append(g.frees, free)
+			for j, i := range idx {
+				g.ptrs[i] = ptrs[j]
+			}
+			done(len(idx))
+			continue
+		}
+		// Not a GPU kernel (a range leaf, say): compute each chunk on the host, upload it.
+		var allocated []driver.DevicePtr
+		g.frees = append(g.frees, func() { freeOn(dev, allocated) })
+		for j, i := range idx {
+			o, err := cpu.Execute(ctx, sub[j])
+			if err != nil {
+				return fail(fmt.Errorf("chunk %d: %w", i, err))
+			}
+			err = dev.Do(ctx, func() error {
+				p, err := dev.Pool().Alloc(uint64(max(o.Data.Len(), 1)) * 8)
+				if err != nil {
+					return err
+				}
+				allocated = append(allocated, p)
+				g.ptrs[i] = p
+				return dev.CopyToDevice(p, o.Data.ToFloat64()) // the device holds float64 words
+			})
+			if err != nil {
+				return fail(fmt.Errorf("upload chunk %d to gpu %d: %w", i, dev.Info.Index, err))
+			}
+			done(1)
+		}
+	}
+	frees := slices.Clone(g.frees)
+	g.cleanup = runtime.AddCleanup(g, func(fs []func()) {
+		for _, f := range fs {
+			f()
+		}
+	}, frees)
+	return g, nil
+}
+
+func freeOn(dev *cuda.Device, ps []driver.DevicePtr) {
+	_ = dev.Do(context.Background(), func() error {
+		for _, p := range ps {
+			dev.Pool().Free(p)
+		}
+		return nil
+	})
+}
+
+func (g *gpuChunks) devIndexes() []int {
+	var ix []int
+	for _, d := range g.devs {
+		if !slices.Contains(ix, d.Info.Index) {
+			ix = append(ix, d.Info.Index)
+		}
+	}
+	slices.Sort(ix)
+	return ix
+}
+
+// Where says which GPUs hold the chunks: "gpu 0", or "gpus 0,1".
+func (g *gpuChunks) Where() string {
+	ix := g.devIndexes()
+	if len(ix) == 1 {
+		return fmt.Sprintf("gpu %d", ix[0])
+	}
+	s := make([]string, len(ix))
+	for i, x := range ix {
+		s[i] = fmt.Sprint(x)
+	}
+	return "gpus " + strings.Join(s, ",")
+}
+
+func (g *gpuChunks) chunkShape(i int) []int {
+	shape := make([]int, len(g.offs[i]))
+	for ax, o := range g.offs[i] {
+		j := sort.SearchInts(g.grid.bounds[ax], o+1) - 1
+		shape[ax] = g.grid.chunks[ax][j]
+	}
+	return shape
+}
+
+// Values copies the chunks into host memory on the first call and returns that copy, in the
+// array's dtype.
+func (g *gpuChunks) Values() (dtype.Slice, error) {
+	v, err := g.floats()
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	return dtype.FromFloat64(v, g.dt), nil
+}
+
+// floats returns the chunks' values as the float64 words the GPUs hold.
+func (g *gpuChunks) floats() ([]float64, error) {
+	g.hostMu.Lock()
+	defer g.hostMu.Unlock()
+	if g.host != nil {
+		return g.host, nil
+	}
+	if !g.pin() {
+		return nil, errReleased
+	}
+	defer g.unpin()
+	host := make([]float64, expr.Size(g.grid.shape))
+	for i := range g.ptrs {
+		v, err := g.chunkValues(i)
+		if err != nil {
+			return nil, err
+		}
+		g.grid.place(dtype.OfFloat64(host), g.offs[i], g.chunkShape(i), dtype.OfFloat64(v))
+	}
+	g.host = host
+	return host, nil
+}
+
+// chunkValues copies chunk i to the host; the caller keeps the chunks pinned.
+func (g *gpuChunks) chunkValues(i int) ([]float64, error) {
+	v := make([]float64, expr.Size(g.chunkShape(i)))
+	dev, p := g.devs[i], g.ptr(i)
+	if err := dev.Do(display.Context(), func() error { return dev.CopyToHost(v, p) }); err != nil {
+		return nil, fmt.Errorf("copy chunk %d from gpu %d to the host: %w", i, dev.Info.Index, err)
+	}
+	return v, nil
+}
+
+func (g *gpuChunks) ptr(i int) driver.DevicePtr {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ptrs == nil {
+		return 0
+	}
+	return g.ptrs[i]
+}
+
+func (g *gpuChunks) copied() bool {
+	g.hostMu.Lock()
+	defer g.hostMu.Unlock()
+	return g.host != nil
+}
+
+func (g *gpuChunks) state() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ptrs == nil {
+		return "released from " + g.Where()
+	}
+	return "persisted on " + g.Where()
+}
+
+func (g *gpuChunks) placement() []placeBytes {
+	g.mu.Lock()
+	released := g.ptrs == nil
+	g.mu.Unlock()
+	if released {
+		return nil
+	}
+	m := map[string]int64{}
+	for i, d := range g.devs {
+		m[fmt.Sprintf("gpu %d", d.Info.Index)] += expr.Size(g.chunkShape(i)) * 8
+	}
+	return sortedPlaces(m)
+}
+
+func sortedPlaces(m map[string]int64) []placeBytes {
+	out := make([]placeBytes, 0, len(m))
+	for k, v := range m {
+		out = append(out, placeBytes{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Where < out[j].Where })
+	return out
+}
+
+func (g *gpuChunks) pin() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ptrs == nil {
+		return false
+	}
+	g.pins++
+	return true
+}
+
+func (g *gpuChunks) unpin() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pins--
+	if g.pins == 0 {
+		g.idle.Broadcast()
+	}
+}
+
+func (g *gpuChunks) release() {
+	g.mu.Lock()
+	for g.pins > 0 {
+		g.idle.Wait()
+	}
+	if g.ptrs == nil {
+		g.mu.Unlock()
+		return
+	}
+	g.cleanup.Stop()
+	g.ptrs = nil
+	frees := g.frees
+	g.frees = nil
+	g.mu.Unlock()
+	for _, f := range frees {
+		f()
+	}
+}
+
+// heldBlock returns the block for a box [lo, hi] of the array that lies within one chunk held
+// on one of devs, read in place.
+func (g *gpuChunks) heldBlock(devs []*cuda.Device, lo, hi []int) (plan.Block, bool) {
+	i, origin, shape := g.grid.within(lo, hi)
+	if i < 0 || !slices.Contains(devs, g.devs[i]) {
+		return plan.Block{}, false
+	}
+	p := g.ptr(i)
+	if p == 0 {
+		return plan.Block{}, false
+	}
+	return plan.Block{Origin: origin, Shape: shape, Held: &plan.Held{Device: g.devs[i].Info.Index, Ptr: uintptr(p)}}, true
+}
+
+// keptChunks holds an array's chunks on a cluster's workers (plan.Keeper), each on the worker
+// that computed it.
+type keptChunks struct {
+	k    plan.Keeper
+	grid chunkGrid
+	offs [][]int
+	kept []plan.Kept
+	dt   dtype.DType
+
+	mu       sync.Mutex
+	pins     int
+	idle     sync.Cond
+	released bool
+	cleanup  runtime.Cleanup
+
+	hostMu sync.Mutex
+	host   dtype.Slice
+}
+
+func newKeptChunks(k plan.Keeper, n *expr.Node, tasks []*plan.Task, kept []plan.Kept) *keptChunks {
+	c := &keptChunks{k: k, grid: newChunkGrid(n.Shape, n.Chunks), kept: kept, dt: n.DType}
+	c.idle.L = &c.mu
+	for _, t := range tasks {
+		c.offs = append(c.offs, slices.Clone(t.Offset))
+	}
+	c.cleanup = runtime.AddCleanup(c, func(ks []plan.Kept) {
+		for _, x := range ks {
+			x.Release()
+		}
+	}, slices.Clone(kept))
+	return c
+}
+
+// Where says the chunks are on a cluster's workers, and on how many.
+func (c *keptChunks) Where() string {
+	n := len(c.placement())
+	if n == 1 {
+		return "1 cluster worker"
+	}
+	return fmt.Sprintf("%d cluster workers", n)
+}
+
+// Values fetches the chunks from the workers on the first call (recomputing those lost with a
+// worker) and returns them row-major.
+func (c *keptChunks) Values() (dtype.Slice, error) {
+	c.hostMu.Lock()
+	defer c.hostMu.Unlock()
+	if !c.host.IsNil() {
+		return c.host, nil
+	}
+	if !c.pin() {
+		return dtype.Slice{}, fmt.Errorf("the array's chunks were released from the cluster (Release) before they were read")
+	}
+	defer c.unpin()
+	host := dtype.Make(c.dt, int(expr.Size(c.grid.shape)))
+	for i, k := range c.kept {
+		v, err := k.Fetch(display.Context())
+		if err != nil {
+			return dtype.Slice{}, fmt.Errorf("chunk %d at %v: %w", i, c.offs[i], err)
+		}
+		shape := c.chunkShape(i)
+		if int64(v.Len()) != expr.Size(shape) {
+			return dtype.Slice{}, fmt.Errorf("chunk %d at %v: %d values for shape %s", i, c.offs[i], v.Len(), expr.ShapeString(shape))
+		}
+		c.grid.place(host, c.offs[i], shape, v)
+	}
+	c.host = host
+	return host, nil
+}
+
+func (c *keptChunks) chunkShape(i int) []int {
+	shape := make([]int, len(c.offs[i]))
+	for ax, o := range c.offs[i] {
+		j := sort.SearchInts(c.grid.bounds[ax], o+1) - 1
+		shape[ax] = c.grid.chunks[ax][j]
+	}
+	return shape
+}
+
+func (c *keptChunks) copied() bool {
+	c.hostMu.Lock()
+	defer c.hostMu.Unlock()
+	return !c.host.IsNil()
+}
+
+func (c *keptChunks) state() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.released {
+		return "released from the cluster"
+	}
+	return "persisted on " + c.Where()
+}
+
+func (c *keptChunks) placement() []placeBytes {
+	m := map[string]int64{}
+	for i, k := range c.kept {
+		m[k.Where()] += expr.Size(c.chunkShape(i)) * 8
+	}
+	return sortedPlaces(m)
+}
+
+func (c *keptChunks) pin() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.released {
+		return false
+	}
+	c.pins++
+	return true
+}
+
+func (c *keptChunks) unpin() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pins--
+	if c.pins == 0 {
+		c.idle.Broadcast()
+	}
+}
+
+func (c *keptChunks) release() {
+	c.mu.Lock()
+	for c.pins > 0 {
+		c.idle.Wait()
+	}
+	if c.released {
+		c.mu.Unlock()
+		return
+	}
+	c.released = true
+	c.cleanup.Stop()
+	c.mu.Unlock()
+	for _, k := range c.kept {
+		k.Release()
+	}
+}
+
+// refBlock returns the block for a box [lo, hi] that lies within one chunk, read where it is
+// kept by tasks that k runs.
+func (c *keptChunks) refBlock(k plan.Keeper, lo, hi []int) (plan.Block, bool) {
+	c.mu.Lock()
+	released := c.released
+	c.mu.Unlock()
+	if released {
+		return plan.Block{}, false
+	}
+	i, origin, shape := c.grid.within(lo, hi)
+	if i < 0 || !k.Holds(c.kept[i]) {
+		return plan.Block{}, false
+	}
+	return plan.Block{Origin: origin, Shape: shape, Ref: c.kept[i].Ref()}, true
+}

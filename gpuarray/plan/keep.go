@@ -1,0 +1,30 @@
+package plan
+
+import (
+	"context"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+)
+
+// Keeper is a scheduler that can keep the outputs of tasks where they ran, as a cluster keeps
+// results on its workers, for later tasks to read there (Block.Ref). Persist uses it.
+type Keeper interface {
+	// Keep runs tasks that each compute one whole chunk (no reduction) and keeps each output
+	// where it ran; kept[i] belongs to tasks[i]. It calls done(1) as each task finishes.
+	Keep(ctx context.Context, tasks []*Task, done func(n int)) (kept []Kept, err error)
+	// Holds reports whether this scheduler's tasks can read k where it is kept (k was kept by
+	// the same cluster).
+	Holds(k Kept) bool
+}
+
+// Kept is one chunk a Keeper keeps.
+type Kept interface {
+	// Ref names the chunk for the tasks that read it (Block.Ref).
+	Ref() string
+	// Where names what holds it now (a worker's name), or its state while it is recomputed.
+	Where() string
+	// Fetch returns its values (row-major over the chunk), recomputing them if their holder died.
+	Fetch(ctx context.Context) (dtype.Slice, error)
+	// Release lets the keeper drop it.
+	Release()
+}
