@@ -229,7 +229,7 @@ func readAt(fh *os.File, f *expr.File, b []byte, off int64, origin, shape []int)
 		if st, e := fh.Stat(); e == nil {
 			size = st.Size()
 		}
-		return fmt.Errorf("read %s: the chunk at %v of shape %v needs bytes up to %d, the file has %d: truncated file", f.Path, origin, shape, off+int64(len(b)), size)
+		return fmt.Errorf("read %s: truncated file: %d bytes, the box at %v of shape %v needs bytes up to %d", f.Path, size, origin, shape, off+int64(len(b)))
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("read %s: chunk at %v of shape %v: %w", f.Path, origin, shape, err)
