@@ -24,7 +24,12 @@ $(VENV)/.stamp: requirements-test.txt
 	$(PY) -m pip install -q -r requirements-test.txt
 	cp requirements-test.txt $@
 
-venv: $(VENV)/.stamp
+# The papermill translator (python/gpunotes-papermill) is reinstalled when it changes.
+$(VENV)/.papermill: $(VENV)/.stamp python/gpunotes-papermill/pyproject.toml $(wildcard python/gpunotes-papermill/gpunotes_papermill/*.py)
+	$(PY) -m pip install -q --no-deps --force-reinstall ./python/gpunotes-papermill
+	touch $@
+
+venv: $(VENV)/.papermill
 
 # Debian's chromium (browser tests) and slurm-wlm + munge (SLURM tests), after one apt-get update.
 apt-deps:

@@ -19,14 +19,19 @@ import (
 )
 
 func init() {
-	register("bench", "benchmarks: bench seed --n N --chunk C --backend cpu|gpu --scheduler inline|threads|cluster [--gpus K] [--json]", runBench)
+	register("bench", "benchmarks: "+benchUsage, runBench)
 }
 
+const benchUsage = "bench seed --n N --chunk C --backend cpu|gpu --scheduler inline|threads|cluster [--gpus K] [--json] | bench ops --backend cpu|gpu [--n N] [--chunk C] [--op OP] [--json]"
+
 func runBench(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "seed" {
-		return fmt.Errorf("%w: gpunotes bench seed --n N --chunk C --backend cpu|gpu --scheduler inline|threads|cluster [--gpus K] [--json]", errUsage)
+	if len(args) > 0 && args[0] == "seed" {
+		return benchSeed(ctx, args[1:], os.Stdout)
 	}
-	return benchSeed(ctx, args[1:], os.Stdout)
+	if len(args) > 0 && args[0] == "ops" {
+		return benchOps(ctx, args[1:], os.Stdout)
+	}
+	return fmt.Errorf("%w: gpunotes %s", errUsage, benchUsage)
 }
 
 // seedResult is the JSON line of `bench seed --json` (see DESIGN.md).

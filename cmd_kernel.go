@@ -19,7 +19,7 @@ import (
 
 func init() {
 	register("kernel", "run as a Jupyter kernel: kernel CONNECTION_FILE", runKernel)
-	register("install", "write the kernelspec: install [--user|--sys-prefix|--prefix DIR] [--name NAME]", runInstall)
+	register("install", "write the kernelspec: install [--user|--sys-prefix|--prefix DIR] [--name NAME] [--papermill [--python PY]]", runInstall)
 	register("uninstall", "remove the kernelspec: uninstall [--name NAME]", runUninstall)
 }
 
@@ -159,8 +159,13 @@ func runInstall(ctx context.Context, args []string) error {
 	sys := fs.Bool("sys-prefix", false, "install into the active Python environment")
 	prefix := fs.String("prefix", "", "install into `DIR`/share/jupyter")
 	name := fs.String("name", install.DefaultName, "kernelspec `name`")
+	papermill := fs.Bool("papermill", false, "also install papermill's translator for Go (gpunotes-papermill) into the Jupyter environment's Python")
+	python := fs.String("python", "", "the `python` that receives gpunotes-papermill (default: the one running jupyter)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *python != "" && !*papermill {
+		return fmt.Errorf("%w: --python goes with --papermill", errUsage)
 	}
 	opts := install.Options{Name: *name}
 	switch {
@@ -176,6 +181,23 @@ func runInstall(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stdout, "Installed kernelspec %s in %s\n", opts.Name, dir)
+	if !*papermill {
+		return nil
+	}
+	py := *python
+	if py == "" {
+		if py, err = install.JupyterPython(); err != nil {
+			return err
+		}
+	}
+	res, err := install.InstallPapermill(ctx, py, opts.Scope == install.User)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "Installed %s into %s (papermill -p NAME VALUE now writes Go parameters)\n", res.Wheel, res.Python)
+	if res.Warning != "" {
+		fmt.Fprintf(os.Stderr, "warning: %s\n", res.Warning)
+	}
 	return nil
 }
 

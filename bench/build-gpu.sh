@@ -2,7 +2,8 @@
 # Builds, on a machine with Go (no CUDA needed), what the GPU machine runs: the gpunotes binary
 # and the GPU test binaries, into the git-ignored .devcarry/. Then, on the GPU machine, from the
 # repository root with .devcarry/ beside it: `bash bench/gpu.sh [test|bench|gen|all]` (the CuPy
-# peers are bench/cupy_seed.py and bench/cupy_linalg.py, run by its python3). `make bench-gpu`.
+# peers are bench/cupy_seed.py and bench/cupy_linalg.py, run by its python3; `bash bench/ops-gpu.sh`
+# runs the op table of `gpunotes bench ops` against bench/cupy_ops.py). `make bench-gpu`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .devcarry

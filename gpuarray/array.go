@@ -44,7 +44,9 @@ type Array struct {
 
 // Path says which kernels computed an array that an eager operation returned (MatMul, Dot),
 // like "cpu (OpenBLAS 0.3.21)" or "gpu 0 NVIDIA H100 80GB HBM3 (cuBLAS/cuSOLVER), operands
-// generated on the device"; it is "" for every other array.
+// generated on the device", or that Compute returned on the GPU backend, like "gpu 0 NVIDIA
+// H100 80GB HBM3 (fused kernels)", followed by "; host fallback: …" for each part that ran on
+// the CPU instead, with its time and the reason; it is "" for every other array.
 func (a *Array) Path() string { return a.path }
 
 func errArray(err error) *Array { return &Array{err: err} }
@@ -204,7 +206,8 @@ func Zeros(opts ...ArrayOption) *Array { return Full(0, opts...) }
 // Ones returns an array of ones.
 func Ones(opts ...ArrayOption) *Array { return Full(1, opts...) }
 
-// Arange returns the 1-d array start, start+step, … below stop (above it for a negative step).
+// Arange returns the 1-d array start, start+step, … below stop (above it for a negative step),
+// ceil((stop-start)/step) elements as NumPy counts them (none for an empty range).
 func Arange(start, stop, step float64, opts ...ArrayOption) *Array {
 	if step == 0 || math.IsNaN(step) || math.IsInf(step, 0) {
 		return errArray(fmt.Errorf("Arange: step %v must be finite and nonzero", step))
@@ -217,10 +220,13 @@ func Arange(start, stop, step float64, opts ...ArrayOption) *Array {
 	if len(shape) != 1 || shape[0] != num {
 		return errArray(fmt.Errorf("Arange(%v, %v, %v) has shape (%d,), not %s", start, stop, step, num, expr.ShapeString(shape)))
 	}
-	return wrap(expr.NewRange(start, step, stop, false, num, dt, chunks))
+	// NumPy fills element i as start + i*delta with delta = (start+step) - start, the step as
+	// the first two elements hold it.
+	return wrap(expr.NewRange(start, (start+step)-start, stop, false, num, dt, chunks))
 }
 
-// Linspace returns num evenly spaced numbers from start to stop, both included.
+// Linspace returns num evenly spaced numbers from start to stop, both included (num 1 gives
+// start alone, as NumPy).
 func Linspace(start, stop float64, num int, opts ...ArrayOption) *Array {
 	if num < 0 {
 		return errArray(fmt.Errorf("Linspace: num %d must not be negative", num))
@@ -236,7 +242,9 @@ func Linspace(start, stop float64, num int, opts ...ArrayOption) *Array {
 	if num > 1 {
 		step = (stop - start) / float64(num-1)
 	}
-	return wrap(expr.NewRange(start, step, stop, true, num, dt, chunks))
+	// As NumPy: element i is i*step + start, and the last of several is stop exactly; one
+	// number is start.
+	return wrap(expr.NewRange(start, step, stop, num > 1, num, dt, chunks))
 }
 
 // FromSlice returns an array over a copy of data (row-major), shaped by Shape (default: 1-d).

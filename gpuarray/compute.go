@@ -234,31 +234,7 @@ func configure(opts []ComputeOption) (computeConfig, error) {
 // stageOrder returns the nodes to materialize for roots, dependencies first: the reductions
 // they contain and the roots themselves, each once, so a node shared by several roots (or a
 // root inside another) is computed once and read from memory by the rest.
-func stageOrder(roots []*expr.Node) []*expr.Node {
-	isRoot := map[*expr.Node]bool{}
-	for _, r := range roots {
-		isRoot[r] = true
-	}
-	var out []*expr.Node
-	seen := map[*expr.Node]bool{}
-	var walk func(n *expr.Node)
-	walk = func(n *expr.Node) {
-		if seen[n] {
-			return
-		}
-		seen[n] = true
-		for _, a := range n.Args {
-			walk(a)
-		}
-		if n.Kind == expr.KReduce || isRoot[n] && n.Kind != expr.KData {
-			out = append(out, n)
-		}
-	}
-	for _, r := range roots {
-		walk(r)
-	}
-	return out
-}
+func stageOrder(roots []*expr.Node) []*expr.Node { return plan.OrderAll(roots) }
 
 // computeArrays computes arrays in one pass (see stageOrder) and returns them materialized.
 func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
@@ -316,6 +292,9 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 			return nil, fmt.Errorf("compute: %w", err)
 		}
 		out[i] = &Array{n: n}
+		if p, ok := cfg.sched.(interface{ path() string }); ok {
+			out[i].path = p.path()
+		}
 	}
 	return out, nil
 }

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -75,13 +79,43 @@ func gpuScheduler(devs []int) (Scheduler, error) {
 }
 
 // gpuSched runs each group of tasks that share a kernel as fused GPU launches spread over its
-// devices. Kernels the GPU code generator does not express (range leaves, reductions over some
-// axes only) run on the CPU executor instead.
+// devices. A kernel the GPU code generator does not express runs on the CPU executor instead,
+// never silently: the scheduler warns on stderr (the cell shows it) and records the part, the
+// reason and the time in host, which the computed array's Path reports.
 type gpuSched struct {
 	devs []*cuda.Device
 
 	mu      sync.Mutex
 	sources map[plan.Held]heldSource // persisted chunks read in place (several GPUs)
+	host    []string                 // parts that ran on the host, with reason and time
+}
+
+// path describes where the computation ran, for Array.Path.
+func (s *gpuSched) path() string {
+	var b strings.Builder
+	for i, d := range s.devs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "gpu %d %s", d.Info.Index, d.Info.Name)
+	}
+	b.WriteString(" (fused kernels)")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.host {
+		b.WriteString("; ")
+		b.WriteString(h)
+	}
+	return b.String()
+}
+
+// describeKernel names a kernel for a user: what it computes and over which space.
+func describeKernel(k *plan.Kernel) string {
+	what := "elementwise kernel"
+	if k.Reduce != nil {
+		what = fmt.Sprintf("%v over axes %v", k.Reduce.Red, k.Reduce.Axes)
+	}
+	return fmt.Sprintf("%s of shape %s", what, expr.ShapeString(k.Shape))
 }
 
 // gpuBatches is how many pieces a group is cut into, so progress moves while the GPUs work.
@@ -104,6 +138,14 @@ func (s *gpuSched) Run(ctx context.Context, tasks []*plan.Task, done func(int)) 
 
 func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*plan.Output, done func(int)) error {
 	if _, _, err := cuda.Lower(tasks[0].Kernel); err != nil {
+		t0 := time.Now()
+		defer func() {
+			msg := fmt.Sprintf("host fallback: %s ran on the CPU in %.3g s (%v)", describeKernel(tasks[0].Kernel), time.Since(t0).Seconds(), err)
+			fmt.Fprintf(os.Stderr, "gpuarray warning: %s\n", msg)
+			s.mu.Lock()
+			s.host = append(s.host, msg)
+			s.mu.Unlock()
+		}()
 		for i, t := range tasks {
 			o, err := cpu.Execute(ctx, t)
 			if err != nil {

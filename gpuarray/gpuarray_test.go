@@ -40,7 +40,17 @@ func randShape(r *rand.Rand) []int {
 // randLeaf makes a random source array of shape.
 func randLeaf(r *rand.Rand, rs *RandomState, shape []int, dt DType) *Array {
 	opts := []ArrayOption{Shape(shape...), randChunks(r, shape), WithDType(dt)}
-	switch r.IntN(5) {
+	switch r.IntN(6) {
+	case 3: // a range along the last axis, broadcast over the others
+		m := shape[len(shape)-1]
+		var x *Array
+		if r.IntN(2) == 0 {
+			start, step := float64(r.IntN(7)-3), []float64{1, 0.5, -2}[r.IntN(3)]
+			x = Arange(start, start+float64(m)*step, step, WithDType(dt), Chunks(1+r.IntN(m)))
+		} else {
+			x = Linspace(-1, float64(r.IntN(5)), m, WithDType(dt), Chunks(1+r.IntN(m)))
+		}
+		return x.Add(Zeros(opts...))
 	case 0:
 		return rs.Uniform(-2, 3, opts...)
 	case 1:
@@ -304,7 +314,7 @@ func TestCreationAndRoundTrip(t *testing.T) {
 		t.Fatalf("argmax of [6 5 4]: %v %v", s, err)
 	}
 	c, err := a.Sum(0).Compute()
-	if err != nil || fmt.Sprint(c.Shape()) != "[3]" || !strings.Contains(c.String(), "[5 7 9]") {
+	if err != nil || fmt.Sprint(c.Shape()) != "[3]" || !strings.Contains(c.String(), "[5. 7. 9.]") {
 		t.Fatalf("sum axis 0: %v %v", c, err)
 	}
 }
@@ -323,7 +333,7 @@ func TestBadInput(t *testing.T) {
 		{rs.Normal(0, 1, Shape(10, 10)).Sum(2), []string{"axis 2", "(10, 10)"}},
 		{rs.Normal(0, 1, Shape(3, 4)).Add(Ones(Shape(3))), []string{"(3, 4)", "(3,)"}},
 		{rs.Normal(0, 1, Shape(3, 4)).Transpose(0, 0), []string{"[0 0]"}},
-		{rs.Normal(0, 1, Shape(3, 4)).Rechunk(2), []string{"[2]", "(3, 4)"}},
+		{rs.Normal(0, 1, Shape(3, 4)).Rechunk(2, 2, 2), []string{"[2 2 2]", "(3, 4)"}},
 		{FromSlice([]float64{1, 2, 3}, Shape(2, 2)), []string{"3 elements", "(2, 2)"}},
 		{Zeros(), []string{"no Shape"}},
 		{rs.Integers(5, 5, Shape(3)), []string{"high 5", "low 5"}},

@@ -2,6 +2,7 @@ package gpuarray
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -204,13 +205,25 @@ func (a *Array) Transpose(axes ...int) *Array {
 // T returns a with its axes reversed.
 func (a *Array) T() *Array { return a.Transpose() }
 
-// Rechunk returns a with chunks of the given size per axis. It moves no data by itself: the
-// chunks decide how later work is split into tasks.
+// Rechunk returns a with chunks of the given size per axis, as dask: -1 takes a whole axis,
+// and one size applies to every axis. It moves no data by itself: the chunks decide how later
+// work is split into tasks.
 func (a *Array) Rechunk(sizes ...int) *Array {
 	if err := a.Err(); err != nil {
 		return errArray(err)
 	}
-	c, err := expr.RegularChunks(a.n.Shape, sizes)
+	shape := a.n.Shape
+	if len(sizes) == 1 && len(shape) != 1 {
+		sizes = slices.Repeat(sizes, len(shape))
+	} else {
+		sizes = slices.Clone(sizes)
+	}
+	for k, c := range sizes {
+		if c == -1 && k < len(shape) {
+			sizes[k] = max(shape[k], 1)
+		}
+	}
+	c, err := expr.RegularChunks(shape, sizes)
 	if err != nil {
 		return errArray(fmt.Errorf("rechunk: %w", err))
 	}

@@ -9,7 +9,8 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
-// String returns a short description; a computed array also shows its first values.
+// String returns a short description of a lazy array, and a computed array's values as
+// NumPy prints them: a grid of rows and columns, summarized around "..." when large.
 func (a *Array) String() string {
 	if err := a.Err(); err != nil {
 		return "gpuarray.Array<error: " + err.Error() + ">"
@@ -23,7 +24,7 @@ func (a *Array) String() string {
 		if len(n.Shape) == 0 {
 			return elemString(n.Data, 0, "%v")
 		}
-		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, values=%s>", expr.ShapeString(n.Shape), n.DType, preview(hostValues(n), 8))
+		return formatGrid(hostValues(n), n.Shape)
 	}
 	return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, lazy>",
 		expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks))
@@ -37,23 +38,6 @@ func hostValues(n *expr.Node) dtype.Slice {
 	}
 	v, _ := n.Values()
 	return v
-}
-
-func preview(v dtype.Slice, k int) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i := range v.Len() {
-		if i == k {
-			fmt.Fprintf(&b, " … (%d more)", v.Len()-k)
-			break
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(elemString(v, i, "%.6g"))
-	}
-	b.WriteByte(']')
-	return b.String()
 }
 
 // elemString formats element i of v: floats and complex numbers with verb (as float64 values,
@@ -113,17 +97,18 @@ func (a *Array) HTML() string {
 	row("Shape", expr.ShapeString(n.Shape), expr.ShapeString(cs))
 	row("Count", fmt.Sprintf("%d chunks", expr.NumChunks(n.Chunks)), "")
 	row("Type", n.DType.String(), "")
-	state := "lazy"
+	state, grid := "lazy", false
 	var places []placeBytes
 	if b, ok := n.Buf.(offHost); ok {
 		places = b.placement()
 		if !b.copied() {
 			state = "computed, " + b.state() + " (ToSlice or Compute copies it to the host)"
 		} else {
-			state = "computed, " + b.state() + ", copied to the host: " + preview(hostValues(n), 6)
+			state = "computed, " + b.state() + ", copied to the host"
+			grid = true
 		}
 	} else if n.Kind == expr.KData {
-		state = "computed: " + preview(hostValues(n), 6)
+		state, grid = "computed", true
 	}
 	row("State", state, "")
 	for _, p := range places {
@@ -135,6 +120,11 @@ func (a *Array) HTML() string {
 	b.WriteString(`</tbody></table></td><td>`)
 	b.WriteString(gridSVG(n.Shape, n.Chunks))
 	b.WriteString(`</td></tr></table>`)
+	if grid {
+		b.WriteString(`<pre style="margin:4px 0 0 0">`)
+		b.WriteString(html.EscapeString(formatGrid(hostValues(n), n.Shape)))
+		b.WriteString(`</pre>`)
+	}
 	return b.String()
 }
 

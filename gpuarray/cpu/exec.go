@@ -136,10 +136,7 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 		l := p.newLeaf(base, coef)
 		o.leaf = l
 		start, step, stop, exact := in.Start, in.Step, in.Stop, in.Exact
-		last := int64(1)
-		if len(in.Src) > 0 {
-			last = int64(in.Src[0]) - 1
-		}
+		last := expr.Size(in.Src) - 1 // with Exact, the last element of the source is Stop
 		stride := l.coef[p.rank-1]
 		o.apply = func(n int) {
 			idx := l.rowBase + l.j0*stride

@@ -20,6 +20,7 @@ type Result struct {
 	Mean   []float64   // RWelford: mean
 	M2     []float64   // RWelford: sum of squared deviations from the mean
 	Out    [][]float64 // RNone: the task's elements, row-major
+	Axes   []Partial   // partial reductions (Spec.Kept > 0): each task's partials
 	// Dev holds, with Options.Keep, each RNone task's elements left on the device (row-major);
 	// FreeResult releases them.
 	Dev  []driver.DevicePtr
@@ -70,7 +71,12 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 	if opt.Keep {
 		res.Dev = make([]driver.DevicePtr, len(tasks))
 	}
-	err := d.Do(ctx, func() error { return d.run(ctx, s, tasks, opt, res) })
+	run := d.run
+	if s.Kept > 0 {
+		res = &Result{Axes: make([]Partial, len(tasks))}
+		run = d.runAxes
+	}
+	err := d.Do(ctx, func() error { return run(ctx, s, tasks, opt, res) })
 	if err != nil {
 		d.FreeResult(res)
 		return nil, err
@@ -128,12 +134,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 	}
 	R, L := s.Rank, s.Leaves()
 	W := descWords(R, L)
-	keys := map[int]uint64{} // leaf -> Philox key (k0 low word, k1 high)
-	for _, nd := range s.Nodes {
-		if nd.Kind == NRandom {
-			keys[nd.Leaf] = uint64(nd.Rand.Key[0]) | uint64(nd.Rand.Key[1])<<32
-		}
-	}
+	keys := randomKeys(s)
 	pw := s.Reduce.words()
 	for _, ln := range launches {
 		if err := ctx.Err(); err != nil {
@@ -142,22 +143,10 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		if ln.gridX == 0 {
 			continue // only empty tasks
 		}
-		var bufs []driver.DevicePtr
-		release := func() {
-			for _, b := range bufs {
-				d.pool.Free(b)
-			}
-		}
-		alloc := func(n uint64) (driver.DevicePtr, error) {
-			p, err := d.pool.Alloc(n)
-			if err == nil {
-				bufs = append(bufs, p)
-			}
-			return p, err
-		}
+		up := newUploads(d)
+		release, alloc := up.release, up.alloc
 		desc := make([]uint64, W*ln.count)
 		var outWords int64
-		uploaded := map[*float64]driver.DevicePtr{}
 		for k := 0; k < ln.count; k++ {
 			ti := ln.first + k
 			t := &tasks[ti]
@@ -174,33 +163,9 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 				outWords = max(outWords, (offs[ti]+int64(sl))*int64(pw))
 			}
 			for l := 0; l < L; l++ {
-				b := w[R+2+l*(R+2):]
-				if l < len(t.Held) && t.Held[l].Ptr != 0 {
-					b[0] = uint64(t.Held[l].Ptr) // an array held on this GPU, read in place
-				} else if l < len(t.Inputs) && len(t.Inputs[l]) > 0 {
-					in := t.Inputs[l]
-					p, ok := uploaded[&in[0]]
-					if !ok {
-						if p, err = alloc(uint64(len(in) * 8)); err != nil {
-							release()
-							return err
-						}
-						if err := driver.MemcpyHtoD(p, unsafe.Pointer(&in[0]), uint64(len(in)*8)); err != nil {
-							release()
-							return fmt.Errorf("upload input: %w", err)
-						}
-						uploaded[&in[0]] = p
-					}
-					b[0] = uint64(p)
-				}
-				if key, ok := keys[l]; ok {
-					b[0] = key // random leaves: the Philox key, read by the kernel
-				}
-				if l < len(t.Maps) {
-					b[1] = uint64(t.Maps[l].Off)
-					for j, st := range t.Maps[l].Strides {
-						b[2+j] = uint64(st)
-					}
+				if err := up.leaf(w[R+2+l*(R+2):], t, l, keys); err != nil {
+					release()
+					return err
 				}
 			}
 		}
@@ -239,7 +204,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		}
 		if opt.Keep {
 			// The output buffer, allocated last, stays; inputs and descriptors go.
-			bufs = bufs[:len(bufs)-1]
+			up.bufs = up.bufs[:len(up.bufs)-1]
 			release()
 			res.kept = append(res.kept, op)
 			for k := 0; k < ln.count; k++ {
@@ -454,6 +419,78 @@ func RunOn(ctx context.Context, devs []*Device, s *Spec, tasks []Task, opt Optio
 		res.Mean = append(res.Mean, p.Mean...)
 		res.M2 = append(res.M2, p.M2...)
 		res.Out = append(res.Out, p.Out...)
+		res.Axes = append(res.Axes, p.Axes...)
 	}
 	return res, nil
+}
+
+// randomKeys maps each random leaf to its Philox key (k0 low word, k1 high), which the kernel
+// reads from the leaf's first descriptor word.
+func randomKeys(s *Spec) map[int]uint64 {
+	keys := map[int]uint64{}
+	for _, nd := range s.Nodes {
+		if nd.Kind == NRandom {
+			keys[nd.Leaf] = uint64(nd.Rand.Key[0]) | uint64(nd.Rand.Key[1])<<32
+		}
+	}
+	return keys
+}
+
+// uploads holds one launch's device buffers: inputs (each host buffer uploaded once),
+// descriptors and output.
+type uploads struct {
+	d        *Device
+	bufs     []driver.DevicePtr
+	uploaded map[*float64]driver.DevicePtr
+}
+
+func newUploads(d *Device) *uploads {
+	return &uploads{d: d, uploaded: map[*float64]driver.DevicePtr{}}
+}
+
+func (u *uploads) alloc(n uint64) (driver.DevicePtr, error) {
+	p, err := u.d.pool.Alloc(n)
+	if err == nil {
+		u.bufs = append(u.bufs, p)
+	}
+	return p, err
+}
+
+func (u *uploads) release() {
+	for _, b := range u.bufs {
+		u.d.pool.Free(b)
+	}
+	u.bufs = nil
+}
+
+// leaf fills leaf l's descriptor words b (buffer address or Philox key, offset, strides) for
+// task t, uploading the leaf's input data unless the device holds it already.
+func (u *uploads) leaf(b []uint64, t *Task, l int, keys map[int]uint64) error {
+	if l < len(t.Held) && t.Held[l].Ptr != 0 {
+		b[0] = uint64(t.Held[l].Ptr) // an array held on this GPU, read in place
+	} else if l < len(t.Inputs) && len(t.Inputs[l]) > 0 {
+		in := t.Inputs[l]
+		p, ok := u.uploaded[&in[0]]
+		if !ok {
+			var err error
+			if p, err = u.alloc(uint64(len(in) * 8)); err != nil {
+				return err
+			}
+			if err := driver.MemcpyHtoD(p, unsafe.Pointer(&in[0]), uint64(len(in)*8)); err != nil {
+				return fmt.Errorf("upload input: %w", err)
+			}
+			u.uploaded[&in[0]] = p
+		}
+		b[0] = uint64(p)
+	}
+	if key, ok := keys[l]; ok {
+		b[0] = key // random leaves: the Philox key, read by the kernel
+	}
+	if l < len(t.Maps) {
+		b[1] = uint64(t.Maps[l].Off)
+		for j, st := range t.Maps[l].Strides {
+			b[2+j] = uint64(st)
+		}
+	}
+	return nil
 }

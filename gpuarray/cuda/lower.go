@@ -11,14 +11,16 @@ import (
 )
 
 // Lower turns a planned kernel into a Spec, with the leaf number of each leaf instruction
-// (-1 for others). It fails for what the fused GPU kernel does not express (Range leaves,
-// reductions over only some axes); callers run those tasks on the CPU.
+// (-1 for others). A reduction over some axes only becomes a partial reduction (Spec.Kept);
+// lowerTask orders each task's axes kept first. It fails only for kernels no GPU kernel
+// expresses, which callers then run on the host and say so.
 func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	rank := len(k.Shape)
-	s := &Spec{Rank: rank, Reduce: RNone}
+	// A 0-d space runs as a 1-d space of one element (lowerTask pads it).
+	s := &Spec{Rank: max(rank, 1), Reduce: RNone}
 	if k.Reduce != nil {
-		if len(k.Reduce.Axes) != rank {
-			return nil, nil, fmt.Errorf("cuda: reduction over axes %v of a rank-%d space is not fused on the GPU", k.Reduce.Axes, rank)
+		if len(k.Reduce.Axes) < rank {
+			s.Kept = rank - len(k.Reduce.Axes)
 		}
 		switch k.Reduce.Red {
 		case expr.Sum, expr.Mean:
@@ -58,6 +60,12 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 			nd.Kind, nd.Rand, nd.Leaf = NRandom, in.Rand, nleaf
 		case plan.Input:
 			nd.Kind, nd.Leaf = NInput, nleaf
+		case plan.Range:
+			nd.Kind, nd.Leaf, nd.Value, nd.Step, nd.Stop, nd.Exact = NRange, nleaf, in.Start, in.Step, in.Stop, in.Exact
+			nd.Last = 0
+			if len(in.Src) > 0 {
+				nd.Last = int64(in.Src[0]) - 1
+			}
 		case plan.Unary:
 			nd.Kind, nd.Op = NUnary, in.Op
 		case plan.Binary:
@@ -69,7 +77,7 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 		default:
 			return nil, nil, fmt.Errorf("cuda: %v instructions are not fused on the GPU", in.Code)
 		}
-		if nd.Kind == NRandom || nd.Kind == NInput {
+		if nd.Kind.leaf() {
 			leaves[i] = nleaf
 			nleaf++
 		}
@@ -86,7 +94,10 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 	k := t.Kernel
 	rank := len(k.Shape)
-	gt := Task{Dims: make([]int64, rank), Maps: make([]Map, nleaf), Inputs: make([][]float64, nleaf)}
+	gt := Task{Dims: []int64{1}, Maps: make([]Map, nleaf), Inputs: make([][]float64, nleaf)}
+	if rank > 0 {
+		gt.Dims = make([]int64, rank)
+	}
 	for d, n := range t.Shape {
 		gt.Dims[d] = int64(n)
 	}
@@ -127,9 +138,46 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 		for d := 0; d < rank; d++ {
 			base += coef[d] * int64(t.Offset[d])
 		}
+		if rank == 0 {
+			coef = []int64{0}
+		}
 		gt.Maps[leaf] = Map{Off: base, Strides: coef}
 	}
+	if perm := keptFirst(k); perm != nil {
+		dims := make([]int64, rank)
+		for j, a := range perm {
+			dims[j] = gt.Dims[a]
+		}
+		gt.Dims = dims
+		for l := range gt.Maps {
+			st := make([]int64, rank)
+			for j, a := range perm {
+				st[j] = gt.Maps[l].Strides[a]
+			}
+			gt.Maps[l].Strides = st
+		}
+	}
 	return gt, nil
+}
+
+// keptFirst returns, for a reduction over some axes only, the axes of the iteration space in
+// the order a partial-reduction kernel walks them: the kept ones, then the reduced ones, each
+// ascending (so row-major orders within each group stay those of the plan). It returns nil for
+// other kernels.
+func keptFirst(k *plan.Kernel) []int {
+	if k.Reduce == nil || len(k.Reduce.Axes) >= len(k.Shape) {
+		return nil
+	}
+	red := k.Reduced()
+	var perm []int
+	for _, want := range []bool{false, true} {
+		for a, r := range red {
+			if r == want {
+				perm = append(perm, a)
+			}
+		}
+	}
+	return perm
 }
 
 // RunPlan runs planned chunk tasks that share one kernel on devs (one device: d.Run; several:
@@ -198,6 +246,9 @@ func RunPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs []dri
 }
 
 func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {
+	if res.Axes != nil {
+		return axesOutput(t, r, &res.Axes[i])
+	}
 	if r == RNone {
 		dt := t.Kernel.Instrs[t.Kernel.Result].DType
 		return &plan.Output{Shape: append([]int(nil), t.Shape...), Data: dtype.FromFloat64(res.Out[i], dt)}

@@ -1,7 +1,9 @@
 package cuda
 
 import (
+	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,16 +62,123 @@ func TestLowerSeedMatchesHandWrittenTasks(t *testing.T) {
 	}
 }
 
-func TestLowerRefusesWhatTheGPUKernelDoesNotExpress(t *testing.T) {
-	k := seedKernel(10)
-	k.Reduce.Axes = []int{0}
-	if _, _, err := Lower(k); err == nil || !strings.Contains(err.Error(), "axes") {
-		t.Fatalf("partial reduction: %v", err)
+// TestLowerPartialAndRange: a reduction over some axes lowers to a partial reduction whose
+// tasks walk the kept axes first; a range leaf lowers to NRange with its last index; a 0-d
+// space runs as one element.
+func TestLowerPartialAndRange(t *testing.T) {
+	k := &plan.Kernel{Shape: []int{6, 8, 10}, Reduce: &plan.Reduction{Red: expr.ArgMax, Axes: []int{0, 2}}, Instrs: []plan.Instr{
+		{Code: plan.Range, DType: expr.Float32, Start: 2, Step: 0.5, Stop: 9, Exact: true, Src: []int{10}, Map: []expr.AxisMap{{Axis: 2, Step: 1}}},
+		{Code: plan.Random, DType: expr.Float64, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1}, Src: []int{6, 8, 10}, Map: []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}, {Axis: 2, Step: 1}}},
+		{Code: plan.Binary, DType: expr.Float64, Op: expr.OpAdd, Args: []int{0, 1}},
+	}, Result: 2}
+	s, leaves, err := Lower(k)
+	if err != nil {
+		t.Fatal(err)
 	}
-	k = seedKernel(10)
-	k.Instrs[0] = plan.Instr{Code: plan.Range, DType: expr.Float64, Src: []int{10}, Map: []expr.AxisMap{{Axis: 0, Step: 1}}}
-	if _, _, err := Lower(k); err == nil {
-		t.Fatal("range leaves are not fused on the GPU")
+	if s.Kept != 1 || s.Reduce != RArgMax || s.Rank != 3 {
+		t.Fatalf("spec kept %d reduce %v rank %d", s.Kept, s.Reduce, s.Rank)
+	}
+	if nd := s.Nodes[0]; nd.Kind != NRange || nd.Value != 2 || nd.Step != 0.5 || nd.Stop != 9 || !nd.Exact || nd.Last != 9 || leaves[0] != 0 {
+		t.Fatalf("range node %+v", nd)
+	}
+	task := &plan.Task{Kernel: k, Offset: []int{2, 4, 5}, Shape: []int{3, 4, 5}}
+	gt, err := lowerTask(task, leaves, s.Leaves())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Kept axis 1 first, then reduced axes 0 and 2.
+	if !slices.Equal(gt.Dims, []int64{4, 3, 5}) {
+		t.Fatalf("dims %v", gt.Dims)
+	}
+	if m := gt.Maps[1]; !slices.Equal(m.Strides, []int64{10, 80, 1}) || m.Off != 2*80+4*10+5 {
+		t.Fatalf("random leaf map %+v", m)
+	}
+	if m := gt.Maps[0]; !slices.Equal(m.Strides, []int64{0, 0, 1}) || m.Off != 5 {
+		t.Fatalf("range leaf map %+v", m)
+	}
+	if err := gt.validate(s); err != nil {
+		t.Fatal(err)
+	}
+	z := &plan.Kernel{Shape: nil, Instrs: []plan.Instr{{Code: plan.Const, DType: expr.Float64, Value: 3}}}
+	zs, zl, err := Lower(z)
+	if err != nil || zs.Rank != 1 {
+		t.Fatalf("0-d kernel: %v rank %v", err, zs)
+	}
+	zt, err := lowerTask(&plan.Task{Kernel: z}, zl, zs.Leaves())
+	if err != nil || !slices.Equal(zt.Dims, []int64{1}) {
+		t.Fatalf("0-d task %v %v", zt.Dims, err)
+	}
+}
+
+// TestPartialCollect: slices combine in order per kept element; arg indices go back to the
+// whole space's reduced axes.
+func TestPartialCollect(t *testing.T) {
+	f := math.Float64bits
+	// k = 2 kept elements, 3 slices each: slot b*2+q.
+	words := []uint64{f(1), f(10), f(2), f(20), f(3), f(30)}
+	p := collectAxes(RSum, words, 0, 2, 3)
+	if !slices.Equal(p.Values, []float64{6, 60}) {
+		t.Fatalf("sums %v", p.Values)
+	}
+	p = collectAxes(RMax, words, 0, 2, 3)
+	if !slices.Equal(p.Values, []float64{3, 30}) {
+		t.Fatalf("max %v", p.Values)
+	}
+	// ArgMin over (value, index) pairs: a tie goes to the smaller index, an empty slice is skipped.
+	arg := []uint64{f(5), 7, f(1), 4, f(5), 2, f(math.Inf(1)), ^uint64(0), f(6), 9, f(1), 3}
+	p = collectAxes(RArgMin, arg, 0, 2, 3)
+	if !slices.Equal(p.Index, []int64{2, 3}) || !slices.Equal(p.Values, []float64{5, 1}) {
+		t.Fatalf("argmin %v %v", p.Values, p.Index)
+	}
+	w := []uint64{f(2), f(1), f(0.5), f(2), f(3), f(0.5)}
+	p = collectAxes(RWelford, w, 0, 1, 2)
+	if p.Count[0] != 4 || p.Mean[0] != 2 || p.M2[0] != 5 {
+		t.Fatalf("welford %v %v %v", p.Count, p.Mean, p.M2)
+	}
+	k := &plan.Kernel{Shape: []int{10, 20, 30}, Reduce: &plan.Reduction{Red: expr.ArgMin, Axes: []int{0, 2}}}
+	task := &plan.Task{Kernel: k, Offset: []int{4, 0, 10}, Shape: []int{3, 20, 5}}
+	// local reduced (1, 2) -> global (5, 12) -> 5*30 + 12.
+	if g := reducedIndex(task, k.Reduced(), 1*5+2); g != 162 {
+		t.Fatalf("reduced index %d", g)
+	}
+	for _, c := range []struct{ k, n, want int64 }{{10000, 10000, 2}, {1, 1 << 30, 1 << 14}, {1 << 20, 5, 1}, {100, 1000, 4}, {0, 5, 1}} {
+		if got := AxesSlices(c.k, c.n); got != c.want {
+			t.Errorf("AxesSlices(%d, %d) = %d, want %d", c.k, c.n, got, c.want)
+		}
+	}
+}
+
+// TestGenerateAxesPTX: partial reductions of every kind generate a kernel that stores its
+// partials per (slice, kept element), with the real device library.
+func TestGenerateAxesPTX(t *testing.T) {
+	lib, err := kernels.LibPTX(kernels.SM90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []Reduce{RSum, RMin, RMax, RArgMin, RArgMax, RWelford} {
+		s := seedSpec()
+		s.Rank, s.Kept, s.Reduce = 3, 1, r
+		s.Nodes = append(s.Nodes, Node{Kind: NRange, Leaf: 1, Value: 1, Step: 2, Stop: 5, Exact: true, Last: 2, DType: expr.Float32},
+			Node{Kind: NBinary, Op: expr.OpMul, Args: [3]int{2, 3}})
+		ptx, name, err := GeneratePTX(s, string(lib))
+		if err != nil {
+			t.Fatalf("%v: %v", r, err)
+		}
+		if !strings.HasPrefix(name, "gpn_axes_") || !strings.Contains(ptx, ".visible .entry "+name+"(") {
+			t.Fatalf("%v: entry %s", r, name)
+		}
+		stores := map[Reduce]int{RSum: 1, RMin: 1, RMax: 1, RArgMin: 2, RArgMax: 2, RWelford: 3}[r]
+		if n := strings.Count(ptx, "st.global."); n != stores {
+			t.Errorf("%v: %d stores, want %d", r, n, stores)
+		}
+		for _, want := range []string{"rem.u64", "cvt.rn.f64.s64", "cvt.rn.f32.f64", "setp.eq.s64"} {
+			if !strings.Contains(ptx, want) {
+				t.Errorf("%v: PTX lacks %q", r, want)
+			}
+		}
+		if strings.Contains(ptx, "fma.") || strings.Contains(ptx, "gpn_block_") {
+			t.Errorf("%v: PTX uses fma or a block reduction", r)
+		}
 	}
 }
 

@@ -177,6 +177,9 @@ func GeneratePTX(s *Spec, libPTX string) (ptx, name string, err error) {
 }
 
 func generate(s *Spec, lib *library) (string, string, error) {
+	if s.Kept > 0 {
+		return generateAxes(s, lib)
+	}
 	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves()}
 	name := "gpn_fused_" + s.Key()
 	R, L := s.Rank, g.leaves
@@ -220,67 +223,8 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("mul.lo.u64 %s, %s, %s", t, M, sl1)
 	g.ins("div.u64 %s, %s, %s", hi, t, S)
 
-	// Leaves: buffer address, offset and strides.
-	type leafRegs struct {
-		ptr, off, rb string
-		str          []string
-	}
-	lv := make([]leafRegs, L)
-	for l := range lv {
-		base := 8 * (R + 2 + l*(R+2))
-		lv[l].ptr, lv[l].off, lv[l].rb = g.rd(), g.rd(), g.rd()
-		g.leafPtrs = append(g.leafPtrs, lv[l].ptr)
-		g.ins("ld.global.nc.u64 %s, [%s+%d]", lv[l].ptr, d, base)
-		g.ins("ld.global.nc.u64 %s, [%s+%d]", lv[l].off, d, base+8)
-		for k := 0; k < R; k++ {
-			sr := g.rd()
-			g.ins("ld.global.nc.u64 %s, [%s+%d]", sr, d, base+16+8*k)
-			lv[l].str = append(lv[l].str, sr)
-		}
-	}
-
-	// Philox round keys of each random leaf, once per thread, outside the element loop.
-	g.roundKeys = map[int][10][2]string{}
-	for _, nd := range s.Nodes {
-		if nd.Kind != NRandom || nd.Leaf < 0 || nd.Leaf >= L {
-			continue
-		}
-		if _, ok := g.roundKeys[nd.Leaf]; ok {
-			continue
-		}
-		var rk [10][2]string
-		rk[0] = [2]string{g.r(), g.r()}
-		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], lv[nd.Leaf].ptr)
-		for r := 1; r < 10; r++ {
-			rk[r] = [2]string{g.r(), g.r()}
-			g.ins("add.u32 %s, %s, -1640531527", rk[r][0], rk[r-1][0]) // 0x9E3779B9
-			g.ins("add.u32 %s, %s, -1150833019", rk[r][1], rk[r-1][1]) // 0xBB67AE85
-		}
-		g.roundKeys[nd.Leaf] = rk
-	}
-
-	// Accumulators.
-	var acc, accI, wn, wm, wq string
-	switch s.Reduce {
-	case RSum:
-		acc = g.fd()
-		g.ins("mov.f64 %s, %s", acc, f64imm(0))
-	case RMin, RArgMin:
-		acc = g.fd()
-		g.ins("mov.f64 %s, %s", acc, f64imm(math.Inf(1)))
-	case RMax, RArgMax:
-		acc = g.fd()
-		g.ins("mov.f64 %s, %s", acc, f64imm(math.Inf(-1)))
-	case RWelford:
-		wn, wm, wq = g.fd(), g.fd(), g.fd()
-		for _, r := range []string{wn, wm, wq} {
-			g.ins("mov.f64 %s, %s", r, f64imm(0))
-		}
-	}
-	if s.Reduce == RArgMin || s.Reduce == RArgMax {
-		accI = g.rd()
-		g.ins("mov.s64 %s, -1", accI)
-	}
+	lv := g.loadLeaves(s, d, 8*(R+2))
+	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
 
 	e, c, row, tid := g.rd(), g.rd(), g.rd(), g.rd()
 	g.ins("cvt.u64.u32 %s, %s", tid, tid32)
@@ -383,6 +327,82 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.put(exit)
 	g.ins("ret")
 
+	return g.module(s, name), name, nil
+}
+
+// leafRegs are a leaf's registers: buffer address (a random leaf's Philox key), offset,
+// strides per axis, and the current row's base index.
+type leafRegs struct {
+	ptr, off, rb string
+	str          []string
+}
+
+// loadLeaves loads each leaf's descriptor words, which start at byte first of the task's
+// descriptor d, and the Philox round keys of random leaves, once per thread.
+func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
+	R, L := s.Rank, g.leaves
+	lv := make([]leafRegs, L)
+	for l := range lv {
+		base := first + 8*l*(R+2)
+		lv[l].ptr, lv[l].off, lv[l].rb = g.rd(), g.rd(), g.rd()
+		g.leafPtrs = append(g.leafPtrs, lv[l].ptr)
+		g.ins("ld.global.nc.u64 %s, [%s+%d]", lv[l].ptr, d, base)
+		g.ins("ld.global.nc.u64 %s, [%s+%d]", lv[l].off, d, base+8)
+		for k := 0; k < R; k++ {
+			sr := g.rd()
+			g.ins("ld.global.nc.u64 %s, [%s+%d]", sr, d, base+16+8*k)
+			lv[l].str = append(lv[l].str, sr)
+		}
+	}
+	g.roundKeys = map[int][10][2]string{}
+	for _, nd := range s.Nodes {
+		if nd.Kind != NRandom || nd.Leaf < 0 || nd.Leaf >= L {
+			continue
+		}
+		if _, ok := g.roundKeys[nd.Leaf]; ok {
+			continue
+		}
+		var rk [10][2]string
+		rk[0] = [2]string{g.r(), g.r()}
+		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], lv[nd.Leaf].ptr)
+		for r := 1; r < 10; r++ {
+			rk[r] = [2]string{g.r(), g.r()}
+			g.ins("add.u32 %s, %s, -1640531527", rk[r][0], rk[r-1][0]) // 0x9E3779B9
+			g.ins("add.u32 %s, %s, -1150833019", rk[r][1], rk[r-1][1]) // 0xBB67AE85
+		}
+		g.roundKeys[nd.Leaf] = rk
+	}
+	return lv
+}
+
+// accumulators declares and initializes a thread's accumulators for reduction r.
+func (g *gen) accumulators(r Reduce) (acc, accI, wn, wm, wq string) {
+	switch r {
+	case RSum:
+		acc = g.fd()
+		g.ins("mov.f64 %s, %s", acc, f64imm(0))
+	case RMin, RArgMin:
+		acc = g.fd()
+		g.ins("mov.f64 %s, %s", acc, f64imm(math.Inf(1)))
+	case RMax, RArgMax:
+		acc = g.fd()
+		g.ins("mov.f64 %s, %s", acc, f64imm(math.Inf(-1)))
+	case RWelford:
+		wn, wm, wq = g.fd(), g.fd(), g.fd()
+		for _, r := range []string{wn, wm, wq} {
+			g.ins("mov.f64 %s, %s", r, f64imm(0))
+		}
+	}
+	if r == RArgMin || r == RArgMax {
+		accI = g.rd()
+		g.ins("mov.s64 %s, -1", accI)
+	}
+	return acc, accI, wn, wm, wq
+}
+
+// module wraps the generated body into a PTX module with entry name.
+func (g *gen) module(s *Spec, name string) string {
+	lib := g.lib
 	var b strings.Builder
 	fmt.Fprintf(&b, "// Generated by gpunotes (gpuarray/cuda) for kernel spec %s; links with the gpunotes device library.\n", s.Key())
 	fmt.Fprintf(&b, ".version %s\n.target %s\n.address_size 64\n\n", lib.version, lib.target)
@@ -400,7 +420,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	b.WriteString(g.body.String())
 	b.WriteString("}\n")
-	return b.String(), name, nil
+	return b.String()
 }
 
 // round32 rounds v to float32 and back when nd is a float32 node.
@@ -431,6 +451,17 @@ func (g *gen) node(s *Spec, i int, vals, idx []string) (string, error) {
 	case NRandom:
 		if err := g.random(nd, idx[nd.Leaf], o); err != nil {
 			return "", err
+		}
+	case NRange:
+		// As the CPU: Step*float64(i) rounded, then + Start rounded (no FMA).
+		fi, t := g.fd(), g.fd()
+		g.ins("cvt.rn.f64.s64 %s, %s", fi, idx[nd.Leaf])
+		g.ins("mul.rn.f64 %s, %s, %s", t, fi, f64imm(nd.Step))
+		g.ins("add.rn.f64 %s, %s, %s", o, t, f64imm(nd.Value))
+		if nd.Exact {
+			p := g.p()
+			g.ins("setp.eq.s64 %s, %s, %d", p, idx[nd.Leaf], nd.Last)
+			g.ins("@%s mov.f64 %s, %s", p, o, f64imm(nd.Stop))
 		}
 	case NCast:
 		g.ins("mov.f64 %s, %s", o, a(0))

@@ -23,6 +23,7 @@ const (
 	NBinary                 // Op(Args[0], Args[1])
 	NWhere                  // Args[0] != 0 ? Args[1] : Args[2]
 	NCast                   // Args[0] rounded to DType
+	NRange                  // Value + Step*i at source index i (Stop at index Last with Exact)
 )
 
 // Node is one value of a fused element computation. Nodes refer to earlier nodes by index.
@@ -33,8 +34,15 @@ type Node struct {
 	Args  [3]int
 	Value float64
 	Rand  expr.RandSpec
-	Leaf  int // NRandom, NInput: which of the task's Maps indexes it
+	Leaf  int // NRandom, NInput, NRange: which of the task's Maps indexes it
+	// NRange: Value is the start; Stop replaces the value at source index Last when Exact.
+	Step, Stop float64
+	Last       int64
+	Exact      bool
 }
+
+// leaf reports whether nodes of kind k are indexed through a task's Map.
+func (k NodeKind) leaf() bool { return k == NRandom || k == NInput || k == NRange }
 
 // Reduce is what a fused kernel does with the value of its last node.
 type Reduce uint8
@@ -73,13 +81,17 @@ type Spec struct {
 	Rank   int
 	Nodes  []Node
 	Reduce Reduce
+	// Kept, when above 0, makes the reduction partial: a task's first Kept axes are kept and
+	// the others reduced, one partial per kept element (see GeneratePTX). Lower orders a
+	// planned task's axes so.
+	Kept int
 }
 
 // Leaves returns how many index maps a task of s must carry (one per distinct Leaf).
 func (s *Spec) Leaves() int {
 	n := 0
 	for _, nd := range s.Nodes {
-		if (nd.Kind == NRandom || nd.Kind == NInput) && nd.Leaf+1 > n {
+		if nd.Kind.leaf() && nd.Leaf+1 > n {
 			n = nd.Leaf + 1
 		}
 	}
@@ -97,6 +109,9 @@ func (s *Spec) Validate() error {
 	if s.Reduce > RWelford {
 		return fmt.Errorf("kernel spec: unknown reduction %d", s.Reduce)
 	}
+	if s.Kept < 0 || s.Kept >= s.Rank || (s.Kept > 0 && s.Reduce == RNone) {
+		return fmt.Errorf("kernel spec: %d kept axes of %d for reduction %v", s.Kept, s.Rank, s.Reduce)
+	}
 	for i, nd := range s.Nodes {
 		nargs := 0
 		switch nd.Kind {
@@ -105,7 +120,7 @@ func (s *Spec) Validate() error {
 			if nd.Rand.Dist > expr.Integers {
 				return fmt.Errorf("kernel spec: node %d: unknown distribution %d", i, nd.Rand.Dist)
 			}
-		case NInput:
+		case NInput, NRange:
 		case NUnary:
 			if !nd.Op.Unary() {
 				return fmt.Errorf("kernel spec: node %d: %v is not unary", i, nd.Op)
@@ -128,7 +143,7 @@ func (s *Spec) Validate() error {
 				return fmt.Errorf("kernel spec: node %d: operand %d refers to node %d, not an earlier one", i, a, nd.Args[a])
 			}
 		}
-		if (nd.Kind == NRandom || nd.Kind == NInput) && nd.Leaf < 0 {
+		if nd.Kind.leaf() && nd.Leaf < 0 {
 			return fmt.Errorf("kernel spec: node %d: negative leaf", i)
 		}
 	}
@@ -146,6 +161,7 @@ func (s *Spec) Key() string {
 	}
 	w(uint64(s.Rank))
 	w(uint64(s.Reduce))
+	w(uint64(s.Kept))
 	for _, nd := range s.Nodes {
 		w(uint64(nd.Kind)<<32 | uint64(nd.DType)<<16 | uint64(nd.Op))
 		for _, a := range nd.Args {
@@ -158,6 +174,14 @@ func (s *Spec) Key() string {
 		// Not the random key: it reaches the kernel in the task descriptor, so a new seed
 		// reuses the linked kernel.
 		w(uint64(nd.Leaf))
+		if nd.Kind == NRange {
+			w(math.Float64bits(nd.Step))
+			w(math.Float64bits(nd.Stop))
+			w(uint64(nd.Last))
+			if nd.Exact {
+				w(1)
+			}
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

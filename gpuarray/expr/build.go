@@ -234,9 +234,13 @@ func newView(a *Node, m []AxisMap, shape []int, chunks [][]int) *Node {
 	return &Node{Kind: KView, DType: a.DType, Shape: slices.Clone(shape), Chunks: cloneChunks(chunks), Args: []*Node{a}, Map: m}
 }
 
-// Index selects along one axis: everything, a slice, or one position (which drops the axis).
+// Index selects along one axis: everything, a slice, or one position (which drops the axis);
+// or it inserts a new axis of length 1 (NewAxis), or stands for as many whole axes as the
+// other indices leave (Ellipsis).
 type Index struct {
 	At                bool // a single position, Start
+	NewAxis           bool
+	Ellipsis          bool
 	Start, Stop, Step int
 	HasStart, HasStop bool // else the Python defaults for the step's direction
 }
@@ -290,30 +294,58 @@ func (ix Index) resolve(n, axis int) (start, step, count int, err error) {
 	return start, step, count, nil
 }
 
-// NewSlice indexes a with one Index per leading axis (missing trailing axes are kept whole).
+// NewSlice indexes a with one Index per leading axis (missing trailing axes are kept whole),
+// as NumPy's basic indexing: new axes and one ellipsis included.
 func NewSlice(a *Node, idx []Index) (*Node, error) {
-	if len(idx) > len(a.Shape) {
-		return nil, fmt.Errorf("%d indices for an array of shape %s", len(idx), ShapeString(a.Shape))
+	consumed, ell := 0, -1
+	for i, ix := range idx {
+		switch {
+		case ix.Ellipsis && ell >= 0:
+			return nil, fmt.Errorf("an index can only have a single ellipsis")
+		case ix.Ellipsis:
+			ell = i
+		case !ix.NewAxis:
+			consumed++
+		}
+	}
+	if consumed > len(a.Shape) {
+		return nil, fmt.Errorf("%d indices for an array of shape %s", consumed, ShapeString(a.Shape))
+	}
+	if ell >= 0 {
+		full := make([]Index, 0, len(idx)+len(a.Shape)-consumed)
+		full = append(full, idx[:ell]...)
+		for k := 0; k < len(a.Shape)-consumed; k++ {
+			full = append(full, Index{Step: 1})
+		}
+		idx = append(full, idx[ell+1:]...)
 	}
 	var shape []int
 	var chunks [][]int
 	m := make([]AxisMap, len(a.Shape))
-	for ax, n := range a.Shape {
+	ax := 0
+	for i := 0; i < len(idx) || ax < len(a.Shape); i++ {
 		ix := Index{Step: 1}
-		if ax < len(idx) {
-			ix = idx[ax]
+		if i < len(idx) {
+			ix = idx[i]
 		}
+		if ix.NewAxis {
+			shape = append(shape, 1)
+			chunks = append(chunks, []int{1})
+			continue
+		}
+		n := a.Shape[ax]
 		start, step, count, err := ix.resolve(n, ax)
 		if err != nil {
 			return nil, err
 		}
 		if ix.At {
 			m[ax] = AxisMap{Axis: -1, Off: start}
-			continue
+		} else {
+			m[ax] = AxisMap{Axis: len(shape), Off: start, Step: step}
+			shape = append(shape, count)
+			chunks = append(chunks, sliceChunks(a.Chunks[ax], start, step, count))
 		}
-		m[ax] = AxisMap{Axis: len(shape), Off: start, Step: step}
-		shape = append(shape, count)
-		chunks = append(chunks, sliceChunks(a.Chunks[ax], start, step, count))
+		ax++
 	}
 	return newView(a, m, shape, chunks), nil
 }

@@ -35,17 +35,19 @@ type Kind uint8
 
 // Node kinds.
 const (
-	KConst  Kind = iota // every element Value
-	KRandom             // random numbers, Rand
-	KRange              // Start + Step*i on a 1-d array (Arange, Linspace)
-	KData               // a materialized row-major buffer: Data, or Buf (values held on a device)
-	KUnary              // Op(Args[0])
-	KBinary             // Op(Args[0], Args[1]), operands broadcast to Shape
-	KWhere              // Args[0] != 0 ? Args[1] : Args[2]
-	KCast               // Args[0] rounded to DType
-	KView               // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
-	KReduce             // Red over Axes of Args[0]
-	KFile               // values read from File, chunk by chunk, inside tasks (file.go)
+	KConst   Kind = iota // every element Value
+	KRandom              // random numbers, Rand
+	KRange               // Start + Step*i, i the row-major linear index (Arange, Linspace)
+	KData                // a materialized row-major buffer: Data, or Buf (values held on a device)
+	KUnary               // Op(Args[0])
+	KBinary              // Op(Args[0], Args[1]), operands broadcast to Shape
+	KWhere               // Args[0] != 0 ? Args[1] : Args[2]
+	KCast                // Args[0] rounded to DType
+	KView                // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
+	KReduce              // Red over Axes of Args[0]
+	KReshape             // Args[0] with Shape, same row-major order (computed first; see NewReshape)
+	KConcat              // Args joined along axis Axes[0]
+	KFile                // values read from File, chunk by chunk, inside tasks (file.go)
 )
 
 // Op is an elementwise operation.
@@ -158,7 +160,7 @@ type Node struct {
 	Buf   Buffer      // KData whose values are held elsewhere (a GPU's memory); Data is nil
 	Map   []AxisMap   // KView, one per input axis
 	Red   Red         // KReduce
-	Axes  []int       // KReduce: reduced axes of Args[0], ascending
+	Axes  []int       // KReduce: reduced axes of Args[0], ascending; KConcat: the join axis
 	File  *File       // KFile
 }
 

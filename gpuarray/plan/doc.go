@@ -13,8 +13,13 @@
 //
 // # The fused kernel
 //
-// A Stage has one Kernel and one Task per chunk of the kernel's iteration space (Kernel.Shape,
-// the shape of the stage's value before any reduction). A Kernel is a list of instructions in
+// A Stage has one Task per chunk and, unless it reads a join (concatenation), one Kernel for
+// all of them; a join gives a kernel per combination of pieces (see pieces.go). A reshape
+// that cannot be pushed to the leaves reads its operand, computed first, as an Input with
+// the new shape.
+//
+// Tasks cover the chunks of the kernel's iteration space (Kernel.Shape, the shape of the
+// stage's value before any reduction). A Kernel is a list of instructions in
 // SSA order; instruction i may use only instructions before it, and Result (the last one) is
 // the value. Each instruction yields one value per element o (a global index into the iteration
 // space), in its DType; float32 instructions round their float64 result to float32.
@@ -23,8 +28,8 @@
 //	Random  the random array Rand of shape Src at source index s(o) (see gpuarray/rng for the
 //	        exact transform; Normal gives P0 + P1*z, Uniform P0 + (P1-P0)*u, Integers
 //	        P0 + floor-free multiply-shift into [P0, P1))
-//	Range   Start + Step*s(o) on the 1-d source of length Src[0]; with Exact, the last element
-//	        is Stop
+//	Range   Start + Step*l(o), l(o) the source's row-major linear index (a reshaped range keeps
+//	        its source's order); with Exact, the last element of the source is Stop
 //	Input   element s(o) of input array Slot, whose values come in Task.Inputs[Slot]
 //	Unary   Op(Args[0]); Binary Op(Args[0], Args[1]); Where Args[0] != 0 ? Args[1] : Args[2]
 //	Cast    Args[0] rounded to DType

@@ -11,10 +11,27 @@ import (
 )
 
 // Order returns the nodes that must be materialized to compute root, dependencies first:
-// the reductions it contains, then root itself (unless root is already data).
-func Order(root *expr.Node) []*expr.Node {
-	var out []*expr.Node
+// the reductions it contains, the operands of reshapes that could not be pushed to the leaves
+// (expr.NewReshape), joins that a task would read across two inputs (see pieces.go), then
+// root itself (unless root is already data).
+func Order(root *expr.Node) []*expr.Node { return OrderAll([]*expr.Node{root}) }
+
+// OrderAll is Order for several roots computed in one pass: a node they share (or a root
+// inside another) is materialized once.
+func OrderAll(roots []*expr.Node) []*expr.Node {
+	isRoot := map[*expr.Node]bool{}
+	for _, r := range roots {
+		isRoot[r] = true
+	}
+	var base []*expr.Node
 	seen := map[*expr.Node]bool{}
+	added := map[*expr.Node]bool{}
+	push := func(n *expr.Node) {
+		if !added[n] {
+			added[n] = true
+			base = append(base, n)
+		}
+	}
 	var walk func(n *expr.Node)
 	walk = func(n *expr.Node) {
 		if seen[n] {
@@ -24,13 +41,29 @@ func Order(root *expr.Node) []*expr.Node {
 		for _, a := range n.Args {
 			walk(a)
 		}
-		if n.Kind == expr.KReduce && n != root {
-			out = append(out, n)
+		if n.Kind == expr.KReshape && n.Args[0].Kind != expr.KData {
+			push(n.Args[0])
+		}
+		if n.Kind == expr.KReduce || isRoot[n] && n.Kind != expr.KData {
+			push(n)
 		}
 	}
-	walk(root)
-	if root.Kind != expr.KData {
-		out = append(out, root)
+	for _, r := range roots {
+		walk(r)
+	}
+	// Joins a stage cannot read piece by piece are computed before it.
+	var out []*expr.Node
+	staged := map[*expr.Node]bool{}
+	var add func(n *expr.Node)
+	add = func(n *expr.Node) {
+		for c := straddled(n, staged); c != nil; c = straddled(n, staged) {
+			add(c)
+		}
+		out = append(out, n)
+		staged[n] = true
+	}
+	for _, n := range base {
+		add(n)
 	}
 	return out
 }
@@ -49,7 +82,7 @@ type Options struct {
 // Stage is one planned stage: a kernel and its tasks.
 type Stage struct {
 	Node   *expr.Node // the node the stage materializes
-	Kernel *Kernel
+	Kernel *Kernel    // the first task's kernel; tasks that read other pieces of a join have their own
 	Tasks  []*Task
 	grid   [][]int // chunk grid of the iteration space
 }
@@ -59,7 +92,9 @@ type lowerer struct {
 	done   map[*expr.Node]dtype.Slice
 	memo   map[string]int
 	inputs []inputLeaf
-	held   bool // Options.Held is set
+	held   bool  // Options.Held is set
+	off    []int // the region whose pieces of joins the kernel reads
+	shp    []int
 }
 
 type inputLeaf struct {
@@ -71,16 +106,49 @@ type inputLeaf struct {
 }
 
 // Lower plans node n as stage number id. done holds the values (row-major) of nodes
-// materialized by earlier stages; KData nodes carry their own.
+// materialized by earlier stages; KData nodes carry their own. A stage that reads a join
+// (expr.KConcat) gets one kernel per combination of pieces its tasks read (see pieces.go).
 func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (*Stage, error) {
 	iter := n
-	k := &Kernel{}
+	var red *Reduction
 	if n.Kind == expr.KReduce {
 		iter = n.Args[0]
-		k.Reduce = &Reduction{Red: n.Red, Axes: slices.Clone(n.Axes)}
+		red = &Reduction{Red: n.Red, Axes: slices.Clone(n.Axes)}
 	}
-	k.Shape = slices.Clone(iter.Shape)
-	l := &lowerer{k: k, done: done, memo: map[string]int{}, held: opt.Held != nil}
+	st := &Stage{Node: n, grid: iter.Chunks}
+	joins := hasJoin(iter, done)
+	kernels := map[string]*lowerer{}
+	pick := func(off, shp []int) (*lowerer, error) {
+		key := ""
+		if joins {
+			var c *expr.Node
+			if key, c = pieceKey(iter, done, off, shp); c != nil {
+				return nil, fmt.Errorf("plan: a chunk at %v of shape %s reads across the pieces of a concatenation of shape %s", off, expr.ShapeString(shp), expr.ShapeString(c.Shape))
+			}
+		}
+		if l, ok := kernels[key]; ok {
+			return l, nil
+		}
+		l, err := lowerKernel(iter, red, done, opt, off, shp)
+		if err != nil {
+			return nil, err
+		}
+		kernels[key] = l
+		if st.Kernel == nil {
+			st.Kernel = l.k
+		}
+		return l, nil
+	}
+	if err := st.makeTasks(id, pick, opt); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// lowerKernel lowers iter into a kernel; the region (off, shp) picks the pieces of joins.
+func lowerKernel(iter *expr.Node, red *Reduction, done map[*expr.Node]dtype.Slice, opt Options, off, shp []int) (*lowerer, error) {
+	k := &Kernel{Shape: slices.Clone(iter.Shape), Reduce: red}
+	l := &lowerer{k: k, done: done, memo: map[string]int{}, held: opt.Held != nil, off: off, shp: shp}
 	res, err := l.emit(iter, nil)
 	if err != nil {
 		return nil, err
@@ -91,11 +159,7 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 		res = len(k.Instrs) - 1
 	}
 	k.Result = res
-	st := &Stage{Node: n, Kernel: k, grid: iter.Chunks}
-	if err := st.makeTasks(id, l.inputs, opt); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return l, nil
 }
 
 func mapKey(m []expr.AxisMap) string {
@@ -186,6 +250,24 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 		return l.fileInput(n, m), nil
 	case expr.KView:
 		return l.emit(n.Args[0], compose(n.Map, m))
+	case expr.KReshape:
+		a := n.Args[0]
+		vals, ok := l.done[a]
+		if !ok {
+			if a.Kind != expr.KData {
+				return 0, fmt.Errorf("plan: the operand of a reshape to %s was not computed before its use", expr.ShapeString(n.Shape))
+			}
+			var err error
+			if vals, err = a.Values(); err != nil {
+				return 0, err
+			}
+		}
+		return l.input(vals, n, m), nil
+	case expr.KConcat:
+		arg, start := piece(n, m, l.off, l.shp)
+		pm := slices.Clone(m)
+		pm[n.Axes[0]].Off -= start
+		return l.emit(n.Args[arg], pm)
 	case expr.KUnary, expr.KBinary, expr.KWhere, expr.KCast:
 		args := make([]int, len(n.Args))
 		for j, a := range n.Args {
@@ -208,8 +290,9 @@ func (l *lowerer) input(vals dtype.Slice, n *expr.Node, m []expr.AxisMap) int {
 	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: slices.Clone(n.Shape), Map: m})
 }
 
-// makeTasks creates one task per chunk of the grid, in row-major chunk order.
-func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
+// makeTasks creates one task per chunk of the grid, in row-major chunk order; pick gives the
+// kernel (and its inputs) of a chunk.
+func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), opt Options) error {
 	rank := len(st.grid)
 	bnds := make([][]int, rank)
 	for ax, cs := range st.grid {
@@ -228,7 +311,12 @@ func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
 			off[ax] = bnds[ax][idx[ax]]
 			shp[ax] = st.grid[ax][idx[ax]]
 		}
-		task := &Task{Stage: id, Index: t, Kernel: st.Kernel, Offset: off, Shape: shp}
+		l, err := pick(off, shp)
+		if err != nil {
+			return err
+		}
+		inputs := l.inputs
+		task := &Task{Stage: id, Index: t, Kernel: l.k, Offset: off, Shape: shp}
 		for i := range inputs {
 			in := &inputs[i]
 			if in.file != nil {
@@ -241,7 +329,7 @@ func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
 				for d := range hi {
 					hi[d] = origin[d] + shape[d] - 1
 				}
-				if b, ok := opt.Held(st.Kernel, in.held, lo, hi); ok && expr.Size(shape) > 0 {
+				if b, ok := opt.Held(l.k, in.held, lo, hi); ok && expr.Size(shape) > 0 {
 					task.Inputs = append(task.Inputs, b)
 					continue
 				}
@@ -257,7 +345,7 @@ func (st *Stage) makeTasks(id int, inputs []inputLeaf, opt Options) error {
 		}
 		if b := task.Bytes(); opt.MemoryLimit > 0 && b > opt.MemoryLimit {
 			return fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes, more than the memory limit of %d bytes; use smaller chunks",
-				expr.ShapeString(shp), expr.ShapeString(st.Kernel.Shape), b, opt.MemoryLimit)
+				expr.ShapeString(shp), expr.ShapeString(l.k.Shape), b, opt.MemoryLimit)
 		}
 		st.Tasks = append(st.Tasks, task)
 		for ax := rank - 1; ax >= 0; ax-- {

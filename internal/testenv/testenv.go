@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -120,4 +121,34 @@ func InstallKernel(t testing.TB) []string {
 		t.Fatalf("gpunotes install: %v\n%s", err, out)
 	}
 	return env
+}
+
+// PapermillPython returns the python of a fresh virtualenv that sees the test virtualenv's
+// packages (papermill, nbclient) and has gpunotes-papermill installed by
+// `gpunotes install --papermill --python`, the way users install it. env is InstallKernel's.
+func PapermillPython(t testing.TB, env []string) string {
+	t.Helper()
+	py := Python(t)
+	venv := filepath.Join(t.TempDir(), "venv")
+	if out, err := exec.Command(py, "-m", "venv", venv).CombinedOutput(); err != nil {
+		t.Fatalf("create a virtualenv: %v\n%s", err, out)
+	}
+	vpy := filepath.Join(venv, "bin", "python")
+	site := func(p string) string {
+		out, err := exec.Command(p, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").Output()
+		if err != nil {
+			t.Fatalf("%s: site-packages: %v", p, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	// The test virtualenv's packages come after the new one's own (a .pth line appends).
+	if err := os.WriteFile(filepath.Join(site(vpy), "gpunotes-testvenv.pth"), []byte(site(py)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(Binary(t), "install", "--papermill", "--python", vpy)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gpunotes install --papermill: %v\n%s", err, out)
+	}
+	return vpy
 }

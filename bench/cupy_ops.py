@@ -1,0 +1,143 @@
+"""CuPy peers of `gpunotes bench ops` (issue 20), for the GPU machine (its python3 has CuPy).
+
+The same table of ops on an N x N standard normal array, in up to three variants:
+  cupy-regen:    the array is generated for each op (cupy.random, float64; the float32 row
+                 generates float32), then the op runs: what a graph that regenerates its
+                 input does, without dask's chunking;
+  cupy-resident: the array is generated once and stays in device memory; each op reads it
+                 (CuPy's best case);
+  dask-cupy:     dask.array with CuPy chunks of C x C, regenerated per op as dask does (only
+                 where dask is installed).
+Every variant brings the result to the host (float() or .get()), as gpunotes' Compute does.
+Each figure is the best of 3 after a warm-up.
+Usage: python3 bench/cupy_ops.py --n 40000 [--chunk 10000] [--variants cupy-regen,cupy-resident,dask-cupy]
+Prints one JSON line per op and variant: {"peer","op","n","chunk","device","seconds","value"}.
+"""
+import argparse
+import json
+import time
+
+import cupy as cp
+
+p = argparse.ArgumentParser()
+p.add_argument("--n", type=int, default=40000)
+p.add_argument("--chunk", type=int, default=10000)
+p.add_argument("--variants", default="cupy-regen,cupy-resident,dask-cupy")
+a = p.parse_args()
+N, C = a.n, a.chunk
+dev = cp.cuda.Device()
+GPU = cp.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
+
+# The op table, in the order of gpunotes' opsTable; xp is cupy or dask.array.
+OPS = [
+    ("sum", lambda x, xp: x.sum()),
+    ("mean", lambda x, xp: x.mean()),
+    ("std", lambda x, xp: x.std()),
+    ("max", lambda x, xp: x.max()),
+    ("argmax", lambda x, xp: x.argmax()),
+    ("sum(axis=0)", lambda x, xp: x.sum(axis=0)),
+    ("mean(axis=0)", lambda x, xp: x.mean(axis=0)),
+    ("std(axis=0)", lambda x, xp: x.std(axis=0)),
+    ("sum(axis=1)", lambda x, xp: x.sum(axis=1)),
+    ("mean(axis=1)", lambda x, xp: x.mean(axis=1)),
+    ("std(axis=1)", lambda x, xp: x.std(axis=1)),
+    ("sum(x + x.T)", lambda x, xp: (x + x.T).sum()),
+    ("sum(exp(x) + sin(x))", lambda x, xp: (xp.exp(x) + xp.sin(x)).sum()),
+    ("sum(where(x > 0, x, -x))", lambda x, xp: xp.where(x > 0, x, -x).sum()),
+    ("mean(x[::2, ::3])", lambda x, xp: x[::2, ::3].mean()),
+    ("sum(float32)", lambda x, xp: x.sum()),
+    ("sum(arange(n*n))", None),
+]
+
+
+def first(v):
+    """The result on the host: a float, or the first element of an array."""
+    v = cp.asnumpy(v) if isinstance(v, cp.ndarray) else v
+    try:
+        return float(v.ravel()[0])
+    except AttributeError:
+        return float(v)
+
+
+def best(f):
+    f()
+    dev.synchronize()
+    t = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        v = f()
+        dev.synchronize()
+        t = min(t, time.perf_counter() - t0)
+    return t, v
+
+
+def report(peer, op, secs, v):
+    print(json.dumps({"peer": peer, "op": op, "n": N, "chunk": C, "device": GPU,
+                      "seconds": round(secs, 6), "value": v}), flush=True)
+
+
+def free():
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+def regen():
+    for name, op in OPS:
+        dt = cp.float32 if name == "sum(float32)" else cp.float64
+        if op is None:
+            f = lambda: first(cp.arange(N * N, dtype=cp.float64).sum())
+        else:
+            f = lambda: first(op(cp.random.RandomState(42).standard_normal((N, N), dtype=dt), cp))
+        secs, v = best(f)
+        report("cupy-regen", name, secs, v)
+        free()
+
+
+def resident():
+    x = cp.random.RandomState(42).standard_normal((N, N), dtype=cp.float64)
+    x32 = cp.random.RandomState(42).standard_normal((N, N), dtype=cp.float32)
+    r = cp.arange(N * N, dtype=cp.float64)
+    dev.synchronize()
+    for name, op in OPS:
+        if op is None:
+            f = lambda: first(r.sum())
+        elif name == "sum(float32)":
+            f = lambda: first(op(x32, cp))
+        else:
+            f = lambda: first(op(x, cp))
+        secs, v = best(f)
+        report("cupy-resident", name, secs, v)
+        free()
+    del x, x32, r
+    free()
+
+
+def dask_cupy():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as e:
+        print(json.dumps({"peer": "dask-cupy", "skipped": f"dask is not installed: {e}"}), flush=True)
+        return
+    dask.config.set(scheduler="threads")
+
+    def gen(dt):
+        rs = da.random.RandomState(42, RandomState=cp.random.RandomState)
+        return rs.standard_normal((N, N), chunks=(C, C), dtype=dt)
+
+    for name, op in OPS:
+        dt = cp.float32 if name == "sum(float32)" else cp.float64
+        if op is None:
+            f = lambda: first(da.arange(N * N, chunks=C * C, dtype=cp.float64, like=cp.empty(0)).sum().compute())
+        else:
+            f = lambda: first(op(gen(dt), da).compute())
+        try:
+            secs, v = best(f)
+        except Exception as e:  # a dask version without an API used here: say so, go on
+            print(json.dumps({"peer": "dask-cupy", "op": name, "error": f"{type(e).__name__}: {e}"[:300]}), flush=True)
+            continue
+        report("dask-cupy " + dask.__version__, name, secs, v)
+        free()
+
+
+for v in a.variants.split(","):
+    {"cupy-regen": regen, "cupy-resident": resident, "dask-cupy": dask_cupy}[v]()

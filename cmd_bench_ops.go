@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/gpunotes/gpunotes/gpuarray"
+)
+
+// opsResult is one JSON line of `bench ops --json` (see DESIGN.md "Commands").
+type opsResult struct {
+	Op      string  `json:"op"`
+	N       int     `json:"n"`
+	Chunk   int     `json:"chunk"`
+	Backend string  `json:"backend"`
+	Device  string  `json:"device"`
+	Seconds float64 `json:"seconds"`
+	Path    string  `json:"path"`
+	// Persisted says the ops read an array computed once and kept (--persist).
+	Persisted bool `json:"persisted,omitempty"`
+	// Value is a checksum of the result (its first element), so peers can be compared.
+	Value float64 `json:"value"`
+}
+
+// benchOp builds one op of the table from x (regenerated per run, as a dask graph is).
+type benchOp struct {
+	name  string
+	build func(x *gpuarray.Array, n, chunk int) *gpuarray.Array
+}
+
+// opsTable is the fixed table of `bench ops`; bench/cupy_ops.py runs the same ops.
+var opsTable = []benchOp{
+	{"sum", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Sum() }},
+	{"mean", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Mean() }},
+	{"std", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Std() }},
+	{"max", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Max() }},
+	{"argmax", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.ArgMax() }},
+	{"sum(axis=0)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Sum(0) }},
+	{"mean(axis=0)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Mean(0) }},
+	{"std(axis=0)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Std(0) }},
+	{"sum(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Sum(1) }},
+	{"mean(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Mean(1) }},
+	{"std(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Std(1) }},
+	{"sum(x + x.T)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Add(x.T()).Sum() }},
+	{"sum(exp(x) + sin(x))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Exp().Add(x.Sin()).Sum() }},
+	{"sum(where(x > 0, x, -x))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
+		return gpuarray.Where(x.Gt(0), x, x.Neg()).Sum()
+	}},
+	{"mean(x[::2, ::3])", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
+		return x.Slice(gpuarray.Every(2), gpuarray.Every(3)).Mean()
+	}},
+	{"sum(float32)", nil}, // x generated as float32
+	{"sum(arange(n*n))", func(_ *gpuarray.Array, n, chunk int) *gpuarray.Array {
+		return gpuarray.Arange(0, float64(n)*float64(n), 1, gpuarray.Chunks(chunk*chunk)).Sum()
+	}},
+}
+
+// benchOps runs the ops table on a standard normal n x n array (seed 42) in chunk x chunk
+// chunks: each op once to warm up (contexts, kernel links), then best of 3, regenerating the
+// array each time (with --persist: reading the array persisted once).
+func benchOps(ctx context.Context, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("bench ops", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	n := fs.Int("n", 20000, "array side")
+	chunk := fs.Int("chunk", 10000, "chunk side")
+	backend := fs.String("backend", "cpu", "cpu or gpu")
+	only := fs.String("op", "", "run only this op")
+	persist := fs.Bool("persist", false, "compute the array once and keep it where it was computed (Persist), then run the ops on it")
+	asJSON := fs.Bool("json", false, "print one JSON line per op")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: bench ops: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: bench ops: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if *n <= 0 || *chunk <= 0 {
+		return fmt.Errorf("%w: bench ops: --n %d and --chunk %d must be positive", errUsage, *n, *chunk)
+	}
+	var opt gpuarray.ComputeOption
+	device := cpuName(runtime.GOMAXPROCS(0))
+	switch *backend {
+	case "cpu":
+		opt = gpuarray.Threads(0)
+	case "gpu":
+		if err := gpuarray.GPUError(); err != nil {
+			return fmt.Errorf("bench ops: --backend gpu: %w", err)
+		}
+		opt = gpuarray.OnGPU()
+		device = gpuNames(1)
+	default:
+		return fmt.Errorf("%w: bench ops: unknown --backend %q (cpu, gpu)", errUsage, *backend)
+	}
+	var held, held32 *gpuarray.Array
+	if *persist {
+		held = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk)).Persist(opt, gpuarray.WithContext(ctx))
+		held32 = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(gpuarray.Float32)).Persist(opt, gpuarray.WithContext(ctx))
+		for _, h := range []*gpuarray.Array{held, held32} {
+			if err := h.Err(); err != nil {
+				return fmt.Errorf("bench ops: persist: %w", err)
+			}
+			defer h.Release()
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	ran := false
+	for _, op := range opsTable {
+		if *only != "" && op.name != *only {
+			continue
+		}
+		ran = true
+		res := opsResult{Op: op.name, N: *n, Chunk: *chunk, Backend: *backend, Device: device, Seconds: math.Inf(1), Persisted: *persist}
+		for rep := 0; rep < 4; rep++ { // a warm-up, then best of 3
+			t0 := time.Now()
+			dt := gpuarray.Float64
+			if op.build == nil {
+				dt = gpuarray.Float32
+			}
+			x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(dt))
+			if held != nil {
+				x = held
+				if dt == gpuarray.Float32 {
+					x = held32
+				}
+			}
+			var y *gpuarray.Array
+			if op.build == nil {
+				y = x.Sum()
+			} else {
+				y = op.build(x, *n, *chunk)
+			}
+			c, err := y.Compute(opt, gpuarray.WithContext(ctx))
+			if err != nil {
+				return fmt.Errorf("bench ops: %s: %w", op.name, err)
+			}
+			if rep > 0 {
+				res.Seconds = min(res.Seconds, time.Since(t0).Seconds())
+			}
+			vals, err := c.ToSlice()
+			if err != nil {
+				return fmt.Errorf("bench ops: %s: %w", op.name, err)
+			}
+			res.Value, res.Path = vals[0], c.Path()
+			if res.Path == "" {
+				res.Path = "cpu (fused loops)"
+			}
+		}
+		if *asJSON {
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%-26s n=%d chunk=%d %s  %.4f s  (%s)\n", res.Op, res.N, res.Chunk, res.Backend, res.Seconds, res.Path); err != nil {
+			return err
+		}
+	}
+	if !ran {
+		return fmt.Errorf("%w: bench ops: no op named %q", errUsage, *only)
+	}
+	return nil
+}

@@ -1,0 +1,298 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// Partial is one task's result of a partial reduction (Spec.Kept > 0): one entry per kept
+// element, row-major over the kept axes.
+type Partial struct {
+	Values []float64 // sum, min, max; ArgMin/ArgMax: the value at Index
+	Index  []int64   // ArgMin, ArgMax: row-major index over the task's reduced axes (-1: none)
+	Count  []float64 // Welford: elements, mean, sum of squared deviations
+	Mean   []float64
+	M2     []float64
+}
+
+// Threads per task that a partial reduction aims at (at least), and the fewest elements a
+// thread should walk. The slice count of a task depends on its shape alone, never on the
+// launch or the number of GPUs, so the bits are the same for any of those.
+const (
+	axesMinThreads = 1 << 14
+	axesMinWalk    = 256
+)
+
+// AxesSlices returns how many slices each kept element of a partial reduction is split into,
+// for kept elements k and reduced elements n per kept element.
+func AxesSlices(k, n int64) int64 {
+	if k <= 0 || n <= 0 {
+		return 1
+	}
+	s := min((axesMinThreads+k-1)/k, (n+axesMinWalk-1)/axesMinWalk)
+	return max(min(s, MaxSlices), 1)
+}
+
+// axesShape returns a task's kept and reduced element counts (dims are kept first).
+func axesShape(s *Spec, t *Task) (k, n int64) {
+	k, n = 1, 1
+	for j, d := range t.Dims {
+		if j < s.Kept {
+			k *= d
+		} else {
+			n *= d
+		}
+	}
+	return k, n
+}
+
+// maxAxesWords bounds one launch's partial words (a single larger task still runs alone).
+const maxAxesWords = 1 << 26
+
+// runAxes is run for a partial reduction.
+func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options, res *Result) error {
+	fn, err := d.kernel(s)
+	if err != nil {
+		return err
+	}
+	name := "gpn_axes_" + s.Key()
+	R, L := s.Rank, s.Leaves()
+	W := axesDescWords(R, L)
+	pw := int64(s.Reduce.words())
+	keys := randomKeys(s)
+	ks, ns, ss := make([]int64, len(tasks)), make([]int64, len(tasks)), make([]int64, len(tasks))
+	for i := range tasks {
+		ks[i], ns[i] = axesShape(s, &tasks[i])
+		ss[i] = AxesSlices(ks[i], ns[i])
+	}
+	for first := 0; first < len(tasks); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// One launch: tasks [first, last), their partial slots at offs.
+		last := first
+		var slots, gridX int64
+		offs := map[int]int64{}
+		for last < len(tasks) && last-first < MaxTasksPerLaunch {
+			need := ks[last] * ss[last]
+			if last > first && (slots+need)*pw > maxAxesWords {
+				break
+			}
+			offs[last] = slots
+			slots += need
+			gridX = max(gridX, (need+BlockSize-1)/BlockSize)
+			last++
+		}
+		if err := d.launchAxes(ctx, fn, name, s, tasks[first:last], first, ks, ns, ss, offs, slots, gridX, W, keys, opt, res); err != nil {
+			return err
+		}
+		first = last
+	}
+	return nil
+}
+
+// launchAxes runs one launch of a partial reduction over tasks (numbered from first) and
+// combines each kept element's slices in slice order.
+func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string, s *Spec, tasks []Task, first int,
+	ks, ns, ss []int64, offs map[int]int64, slots, gridX int64, W int, keys map[int]uint64, opt Options, res *Result) error {
+	R, L := s.Rank, s.Leaves()
+	pw := int64(s.Reduce.words())
+	up := newUploads(d)
+	defer up.release()
+	desc := make([]uint64, W*len(tasks))
+	for k := range tasks {
+		ti := first + k
+		t := &tasks[k]
+		w := desc[k*W : (k+1)*W]
+		for j, dim := range t.Dims {
+			w[j] = uint64(dim)
+		}
+		w[R], w[R+1], w[R+2], w[R+3] = uint64(ks[ti]), uint64(ns[ti]), uint64(ss[ti]), uint64(offs[ti])
+		for l := 0; l < L; l++ {
+			if err := up.leaf(w[R+4+l*(R+2):], t, l, keys); err != nil {
+				return err
+			}
+		}
+	}
+	if gridX == 0 {
+		for k := range tasks {
+			res.Axes[first+k] = emptyPartial(s.Reduce, ks[first+k])
+		}
+		return nil
+	}
+	dp, err := up.alloc(uint64(len(desc) * 8))
+	if err != nil {
+		return err
+	}
+	if err := driver.MemcpyHtoD(dp, unsafe.Pointer(&desc[0]), uint64(len(desc)*8)); err != nil {
+		return fmt.Errorf("upload task descriptors: %w", err)
+	}
+	outBytes := uint64(slots*pw) * 8
+	op, err := up.alloc(outBytes)
+	if err != nil {
+		return err
+	}
+	if opt.Poison {
+		if err := driver.MemsetD32Async(op, math.MaxUint32, outBytes/4, d.stream); err != nil {
+			return err
+		}
+	}
+	grid := [3]uint32{uint32(gridX), uint32(len(tasks)), 1}
+	block := [3]uint32{BlockSize, 1, 1}
+	descArg, outArg := uint64(dp), uint64(op)
+	params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
+	lerr := fn.Launch(grid, block, 0, d.stream, params)
+	if lerr == nil {
+		lerr = d.stream.Synchronize()
+	}
+	if lerr != nil {
+		return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, len(tasks), lerr)
+	}
+	host, err := d.staging(outBytes)
+	if err != nil {
+		return err
+	}
+	if err := driver.MemcpyDtoH(unsafe.Pointer(&host[0]), op, outBytes); err != nil {
+		return fmt.Errorf("download results: %w", err)
+	}
+	words := host[:slots*pw]
+	if opt.Poison {
+		for i, v := range words {
+			if v == poisonBits {
+				return fmt.Errorf("kernel %s left output word %d of %d unwritten", name, i, len(words))
+			}
+		}
+	}
+	for k := range tasks {
+		ti := first + k
+		res.Axes[ti] = collectAxes(s.Reduce, words, offs[ti], ks[ti], ss[ti])
+	}
+	return nil
+}
+
+// collectAxes combines, for each of k kept elements, its sl slices' partials (slot
+// off + b*k + q) in slice order.
+func collectAxes(r Reduce, words []uint64, off, k, sl int64) Partial {
+	pw := int64(r.words())
+	f := func(slot, j int64) float64 { return math.Float64frombits(words[slot*pw+j]) }
+	p := emptyPartial(r, k)
+	parts := make([]float64, sl)
+	for q := int64(0); q < k; q++ {
+		switch r {
+		case RSum:
+			for b := range parts {
+				parts[b] = f(off+int64(b)*k+q, 0)
+			}
+			p.Values[q] = PairwiseSum(parts)
+		case RMin, RMax:
+			v := p.Values[q]
+			for b := int64(0); b < sl; b++ {
+				v = pick(v, f(off+b*k+q, 0), r == RMax)
+			}
+			p.Values[q] = v
+		case RArgMin, RArgMax:
+			v, idx := math.NaN(), int64(-1)
+			for b := int64(0); b < sl; b++ {
+				slot := off + b*k + q
+				v2, i2 := f(slot, 0), int64(words[slot*pw+1])
+				if i2 < 0 {
+					continue
+				}
+				if idx < 0 || better(v2, i2, v, idx, r == RArgMax) {
+					v, idx = v2, i2
+				}
+			}
+			p.Values[q], p.Index[q] = v, idx
+		case RWelford:
+			var n, m, m2 float64
+			for b := int64(0); b < sl; b++ {
+				slot := off + b*k + q
+				n, m, m2 = MergeWelford(n, m, m2, f(slot, 0), f(slot, 1), f(slot, 2))
+			}
+			p.Count[q], p.Mean[q], p.M2[q] = n, m, m2
+		}
+	}
+	return p
+}
+
+// emptyPartial is the partial of k kept elements that reduced nothing (the identities).
+func emptyPartial(r Reduce, k int64) Partial {
+	var p Partial
+	switch r {
+	case RWelford:
+		p.Count, p.Mean, p.M2 = make([]float64, k), make([]float64, k), make([]float64, k)
+	case RArgMin, RArgMax:
+		p.Values, p.Index = make([]float64, k), make([]int64, k)
+		for i := range p.Index {
+			p.Index[i] = -1
+		}
+	default:
+		p.Values = make([]float64, k)
+		if r == RMin || r == RMax {
+			inf := math.Inf(1)
+			if r == RMax {
+				inf = math.Inf(-1)
+			}
+			for i := range p.Values {
+				p.Values[i] = inf
+			}
+		}
+	}
+	return p
+}
+
+// axesOutput turns a partial reduction's result for task t into the planner's output: the
+// region's shape with the reduced axes set to 1, and for ArgMin/ArgMax the index over the
+// reduced axes of the whole iteration space.
+func axesOutput(t *plan.Task, r Reduce, p *Partial) *plan.Output {
+	red := t.Kernel.Reduced()
+	shape := append([]int(nil), t.Shape...)
+	for d := range shape {
+		if red[d] {
+			shape[d] = 1
+		}
+	}
+	o := &plan.Output{Shape: shape}
+	switch r {
+	case RWelford:
+		o.Data = dtype.OfFloat64(p.Count)
+		o.Aux = [][]float64{p.Mean, p.M2}
+	case RArgMin, RArgMax:
+		o.Data = dtype.OfFloat64(p.Values)
+		idx := make([]float64, len(p.Index))
+		for i, n := range p.Index {
+			idx[i] = float64(reducedIndex(t, red, n))
+		}
+		o.Aux = [][]float64{idx}
+	default:
+		o.Data = dtype.OfFloat64(p.Values)
+	}
+	return o
+}
+
+// reducedIndex converts a row-major index over the reduced axes of task t's region to one over
+// the reduced axes of the kernel's whole iteration space (-1 stays -1).
+func reducedIndex(t *plan.Task, red []bool, local int64) int64 {
+	if local < 0 {
+		return -1
+	}
+	var g int64
+	stride := int64(1)
+	for d := len(t.Shape) - 1; d >= 0; d-- {
+		if !red[d] {
+			continue
+		}
+		n := int64(t.Shape[d])
+		i := local % n
+		local /= n
+		g += (int64(t.Offset[d]) + i) * stride
+		stride *= int64(t.Kernel.Shape[d])
+	}
+	return g
+}

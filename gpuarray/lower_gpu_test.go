@@ -1,0 +1,77 @@
+package gpuarray
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+	"github.com/gpunotes/gpunotes/kernels"
+)
+
+// lowerCheck is a scheduler that lowers every kernel it is given to the GPU (cuda.Lower and
+// the PTX generator, with the real device library) and fails on any that would fall back to
+// the host; it then runs the tasks on the CPU so the result can be checked too.
+type lowerCheck struct {
+	lib     string
+	kernels map[string]bool
+}
+
+func (c *lowerCheck) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
+	outs := make([]*plan.Output, len(tasks))
+	for i, t := range tasks {
+		key := t.Kernel.Key()
+		if !c.kernels[key] {
+			spec, _, err := cuda.Lower(t.Kernel)
+			if err != nil {
+				return nil, fmt.Errorf("host fallback for %s: %w", describeKernel(t.Kernel), err)
+			}
+			if _, _, err := cuda.GeneratePTX(spec, c.lib); err != nil {
+				return nil, fmt.Errorf("PTX of %s: %w", describeKernel(t.Kernel), err)
+			}
+			c.kernels[key] = true
+		}
+		o, err := cpu.Execute(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = o
+		done(1)
+	}
+	return outs, nil
+}
+
+// TestPropertySetLowersToTheGPU: every kernel of the property-test set (random fused graphs,
+// reductions over random axes, range and data leaves, float32) lowers to a GPU kernel, so the
+// GPU backend runs none of them on the host. It needs no GPU.
+func TestPropertySetLowersToTheGPU(t *testing.T) {
+	lib, err := kernels.LibPTX(kernels.SM90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &lowerCheck{lib: string(lib), kernels: map[string]bool{}}
+	r := rand.New(rand.NewPCG(9, 13))
+	partial := 0
+	for trial := 0; trial < 300; trial++ {
+		rs := NewRandomState(int64(trial))
+		x := randExpr(r, rs)
+		if r.IntN(2) == 0 {
+			x = randReduce(r, x)
+			if len(x.n.Axes) < len(x.n.Args[0].Shape) {
+				partial++
+			}
+		}
+		got, err := x.ToSlice(On(c))
+		if err != nil {
+			t.Fatalf("trial %d: %v: %v", trial, x, err)
+		}
+		matchReference(t, trial, x, got, true)
+	}
+	if partial < 30 {
+		t.Fatalf("only %d partial reductions in the set", partial)
+	}
+	t.Logf("%d kernels lowered, %d partial reductions", len(c.kernels), partial)
+}
