@@ -19,8 +19,8 @@ import (
 
 func init() {
 	register("worker", "one cluster worker", runWorker)
-	register("scheduler", "a standalone scheduler (multi-node): scheduler --listen ADDR --token TOKEN [--dashboard ADDR] [--tls-cert F --tls-key F [--tls-ca F]]", runScheduler)
-	register("cuda-worker", "one worker per local GPU joined to a scheduler: cuda-worker tcp://HOST:PORT --token TOKEN [--tls-cert F --tls-key F --tls-ca F]", runCUDAWorker)
+	register("scheduler", "a standalone scheduler (multi-node): scheduler --listen ADDR [--token-file FILE] [--dashboard ADDR] [--tls-cert F --tls-key F [--tls-ca F]]", runScheduler)
+	register("cuda-worker", "one worker per local GPU joined to a scheduler: cuda-worker tcp://HOST:PORT [--token-file FILE] [--tls-cert F --tls-key F --tls-ca F]", runCUDAWorker)
 }
 
 // logf prints a timestamped line on stderr: the log of scheduler and cuda-worker.
@@ -28,12 +28,35 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("2006-01-02T15:04:05.000"), fmt.Sprintf(format, args...))
 }
 
-// tokenFlag returns the token given by flag, else GPUNOTES_CLUSTER_TOKEN.
-func tokenFlag(v string) string {
-	if v != "" {
-		return v
+// tokenFlags adds --token-file, and a --token that is refused: a token in argv is visible to
+// every local user in the process list.
+func tokenFlags(fs *flag.FlagSet, file, argv *string, who string) {
+	fs.StringVar(file, "token-file", "", "file holding the cluster token "+who+" (default: $GPUNOTES_CLUSTER_TOKEN)")
+	fs.StringVar(argv, "token", "", "refused: pass the token in $GPUNOTES_CLUSTER_TOKEN or --token-file, not in argv")
+}
+
+// clusterToken reads the token from file, else GPUNOTES_CLUSTER_TOKEN. A token given in argv
+// is refused. A missing file is not an error when create is set: it reports "" and the caller
+// generates one and writes it there.
+func clusterToken(file, argv string, create bool) (string, error) {
+	if argv != "" {
+		return "", fmt.Errorf("%w: --token puts the token in the process list, where every local user can read it; set GPUNOTES_CLUSTER_TOKEN or pass --token-file FILE", errUsage)
 	}
-	return os.Getenv("GPUNOTES_CLUSTER_TOKEN")
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if errors.Is(err, os.ErrNotExist) && create {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("token file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", fmt.Errorf("token file %s is empty", file)
+		}
+		return tok, nil
+	}
+	return os.Getenv("GPUNOTES_CLUSTER_TOKEN"), nil
 }
 
 // tlsFlags adds --tls-cert, --tls-key and --tls-ca to fs, filling f.
@@ -43,13 +66,13 @@ func tlsFlags(fs *flag.FlagSet, f *cluster.TLSFiles, who string) {
 	fs.StringVar(&f.CA, "tls-ca", "", "PEM CA certificates: verify peers against them and require their certificates (mutual TLS)")
 }
 
-// runScheduler is `gpunotes scheduler --listen ADDR --token TOKEN [--dashboard ADDR]`.
+// runScheduler is `gpunotes scheduler --listen ADDR [--token-file FILE] [--dashboard ADDR]`.
 func runScheduler(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
 	var cfg cluster.SchedulerConfig
-	var token string
+	var tokenFile, tokenArgv string
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8786", "address for workers and clients (host:port)")
-	fs.StringVar(&token, "token", "", "shared token (default: $GPUNOTES_CLUSTER_TOKEN); required beyond loopback")
+	tokenFlags(fs, &tokenFile, &tokenArgv, "(created with a new token when missing; without either, a token is generated and logged)")
 	fs.StringVar(&cfg.Dashboard, "dashboard", "127.0.0.1:8787", `dashboard address, or "off"; beyond loopback it needs the token`)
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat", 5*time.Second, "how long a worker may stay silent before its tasks run elsewhere")
 	tlsFlags(fs, &cfg.TLS, "the scheduler")
@@ -60,7 +83,22 @@ func runScheduler(ctx context.Context, args []string) error {
 		return fmt.Errorf("%w: scheduler: unexpected arguments %q", errUsage, fs.Args())
 	}
 	cfg.Listen = strings.TrimPrefix(cfg.Listen, "tcp://")
-	cfg.Token = tokenFlag(token)
+	var err error
+	if cfg.Token, err = clusterToken(tokenFile, tokenArgv, true); err != nil {
+		return err
+	}
+	cfg.GeneratedToken = func(tok string) {
+		if tokenFile == "" {
+			// As Jupyter Server logs its generated token.
+			logf("no token given: generated one; workers and clients need GPUNOTES_CLUSTER_TOKEN=%s", tok)
+			return
+		}
+		if err := os.WriteFile(tokenFile, []byte(tok+"\n"), 0o600); err != nil {
+			logf("could not write the generated token to %s: %v", tokenFile, err)
+			return
+		}
+		logf("no token given: generated one and wrote it to %s (mode 0600)", tokenFile)
+	}
 	cfg.Logf = logf
 	cfg.Ready = func(addr, dash string) {
 		// One line on stdout for whoever started us (tests, scripts): the address and dashboard.
@@ -74,13 +112,13 @@ func runScheduler(ctx context.Context, args []string) error {
 	return cluster.ServeScheduler(ctx, cfg)
 }
 
-// runCUDAWorker is `gpunotes cuda-worker tcp://HOST:PORT --token TOKEN [--nworkers N] ...`.
+// runCUDAWorker is `gpunotes cuda-worker tcp://HOST:PORT [--token-file FILE] [--nworkers N] ...`.
 func runCUDAWorker(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("cuda-worker", flag.ContinueOnError)
 	var cfg cluster.CUDAWorkerConfig
-	var token, devices string
+	var tokenFile, tokenArgv, devices string
 	var resources multiFlag
-	fs.StringVar(&token, "token", "", "the scheduler's token (default: $GPUNOTES_CLUSTER_TOKEN)")
+	tokenFlags(fs, &tokenFile, &tokenArgv, "")
 	fs.StringVar(&cfg.NamePrefix, "name-prefix", "", "worker names are PREFIX-gpuN or PREFIX-cpuN (default: host name)")
 	fs.IntVar(&cfg.NWorkers, "nworkers", 0, "GPU workers at most, or CPU workers when there is no GPU (default 1)")
 	fs.IntVar(&cfg.ThreadsPerWorker, "nthreads", 0, "tasks a worker runs at once (GPU: 1; CPU: cores / workers)")
@@ -105,10 +143,16 @@ func runCUDAWorker(ctx context.Context, args []string) error {
 		}
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%w: cuda-worker tcp://HOST:PORT [--token TOKEN] [flags]", errUsage)
+		return fmt.Errorf("%w: cuda-worker tcp://HOST:PORT [--token-file FILE] [flags]", errUsage)
 	}
 	cfg.Scheduler = pos[0]
-	cfg.Token = tokenFlag(token)
+	var err error
+	if cfg.Token, err = clusterToken(tokenFile, tokenArgv, false); err != nil {
+		return err
+	}
+	if cfg.Token == "" {
+		return fmt.Errorf("%w: cuda-worker needs the scheduler's token: set GPUNOTES_CLUSTER_TOKEN or pass --token-file FILE", errUsage)
+	}
 	if devices != "" {
 		cfg.Devices = strings.Split(devices, ",")
 	}

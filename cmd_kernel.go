@@ -37,6 +37,7 @@ func newUserSession() (*interp.Session, error) {
 		return nil, err
 	}
 	cluster.SetSourceResolver(s.SourceOf)
+	cluster.SetResultTypeResolver(s.ResultTypes)
 	return s, nil
 }
 

@@ -174,13 +174,14 @@ func (c *LocalCUDA) NewClient() *Client {
 
 // Future is the result of a submitted task, held on a worker until gathered.
 type Future struct {
-	c   *Client
-	t   *task
-	err error // submission failed
-	mu  sync.Mutex
-	val any
-	got bool
-	rel bool
+	c     *Client
+	t     *task
+	err   error          // submission failed
+	types []reflect.Type // the function's result types in the caller's session (typedResult)
+	mu    sync.Mutex
+	val   any
+	got   bool
+	rel   bool
 }
 
 // Key names the task.
@@ -301,6 +302,9 @@ func (f *Future) Result(ctx context.Context) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("result of %s: %w", f.t.key, err)
 		}
+		if v, err = typedResult(b, v, f.types); err != nil {
+			return nil, fmt.Errorf("result of %s: %w", f.t.key, err)
+		}
 		f.mu.Lock()
 		f.val, f.got = v, true
 		f.mu.Unlock()
@@ -404,9 +408,11 @@ func (c *Client) submit(fn any, calls [][]any) []*Future {
 	if err := c.s.add(ts); err != nil {
 		return fail(err)
 	}
+	types := resultTypes(fn)
 	out := make([]*Future, len(ts))
 	for i, t := range ts {
 		out[i] = c.newFuture(t, nil)
+		out[i].types = types
 	}
 	return out
 }

@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -86,6 +88,32 @@ func loopbackAddr(addr string) (bool, error) {
 	return isLoopback(host), nil
 }
 
+// hostCheck refuses requests whose Host header is not a loopback name or one of
+// GPUNOTES_DASHBOARD_HOSTS (comma-separated), as Jupyter Server does when it listens on
+// loopback: a page of another site that rebinds its DNS name to 127.0.0.1 cannot read the
+// token-free loopback dashboard.
+func hostCheck(next http.Handler, logf func(string, ...any)) http.Handler {
+	extra := map[string]bool{}
+	for _, h := range strings.Split(os.Getenv("GPUNOTES_DASHBOARD_HOSTS"), ",") {
+		if h = strings.TrimSpace(strings.ToLower(h)); h != "" {
+			extra[h] = true
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.ToLower(strings.Trim(host, "[]"))
+		if host != "localhost" && !strings.HasSuffix(host, ".localhost") && !isLoopback(host) && !extra[host] {
+			logf("dashboard: refused %s: Host %q is not a loopback name (set GPUNOTES_DASHBOARD_HOSTS to allow it)", r.RemoteAddr, r.Host)
+			http.Error(w, "forbidden: Host "+r.Host+" is not allowed (GPUNOTES_DASHBOARD_HOSTS)", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // startDashboard serves the dashboard on addr ("host:port"). Beyond loopback it needs token,
 // and every request must carry it (?token=, or the cookie the page sets). It returns the
 // page's URL (with the token) and a stop function.
@@ -141,7 +169,11 @@ func (s *scheduler) startDashboard(addr, token string) (string, func(), error) {
 		w.Header().Set("Cache-Control", "no-store")
 		_ = json.NewEncoder(w).Encode(s.dashboardState(window))
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = mux
+	if loop {
+		handler = hostCheck(mux, s.logf)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logf("dashboard: %v", err)

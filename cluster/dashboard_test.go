@@ -87,3 +87,29 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardHostCheck: the loopback dashboard answers only requests whose Host is a
+// loopback name (or one of GPUNOTES_DASHBOARD_HOSTS), so a page of another site that rebinds
+// its DNS name to 127.0.0.1 cannot read /api/state. Jupyter Server on loopback refuses such a
+// Host with 403 in the same way (allow_remote_access is off there).
+func TestDashboardHostCheck(t *testing.T) {
+	t.Setenv("GPUNOTES_DASHBOARD_HOSTS", "notebook.lab.internal")
+	c := newCluster(t, cluster.Options{NWorkers: 1})
+	u := c.Dashboard()
+	port := u[strings.LastIndex(u, ":")+1 : len(u)-1]
+	for host, want := range map[string]int{
+		"evil.example:" + port: 403, "evil.example": 403, "127.0.0.1.evil.example:" + port: 403,
+		"localhost:" + port: 200, "127.0.0.1:" + port: 200, "[::1]:" + port: 200, "notebook.lab.internal:" + port: 200,
+	} {
+		req, _ := http.NewRequest("GET", u+"api/state", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}

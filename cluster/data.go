@@ -3,7 +3,6 @@ package cluster
 import (
 	"bufio"
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -84,14 +83,10 @@ func (w *worker) serveData(ln net.Listener) {
 }
 
 func (w *worker) serveDataConn(c net.Conn) error {
+	if _, err := authListen(c, w.cfg.Token); err != nil {
+		return fmt.Errorf("refused: %w", err)
+	}
 	r := bufio.NewReaderSize(c, 64<<10)
-	tok, err := readBytes32(r)
-	if err != nil {
-		return fmt.Errorf("read token: %w", err)
-	}
-	if subtle.ConstantTimeCompare(tok, []byte(w.cfg.Token)) != 1 {
-		return errors.New("refused: bad token")
-	}
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return fmt.Errorf("read key count: %w", err)
@@ -155,10 +150,10 @@ func fetchFrom(ctx context.Context, addr, token string, keys []string, tlsCfg *t
 		defer raw.Close()
 	}
 	c := deadlineConn{raw}
-	bw := bufio.NewWriter(c)
-	if err := writeBytes32(bw, []byte(token)); err != nil {
+	if err := authDial(c, token, roleData); err != nil {
 		return nil, fmt.Errorf("request from peer %s: %w", addr, err)
 	}
+	bw := bufio.NewWriter(c)
 	var n [4]byte
 	binary.BigEndian.PutUint32(n[:], uint32(len(keys)))
 	_, _ = bw.Write(n[:])

@@ -6,8 +6,8 @@
 // On one machine, NewLocalCUDA runs the scheduler in the kernel process and starts the
 // workers. Across machines:
 //
-//	gpunotes scheduler --listen HOST:PORT --token TOKEN [--dashboard ADDR|off] [--heartbeat 5s]
-//	gpunotes cuda-worker tcp://HOST:PORT --token TOKEN [--nworkers N] [--nthreads N] [--cpu]
+//	gpunotes scheduler --listen HOST:PORT [--token-file F] [--dashboard ADDR|off] [--heartbeat 5s]
+//	gpunotes cuda-worker tcp://HOST:PORT [--token-file F] [--nworkers N] [--nthreads N] [--cpu]
 //	                     [--name-prefix P] [--memory-limit M] [--device-memory-limit M]
 //	                     [--devices LIST] [--resource NAME=AMOUNT] [--reconnect 5s]
 //	c, err := cluster.Connect("tcp://HOST:PORT", token)   // in a notebook
@@ -17,8 +17,9 @@
 // plaintext (and logs each refusal with the remote address), and clients use ConnectTLS.
 //
 // That contract is stable (resource managers, SLURM and Kubernetes, build on it):
-//   - The token may come from GPUNOTES_CLUSTER_TOKEN instead of --token. The scheduler refuses
-//     to listen beyond loopback without one, and logs every refusal with the remote address.
+//   - The token comes from GPUNOTES_CLUSTER_TOKEN or --token-file, never argv. A scheduler
+//     given none generates one (logged, or written to --token-file). Both sides prove they
+//     know it (auth.go); the scheduler logs every refusal with the remote address.
 //   - The scheduler prints one line on stdout when it listens:
 //     "scheduler tcp://HOST:PORT dashboard URL" (URL is "off" when disabled); its log is on
 //     stderr. SIGTERM or SIGINT stop it without telling workers to exit.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -248,22 +250,44 @@ func TestWrongTokenIsRefusedAndLogged(t *testing.T) {
 	}
 }
 
-// TestServesBeyondLoopbackOnlyWithToken: the scheduler and the dashboard refuse addresses
-// beyond loopback without a token; with one, the dashboard wants it on every request.
-func TestServesBeyondLoopbackOnlyWithToken(t *testing.T) {
-	for _, args := range [][]string{
-		{"scheduler", "--listen", "0.0.0.0:0", "--dashboard", "off"},
-		{"scheduler", "--listen", "127.0.0.1:0", "--dashboard", "0.0.0.0:0"},
-	} {
-		p, _ := startProc(t, "", args...)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%v runs without a token", args)
+// TestSchedulerTokenAlways: a scheduler given no token generates one (as Jupyter Server does)
+// and logs it, on loopback too, and refuses a client with another or none; a token in argv is
+// refused. Beyond loopback, the dashboard wants the token on every request.
+func TestSchedulerTokenAlways(t *testing.T) {
+	p, addr, _ := startScheduler(t, "127.0.0.1:0", "", "--dashboard", "off")
+	var tok string
+	deadline := time.Now().Add(10 * time.Second)
+	for tok == "" && time.Now().Before(deadline) {
+		if i := strings.Index(p.log.String(), "GPUNOTES_CLUSTER_TOKEN="); i >= 0 {
+			tok = strings.Fields(p.log.String()[i+len("GPUNOTES_CLUSTER_TOKEN="):])[0]
 		}
-		if p.err == nil || !strings.Contains(p.log.String(), "without a token") {
-			t.Fatalf("%v: exit %v, log:\n%s", args, p.err, p.log)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(tok) != 64 {
+		t.Fatalf("no generated token in the log:\n%s", p.log)
+	}
+	for _, bad := range []string{"", "wrong"} {
+		if _, err := cluster.Connect(addr, bad); err == nil {
+			t.Fatalf("a client with token %q was let in", bad)
 		}
+	}
+	connect(t, addr, tok)
+	file := filepath.Join(t.TempDir(), "token")
+	p2, addr2, _ := startScheduler(t, "127.0.0.1:0", "", "--dashboard", "off", "--token-file", file)
+	waitLog(t, p2.log, "wrote it to")
+	b, err := os.ReadFile(file)
+	if st, _ := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", err, st)
+	}
+	connect(t, addr2, strings.TrimSpace(string(b)))
+	argv, _ := startProc(t, "", "scheduler", "--listen", "127.0.0.1:0", "--token", "visible")
+	select {
+	case <-argv.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a scheduler ran with --token in argv")
+	}
+	if argv.err == nil || !strings.Contains(argv.log.String(), "process list") {
+		t.Fatalf("--token: exit %v, log:\n%s", argv.err, argv.log)
 	}
 	token := randHex(16)
 	_, _, dash := startScheduler(t, "127.0.0.1:0", token, "--dashboard", "0.0.0.0:0")

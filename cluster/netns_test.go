@@ -142,6 +142,13 @@ type proc struct {
 
 func startProc(t testing.TB, ns string, args ...string) (*proc, io.Reader) {
 	t.Helper()
+	return startProcToken(t, ns, "", args...)
+}
+
+// startProcToken is startProc with GPUNOTES_CLUSTER_TOKEN set to token: tokens never go in
+// argv.
+func startProcToken(t testing.TB, ns, token string, args ...string) (*proc, io.Reader) {
+	t.Helper()
 	var cmd *exec.Cmd
 	if ns != "" {
 		cmd = exec.Command("ip", append([]string{"netns", "exec", ns, workerBin}, args...)...)
@@ -155,7 +162,7 @@ func startProc(t testing.TB, ns string, args ...string) (*proc, io.Reader) {
 		t.Fatal(err)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Env = append(os.Environ(), "GPUNOTES_CLUSTER_TOKEN=")
+	cmd.Env = append(os.Environ(), "GPUNOTES_CLUSTER_TOKEN="+token)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %v: %v", args, err)
 	}
@@ -179,8 +186,8 @@ func (p *proc) kill() {
 // address and dashboard URL.
 func startScheduler(t testing.TB, listen, token string, extra ...string) (p *proc, addr, dash string) {
 	t.Helper()
-	args := append([]string{"scheduler", "--listen", listen, "--token", token}, extra...)
-	p, stdout := startProc(t, "", args...)
+	args := append([]string{"scheduler", "--listen", listen}, extra...)
+	p, stdout := startProcToken(t, "", token, args...)
 	line := make(chan string, 1)
 	go func() {
 		s := bufio.NewScanner(stdout)
@@ -210,7 +217,7 @@ func startScheduler(t testing.TB, listen, token string, extra ...string) (p *pro
 // startWorkers runs `gpunotes cuda-worker` (CPU workers) in namespace ns.
 func startWorkers(t testing.TB, ns, addr, token, prefix string, nworkers, nthreads int) *proc {
 	t.Helper()
-	p, stdout := startProc(t, ns, "cuda-worker", addr, "--token", token, "--cpu", "--name-prefix", prefix,
+	p, stdout := startProcToken(t, ns, token, "cuda-worker", addr, "--cpu", "--name-prefix", prefix,
 		"--nworkers", fmt.Sprint(nworkers), "--nthreads", fmt.Sprint(nthreads), "--reconnect", "500ms")
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	return p

@@ -206,13 +206,20 @@ func ConnectTLSContext(ctx context.Context, addr, token string, cfg *tls.Config)
 			return nil, fmt.Errorf("cluster: connect to scheduler %s: %w", addr, err)
 		}
 	}
+	if err := authDialer(c, token, roleClient); err != nil {
+		_ = c.Close()
+		if cfg != nil && isTLSRefusal(err) {
+			return nil, fmt.Errorf("cluster: connect to scheduler %s: %w: %w", addr, ErrRefused, tlsExplain(err))
+		}
+		return nil, fmt.Errorf("cluster: connect to scheduler %s: %w", addr, err)
+	}
 	l := newLink(c)
 	id := make([]byte, 4)
 	_, _ = rand.Read(id)
 	r := &remote{addr: "tcp://" + hostport, tls: cfg != nil, id: hex.EncodeToString(id), l: l,
 		tasks: map[string]*task{}, pending: map[uint64]chan *frame{}, done: make(chan struct{})}
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if err := l.send(&frame{Op: "hello", Hello: &hello{Version: protoVersion, Token: token, Role: "client", Name: "client-" + r.id}}); err != nil {
+	if err := l.send(&frame{Op: "hello", Hello: &hello{Version: protoVersion, Role: "client", Name: "client-" + r.id}}); err != nil {
 		_ = l.close()
 		return nil, fmt.Errorf("cluster: connect to scheduler %s: %w", addr, err)
 	}

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -331,12 +330,8 @@ func (s *scheduler) handshake(c net.Conn) net.Conn {
 		return pc
 	case !isTLS:
 		s.logf("refused a plaintext connection from %s: this scheduler requires TLS", c.RemoteAddr())
-		l := newLink(pc)
-		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-		if f, err := l.recv(); err == nil && f.Op == "hello" {
-			_ = l.send(&frame{Op: "refused", Err: "this scheduler requires TLS: pass --tls-ca (and --tls-cert, --tls-key) or use ConnectTLS"})
-		}
-		_ = l.close()
+		refuseNeedTLS(pc)
+		_ = pc.Close()
 		return nil
 	}
 	tc := tls.Server(pc, s.tls)
@@ -354,6 +349,20 @@ func (s *scheduler) serveConn(raw net.Conn) {
 	if c == nil {
 		return
 	}
+	// Nothing of variable size is read before the peer proved it knows the token.
+	role, err := authListener(c, s.token)
+	if err != nil {
+		who := "a connection"
+		switch role {
+		case roleWorker:
+			who = "worker"
+		case roleClient:
+			who = "client"
+		}
+		s.logf("refused %s from %s: %v", who, c.RemoteAddr(), tlsExplain(err))
+		_ = c.Close()
+		return
+	}
 	l := newLink(c)
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	f, err := l.recv()
@@ -362,9 +371,8 @@ func (s *scheduler) serveConn(raw net.Conn) {
 		return
 	}
 	h := f.Hello
-	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(s.token)) != 1 {
-		s.logf("refused %s %q from %s: bad token", roleName(h.Role), h.Name, c.RemoteAddr())
-		_ = l.send(&frame{Op: "refused", Err: "bad token"})
+	if (h.Role == "client") != (role == roleClient) || role == roleData {
+		s.logf("refused %s %q from %s: it authenticated as role %q", roleName(h.Role), h.Name, c.RemoteAddr(), role)
 		_ = l.close()
 		return
 	}
@@ -380,7 +388,6 @@ func (s *scheduler) serveConn(raw net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	h.Token = ""
 	w := &wconn{
 		info: *h, addr: "tcp://" + c.RemoteAddr().String(), link: l, dataAddr: h.DataAddr,
 		processing: map[string]*task{}, memory: map[string]*task{}, used: map[string]float64{},

@@ -16,11 +16,13 @@ import (
 
 // SchedulerConfig configures ServeScheduler; the flags of `gpunotes scheduler` map onto it.
 type SchedulerConfig struct {
-	// Listen is the TCP address for workers and clients ("host:port"). Beyond loopback a
-	// Token is required.
+	// Listen is the TCP address for workers and clients ("host:port").
 	Listen string
-	// Token is the shared secret workers and clients must present (under TLS too).
+	// Token is the shared secret workers and clients must prove they know (under TLS too);
+	// when empty, one is generated and given to GeneratedToken.
 	Token string
+	// GeneratedToken receives the token generated when Token is empty.
+	GeneratedToken func(token string)
 	// TLS, when set, requires TLS of every worker and client (plaintext is refused and
 	// logged), and mutual TLS when TLS.CA is set. See TLSFiles.
 	TLS TLSFiles
@@ -45,12 +47,19 @@ func ServeScheduler(ctx context.Context, cfg SchedulerConfig) error {
 	if cfg.Listen == "" {
 		return errors.New("scheduler: no listen address")
 	}
-	loop, err := loopbackAddr(cfg.Listen)
-	if err != nil {
+	if _, err := loopbackAddr(cfg.Listen); err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
-	if !loop && cfg.Token == "" {
-		return fmt.Errorf("scheduler: refusing to listen on %s (beyond loopback) without a token: pass --token or set GPUNOTES_CLUSTER_TOKEN", cfg.Listen)
+	var err error
+	if cfg.Token == "" {
+		// Loopback too: any local user could otherwise run code on the workers. As Jupyter
+		// does, a token is generated when none is given.
+		if cfg.Token, err = NewToken(); err != nil {
+			return fmt.Errorf("scheduler: %w", err)
+		}
+		if cfg.GeneratedToken != nil {
+			cfg.GeneratedToken(cfg.Token)
+		}
 	}
 	var tlsCfg *tls.Config
 	if cfg.TLS.Enabled() {

@@ -109,7 +109,7 @@ func TestTLSEndToEnd(t *testing.T) {
 	cli := ca.valid("client")
 	token := randHex(16)
 	sched, addr, _ := startScheduler(t, "127.0.0.1:0", token, append([]string{"--dashboard", "off"}, srv.Args()...)...)
-	p, stdout := startProc(t, "", append([]string{"cuda-worker", addr, "--token", token, "--cpu", "--name-prefix", "w",
+	p, stdout := startProcToken(t, "", token, append([]string{"cuda-worker", addr, "--cpu", "--name-prefix", "w",
 		"--nworkers", "2", "--nthreads", "1"}, wrk.Args()...)...)
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 

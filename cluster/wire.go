@@ -12,10 +12,10 @@ import (
 )
 
 // protoVersion is the scheduler/worker protocol version; both ends must agree.
-const protoVersion = 2
+const protoVersion = 3
 
-// The wire protocol: after TCP connect the worker sends a hello frame carrying the shared
-// token; the scheduler answers welcome or refused. Then both sides exchange frames: one gob
+// The wire protocol: after TCP connect (and TLS) both sides prove they know the shared token
+// (auth.go), then the worker sends a hello frame; the scheduler answers welcome or refused. Then both sides exchange frames: one gob
 // stream per direction (gob frames each message with its length), written under a mutex.
 
 // frame is one protocol message; Op says which fields matter.
@@ -58,7 +58,6 @@ type clientTask struct {
 // hello introduces a worker (or, with Role "client", a remote client) to the scheduler.
 type hello struct {
 	Version           int
-	Token             string
 	Role              string // "" or "worker": a worker; "client": a client of Connect
 	DataAddr          string // where the worker serves its results to peers ("host:port")
 	Name              string
@@ -83,9 +82,10 @@ type taskMsg struct {
 	Who map[string]string
 }
 
-// taskSpec is what to run: a shipped function ("call") or a planned array chunk ("chunk").
+// taskSpec is what to run: a shipped function ("call"), a planned array chunk ("chunk"), or a
+// scattered value ("value", in Args[0]).
 type taskSpec struct {
-	Kind   string // "call" or "chunk"
+	Kind   string // "call", "chunk" or "value"
 	Source string // call: Go source that declares Func and what it uses
 	Func   string // call: the function's name
 	Args   []arg  // call: arguments

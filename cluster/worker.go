@@ -159,6 +159,16 @@ func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evalua
 			return false, false, fmt.Errorf("connect to scheduler: %w", err)
 		}
 	}
+	if err := authDialer(c, cfg.Token, roleWorker); err != nil {
+		_ = c.Close()
+		if sec != nil && isTLSRefusal(err) {
+			// TLS 1.3: the scheduler's verdict on this worker's certificate comes after the
+			// handshake, as an alert on the first read.
+			return false, false, fmt.Errorf("worker %s: %w: %w", cfg.Name, ErrRefused, tlsExplain(err))
+		}
+		// An impostor is not ErrRefused: the real scheduler may come back on that port.
+		return false, false, fmt.Errorf("worker %s: scheduler %s: %w", cfg.Name, addr, err)
+	}
 	dataAddr := cfg.DataListen
 	if dataAddr == "" {
 		host, _, _ := net.SplitHostPort(c.LocalAddr().String())
@@ -181,7 +191,7 @@ func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evalua
 	}
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	err = l.send(&frame{Op: "hello", Hello: &hello{
-		Version: protoVersion, Token: cfg.Token, Role: "worker", DataAddr: dln.Addr().String(),
+		Version: protoVersion, Role: "worker", DataAddr: dln.Addr().String(),
 		Name: cfg.Name, PID: os.Getpid(), Host: host,
 		NThreads: cfg.NThreads, MemoryLimit: cfg.MemoryLimit, DeviceMemoryLimit: cfg.DeviceMemoryLimit,
 		GPU: cfg.GPU, GPUName: cfg.GPUName, GPULabel: cfg.GPULabel, Resources: res,
@@ -558,6 +568,13 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 			return res[0], "", nil
 		}
 		return res, "", nil
+	case "value":
+		// A scattered value: the task's result is its argument.
+		if len(t.Spec.Args) != 1 {
+			return nil, "", fmt.Errorf("a scattered value task has %d values, want 1", len(t.Spec.Args))
+		}
+		v, err := decodeValue(t.Spec.Args[0].Val)
+		return v, "", err
 	case "chunk":
 		chunkMu.RLock()
 		run := chunkRun

@@ -36,6 +36,7 @@ type computeConfig struct {
 	schedErr error
 	ctx      context.Context
 	progress func(done, total int)
+	quiet    bool
 	memLimit int64
 }
 
@@ -83,6 +84,12 @@ func WithContext(ctx context.Context) ComputeOption {
 // WithProgress calls f with the number of finished and total tasks as Compute proceeds.
 func WithProgress(f func(done, total int)) ComputeOption {
 	return func(c *computeConfig) { c.progress = f }
+}
+
+// NoProgressBar keeps Compute from showing a progress bar in the running cell, for work that
+// goes on after the cell (a cluster's Compute future); WithProgress still reports.
+func NoProgressBar() ComputeOption {
+	return func(c *computeConfig) { c.quiet = true }
 }
 
 // MemoryLimit sets the most bytes one task may hold, and the most the result may take
@@ -239,9 +246,17 @@ func stageOrder(roots []*expr.Node) []*expr.Node { return plan.OrderAll(roots) }
 // computeArrays computes arrays in one pass (see stageOrder) and returns them materialized.
 func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	roots := make([]*expr.Node, len(arrays))
+	arrays = append([]*Array(nil), arrays...)
 	for i, a := range arrays {
-		roots[i] = a.n
-		defer pinGraph(a.n)() // arrays held on a GPU stay there while tasks read them in place
+		if hasMask(a.n) { // boolean masks are computed first, to know the lengths
+			n, err := resolveMasks(cfg, a.n)
+			if err != nil {
+				return nil, fmt.Errorf("compute: %w", err)
+			}
+			arrays[i] = &Array{n: n}
+		}
+		roots[i] = arrays[i].n
+		defer pinGraph(arrays[i].n)() // arrays held on a GPU stay there while tasks read them in place
 	}
 	out := make([]*Array, len(arrays))
 	var todo []*expr.Node
@@ -271,7 +286,7 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 		}
 		total += expr.NumChunks(iter.Chunks)
 	}
-	prog := newProgress(total, cfg.progress)
+	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
 	done := map[*expr.Node]dtype.Slice{}
 	if err := runOrder(cfg, order, done, prog.add); err != nil {
@@ -397,14 +412,18 @@ type progress struct {
 	ok    bool
 }
 
-func newProgress(total int, cb func(done, total int)) *progress {
-	return newProgressTitled("gpuarray compute (chunks)", total, cb)
+func newProgress(total int, cb func(done, total int), quiet bool) *progress {
+	return newProgressTitled("gpuarray compute (chunks)", total, cb, quiet)
 }
 
 // newProgressTitled is newProgress with the bar's title.
-func newProgressTitled(title string, total int, cb func(done, total int)) *progress {
+func newProgressTitled(title string, total int, cb func(done, total int), quiet bool) *progress {
 	p := &progress{total: total, cb: cb}
-	p.timer = time.AfterFunc(progressDelay, func() {
+	delay := progressDelay
+	if quiet {
+		delay = time.Duration(1<<63 - 1)
+	}
+	p.timer = time.AfterFunc(delay, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.timer != nil {

@@ -313,7 +313,7 @@ func streamChunks(a *Array, title string, opts []ComputeOption, sink func(off, s
 	for _, n := range order {
 		total += expr.NumChunks(n.Args[0].Chunks)
 	}
-	prog := newProgressTitled(title, total, cfg.progress)
+	prog := newProgressTitled(title, total, cfg.progress, cfg.quiet)
 	defer prog.finish()
 	popt := planOptions(cfg.sched, cfg.memLimit)
 	done := map[*expr.Node]dtype.Slice{}

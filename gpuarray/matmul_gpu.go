@@ -45,7 +45,7 @@ func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a,
 		return nil, ok, err
 	}
 	defer freeB()
-	prog := newProgress(len(a.n.Chunks[0]), c.progress)
+	prog := newProgress(len(a.n.Chunks[0]), c.progress, false)
 	defer prog.finish()
 	step := func(done, total int) { prog.add(1) }
 	if keep {

@@ -157,29 +157,32 @@ func Where(cond, x, y any) *Array {
 }
 
 // Index selects along one axis in Slice; make one with All, At, Every, Span, SpanStep or From.
-type Index struct{ ix expr.Index }
+type Index struct {
+	ix  expr.Index
+	arr *Array // Indices: an integer array
+}
 
 // All selects a whole axis.
-func All() Index { return Index{expr.Index{Step: 1}} }
+func All() Index { return Index{ix: expr.Index{Step: 1}} }
 
 // At selects position i (negative counts from the end) and drops the axis.
-func At(i int) Index { return Index{expr.Index{At: true, Start: i}} }
+func At(i int) Index { return Index{ix: expr.Index{At: true, Start: i}} }
 
 // Every selects every step-th element, like [::step]; a negative step walks backwards.
-func Every(step int) Index { return Index{expr.Index{Step: step}} }
+func Every(step int) Index { return Index{ix: expr.Index{Step: step}} }
 
 // Span selects [start:stop] (negative values count from the end).
 func Span(start, stop int) Index {
-	return Index{expr.Index{Start: start, Stop: stop, Step: 1, HasStart: true, HasStop: true}}
+	return Index{ix: expr.Index{Start: start, Stop: stop, Step: 1, HasStart: true, HasStop: true}}
 }
 
 // SpanStep selects [start:stop:step].
 func SpanStep(start, stop, step int) Index {
-	return Index{expr.Index{Start: start, Stop: stop, Step: step, HasStart: true, HasStop: true}}
+	return Index{ix: expr.Index{Start: start, Stop: stop, Step: step, HasStart: true, HasStop: true}}
 }
 
 // From selects [start:].
-func From(start int) Index { return Index{expr.Index{Start: start, Step: 1, HasStart: true}} }
+func From(start int) Index { return Index{ix: expr.Index{Start: start, Step: 1, HasStart: true}} }
 
 // Slice indexes a with one Index per leading axis, like NumPy basic indexing; axes not given
 // are kept whole. Chunk boundaries follow the selected elements.
@@ -189,6 +192,9 @@ func (a *Array) Slice(idx ...Index) *Array {
 	}
 	ix := make([]expr.Index, len(idx))
 	for i, x := range idx {
+		if x.arr != nil {
+			return a.sliceWithIndices(idx)
+		}
 		ix[i] = x.ix
 	}
 	return wrap(expr.NewSlice(a.n, ix))

@@ -93,7 +93,7 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 		}
 		total += expr.NumChunks(iter.Chunks)
 	}
-	prog := newProgress(total, cfg.progress)
+	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
 	done := map[*expr.Node]dtype.Slice{}
 	if err := runOrder(cfg, order[:len(order)-1], done, prog.add); err != nil {

@@ -72,7 +72,8 @@ type Session struct {
 	curOut   Output
 	outMu    sync.Mutex
 	stdin    *stdinReader
-	funcSrc  map[string]string // cached Call sources by hash
+	funcSrc  map[string]string       // cached Call sources by hash
+	funcType map[string]reflect.Type // top-level funcs declared in cells, by name (under declMu)
 }
 
 // New starts a session with the standard library and opts.Symbols loaded.
@@ -84,6 +85,7 @@ func New(opts Options) (*Session, error) {
 		imported: map[string]string{},
 		goPanics: make(chan *CellError, 16),
 		funcSrc:  map[string]string{},
+		funcType: map[string]reflect.Type{},
 	}
 	s.stdin = &stdinReader{s: s}
 	s.symbols = interp.Exports{}
@@ -266,6 +268,7 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 				return nil, s.evalError(ctx, err, seg)
 			}
 			s.recordDecl(seg.src, names)
+			s.recordFuncTypes(ctx, seg.src, names)
 			continue
 		}
 		if last && showsResult(seg.src) {

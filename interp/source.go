@@ -42,7 +42,14 @@ func (s *Session) SourceOf(name string) (string, error) {
 			return err
 		}
 		var bad error
-		ast.Inspect(f, func(n ast.Node) bool {
+		// Inspect the declarations, not the file: its package clause ("package p", added to
+		// parse the declaration) is no use of a cell variable named p.
+		inspect := func(fn func(ast.Node) bool) {
+			for _, d := range f.Decls {
+				ast.Inspect(d, fn)
+			}
+		}
+		inspect(func(n ast.Node) bool {
 			id, ok := n.(*ast.Ident)
 			if !ok || bad != nil {
 				return bad == nil
@@ -230,4 +237,44 @@ func paramType(t reflect.Type, i int) reflect.Type {
 		return t.In(t.NumIn() - 1).Elem()
 	}
 	return t.In(i)
+}
+
+// recordFuncTypes notes the types of the funcs a declaration segment declared, for
+// ResultTypes (a running cell cannot evaluate names in its own session).
+func (s *Session) recordFuncTypes(ctx context.Context, src string, names []string) {
+	if !strings.HasPrefix(strings.TrimSpace(src), "func ") {
+		return
+	}
+	for _, n := range names {
+		if strings.Contains(n, ".") {
+			continue // a method
+		}
+		v, err := s.eval(ctx, n)
+		if err != nil || !v.IsValid() || v.Kind() != reflect.Func {
+			continue
+		}
+		s.declMu.Lock()
+		s.funcType[n] = v.Type()
+		s.declMu.Unlock()
+	}
+}
+
+// ResultTypes returns the result types of a top-level func declared in a cell, without a
+// trailing error (Call returns that as the error): a value a worker computed with the func
+// can be rebuilt in this session's own types, a struct declared in a cell included.
+func (s *Session) ResultTypes(name string) ([]reflect.Type, error) {
+	s.declMu.RLock()
+	t, ok := s.funcType[name]
+	s.declMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("no top-level func %q declared in this session", name)
+	}
+	out := make([]reflect.Type, 0, t.NumOut())
+	for i := 0; i < t.NumOut(); i++ {
+		if i == t.NumOut()-1 && t.Out(i) == errorType {
+			break
+		}
+		out = append(out, t.Out(i))
+	}
+	return out, nil
 }

@@ -59,3 +59,30 @@ func TestCallReturnsErrorResult(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestSourceOfIgnoresThePackageClause: a cell variable named p (the package name the
+// declarations are parsed under) is no use of p by a func.
+func TestSourceOfIgnoresThePackageClause(t *testing.T) {
+	s := newSession(t)
+	run(t, s, "p := 3\n_ = p")
+	run(t, s, "func two() int { return 2 }")
+	if _, err := s.SourceOf("two"); err != nil {
+		t.Fatalf("two uses no cell variable: %v", err)
+	}
+}
+
+func TestResultTypesOfCellFuncs(t *testing.T) {
+	s := newSession(t)
+	run(t, s, "type point struct{ X, Y float64 }")
+	run(t, s, "func mk(x float64) (point, int, error) { return point{X: x}, 1, nil }")
+	ts, err := s.ResultTypes("mk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0].Kind().String() != "struct" || ts[0].NumField() != 2 || ts[1].Kind().String() != "int" {
+		t.Fatalf("result types of mk: %v", ts)
+	}
+	if _, err := s.ResultTypes("point"); err == nil {
+		t.Fatal("a type has no result types")
+	}
+}

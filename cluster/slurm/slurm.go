@@ -291,8 +291,8 @@ func (c *Cluster) Dashboard() string { return c.dash }
 // Name is the jobs' --job-name.
 func (c *Cluster) Name() string { return c.name }
 
-// Token is the cluster's token, for workers started by hand (`gpunotes cuda-worker ADDR
-// --token T`) or other clients (cluster.Connect).
+// Token is the cluster's token, for workers started by hand (`GPUNOTES_CLUSTER_TOKEN=T
+// gpunotes cuda-worker ADDR`) or other clients (cluster.Connect).
 func (c *Cluster) Token() string { return c.token }
 
 func (c *Cluster) workersPerJob() int {

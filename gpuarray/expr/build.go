@@ -131,6 +131,8 @@ func BroadcastShapes(ns ...*Node) ([]int, [][]int, error) {
 			case shape[ax] == 1:
 				shape[ax] = d
 				chunks[ax] = n.Chunks[k]
+			case d == Unknown || shape[ax] == Unknown:
+				return nil, nil, ErrUnknown("broadcasting", n.Shape)
 			default:
 				return nil, nil, fmt.Errorf("shapes %s cannot broadcast together (axis %d: %d vs %d)", shapesString(ns), ax, shape[ax], d)
 			}
@@ -297,6 +299,9 @@ func (ix Index) resolve(n, axis int) (start, step, count int, err error) {
 // NewSlice indexes a with one Index per leading axis (missing trailing axes are kept whole),
 // as NumPy's basic indexing: new axes and one ellipsis included.
 func NewSlice(a *Node, idx []Index) (*Node, error) {
+	if HasUnknown(a.Shape) {
+		return nil, ErrUnknown("slicing", a.Shape)
+	}
 	consumed, ell := 0, -1
 	for i, ix := range idx {
 		switch {
@@ -353,6 +358,9 @@ func NewSlice(a *Node, idx []Index) (*Node, error) {
 // NewTranspose permutes the axes of a: output axis k is input axis perm[k]; an empty perm
 // reverses the axes.
 func NewTranspose(a *Node, perm []int) (*Node, error) {
+	if HasUnknown(a.Shape) {
+		return nil, ErrUnknown("a transpose", a.Shape)
+	}
 	r := len(a.Shape)
 	if len(perm) == 0 {
 		perm = make([]int, r)
@@ -384,6 +392,9 @@ func NewTranspose(a *Node, perm []int) (*Node, error) {
 
 // NewRechunk regrids a (chunks must add up to a's shape).
 func NewRechunk(a *Node, chunks [][]int) (*Node, error) {
+	if HasUnknown(a.Shape) {
+		return nil, ErrUnknown("rechunk", a.Shape)
+	}
 	if err := CheckChunks(a.Shape, chunks); err != nil {
 		return nil, fmt.Errorf("rechunk: %w", err)
 	}

@@ -35,19 +35,22 @@ type Kind uint8
 
 // Node kinds.
 const (
-	KConst   Kind = iota // every element Value
-	KRandom              // random numbers, Rand
-	KRange               // Start + Step*i, i the row-major linear index (Arange, Linspace)
-	KData                // a materialized row-major buffer: Data, or Buf (values held on a device)
-	KUnary               // Op(Args[0])
-	KBinary              // Op(Args[0], Args[1]), operands broadcast to Shape
-	KWhere               // Args[0] != 0 ? Args[1] : Args[2]
-	KCast                // Args[0] rounded to DType
-	KView                // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
-	KReduce              // Red over Axes of Args[0]
-	KReshape             // Args[0] with Shape, same row-major order (computed first; see NewReshape)
-	KConcat              // Args joined along axis Axes[0]
-	KFile                // values read from File, chunk by chunk, inside tasks (file.go)
+	KConst     Kind = iota // every element Value
+	KRandom                // random numbers, Rand
+	KRange                 // Start + Step*i, i the row-major linear index (Arange, Linspace)
+	KData                  // a materialized row-major buffer: Data, or Buf (values held on a device)
+	KUnary                 // Op(Args[0])
+	KBinary                // Op(Args[0], Args[1]), operands broadcast to Shape
+	KWhere                 // Args[0] != 0 ? Args[1] : Args[2]
+	KCast                  // Args[0] rounded to DType
+	KView                  // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
+	KReduce                // Red over Axes of Args[0]
+	KReshape               // Args[0] with Shape, same row-major order (computed first; see NewReshape)
+	KConcat                // Args joined along axis Axes[0]
+	KTake                  // Args[0] indexed along axis Axes[0] by the 1-d integer array Args[1]
+	KTakeAlong             // Args[0] indexed along axis Axes[0] by Args[1], element by element
+	KMask                  // the elements of Args[0] where Args[1] is nonzero; length unknown (see NewMask)
+	KFile                  // values read from File, chunk by chunk, inside tasks (file.go)
 )
 
 // Op is an elementwise operation.
@@ -206,6 +209,10 @@ func ShapeString(shape []int) string {
 	for i, d := range shape {
 		if i > 0 {
 			b.WriteString(", ")
+		}
+		if d == Unknown {
+			b.WriteString("nan")
+			continue
 		}
 		fmt.Fprint(&b, d)
 	}

@@ -41,8 +41,12 @@ func OrderAll(roots []*expr.Node) []*expr.Node {
 		for _, a := range n.Args {
 			walk(a)
 		}
-		if n.Kind == expr.KReshape && n.Args[0].Kind != expr.KData {
-			push(n.Args[0])
+		if n.Kind == expr.KReshape || n.Kind == expr.KTake || n.Kind == expr.KTakeAlong {
+			for _, a := range n.Args {
+				if a.Kind != expr.KData {
+					push(a)
+				}
+			}
 		}
 		if n.Kind == expr.KReduce || isRoot[n] && n.Kind != expr.KData {
 			push(n)
@@ -102,7 +106,9 @@ type inputLeaf struct {
 	shape []int
 	m     []expr.AxisMap
 	held  *expr.Node // a data node held on a device, read through Options.Held where it can
-	file  *expr.File // a file-backed node: tasks read their boxes themselves (file.go)
+	// gather, for a take, says how data (the operand's values) gives the values of shape
+	gather *gather
+	file   *expr.File // a file-backed node: tasks read their boxes themselves (file.go)
 }
 
 // Lower plans node n as stage number id. done holds the values (row-major) of nodes
@@ -263,6 +269,10 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 			}
 		}
 		return l.input(vals, n, m), nil
+	case expr.KTake, expr.KTakeAlong:
+		return l.takeInput(n, m)
+	case expr.KMask:
+		return 0, fmt.Errorf("plan: a masked array of shape %s must be resolved (its mask computed) before it is planned", expr.ShapeString(n.Shape))
 	case expr.KConcat:
 		arg, start := piece(n, m, l.off, l.shp)
 		pm := slices.Clone(m)
@@ -340,6 +350,10 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 					}
 					in.data = vals
 				}
+			}
+			if in.gather != nil {
+				task.Inputs = append(task.Inputs, cutGather(*in, off, shp))
+				continue
 			}
 			task.Inputs = append(task.Inputs, cutBlock(*in, off, shp))
 		}
