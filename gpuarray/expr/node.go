@@ -50,13 +50,14 @@ const (
 	KTake                  // Args[0] indexed along axis Axes[0] by the 1-d integer array Args[1]
 	KTakeAlong             // Args[0] indexed along axis Axes[0] by Args[1], element by element
 	KMask                  // the elements of Args[0] where Args[1] is nonzero; length unknown (see NewMask)
+	KCall                  // Call: a library function of Args[0] along one axis (FFT), see call.go
 	KFile                  // values read from File, chunk by chunk, inside tasks (file.go)
 )
 
 // Op is an elementwise operation.
 type Op uint8
 
-// Elementwise operations. Comparisons give 1 or 0 in the operands' dtype.
+// Elementwise operations. Comparisons give Bool.
 const (
 	OpNeg Op = iota
 	OpAbs
@@ -92,6 +93,32 @@ func (o Op) String() string {
 
 // Unary reports whether o takes one operand.
 func (o Op) Unary() bool { return o <= OpTanh }
+
+// Comparison reports whether o compares its operands (and gives Bool).
+func (o Op) Comparison() bool { return o >= OpEq && o <= OpGe }
+
+// Transcendental reports whether o gives a floating-point result for integer operands.
+func (o Op) Transcendental() bool {
+	switch o {
+	case OpExp, OpLog, OpSqrt, OpSin, OpCos, OpTanh, OpDiv:
+		return true
+	}
+	return false
+}
+
+// FloatFor returns the floating-point dtype an op like exp or true division computes in for
+// operands of dtype dt: dt itself when it is floating or complex; float32 for bool and the
+// 8- and 16-bit integers (NumPy gives float16, which gpuarray does not have; for division,
+// float64 as NumPy); float64 for wider integers.
+func FloatFor(dt DType, op Op) DType {
+	switch {
+	case dt.IsFloat() || dt.IsComplex():
+		return dt
+	case op != OpDiv && dt.Size() <= 2:
+		return Float32
+	}
+	return Float64
+}
 
 // Dist is a random distribution.
 type Dist uint8
@@ -164,6 +191,7 @@ type Node struct {
 	Map   []AxisMap   // KView, one per input axis
 	Red   Red         // KReduce
 	Axes  []int       // KReduce: reduced axes of Args[0], ascending; KConcat: the join axis
+	Call  *Call       // KCall
 	File  *File       // KFile
 }
 
