@@ -299,6 +299,9 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	if k.Result < 0 || k.Result >= len(k.Instrs) {
 		return nil, fmt.Errorf("cpu: result %d of %d instructions", k.Result, len(k.Instrs))
 	}
+	if k.Call != nil {
+		return executeCall(ctx, t)
+	}
 	p, err := compile(t)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: compile kernel: %w", err)

@@ -93,6 +93,7 @@ type Kernel struct {
 	Instrs []Instr
 	Result int        // the instruction that is stored or reduced
 	Reduce *Reduction `json:",omitempty"`
+	Call   *CallStep  `json:",omitempty"` // the result goes through a library call (call.go)
 }
 
 // Key returns a stable identity of the kernel (its JSON text), for caches of compiled code.
