@@ -132,6 +132,14 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 					gt.Held = make([]HeldInput, nleaf)
 				}
 				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
+			} else if b.File != nil {
+				// Read on the host, then copied like any input (pinned-buffer streaming from
+				// the file to the device is not done yet).
+				vals, err := plan.ReadBlock(b)
+				if err != nil {
+					return Task{}, fmt.Errorf("cuda: task %d: %w", t.Index, err)
+				}
+				gt.Inputs[leaf] = vals.ToFloat64() // the kernel reads float64 words
 			} else {
 				gt.Inputs[leaf] = b.Data.ToFloat64() // the kernel reads float64 words
 			}
