@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -193,10 +195,23 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 			}
 		}
 	}
-	for k := range tasks {
-		ti := first + k
-		res.Axes[ti] = collectAxes(s.Reduce, words, offs[ti], ks[ti], ss[ti])
+	// Tasks combine their slices independently: spread them over the cores.
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(tasks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ti := range next {
+				res.Axes[ti] = collectAxes(s.Reduce, words, offs[ti], ks[ti], ss[ti])
+			}
+		}()
 	}
+	for k := range tasks {
+		next <- first + k
+	}
+	close(next)
+	wg.Wait()
 	return nil
 }
 
