@@ -299,6 +299,13 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	if k.Result < 0 || k.Result >= len(k.Instrs) {
 		return nil, fmt.Errorf("cpu: result %d of %d instructions", k.Result, len(k.Instrs))
 	}
+	t, err := plan.LoadInputs(ctx, t) // blocks of file-backed arrays are read here, in the task
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	if k.Call != nil {
+		return executeCall(ctx, t)
+	}
 	p, err := compile(t)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: compile kernel: %w", err)

@@ -15,6 +15,9 @@ import (
 // lowerTask orders each task's axes kept first. It fails only for kernels no GPU kernel
 // expresses, which callers then run on the host and say so.
 func Lower(k *plan.Kernel) (*Spec, []int, error) {
+	if k.Call != nil {
+		return nil, nil, fmt.Errorf("cuda: a kernel with a library call (%v) runs through RunPlan, not one fused kernel", k.Call.Fn)
+	}
 	rank := len(k.Shape)
 	// A 0-d space runs as a 1-d space of one element (lowerTask pads it).
 	s := &Spec{Rank: max(rank, 1), Reduce: RNone}
@@ -129,6 +132,14 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 					gt.Held = make([]HeldInput, nleaf)
 				}
 				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
+			} else if b.File != nil {
+				// Read on the host, then copied like any input (pinned-buffer streaming from
+				// the file to the device is not done yet).
+				vals, err := plan.ReadBlock(b)
+				if err != nil {
+					return Task{}, fmt.Errorf("cuda: task %d: %w", t.Index, err)
+				}
+				gt.Inputs[leaf] = vals.ToFloat64() // the kernel reads float64 words
 			} else {
 				gt.Inputs[leaf] = b.Data.ToFloat64() // the kernel reads float64 words
 			}
@@ -188,6 +199,9 @@ func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.O
 		return nil, nil
 	}
 	k := tasks[0].Kernel
+	if k.Call != nil {
+		return runCalls(ctx, devs, tasks)
+	}
 	s, leaves, err := Lower(k)
 	if err != nil {
 		return nil, err

@@ -50,6 +50,8 @@ const (
 	KTake                  // Args[0] indexed along axis Axes[0] by the 1-d integer array Args[1]
 	KTakeAlong             // Args[0] indexed along axis Axes[0] by Args[1], element by element
 	KMask                  // the elements of Args[0] where Args[1] is nonzero; length unknown (see NewMask)
+	KCall                  // Call: a library function of Args[0] along one axis (FFT), see call.go
+	KFile                  // values read from File, chunk by chunk, inside tasks (file.go)
 )
 
 // Op is an elementwise operation.
@@ -189,6 +191,8 @@ type Node struct {
 	Map   []AxisMap   // KView, one per input axis
 	Red   Red         // KReduce
 	Axes  []int       // KReduce: reduced axes of Args[0], ascending; KConcat: the join axis
+	Call  *Call       // KCall
+	File  *File       // KFile
 }
 
 // Buffer holds the values of a KData node outside host memory, on a GPU, until they are read.

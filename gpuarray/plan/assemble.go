@@ -27,13 +27,16 @@ func (st *Stage) Assemble(outs []*Output) (dtype.Slice, error) {
 		}
 	}
 	if st.Kernel.Reduce == nil {
-		return st.place(outs, st.Kernel.Shape, nil), nil
+		return st.place(outs, st.Node.Shape, nil), nil
 	}
 	return st.reduce(outs)
 }
 
 func (st *Stage) outShape(t *Task) []int {
 	s := append([]int(nil), t.Shape...)
+	if c := st.Kernel.Call; c != nil {
+		s[c.Axis] = c.OutLen(s[c.Axis])
+	}
 	for k, r := range st.Kernel.Reduced() {
 		if r {
 			s[k] = 1
@@ -48,7 +51,7 @@ func (st *Stage) place(outs []*Output, shape []int, keep []bool) dtype.Slice {
 	// One task that covers the whole array: its output is the array (outputs are fresh
 	// buffers no one else holds). Copying an 800 MB chunk into new memory cost about 3 s on
 	// a 2-core VM, mostly first-touch page faults.
-	if len(outs) == 1 && keep == nil && int64(outs[0].Data.Len()) == expr.Size(shape) && slices.Equal(st.Tasks[0].Shape, shape) {
+	if len(outs) == 1 && keep == nil && int64(outs[0].Data.Len()) == expr.Size(shape) && slices.Equal(outs[0].Shape, shape) {
 		return outs[0].Data
 	}
 	dt := dtype.Float64
@@ -62,7 +65,11 @@ func (st *Stage) place(outs []*Output, shape []int, keep []bool) dtype.Slice {
 		for k := range t.Offset {
 			if keep == nil || keep[k] {
 				off = append(off, t.Offset[k])
-				shp = append(shp, t.Shape[k])
+				if keep == nil {
+					shp = append(shp, o.Shape[k]) // a call's output differs from its task along its axis
+				} else {
+					shp = append(shp, t.Shape[k])
+				}
 			}
 		}
 		copyBox(res, shape, o.Data, off, shp)
