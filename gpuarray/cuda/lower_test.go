@@ -247,3 +247,18 @@ func TestSpecKeyIgnoresRandomKey(t *testing.T) {
 		}
 	}
 }
+
+// TestLowerReshapedRange: a range read through a reshape has an N-d source; Linspace's exact
+// stop belongs to its last element in row-major order.
+func TestLowerReshapedRange(t *testing.T) {
+	k := &plan.Kernel{Shape: []int{3, 4}, Instrs: []plan.Instr{
+		{Code: plan.Range, DType: expr.Float64, Start: 0, Step: 1.0 / 11, Stop: 1, Exact: true, Src: []int{3, 4}, Map: []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}},
+	}, Result: 0}
+	s, _, err := Lower(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nd := s.Nodes[0]; nd.Kind != NRange || nd.Last != 11 {
+		t.Fatalf("range node %+v, want Last 11", nd)
+	}
+}
