@@ -52,6 +52,7 @@ func (c *capture) redirect(fd int, name string, w **os.File, emit streamFunc) er
 	if err != nil {
 		return fmt.Errorf("pipe for %s: %w", name, err)
 	}
+	enlargePipe(pw)
 	if err := syscall.Dup3(int(pw.Fd()), fd, 0); err != nil {
 		r.Close()
 		pw.Close()
