@@ -39,7 +39,7 @@ func executeChunks(ctx context.Context, spec []byte, inputs []any, onGPU bool) (
 		return []*plan.Output{}, nil
 	}
 	if onGPU {
-		if _, _, err := cuda.Lower(ts[0].Kernel); err == nil {
+		if err := cuda.Runs(ts[0].Kernel); err == nil {
 			d, err := cuda.Open(0)
 			if err != nil {
 				return nil, fmt.Errorf("open this worker's GPU: %w", err)

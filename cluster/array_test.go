@@ -41,3 +41,37 @@ func TestArrayComputeOnClusterEqualsLocal(t *testing.T) {
 	}
 	t.Logf("sum %v over %d workers", remote, len(c.WorkerInfo()))
 }
+
+// TestFFTOnClusterEqualsLocal: library-call stages (Fourier transforms) run on the workers and
+// give the bits the inline run gives (the same CPU code on the same chunks).
+func TestFFTOnClusterEqualsLocal(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2})
+	build := func() *gpuarray.Array {
+		rs := gpuarray.NewRandomState(7)
+		x := rs.Normal(0, 1, gpuarray.Shape(64, 300), gpuarray.Chunks(16, 100))
+		return gpuarray.Irfft(gpuarray.Rfft(x.Mul(2), gpuarray.FFTAxis(1)), gpuarray.FFTLen(300))
+	}
+	local, err := build().ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := build().ToSlice(gpuarray.On(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := gpuarray.NewRandomState(7).Normal(0, 1, gpuarray.Shape(64, 300)).ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(local) != len(x) || len(remote) != len(x) {
+		t.Fatalf("lengths %d and %d, want %d", len(local), len(remote), len(x))
+	}
+	for i := range local {
+		if local[i] != remote[i] {
+			t.Fatalf("element %d: cluster %v, inline %v", i, remote[i], local[i])
+		}
+		if d := local[i] - 2*x[i]; d > 1e-12 || d < -1e-12 {
+			t.Fatalf("element %d: irfft(rfft(2x)) is %v, 2x is %v", i, local[i], 2*x[i])
+		}
+	}
+}

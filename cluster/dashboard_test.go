@@ -24,8 +24,11 @@ func TestDashboardServedOnLoopback(t *testing.T) {
 	if !strings.HasPrefix(u, "http://127.0.0.1:") {
 		t.Fatalf("dashboard at %q, want loopback", u)
 	}
-	if !strings.Contains(c.HTML(), u) {
+	if !strings.Contains(c.HTML(), `<a href="`+u+`"`) {
 		t.Fatal("the cluster's HTML does not link the dashboard")
+	}
+	if !strings.Contains(c.String(), "Dashboard: "+u+"\n") || !strings.Contains(c.NewClient().String(), "Dashboard: "+u+"\n") {
+		t.Fatalf("the text reprs do not name the dashboard:\n%s\n%s", c.String(), c.NewClient().String())
 	}
 	resp, err := http.Get(u)
 	if err != nil {
@@ -48,6 +51,9 @@ func TestDashboardServedOnLoopback(t *testing.T) {
 	off := newCluster(t, cluster.Options{NWorkers: 1, Dashboard: "off"})
 	if off.Dashboard() != "" {
 		t.Fatalf("Dashboard \"off\" serves at %s", off.Dashboard())
+	}
+	if !strings.Contains(off.String(), "Dashboard: off\n") {
+		t.Fatalf("the text repr of a cluster without dashboard:\n%s", off.String())
 	}
 }
 

@@ -83,6 +83,7 @@ func (c *Client) String() string {
 	ws := c.WorkerInfo()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Client: scheduler %s (%s), %d workers\n", c.s.address(), tlsNote(c.TLS(), false), len(ws))
+	fmt.Fprintf(&b, "Dashboard: %s\n", dashboardText(c.Dashboard()))
 	writeWorkersText(&b, ws)
 	return b.String()
 }
@@ -227,8 +228,17 @@ func (c *LocalCUDA) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: scheduler %s (%s), %d workers, %d threads, host memory %s, GPU memory %s, MPS %s, started in %v\n",
 		c.kind(), c.Address(), tlsNote(c.TLS(), c.opts.TLS.CA != ""), s.workers, s.threads, formatBytes(s.hostMem), formatBytes(s.gpuMem), onOff(c.mps), c.startDur.Round(time.Millisecond))
+	fmt.Fprintf(&b, "Dashboard: %s\n", dashboardText(c.Dashboard()))
 	writeWorkersText(&b, ws)
 	return b.String()
+}
+
+// dashboardText is the dashboard's URL for text reprs, or "off".
+func dashboardText(u string) string {
+	if u == "" {
+		return "off"
+	}
+	return u
 }
 
 func onOff(b bool) string {

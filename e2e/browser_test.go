@@ -190,6 +190,7 @@ type browserExpect struct {
 	CompletePrefix string `json:"complete_prefix"`
 	CompleteMember string `json:"complete_member"`
 	RunTimeoutMS   int    `json:"run_timeout_ms"`
+	DashboardLink  bool   `json:"dashboard_link"`
 }
 
 // runBrowser opens notebook (a path relative to the lab's root) in chromium and checks exp.
@@ -239,7 +240,8 @@ func requireNotebook(t *testing.T, name string) string {
 
 // TestBrowserNotebook02 opens notebooks/02-local-cuda-cluster.ipynb in JupyterLab in chromium,
 // picks "Go (gpunotes)", runs all cells, sees the cluster's worker table, interrupts a for {}
-// cell, completes "gpuarray." and takes a screenshot.
+// cell, completes "gpuarray.", takes a screenshot, then starts a cluster in a new cell and opens
+// its dashboard through the link in its repr.
 func TestBrowserNotebook02(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
@@ -255,6 +257,7 @@ func TestBrowserNotebook02(t *testing.T) {
 		CompletePrefix: "gpuarray.",
 		CompleteMember: "NewRandomState",
 		RunTimeoutMS:   240000,
+		DashboardLink:  true,
 	})
 	if strings.Contains(l.log.String(), "Traceback (most recent call last)") {
 		t.Logf("jupyter lab logged a Python traceback:\n%s", l.log.String())

@@ -117,6 +117,7 @@ type spec struct {
 	size       []int
 	perAxis    [][]int
 	dtype      DType
+	hasDType   bool
 	hasChunks  bool
 	hasPerAxis bool
 }
@@ -145,11 +146,16 @@ func ChunkSizes(perAxis ...[]int) ArrayOption {
 
 // WithDType sets the element type (default Float64).
 func WithDType(dt DType) ArrayOption {
-	return func(s *spec) { s.dtype = dt }
+	return func(s *spec) { s.dtype, s.hasDType = dt, true }
 }
 
 func resolve(what string, defShape []int, opts []ArrayOption) (shape []int, chunks [][]int, dt expr.DType, err error) {
-	s := spec{}
+	return resolveDT(what, defShape, Float64, opts)
+}
+
+// resolveDT is resolve with def as the dtype when no WithDType is given.
+func resolveDT(what string, defShape []int, def DType, opts []ArrayOption) (shape []int, chunks [][]int, dt expr.DType, err error) {
+	s := spec{dtype: def}
 	for _, o := range opts {
 		if o != nil {
 			o(&s)
@@ -157,9 +163,6 @@ func resolve(what string, defShape []int, opts []ArrayOption) (shape []int, chun
 	}
 	if !s.dtype.Valid() {
 		return nil, nil, 0, fmt.Errorf("%s: unknown dtype %d", what, s.dtype)
-	}
-	if s.dtype != Float64 && s.dtype != Float32 {
-		return nil, nil, 0, fmt.Errorf("%s: dtype %v is not computed yet (float32 and float64 are)", what, s.dtype)
 	}
 	dt = s.dtype
 	switch {
@@ -287,9 +290,16 @@ func (r *RandomState) next() [2]uint32 {
 }
 
 func (r *RandomState) random(what string, d expr.Dist, p0, p1 float64, opts []ArrayOption) *Array {
-	shape, chunks, dt, err := resolve(what, nil, opts)
+	def := Float64
+	if d == expr.Integers {
+		def = Int64
+	}
+	shape, chunks, dt, err := resolveDT(what, nil, def, opts)
 	if err != nil {
 		return errArray(err)
+	}
+	if d != expr.Integers && !dt.IsFloat() {
+		return errArray(fmt.Errorf("%s: dtype %v; want float32 or float64", what, dt))
 	}
 	if r == nil {
 		return errArray(fmt.Errorf("%s: nil RandomState", what))

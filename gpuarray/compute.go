@@ -246,9 +246,17 @@ func stageOrder(roots []*expr.Node) []*expr.Node { return plan.OrderAll(roots) }
 // computeArrays computes arrays in one pass (see stageOrder) and returns them materialized.
 func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	roots := make([]*expr.Node, len(arrays))
+	arrays = append([]*Array(nil), arrays...)
 	for i, a := range arrays {
-		roots[i] = a.n
-		defer pinGraph(a.n)() // arrays held on a GPU stay there while tasks read them in place
+		if hasMask(a.n) { // boolean masks are computed first, to know the lengths
+			n, err := resolveMasks(cfg, a.n)
+			if err != nil {
+				return nil, fmt.Errorf("compute: %w", err)
+			}
+			arrays[i] = &Array{n: n}
+		}
+		roots[i] = arrays[i].n
+		defer pinGraph(arrays[i].n)() // arrays held on a GPU stay there while tasks read them in place
 	}
 	out := make([]*Array, len(arrays))
 	var todo []*expr.Node
@@ -405,6 +413,11 @@ type progress struct {
 }
 
 func newProgress(total int, cb func(done, total int), quiet bool) *progress {
+	return newProgressTitled("gpuarray compute (chunks)", total, cb, quiet)
+}
+
+// newProgressTitled is newProgress with the bar's title.
+func newProgressTitled(title string, total int, cb func(done, total int), quiet bool) *progress {
 	p := &progress{total: total, cb: cb}
 	delay := progressDelay
 	if quiet {
@@ -414,7 +427,7 @@ func newProgress(total int, cb func(done, total int), quiet bool) *progress {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.timer != nil {
-			p.bar = display.NewProgress("gpuarray compute (chunks)", int64(p.total))
+			p.bar = display.NewProgress(title, int64(p.total))
 			p.bar.Set(int64(p.done))
 		}
 	})

@@ -137,7 +137,7 @@ func (s *gpuSched) Run(ctx context.Context, tasks []*plan.Task, done func(int)) 
 }
 
 func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*plan.Output, done func(int)) error {
-	if _, _, err := cuda.Lower(tasks[0].Kernel); err != nil {
+	if err := cuda.Runs(tasks[0].Kernel); err != nil {
 		t0 := time.Now()
 		defer func() {
 			msg := fmt.Sprintf("host fallback: %s ran on the CPU in %.3g s (%v)", describeKernel(tasks[0].Kernel), time.Since(t0).Seconds(), err)

@@ -40,6 +40,9 @@ func (a *Array) Reshape(shape ...int) *Array {
 	if err := a.Err(); err != nil {
 		return errArray(err)
 	}
+	if expr.HasUnknown(a.n.Shape) {
+		return errArray(expr.ErrUnknown("Reshape", a.n.Shape))
+	}
 	s, err := expr.ResolveShape(a.Size(), shape)
 	if err != nil {
 		return errArray(fmt.Errorf("Reshape of shape %s: %w", expr.ShapeString(a.n.Shape), err))
@@ -104,6 +107,9 @@ func StackAxis(axis int, xs ...*Array) *Array {
 func Unstack(x *Array, axis int) []*Array {
 	if err := x.Err(); err != nil {
 		return []*Array{errArray(err)}
+	}
+	if expr.HasUnknown(x.n.Shape) {
+		return []*Array{errArray(expr.ErrUnknown("Unstack", x.n.Shape))}
 	}
 	r := x.NDim()
 	ax := axis
@@ -382,7 +388,7 @@ func BroadcastArrays(xs ...*Array) []*Array {
 }
 
 // NewAxis inserts an axis of length 1 in Slice, like NumPy's None.
-func NewAxis() Index { return Index{expr.Index{NewAxis: true}} }
+func NewAxis() Index { return Index{ix: expr.Index{NewAxis: true}} }
 
 // Ellipsis stands in Slice for as many whole axes as the other indices leave, like NumPy's ....
-func Ellipsis() Index { return Index{expr.Index{Ellipsis: true}} }
+func Ellipsis() Index { return Index{ix: expr.Index{Ellipsis: true}} }

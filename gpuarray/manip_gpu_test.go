@@ -16,6 +16,11 @@ func TestGPUCreateMatchesNumPy(t *testing.T) {
 	runChecks(t, createChecks(2, 20), OnGPU())
 }
 
+func TestGPUIndexMatchesNumPy(t *testing.T) {
+	needGPU(t)
+	runChecks(t, indexChecks(2, 20), OnGPU())
+}
+
 func TestGPUPrintsLikeCPU(t *testing.T) {
 	needGPU(t)
 	x := Tile(Arange(0, 12, 1).Reshape(3, 4), 1, 2)

@@ -4,43 +4,55 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
-// operand turns an argument of an operation into a node: an *Array, or a Go number, which
-// takes the dtype like (as NumPy treats Python scalars).
-func operand(v any, like expr.DType) (*expr.Node, error) {
-	var f float64
+// scalarKind returns the kind of a Go number and its value as a float64.
+func scalarKind(v any) (dtype.Kind, float64, bool) {
 	switch x := v.(type) {
-	case *Array:
+	case float64:
+		return dtype.KindFloat, x, true
+	case float32:
+		return dtype.KindFloat, float64(x), true
+	case int:
+		return dtype.KindInt, float64(x), true
+	case int64:
+		return dtype.KindInt, float64(x), true
+	case int32:
+		return dtype.KindInt, float64(x), true
+	case uint:
+		return dtype.KindInt, float64(x), true
+	case uint64:
+		return dtype.KindInt, float64(x), true
+	case uint32:
+		return dtype.KindInt, float64(x), true
+	case uint8:
+		return dtype.KindInt, float64(x), true
+	case bool:
+		if x {
+			return dtype.KindBool, 1, true
+		}
+		return dtype.KindBool, 0, true
+	}
+	return 0, 0, false
+}
+
+// operand turns an argument of an operation into a node: an *Array, or a Go number, which is
+// a weak scalar as NumPy 2 treats Python's (NEP 50): it takes the dtype like unless its kind
+// is higher (a float with an integer array gives float64, an int with a bool array int64).
+func operand(v any, like expr.DType) (*expr.Node, error) {
+	if x, ok := v.(*Array); ok {
 		if err := x.Err(); err != nil {
 			return nil, err
 		}
 		return x.n, nil
-	case float64:
-		f = x
-	case float32:
-		f = float64(x)
-	case int:
-		f = float64(x)
-	case int64:
-		f = float64(x)
-	case int32:
-		f = float64(x)
-	case uint:
-		f = float64(x)
-	case uint64:
-		f = float64(x)
-	case uint32:
-		f = float64(x)
-	case bool:
-		if x {
-			f = 1
-		}
-	default:
+	}
+	k, f, ok := scalarKind(v)
+	if !ok {
 		return nil, fmt.Errorf("operand of type %T: want *gpuarray.Array or a number", v)
 	}
-	return expr.NewConst(f, like, nil, nil)
+	return expr.NewConst(f, dtype.PromoteWeak(like, k), nil, nil)
 }
 
 func (a *Array) unary(op expr.Op) *Array {
@@ -82,22 +94,22 @@ func (a *Array) Maximum(v any) *Array { return a.binary(expr.OpMax, v) }
 // Minimum returns the elementwise minimum of a and v (NaN propagates).
 func (a *Array) Minimum(v any) *Array { return a.binary(expr.OpMin, v) }
 
-// Eq returns 1 where a == v and 0 elsewhere, in a's dtype.
+// Eq returns a bool array, true where a == v.
 func (a *Array) Eq(v any) *Array { return a.binary(expr.OpEq, v) }
 
-// Ne returns 1 where a != v.
+// Ne returns a bool array, true where a != v.
 func (a *Array) Ne(v any) *Array { return a.binary(expr.OpNe, v) }
 
-// Lt returns 1 where a < v.
+// Lt returns a bool array, true where a < v.
 func (a *Array) Lt(v any) *Array { return a.binary(expr.OpLt, v) }
 
-// Le returns 1 where a <= v.
+// Le returns a bool array, true where a <= v.
 func (a *Array) Le(v any) *Array { return a.binary(expr.OpLe, v) }
 
-// Gt returns 1 where a > v.
+// Gt returns a bool array, true where a > v.
 func (a *Array) Gt(v any) *Array { return a.binary(expr.OpGt, v) }
 
-// Ge returns 1 where a >= v.
+// Ge returns a bool array, true where a >= v.
 func (a *Array) Ge(v any) *Array { return a.binary(expr.OpGe, v) }
 
 // Neg returns -a.
@@ -124,30 +136,48 @@ func (a *Array) Cos() *Array { return a.unary(expr.OpCos) }
 // Tanh returns the hyperbolic tangent of a.
 func (a *Array) Tanh() *Array { return a.unary(expr.OpTanh) }
 
-// AsType returns a converted to dt.
+// AsType returns a converted to dt by NumPy's astype rules: integers wrap to the width,
+// floats truncate toward zero (NaN and out-of-range values as NumPy gives them on x86-64),
+// complex numbers keep their real part, and anything nonzero is true.
 func (a *Array) AsType(dt DType) *Array {
 	if err := a.Err(); err != nil {
 		return errArray(err)
 	}
-	if dt != Float64 && dt != Float32 {
+	if !dt.Valid() {
 		return errArray(fmt.Errorf("AsType: unknown dtype %d", dt))
 	}
-	return &Array{n: expr.NewCast(a.n, expr.DType(dt))}
+	return &Array{n: expr.NewCast(a.n, dt)}
 }
 
-// Where returns x where cond is nonzero and y elsewhere; each is an array or a number, and
-// shapes broadcast.
+// Where returns x where cond is true (nonzero) and y elsewhere; each is an array or a
+// number, and shapes broadcast. Numbers are weak scalars (see operand); two numbers give
+// int64 for Go ints and float64 for Go floats.
 func Where(cond, x, y any) *Array {
-	like := expr.Float64
-	for _, v := range []any{x, y, cond} {
+	like, found := expr.Float64, false
+	for _, v := range []any{x, y} {
 		if a, ok := v.(*Array); ok && a.Err() == nil {
-			like = a.n.DType
-			break
+			if !found {
+				like, found = a.n.DType, true
+			} else {
+				like = dtype.Promote(like, a.n.DType)
+			}
+		}
+	}
+	if !found { // two numbers: NumPy's default types for their kinds
+		like = expr.Bool
+		for _, v := range []any{x, y} {
+			if k, _, ok := scalarKind(v); ok {
+				like = dtype.PromoteWeak(like, k)
+			}
 		}
 	}
 	ns := make([]*expr.Node, 3)
 	for i, v := range []any{cond, x, y} {
-		n, err := operand(v, like)
+		l := like
+		if i == 0 {
+			l = expr.Bool
+		}
+		n, err := operand(v, l)
 		if err != nil {
 			return errArray(fmt.Errorf("Where: %w", err))
 		}
@@ -157,29 +187,32 @@ func Where(cond, x, y any) *Array {
 }
 
 // Index selects along one axis in Slice; make one with All, At, Every, Span, SpanStep or From.
-type Index struct{ ix expr.Index }
+type Index struct {
+	ix  expr.Index
+	arr *Array // Indices: an integer array
+}
 
 // All selects a whole axis.
-func All() Index { return Index{expr.Index{Step: 1}} }
+func All() Index { return Index{ix: expr.Index{Step: 1}} }
 
 // At selects position i (negative counts from the end) and drops the axis.
-func At(i int) Index { return Index{expr.Index{At: true, Start: i}} }
+func At(i int) Index { return Index{ix: expr.Index{At: true, Start: i}} }
 
 // Every selects every step-th element, like [::step]; a negative step walks backwards.
-func Every(step int) Index { return Index{expr.Index{Step: step}} }
+func Every(step int) Index { return Index{ix: expr.Index{Step: step}} }
 
 // Span selects [start:stop] (negative values count from the end).
 func Span(start, stop int) Index {
-	return Index{expr.Index{Start: start, Stop: stop, Step: 1, HasStart: true, HasStop: true}}
+	return Index{ix: expr.Index{Start: start, Stop: stop, Step: 1, HasStart: true, HasStop: true}}
 }
 
 // SpanStep selects [start:stop:step].
 func SpanStep(start, stop, step int) Index {
-	return Index{expr.Index{Start: start, Stop: stop, Step: step, HasStart: true, HasStop: true}}
+	return Index{ix: expr.Index{Start: start, Stop: stop, Step: step, HasStart: true, HasStop: true}}
 }
 
 // From selects [start:].
-func From(start int) Index { return Index{expr.Index{Start: start, Step: 1, HasStart: true}} }
+func From(start int) Index { return Index{ix: expr.Index{Start: start, Step: 1, HasStart: true}} }
 
 // Slice indexes a with one Index per leading axis, like NumPy basic indexing; axes not given
 // are kept whole. Chunk boundaries follow the selected elements.
@@ -189,6 +222,9 @@ func (a *Array) Slice(idx ...Index) *Array {
 	}
 	ix := make([]expr.Index, len(idx))
 	for i, x := range idx {
+		if x.arr != nil {
+			return a.sliceWithIndices(idx)
+		}
 		ix[i] = x.ix
 	}
 	return wrap(expr.NewSlice(a.n, ix))
@@ -234,6 +270,9 @@ func (a *Array) reduce(r expr.Red, axes []int) *Array {
 	if err := a.Err(); err != nil {
 		return errArray(err)
 	}
+	if m, ok := maskedReduce(a, r, axes); ok {
+		return m
+	}
 	return wrap(expr.NewReduce(a.n, r, axes))
 }
 
@@ -256,7 +295,7 @@ func (a *Array) Min(axes ...int) *Array { return a.reduce(expr.Min, axes) }
 func (a *Array) Max(axes ...int) *Array { return a.reduce(expr.Max, axes) }
 
 // ArgMin returns the index of the first minimum along axis, or the flat index over the whole
-// array when no axis is given. Indices are float64 values.
+// array when no axis is given. Indices are int64 values.
 func (a *Array) ArgMin(axis ...int) *Array { return a.reduce(expr.ArgMin, axis) }
 
 // ArgMax returns the index of the first maximum (see ArgMin).

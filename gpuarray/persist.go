@@ -63,13 +63,6 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	}
 	k, keeper := cfg.sched.(plan.Keeper)
 	g, onGPU := cfg.sched.(*gpuSched)
-	if !keeper && !onGPU {
-		c, err := a.Compute(opts...)
-		if err != nil {
-			return errArray(fmt.Errorf("persist: %w", err))
-		}
-		return c
-	}
 	defer pinGraph(a.n)()
 	root := a.n
 	if root.Kind == expr.KReduce {
@@ -110,12 +103,18 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 			return errArray(fmt.Errorf("persist: %w", err))
 		}
 		buf = newKeptChunks(k, root, st.Tasks, kept)
-	} else {
+	} else if onGPU {
 		gc, err := g.keep(cfg.ctx, root, st.Tasks, prog.add)
 		if err != nil {
 			return errArray(fmt.Errorf("persist: %w", err))
 		}
 		buf = gc
+	} else {
+		hc, err := keepOnHost(cfg.ctx, cfg.sched, root, st.Tasks, prog.add)
+		if err != nil {
+			return errArray(fmt.Errorf("persist: %w", err))
+		}
+		buf = hc
 	}
 	prog.ok = true
 	n, err := expr.NewBuffered(buf, root.Shape, root.Chunks)

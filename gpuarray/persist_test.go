@@ -195,3 +195,18 @@ func TestGPUPersistOnSeveralGPUs(t *testing.T) {
 	}
 	y.Release()
 }
+
+// BenchmarkIteratePass is one pass of the iterative workload (bench iterate) on an array
+// persisted in host memory: standardize the columns, sum the absolute values.
+func BenchmarkIteratePass(b *testing.B) {
+	x := NewRandomState(42).StandardNormal(Shape(3000, 3000), Chunks(750, 750)).Mul(2).Add(1).Persist(Threads(0))
+	if err := x.Err(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(3 * 3000 * 3000 * 8) // x is read three times
+	for b.Loop() {
+		if _, err := x.Sub(x.Mean(0)).Div(x.Std(0)).Abs().Sum().Float64(Threads(0)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -59,6 +59,10 @@ func chunkSize(chunks [][]int) []int {
 	for i, cs := range chunks {
 		for _, c := range cs {
 			s[i] = max(s[i], c)
+			if c == expr.Unknown {
+				s[i] = expr.Unknown
+				break
+			}
 		}
 	}
 	return s
@@ -93,7 +97,11 @@ func (a *Array) HTML() string {
 	row := func(k, v1, v2 string) {
 		fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td><td>%s</td></tr>", k, html.EscapeString(v1), html.EscapeString(v2))
 	}
-	row("Bytes", bytesString(expr.Size(n.Shape)*esz), bytesString(expr.Size(cs)*esz))
+	if expr.HasUnknown(n.Shape) {
+		row("Bytes", "unknown (a boolean mask)", "unknown")
+	} else {
+		row("Bytes", bytesString(expr.Size(n.Shape)*esz), bytesString(expr.Size(cs)*esz))
+	}
 	row("Shape", expr.ShapeString(n.Shape), expr.ShapeString(cs))
 	row("Count", fmt.Sprintf("%d chunks", expr.NumChunks(n.Chunks)), "")
 	row("Type", n.DType.String(), "")

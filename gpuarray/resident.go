@@ -395,7 +395,8 @@ func (s *gpuSched) unhold(t *plan.Task) error {
 
 // planOptions returns the plan options for computing with sched: the memory limit; for a GPU
 // scheduler the hook that reads arrays held on its GPUs in place; for a cluster (a
-// plan.Keeper) the hook that reads chunks persisted there where they are.
+// plan.Keeper) the hook that reads chunks persisted there where they are; for the CPU
+// schedulers the hook that reads chunks persisted in host memory in place.
 func planOptions(sched Scheduler, memLimit int64) plan.Options {
 	opt := plan.Options{MemoryLimit: memLimit}
 	switch s := sched.(type) {
@@ -405,6 +406,14 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 			if c, ok := n.Buf.(*keptChunks); ok {
 				return c.refBlock(s, lo, hi)
+			}
+			return plan.Block{}, false
+		}
+	case *threadScheduler, inlineScheduler:
+		// Chunks persisted in host memory are read in place.
+		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
+			if h, ok := n.Buf.(*hostChunks); ok {
+				return h.block(lo, hi)
 			}
 			return plan.Block{}, false
 		}

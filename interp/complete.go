@@ -2,6 +2,7 @@ package interp
 
 import (
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/scanner"
 	"go/token"
@@ -231,6 +232,15 @@ func (s *Session) Inspect(code string, cursor, detail int) (map[string]any, bool
 			val = val[:2000] + "…"
 		}
 		text = fmt.Sprintf("%s: %s\nvalue: %s", word, v.Type(), val)
+		if detail > 0 {
+			// name?? shows the source of a cell's declaration, as IPython does.
+			s.declMu.RLock()
+			src, ok := s.decls[word]
+			s.declMu.RUnlock()
+			if ok {
+				text += "\n\nsource:\n" + declSource(src, word)
+			}
+		}
 	}
 	return map[string]any{"text/plain": text}, true
 }
@@ -371,4 +381,40 @@ func (s *Session) userMethods(v reflect.Value) []string {
 		}
 	}
 	return nil
+}
+
+// declSource cuts the declaration of name out of a cell's declarations (which may declare
+// several things, a pasted program all of them).
+func declSource(src, name string) string {
+	full := "package p;" + src
+	f, err := parser.ParseFile(token.NewFileSet(), "cell", full, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return strings.TrimSpace(src)
+	}
+	for _, d := range f.Decls {
+		found := false
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			found = d.Recv == nil && d.Name.Name == name
+		case *ast.GenDecl:
+			for _, sp := range d.Specs {
+				switch sp := sp.(type) {
+				case *ast.TypeSpec:
+					found = found || sp.Name.Name == name
+				case *ast.ValueSpec:
+					for _, n := range sp.Names {
+						found = found || n.Name == name
+					}
+				}
+			}
+		}
+		if found {
+			start, end := int(d.Pos()-f.FileStart), int(d.End()-f.FileStart)
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Doc != nil {
+				start = int(fd.Doc.Pos() - f.FileStart)
+			}
+			return full[start:end]
+		}
+	}
+	return strings.TrimSpace(src)
 }

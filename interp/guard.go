@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/traefik/yaegi/interp"
-	"golang.org/x/sys/unix"
 )
 
 // currentStdout writes to whatever os.Stdout is now. The interpreter gets it instead of the
@@ -17,7 +16,14 @@ import (
 // can be replaced for the next cells (reopenStdio).
 type currentStdout struct{}
 
-func (currentStdout) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
+// Write hands the running cell's stdout pump p directly when that keeps the order of the
+// output (pump.direct), saving the write syscall of each print; else it writes to os.Stdout.
+func (currentStdout) Write(p []byte) (int, error) {
+	if pp := stdoutPump.Load(); pp != nil && os.Stdout == capturedStdout.Load() && pp.direct(p) {
+		return len(p), nil
+	}
+	return os.Stdout.Write(p)
+}
 
 // reopenStdio gives os.Stdout and os.Stderr new files on fds 1 and 2 when a cell closed them
 // (os.Stdout.Close() would otherwise silence every later print of the session). It returns
@@ -37,21 +43,12 @@ func reopenStdio() string {
 	return note
 }
 
-// crashPipeSize is the capture pipes' buffer (F_SETPIPE_SZ; Linux allows 1 MB unprivileged).
-// When a cell kills the process (a stack overflow is fatal in Go), the runtime writes its
-// crash report to fd 2, the capture pipe, whose reader has stopped with everything else: with
-// the default 64 KB buffer a long report blocked there and the kernel hung with a dead
-// heartbeat instead of exiting.
-const crashPipeSize = 1 << 20
-
-func enlargePipe(w *os.File) {
-	// Best effort: on failure the pipe keeps its default size.
-	_, _ = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, crashPipeSize)
-}
-
 // ReportCrashesTo makes the runtime also write a fatal error's report (stack overflow, out of
 // memory, a panic nothing recovered) to w, which should be the process's real stderr saved
-// before any cell runs: fds 1 and 2 belong to the running cell's capture.
+// before any cell runs: fds 1 and 2 belong to the running cell's capture, whose reader stops
+// with the rest of the process. (The capture pipes' 1 MB buffer, pipeSize, is what lets the
+// runtime finish writing there and exit: with 64 KB, a stack overflow's 80 KB report blocked
+// and the kernel hung with a dead heartbeat.)
 func ReportCrashesTo(w *os.File) error {
 	if err := debug.SetCrashOutput(w, debug.CrashOptions{}); err != nil {
 		return fmt.Errorf("crash output: %w", err)

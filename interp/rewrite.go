@@ -4,63 +4,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"sort"
 	"strings"
 )
-
-// rewriteGo prepares a segment for yaegi:
-//   - `go f(x)` becomes `gnrt.Go(func() { f(x) })`, so a panic in the goroutine is recovered and
-//     reported to the cell instead of killing the kernel;
-//   - `os.Stdin` becomes `gnrt.Stdin`, a reader that prompts the front end for input.
-func rewriteGo(seg segment) (string, error) {
-	if !strings.Contains(seg.src, "go ") && !strings.Contains(seg.src, "go\t") && !strings.Contains(seg.src, "os.Stdin") {
-		return seg.src, nil
-	}
-	prefix := "package p;"
-	if seg.kind == segStmt {
-		prefix = "package p; func _() {"
-	}
-	suffix := ""
-	if seg.kind == segStmt {
-		suffix = "\n}"
-	}
-	full := prefix + seg.src + suffix
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "cell", full, parser.SkipObjectResolution)
-	if err != nil {
-		return "", err
-	}
-	type edit struct {
-		off  int
-		del  int
-		text string
-	}
-	var edits []edit
-	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.GoStmt:
-			start := fset.Position(n.Go).Offset
-			call := fset.Position(n.Call.Pos()).Offset
-			end := fset.Position(n.Call.End()).Offset
-			edits = append(edits, edit{start, call - start, "gnrt.Go(func() { "}, edit{end, 0, " })"})
-		case *ast.SelectorExpr:
-			if id, ok := n.X.(*ast.Ident); ok && id.Name == "os" && n.Sel.Name == "Stdin" {
-				off := fset.Position(n.Pos()).Offset
-				edits = append(edits, edit{off, len("os.Stdin"), "gnrt.Stdin"})
-			}
-		}
-		return true
-	})
-	if len(edits) == 0 {
-		return seg.src, nil
-	}
-	sort.SliceStable(edits, func(a, b int) bool { return edits[a].off > edits[b].off })
-	out := full
-	for _, e := range edits {
-		out = out[:e.off] + e.text + out[e.off+e.del:]
-	}
-	return out[len(prefix) : len(out)-len(suffix)], nil
-}
 
 // wrapPrefix is what a segment is wrapped in to parse it as a Go file.
 func wrapPrefix(k segKind) string {

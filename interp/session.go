@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
 	"go/scanner"
+	"go/token"
 	"io"
 	"os"
 	"reflect"
 	"regexp"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,6 +65,7 @@ type Session struct {
 	decls  map[string]string // top-level name -> source of its declaration
 	order  []string          // names in declaration order
 	vars   map[string]bool   // names bound by := in statements
+	ints   map[string]bool   // names bound to integers, as far as the rewriting pass can tell
 
 	imported map[string]string // local name -> import path
 
@@ -82,6 +86,7 @@ func New(opts Options) (*Session, error) {
 		opts:     opts,
 		decls:    map[string]string{},
 		vars:     map[string]bool{},
+		ints:     map[string]bool{},
 		imported: map[string]string{},
 		goPanics: make(chan *CellError, 16),
 		funcSrc:  map[string]string{},
@@ -96,9 +101,12 @@ func New(opts Options) (*Session, error) {
 		s.symbols[k] = v
 	}
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
-		"Go":     reflect.ValueOf(s.goWrap),
-		"Stdin":  reflect.ValueOf(io.Reader(s.stdin)),
-		"Result": reflect.ValueOf(s.setResult),
+		"Go":       reflect.ValueOf(s.goCall),
+		"GoSpread": reflect.ValueOf(s.goSpread),
+		"Clear":    reflect.ValueOf(clearValue),
+		"HasKey":   reflect.ValueOf(hasKey),
+		"Stdin":    reflect.ValueOf(io.Reader(s.stdin)),
+		"Result":   reflect.ValueOf(s.setResult),
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -142,6 +150,9 @@ func (s *Session) reset() error {
 	if _, err := i.Eval(strings.Join(imports, "\n")); err != nil {
 		return fmt.Errorf("preload packages: %w", err)
 	}
+	if _, err := i.Eval(preludeSrc); err != nil {
+		return fmt.Errorf("declare min and max: %w", err)
+	}
 	s.i = i
 	for _, p := range s.opts.Preload {
 		s.imported[p[strings.LastIndexByte(p, '/')+1:]] = p
@@ -151,24 +162,6 @@ func (s *Session) reset() error {
 
 // Close releases the session.
 func (s *Session) Close() error { return nil }
-
-// goWrap runs a goroutine started by a cell, turning its panic into a cell error.
-func (s *Session) goWrap(f func()) {
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				e := &CellError{Name: "panic", Value: fmt.Sprintf("in goroutine: %v", r),
-					Traceback: []string{fmt.Sprintf("panic in a goroutine started by the cell: %v", r)}}
-				select {
-				case s.goPanics <- e:
-				default:
-				}
-				fmt.Fprintf(os.Stderr, "panic in goroutine: %v\n", r)
-			}
-		}()
-		f()
-	}()
-}
 
 type stdinReader struct {
 	s   *Session
@@ -241,49 +234,28 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 		if err := parseSegment(seg); err != nil {
 			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
 		}
-		src, err := rewriteGo(seg)
+		if seg.kind == segDecl {
+			if cerr := s.runDecls(ctx, code, seg); cerr != nil {
+				return nil, cerr
+			}
+			continue
+		}
+		src, ints, err := rewriteGo(seg, s.rewriteEnv())
 		if err != nil {
 			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
 		}
-		if seg.kind == segStmt {
-			src = guardLeadingFunc(wrapBlocks(src))
-		}
-		if seg.kind == segDecl {
-			names, f, err := declNames(seg)
-			if err != nil {
-				return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
-			}
-			if imps, ok := importsOnly(f); ok {
-				// yaegi rejects importing a package twice; skip what the session already has.
-				if src = s.newImports(imps); src == "" {
-					continue
-				}
-				if _, err := s.eval(ctx, src); err != nil {
-					return nil, s.evalError(ctx, err, seg)
-				}
-				s.addImports(imps)
-				continue
-			}
-			if e := s.checkRedeclare(seg.src, names); e != nil {
-				return nil, e
-			}
-			if _, err := s.eval(ctx, src); err != nil {
-				return nil, s.evalError(ctx, err, seg)
-			}
-			s.recordDecl(seg.src, names)
-			s.recordFuncTypes(ctx, seg.src, names)
-			continue
-		}
+		src = guardLeadingFunc(wrapBlocks(src))
 		if last && showsResult(seg.src) {
 			if wrapped, ok := wrapResult(src); ok {
 				s.results = nil
 				_, err := s.eval(ctx, wrapped)
 				if err == nil {
 					s.recordVars(seg.src)
+					s.recordInts(ints)
 					return resultBundle(s.results), nil
 				}
 				var p interp.Panic
-				if errors.As(err, &p) || ctx.Err() != nil {
+				if (errors.As(err, &p) && !compilePanic(p)) || ctx.Err() != nil {
 					return nil, s.evalError(ctx, err, seg)
 				}
 				// A compile error ran nothing: the call returns no value (or the cell has a
@@ -294,8 +266,123 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 			return nil, s.evalError(ctx, err, seg)
 		}
 		s.recordVars(seg.src)
+		s.recordInts(ints)
 	}
 	return res, nil
+}
+
+// runDecls evaluates a run of declarations as one file (forward references work), after the
+// imports it opens with. A func main runs once, here, as go run would run it.
+func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellError {
+	names, f, err := declNames(seg)
+	if err != nil {
+		return syntaxError(err, seg.line, seg.col, code, seg.kind)
+	}
+	imps, rest := s.splitImports(f, seg.src)
+	if len(imps) > 0 {
+		if src := s.newImports(imps); src != "" {
+			if _, err := s.eval(ctx, src); err != nil {
+				return s.evalError(ctx, err, seg)
+			}
+			s.addImports(imps)
+		}
+		if strings.TrimSpace(rest) == "" {
+			return nil
+		}
+		// The other declarations, with the imports blanked out so positions stay.
+		seg.src = rest
+	}
+	if e := s.checkRedeclare(seg.src, names); e != nil {
+		return e
+	}
+	src, ints, err := rewriteGo(seg, s.rewriteEnv())
+	if err != nil {
+		return syntaxError(err, seg.line, seg.col, code, seg.kind)
+	}
+	if s.varsOfStatements(f) {
+		// yaegi reports "variable definition loop" for a var declaration that reads a variable
+		// a statement defined (x := 5; var y = x); as a statement it works. yaegi chooses its
+		// mode by the first token, so a ';' makes it one.
+		src = ";" + src
+		seg.kind, seg.col = segStmt, seg.col-1
+	}
+	if _, err := s.eval(ctx, src); err != nil {
+		return s.evalError(ctx, err, seg)
+	}
+	s.recordDecl(seg.src, names)
+	s.recordFuncTypes(ctx, seg.src, names)
+	s.recordInts(ints)
+	if hasName(names, "main") {
+		if _, err := s.eval(ctx, mainName+"()"); err != nil {
+			return s.evalError(ctx, err, seg)
+		}
+	}
+	return nil
+}
+
+// splitImports returns the imports of a declaration segment, wherever they stand (a cell may
+// import after declaring, a file may not), and the segment with them blanked out.
+func (s *Session) splitImports(f *ast.File, src string) ([]importSpec, string) {
+	var out []importSpec
+	b := []byte(src)
+	base := int(f.FileStart) + len("package p;")
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.IMPORT {
+			continue
+		}
+		for _, sp := range g.Specs {
+			is := sp.(*ast.ImportSpec)
+			spec := importSpec{path: strings.Trim(is.Path.Value, "`\"")}
+			if is.Name != nil {
+				spec.name = is.Name.Name
+			}
+			out = append(out, spec)
+		}
+		for i := int(g.Pos()) - base; i < int(g.End())-base && i < len(b); i++ {
+			if i >= 0 && b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	return out, string(b)
+}
+
+// varsOfStatements reports whether f holds only var declarations and one of them reads a
+// variable that a cell's statement defined.
+func (s *Session) varsOfStatements(f *ast.File) bool {
+	s.declMu.RLock()
+	defer s.declMu.RUnlock()
+	reads := false
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.VAR {
+			return false
+		}
+		ast.Inspect(g, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && s.vars[id.Name] {
+				reads = true
+			}
+			return true
+		})
+	}
+	return reads
+}
+
+// rewriteEnv tells the rewriting pass what the session holds.
+func (s *Session) rewriteEnv() rewriteEnv {
+	s.declMu.RLock()
+	defer s.declMu.RUnlock()
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}}
+	for n := range s.imported {
+		env.pkgs[n] = true
+	}
+	for _, n := range []string{"clear", "min", "max"} {
+		if src, ok := s.decls[n]; ok && !strings.Contains(src, "gnOrdered") {
+			env.userFunc[n] = true
+		}
+	}
+	return env
 }
 
 // eval runs src under ctx, turning panics that escape yaegi into errors.
@@ -303,7 +390,7 @@ func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err er
 	s.frames.take()
 	defer func() {
 		if r := recover(); r != nil {
-			err = interp.Panic{Value: r}
+			err = interp.Panic{Value: r, Stack: debug.Stack()}
 		}
 	}()
 	return s.i.EvalWithContext(ctx, src)
@@ -320,6 +407,9 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the cell was interrupted"}}
 	}
 	var p interp.Panic
+	if errors.As(err, &p) && compilePanic(p) {
+		return s.compileCrash(p, seg)
+	}
 	if errors.As(err, &p) {
 		name := "panic"
 		val := fmt.Sprint(p.Value)
@@ -345,7 +435,17 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 			c -= stmtPrefix
 		}
 		line, col = cellPos(seg, l, c)
+		col = max(col, 1)
 		msg = m[3]
+	}
+	if name, ok := strings.CutPrefix(msg, "undefined method: "); ok {
+		if d := s.diagnose(seg, name); d != nil {
+			return diagnosisError(seg, d)
+		}
+	} else if name, ok := strings.CutPrefix(msg, "undefined selector: "); ok {
+		if d := s.diagnose(seg, name); d != nil {
+			return diagnosisError(seg, d)
+		}
 	}
 	tb := []string{fmt.Sprintf("cell line %d, column %d: %s", line, col, msg), excerpt(seg, line, col)}
 	if h := builtinHint(msg, seg.src); h != "" {
@@ -542,6 +642,16 @@ func (s *Session) recordDecl(src string, names []string) {
 }
 
 var defineRE = regexp.MustCompile(`(?m)^\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*:=`)
+
+// recordInts keeps what a cell bound to integers, for the next cells' range loops.
+func (s *Session) recordInts(ints map[string]bool) {
+	if ints == nil {
+		return
+	}
+	s.declMu.Lock()
+	defer s.declMu.Unlock()
+	s.ints = ints
+}
 
 func (s *Session) recordVars(src string) {
 	s.declMu.Lock()

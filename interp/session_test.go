@@ -141,17 +141,27 @@ func TestSyntaxErrorPosition(t *testing.T) {
 	}
 }
 
-// TestMinMaxHint checks that the missing min and max builtins (yaegi v0.16.1) get an error
-// that says so, in both forms yaegi reports them; when yaegi gains them, this test fails and
-// the hint can go.
-func TestMinMaxHint(t *testing.T) {
+// TestMinMaxClear checks Go 1.21's min, max and clear, which yaegi v0.16.1 lacks: declared
+// generics and a rewrite, at a cell's top level and inside funcs.
+func TestMinMaxClear(t *testing.T) {
 	s := newSession(t)
-	for _, src := range []string{"m := max(3, 4)", "func f(a, b int) int { return min(a, b) }", "x := 7\ny := max(x, 10)"} {
-		_, _, err := run(t, s, src)
-		var ce *CellError
-		if !errors.As(err, &ce) || ce.Name != "CompileError" || !strings.Contains(ce.Value, "does not have Go 1.21's") ||
-			!strings.Contains(strings.Join(ce.Traceback, "\n"), "hint: ") {
-			t.Errorf("%q: %#v", src, err)
+	for src, want := range map[string]string{
+		"m := max(3, 4)\nm":                                  "4",
+		"x := 7\ny := max(x, 10)\ny":                         "10",
+		"z := min(2.5, 1)\nz":                                "1",
+		"w := 1.5\nmin(w, 3, -1)":                            "-1",
+		"min(\"b\", \"a\")":                                  `"a"`,
+		"func f(a, b int) int { return min(a, b) }\nf(3, 2)": "2",
+		"mp := map[int]int{1: 2}\nclear(mp)\nlen(mp)":        "0",
+		"sl := []int{1, 2}\nclear(sl)\nsl":                   "[0 0]",
+	} {
+		res, _, err := run(t, s, src)
+		if err != nil {
+			t.Errorf("%q: %v", src, err)
+			continue
+		}
+		if got := plainOf(t, res); got != want {
+			t.Errorf("%q = %s, want %s", src, got, want)
 		}
 	}
 	// Other compile errors get no hint.
@@ -424,6 +434,85 @@ func TestCellStartingWithFuncLiteralRunsOnce(t *testing.T) {
 		_, out, err = run(t, s, "fmt.Println(\"B\")")
 		if err != nil || out.out("stdout") != "B\n" {
 			t.Fatalf("after %q the next cell printed %q (%v)", first, out.out("stdout"), err)
+		}
+	}
+}
+
+// TestInspectSource checks that detail 1 (name?? in the pager) shows the source of a func a
+// cell declared, cut out of the other declarations of its cell.
+func TestInspectSource(t *testing.T) {
+	s := newSession(t)
+	if _, _, err := run(t, s, "type T int\n\n// twice doubles.\nfunc twice(x int) int {\n\treturn 2 * x\n}\nfunc other() {}"); err != nil {
+		t.Fatal(err)
+	}
+	data, ok := s.Inspect("twice", 5, 1)
+	if !ok {
+		t.Fatal("not found")
+	}
+	text := fmt.Sprint(data["text/plain"])
+	if !strings.Contains(text, "source:\n// twice doubles.\nfunc twice(x int) int {\n\treturn 2 * x\n}") || strings.Contains(text, "other") {
+		t.Fatalf("%q", text)
+	}
+	data, _ = s.Inspect("twice", 5, 0)
+	if strings.Contains(fmt.Sprint(data["text/plain"]), "source:") {
+		t.Fatalf("detail 0 shows the source: %q", data["text/plain"])
+	}
+}
+
+// TestGoFileCells checks cells that behave like Go files (issue 22): a pasted program with
+// package main runs main once, forward references, var after :=, go and defer arguments,
+// per-iteration loop variables, range over int and top-level comma-ok forms.
+func TestGoFileCells(t *testing.T) {
+	s := newSession(t)
+	steps := []struct{ code, out string }{
+		{"package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(greet())\n}\n\nfunc greet() string { return \"hi\" }\n", "hi\n"},
+		{"x := 5", ""},
+		{"var y = x\nfmt.Println(y)", "5\n"},
+		{"main()", "hi\n"},
+		{"import \"sync\"\nvar wg sync.WaitGroup\nfunc show(v int) { defer wg.Done(); fmt.Println(\"go\", v) }", ""},
+		{"q := 1\nwg.Add(1)\ngo show(q)\nq = 2\nwg.Wait()", "go 1\n"},
+		{"func d() { v := 1; defer fmt.Println(\"deferred\", v); v = 2 }\nd()", "deferred 1\n"},
+		{"var fs []func()\nfor i := 0; i < 3; i++ { fs = append(fs, func() { fmt.Print(i) }) }\nfor _, f := range fs { f() }\nfmt.Println()", "012\n"},
+		{"n := 3\nfor i := range n { fmt.Print(i) }\nfor range 2 { fmt.Print(\"x\") }\nfmt.Println()", "012xx\n"},
+		{"m := map[string]int{\"k\": 1}\n_, ok := m[\"k\"]\nv, ok2 := m[\"z\"]\nvar a any = \"s\"\nstr, isStr := a.(string)\nfmt.Println(ok, v, ok2, str, isStr)", "true 0 false s true\n"},
+	}
+	for _, st := range steps {
+		_, out, err := run(t, s, st.code)
+		if err != nil {
+			t.Fatalf("%q: %v", st.code, err)
+		}
+		if got := out.out("stdout"); got != st.out {
+			t.Fatalf("%q printed %q, want %q", st.code, got, st.out)
+		}
+	}
+	// A later cell does not run main again.
+	_, out, err := run(t, s, "z := 1\n_ = z")
+	if err != nil || out.out("stdout") != "" {
+		t.Fatalf("main ran again: %q %v", out.out("stdout"), err)
+	}
+}
+
+// TestUnknownMethod checks issue 15's item 7: an unknown method on the result of a call is a
+// compile error naming the method and the type, whether or not its value is assigned.
+func TestUnknownMethod(t *testing.T) {
+	s := newSession(t)
+	if _, _, err := run(t, s, "import \"strings\""); err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []string{"strings.NewReader(\"x\").Foo(3, 4)", "y := strings.NewReader(\"x\").Foo(3, 4)", "r := strings.NewReader(\"x\")", "r.Lenn()"} {
+		_, _, err := run(t, s, code)
+		if code == "r := strings.NewReader(\"x\")" {
+			if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var ce *CellError
+		if !errors.As(err, &ce) || ce.Name != "CompileError" || !strings.Contains(ce.Value, "*strings.Reader has no method or field") {
+			t.Fatalf("%q: %#v", code, err)
+		}
+		if code == "r.Lenn()" && !strings.Contains(ce.Value, "did you mean Len?") {
+			t.Fatalf("%q: no suggestion: %v", code, ce.Value)
 		}
 	}
 }

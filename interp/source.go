@@ -242,9 +242,6 @@ func paramType(t reflect.Type, i int) reflect.Type {
 // recordFuncTypes notes the types of the funcs a declaration segment declared, for
 // ResultTypes (a running cell cannot evaluate names in its own session).
 func (s *Session) recordFuncTypes(ctx context.Context, src string, names []string) {
-	if !strings.HasPrefix(strings.TrimSpace(src), "func ") {
-		return
-	}
 	for _, n := range names {
 		if strings.Contains(n, ".") {
 			continue // a method

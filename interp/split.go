@@ -37,6 +37,7 @@ func splitCell(code string) ([]segment, error) {
 	type piece struct {
 		kind       segKind
 		start, end int
+		imp        bool // an import declaration
 	}
 	var pieces []piece
 	depth := 0
@@ -56,7 +57,7 @@ func splitCell(code string) ([]segment, error) {
 				k = segDecl
 			}
 		}
-		pieces = append(pieces, piece{k, start, end})
+		pieces = append(pieces, piece{k, start, end, firstTok == token.IMPORT})
 		start = -1
 		toks = toks[:0]
 	}
@@ -98,20 +99,34 @@ func splitCell(code string) ([]segment, error) {
 		return nil, errs
 	}
 	var segs []segment
-	for _, p := range pieces {
+	declared := false // the last segment declares something other than imports
+	for k, p := range pieces {
 		src := code[p.start:p.end]
 		if strings.TrimSpace(src) == "" {
 			continue
 		}
-		if n := len(segs); n > 0 && segs[n-1].kind == p.kind && p.kind == segStmt {
+		if k == 0 && isPackageClause(src) {
+			continue // a pasted file's "package main"
+		}
+		// Consecutive declarations form one file, as in Go: forward references work. Imports
+		// after other declarations start a new one (Go files import first).
+		if n := len(segs); n > 0 && segs[n-1].kind == p.kind && !(p.imp && declared) {
 			prev := &segs[n-1]
 			prev.src = code[offsetOf(code, prev.line, prev.col):p.end]
+			declared = declared || (p.kind == segDecl && !p.imp)
 			continue
 		}
 		line, col := lineCol(code, p.start)
 		segs = append(segs, segment{kind: p.kind, src: src, line: line, col: col})
+		declared = p.kind == segDecl && !p.imp
 	}
 	return segs, nil
+}
+
+// isPackageClause reports whether src is a package clause ("package main").
+func isPackageClause(src string) bool {
+	f := strings.Fields(src)
+	return len(f) == 2 && f[0] == "package" && token.IsIdentifier(strings.TrimSuffix(f[1], ";"))
 }
 
 // isFuncDecl tells a func declaration (func name / func (recv) name) from a func literal.

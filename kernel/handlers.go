@@ -126,16 +126,16 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 	if store {
 		k.execCount++
 	}
-	if name, ok := pageRequest(req.Code); ok {
-		// "name?" pages the symbol's documentation, as IPython does.
-		count := k.execCount
-		data, found := k.exec.Inspect(name, len(name), 1)
-		if !found {
-			data = map[string]any{"text/plain": "no documentation found for " + name}
+	code, page, pageDetail, hasPage := req.Code, "", 0, false
+	if rest, name, detail, ok := pageRequest(req.Code); ok {
+		// "name?" (or "name??", with the source) pages the symbol's documentation, as IPython
+		// does; code before it runs first.
+		if strings.TrimSpace(rest) == "" {
+			k.reply(s, m, "execute_reply", map[string]any{"status": "ok", "execution_count": k.execCount,
+				"user_expressions": map[string]any{}, "payload": []any{k.pagePayload(name, detail)}})
+			return
 		}
-		k.reply(s, m, "execute_reply", map[string]any{"status": "ok", "execution_count": count,
-			"user_expressions": map[string]any{}, "payload": []any{map[string]any{"source": "page", "data": data, "start": 0}}})
-		return
+		code, page, pageDetail, hasPage = rest, name, detail, true
 	}
 	count := k.execCount
 	if !req.Silent {
@@ -152,7 +152,7 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 	k.runCancel = cancel
 	k.runMu.Unlock()
 	out := &cellOutput{k: k, ctx: ctx, req: m, silent: req.Silent, stdin: req.AllowStdin}
-	res, err := k.exec.Execute(ctx, req.Code, out)
+	res, err := k.exec.Execute(ctx, code, out)
 	var exprs map[string]any
 	if err == nil {
 		// Under the cell's context, so an interrupt stops a looping expression too.
@@ -182,8 +182,21 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		c["execution_count"] = count
 		k.publish(m, "execute_result", c)
 	}
+	payload := []any{}
+	if hasPage {
+		payload = append(payload, k.pagePayload(page, pageDetail))
+	}
 	k.reply(s, m, "execute_reply", map[string]any{"status": "ok", "execution_count": count,
-		"user_expressions": exprs, "payload": []any{}})
+		"user_expressions": exprs, "payload": payload})
+}
+
+// pagePayload is the pager payload for name: its documentation (detail 0) or with its source.
+func (k *Kernel) pagePayload(name string, detail int) map[string]any {
+	data, found := k.exec.Inspect(name, len(name), detail)
+	if !found {
+		data = map[string]any{"text/plain": "no documentation found for " + name}
+	}
+	return map[string]any{"source": "page", "data": data, "start": 0}
 }
 
 // drainAborted answers every execute request already queued with status aborted.
@@ -335,17 +348,26 @@ func (k *Kernel) history(s zmq4.Socket, m *Message) {
 	k.reply(s, m, "history_reply", map[string]any{"status": "ok", "history": h})
 }
 
-// pageRequest recognizes "name?" and "pkg.Name?" cells.
-func pageRequest(code string) (string, bool) {
-	c := strings.TrimSpace(code)
-	if !strings.HasSuffix(c, "?") {
-		return "", false
+// pageRequest recognizes a last line "name?" or "pkg.Name?" ("name??" asks for the source too),
+// alone or after other code, as IPython does. It returns the code before that line.
+func pageRequest(code string) (rest, name string, detail int, ok bool) {
+	c := strings.TrimRight(code, " \t\r\n")
+	i := strings.LastIndexByte(c, '\n')
+	last := strings.TrimSpace(c[i+1:])
+	if !strings.HasSuffix(last, "?") {
+		return "", "", 0, false
 	}
-	name := strings.TrimSuffix(c, "?")
+	name = strings.TrimSuffix(last, "?")
+	if strings.HasSuffix(name, "?") {
+		name, detail = strings.TrimSuffix(name, "?"), 1
+	}
 	for _, part := range strings.Split(name, ".") {
 		if !token.IsIdentifier(part) {
-			return "", false
+			return "", "", 0, false
 		}
 	}
-	return name, name != ""
+	if i < 0 {
+		return "", name, detail, name != ""
+	}
+	return c[:i+1], name, detail, name != ""
 }

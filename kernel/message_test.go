@@ -82,11 +82,16 @@ func TestReplyTypeAndPage(t *testing.T) {
 	if replyType("frob_request") != "frob_reply" || replyType("odd") != "odd_reply" {
 		t.Fatal(replyType("frob_request"))
 	}
-	if n, ok := pageRequest("fmt.Println?"); !ok || n != "fmt.Println" {
-		t.Fatal(n)
+	if rest, n, d, ok := pageRequest("fmt.Println?"); !ok || n != "fmt.Println" || rest != "" || d != 0 {
+		t.Fatal(rest, n, d, ok)
 	}
-	if _, ok := pageRequest("x := a ? b"); ok {
-		t.Fatal("not a page request")
+	if rest, n, d, ok := pageRequest("x := 1\nfunc f() {}\n  f?? \n"); !ok || n != "f" || rest != "x := 1\nfunc f() {}\n" || d != 1 {
+		t.Fatal(rest, n, d, ok)
+	}
+	for _, c := range []string{"x := a ? b", "x?\ny := 1", "a + b?"} {
+		if _, _, _, ok := pageRequest(c); ok {
+			t.Fatalf("%q is not a page request", c)
+		}
 	}
 }
 

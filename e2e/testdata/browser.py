@@ -7,7 +7,9 @@ Usage: GPUNOTES_E2E_TOKEN=TOKEN browser.py URL NOTEBOOK CHROMIUM PROFILE_DIR SCR
   {"selector": CSS of an element that must render in an output,
    "text": text that element must contain,
    "complete_prefix": "gpuarray.", "complete_member": "NewRandomState",
-   "run_timeout_ms": 240000}
+   "run_timeout_ms": 240000,
+   "dashboard_link": true}  (start a local cluster in a new cell, click the Dashboard link of
+                             its repr, and check that the live dashboard opens in a new tab)
 Every wait has a timeout; the script exits non-zero with a message on the first failure.
 """
 import json
@@ -139,7 +141,52 @@ def run(page, url, notebook, expect, run_timeout, shot):
     if not any(member in i for i in items):
         raise SystemExit(f"completion of {prefix!r} lacks {member}: {items}")
     page.keyboard.press("Escape")
+
+    if expect.get("dashboard_link"):
+        dashboard_link(page)
     log("ok")
+
+
+def new_cell(page, source):
+    """Adds a code cell below the last one, types source into it and runs it."""
+    page.locator(".jp-Notebook .jp-Cell").last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    editor = page.locator(".jp-Notebook .jp-Cell").last.locator(".cm-content")
+    editor.click()
+    # insert_text, not type: the editor would indent or close brackets while typing.
+    page.keyboard.insert_text(source)
+    page.keyboard.press("Shift+Enter")
+    wait_idle(page, 120000)
+    return page.locator(".jp-Notebook .jp-CodeCell").nth(-2)
+
+
+def dashboard_link(page):
+    """A local cluster's repr links its dashboard, and the link opens it."""
+    log("start a cluster and follow its dashboard link")
+    cell = new_cell(page, "dashCluster, dashErr := cluster.NewLocalCUDA(cluster.Options{NWorkers: 1})\n"
+                          "if dashErr != nil {\n\tpanic(dashErr)\n}\ndashCluster")
+    row = cell.locator(".jp-OutputArea-output tr", has_text="Dashboard")
+    row.wait_for(timeout=60000)
+    link = row.locator("a")
+    href = link.get_attribute("href")
+    log(f"the repr links the dashboard at {href}")
+    if not href or not href.startswith("http://127.0.0.1:"):
+        raise SystemExit(f"dashboard link {href!r}, want one on loopback")
+    with page.context.expect_page(timeout=30000) as opened:
+        link.click()
+    dash = opened.value
+    dash.wait_for_load_state("domcontentloaded", timeout=30000)
+    dash.wait_for_function("document.querySelectorAll('#workers-table tbody tr').length === 1", timeout=30000)
+    dash.wait_for_function("document.getElementById('status').textContent.startsWith('live')", timeout=30000)
+    log(f"the dashboard opened in a new tab at {dash.url}: {dash.title()!r}, status {dash.inner_text('#status')!r}")
+    dash.close()
+    out = new_cell(page, "fmt.Println(\"dashboard cluster closed:\", dashCluster.Close())")
+    printed = out.locator(".jp-OutputArea-output", has_text="dashboard cluster closed:")
+    printed.wait_for(timeout=60000)
+    if "dashboard cluster closed: <nil>" not in printed.inner_text():
+        raise SystemExit(f"closing the cluster printed {printed.inner_text()[:300]!r}")
+    log("the cluster closed")
 
 
 def wait_idle(page, timeout):

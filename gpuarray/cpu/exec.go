@@ -14,13 +14,19 @@ import (
 // BlockLen is the length of the vectors a compiled kernel works on.
 const BlockLen = 512
 
-// operand is an instruction's value in the current block: a vector, or a constant.
+// operand is an instruction's value in the current block, in the lane of its dtype (see
+// lanes.go): vec for floats, ivec for integers and bools, cvec for complex numbers. A float
+// constant has isC and c (and vec filled with it).
 type operand struct {
+	dt    dtype.DType
+	lane  lane
 	vec   []float64
+	ivec  []int64
+	cvec  []complex128
 	isC   bool
 	c     float64
 	leaf  *leaf
-	apply func(n int) // fills vec[:n] for the current block
+	apply func(n int) // fills the vector's first n values for the current block
 }
 
 type leaf struct {
@@ -66,8 +72,11 @@ func (p *program) newLeaf(base int64, coef []int64) *leaf {
 }
 
 func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
+	if !in.DType.Valid() {
+		return nil, fmt.Errorf("invalid dtype %d", uint8(in.DType))
+	}
 	f32 := in.DType == expr.Float32
-	o := &operand{}
+	o := &operand{dt: in.DType, lane: laneOf(in.DType)}
 	args := make([]*operand, len(in.Args))
 	allC := true
 	for j, a := range in.Args {
@@ -81,10 +90,21 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 	if in.Code.Leaf() && len(in.Map) != len(in.Src) {
 		return nil, fmt.Errorf("map of %d axes for a source of shape %s", len(in.Map), expr.ShapeString(in.Src))
 	}
-	switch in.Code {
-	case plan.Const:
+	if in.Code == plan.Binary && len(args) == 2 && args[0].dt != args[1].dt {
+		return nil, fmt.Errorf("%v of %v and %v operands (the planner casts them to one dtype)", in.Op, args[0].dt, args[1].dt)
+	}
+	if o.lane != laneF || in.Code == plan.Binary && in.Op.Comparison() || len(args) > 0 && args[len(args)-1].lane != laneF {
+		allC = false // constants fold in the float lane only
+	}
+	if in.Code == plan.Const {
+		if o.lane != laneF {
+			return p.constant(o, in.Value), nil
+		}
 		o.isC, o.c = true, roundTo(in.Value, f32)
+		o.vec = filled(o.c)
 		return o, nil
+	}
+	switch in.Code {
 	case plan.Unary, plan.Binary, plan.Cast, plan.Where:
 		if allC {
 			o.isC = true
@@ -107,8 +127,13 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 				}
 				o.c = Scalar(in.Op, in.DType, cs...)
 			}
+			o.vec = filled(o.c)
 			return o, nil
 		}
+	}
+	if o.lane != laneF || in.Code == plan.Binary && in.Op.Comparison() || in.Code == plan.Cast && args[0].lane != laneF ||
+		in.Code == plan.Unary && args[0].lane != laneF || in.Code == plan.Where && args[0].lane != laneF {
+		return p.compileLanes(t, in, o, args)
 	}
 	o.vec = make([]float64, BlockLen)
 	dst := o.vec
@@ -274,21 +299,18 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	if k.Result < 0 || k.Result >= len(k.Instrs) {
 		return nil, fmt.Errorf("cpu: result %d of %d instructions", k.Result, len(k.Instrs))
 	}
+	t, err := plan.LoadInputs(ctx, t) // blocks of file-backed arrays are read here, in the task
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	if k.Call != nil {
+		return executeCall(ctx, t)
+	}
 	p, err := compile(t)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: compile kernel: %w", err)
 	}
-	res := p.ops[k.Result]
-	if res.isC {
-		// Broadcast the constant into a vector so the store and reduce paths stay uniform.
-		c := res.c
-		v := make([]float64, BlockLen)
-		for i := range v {
-			v[i] = c
-		}
-		res = &operand{vec: v, apply: func(int) {}}
-		p.ops = append(p.ops, res)
-	}
+	res := p.ops[k.Result] // a constant's vector is filled already
 	// The steps to run per block: every non-constant instruction, in order.
 	var steps []func(int)
 	for _, o := range p.ops {
@@ -306,6 +328,7 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 
 	out := &plan.Output{}
 	var acc accumulator
+	var iacc *intAcc
 	if k.Reduce == nil {
 		out.Shape = append([]int(nil), t.Shape...)
 		out.Data = dtype.Make(k.Instrs[k.Result].DType, int(t.Size()))
@@ -316,14 +339,24 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 				out.Shape[i] = 1
 			}
 		}
-		acc, err = newAccumulator(k.Reduce.Red, expr.Size(out.Shape))
+		switch res.lane {
+		case laneF:
+			acc, err = newAccumulator(k.Reduce.Red, expr.Size(out.Shape))
+		case laneI:
+			iacc, err = newIntAcc(k.Reduce.Red, res.dt, expr.Size(out.Shape))
+		default:
+			err = fmt.Errorf("%v of %v values is not supported yet", k.Reduce.Red, res.dt)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cpu: %w", err)
 		}
 	}
 	if t.Size() == 0 {
-		if acc != nil {
+		switch {
+		case acc != nil:
 			out.Data, out.Aux = partials(acc)
+		case iacc != nil:
+			out.Data, out.Aux = iacc.result()
 		}
 		return out, nil
 	}
@@ -378,14 +411,17 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 			for _, s := range steps {
 				s(n)
 			}
-			v := res.vec[:n]
 			switch {
+			case iacc != nil && innerRed:
+				iacc.fold(pbase, res.ivec[:n], rbase+g0*rstr[rank-1], rstr[rank-1])
+			case iacc != nil:
+				iacc.each(pbase+j, res.ivec[:n], rbase)
 			case acc == nil:
-				store(out.Data, int(obase+j), v)
+				storeLane(out.Data, int(obase+j), res, n)
 			case innerRed:
-				acc.fold(pbase, v, rbase+g0*rstr[rank-1], rstr[rank-1])
+				acc.fold(pbase, res.vec[:n], rbase+g0*rstr[rank-1], rstr[rank-1])
 			default:
-				acc.each(pbase+j, v, rbase)
+				acc.each(pbase+j, res.vec[:n], rbase)
 			}
 		}
 		for d := rank - 2; d >= 0; d-- {
@@ -396,8 +432,11 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 			pos[d] = 0
 		}
 	}
-	if acc != nil {
+	switch {
+	case acc != nil:
 		out.Data, out.Aux = partials(acc)
+	case iacc != nil:
+		out.Data, out.Aux = iacc.result()
 	}
 	return out, nil
 }

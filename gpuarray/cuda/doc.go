@@ -22,6 +22,14 @@
 // ElemsPerBlock elements per block, slices combined pairwise), so it does not depend on timing
 // or on which GPU ran it; the caller combines chunk partials in its own fixed tree order.
 //
+// A reduction over some axes only (Spec.Kept) gives one partial per kept element (Result.Axes):
+// a thread per kept element and slice walks the reduced elements in order (neighbouring
+// threads on neighbouring kept elements: a column sum reads contiguously), or, when the
+// innermost axis is reduced (Spec.Rows), a warp per kept element and slice whose lanes read
+// neighbouring elements and merge by shuffles in a fixed order. Slices are combined on the
+// host in slice order; how many a task has depends on its shape alone. Range leaves (Arange,
+// Linspace) are computed in the kernel as the CPU computes them, bit for bit.
+//
 // Random numbers follow package gpuarray/rng exactly: uniforms and integers are bit-identical
 // to the CPU, normals agree within 2 ulp (measured: 1 ulp at most).
 package cuda

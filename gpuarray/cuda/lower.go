@@ -15,12 +15,24 @@ import (
 // lowerTask orders each task's axes kept first. It fails only for kernels no GPU kernel
 // expresses, which callers then run on the host and say so.
 func Lower(k *plan.Kernel) (*Spec, []int, error) {
+	if k.Call != nil {
+		return nil, nil, fmt.Errorf("cuda: a kernel with a library call (%v) runs through RunPlan, not one fused kernel", k.Call.Fn)
+	}
 	rank := len(k.Shape)
 	// A 0-d space runs as a 1-d space of one element (lowerTask pads it).
 	s := &Spec{Rank: max(rank, 1), Reduce: RNone}
 	if k.Reduce != nil {
 		if len(k.Reduce.Axes) < rank {
 			s.Kept = rank - len(k.Reduce.Axes)
+			// Innermost axis reduced, runs long enough for a warp: a warp per run.
+			red := k.Reduced()
+			n := int64(1)
+			for a, r := range red {
+				if r {
+					n *= int64(k.Shape[a])
+				}
+			}
+			s.Rows = red[rank-1] && n >= axesMinRow
 		}
 		switch k.Reduce.Red {
 		case expr.Sum, expr.Mean:
@@ -46,8 +58,8 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	nleaf := 0
 	for i, in := range k.Instrs {
 		leaves[i] = -1
-		if !in.DType.IsFloat() {
-			return nil, nil, fmt.Errorf("cuda: %v values are not generated on the GPU yet", in.DType)
+		if err := gpuDType(k, in); err != nil {
+			return nil, nil, err
 		}
 		nd := Node{DType: in.DType}
 		for a := 0; a < len(in.Args) && a < 3; a++ {
@@ -62,10 +74,7 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 			nd.Kind, nd.Leaf = NInput, nleaf
 		case plan.Range:
 			nd.Kind, nd.Leaf, nd.Value, nd.Step, nd.Stop, nd.Exact = NRange, nleaf, in.Start, in.Step, in.Stop, in.Exact
-			nd.Last = 0
-			if len(in.Src) > 0 {
-				nd.Last = int64(in.Src[0]) - 1
-			}
+			nd.Last = expr.Size(in.Src) - 1 // a reshaped range keeps its source's linear index
 		case plan.Unary:
 			nd.Kind, nd.Op = NUnary, in.Op
 		case plan.Binary:
@@ -120,6 +129,14 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 					gt.Held = make([]HeldInput, nleaf)
 				}
 				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
+			} else if b.File != nil {
+				// Read on the host, then copied like any input (pinned-buffer streaming from
+				// the file to the device is not done yet).
+				vals, err := plan.ReadBlock(b)
+				if err != nil {
+					return Task{}, fmt.Errorf("cuda: task %d: %w", t.Index, err)
+				}
+				gt.Inputs[leaf] = vals.ToFloat64() // the kernel reads float64 words
 			} else {
 				gt.Inputs[leaf] = b.Data.ToFloat64() // the kernel reads float64 words
 			}
@@ -179,6 +196,9 @@ func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.O
 		return nil, nil
 	}
 	k := tasks[0].Kernel
+	if k.Call != nil {
+		return runCalls(ctx, devs, tasks)
+	}
 	s, leaves, err := Lower(k)
 	if err != nil {
 		return nil, err
@@ -291,4 +311,26 @@ func heldOn(devs []*Device, gts []Task) error {
 		}
 	}
 	return nil
+}
+
+// gpuDType checks that the fused kernel computes in's dtype: float32 and float64, and bools
+// where 0 and 1 in a float64 register are exact (comparisons, bool inputs and constants,
+// selections between bools, bools cast to floats). Other dtypes run on the host executor.
+func gpuDType(k *plan.Kernel, in plan.Instr) error {
+	if in.DType.IsFloat() {
+		if in.Code == plan.Cast && !k.Instrs[in.Args[0]].DType.IsFloat() && k.Instrs[in.Args[0]].DType != expr.Bool {
+			return fmt.Errorf("cuda: casts from %v are not generated on the GPU yet", k.Instrs[in.Args[0]].DType)
+		}
+		return nil
+	}
+	if in.DType == expr.Bool {
+		switch {
+		case in.Code == plan.Binary && in.Op.Comparison(), in.Code == plan.Const, in.Code == plan.Input, in.Code == plan.Where:
+			return nil
+		case in.Code == plan.Cast && k.Instrs[in.Args[0]].DType == expr.Bool:
+			return nil
+		}
+		return fmt.Errorf("cuda: %v producing bool values is not generated on the GPU yet", in.Code)
+	}
+	return fmt.Errorf("cuda: %v values are not generated on the GPU yet", in.DType)
 }

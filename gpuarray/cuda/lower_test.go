@@ -75,7 +75,7 @@ func TestLowerPartialAndRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Kept != 1 || s.Reduce != RArgMax || s.Rank != 3 {
+	if s.Kept != 1 || s.Reduce != RArgMax || s.Rank != 3 || s.Rows {
 		t.Fatalf("spec kept %d reduce %v rank %d", s.Kept, s.Reduce, s.Rank)
 	}
 	if nd := s.Nodes[0]; nd.Kind != NRange || nd.Value != 2 || nd.Step != 0.5 || nd.Stop != 9 || !nd.Exact || nd.Last != 9 || leaves[0] != 0 {
@@ -98,6 +98,15 @@ func TestLowerPartialAndRange(t *testing.T) {
 	}
 	if err := gt.validate(s); err != nil {
 		t.Fatal(err)
+	}
+	// Innermost axis reduced over at least axesMinRow elements: a warp per run.
+	k.Shape = []int{6, 8, 50}
+	if s, _, err := Lower(k); err != nil || !s.Rows {
+		t.Fatalf("row reduction: rows %v, %v", s.Rows, err)
+	}
+	k.Reduce.Axes = []int{0, 1}
+	if s, _, err := Lower(k); err != nil || s.Rows {
+		t.Fatalf("column reduction: rows %v, %v", s.Rows, err)
 	}
 	z := &plan.Kernel{Shape: nil, Instrs: []plan.Instr{{Code: plan.Const, DType: expr.Float64, Value: 3}}}
 	zs, zl, err := Lower(z)
@@ -146,6 +155,11 @@ func TestPartialCollect(t *testing.T) {
 			t.Errorf("AxesSlices(%d, %d) = %d, want %d", c.k, c.n, got, c.want)
 		}
 	}
+	for _, c := range []struct{ k, n, want int64 }{{10000, 10000, 1}, {1, 1 << 30, 512}, {1, 10000, 2}, {40, 1 << 20, 13}} {
+		if got := AxesWarpSlices(c.k, c.n); got != c.want {
+			t.Errorf("AxesWarpSlices(%d, %d) = %d, want %d", c.k, c.n, got, c.want)
+		}
+	}
 }
 
 // TestGenerateAxesPTX: partial reductions of every kind generate a kernel that stores its
@@ -155,9 +169,9 @@ func TestGenerateAxesPTX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []Reduce{RSum, RMin, RMax, RArgMin, RArgMax, RWelford} {
+	for i, r := range []Reduce{RSum, RMin, RMax, RArgMin, RArgMax, RWelford, RSum, RMin, RMax, RArgMin, RArgMax, RWelford} {
 		s := seedSpec()
-		s.Rank, s.Kept, s.Reduce = 3, 1, r
+		s.Rank, s.Kept, s.Reduce, s.Rows = 3, 1, r, i >= 6
 		s.Nodes = append(s.Nodes, Node{Kind: NRange, Leaf: 1, Value: 1, Step: 2, Stop: 5, Exact: true, Last: 2, DType: expr.Float32},
 			Node{Kind: NBinary, Op: expr.OpMul, Args: [3]int{2, 3}})
 		ptx, name, err := GeneratePTX(s, string(lib))
@@ -175,6 +189,13 @@ func TestGenerateAxesPTX(t *testing.T) {
 			if !strings.Contains(ptx, want) {
 				t.Errorf("%v: PTX lacks %q", r, want)
 			}
+		}
+		shfl := map[Reduce]int{RSum: 10, RMin: 10, RMax: 10, RArgMin: 20, RArgMax: 20, RWelford: 30}[r] // 5 steps, 2 words per value
+		if !s.Rows {
+			shfl = 0
+		}
+		if n := strings.Count(ptx, "shfl.sync.down.b32"); n != shfl {
+			t.Errorf("%v rows %v: %d shuffles, want %d", r, s.Rows, n, shfl)
 		}
 		if strings.Contains(ptx, "fma.") || strings.Contains(ptx, "gpn_block_") {
 			t.Errorf("%v: PTX uses fma or a block reduction", r)
@@ -221,5 +242,20 @@ func TestSpecKeyIgnoresRandomKey(t *testing.T) {
 		if strings.Contains(ptx, k) {
 			t.Errorf("the key %s is compiled into the PTX", k)
 		}
+	}
+}
+
+// TestLowerReshapedRange: a range read through a reshape has an N-d source; Linspace's exact
+// stop belongs to its last element in row-major order.
+func TestLowerReshapedRange(t *testing.T) {
+	k := &plan.Kernel{Shape: []int{3, 4}, Instrs: []plan.Instr{
+		{Code: plan.Range, DType: expr.Float64, Start: 0, Step: 1.0 / 11, Stop: 1, Exact: true, Src: []int{3, 4}, Map: []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}},
+	}, Result: 0}
+	s, _, err := Lower(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nd := s.Nodes[0]; nd.Kind != NRange || nd.Last != 11 {
+		t.Fatalf("range node %+v, want Last 11", nd)
 	}
 }

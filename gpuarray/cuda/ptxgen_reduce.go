@@ -51,11 +51,18 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	g.ins("mul.lo.u64 %s, %s, %s", ks, K, S)
 	exit := g.label("exit")
 	pExit := g.p()
-	g.ins("setp.ge.u64 %s, %s, %s", pExit, gid, ks)
+	// Spec.Rows: warp gid/32 takes (q, slice) and its lane the run's elements lane, lane+32, …
+	lane, wi := "", gid
+	if s.Rows {
+		lane, wi = g.rd(), g.rd()
+		g.ins("and.b64 %s, %s, 31", lane, tid)
+		g.ins("shr.u64 %s, %s, 5", wi, gid)
+	}
+	g.ins("setp.ge.u64 %s, %s, %s", pExit, wi, ks)
 	g.ins("@%s bra %s", pExit, exit)
 	q, sl := g.rd(), g.rd()
-	g.ins("rem.u64 %s, %s, %s", q, gid, K)
-	g.ins("div.u64 %s, %s, %s", sl, gid, K)
+	g.ins("rem.u64 %s, %s, %s", q, wi, K)
+	g.ins("div.u64 %s, %s, %s", sl, wi, K)
 	lo, hi := g.rd(), g.rd()
 	g.ins("mul.lo.u64 %s, %s, %s", t, N, sl)
 	g.ins("div.u64 %s, %s, %s", lo, t, S)
@@ -91,9 +98,14 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	dl := dims[R-1]
 	loopEnd, loop := g.label("loopend"), g.label("loop")
 	pe := g.p()
-	g.ins("setp.ge.u64 %s, %s, %s", pe, lo, hi)
-	g.ins("@%s bra %s", pe, loopEnd)
 	g.ins("mov.u64 %s, %s", n, lo)
+	step := 1
+	if s.Rows {
+		step = 32
+		g.ins("add.u64 %s, %s, %s", n, n, lane)
+	}
+	g.ins("setp.ge.u64 %s, %s, %s", pe, n, hi)
+	g.ins("@%s bra %s", pe, loopEnd)
 	g.ins("div.u64 %s, %s, %s", row, n, dl)
 	g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
 	g.ins("sub.u64 %s, %s, %s", c, n, t)
@@ -134,18 +146,35 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	if err := g.accumulate(s.Reduce, vals[len(vals)-1], n, acc, accI, wn, wm, wq, "", ""); err != nil {
 		return "", "", err
 	}
-	g.ins("add.u64 %s, %s, 1", n, n)
+	g.ins("add.u64 %s, %s, %d", n, n, step)
 	g.ins("setp.ge.u64 %s, %s, %s", pe, n, hi)
 	g.ins("@%s bra %s", pe, loopEnd)
-	g.ins("add.u64 %s, %s, 1", c, c)
+	g.ins("add.u64 %s, %s, %d", c, c, step)
 	pc := g.p()
 	g.ins("setp.lt.u64 %s, %s, %s", pc, c, dl)
 	g.ins("@%s bra %s", pc, loop)
-	g.ins("mov.u64 %s, 0", c)
-	g.ins("add.u64 %s, %s, 1", row, row)
+	if s.Rows {
+		g.ins("div.u64 %s, %s, %s", row, n, dl)
+		g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
+		g.ins("sub.u64 %s, %s, %s", c, n, t)
+	} else {
+		g.ins("mov.u64 %s, 0", c)
+		g.ins("add.u64 %s, %s, 1", row, row)
+	}
 	rowBase()
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
+	if s.Rows {
+		// Lane 0 gathers the warp's partials: lane l takes lane l+o's for o = 16, 8, 4, 2, 1.
+		for o := 16; o > 0; o >>= 1 {
+			in := g.p()
+			g.ins("setp.lt.u64 %s, %s, %d", in, lane, 32-o)
+			g.warpMerge(s.Reduce, o, in, acc, accI, wn, wm, wq)
+		}
+		p0 := g.p()
+		g.ins("setp.ne.u64 %s, %s, 0", p0, lane)
+		g.ins("@%s bra %s", p0, exit)
+	}
 
 	// The partial: slot outOff + b*K + q, Reduce.words() words.
 	slot, ad := g.rd(), g.rd()
@@ -169,4 +198,94 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	g.put(exit)
 	g.ins("ret")
 	return g.module(s, name), name, nil
+}
+
+// shfl64 returns the f64 or b64 register v of the lane o above (shfl.sync.down on both halves).
+func (g *gen) shfl64(v string, o int, f64 bool) string {
+	lo, hi, lo2, hi2 := g.r(), g.r(), g.r(), g.r()
+	g.ins("mov.b64 {%s, %s}, %s", lo, hi, v)
+	g.ins("shfl.sync.down.b32 %s, %s, %d, 31, -1", lo2, lo, o)
+	g.ins("shfl.sync.down.b32 %s, %s, %d, 31, -1", hi2, hi, o)
+	d := g.rd()
+	if f64 {
+		d = g.fd()
+	}
+	g.ins("mov.b64 %s, {%s, %s}", d, lo2, hi2)
+	return d
+}
+
+// warpMerge merges, in lanes where in holds, the partial of the lane o above into the lane's
+// own, as the host's collect and the library's block reductions do.
+func (g *gen) warpMerge(r Reduce, o int, in, acc, accI, wn, wm, wq string) {
+	switch r {
+	case RSum:
+		v := g.shfl64(acc, o, true)
+		g.ins("@%s add.rn.f64 %s, %s, %s", in, acc, acc, v)
+	case RMin, RMax:
+		v := g.shfl64(acc, o, true)
+		op := "min"
+		if r == RMax {
+			op = "max"
+		}
+		t, p := g.fd(), g.p()
+		g.ins("%s.f64 %s, %s, %s", op, t, acc, v)
+		g.ins("setp.nan.f64 %s, %s, %s", p, acc, v)
+		g.ins("@%s add.f64 %s, %s, %s", p, t, acc, v)
+		g.ins("@%s mov.f64 %s, %s", in, acc, t)
+	case RArgMin, RArgMax:
+		v2, i2 := g.shfl64(acc, o, true), g.shfl64(accI, o, false)
+		has2, none1, n1, n2, ilt, anyn, nn1, t1, nanTake, eq, eqTake, strict, numTake, na, take := g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p()
+		g.ins("setp.ge.s64 %s, %s, 0", has2, i2)
+		g.ins("setp.lt.s64 %s, %s, 0", none1, accI)
+		g.ins("setp.nan.f64 %s, %s, %s", n1, acc, acc)
+		g.ins("setp.nan.f64 %s, %s, %s", n2, v2, v2)
+		g.ins("setp.lt.s64 %s, %s, %s", ilt, i2, accI)
+		// NaN involved: take v2 if it is NaN and (acc is not, or comes later).
+		g.ins("or.pred %s, %s, %s", anyn, n1, n2)
+		g.ins("not.pred %s, %s", nn1, n1)
+		g.ins("or.pred %s, %s, %s", t1, nn1, ilt)
+		g.ins("and.pred %s, %s, %s", nanTake, n2, t1)
+		// Numbers: strictly better, or equal with a smaller index.
+		cmp := "lt"
+		if r == RArgMax {
+			cmp = "gt"
+		}
+		g.ins("setp.eq.f64 %s, %s, %s", eq, v2, acc)
+		g.ins("and.pred %s, %s, %s", eqTake, eq, ilt)
+		g.ins("setp.%s.f64 %s, %s, %s", cmp, strict, v2, acc)
+		g.ins("or.pred %s, %s, %s", numTake, eqTake, strict)
+		g.ins("and.pred %s, %s, %s", nanTake, nanTake, anyn)
+		g.ins("not.pred %s, %s", na, anyn)
+		g.ins("and.pred %s, %s, %s", numTake, numTake, na)
+		g.ins("or.pred %s, %s, %s", take, nanTake, numTake)
+		g.ins("or.pred %s, %s, %s", take, take, none1)
+		g.ins("and.pred %s, %s, %s", take, take, has2)
+		g.ins("and.pred %s, %s, %s", take, take, in)
+		g.ins("@%s mov.f64 %s, %s", take, acc, v2)
+		g.ins("@%s mov.u64 %s, %s", take, accI, i2)
+	case RWelford:
+		n2, m2, q2 := g.shfl64(wn, o, true), g.shfl64(wm, o, true), g.shfl64(wq, o, true)
+		has2, zero1 := g.p(), g.p()
+		g.ins("setp.neu.f64 %s, %s, %s", has2, n2, f64imm(0))
+		g.ins("and.pred %s, %s, %s", has2, has2, in)
+		g.ins("setp.eq.f64 %s, %s, %s", zero1, wn, f64imm(0))
+		nn, d, t, mm, qq, u := g.fd(), g.fd(), g.fd(), g.fd(), g.fd(), g.fd()
+		g.ins("add.rn.f64 %s, %s, %s", nn, wn, n2)
+		g.ins("sub.rn.f64 %s, %s, %s", d, m2, wm)
+		g.ins("div.rn.f64 %s, %s, %s", t, n2, nn)
+		g.ins("mul.rn.f64 %s, %s, %s", t, d, t)
+		g.ins("add.rn.f64 %s, %s, %s", mm, wm, t)
+		g.ins("add.rn.f64 %s, %s, %s", qq, wq, q2)
+		g.ins("mul.rn.f64 %s, %s, %s", t, d, d)
+		g.ins("mul.rn.f64 %s, %s, %s", u, wn, n2)
+		g.ins("div.rn.f64 %s, %s, %s", u, u, nn)
+		g.ins("mul.rn.f64 %s, %s, %s", t, t, u)
+		g.ins("add.rn.f64 %s, %s, %s", qq, qq, t)
+		g.ins("@%s mov.f64 %s, %s", zero1, nn, n2)
+		g.ins("@%s mov.f64 %s, %s", zero1, mm, m2)
+		g.ins("@%s mov.f64 %s, %s", zero1, qq, q2)
+		g.ins("@%s mov.f64 %s, %s", has2, wn, nn)
+		g.ins("@%s mov.f64 %s, %s", has2, wm, mm)
+		g.ins("@%s mov.f64 %s, %s", has2, wq, qq)
+	}
 }

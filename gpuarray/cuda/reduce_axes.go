@@ -39,6 +39,19 @@ func AxesSlices(k, n int64) int64 {
 	return max(min(s, MaxSlices), 1)
 }
 
+// axesMinRow is the fewest reduced elements (of a whole kernel) for which a reduction over
+// the innermost axis walks each run with a warp (Spec.Rows).
+const axesMinRow = 256
+
+// AxesWarpSlices is AxesSlices for Spec.Rows: how many warps walk each kept element's run.
+func AxesWarpSlices(k, n int64) int64 {
+	if k <= 0 || n <= 0 {
+		return 1
+	}
+	s := min((axesMinThreads/32+k-1)/k, (n+32*axesMinWalk-1)/(32*axesMinWalk))
+	return max(min(s, MaxSlices), 1)
+}
+
 // axesShape returns a task's kept and reduced element counts (dims are kept first).
 func axesShape(s *Spec, t *Task) (k, n int64) {
 	k, n = 1, 1
@@ -66,10 +79,17 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 	W := axesDescWords(R, L)
 	pw := int64(s.Reduce.words())
 	keys := randomKeys(s)
+	lanes := int64(1) // threads per (kept element, slice)
+	if s.Rows {
+		lanes = 32
+	}
 	ks, ns, ss := make([]int64, len(tasks)), make([]int64, len(tasks)), make([]int64, len(tasks))
 	for i := range tasks {
 		ks[i], ns[i] = axesShape(s, &tasks[i])
 		ss[i] = AxesSlices(ks[i], ns[i])
+		if s.Rows {
+			ss[i] = AxesWarpSlices(ks[i], ns[i])
+		}
 	}
 	for first := 0; first < len(tasks); {
 		if err := ctx.Err(); err != nil {
@@ -86,7 +106,7 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 			}
 			offs[last] = slots
 			slots += need
-			gridX = max(gridX, (need+BlockSize-1)/BlockSize)
+			gridX = max(gridX, (need*lanes+BlockSize-1)/BlockSize)
 			last++
 		}
 		if err := d.launchAxes(ctx, fn, name, s, tasks[first:last], first, ks, ns, ss, offs, slots, gridX, W, keys, opt, res); err != nil {

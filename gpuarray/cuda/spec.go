@@ -85,6 +85,10 @@ type Spec struct {
 	// the others reduced, one partial per kept element (see GeneratePTX). Lower orders a
 	// planned task's axes so.
 	Kept int
+	// Rows makes a partial reduction walk each kept element's reduced run with a warp (lanes on
+	// neighbouring elements, combined by shuffles in a fixed order) instead of one thread: for
+	// reductions over the innermost axis, whose runs are contiguous.
+	Rows bool
 }
 
 // Leaves returns how many index maps a task of s must carry (one per distinct Leaf).
@@ -109,7 +113,7 @@ func (s *Spec) Validate() error {
 	if s.Reduce > RWelford {
 		return fmt.Errorf("kernel spec: unknown reduction %d", s.Reduce)
 	}
-	if s.Kept < 0 || s.Kept >= s.Rank || (s.Kept > 0 && s.Reduce == RNone) {
+	if s.Kept < 0 || s.Kept >= s.Rank || (s.Kept > 0 && s.Reduce == RNone) || (s.Rows && s.Kept == 0) {
 		return fmt.Errorf("kernel spec: %d kept axes of %d for reduction %v", s.Kept, s.Rank, s.Reduce)
 	}
 	for i, nd := range s.Nodes {
@@ -162,6 +166,9 @@ func (s *Spec) Key() string {
 	w(uint64(s.Rank))
 	w(uint64(s.Reduce))
 	w(uint64(s.Kept))
+	if s.Rows {
+		w(1)
+	}
 	for _, nd := range s.Nodes {
 		w(uint64(nd.Kind)<<32 | uint64(nd.DType)<<16 | uint64(nd.Op))
 		for _, a := range nd.Args {

@@ -92,6 +92,12 @@ func NewUnary(op Op, a *Node) (*Node, error) {
 	if !op.Unary() {
 		return nil, fmt.Errorf("%v is not a unary operation", op)
 	}
+	if op == OpNeg && a.DType == Bool {
+		return nil, fmt.Errorf("neg of a bool array: use LogicalNot")
+	}
+	if op.Transcendental() {
+		a = NewCast(a, FloatFor(a.DType, op))
+	}
 	return &Node{Kind: KUnary, Op: op, DType: a.DType, Shape: a.Shape, Chunks: a.Chunks, Args: []*Node{a}}, nil
 }
 
@@ -131,6 +137,8 @@ func BroadcastShapes(ns ...*Node) ([]int, [][]int, error) {
 			case shape[ax] == 1:
 				shape[ax] = d
 				chunks[ax] = n.Chunks[k]
+			case d == Unknown || shape[ax] == Unknown:
+				return nil, nil, ErrUnknown("broadcasting", n.Shape)
 			default:
 				return nil, nil, fmt.Errorf("shapes %s cannot broadcast together (axis %d: %d vs %d)", shapesString(ns), ax, shape[ax], d)
 			}
@@ -195,10 +203,22 @@ func NewBinary(op Op, a, b *Node) (*Node, error) {
 	if b, err = BroadcastTo(b, shape, chunks); err != nil {
 		return nil, err
 	}
-	return &Node{Kind: KBinary, Op: op, DType: Promote(a.DType, b.DType), Shape: shape, Chunks: chunks, Args: []*Node{a, b}}, nil
+	// Operands are cast to the dtype the op computes in, so executors see one dtype per op.
+	dt := Promote(a.DType, b.DType)
+	if op.Transcendental() {
+		dt = FloatFor(dt, op)
+	}
+	if (op == OpSub) && dt == Bool {
+		return nil, fmt.Errorf("sub of bool arrays: use LogicalXor")
+	}
+	a, b = NewCast(a, dt), NewCast(b, dt)
+	if op.Comparison() {
+		dt = Bool
+	}
+	return &Node{Kind: KBinary, Op: op, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a, b}}, nil
 }
 
-// NewWhere selects x where cond is nonzero and y elsewhere, with broadcasting.
+// NewWhere selects x where cond is true (nonzero) and y elsewhere, with broadcasting.
 func NewWhere(cond, x, y *Node) (*Node, error) {
 	shape, chunks, err := BroadcastShapes(cond, x, y)
 	if err != nil {
@@ -210,7 +230,9 @@ func NewWhere(cond, x, y *Node) (*Node, error) {
 			return nil, err
 		}
 	}
-	return &Node{Kind: KWhere, DType: Promote(x.DType, y.DType), Shape: shape, Chunks: chunks, Args: args}, nil
+	dt := Promote(x.DType, y.DType)
+	args[1], args[2] = NewCast(args[1], dt), NewCast(args[2], dt)
+	return &Node{Kind: KWhere, DType: dt, Shape: shape, Chunks: chunks, Args: args}, nil
 }
 
 // newView builds a view of a, composing with a when a is itself a view.
@@ -297,6 +319,9 @@ func (ix Index) resolve(n, axis int) (start, step, count int, err error) {
 // NewSlice indexes a with one Index per leading axis (missing trailing axes are kept whole),
 // as NumPy's basic indexing: new axes and one ellipsis included.
 func NewSlice(a *Node, idx []Index) (*Node, error) {
+	if HasUnknown(a.Shape) {
+		return nil, ErrUnknown("slicing", a.Shape)
+	}
 	consumed, ell := 0, -1
 	for i, ix := range idx {
 		switch {
@@ -353,6 +378,9 @@ func NewSlice(a *Node, idx []Index) (*Node, error) {
 // NewTranspose permutes the axes of a: output axis k is input axis perm[k]; an empty perm
 // reverses the axes.
 func NewTranspose(a *Node, perm []int) (*Node, error) {
+	if HasUnknown(a.Shape) {
+		return nil, ErrUnknown("a transpose", a.Shape)
+	}
 	r := len(a.Shape)
 	if len(perm) == 0 {
 		perm = make([]int, r)
@@ -384,6 +412,9 @@ func NewTranspose(a *Node, perm []int) (*Node, error) {
 
 // NewRechunk regrids a (chunks must add up to a's shape).
 func NewRechunk(a *Node, chunks [][]int) (*Node, error) {
+	if HasUnknown(a.Shape) {
+		return nil, ErrUnknown("rechunk", a.Shape)
+	}
 	if err := CheckChunks(a.Shape, chunks); err != nil {
 		return nil, fmt.Errorf("rechunk: %w", err)
 	}
@@ -436,9 +467,9 @@ func NewReduce(a *Node, red Red, axes []int) (*Node, error) {
 			chunks = append(chunks, a.Chunks[k])
 		}
 	}
-	dt := a.DType
-	if red == ArgMin || red == ArgMax {
-		dt = Float64
+	dt, err := ReduceDType(red, a.DType)
+	if err != nil {
+		return nil, err
 	}
 	return &Node{Kind: KReduce, Red: red, Axes: ax, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a}}, nil
 }
@@ -448,4 +479,37 @@ func roundTo(v float64, dt DType) float64 {
 		return float64(float32(v))
 	}
 	return v
+}
+
+// ReduceDType returns the dtype of reduction red of values of dtype dt, as NumPy gives it:
+// sums of bools and signed integers are int64, of unsigned ones uint64; means, variances and
+// standard deviations of integers are float64 (of complex values, variances are real);
+// ArgMin and ArgMax give int64; Min and Max keep dt.
+func ReduceDType(red Red, dt DType) (DType, error) {
+	switch red {
+	case ArgMin, ArgMax:
+		if dt.IsComplex() {
+			return 0, fmt.Errorf("%v of %v values is not supported yet", red, dt)
+		}
+		return Int64, nil
+	case Sum:
+		switch dt.Kind() {
+		case dtype.KindBool, dtype.KindInt:
+			return Int64, nil
+		case dtype.KindUint:
+			return Uint64, nil
+		}
+	case Mean, Var, Std:
+		if dt.IsComplex() {
+			return 0, fmt.Errorf("%v of %v values is not supported yet", red, dt)
+		}
+		if !dt.IsFloat() {
+			return Float64, nil
+		}
+	case Min, Max:
+		if dt.IsComplex() {
+			return 0, fmt.Errorf("%v of %v values: complex numbers are not ordered", red, dt)
+		}
+	}
+	return dt, nil
 }

@@ -35,24 +35,29 @@ type Kind uint8
 
 // Node kinds.
 const (
-	KConst   Kind = iota // every element Value
-	KRandom              // random numbers, Rand
-	KRange               // Start + Step*i, i the row-major linear index (Arange, Linspace)
-	KData                // a materialized row-major buffer: Data, or Buf (values held on a device)
-	KUnary               // Op(Args[0])
-	KBinary              // Op(Args[0], Args[1]), operands broadcast to Shape
-	KWhere               // Args[0] != 0 ? Args[1] : Args[2]
-	KCast                // Args[0] rounded to DType
-	KView                // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
-	KReduce              // Red over Axes of Args[0]
-	KReshape             // Args[0] with Shape, same row-major order (computed first; see NewReshape)
-	KConcat              // Args joined along axis Axes[0]
+	KConst     Kind = iota // every element Value
+	KRandom                // random numbers, Rand
+	KRange                 // Start + Step*i, i the row-major linear index (Arange, Linspace)
+	KData                  // a materialized row-major buffer: Data, or Buf (values held on a device)
+	KUnary                 // Op(Args[0])
+	KBinary                // Op(Args[0], Args[1]), operands broadcast to Shape
+	KWhere                 // Args[0] != 0 ? Args[1] : Args[2]
+	KCast                  // Args[0] rounded to DType
+	KView                  // Args[0] indexed through Map (slice, integer index, transpose, broadcast, rechunk)
+	KReduce                // Red over Axes of Args[0]
+	KReshape               // Args[0] with Shape, same row-major order (computed first; see NewReshape)
+	KConcat                // Args joined along axis Axes[0]
+	KTake                  // Args[0] indexed along axis Axes[0] by the 1-d integer array Args[1]
+	KTakeAlong             // Args[0] indexed along axis Axes[0] by Args[1], element by element
+	KMask                  // the elements of Args[0] where Args[1] is nonzero; length unknown (see NewMask)
+	KCall                  // Call: a library function of Args[0] along one axis (FFT), see call.go
+	KFile                  // values read from File, chunk by chunk, inside tasks (file.go)
 )
 
 // Op is an elementwise operation.
 type Op uint8
 
-// Elementwise operations. Comparisons give 1 or 0 in the operands' dtype.
+// Elementwise operations. Comparisons give Bool.
 const (
 	OpNeg Op = iota
 	OpAbs
@@ -88,6 +93,32 @@ func (o Op) String() string {
 
 // Unary reports whether o takes one operand.
 func (o Op) Unary() bool { return o <= OpTanh }
+
+// Comparison reports whether o compares its operands (and gives Bool).
+func (o Op) Comparison() bool { return o >= OpEq && o <= OpGe }
+
+// Transcendental reports whether o gives a floating-point result for integer operands.
+func (o Op) Transcendental() bool {
+	switch o {
+	case OpExp, OpLog, OpSqrt, OpSin, OpCos, OpTanh, OpDiv:
+		return true
+	}
+	return false
+}
+
+// FloatFor returns the floating-point dtype an op like exp or true division computes in for
+// operands of dtype dt: dt itself when it is floating or complex; float32 for bool and the
+// 8- and 16-bit integers (NumPy gives float16, which gpuarray does not have; for division,
+// float64 as NumPy); float64 for wider integers.
+func FloatFor(dt DType, op Op) DType {
+	switch {
+	case dt.IsFloat() || dt.IsComplex():
+		return dt
+	case op != OpDiv && dt.Size() <= 2:
+		return Float32
+	}
+	return Float64
+}
 
 // Dist is a random distribution.
 type Dist uint8
@@ -160,6 +191,8 @@ type Node struct {
 	Map   []AxisMap   // KView, one per input axis
 	Red   Red         // KReduce
 	Axes  []int       // KReduce: reduced axes of Args[0], ascending; KConcat: the join axis
+	Call  *Call       // KCall
+	File  *File       // KFile
 }
 
 // Buffer holds the values of a KData node outside host memory, on a GPU, until they are read.
@@ -204,6 +237,10 @@ func ShapeString(shape []int) string {
 	for i, d := range shape {
 		if i > 0 {
 			b.WriteString(", ")
+		}
+		if d == Unknown {
+			b.WriteString("nan")
+			continue
 		}
 		fmt.Fprint(&b, d)
 	}

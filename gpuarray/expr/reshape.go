@@ -173,6 +173,9 @@ func contractChunks(cs []int, factor int) []int {
 // NewReshape returns a with shape (no -1; see ResolveShape) and the given chunks (nil: dask's,
 // see ReshapeChunks).
 func NewReshape(a *Node, shape []int, chunks [][]int) (*Node, error) {
+	if HasUnknown(a.Shape) {
+		return nil, ErrUnknown("a reshape", a.Shape)
+	}
 	if Size(shape) != Size(a.Shape) {
 		return nil, fmt.Errorf("cannot reshape an array of shape %s into shape %s", ShapeString(a.Shape), ShapeString(shape))
 	}
@@ -258,6 +261,9 @@ func identityView(n *Node) bool {
 // NewExpandDims inserts axes of length 1 at the given positions of the result (negative
 // positions count from the result's end).
 func NewExpandDims(a *Node, axes []int) (*Node, error) {
+	if HasUnknown(a.Shape) {
+		return nil, ErrUnknown("expand_dims", a.Shape)
+	}
 	r := len(a.Shape) + len(axes)
 	isNew := make([]bool, r)
 	for _, ax := range axes {
@@ -291,6 +297,9 @@ func NewExpandDims(a *Node, axes []int) (*Node, error) {
 // NewSqueeze removes the given axes, which must have length 1 (none given: every axis of
 // length 1).
 func NewSqueeze(a *Node, axes []int) (*Node, error) {
+	if HasUnknown(a.Shape) {
+		return nil, ErrUnknown("squeeze", a.Shape)
+	}
 	r := len(a.Shape)
 	drop := make([]bool, r)
 	if len(axes) == 0 {
@@ -333,6 +342,11 @@ func NewSqueeze(a *Node, axes []int) (*Node, error) {
 func NewConcat(ns []*Node, axis int) (*Node, error) {
 	if len(ns) == 0 {
 		return nil, fmt.Errorf("concat: no arrays")
+	}
+	for _, n := range ns {
+		if HasUnknown(n.Shape) {
+			return nil, ErrUnknown("concat", n.Shape)
+		}
 	}
 	r := len(ns[0].Shape)
 	if r == 0 {

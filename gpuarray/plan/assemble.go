@@ -27,13 +27,16 @@ func (st *Stage) Assemble(outs []*Output) (dtype.Slice, error) {
 		}
 	}
 	if st.Kernel.Reduce == nil {
-		return st.place(outs, st.Kernel.Shape, nil), nil
+		return st.place(outs, st.Node.Shape, nil), nil
 	}
 	return st.reduce(outs)
 }
 
 func (st *Stage) outShape(t *Task) []int {
 	s := append([]int(nil), t.Shape...)
+	if c := st.Kernel.Call; c != nil {
+		s[c.Axis] = c.OutLen(s[c.Axis])
+	}
 	for k, r := range st.Kernel.Reduced() {
 		if r {
 			s[k] = 1
@@ -48,7 +51,7 @@ func (st *Stage) place(outs []*Output, shape []int, keep []bool) dtype.Slice {
 	// One task that covers the whole array: its output is the array (outputs are fresh
 	// buffers no one else holds). Copying an 800 MB chunk into new memory cost about 3 s on
 	// a 2-core VM, mostly first-touch page faults.
-	if len(outs) == 1 && keep == nil && int64(outs[0].Data.Len()) == expr.Size(shape) && slices.Equal(st.Tasks[0].Shape, shape) {
+	if len(outs) == 1 && keep == nil && int64(outs[0].Data.Len()) == expr.Size(shape) && slices.Equal(outs[0].Shape, shape) {
 		return outs[0].Data
 	}
 	dt := dtype.Float64
@@ -62,7 +65,11 @@ func (st *Stage) place(outs []*Output, shape []int, keep []bool) dtype.Slice {
 		for k := range t.Offset {
 			if keep == nil || keep[k] {
 				off = append(off, t.Offset[k])
-				shp = append(shp, t.Shape[k])
+				if keep == nil {
+					shp = append(shp, o.Shape[k]) // a call's output differs from its task along its axis
+				} else {
+					shp = append(shp, t.Shape[k])
+				}
 			}
 		}
 		copyBox(res, shape, o.Data, off, shp)
@@ -147,13 +154,16 @@ func (st *Stage) reduce(outs []*Output) (dtype.Slice, error) {
 		}
 	}
 	firstS := sub.place(combined, shape, keep)
-	if firstS.DType() != dtype.Float64 {
-		return dtype.Slice{}, fmt.Errorf("assemble: %v partials in %v, want float64", rd, firstS.DType())
+	switch {
+	case rd == expr.ArgMin || rd == expr.ArgMax:
+		return dtype.Convert(sub.place(auxOf(combined, 0), shape, keep), st.Node.DType), nil
+	case firstS.DType() == dtype.Int64 || firstS.DType() == dtype.Uint64:
+		return dtype.Convert(firstS, st.Node.DType), nil // an integer Sum, Min or Max
+	case firstS.DType() != dtype.Float64:
+		return dtype.Slice{}, fmt.Errorf("assemble: %v partials in %v", rd, firstS.DType())
 	}
 	first := firstS.Float64s()
 	switch rd {
-	case expr.ArgMin, expr.ArgMax:
-		copy(first, sub.place(auxOf(combined, 0), shape, keep).Float64s())
 	case expr.Mean:
 		for i := range first {
 			first[i] /= float64(total)
@@ -202,9 +212,15 @@ func Combine(rd expr.Red, a, b *Output) (*Output, error) {
 	if b.Data.Len() != n {
 		return nil, fmt.Errorf("combine %v partials: %d vs %d values", rd, n, b.Data.Len())
 	}
+	if a.Data.DType() != b.Data.DType() {
+		return nil, fmt.Errorf("combine %v partials: %v and %v values", rd, a.Data.DType(), b.Data.DType())
+	}
+	if dt := a.Data.DType(); dt == dtype.Int64 || dt == dtype.Uint64 {
+		return combineInts(rd, a, b)
+	}
 	ad, bd := a.Data.Float64s(), b.Data.Float64s()
 	if ad == nil || bd == nil {
-		return nil, fmt.Errorf("combine %v partials: %v and %v values, want float64", rd, a.Data.DType(), b.Data.DType())
+		return nil, fmt.Errorf("combine %v partials: %v values, want float64", rd, a.Data.DType())
 	}
 	need := map[expr.Red]int{expr.ArgMin: 1, expr.ArgMax: 1, expr.Var: 2, expr.Std: 2}[rd]
 	if len(a.Aux) < need || len(b.Aux) < need {
@@ -282,4 +298,62 @@ func Chan(na, ma, m2a, nb, mb, m2b float64) (n, m, m2 float64) {
 	m = ma + d*(nb/n)
 	m2 = m2a + m2b + d*d*(na*nb/n)
 	return n, m, m2
+}
+
+// combineInts merges integer partials (int64, or uint64 for unsigned dtypes): sums wrap, and
+// ties of ArgMin and ArgMax go to the smaller index.
+func combineInts(rd expr.Red, a, b *Output) (*Output, error) {
+	unsigned := a.Data.DType() == dtype.Uint64
+	av, bv := dtype.Convert(a.Data, dtype.Int64).Int64s(), dtype.Convert(b.Data, dtype.Int64).Int64s()
+	n := len(av)
+	arg := rd == expr.ArgMin || rd == expr.ArgMax
+	if arg && (len(a.Aux) < 1 || len(b.Aux) < 1) {
+		return nil, fmt.Errorf("combine %v partials: missing indexes", rd)
+	}
+	cv := make([]int64, n)
+	c := &Output{Shape: a.Shape}
+	if arg {
+		c.Aux = [][]float64{make([]float64, n)}
+	}
+	less := func(x, y int64) bool {
+		if unsigned {
+			return uint64(x) < uint64(y)
+		}
+		return x < y
+	}
+	for i := range n {
+		x, y := av[i], bv[i]
+		switch rd {
+		case expr.Sum:
+			cv[i] = x + y
+		case expr.Min:
+			cv[i] = x
+			if less(y, x) {
+				cv[i] = y
+			}
+		case expr.Max:
+			cv[i] = x
+			if less(x, y) {
+				cv[i] = y
+			}
+		case expr.ArgMin, expr.ArgMax:
+			ix, iy := a.Aux[0][i], b.Aux[0][i]
+			second := less(y, x)
+			if rd == expr.ArgMax {
+				second = less(x, y)
+			}
+			if x == y {
+				second = iy < ix
+			}
+			if second {
+				cv[i], c.Aux[0][i] = y, iy
+			} else {
+				cv[i], c.Aux[0][i] = x, ix
+			}
+		default:
+			return nil, fmt.Errorf("combine %v partials of integers (internal: the planner casts to float64 first)", rd)
+		}
+	}
+	c.Data = dtype.Convert(dtype.OfInt64(cv), a.Data.DType())
+	return c, nil
 }

@@ -41,10 +41,14 @@ func OrderAll(roots []*expr.Node) []*expr.Node {
 		for _, a := range n.Args {
 			walk(a)
 		}
-		if n.Kind == expr.KReshape && n.Args[0].Kind != expr.KData {
-			push(n.Args[0])
+		if n.Kind == expr.KReshape || n.Kind == expr.KTake || n.Kind == expr.KTakeAlong {
+			for _, a := range n.Args {
+				if a.Kind != expr.KData {
+					push(a)
+				}
+			}
 		}
-		if n.Kind == expr.KReduce || isRoot[n] && n.Kind != expr.KData {
+		if n.OwnStage() || isRoot[n] && n.Kind != expr.KData {
 			push(n)
 		}
 	}
@@ -102,6 +106,9 @@ type inputLeaf struct {
 	shape []int
 	m     []expr.AxisMap
 	held  *expr.Node // a data node held on a device, read through Options.Held where it can
+	// gather, for a take, says how data (the operand's values) gives the values of shape
+	gather *gather
+	file   *expr.File // a file-backed node: tasks read their boxes themselves (file.go)
 }
 
 // Lower plans node n as stage number id. done holds the values (row-major) of nodes
@@ -110,9 +117,14 @@ type inputLeaf struct {
 func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (*Stage, error) {
 	iter := n
 	var red *Reduction
-	if n.Kind == expr.KReduce {
+	var call *CallStep
+	switch n.Kind {
+	case expr.KReduce:
 		iter = n.Args[0]
 		red = &Reduction{Red: n.Red, Axes: slices.Clone(n.Axes)}
+	case expr.KCall:
+		iter = n.Args[0]
+		call = &CallStep{Call: *n.Call, DType: n.DType}
 	}
 	st := &Stage{Node: n, grid: iter.Chunks}
 	joins := hasJoin(iter, done)
@@ -128,7 +140,7 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 		if l, ok := kernels[key]; ok {
 			return l, nil
 		}
-		l, err := lowerKernel(iter, red, done, opt, off, shp)
+		l, err := lowerKernel(iter, red, call, done, opt, off, shp)
 		if err != nil {
 			return nil, err
 		}
@@ -145,17 +157,30 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 }
 
 // lowerKernel lowers iter into a kernel; the region (off, shp) picks the pieces of joins.
-func lowerKernel(iter *expr.Node, red *Reduction, done map[*expr.Node]dtype.Slice, opt Options, off, shp []int) (*lowerer, error) {
-	k := &Kernel{Shape: slices.Clone(iter.Shape), Reduce: red}
+func lowerKernel(iter *expr.Node, red *Reduction, call *CallStep, done map[*expr.Node]dtype.Slice, opt Options, off, shp []int) (*lowerer, error) {
+	k := &Kernel{Shape: slices.Clone(iter.Shape), Reduce: red, Call: call}
 	l := &lowerer{k: k, done: done, memo: map[string]int{}, held: opt.Held != nil, off: off, shp: shp}
 	res, err := l.emit(iter, nil)
 	if err != nil {
 		return nil, err
 	}
-	if res != len(k.Instrs)-1 {
+	dt := k.Instrs[res].DType
+	if red != nil && red.Red != expr.ArgMin && red.Red != expr.ArgMax {
+		// Sums of integers accumulate in int64 or uint64, means of integers in float64: the
+		// reduced value has the result's dtype (Min and Max keep theirs).
+		rdt, err := expr.ReduceDType(red.Red, dt)
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		dt = rdt
+	}
+	if res != len(k.Instrs)-1 || dt != k.Instrs[res].DType {
 		// Make the result the last instruction, as the IR promises.
-		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: k.Instrs[res].DType, Args: []int{res}})
+		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: dt, Args: []int{res}})
 		res = len(k.Instrs) - 1
+	}
+	if call != nil {
+		res = k.castForCall(res)
 	}
 	k.Result = res
 	return l, nil
@@ -245,6 +270,8 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 			return 0, err
 		}
 		return l.input(vals, n, m), nil
+	case expr.KFile:
+		return l.fileInput(n, m), nil
 	case expr.KView:
 		return l.emit(n.Args[0], compose(n.Map, m))
 	case expr.KReshape:
@@ -260,6 +287,10 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 			}
 		}
 		return l.input(vals, n, m), nil
+	case expr.KTake, expr.KTakeAlong:
+		return l.takeInput(n, m)
+	case expr.KMask:
+		return 0, fmt.Errorf("plan: a masked array of shape %s must be resolved (its mask computed) before it is planned", expr.ShapeString(n.Shape))
 	case expr.KConcat:
 		arg, start := piece(n, m, l.off, l.shp)
 		pm := slices.Clone(m)
@@ -275,6 +306,8 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 		}
 		code := map[expr.Kind]Code{expr.KUnary: Unary, expr.KBinary: Binary, expr.KWhere: Where, expr.KCast: Cast}[n.Kind]
 		return l.add(Instr{Code: code, DType: n.DType, Op: n.Op, Args: args}), nil
+	case expr.KCall:
+		return 0, fmt.Errorf("plan: %v of shape %s was not computed before its use", n.Call.Fn, expr.ShapeString(n.Args[0].Shape))
 	case expr.KReduce:
 		return 0, fmt.Errorf("plan: reduction %v of shape %s was not computed before its use", n.Red, expr.ShapeString(n.Args[0].Shape))
 	}
@@ -316,6 +349,10 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 		task := &Task{Stage: id, Index: t, Kernel: l.k, Offset: off, Shape: shp}
 		for i := range inputs {
 			in := &inputs[i]
+			if in.file != nil {
+				task.Inputs = append(task.Inputs, fileBlock(*in, off, shp))
+				continue
+			}
 			if in.held != nil {
 				origin, shape := box(*in, off, shp)
 				lo, hi := origin, make([]int, len(origin))
@@ -333,6 +370,10 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 					}
 					in.data = vals
 				}
+			}
+			if in.gather != nil {
+				task.Inputs = append(task.Inputs, cutGather(*in, off, shp))
+				continue
 			}
 			task.Inputs = append(task.Inputs, cutBlock(*in, off, shp))
 		}

@@ -28,7 +28,11 @@ func hasJoin(n *expr.Node, done map[*expr.Node]dtype.Slice) bool {
 			return false
 		}
 		seen[n] = true
-		if _, ok := done[n]; ok || n.Kind == expr.KData || n.Kind == expr.KReshape || n.Kind == expr.KReduce {
+		switch n.Kind {
+		case expr.KData, expr.KReshape, expr.KReduce, expr.KTake, expr.KTakeAlong, expr.KMask:
+			return false
+		}
+		if _, ok := done[n]; ok {
 			return false
 		}
 		if n.Kind == expr.KConcat {

@@ -22,6 +22,7 @@ func init() {
 		"ErrRefused":            reflect.ValueOf(&cluster.ErrRefused).Elem(),
 		"ExitRefused":           reflect.ValueOf(constant.MakeFromLiteral("3", token.INT, 0)),
 		"NewLocalCUDA":          reflect.ValueOf(cluster.NewLocalCUDA),
+		"NewToken":              reflect.ValueOf(cluster.NewToken),
 		"Resources":             reflect.ValueOf(cluster.Resources),
 		"Retries":               reflect.ValueOf(cluster.Retries),
 		"RunCUDAWorker":         reflect.ValueOf(cluster.RunCUDAWorker),

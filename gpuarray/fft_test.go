@@ -1,0 +1,186 @@
+package gpuarray
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// fftCase is one transform of a random chunked array, with NumPy's expression for it.
+type fftCase struct {
+	what string
+	got  *Array
+	code string
+	in   input
+}
+
+// fftCases returns random cases of every transform function: random shapes, chunkings, axes,
+// lengths (cropping and padding) and norms.
+func fftCases(seed uint64, n int) []fftCase {
+	rs := rand.New(rand.NewPCG(seed, 7))
+	norms := []string{"backward", "ortho", "forward"}
+	var cs []fftCase
+	for i := 0; i < n; i++ {
+		shape := npShape(rs, 1+rs.IntN(3), 1, 9)
+		x, in := randArray(rs, "x", shape)
+		axis := rs.IntN(len(shape)) - len(shape)*rs.IntN(2) // sometimes negative
+		norm := norms[rs.IntN(3)]
+		m := shape[(axis+len(shape))%len(shape)]
+		length := 0
+		if rs.IntN(3) == 0 {
+			length = 1 + rs.IntN(2*m+2)
+		}
+		npN := "None"
+		opts := []FFTOption{FFTAxis(axis), FFTNorm(norm)}
+		if length > 0 {
+			npN = fmt.Sprint(length)
+			opts = append(opts, FFTLen(length))
+		}
+		args := fmt.Sprintf("n=%s, axis=%d, norm=%q", npN, axis, norm)
+		for _, f := range []struct {
+			name string
+			fn   func(*Array, ...FFTOption) *Array
+			np   string
+		}{{"Fft", Fft, "fft"}, {"Ifft", Ifft, "ifft"}, {"Rfft", Rfft, "rfft"}, {"Irfft", Irfft, "irfft"}, {"Hfft", Hfft, "hfft"}, {"Ihfft", Ihfft, "ihfft"}} {
+			if (f.name == "Irfft" || f.name == "Hfft") && length == 0 && m < 2 {
+				continue // NumPy: invalid number of data points 0
+			}
+			cs = append(cs, fftCase{
+				what: fmt.Sprintf("%s(shape %v, chunks %v, %s)", f.name, shape, x.Chunks(), args),
+				got:  f.fn(x, opts...),
+				code: fmt.Sprintf("np.fft.%s(x, %s)", f.np, args),
+				in:   in,
+			})
+		}
+		if len(shape) >= 2 {
+			axes := []int{0, len(shape) - 1}
+			cs = append(cs,
+				fftCase{fmt.Sprintf("Fftn(shape %v, axes %v)", shape, axes), Fftn(x, FFTAxes(axes...), FFTNorm(norm)), fmt.Sprintf("np.fft.fftn(x, axes=%s, norm=%q)", tuple(axes), norm), in},
+				fftCase{fmt.Sprintf("Ifftn(shape %v)", shape), Ifftn(x), "np.fft.ifftn(x)", in},
+				fftCase{fmt.Sprintf("Rfftn(shape %v, axes %v)", shape, axes), Rfftn(x, FFTAxes(axes...)), fmt.Sprintf("np.fft.rfftn(x, axes=%s)", tuple(axes)), in},
+			)
+			if shape[len(shape)-1] >= 2 {
+				cs = append(cs, fftCase{fmt.Sprintf("Irfftn(shape %v)", shape), Irfftn(x, FFTNorm(norm)), fmt.Sprintf("np.fft.irfftn(x, norm=%q)", norm), in})
+			}
+		}
+	}
+	return cs
+}
+
+// complexValues returns an array's values as complex numbers.
+func complexValues(t *testing.T, a *Array, opts ...ComputeOption) []complex128 {
+	t.Helper()
+	c, err := a.Compute(opts...)
+	if err != nil {
+		t.Fatalf("compute: %v", err)
+	}
+	v, err := c.n.Values()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dtype.Convert(v, dtype.Complex128).Complex128s()
+}
+
+// checkFFT compares every case with NumPy to 1e-12 of the result's largest magnitude (FFTs are
+// not bit-exact across implementations: the rounding of the sums differs).
+func checkFFT(t *testing.T, cs []fftCase, opts ...ComputeOption) {
+	t.Helper()
+	cases := make([]npCase, len(cs))
+	for i, c := range cs {
+		cases[i] = npCase{Code: "[np.real(r), np.imag(r)] if isinstance(r := " + c.code + ", np.ndarray) else r", Inputs: map[string]npArray{"x": c.in.np()}}
+	}
+	res := numpy(t, cases)
+	for i, c := range cs {
+		r := res[i]
+		if r.Err != "" {
+			if c.got.Err() == nil {
+				t.Errorf("%s: numpy refuses (%s), we do not", c.what, r.Err)
+			}
+			continue
+		}
+		if err := c.got.Err(); err != nil {
+			t.Errorf("%s: %v", c.what, err)
+			continue
+		}
+		if len(r.List) != 2 {
+			t.Fatalf("%s: numpy answered %+v", c.what, r)
+		}
+		if fmt.Sprint(c.got.Shape()) != fmt.Sprint(r.List[0].Shape) {
+			t.Errorf("%s: shape %v, numpy %v", c.what, c.got.Shape(), r.List[0].Shape)
+			continue
+		}
+		re, im := r.List[0].values(t), r.List[1].values(t)
+		got := complexValues(t, c.got, opts...)
+		scale := 1.0
+		for j := range re {
+			scale = max(scale, math.Hypot(re[j], im[j]))
+		}
+		for j := range re {
+			if d := math.Hypot(real(got[j])-re[j], imag(got[j])-im[j]); !(d <= 1e-12*scale) {
+				t.Errorf("%s: element %d is %v, numpy %v (%s)", c.what, j, got[j], complex(re[j], im[j]), c.code)
+				break
+			}
+		}
+	}
+}
+
+func TestFFTMatchesNumPy(t *testing.T) {
+	checkFFT(t, fftCases(1, 12), Inline())
+	checkFFT(t, fftCases(2, 12)) // the threaded scheduler
+}
+
+func TestFFTDTypesAndChunks(t *testing.T) {
+	x := Arange(0, 24, 1, Chunks(5)).Reshape(4, 6).Rechunk(2, 3)
+	y := Fft(x, FFTAxis(0))
+	if y.DType() != Complex128 {
+		t.Errorf("Fft of float64: dtype %v, want complex128", y.DType())
+	}
+	if got := fmt.Sprint(y.Chunks()); got != "[[4] [3 3]]" {
+		t.Errorf("Fft along axis 0 keeps axis 1's chunks and makes axis 0 one chunk: %s", got)
+	}
+	if d := Rfft(x.AsType(Float32)).DType(); d != Complex64 {
+		t.Errorf("Rfft of float32: dtype %v, want complex64 (NumPy 2)", d)
+	}
+	if d := Irfft(x).DType(); d != Float64 {
+		t.Errorf("Irfft: dtype %v, want float64", d)
+	}
+	for _, bad := range []*Array{Fft(x, FFTAxis(2)), Fft(x, FFTLen(0)), Fft(x, FFTNorm("none")), Fftn(x, FFTLen(3, 3, 3)), Fft(Full(1))} {
+		if bad.Err() == nil {
+			t.Errorf("a bad transform has no error: shape %v", bad.Shape())
+		}
+	}
+}
+
+func TestFFTFreq(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 8} {
+		checkFFT(t, []fftCase{
+			{fmt.Sprintf("FftFreq(%d)", n), FftFreq(n, 0.1), fmt.Sprintf("np.fft.fftfreq(%d, 0.1)", n), input{"x", []int{1}, []float64{0}}},
+			{fmt.Sprintf("RfftFreq(%d)", n), RfftFreq(n, 0.1), fmt.Sprintf("np.fft.rfftfreq(%d, 0.1)", n), input{"x", []int{1}, []float64{0}}},
+		})
+	}
+}
+
+// TestGPUFFTMatchesNumPy runs the transforms' tasks on a GPU (cuFFT; the fused values on the
+// device) and checks them against NumPy, and that no task fell back to the CPU.
+func TestGPUFFTMatchesNumPy(t *testing.T) {
+	needGPU(t)
+	cs := fftCases(3, 8)
+	for _, c := range cs {
+		if c.got.Err() != nil {
+			continue
+		}
+		// One-axis transforms of data plan as one stage: it must run on the GPU.
+		if st, err := plan.Lower(0, c.got.n, map[*expr.Node]dtype.Slice{}, plan.Options{}); err == nil {
+			if err := cuda.Runs(st.Kernel); err != nil {
+				t.Fatalf("%s: would run on the CPU: %v", c.what, err)
+			}
+		}
+	}
+	checkFFT(t, cs, OnGPU())
+}

@@ -1,0 +1,84 @@
+package plan
+
+import (
+	"slices"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// CallStep is a kernel's library call (expr.Call): whoever runs a task computes the kernel's
+// fused values over the task's region, as for an elementwise kernel, in float64 or complex128
+// (the kernel's result instruction casts to one of them), then passes them through the call
+// along Axis, where the region spans the whole axis. The output has the call's length along
+// Axis (Call.OutLen) and dtype DType.
+type CallStep struct {
+	expr.Call
+	DType dtype.DType
+}
+
+// InputDType returns the dtype a call's fused values are computed in.
+func InputDType(in dtype.DType) dtype.DType {
+	if in.Kind() == dtype.KindComplex {
+		return dtype.Complex128
+	}
+	return dtype.Float64
+}
+
+// castForCall makes the kernel's result the dtype its call reads, and returns the result.
+func (k *Kernel) castForCall(res int) int {
+	want := InputDType(k.Instrs[res].DType)
+	if k.Instrs[res].DType == want {
+		return res
+	}
+	k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: want, Args: []int{res}})
+	return len(k.Instrs) - 1
+}
+
+// Elementwise returns a copy of a call kernel without its call: what computes the values the
+// call reads.
+func (k *Kernel) Elementwise() *Kernel {
+	c := *k
+	c.Call = nil
+	return &c
+}
+
+// plainInput returns the instruction of the Input that a call kernel's result reads unchanged
+// (through casts only) with the identity map, or -1: then a task's values are its input block.
+func (k *Kernel) plainInput() int {
+	i := k.Result
+	for i >= 0 && i < len(k.Instrs) && k.Instrs[i].Code == Cast && len(k.Instrs[i].Args) == 1 {
+		i = k.Instrs[i].Args[0]
+	}
+	if i < 0 || i >= len(k.Instrs) || k.Instrs[i].Code != Input || len(k.Instrs[i].Map) != len(k.Shape) {
+		return -1
+	}
+	for d, m := range k.Instrs[i].Map {
+		if m.Axis != d || m.Step != 1 || m.Off != 0 {
+			return -1
+		}
+	}
+	return i
+}
+
+// PlainInput reports whether a call kernel's values are an input read unchanged, so that a
+// task's values are its input block (CallValues) and need no fused kernel.
+func (k *Kernel) PlainInput() bool { return k.Call != nil && k.plainInput() >= 0 }
+
+// CallValues returns a call task's values when its kernel reads an input unchanged and the
+// task's block of it is in host memory: the block itself, row-major over the task's region.
+func (t *Task) CallValues() (dtype.Slice, bool) {
+	i := t.Kernel.plainInput()
+	if i < 0 {
+		return dtype.Slice{}, false
+	}
+	in := &t.Kernel.Instrs[i]
+	if in.Slot < 0 || in.Slot >= len(t.Inputs) {
+		return dtype.Slice{}, false
+	}
+	b := &t.Inputs[in.Slot]
+	if b.Data.IsNil() || !slices.Equal(b.Origin, t.Offset) || !slices.Equal(b.Shape, t.Shape) {
+		return dtype.Slice{}, false
+	}
+	return b.Data, true
+}

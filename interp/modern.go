@@ -1,0 +1,700 @@
+package interp
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/parser"
+	"go/token"
+	"sort"
+	"strings"
+)
+
+// mainName is what a cell's func main is renamed to: yaegi runs a package's main after every
+// Eval once one exists, and a cell's main must run once, in its own cell.
+const mainName = "gnMain"
+
+// rewriteEnv is what the rewriting pass knows about the session.
+type rewriteEnv struct {
+	ints     map[string]bool // top-level names known to hold integers (range over int)
+	pkgs     map[string]bool // local names of imported packages
+	userFunc map[string]bool // builtins the user redeclared (clear, min, max)
+}
+
+// edit replaces del bytes at off with text.
+type edit struct {
+	off  int
+	del  int
+	text string
+}
+
+func applyEdits(src string, edits []edit) string {
+	sort.SliceStable(edits, func(a, b int) bool { return edits[a].off > edits[b].off })
+	for _, e := range edits {
+		src = src[:e.off] + e.text + src[e.off+e.del:]
+	}
+	return src
+}
+
+// needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
+func needsRewrite(src string) bool {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var"} {
+		if strings.Contains(src, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// rewriteGo prepares a segment for yaegi (v0.16.1), closing gaps between it and Go 1.22+
+// without changing the segment's line numbers:
+//   - `go f(x)` becomes `gnrt.Go(f, x)`: the arguments are evaluated where the statement stands
+//     and a panic in the goroutine is reported to the cell instead of killing the kernel;
+//   - `defer f(x)` reads x at the defer (yaegi reads bare variables at return);
+//   - loops that declare their variables copy them per iteration when a closure or & could
+//     keep them (Go 1.22);
+//   - `for i := range n` over an integer becomes a counting loop (Go 1.22);
+//   - comma-ok index and type assertions at a cell's top level are split (yaegi's "nil type");
+//   - `clear(x)` calls a helper (yaegi lacks the Go 1.21 builtin; min and max are declared);
+//   - `main` is renamed, so a cell's func main runs once;
+//   - `os.Stdin` becomes `gnrt.Stdin`, a reader that prompts the front end for input.
+//
+// It also returns the names the segment binds to integers (with env's), nil when it skipped the
+// segment.
+func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
+	if !needsRewrite(seg.src) {
+		return seg.src, nil, nil
+	}
+	prefix := wrapPrefix(seg.kind)
+	suffix := ""
+	if seg.kind == segStmt {
+		suffix = "\n}"
+	}
+	full := prefix + seg.src + suffix
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", full, parser.SkipObjectResolution)
+	if err != nil {
+		return "", nil, err
+	}
+	r := &rewriter{fset: fset, full: full, env: env, ints: intNames(f, env.ints)}
+	off := func(p token.Pos) int { return fset.Position(p).Offset }
+	r.top = map[ast.Stmt]ast.Stmt{}
+	if seg.kind == segStmt {
+		if fn, ok := f.Decls[0].(*ast.FuncDecl); ok {
+			for _, st := range fn.Body.List {
+				r.topCommaOK(st)
+				r.top[st] = st
+				if l, ok := st.(*ast.LabeledStmt); ok {
+					r.top[l.Stmt] = st
+				}
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			r.goStmt(n)
+		case *ast.DeferStmt:
+			r.deferStmt(n)
+		case *ast.ForStmt:
+			r.forStmt(n)
+		case *ast.RangeStmt:
+			r.rangeStmt(n)
+		case *ast.CallExpr:
+			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !env.userFunc["clear"] && len(n.Args) == 1 {
+				r.edits = append(r.edits, edit{off(id.Pos()), len("clear"), "gnrt.Clear"})
+			}
+			if id, ok := n.Fun.(*ast.Ident); ok && (id.Name == "min" || id.Name == "max") && !env.userFunc[id.Name] {
+				r.minMax(n, id.Name)
+			}
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && id.Name == "os" && n.Sel.Name == "Stdin" {
+				r.edits = append(r.edits, edit{off(n.Pos()), len("os.Stdin"), "gnrt.Stdin"})
+			}
+			ast.Inspect(n.X, r.renameMain)
+			return false
+		case *ast.FuncDecl:
+			if n.Recv == nil && n.Name.Name == "main" {
+				r.edits = append(r.edits, edit{off(n.Name.Pos()), len("main"), mainName})
+			}
+			if n.Recv != nil {
+				ast.Inspect(n.Recv, r.renameMain)
+			}
+			ast.Inspect(n.Type, r.renameMain)
+			if n.Body != nil {
+				ast.Inspect(n.Body, func(m ast.Node) bool { return r.visit(m) })
+			}
+			return false
+		case *ast.KeyValueExpr:
+			ast.Inspect(n.Value, func(m ast.Node) bool { return r.visit(m) })
+			if _, ok := n.Key.(*ast.Ident); !ok {
+				ast.Inspect(n.Key, func(m ast.Node) bool { return r.visit(m) })
+			}
+			return false
+		case *ast.Field:
+			// Field and parameter names are not references to main.
+			ast.Inspect(n.Type, func(m ast.Node) bool { return r.visit(m) })
+			return false
+		case *ast.Ident:
+			r.renameMain(n)
+		}
+		return true
+	})
+	if len(r.edits) == 0 {
+		return seg.src, r.ints, nil
+	}
+	out := applyEdits(full, r.edits)
+	return out[len(prefix) : len(out)-len(suffix)], r.ints, nil
+}
+
+type rewriter struct {
+	fset  *token.FileSet
+	full  string
+	env   rewriteEnv
+	ints  map[string]bool
+	edits []edit
+	n     int // counter for fresh names
+	// top maps the statements at a cell's top level (and labeled ones' loops) to themselves
+	// (or their label): yaegi keeps those variables global, where `i := i` is the same i.
+	top map[ast.Stmt]ast.Stmt
+}
+
+// visit is the same walk as rewriteGo's, for subtrees it hands back.
+func (r *rewriter) visit(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.GoStmt:
+		r.goStmt(n)
+	case *ast.DeferStmt:
+		r.deferStmt(n)
+	case *ast.ForStmt:
+		r.forStmt(n)
+	case *ast.RangeStmt:
+		r.rangeStmt(n)
+	case *ast.CallExpr:
+		if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !r.env.userFunc["clear"] && len(n.Args) == 1 {
+			r.edits = append(r.edits, edit{r.off(id.Pos()), len("clear"), "gnrt.Clear"})
+		}
+		if id, ok := n.Fun.(*ast.Ident); ok && (id.Name == "min" || id.Name == "max") && !r.env.userFunc[id.Name] {
+			r.minMax(n, id.Name)
+		}
+	case *ast.SelectorExpr:
+		if id, ok := n.X.(*ast.Ident); ok && id.Name == "os" && n.Sel.Name == "Stdin" {
+			r.edits = append(r.edits, edit{r.off(n.Pos()), len("os.Stdin"), "gnrt.Stdin"})
+		}
+		ast.Inspect(n.X, r.visit)
+		return false
+	case *ast.KeyValueExpr:
+		ast.Inspect(n.Value, r.visit)
+		if _, ok := n.Key.(*ast.Ident); !ok {
+			ast.Inspect(n.Key, r.visit)
+		}
+		return false
+	case *ast.Field:
+		ast.Inspect(n.Type, r.visit)
+		return false
+	case *ast.Ident:
+		r.renameMain(n)
+	}
+	return true
+}
+
+func (r *rewriter) off(p token.Pos) int { return r.fset.Position(p).Offset }
+func (r *rewriter) text(n ast.Node) string {
+	return r.full[r.off(n.Pos()):r.off(n.End())]
+}
+
+func (r *rewriter) renameMain(n ast.Node) bool {
+	if id, ok := n.(*ast.Ident); ok && id.Name == "main" {
+		r.edits = append(r.edits, edit{r.off(id.Pos()), len("main"), mainName})
+	}
+	return true
+}
+
+var goBuiltins = map[string]bool{"append": true, "cap": true, "clear": true, "close": true, "complex": true,
+	"copy": true, "delete": true, "imag": true, "len": true, "make": true, "max": true, "min": true, "new": true,
+	"panic": true, "print": true, "println": true, "real": true, "recover": true}
+
+// goStmt: `go f(a, b)` -> `gnrt.Go(f, a, b)`; `go f(a, xs...)` -> `gnrt.GoSpread(f, a, xs)`.
+// Calls of builtins and calls without arguments run in a closure, as before.
+func (r *rewriter) goStmt(n *ast.GoStmt) {
+	call := n.Call
+	start, end := r.off(n.Go), r.off(call.End())
+	id, isIdent := call.Fun.(*ast.Ident)
+	_, generic := call.Fun.(*ast.IndexExpr)
+	if len(call.Args) == 0 || (isIdent && goBuiltins[id.Name]) || generic {
+		r.edits = append(r.edits, edit{start, r.off(call.Pos()) - start, "gnrt.Go(func() { "}, edit{end, 0, " })"})
+		return
+	}
+	helper := "gnrt.Go("
+	if call.Ellipsis.IsValid() {
+		helper = "gnrt.GoSpread("
+	}
+	// Keep the function and argument text (and any newlines between them) in place.
+	fun := r.off(call.Fun.Pos())
+	r.edits = append(r.edits,
+		edit{start, fun - start, helper},
+		edit{r.off(call.Fun.End()), r.off(call.Lparen) + 1 - r.off(call.Fun.End()), ", "})
+	if call.Ellipsis.IsValid() {
+		r.edits = append(r.edits, edit{r.off(call.Ellipsis), 3, ""})
+	}
+	_ = end
+}
+
+// deferStmt hoists a deferred call's variable arguments into fresh variables, so that their
+// values are taken at the defer statement: `defer f(x)` -> `{ gnD0 := x; defer f(gnD0) }`.
+func (r *rewriter) deferStmt(n *ast.DeferStmt) {
+	var names, vals []string
+	var edits []edit
+	for _, a := range n.Call.Args {
+		switch a.(type) {
+		case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr, *ast.StarExpr:
+		default:
+			continue
+		}
+		if id, ok := a.(*ast.Ident); ok && (id.Name == "nil" || id.Name == "true" || id.Name == "false" || id.Name == "iota") {
+			continue
+		}
+		if sel, ok := a.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && r.env.pkgs[id.Name] {
+				continue // a package's constant or variable
+			}
+		}
+		name := fmt.Sprintf("gnD%d", r.n)
+		r.n++
+		names = append(names, name)
+		vals = append(vals, r.text(a))
+		edits = append(edits, edit{r.off(a.Pos()), r.off(a.End()) - r.off(a.Pos()), name})
+	}
+	if len(names) == 0 || strings.Contains(strings.Join(vals, ""), "\n") {
+		return
+	}
+	r.edits = append(r.edits, edit{r.off(n.Defer), 0, "{ " + strings.Join(names, ", ") + " := " + strings.Join(vals, ", ") + "; "})
+	r.edits = append(r.edits, edits...)
+	r.edits = append(r.edits, edit{r.off(n.End()), 0, " }"})
+}
+
+// captures reports whether body may keep a loop variable beyond its iteration: a closure or &.
+func captures(body *ast.BlockStmt, names []string) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			ast.Inspect(n.Body, func(m ast.Node) bool {
+				if id, ok := m.(*ast.Ident); ok && hasName(names, id.Name) {
+					found = true
+				}
+				return !found
+			})
+			return false
+		case *ast.UnaryExpr:
+			if id, ok := n.X.(*ast.Ident); ok && n.Op == token.AND && hasName(names, id.Name) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func hasName(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// assigns reports whether body assigns to one of names (then a copy would change the loop).
+func assigns(body *ast.BlockStmt, names []string) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			if n.Tok != token.DEFINE {
+				for _, l := range n.Lhs {
+					if id, ok := l.(*ast.Ident); ok && hasName(names, id.Name) {
+						found = true
+					}
+				}
+			}
+		case *ast.IncDecStmt:
+			if id, ok := n.X.(*ast.Ident); ok && hasName(names, id.Name) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func identNames(exprs ...ast.Expr) []string {
+	var out []string
+	for _, e := range exprs {
+		if id, ok := e.(*ast.Ident); ok && id.Name != "_" {
+			out = append(out, id.Name)
+		}
+	}
+	return out
+}
+
+// copyVars gives each iteration of loop its own copy of names. At a cell's top level the
+// loop runs in a func literal, where yaegi scopes the copies correctly.
+func (r *rewriter) copyVars(loop ast.Stmt, body *ast.BlockStmt, names []string) {
+	r.edits = append(r.edits, edit{r.off(body.Lbrace) + 1, 0, " " + strings.Join(names, ", ") + " := " + strings.Join(names, ", ") + ";"})
+	if st, ok := r.top[loop]; ok {
+		r.edits = append(r.edits, edit{r.off(st.Pos()), 0, "(func() { "}, edit{r.off(st.End()), 0, " })()"})
+	}
+}
+
+func (r *rewriter) forStmt(n *ast.ForStmt) {
+	init, ok := n.Init.(*ast.AssignStmt)
+	if !ok || init.Tok != token.DEFINE {
+		return
+	}
+	names := identNames(init.Lhs...)
+	if len(names) > 0 && captures(n.Body, names) && !assigns(n.Body, names) {
+		r.copyVars(n, n.Body, names)
+	}
+}
+
+func (r *rewriter) rangeStmt(n *ast.RangeStmt) {
+	var names []string
+	if n.Tok == token.DEFINE {
+		names = identNames(n.Key, n.Value)
+	}
+	if n.Value == nil && (n.Key == nil || n.Tok == token.DEFINE) && r.isInt(n.X) {
+		// for i := range N  ->  for i, gnN := N-N, N; i < gnN; i++ { i := i; ... }
+		k := fmt.Sprintf("gnK%d", r.n)
+		if len(names) == 1 {
+			k = names[0]
+		}
+		lim := fmt.Sprintf("gnN%d", r.n)
+		r.n++
+		x := "(" + r.text(n.X) + ")"
+		head := fmt.Sprintf("for %s, %s := %s-%s, %s; %s < %s; %s++ ", k, lim, x, x, x, k, lim, k)
+		start, lb := r.off(n.For), r.off(n.Body.Lbrace)
+		head += strings.Repeat("\n", strings.Count(r.full[start:lb], "\n"))
+		r.edits = append(r.edits, edit{start, lb - start, head})
+		// The copy also keeps the count safe from assignments in the body, as in Go.
+		if len(names) == 1 && (captures(n.Body, names) || assigns(n.Body, names)) {
+			r.copyVars(n, n.Body, names)
+		}
+		return
+	}
+	if len(names) > 0 && captures(n.Body, names) && !assigns(n.Body, names) {
+		r.copyVars(n, n.Body, names)
+	}
+}
+
+// isInt reports whether e surely is an integer, from its form and the names known to hold ints.
+func (r *rewriter) isInt(e ast.Expr) bool { return isIntExpr(e, r.ints) }
+
+func isIntExpr(e ast.Expr, ints map[string]bool) bool {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		return e.Kind == token.INT
+	case *ast.ParenExpr:
+		return isIntExpr(e.X, ints)
+	case *ast.Ident:
+		return ints[e.Name]
+	case *ast.UnaryExpr:
+		return e.Op != token.ARROW && isIntExpr(e.X, ints)
+	case *ast.BinaryExpr:
+		switch e.Op {
+		case token.ADD, token.SUB, token.MUL, token.QUO, token.REM, token.SHL, token.SHR, token.AND, token.OR, token.XOR, token.AND_NOT:
+			if isStringy(e.X) || isStringy(e.Y) {
+				return false
+			}
+			return (isIntExpr(e.X, ints) && sideFree(e.Y)) || (isIntExpr(e.Y, ints) && sideFree(e.X))
+		}
+	case *ast.CallExpr:
+		id, ok := e.Fun.(*ast.Ident)
+		if !ok || len(e.Args) != 1 || !sideFree(e.Args[0]) {
+			return false
+		}
+		switch id.Name {
+		case "len", "cap", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr":
+			return true
+		}
+	}
+	return false
+}
+
+func isStringy(e ast.Expr) bool {
+	b, ok := e.(*ast.BasicLit)
+	return ok && (b.Kind == token.STRING || b.Kind == token.CHAR || b.Kind == token.FLOAT)
+}
+
+// sideFree reports whether evaluating e twice is the same as once.
+func sideFree(e ast.Expr) bool {
+	ok := true
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if id, isID := n.Fun.(*ast.Ident); !isID || !(id.Name == "len" || id.Name == "cap" || strings.HasPrefix(id.Name, "int") || strings.HasPrefix(id.Name, "uint")) {
+				ok = false
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				ok = false
+			}
+		case *ast.FuncLit:
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+var intTypes = map[string]bool{"int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true, "uintptr": true, "byte": true, "rune": true}
+
+// intNames finds the names that a file binds to integers, added to known. A name also bound to
+// something else is left out: the pass has no scopes, so it stays on the safe side.
+func intNames(f *ast.File, known map[string]bool) map[string]bool {
+	ints := map[string]bool{}
+	for k, v := range known {
+		ints[k] = v
+	}
+	other := map[string]bool{}
+	bind := func(name string, isInt bool) {
+		if name == "_" {
+			return
+		}
+		if isInt && !other[name] {
+			ints[name] = true
+		} else {
+			other[name] = true
+			delete(ints, name)
+		}
+	}
+	for pass := 0; pass < 2; pass++ {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				if n.Tok == token.DEFINE && len(n.Lhs) == len(n.Rhs) {
+					for i, l := range n.Lhs {
+						if id, ok := l.(*ast.Ident); ok {
+							bind(id.Name, isIntExpr(n.Rhs[i], ints))
+						}
+					}
+				} else if n.Tok == token.DEFINE {
+					for _, l := range n.Lhs {
+						if id, ok := l.(*ast.Ident); ok {
+							bind(id.Name, false)
+						}
+					}
+				}
+			case *ast.GenDecl:
+				iota := false
+				for _, sp := range n.Specs {
+					vs, ok := sp.(*ast.ValueSpec)
+					if !ok {
+						continue
+					}
+					typed := false
+					if id, ok := vs.Type.(*ast.Ident); ok {
+						typed = intTypes[id.Name]
+					}
+					if n.Tok == token.CONST && len(vs.Values) > 0 {
+						iota = false
+						ast.Inspect(vs.Values[0], func(m ast.Node) bool {
+							if id, ok := m.(*ast.Ident); ok && id.Name == "iota" {
+								iota = true
+							}
+							return true
+						})
+					}
+					for i, nm := range vs.Names {
+						switch {
+						case vs.Type != nil:
+							bind(nm.Name, typed)
+						case i < len(vs.Values):
+							bind(nm.Name, isIntExpr(vs.Values[i], ints) || (n.Tok == token.CONST && iota))
+						default:
+							bind(nm.Name, n.Tok == token.CONST && iota)
+						}
+					}
+				}
+			case *ast.Field:
+				id, ok := n.Type.(*ast.Ident)
+				for _, nm := range n.Names {
+					bind(nm.Name, ok && intTypes[id.Name])
+				}
+			case *ast.RangeStmt:
+				if n.Tok == token.DEFINE {
+					if id, ok := n.Key.(*ast.Ident); ok {
+						bind(id.Name, isIntExpr(n.X, ints))
+					}
+					if id, ok := n.Value.(*ast.Ident); ok {
+						bind(id.Name, false)
+					}
+				}
+			}
+			return true
+		})
+	}
+	return ints
+}
+
+// topCommaOK rewrites comma-ok forms that sit at a cell's top level, where yaegi v0.16.1 stops
+// with "nil type": `v, ok := m[k]` -> `v := m[k]; ok := gnrt.HasKey(m, k)` and
+// `v, ok := x.(T)` -> `v := *new(T); ok := false; v, ok = x.(T)`.
+//
+// `y := max(x, 10)` at the top level (a generic call, which yaegi cannot define there either)
+// becomes `y := x; y = max(x, 10)`.
+func (r *rewriter) topCommaOK(st ast.Stmt) {
+	a, ok := st.(*ast.AssignStmt)
+	if ok && a.Tok == token.DEFINE && len(a.Lhs) == 1 && len(a.Rhs) == 1 {
+		r.topMinMax(a)
+		return
+	}
+	if !ok || a.Tok != token.DEFINE || len(a.Lhs) != 2 || len(a.Rhs) != 1 {
+		return
+	}
+	v, ok1 := a.Lhs[0].(*ast.Ident)
+	okv, ok2 := a.Lhs[1].(*ast.Ident)
+	if !ok1 || !ok2 {
+		return
+	}
+	var out []string
+	switch x := a.Rhs[0].(type) {
+	case *ast.IndexExpr:
+		if !sideFree(x.X) || !sideFree(x.Index) {
+			return
+		}
+		if v.Name != "_" {
+			out = append(out, fmt.Sprintf("%s := %s", v.Name, r.text(x)))
+		}
+		if okv.Name != "_" {
+			out = append(out, fmt.Sprintf("%s := gnrt.HasKey(%s, %s)", okv.Name, r.text(x.X), r.text(x.Index)))
+		}
+	case *ast.TypeAssertExpr:
+		if x.Type == nil {
+			return
+		}
+		if v.Name != "_" {
+			out = append(out, fmt.Sprintf("%s := *new(%s)", v.Name, r.text(x.Type)))
+		}
+		if okv.Name != "_" {
+			out = append(out, okv.Name+" := false")
+		}
+		out = append(out, fmt.Sprintf("%s, %s = %s", v.Name, okv.Name, r.text(x)))
+	default:
+		return
+	}
+	if len(out) == 0 {
+		out = []string{"_ = " + r.text(a.Rhs[0])}
+	}
+	text := strings.Join(out, "; ")
+	text += strings.Repeat("\n", strings.Count(r.text(a), "\n"))
+	r.edits = append(r.edits, edit{r.off(a.Pos()), r.off(a.End()) - r.off(a.Pos()), text})
+}
+
+func (r *rewriter) topMinMax(a *ast.AssignStmt) {
+	call, ok := a.Rhs[0].(*ast.CallExpr)
+	if !ok {
+		return
+	}
+	id, ok := call.Fun.(*ast.Ident)
+	if !ok || (id.Name != "min" && id.Name != "max") || r.env.userFunc[id.Name] || call.Ellipsis.IsValid() {
+		return
+	}
+	var first ast.Expr
+	for _, x := range call.Args {
+		if constOf(x) == nil {
+			first = x
+			break
+		}
+	}
+	if first == nil || !sideFree(first) || strings.Contains(r.text(first), "\n") {
+		return // all constants are folded; a call is not evaluated twice
+	}
+	r.edits = append(r.edits, edit{r.off(a.TokPos), len(":="), ":= " + r.text(first) + "; " + r.text(a.Lhs[0]) + " ="})
+}
+
+// minMax folds min and max of constants (the declared generic ones cannot take mixed untyped
+// constants) and moves constant arguments after typed ones, so that inference sees a typed one
+// first.
+func (r *rewriter) minMax(n *ast.CallExpr, name string) {
+	if len(n.Args) == 0 || n.Ellipsis.IsValid() {
+		return
+	}
+	var consts []constant.Value
+	allConst := true
+	for _, a := range n.Args {
+		c := constOf(a)
+		if c == nil {
+			allConst = false
+			break
+		}
+		consts = append(consts, c)
+	}
+	if allConst {
+		best := consts[0]
+		for _, c := range consts[1:] {
+			if (name == "min" && constant.Compare(c, token.LSS, best)) || (name == "max" && constant.Compare(c, token.GTR, best)) {
+				best = c
+			}
+		}
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "(" + best.ExactString() + ")"})
+		return
+	}
+	if constOf(n.Args[0]) == nil {
+		return
+	}
+	// Reorder: typed arguments first (min and max do not depend on the order, NaN aside).
+	var typed, lits []string
+	for _, a := range n.Args {
+		if constOf(a) != nil {
+			lits = append(lits, r.text(a))
+		} else {
+			typed = append(typed, r.text(a))
+		}
+	}
+	args := strings.Join(append(typed, lits...), ", ")
+	if strings.Contains(args, "\n") {
+		return
+	}
+	r.edits = append(r.edits, edit{r.off(n.Lparen) + 1, r.off(n.Rparen) - r.off(n.Lparen) - 1, args})
+}
+
+func constOf(e ast.Expr) constant.Value {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind == token.INT || e.Kind == token.FLOAT || e.Kind == token.STRING {
+			return constant.MakeFromLiteral(e.Value, e.Kind, 0)
+		}
+	case *ast.ParenExpr:
+		return constOf(e.X)
+	case *ast.UnaryExpr:
+		if c := constOf(e.X); c != nil && (e.Op == token.SUB || e.Op == token.ADD) {
+			return constant.UnaryOp(e.Op, c, 0)
+		}
+	}
+	return nil
+}
+
+// preludeSrc declares what yaegi lacks of Go 1.21's builtins. User declarations replace them.
+const preludeSrc = `type gnOrdered interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr | ~float32 | ~float64 | ~string
+}
+
+func min[T gnOrdered](x T, ys ...T) T {
+	for _, y := range ys {
+		if y < x || y != y {
+			x = y
+		}
+	}
+	return x
+}
+
+func max[T gnOrdered](x T, ys ...T) T {
+	for _, y := range ys {
+		if y > x || y != y {
+			x = y
+		}
+	}
+	return x
+}`
