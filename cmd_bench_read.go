@@ -85,4 +85,3 @@ func benchRead(ctx context.Context, args []string, w io.Writer) error {
 	_, err = fmt.Fprintf(w, "%s (%s, %d bytes, chunks %v): sum %v in %.3f s (%.0f MB/s)\n", path, format, res.Bytes, res.Chunks, sum, res.Seconds, float64(res.Bytes)/res.Seconds/1e6)
 	return err
 }
-
