@@ -270,6 +270,9 @@ func (a *Array) reduce(r expr.Red, axes []int) *Array {
 	if err := a.Err(); err != nil {
 		return errArray(err)
 	}
+	if m, ok := maskedReduce(a, r, axes); ok {
+		return m
+	}
 	return wrap(expr.NewReduce(a.n, r, axes))
 }
 

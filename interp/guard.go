@@ -10,7 +10,14 @@ import (
 // can be replaced for the next cells (reopenStdio).
 type currentStdout struct{}
 
-func (currentStdout) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
+// Write hands the running cell's stdout pump p directly when that keeps the order of the
+// output (pump.direct), saving the write syscall of each print; else it writes to os.Stdout.
+func (currentStdout) Write(p []byte) (int, error) {
+	if pp := stdoutPump.Load(); pp != nil && os.Stdout == capturedStdout.Load() && pp.direct(p) {
+		return len(p), nil
+	}
+	return os.Stdout.Write(p)
+}
 
 // reopenStdio gives os.Stdout and os.Stderr new files on fds 1 and 2 when a cell closed them
 // (os.Stdout.Close() would otherwise silence every later print of the session). It returns

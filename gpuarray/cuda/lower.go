@@ -74,10 +74,7 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 			nd.Kind, nd.Leaf = NInput, nleaf
 		case plan.Range:
 			nd.Kind, nd.Leaf, nd.Value, nd.Step, nd.Stop, nd.Exact = NRange, nleaf, in.Start, in.Step, in.Stop, in.Exact
-			nd.Last = 0
-			if len(in.Src) > 0 {
-				nd.Last = int64(in.Src[0]) - 1
-			}
+			nd.Last = expr.Size(in.Src) - 1 // a reshaped range keeps its source's linear index
 		case plan.Unary:
 			nd.Kind, nd.Op = NUnary, in.Op
 		case plan.Binary:
