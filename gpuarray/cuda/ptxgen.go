@@ -79,6 +79,8 @@ type gen struct {
 	// roundKeys holds, per random leaf, the ten Philox round keys (k0, k1) in registers,
 	// computed once per thread from the key in the leaf's descriptor.
 	roundKeys map[int][10][2]string
+	// shared declares the kernel's shared memory, if any.
+	shared string
 }
 
 func (g *gen) reg(prefix string) string {
@@ -418,6 +420,7 @@ func (g *gen) module(s *Spec, name string) string {
 			fmt.Fprintf(&b, "\t.reg %s %%%s<%d>;\n", typ, pre, n+1)
 		}
 	}
+	b.WriteString(g.shared)
 	b.WriteString(g.body.String())
 	b.WriteString("}\n")
 	return b.String()
