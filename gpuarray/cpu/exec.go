@@ -240,6 +240,12 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 		}
 		a, b := args[0], args[1]
 		switch {
+		case in.Op == expr.OpNextafter && f32: // the next float32, not the next float64
+			o.apply = func(n int) {
+				for i := range dst[:n] {
+					dst[i] = float64(math.Nextafter32(float32(a.vec[i]), float32(b.vec[i])))
+				}
+			}
 		case b.isC:
 			f, c := vsFunc(in.Op, false), b.c
 			o.apply = func(n int) { f(dst[:n], a.vec, c) }
