@@ -103,6 +103,7 @@ func New(opts Options) (*Session, error) {
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
 		"Go":       reflect.ValueOf(s.goCall),
 		"GoSpread": reflect.ValueOf(s.goSpread),
+		"GoPanic":  reflect.ValueOf(s.goPanic),
 		"Clear":    reflect.ValueOf(clearValue),
 		"HasKey":   reflect.ValueOf(hasKey),
 		"Stdin":    reflect.ValueOf(io.Reader(s.stdin)),
@@ -346,7 +347,7 @@ func (s *Session) splitImports(f *ast.File, src string) ([]importSpec, string) {
 }
 
 // varsOfStatements reports whether f holds only var declarations and one of them reads a
-// variable that a cell's statement defined.
+// name that an earlier cell defined (yaegi's "variable definition loop").
 func (s *Session) varsOfStatements(f *ast.File) bool {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
@@ -357,8 +358,10 @@ func (s *Session) varsOfStatements(f *ast.File) bool {
 			return false
 		}
 		ast.Inspect(g, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok && s.vars[id.Name] {
-				reads = true
+			if id, ok := n.(*ast.Ident); ok && !declaredIn(f, id.Name) {
+				if _, decl := s.decls[id.Name]; decl || s.vars[id.Name] {
+					reads = true
+				}
 			}
 			return true
 		})

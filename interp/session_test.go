@@ -474,6 +474,10 @@ func TestGoFileCells(t *testing.T) {
 		{"func d() { v := 1; defer fmt.Println(\"deferred\", v); v = 2 }\nd()", "deferred 1\n"},
 		{"var fs []func()\nfor i := 0; i < 3; i++ { fs = append(fs, func() { fmt.Print(i) }) }\nfor _, f := range fs { f() }\nfmt.Println()", "012\n"},
 		{"n := 3\nfor i := range n { fmt.Print(i) }\nfor range 2 { fmt.Print(\"x\") }\nfmt.Println()", "012xx\n"},
+		{"var base = 10", ""},
+		{"var derived = base * 2\nfmt.Println(derived)", "20\n"},
+		{"sh := 1\nif sh := 2; sh > 1 {\n\tfmt.Print(sh, \" \")\n}\n{\n\tsh := 3\n\t_ = sh\n}\nfmt.Println(sh, min(2.5, 1.5), max(1.0, 0.5))", "2 1 1.5 1\n"},
+		{"res := make([]int, 3)\nfunc() {\n\tvar wg sync.WaitGroup\n\tfor i := range 3 {\n\t\twg.Add(1)\n\t\tgo func() { defer wg.Done(); res[i] = i * i }()\n\t}\n\twg.Wait()\n}()\nfmt.Println(res)", "[0 1 4]\n"},
 		{"m := map[string]int{\"k\": 1}\n_, ok := m[\"k\"]\nv, ok2 := m[\"z\"]\nvar a any = \"s\"\nstr, isStr := a.(string)\nfmt.Println(ok, v, ok2, str, isStr)", "true 0 false s true\n"},
 	}
 	for _, st := range steps {
