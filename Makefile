@@ -9,7 +9,7 @@ CHROMIUM ?= /usr/bin/chromium
 # go-nvml's cgo glue uses declarations newer drivers deprecate; the warnings are noise.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build demo test test-go lint venv apt-deps bench bench-kernel bench-gpu test-gpu install generate clean
+.PHONY: all build demo test test-go lint venv apt-deps bench bench-kernel bench-kernel-profile bench-gpu test-gpu install generate clean
 
 all: build
 
@@ -61,8 +61,14 @@ install: build
 bench: venv build
 	$(TEST_ENV) ./bench/cpu.sh
 
+# Kernel latency next to ipykernel, three rounds taking turns, appended to bench/RESULTS.md.
 bench-kernel: venv build
-	$(TEST_ENV) $(PY) bench/kernel_bench.py --gpunotes $(CURDIR)/$(BIN)
+	$(TEST_ENV) $(PY) bench/kernel_bench.py --gpunotes $(CURDIR)/$(BIN) --repeat 3 --append bench/RESULTS.md
+
+# Where a trivial cell's round trip goes (client send, wire, our handler, client decode).
+bench-kernel-profile: venv build
+	d=$$(mktemp -d) && JUPYTER_DATA_DIR=$$d $(BIN) install >/dev/null && $(PY) -m ipykernel install --prefix $$d/py >/dev/null && \
+	JUPYTER_DATA_DIR=$$d JUPYTER_PATH=$$d/py/share/jupyter GPUNOTES_HISTORY=$$d/history.jsonl $(PY) bench/kernel_profile.py --kernel gpunotes --kernel python3
 
 # Builds what a GPU machine needs (it has no Go) into .devcarry/; there, from the repository root
 # with .devcarry/ beside it, `bash bench/gpu.sh all` runs the GPU tests and the benchmarks.

@@ -59,6 +59,14 @@ var opsTable = []benchOp{
 	{"sum(arange(n*n))", func(_ *gpuarray.Array, n, chunk int) *gpuarray.Array {
 		return gpuarray.Arange(0, float64(n)*float64(n), 1, gpuarray.Chunks(chunk*chunk)).Sum()
 	}},
+	// Manipulation and indexing (issue 15): a masked mean (fused as a where and a count), a
+	// reshape then an axis reduction (the reshape reaches the random leaf: no copy), a join
+	// then a sum (a kernel per piece: no joined buffer).
+	{"mean(x[x > 1])", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Mask(x.Gt(1)).Mean() }},
+	{"sum(x.reshape(n/2, 2, n), axis=1)", func(x *gpuarray.Array, n, _ int) *gpuarray.Array {
+		return x.Reshape(n/2, 2, n).Sum(1)
+	}},
+	{"sum(concat([x, x]))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Concat(x, x).Sum() }},
 }
 
 // benchOps runs the ops table on a standard normal n x n array (seed 42) in chunk x chunk

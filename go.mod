@@ -7,6 +7,8 @@ require (
 	github.com/ebitengine/purego v0.11.3
 	github.com/go-zeromq/zmq4 v0.17.0
 	github.com/google/uuid v1.6.0
+	github.com/klauspost/compress v1.20.3
+	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/traefik/yaegi v0.16.1
 	gonum.org/v1/gonum v0.17.0
 	k8s.io/api v0.37.2

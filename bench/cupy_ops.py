@@ -47,6 +47,9 @@ OPS = [
     ("mean(x[::2, ::3])", lambda x, xp: x[::2, ::3].mean()),
     ("sum(float32)", lambda x, xp: x.sum()),
     ("sum(arange(n*n))", None),
+    ("mean(x[x > 1])", lambda x, xp: x[x > 1].mean()),
+    ("sum(x.reshape(n/2, 2, n), axis=1)", lambda x, xp: x.reshape(N // 2, 2, N).sum(axis=1)),
+    ("sum(concat([x, x]))", lambda x, xp: xp.concatenate([x, x]).sum()),
 ]
 
 

@@ -1,7 +1,9 @@
 package cluster_test
 
 import (
+	"encoding/json"
 	"math"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -10,6 +12,28 @@ import (
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/gpuarray"
 )
+
+// streamFetches reads the dashboard's task stream: how many chunk tasks ran, and how many bytes
+// they fetched from peers.
+func streamFetches(t *testing.T, c *cluster.LocalCUDA) (tasks int, bytes int64) {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(c.Dashboard(), "/") + "/api/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st cluster.DashboardState
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range st.Stream {
+		if ev.Prefix == "chunks" {
+			tasks++
+			bytes += ev.FetchBytes
+		}
+	}
+	return tasks, bytes
+}
 
 func bitEqual(a, b []float64) bool {
 	if len(a) != len(b) {
@@ -69,6 +93,12 @@ func TestPersistOnClusterSurvivesKilledWorker(t *testing.T) {
 		if !bitEqual(got, want) {
 			t.Fatalf("pass %d on the persisted array differs from the inline computation", pass)
 		}
+	}
+	// The tasks that read persisted chunks ran on the workers holding them: none fetched a
+	// chunk from a peer.
+	chunkTasks, fetched := streamFetches(t, c)
+	if chunkTasks == 0 || fetched != 0 {
+		t.Fatalf("%d chunk tasks fetched %d bytes from peers; they should run where their chunks are", chunkTasks, fetched)
 	}
 	victim := c.WorkerPIDs()["cpu0"]
 	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {

@@ -803,6 +803,11 @@ func (s *scheduler) scheduleLocked() {
 				best, bestLocal = w, local
 			}
 		}
+		if h := homeOf(t); h != nil && !h.gone && allowed(t, h) && best != h {
+			// A chunk task whose inputs (persisted chunks) one worker holds waits for
+			// that worker instead of moving the chunks.
+			best = nil
+		}
 		if best == nil {
 			kept = append(kept, t)
 			continue
@@ -828,6 +833,21 @@ func (s *scheduler) scheduleLocked() {
 	}
 }
 
+// homeOf returns the worker holding every input of a chunk task, or nil (no inputs, inputs on
+// several workers, or another kind of task).
+func homeOf(t *task) *wconn {
+	if t.spec.Kind != "chunk" || len(t.deps) == 0 {
+		return nil
+	}
+	h := t.deps[0].worker
+	for _, d := range t.deps[1:] {
+		if d.worker != h {
+			return nil
+		}
+	}
+	return h
+}
+
 // stealCandidate picks the most recently sent task queued (not running) on a busy worker that
 // idle may run.
 func (s *scheduler) stealCandidate(ws []*wconn, idle *wconn) (*wconn, *task) {
@@ -838,7 +858,7 @@ func (s *scheduler) stealCandidate(ws []*wconn, idle *wconn) (*wconn, *task) {
 			continue
 		}
 		for _, t := range w.processing {
-			if t.stealing || !allowed(t, idle) {
+			if t.stealing || !allowed(t, idle) || homeOf(t) == w {
 				continue
 			}
 			if best == nil || t.sentSeq > best.sentSeq {

@@ -413,6 +413,11 @@ type progress struct {
 }
 
 func newProgress(total int, cb func(done, total int), quiet bool) *progress {
+	return newProgressTitled("gpuarray compute (chunks)", total, cb, quiet)
+}
+
+// newProgressTitled is newProgress with the bar's title.
+func newProgressTitled(title string, total int, cb func(done, total int), quiet bool) *progress {
 	p := &progress{total: total, cb: cb}
 	delay := progressDelay
 	if quiet {
@@ -422,7 +427,7 @@ func newProgress(total int, cb func(done, total int), quiet bool) *progress {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.timer != nil {
-			p.bar = display.NewProgress("gpuarray compute (chunks)", int64(p.total))
+			p.bar = display.NewProgress(title, int64(p.total))
 			p.bar.Set(int64(p.done))
 		}
 	})

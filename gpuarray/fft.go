@@ -303,3 +303,37 @@ func RfftFreq(n int, d float64, opts ...ArrayOption) *Array {
 	}
 	return FromSlice(f, opts...)
 }
+
+// FftShift moves the zero-frequency term to the center of the given axes (default: all), as
+// numpy.fft.fftshift: a roll by n/2 along each.
+func FftShift(x *Array, axes ...int) *Array { return fftShift(x, axes, false) }
+
+// IfftShift undoes FftShift (numpy.fft.ifftshift): a roll by -(n/2) along each axis.
+func IfftShift(x *Array, axes ...int) *Array { return fftShift(x, axes, true) }
+
+func fftShift(x *Array, axes []int, inverse bool) *Array {
+	if err := x.Err(); err != nil {
+		return errArray(err)
+	}
+	shape := x.Shape()
+	if len(axes) == 0 {
+		for d := range shape {
+			axes = append(axes, d)
+		}
+	}
+	for _, ax := range axes {
+		a := ax
+		if a < 0 {
+			a += len(shape)
+		}
+		if a < 0 || a >= len(shape) {
+			return errArray(fmt.Errorf("FftShift: axis %d out of range for shape %s", ax, expr.ShapeString(shape)))
+		}
+		shift := shape[a] / 2
+		if inverse {
+			shift = -shift
+		}
+		x = Roll(x, shift, a)
+	}
+	return x
+}

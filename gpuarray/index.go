@@ -126,6 +126,12 @@ func hasMaskBelow(n *expr.Node, seen map[*expr.Node]bool) bool {
 // resolveMasks computes the masks in n's graph and rebuilds it with their lengths known: a
 // mask becomes a take of the selected positions.
 func resolveMasks(cfg computeConfig, n *expr.Node) (*expr.Node, error) {
+	return rewriteMasks(n, func(m *expr.Node) (*expr.Node, error) { return takeMasked(cfg, m) })
+}
+
+// rewriteMasks rebuilds n's graph with each mask node replaced by replace's node (elementwise
+// work and reductions above it re-derive their shapes).
+func rewriteMasks(n *expr.Node, replace func(*expr.Node) (*expr.Node, error)) (*expr.Node, error) {
 	if !hasMask(n) {
 		return n, nil
 	}
@@ -149,7 +155,7 @@ func resolveMasks(cfg computeConfig, n *expr.Node) (*expr.Node, error) {
 		var err error
 		switch n.Kind {
 		case expr.KMask:
-			r, err = takeMasked(cfg, n)
+			r, err = replace(n)
 		case expr.KUnary, expr.KCast:
 			var a *expr.Node
 			if a, err = operand(n.Args[0]); err == nil {
@@ -239,4 +245,71 @@ func takeMasked(cfg computeConfig, n *expr.Node) (*expr.Node, error) {
 		return nil, err
 	}
 	return expr.NewTake(xf, idx, 0)
+}
+
+// maskedReduce rewrites a reduction of elementwise work on one mask over all of an array's
+// axes (x.Mask(x > 1).Mean(), say) as a reduction of the same work on the whole array with
+// the mask applied: Sum of Where(mask, e, 0), divided by the mask's count for Mean, and
+// two such passes for Var and Std. That fuses into one pass per chunk (two for Var and Std)
+// and gathers nothing; the sum adds the selected values in chunk order, not in the order
+// of the selection, so it may differ from NumPy's in the last bits. Min, Max and their
+// arguments keep the gather (NumPy raises on an empty selection; a Where would not).
+func maskedReduce(a *Array, r expr.Red, axes []int) (*Array, bool) {
+	n := a.n
+	if len(n.Shape) != 1 || n.Shape[0] != expr.Unknown || (len(axes) > 0 && !(len(axes) == 1 && (axes[0] == 0 || axes[0] == -1))) {
+		return nil, false
+	}
+	if r != expr.Sum && r != expr.Mean && r != expr.Var && r != expr.Std {
+		return nil, false
+	}
+	var mask *expr.Node
+	ok := true
+	var walk func(n *expr.Node)
+	walk = func(n *expr.Node) {
+		switch {
+		case n.Kind == expr.KMask:
+			if (mask != nil && mask != n) || len(n.Args[1].Shape) != len(n.Args[0].Shape) {
+				ok = false
+			}
+			mask = n
+		case n.Kind == expr.KUnary || n.Kind == expr.KBinary || n.Kind == expr.KCast || n.Kind == expr.KWhere || n.Kind == expr.KView:
+			for _, x := range n.Args {
+				walk(x)
+			}
+		case expr.HasUnknown(n.Shape):
+			ok = false
+		}
+	}
+	walk(n)
+	if !ok || mask == nil {
+		return nil, false
+	}
+	e, err := rewriteMasks(n, func(*expr.Node) (*expr.Node, error) { return mask.Args[0], nil })
+	if err != nil {
+		return nil, false
+	}
+	want, err := expr.NewReduce(n, r, nil) // the dtype the reduction of the selection has
+	if err != nil {
+		return nil, false
+	}
+	x := &Array{n: e}
+	m := &Array{n: mask.Args[1]}
+	if m.DType() != Bool {
+		m = m.Ne(0)
+	}
+	sum := Where(m, x, 0).Sum()
+	if r == expr.Sum {
+		return sum.AsType(DType(want.DType)), true
+	}
+	count := m.Sum()
+	mean := sum.Div(count)
+	if r == expr.Mean {
+		return mean.AsType(DType(want.DType)), true
+	}
+	d := x.Sub(mean)
+	v := Where(m, d.Mul(d), 0).Sum().Div(count)
+	if r == expr.Std {
+		v = v.Sqrt()
+	}
+	return v.AsType(DType(want.DType)), true
 }

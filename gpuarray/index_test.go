@@ -42,12 +42,11 @@ func indexChecks(seed uint64, rounds int) []check {
 		// Along an axis: indices of x's shape with m positions on axis.
 		js := append([]int(nil), shape...)
 		js[ax] = rs.IntN(5)
-		jv := make([]float64, 1)
 		size := 1
 		for _, d := range js {
 			size *= d
 		}
-		jv = make([]float64, size)
+		jv := make([]float64, size)
 		for j := range jv {
 			jv[j] = float64(rs.IntN(n))
 		}
@@ -60,6 +59,8 @@ func indexChecks(seed uint64, rounds int) []check {
 			check{what: "Mask(x > t)", got: x.Mask(x.Gt(t)), code: fmt.Sprintf("x[x > %v]", t), inputs: []input{xi}},
 			check{what: "Mask(x > t)*2+1", got: x.Mask(x.Gt(t)).Mul(2).Add(1), code: fmt.Sprintf("x[x > %v]*2+1", t), inputs: []input{xi}},
 			check{what: "Mask(x > t).Sum", got: x.Mask(x.Gt(t)).Sum(), code: fmt.Sprintf("x[x > %v].sum()", t), inputs: []input{xi}},
+			check{what: "Mask(x > t).Mean (fused)", got: x.Mask(x.Gt(t)).Mul(3).Mean(), code: fmt.Sprintf("(x[x > %v]*3).mean()", t), inputs: []input{xi}},
+			check{what: "Mask(x > t).Max (gathered)", got: x.Mask(x.Ge(-1e9)).Max(), code: "x[x >= -1e9].max()", inputs: []input{xi}},
 			check{what: "Mask(x > t).Max(0)", got: Where(x.Gt(t), x, -1e9).Max(), code: fmt.Sprintf("np.where(x > %v, x, -1e9).max()", t), inputs: []input{xi}},
 		)
 		lead := 1 + rs.IntN(r)
@@ -90,6 +91,13 @@ func TestMaskUnknownShape(t *testing.T) {
 	}
 	if fmt.Sprint(k.Shape(), k.Chunks()) != "[7] [[3 4]]" {
 		t.Errorf("after ComputeChunkSizes: %v %v", k.Shape(), k.Chunks())
+	}
+	if p := m.Persist(); p.Err() != nil || fmt.Sprint(p.Shape()) != "[7]" {
+		t.Errorf("persisted masked array: %v %v", p.Shape(), p.Err())
+	}
+	// A full reduction of a masked array fuses: no mask (gather) is left in its graph.
+	if r := m.Add(1).Mean(); hasMask(r.n) {
+		t.Errorf("masked mean keeps a gather")
 	}
 	// An out-of-range index fails the compute with a clear error.
 	_, err = x.Take(FromSlice([]float64{0, 4}), 1).Compute()

@@ -254,7 +254,7 @@ func (t *guardedTransport) handshake(c net.Conn, peers []string) (*guardedConn, 
 	if err := c.SetDeadline(time.Time{}); err != nil {
 		return nil, fmt.Errorf("clear handshake deadline: %w", err)
 	}
-	return &guardedConn{Conn: c, replay: buf.Bytes(), swallow: greetingLen, max: t.maxMsg, log: t.log}, nil
+	return &guardedConn{Conn: &frameWriter{Conn: c}, replay: buf.Bytes(), swallow: greetingLen, max: t.maxMsg, log: t.log}, nil
 }
 
 // readyProperty finds a property of READY metadata: name length (1 byte), name, value length

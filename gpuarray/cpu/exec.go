@@ -240,6 +240,12 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 		}
 		a, b := args[0], args[1]
 		switch {
+		case in.Op == expr.OpNextafter && f32: // the next float32, not the next float64
+			o.apply = func(n int) {
+				for i := range dst[:n] {
+					dst[i] = float64(math.Nextafter32(float32(a.vec[i]), float32(b.vec[i])))
+				}
+			}
 		case b.isC:
 			f, c := vsFunc(in.Op, false), b.c
 			o.apply = func(n int) { f(dst[:n], a.vec, c) }
@@ -298,6 +304,10 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	}
 	if k.Result < 0 || k.Result >= len(k.Instrs) {
 		return nil, fmt.Errorf("cpu: result %d of %d instructions", k.Result, len(k.Instrs))
+	}
+	t, err := plan.LoadInputs(ctx, t) // blocks of file-backed arrays are read here, in the task
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
 	}
 	if k.Call != nil {
 		return executeCall(ctx, t)

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 	"math/cmplx"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -405,6 +404,12 @@ func truthFunc(c *operand) func(i int) bool {
 
 // unaryLane compiles a unary op whose operand or result is not in the float lane.
 func unaryLane(op expr.Op, o, a *operand) (func(int), error) {
+	if _, ok := op.Generated(); ok {
+		if f := genUnaryLane(op, o, a); f != nil {
+			return f, nil
+		}
+		return nil, fmt.Errorf("%v of %v values is not supported", op, a.dt)
+	}
 	switch {
 	case a.lane == laneI && o.lane == laneI:
 		unsigned := a.dt.Kind() == dtype.KindUint
@@ -464,6 +469,19 @@ func unaryLane(op expr.Op, o, a *operand) (func(int), error) {
 func binaryLane(op expr.Op, o, a, b *operand) (func(int), error) {
 	if op.Comparison() {
 		return compare(op, o, a, b)
+	}
+	if _, ok := op.Generated(); ok && a.lane == laneI {
+		f := genInt2(op)
+		if f == nil {
+			return nil, fmt.Errorf("%v of %v values is not supported", op, a.dt)
+		}
+		u, bits := a.dt.Kind() == dtype.KindUint, laneBits(a.dt)
+		return func(n int) {
+			x, y := a.ivec[:n], b.ivec[:n]
+			for i := range x {
+				o.ivec[i] = f(x[i], y[i], u, bits)
+			}
+		}, nil
 	}
 	switch o.lane {
 	case laneI:
@@ -784,4 +802,69 @@ func (a *intAcc) result() (dtype.Slice, [][]float64) {
 	return d, nil
 }
 
-var _ = math.Inf
+// genUnaryLane compiles a table op across lanes: integer to integer (bool results too),
+// float or complex to bool, complex to complex or to its real type.
+func genUnaryLane(op expr.Op, o, a *operand) func(int) {
+	switch {
+	case a.lane == laneI && o.lane == laneI:
+		f := genInt1(op)
+		if f == nil {
+			return nil
+		}
+		u, bits := a.dt.Kind() == dtype.KindUint, laneBits(a.dt)
+		return func(n int) {
+			for i, x := range a.ivec[:n] {
+				o.ivec[i] = f(x, u, bits)
+			}
+		}
+	case a.lane == laneF && o.lane == laneI:
+		f := genFloatTest(op)
+		if f == nil {
+			return nil
+		}
+		return func(n int) {
+			for i, x := range a.vec[:n] {
+				o.ivec[i] = b2i(f(x))
+			}
+		}
+	case a.lane == laneC && o.lane == laneC:
+		f := genComplex1(op)
+		if f == nil {
+			return nil
+		}
+		return func(n int) {
+			for i, x := range a.cvec[:n] {
+				o.cvec[i] = f(x)
+			}
+		}
+	case a.lane == laneC && o.lane == laneF:
+		f := genComplexReal(op)
+		if f == nil {
+			return nil
+		}
+		return func(n int) {
+			for i, x := range a.cvec[:n] {
+				o.vec[i] = f(x)
+			}
+		}
+	case a.lane == laneC && o.lane == laneI:
+		f := genComplexTest(op)
+		if f == nil {
+			return nil
+		}
+		return func(n int) {
+			for i, x := range a.cvec[:n] {
+				o.ivec[i] = b2i(f(x))
+			}
+		}
+	}
+	return nil
+}
+
+// laneBits is the width the table's integer expressions see: 1 for bool.
+func laneBits(dt dtype.DType) int {
+	if dt == dtype.Bool {
+		return 1
+	}
+	return 8 * dt.Size()
+}

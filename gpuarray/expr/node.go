@@ -51,6 +51,7 @@ const (
 	KTakeAlong             // Args[0] indexed along axis Axes[0] by Args[1], element by element
 	KMask                  // the elements of Args[0] where Args[1] is nonzero; length unknown (see NewMask)
 	KCall                  // Call: a library function of Args[0] along one axis (FFT), see call.go
+	KFile                  // values read from File, chunk by chunk, inside tasks (file.go)
 )
 
 // Op is an elementwise operation.
@@ -87,11 +88,19 @@ func (o Op) String() string {
 	if int(o) < len(opNames) {
 		return opNames[o]
 	}
+	if g, ok := o.gen(); ok {
+		return g.name
+	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
 
 // Unary reports whether o takes one operand.
-func (o Op) Unary() bool { return o <= OpTanh }
+func (o Op) Unary() bool {
+	if g, ok := o.gen(); ok {
+		return g.arity == 1
+	}
+	return o <= OpTanh
+}
 
 // Comparison reports whether o compares its operands (and gives Bool).
 func (o Op) Comparison() bool { return o >= OpEq && o <= OpGe }
@@ -191,6 +200,7 @@ type Node struct {
 	Red   Red         // KReduce
 	Axes  []int       // KReduce: reduced axes of Args[0], ascending; KConcat: the join axis
 	Call  *Call       // KCall
+	File  *File       // KFile
 }
 
 // Buffer holds the values of a KData node outside host memory, on a GPU, until they are read.

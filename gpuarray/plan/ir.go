@@ -126,6 +126,9 @@ type Block struct {
 	// Ref, when set, names a chunk that a Keeper keeps (Kept.Ref) whose values are the
 	// block's: whoever runs the task fills Data from it first.
 	Ref string `json:",omitempty"`
+	// File, when set, is the file-backed array whose box the block is: whoever runs the
+	// task reads Data from it first (LoadInputs).
+	File *expr.File `json:",omitempty"`
 }
 
 // Held places a block's values, row-major as Data would hold them, in a GPU's memory: an array
@@ -154,6 +157,9 @@ func (t *Task) Bytes() int64 {
 	var n int64
 	for _, b := range t.Inputs {
 		n += int64(len(b.Data.Bytes()))
+		if b.File != nil {
+			n += 8 * expr.Size(b.Shape)
+		}
 	}
 	if t.Kernel.Reduce == nil {
 		n += 8 * t.Size()

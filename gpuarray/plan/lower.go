@@ -108,6 +108,7 @@ type inputLeaf struct {
 	held  *expr.Node // a data node held on a device, read through Options.Held where it can
 	// gather, for a take, says how data (the operand's values) gives the values of shape
 	gather *gather
+	file   *expr.File // a file-backed node: tasks read their boxes themselves (file.go)
 }
 
 // Lower plans node n as stage number id. done holds the values (row-major) of nodes
@@ -269,6 +270,8 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 			return 0, err
 		}
 		return l.input(vals, n, m), nil
+	case expr.KFile:
+		return l.fileInput(n, m), nil
 	case expr.KView:
 		return l.emit(n.Args[0], compose(n.Map, m))
 	case expr.KReshape:
@@ -346,6 +349,10 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 		task := &Task{Stage: id, Index: t, Kernel: l.k, Offset: off, Shape: shp}
 		for i := range inputs {
 			in := &inputs[i]
+			if in.file != nil {
+				task.Inputs = append(task.Inputs, fileBlock(*in, off, shp))
+				continue
+			}
 			if in.held != nil {
 				origin, shape := box(*in, off, shp)
 				lo, hi := origin, make([]int, len(origin))

@@ -1,0 +1,340 @@
+package gpuarray
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// The linear algebra of the Array API standard's linalg extension that is elementwise work,
+// views and reductions: lazy, fused into one pass per chunk, and run wherever Compute runs it
+// (the CPU, GPUs, cluster workers). The factorizations are in linalg.go.
+
+// Diagonal returns the diagonal of the last two axes with offset k (above the main diagonal for
+// k > 0), as the Array API's linalg.diagonal: a view, no copy.
+func Diagonal(x *Array, k int) *Array {
+	if err := x.Err(); err != nil {
+		return errArray(err)
+	}
+	return wrap(expr.NewDiagonal(x.n, k))
+}
+
+// Diagonal returns the diagonal of a's last two axes with offset k (see the function).
+func (a *Array) Diagonal(k int) *Array { return Diagonal(a, k) }
+
+// Trace returns the sum of the diagonal of the last two axes with offset k (linalg.trace).
+func Trace(x *Array, k int) *Array { return Diagonal(x, k).Sum(-1) }
+
+// Trace returns the sum of a's diagonal with offset k (see the function).
+func (a *Array) Trace(k int) *Array { return Trace(a, k) }
+
+// Outer returns the outer product of two 1-d arrays (linalg.outer): out[i, j] = x1[i]*x2[j].
+func Outer(x1, x2 *Array) *Array {
+	for _, x := range []*Array{x1, x2} {
+		if err := x.Err(); err != nil {
+			return errArray(err)
+		}
+		if x.NDim() != 1 {
+			return errArray(fmt.Errorf("Outer: arrays must be 1-d, got shapes %s and %s", expr.ShapeString(x1.Shape()), expr.ShapeString(x2.Shape())))
+		}
+	}
+	return ExpandDims(x1, 1).Mul(ExpandDims(x2, 0))
+}
+
+// Vecdot returns the dot product of x1 and x2 along axis (negative: from the end), with
+// broadcasting over the other axes (linalg.vecdot; real arrays).
+func Vecdot(x1, x2 *Array, axis int) *Array {
+	for _, x := range []*Array{x1, x2} {
+		if err := x.Err(); err != nil {
+			return errArray(err)
+		}
+	}
+	if axis >= 0 {
+		return errArray(fmt.Errorf("Vecdot: axis %d must be negative (counted from the end), as the Array API requires", axis))
+	}
+	return x1.Mul(x2).Sum(axis)
+}
+
+// Cross returns the cross product of 3-element vectors along axis (linalg.cross), with
+// broadcasting over the other axes.
+func Cross(x1, x2 *Array, axis int) *Array {
+	for _, x := range []*Array{x1, x2} {
+		if err := x.Err(); err != nil {
+			return errArray(err)
+		}
+	}
+	prod := x1.Mul(x2) // broadcasts the operands and checks their shapes
+	if err := prod.Err(); err != nil {
+		return errArray(fmt.Errorf("Cross: %w", err))
+	}
+	r := prod.NDim()
+	ax := axis
+	if ax < 0 {
+		ax += r
+	}
+	if ax < 0 || ax >= r {
+		return errArray(fmt.Errorf("Cross: axis %d out of range for shape %s", axis, expr.ShapeString(prod.Shape())))
+	}
+	for _, x := range []*Array{x1, x2} {
+		k := ax - (r - x.NDim())
+		if k < 0 || x.Shape()[k] != 3 {
+			return errArray(fmt.Errorf("Cross: axis %d of shapes %s and %s must have length 3", axis, expr.ShapeString(x1.Shape()), expr.ShapeString(x2.Shape())))
+		}
+	}
+	comp := func(x *Array, i int) *Array {
+		idx := make([]Index, x.NDim())
+		for d := range idx {
+			idx[d] = All()
+		}
+		idx[ax-(r-x.NDim())] = At(i)
+		return x.Slice(idx...)
+	}
+	c := func(i, j int) *Array { return comp(x1, i).Mul(comp(x2, j)).Sub(comp(x1, j).Mul(comp(x2, i))) }
+	return StackAxis(ax, c(1, 2), c(2, 0), c(0, 1))
+}
+
+// VectorNorm returns the p-norm of x over axes (all of them when none are given), as
+// linalg.vector_norm: ord 2 (Euclidean), 1, math.Inf(1) (largest magnitude), math.Inf(-1),
+// 0 (the count of nonzeros), or any other p (sum |x|^p)^(1/p).
+func VectorNorm(x *Array, ord float64, axes ...int) *Array {
+	if err := x.Err(); err != nil {
+		return errArray(err)
+	}
+	a := x.Abs()
+	switch {
+	case ord == 2:
+		return a.Mul(a).Sum(axes...).Sqrt()
+	case ord == 1:
+		return a.Sum(axes...)
+	case math.IsInf(ord, 1):
+		return a.Max(axes...)
+	case math.IsInf(ord, -1):
+		return a.Min(axes...)
+	case ord == 0:
+		return x.Ne(0).AsType(x.realDType()).Sum(axes...)
+	case math.IsNaN(ord):
+		return errArray(fmt.Errorf("VectorNorm: ord NaN"))
+	}
+	return a.Pow(ord).Sum(axes...).Pow(1 / ord)
+}
+
+// realDType is the floating dtype of a's magnitudes.
+func (a *Array) realDType() DType {
+	switch a.DType() {
+	case Float32, Complex64:
+		return Float32
+	}
+	return Float64
+}
+
+// MatrixNorm returns a norm of the matrices in the last two axes (linalg.matrix_norm): "fro"
+// (Frobenius), "1" / "-1" (largest / smallest column sum of magnitudes), "inf" / "-inf"
+// (largest / smallest row sum). The norms that need singular values ("2", "-2", "nuc") are
+// errors naming SVD.
+func MatrixNorm(x *Array, ord string) *Array {
+	if err := x.Err(); err != nil {
+		return errArray(err)
+	}
+	if x.NDim() < 2 {
+		return errArray(fmt.Errorf("MatrixNorm: an array of shape %s has fewer than two axes", expr.ShapeString(x.Shape())))
+	}
+	a := x.Abs()
+	switch strings.ToLower(ord) {
+	case "fro", "":
+		return a.Mul(a).Sum(-2, -1).Sqrt()
+	case "1":
+		return a.Sum(-2).Max(-1)
+	case "-1":
+		return a.Sum(-2).Min(-1)
+	case "inf":
+		return a.Sum(-1).Max(-1)
+	case "-inf":
+		return a.Sum(-1).Min(-1)
+	case "2", "-2", "nuc":
+		return errArray(fmt.Errorf("MatrixNorm: ord %q needs the singular values: compute them with SVD", ord))
+	}
+	return errArray(fmt.Errorf("MatrixNorm: unknown ord %q (fro, 1, -1, inf, -inf)", ord))
+}
+
+// Tensordot contracts the last n axes of a with the first n axes of b (linalg.tensordot with
+// an integer axes): the result has a's other axes, then b's. It is lazy: one fused pass of
+// products summed over the contracted axes (no BLAS; for large 2-d products MatMul is faster).
+func Tensordot(a, b *Array, n int) *Array {
+	for _, x := range []*Array{a, b} {
+		if err := x.Err(); err != nil {
+			return errArray(err)
+		}
+	}
+	if n < 0 || n > a.NDim() || n > b.NDim() {
+		return errArray(fmt.Errorf("Tensordot: %d axes to contract for shapes %s and %s", n, expr.ShapeString(a.Shape()), expr.ShapeString(b.Shape())))
+	}
+	aAxes, bAxes := make([]int, n), make([]int, n)
+	for i := 0; i < n; i++ {
+		aAxes[i], bAxes[i] = a.NDim()-n+i, i
+	}
+	return TensordotAxes(a, b, aAxes, bAxes)
+}
+
+// TensordotAxes contracts axes aAxes[i] of a with bAxes[i] of b (linalg.tensordot with a pair
+// of axis lists); the result has a's remaining axes, then b's.
+func TensordotAxes(a, b *Array, aAxes, bAxes []int) *Array {
+	for _, x := range []*Array{a, b} {
+		if err := x.Err(); err != nil {
+			return errArray(err)
+		}
+	}
+	if len(aAxes) != len(bAxes) {
+		return errArray(fmt.Errorf("Tensordot: %d axes of a, %d of b", len(aAxes), len(bAxes)))
+	}
+	letters := []rune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	if a.NDim()+b.NDim() > len(letters) {
+		return errArray(fmt.Errorf("Tensordot: too many axes (%d)", a.NDim()+b.NDim()))
+	}
+	la, lb := make([]rune, a.NDim()), make([]rune, b.NDim())
+	next := 0
+	for i := range la {
+		la[i] = letters[next]
+		next++
+	}
+	for i := range lb {
+		lb[i] = letters[next]
+		next++
+	}
+	for i := range aAxes {
+		x, y := aAxes[i], bAxes[i]
+		if x < 0 {
+			x += a.NDim()
+		}
+		if y < 0 {
+			y += b.NDim()
+		}
+		if x < 0 || x >= a.NDim() || y < 0 || y >= b.NDim() {
+			return errArray(fmt.Errorf("Tensordot: axes %v and %v out of range for shapes %s and %s", aAxes, bAxes, expr.ShapeString(a.Shape()), expr.ShapeString(b.Shape())))
+		}
+		lb[y] = la[x]
+	}
+	var out []rune
+	for _, l := range la {
+		if !strings.ContainsRune(string(lb), l) {
+			out = append(out, l)
+		}
+	}
+	for _, l := range lb {
+		if !strings.ContainsRune(string(la), l) {
+			out = append(out, l)
+		}
+	}
+	return Einsum(string(la)+","+string(lb)+"->"+string(out), a, b)
+}
+
+// Einsum evaluates Einstein summation over operands (numpy.einsum without ellipses or
+// repeated indices within one operand): "ij,jk->ik" is a matrix product, "i,i->" a dot
+// product, "ij->ji" a transpose; without "->" the output has the indices that appear once,
+// in alphabetical order. It is lazy: the operands are permuted and broadcast to the full index
+// space, multiplied and summed over the indices not in the output, in one fused pass.
+func Einsum(subscripts string, operands ...*Array) *Array {
+	for _, x := range operands {
+		if err := x.Err(); err != nil {
+			return errArray(err)
+		}
+	}
+	spec := strings.ReplaceAll(subscripts, " ", "")
+	lhs, rhs, explicit := strings.Cut(spec, "->")
+	terms := strings.Split(lhs, ",")
+	if len(terms) != len(operands) {
+		return errArray(fmt.Errorf("Einsum %q: %d terms for %d operands", subscripts, len(terms), len(operands)))
+	}
+	if strings.Contains(spec, ".") {
+		return errArray(fmt.Errorf("Einsum %q: ellipses (...) are not supported; name every axis", subscripts))
+	}
+	size := map[rune]int{}
+	count := map[rune]int{}
+	for i, t := range terms {
+		shape := operands[i].Shape()
+		if len([]rune(t)) != len(shape) {
+			return errArray(fmt.Errorf("Einsum %q: term %q has %d indices, operand %d has shape %s", subscripts, t, len([]rune(t)), i, expr.ShapeString(shape)))
+		}
+		seen := map[rune]bool{}
+		for k, l := range []rune(t) {
+			if !('a' <= l && l <= 'z' || 'A' <= l && l <= 'Z') {
+				return errArray(fmt.Errorf("Einsum %q: %q is not an index letter", subscripts, l))
+			}
+			if seen[l] {
+				return errArray(fmt.Errorf("Einsum %q: index %q repeats within term %q (a diagonal): use Diagonal first", subscripts, l, t))
+			}
+			seen[l] = true
+			if n, ok := size[l]; ok && n != shape[k] {
+				return errArray(fmt.Errorf("Einsum %q: index %q has lengths %d and %d", subscripts, l, n, shape[k]))
+			}
+			size[l] = shape[k]
+			count[l]++
+		}
+	}
+	var out []rune
+	if explicit {
+		for _, l := range rhs {
+			if _, ok := size[l]; !ok {
+				return errArray(fmt.Errorf("Einsum %q: output index %q is in no operand", subscripts, l))
+			}
+			if strings.Count(rhs, string(l)) > 1 {
+				return errArray(fmt.Errorf("Einsum %q: output index %q repeats", subscripts, l))
+			}
+			out = append(out, l)
+		}
+	} else {
+		for l, c := range count {
+			if c == 1 {
+				out = append(out, l)
+			}
+		}
+		slices.Sort(out)
+	}
+	full := append([]rune(nil), out...)
+	var contracted []rune
+	for l := range size {
+		if !strings.ContainsRune(string(out), l) {
+			contracted = append(contracted, l)
+		}
+	}
+	slices.Sort(contracted)
+	full = append(full, contracted...)
+	var prod *Array
+	for i, t := range terms {
+		x := operands[i]
+		tr := []rune(t)
+		// Permute the operand's axes into full order, then add the axes it lacks.
+		var perm, missing []int
+		for p, l := range full {
+			if k := slices.Index(tr, l); k >= 0 {
+				perm = append(perm, k)
+			} else {
+				missing = append(missing, p)
+			}
+		}
+		if len(perm) > 1 {
+			x = PermuteDims(x, perm...)
+		}
+		if len(missing) > 0 {
+			x = ExpandDims(x, missing...)
+		}
+		if prod == nil {
+			prod = x
+		} else {
+			prod = prod.Mul(x)
+		}
+	}
+	if prod == nil {
+		return errArray(fmt.Errorf("Einsum %q: no operands", subscripts))
+	}
+	if len(contracted) == 0 {
+		return prod
+	}
+	axes := make([]int, len(contracted))
+	for i := range axes {
+		axes[i] = len(out) + i
+	}
+	return prod.Sum(axes...)
+}

@@ -1,0 +1,89 @@
+package gpuarray
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// linalgChecks returns random cases of the lazy linear algebra against NumPy. The inputs are
+// small multiples of 1/64, so products and their sums are exact and the results bit-equal
+// whatever the summation order.
+func linalgChecks(seed uint64, n int) []check {
+	rs := rand.New(rand.NewPCG(seed, 11))
+	var cs []check
+	for i := 0; i < n; i++ {
+		m, k, p := 1+rs.IntN(7), 1+rs.IntN(7), 1+rs.IntN(7)
+		a, ia := randArray(rs, "a", []int{m, k})
+		b, ib := randArray(rs, "b", []int{k, p})
+		v, iv := randArray(rs, "v", []int{k})
+		w, iw := randArray(rs, "w", []int{m})
+		off := rs.IntN(5) - 2
+		t3, it3 := randArray(rs, "t", []int{2, m, k})
+		c3, ic3 := randArray(rs, "c", []int{m, 3})
+		d3, id3 := randArray(rs, "d", []int{1, 3})
+		cs = append(cs,
+			check{what: fmt.Sprintf("Diagonal(%d) %dx%d", off, m, k), got: Diagonal(a, off), code: fmt.Sprintf("np.diagonal(a, %d, -2, -1)", off), inputs: []input{ia}},
+			check{what: "Diagonal of a stack", got: Diagonal(t3, off), code: fmt.Sprintf("np.diagonal(t, %d, -2, -1)", off), inputs: []input{it3}},
+			check{what: fmt.Sprintf("Trace(%d)", off), got: Trace(a, off), code: fmt.Sprintf("np.trace(a, %d)", off), inputs: []input{ia}},
+			check{what: "Outer", got: Outer(v, w), code: "np.outer(v, w)", inputs: []input{iv, iw}},
+			check{what: "Vecdot", got: Vecdot(a, v, -1), code: "np.vecdot(a, v)", inputs: []input{ia, iv}},
+			check{what: "Cross", got: Cross(c3, d3, -1), code: "np.cross(c, d)", inputs: []input{ic3, id3}},
+			check{what: "VectorNorm 2", got: VectorNorm(a, 2), code: "np.linalg.vector_norm(a)", inputs: []input{ia}},
+			check{what: "VectorNorm 1 axis 0", got: VectorNorm(a, 1, 0), code: "np.linalg.vector_norm(a, axis=0, ord=1)", inputs: []input{ia}},
+			check{what: "VectorNorm inf", got: VectorNorm(a, math.Inf(1), 1), code: "np.linalg.vector_norm(a, axis=1, ord=np.inf)", inputs: []input{ia}},
+			check{what: "VectorNorm -inf", got: VectorNorm(a, math.Inf(-1)), code: "np.linalg.vector_norm(a, ord=-np.inf)", inputs: []input{ia}},
+			check{what: "VectorNorm 0", got: VectorNorm(a, 0), code: "np.linalg.vector_norm(a, ord=0)", inputs: []input{ia}},
+			check{what: "MatrixNorm fro", got: MatrixNorm(t3, "fro"), code: "np.linalg.matrix_norm(t)", inputs: []input{it3}},
+			check{what: "MatrixNorm 1", got: MatrixNorm(a, "1"), code: "np.linalg.matrix_norm(a, ord=1)", inputs: []input{ia}},
+			check{what: "MatrixNorm -1", got: MatrixNorm(a, "-1"), code: "np.linalg.matrix_norm(a, ord=-1)", inputs: []input{ia}},
+			check{what: "MatrixNorm inf", got: MatrixNorm(a, "inf"), code: "np.linalg.matrix_norm(a, ord=np.inf)", inputs: []input{ia}},
+			check{what: "MatrixNorm -inf", got: MatrixNorm(t3, "-inf"), code: "np.linalg.matrix_norm(t, ord=-np.inf)", inputs: []input{it3}},
+			check{what: "Tensordot 1", got: Tensordot(a, b, 1), code: "np.tensordot(a, b, 1)", inputs: []input{ia, ib}},
+			check{what: "Tensordot 0", got: Tensordot(v, w, 0), code: "np.tensordot(v, w, 0)", inputs: []input{iv, iw}},
+			check{what: "Tensordot 2", got: Tensordot(t3, a, 2), code: "np.tensordot(t, a, 2)", inputs: []input{it3, ia}},
+			check{what: "TensordotAxes", got: TensordotAxes(a, t3, []int{0}, []int{1}), code: "np.tensordot(a, t, ([0], [1]))", inputs: []input{ia, it3}},
+			check{what: "Einsum ij,jk->ik", got: Einsum("ij,jk->ik", a, b), code: "np.einsum('ij,jk->ik', a, b)", inputs: []input{ia, ib}},
+			check{what: "Einsum ij,jk (implicit)", got: Einsum("ij,jk", a, b), code: "np.einsum('ij,jk', a, b)", inputs: []input{ia, ib}},
+			check{what: "Einsum bij,ik->bkj", got: Einsum("bij,ik->bkj", t3, a), code: "np.einsum('bij,ik->bkj', t, a)", inputs: []input{it3, ia}},
+			check{what: "Einsum i,i->", got: Einsum("i,i->", v, v), code: "np.einsum('i,i->', v, v)", inputs: []input{iv}},
+			check{what: "Einsum ij->ji", got: Einsum("ij->ji", a), code: "np.einsum('ij->ji', a)", inputs: []input{ia}},
+			check{what: "Einsum ij,i,jk->k (three operands)", got: Einsum("ij,i,jk->k", a, w, b), code: "np.einsum('ij,i,jk->k', a, w, b)", inputs: []input{ia, iw, ib}},
+		)
+	}
+	return cs
+}
+
+func TestLinalgExtMatchesNumPy(t *testing.T) {
+	runChecks(t, linalgChecks(1, 6), Inline())
+	runChecks(t, linalgChecks(2, 4)) // the threaded scheduler, other chunks
+}
+
+func TestGPULinalgExtMatchesNumPy(t *testing.T) {
+	needGPU(t)
+	runChecks(t, linalgChecks(3, 4), OnGPU())
+}
+
+func TestLinalgExtErrors(t *testing.T) {
+	a := Ones(Shape(3, 4))
+	v := Ones(Shape(4))
+	for what, x := range map[string]*Array{
+		"Diagonal of 1-d":         Diagonal(v, 0),
+		"Outer of 2-d":            Outer(a, v),
+		"Vecdot positive axis":    Vecdot(a, v, 1),
+		"Cross of length 4":       Cross(a, a, -1),
+		"MatrixNorm 2":            MatrixNorm(a, "2"),
+		"MatrixNorm unknown":      MatrixNorm(a, "max"),
+		"Tensordot too many axes": Tensordot(a, v, 3),
+		"Einsum mismatch":         Einsum("ij,jk->ik", a, a),
+		"Einsum repeated index":   Einsum("ii->i", a),
+		"Einsum ellipsis":         Einsum("...i->i", a),
+		"Einsum unknown output":   Einsum("ij->z", a),
+		"Einsum term count":       Einsum("ij,jk->ik", a),
+	} {
+		if x.Err() == nil {
+			t.Errorf("%s: no error", what)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/io/source"
+)
+
+// fileInput makes a file-backed node an input whose blocks the tasks read themselves.
+func (l *lowerer) fileInput(n *expr.Node, m []expr.AxisMap) int {
+	slot := l.input(dtype.Slice{}, n, m)
+	l.inputs[len(l.inputs)-1].file = n.File
+	return slot
+}
+
+// fileBlock is the block of a file-backed input that a region reads: its box, to be read by
+// the executor.
+func fileBlock(in inputLeaf, off, shp []int) Block {
+	origin, shape := box(in, off, shp)
+	return Block{Origin: origin, Shape: shape, File: in.file}
+}
+
+// LoadInputs returns t with the blocks it reads from files read (a copy of t: the planned
+// task keeps no values, so a stage's tasks do not hold the whole file in memory). Executors
+// call it first, on the machine that runs the task: a cluster worker reads the file itself.
+func LoadInputs(ctx context.Context, t *Task) (*Task, error) {
+	need := false
+	for i := range t.Inputs {
+		need = need || (t.Inputs[i].File != nil && t.Inputs[i].Data.IsNil())
+	}
+	if !need {
+		return t, nil
+	}
+	c := *t
+	c.Inputs = slices.Clone(t.Inputs)
+	for i := range c.Inputs {
+		b := &c.Inputs[i]
+		if b.File == nil || !b.Data.IsNil() {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		vals, err := ReadBlock(b)
+		if err != nil {
+			return nil, err
+		}
+		b.Data = vals
+	}
+	return &c, nil
+}
+
+// ReadBlock reads the values of a block whose File is set, row-major, in the file's dtype.
+func ReadBlock(b *Block) (dtype.Slice, error) {
+	if b.File == nil {
+		return b.Data, nil
+	}
+	vals, err := source.Read(b.File, b.Origin, b.Shape)
+	if err != nil {
+		return dtype.Slice{}, fmt.Errorf("input box at %v of shape %s: %w", b.Origin, expr.ShapeString(b.Shape), err)
+	}
+	return vals, nil
+}

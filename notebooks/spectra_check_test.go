@@ -1,0 +1,48 @@
+package notebooks_test
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var roundTripRE = regexp.MustCompile(`max \|irfft\(rfft\(x\)\) - x\| = (\S+)\nmax \|fftn\(x\) - fft\(fft\(x, 0\), 1\)\| = (\S+)`)
+
+var einsumRE = regexp.MustCompile(`max \|einsum - matmul\| = (\S+)`)
+
+func init() {
+	checks["11-spectra-and-linalg"] = func(t *testing.T, cells []cellOutput) {
+		text := joined(cells, func(c cellOutput) string { return c.text })
+		html := joined(cells, func(c cellOutput) string { return c.html })
+		contains(t, "output", text,
+			"peaks at 50 Hz and 120 Hz",
+			"FftShift(FftFreq(8, 1)): [-0.5 -0.375 -0.25 -0.125 0 0.125 0.25 0.375]",
+			"Diagonal(sq, 1) = [ 1.  6. 11.]", "Trace(sq, 0) = 30\n",
+			"Cross = [0. 0. 1.]", "VectorNorm(2) = 5\n", "MatrixNorm(inf) = 54\n", "Tensordot(sq, sq, 2) = 1240\n")
+		contains(t, "HTML", html, "<svg", "float64")
+		if strings.Contains(text, "error:") {
+			t.Errorf("a function failed:\n%s", text)
+		}
+		small := func(what, s string) {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || v > 1e-9 {
+				t.Errorf("%s = %q, want below 1e-9", what, s)
+			}
+		}
+		if m := roundTripRE.FindStringSubmatch(text); m == nil {
+			t.Errorf("round trips missing:\n%s", text)
+		} else {
+			small("irfft(rfft(x)) error", m[1])
+			small("fftn vs fft twice", m[2])
+		}
+		if m := einsumRE.FindStringSubmatch(text); m == nil {
+			t.Errorf("einsum vs matmul missing:\n%s", text)
+		} else {
+			small("einsum vs matmul", m[1])
+		}
+		if !strings.Contains(text, "GPU spectrum skipped:") && !strings.Contains(text, "GPU spectrum: max |gpu - cpu| = ") {
+			t.Errorf("the GPU step neither ran nor said it was skipped:\n%s", text)
+		}
+	}
+}
