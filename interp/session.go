@@ -104,6 +104,8 @@ func New(opts Options) (*Session, error) {
 		"Go":       reflect.ValueOf(s.goCall),
 		"GoSpread": reflect.ValueOf(s.goSpread),
 		"GoPanic":  reflect.ValueOf(s.goPanic),
+		"Compare":  reflect.ValueOf(compareValues),
+		"Sort":     reflect.ValueOf(sortValues),
 		"Clear":    reflect.ValueOf(clearValue),
 		"HasKey":   reflect.ValueOf(hasKey),
 		"Stdin":    reflect.ValueOf(io.Reader(s.stdin)),
@@ -126,6 +128,9 @@ func (s *Session) reset() error {
 	})
 	if err := i.Use(s.symbols); err != nil {
 		return fmt.Errorf("load symbols: %w", err)
+	}
+	if err := loadGenericStd(i); err != nil {
+		return err
 	}
 	if err := i.Use(s.guardedSymbols()); err != nil {
 		return fmt.Errorf("load guarded symbols: %w", err)

@@ -520,3 +520,44 @@ func TestUnknownMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestGenericStd checks the generic standard library functions yaegi lacks (slices' sorting,
+// searching and iterators, maps' iterators) against what compiled Go prints for the same calls.
+func TestGenericStd(t *testing.T) {
+	s := newSession(t)
+	code := `import ("fmt"; "maps"; "slices"; "strings")
+type person struct {
+	name string
+	age  int
+}
+func show() {
+	xs := []int{5, 2, 8, 1}
+	slices.Sort(xs)
+	fmt.Println(xs, slices.IsSorted(xs), slices.Contains(xs, 8), slices.Index(xs, 5))
+	i, found := slices.BinarySearch(xs, 5)
+	fmt.Println(i, found, slices.Max(xs), slices.Min(xs))
+	fs := []float64{2.5, -1, 0.5}
+	slices.Sort(fs)
+	ws := []string{"b", "c", "a"}
+	slices.Sort(ws)
+	fmt.Println(fs, ws)
+	ps := []person{{"ann", 31}, {"bob", 25}, {"cid", 40}}
+	slices.SortFunc(ps, func(a, b person) int { return a.age - b.age })
+	fmt.Println(ps[0].name, ps[2].name)
+	m := map[string]int{"b": 2, "a": 1, "c": 3}
+	fmt.Println(slices.Sorted(maps.Keys(m)), slices.Sorted(maps.Values(m)))
+	fmt.Println(slices.Collect(slices.Values(ws)), len(maps.Collect(maps.All(m))))
+	fmt.Println(slices.SortedFunc(maps.Keys(m), func(a, b string) int { return strings.Compare(b, a) }))
+}`
+	if _, _, err := run(t, s, code); err != nil {
+		t.Fatal(err)
+	}
+	_, out, err := run(t, s, "show()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[1 2 5 8] true true 2\n2 true 8 1\n[-1 0.5 2.5] [a b c]\nbob cid\n[a b c] [1 2 3]\n[a b c] 3\n[c b a]\n"
+	if got := out.out("stdout"); got != want {
+		t.Fatalf("printed\n%s\nwant\n%s", got, want)
+	}
+}
