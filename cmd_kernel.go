@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/gpunotes/gpunotes/cluster"
@@ -116,6 +117,12 @@ func runKernel(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A fatal error in a cell (stack overflow, out of memory) cannot be recovered in Go: the
+	// kernel then exits, its report in the log (the real stderr, saved before cells capture
+	// fd 2), and the front end sees the kernel die and restarts it.
+	if err := reportCrashes(); err != nil {
+		return err
+	}
 	opts := kernel.Options{Version: version}
 	// GPUNOTES_MAX_MESSAGE (bytes) and GPUNOTES_HANDSHAKE_TIMEOUT (a Go duration) tune the
 	// socket bounds; kernel.json's env can set them.
@@ -152,6 +159,16 @@ func runKernel(ctx context.Context, args []string) error {
 	}
 	_, err = k.Serve(ctx)
 	return err
+}
+
+// reportCrashes sends the runtime's fatal error reports to a duplicate of fd 2 as it is now.
+func reportCrashes() error {
+	fd, err := syscall.Dup(2)
+	if err != nil {
+		return fmt.Errorf("duplicate stderr: %w", err)
+	}
+	syscall.CloseOnExec(fd)
+	return interp.ReportCrashesTo(os.NewFile(uintptr(fd), "stderr"))
 }
 
 func runInstall(ctx context.Context, args []string) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
 	"sync"
@@ -24,9 +25,9 @@ func init() {
 
 // executeChunks is the workers' default ChunkExecutor: spec is a gob-encoded batch of planned
 // tasks of one kernel. A GPU worker runs the batch as fused launches on its GPU (device 0: it
-// sees only its own); kernels the GPU generator does not express, and CPU workers, run the
-// tasks on the CPU executor, one goroutine per core. inputs are the persisted chunks the
-// tasks read (plan.Block.Ref), in the order chunkTask lists them.
+// sees only its own); kernels the GPU generator does not express (said in the worker's log),
+// and CPU workers, run the tasks on the CPU executor, one goroutine per core. inputs are the
+// persisted chunks the tasks read (plan.Block.Ref), in the order chunkTask lists them.
 func executeChunks(ctx context.Context, spec []byte, inputs []any, onGPU bool) (any, error) {
 	var ts []*plan.Task
 	if err := gob.NewDecoder(bytes.NewReader(spec)).Decode(&ts); err != nil {
@@ -39,13 +40,16 @@ func executeChunks(ctx context.Context, spec []byte, inputs []any, onGPU bool) (
 		return []*plan.Output{}, nil
 	}
 	if onGPU {
-		if err := cuda.Runs(ts[0].Kernel); err == nil {
+		err := cuda.Runs(ts[0].Kernel)
+		if err == nil {
 			d, err := cuda.Open(0)
 			if err != nil {
 				return nil, fmt.Errorf("open this worker's GPU: %w", err)
 			}
 			return cuda.RunPlan(ctx, []*cuda.Device{d}, ts)
 		}
+		// Never silently: the worker's log says which kernel ran on the host and why.
+		fmt.Fprintf(os.Stderr, "gpunotes worker: warning: host fallback: %d chunk(s) of a kernel of shape %v run on the CPU: %v\n", len(ts), ts[0].Kernel.Shape, err)
 	}
 	outs := make([]*plan.Output, len(ts))
 	errs := make([]error, len(ts))

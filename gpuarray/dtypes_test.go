@@ -21,7 +21,8 @@ type dtypeCase struct {
 	Args   []caseArray `json:"args"`
 	Scalar *caseScalar `json:"scalar,omitempty"` // a Go number as the second operand
 	Axis   *int        `json:"axis,omitempty"`
-	To     string      `json:"to,omitempty"` // astype's target
+	To     string      `json:"to,omitempty"`   // astype's target
+	Cast   string      `json:"cast,omitempty"` // NumPy casts the operands to it first
 	got    dtype.Slice // our values
 	shape  []int       // our shape
 	exact  bool        // bit equality expected
@@ -64,6 +65,8 @@ def fmt(x, dt):
 out = []
 for c in json.load(sys.stdin):
     xs = [arr(a) for a in c["args"]]
+    if c.get("cast"):
+        xs = [x.astype(c["cast"]) for x in xs]
     if c.get("scalar"):
         s = c["scalar"]
         xs.append({"int": int, "float": float, "bool": lambda v: v == "1"}[s["kind"]](s["value"]))

@@ -42,12 +42,11 @@ func indexChecks(seed uint64, rounds int) []check {
 		// Along an axis: indices of x's shape with m positions on axis.
 		js := append([]int(nil), shape...)
 		js[ax] = rs.IntN(5)
-		jv := make([]float64, 1)
 		size := 1
 		for _, d := range js {
 			size *= d
 		}
-		jv = make([]float64, size)
+		jv := make([]float64, size)
 		for j := range jv {
 			jv[j] = float64(rs.IntN(n))
 		}
@@ -92,6 +91,9 @@ func TestMaskUnknownShape(t *testing.T) {
 	}
 	if fmt.Sprint(k.Shape(), k.Chunks()) != "[7] [[3 4]]" {
 		t.Errorf("after ComputeChunkSizes: %v %v", k.Shape(), k.Chunks())
+	}
+	if p := m.Persist(); p.Err() != nil || fmt.Sprint(p.Shape()) != "[7]" {
+		t.Errorf("persisted masked array: %v %v", p.Shape(), p.Err())
 	}
 	// A full reduction of a masked array fuses: no mask (gather) is left in its graph.
 	if r := m.Add(1).Mean(); hasMask(r.n) {

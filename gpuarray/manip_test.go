@@ -71,6 +71,8 @@ func manipChecks(seed uint64, rounds int) []check {
 			rsh, _ := factorShape(rs, size)
 			ax := rs.IntN(len(rsh))
 			cs = append(cs, check{what: fmt.Sprintf("Reshape(%v).Max(%d)", rsh, ax), got: x.Reshape(rsh...).Max(ax), code: fmt.Sprintf("np.reshape(x, %s).max(axis=%d)", tuple(rsh), ax), inputs: []input{xi}})
+			cs = append(cs, check{what: "Linspace.Reshape", got: Linspace(-1, 2, size, Chunks(1+rs.IntN(size))).Reshape(rsh...),
+				code: fmt.Sprintf("np.linspace(-1, 2, %d).reshape(%s)", size, tuple(rsh))})
 			cs = append(cs, check{what: "Arange.Reshape", got: Arange(0, float64(size), 1, Chunks(1+rs.IntN(size))).Reshape(rsh...).Mul(3),
 				code: fmt.Sprintf("np.arange(0, %d, 1.0).reshape(%s)*3", size, tuple(rsh))})
 		}

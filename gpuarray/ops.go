@@ -52,7 +52,14 @@ func operand(v any, like expr.DType) (*expr.Node, error) {
 	if !ok {
 		return nil, fmt.Errorf("operand of type %T: want *gpuarray.Array or a number", v)
 	}
-	return expr.NewConst(f, dtype.PromoteWeak(like, k), nil, nil)
+	dt := dtype.PromoteWeak(like, k)
+	if k == dtype.KindInt && dt.IsInteger() {
+		// As NumPy 2: a Go integer that the array's dtype cannot hold is an error, not a wrap.
+		if c := dtype.Convert(dtype.OfFloat64([]float64{f}), dt); c.Float(0) != f {
+			return nil, fmt.Errorf("Go integer %v is out of bounds for %v", v, dt)
+		}
+	}
+	return expr.NewConst(f, dt, nil, nil)
 }
 
 func (a *Array) unary(op expr.Op) *Array {
@@ -300,3 +307,72 @@ func (a *Array) ArgMin(axis ...int) *Array { return a.reduce(expr.ArgMin, axis) 
 
 // ArgMax returns the index of the first maximum (see ArgMin).
 func (a *Array) ArgMax(axis ...int) *Array { return a.reduce(expr.ArgMax, axis) }
+
+// operands turns arguments into nodes: arrays as they are, Go numbers as weak scalars of the
+// arrays' promoted dtype (NumPy's default dtype of their kind when all are numbers).
+func operands(vs ...any) ([]*expr.Node, error) {
+	like, found := expr.Bool, false
+	for _, v := range vs {
+		if a, ok := v.(*Array); ok {
+			if err := a.Err(); err != nil {
+				return nil, err
+			}
+			if !found {
+				like, found = a.n.DType, true
+			} else {
+				like = dtype.Promote(like, a.n.DType)
+			}
+		}
+	}
+	if !found {
+		for _, v := range vs {
+			if k, _, ok := scalarKind(v); ok {
+				like = dtype.PromoteWeak(like, k)
+			}
+		}
+	}
+	ns := make([]*expr.Node, len(vs))
+	for i, v := range vs {
+		n, err := operand(v, like)
+		if err != nil {
+			return nil, err
+		}
+		ns[i] = n
+	}
+	return ns, nil
+}
+
+// unaryOf applies a one-operand op of the table to an array or a number.
+func unaryOf(op expr.Op, x any) *Array {
+	ns, err := operands(x)
+	if err != nil {
+		return errArray(fmt.Errorf("%v: %w", op, err))
+	}
+	return wrap(expr.NewUnary(op, ns[0]))
+}
+
+// binaryOf applies a two-operand op of the table; shapes broadcast.
+func binaryOf(op expr.Op, x, y any) *Array {
+	ns, err := operands(x, y)
+	if err != nil {
+		return errArray(fmt.Errorf("%v: %w", op, err))
+	}
+	return wrap(expr.NewBinary(op, ns[0], ns[1]))
+}
+
+// Clip returns x limited to [lo, hi]: Minimum(Maximum(x, lo), hi), so NaN propagates and
+// hi wins where lo > hi, as in NumPy (Array API clip).
+func Clip(x, lo, hi any) *Array {
+	ns, err := operands(x, lo, hi)
+	if err != nil {
+		return errArray(fmt.Errorf("clip: %w", err))
+	}
+	m, err := expr.NewBinary(expr.OpMax, ns[0], ns[1])
+	if err != nil {
+		return errArray(fmt.Errorf("clip: %w", err))
+	}
+	return wrap(expr.NewBinary(expr.OpMin, m, ns[2]))
+}
+
+// Clip is the package function Clip of a.
+func (a *Array) Clip(lo, hi any) *Array { return Clip(a, lo, hi) }

@@ -65,6 +65,11 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	g, onGPU := cfg.sched.(*gpuSched)
 	defer pinGraph(a.n)()
 	root := a.n
+	if hasMask(root) { // boolean masks are computed first, to know the lengths
+		if root, err = resolveMasks(cfg, root); err != nil {
+			return errArray(fmt.Errorf("persist: %w", err))
+		}
+	}
 	if root.Kind == expr.KReduce {
 		// The chunks of a reduction's result are combined on the host: compute it, then keep
 		// the result's chunks.

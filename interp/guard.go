@@ -2,7 +2,13 @@ package interp
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"reflect"
+	"runtime/debug"
+	"time"
+
+	"github.com/traefik/yaegi/interp"
 )
 
 // currentStdout writes to whatever os.Stdout is now. The interpreter gets it instead of the
@@ -35,4 +41,47 @@ func reopenStdio() string {
 		}
 	}
 	return note
+}
+
+// ReportCrashesTo makes the runtime also write a fatal error's report (stack overflow, out of
+// memory, a panic nothing recovered) to w, which should be the process's real stderr saved
+// before any cell runs: fds 1 and 2 belong to the running cell's capture, whose reader stops
+// with the rest of the process. (The capture pipes' 1 MB buffer, pipeSize, is what lets the
+// runtime finish writing there and exit: with 64 KB, a stack overflow's 80 KB report blocked
+// and the kernel hung with a dead heartbeat.)
+func ReportCrashesTo(w *os.File) error {
+	if err := debug.SetCrashOutput(w, debug.CrashOptions{}); err != nil {
+		return fmt.Errorf("crash output: %w", err)
+	}
+	return nil
+}
+
+// guardedSymbols replaces standard library functions that run a cell's function later, on a
+// goroutine of their own, with versions that recover its panic: a panic in a time.AfterFunc
+// callback killed the kernel with no message anywhere.
+func (s *Session) guardedSymbols() interp.Exports {
+	return interp.Exports{"time/time": {
+		"AfterFunc": reflect.ValueOf(func(d time.Duration, f func()) *time.Timer {
+			return time.AfterFunc(d, func() {
+				defer s.recoverCallback("a time.AfterFunc callback")
+				f()
+			})
+		}),
+	}}
+}
+
+// recoverCallback reports a callback's panic as goWrap reports a goroutine's: to the running
+// (or next) cell as its error, and on stderr.
+func (s *Session) recoverCallback(what string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	e := &CellError{Name: "panic", Value: fmt.Sprintf("in %s: %v", what, r),
+		Traceback: []string{fmt.Sprintf("panic in %s started by a cell: %v", what, r)}}
+	select {
+	case s.goPanics <- e:
+	default:
+	}
+	fmt.Fprintf(os.Stderr, "panic in %s: %v\n", what, r)
 }

@@ -126,6 +126,9 @@ func (s *Session) reset() error {
 	if err := i.Use(s.symbols); err != nil {
 		return fmt.Errorf("load symbols: %w", err)
 	}
+	if err := i.Use(s.guardedSymbols()); err != nil {
+		return fmt.Errorf("load guarded symbols: %w", err)
+	}
 	// yaegi's restricted mode gives cells a private, empty environment. A notebook is the
 	// user's own process, as in ipykernel: cells see and change the real one (so compiled code,
 	// workers and ! commands agree with them). os.Exit stays restricted.

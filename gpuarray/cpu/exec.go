@@ -240,6 +240,12 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 		}
 		a, b := args[0], args[1]
 		switch {
+		case in.Op == expr.OpNextafter && f32: // the next float32, not the next float64
+			o.apply = func(n int) {
+				for i := range dst[:n] {
+					dst[i] = float64(math.Nextafter32(float32(a.vec[i]), float32(b.vec[i])))
+				}
+			}
 		case b.isC:
 			f, c := vsFunc(in.Op, false), b.c
 			o.apply = func(n int) { f(dst[:n], a.vec, c) }
@@ -252,6 +258,11 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 		}
 	case plan.Cast:
 		a := args[0]
+		if !f32 {
+			// Widening to float64 changes no value: share the operand's vector, no step.
+			o.vec = a.vec
+			return o, nil
+		}
 		o.apply = func(n int) { copy(dst[:n], a.vec[:n]) }
 	case plan.Where:
 		c, x, y := args[0], args[1], args[2]

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 	"math/cmplx"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -169,8 +168,19 @@ func (p *program) compileLanes(t *plan.Task, in *plan.Instr, o *operand, args []
 	case plan.Where:
 		c, x, y := args[0], args[1], args[2]
 		truth := truthFunc(c)
-		switch o.lane {
-		case laneF:
+		switch {
+		case o.lane == laneF && c.lane == laneI: // a comparison's bools: the common case
+			o.apply = func(n int) {
+				cv, xv, yv, d := c.ivec[:n], x.vec[:n], y.vec[:n], o.vec[:n]
+				for i := range d {
+					if cv[i] != 0 {
+						d[i] = xv[i]
+					} else {
+						d[i] = yv[i]
+					}
+				}
+			}
+		case o.lane == laneF:
 			o.apply = func(n int) {
 				for i := range n {
 					if truth(i) {
@@ -180,7 +190,7 @@ func (p *program) compileLanes(t *plan.Task, in *plan.Instr, o *operand, args []
 					}
 				}
 			}
-		case laneI:
+		case o.lane == laneI:
 			o.apply = func(n int) {
 				for i := range n {
 					if truth(i) {
@@ -190,7 +200,7 @@ func (p *program) compileLanes(t *plan.Task, in *plan.Instr, o *operand, args []
 					}
 				}
 			}
-		case laneC:
+		case o.lane == laneC:
 			o.apply = func(n int) {
 				for i := range n {
 					if truth(i) {
@@ -405,6 +415,12 @@ func truthFunc(c *operand) func(i int) bool {
 
 // unaryLane compiles a unary op whose operand or result is not in the float lane.
 func unaryLane(op expr.Op, o, a *operand) (func(int), error) {
+	if _, ok := op.Generated(); ok {
+		if f := genUnaryLane(op, o, a); f != nil {
+			return f, nil
+		}
+		return nil, fmt.Errorf("%v of %v values is not supported", op, a.dt)
+	}
 	switch {
 	case a.lane == laneI && o.lane == laneI:
 		unsigned := a.dt.Kind() == dtype.KindUint
@@ -464,6 +480,19 @@ func unaryLane(op expr.Op, o, a *operand) (func(int), error) {
 func binaryLane(op expr.Op, o, a, b *operand) (func(int), error) {
 	if op.Comparison() {
 		return compare(op, o, a, b)
+	}
+	if _, ok := op.Generated(); ok && a.lane == laneI {
+		f := genInt2(op)
+		if f == nil {
+			return nil, fmt.Errorf("%v of %v values is not supported", op, a.dt)
+		}
+		u, bits := a.dt.Kind() == dtype.KindUint, laneBits(a.dt)
+		return func(n int) {
+			x, y := a.ivec[:n], b.ivec[:n]
+			for i := range x {
+				o.ivec[i] = f(x[i], y[i], u, bits)
+			}
+		}, nil
 	}
 	switch o.lane {
 	case laneI:
@@ -638,27 +667,7 @@ func compare(op expr.Op, o, a, b *operand) (func(int), error) {
 	}
 	if a.lane == laneF {
 		// The float comparisons directly: the common case, kept fast.
-		var f func(x, y float64) bool
-		switch op {
-		case expr.OpEq:
-			f = func(x, y float64) bool { return x == y }
-		case expr.OpNe:
-			f = func(x, y float64) bool { return x != y }
-		case expr.OpLt:
-			f = func(x, y float64) bool { return x < y }
-		case expr.OpLe:
-			f = func(x, y float64) bool { return x <= y }
-		case expr.OpGt:
-			f = func(x, y float64) bool { return x > y }
-		case expr.OpGe:
-			f = func(x, y float64) bool { return x >= y }
-		}
-		return func(n int) {
-			x, y := a.vec[:n], b.vec[:n]
-			for i := range x {
-				o.ivec[i] = b2i(f(x[i], y[i]))
-			}
-		}, nil
+		return floatCompare(op, o, a, b), nil
 	}
 	return func(n int) {
 		for i := range n {
@@ -784,4 +793,113 @@ func (a *intAcc) result() (dtype.Slice, [][]float64) {
 	return d, nil
 }
 
-var _ = math.Inf
+// genUnaryLane compiles a table op across lanes: integer to integer (bool results too),
+// float or complex to bool, complex to complex or to its real type.
+func genUnaryLane(op expr.Op, o, a *operand) func(int) {
+	switch {
+	case a.lane == laneI && o.lane == laneI:
+		f := genInt1(op)
+		if f == nil {
+			return nil
+		}
+		u, bits := a.dt.Kind() == dtype.KindUint, laneBits(a.dt)
+		return func(n int) {
+			for i, x := range a.ivec[:n] {
+				o.ivec[i] = f(x, u, bits)
+			}
+		}
+	case a.lane == laneF && o.lane == laneI:
+		f := genFloatTest(op)
+		if f == nil {
+			return nil
+		}
+		return func(n int) {
+			for i, x := range a.vec[:n] {
+				o.ivec[i] = b2i(f(x))
+			}
+		}
+	case a.lane == laneC && o.lane == laneC:
+		f := genComplex1(op)
+		if f == nil {
+			return nil
+		}
+		return func(n int) {
+			for i, x := range a.cvec[:n] {
+				o.cvec[i] = f(x)
+			}
+		}
+	case a.lane == laneC && o.lane == laneF:
+		f := genComplexReal(op)
+		if f == nil {
+			return nil
+		}
+		return func(n int) {
+			for i, x := range a.cvec[:n] {
+				o.vec[i] = f(x)
+			}
+		}
+	case a.lane == laneC && o.lane == laneI:
+		f := genComplexTest(op)
+		if f == nil {
+			return nil
+		}
+		return func(n int) {
+			for i, x := range a.cvec[:n] {
+				o.ivec[i] = b2i(f(x))
+			}
+		}
+	}
+	return nil
+}
+
+// laneBits is the width the table's integer expressions see: 1 for bool.
+func laneBits(dt dtype.DType) int {
+	if dt == dtype.Bool {
+		return 1
+	}
+	return 8 * dt.Size()
+}
+
+// floatCompare is a comparison of float64 lanes, one loop per op (no call per element).
+func floatCompare(op expr.Op, o, a, b *operand) func(int) {
+	loop := func(f func(x, y []float64, d []int64)) func(int) {
+		return func(n int) { f(a.vec[:n], b.vec[:n], o.ivec[:n]) }
+	}
+	switch op {
+	case expr.OpEq:
+		return loop(func(x, y []float64, d []int64) {
+			for i := range d {
+				d[i] = b2i(x[i] == y[i])
+			}
+		})
+	case expr.OpNe:
+		return loop(func(x, y []float64, d []int64) {
+			for i := range d {
+				d[i] = b2i(x[i] != y[i])
+			}
+		})
+	case expr.OpLt:
+		return loop(func(x, y []float64, d []int64) {
+			for i := range d {
+				d[i] = b2i(x[i] < y[i])
+			}
+		})
+	case expr.OpLe:
+		return loop(func(x, y []float64, d []int64) {
+			for i := range d {
+				d[i] = b2i(x[i] <= y[i])
+			}
+		})
+	case expr.OpGt:
+		return loop(func(x, y []float64, d []int64) {
+			for i := range d {
+				d[i] = b2i(x[i] > y[i])
+			}
+		})
+	}
+	return loop(func(x, y []float64, d []int64) {
+		for i := range d {
+			d[i] = b2i(x[i] >= y[i])
+		}
+	})
+}

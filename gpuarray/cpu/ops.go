@@ -23,7 +23,7 @@ func unaryFunc(op expr.Op) func(float64) float64 {
 	case expr.OpExp:
 		return math.Exp
 	case expr.OpLog:
-		return math.Log
+		return Log
 	case expr.OpSqrt:
 		return math.Sqrt
 	case expr.OpSin:
@@ -33,7 +33,7 @@ func unaryFunc(op expr.Op) func(float64) float64 {
 	case expr.OpTanh:
 		return math.Tanh
 	}
-	return nil
+	return genFloat1(op)
 }
 
 // binaryFunc returns the scalar function of a binary op.
@@ -76,7 +76,7 @@ func binaryFunc(op expr.Op) func(x, y float64) float64 {
 	case expr.OpGe:
 		return func(x, y float64) float64 { return b2f(x >= y) }
 	}
-	return nil
+	return genFloat2(op)
 }
 
 // Scalar evaluates an op on scalars in dtype dt (used for constant folding and by tests).

@@ -74,10 +74,7 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 			nd.Kind, nd.Leaf = NInput, nleaf
 		case plan.Range:
 			nd.Kind, nd.Leaf, nd.Value, nd.Step, nd.Stop, nd.Exact = NRange, nleaf, in.Start, in.Step, in.Stop, in.Exact
-			nd.Last = 0
-			if len(in.Src) > 0 {
-				nd.Last = int64(in.Src[0]) - 1
-			}
+			nd.Last = expr.Size(in.Src) - 1 // a reshaped range keeps its source's linear index
 		case plan.Unary:
 			nd.Kind, nd.Op = NUnary, in.Op
 		case plan.Binary:
@@ -320,6 +317,16 @@ func heldOn(devs []*Device, gts []Task) error {
 // where 0 and 1 in a float64 register are exact (comparisons, bool inputs and constants,
 // selections between bools, bools cast to floats). Other dtypes run on the host executor.
 func gpuDType(k *plan.Kernel, in plan.Instr) error {
+	_, gen := in.Op.Generated()
+	gen = gen && (in.Code == plan.Unary || in.Code == plan.Binary)
+	if gen && !TableOnGPU(in.Op) {
+		return fmt.Errorf("cuda: %v is not generated on the GPU yet", in.Op)
+	}
+	for _, a := range in.Args {
+		if gen && !k.Instrs[a].DType.IsFloat() && k.Instrs[a].DType != expr.Bool {
+			return fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", in.Op, k.Instrs[a].DType)
+		}
+	}
 	if in.DType.IsFloat() {
 		if in.Code == plan.Cast && !k.Instrs[in.Args[0]].DType.IsFloat() && k.Instrs[in.Args[0]].DType != expr.Bool {
 			return fmt.Errorf("cuda: casts from %v are not generated on the GPU yet", k.Instrs[in.Args[0]].DType)
@@ -330,7 +337,9 @@ func gpuDType(k *plan.Kernel, in plan.Instr) error {
 		switch {
 		case in.Code == plan.Binary && in.Op.Comparison(), in.Code == plan.Const, in.Code == plan.Input, in.Code == plan.Where:
 			return nil
-		case in.Code == plan.Cast && k.Instrs[in.Args[0]].DType == expr.Bool:
+		case in.Code == plan.Cast && (k.Instrs[in.Args[0]].DType == expr.Bool || k.Instrs[in.Args[0]].DType.IsFloat()):
+			return nil
+		case gen: // a test or logical op of the table, 0 or 1 in a float register
 			return nil
 		}
 		return fmt.Errorf("cuda: %v producing bool values is not generated on the GPU yet", in.Code)

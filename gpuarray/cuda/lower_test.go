@@ -150,7 +150,7 @@ func TestPartialCollect(t *testing.T) {
 	if g := reducedIndex(task, k.Reduced(), 1*5+2); g != 162 {
 		t.Fatalf("reduced index %d", g)
 	}
-	for _, c := range []struct{ k, n, want int64 }{{10000, 10000, 2}, {1, 1 << 30, 1 << 14}, {1 << 20, 5, 1}, {100, 1000, 4}, {0, 5, 1}} {
+	for _, c := range []struct{ k, n, want int64 }{{10000, 10000, 2}, {1, 1 << 30, 512}, {1 << 20, 5, 1}, {100, 1000, 1}, {40, 1 << 20, 256}, {0, 5, 1}} {
 		if got := AxesSlices(c.k, c.n); got != c.want {
 			t.Errorf("AxesSlices(%d, %d) = %d, want %d", c.k, c.n, got, c.want)
 		}
@@ -197,6 +197,9 @@ func TestGenerateAxesPTX(t *testing.T) {
 		if n := strings.Count(ptx, "shfl.sync.down.b32"); n != shfl {
 			t.Errorf("%v rows %v: %d shuffles, want %d", r, s.Rows, n, shfl)
 		}
+		if s.Rows == strings.Contains(ptx, "bar.sync 0") {
+			t.Errorf("%v rows %v: bar.sync in a warp kernel or missing in a block kernel", r, s.Rows)
+		}
 		if strings.Contains(ptx, "fma.") || strings.Contains(ptx, "gpn_block_") {
 			t.Errorf("%v: PTX uses fma or a block reduction", r)
 		}
@@ -242,5 +245,20 @@ func TestSpecKeyIgnoresRandomKey(t *testing.T) {
 		if strings.Contains(ptx, k) {
 			t.Errorf("the key %s is compiled into the PTX", k)
 		}
+	}
+}
+
+// TestLowerReshapedRange: a range read through a reshape has an N-d source; Linspace's exact
+// stop belongs to its last element in row-major order.
+func TestLowerReshapedRange(t *testing.T) {
+	k := &plan.Kernel{Shape: []int{3, 4}, Instrs: []plan.Instr{
+		{Code: plan.Range, DType: expr.Float64, Start: 0, Step: 1.0 / 11, Stop: 1, Exact: true, Src: []int{3, 4}, Map: []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}},
+	}, Result: 0}
+	s, _, err := Lower(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nd := s.Nodes[0]; nd.Kind != NRange || nd.Last != 11 {
+		t.Fatalf("range node %+v, want Last 11", nd)
 	}
 }

@@ -79,6 +79,8 @@ type gen struct {
 	// roundKeys holds, per random leaf, the ten Philox round keys (k0, k1) in registers,
 	// computed once per thread from the key in the leaf's descriptor.
 	roundKeys map[int][10][2]string
+	// shared declares the kernel's shared memory, if any.
+	shared string
 }
 
 func (g *gen) reg(prefix string) string {
@@ -418,6 +420,7 @@ func (g *gen) module(s *Spec, name string) string {
 			fmt.Fprintf(&b, "\t.reg %s %%%s<%d>;\n", typ, pre, n+1)
 		}
 	}
+	b.WriteString(g.shared)
 	b.WriteString(g.body.String())
 	b.WriteString("}\n")
 	return b.String()
@@ -464,6 +467,12 @@ func (g *gen) node(s *Spec, i int, vals, idx []string) (string, error) {
 			g.ins("@%s mov.f64 %s, %s", p, o, f64imm(nd.Stop))
 		}
 	case NCast:
+		if nd.DType == expr.Bool && s.Nodes[nd.Args[0]].DType != expr.Bool {
+			p := g.p() // nonzero, NaN included, is true
+			g.ins("setp.neu.f64 %s, %s, %s", p, a(0), f64imm(0))
+			g.ins("selp.f64 %s, %s, %s, %s", o, f64imm(1), f64imm(0), p)
+			break
+		}
 		g.ins("mov.f64 %s, %s", o, a(0))
 	case NWhere:
 		p := g.p()
@@ -482,7 +491,9 @@ func (g *gen) node(s *Spec, i int, vals, idx []string) (string, error) {
 				return "", err
 			}
 		default:
-			return "", fmt.Errorf("kernel spec: unary %v not supported on the GPU", nd.Op)
+			if !g.table(nd.Op, o, a(0)) {
+				return "", fmt.Errorf("kernel spec: unary %v not supported on the GPU", nd.Op)
+			}
 		}
 	case NBinary:
 		x, y := a(0), a(1)
@@ -515,7 +526,9 @@ func (g *gen) node(s *Spec, i int, vals, idx []string) (string, error) {
 			g.ins("setp.%s.f64 %s, %s, %s", cmp, p, x, y)
 			g.ins("selp.f64 %s, %s, %s, %s", o, f64imm(1), f64imm(0), p)
 		default:
-			return "", fmt.Errorf("kernel spec: binary %v not supported on the GPU", nd.Op)
+			if !g.table(nd.Op, o, x, y) {
+				return "", fmt.Errorf("kernel spec: binary %v not supported on the GPU", nd.Op)
+			}
 		}
 	}
 	return g.round32(nd, o), nil
@@ -660,4 +673,36 @@ func (g *gen) accumulate(r Reduce, v, e, acc, accI, wn, wm, wq, out, outOff stri
 		return fmt.Errorf("kernel spec: unknown reduction %d", r)
 	}
 	return nil
+}
+
+// table emits the PTX body of an op of the generated table (genPTX) into o; false when the
+// table has no GPU body for op.
+func (g *gen) table(op expr.Op, o string, args ...string) bool {
+	body, ok := genPTX[op]
+	if !ok {
+		return false
+	}
+	regs := map[string]string{"{o}": o, "{x}": args[0]}
+	if len(args) > 1 {
+		regs["{y}"] = args[1]
+	}
+	alloc := map[string]func() string{"{p}": g.p, "{t}": g.fd, "{s}": g.fd, "{r}": g.rd, "{q}": g.rd}
+	for _, line := range strings.Split(body, "\n") {
+		for name, mk := range alloc {
+			if _, done := regs[name]; !done && strings.Contains(line, name) {
+				regs[name] = mk()
+			}
+		}
+		for name, r := range regs {
+			line = strings.ReplaceAll(line, name, r)
+		}
+		g.ins("%s", line)
+	}
+	return true
+}
+
+// TableOnGPU reports whether the fused GPU kernel computes op of the generated table.
+func TableOnGPU(op expr.Op) bool {
+	_, ok := genPTX[op]
+	return ok
 }

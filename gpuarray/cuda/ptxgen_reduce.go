@@ -47,28 +47,53 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	g.ins("mul.wide.u32 %s, %s, %d", gid, bx, BlockSize)
 	g.ins("cvt.u64.u32 %s, %s", tid, tid32)
 	g.ins("add.u64 %s, %s, %s", gid, gid, tid)
-	ks := g.rd()
-	g.ins("mul.lo.u64 %s, %s, %s", ks, K, S)
 	exit := g.label("exit")
 	pExit := g.p()
-	// Spec.Rows: warp gid/32 takes (q, slice) and its lane the run's elements lane, lane+32, …
-	lane, wi := "", gid
+	lane := g.rd()
+	g.ins("and.b64 %s, %s, 31", lane, tid)
+	q, sl, lo, hi := g.rd(), g.rd(), g.rd(), g.rd()
+	var active string
 	if s.Rows {
-		lane, wi = g.rd(), g.rd()
-		g.ins("and.b64 %s, %s, 31", lane, tid)
+		// Warp gid/32 takes (q, slice) and its lane the run's elements lane, lane+32, …
+		ks, wi := g.rd(), g.rd()
+		g.ins("mul.lo.u64 %s, %s, %s", ks, K, S)
 		g.ins("shr.u64 %s, %s, 5", wi, gid)
+		g.ins("setp.ge.u64 %s, %s, %s", pExit, wi, ks)
+		g.ins("@%s bra %s", pExit, exit)
+		g.ins("rem.u64 %s, %s, %s", q, wi, K)
+		g.ins("div.u64 %s, %s, %s", sl, wi, K)
+		g.ins("mul.lo.u64 %s, %s, %s", t, N, sl)
+		g.ins("div.u64 %s, %s, %s", lo, t, S)
+		g.ins("add.u64 %s, %s, 1", hi, sl)
+		g.ins("mul.lo.u64 %s, %s, %s", t, N, hi)
+		g.ins("div.u64 %s, %s, %s", hi, t, S)
+	} else {
+		// Block x takes kept elements 32j … 32j+31 (one per lane) and outer slice b; its warp w
+		// walks inner slice 8b+w of the task's 8S slices.
+		G, gs, bx64, w, s8, sub := g.rd(), g.rd(), g.rd(), g.rd(), g.rd(), g.rd()
+		g.ins("add.u64 %s, %s, 31", G, K)
+		g.ins("shr.u64 %s, %s, 5", G, G)
+		g.ins("mul.lo.u64 %s, %s, %s", gs, G, S)
+		g.ins("cvt.u64.u32 %s, %s", bx64, bx)
+		g.ins("setp.ge.u64 %s, %s, %s", pExit, bx64, gs)
+		g.ins("@%s bra %s", pExit, exit)
+		g.ins("rem.u64 %s, %s, %s", q, bx64, G)
+		g.ins("div.u64 %s, %s, %s", sl, bx64, G)
+		g.ins("shl.b64 %s, %s, 5", q, q)
+		g.ins("add.u64 %s, %s, %s", q, q, lane)
+		g.ins("shr.u64 %s, %s, 5", w, tid)
+		g.ins("shl.b64 %s, %s, 3", s8, S)
+		g.ins("mad.lo.u64 %s, %s, 8, %s", sub, sl, w)
+		g.ins("mul.lo.u64 %s, %s, %s", t, N, sub)
+		g.ins("div.u64 %s, %s, %s", lo, t, s8)
+		g.ins("add.u64 %s, %s, 1", hi, sub)
+		g.ins("mul.lo.u64 %s, %s, %s", t, N, hi)
+		g.ins("div.u64 %s, %s, %s", hi, t, s8)
+		// Lanes past the last kept element walk nothing but take part in the block's merge.
+		active = g.p()
+		g.ins("setp.lt.u64 %s, %s, %s", active, q, K)
+		g.ins("@!%s mov.u64 %s, %s", active, hi, lo)
 	}
-	g.ins("setp.ge.u64 %s, %s, %s", pExit, wi, ks)
-	g.ins("@%s bra %s", pExit, exit)
-	q, sl := g.rd(), g.rd()
-	g.ins("rem.u64 %s, %s, %s", q, wi, K)
-	g.ins("div.u64 %s, %s, %s", sl, wi, K)
-	lo, hi := g.rd(), g.rd()
-	g.ins("mul.lo.u64 %s, %s, %s", t, N, sl)
-	g.ins("div.u64 %s, %s, %s", lo, t, S)
-	g.ins("add.u64 %s, %s, 1", hi, sl)
-	g.ins("mul.lo.u64 %s, %s, %s", t, N, hi)
-	g.ins("div.u64 %s, %s, %s", hi, t, S)
 
 	lv := g.loadLeaves(s, d, 8*(R+4))
 	// The kept index's part of each leaf's index, once per thread.
@@ -174,6 +199,50 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		p0 := g.p()
 		g.ins("setp.ne.u64 %s, %s, 0", p0, lane)
 		g.ins("@%s bra %s", p0, exit)
+	} else {
+		// Warp 0 gathers the block's eight inner slices in order through shared memory.
+		pw := s.Reduce.words()
+		g.shared = fmt.Sprintf("\t.shared .align 8 .b8 gpn_axes_part[%d];\n", BlockSize*pw*8)
+		base, ad := g.rd(), g.rd()
+		g.ins("mov.u64 %s, gpn_axes_part", base)
+		g.ins("mul.lo.u64 %s, %s, %d", ad, tid, pw*8)
+		g.ins("add.u64 %s, %s, %s", ad, ad, base)
+		switch s.Reduce {
+		case RSum, RMin, RMax:
+			g.ins("st.shared.f64 [%s], %s", ad, acc)
+		case RArgMin, RArgMax:
+			g.ins("st.shared.f64 [%s], %s", ad, acc)
+			g.ins("st.shared.u64 [%s+8], %s", ad, accI)
+		case RWelford:
+			g.ins("st.shared.f64 [%s], %s", ad, wn)
+			g.ins("st.shared.f64 [%s+8], %s", ad, wm)
+			g.ins("st.shared.f64 [%s+16], %s", ad, wq)
+		}
+		g.ins("bar.sync 0")
+		p0 := g.p()
+		g.ins("setp.ge.u64 %s, %s, 32", p0, tid)
+		g.ins("@%s bra %s", p0, exit)
+		for w := 1; w < BlockSize/32; w++ {
+			a := g.rd()
+			g.ins("add.u64 %s, %s, %d", a, ad, w*32*pw*8)
+			var v2, i2, n2, m2, q2 string
+			switch s.Reduce {
+			case RSum, RMin, RMax, RArgMin, RArgMax:
+				v2 = g.fd()
+				g.ins("ld.shared.f64 %s, [%s]", v2, a)
+				if s.Reduce == RArgMin || s.Reduce == RArgMax {
+					i2 = g.rd()
+					g.ins("ld.shared.u64 %s, [%s+8]", i2, a)
+				}
+			case RWelford:
+				n2, m2, q2 = g.fd(), g.fd(), g.fd()
+				g.ins("ld.shared.f64 %s, [%s]", n2, a)
+				g.ins("ld.shared.f64 %s, [%s+8]", m2, a)
+				g.ins("ld.shared.f64 %s, [%s+16]", q2, a)
+			}
+			g.merge(s.Reduce, "", acc, accI, wn, wm, wq, v2, i2, n2, m2, q2)
+		}
+		g.ins("@!%s bra %s", active, exit)
 	}
 
 	// The partial: slot outOff + b*K + q, Reduce.words() words.
@@ -217,12 +286,30 @@ func (g *gen) shfl64(v string, o int, f64 bool) string {
 // warpMerge merges, in lanes where in holds, the partial of the lane o above into the lane's
 // own, as the host's collect and the library's block reductions do.
 func (g *gen) warpMerge(r Reduce, o int, in, acc, accI, wn, wm, wq string) {
+	var v2, i2, n2, m2, q2 string
+	switch r {
+	case RSum, RMin, RMax:
+		v2 = g.shfl64(acc, o, true)
+	case RArgMin, RArgMax:
+		v2, i2 = g.shfl64(acc, o, true), g.shfl64(accI, o, false)
+	case RWelford:
+		n2, m2, q2 = g.shfl64(wn, o, true), g.shfl64(wm, o, true), g.shfl64(wq, o, true)
+	}
+	g.merge(r, in, acc, accI, wn, wm, wq, v2, i2, n2, m2, q2)
+}
+
+// merge merges the partial (v2, i2) or (n2, m2, q2) that covers later elements into the
+// thread's own (acc, accI) or (wn, wm, wq), where predicate in holds ("": everywhere).
+func (g *gen) merge(r Reduce, in, acc, accI, wn, wm, wq, v2, i2, n2, m2, q2 string) {
+	guard := ""
+	if in != "" {
+		guard = "@" + in + " "
+	}
 	switch r {
 	case RSum:
-		v := g.shfl64(acc, o, true)
-		g.ins("@%s add.rn.f64 %s, %s, %s", in, acc, acc, v)
+		g.ins("%sadd.rn.f64 %s, %s, %s", guard, acc, acc, v2)
 	case RMin, RMax:
-		v := g.shfl64(acc, o, true)
+		v := v2
 		op := "min"
 		if r == RMax {
 			op = "max"
@@ -231,9 +318,8 @@ func (g *gen) warpMerge(r Reduce, o int, in, acc, accI, wn, wm, wq string) {
 		g.ins("%s.f64 %s, %s, %s", op, t, acc, v)
 		g.ins("setp.nan.f64 %s, %s, %s", p, acc, v)
 		g.ins("@%s add.f64 %s, %s, %s", p, t, acc, v)
-		g.ins("@%s mov.f64 %s, %s", in, acc, t)
+		g.ins("%smov.f64 %s, %s", guard, acc, t)
 	case RArgMin, RArgMax:
-		v2, i2 := g.shfl64(acc, o, true), g.shfl64(accI, o, false)
 		has2, none1, n1, n2, ilt, anyn, nn1, t1, nanTake, eq, eqTake, strict, numTake, na, take := g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p(), g.p()
 		g.ins("setp.ge.s64 %s, %s, 0", has2, i2)
 		g.ins("setp.lt.s64 %s, %s, 0", none1, accI)
@@ -260,14 +346,17 @@ func (g *gen) warpMerge(r Reduce, o int, in, acc, accI, wn, wm, wq string) {
 		g.ins("or.pred %s, %s, %s", take, nanTake, numTake)
 		g.ins("or.pred %s, %s, %s", take, take, none1)
 		g.ins("and.pred %s, %s, %s", take, take, has2)
-		g.ins("and.pred %s, %s, %s", take, take, in)
+		if in != "" {
+			g.ins("and.pred %s, %s, %s", take, take, in)
+		}
 		g.ins("@%s mov.f64 %s, %s", take, acc, v2)
 		g.ins("@%s mov.u64 %s, %s", take, accI, i2)
 	case RWelford:
-		n2, m2, q2 := g.shfl64(wn, o, true), g.shfl64(wm, o, true), g.shfl64(wq, o, true)
 		has2, zero1 := g.p(), g.p()
 		g.ins("setp.neu.f64 %s, %s, %s", has2, n2, f64imm(0))
-		g.ins("and.pred %s, %s, %s", has2, has2, in)
+		if in != "" {
+			g.ins("and.pred %s, %s, %s", has2, has2, in)
+		}
 		g.ins("setp.eq.f64 %s, %s, %s", zero1, wn, f64imm(0))
 		nn, d, t, mm, qq, u := g.fd(), g.fd(), g.fd(), g.fd(), g.fd(), g.fd()
 		g.ins("add.rn.f64 %s, %s, %s", nn, wn, n2)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -25,17 +27,21 @@ type Partial struct {
 // thread should walk. The slice count of a task depends on its shape alone, never on the
 // launch or the number of GPUs, so the bits are the same for any of those.
 const (
-	axesMinThreads = 1 << 14
+	axesMinThreads = 1 << 17
 	axesMinWalk    = 256
+	// axesMinWarpThreads is axesMinThreads for Spec.Rows.
+	axesMinWarpThreads = 1 << 14
 )
 
-// AxesSlices returns how many slices each kept element of a partial reduction is split into,
-// for kept elements k and reduced elements n per kept element.
+// AxesSlices returns how many outer slices each kept element of a partial reduction is split
+// into, for kept elements k and reduced elements n per kept element: a block takes 32 kept
+// elements and one outer slice, its eight warps eight inner slices of it.
 func AxesSlices(k, n int64) int64 {
 	if k <= 0 || n <= 0 {
 		return 1
 	}
-	s := min((axesMinThreads+k-1)/k, (n+axesMinWalk-1)/axesMinWalk)
+	threads := (k + 31) / 32 * BlockSize
+	s := min((axesMinThreads+threads-1)/threads, (n+8*axesMinWalk-1)/(8*axesMinWalk))
 	return max(min(s, MaxSlices), 1)
 }
 
@@ -48,7 +54,7 @@ func AxesWarpSlices(k, n int64) int64 {
 	if k <= 0 || n <= 0 {
 		return 1
 	}
-	s := min((axesMinThreads/32+k-1)/k, (n+32*axesMinWalk-1)/(32*axesMinWalk))
+	s := min((axesMinWarpThreads/32+k-1)/k, (n+32*axesMinWalk-1)/(32*axesMinWalk))
 	return max(min(s, MaxSlices), 1)
 }
 
@@ -79,10 +85,6 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 	W := axesDescWords(R, L)
 	pw := int64(s.Reduce.words())
 	keys := randomKeys(s)
-	lanes := int64(1) // threads per (kept element, slice)
-	if s.Rows {
-		lanes = 32
-	}
 	ks, ns, ss := make([]int64, len(tasks)), make([]int64, len(tasks)), make([]int64, len(tasks))
 	for i := range tasks {
 		ks[i], ns[i] = axesShape(s, &tasks[i])
@@ -106,7 +108,11 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 			}
 			offs[last] = slots
 			slots += need
-			gridX = max(gridX, (need*lanes+BlockSize-1)/BlockSize)
+			if s.Rows {
+				gridX = max(gridX, (need*32+BlockSize-1)/BlockSize)
+			} else {
+				gridX = max(gridX, (ks[last]+31)/32*ss[last])
+			}
 			last++
 		}
 		if err := d.launchAxes(ctx, fn, name, s, tasks[first:last], first, ks, ns, ss, offs, slots, gridX, W, keys, opt, res); err != nil {
@@ -189,10 +195,23 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 			}
 		}
 	}
-	for k := range tasks {
-		ti := first + k
-		res.Axes[ti] = collectAxes(s.Reduce, words, offs[ti], ks[ti], ss[ti])
+	// Tasks combine their slices independently: spread them over the cores.
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(tasks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ti := range next {
+				res.Axes[ti] = collectAxes(s.Reduce, words, offs[ti], ks[ti], ss[ti])
+			}
+		}()
 	}
+	for k := range tasks {
+		next <- first + k
+	}
+	close(next)
+	wg.Wait()
 	return nil
 }
 

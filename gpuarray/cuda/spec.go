@@ -131,7 +131,7 @@ func (s *Spec) Validate() error {
 			}
 			nargs = 1
 		case NBinary:
-			if nd.Op.Unary() || nd.Op > expr.OpGe {
+			if _, gen := nd.Op.Generated(); nd.Op.Unary() || nd.Op > expr.OpGe && !gen {
 				return fmt.Errorf("kernel spec: node %d: %v is not binary", i, nd.Op)
 			}
 			nargs = 2

@@ -95,8 +95,19 @@ func NewUnary(op Op, a *Node) (*Node, error) {
 	if op == OpNeg && a.DType == Bool {
 		return nil, fmt.Errorf("neg of a bool array: use LogicalNot")
 	}
+	if g, ok := op.gen(); ok {
+		in, out, err := genDType(op, g, a.DType)
+		if err != nil {
+			return nil, err
+		}
+		a = NewCast(a, in)
+		return &Node{Kind: KUnary, Op: op, DType: out, Shape: a.Shape, Chunks: a.Chunks, Args: []*Node{a}}, nil
+	}
 	if op.Transcendental() {
 		a = NewCast(a, FloatFor(a.DType, op))
+	}
+	if op == OpAbs && a.DType.IsComplex() {
+		return &Node{Kind: KUnary, Op: op, DType: a.DType.Real(), Shape: a.Shape, Chunks: a.Chunks, Args: []*Node{a}}, nil
 	}
 	return &Node{Kind: KUnary, Op: op, DType: a.DType, Shape: a.Shape, Chunks: a.Chunks, Args: []*Node{a}}, nil
 }
@@ -205,6 +216,14 @@ func NewBinary(op Op, a, b *Node) (*Node, error) {
 	}
 	// Operands are cast to the dtype the op computes in, so executors see one dtype per op.
 	dt := Promote(a.DType, b.DType)
+	if g, ok := op.gen(); ok {
+		in, out, err := genDType(op, g, dt)
+		if err != nil {
+			return nil, err
+		}
+		a, b = NewCast(a, in), NewCast(b, in)
+		return &Node{Kind: KBinary, Op: op, DType: out, Shape: shape, Chunks: chunks, Args: []*Node{a, b}}, nil
+	}
 	if op.Transcendental() {
 		dt = FloatFor(dt, op)
 	}

@@ -88,11 +88,19 @@ func (o Op) String() string {
 	if int(o) < len(opNames) {
 		return opNames[o]
 	}
+	if g, ok := o.gen(); ok {
+		return g.name
+	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
 
 // Unary reports whether o takes one operand.
-func (o Op) Unary() bool { return o <= OpTanh }
+func (o Op) Unary() bool {
+	if g, ok := o.gen(); ok {
+		return g.arity == 1
+	}
+	return o <= OpTanh
+}
 
 // Comparison reports whether o compares its operands (and gives Bool).
 func (o Op) Comparison() bool { return o >= OpEq && o <= OpGe }

@@ -284,5 +284,38 @@ class Protocol(unittest.TestCase):
         self.assertIn("direct", text)
 
 
+class FatalCells(unittest.TestCase):
+    """Item 3: cells that used to take the kernel down or wedge it."""
+
+    def setUp(self):
+        self.k = Kernel("gpunotes")
+
+    def tearDown(self):
+        self.k.close()
+
+    def test_callback_panic_is_a_cell_error(self):
+        # In ipykernel an exception in a threading.Timer callback is printed and the kernel
+        # lives; here it killed the kernel with no message. Now it is the cell's error.
+        r = self.k.execute('import "time"\ntime.AfterFunc(10*time.Millisecond, func() { panic("boom") })\ntime.Sleep(300*time.Millisecond)')
+        self.assertEqual(r["status"], "error", r)
+        self.assertIn("time.AfterFunc", r["evalue"])
+        self.assertIn("boom", r["evalue"])
+        self.assertTrue(self.k.alive())
+
+    def test_stack_overflow_exits_and_restarts(self):
+        # ipykernel turns deep recursion into RecursionError. Go cannot recover a stack
+        # overflow: the kernel must exit (it hung with a dead heartbeat, its crash report stuck
+        # in the cell's full output pipe), say why in its log, and restart.
+        self.k.kc.execute("func rec(n int) int { return rec(n+1) + 1 }\nrec(0)")
+        deadline = time.time() + 90
+        while self.k.km.is_alive() and time.time() < deadline:
+            time.sleep(0.5)
+        self.assertFalse(self.k.km.is_alive(), "the kernel neither recovered nor exited after a stack overflow")
+        self.assertIn("runtime.morestack", self.k.log_text())
+        self.k.km.restart_kernel(now=True)
+        self.k.kc.wait_for_ready(timeout=60)
+        self.assertTrue(self.k.alive())
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -39,9 +39,19 @@ const (
 var bloscFormats = map[int]string{0: "blosclz", 1: "lz4", 2: "snappy", 3: "zlib", 4: "zstd"}
 
 // Decode implements Codec.
-func (Blosc) Decode(src []byte, size int) ([]byte, error) {
+func (b Blosc) Decode(src []byte, size int) ([]byte, error) {
+	out := make([]byte, size)
+	if err := b.DecodeInto(out, src); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DecodeInto implements Into.
+func (Blosc) DecodeInto(out, src []byte) error {
+	size := len(out)
 	if len(src) < bloscHeader {
-		return nil, fmt.Errorf("blosc: frame of %d bytes is shorter than its header", len(src))
+		return fmt.Errorf("blosc: frame of %d bytes is shorter than its header", len(src))
 	}
 	flags := src[2]
 	typesize := int(src[3])
@@ -49,30 +59,29 @@ func (Blosc) Decode(src []byte, size int) ([]byte, error) {
 	blocksize := int(binary.LittleEndian.Uint32(src[8:]))
 	cbytes := int(binary.LittleEndian.Uint32(src[12:]))
 	if src[0] > 2 {
-		return nil, fmt.Errorf("blosc: frame version %d (only version-1 frames, format 2, are read)", src[0])
+		return fmt.Errorf("blosc: frame version %d (only version-1 frames, format 2, are read)", src[0])
 	}
 	if nbytes != size {
-		return nil, fmt.Errorf("blosc: frame holds %d bytes, want %d", nbytes, size)
+		return fmt.Errorf("blosc: frame holds %d bytes, want %d", nbytes, size)
 	}
 	if cbytes != len(src) {
-		return nil, fmt.Errorf("blosc: frame says %d bytes, chunk has %d", cbytes, len(src))
+		return fmt.Errorf("blosc: frame says %d bytes, chunk has %d", cbytes, len(src))
 	}
-	out := make([]byte, nbytes)
 	if flags&bloscMemcpyed != 0 {
 		if len(src) < bloscHeader+nbytes {
-			return nil, fmt.Errorf("blosc: stored frame of %d bytes for %d data bytes", len(src), nbytes)
+			return fmt.Errorf("blosc: stored frame of %d bytes for %d data bytes", len(src), nbytes)
 		}
 		copy(out, src[bloscHeader:])
-		return out, nil
+		return nil
 	}
 	if nbytes == 0 {
-		return out, nil
+		return nil
 	}
 	if blocksize <= 0 || typesize <= 0 {
-		return nil, fmt.Errorf("blosc: bad block size %d or type size %d", blocksize, typesize)
+		return fmt.Errorf("blosc: bad block size %d or type size %d", blocksize, typesize)
 	}
 	if flags&bloscBitShuffle != 0 && blocksize >= typesize {
-		return nil, fmt.Errorf("blosc: bit shuffle is not supported (byte shuffle and no shuffle are)")
+		return fmt.Errorf("blosc: bit shuffle is not supported (byte shuffle and no shuffle are)")
 	}
 	cname := bloscFormats[int(flags>>5)]
 	var dec func(dst, src []byte) error
@@ -104,11 +113,11 @@ func (Blosc) Decode(src []byte, size int) ([]byte, error) {
 		if cname == "" {
 			cname = fmt.Sprintf("code %d", flags>>5)
 		}
-		return nil, fmt.Errorf("blosc: compressor %s is not supported (lz4, zstd and zlib are)", cname)
+		return fmt.Errorf("blosc: compressor %s is not supported (lz4, zstd and zlib are)", cname)
 	}
 	nblocks := (nbytes + blocksize - 1) / blocksize
 	if bloscHeader+4*nblocks > len(src) {
-		return nil, fmt.Errorf("blosc: %d block offsets do not fit a frame of %d bytes", nblocks, len(src))
+		return fmt.Errorf("blosc: %d block offsets do not fit a frame of %d bytes", nblocks, len(src))
 	}
 	shuffle := flags&bloscShuffle != 0 && typesize > 1
 	tmp := make([]byte, blocksize)
@@ -131,18 +140,18 @@ func (Blosc) Decode(src []byte, size int) ([]byte, error) {
 		}
 		for s := 0; s < nsplits; s++ {
 			if pos < 0 || pos+4 > len(src) {
-				return nil, fmt.Errorf("blosc: block %d: offset %d outside the frame", j, pos)
+				return fmt.Errorf("blosc: block %d: offset %d outside the frame", j, pos)
 			}
 			cb := int(int32(binary.LittleEndian.Uint32(src[pos:])))
 			pos += 4
 			if cb < 0 || pos+cb > len(src) {
-				return nil, fmt.Errorf("blosc: block %d: %d compressed bytes outside the frame", j, cb)
+				return fmt.Errorf("blosc: block %d: %d compressed bytes outside the frame", j, cb)
 			}
 			part := work[s*neblock : (s+1)*neblock]
 			if cb == neblock {
 				copy(part, src[pos:pos+cb])
 			} else if err := dec(part, src[pos:pos+cb]); err != nil {
-				return nil, fmt.Errorf("blosc: block %d (%s): %w", j, cname, err)
+				return fmt.Errorf("blosc: block %d (%s): %w", j, cname, err)
 			}
 			pos += cb
 		}
@@ -150,7 +159,7 @@ func (Blosc) Decode(src []byte, size int) ([]byte, error) {
 			unshuffle(dst, work, typesize)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // shuffle groups byte k of every element together: dst[k*n + i] = src[i*ts + k]; bytes

@@ -27,6 +27,12 @@ type Codec interface {
 	Decode(src []byte, size int) ([]byte, error)
 }
 
+// Into is implemented by codecs that decode straight into a caller's buffer of the exact
+// decoded size (no allocation, no copy): zstd and blosc.
+type Into interface {
+	DecodeInto(dst, src []byte) error
+}
+
 // Gzip is the gzip codec (level 0-9; -1: the library's default).
 type Gzip struct{ Level int }
 
@@ -171,12 +177,28 @@ func zstdEncode(src []byte, l int) ([]byte, error) {
 // Decode implements Codec.
 func (Zstd) Decode(src []byte, size int) ([]byte, error) { return zstdDecode(src, size) }
 
+// DecodeInto implements Into.
+func (Zstd) DecodeInto(dst, src []byte) error {
+	d, err := zstdDecoder()
+	if err != nil {
+		return fmt.Errorf("zstd: %w", err)
+	}
+	out, err := d.DecodeAll(src, dst[:0])
+	if err != nil {
+		return fmt.Errorf("zstd: %w", err)
+	}
+	if len(out) != len(dst) || &out[0] != &dst[0] {
+		return fmt.Errorf("zstd: decoded %d bytes, want %d", len(out), len(dst))
+	}
+	return nil
+}
+
 func zstdDecode(src []byte, size int) ([]byte, error) {
 	d, err := zstdDecoder()
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
-	out, err := d.DecodeAll(src, make([]byte, 0, min(size, 1<<26)))
+	out, err := d.DecodeAll(src, make([]byte, 0, size))
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}

@@ -3,10 +3,15 @@ package zarr
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/io/codec"
 	"github.com/gpunotes/gpunotes/gpuarray/io/elem"
@@ -58,6 +63,15 @@ func (a *Array) ReadBoxInto(dir string, origin, shape []int, out []byte) error {
 		srcStr[a.Order[k]] = st
 		st *= a.Chunks[a.Order[k]]
 	}
+	if a.direct(origin, shape) {
+		// The box is exactly one whole chunk, stored as it is laid out here: decode it
+		// straight into out (no decoded copy, no extra buffer).
+		idx := make([]int, r)
+		for d := range idx {
+			idx[d] = lo[d]
+		}
+		return a.readChunkInto(dir, idx, out)
+	}
 	var err error
 	eachIndex(lo, hi, func(idx []int) bool {
 		var chunk []byte
@@ -87,6 +101,81 @@ func (a *Array) ReadBoxInto(dir string, origin, shape []int, out []byte) error {
 		return fmt.Errorf("zarr %s: %w", dir, err)
 	}
 	return nil
+}
+
+// direct reports whether the box at origin with shape is exactly one whole chunk whose
+// decoded bytes are the box's (C order, native byte order) and whose codecs can decode in
+// place.
+func (a *Array) direct(origin, shape []int) bool {
+	if !a.Type.Native() || len(a.Codecs) > 1 {
+		return false
+	}
+	if len(a.Codecs) == 1 {
+		if _, ok := a.Codecs[0].(codec.Into); !ok {
+			return false
+		}
+	}
+	for d := range shape {
+		if a.Order[d] != d || shape[d] != a.Chunks[d] || origin[d]%a.Chunks[d] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// readChunkInto reads chunk idx into out (its whole decoded size); a missing chunk is the
+// fill value.
+func (a *Array) readChunkInto(dir string, idx []int, out []byte) error {
+	path := filepath.Join(dir, filepath.FromSlash(a.Key(idx)))
+	raw, release, err := readPooled(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		fillBox(out, 0, cStrides(a.Chunks), a.Chunks, a.Fill)
+		return nil
+	}
+	if err != nil {
+		return &ChunkError{path, idx, err}
+	}
+	defer release()
+	if len(a.Codecs) == 0 {
+		if len(raw) != len(out) {
+			err = fmt.Errorf("%d bytes, the chunk shape %v of %s needs %d", len(raw), a.Chunks, a.Type, len(out))
+		} else {
+			copy(out, raw)
+		}
+	} else {
+		err = a.Codecs[0].(codec.Into).DecodeInto(out, raw)
+	}
+	if err != nil {
+		return &ChunkError{path, idx, err}
+	}
+	return nil
+}
+
+var rawPool sync.Pool // *[]byte: buffers for stored chunks, reused across reads
+
+// readPooled reads a file into a pooled buffer; release returns the buffer to the pool.
+func readPooled(path string) ([]byte, func(), error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	n := int(st.Size())
+	bp, _ := rawPool.Get().(*[]byte)
+	if bp == nil || cap(*bp) < n {
+		b := make([]byte, n)
+		bp = &b
+	}
+	buf := (*bp)[:n]
+	if _, err := io.ReadFull(f, buf); err != nil {
+		rawPool.Put(bp)
+		return nil, nil, err
+	}
+	return buf, func() { rawPool.Put(bp) }, nil
 }
 
 // WriteBox writes the chunk idx from box: the chunk's part of the array (clipped at the

@@ -1,0 +1,197 @@
+package cpu
+
+import (
+	"math"
+	"math/cmplx"
+)
+
+// The scalar functions the op table's CPU expressions call (gpuarray/optable), with NumPy's
+// results at special values.
+
+// smallest normal float64; below it Go's math.Log on amd64 is wrong (golang/go#56600).
+const minNormal = 2.2250738585072014e-308
+
+// Log is the natural logarithm, correct for subnormal x too.
+func Log(x float64) float64 {
+	if x > 0 && x < minNormal {
+		return math.Log(x*(1<<54)) - 54*math.Ln2
+	}
+	return math.Log(x)
+}
+
+// Log2 is the base-2 logarithm (exact for powers of two, subnormal ones included).
+func Log2(x float64) float64 { return math.Log2(x) }
+
+// Logaddexp is log(exp(x) + exp(y)) as NumPy computes it.
+func Logaddexp(x, y float64) float64 {
+	if x == y {
+		return x + math.Ln2 // infinities of one sign too
+	}
+	d := x - y
+	switch {
+	case d > 0:
+		return x + math.Log1p(math.Exp(-d))
+	case d <= 0:
+		return y + math.Log1p(math.Exp(d))
+	}
+	return d // NaN
+}
+
+// Sign is -1, 0 or 1 by x's sign; NaN for NaN.
+func Sign(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	case x == 0:
+		return 0
+	}
+	return x
+}
+
+// SignInt is Sign of an integer lane value (u: unsigned).
+func SignInt(x int64, u bool) int64 {
+	switch {
+	case x == 0:
+		return 0
+	case u || x > 0:
+		return 1
+	}
+	return -1
+}
+
+// SignComplex is x/|x| (0 for 0), the Array API's sign of a complex number.
+func SignComplex(x complex128) complex128 {
+	if x == 0 {
+		return 0
+	}
+	a := cmplx.Abs(x)
+	return complex(real(x)/a, imag(x)/a) // by parts, as NumPy divides
+}
+
+// ReciprocalComplex is 1/x by NumPy's algorithm (Smith's, so 1/(a+0i) has imaginary part -0).
+func ReciprocalComplex(x complex128) complex128 {
+	br, bi := real(x), imag(x)
+	switch {
+	case math.Abs(br) >= math.Abs(bi):
+		if br == 0 && bi == 0 {
+			return complex(1/math.Abs(br), 1/math.Abs(bi))
+		}
+		rat := bi / br
+		scl := 1.0 / (br + bi*rat)
+		return complex(scl, -rat*scl)
+	case bi == bi:
+		rat := br / bi
+		scl := 1.0 / (bi + br*rat)
+		return complex(rat*scl, -scl)
+	}
+	return complex(math.NaN(), math.NaN())
+}
+
+// divmod is NumPy's npy_divmod: the floored quotient and the remainder with y's sign.
+func divmod(x, y float64) (div, mod float64) {
+	mod = math.Mod(x, y)
+	if y == 0 {
+		return x / y, mod
+	}
+	div = (x - mod) / y
+	if mod != 0 {
+		if (y < 0) != (mod < 0) {
+			mod += y
+			div -= 1
+		}
+	} else {
+		mod = math.Copysign(0, y)
+	}
+	if div != 0 {
+		f := math.Floor(div)
+		if div-f > 0.5 {
+			f++
+		}
+		div = f
+	} else {
+		div = math.Copysign(0, x/y)
+	}
+	return div, mod
+}
+
+// Remainder is NumPy's remainder of floats (Python's %).
+func Remainder(x, y float64) float64 {
+	_, m := divmod(x, y)
+	return m
+}
+
+// FloorDivide is NumPy's floor_divide of floats (Python's //).
+func FloorDivide(x, y float64) float64 {
+	d, _ := divmod(x, y)
+	return d
+}
+
+// RemainderInt is Python's % of integers; 0 when y is 0 (NumPy warns).
+func RemainderInt(x, y int64, u bool) int64 {
+	if y == 0 {
+		return 0
+	}
+	if u {
+		return int64(uint64(x) % uint64(y))
+	}
+	if y == -1 {
+		return 0
+	}
+	r := x % y
+	if r != 0 && (r < 0) != (y < 0) {
+		r += y
+	}
+	return r
+}
+
+// FloorDivideInt is Python's // of integers; 0 when y is 0, and the minimum value divided by
+// -1 wraps to itself, as NumPy gives them.
+func FloorDivideInt(x, y int64, u bool, bits int) int64 {
+	if y == 0 {
+		return 0
+	}
+	if u {
+		return int64(uint64(x) / uint64(y))
+	}
+	if y == -1 {
+		return -x // wraps for the minimum value (after the lane's wrap to the width)
+	}
+	q := x / y
+	if x%y != 0 && (x < 0) != (y < 0) {
+		q--
+	}
+	return q
+}
+
+// LeftShift is x << y in a bits-wide integer; 0 when y is negative or at least bits.
+func LeftShift(x, y int64, u bool, bits int) int64 {
+	if (!u && y < 0) || uint64(y) >= uint64(bits) {
+		return 0
+	}
+	return x << uint(y)
+}
+
+// RightShift is x >> y in a bits-wide integer, arithmetic when signed; when y is negative or
+// at least bits, 0 (or -1 for a negative signed x).
+func RightShift(x, y int64, u bool, bits int) int64 {
+	if (!u && y < 0) || uint64(y) >= uint64(bits) {
+		if !u && x < 0 {
+			return -1
+		}
+		return 0
+	}
+	if u {
+		return int64(uint64(x) >> uint(y))
+	}
+	return x >> uint(y)
+}
+
+// Invert flips every bit of x; a bool (bits 1) becomes its negation.
+func Invert(x int64, bits int) int64 {
+	if bits == 1 {
+		return x ^ 1
+	}
+	return ^x
+}

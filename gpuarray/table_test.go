@@ -1,0 +1,138 @@
+package gpuarray
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/optable"
+	"github.com/gpunotes/gpunotes/internal/testenv"
+)
+
+// tableDTypes are the operand dtypes each rule is tried with.
+var tableDTypes = map[optable.Rule][]DType{
+	optable.Same:    {Float64, Float32, Int8, Int32, Int64, Uint8, Uint64, Complex128},
+	optable.Float:   {Float64, Float32, Int16, Int64, Complex128},
+	optable.Test:    {Float64, Float32, Int32, Uint16, Complex128},
+	optable.Logical: {Bool, Float64, Int8, Complex128},
+	optable.Bits:    {Bool, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64},
+	optable.Shift:   {Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64},
+	optable.Part:    {Float64, Float32, Int32, Complex128},
+}
+
+// tableCall applies row o of the table through its gpuarray function.
+func tableCall(o optable.Op, xs ...*Array) *Array {
+	if o.Arity == 1 {
+		return unaryOf(tableOp(o), xs[0])
+	}
+	return binaryOf(tableOp(o), xs[0], xs[1])
+}
+
+func tableOp(o optable.Op) expr.Op {
+	for op := expr.OpGe + 1; ; op++ {
+		if op.String() == o.Name {
+			return op
+		}
+		if _, ok := op.Generated(); !ok {
+			return 0
+		}
+	}
+}
+
+// TestTableAgainstNumPy checks every op of the table against NumPy for the dtypes its rule
+// takes, on random shapes and chunkings with NaN, ±Inf, -0 and subnormals among the values:
+// bit equality where the row says the op is exact, 1e-12 relative (1e-5 for 32-bit floats)
+// otherwise. Dtypes the op does not define must fail to build, with an error naming them.
+func TestTableAgainstNumPy(t *testing.T) {
+	py := testenv.Python(t)
+	r := rand.New(rand.NewPCG(20, 23))
+	var cases []*dtypeCase
+	for _, o := range optable.Ops {
+		if tableOp(o) == 0 {
+			t.Fatalf("%s: no expr.Op (run go generate ./gpuarray/optable)", o.Name)
+		}
+		built := 0
+		for _, dt := range tableDTypes[o.Rule] {
+			for trial := 0; trial < 3; trial++ {
+				shape := randShape(r)
+				var xs []*Array
+				var cs []caseArray
+				for range o.Arity {
+					x, c := randTypedArray(r, dt, shape)
+					xs, cs = append(xs, x), append(cs, c)
+				}
+				res := tableCall(o, xs...)
+				if err := res.Err(); err != nil {
+					if !strings.Contains(err.Error(), dt.String()) {
+						t.Errorf("%s of %v: unclear error %v", o.Name, dt, err)
+					}
+					break
+				}
+				c := &dtypeCase{Op: o.NumPy, Args: cs, result: res, exact: o.Exact && !(o.ComplexUlp && dt.IsComplex())}
+				if in := res.n.Args[0].DType; in != dt && o.Rule != optable.Logical {
+					c.Cast = in.String() // an integer cast to float first (NumPy would give float16)
+				}
+				cases = append(cases, c)
+				built++
+			}
+		}
+		if built == 0 {
+			t.Errorf("%s: no dtype of its rule builds", o.Name)
+		}
+	}
+	for i, c := range cases {
+		got, err := c.result.Compute()
+		if err != nil {
+			t.Fatalf("case %d (%s): %v", i, c.Op, err)
+		}
+		if c.got, err = got.n.Values(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-c", numpyEval)
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("numpy: %v", err)
+	}
+	var want []numpyResult
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatal(err)
+	}
+	fails := 0
+	for i, c := range cases {
+		w := want[i]
+		desc := fmt.Sprintf("case %d: %s of %s", i, c.Op, describe(c))
+		if c.got.DType().String() != w.DType {
+			t.Errorf("%s: dtype %v, NumPy %s", desc, c.got.DType(), w.DType)
+			fails++
+		} else {
+			for j, ws := range w.Data {
+				if !sameValue(c.got, j, ws, c.exact) {
+					t.Errorf("%s: value %d is %v, NumPy %s (input %s)", desc, j, c.got.Elem(j), ws, inputAt(c, j))
+					fails++
+					break
+				}
+			}
+		}
+		if fails > 30 {
+			t.Fatal("too many failures")
+		}
+	}
+}
+
+func inputAt(c *dtypeCase, j int) string {
+	var s []string
+	for _, a := range c.Args {
+		s = append(s, a.Data[j])
+	}
+	return strings.Join(s, ", ")
+}
