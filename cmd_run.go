@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -129,6 +132,13 @@ func runNotebookCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if os.Getenv(runChildEnv) == "" {
+		return superviseRun(a, args)
+	}
+	events := os.NewFile(3, "run-events")
+	defer events.Close()
+	note := func(format string, v ...any) { fmt.Fprintf(events, format, v...) }
+	defer note("end\n")
 	out := a.output
 	switch {
 	case a.inplace:
@@ -181,7 +191,25 @@ func runNotebookCmd(ctx context.Context, args []string) error {
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
-	opts := nbrun.Options{Progress: term[1], CellTimeout: a.timeout}
+	first := true
+	opts := nbrun.Options{Progress: term[1], CellTimeout: a.timeout,
+		CellStarted: func(i int) {
+			if first {
+				// Outputs are cleared by now: a first cell that kills the process leaves this.
+				first = false
+				if err := nb.WriteFile(outAbs); err != nil {
+					fmt.Fprintf(term[1], "gpunotes run: %v\n", err)
+				}
+			}
+			note("start %d\n", i)
+		},
+		CellDone: func(i int) {
+			// Saved after every cell, so a later cell that kills the process loses nothing.
+			if err := nb.WriteFile(outAbs); err != nil {
+				fmt.Fprintf(term[1], "gpunotes run: %v\n", err)
+			}
+			note("done %d\n", i)
+		}}
 	if !a.quiet {
 		opts.Stdout, opts.Stderr = term[0], term[1]
 	}
@@ -196,6 +224,95 @@ func runNotebookCmd(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(term[1], "ran %d code cells in %s; wrote %s\n", res.Executed, res.Elapsed.Round(10*time.Millisecond), out)
 	return nil
+}
+
+// runChildEnv marks the child process that runs the notebook's cells.
+const runChildEnv = "GPUNOTES_RUN_CHILD"
+
+// superviseRun runs the notebook in a child process (this command again). Go cannot recover
+// from some failures of a cell (a stack overflow, running out of memory): they end the
+// process. The child saves the notebook after every completed cell and says which cell it
+// starts, so when it dies the parent marks the cell that killed it in the written notebook,
+// names it, and exits 1.
+func superviseRun(a runArgs, args []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("locate the gpunotes binary: %w", err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	cmd := exec.Command(exe, append([]string{"run"}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), runChildEnv+"=1")
+	cmd.ExtraFiles = []*os.File{pw}
+	// Ctrl-C reaches the child through the terminal's process group; it interrupts the cell.
+	signal.Ignore(os.Interrupt)
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return fmt.Errorf("run: start the notebook's process: %w", err)
+	}
+	pw.Close()
+	pending, ended := -1, false
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 2 && f[0] == "start":
+			pending, _ = strconv.Atoi(f[1])
+		case len(f) == 2 && f[0] == "done":
+			pending = -1
+		case len(f) == 1 && f[0] == "end":
+			ended = true
+		}
+	}
+	pr.Close()
+	werr := cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if ended || pending < 0 {
+		if werr != nil && code > 0 {
+			// The child already said why (usage, a failing cell, a bad notebook).
+			os.Exit(code)
+		}
+		return werr
+	}
+	return markKilled(a, pending, cmd.ProcessState)
+}
+
+// markKilled records in the output notebook that cell index killed the process.
+func markKilled(a runArgs, index int, st *os.ProcessState) error {
+	out := a.output
+	switch {
+	case a.inplace:
+		out = a.input
+	case out == "":
+		out = strings.TrimSuffix(a.input, ".ipynb") + ".out.ipynb"
+	}
+	nb, err := nbrun.ReadFile(out)
+	if err != nil || index >= len(nb.Cells) {
+		return fmt.Errorf("the notebook's process died (%v) in its first cell, and no notebook was written: %v", st, err)
+	}
+	number, count := 0, 0
+	for i, c := range nb.Cells {
+		if c.Type == "code" && strings.TrimSpace(c.Source) != "" {
+			count++
+			if i <= index {
+				number = count
+			}
+		}
+	}
+	c := nb.Cells[index]
+	n := number
+	c.ExecutionCount = &n
+	why := fmt.Sprintf("the process running the notebook died in this cell (%v): Go cannot recover from a stack overflow or from running out of memory; the runtime's report is on stderr", st)
+	c.Outputs = []*nbrun.Output{{Type: "error", EName: "ProcessDied", EValue: why, Traceback: []string{"ProcessDied: " + why}}}
+	werr := nb.WriteFile(out)
+	summary := nbrun.FirstLine(c.Source)
+	fmt.Fprintf(os.Stderr, "gpunotes run: code cell %d of %d (id %s, %q) killed the process (%v); wrote %s with the cells before it\n",
+		number, count, c.ID, summary, st, out)
+	return errors.Join(fmt.Errorf("code cell %d of %d (id %s, %q) killed the process: %v", number, count, c.ID, summary, st), werr)
 }
 
 // terminalFiles duplicates fds 1 and 2.

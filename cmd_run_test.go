@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,5 +207,45 @@ func TestRunCommandFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil || strings.Contains(log, "[1/1]") {
 		t.Fatalf("a cell ran although the output could not be written:\n%s", log)
+	}
+}
+
+// TestRunCommandKilledCell: a cell that kills the process (a stack overflow: fatal in Go)
+// leaves the written notebook with every cell before it, the killing cell marked, a message
+// naming it, and exit 1 (before: exit 2, nothing printed, no notebook).
+func TestRunCommandKilledCell(t *testing.T) {
+	dir := t.TempDir()
+	in := writeNotebook(t, dir, "fatal.ipynb", "go",
+		"import \"fmt\"\nfmt.Println(\"first done\")",
+		"func rec(n int) int { return rec(n+1) + 1 }\nrec(0)",
+		"fmt.Println(\"never\")")
+	out := filepath.Join(dir, "fatal-out.ipynb")
+	code, log := gpunotesRun(t, "-q", in, "-o", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%.3000s", code, log)
+	}
+	if !strings.Contains(log, "code cell 2 of 3") || !strings.Contains(log, "killed the process") {
+		t.Errorf("the message does not name the cell:\n%.3000s", log)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nb struct {
+		Cells []struct {
+			Outputs []map[string]any `json:"outputs"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &nb); err != nil || len(nb.Cells) != 3 {
+		t.Fatalf("notebook: %v\n%s", err, b)
+	}
+	if o := nb.Cells[0].Outputs; len(o) != 1 || !strings.Contains(fmt.Sprint(o[0]["text"]), "first done") {
+		t.Errorf("first cell's output lost: %v", o)
+	}
+	if o := nb.Cells[1].Outputs; len(o) != 1 || o[0]["ename"] != "ProcessDied" {
+		t.Errorf("the killing cell is not marked: %v", o)
+	}
+	if o := nb.Cells[2].Outputs; len(o) != 0 {
+		t.Errorf("a cell after the killing one has outputs: %v", o)
 	}
 }

@@ -134,3 +134,41 @@ func TestPersistOnClusterSurvivesKilledWorker(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestPersistThroughConnect persists an array on workers of a standalone scheduler, through a
+// client of Connect, and reads it back in later computations: bit-equal to inline.
+func TestPersistThroughConnect(t *testing.T) {
+	h := newHosts(t, 1)
+	token := randHex(16)
+	_, addr, _ := startScheduler(t, h.rootIP()+":0", token, "--dashboard", "off")
+	startWorkers(t, h.names[0], addr, token, "p", 2, 1)
+	c := connect(t, addr, token)
+	waitWorkers(t, c, 30*time.Second, "p-cpu0", "p-cpu1")
+	x := gpuarray.NewRandomState(8).Uniform(-1, 1, gpuarray.Shape(400, 300), gpuarray.Chunks(100, 100))
+	want, err := standardized(x).ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := x.Persist(gpuarray.On(c))
+	if err := y.Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer y.Release()
+	for pass := 0; pass < 2; pass++ {
+		got, err := standardized(y).ToSlice(gpuarray.On(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bitEqual(got, want) {
+			t.Fatalf("pass %d through Connect differs from inline", pass)
+		}
+	}
+	all, err := y.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAll, _ := x.ToSlice(gpuarray.Inline())
+	if !bitEqual(all, wantAll) {
+		t.Fatal("the persisted values fetched through Connect differ")
+	}
+}

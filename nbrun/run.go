@@ -29,6 +29,10 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// CellTimeout bounds each cell (0: no limit). A cell past it fails as interrupted.
 	CellTimeout time.Duration
+	// CellStarted and CellDone, when set, are called with the cell's index in nb.Cells before a
+	// code cell runs and after it completed without error (gpunotes run saves the notebook
+	// there, so a cell that kills the process loses none of the cells before it).
+	CellStarted, CellDone func(index int)
 }
 
 // CellFailure is the error Run returns when a cell fails. The notebook keeps the cell's error
@@ -104,6 +108,9 @@ func Run(ctx context.Context, nb *Notebook, ex Executor, opts Options) (Result, 
 		summary := firstLine(c.Source)
 		progressf(opts.Progress, "[%d/%d] cell %s: %s\n", n+1, len(code), c.ID, summary)
 		t0 := time.Now()
+		if opts.CellStarted != nil {
+			opts.CellStarted(i)
+		}
 		cerr := r.execute(ctx, ex, c, count)
 		res.Executed++
 		el := time.Since(t0)
@@ -113,6 +120,9 @@ func Run(ctx context.Context, nb *Notebook, ex Executor, opts Options) (Result, 
 			return res, &CellFailure{Index: i, Number: n + 1, Count: len(code), ID: c.ID, Summary: summary, EName: cerr.Name, EValue: cerr.Value}
 		}
 		progressf(opts.Progress, "      ok in %s\n", round(el))
+		if opts.CellDone != nil {
+			opts.CellDone(i)
+		}
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
@@ -130,6 +140,9 @@ func progressf(w io.Writer, format string, args ...any) {
 		fmt.Fprintf(w, format, args...)
 	}
 }
+
+// FirstLine is a cell's first non-empty source line, shortened: how progress names a cell.
+func FirstLine(src string) string { return firstLine(src) }
 
 func firstLine(src string) string {
 	for _, l := range strings.Split(src, "\n") {
