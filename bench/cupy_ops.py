@@ -7,7 +7,7 @@ The same table of ops on an N x N standard normal array, in up to three variants
   cupy-resident: the array is generated once and stays in device memory; each op reads it
                  (CuPy's best case);
   dask-cupy:     dask.array with CuPy chunks of C x C, regenerated per op as dask does (only
-                 where dask is installed).
+                 where dask is importable; the float32 row generates float64 and casts).
 Every variant brings the result to the host (float() or .get()), as gpunotes' Compute does.
 Each figure is the best of 3 after a warm-up.
 Usage: python3 bench/cupy_ops.py --n 40000 [--chunk 10000] [--variants cupy-regen,cupy-resident,dask-cupy]
@@ -123,12 +123,13 @@ def dask_cupy():
         return
     dask.config.set(scheduler="threads")
 
-    def gen(dt):
+    def gen(f32):
         rs = da.random.RandomState(42, RandomState=cp.random.RandomState)
-        return rs.standard_normal((N, N), chunks=(C, C), dtype=dt)
+        x = rs.standard_normal((N, N), chunks=(C, C))
+        return x.astype(cp.float32) if f32 else x
 
     for name, op in OPS:
-        dt = cp.float32 if name == "sum(float32)" else cp.float64
+        dt = name == "sum(float32)"
         if op is None:
             f = lambda: first(da.arange(N * N, chunks=C * C, dtype=cp.float64, like=cp.empty(0)).sum().compute())
         else:

@@ -123,15 +123,29 @@ const gpuBatches = 10
 
 func (s *gpuSched) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
 	outs := make([]*plan.Output, len(tasks))
-	for lo := 0; lo < len(tasks); {
-		hi := lo + 1
-		for hi < len(tasks) && tasks[hi].Kernel == tasks[lo].Kernel {
-			hi++
+	// The tasks of one kernel run as one group even where other kernels' tasks sit between
+	// them: a join along an inner axis alternates its pieces' kernels in chunk order.
+	var kernels []*plan.Kernel
+	groups := map[*plan.Kernel][]int{}
+	for i, t := range tasks {
+		if _, ok := groups[t.Kernel]; !ok {
+			kernels = append(kernels, t.Kernel)
 		}
-		if err := s.runGroup(ctx, tasks[lo:hi], outs[lo:hi], done); err != nil {
+		groups[t.Kernel] = append(groups[t.Kernel], i)
+	}
+	for _, k := range kernels {
+		idx := groups[k]
+		ts := make([]*plan.Task, len(idx))
+		part := make([]*plan.Output, len(idx))
+		for j, i := range idx {
+			ts[j] = tasks[i]
+		}
+		if err := s.runGroup(ctx, ts, part, done); err != nil {
 			return nil, err
 		}
-		lo = hi
+		for j, i := range idx {
+			outs[i] = part[j]
+		}
 	}
 	return outs, nil
 }

@@ -258,6 +258,11 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 		}
 	case plan.Cast:
 		a := args[0]
+		if !f32 {
+			// Widening to float64 changes no value: share the operand's vector, no step.
+			o.vec = a.vec
+			return o, nil
+		}
 		o.apply = func(n int) { copy(dst[:n], a.vec[:n]) }
 	case plan.Where:
 		c, x, y := args[0], args[1], args[2]

@@ -168,8 +168,19 @@ func (p *program) compileLanes(t *plan.Task, in *plan.Instr, o *operand, args []
 	case plan.Where:
 		c, x, y := args[0], args[1], args[2]
 		truth := truthFunc(c)
-		switch o.lane {
-		case laneF:
+		switch {
+		case o.lane == laneF && c.lane == laneI: // a comparison's bools: the common case
+			o.apply = func(n int) {
+				cv, xv, yv, d := c.ivec[:n], x.vec[:n], y.vec[:n], o.vec[:n]
+				for i := range d {
+					if cv[i] != 0 {
+						d[i] = xv[i]
+					} else {
+						d[i] = yv[i]
+					}
+				}
+			}
+		case o.lane == laneF:
 			o.apply = func(n int) {
 				for i := range n {
 					if truth(i) {
@@ -179,7 +190,7 @@ func (p *program) compileLanes(t *plan.Task, in *plan.Instr, o *operand, args []
 					}
 				}
 			}
-		case laneI:
+		case o.lane == laneI:
 			o.apply = func(n int) {
 				for i := range n {
 					if truth(i) {
@@ -189,7 +200,7 @@ func (p *program) compileLanes(t *plan.Task, in *plan.Instr, o *operand, args []
 					}
 				}
 			}
-		case laneC:
+		case o.lane == laneC:
 			o.apply = func(n int) {
 				for i := range n {
 					if truth(i) {
@@ -656,27 +667,7 @@ func compare(op expr.Op, o, a, b *operand) (func(int), error) {
 	}
 	if a.lane == laneF {
 		// The float comparisons directly: the common case, kept fast.
-		var f func(x, y float64) bool
-		switch op {
-		case expr.OpEq:
-			f = func(x, y float64) bool { return x == y }
-		case expr.OpNe:
-			f = func(x, y float64) bool { return x != y }
-		case expr.OpLt:
-			f = func(x, y float64) bool { return x < y }
-		case expr.OpLe:
-			f = func(x, y float64) bool { return x <= y }
-		case expr.OpGt:
-			f = func(x, y float64) bool { return x > y }
-		case expr.OpGe:
-			f = func(x, y float64) bool { return x >= y }
-		}
-		return func(n int) {
-			x, y := a.vec[:n], b.vec[:n]
-			for i := range x {
-				o.ivec[i] = b2i(f(x[i], y[i]))
-			}
-		}, nil
+		return floatCompare(op, o, a, b), nil
 	}
 	return func(n int) {
 		for i := range n {
@@ -867,4 +858,48 @@ func laneBits(dt dtype.DType) int {
 		return 1
 	}
 	return 8 * dt.Size()
+}
+
+// floatCompare is a comparison of float64 lanes, one loop per op (no call per element).
+func floatCompare(op expr.Op, o, a, b *operand) func(int) {
+	loop := func(f func(x, y []float64, d []int64)) func(int) {
+		return func(n int) { f(a.vec[:n], b.vec[:n], o.ivec[:n]) }
+	}
+	switch op {
+	case expr.OpEq:
+		return loop(func(x, y []float64, d []int64) {
+			for i := range d {
+				d[i] = b2i(x[i] == y[i])
+			}
+		})
+	case expr.OpNe:
+		return loop(func(x, y []float64, d []int64) {
+			for i := range d {
+				d[i] = b2i(x[i] != y[i])
+			}
+		})
+	case expr.OpLt:
+		return loop(func(x, y []float64, d []int64) {
+			for i := range d {
+				d[i] = b2i(x[i] < y[i])
+			}
+		})
+	case expr.OpLe:
+		return loop(func(x, y []float64, d []int64) {
+			for i := range d {
+				d[i] = b2i(x[i] <= y[i])
+			}
+		})
+	case expr.OpGt:
+		return loop(func(x, y []float64, d []int64) {
+			for i := range d {
+				d[i] = b2i(x[i] > y[i])
+			}
+		})
+	}
+	return loop(func(x, y []float64, d []int64) {
+		for i := range d {
+			d[i] = b2i(x[i] >= y[i])
+		}
+	})
 }

@@ -173,6 +173,15 @@ func readme(path string) error {
 	if err != nil {
 		return err
 	}
+	s, err := readmeWith(string(old))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+// readmeWith returns the README text s with its generated section filled from the table.
+func readmeWith(s string) (string, error) {
 	var b bytes.Buffer
 	b.WriteString(beginMark + "\n\n")
 	b.WriteString("| Array API | gpunotes | CPU | GPU | cluster |\n|---|---|---|---|---|\n")
@@ -183,12 +192,21 @@ func readme(path string) error {
 		}
 		fmt.Fprintf(&b, "| `%s` | `gpuarray.%s` | yes | %s | yes |\n", o.Name, o.Go, gpu)
 	}
+	fmt.Fprintf(&b, "\n%d of the %d functions of the table run in the fused GPU kernel.\n", onGPU(), len(optable.Ops))
 	b.WriteString("\n" + endMark)
-	s := string(old)
 	i, j := strings.Index(s, beginMark), strings.Index(s, endMark)
 	if i < 0 || j < i {
-		return fmt.Errorf("%s: no %q ... %q section to fill", path, beginMark, endMark)
+		return "", fmt.Errorf("no %q ... %q section to fill", beginMark, endMark)
 	}
-	s = s[:i] + b.String() + s[j+len(endMark):]
-	return os.WriteFile(path, []byte(s), 0o644)
+	return s[:i] + b.String() + s[j+len(endMark):], nil
+}
+
+func onGPU() int {
+	n := 0
+	for _, o := range optable.Ops {
+		if o.PTX != "" {
+			n++
+		}
+	}
+	return n
 }
