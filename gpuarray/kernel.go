@@ -130,7 +130,10 @@ func Elementwise(inputs, expression string) (*Kernel, error) {
 		var list scanner.ErrorList
 		if errors.As(err, &list) && len(list) > 0 {
 			// ParseExpr reads the text as a line: its end is "newline" to the scanner.
-			msg := strings.ReplaceAll(list[0].Msg, "before newline", "at the end")
+			msg := list[0].Msg
+			if strings.Contains(msg, " before newline") || list[0].Pos.Offset >= len(expression) {
+				msg = "unexpected end of expression: " + strings.ReplaceAll(msg, " before newline", "")
+			}
 			return nil, fmt.Errorf("Elementwise: %s", kernelPos(expression, list[0].Pos.Offset, msg))
 		}
 		return nil, fmt.Errorf("Elementwise: %w", err)

@@ -184,8 +184,8 @@ func TestElementwiseDTypes(t *testing.T) {
 
 func TestElementwiseErrors(t *testing.T) {
 	bad := []struct{ inputs, src, want string }{
-		{"x", "x +", "column 4: expected operand"},
-		{"x", "sqrt(x", "column 7: missing ',' at the end"},
+		{"x", "x +", "column 4: unexpected end of expression: expected operand"},
+		{"x", "sqrt(x", "column 7: unexpected end of expression: missing ',' in argument list"},
 		{"x", "sqrtt(x)", "column 1: unknown function sqrtt"},
 		{"x", "x * w", "column 5: unknown name w (inputs: x"},
 		{"x", "sqrt(x, x)", "sqrt takes 1 arguments, got 2"},
@@ -240,4 +240,10 @@ func TestKernelFunctions(t *testing.T) {
 			t.Errorf("KernelFunctions lacks %s: %s", want, names)
 		}
 	}
+}
+
+// On a GPU the kernels fuse into the generated PTX: NumPy's values within the libm tolerance.
+func TestGPUElementwiseMatchesNumPy(t *testing.T) {
+	needGPU(t)
+	compareClose(t, kernelCases(t, 4, 60), 1e-12, OnGPU())
 }
