@@ -22,7 +22,7 @@ func init() {
 	register("bench", "benchmarks: "+benchUsage, runBench)
 }
 
-const benchUsage = "bench seed --n N --chunk C --backend cpu|gpu --scheduler inline|threads|cluster [--gpus K] [--json] | bench ops --backend cpu|gpu [--n N] [--chunk C] [--op OP] [--json] | bench iterate --backend cpu|gpu [--n N] [--chunk C] [--passes P] [--json] | bench read PATH.npy|STORE.zarr [--chunks R,C] [--threads N] [--json]"
+const benchUsage = "bench seed --n N --chunk C --backend cpu|gpu --scheduler inline|threads|cluster [--gpus K] [--json] | bench ops --backend cpu|gpu [--n N] [--chunk C] [--op OP] [--persist] [--json] | bench iterate --backend cpu|gpu [--n N] [--chunk C] [--passes P] [--json] | bench read PATH.npy|STORE.zarr [--chunks R,C] [--threads N] [--json]"
 
 func runBench(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "seed" {

@@ -12,6 +12,15 @@
 // random array generates only the elements it keeps. Chains of random numbers, elementwise
 // operations, views and a reduction run as one pass per chunk, with no intermediate arrays.
 //
+// The vocabulary is the Python Array API's (name_with_parts becomes NameWithParts, a package
+// function and, where NumPy has one, a method). Reshapes, joins (Concat, Stack, Roll, Tile),
+// flips, new axes and broadcasts fuse into the same pass and copy nothing by themselves; a
+// reshape of a slice, a transpose or a broadcast computes its operand first, as NumPy copies.
+// Take, TakeAlongAxis and Indices read positions an integer array gives, and Mask (NumPy's
+// x[mask]) gives an array whose length is unknown (-1, shown as nan) until the mask is
+// computed, as dask's chunks of NaN size: ComputeChunkSizes resolves it, and an operation that
+// needs the length before says so. A computed array prints as NumPy prints it.
+//
 // The linear algebra (MatMul, QR, SVD, SVDCompressed) runs when it is called, with the options
 // given to it. On a GPU its large results stay in device memory until read (Where, Release):
 // later GPU products, SVDs and fused kernels read them in place, and ToSlice or Compute copy

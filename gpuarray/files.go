@@ -23,18 +23,14 @@ import (
 // path must name the same file there (a shared filesystem); where it does not, the task fails
 // with the worker's "no such file" error naming the file and the chunk.
 //
-// An array read from a file has the file's dtype (bool, integers, float32, float64), in
-// either byte order. Complex files are read by the format layer (gpuarray/io/source) but
-// refused here until the executors compute complex values; float16 files are refused.
+// An array read from a file has the file's dtype (bool, integers, floats, complex numbers),
+// in either byte order; float16 files are refused with an error.
 
 // fileDType is the array dtype of stored elements of type t.
 func fileDType(what string, t elem.Type) (expr.DType, error) {
 	dt, err := source.DType(t)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", what, err)
-	}
-	if dt.IsComplex() {
-		return 0, fmt.Errorf("%s: %s (%v) arrays are not computed yet", what, t, dt)
 	}
 	return dt, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -337,4 +338,147 @@ func Einsum(subscripts string, operands ...*Array) *Array {
 		axes[i] = len(out) + i
 	}
 	return prod.Sum(axes...)
+}
+
+// The factorizations of the linalg extension that work on whole matrices: the last two axes
+// are brought into one chunk each (matrices are batched over the other axes, which keep their
+// chunks), and every task factors its matrices with gonum's LAPACK routines. They are lazy
+// stages like the transforms: they run where Compute runs them, on cluster workers too; with
+// OnGPU they run on the host and say so (Path, a warning) until cuSOLVER kernels are written.
+
+// matrixCall applies a matrix function to x's matrices.
+func matrixCall(x *Array, fn expr.CallFn, name string, n int, dt DType) *Array {
+	if err := x.Err(); err != nil {
+		return errArray(err)
+	}
+	a := x.n
+	r := len(a.Shape)
+	if r < 2 {
+		return errArray(fmt.Errorf("%s: an array of shape %s is not a matrix", name, expr.ShapeString(a.Shape)))
+	}
+	if a.DType.Kind() == dtype.KindComplex {
+		return errArray(fmt.Errorf("%s: complex matrices are not supported yet", name))
+	}
+	if len(a.Chunks[r-2]) != 1 || len(a.Chunks[r-1]) != 1 {
+		chunks := make([][]int, r)
+		copy(chunks, a.Chunks)
+		chunks[r-2], chunks[r-1] = []int{a.Shape[r-2]}, []int{a.Shape[r-1]}
+		var err error
+		if a, err = expr.NewRechunk(a, chunks); err != nil {
+			return errArray(fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if dt == 0 {
+		dt = Float64
+		if a.DType == Float32 {
+			dt = Float32
+		}
+	}
+	out, err := expr.NewCall(a, expr.Call{Fn: fn, N: n}, dt)
+	if err != nil {
+		return errArray(fmt.Errorf("%s: %w", name, err))
+	}
+	return &Array{n: out}
+}
+
+// Inv returns the inverse of each square matrix in the last two axes (linalg.inv); an exactly
+// singular matrix is an error when computed, as NumPy's LinAlgError.
+func Inv(x *Array) *Array { return matrixCall(x, expr.FnInv, "Inv", 0, 0) }
+
+// Det returns the determinant of each square matrix in the last two axes (linalg.det).
+func Det(x *Array) *Array { return matrixCall(x, expr.FnDet, "Det", 0, 0) }
+
+// Slogdet returns the sign and the natural log of the magnitude of each determinant
+// (linalg.slogdet): det = sign * exp(logabsdet), without overflow.
+func Slogdet(x *Array) (sign, logabsdet *Array) {
+	return matrixCall(x, expr.FnSlogdetSign, "Slogdet", 0, 0), matrixCall(x, expr.FnSlogdetLog, "Slogdet", 0, 0)
+}
+
+// Cholesky returns the lower Cholesky factor of each symmetric positive-definite matrix
+// (linalg.cholesky; the lower triangle is read); a matrix that is not positive definite is an
+// error when computed.
+func Cholesky(x *Array) *Array { return matrixCall(x, expr.FnCholesky, "Cholesky", 0, 0) }
+
+// Eigh returns the eigenvalues (ascending) and eigenvectors (as columns) of each symmetric
+// matrix (linalg.eigh; the lower triangle is read). Each eigenvector's sign is LAPACK's choice,
+// as in NumPy.
+func Eigh(x *Array) (eigenvalues, eigenvectors *Array) {
+	return Eigvalsh(x), matrixCall(x, expr.FnEighVectors, "Eigh", 0, 0)
+}
+
+// Eigvalsh returns the eigenvalues of each symmetric matrix, ascending (linalg.eigvalsh).
+func Eigvalsh(x *Array) *Array { return matrixCall(x, expr.FnEigvalsh, "Eigvalsh", 0, 0) }
+
+// Pinv returns the Moore-Penrose pseudo-inverse of each matrix (linalg.pinv), dropping
+// singular values below max(M, N) * eps times the largest (the Array API's default rtol).
+func Pinv(x *Array) *Array { return matrixCall(x, expr.FnPinv, "Pinv", 0, 0) }
+
+// MatrixRank returns the rank of each matrix (linalg.matrix_rank): the singular values above
+// max(M, N) * eps times the largest, as int64.
+func MatrixRank(x *Array) *Array { return matrixCall(x, expr.FnMatrixRank, "MatrixRank", 0, Int64) }
+
+// rhsJoin joins a's matrices and the right-hand sides b (a vector when b has one axis) along
+// the last axis, broadcasting b over a's batch axes; vector says to drop the result's last axis.
+func rhsJoin(name string, a, b *Array) (cat *Array, vector bool, err error) {
+	for _, x := range []*Array{a, b} {
+		if err := x.Err(); err != nil {
+			return nil, false, err
+		}
+	}
+	if a.NDim() < 2 {
+		return nil, false, fmt.Errorf("%s: a of shape %s is not a matrix", name, expr.ShapeString(a.Shape()))
+	}
+	if b.NDim() == 1 {
+		b, vector = ExpandDims(b, 1), true
+	}
+	sa, sb := a.Shape(), b.Shape()
+	if b.NDim() < 2 || sb[len(sb)-2] != sa[len(sa)-2] {
+		return nil, false, fmt.Errorf("%s: b of shape %s does not match a of shape %s (b needs %d rows)", name, expr.ShapeString(b.Shape()), expr.ShapeString(sa), sa[len(sa)-2])
+	}
+	if a.NDim() > b.NDim() {
+		shape := append(append([]int(nil), sa[:len(sa)-2]...), sb[len(sb)-2:]...)
+		b = BroadcastTo(b, shape...)
+	}
+	cat = ConcatAxis(-1, a, b)
+	if err := cat.Err(); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", name, err)
+	}
+	return cat, vector, nil
+}
+
+// Solve returns x with a x = b for each square matrix a in the last two axes (linalg.solve); b
+// is a vector (one axis) or matrices of right-hand sides, broadcast over a's other axes. An
+// exactly singular a is an error when computed.
+func Solve(a, b *Array) *Array {
+	cat, vector, err := rhsJoin("Solve", a, b)
+	if err != nil {
+		return errArray(err)
+	}
+	n := a.Shape()[a.NDim()-1]
+	if n != a.Shape()[a.NDim()-2] {
+		return errArray(fmt.Errorf("Solve: a of shape %s is not square", expr.ShapeString(a.Shape())))
+	}
+	x := matrixCall(cat, expr.FnSolve, "Solve", n, 0)
+	if vector {
+		x = x.Squeeze(-1)
+	}
+	return x
+}
+
+// Lstsq returns the least-squares solution x of a x = b (the one of least norm when a is rank
+// deficient), as numpy.linalg.lstsq's first result with its default rcond (singular values
+// below max(M, N) * eps times the largest are dropped). a has two axes; b one or two.
+func Lstsq(a, b *Array) *Array {
+	if err := a.Err(); err == nil && a.NDim() != 2 {
+		return errArray(fmt.Errorf("Lstsq: a of shape %s must have two axes", expr.ShapeString(a.Shape())))
+	}
+	cat, vector, err := rhsJoin("Lstsq", a, b)
+	if err != nil {
+		return errArray(err)
+	}
+	x := matrixCall(cat, expr.FnLstsq, "Lstsq", a.Shape()[1], 0)
+	if vector {
+		x = x.Squeeze(-1)
+	}
+	return x
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -85,5 +86,91 @@ func TestLinalgExtErrors(t *testing.T) {
 		if x.Err() == nil {
 			t.Errorf("%s: no error", what)
 		}
+	}
+}
+
+// factorChecks returns random cases of the matrix functions against numpy.linalg, on
+// well-conditioned matrices (random plus a multiple of the identity) in random chunks and
+// stacks. The results depend on the order of floating-point operations (gonum's LAPACK vs
+// NumPy's), so they are compared to a relative tolerance.
+func factorChecks(seed uint64, n int) []check {
+	rs := rand.New(rand.NewPCG(seed, 13))
+	var cs []check
+	for i := 0; i < n; i++ {
+		k := 1 + rs.IntN(6)
+		a, ia := randArray(rs, "a", []int{k, k})
+		s3, is3 := randArray(rs, "s", []int{2, k, k})
+		b, ib := randArray(rs, "b", []int{k, 1 + rs.IntN(3)})
+		v, iv := randArray(rs, "v", []int{k})
+		rows := k + rs.IntN(4)
+		tall, it := randArray(rs, "t", []int{rows, k})
+		y, iy := randArray(rs, "y", []int{rows})
+		shift := float64(30 * k)
+		well := a.Add(Eye(k, k, 0).Mul(shift))             // diagonally dominant: invertible
+		spd := Einsum("ij,kj->ik", a, a).Add(Eye(k, k, 0)) // symmetric positive definite
+		wellNP := fmt.Sprintf("(a + %v*np.eye(%d))", shift, k)
+		spdNP := fmt.Sprintf("(a @ a.T + np.eye(%d))", k)
+		stack := s3.Add(Eye(k, k, 0).Mul(shift))
+		stackNP := fmt.Sprintf("(s + %v*np.eye(%d))", shift, k)
+		sign, logdet := Slogdet(stack)
+		w, vecs := Eigh(spd)
+		cs = append(cs,
+			check{what: fmt.Sprintf("Inv %dx%d", k, k), got: Inv(well), code: "np.linalg.inv(" + wellNP + ")", inputs: []input{ia}},
+			check{what: "Inv of a stack", got: Inv(stack), code: "np.linalg.inv(" + stackNP + ")", inputs: []input{is3}},
+			check{what: "Det", got: Det(well), code: "np.linalg.det(" + wellNP + ")", inputs: []input{ia}},
+			check{what: "Slogdet sign", got: sign, code: "np.linalg.slogdet(" + stackNP + ").sign", inputs: []input{is3}},
+			check{what: "Slogdet log", got: logdet, code: "np.linalg.slogdet(" + stackNP + ").logabsdet", inputs: []input{is3}},
+			check{what: "Cholesky", got: Cholesky(spd), code: "np.linalg.cholesky(" + spdNP + ")", inputs: []input{ia}},
+			check{what: "Eigh values", got: w, code: "np.linalg.eigh(" + spdNP + ").eigenvalues", inputs: []input{ia}},
+			check{what: "Eigh vectors (magnitudes: signs are LAPACK's choice)", got: vecs.Abs(), code: "np.abs(np.linalg.eigh(" + spdNP + ").eigenvectors)", inputs: []input{ia}},
+			check{what: "Eigvalsh", got: Eigvalsh(spd), code: "np.linalg.eigvalsh(" + spdNP + ")", inputs: []input{ia}},
+			check{what: "Pinv of a tall matrix", got: Pinv(tall), code: fmt.Sprintf("np.linalg.pinv(t, rtol=%d*np.finfo(float).eps)", max(rows, k)), inputs: []input{it}},
+			check{what: "MatrixRank", got: MatrixRank(tall), code: "np.linalg.matrix_rank(t)", inputs: []input{it}},
+			check{what: "MatrixRank of a rank-1 matrix", got: MatrixRank(Outer(v, v)), code: "np.linalg.matrix_rank(np.outer(v, v))", inputs: []input{iv}},
+			check{what: "Solve (matrix b)", got: Solve(well, b), code: "np.linalg.solve(" + wellNP + ", b)", inputs: []input{ia, ib}},
+			check{what: "Solve (vector b)", got: Solve(well, v), code: "np.linalg.solve(" + wellNP + ", v)", inputs: []input{ia, iv}},
+			check{what: "Solve (stack, broadcast b)", got: Solve(stack, b), code: "np.linalg.solve(" + stackNP + ", b)", inputs: []input{is3, ib}},
+			check{what: "Lstsq", got: Lstsq(tall, y), code: "np.linalg.lstsq(t, y)[0]", inputs: []input{it, iy}},
+		)
+	}
+	return cs
+}
+
+func TestFactorizationsMatchNumPy(t *testing.T) {
+	checkClose(t, factorChecks(1, 6), 1e-9, Inline())
+	checkClose(t, factorChecks(2, 3), 1e-9) // the threaded scheduler
+}
+
+func TestFactorizationErrors(t *testing.T) {
+	sq := Ones(Shape(3, 3))
+	if _, err := Inv(sq).Compute(); err == nil || !strings.Contains(err.Error(), "singular") {
+		t.Errorf("Inv of a singular matrix: %v, want an error saying singular", err)
+	}
+	if _, err := Cholesky(sq.Neg()).Compute(); err == nil || !strings.Contains(err.Error(), "positive definite") {
+		t.Errorf("Cholesky of a negative matrix: %v, want an error saying not positive definite", err)
+	}
+	for what, x := range map[string]*Array{
+		"Inv of a non-square": Inv(Ones(Shape(2, 3))),
+		"Det of 1-d":          Det(Ones(Shape(3))),
+		"Solve mismatch":      Solve(sq, Ones(Shape(4))),
+		"Lstsq of 3-d":        Lstsq(Ones(Shape(2, 3, 3)), Ones(Shape(3))),
+	} {
+		if x.Err() == nil {
+			t.Errorf("%s: no error", what)
+		}
+	}
+}
+
+// TestGPUFactorizationsSayHost: the factorizations have no GPU kernels yet; with OnGPU their
+// tasks run on the host, their results are right, and Path says so.
+func TestGPUFactorizationsSayHost(t *testing.T) {
+	needGPU(t)
+	checkClose(t, factorChecks(4, 2), 1e-9, OnGPU())
+	c, err := Inv(Eye(4, 4, 0).Mul(2)).Compute(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Path(); !strings.Contains(p, "host") {
+		t.Errorf("Path of a GPU Inv %q does not say it ran on the host", p)
 	}
 }

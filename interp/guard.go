@@ -3,9 +3,14 @@ package interp
 import (
 	"errors"
 	"fmt"
+	"go/scanner"
+	"go/token"
+	"math"
 	"os"
 	"reflect"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/traefik/yaegi/interp"
@@ -84,4 +89,142 @@ func (s *Session) recoverCallback(what string) {
 	default:
 	}
 	fmt.Fprintf(os.Stderr, "panic in %s: %v\n", what, r)
+}
+
+// guardMakes rewrites each make([]T, n[, c]) of a cell into
+// make([]T, gnrt.MakeLen(int64(n), new(T))[, gnrt.MakeLen(int64(c), new(T))]): a slice larger
+// than the memory the process can get becomes the cell's error instead of a fatal "out of
+// memory" (make([]byte, 30<<30) on a 23 GB machine killed the kernel with no message). Only
+// the slice form is rewritten: maps and channels grow, or are small.
+func guardMakes(src string) string {
+	if !strings.Contains(src, "make(") {
+		return src
+	}
+	var s scanner.Scanner
+	fset := token.NewFileSet()
+	file := fset.AddFile("", fset.Base(), len(src))
+	s.Init(file, []byte(src), nil, 0)
+	type tok struct {
+		pos int
+		tok token.Token
+		lit string
+	}
+	var toks []tok
+	for {
+		p, t, lit := s.Scan()
+		if t == token.EOF {
+			break
+		}
+		toks = append(toks, tok{file.Offset(p), t, lit})
+	}
+	type edit struct {
+		at   int
+		text string
+	}
+	var edits []edit
+	for i := 0; i+3 < len(toks); i++ {
+		if toks[i].tok != token.IDENT || toks[i].lit != "make" || toks[i+1].tok != token.LPAREN ||
+			toks[i+2].tok != token.LBRACK || toks[i+3].tok != token.RBRACK {
+			continue
+		}
+		// The element type runs to the first comma at depth 1; arguments to commas at depth 1
+		// and the closing parenthesis at depth 0.
+		depth, j := 0, i+1
+		var commas []int
+		end := -1
+		for ; j < len(toks); j++ {
+			switch toks[j].tok {
+			case token.LPAREN, token.LBRACK, token.LBRACE:
+				depth++
+			case token.RPAREN, token.RBRACK, token.RBRACE:
+				depth--
+			case token.COMMA:
+				if depth == 1 {
+					commas = append(commas, j)
+				}
+			}
+			if depth == 0 {
+				end = j
+				break
+			}
+		}
+		if end < 0 || len(commas) == 0 || len(commas) > 2 {
+			continue
+		}
+		elem := strings.TrimSpace(src[toks[i+3].pos+1 : toks[commas[0]].pos])
+		if elem == "" {
+			continue
+		}
+		bounds := append(append([]int(nil), commas...), end)
+		for k := 0; k+1 < len(bounds); k++ {
+			from := toks[bounds[k]].pos + 1
+			to := toks[bounds[k+1]].pos
+			if toks[bounds[k+1]-1].tok == token.COMMA { // a trailing comma
+				continue
+			}
+			arg := src[from:to]
+			if strings.TrimSpace(arg) == "" {
+				continue
+			}
+			edits = append(edits, edit{from, " gnrt.MakeLen(int64(" + strings.TrimSpace(arg) + "), new(" + elem + "))"}, edit{to, "\x00"})
+		}
+	}
+	if len(edits) == 0 {
+		return src
+	}
+	var b strings.Builder
+	last := 0
+	for k := 0; k < len(edits); k += 2 {
+		if edits[k].at < last {
+			continue // a make inside an argument already rewritten: left as is
+		}
+		b.WriteString(src[last:edits[k].at])
+		b.WriteString(edits[k].text)
+		last = edits[k+1].at
+	}
+	b.WriteString(src[last:])
+	return b.String()
+}
+
+// makeLimit is how many bytes one make may ask for: what the system can still give (available
+// memory and swap), or the Go memory limit when one is set and lower.
+func makeLimit() uint64 {
+	limit := uint64(math.MaxInt64)
+	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+		limit = uint64(l)
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var avail, swap uint64
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			v, _ := strconv.ParseUint(f[1], 10, 64)
+			switch f[0] {
+			case "MemAvailable:":
+				avail = v << 10
+			case "SwapFree:":
+				swap = v << 10
+			}
+		}
+		if avail > 0 && avail+swap < limit {
+			limit = avail + swap
+		}
+	}
+	return limit
+}
+
+// makeLen checks one length of a rewritten make: elem is new(T).
+func makeLen(n int64, elem any) int64 {
+	size := uint64(reflect.TypeOf(elem).Elem().Size())
+	if n <= 0 || size == 0 {
+		return n
+	}
+	limit := makeLimit()
+	if uint64(n) > limit/size {
+		panic(fmt.Sprintf("make: %d elements of %d bytes (%.1f GiB) is more than this process can get (%.1f GiB free); nothing was allocated",
+			n, size, float64(n)*float64(size)/(1<<30), float64(limit)/(1<<30)))
+	}
+	return n
 }

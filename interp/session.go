@@ -107,6 +107,7 @@ func New(opts Options) (*Session, error) {
 		"HasKey":   reflect.ValueOf(hasKey),
 		"Stdin":    reflect.ValueOf(io.Reader(s.stdin)),
 		"Result":   reflect.ValueOf(s.setResult),
+		"MakeLen":  reflect.ValueOf(makeLen), // guard.go
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -244,7 +245,7 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 		if err != nil {
 			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
 		}
-		src = guardLeadingFunc(wrapBlocks(src))
+		src = guardLeadingFunc(wrapBlocks(guardMakes(src)))
 		if last && showsResult(seg.src) {
 			if wrapped, ok := wrapResult(src); ok {
 				s.results = nil
@@ -299,6 +300,7 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 	if err != nil {
 		return syntaxError(err, seg.line, seg.col, code, seg.kind)
 	}
+	src = guardMakes(src)
 	if s.varsOfStatements(f) {
 		// yaegi reports "variable definition loop" for a var declaration that reads a variable
 		// a statement defined (x := 5; var y = x); as a statement it works. yaegi chooses its

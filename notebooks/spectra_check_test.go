@@ -19,7 +19,9 @@ func init() {
 			"peaks at 50 Hz and 120 Hz",
 			"FftShift(FftFreq(8, 1)): [-0.5 -0.375 -0.25 -0.125 0 0.125 0.25 0.375]",
 			"Diagonal(sq, 1) = [ 1.  6. 11.]", "Trace(sq, 0) = 30\n",
-			"Cross = [0. 0. 1.]", "VectorNorm(2) = 5\n", "MatrixNorm(inf) = 54\n", "Tensordot(sq, sq, 2) = 1240\n")
+			"Cross = [0. 0. 1.]",
+			"m @ Solve(m, rhs) = [1. 2. 3.]", "Slogdet sign = 1\n", "Eigvalsh(m) = [1.26794919 3.         4.73205081]",
+			"MatrixRank(Outer(rhs, rhs)) = 1\n", "Lstsq(tall, y) = [0.83333333 1.5       ]", "Inv of a singular matrix: compute: ", "inv: singular matrix", "VectorNorm(2) = 5\n", "MatrixNorm(inf) = 54\n", "Tensordot(sq, sq, 2) = 1240\n")
 		contains(t, "HTML", html, "<svg", "float64")
 		if strings.Contains(text, "error:") {
 			t.Errorf("a function failed:\n%s", text)

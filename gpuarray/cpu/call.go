@@ -36,6 +36,9 @@ func executeCall(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 // transforms computed by tr (fft.CPU here; a GPU's from package cuda/cufft), and returns the
 // result and its shape. It may overwrite in.
 func ApplyCall(ctx context.Context, tr fft.Transforms, c *plan.CallStep, in dtype.Slice, shape []int) (dtype.Slice, []int, error) {
+	if c.Fn.Matrix() {
+		return applyMatrix(ctx, c, in, shape)
+	}
 	if c.Axis < 0 || c.Axis >= len(shape) {
 		return dtype.Slice{}, nil, fmt.Errorf("%v: axis %d of a block of shape %s", c.Fn, c.Axis, expr.ShapeString(shape))
 	}
@@ -46,8 +49,7 @@ func ApplyCall(ctx context.Context, tr fft.Transforms, c *plan.CallStep, in dtyp
 	if err != nil {
 		return dtype.Slice{}, nil, err
 	}
-	out := append([]int(nil), shape...)
-	out[c.Axis] = c.OutLen(shape[c.Axis])
+	out := c.OutShape(shape)
 	var res dtype.Slice
 	switch c.Fn {
 	case expr.FnFFT, expr.FnIFFT:

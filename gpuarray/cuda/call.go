@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -15,16 +16,18 @@ import (
 type CallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error)
 
 var (
-	callMu     sync.RWMutex
-	callRunner CallRunner
-	callReady  func() error // whether the library can be used here (loads it)
+	callMu       sync.RWMutex
+	callRunner   CallRunner
+	callReady    func() error           // whether the library can be used here (loads it)
+	callSupports func(expr.CallFn) bool // which functions the runner computes on a GPU
 )
 
-// RegisterCalls installs the runner of library calls and the check that its library loads.
-func RegisterCalls(run CallRunner, ready func() error) {
+// RegisterCalls installs the runner of library calls, the check that its library loads, and
+// which functions it runs on a GPU.
+func RegisterCalls(run CallRunner, ready func() error, supports func(expr.CallFn) bool) {
 	callMu.Lock()
 	defer callMu.Unlock()
-	callRunner, callReady = run, ready
+	callRunner, callReady, callSupports = run, ready, supports
 }
 
 // Runs returns nil when RunPlan runs kernel k on a GPU, or why it does not (then run it on the
@@ -41,10 +44,10 @@ func Runs(k *plan.Kernel) error {
 		}
 	}
 	callMu.RLock()
-	run, ready := callRunner, callReady
+	run, ready, supports := callRunner, callReady, callSupports
 	callMu.RUnlock()
-	if run == nil {
-		return fmt.Errorf("cuda: no GPU implementation of %v is linked in", k.Call.Fn)
+	if run == nil || !supports(k.Call.Fn) {
+		return fmt.Errorf("cuda: %v has no GPU implementation yet", k.Call.Fn)
 	}
 	return ready()
 }

@@ -5,15 +5,16 @@ import (
 	"slices"
 )
 
-// Call is a library function applied to whole lines of an array along one axis, chunk by
-// chunk: a Fourier transform, say. It cannot be fused into an elementwise pass, so the planner
-// gives it a stage of its own whose tasks compute the fused values of their chunk and then pass
-// them through the function (package plan: Kernel.Call).
+// Call is a library function applied chunk by chunk to whole lines of an array along one
+// axis (a Fourier transform) or to whole matrices in its last two axes (a factorization). It
+// cannot be fused into an elementwise pass, so the planner gives it a stage of its own whose
+// tasks compute the fused values of their chunk and then pass them through the function
+// (package plan: Kernel.Call).
 type Call struct {
 	Fn    CallFn
-	Axis  int     // the axis of Args[0] it works along; Args[0] has one chunk there
-	N     int     // the length of that axis in the result (the transform's length)
-	Scale float64 // every result value is multiplied by it (an FFT's normalization)
+	Axis  int     // transforms: the axis of Args[0] they work along (one chunk there)
+	N     int     // transforms: the transform's length; FnSolve, FnLstsq: the columns of a
+	Scale float64 // transforms: every result value is multiplied by it (the normalization)
 }
 
 // CallFn is a library function.
@@ -28,9 +29,26 @@ const (
 	FnIRFFT               // N/2+1 coefficients in (real parts of DC and Nyquist), N real values out
 	FnHFFT                // IRFFT of the conjugate: a Hermitian signal's real spectrum
 	FnIHFFT               // the conjugate of RFFT
+
+	// Matrix functions of the last two axes (one chunk each), batched over the others.
+	FnInv         // inverse of a square matrix
+	FnDet         // determinant (the two axes dropped)
+	FnSlogdetSign // sign of the determinant (the two axes dropped)
+	FnSlogdetLog  // log of the determinant's magnitude (the two axes dropped)
+	FnCholesky    // lower Cholesky factor (the lower triangle is read)
+	FnEigvalsh    // eigenvalues of a symmetric matrix, ascending (the last axis dropped)
+	FnEighVectors // eigenvectors of a symmetric matrix, as columns, in the eigenvalues' order
+	FnPinv        // pseudo-inverse (the two axes swapped), cutoff max(M, N)*eps*largest
+	FnMatrixRank  // count of singular values above max(M, N)*eps*largest (the two axes dropped)
+	FnSolve       // [a | b] with a square of N columns: the solution of a x = b
+	FnLstsq       // [a | b] with a of N columns: the least-squares (minimum-norm) solution
 )
 
-var callNames = [...]string{"fft", "ifft", "rfft", "irfft", "hfft", "ihfft"}
+var callNames = [...]string{"fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
+	"inv", "det", "slogdet sign", "slogdet", "cholesky", "eigvalsh", "eigh", "pinv", "matrix_rank", "solve", "lstsq"}
+
+// Matrix reports whether f works on the matrices of the last two axes.
+func (f CallFn) Matrix() bool { return f >= FnInv }
 
 func (f CallFn) String() string {
 	if int(f) < len(callNames) {
@@ -39,13 +57,42 @@ func (f CallFn) String() string {
 	return fmt.Sprintf("call(%d)", uint8(f))
 }
 
-// OutLen returns the length of the call's axis in its result, for an input of length in
-// there.
-func (c Call) OutLen(in int) int {
+// OutLen returns the length of a transform's axis in its result.
+func (c Call) OutLen() int {
 	if c.Fn == FnRFFT || c.Fn == FnIHFFT {
 		return c.N/2 + 1
 	}
 	return c.N
+}
+
+// OutShape returns the shape of the call's result for an input block (or array) of shape in.
+func (c Call) OutShape(in []int) []int {
+	out := slices.Clone(in)
+	if !c.Fn.Matrix() {
+		out[c.Axis] = c.OutLen()
+		return out
+	}
+	r := len(in)
+	m, n := in[r-2], in[r-1]
+	switch c.Fn {
+	case FnDet, FnSlogdetSign, FnSlogdetLog, FnMatrixRank:
+		return out[:r-2]
+	case FnEigvalsh:
+		return out[:r-1]
+	case FnPinv:
+		out[r-2], out[r-1] = n, m
+	case FnSolve:
+		out[r-1] = n - c.N
+	case FnLstsq:
+		out[r-2], out[r-1] = c.N, n-c.N
+	}
+	return out
+}
+
+// OutOffset returns where the result of a block at offset off goes: the same offset along the
+// axes the result keeps (the axes the call reads whole start at 0).
+func (c Call) OutOffset(off []int) []int {
+	return slices.Clone(off)[:len(c.OutShape(off))]
 }
 
 // InLen returns how many values along its axis the call reads: N, or N/2+1 for the inverse
@@ -57,10 +104,14 @@ func (c Call) InLen() int {
 	return c.N
 }
 
-// NewCall applies c to a along c.Axis, giving an array of dtype dt. a must have one chunk
-// along the axis, at most as long as the function reads (c.InLen: callers crop and rechunk
-// first; a shorter axis is padded with zeros).
+// NewCall applies c to a, giving an array of dtype dt. For a transform, a must have one chunk
+// along c.Axis, at most as long as the function reads (c.InLen: callers crop and rechunk
+// first; a shorter axis is padded with zeros); for a matrix function, one chunk along each of
+// the last two axes.
 func NewCall(a *Node, c Call, dt DType) (*Node, error) {
+	if c.Fn.Matrix() {
+		return newMatrixCall(a, c, dt)
+	}
 	r := len(a.Shape)
 	if c.Axis < 0 || c.Axis >= r {
 		return nil, fmt.Errorf("%v: axis %d out of range for shape %s", c.Fn, c.Axis, ShapeString(a.Shape))
@@ -71,10 +122,41 @@ func NewCall(a *Node, c Call, dt DType) (*Node, error) {
 	if want := c.InLen(); c.N < 1 || a.Shape[c.Axis] > want || a.Shape[c.Axis] < 1 {
 		return nil, fmt.Errorf("%v of length %d reads 1 to %d values along axis %d, the array has %d (shape %s)", c.Fn, c.N, want, c.Axis, a.Shape[c.Axis], ShapeString(a.Shape))
 	}
-	shape := slices.Clone(a.Shape)
-	shape[c.Axis] = c.OutLen(a.Shape[c.Axis])
+	shape := c.OutShape(a.Shape)
 	chunks := cloneChunks(a.Chunks)
 	chunks[c.Axis] = []int{shape[c.Axis]}
+	cc := c
+	return &Node{Kind: KCall, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a}, Call: &cc}, nil
+}
+
+func newMatrixCall(a *Node, c Call, dt DType) (*Node, error) {
+	r := len(a.Shape)
+	if r < 2 {
+		return nil, fmt.Errorf("%v: an array of shape %s is not a matrix or a stack of matrices", c.Fn, ShapeString(a.Shape))
+	}
+	if len(a.Chunks[r-2]) != 1 || len(a.Chunks[r-1]) != 1 {
+		return nil, fmt.Errorf("%v: the last two axes must be one chunk each, not %v (rechunk them with -1)", c.Fn, a.Chunks[r-2:])
+	}
+	m, n := a.Shape[r-2], a.Shape[r-1]
+	switch c.Fn {
+	case FnInv, FnDet, FnSlogdetSign, FnSlogdetLog, FnCholesky, FnEigvalsh, FnEighVectors:
+		if m != n {
+			return nil, fmt.Errorf("%v: the matrices of shape %s are not square", c.Fn, ShapeString(a.Shape))
+		}
+	case FnSolve:
+		if c.N != m || n < c.N {
+			return nil, fmt.Errorf("%v: %d columns of a square matrix in a block of shape %s", c.Fn, c.N, ShapeString(a.Shape))
+		}
+	case FnLstsq:
+		if c.N < 1 || n < c.N {
+			return nil, fmt.Errorf("%v: %d columns of a matrix in a block of shape %s", c.Fn, c.N, ShapeString(a.Shape))
+		}
+	}
+	shape := c.OutShape(a.Shape)
+	chunks := cloneChunks(a.Chunks)[:len(shape)]
+	for d := r - 2; d < len(shape); d++ {
+		chunks[d] = []int{shape[d]}
+	}
 	cc := c
 	return &Node{Kind: KCall, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a}, Call: &cc}, nil
 }

@@ -33,10 +33,10 @@ func (st *Stage) Assemble(outs []*Output) (dtype.Slice, error) {
 }
 
 func (st *Stage) outShape(t *Task) []int {
-	s := append([]int(nil), t.Shape...)
 	if c := st.Kernel.Call; c != nil {
-		s[c.Axis] = c.OutLen(s[c.Axis])
+		return c.OutShape(t.Shape)
 	}
+	s := append([]int(nil), t.Shape...)
 	for k, r := range st.Kernel.Reduced() {
 		if r {
 			s[k] = 1
@@ -61,15 +61,16 @@ func (st *Stage) place(outs []*Output, shape []int, keep []bool) dtype.Slice {
 	res := dtype.Make(dt, int(expr.Size(shape)))
 	for i, o := range outs {
 		t := st.Tasks[i]
+		if keep == nil && st.Kernel != nil && st.Kernel.Call != nil {
+			// A call's output box differs from its task's along the axes it reads whole.
+			copyBox(res, shape, o.Data, st.Kernel.Call.OutOffset(t.Offset), o.Shape)
+			continue
+		}
 		var off, shp []int
 		for k := range t.Offset {
 			if keep == nil || keep[k] {
 				off = append(off, t.Offset[k])
-				if keep == nil {
-					shp = append(shp, o.Shape[k]) // a call's output differs from its task along its axis
-				} else {
-					shp = append(shp, t.Shape[k])
-				}
+				shp = append(shp, t.Shape[k])
 			}
 		}
 		copyBox(res, shape, o.Data, off, shp)

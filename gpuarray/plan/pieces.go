@@ -119,7 +119,7 @@ func pieceKey(n *expr.Node, done map[*expr.Node]dtype.Slice, off, shp []int) (st
 // its pieces (nodes in staged are computed before n), or nil.
 func straddled(n *expr.Node, staged map[*expr.Node]bool) *expr.Node {
 	iter := n
-	if n.Kind == expr.KReduce {
+	if n.OwnStage() { // a reduction or a call iterates over its operand
 		iter = n.Args[0]
 	}
 	done := make(map[*expr.Node]dtype.Slice, len(staged))

@@ -6,6 +6,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/fft"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -15,7 +16,7 @@ import (
 func init() {
 	cuda.RegisterCalls(func(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error) {
 		return cpu.ApplyCall(ctx, OnDevice(d), c, vals, shape)
-	}, Load)
+	}, Load, func(fn expr.CallFn) bool { return !fn.Matrix() })
 }
 
 // OnDevice returns the transforms of package fft computed on d.

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray"
+)
+
+// TestBenchOpsCPU runs the whole op table on the CPU backend: one JSON line per op with the
+// contract's fields, values that match the same ops computed directly, and arange's exact sum.
+func TestBenchOpsCPU(t *testing.T) {
+	const n, chunk = 64, 24
+	var out bytes.Buffer
+	if err := benchOps(context.Background(), []string{"--backend", "cpu", "--n", "64", "--chunk", "24", "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]opsResult{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var raw map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
+			t.Fatalf("not JSON: %q: %v", sc.Text(), err)
+		}
+		for _, k := range []string{"op", "n", "chunk", "backend", "device", "seconds", "path"} {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("line %q lacks %q", sc.Text(), k)
+			}
+		}
+		var r opsResult
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.N != n || r.Chunk != chunk || r.Backend != "cpu" || !(r.Seconds > 0) || math.IsInf(r.Seconds, 0) {
+			t.Errorf("line %+v", r)
+		}
+		seen[r.Op] = r
+	}
+	if len(seen) != len(opsTable) {
+		t.Fatalf("%d ops printed, the table has %d", len(seen), len(opsTable))
+	}
+	if got, want := seen["sum(arange(n*n))"].Value, float64(n*n)*float64(n*n-1)/2; got != want {
+		t.Errorf("arange sum %v, want %v", got, want)
+	}
+	x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(chunk, chunk))
+	for op, y := range map[string]*gpuarray.Array{"sum(axis=0)": x.Sum(0), "std(axis=1)": x.Std(1), "argmax": x.ArgMax(), "max": x.Max()} {
+		v, err := y.ToSlice(gpuarray.Inline())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := seen[op].Value; math.Abs(got-v[0]) > 1e-12*(1+math.Abs(v[0])) {
+			t.Errorf("%s: bench value %v, computed %v", op, got, v[0])
+		}
+	}
+}
+
+func TestBenchOpsUsage(t *testing.T) {
+	for _, args := range [][]string{{"--backend", "tpu"}, {"--op", "nope"}, {"--n", "0"}, {"extra"}} {
+		if err := benchOps(context.Background(), args, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package cpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// applyMatrix runs a matrix function on every matrix of the last two axes of a block, with
+// gonum's LAPACK routines, and returns the results in the call's dtype.
+func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []int) (res dtype.Slice, out []int, err error) {
+	if in.DType().Kind() == dtype.KindComplex {
+		return dtype.Slice{}, nil, fmt.Errorf("%v of complex matrices is not supported yet", c.Fn)
+	}
+	r := len(shape)
+	m, n := shape[r-2], shape[r-1]
+	batch := 1
+	for _, d := range shape[:r-2] {
+		batch *= d
+	}
+	out = c.OutShape(shape)
+	per := 1 // result values per matrix: the axes after the batch axes
+	for _, d := range out[r-2:] {
+		per *= d
+	}
+	x := dtype.Convert(in, dtype.Float64).Float64s()
+	y := make([]float64, batch*per)
+	defer func() {
+		// gonum panics on shapes it does not take; say which matrix instead.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v: %v", c.Fn, p)
+		}
+	}()
+	for b := 0; b < batch; b++ {
+		if b&15 == 0 && ctx.Err() != nil {
+			return dtype.Slice{}, nil, ctx.Err()
+		}
+		a := mat.NewDense(max(m, 1), max(n, 1), nil)
+		if m > 0 && n > 0 {
+			a = mat.NewDense(m, n, x[b*m*n:(b+1)*m*n])
+		}
+		if err := matrixFn(c, a, m, n, y[b*per:(b+1)*per]); err != nil {
+			if batch > 1 {
+				return dtype.Slice{}, nil, fmt.Errorf("%v of matrix %d of %d: %w", c.Fn, b, batch, err)
+			}
+			return dtype.Slice{}, nil, fmt.Errorf("%v: %w", c.Fn, err)
+		}
+	}
+	res = dtype.OfFloat64(y)
+	if c.DType != dtype.Float64 {
+		res = dtype.Convert(res, c.DType)
+	}
+	return res, out, nil
+}
+
+// errSingular is the error of a solve or inverse of an exactly singular matrix, as NumPy's
+// LinAlgError("Singular matrix").
+var errSingular = errors.New("singular matrix")
+
+// matrixFn computes one matrix's result into dst (row-major).
+func matrixFn(c *plan.CallStep, a *mat.Dense, m, n int, dst []float64) error {
+	if m == 0 || n == 0 {
+		if c.Fn == expr.FnDet {
+			dst[0] = 1
+		}
+		if c.Fn == expr.FnSlogdetSign {
+			dst[0] = 1
+		}
+		return nil // empty results; the log of an empty determinant is 0
+	}
+	eps := math.Nextafter(1, 2) - 1
+	lower := func() *mat.SymDense {
+		s := mat.NewSymDense(n, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				s.SetSym(i, j, a.At(i, j))
+			}
+		}
+		return s
+	}
+	singular := func(err error) error {
+		var cond mat.Condition
+		if errors.As(err, &cond) && !math.IsInf(float64(cond), 1) {
+			return nil // ill-conditioned but solved, as LAPACK would
+		}
+		if err != nil {
+			return errSingular
+		}
+		return nil
+	}
+	switch c.Fn {
+	case expr.FnInv:
+		var inv mat.Dense
+		if err := singular(inv.Inverse(a)); err != nil {
+			return err
+		}
+		copy(dst, inv.RawMatrix().Data)
+	case expr.FnDet:
+		dst[0] = mat.Det(a)
+	case expr.FnSlogdetSign, expr.FnSlogdetLog:
+		logdet, sign := mat.LogDet(a)
+		if sign == 0 {
+			logdet = math.Inf(-1)
+		}
+		if c.Fn == expr.FnSlogdetSign {
+			dst[0] = sign
+		} else {
+			dst[0] = logdet
+		}
+	case expr.FnCholesky:
+		var ch mat.Cholesky
+		if !ch.Factorize(lower()) {
+			return errors.New("matrix is not positive definite")
+		}
+		var l mat.TriDense
+		ch.LTo(&l)
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				dst[i*n+j] = l.At(i, j)
+			}
+		}
+	case expr.FnEigvalsh, expr.FnEighVectors:
+		var e mat.EigenSym
+		if !e.Factorize(lower(), c.Fn == expr.FnEighVectors) {
+			return errors.New("eigenvalues did not converge")
+		}
+		if c.Fn == expr.FnEigvalsh {
+			copy(dst, e.Values(nil))
+			return nil
+		}
+		var v mat.Dense
+		e.VectorsTo(&v)
+		copy(dst, v.RawMatrix().Data)
+	case expr.FnPinv, expr.FnMatrixRank:
+		var svd mat.SVD
+		if !svd.Factorize(a, mat.SVDThin) {
+			return errors.New("SVD did not converge")
+		}
+		s := svd.Values(nil)
+		cut := float64(max(m, n)) * eps * s[0]
+		if c.Fn == expr.FnMatrixRank {
+			rank := 0
+			for _, v := range s {
+				if v > cut {
+					rank++
+				}
+			}
+			dst[0] = float64(rank)
+			return nil
+		}
+		var u, v mat.Dense
+		svd.UTo(&u)
+		svd.VTo(&v)
+		// pinv = V diag(1/s) U^T over the singular values above the cutoff.
+		for i := 0; i < n; i++ {
+			for j := 0; j < m; j++ {
+				var sum float64
+				for k, sv := range s {
+					if sv > cut {
+						sum += v.At(i, k) * u.At(j, k) / sv
+					}
+				}
+				dst[i*m+j] = sum
+			}
+		}
+	case expr.FnSolve:
+		k := n - c.N
+		sq := a.Slice(0, m, 0, c.N)
+		rhs := a.Slice(0, m, c.N, n)
+		var x mat.Dense
+		if err := singular(x.Solve(sq, rhs)); err != nil {
+			return err
+		}
+		for i := 0; i < m; i++ {
+			for j := 0; j < k; j++ {
+				dst[i*k+j] = x.At(i, j)
+			}
+		}
+	case expr.FnLstsq:
+		k := n - c.N
+		var svd mat.SVD
+		if !svd.Factorize(a.Slice(0, m, 0, c.N), mat.SVDThin) {
+			return errors.New("SVD did not converge")
+		}
+		s := svd.Values(nil)
+		cut := float64(max(m, c.N)) * eps * s[0]
+		var u, v mat.Dense
+		svd.UTo(&u)
+		svd.VTo(&v)
+		rhs := a.Slice(0, m, c.N, n)
+		// x = V diag(1/s) U^T b, the minimum-norm least-squares solution.
+		for col := 0; col < k; col++ {
+			for q, sv := range s {
+				if sv <= cut {
+					continue
+				}
+				var utb float64
+				for j := 0; j < m; j++ {
+					utb += u.At(j, q) * rhs.At(j, col)
+				}
+				for i := 0; i < c.N; i++ {
+					dst[i*k+col] += v.At(i, q) * utb / sv
+				}
+			}
+		}
+	default:
+		return fmt.Errorf("unknown matrix function %v", c.Fn)
+	}
+	return nil
+}

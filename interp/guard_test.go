@@ -1,0 +1,37 @@
+package interp
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestHugeMakeIsACellError: a make larger than the memory the process can get is the cell's
+// error and allocates nothing (make([]byte, 30<<30) on a 23 GB machine killed the kernel with
+// "out of memory"); ordinary makes, of any element type, are unchanged. The session goes on.
+func TestHugeMakeIsACellError(t *testing.T) {
+	s := newSession(t)
+	_, _, err := run(t, s, "b := make([]byte, 1<<50)\n_ = b")
+	if err == nil || !strings.Contains(err.Error(), "more than this process can get") {
+		t.Fatalf("huge make: %v", err)
+	}
+	_, _, err = run(t, s, "func alloc(n int64) []float64 { return make([]float64, 1, n) }\n_ = alloc(1 << 50)")
+	if err == nil || !strings.Contains(err.Error(), "more than this process can get") {
+		t.Fatalf("huge make in a function: %v", err)
+	}
+	for code, want := range map[string]string{
+		"x := make([]int, 3, 10)\nlen(x) + cap(x)":                                 "13",
+		"type P struct{ A, B int }\nps := make([]P, 4,)\nlen(ps)":                  "4",
+		"var n32 int32 = 5\nlen(make([]string, n32))":                              "5",
+		"m := make(map[string]int, 8)\nm[\"a\"] = 1\nlen(m)":                       "1",
+		"len(make([]int, len(make([]byte, 7))))":                                   "7",
+		"grid := make([][]float64, 2)\ngrid[0] = make([]float64, 3)\nlen(grid[0])": "3",
+	} {
+		res, _, err := run(t, s, code)
+		if err != nil {
+			t.Fatalf("%q: %v", code, err)
+		}
+		if got := plainOf(t, res); got != want {
+			t.Errorf("%q = %s, want %s", code, got, want)
+		}
+	}
+}
