@@ -123,6 +123,7 @@ func runKernel(ctx context.Context, args []string) error {
 	if err := reportCrashes(); err != nil {
 		return err
 	}
+	interp.SetSystemMemoryLimit()
 	opts := kernel.Options{Version: version}
 	// GPUNOTES_MAX_MESSAGE (bytes) and GPUNOTES_HANDSHAKE_TIMEOUT (a Go duration) tune the
 	// socket bounds; kernel.json's env can set them.

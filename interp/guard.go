@@ -228,3 +228,29 @@ func makeLen(n int64, elem any) int64 {
 	}
 	return n
 }
+
+// SetSystemMemoryLimit sets the Go memory limit (debug.SetMemoryLimit) to 90% of the
+// machine's memory, unless GOMEMLIMIT chose one: near it the collector works harder instead of
+// letting garbage push the process into the kernel's OOM killer. It returns the limit set (0:
+// left alone).
+func SetSystemMemoryLimit() int64 {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil || kb <= 0 {
+				return 0
+			}
+			limit := kb << 10 / 10 * 9
+			debug.SetMemoryLimit(limit)
+			return limit
+		}
+	}
+	return 0
+}
