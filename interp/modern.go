@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -49,7 +50,8 @@ func needsRewrite(src string) bool {
 // rewriteGo prepares a segment for yaegi (v0.16.1), closing gaps between it and Go 1.22+
 // without changing the segment's line numbers:
 //   - `go f(x)` becomes `gnrt.Go(f, x)`: the arguments are evaluated where the statement stands
-//     and a panic in the goroutine is reported to the cell instead of killing the kernel;
+//     and a panic in the goroutine is reported to the cell instead of killing the kernel (a
+//     func literal keeps its go statement and gets a recover);
 //   - `defer f(x)` reads x at the defer (yaegi reads bare variables at return);
 //   - loops that declare their variables copy them per iteration when a closure or & could
 //     keep them (Go 1.22);
@@ -221,6 +223,13 @@ func (r *rewriter) goStmt(n *ast.GoStmt) {
 	start, end := r.off(n.Go), r.off(call.End())
 	id, isIdent := call.Fun.(*ast.Ident)
 	_, generic := call.Fun.(*ast.IndexExpr)
+	if lit, ok := call.Fun.(*ast.FuncLit); ok {
+		// go func(...) {...}(...) stays a go statement (yaegi evaluates its arguments in place
+		// and gives the closure the variables of its iteration; handed to compiled code as a
+		// func value it would see the loop's last ones), with a recover at its top.
+		r.edits = append(r.edits, edit{r.off(lit.Body.Lbrace) + 1, 0, " defer func() { gnrt.GoPanic(recover()) }();"})
+		return
+	}
 	if len(call.Args) == 0 || (isIdent && goBuiltins[id.Name]) || generic {
 		r.edits = append(r.edits, edit{start, r.off(call.Pos()) - start, "gnrt.Go(func() { "}, edit{end, 0, " })"})
 		return
@@ -341,6 +350,15 @@ func identNames(exprs ...ast.Expr) []string {
 // copyVars gives each iteration of loop its own copy of names. At a cell's top level the
 // loop runs in a func literal, where yaegi scopes the copies correctly.
 func (r *rewriter) copyVars(loop ast.Stmt, body *ast.BlockStmt, names []string) {
+	for _, st := range body.List {
+		if a, ok := st.(*ast.AssignStmt); ok && a.Tok == token.DEFINE {
+			for _, l := range a.Lhs {
+				if id, ok := l.(*ast.Ident); ok && hasName(names, id.Name) {
+					return // the body copies them itself (i := i)
+				}
+			}
+		}
+	}
 	r.edits = append(r.edits, edit{r.off(body.Lbrace) + 1, 0, " " + strings.Join(names, ", ") + " := " + strings.Join(names, ", ") + ";"})
 	if st, ok := r.top[loop]; ok {
 		r.edits = append(r.edits, edit{r.off(st.Pos()), 0, "(func() { "}, edit{r.off(st.End()), 0, " })()"})
@@ -638,7 +656,7 @@ func (r *rewriter) minMax(n *ast.CallExpr, name string) {
 				best = c
 			}
 		}
-		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "(" + best.ExactString() + ")"})
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "(" + constLiteral(best) + ")"})
 		return
 	}
 	if constOf(n.Args[0]) == nil {
@@ -658,6 +676,22 @@ func (r *rewriter) minMax(n *ast.CallExpr, name string) {
 		return
 	}
 	r.edits = append(r.edits, edit{r.off(n.Lparen) + 1, r.off(n.Rparen) - r.off(n.Lparen) - 1, args})
+}
+
+// constLiteral writes a constant back as a literal of its kind (1.0 stays a float).
+func constLiteral(c constant.Value) string {
+	switch c.Kind() {
+	case constant.String:
+		return strconv.Quote(constant.StringVal(c))
+	case constant.Float:
+		f, _ := constant.Float64Val(c)
+		lit := strconv.FormatFloat(f, 'g', -1, 64)
+		if !strings.ContainsAny(lit, ".eEn") {
+			lit += ".0"
+		}
+		return lit
+	}
+	return c.ExactString()
 }
 
 func constOf(e ast.Expr) constant.Value {

@@ -103,6 +103,9 @@ func New(opts Options) (*Session, error) {
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
 		"Go":       reflect.ValueOf(s.goCall),
 		"GoSpread": reflect.ValueOf(s.goSpread),
+		"GoPanic":  reflect.ValueOf(s.goPanic),
+		"Compare":  reflect.ValueOf(compareValues),
+		"Sort":     reflect.ValueOf(sortValues),
 		"Clear":    reflect.ValueOf(clearValue),
 		"HasKey":   reflect.ValueOf(hasKey),
 		"Stdin":    reflect.ValueOf(io.Reader(s.stdin)),
@@ -126,6 +129,9 @@ func (s *Session) reset() error {
 	})
 	if err := i.Use(s.symbols); err != nil {
 		return fmt.Errorf("load symbols: %w", err)
+	}
+	if err := loadGenericStd(i); err != nil {
+		return err
 	}
 	if err := i.Use(s.guardedSymbols()); err != nil {
 		return fmt.Errorf("load guarded symbols: %w", err)
@@ -351,7 +357,7 @@ func (s *Session) splitImports(f *ast.File, src string) ([]importSpec, string) {
 }
 
 // varsOfStatements reports whether f holds only var declarations and one of them reads a
-// variable that a cell's statement defined.
+// name that an earlier cell defined (yaegi's "variable definition loop").
 func (s *Session) varsOfStatements(f *ast.File) bool {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
@@ -362,8 +368,10 @@ func (s *Session) varsOfStatements(f *ast.File) bool {
 			return false
 		}
 		ast.Inspect(g, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok && s.vars[id.Name] {
-				reads = true
+			if id, ok := n.(*ast.Ident); ok && !declaredIn(f, id.Name) {
+				if _, decl := s.decls[id.Name]; decl || s.vars[id.Name] {
+					reads = true
+				}
 			}
 			return true
 		})
