@@ -100,6 +100,11 @@ func New(opts Options) (*Session, error) {
 	for k, v := range opts.Symbols {
 		s.symbols[k] = v
 	}
+	// iter has only generic types, so yaegi's stdlib has no table for it; an empty one lets
+	// `import "iter"` find the source package loadGenericStd compiles.
+	if _, ok := s.symbols["iter/iter"]; !ok {
+		s.symbols["iter/iter"] = map[string]reflect.Value{}
+	}
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
 		"Go":       reflect.ValueOf(s.goCall),
 		"GoSpread": reflect.ValueOf(s.goSpread),
@@ -379,11 +384,18 @@ func (s *Session) varsOfStatements(f *ast.File) bool {
 	return reads
 }
 
+// declSrc is the source of the declaration of name in an earlier cell ("" if none).
+func (s *Session) declSrc(name string) string {
+	s.declMu.RLock()
+	defer s.declMu.RUnlock()
+	return s.decls[name]
+}
+
 // rewriteEnv tells the rewriting pass what the session holds.
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc}
 	for n := range s.imported {
 		env.pkgs[n] = true
 	}
