@@ -20,10 +20,12 @@ var (
 	slicesSrc string
 	//go:embed gostd/maps.go.txt
 	mapsSrc string
+	//go:embed gostd/iter.go.txt
+	iterSrc string
 )
 
 func loadGenericStd(i *interp.Interpreter) error {
-	for name, src := range map[string]string{"slices": slicesSrc, "maps": mapsSrc} {
+	for name, src := range map[string]string{"slices": slicesSrc, "maps": mapsSrc, "iter": iterSrc} {
 		if _, err := i.Compile(src); err != nil {
 			return fmt.Errorf("generic %s: %w", name, err)
 		}

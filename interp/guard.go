@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"go/scanner"
@@ -65,14 +66,24 @@ func ReportCrashesTo(w *os.File) error {
 // goroutine of their own, with versions that recover its panic: a panic in a time.AfterFunc
 // callback killed the kernel with no message anywhere.
 func (s *Session) guardedSymbols() interp.Exports {
-	return interp.Exports{"time/time": {
-		"AfterFunc": reflect.ValueOf(func(d time.Duration, f func()) *time.Timer {
-			return time.AfterFunc(d, func() {
-				defer s.recoverCallback("a time.AfterFunc callback")
-				f()
-			})
-		}),
-	}}
+	return interp.Exports{
+		"time/time": {
+			"AfterFunc": reflect.ValueOf(func(d time.Duration, f func()) *time.Timer {
+				return time.AfterFunc(d, func() {
+					defer s.recoverCallback("a time.AfterFunc callback")
+					f()
+				})
+			}),
+		},
+		"context/context": {
+			"AfterFunc": reflect.ValueOf(func(ctx context.Context, f func()) (stop func() bool) {
+				return context.AfterFunc(ctx, func() {
+					defer s.recoverCallback("a context.AfterFunc callback")
+					f()
+				})
+			}),
+		},
+	}
 }
 
 // recoverCallback reports a callback's panic as goWrap reports a goroutine's: to the running

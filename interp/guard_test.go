@@ -63,3 +63,21 @@ func TestSystemMemoryLimit(t *testing.T) {
 		t.Fatalf("make's limit %d is above the memory limit %d", l, got)
 	}
 }
+
+// TestCallbackPanicsAreCellErrors: a panic in a function the runtime calls later on its own
+// goroutine (time.AfterFunc, context.AfterFunc) is the cell's error, not the process's end.
+func TestCallbackPanicsAreCellErrors(t *testing.T) {
+	s := newSession(t)
+	for _, code := range []string{
+		"import \"time\"\ntime.AfterFunc(time.Millisecond, func() { panic(\"boom\") })\ntime.Sleep(200 * time.Millisecond)",
+		"import \"context\"\nctx, cancel := context.WithCancel(context.Background())\ncontext.AfterFunc(ctx, func() { panic(\"boom\") })\ncancel()\ntime.Sleep(200 * time.Millisecond)",
+	} {
+		_, _, err := run(t, s, code)
+		if err == nil || !strings.Contains(err.Error(), "AfterFunc callback") || !strings.Contains(err.Error(), "boom") {
+			t.Fatalf("%q: %v", code, err)
+		}
+	}
+	if res, _, err := run(t, s, "1 + 1"); err != nil || plainOf(t, res) != "2" {
+		t.Fatalf("session after callback panics: %v", err)
+	}
+}

@@ -76,6 +76,9 @@ type Session struct {
 	curOut   Output
 	outMu    sync.Mutex
 	stdin    *stdinReader
+
+	compMu   sync.Mutex
+	comps    []*compiled             // processes of %%compile cells, by handle
 	funcSrc  map[string]string       // cached Call sources by hash
 	funcType map[string]reflect.Type // top-level funcs declared in cells, by name (under declMu)
 }
@@ -100,17 +103,23 @@ func New(opts Options) (*Session, error) {
 	for k, v := range opts.Symbols {
 		s.symbols[k] = v
 	}
+	// iter has only generic types, so yaegi's stdlib has no table for it; an empty one lets
+	// `import "iter"` find the source package loadGenericStd compiles.
+	if _, ok := s.symbols["iter/iter"]; !ok {
+		s.symbols["iter/iter"] = map[string]reflect.Value{}
+	}
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
-		"Go":       reflect.ValueOf(s.goCall),
-		"GoSpread": reflect.ValueOf(s.goSpread),
-		"GoPanic":  reflect.ValueOf(s.goPanic),
-		"Compare":  reflect.ValueOf(compareValues),
-		"Sort":     reflect.ValueOf(sortValues),
-		"Clear":    reflect.ValueOf(clearValue),
-		"HasKey":   reflect.ValueOf(hasKey),
-		"Stdin":    reflect.ValueOf(io.Reader(s.stdin)),
-		"Result":   reflect.ValueOf(s.setResult),
-		"MakeLen":  reflect.ValueOf(makeLen), // guard.go
+		"Go":           reflect.ValueOf(s.goCall),
+		"GoSpread":     reflect.ValueOf(s.goSpread),
+		"GoPanic":      reflect.ValueOf(s.goPanic),
+		"Compare":      reflect.ValueOf(compareValues),
+		"Sort":         reflect.ValueOf(sortValues),
+		"CompiledCall": reflect.ValueOf(s.compiledCall),
+		"Clear":        reflect.ValueOf(clearValue),
+		"HasKey":       reflect.ValueOf(hasKey),
+		"Stdin":        reflect.ValueOf(io.Reader(s.stdin)),
+		"Result":       reflect.ValueOf(s.setResult),
+		"MakeLen":      reflect.ValueOf(makeLen), // guard.go
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -167,8 +176,11 @@ func (s *Session) reset() error {
 	return nil
 }
 
-// Close releases the session.
-func (s *Session) Close() error { return nil }
+// Close releases the session and ends the processes of its %%compile cells.
+func (s *Session) Close() error {
+	s.closeCompiled()
+	return nil
+}
 
 type stdinReader struct {
 	s   *Session
@@ -379,11 +391,18 @@ func (s *Session) varsOfStatements(f *ast.File) bool {
 	return reads
 }
 
+// declSrc is the source of the declaration of name in an earlier cell ("" if none).
+func (s *Session) declSrc(name string) string {
+	s.declMu.RLock()
+	defer s.declMu.RUnlock()
+	return s.decls[name]
+}
+
 // rewriteEnv tells the rewriting pass what the session holds.
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc}
 	for n := range s.imported {
 		env.pkgs[n] = true
 	}

@@ -561,3 +561,23 @@ func show() {
 		t.Fatalf("printed\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestRangeFunc checks Go 1.23's range over functions, rewritten into calls with a yield func
+// when the iterator's declaration names the yielded types, with continue and break.
+func TestRangeFunc(t *testing.T) {
+	s := newSession(t)
+	steps := []struct{ code, out string }{
+		{"import (\"fmt\"; \"iter\")\nfunc count(n int) iter.Seq[int] {\n\treturn func(yield func(int) bool) {\n\t\tfor i := 0; i < n; i++ {\n\t\t\tif !yield(i) {\n\t\t\t\treturn\n\t\t\t}\n\t\t}\n\t}\n}\nfunc pairs(yield func(int, string) bool) {\n\tfor i, s := range []string{\"x\", \"y\"} {\n\t\tif !yield(i, s) {\n\t\t\treturn\n\t\t}\n\t}\n}", ""},
+		{"for v := range count(5) {\n\tif v == 1 {\n\t\tcontinue\n\t}\n\tif v == 3 {\n\t\tbreak\n\t}\n\tfmt.Print(v, \" \")\n}\nfor i, s := range pairs { fmt.Print(i, s, \" \") }\nfor range pairs { fmt.Print(\".\") }\nfmt.Println()", "0 2 0x 1y ..\n"},
+		{"func main() {\n\tfor v := range count(3) {\n\t\tswitch v {\n\t\tcase 1:\n\t\t\tbreak\n\t\tdefault:\n\t\t\tfmt.Print(v)\n\t\t}\n\t}\n\tfmt.Println()\n}", "02\n"},
+	}
+	for _, st := range steps {
+		_, out, err := run(t, s, st.code)
+		if err != nil {
+			t.Fatalf("%q: %v", st.code, err)
+		}
+		if got := out.out("stdout"); got != st.out {
+			t.Fatalf("%q printed %q, want %q", st.code, got, st.out)
+		}
+	}
+}
