@@ -76,6 +76,9 @@ type Session struct {
 	curOut   Output
 	outMu    sync.Mutex
 	stdin    *stdinReader
+
+	compMu   sync.Mutex
+	comps    []*compiled             // processes of %%compile cells, by handle
 	funcSrc  map[string]string       // cached Call sources by hash
 	funcType map[string]reflect.Type // top-level funcs declared in cells, by name (under declMu)
 }
@@ -106,16 +109,17 @@ func New(opts Options) (*Session, error) {
 		s.symbols["iter/iter"] = map[string]reflect.Value{}
 	}
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
-		"Go":       reflect.ValueOf(s.goCall),
-		"GoSpread": reflect.ValueOf(s.goSpread),
-		"GoPanic":  reflect.ValueOf(s.goPanic),
-		"Compare":  reflect.ValueOf(compareValues),
-		"Sort":     reflect.ValueOf(sortValues),
-		"Clear":    reflect.ValueOf(clearValue),
-		"HasKey":   reflect.ValueOf(hasKey),
-		"Stdin":    reflect.ValueOf(io.Reader(s.stdin)),
-		"Result":   reflect.ValueOf(s.setResult),
-		"MakeLen":  reflect.ValueOf(makeLen), // guard.go
+		"Go":           reflect.ValueOf(s.goCall),
+		"GoSpread":     reflect.ValueOf(s.goSpread),
+		"GoPanic":      reflect.ValueOf(s.goPanic),
+		"Compare":      reflect.ValueOf(compareValues),
+		"Sort":         reflect.ValueOf(sortValues),
+		"CompiledCall": reflect.ValueOf(s.compiledCall),
+		"Clear":        reflect.ValueOf(clearValue),
+		"HasKey":       reflect.ValueOf(hasKey),
+		"Stdin":        reflect.ValueOf(io.Reader(s.stdin)),
+		"Result":       reflect.ValueOf(s.setResult),
+		"MakeLen":      reflect.ValueOf(makeLen), // guard.go
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -172,8 +176,11 @@ func (s *Session) reset() error {
 	return nil
 }
 
-// Close releases the session.
-func (s *Session) Close() error { return nil }
+// Close releases the session and ends the processes of its %%compile cells.
+func (s *Session) Close() error {
+	s.closeCompiled()
+	return nil
+}
 
 type stdinReader struct {
 	s   *Session
