@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // sumTo is the 1e7-addition loop, compiled into the test binary as the reference.
@@ -75,5 +77,28 @@ func TestCompileCell(t *testing.T) {
 	// Interpreted, the loop is ~150x slower; anything near that means the call was not compiled.
 	if cellTime > 10*goTime+20*time.Millisecond {
 		t.Errorf("%%compile call took %v, compiled Go %v", cellTime, goTime)
+	}
+}
+
+// TestCompileModule builds a %%compile cell that imports a third-party module: the go command
+// fetches github.com/google/uuid (from the module cache or the module proxy, as `go build
+// -mod=mod` does) and the cell's func runs with it.
+func TestCompileModule(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no Go toolchain")
+	}
+	s := newSession(t)
+	defer s.Close()
+	cell := "%%compile\nimport \"github.com/google/uuid\"\n\nfunc Named(name string) string { return uuid.NewSHA1(uuid.NameSpaceURL, []byte(name)).String() }\n"
+	if _, _, err := run(t, s, cell); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := run(t, s, "Named(\"gpunotes\")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "\"" + uuid.NewSHA1(uuid.NameSpaceURL, []byte("gpunotes")).String() + "\""
+	if got := plainOf(t, res); got != want {
+		t.Fatalf("Named = %s, want %s", got, want)
 	}
 }

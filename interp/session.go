@@ -301,6 +301,9 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 	if len(imps) > 0 {
 		if src := s.newImports(imps); src != "" {
 			if _, err := s.eval(ctx, src); err != nil {
+				if strings.Contains(err.Error(), "unable to find source related to") {
+					return importError(err, imps)
+				}
 				return s.evalError(ctx, err, seg)
 			}
 			s.addImports(imps)
@@ -838,4 +841,17 @@ func (s *Session) runCaptured(ctx context.Context, code string, out Output) (*di
 	defer cap.stop()
 	defer restore()
 	return s.run(ctx, code)
+}
+
+// importError explains an import of a package that neither the standard library nor the
+// kernel's compiled-in packages have.
+func importError(err error, imps []importSpec) *CellError {
+	path := ""
+	for _, im := range imps {
+		if strings.Contains(err.Error(), strconv.Quote(im.path)) {
+			path = im.path
+		}
+	}
+	msg := fmt.Sprintf("package %q is not in this kernel: it has the standard library, display, gpuarray, cluster, gonum.org/v1/gonum/mat and stat, and github.com/google/uuid compiled in; use the Go code of another module in a %%%%compile cell, where the go command fetches it", path)
+	return &CellError{Name: "ImportError", Value: msg, Traceback: []string{"ImportError: " + msg}}
 }

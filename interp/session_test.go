@@ -581,3 +581,13 @@ func TestRangeFunc(t *testing.T) {
 		}
 	}
 }
+
+// TestImportMissing checks that importing a package the kernel lacks says what to do.
+func TestImportMissing(t *testing.T) {
+	s := newSession(t)
+	_, _, err := run(t, s, "import \"example.com/nope/pkg\"")
+	var ce *CellError
+	if !errors.As(err, &ce) || ce.Name != "ImportError" || !strings.Contains(ce.Value, `"example.com/nope/pkg"`) || !strings.Contains(ce.Value, "%%compile") {
+		t.Fatalf("%#v", err)
+	}
+}
