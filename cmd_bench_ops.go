@@ -67,7 +67,19 @@ var opsTable = []benchOp{
 		return x.Reshape(n/2, 2, n).Sum(1)
 	}},
 	{"sum(concat([x, x]))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Concat(x, x).Sum() }},
+	// The user-kernel row: a 5-op expression through Elementwise (CuPy peer:
+	// ElementwiseKernel), fused with the sum.
+	{"sum(Elementwise: where(x > 0, x * x, exp(x)) + 1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return benchKernel.Apply(x).Sum() }},
 }
+
+// benchKernel is the Elementwise row's kernel.
+var benchKernel = func() *gpuarray.Kernel {
+	k, err := gpuarray.Elementwise("x", "where(x > 0, x * x, exp(x)) + 1")
+	if err != nil {
+		panic(err) // a constant expression: a test catches it
+	}
+	return k
+}()
 
 // benchOps runs the ops table on a standard normal n x n array (seed 42) in chunk x chunk
 // chunks: each op once to warm up (contexts, kernel links), then best of 3, regenerating the

@@ -48,7 +48,8 @@ func TestBenchOpsCPU(t *testing.T) {
 		t.Errorf("arange sum %v, want %v", got, want)
 	}
 	x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(chunk, chunk))
-	for op, y := range map[string]*gpuarray.Array{"sum(axis=0)": x.Sum(0), "std(axis=1)": x.Std(1), "argmax": x.ArgMax(), "max": x.Max()} {
+	kernel := gpuarray.Where(x.Gt(0), x.Mul(x), x.Exp()).Add(1).Sum()
+	for op, y := range map[string]*gpuarray.Array{"sum(Elementwise: where(x > 0, x * x, exp(x)) + 1)": kernel, "sum(axis=0)": x.Sum(0), "std(axis=1)": x.Std(1), "argmax": x.ArgMax(), "max": x.Max()} {
 		v, err := y.ToSlice(gpuarray.Inline())
 		if err != nil {
 			t.Fatal(err)

@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"os/signal"
 	"runtime/pprof"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,6 +27,7 @@ import (
 
 func init() {
 	register("kernel", "run as a Jupyter kernel: kernel CONNECTION_FILE", runKernel)
+	register("kernel-crash-reporter", "(started by kernel) tells the front end why the kernel died", runCrashReporter)
 	register("install", "write the kernelspec: install [--user|--sys-prefix|--prefix DIR] [--name NAME] [--papermill [--python PY]]", runInstall)
 	register("uninstall", "remove the kernelspec: uninstall [--name NAME]", runUninstall)
 }
@@ -120,10 +128,17 @@ func runKernel(ctx context.Context, args []string) error {
 	// A fatal error in a cell (stack overflow, out of memory) cannot be recovered in Go: the
 	// kernel then exits, its report in the log (the real stderr, saved before cells capture
 	// fd 2), and the front end sees the kernel die and restarts it.
-	if err := reportCrashes(); err != nil {
-		return err
-	}
+	interp.SetSystemMemoryLimit()
 	opts := kernel.Options{Version: version}
+	if onExec, err := startCrashReporter(args[0]); err != nil {
+		// Without the reporter a fatal error still reaches the log.
+		fmt.Fprintf(os.Stderr, "gpunotes kernel: crash reporter: %v\n", err)
+		if err := reportCrashes(); err != nil {
+			return err
+		}
+	} else {
+		opts.OnExecute = onExec
+	}
 	// GPUNOTES_MAX_MESSAGE (bytes) and GPUNOTES_HANDSHAKE_TIMEOUT (a Go duration) tune the
 	// socket bounds; kernel.json's env can set them.
 	if v := os.Getenv("GPUNOTES_MAX_MESSAGE"); v != "" {
@@ -159,6 +174,94 @@ func runKernel(ctx context.Context, args []string) error {
 	}
 	_, err = k.Serve(ctx)
 	return err
+}
+
+// startCrashReporter starts `gpunotes kernel-crash-reporter CONNECTION_FILE`: the runtime's
+// fatal error reports go to it (debug.SetCrashOutput), and each execute request's header.
+// When this process dies with a report, the reporter copies it to the log and tells the front
+// end why (kernel.ReportDeath), naming the running cell; JupyterLab then shows the kernel
+// restarting. It exits silently when this process ends without a report.
+func startCrashReporter(connFile string) (func([]byte), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cr, cw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	hr, hw, err := os.Pipe()
+	if err != nil {
+		cr.Close()
+		cw.Close()
+		return nil, err
+	}
+	cmd := exec.Command(exe, "kernel-crash-reporter", connFile)
+	cmd.Stdin, cmd.Stderr = hr, os.Stderr
+	cmd.ExtraFiles = []*os.File{cr}
+	if err := cmd.Start(); err != nil {
+		cr.Close()
+		cw.Close()
+		hr.Close()
+		hw.Close()
+		return nil, err
+	}
+	cr.Close()
+	hr.Close()
+	go func() { _ = cmd.Wait() }()
+	if err := interp.ReportCrashesTo(cw); err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	return func(header []byte) {
+		var b bytes.Buffer
+		if json.Compact(&b, header) != nil {
+			return
+		}
+		b.WriteByte('\n')
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = hw.Write(b.Bytes())
+	}, nil
+}
+
+// runCrashReporter is the process startCrashReporter starts: fd 3 carries the kernel's crash
+// report, stdin the headers of its execute requests.
+func runCrashReporter(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%w: kernel-crash-reporter CONNECTION_FILE", errUsage)
+	}
+	// The kernel's process group gets the front end's SIGINTs; they are not for us.
+	signal.Ignore(os.Interrupt)
+	var (
+		mu     sync.Mutex
+		parent []byte
+	)
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			mu.Lock()
+			parent = append(parent[:0], sc.Bytes()...)
+			mu.Unlock()
+		}
+	}()
+	crash := os.NewFile(3, "crash")
+	var report bytes.Buffer
+	_, _ = io.Copy(io.MultiWriter(&report, os.Stderr), crash)
+	if report.Len() == 0 {
+		return nil // the kernel ended normally
+	}
+	why := kernel.CrashSummary(report.String())
+	fmt.Fprintf(os.Stderr, "gpunotes kernel: the kernel process died: %s\n", why)
+	ci, err := kernel.ReadConnectionFile(args[0])
+	if err != nil {
+		return err
+	}
+	mu.Lock()
+	p := append([]byte(nil), parent...)
+	mu.Unlock()
+	return kernel.ReportDeath(ci, p, why)
 }
 
 // reportCrashes sends the runtime's fatal error reports to a duplicate of fd 2 as it is now.

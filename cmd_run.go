@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gpunotes/gpunotes/interp"
 	"github.com/gpunotes/gpunotes/nbrun"
 )
 
@@ -135,6 +136,10 @@ func runNotebookCmd(ctx context.Context, args []string) error {
 	if os.Getenv(runChildEnv) == "" {
 		return superviseRun(a, args)
 	}
+	if err := reportCrashes(); err != nil {
+		return err
+	}
+	interp.SetSystemMemoryLimit()
 	events := os.NewFile(3, "run-events")
 	defer events.Close()
 	note := func(format string, v ...any) { fmt.Fprintf(events, format, v...) }

@@ -50,7 +50,18 @@ OPS = [
     ("mean(x[x > 1])", lambda x, xp: x[x > 1].mean()),
     ("sum(x.reshape(n/2, 2, n), axis=1)", lambda x, xp: x.reshape(N // 2, 2, N).sum(axis=1)),
     ("sum(concat([x, x]))", lambda x, xp: xp.concatenate([x, x]).sum()),
+    ("sum(Elementwise: where(x > 0, x * x, exp(x)) + 1)", lambda x, xp: user_kernel(x, xp).sum()),
 ]
+
+
+# CuPy's ElementwiseKernel is the peer of gpuarray.Elementwise; dask + CuPy composes the ops.
+_UK = cp.ElementwiseKernel("float64 x", "float64 y", "y = (x > 0 ? x * x : exp(x)) + 1", "gpunotes_user_kernel")
+
+
+def user_kernel(x, xp):
+    if xp is cp:
+        return _UK(x)
+    return xp.where(x > 0, x * x, xp.exp(x)) + 1
 
 
 def first(v):

@@ -47,6 +47,7 @@ OPS = [
     ("mean(x[x > 1])", lambda x: x[x > 1].mean()),
     ("sum(x.reshape(n/2, 2, n), axis=1)", lambda x: x.reshape(N // 2, 2, N).sum(axis=1)),
     ("sum(concat([x, x]))", lambda x: da.concatenate([x, x]).sum()),
+    ("sum(Elementwise: where(x > 0, x * x, exp(x)) + 1)", lambda x: (da.where(x > 0, x * x, da.exp(x)) + 1).sum()),
 ]
 
 

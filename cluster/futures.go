@@ -37,6 +37,12 @@ func (c *Client) Scatter(values ...any) ([]*Future, error) {
 	return out, nil
 }
 
+// Persist computes x on the cluster and keeps its chunks on the workers that computed them,
+// as dask's client.persist does: x.Persist(gpuarray.On(c)).
+func (c *Client) Persist(x *gpuarray.Array, opts ...gpuarray.ComputeOption) *gpuarray.Array {
+	return x.Persist(append(append([]gpuarray.ComputeOption{}, opts...), gpuarray.On(c))...)
+}
+
 // ArrayFuture is an array being computed on the cluster while the cell goes on (Compute).
 type ArrayFuture struct {
 	cancel  context.CancelFunc

@@ -149,7 +149,7 @@ func TestPersistThroughConnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	y := x.Persist(gpuarray.On(c))
+	y := c.Persist(x)
 	if err := y.Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,8 @@ type placeBytes struct {
 // Persist computes the array once and keeps its chunks where they were computed: in host
 // memory (the CPU schedulers), in a GPU's memory (OnGPU; spread over several with OnGPUs, row
 // chunks dealt round-robin), or on a cluster's workers (On(c): each chunk stays on the worker
-// that computed it, spilling to disk under memory pressure as worker results do). Later
+// that computed it, spilling to disk under memory pressure as worker results do; GPU workers
+// keep them in host memory too, and upload them for each task that reads them). Later
 // computations that read the result run where its chunks are (a cluster worker holding a
 // chunk runs the tasks that read it; a GPU's fused kernels read chunks held there in place).
 // A chunk lost with a cluster worker is computed again from the graph. Release frees the

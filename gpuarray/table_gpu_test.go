@@ -67,3 +67,33 @@ func TestGPUTableOps(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUMaskCount: counting a comparison (an int64 sum of bools) and a masked mean run in
+// the fused kernel and give the CPU's numbers.
+func TestGPUMaskCount(t *testing.T) {
+	needGPU(t)
+	x := NewRandomState(5).Normal(0, 1, Shape(3000, 2000), Chunks(1000, 1000))
+	for _, y := range []*Array{x.Gt(1).Sum(), x.Gt(1).Sum(0), Where(x.Gt(1), x, 0).Sum().Div(x.Gt(1).Sum())} {
+		cpu, err := y.Compute()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gpu, err := y.Compute(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(gpu.Path(), "sum over") {
+			t.Errorf("%v: the sum ran on the host: %s", y, gpu.Path())
+		}
+		a, _ := cpu.ToSlice()
+		b, _ := gpu.ToSlice()
+		for i := range a {
+			if math.Abs(a[i]-b[i]) > 1e-12*math.Abs(a[i]) {
+				t.Fatalf("%v: element %d: CPU %v, GPU %v", y, i, a[i], b[i])
+			}
+		}
+		if y.DType() != cpu.DType() || gpu.DType() != cpu.DType() {
+			t.Errorf("dtypes %v, %v, %v", y.DType(), cpu.DType(), gpu.DType())
+		}
+	}
+}

@@ -38,7 +38,7 @@ func JupyterPython() (string, error) {
 }
 
 // pipExec matches the second line of pip's /bin/sh trampoline for long interpreter paths.
-var pipExec = regexp.MustCompile(`^'''exec' '?"?([^"' ]+)`)
+var pipExec = regexp.MustCompile(`^'''exec' (?:"([^"]+)"|(\S+))`)
 
 // scriptPython reads the interpreter from a console script's first lines.
 func scriptPython(script string) string {
@@ -60,8 +60,10 @@ func scriptPython(script string) string {
 		return fields[0]
 	}
 	if len(lines) == 2 {
-		if m := pipExec.FindStringSubmatch(lines[1]); m != nil && fileExists(m[1]) {
-			return m[1]
+		if m := pipExec.FindStringSubmatch(lines[1]); m != nil {
+			if py := m[1] + m[2]; fileExists(py) {
+				return py
+			}
 		}
 	}
 	return ""

@@ -38,3 +38,37 @@ func BenchmarkPrint10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNewSession is a session's start (the kernel's start and every restart), with the
+// generic standard library sources it compiles.
+func BenchmarkNewSession(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, err := New(Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSortCell sorts 100,000 ints in a cell: through the interpreted generic slices.Sort
+// (compiled sort.Slice, compared through gnrt.Compare) and through compiled sort.Ints, the
+// speed an instantiation for []int would have.
+func BenchmarkSortCell(b *testing.B) {
+	for _, c := range []struct{ name, sort string }{{"slices.Sort", "slices.Sort(xs)"}, {"sort.Ints", "sort.Ints(xs)"}} {
+		b.Run(c.name, func(b *testing.B) {
+			s, err := New(Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			out := newRec()
+			ctx := context.Background()
+			if _, err := s.Execute(ctx, "import (\"slices\"; \"sort\")\nfunc fill(xs []int) { for i := range xs { xs[i] = (i * 7919) % 100003 } }\nxs := make([]int, 100000)", out); err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Execute(ctx, "fill(xs)\n"+c.sort, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

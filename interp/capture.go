@@ -20,6 +20,7 @@ type capture struct {
 	wg                 sync.WaitGroup
 	acks               chan struct{} // flush acknowledgements from both pumps
 	stdout             *pump
+	pumps              []*pump
 }
 
 // bufPool keeps the pipe readers' buffers across cells: allocating them per cell costs more
@@ -72,7 +73,7 @@ func (c *capture) redirect(fd int, name string, w **os.File, emit streamFunc) er
 		return fmt.Errorf("redirect %s: %w", name, err)
 	}
 	*w = pw
-	p := &pump{wake: make(chan struct{}, 1)}
+	p := &pump{wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1)}
 	rc, err := r.SyscallConn()
 	if err == nil {
 		err = rc.Control(func(fd uintptr) { p.rfd = fd })
@@ -84,6 +85,7 @@ func (c *capture) redirect(fd int, name string, w **os.File, emit streamFunc) er
 	if fd == 1 {
 		c.stdout = p
 	}
+	c.pumps = append(c.pumps, p)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -106,6 +108,15 @@ type pump struct {
 	inRead  bool    // a read is under way: what it returns is not in pending yet
 	rfd     uintptr // the pipe's read end, for FIONREAD
 	wake    chan struct{}
+	hurry   chan struct{} // ends a pause at once: a flush or the cell's end waits for the pump
+}
+
+// rush ends the pump's pause, if it is in one.
+func (p *pump) rush() {
+	select {
+	case p.hurry <- struct{}{}:
+	default:
+	}
 }
 
 func (p *pump) signal() {
@@ -197,6 +208,8 @@ func (p *pump) run(r io.Reader, emit func(string), acks chan<- struct{}) {
 	}()
 	buf := bufPool.Get().(*[256 << 10]byte)
 	defer bufPool.Put(buf)
+	pause := time.NewTimer(readPause)
+	defer pause.Stop()
 	for {
 		p.mu.Lock()
 		p.inRead = true
@@ -216,7 +229,11 @@ func (p *pump) run(r io.Reader, emit func(string), acks chan<- struct{}) {
 			break
 		}
 		if n > 0 {
-			time.Sleep(readPause)
+			pause.Reset(readPause)
+			select {
+			case <-pause.C:
+			case <-p.hurry:
+			}
 		}
 	}
 	close(p.wake)
@@ -233,6 +250,13 @@ func partialMark(p []byte) int {
 	return 0
 }
 
+// rush ends the pumps' pauses, so that what flush or stop wrote is read now.
+func (c *capture) rush() {
+	for _, p := range c.pumps {
+		p.rush()
+	}
+}
+
 // flush waits until everything written to fds 1 and 2 so far has been emitted, so that a
 // display the cell shows next follows the text printed before it.
 func (c *capture) flush() {
@@ -241,6 +265,7 @@ func (c *capture) flush() {
 			w.Write(flushMark)
 		}
 	}
+	c.rush()
 	timeout := time.After(time.Second)
 	for i := 0; i < 2; i++ {
 		select {
@@ -270,5 +295,6 @@ func (c *capture) stop() {
 	if c.wErr != nil {
 		c.wErr.Close()
 	}
+	c.rush()
 	c.wg.Wait()
 }

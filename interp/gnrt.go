@@ -36,8 +36,11 @@ func (s *Session) goStart(f any, args []any, spread bool) {
 	}()
 }
 
-func (s *Session) recoverGo() {
-	if r := recover(); r != nil {
+func (s *Session) recoverGo() { s.goPanic(recover()) }
+
+// goPanic reports r, a goroutine's recovered panic (nil: none), to the running cell.
+func (s *Session) goPanic(r any) {
+	if r != nil {
 		e := &CellError{Name: "panic", Value: fmt.Sprintf("in goroutine: %v", r),
 			Traceback: []string{fmt.Sprintf("panic in a goroutine started by the cell: %v", r)}}
 		select {

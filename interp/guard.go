@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"go/scanner"
@@ -65,14 +66,24 @@ func ReportCrashesTo(w *os.File) error {
 // goroutine of their own, with versions that recover its panic: a panic in a time.AfterFunc
 // callback killed the kernel with no message anywhere.
 func (s *Session) guardedSymbols() interp.Exports {
-	return interp.Exports{"time/time": {
-		"AfterFunc": reflect.ValueOf(func(d time.Duration, f func()) *time.Timer {
-			return time.AfterFunc(d, func() {
-				defer s.recoverCallback("a time.AfterFunc callback")
-				f()
-			})
-		}),
-	}}
+	return interp.Exports{
+		"time/time": {
+			"AfterFunc": reflect.ValueOf(func(d time.Duration, f func()) *time.Timer {
+				return time.AfterFunc(d, func() {
+					defer s.recoverCallback("a time.AfterFunc callback")
+					f()
+				})
+			}),
+		},
+		"context/context": {
+			"AfterFunc": reflect.ValueOf(func(ctx context.Context, f func()) (stop func() bool) {
+				return context.AfterFunc(ctx, func() {
+					defer s.recoverCallback("a context.AfterFunc callback")
+					f()
+				})
+			}),
+		},
+	}
 }
 
 // recoverCallback reports a callback's panic as goWrap reports a goroutine's: to the running
@@ -227,4 +238,30 @@ func makeLen(n int64, elem any) int64 {
 			n, size, float64(n)*float64(size)/(1<<30), float64(limit)/(1<<30)))
 	}
 	return n
+}
+
+// SetSystemMemoryLimit sets the Go memory limit (debug.SetMemoryLimit) to 90% of the
+// machine's memory, unless GOMEMLIMIT chose one: near it the collector works harder instead of
+// letting garbage push the process into the kernel's OOM killer. It returns the limit set (0:
+// left alone).
+func SetSystemMemoryLimit() int64 {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil || kb <= 0 {
+				return 0
+			}
+			limit := kb << 10 / 10 * 9
+			debug.SetMemoryLimit(limit)
+			return limit
+		}
+	}
+	return 0
 }

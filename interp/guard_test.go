@@ -1,6 +1,9 @@
 package interp
 
 import (
+	"os"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,5 +36,48 @@ func TestHugeMakeIsACellError(t *testing.T) {
 		if got := plainOf(t, res); got != want {
 			t.Errorf("%q = %s, want %s", code, got, want)
 		}
+	}
+}
+
+// TestSystemMemoryLimit: the limit is 90% of MemTotal, and make's guard never allows more.
+func TestSystemMemoryLimit(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOMEMLIMIT")
+	got := SetSystemMemoryLimit()
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Skip("no /proc/meminfo")
+	}
+	var kb int64
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	if want := kb << 10 / 10 * 9; got != want || debug.SetMemoryLimit(-1) != want {
+		t.Fatalf("limit %d (runtime says %d), want %d", got, debug.SetMemoryLimit(-1), want)
+	}
+	if l := makeLimit(); l > uint64(got) {
+		t.Fatalf("make's limit %d is above the memory limit %d", l, got)
+	}
+}
+
+// TestCallbackPanicsAreCellErrors: a panic in a function the runtime calls later on its own
+// goroutine (time.AfterFunc, context.AfterFunc) is the cell's error, not the process's end.
+func TestCallbackPanicsAreCellErrors(t *testing.T) {
+	s := newSession(t)
+	for _, code := range []string{
+		"import \"time\"\ntime.AfterFunc(time.Millisecond, func() { panic(\"boom\") })\ntime.Sleep(200 * time.Millisecond)",
+		"import \"context\"\nctx, cancel := context.WithCancel(context.Background())\ncontext.AfterFunc(ctx, func() { panic(\"boom\") })\ncancel()\ntime.Sleep(200 * time.Millisecond)",
+	} {
+		_, _, err := run(t, s, code)
+		if err == nil || !strings.Contains(err.Error(), "AfterFunc callback") || !strings.Contains(err.Error(), "boom") {
+			t.Fatalf("%q: %v", code, err)
+		}
+	}
+	if res, _, err := run(t, s, "1 + 1"); err != nil || plainOf(t, res) != "2" {
+		t.Fatalf("session after callback panics: %v", err)
 	}
 }

@@ -39,6 +39,8 @@ func parseMagic(code string) (magic, bool) {
 const magicHelp = `gpunotes magics:
   %time STATEMENTS    run the rest of the line (and any following lines) and print the wall time
   %%time              run the whole cell and print the wall time
+  %%compile           build the cell's funcs with the Go toolchain; later cells call them at
+                      compiled speed (arguments and results: gob-encodable values)
   %env                list environment variables; %env NAME shows one; %env NAME=VALUE sets one
   %who                list the names defined by cells
   %help               this help
@@ -62,6 +64,11 @@ func (s *Session) runMagic(ctx context.Context, m magic, out Output) (*display.D
 			return nil, cerr
 		}
 		return res, nil
+	case "%%compile":
+		if err := s.runCompile(ctx, m.body, out); err != nil {
+			return nil, err
+		}
+		return nil, nil
 	case "env":
 		if m.args == "" {
 			env := os.Environ()

@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -16,9 +17,10 @@ const mainName = "gnMain"
 
 // rewriteEnv is what the rewriting pass knows about the session.
 type rewriteEnv struct {
-	ints     map[string]bool // top-level names known to hold integers (range over int)
-	pkgs     map[string]bool // local names of imported packages
-	userFunc map[string]bool // builtins the user redeclared (clear, min, max)
+	ints     map[string]bool          // top-level names known to hold integers (range over int)
+	decl     func(name string) string // source of an earlier cell's declaration of name ("" if none)
+	pkgs     map[string]bool          // local names of imported packages
+	userFunc map[string]bool          // builtins the user redeclared (clear, min, max)
 }
 
 // edit replaces del bytes at off with text.
@@ -49,7 +51,8 @@ func needsRewrite(src string) bool {
 // rewriteGo prepares a segment for yaegi (v0.16.1), closing gaps between it and Go 1.22+
 // without changing the segment's line numbers:
 //   - `go f(x)` becomes `gnrt.Go(f, x)`: the arguments are evaluated where the statement stands
-//     and a panic in the goroutine is reported to the cell instead of killing the kernel;
+//     and a panic in the goroutine is reported to the cell instead of killing the kernel (a
+//     func literal keeps its go statement and gets a recover);
 //   - `defer f(x)` reads x at the defer (yaegi reads bare variables at return);
 //   - loops that declare their variables copy them per iteration when a closure or & could
 //     keep them (Go 1.22);
@@ -76,7 +79,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	r := &rewriter{fset: fset, full: full, env: env, ints: intNames(f, env.ints)}
+	r := &rewriter{fset: fset, full: full, env: env, ints: intNames(f, env.ints), file: f}
 	off := func(p token.Pos) int { return fset.Position(p).Offset }
 	r.top = map[ast.Stmt]ast.Stmt{}
 	if seg.kind == segStmt {
@@ -156,7 +159,8 @@ type rewriter struct {
 	n     int // counter for fresh names
 	// top maps the statements at a cell's top level (and labeled ones' loops) to themselves
 	// (or their label): yaegi keeps those variables global, where `i := i` is the same i.
-	top map[ast.Stmt]ast.Stmt
+	top  map[ast.Stmt]ast.Stmt
+	file *ast.File
 }
 
 // visit is the same walk as rewriteGo's, for subtrees it hands back.
@@ -221,6 +225,13 @@ func (r *rewriter) goStmt(n *ast.GoStmt) {
 	start, end := r.off(n.Go), r.off(call.End())
 	id, isIdent := call.Fun.(*ast.Ident)
 	_, generic := call.Fun.(*ast.IndexExpr)
+	if lit, ok := call.Fun.(*ast.FuncLit); ok {
+		// go func(...) {...}(...) stays a go statement (yaegi evaluates its arguments in place
+		// and gives the closure the variables of its iteration; handed to compiled code as a
+		// func value it would see the loop's last ones), with a recover at its top.
+		r.edits = append(r.edits, edit{r.off(lit.Body.Lbrace) + 1, 0, " defer func() { gnrt.GoPanic(recover()) }();"})
+		return
+	}
 	if len(call.Args) == 0 || (isIdent && goBuiltins[id.Name]) || generic {
 		r.edits = append(r.edits, edit{start, r.off(call.Pos()) - start, "gnrt.Go(func() { "}, edit{end, 0, " })"})
 		return
@@ -341,6 +352,15 @@ func identNames(exprs ...ast.Expr) []string {
 // copyVars gives each iteration of loop its own copy of names. At a cell's top level the
 // loop runs in a func literal, where yaegi scopes the copies correctly.
 func (r *rewriter) copyVars(loop ast.Stmt, body *ast.BlockStmt, names []string) {
+	for _, st := range body.List {
+		if a, ok := st.(*ast.AssignStmt); ok && a.Tok == token.DEFINE {
+			for _, l := range a.Lhs {
+				if id, ok := l.(*ast.Ident); ok && hasName(names, id.Name) {
+					return // the body copies them itself (i := i)
+				}
+			}
+		}
+	}
 	r.edits = append(r.edits, edit{r.off(body.Lbrace) + 1, 0, " " + strings.Join(names, ", ") + " := " + strings.Join(names, ", ") + ";"})
 	if st, ok := r.top[loop]; ok {
 		r.edits = append(r.edits, edit{r.off(st.Pos()), 0, "(func() { "}, edit{r.off(st.End()), 0, " })()"})
@@ -382,9 +402,177 @@ func (r *rewriter) rangeStmt(n *ast.RangeStmt) {
 		}
 		return
 	}
+	if n.Tok != token.ASSIGN && r.rangeFunc(n) {
+		return
+	}
 	if len(names) > 0 && captures(n.Body, names) && !assigns(n.Body, names) {
 		r.copyVars(n, n.Body, names)
 	}
+}
+
+// rangeFunc rewrites a range over a function (Go 1.23), when the function's declaration in
+// the cell or an earlier one gives its yield's parameter types:
+// `for k, v := range seq { body }` -> `seq(func(k K, v V) bool { body; return true })`, with
+// continue as `return true` and break as `return false`. Bodies that return, jump to labels or
+// defer stay as written (and yaegi's error is explained).
+func (r *rewriter) rangeFunc(n *ast.RangeStmt) bool {
+	types := r.yieldTypes(n.X)
+	if types == nil || len(types) < countNonNil(n.Key, n.Value) {
+		return false
+	}
+	var edits []edit
+	ok := true
+	var walk func(node ast.Node, inLoop, inSwitch bool)
+	walk = func(node ast.Node, inLoop, inSwitch bool) {
+		ast.Inspect(node, func(m ast.Node) bool {
+			if !ok || m == nil || m == node {
+				return ok
+			}
+			switch m := m.(type) {
+			case *ast.FuncLit:
+				return false
+			case *ast.ReturnStmt, *ast.DeferStmt, *ast.LabeledStmt:
+				ok = false
+			case *ast.ForStmt, *ast.RangeStmt:
+				walk(m, true, inSwitch)
+				return false
+			case *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt:
+				walk(m, inLoop, true)
+				return false
+			case *ast.BranchStmt:
+				switch {
+				case m.Label != nil || m.Tok == token.GOTO || m.Tok == token.FALLTHROUGH && false:
+					ok = m.Tok == token.FALLTHROUGH
+				case m.Tok == token.CONTINUE && !inLoop:
+					edits = append(edits, edit{r.off(m.Pos()), len("continue"), "return true"})
+				case m.Tok == token.BREAK && !inLoop && !inSwitch:
+					edits = append(edits, edit{r.off(m.Pos()), len("break"), "return false"})
+				}
+			}
+			return ok
+		})
+	}
+	walk(n.Body, false, false)
+	if !ok {
+		return false
+	}
+	params := make([]string, len(types))
+	for i, t := range types {
+		name := "_"
+		if i == 0 && n.Key != nil {
+			name = r.text(n.Key)
+		}
+		if i == 1 && n.Value != nil {
+			name = r.text(n.Value)
+		}
+		params[i] = name + " " + t
+	}
+	start, lb := r.off(n.For), r.off(n.Body.Lbrace)
+	head := r.text(n.X) + "(func(" + strings.Join(params, ", ") + ") bool "
+	head += strings.Repeat("\n", strings.Count(r.full[start:lb], "\n"))
+	r.edits = append(r.edits, edit{start, lb - start, head})
+	r.edits = append(r.edits, edits...)
+	r.edits = append(r.edits, edit{r.off(n.Body.Rbrace), 0, "; return true; "}, edit{r.off(n.Body.Rbrace) + 1, 0, ")"})
+	return true
+}
+
+func countNonNil(es ...ast.Expr) int {
+	n := 0
+	for _, e := range es {
+		if e != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// yieldTypes returns the parameter types of the yield func that x (a func declared in a cell,
+// or a call of one that returns an iterator) passes values to; nil when it cannot tell.
+func (r *rewriter) yieldTypes(x ast.Expr) []string {
+	var name string
+	call := false
+	switch x := x.(type) {
+	case *ast.Ident:
+		name = x.Name
+	case *ast.CallExpr:
+		id, ok := x.Fun.(*ast.Ident)
+		if !ok {
+			return nil
+		}
+		name, call = id.Name, true
+	default:
+		return nil
+	}
+	fd, src := r.funcDecl(name)
+	if fd == nil {
+		return nil
+	}
+	text := func(n ast.Node) string { return src[int(n.Pos())-1 : int(n.End())-1] }
+	yieldOf := func(t ast.Expr) []string {
+		ft, ok := t.(*ast.FuncType)
+		if !ok || ft.Params == nil || len(ft.Params.List) != 1 {
+			return nil
+		}
+		y, ok := ft.Params.List[0].Type.(*ast.FuncType)
+		if !ok || y.Results == nil || len(y.Results.List) != 1 {
+			return nil
+		}
+		var out []string
+		for _, p := range y.Params.List {
+			for range max(1, len(p.Names)) {
+				out = append(out, text(p.Type))
+			}
+		}
+		return out
+	}
+	if !call {
+		return yieldOf(fd.Type)
+	}
+	if fd.Type.Results == nil || len(fd.Type.Results.List) != 1 {
+		return nil
+	}
+	switch t := fd.Type.Results.List[0].Type.(type) {
+	case *ast.FuncType:
+		return yieldOf(t)
+	case *ast.IndexExpr:
+		if sel, ok := t.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "Seq" {
+			return []string{text(t.Index)}
+		}
+	case *ast.IndexListExpr:
+		if sel, ok := t.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "Seq2" && len(t.Indices) == 2 {
+			return []string{text(t.Indices[0]), text(t.Indices[1])}
+		}
+	}
+	return nil
+}
+
+// funcDecl finds the declaration of func name in this segment or an earlier cell, with the
+// source its positions index (Pos 1 is the source's first byte).
+func (r *rewriter) funcDecl(name string) (*ast.FuncDecl, string) {
+	find := func(f *ast.File) *ast.FuncDecl {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == name {
+				return fd
+			}
+		}
+		return nil
+	}
+	if fd := find(r.file); fd != nil {
+		return fd, r.full
+	}
+	if r.env.decl == nil {
+		return nil, ""
+	}
+	src := r.env.decl(name)
+	if src == "" {
+		return nil, ""
+	}
+	full := "package p;" + src
+	f, err := parser.ParseFile(token.NewFileSet(), "", full, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, ""
+	}
+	return find(f), full
 }
 
 // isInt reports whether e surely is an integer, from its form and the names known to hold ints.
@@ -638,7 +826,7 @@ func (r *rewriter) minMax(n *ast.CallExpr, name string) {
 				best = c
 			}
 		}
-		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "(" + best.ExactString() + ")"})
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "(" + constLiteral(best) + ")"})
 		return
 	}
 	if constOf(n.Args[0]) == nil {
@@ -658,6 +846,22 @@ func (r *rewriter) minMax(n *ast.CallExpr, name string) {
 		return
 	}
 	r.edits = append(r.edits, edit{r.off(n.Lparen) + 1, r.off(n.Rparen) - r.off(n.Lparen) - 1, args})
+}
+
+// constLiteral writes a constant back as a literal of its kind (1.0 stays a float).
+func constLiteral(c constant.Value) string {
+	switch c.Kind() {
+	case constant.String:
+		return strconv.Quote(constant.StringVal(c))
+	case constant.Float:
+		f, _ := constant.Float64Val(c)
+		lit := strconv.FormatFloat(f, 'g', -1, 64)
+		if !strings.ContainsAny(lit, ".eEn") {
+			lit += ".0"
+		}
+		return lit
+	}
+	return c.ExactString()
 }
 
 func constOf(e ast.Expr) constant.Value {

@@ -99,7 +99,7 @@ func wrapBlocks(src string) string {
 			*ast.SelectStmt, *ast.BlockStmt, *ast.LabeledStmt:
 			// Only blocks with the failing form: yaegi's interrupt reaches loops at a cell's
 			// top level but not inside a called func, so other blocks stay as written.
-			if hasMultiDefine(st) {
+			if b, ok := st.(*ast.BlockStmt); (ok && hasDefine(b)) || initDefines(st) || hasMultiDefine(st) {
 				spans = append(spans, span{fset.Position(st.Pos()).Offset - len(prefix), fset.Position(st.End()).Offset - len(prefix)})
 			}
 		}
@@ -109,6 +109,38 @@ func wrapBlocks(src string) string {
 		src = src[:sp.start] + "(func() { " + src[sp.start:sp.end] + " })()" + src[sp.end:]
 	}
 	return src
+}
+
+// initDefines reports whether an if or switch declares variables in its init statement, which
+// yaegi would otherwise make the cell's own (if x := 2; ... changes the cell's x).
+func initDefines(st ast.Stmt) bool {
+	var init ast.Stmt
+	switch st := st.(type) {
+	case *ast.IfStmt:
+		init = st.Init
+	case *ast.SwitchStmt:
+		init = st.Init
+	case *ast.TypeSwitchStmt:
+		init = st.Init
+	}
+	a, ok := init.(*ast.AssignStmt)
+	return ok && a.Tok == token.DEFINE
+}
+
+// hasDefine reports whether a plain block declares a variable: at a cell's top level yaegi would
+// make it the cell's variable of that name, not a new one.
+func hasDefine(b *ast.BlockStmt) bool {
+	for _, st := range b.List {
+		if a, ok := st.(*ast.AssignStmt); ok && a.Tok == token.DEFINE {
+			return true
+		}
+		if d, ok := st.(*ast.DeclStmt); ok {
+			if g, ok := d.Decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasMultiDefine(n ast.Node) bool {

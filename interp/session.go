@@ -76,6 +76,9 @@ type Session struct {
 	curOut   Output
 	outMu    sync.Mutex
 	stdin    *stdinReader
+
+	compMu   sync.Mutex
+	comps    []*compiled             // processes of %%compile cells, by handle
 	funcSrc  map[string]string       // cached Call sources by hash
 	funcType map[string]reflect.Type // top-level funcs declared in cells, by name (under declMu)
 }
@@ -100,14 +103,23 @@ func New(opts Options) (*Session, error) {
 	for k, v := range opts.Symbols {
 		s.symbols[k] = v
 	}
+	// iter has only generic types, so yaegi's stdlib has no table for it; an empty one lets
+	// `import "iter"` find the source package loadGenericStd compiles.
+	if _, ok := s.symbols["iter/iter"]; !ok {
+		s.symbols["iter/iter"] = map[string]reflect.Value{}
+	}
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
-		"Go":       reflect.ValueOf(s.goCall),
-		"GoSpread": reflect.ValueOf(s.goSpread),
-		"Clear":    reflect.ValueOf(clearValue),
-		"HasKey":   reflect.ValueOf(hasKey),
-		"Stdin":    reflect.ValueOf(io.Reader(s.stdin)),
-		"Result":   reflect.ValueOf(s.setResult),
-		"MakeLen":  reflect.ValueOf(makeLen), // guard.go
+		"Go":           reflect.ValueOf(s.goCall),
+		"GoSpread":     reflect.ValueOf(s.goSpread),
+		"GoPanic":      reflect.ValueOf(s.goPanic),
+		"Compare":      reflect.ValueOf(compareValues),
+		"Sort":         reflect.ValueOf(sortValues),
+		"CompiledCall": reflect.ValueOf(s.compiledCall),
+		"Clear":        reflect.ValueOf(clearValue),
+		"HasKey":       reflect.ValueOf(hasKey),
+		"Stdin":        reflect.ValueOf(io.Reader(s.stdin)),
+		"Result":       reflect.ValueOf(s.setResult),
+		"MakeLen":      reflect.ValueOf(makeLen), // guard.go
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -126,6 +138,9 @@ func (s *Session) reset() error {
 	})
 	if err := i.Use(s.symbols); err != nil {
 		return fmt.Errorf("load symbols: %w", err)
+	}
+	if err := loadGenericStd(i); err != nil {
+		return err
 	}
 	if err := i.Use(s.guardedSymbols()); err != nil {
 		return fmt.Errorf("load guarded symbols: %w", err)
@@ -161,8 +176,11 @@ func (s *Session) reset() error {
 	return nil
 }
 
-// Close releases the session.
-func (s *Session) Close() error { return nil }
+// Close releases the session and ends the processes of its %%compile cells.
+func (s *Session) Close() error {
+	s.closeCompiled()
+	return nil
+}
 
 type stdinReader struct {
 	s   *Session
@@ -283,6 +301,9 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 	if len(imps) > 0 {
 		if src := s.newImports(imps); src != "" {
 			if _, err := s.eval(ctx, src); err != nil {
+				if strings.Contains(err.Error(), "unable to find source related to") {
+					return importError(err, imps)
+				}
 				return s.evalError(ctx, err, seg)
 			}
 			s.addImports(imps)
@@ -351,7 +372,7 @@ func (s *Session) splitImports(f *ast.File, src string) ([]importSpec, string) {
 }
 
 // varsOfStatements reports whether f holds only var declarations and one of them reads a
-// variable that a cell's statement defined.
+// name that an earlier cell defined (yaegi's "variable definition loop").
 func (s *Session) varsOfStatements(f *ast.File) bool {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
@@ -362,8 +383,10 @@ func (s *Session) varsOfStatements(f *ast.File) bool {
 			return false
 		}
 		ast.Inspect(g, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok && s.vars[id.Name] {
-				reads = true
+			if id, ok := n.(*ast.Ident); ok && !declaredIn(f, id.Name) {
+				if _, decl := s.decls[id.Name]; decl || s.vars[id.Name] {
+					reads = true
+				}
 			}
 			return true
 		})
@@ -371,11 +394,18 @@ func (s *Session) varsOfStatements(f *ast.File) bool {
 	return reads
 }
 
+// declSrc is the source of the declaration of name in an earlier cell ("" if none).
+func (s *Session) declSrc(name string) string {
+	s.declMu.RLock()
+	defer s.declMu.RUnlock()
+	return s.decls[name]
+}
+
 // rewriteEnv tells the rewriting pass what the session holds.
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc}
 	for n := range s.imported {
 		env.pkgs[n] = true
 	}
@@ -811,4 +841,17 @@ func (s *Session) runCaptured(ctx context.Context, code string, out Output) (*di
 	defer cap.stop()
 	defer restore()
 	return s.run(ctx, code)
+}
+
+// importError explains an import of a package that neither the standard library nor the
+// kernel's compiled-in packages have.
+func importError(err error, imps []importSpec) *CellError {
+	path := ""
+	for _, im := range imps {
+		if strings.Contains(err.Error(), strconv.Quote(im.path)) {
+			path = im.path
+		}
+	}
+	msg := fmt.Sprintf("package %q is not in this kernel: it has the standard library, display, gpuarray, cluster, gonum.org/v1/gonum/mat and stat, and github.com/google/uuid compiled in; use the Go code of another module in a %%%%compile cell, where the go command fetches it", path)
+	return &CellError{Name: "ImportError", Value: msg, Traceback: []string{"ImportError: " + msg}}
 }

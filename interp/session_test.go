@@ -474,6 +474,10 @@ func TestGoFileCells(t *testing.T) {
 		{"func d() { v := 1; defer fmt.Println(\"deferred\", v); v = 2 }\nd()", "deferred 1\n"},
 		{"var fs []func()\nfor i := 0; i < 3; i++ { fs = append(fs, func() { fmt.Print(i) }) }\nfor _, f := range fs { f() }\nfmt.Println()", "012\n"},
 		{"n := 3\nfor i := range n { fmt.Print(i) }\nfor range 2 { fmt.Print(\"x\") }\nfmt.Println()", "012xx\n"},
+		{"var base = 10", ""},
+		{"var derived = base * 2\nfmt.Println(derived)", "20\n"},
+		{"sh := 1\nif sh := 2; sh > 1 {\n\tfmt.Print(sh, \" \")\n}\n{\n\tsh := 3\n\t_ = sh\n}\nfmt.Println(sh, min(2.5, 1.5), max(1.0, 0.5))", "2 1 1.5 1\n"},
+		{"res := make([]int, 3)\nfunc() {\n\tvar wg sync.WaitGroup\n\tfor i := range 3 {\n\t\twg.Add(1)\n\t\tgo func() { defer wg.Done(); res[i] = i * i }()\n\t}\n\twg.Wait()\n}()\nfmt.Println(res)", "[0 1 4]\n"},
 		{"m := map[string]int{\"k\": 1}\n_, ok := m[\"k\"]\nv, ok2 := m[\"z\"]\nvar a any = \"s\"\nstr, isStr := a.(string)\nfmt.Println(ok, v, ok2, str, isStr)", "true 0 false s true\n"},
 	}
 	for _, st := range steps {
@@ -514,5 +518,76 @@ func TestUnknownMethod(t *testing.T) {
 		if code == "r.Lenn()" && !strings.Contains(ce.Value, "did you mean Len?") {
 			t.Fatalf("%q: no suggestion: %v", code, ce.Value)
 		}
+	}
+}
+
+// TestGenericStd checks the generic standard library functions yaegi lacks (slices' sorting,
+// searching and iterators, maps' iterators) against what compiled Go prints for the same calls.
+func TestGenericStd(t *testing.T) {
+	s := newSession(t)
+	code := `import ("fmt"; "maps"; "slices"; "strings")
+type person struct {
+	name string
+	age  int
+}
+func show() {
+	xs := []int{5, 2, 8, 1}
+	slices.Sort(xs)
+	fmt.Println(xs, slices.IsSorted(xs), slices.Contains(xs, 8), slices.Index(xs, 5))
+	i, found := slices.BinarySearch(xs, 5)
+	fmt.Println(i, found, slices.Max(xs), slices.Min(xs))
+	fs := []float64{2.5, -1, 0.5}
+	slices.Sort(fs)
+	ws := []string{"b", "c", "a"}
+	slices.Sort(ws)
+	fmt.Println(fs, ws)
+	ps := []person{{"ann", 31}, {"bob", 25}, {"cid", 40}}
+	slices.SortFunc(ps, func(a, b person) int { return a.age - b.age })
+	fmt.Println(ps[0].name, ps[2].name)
+	m := map[string]int{"b": 2, "a": 1, "c": 3}
+	fmt.Println(slices.Sorted(maps.Keys(m)), slices.Sorted(maps.Values(m)))
+	fmt.Println(slices.Collect(slices.Values(ws)), len(maps.Collect(maps.All(m))))
+	fmt.Println(slices.SortedFunc(maps.Keys(m), func(a, b string) int { return strings.Compare(b, a) }))
+}`
+	if _, _, err := run(t, s, code); err != nil {
+		t.Fatal(err)
+	}
+	_, out, err := run(t, s, "show()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[1 2 5 8] true true 2\n2 true 8 1\n[-1 0.5 2.5] [a b c]\nbob cid\n[a b c] [1 2 3]\n[a b c] 3\n[c b a]\n"
+	if got := out.out("stdout"); got != want {
+		t.Fatalf("printed\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRangeFunc checks Go 1.23's range over functions, rewritten into calls with a yield func
+// when the iterator's declaration names the yielded types, with continue and break.
+func TestRangeFunc(t *testing.T) {
+	s := newSession(t)
+	steps := []struct{ code, out string }{
+		{"import (\"fmt\"; \"iter\")\nfunc count(n int) iter.Seq[int] {\n\treturn func(yield func(int) bool) {\n\t\tfor i := 0; i < n; i++ {\n\t\t\tif !yield(i) {\n\t\t\t\treturn\n\t\t\t}\n\t\t}\n\t}\n}\nfunc pairs(yield func(int, string) bool) {\n\tfor i, s := range []string{\"x\", \"y\"} {\n\t\tif !yield(i, s) {\n\t\t\treturn\n\t\t}\n\t}\n}", ""},
+		{"for v := range count(5) {\n\tif v == 1 {\n\t\tcontinue\n\t}\n\tif v == 3 {\n\t\tbreak\n\t}\n\tfmt.Print(v, \" \")\n}\nfor i, s := range pairs { fmt.Print(i, s, \" \") }\nfor range pairs { fmt.Print(\".\") }\nfmt.Println()", "0 2 0x 1y ..\n"},
+		{"func main() {\n\tfor v := range count(3) {\n\t\tswitch v {\n\t\tcase 1:\n\t\t\tbreak\n\t\tdefault:\n\t\t\tfmt.Print(v)\n\t\t}\n\t}\n\tfmt.Println()\n}", "02\n"},
+	}
+	for _, st := range steps {
+		_, out, err := run(t, s, st.code)
+		if err != nil {
+			t.Fatalf("%q: %v", st.code, err)
+		}
+		if got := out.out("stdout"); got != st.out {
+			t.Fatalf("%q printed %q, want %q", st.code, got, st.out)
+		}
+	}
+}
+
+// TestImportMissing checks that importing a package the kernel lacks says what to do.
+func TestImportMissing(t *testing.T) {
+	s := newSession(t)
+	_, _, err := run(t, s, "import \"example.com/nope/pkg\"")
+	var ce *CellError
+	if !errors.As(err, &ce) || ce.Name != "ImportError" || !strings.Contains(ce.Value, `"example.com/nope/pkg"`) || !strings.Contains(ce.Value, "%%compile") {
+		t.Fatalf("%#v", err)
 	}
 }

@@ -147,6 +147,9 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		}
 	}
 
+	if k.opts.OnExecute != nil {
+		k.opts.OnExecute(m.HeaderRaw)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k.runMu.Lock()
 	k.runCancel = cancel

@@ -56,6 +56,9 @@ type Options struct {
 	MaxMessage int64
 	// HandshakeTimeout bounds a new connection's ZMTP greeting (default DefaultHandshakeTimeout).
 	HandshakeTimeout time.Duration
+	// OnExecute, when set, receives each execute request's header (verbatim) before its code
+	// runs: a crash reporter outside the process names that request when the process dies.
+	OnExecute func(header []byte)
 }
 
 // Kernel serves one connection file.

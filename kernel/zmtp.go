@@ -33,9 +33,6 @@ const (
 	flagMore    = 0x01
 	flagLong    = 0x02
 	flagCommand = 0x04
-	// maxReady bounds the READY command read before zmq4 sees the connection: its metadata is
-	// the socket type and an identity of at most 255 bytes.
-	maxReady = 4 << 10
 	// maxPendingHandshakes bounds the connections being greeted at once.
 	maxPendingHandshakes = 64
 )
@@ -229,6 +226,8 @@ func (t *guardedTransport) handshake(c net.Conn, peers []string) (*guardedConn, 
 	if err := readFull(c, hdr, t.deadline); err != nil {
 		return nil, fmt.Errorf("READY: %w", err)
 	}
+	// A short frame: READY (the socket type and an identity of at most 255 bytes) is read
+	// whole before zmq4 sees the connection, so it is bounded to 255 bytes.
 	if hdr[0]&flagCommand == 0 || hdr[0]&flagLong != 0 {
 		return nil, fmt.Errorf("READY: want a short command frame, got flags %#x", hdr[0])
 	}
@@ -310,7 +309,6 @@ type guardedConn struct {
 	hdrLen  int   // header length once the flags byte is known (2 or 9)
 	body    int64 // body bytes left in the current frame
 	msgSize int64 // bytes of the current multipart message so far
-	more    bool
 	failed  error
 }
 

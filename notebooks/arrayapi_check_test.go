@@ -15,6 +15,7 @@ func init() {
 			"ArgMax is int64: int64 0", "NaN and 300.7 as uint8: uint8 [  0  44 255]",
 			"int8 + 1000 (out of bounds): error: add: Go integer 1000 is out of bounds for int8",
 			"Abs of complex is float64: float64 [5. 1. 1.]",
+			"Sum and Mean of complex: complex128", "(0.6666666666666666+1.6666666666666667i)]",
 			"Log2: float64", "-1.07400000e+03]", // log2 of the smallest subnormal is exact
 			"Round: float64 [-2. -0.  0.  2.  2. inf nan  0.]",
 			"Remainder(int8, 3): int8 [2 1 0 1]", "FloorDivide(int8, 0): int8 [0 0 0 0]",

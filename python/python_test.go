@@ -52,7 +52,7 @@ func TestWheel(t *testing.T) {
 			t.Errorf("wheel lacks %s", want)
 		}
 	}
-	if ep := string(contents[info+"entry_points.txt"]); !strings.Contains(ep, "[papermill.engine]\ngpunotes = gpunotes_papermill:GoEngine") {
+	if ep := string(contents[info+"entry_points.txt"]); !strings.Contains(ep, "[papermill.engine]\ngpunotes = gpunotes_papermill.engine:GoEngine") {
 		t.Errorf("entry_points.txt:\n%s", ep)
 	}
 	if m := string(contents[info+"METADATA"]); !strings.Contains(m, "Name: gpunotes-papermill\nVersion: "+p.Version) || !strings.Contains(m, "Requires-Dist: papermill") {
@@ -135,6 +135,16 @@ func TestPapermillSameFormAsRun(t *testing.T) {
 	}
 	if assignments(got) != assignments(want) || assignments(got) == "" {
 		t.Errorf("papermill injected\n%s\ngpunotes run injects\n%s", got, want)
+	}
+
+	// papermill imports its engines' entry points while it is being imported: the package's
+	// modules must import in either order.
+	for _, first := range []string{"gpunotes_papermill.translator", "gpunotes_papermill.engine", "gpunotes_papermill"} {
+		check := "import " + first + "\nfrom papermill.translators import papermill_translators as t\n" +
+			"from papermill.engines import papermill_engines as e\nt.find_translator('gpunotes', 'go'); e.get_engine('gpunotes')"
+		if o, err := exec.Command(py, "-c", check).CombinedOutput(); err != nil {
+			t.Errorf("import %s first: %v\n%s", first, err, o)
+		}
 	}
 
 	// A name the parameters cell does not declare is refused, as by gpunotes run.

@@ -340,6 +340,7 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	out := &plan.Output{}
 	var acc accumulator
 	var iacc *intAcc
+	var cacc *complexAcc
 	if k.Reduce == nil {
 		out.Shape = append([]int(nil), t.Shape...)
 		out.Data = dtype.Make(k.Instrs[k.Result].DType, int(t.Size()))
@@ -355,6 +356,8 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 			acc, err = newAccumulator(k.Reduce.Red, expr.Size(out.Shape))
 		case laneI:
 			iacc, err = newIntAcc(k.Reduce.Red, res.dt, expr.Size(out.Shape))
+		case laneC:
+			cacc, err = newComplexAcc(k.Reduce.Red, res.dt, expr.Size(out.Shape))
 		default:
 			err = fmt.Errorf("%v of %v values is not supported yet", k.Reduce.Red, res.dt)
 		}
@@ -368,6 +371,8 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 			out.Data, out.Aux = partials(acc)
 		case iacc != nil:
 			out.Data, out.Aux = iacc.result()
+		case cacc != nil:
+			out.Data = dtype.OfComplex128(cacc.s)
 		}
 		return out, nil
 	}
@@ -427,6 +432,10 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 				iacc.fold(pbase, res.ivec[:n], rbase+g0*rstr[rank-1], rstr[rank-1])
 			case iacc != nil:
 				iacc.each(pbase+j, res.ivec[:n], rbase)
+			case cacc != nil && innerRed:
+				cacc.fold(pbase, res.cvec[:n])
+			case cacc != nil:
+				cacc.each(pbase+j, res.cvec[:n])
 			case acc == nil:
 				storeLane(out.Data, int(obase+j), res, n)
 			case innerRed:
@@ -448,6 +457,8 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 		out.Data, out.Aux = partials(acc)
 	case iacc != nil:
 		out.Data, out.Aux = iacc.result()
+	case cacc != nil:
+		out.Data = dtype.OfComplex128(cacc.s)
 	}
 	return out, nil
 }

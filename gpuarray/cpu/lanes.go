@@ -903,3 +903,27 @@ func floatCompare(op expr.Op, o, a, b *operand) func(int) {
 		}
 	})
 }
+
+// complexAcc sums complex128-lane values (Sum and Mean); its partials are complex128.
+type complexAcc struct{ s []complex128 }
+
+func newComplexAcc(rd expr.Red, dt dtype.DType, n int64) (*complexAcc, error) {
+	if rd != expr.Sum && rd != expr.Mean {
+		return nil, fmt.Errorf("%v of %v values is not supported yet", rd, dt)
+	}
+	return &complexAcc{s: make([]complex128, n)}, nil
+}
+
+func (a *complexAcc) fold(p int64, v []complex128) {
+	var s complex128
+	for _, x := range v {
+		s += x
+	}
+	a.s[p] += s
+}
+
+func (a *complexAcc) each(p int64, v []complex128) {
+	for i, x := range v {
+		a.s[p+int64(i)] += x
+	}
+}

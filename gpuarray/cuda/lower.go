@@ -344,5 +344,10 @@ func gpuDType(k *plan.Kernel, in plan.Instr) error {
 		}
 		return fmt.Errorf("cuda: %v producing bool values is not generated on the GPU yet", in.Code)
 	}
+	if in.Code == plan.Cast && k.Instrs[in.Args[0]].DType == expr.Bool {
+		// Bools counted as integers (a sum of a mask): 0 and 1 in a float64 register, and
+		// sums of them exact below 2^53 elements.
+		return nil
+	}
 	return fmt.Errorf("cuda: %v values are not generated on the GPU yet", in.DType)
 }

@@ -76,3 +76,18 @@ func TestTableOpsLowerToTheGPU(t *testing.T) {
 		op++
 	}
 }
+
+// TestMaskCountLowersToTheGPU: the sum of a comparison (an int64 count of bools) runs in the
+// fused kernel; other integer values do not.
+func TestMaskCountLowersToTheGPU(t *testing.T) {
+	k := tableKernel(optable.Op{Name: "x", Arity: 2, Rule: optable.Test}, expr.OpGt)
+	k.Instrs[len(k.Instrs)-1].DType = expr.Int64 // the planner's cast before an integer sum
+	if _, _, err := Lower(k); err != nil {
+		t.Fatalf("count of a mask: %v", err)
+	}
+	k.Instrs = append(k.Instrs, plan.Instr{Code: plan.Binary, DType: expr.Int64, Op: expr.OpAdd, Args: []int{len(k.Instrs) - 1, len(k.Instrs) - 1}})
+	k.Result = len(k.Instrs) - 1
+	if _, _, err := Lower(k); err == nil || !strings.Contains(err.Error(), "int64") {
+		t.Fatalf("integer arithmetic lowered to the GPU: %v", err)
+	}
+}

@@ -110,6 +110,9 @@ func OfFloat32(v []float32) Slice { return view(Float32, v) }
 // OfInt64 wraps v without copying.
 func OfInt64(v []int64) Slice { return view(Int64, v) }
 
+// OfComplex128 wraps v without copying.
+func OfComplex128(v []complex128) Slice { return view(Complex128, v) }
+
 // OfBool wraps v without copying.
 func OfBool(v []bool) Slice { return view(Bool, v) }
 

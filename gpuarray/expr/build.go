@@ -502,7 +502,7 @@ func roundTo(v float64, dt DType) float64 {
 
 // ReduceDType returns the dtype of reduction red of values of dtype dt, as NumPy gives it:
 // sums of bools and signed integers are int64, of unsigned ones uint64; means, variances and
-// standard deviations of integers are float64 (of complex values, variances are real);
+// standard deviations of integers are float64 (complex values have Sum and Mean only);
 // ArgMin and ArgMax give int64; Min and Max keep dt.
 func ReduceDType(red Red, dt DType) (DType, error) {
 	switch red {
@@ -519,10 +519,10 @@ func ReduceDType(red Red, dt DType) (DType, error) {
 			return Uint64, nil
 		}
 	case Mean, Var, Std:
-		if dt.IsComplex() {
+		if dt.IsComplex() && red != Mean {
 			return 0, fmt.Errorf("%v of %v values is not supported yet", red, dt)
 		}
-		if !dt.IsFloat() {
+		if !dt.IsFloat() && !dt.IsComplex() {
 			return Float64, nil
 		}
 	case Min, Max:

@@ -160,6 +160,14 @@ func (st *Stage) reduce(outs []*Output) (dtype.Slice, error) {
 		return dtype.Convert(sub.place(auxOf(combined, 0), shape, keep), st.Node.DType), nil
 	case firstS.DType() == dtype.Int64 || firstS.DType() == dtype.Uint64:
 		return dtype.Convert(firstS, st.Node.DType), nil // an integer Sum, Min or Max
+	case firstS.DType() == dtype.Complex128: // a complex Sum or Mean
+		if rd == expr.Mean {
+			c := firstS.Complex128s()
+			for i := range c {
+				c[i] /= complex(float64(total), 0)
+			}
+		}
+		return dtype.Convert(firstS, st.Node.DType), nil
 	case firstS.DType() != dtype.Float64:
 		return dtype.Slice{}, fmt.Errorf("assemble: %v partials in %v", rd, firstS.DType())
 	}
@@ -218,6 +226,17 @@ func Combine(rd expr.Red, a, b *Output) (*Output, error) {
 	}
 	if dt := a.Data.DType(); dt == dtype.Int64 || dt == dtype.Uint64 {
 		return combineInts(rd, a, b)
+	}
+	if a.Data.DType() == dtype.Complex128 {
+		if rd != expr.Sum && rd != expr.Mean {
+			return nil, fmt.Errorf("combine %v partials of complex values", rd)
+		}
+		x, y := a.Data.Complex128s(), b.Data.Complex128s()
+		c := make([]complex128, n)
+		for i := range c {
+			c[i] = x[i] + y[i]
+		}
+		return &Output{Shape: a.Shape, Data: dtype.OfComplex128(c)}, nil
 	}
 	ad, bd := a.Data.Float64s(), b.Data.Float64s()
 	if ad == nil || bd == nil {

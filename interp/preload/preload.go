@@ -21,3 +21,8 @@ var Packages = []string{
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/gpunotes/gpunotes/cluster
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/gpunotes/gpunotes/gpuarray
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/gpunotes/gpunotes/cluster/slurm
+
+// Third-party packages that cells import (not preloaded): compiled in, so they run at compiled
+// speed and need neither network nor toolchain. yaegi cannot interpret gonum's source (assembly,
+// unsafe), so fetching it with the go command would not make it importable.
+//go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract gonum.org/v1/gonum/mat gonum.org/v1/gonum/stat github.com/google/uuid

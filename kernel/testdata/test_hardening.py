@@ -306,12 +306,27 @@ class FatalCells(unittest.TestCase):
         # ipykernel turns deep recursion into RecursionError. Go cannot recover a stack
         # overflow: the kernel must exit (it hung with a dead heartbeat, its crash report stuck
         # in the cell's full output pipe), say why in its log, and restart.
-        self.k.kc.execute("func rec(n int) int { return rec(n+1) + 1 }\nrec(0)")
+        msg_id = self.k.kc.execute("func rec(n int) int { return rec(n+1) + 1 }\nrec(0)")
         deadline = time.time() + 90
         while self.k.km.is_alive() and time.time() < deadline:
             time.sleep(0.5)
         self.assertFalse(self.k.km.is_alive(), "the kernel neither recovered nor exited after a stack overflow")
-        self.assertIn("runtime.morestack", self.k.log_text())
+        # The front end is told why, on IOPub, as output of the cell that killed it.
+        told = None
+        deadline = time.time() + 15
+        while told is None and time.time() < deadline:
+            try:
+                m = self.k.kc.get_iopub_msg(timeout=1)
+            except Exception:
+                continue
+            if m["msg_type"] == "stream" and "The kernel died" in m["content"]["text"]:
+                told = m
+        self.assertIsNotNone(told, "no message said why the kernel died")
+        self.assertEqual(told["parent_header"].get("msg_id"), msg_id)
+        self.assertIn("overflowed its stack", told["content"]["text"])
+        log = self.k.log_text()
+        self.assertIn("runtime.morestack", log)
+        self.assertIn("the kernel process died: a cell overflowed its stack", log)
         self.k.km.restart_kernel(now=True)
         self.k.kc.wait_for_ready(timeout=60)
         self.assertTrue(self.k.alive())

@@ -3,7 +3,8 @@
 // pipeline transpose, bytes with its endian, then gzip, zstd, blosc, crc32c; chunk keys c/i/j
 // or the v2 encoding), and lists groups and their attributes. Chunks are read and written
 // one at a time, so callers read and write in parallel; a missing chunk reads as the fill
-// value, as the Zarr specs say. Sharded arrays are not read (a clear error).
+// value, as the Zarr specs say. Sharded v3 arrays (sharding_indexed) are read, a shard at a
+// time; they are not written.
 package zarr
 
 import (
@@ -329,34 +330,46 @@ func parseV3(doc []byte) (*Array, error) {
 	if sep != "" && sep != "." && sep != "/" {
 		return nil, fmt.Errorf("chunk key separator %q", sep)
 	}
+	if a.Fill, err = fillBytes(t.NativeType(), m.Fill); err != nil {
+		return nil, err
+	}
+	if err := a.pipeline(m.Codecs, t, 0); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// pipeline sets a's axis order, stored byte order and bytes codecs from a v3 codec list (a
+// sharded array's list is one sharding codec, whose inner list is parsed the same way).
+func (a *Array) pipeline(codecs []v3Codec, t elem.Type, depth int) error {
 	a.Order = identityOrder(len(a.Shape))
 	stage := 0 // 0: array->array codecs, 1: bytes->bytes codecs
-	for _, c := range m.Codecs {
+	for _, c := range codecs {
 		switch c.Name {
 		case "transpose":
 			if stage != 0 {
-				return nil, errors.New("transpose after the bytes codec")
+				return errors.New("transpose after the bytes codec")
 			}
 			var conf struct {
 				Order []int `json:"order"`
 			}
 			if err := json.Unmarshal(c.Conf, &conf); err != nil {
-				return nil, fmt.Errorf("transpose configuration: %w", err)
+				return fmt.Errorf("transpose configuration: %w", err)
 			}
 			if len(conf.Order) != len(a.Order) {
-				return nil, fmt.Errorf("transpose order %v for %d axes", conf.Order, len(a.Order))
+				return fmt.Errorf("transpose order %v for %d axes", conf.Order, len(a.Order))
 			}
 			next := make([]int, len(a.Order))
 			for i, o := range conf.Order {
 				if o < 0 || o >= len(a.Order) {
-					return nil, fmt.Errorf("transpose order %v", conf.Order)
+					return fmt.Errorf("transpose order %v", conf.Order)
 				}
 				next[i] = a.Order[o]
 			}
 			a.Order = next
 		case "bytes":
 			if stage != 0 {
-				return nil, errors.New("two array-to-bytes codecs")
+				return errors.New("two array-to-bytes codecs")
 			}
 			stage = 1
 			var conf struct {
@@ -364,7 +377,7 @@ func parseV3(doc []byte) (*Array, error) {
 			}
 			if len(c.Conf) > 0 {
 				if err := json.Unmarshal(c.Conf, &conf); err != nil {
-					return nil, fmt.Errorf("bytes configuration: %w", err)
+					return fmt.Errorf("bytes configuration: %w", err)
 				}
 			}
 			switch conf.Endian {
@@ -373,28 +386,34 @@ func parseV3(doc []byte) (*Array, error) {
 			case "big":
 				a.Type = a.Type.WithOrder('>')
 			default:
-				return nil, fmt.Errorf("bytes endian %q", conf.Endian)
+				return fmt.Errorf("bytes endian %q", conf.Endian)
 			}
 		case "sharding_indexed":
-			return nil, errors.New("sharded arrays (sharding_indexed) are not read yet")
+			if stage != 0 || depth > 0 {
+				return errors.New("sharding_indexed must be the only codec of the outer list")
+			}
+			sc, err := newSharding(a, c, t)
+			if err != nil {
+				return err
+			}
+			stage = 1
+			a.Type, a.Order = t.NativeType(), identityOrder(len(a.Shape))
+			a.Codecs = []codec.Codec{sc}
 		default:
 			if stage != 1 {
-				return nil, fmt.Errorf("codec %q before the bytes codec", c.Name)
+				return fmt.Errorf("codec %q before the bytes codec", c.Name)
 			}
 			cc, err := v3BytesCodec(c, t)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			a.Codecs = append(a.Codecs, cc)
 		}
 	}
 	if stage != 1 {
-		return nil, errors.New("no bytes codec")
+		return errors.New("no bytes codec")
 	}
-	if a.Fill, err = fillBytes(t.NativeType(), m.Fill); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return nil
 }
 
 func v3BytesCodec(c v3Codec, t elem.Type) (codec.Codec, error) {

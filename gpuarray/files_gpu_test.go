@@ -1,0 +1,58 @@
+package gpuarray
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+)
+
+// TestGPUFileBacked: arrays read from .npy and Zarr files compute on the GPU (chunks read on
+// the host, then copied like other inputs) to the CPU's values, and ToZarr writes what a GPU
+// computed.
+func TestGPUFileBacked(t *testing.T) {
+	needGPU(t)
+	dir := t.TempDir()
+	x := NewRandomState(12).Normal(1, 3, Shape(1000, 700), Chunks(250, 350))
+	npyPath, zarrPath := filepath.Join(dir, "x.npy"), filepath.Join(dir, "x.zarr")
+	if err := SaveNpy(npyPath, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.ToZarr(zarrPath, ZarrCompressor("blosc")); err != nil {
+		t.Fatal(err)
+	}
+	for name, a := range map[string]*Array{"npy": LoadNpy(npyPath, Chunks(250, 350)), "zarr": OpenZarr(zarrPath)} {
+		y := a.Mul(2).Add(a.Mean(0))
+		want, err := y.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := y.ToSlice(OnGPU())
+		if err != nil {
+			t.Fatalf("%s on the GPU: %v", name, err)
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
+				t.Fatalf("%s element %d: GPU %v, CPU %v", name, i, got[i], want[i])
+			}
+		}
+		s, err := a.Sum().Float64(OnGPU())
+		ws, _ := a.Sum().Float64()
+		if err != nil || math.Abs(s-ws) > 1e-9*math.Abs(ws) {
+			t.Fatalf("%s sum on the GPU %v (%v), CPU %v", name, s, err, ws)
+		}
+	}
+	out := filepath.Join(dir, "y.zarr")
+	if err := x.Mul(3).ToZarr(out, ZarrCompute(OnGPU())); err != nil {
+		t.Fatal(err)
+	}
+	got, err := OpenZarr(out).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := x.Mul(3).ToSlice()
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
+			t.Fatalf("written from the GPU: element %d is %v, want %v", i, got[i], want[i])
+		}
+	}
+}

@@ -1,0 +1,11 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+)
+
+func main() {
+	err := errors.Join(errors.New("a"), errors.New("b"))
+	fmt.Println(err)
+}

@@ -1,0 +1,59 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+	"github.com/google/uuid"
+)
+
+// CrashSummary names the fatal error of a Go crash report in a sentence for the user.
+func CrashSummary(report string) string {
+	switch {
+	case strings.Contains(report, "stack overflow") || strings.Contains(report, "runtime.morestack"):
+		return "a cell overflowed its stack (deep or endless recursion); Go cannot recover from that"
+	case strings.Contains(report, "out of memory"):
+		return "the process ran out of memory; Go cannot recover from that"
+	case strings.Contains(report, "concurrent map"):
+		return "concurrent map access (a data race in a cell); Go cannot recover from that"
+	}
+	for _, l := range strings.Split(report, "\n") {
+		if strings.HasPrefix(l, "fatal error: ") || strings.HasPrefix(l, "panic: ") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return "a fatal runtime error"
+}
+
+// ReportDeath tells the front end, on the dead kernel's IOPub port, why it died: a stderr
+// stream whose parent is the request that was running (parent: its header, verbatim, or nil).
+// It holds the port for about a second, so that subscribers reconnect and receive the message
+// before the kernel's restarter starts a new kernel on the same ports.
+func ReportDeath(ci ConnectionInfo, parent []byte, why string) error {
+	signer, err := NewSigner(ci.SignatureScheme, ci.Key)
+	if err != nil {
+		return err
+	}
+	pub := zmq4.NewPub(context.Background())
+	defer pub.Close()
+	if err := pub.Listen(ci.endpoint(ci.IOPubPort)); err != nil {
+		return fmt.Errorf("bind iopub: %w", err)
+	}
+	req := &Message{HeaderRaw: parent}
+	frames, err := signer.Encode(uuid.NewString(), "stream", req,
+		map[string]string{"name": "stderr", "text": "The kernel died: " + why + ". It will be restarted; the session's state is lost.\n"},
+		[][]byte{[]byte("kernel.stream")})
+	if err != nil {
+		return err
+	}
+	// Subscribers reconnect every 100 ms (libzmq's default); give them time to subscribe.
+	time.Sleep(500 * time.Millisecond)
+	if err := pub.Send(zmq4.NewMsgFrom(frames...)); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	return nil
+}
