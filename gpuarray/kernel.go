@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"html"
 	"math"
 	"slices"
 	"sort"
@@ -350,6 +351,12 @@ func (k *Kernel) Inputs() []string { return slices.Clone(k.inputs) }
 // String returns the kernel as a Go-like function literal.
 func (k *Kernel) String() string {
 	return fmt.Sprintf("elementwise(%s) = %s", strings.Join(k.inputs, ", "), k.src)
+}
+
+// HTML shows the kernel in a notebook: its inputs and expression.
+func (k *Kernel) HTML() string {
+	return fmt.Sprintf(`<div><b>Elementwise kernel</b> (%s) &rarr; <code>%s</code></div>`,
+		html.EscapeString(strings.Join(k.inputs, ", ")), html.EscapeString(k.src))
 }
 
 // KernelFunctions returns the names of the functions an Elementwise expression may call,

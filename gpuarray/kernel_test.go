@@ -247,3 +247,19 @@ func TestGPUElementwiseMatchesNumPy(t *testing.T) {
 	needGPU(t)
 	compareClose(t, kernelCases(t, 4, 60), 1e-12, OnGPU())
 }
+
+func TestKernelShows(t *testing.T) {
+	k, err := Elementwise("x, y", "where(x < y, x, y)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := k.String(), "elementwise(x, y) = where(x < y, x, y)"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+	if h := k.HTML(); !strings.Contains(h, "<code>where(x &lt; y, x, y)</code>") || !strings.Contains(h, "(x, y)") {
+		t.Errorf("HTML = %q", h)
+	}
+	if got := fmt.Sprint(k.Inputs()); got != "[x y]" {
+		t.Errorf("Inputs = %s", got)
+	}
+}
