@@ -118,20 +118,20 @@ func Elementwise(inputs, expression string) (*Kernel, error) {
 			if f := strings.Fields(item); len(f) == 2 {
 				dt, _, err := dtype.Parse(f[0])
 				if err != nil {
-					return nil, fmt.Errorf("Elementwise: input %d (%q): %w", i+1, strings.TrimSpace(item), err)
+					return nil, fmt.Errorf("elementwise: input %d (%q): %w", i+1, strings.TrimSpace(item), err)
 				}
 				name, typ = f[1], dt
 			}
 			switch {
 			case !token.IsIdentifier(name):
-				return nil, fmt.Errorf("Elementwise: input %d (%q) is not a name", i+1, name)
+				return nil, fmt.Errorf("elementwise: input %d (%q) is not a name", i+1, name)
 			case seen[name]:
-				return nil, fmt.Errorf("Elementwise: input %q is named twice", name)
+				return nil, fmt.Errorf("elementwise: input %q is named twice", name)
 			case kernelConsts[name] != nil:
-				return nil, fmt.Errorf("Elementwise: input %q hides the constant of that name", name)
+				return nil, fmt.Errorf("elementwise: input %q hides the constant of that name", name)
 			}
 			if _, ok := kernelFuncs[name]; ok {
-				return nil, fmt.Errorf("Elementwise: input %q hides the function of that name", name)
+				return nil, fmt.Errorf("elementwise: input %q hides the function of that name", name)
 			}
 			seen[name] = true
 			k.inputs = append(k.inputs, name)
@@ -147,13 +147,13 @@ func Elementwise(inputs, expression string) (*Kernel, error) {
 			if strings.Contains(msg, " before newline") || list[0].Pos.Offset >= len(expression) {
 				msg = "unexpected end of expression: " + strings.ReplaceAll(msg, " before newline", "")
 			}
-			return nil, fmt.Errorf("Elementwise: %s", kernelPos(expression, list[0].Pos.Offset, msg))
+			return nil, fmt.Errorf("elementwise: %s", kernelPos(expression, list[0].Pos.Offset, msg))
 		}
-		return nil, fmt.Errorf("Elementwise: %w", err)
+		return nil, fmt.Errorf("elementwise: %w", err)
 	}
 	k.tree = tree
 	if err := k.check(tree, seen); err != nil {
-		return nil, fmt.Errorf("Elementwise: %w", err)
+		return nil, fmt.Errorf("elementwise: %w", err)
 	}
 	return k, nil
 }
