@@ -23,12 +23,18 @@ if [[ $mode == gen || $mode == all ]]; then
 	fi
 fi
 if [[ $mode == test || $mode == all ]]; then
+	# The gpuarray GPU tests check results against NumPy: this machine's python3 has it.
+	export GPUNOTES_PYTHON=${GPUNOTES_PYTHON:-$(command -v python3)}
 	GPUNOTES_GPU_TESTS=1 $C/cuda.test -test.v -test.count=1 -test.timeout=300s 2>&1 | tee "$OUT/test.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|ulp|Error|error' | grep -v '=== RUN'
 	[[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 	GPUNOTES_GPU_TESTS=1 $C/gpuarray.test -test.v -test.count=1 -test.run 'GPU' -test.timeout=300s 2>&1 | tee -a "$OUT/test.log" | grep -E '^(--- |PASS|FAIL|ok)|Error|error'
 	[[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 	if [[ -x $C/blas.test ]]; then
 		GPUNOTES_REQUIRE_GPU=1 $C/blas.test -test.v -test.count=1 -test.timeout=300s 2>&1 | tee -a "$OUT/test.log" | grep -E '^(--- |PASS|FAIL|ok)|blas_test|Error|error'
+		[[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+	fi
+	if [[ -x $C/cufft.test ]]; then
+		GPUNOTES_GPU_TESTS=1 $C/cufft.test -test.v -test.count=1 -test.timeout=300s 2>&1 | tee -a "$OUT/test.log" | grep -E '^(--- |PASS|FAIL|ok)|Error|error'
 		[[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 	fi
 	echo "GPU tests passed: $(grep -c -- '^--- PASS' "$OUT/test.log"), failed: $(grep -c -- '^--- FAIL' "$OUT/test.log"), skipped: $(grep -c -- '^--- SKIP' "$OUT/test.log")"

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -23,6 +24,7 @@ import (
 // run: the CPU, GPUs and cluster workers.
 type Kernel struct {
 	inputs []string
+	types  []DType // per input; invalid: untyped
 	src    string
 	tree   ast.Expr
 }
@@ -98,7 +100,9 @@ var kernelBinary = map[token.Token]expr.Op{
 //	k, err := gpuarray.Elementwise("x, y", "where(x > 0, sqrt(x) * y, -y)")
 //	z := k.Apply(a, b)
 //
-// inputs is a comma-separated list of names. The expression is Go syntax: numbers, the
+// inputs is a comma-separated list of names, each with an optional dtype before it as in
+// CuPy ("float32 x, y"): a typed input is converted to that dtype (AsType's rules; a number
+// becomes a 0-d array of it), an untyped one is taken as it is. The expression is Go syntax: numbers, the
 // operators + - * / % (Python's remainder), comparisons, && || ! (logical), & | ^ << >>
 // (bitwise), the constants pi, e, inf, nan, true and false, and calls of elementwise functions
 // by their Array API names: abs, sqrt, exp, log, sin, cos, tanh, pow, maximum, minimum,
@@ -109,21 +113,29 @@ func Elementwise(inputs, expression string) (*Kernel, error) {
 	k := &Kernel{src: expression}
 	seen := map[string]bool{}
 	if strings.TrimSpace(inputs) != "" {
-		for i, name := range strings.Split(inputs, ",") {
-			name = strings.TrimSpace(name)
+		for i, item := range strings.Split(inputs, ",") {
+			name, typ := strings.TrimSpace(item), DType(255)
+			if f := strings.Fields(item); len(f) == 2 {
+				dt, _, err := dtype.Parse(f[0])
+				if err != nil {
+					return nil, fmt.Errorf("elementwise: input %d (%q): %w", i+1, strings.TrimSpace(item), err)
+				}
+				name, typ = f[1], dt
+			}
 			switch {
 			case !token.IsIdentifier(name):
-				return nil, fmt.Errorf("Elementwise: input %d (%q) is not a name", i+1, name)
+				return nil, fmt.Errorf("elementwise: input %d (%q) is not a name", i+1, name)
 			case seen[name]:
-				return nil, fmt.Errorf("Elementwise: input %q is named twice", name)
+				return nil, fmt.Errorf("elementwise: input %q is named twice", name)
 			case kernelConsts[name] != nil:
-				return nil, fmt.Errorf("Elementwise: input %q hides the constant of that name", name)
+				return nil, fmt.Errorf("elementwise: input %q hides the constant of that name", name)
 			}
 			if _, ok := kernelFuncs[name]; ok {
-				return nil, fmt.Errorf("Elementwise: input %q hides the function of that name", name)
+				return nil, fmt.Errorf("elementwise: input %q hides the function of that name", name)
 			}
 			seen[name] = true
 			k.inputs = append(k.inputs, name)
+			k.types = append(k.types, typ)
 		}
 	}
 	tree, err := parser.ParseExpr(expression)
@@ -135,13 +147,13 @@ func Elementwise(inputs, expression string) (*Kernel, error) {
 			if strings.Contains(msg, " before newline") || list[0].Pos.Offset >= len(expression) {
 				msg = "unexpected end of expression: " + strings.ReplaceAll(msg, " before newline", "")
 			}
-			return nil, fmt.Errorf("Elementwise: %s", kernelPos(expression, list[0].Pos.Offset, msg))
+			return nil, fmt.Errorf("elementwise: %s", kernelPos(expression, list[0].Pos.Offset, msg))
 		}
-		return nil, fmt.Errorf("Elementwise: %w", err)
+		return nil, fmt.Errorf("elementwise: %w", err)
 	}
 	k.tree = tree
 	if err := k.check(tree, seen); err != nil {
-		return nil, fmt.Errorf("Elementwise: %w", err)
+		return nil, fmt.Errorf("elementwise: %w", err)
 	}
 	return k, nil
 }
@@ -262,8 +274,17 @@ func (k *Kernel) Apply(args ...any) *Array {
 			if err := x.Err(); err != nil {
 				return errArray(fmt.Errorf("kernel %q: input %s: %w", k.src, k.inputs[i], err))
 			}
-		} else if _, _, ok := scalarKind(a); !ok {
+			if dt := k.types[i]; dt.Valid() {
+				a = x.AsType(dt)
+			}
+		} else if _, f, ok := scalarKind(a); !ok {
 			return errArray(fmt.Errorf("kernel %q: input %s of type %T: want *gpuarray.Array or a number", k.src, k.inputs[i], a))
+		} else if dt := k.types[i]; dt.Valid() {
+			n, err := expr.NewConst(f, dt, nil, nil)
+			if err != nil {
+				return errArray(fmt.Errorf("kernel %q: input %s: %w", k.src, k.inputs[i], err))
+			}
+			a = &Array{n: n}
 		}
 		env[k.inputs[i]] = a
 	}
@@ -348,15 +369,27 @@ func (k *Kernel) eval(n ast.Expr, env map[string]any) (any, error) {
 // Inputs returns the kernel's input names, in order.
 func (k *Kernel) Inputs() []string { return slices.Clone(k.inputs) }
 
-// String returns the kernel as a Go-like function literal.
+// String returns the kernel's inputs (with their dtypes) and expression.
 func (k *Kernel) String() string {
-	return fmt.Sprintf("elementwise(%s) = %s", strings.Join(k.inputs, ", "), k.src)
+	return fmt.Sprintf("elementwise(%s) = %s", k.params(), k.src)
+}
+
+// params returns the inputs as Elementwise took them.
+func (k *Kernel) params() string {
+	ps := make([]string, len(k.inputs))
+	for i, name := range k.inputs {
+		ps[i] = name
+		if k.types[i].Valid() {
+			ps[i] = k.types[i].String() + " " + name
+		}
+	}
+	return strings.Join(ps, ", ")
 }
 
 // HTML shows the kernel in a notebook: its inputs and expression.
 func (k *Kernel) HTML() string {
 	return fmt.Sprintf(`<div><b>Elementwise kernel</b> (%s) &rarr; <code>%s</code></div>`,
-		html.EscapeString(strings.Join(k.inputs, ", ")), html.EscapeString(k.src))
+		html.EscapeString(k.params()), html.EscapeString(k.src))
 }
 
 // KernelFunctions returns the names of the functions an Elementwise expression may call,

@@ -263,3 +263,39 @@ func TestKernelShows(t *testing.T) {
 		t.Errorf("Inputs = %s", got)
 	}
 }
+
+// Typed inputs, as CuPy declares them: arrays are converted with AsType's rules, numbers
+// become 0-d arrays of the dtype (strong, not weak).
+func TestElementwiseTypedInputs(t *testing.T) {
+	rs := rand.New(rand.NewPCG(8, 8))
+	x, xin := randArray(rs, "x", []int{6, 4})
+	k, err := Elementwise("float32 x, int32 n, y", "x * n + y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := k.String(); got != "elementwise(float32 x, int32 n, y) = x * n + y" {
+		t.Errorf("String = %q", got)
+	}
+	a := k.Apply(x, 3, 2)
+	if a.Err() != nil || a.DType() != Float64 { // float32 with int32 is float64 (NumPy 2)
+		t.Fatalf("dtype %v, err %v; want float64", a.DType(), a.Err())
+	}
+	k32, err := Elementwise("float32 x, y", "x * y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := k32.Apply(x, 0.5)
+	if b.Err() != nil || b.DType() != Float32 { // an untyped number stays weak
+		t.Fatalf("dtype %v, err %v; want float32", b.DType(), b.Err())
+	}
+	runChecks(t, []check{
+		{what: "typed float32 x, int32 n", got: a, code: "x.astype(np.float32) * np.int32(3) + 2", inputs: []input{xin}},
+		{what: "typed, weak float y", got: b, code: "x.astype(np.float32) * 0.5", inputs: []input{xin}},
+	})
+	if _, err := Elementwise("float16 x", "x"); err == nil || !strings.Contains(err.Error(), `input 1 ("float16 x")`) {
+		t.Errorf("an unknown dtype: %v", err)
+	}
+	if _, err := Elementwise("float64 x y", "x"); err == nil || !strings.Contains(err.Error(), "is not a name") {
+		t.Errorf("three words: %v", err)
+	}
+}

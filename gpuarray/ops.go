@@ -56,7 +56,7 @@ func operand(v any, like expr.DType) (*expr.Node, error) {
 	if k == dtype.KindInt && dt.IsInteger() {
 		// As NumPy 2: a Go integer that the array's dtype cannot hold is an error, not a wrap.
 		if c := dtype.Convert(dtype.OfFloat64([]float64{f}), dt); c.Float(0) != f {
-			return nil, fmt.Errorf("Go integer %v is out of bounds for %v", v, dt)
+			return nil, fmt.Errorf("the Go integer %v is out of bounds for %v", v, dt)
 		}
 	}
 	return expr.NewConst(f, dt, nil, nil)

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/gpunotes/gpunotes/internal/testenv"
 )
 
@@ -106,7 +108,7 @@ func splits(t *testing.T, src string) map[string][]string {
 
 // TestPrograms runs each program of testdata/programs through the real kernel (jupyter_client)
 // pasted whole, as declarations and a body, and split across cells, and compares what it
-// prints with what go run printed. It reports the pass rate of each way and fails below the
+// prints with what go run printed; then a %%compile cell and a gonum import. It reports the pass rate of each way and fails below the
 // rates reached when it was written.
 func TestPrograms(t *testing.T) {
 	if testing.Short() {
@@ -137,6 +139,23 @@ func TestPrograms(t *testing.T) {
 			want[id] = string(out)
 		}
 	}
+	// The %%compile path and a compiled-in third-party package, through the same kernel; their
+	// expected output is what the same calls print compiled here.
+	sum := 0
+	for i := 0; i < 10000000; i++ {
+		sum += i
+	}
+	extra := map[string]job{
+		"compile/sum": {"compile/sum", []string{"%%compile\nfunc Sum(n int) int {\n\ts := 0\n\tfor i := 0; i < n; i++ {\n\t\ts += i\n\t}\n\treturn s\n}", "import \"fmt\"\nfmt.Println(Sum(10000000))"}},
+		"module/stat": {"module/stat", []string{"import (\n\t\"fmt\"\n\t\"gonum.org/v1/gonum/stat\"\n)\nfmt.Println(stat.Mean([]float64{1, 2, 3, 4, 10}, nil), stat.StdDev([]float64{1, 2, 3, 4, 10}, nil))"}},
+	}
+	wantExtra := map[string]string{
+		"compile/sum": fmt.Sprintln(sum),
+		"module/stat": fmt.Sprintln(stat.Mean([]float64{1, 2, 3, 4, 10}, nil), stat.StdDev([]float64{1, 2, 3, 4, 10}, nil)),
+	}
+	for _, j := range extra {
+		jobs = append(jobs, j)
+	}
 	in, _ := json.Marshal(jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
@@ -160,6 +179,13 @@ func TestPrograms(t *testing.T) {
 	total := map[string]int{}
 	var failed []string
 	for _, j := range jobs {
+		if w, ok := wantExtra[j.ID]; ok {
+			g := got[j.ID]
+			if !strings.HasSuffix(g.Stdout, w) || len(g.Errors) > 0 {
+				t.Errorf("%s: printed %q, want it to end in %q; errors %q", j.ID, g.Stdout, w, g.Errors)
+			}
+			continue
+		}
 		way := strings.SplitN(j.ID, "/", 2)[0]
 		total[way]++
 		g := got[j.ID]

@@ -450,6 +450,9 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 			val = val + " called: the kernel keeps running (a cell cannot exit the kernel process)"
 		} else if strings.Contains(val, "log.Fatal") {
 			name = "Exit"
+		} else if val == "reflect: slice index out of range" || val == "reflect: array index out of range" {
+			// What Go says; yaegi indexes through reflect.
+			val = "runtime error: index out of range"
 		}
 		tb := append([]string{fmt.Sprintf("%s: %s", name, val)}, s.panicFrames(s.frames.take())...)
 		return &CellError{Name: name, Value: val, Traceback: tb}
@@ -798,6 +801,9 @@ func (s *Session) panicFrames(report string) []string {
 		l, _ := strconv.Atoi(m[1])
 		c, _ := strconv.Atoi(m[2])
 		fn := strings.TrimPrefix(m[3], "main.")
+		if fn == mainName {
+			fn = "main"
+		}
 		out = append(out, fmt.Sprintf("  in %s, line %d, column %d of its declaration", fn, l, c))
 		s.declMu.RLock()
 		src, ok := s.decls[fn]

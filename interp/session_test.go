@@ -591,3 +591,18 @@ func TestImportMissing(t *testing.T) {
 		t.Fatalf("%#v", err)
 	}
 }
+
+// TestPanicNames checks that an index out of range says so as Go does, and that a pasted
+// program's main is named main in the trace.
+func TestPanicNames(t *testing.T) {
+	s := newSession(t)
+	_, _, err := run(t, s, "x := []int{1}\ni := 5\n_ = x[i]")
+	var ce *CellError
+	if !errors.As(err, &ce) || ce.Value != "runtime error: index out of range" {
+		t.Fatalf("%#v", err)
+	}
+	_, _, err = run(t, s, "package main\nfunc main() {\n\tvar m map[string]int\n\tm[\"a\"] = 1\n}")
+	if !errors.As(err, &ce) || !strings.Contains(strings.Join(ce.Traceback, "\n"), "in main, line") {
+		t.Fatalf("%#v", err)
+	}
+}

@@ -265,29 +265,6 @@ func methodsOf(srcs []string, name string) (methods, fields []string) {
 // importSpec is one import: its local name ("" for the package's own) and path.
 type importSpec struct{ name, path string }
 
-// importsOnly returns the imports of a file that declares nothing else.
-func importsOnly(f *ast.File) ([]importSpec, bool) {
-	if f == nil || len(f.Decls) == 0 {
-		return nil, false
-	}
-	var out []importSpec
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.IMPORT {
-			return nil, false
-		}
-		for _, sp := range g.Specs {
-			is := sp.(*ast.ImportSpec)
-			spec := importSpec{path: strings.Trim(is.Path.Value, "`\"")}
-			if is.Name != nil {
-				spec.name = is.Name.Name
-			}
-			out = append(out, spec)
-		}
-	}
-	return out, true
-}
-
 func (i importSpec) local() string {
 	if i.name != "" {
 		return i.name

@@ -13,7 +13,7 @@ func init() {
 			"int8 + 1.5 (weak float): float64", "int8 + uint8: int16", "float32 * 3 (stays float32): float32",
 			"comparisons give bool: bool [ True False  True False]", "sum of bools is int64: int64 2",
 			"ArgMax is int64: int64 0", "NaN and 300.7 as uint8: uint8 [  0  44 255]",
-			"int8 + 1000 (out of bounds): error: add: Go integer 1000 is out of bounds for int8",
+			"int8 + 1000 (out of bounds): error: add: the Go integer 1000 is out of bounds for int8",
 			"Abs of complex is float64: float64 [5. 1. 1.]",
 			"Sum and Mean of complex: complex128", "(0.6666666666666666+1.6666666666666667i)]",
 			"Log2: float64", "-1.07400000e+03]", // log2 of the smallest subnormal is exact

@@ -372,7 +372,7 @@ func castFunc(o, a *operand) func(n int) {
 		return func(n int) {
 			for i, c := range a.cvec[:n] {
 				if to == dtype.Bool {
-					o.ivec[i] = b2i(c != 0 || c != c)
+					o.ivec[i] = b2i(c != 0 || cmplx.IsNaN(c))
 				} else {
 					o.ivec[i] = intFromFloat(real(c), to)
 				}
@@ -408,7 +408,7 @@ func truthFunc(c *operand) func(i int) bool {
 	case laneI:
 		return func(i int) bool { return c.ivec[i] != 0 }
 	case laneC:
-		return func(i int) bool { return c.cvec[i] != 0 || c.cvec[i] != c.cvec[i] }
+		return func(i int) bool { return c.cvec[i] != 0 || cmplx.IsNaN(c.cvec[i]) }
 	}
 	return func(i int) bool { return c.vec[i] != 0 || c.vec[i] != c.vec[i] }
 }

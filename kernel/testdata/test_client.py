@@ -90,6 +90,22 @@ class ClientTests(unittest.TestCase):
         self.assertIn("goroutine", reply["evalue"])
         self.assert_alive()
 
+    def test_pager_after_code(self):
+        # "name??" on the last line, after other code: the code runs, then the pager shows the
+        # cell's func with its source; "name?" alone shows no source.
+        reply, outs = run(self.kc, "y := 21\nfunc twice(x int) int {\n\treturn 2 * x\n}\ntwice??")
+        self.assertEqual(reply["status"], "ok", reply)
+        pages = [p for p in reply["payload"] if p.get("source") == "page"]
+        self.assertEqual(len(pages), 1, reply)
+        text = pages[0]["data"]["text/plain"]
+        self.assertIn("func twice(x int) int {\n\treturn 2 * x\n}", text)
+        reply, outs = run(self.kc, "twice(y)")
+        self.assertEqual([c["data"]["text/plain"] for t, c in outs if t == "execute_result"], ["42"])
+        reply, outs = run(self.kc, "twice?")
+        text = reply["payload"][0]["data"]["text/plain"]
+        self.assertIn("func(int) int", text)
+        self.assertNotIn("return 2 * x", text)
+
     def test_syntax_error_has_cell_position(self):
         reply, outs = run(self.kc, "x := 1\ny := (x +\n  ]")
         self.assertEqual(reply["status"], "error")
