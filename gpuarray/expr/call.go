@@ -30,6 +30,11 @@ const (
 	FnHFFT                // IRFFT of the conjugate: a Hermitian signal's real spectrum
 	FnIHFFT               // the conjugate of RFFT
 
+	// Scans along the axis, in order, accumulated in the result's dtype (N is the length).
+	FnCumSum  // running sums
+	FnCumProd // running products
+	FnProd    // the product of the line (the axis kept, of length 1)
+
 	// Matrix functions of the last two axes (one chunk each), batched over the others.
 	FnInv         // inverse of a square matrix
 	FnDet         // determinant (the two axes dropped)
@@ -44,8 +49,11 @@ const (
 	FnLstsq       // [a | b] with a of N columns: the least-squares (minimum-norm) solution
 )
 
-var callNames = [...]string{"fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
+var callNames = [...]string{"fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "cumulative_sum", "cumulative_prod", "prod",
 	"inv", "det", "slogdet sign", "slogdet", "cholesky", "eigvalsh", "eigh", "pinv", "matrix_rank", "solve", "lstsq"}
+
+// Transform reports whether f is a Fourier transform.
+func (f CallFn) Transform() bool { return f <= FnIHFFT }
 
 // Matrix reports whether f works on the matrices of the last two axes.
 func (f CallFn) Matrix() bool { return f >= FnInv }
@@ -59,8 +67,11 @@ func (f CallFn) String() string {
 
 // OutLen returns the length of a transform's axis in its result.
 func (c Call) OutLen() int {
-	if c.Fn == FnRFFT || c.Fn == FnIHFFT {
+	switch c.Fn {
+	case FnRFFT, FnIHFFT:
 		return c.N/2 + 1
+	case FnProd:
+		return 1
 	}
 	return c.N
 }

@@ -16,7 +16,7 @@ import (
 func init() {
 	cuda.RegisterCalls(func(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error) {
 		return cpu.ApplyCall(ctx, OnDevice(d), c, vals, shape)
-	}, Load, func(fn expr.CallFn) bool { return !fn.Matrix() })
+	}, Load, func(fn expr.CallFn) bool { return fn.Transform() })
 }
 
 // OnDevice returns the transforms of package fft computed on d.
