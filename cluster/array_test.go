@@ -75,3 +75,41 @@ func TestFFTOnClusterEqualsLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestSortOnClusterEqualsLocal: sorts (library calls in the values' own dtype) run on the
+// workers and give what the inline run gives, sorted along the axis.
+func TestSortOnClusterEqualsLocal(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2})
+	build := func() *gpuarray.Array {
+		rs := gpuarray.NewRandomState(9)
+		x := rs.Normal(0, 1, gpuarray.Shape(40, 300), gpuarray.Chunks(10, 70))
+		return gpuarray.Argsort(x.Mul(1000).AsType(gpuarray.Int64), 1, gpuarray.Descending())
+	}
+	local, err := build().ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := build().ToSlice(gpuarray.On(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := gpuarray.NewRandomState(9).Normal(0, 1, gpuarray.Shape(40, 300)).Mul(1000).AsType(gpuarray.Int64).ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(local) != len(x) || len(remote) != len(x) {
+		t.Fatalf("lengths %d and %d, want %d", len(local), len(remote), len(x))
+	}
+	for i := range local {
+		if local[i] != remote[i] {
+			t.Fatalf("element %d: cluster %v, inline %v", i, remote[i], local[i])
+		}
+		if j := i % 300; j > 0 {
+			row := i - j
+			prev, cur := x[row+int(local[i-1])], x[row+int(local[i])]
+			if prev < cur || prev == cur && local[i-1] > local[i] {
+				t.Fatalf("row %d: index %v (value %v) after %v (value %v): not a stable descending order", i/300, local[i], cur, local[i-1], prev)
+			}
+		}
+	}
+}

@@ -39,7 +39,10 @@ func ApplyCall(ctx context.Context, tr fft.Transforms, c *plan.CallStep, in dtyp
 	if c.Fn.Matrix() {
 		return applyMatrix(ctx, c, in, shape)
 	}
-	if !c.Fn.Transform() {
+	if c.Fn.Sorts() {
+		return applySort(ctx, c, in, shape)
+	}
+	if c.Fn.Scans() {
 		return applyScan(c, in, shape)
 	}
 	if c.Axis < 0 || c.Axis >= len(shape) {

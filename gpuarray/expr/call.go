@@ -47,16 +47,30 @@ const (
 	FnMatrixRank  // count of singular values above max(M, N)*eps*largest (the two axes dropped)
 	FnSolve       // [a | b] with a square of N columns: the solution of a x = b
 	FnLstsq       // [a | b] with a of N columns: the least-squares (minimum-norm) solution
+
+	// Sorts along Axis (N is its length): stable, NaN last ascending and first descending,
+	// in the values' own dtype (no float64 conversion, so integers stay exact).
+	FnSort        // the sorted values, ascending
+	FnSortDesc    // the sorted values, descending (ties keep their order)
+	FnArgsort     // the int64 indices that sort the line ascending
+	FnArgsortDesc // the int64 indices that sort the line descending (ties in index order)
 )
 
 var callNames = [...]string{"fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "cumulative_sum", "cumulative_prod", "prod",
-	"inv", "det", "slogdet sign", "slogdet", "cholesky", "eigvalsh", "eigh", "pinv", "matrix_rank", "solve", "lstsq"}
-
-// Transform reports whether f is a Fourier transform.
-func (f CallFn) Transform() bool { return f <= FnIHFFT }
+	"inv", "det", "slogdet sign", "slogdet", "cholesky", "eigvalsh", "eigh", "pinv", "matrix_rank", "solve", "lstsq",
+	"sort", "sort descending", "argsort", "argsort descending"}
 
 // Matrix reports whether f works on the matrices of the last two axes.
-func (f CallFn) Matrix() bool { return f >= FnInv }
+func (f CallFn) Matrix() bool { return f >= FnInv && f <= FnLstsq }
+
+// Transform reports whether f is a Fourier transform along an axis.
+func (f CallFn) Transform() bool { return f <= FnIHFFT }
+
+// Scans reports whether f is a cumulative sum or product, or a product, along an axis.
+func (f CallFn) Scans() bool { return f >= FnCumSum && f <= FnProd }
+
+// Sorts reports whether f sorts along an axis: it reads its values in their own dtype.
+func (f CallFn) Sorts() bool { return f >= FnSort && f <= FnArgsortDesc }
 
 func (f CallFn) String() string {
 	if int(f) < len(callNames) {

@@ -9,7 +9,7 @@ import (
 
 // CallStep is a kernel's library call (expr.Call): whoever runs a task computes the kernel's
 // fused values over the task's region, as for an elementwise kernel, in float64 or complex128
-// (the kernel's result instruction casts to one of them), then passes them through the call
+// (the kernel's result instruction casts to one of them; sorts keep the values' dtype), then passes them through the call
 // along Axis, where the region spans the whole axis. The output has the call's length along
 // Axis (Call.OutLen) and dtype DType.
 type CallStep struct {
@@ -47,7 +47,9 @@ func (k *Kernel) Elementwise() *Kernel {
 // (through casts only) with the identity map, or -1: then a task's values are its input block.
 func (k *Kernel) plainInput() int {
 	i := k.Result
-	for i >= 0 && i < len(k.Instrs) && k.Instrs[i].Code == Cast && len(k.Instrs[i].Args) == 1 {
+	// A sort reads its values in their own dtype: a cast (x.AsType(Int64)) changes them.
+	keepCasts := k.Call != nil && k.Call.Fn.Sorts()
+	for !keepCasts && i >= 0 && i < len(k.Instrs) && k.Instrs[i].Code == Cast && len(k.Instrs[i].Args) == 1 {
 		i = k.Instrs[i].Args[0]
 	}
 	if i < 0 || i >= len(k.Instrs) || k.Instrs[i].Code != Input || len(k.Instrs[i].Map) != len(k.Shape) {

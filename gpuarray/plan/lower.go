@@ -179,7 +179,7 @@ func lowerKernel(iter *expr.Node, red *Reduction, call *CallStep, done map[*expr
 		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: dt, Args: []int{res}})
 		res = len(k.Instrs) - 1
 	}
-	if call != nil {
+	if call != nil && !call.Fn.Sorts() {
 		res = k.castForCall(res)
 	}
 	k.Result = res

@@ -1,0 +1,181 @@
+package cpu
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/fft"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// applySort sorts the lines of a block (row-major, shape) along c.Axis in the values' own
+// dtype, stably, NaN last ascending (first descending) as NumPy's stable sort and the Array
+// API's descending sort: the sorted values in place of in, or their int64 indices.
+func applySort(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []int) (dtype.Slice, []int, error) {
+	l, err := fft.Split(shape, c.Axis)
+	if err != nil {
+		return dtype.Slice{}, nil, fmt.Errorf("%v: %w", c.Fn, err)
+	}
+	if in.Len() != l.Count()*l.N {
+		return dtype.Slice{}, nil, fmt.Errorf("%v: block of %d values for shape %s", c.Fn, in.Len(), expr.ShapeString(shape))
+	}
+	o := sortOrder{desc: c.Fn == expr.FnSortDesc || c.Fn == expr.FnArgsortDesc, arg: c.Fn == expr.FnArgsort || c.Fn == expr.FnArgsortDesc}
+	var res dtype.Slice
+	switch in.DType() {
+	case dtype.Float64:
+		res, err = sortLines(ctx, in.Float64s(), l, o)
+	case dtype.Float32:
+		res, err = sortLines(ctx, in.Float32s(), l, o)
+	case dtype.Int64:
+		res, err = sortLines(ctx, in.Int64s(), l, o)
+	case dtype.Int32:
+		res, err = sortLines(ctx, in.Int32s(), l, o)
+	case dtype.Int16:
+		res, err = sortLines(ctx, in.Int16s(), l, o)
+	case dtype.Int8:
+		res, err = sortLines(ctx, in.Int8s(), l, o)
+	case dtype.Uint64:
+		res, err = sortLines(ctx, in.Uint64s(), l, o)
+	case dtype.Uint32:
+		res, err = sortLines(ctx, in.Uint32s(), l, o)
+	case dtype.Uint16:
+		res, err = sortLines(ctx, in.Uint16s(), l, o)
+	case dtype.Uint8:
+		res, err = sortLines(ctx, in.Uint8s(), l, o)
+	case dtype.Bool: // false < true, as uint8
+		res, err = sortLines(ctx, dtype.Convert(in, dtype.Uint8).Uint8s(), l, o)
+	default:
+		return dtype.Slice{}, nil, fmt.Errorf("%v: %v values have no order (sort real numbers)", c.Fn, in.DType())
+	}
+	if err != nil {
+		return dtype.Slice{}, nil, err
+	}
+	if res.DType() != c.DType {
+		res = dtype.Convert(res, c.DType)
+	}
+	return res, slices.Clone(shape), nil
+}
+
+type sortOrder struct{ desc, arg bool }
+
+type number interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
+}
+
+// compareNaNLast orders numbers with NaN above everything (NaNs equal), as NumPy's sort.
+func compareNaNLast[T cmp.Ordered](a, b T) int {
+	an, bn := a != a, b != b
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// sortLines sorts each line of x along l: in place, or into the indices for o.arg.
+func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (dtype.Slice, error) {
+	var idxOut []int64
+	if o.arg {
+		idxOut = make([]int64, len(x))
+	}
+	float := T(1)/T(2) != 0 // a float type: the index path keeps the order of signed zeros
+	err := forEachLine(ctx, l.Count(), func() func(int) {
+		buf := make([]T, l.N)
+		idx := make([]int64, l.N)
+		less := func(i, j int64) int {
+			c := compareNaNLast(buf[i], buf[j])
+			if o.desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+			return cmp.Compare(i, j) // stable: a total order, so the unstable sort is exact
+		}
+		return func(k int) {
+			oi, ii := k/l.Inner, k%l.Inner
+			s, st := oi*l.N*l.Inner+ii, l.Inner
+			for j := range buf {
+				buf[j] = x[s+j*st]
+			}
+			if !o.arg && !float { // equal integers are identical: sort the values themselves
+				slices.Sort(buf)
+				if o.desc {
+					slices.Reverse(buf)
+				}
+				for j, v := range buf {
+					x[s+j*st] = v
+				}
+				return
+			}
+			for j := range idx {
+				idx[j] = int64(j)
+			}
+			slices.SortFunc(idx, less)
+			for j, i := range idx {
+				if o.arg {
+					idxOut[s+j*st] = i
+				} else {
+					x[s+j*st] = buf[i]
+				}
+			}
+		}
+	})
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	if o.arg {
+		return dtype.OfInt64(idxOut), nil
+	}
+	s, err := dtype.Of(x)
+	return s, err
+}
+
+// forEachLine runs line k = 0 … count-1 on GOMAXPROCS goroutines, each with its own buffers
+// from newWorker; it stops early when ctx is cancelled.
+func forEachLine(ctx context.Context, count int, newWorker func() func(int)) error {
+	workers := min(runtime.GOMAXPROCS(0), count)
+	var mu sync.Mutex
+	next := 0
+	step := max(1, count/(8*max(workers, 1)))
+	take := func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		lo := next
+		next = min(count, next+step)
+		return lo, next
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := newWorker()
+			for {
+				lo, hi := take()
+				if lo >= hi || ctx.Err() != nil {
+					return
+				}
+				for k := lo; k < hi; k++ {
+					f(k)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}

@@ -1,0 +1,156 @@
+package gpuarray
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// sortInput returns a chunked array with ties, NaNs and signed zeros, and its NumPy input.
+func sortInput(rs *rand.Rand, shape []int) (*Array, input) {
+	_, in := randArray(rs, "x", shape)
+	for i := range in.data {
+		switch rs.IntN(12) {
+		case 0:
+			in.data[i] = math.NaN()
+		case 1:
+			in.data[i] = math.Copysign(0, -1)
+		case 2:
+			in.data[i] = 0
+		case 3:
+			in.data[i] = math.Round(in.data[i]) // more ties
+		}
+	}
+	return FromSlice(in.data, Shape(shape...), ChunkSizes(npChunks(rs, shape)...)), in
+}
+
+// sortCases returns random cases of Sort, Argsort, TopK and ArgTopK against NumPy's stable
+// sort (descending as the Array API standard defines it: flip, stable sort, flip).
+func sortCases(seed uint64, n int) []check {
+	rs := rand.New(rand.NewPCG(seed, 11))
+	var cs []check
+	for i := 0; i < n; i++ {
+		shape := npShape(rs, 1+rs.IntN(3), 1, 9)
+		x, in := sortInput(rs, shape)
+		r := len(shape)
+		axis := rs.IntN(r) - r*rs.IntN(2) // sometimes negative
+		ax := (axis + r) % r
+		m := shape[ax]
+		what := func(f string) string {
+			return fmt.Sprintf("%s(shape %v, chunks %v, axis %d)", f, shape, x.Chunks(), axis)
+		}
+		flipSort := fmt.Sprintf("np.flip(np.sort(np.flip(x, %d), axis=%d, kind='stable'), %d)", axis, axis, axis)
+		flipArg := fmt.Sprintf("%d - np.flip(np.argsort(np.flip(x, %d), axis=%d, kind='stable'), %d)", m-1, axis, axis, axis)
+		clean := make([]float64, len(in.data))
+		for j, v := range in.data {
+			if v == v {
+				clean[j] = v
+			}
+		}
+		xi := FromSlice(clean, Shape(shape...), ChunkSizes(x.Chunks()...)).AsType(Int64) // a fused cast: sorted in int64
+		cs = append(cs,
+			check{what: what("Sort"), got: Sort(x, axis), code: fmt.Sprintf("np.sort(x, axis=%d, kind='stable')", axis), inputs: []input{in}},
+			check{what: what("Sort descending"), got: Sort(x, axis, Descending()), code: flipSort, inputs: []input{in}},
+			check{what: what("Argsort"), got: Argsort(x, axis), code: fmt.Sprintf("np.argsort(x, axis=%d, kind='stable')", axis), inputs: []input{in}},
+			check{what: what("Argsort descending"), got: x.Argsort(axis, Descending()), code: flipArg, inputs: []input{in}},
+			check{what: what("Sort int64"), got: xi.Sort(axis), code: fmt.Sprintf("np.sort(np.nan_to_num(x).astype(np.int64), axis=%d)", axis), inputs: []input{in}},
+			check{what: what("Argsort int64 descending"), got: Argsort(xi, axis, Descending()), code: strings.ReplaceAll(flipArg, "np.flip(x,", "np.flip(np.nan_to_num(x).astype(np.int64),"), inputs: []input{in}},
+		)
+		k := 1 + rs.IntN(m)
+		if rs.IntN(2) == 0 {
+			k = -k
+		}
+		sl := func(e string) string {
+			return fmt.Sprintf("(%s)[%s:%d]", e, strings.Repeat(":,", ax), max(k, -k))
+		}
+		top := fmt.Sprintf("np.sort(x, axis=%d, kind='stable')", axis)
+		argTop := fmt.Sprintf("np.argsort(x, axis=%d, kind='stable')", axis)
+		if k > 0 {
+			top, argTop = flipSort, flipArg
+		}
+		cs = append(cs,
+			check{what: what(fmt.Sprintf("TopK(k=%d)", k)), got: TopK(x, k, axis), code: sl(top), inputs: []input{in}},
+			check{what: what(fmt.Sprintf("ArgTopK(k=%d)", k)), got: ArgTopK(x, k, axis), code: sl(argTop), inputs: []input{in}},
+		)
+	}
+	return cs
+}
+
+func TestSortMatchesNumPy(t *testing.T) {
+	runChecks(t, sortCases(1, 40))
+	runChecks(t, sortCases(2, 10), Threads(1))
+}
+
+// TestTopKMatchesDask compares TopK with dask's topk on data without NaNs (dask's chunked
+// partition orders NaN as NumPy's partition does; both put them with the largest).
+func TestTopKMatchesDask(t *testing.T) {
+	rs := rand.New(rand.NewPCG(3, 3))
+	var cs []check
+	for i := 0; i < 8; i++ {
+		shape := npShape(rs, 2, 2, 12)
+		x, in := randArray(rs, "x", shape)
+		axis := rs.IntN(2)
+		k := 1 + rs.IntN(shape[axis])
+		if i%2 == 1 {
+			k = -k
+		}
+		cs = append(cs, check{
+			what:   fmt.Sprintf("TopK(shape %v, k %d, axis %d)", shape, k, axis),
+			got:    TopK(x, k, axis),
+			code:   fmt.Sprintf("__import__('dask.array').array.topk(__import__('dask.array').array.from_array(x, chunks=%s), %d, axis=%d).compute()", tuple(chunkSizes(x.Chunks())), k, axis),
+			inputs: []input{in},
+		})
+	}
+	runChecks(t, cs)
+}
+
+func chunkSizes(c [][]int) []int {
+	out := make([]int, len(c))
+	for i, s := range c {
+		out[i] = s[0]
+	}
+	return out
+}
+
+func TestSortErrors(t *testing.T) {
+	x := FromSlice([]float64{3, 1, 2, 5, 4, 6}, Shape(2, 3), Chunks(1, 2))
+	for _, c := range []struct {
+		a    *Array
+		want string
+	}{
+		{Sort(x, 2), "axis 2 out of range"},
+		{Argsort(x, -3), "axis -3 out of range"},
+		{TopK(x, 4, 1), "k = 4"},
+		{ArgTopK(x, 0, 0), "k = 0"},
+		{Sort(x.AsType(Complex128), 0), "no order"},
+		{Sort(FromSlice([]float64{1}, Shape()), 0), "0-d"},
+	} {
+		if err := c.a.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one with %q", err, c.want)
+		}
+	}
+	got, err := Sort(x, 1, Descending()).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[3 2 1 6 5 4]" {
+		t.Errorf("Sort descending: %v", got)
+	}
+}
+
+// TestGPUSortMatchesNumPy runs sorts with a GPU scheduler: the fused values on the device, the
+// sort on the host (no device sort yet), which Path must declare.
+func TestGPUSortMatchesNumPy(t *testing.T) {
+	needGPU(t)
+	runChecks(t, sortCases(4, 6), OnGPU())
+	x := FromSlice([]float64{3, 1, 2, 5, 4, 6}, Shape(2, 3), Chunks(1, 2))
+	c, err := Sort(x.Mul(2), 1).Compute(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.Path(), "host fallback") {
+		t.Errorf("the sort ran on the host but Path does not say so: %q", c.Path())
+	}
+}
