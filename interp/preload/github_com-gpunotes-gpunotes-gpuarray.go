@@ -162,6 +162,7 @@ func init() {
 		"SVD":                 reflect.ValueOf(gpuarray.SVD),
 		"SVDCompressed":       reflect.ValueOf(gpuarray.SVDCompressed),
 		"SaveNpy":             reflect.ValueOf(gpuarray.SaveNpy),
+		"Searchsorted":        reflect.ValueOf(gpuarray.Searchsorted),
 		"SetBackend":          reflect.ValueOf(gpuarray.SetBackend),
 		"SetDefaults":         reflect.ValueOf(gpuarray.SetDefaults),
 		"Shape":               reflect.ValueOf(gpuarray.Shape),

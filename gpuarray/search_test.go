@@ -1,0 +1,96 @@
+package gpuarray
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// searchCases returns random cases of Searchsorted against numpy.searchsorted: sorted arrays
+// with ties and trailing NaNs, values of random shapes and chunks that hit, miss and tie.
+func searchCases(seed uint64, n int) []check {
+	rs := rand.New(rand.NewPCG(seed, 13))
+	var cs []check
+	for i := 0; i < n; i++ {
+		m := 1 + rs.IntN(20)
+		s := make([]float64, m)
+		for j := range s {
+			s[j] = float64(rs.IntN(10)) - 5
+			if rs.IntN(8) == 0 {
+				s[j] = math.NaN()
+			}
+		}
+		slices.SortFunc(s, func(a, b float64) int {
+			switch {
+			case a != a && b != b:
+				return 0
+			case a != a:
+				return 1
+			case b != b:
+				return -1
+			}
+			return cmp.Compare(a, b)
+		})
+		shape := npShape(rs, rs.IntN(3), 1, 6)
+		_, vin := randArray(rs, "v", shape)
+		for j := range vin.data {
+			switch rs.IntN(4) {
+			case 0:
+				vin.data[j] = float64(rs.IntN(12)) - 6 // equal to some sorted values
+			case 1:
+				if rs.IntN(3) == 0 {
+					vin.data[j] = math.NaN()
+				}
+			}
+		}
+		v := FromSlice(vin.data, Shape(shape...), ChunkSizes(npChunks(rs, shape)...))
+		sa := FromSlice(s, Shape(m), ChunkSizes(npChunks(rs, []int{m})...))
+		sin := input{"s", []int{m}, s}
+		for _, side := range []string{"left", "right"} {
+			cs = append(cs, check{
+				what:   fmt.Sprintf("Searchsorted(%v, values of shape %v, %s)", s, shape, side),
+				got:    Searchsorted(sa, v, side),
+				code:   fmt.Sprintf("np.searchsorted(s, v, side=%q)", side),
+				inputs: []input{sin, vin},
+			})
+		}
+	}
+	return cs
+}
+
+func TestSearchsortedMatchesNumPy(t *testing.T) {
+	runChecks(t, searchCases(1, 30))
+}
+
+func TestSearchsortedErrors(t *testing.T) {
+	s := FromSlice([]float64{1, 2, 2, 3}, Shape(4), Chunks(2))
+	for _, c := range []struct {
+		a    *Array
+		want string
+	}{
+		{Searchsorted(s, s, "middle"), "side"},
+		{Searchsorted(s.Reshape(2, 2), s, "left"), "1-d"},
+		{Searchsorted(s.AsType(Complex128), s, "left"), "no order"},
+	} {
+		if err := c.a.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one with %q", err, c.want)
+		}
+	}
+	got, err := Searchsorted(s, FromSlice([]float64{2, 0, 9}, Shape(3)), "right").ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[3 0 4]" {
+		t.Errorf("Searchsorted right: %v", got)
+	}
+}
+
+// TestGPUSearchsortedMatchesNumPy runs the fused counts on a GPU.
+func TestGPUSearchsortedMatchesNumPy(t *testing.T) {
+	needGPU(t)
+	runChecks(t, searchCases(2, 10), OnGPU())
+}
