@@ -194,6 +194,8 @@ func init() {
 		"Uint32":              reflect.ValueOf(gpuarray.Uint32),
 		"Uint64":              reflect.ValueOf(gpuarray.Uint64),
 		"Uint8":               reflect.ValueOf(gpuarray.Uint8),
+		"UniqueCounts":        reflect.ValueOf(gpuarray.UniqueCounts),
+		"UniqueValues":        reflect.ValueOf(gpuarray.UniqueValues),
 		"Unstack":             reflect.ValueOf(gpuarray.Unstack),
 		"Vecdot":              reflect.ValueOf(gpuarray.Vecdot),
 		"VectorNorm":          reflect.ValueOf(gpuarray.VectorNorm),

@@ -1,0 +1,59 @@
+package gpuarray
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// uniqueCases returns random cases of UniqueValues and UniqueCounts against NumPy's: random
+// shapes and chunks, many ties, NaNs (distinct from each other, as the Array API has them),
+// and integers. Signed zeros are left out: which of -0 and +0 NumPy keeps depends on its
+// unstable sort.
+func uniqueCases(seed uint64, n int) []check {
+	rs := rand.New(rand.NewPCG(seed, 17))
+	var cs []check
+	for i := 0; i < n; i++ {
+		shape := npShape(rs, rs.IntN(4), 1, 7)
+		_, in := randArray(rs, "x", shape)
+		for j := range in.data {
+			switch rs.IntN(6) {
+			case 0:
+				in.data[j] = math.NaN()
+			case 1, 2:
+				in.data[j] = float64(rs.IntN(5))
+			}
+			if in.data[j] == 0 {
+				in.data[j] = 0 // no -0
+			}
+		}
+		x := FromSlice(in.data, Shape(shape...), ChunkSizes(npChunks(rs, shape)...))
+		what := fmt.Sprintf("(shape %v, chunks %v)", shape, x.Chunks())
+		v, c := UniqueCounts(x)
+		clean := make([]float64, len(in.data))
+		for j, f := range in.data {
+			if f == f {
+				clean[j] = math.Trunc(f)
+			}
+		}
+		xi := FromSlice(clean, Shape(shape...), ChunkSizes(x.Chunks()...)).AsType(Int64)
+		vi, ci := UniqueCounts(xi)
+		cs = append(cs,
+			check{what: "UniqueValues" + what, got: UniqueValues(x), code: "np.unique_values(x)", inputs: []input{in}},
+			check{what: "UniqueCounts" + what, list: []*Array{v, c}, code: "list(np.unique_counts(x))", inputs: []input{in}},
+			check{what: "UniqueCounts int64" + what, list: []*Array{vi, ci}, code: "list(np.unique_counts(np.nan_to_num(x).astype(np.int64)))", inputs: []input{in}},
+		)
+	}
+	return cs
+}
+
+func TestUniqueMatchesNumPy(t *testing.T) {
+	runChecks(t, uniqueCases(1, 30))
+}
+
+// TestGPUUniqueMatchesNumPy runs the set functions with a GPU scheduler.
+func TestGPUUniqueMatchesNumPy(t *testing.T) {
+	needGPU(t)
+	runChecks(t, uniqueCases(2, 8), OnGPU())
+}
