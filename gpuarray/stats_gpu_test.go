@@ -8,3 +8,10 @@ func TestGPUStatsMatchNumPy(t *testing.T) {
 	needGPU(t)
 	runChecks(t, statChecks(4, 40), OnGPU())
 }
+
+// Prod and the cumulative scans are library calls the GPU backend runs on the host (declared
+// in Path); their results are NumPy's bit for bit.
+func TestGPUScansMatchNumPy(t *testing.T) {
+	needGPU(t)
+	runChecks(t, scanChecks(4, 30), OnGPU())
+}

@@ -30,6 +30,11 @@ const (
 	FnHFFT                // IRFFT of the conjugate: a Hermitian signal's real spectrum
 	FnIHFFT               // the conjugate of RFFT
 
+	// Scans along the axis, in order, accumulated in the result's dtype (N is the length).
+	FnCumSum  // running sums
+	FnCumProd // running products
+	FnProd    // the product of the line (the axis kept, of length 1)
+
 	// Matrix functions of the last two axes (one chunk each), batched over the others.
 	FnInv         // inverse of a square matrix
 	FnDet         // determinant (the two axes dropped)
@@ -51,7 +56,7 @@ const (
 	FnArgsortDesc // the int64 indices that sort the line descending (ties in index order)
 )
 
-var callNames = [...]string{"fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
+var callNames = [...]string{"fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "cumulative_sum", "cumulative_prod", "prod",
 	"inv", "det", "slogdet sign", "slogdet", "cholesky", "eigvalsh", "eigh", "pinv", "matrix_rank", "solve", "lstsq",
 	"sort", "sort descending", "argsort", "argsort descending"}
 
@@ -60,6 +65,9 @@ func (f CallFn) Matrix() bool { return f >= FnInv && f <= FnLstsq }
 
 // Transform reports whether f is a Fourier transform along an axis.
 func (f CallFn) Transform() bool { return f <= FnIHFFT }
+
+// Scans reports whether f is a cumulative sum or product, or a product, along an axis.
+func (f CallFn) Scans() bool { return f >= FnCumSum && f <= FnProd }
 
 // Sorts reports whether f sorts along an axis: it reads its values in their own dtype.
 func (f CallFn) Sorts() bool { return f >= FnSort && f <= FnArgsortDesc }
@@ -73,8 +81,11 @@ func (f CallFn) String() string {
 
 // OutLen returns the length of a transform's axis in its result.
 func (c Call) OutLen() int {
-	if c.Fn == FnRFFT || c.Fn == FnIHFFT {
+	switch c.Fn {
+	case FnRFFT, FnIHFFT:
 		return c.N/2 + 1
+	case FnProd:
+		return 1
 	}
 	return c.N
 }

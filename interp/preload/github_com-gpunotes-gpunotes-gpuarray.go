@@ -49,6 +49,8 @@ func init() {
 		"Copysign":            reflect.ValueOf(gpuarray.Copysign),
 		"Cosh":                reflect.ValueOf(gpuarray.Cosh),
 		"Cross":               reflect.ValueOf(gpuarray.Cross),
+		"CumulativeProd":      reflect.ValueOf(gpuarray.CumulativeProd),
+		"CumulativeSum":       reflect.ValueOf(gpuarray.CumulativeSum),
 		"Descending":          reflect.ValueOf(gpuarray.Descending),
 		"Det":                 reflect.ValueOf(gpuarray.Det),
 		"Diagonal":            reflect.ValueOf(gpuarray.Diagonal),
