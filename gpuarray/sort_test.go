@@ -154,3 +154,25 @@ func TestGPUSortMatchesNumPy(t *testing.T) {
 		t.Errorf("the sort ran on the host but Path does not say so: %q", c.Path())
 	}
 }
+
+// BenchmarkSort sorts 1e6 float64 normals: in one line, and as 1000 lines of 1000 along the
+// last axis (the lines in parallel).
+func BenchmarkSort(b *testing.B) {
+	v, err := NewRandomState(1).Normal(0, 1, Shape(1000000)).ToSlice()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		shape []int
+	}{{"1e6", []int{1000000}}, {"1000x1000", []int{1000, 1000}}} {
+		x := FromSlice(v, Shape(c.shape...))
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Sort(x, -1).Compute(Inline()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
