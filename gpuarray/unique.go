@@ -5,7 +5,7 @@ import "fmt"
 // The Array API's set functions, over the flattened array: compositions of Sort (the ravelled
 // array brought into one chunk) and Mask, so they run wherever Compute runs. Their lengths are
 // unknown until computed (Shape reports -1, as for Mask); computing one sorts the array once
-// for the mask and once for the values.
+// for the mask and once for the values (UniqueInverse and UniqueAll sort more: argsorts).
 
 // UniqueValues returns the sorted unique values of x, flattened, as the Array API's
 // unique_values and numpy.unique_values: NaNs are distinct from each other (each is kept, at
@@ -63,4 +63,37 @@ func uniqueSorted(x *Array, name string) (s, first, last *Array, err error) {
 		return nil, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, first, last, nil
+}
+
+// UniqueInverse returns UniqueValues(x) and, for each element of x, the int64 index of its
+// value among them (in x's shape), as the Array API's unique_inverse: values[inverse] is x.
+func UniqueInverse(x *Array) (values, inverse *Array) {
+	values, _, inverse, _ = uniqueAll(x, "UniqueInverse")
+	return values, inverse
+}
+
+// UniqueAll returns UniqueValues(x), the index in the flattened x of each value's first
+// occurrence, UniqueInverse's inverse and UniqueCounts' counts, as the Array API's unique_all.
+func UniqueAll(x *Array) (values, indices, inverse, counts *Array) {
+	return uniqueAll(x, "UniqueAll")
+}
+
+func uniqueAll(x *Array, name string) (values, indices, inverse, counts *Array) {
+	s, first, last, err := uniqueSorted(x, name)
+	if err != nil {
+		e := errArray(err)
+		return e, e, e, e
+	}
+	if first == nil {
+		i := s.AsType(Int64)
+		return s, i, i.Reshape(x.Shape()...), i
+	}
+	flat := s.Shape()[0]
+	perm := Argsort(x.Reshape(flat), 0) // stable: each run starts at its first occurrence
+	// the run of each sorted position, then back in x's order through the inverse permutation
+	run := CumulativeSum(first.AsType(Int64), 0, false).Sub(1).AsType(Int64)
+	inverse = Take(run, Argsort(perm, 0), 0).Reshape(x.Shape()...)
+	pos := Arange(0, float64(flat), 1, WithDType(Int64))
+	counts = pos.Mask(last).Sub(pos.Mask(first)).Add(1).AsType(Int64)
+	return s.Mask(first), perm.Mask(first), inverse, counts
 }

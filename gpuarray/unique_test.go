@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// uniqueCases returns random cases of UniqueValues and UniqueCounts against NumPy's: random
+// uniqueCases returns random cases of UniqueValues, UniqueCounts, UniqueInverse and UniqueAll against NumPy's: random
 // shapes and chunks, many ties, NaNs (distinct from each other, as the Array API has them),
 // and integers. Signed zeros are left out: which of -0 and +0 NumPy keeps depends on its
 // unstable sort.
@@ -39,7 +39,11 @@ func uniqueCases(seed uint64, n int) []check {
 		}
 		xi := FromSlice(clean, Shape(shape...), ChunkSizes(x.Chunks()...)).AsType(Int64)
 		vi, ci := UniqueCounts(xi)
+		av, ai, ainv, ac := UniqueAll(x)
+		iv, iinv := UniqueInverse(xi)
 		cs = append(cs,
+			check{what: "UniqueAll" + what, list: []*Array{av, ai, ainv, ac}, code: "list(np.unique_all(x))", inputs: []input{in}},
+			check{what: "UniqueInverse int64" + what, list: []*Array{iv, iinv}, code: "list(np.unique_inverse(np.nan_to_num(x).astype(np.int64)))", inputs: []input{in}},
 			check{what: "UniqueValues" + what, got: UniqueValues(x), code: "np.unique_values(x)", inputs: []input{in}},
 			check{what: "UniqueCounts" + what, list: []*Array{v, c}, code: "list(np.unique_counts(x))", inputs: []input{in}},
 			check{what: "UniqueCounts int64" + what, list: []*Array{vi, ci}, code: "list(np.unique_counts(np.nan_to_num(x).astype(np.int64)))", inputs: []input{in}},
