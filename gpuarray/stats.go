@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
 // The statistics below are compositions of elementwise ops and the existing reductions, so
@@ -51,28 +53,115 @@ func (a *Array) NanMean(axes ...int) *Array {
 
 // NanVar returns the variance (ddof 0) of the non-NaN elements over axes, two-pass as
 // NumPy's nanvar; an all-NaN slice gives NaN.
-func (a *Array) NanVar(axes ...int) *Array {
+func (a *Array) NanVar(axes ...int) *Array { return a.nanVar("NanVar", 0, axes) }
+
+// NanStd returns the square root of NanVar.
+func (a *Array) NanStd(axes ...int) *Array { return a.NanVar(axes...).Sqrt() }
+
+// NanVarDdof returns NanVar with ddof delta degrees of freedom: the sum of squared
+// deviations divided by count-ddof, NaN where that is not positive (as NumPy's nanvar).
+func (a *Array) NanVarDdof(ddof float64, axes ...int) *Array {
+	return a.nanVar("NanVarDdof", ddof, axes)
+}
+
+// NanStdDdof returns the square root of NanVarDdof.
+func (a *Array) NanStdDdof(ddof float64, axes ...int) *Array {
+	return a.NanVarDdof(ddof, axes...).Sqrt()
+}
+
+func (a *Array) nanVar(name string, ddof float64, axes []int) *Array {
 	if err := a.Err(); err != nil {
 		return errArray(err)
 	}
 	if !a.hasNaN() {
-		return a.Var(axes...)
+		return a.varDdof(name, ddof, axes)
 	}
 	if a.DType().IsComplex() {
-		return errArray(fmt.Errorf("NanVar of %v values is not supported yet", a.DType()))
+		return errArray(fmt.Errorf("%s of %v values is not supported yet", name, a.DType()))
 	}
-	ax, err := axisList("NanVar", axes, len(a.Shape()))
+	ax, err := axisList(name, axes, len(a.Shape()))
 	if err != nil {
 		return errArray(err)
 	}
 	slices.Sort(ax)
 	mean := ExpandDims(a.NanMean(ax...), ax...)
 	d := Where(IsNaN(a), 0, a.Sub(mean))
-	return d.Mul(d).Sum(ax...).Div(a.count(ax))
+	dof := a.count(ax).Sub(ddof)
+	return Where(dof.Gt(0), d.Mul(d).Sum(ax...).Div(dof), math.NaN())
 }
 
-// NanStd returns the square root of NanVar.
-func (a *Array) NanStd(axes ...int) *Array { return a.NanVar(axes...).Sqrt() }
+// VarDdof returns the variance over axes with ddof delta degrees of freedom: the sum of
+// squared deviations from the mean divided by N-ddof (NumPy's var(ddof=...), the Array
+// API's correction), two-pass as NumPy; N-ddof <= 0 divides by zero as NumPy does.
+// Integers give float64 values.
+func (a *Array) VarDdof(ddof float64, axes ...int) *Array { return a.varDdof("VarDdof", ddof, axes) }
+
+// StdDdof returns the square root of VarDdof.
+func (a *Array) StdDdof(ddof float64, axes ...int) *Array { return a.VarDdof(ddof, axes...).Sqrt() }
+
+func (a *Array) varDdof(name string, ddof float64, axes []int) *Array {
+	if err := a.Err(); err != nil {
+		return errArray(err)
+	}
+	if ddof == 0 {
+		return a.Var(axes...)
+	}
+	if a.DType().IsComplex() {
+		return errArray(fmt.Errorf("%s of %v values is not supported yet", name, a.DType()))
+	}
+	x := a
+	if !a.DType().IsFloat() {
+		x = a.AsType(Float64)
+	}
+	ax, err := axisList(name, axes, len(a.Shape()))
+	if err != nil {
+		return errArray(err)
+	}
+	slices.Sort(ax)
+	n := 1
+	for _, k := range ax {
+		n *= a.Shape()[k]
+	}
+	d := x.Sub(ExpandDims(x.Mean(ax...), ax...))
+	return d.Mul(d).Sum(ax...).Div(max(float64(n)-ddof, 0))
+}
+
+// Diff returns the n-th discrete difference along axis (negative: from the end): x[1:]-x[:-1]
+// applied n times, lazily (slices and a subtraction, fused); bools give x[1:] != x[:-1] as
+// NumPy's diff. An axis of at most n elements gives an empty axis. (Array API diff)
+func Diff(x *Array, n, axis int) *Array {
+	if err := x.Err(); err != nil {
+		return errArray(err)
+	}
+	r := len(x.Shape())
+	ax := axis
+	if ax < 0 {
+		ax += r
+	}
+	if ax < 0 || ax >= r {
+		return errArray(fmt.Errorf("Diff: axis %d out of range for shape %s", axis, expr.ShapeString(x.Shape())))
+	}
+	if n < 0 {
+		return errArray(fmt.Errorf("Diff: order n=%d must be non-negative", n))
+	}
+	for i := 0; i < n; i++ {
+		l := x.Shape()[ax]
+		if l == 0 {
+			break
+		}
+		hi, lo := make([]Index, ax+1), make([]Index, ax+1)
+		for k := range ax {
+			hi[k], lo[k] = All(), All()
+		}
+		hi[ax], lo[ax] = Span(1, l), Span(0, l-1)
+		if x.DType() == Bool {
+			x = x.Slice(hi...).Ne(x.Slice(lo...))
+		} else {
+			x = x.Slice(hi...).Sub(x.Slice(lo...))
+		}
+	}
+	return x
+}
 
 // NanMin returns the minimum of the non-NaN elements over axes; an all-NaN slice gives NaN
 // (NumPy warns there).

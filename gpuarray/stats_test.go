@@ -160,7 +160,7 @@ func TestStatsEmptyAndDTypes(t *testing.T) {
 	}
 }
 
-// TestNanVarMatchesNumPy compares NanVar and NanStd, whose sums of squares round by
+// TestNanVarMatchesNumPy compares NanVar, NanStd and the ddof variants, whose sums of squares round by
 // summation order, within a relative tolerance; all-NaN slices are NaN as in NumPy.
 func TestNanVarMatchesNumPy(t *testing.T) {
 	rs := rand.New(rand.NewPCG(3, 9))
@@ -170,9 +170,20 @@ func TestNanVarMatchesNumPy(t *testing.T) {
 		r := 1 + rs.IntN(3)
 		x, in := nanArray(rs, "x", npShape(rs, r, 1, 7), rs.IntN(2) == 0)
 		ax, py := randAxes(rs, r)
-		got = append(got, x.NanVar(ax...), x.NanStd(ax...))
+		ddof := float64(rs.IntN(3))
+		got = append(got, x.NanVar(ax...), x.NanStd(ax...), x.NanVarDdof(ddof, ax...), x.NanStdDdof(ddof, ax...))
 		for _, f := range []string{"nanvar", "nanstd"} {
 			cases = append(cases, npCase{Code: fmt.Sprintf("np.%s(x, axis=%s)", f, py), Inputs: map[string]npArray{"x": in.np()}})
+		}
+		for _, f := range []string{"nanvar", "nanstd"} {
+			cases = append(cases, npCase{Code: fmt.Sprintf("np.%s(x, axis=%s, ddof=%v)", f, py, ddof), Inputs: map[string]npArray{"x": in.np()}})
+		}
+		// VarDdof on NaN-free data (float64, float32, int32), ddof up to beyond N
+		y, yin := randArray(rs, "y", in.shape)
+		dd := []float64{0, 1, 0.5, 3, 50}[rs.IntN(5)]
+		got = append(got, y.VarDdof(dd, ax...), y.StdDdof(dd, ax...), y.AsType(Float32).VarDdof(dd, ax...), y.Mul(64).AsType(Int32).StdDdof(dd, ax...))
+		for _, c := range []string{"np.var(y, axis=%s, ddof=%v)", "np.std(y, axis=%s, ddof=%v)", "np.var(y.astype(np.float32), axis=%s, ddof=%v)", "np.std((y*64).astype(np.int32), axis=%s, ddof=%v)"} {
+			cases = append(cases, npCase{Code: fmt.Sprintf(c, py, dd), Inputs: map[string]npArray{"y": yin.np()}})
 		}
 	}
 	for i, r := range numpy(t, cases) {
@@ -194,10 +205,34 @@ func TestNanVarMatchesNumPy(t *testing.T) {
 			t.Fatal(err)
 		}
 		for j, w := range r.values(t) {
-			if math.IsNaN(w) != math.IsNaN(v[j]) || math.Abs(v[j]-w) > 1e-12*math.Abs(w) {
+			tol := 1e-12
+			if got[i].DType() == Float32 {
+				tol = 1e-5
+			}
+			if !(v[j] == w || math.IsNaN(w) && math.IsNaN(v[j]) || math.Abs(v[j]-w) <= tol*math.Abs(w)) {
 				t.Errorf("%s: element %d is %v, numpy %v", cases[i].Code, j, v[j], w)
 				break
 			}
 		}
+	}
+}
+
+func TestDiffMatchesNumPy(t *testing.T) {
+	rs := rand.New(rand.NewPCG(5, 3))
+	var cs []check
+	for i := 0; i < 40; i++ {
+		r := 1 + rs.IntN(3)
+		x, in := randArray(rs, "x", npShape(rs, r, 0, 6))
+		n, k := rs.IntN(4), rs.IntN(r)-rs.IntN(2)*r
+		what := fmt.Sprintf("Diff %v n %d axis %d", in.shape, n, k)
+		cs = append(cs,
+			check{what: what, got: Diff(x, n, k), code: fmt.Sprintf("np.diff(x, n=%d, axis=%d)", n, k), inputs: []input{in}},
+			check{what: what + " uint8", got: Diff(x.Abs().Mul(4).AsType(Uint8), n, k), code: fmt.Sprintf("np.diff((np.abs(x)*4).astype(np.uint8), n=%d, axis=%d)", n, k), inputs: []input{in}},
+			check{what: what + " bool", got: Diff(x.Gt(0), n, k), code: fmt.Sprintf("np.diff(x > 0, n=%d, axis=%d)", n, k), inputs: []input{in}},
+		)
+	}
+	runChecks(t, cs, Inline())
+	if Diff(Arange(0, 3, 1), -1, 0).Err() == nil || Diff(Arange(0, 3, 1), 1, 1).Err() == nil {
+		t.Error("Diff with n < 0 or a bad axis: no error")
 	}
 }

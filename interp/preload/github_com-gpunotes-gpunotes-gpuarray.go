@@ -54,6 +54,7 @@ func init() {
 		"Descending":          reflect.ValueOf(gpuarray.Descending),
 		"Det":                 reflect.ValueOf(gpuarray.Det),
 		"Diagonal":            reflect.ValueOf(gpuarray.Diagonal),
+		"Diff":                reflect.ValueOf(gpuarray.Diff),
 		"Eigh":                reflect.ValueOf(gpuarray.Eigh),
 		"Eigvalsh":            reflect.ValueOf(gpuarray.Eigvalsh),
 		"Einsum":              reflect.ValueOf(gpuarray.Einsum),
