@@ -176,3 +176,14 @@ func BenchmarkSort(b *testing.B) {
 		})
 	}
 }
+
+// TestCallReadsNarrowingCast: a library call whose input is a narrowing cast of data reads the
+// cast values, not the data (Rfft of x.AsType(Int32) truncates first, as NumPy).
+func TestCallReadsNarrowingCast(t *testing.T) {
+	_, in := randArray(rand.New(rand.NewPCG(5, 5)), "x", []int{7})
+	x := FromSlice(in.data, Shape(7), Chunks(3))
+	checkFFT(t, []check{
+		{what: "Rfft(x.AsType(Int32))", got: Rfft(x.AsType(Int32)), code: "np.fft.rfft(x.astype(np.int32))", inputs: []input{in}},
+	})
+	runChecks(t, []check{{what: "Sort(x.AsType(Int32))", got: Sort(x.AsType(Int32), 0), code: "np.sort(x.astype(np.int32))", inputs: []input{in}}})
+}
