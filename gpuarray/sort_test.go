@@ -154,3 +154,36 @@ func TestGPUSortMatchesNumPy(t *testing.T) {
 		t.Errorf("the sort ran on the host but Path does not say so: %q", c.Path())
 	}
 }
+
+// BenchmarkSort sorts 1e6 float64 normals: in one line, and as 1000 lines of 1000 along the
+// last axis (the lines in parallel).
+func BenchmarkSort(b *testing.B) {
+	v, err := NewRandomState(1).Normal(0, 1, Shape(1000000)).ToSlice()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		shape []int
+	}{{"1e6", []int{1000000}}, {"1000x1000", []int{1000, 1000}}} {
+		x := FromSlice(v, Shape(c.shape...))
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Sort(x, -1).Compute(Inline()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestCallReadsNarrowingCast: a library call whose input is a narrowing cast of data reads the
+// cast values, not the data (Rfft of x.AsType(Int32) truncates first, as NumPy).
+func TestCallReadsNarrowingCast(t *testing.T) {
+	_, in := randArray(rand.New(rand.NewPCG(5, 5)), "x", []int{7})
+	x := FromSlice(in.data, Shape(7), Chunks(3))
+	checkFFT(t, []check{
+		{what: "Rfft(x.AsType(Int32))", got: Rfft(x.AsType(Int32)), code: "np.fft.rfft(x.astype(np.int32))", inputs: []input{in}},
+	})
+	runChecks(t, []check{{what: "Sort(x.AsType(Int32))", got: Sort(x.AsType(Int32), 0), code: "np.sort(x.astype(np.int32))", inputs: []input{in}}})
+}

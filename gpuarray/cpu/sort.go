@@ -96,6 +96,7 @@ func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (
 	err := forEachLine(ctx, l.Count(), func() func(int) {
 		buf := make([]T, l.N)
 		idx := make([]int64, l.N)
+		var nans, zeros []T
 		less := func(i, j int64) int {
 			c := compareNaNLast(buf[i], buf[j])
 			if o.desc {
@@ -117,6 +118,13 @@ func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (
 				if o.desc {
 					slices.Reverse(buf)
 				}
+				for j, v := range buf {
+					x[s+j*st] = v
+				}
+				return
+			}
+			if !o.arg {
+				sortFloats(buf, &nans, &zeros, o.desc)
 				for j, v := range buf {
 					x[s+j*st] = v
 				}
@@ -178,4 +186,38 @@ func forEachLine(ctx context.Context, count int, newWorker func() func(int)) err
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+// sortFloats sorts the floats of v as the stable sort by compareNaNLast would (reversed for
+// desc), faster: the NaNs set aside in their order, the numbers by pdqsort, and the run of
+// zeros, which pdqsort may reorder (-0 == +0), rewritten in their original order.
+func sortFloats[T number](v []T, nans, zeros *[]T, desc bool) {
+	*nans, *zeros = (*nans)[:0], (*zeros)[:0]
+	k := 0
+	for _, f := range v {
+		switch {
+		case f != f:
+			*nans = append(*nans, f)
+			continue
+		case f == 0:
+			*zeros = append(*zeros, f)
+		}
+		v[k] = f
+		k++
+	}
+	num := v[:k]
+	slices.Sort(num)
+	if desc {
+		slices.Reverse(num)
+	}
+	if len(*zeros) > 1 {
+		at := slices.Index(num, 0) // the run of zeros: all compare equal
+		copy(num[at:], *zeros)
+	}
+	if !desc {
+		copy(v[k:], *nans)
+		return
+	}
+	copy(v[len(*nans):], num) // NaN first: move the numbers up, then the NaNs in front
+	copy(v, *nans)
 }

@@ -50,7 +50,11 @@ func (k *Kernel) plainInput() int {
 	// A sort reads its values in their own dtype: a cast (x.AsType(Int64)) changes them.
 	keepCasts := k.Call != nil && k.Call.Fn.Sorts()
 	for !keepCasts && i >= 0 && i < len(k.Instrs) && k.Instrs[i].Code == Cast && len(k.Instrs[i].Args) == 1 {
-		i = k.Instrs[i].Args[0]
+		a := k.Instrs[i].Args[0]
+		if a < 0 || a >= len(k.Instrs) || dtype.Promote(k.Instrs[a].DType, k.Instrs[i].DType) != k.Instrs[i].DType {
+			return -1 // a narrowing cast (x.AsType(Int32)) changes the values: the kernel computes them
+		}
+		i = a
 	}
 	if i < 0 || i >= len(k.Instrs) || k.Instrs[i].Code != Input || len(k.Instrs[i].Map) != len(k.Shape) {
 		return -1
