@@ -454,51 +454,10 @@ func writeAtomic(path string, write func(*os.File) error) (err error) {
 // writeBoxC writes the box at off with shape (C-order bytes b) into a C-order file of shape
 // full whose elements start at base: one positioned write per contiguous run.
 func writeBoxC(fh *os.File, base int64, full, off, shape []int, b []byte, sz int) error {
-	r := len(full)
-	if expr.Size(shape) == 0 {
-		return nil
-	}
-	str := make([]int64, r)
-	s := int64(1)
-	for d := r - 1; d >= 0; d-- {
-		str[d] = s
-		s *= int64(full[d])
-	}
-	k, run := r-1, int64(1)
-	if r > 0 {
-		run = int64(shape[r-1])
-		for k > 0 && shape[k] == full[k] {
-			k--
-			run *= int64(shape[k])
-		}
-	}
-	pos := make([]int, max(k, 0))
-	var o int64
-	for {
-		lin := int64(0)
-		for d := 0; d < r; d++ {
-			i := off[d]
-			if d < k {
-				i += pos[d]
-			}
-			lin += int64(i) * str[d]
-		}
-		if _, err := fh.WriteAt(b[o*int64(sz):(o+run)*int64(sz)], base+lin*int64(sz)); err != nil {
-			return err
-		}
-		o += run
-		d := k - 1
-		for ; d >= 0; d-- {
-			pos[d]++
-			if pos[d] < shape[d] {
-				break
-			}
-			pos[d] = 0
-		}
-		if d < 0 {
-			return nil
-		}
-	}
+	return elem.BoxRuns(full, off, shape, func(o, lin, n int64) error {
+		_, err := fh.WriteAt(b[o*int64(sz):(o+n)*int64(sz)], base+lin*int64(sz))
+		return err
+	})
 }
 
 // ZarrOption configures ToZarr.

@@ -121,51 +121,10 @@ func readFlat(f *expr.File, t elem.Type, origin, shape []int, b []byte) error {
 		return fmt.Errorf("read %s: %w", f.Path, err)
 	}
 	defer fh.Close()
-	r := len(shape)
 	sz := int64(t.Size)
-	str := make([]int64, r)
-	s := int64(1)
-	for d := r - 1; d >= 0; d-- {
-		str[d] = s
-		s *= int64(f.Shape[d])
-	}
-	// k: the outermost axis of the run; the run covers axes > k whole.
-	k := r - 1
-	run := int64(1)
-	if r > 0 {
-		run = int64(shape[r-1])
-		for k > 0 && shape[k] == f.Shape[k] {
-			k--
-			run *= int64(shape[k])
-		}
-	}
-	pos := make([]int, max(k, 0))
-	var o int64
-	for {
-		lin := int64(0)
-		for d := 0; d < r; d++ {
-			i := origin[d]
-			if d < k {
-				i += pos[d]
-			}
-			lin += int64(i) * str[d]
-		}
-		if err := readAt(fh, f, b[o*sz:(o+run)*sz], f.Offset+lin*sz, origin, shape); err != nil {
-			return err
-		}
-		o += run
-		d := k - 1
-		for ; d >= 0; d-- {
-			pos[d]++
-			if pos[d] < shape[d] {
-				break
-			}
-			pos[d] = 0
-		}
-		if d < 0 {
-			return nil
-		}
-	}
+	return elem.BoxRuns(f.Shape, origin, shape, func(o, lin, n int64) error {
+		return readAt(fh, f, b[o*sz:(o+n)*sz], f.Offset+lin*sz, origin, shape)
+	})
 }
 
 // readFortran reads a box of a column-major file: runs along axis 0, placed into C order.
