@@ -1,0 +1,93 @@
+package apicov_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/apicov"
+)
+
+// exported returns gpuarray's exported package functions ("Fft") and methods of *Array
+// ("(*Array).Sum"), read from its source.
+func exported(t *testing.T) map[string]bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, "..", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || !fd.Name.IsExported() {
+					continue
+				}
+				if fd.Recv == nil {
+					names[fd.Name.Name] = true
+					continue
+				}
+				if st, ok := fd.Recv.List[0].Type.(*ast.StarExpr); ok {
+					if id, ok := st.X.(*ast.Ident); ok && id.Name == "Array" {
+						names["(*Array)."+fd.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	return names
+}
+
+// TestTableNamesExist fails when a gpunotes name of the table is not in gpuarray's API, and
+// when an exported function that follows the naming rule for a missing row exists.
+func TestTableNamesExist(t *testing.T) {
+	api := exported(t)
+	if len(api) < 100 {
+		t.Fatalf("read only %d exported names of gpuarray", len(api))
+	}
+	for _, r := range apicov.Rows {
+		if r.Go != "" {
+			if !api[r.Go] {
+				t.Errorf("%s: %s is not in gpuarray's exported API", r.API, r.Go)
+			}
+			if r.GPU == "" {
+				t.Errorf("%s: no GPU column", r.API)
+			}
+			continue
+		}
+		guess := ""
+		for _, part := range strings.Split(r.API, "_") {
+			guess += strings.ToUpper(part[:1]) + part[1:]
+		}
+		if api[guess] || api["(*Array)."+guess] {
+			t.Errorf("%s: the table says missing, but gpuarray has %s", r.API, guess)
+		}
+	}
+}
+
+// TestREADMECurrent fails when the README's coverage section is not what the table generates.
+func TestREADMECurrent(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := apicov.Splice(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want != string(b) {
+		t.Fatal("README.md's Array API coverage is stale: run go generate ./gpuarray/apicov")
+	}
+}
+
+func TestCountsDistinctFunctions(t *testing.T) {
+	have, total := apicov.Count()
+	if total != 160 || have <= 0 || have > total {
+		t.Fatalf("coverage %d of %d; the standard 2023.12 has 160 distinct functions", have, total)
+	}
+}
