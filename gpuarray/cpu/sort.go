@@ -4,14 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/fft"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
+	"github.com/gpunotes/gpunotes/internal/parallel"
 )
 
 // applySort sorts the lines of a block (row-major, shape) along c.Axis in the values' own
@@ -93,7 +92,7 @@ func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (
 		idxOut = make([]int64, len(x))
 	}
 	float := T(1)/T(2) != 0 // a float type: the index path keeps the order of signed zeros
-	err := forEachLine(ctx, l.Count(), func() func(int) {
+	err := parallel.ForEach(ctx, l.Count(), func() func(int) {
 		buf := make([]T, l.N)
 		idx := make([]int64, l.N)
 		var nans, zeros []T
@@ -151,41 +150,6 @@ func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (
 	}
 	s, err := dtype.Of(x)
 	return s, err
-}
-
-// forEachLine runs line k = 0 … count-1 on GOMAXPROCS goroutines, each with its own buffers
-// from newWorker; it stops early when ctx is cancelled.
-func forEachLine(ctx context.Context, count int, newWorker func() func(int)) error {
-	workers := min(runtime.GOMAXPROCS(0), count)
-	var mu sync.Mutex
-	next := 0
-	step := max(1, count/(8*max(workers, 1)))
-	take := func() (int, int) {
-		mu.Lock()
-		defer mu.Unlock()
-		lo := next
-		next = min(count, next+step)
-		return lo, next
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f := newWorker()
-			for {
-				lo, hi := take()
-				if lo >= hi || ctx.Err() != nil {
-					return
-				}
-				for k := lo; k < hi; k++ {
-					f(k)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return ctx.Err()
 }
 
 // sortFloats sorts the floats of v as the stable sort by compareNaNLast would (reversed for

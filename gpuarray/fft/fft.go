@@ -3,10 +3,10 @@ package fft
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
+
+	"github.com/gpunotes/gpunotes/internal/parallel"
 )
 
 // Lines describes a row-major block as Outer x N x Inner around the transformed axis: there
@@ -50,7 +50,7 @@ func Complex(ctx context.Context, x []complex128, l Lines, inverse bool, scale f
 	if l.N == 0 {
 		return nil
 	}
-	return forLines(ctx, l.Count(), func() func(int) {
+	return parallel.ForEach(ctx, l.Count(), func() func(int) {
 		t := fourier.NewCmplxFFT(l.N)
 		buf := make([]complex128, l.N)
 		c := complex(scale, 0)
@@ -82,7 +82,7 @@ func Real(ctx context.Context, x []float64, l Lines, scale float64) ([]complex12
 	}
 	h := Lines{l.Outer, l.N/2 + 1, l.Inner}
 	out := make([]complex128, h.Count()*h.N)
-	err := forLines(ctx, l.Count(), func() func(int) {
+	err := parallel.ForEach(ctx, l.Count(), func() func(int) {
 		t := fourier.NewFFT(l.N)
 		in := make([]float64, l.N)
 		co := make([]complex128, h.N)
@@ -114,7 +114,7 @@ func InverseReal(ctx context.Context, x []complex128, l Lines, n int, scale floa
 	}
 	r := Lines{l.Outer, n, l.Inner}
 	out := make([]float64, r.Count()*n)
-	err := forLines(ctx, l.Count(), func() func(int) {
+	err := parallel.ForEach(ctx, l.Count(), func() func(int) {
 		t := fourier.NewFFT(n)
 		co := make([]complex128, l.N)
 		seq := make([]float64, n)
@@ -135,50 +135,6 @@ func InverseReal(ctx context.Context, x []complex128, l Lines, n int, scale floa
 		}
 	})
 	return out, err
-}
-
-// forLines runs line k = 0 … count-1 on GOMAXPROCS goroutines, each with its own plan and
-// buffers from newWorker; it stops early when ctx is cancelled.
-func forLines(ctx context.Context, count int, newWorker func() func(int)) error {
-	workers := min(runtime.GOMAXPROCS(0), count)
-	if workers <= 1 {
-		f := newWorker()
-		for k := 0; k < count; k++ {
-			if k&63 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			f(k)
-		}
-		return ctx.Err()
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	next := 0
-	take := func() (int, int) {
-		mu.Lock()
-		defer mu.Unlock()
-		lo := next
-		next = min(count, next+max(1, count/(8*workers)))
-		return lo, next
-	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f := newWorker()
-			for {
-				lo, hi := take()
-				if lo >= hi || ctx.Err() != nil {
-					return
-				}
-				for k := lo; k < hi; k++ {
-					f(k)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return ctx.Err()
 }
 
 // Transforms computes the three transforms somewhere: CPU runs this package's functions,
