@@ -317,9 +317,13 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 // runOrder materializes the nodes of order, one stage each, into done.
 func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
 	for id, n := range order {
+		t0 := time.Now()
 		st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
 		if err != nil {
 			return fmt.Errorf("compute: %w", err)
+		}
+		if g, ok := cfg.sched.(*gpuSched); ok && st.Gathered {
+			g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 		}
 		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
 		if err != nil {

@@ -109,11 +109,23 @@ func (s *gpuSched) path() string {
 	return b.String()
 }
 
+// hostStep records a part of the computation that ran on the host, for Path, and warns on
+// stderr (a cell shows it).
+func (s *gpuSched) hostStep(msg string) {
+	fmt.Fprintf(os.Stderr, "gpuarray warning: %s\n", msg)
+	s.mu.Lock()
+	s.host = append(s.host, msg)
+	s.mu.Unlock()
+}
+
 // describeKernel names a kernel for a user: what it computes and over which space.
 func describeKernel(k *plan.Kernel) string {
 	what := "elementwise kernel"
-	if k.Reduce != nil {
+	switch {
+	case k.Reduce != nil:
 		what = fmt.Sprintf("%v over axes %v", k.Reduce.Red, k.Reduce.Axes)
+	case k.Call != nil:
+		what = k.Call.Fn.String()
 	}
 	return fmt.Sprintf("%s of shape %s", what, expr.ShapeString(k.Shape))
 }
@@ -154,11 +166,7 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 	if err := cuda.Runs(tasks[0].Kernel); err != nil {
 		t0 := time.Now()
 		defer func() {
-			msg := fmt.Sprintf("host fallback: %s ran on the CPU in %.3g s (%v)", describeKernel(tasks[0].Kernel), time.Since(t0).Seconds(), err)
-			fmt.Fprintf(os.Stderr, "gpuarray warning: %s\n", msg)
-			s.mu.Lock()
-			s.host = append(s.host, msg)
-			s.mu.Unlock()
+			s.hostStep(fmt.Sprintf("host fallback: %s ran on the CPU in %.3g s (%v)", describeKernel(tasks[0].Kernel), time.Since(t0).Seconds(), err))
 		}()
 		for i, t := range tasks {
 			o, err := cpu.Execute(ctx, t)

@@ -89,6 +89,9 @@ type Stage struct {
 	Kernel *Kernel    // the first task's kernel; tasks that read other pieces of a join have their own
 	Tasks  []*Task
 	grid   [][]int // chunk grid of the iteration space
+	// Gathered says that a take's or a mask's values were gathered on the host into the tasks'
+	// blocks (gather.go): the one part of such a stage that no device runs.
+	Gathered bool
 }
 
 type lowerer struct {
@@ -373,6 +376,7 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 			}
 			if in.gather != nil {
 				task.Inputs = append(task.Inputs, cutGather(*in, off, shp))
+				st.Gathered = true
 				continue
 			}
 			task.Inputs = append(task.Inputs, cutBlock(*in, off, shp))
