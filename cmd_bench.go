@@ -70,6 +70,21 @@ func startBenchCluster(ctx context.Context, o cluster.Options, res *seedResult) 
 }
 
 // gpuNames describes the first k visible GPUs, e.g. "2x NVIDIA H200".
+// benchBackend returns the compute option and the device's name for a benchmark's --backend
+// (cpu: every core; gpu: one GPU), or a usage error naming the subcommand.
+func benchBackend(sub, backend string) (gpuarray.ComputeOption, string, error) {
+	switch backend {
+	case "cpu":
+		return gpuarray.Threads(0), cpuName(runtime.GOMAXPROCS(0)), nil
+	case "gpu":
+		if err := gpuarray.GPUError(); err != nil {
+			return nil, "", fmt.Errorf("bench %s: --backend gpu: %w", sub, err)
+		}
+		return gpuarray.OnGPU(), gpuNames(1), nil
+	}
+	return nil, "", fmt.Errorf("%w: bench %s: unknown --backend %q (cpu, gpu)", errUsage, sub, backend)
+}
+
 func gpuNames(k int) string {
 	gs := gpuarray.GPUs()
 	if len(gs) == 0 {

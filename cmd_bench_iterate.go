@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -43,19 +42,9 @@ func benchIterate(ctx context.Context, args []string, w io.Writer) error {
 	if fs.NArg() > 0 || *n <= 0 || *chunk <= 0 || *passes <= 0 {
 		return fmt.Errorf("%w: bench iterate: --n, --chunk and --passes must be positive, no other arguments", errUsage)
 	}
-	var opt gpuarray.ComputeOption
-	device := cpuName(runtime.GOMAXPROCS(0))
-	switch *backend {
-	case "cpu":
-		opt = gpuarray.Threads(0)
-	case "gpu":
-		if err := gpuarray.GPUError(); err != nil {
-			return fmt.Errorf("bench iterate: --backend gpu: %w", err)
-		}
-		opt = gpuarray.OnGPU()
-		device = gpuNames(1)
-	default:
-		return fmt.Errorf("%w: bench iterate: unknown --backend %q (cpu, gpu)", errUsage, *backend)
+	opt, device, err := benchBackend("iterate", *backend)
+	if err != nil {
+		return err
 	}
 	res := iterateResult{Bench: "iterate", N: *n, Chunk: *chunk, Passes: *passes, Backend: *backend, Device: device}
 	t0 := time.Now()
@@ -79,7 +68,7 @@ func benchIterate(ctx context.Context, args []string, w io.Writer) error {
 		enc := json.NewEncoder(w)
 		return enc.Encode(res)
 	}
-	_, err := fmt.Fprintf(w, "iterate n=%d chunk=%d passes=%d %s: persist %.3f s, passes %.3f s, total %.3f s (value %g)\n",
+	_, err = fmt.Fprintf(w, "iterate n=%d chunk=%d passes=%d %s: persist %.3f s, passes %.3f s, total %.3f s (value %g)\n",
 		res.N, res.Chunk, res.Passes, res.Backend, res.Persist, res.PassSecs, res.Seconds, res.Value)
 	return err
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -102,19 +101,9 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	if *n <= 0 || *chunk <= 0 {
 		return fmt.Errorf("%w: bench ops: --n %d and --chunk %d must be positive", errUsage, *n, *chunk)
 	}
-	var opt gpuarray.ComputeOption
-	device := cpuName(runtime.GOMAXPROCS(0))
-	switch *backend {
-	case "cpu":
-		opt = gpuarray.Threads(0)
-	case "gpu":
-		if err := gpuarray.GPUError(); err != nil {
-			return fmt.Errorf("bench ops: --backend gpu: %w", err)
-		}
-		opt = gpuarray.OnGPU()
-		device = gpuNames(1)
-	default:
-		return fmt.Errorf("%w: bench ops: unknown --backend %q (cpu, gpu)", errUsage, *backend)
+	opt, device, err := benchBackend("ops", *backend)
+	if err != nil {
+		return err
 	}
 	var held, held32 *gpuarray.Array
 	if *persist {
