@@ -263,20 +263,10 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	rowBase()
 	g.put(loop)
-	idx := make([]string, L)
-	for l := range lv {
-		idx[l] = g.rd()
-		g.ins("mad.lo.s64 %s, %s, %s, %s", idx[l], c, lv[l].str[R-1], lv[l].rb)
+	v, err := g.elementValue(s, lv, c)
+	if err != nil {
+		return "", "", err
 	}
-	vals := make([]string, len(s.Nodes))
-	for i := range s.Nodes {
-		v, err := g.node(s, i, vals, idx)
-		if err != nil {
-			return "", "", err
-		}
-		vals[i] = v
-	}
-	v := vals[len(vals)-1]
 	if err := g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff); err != nil {
 		return "", "", err
 	}
@@ -337,6 +327,25 @@ func generate(s *Spec, lib *library) (string, string, error) {
 type leafRegs struct {
 	ptr, off, rb string
 	str          []string
+}
+
+// elementValue emits the expression's nodes at the current element: each leaf's source index
+// is its row base plus c times its innermost stride. It returns the result's register.
+func (g *gen) elementValue(s *Spec, lv []leafRegs, c string) (string, error) {
+	idx := make([]string, len(lv))
+	for l := range lv {
+		idx[l] = g.rd()
+		g.ins("mad.lo.s64 %s, %s, %s, %s", idx[l], c, lv[l].str[len(lv[l].str)-1], lv[l].rb)
+	}
+	vals := make([]string, len(s.Nodes))
+	for i := range s.Nodes {
+		v, err := g.node(s, i, vals, idx)
+		if err != nil {
+			return "", err
+		}
+		vals[i] = v
+	}
+	return vals[len(vals)-1], nil
 }
 
 // loadLeaves loads each leaf's descriptor words, which start at byte first of the task's

@@ -155,20 +155,11 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	}
 	rowBase()
 	g.put(loop)
-	idx := make([]string, L)
-	for l := range lv {
-		idx[l] = g.rd()
-		g.ins("mad.lo.s64 %s, %s, %s, %s", idx[l], c, lv[l].str[R-1], lv[l].rb)
+	v, err := g.elementValue(s, lv, c)
+	if err != nil {
+		return "", "", err
 	}
-	vals := make([]string, len(s.Nodes))
-	for i := range s.Nodes {
-		v, err := g.node(s, i, vals, idx)
-		if err != nil {
-			return "", "", err
-		}
-		vals[i] = v
-	}
-	if err := g.accumulate(s.Reduce, vals[len(vals)-1], n, acc, accI, wn, wm, wq, "", ""); err != nil {
+	if err := g.accumulate(s.Reduce, v, n, acc, accI, wn, wm, wq, "", ""); err != nil {
 		return "", "", err
 	}
 	g.ins("add.u64 %s, %s, %d", n, n, step)
