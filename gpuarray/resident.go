@@ -402,6 +402,7 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 	switch s := sched.(type) {
 	case *gpuSched:
 		opt.Held = s.held()
+		opt.DeviceGather = true
 	case plan.Keeper:
 		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 			if c, ok := n.Buf.(*keptChunks); ok {
