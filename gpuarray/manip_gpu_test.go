@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -155,5 +156,38 @@ func TestGPUTakeGathersOnTheDevice(t *testing.T) {
 	_, err = x.Take(FromSliceInt64([]int64{0, 300}), 0).Compute(OnGPU())
 	if err == nil || !strings.Contains(err.Error(), "out of bounds") {
 		t.Errorf("an index out of range: %v", err)
+	}
+}
+
+// TestGPUTakeTiming times a take of 4e7 of 1e7 float64 values then a sum, on the GPU with the
+// gather on the device and on the host (the path before), and checks both agree.
+func TestGPUTakeTiming(t *testing.T) {
+	needGPU(t)
+	x := NewRandomState(3).Normal(0, 1, Shape(10_000_000), Chunks(1_000_000))
+	xc, err := x.Compute(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := NewRandomState(4).Integers(0, 10_000_000, Shape(40_000_000), Chunks(4_000_000)).Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := xc.Take(idx, 0).Mul(2).Sum()
+	defer func(v bool) { deviceGather = v }(deviceGather)
+	var sums [2]float64
+	for rep := 0; rep < 2; rep++ {
+		for k, dev := range []bool{true, false} {
+			deviceGather = dev
+			t0 := time.Now()
+			s, err := e.Float64(OnGPU())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sums[k] = s
+			t.Logf("take of 4e7 of 1e7 float64, *2, sum: gather on the %s: %.3f s", map[bool]string{true: "device", false: "host"}[dev], time.Since(t0).Seconds())
+		}
+		if sums[0] != sums[1] {
+			t.Errorf("device gather sum %v, host gather sum %v", sums[0], sums[1])
+		}
 	}
 }
