@@ -95,7 +95,8 @@ func TestTakeStageIsGatheredOnTheHost(t *testing.T) {
 
 // TestGPUTakeGathersOnTheDevice: with OnGPU, takes, takes along an axis, integer indices and
 // masks are gathered on the device (Path names no host gather) and equal the CPU's bit for
-// bit, for float64 and float32 operands and random chunkings.
+// bit, for float64 and float32 operands and random chunkings (with exact work around them:
+// the GPU's sums add in another order).
 func TestGPUTakeGathersOnTheDevice(t *testing.T) {
 	needGPU(t)
 	y := Take(Arange(0, 12, 1).Reshape(3, 4), FromSliceInt64([]int64{2, 0}), 0).Add(1)
@@ -122,11 +123,11 @@ func TestGPUTakeGathersOnTheDevice(t *testing.T) {
 		"take axis 1":         x.Take(Remainder(idx, 50), 1),
 		"take axis 2 f32":     x32.Take(Remainder(idx, 20), 2).Add(1),
 		"take along 1":        TakeAlongAxis(x, along, 1),
-		"take along 1 f32":    TakeAlongAxis(x32, along, 1).Sum(2),
+		"take along 1 f32":    TakeAlongAxis(x32, along, 1).Max(2),
 		"indices":             x.Slice(All(), Indices(Remainder(idx, 50))),
 		"mask":                x.Mask(x.Gt(1)).Mul(3),
-		"mask leading":        x.Mask(x.Slice(All(), At(0), At(0)).Lt(0)).Sum(1),
-		"take of a reduction": x.Sum(2).Take(Remainder(idx, 50), 1),
+		"mask leading":        x.Mask(x.Slice(All(), At(0), At(0)).Lt(0)).Min(1),
+		"take of a reduction": x.Max(2).Take(Remainder(idx, 50), 1),
 	}
 	for name, e := range cases {
 		g, err := e.Compute(OnGPU())
