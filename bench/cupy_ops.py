@@ -51,6 +51,7 @@ OPS = [
     ("sum(x.reshape(n/2, 2, n), axis=1)", lambda x, xp: x.reshape(N // 2, 2, N).sum(axis=1)),
     ("sum(concat([x, x]))", lambda x, xp: xp.concatenate([x, x]).sum()),
     ("sum(Elementwise: where(x > 0, x * x, exp(x)) + 1)", lambda x, xp: user_kernel(x, xp).sum()),
+    ("histogram(x, 100, range=(-5, 5))", lambda x, xp: xp.histogram(x, bins=100, range=(-5, 5))[0]),
 ]
 
 
