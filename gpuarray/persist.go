@@ -74,7 +74,7 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	if root.Kind == expr.KReduce {
 		// The chunks of a reduction's result are combined on the host: compute it, then keep
 		// the result's chunks.
-		c, err := computeArrays(cfg, []*Array{a})
+		c, err := computeHost(cfg, []*Array{a})
 		if err != nil {
 			return errArray(fmt.Errorf("persist: %w", err))
 		}
@@ -227,6 +227,7 @@ type gpuChunks struct {
 	offs    [][]int // each chunk's corner, row-major chunk order
 	devs    []*cuda.Device
 	hostRun bool        // computed on the host and uploaded
+	label   string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
 	dt      dtype.DType // the array's dtype; the GPUs hold float64 words
 
 	mu      sync.Mutex
@@ -427,6 +428,9 @@ func (g *gpuChunks) state() string {
 	defer g.mu.Unlock()
 	if g.ptrs == nil {
 		return "released from " + g.Where()
+	}
+	if g.label != "" {
+		return g.label + " " + g.Where()
 	}
 	return "persisted on " + g.Where()
 }
