@@ -41,6 +41,57 @@ type computeConfig struct {
 	// toHost brings GPU results to the host (callers that read the values right away);
 	// otherwise Compute on a GPU leaves array results there (see computeArrays).
 	toHost bool
+	// notes collects, for Path, the host fallbacks that schedulers other than the GPU's
+	// report in their outputs (GPU cluster workers).
+	notes *hostNotes
+}
+
+// hostNotes are the host fallbacks of one computation, in the order reported.
+type hostNotes struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (h *hostNotes) add(msg string) {
+	h.mu.Lock()
+	h.list = append(h.list, msg)
+	h.mu.Unlock()
+}
+
+func (h *hostNotes) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return strings.Join(h.list, "; ")
+}
+
+// reportFallbacks reports the tasks of st that a GPU cluster worker ran on its CPU (their
+// outputs say so): one warning in the cell with the chunks, the time and the reasons, and a
+// note for Path, as a local GPU compute reports its host steps.
+func reportFallbacks(cfg computeConfig, st *plan.Stage, outs []*plan.Output) {
+	n, secs := 0, 0.0
+	var reasons []string
+	for _, o := range outs {
+		if o == nil || o.HostFallback == "" {
+			continue
+		}
+		n++
+		secs += o.HostSeconds
+		if !slices.Contains(reasons, o.HostFallback) {
+			reasons = append(reasons, o.HostFallback)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	msg := fmt.Sprintf("host fallback: %d of %d chunks of the %s ran on the CPU of GPU cluster workers in %.3g s (%s)", n, len(outs), describeKernel(st.Kernel), secs, strings.Join(reasons, "; "))
+	if g, ok := cfg.sched.(*gpuSched); ok {
+		g.hostStep(msg)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "gpuarray warning: %s\n", msg)
+	if cfg.notes != nil {
+		cfg.notes.add(msg)
+	}
 }
 
 // Inline runs tasks one after another on the calling goroutine.
@@ -270,6 +321,7 @@ func stageOrder(roots []*expr.Node) []*expr.Node { return plan.OrderAll(roots) }
 // On a GPU scheduler (unless cfg.toHost) an array result (rank >= 1) stays in device memory
 // (see gpuResults); scalars and other schedulers' results are in host memory.
 func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
+	cfg.notes = &hostNotes{}
 	roots := make([]*expr.Node, len(arrays))
 	arrays = append([]*Array(nil), arrays...)
 	for i, a := range arrays {
@@ -363,6 +415,8 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 			if why := res.onHost(a.n); why != "" {
 				out[i].path += "; " + why
 			}
+		} else {
+			out[i].path = cfg.notes.String()
 		}
 	}
 	return out, nil
@@ -410,6 +464,7 @@ func runStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]dtype
 	if err != nil {
 		return dtype.Slice{}, fmt.Errorf("compute: %w", err)
 	}
+	reportFallbacks(cfg, st, outs)
 	vals, err := st.Assemble(outs)
 	if err != nil {
 		return dtype.Slice{}, fmt.Errorf("compute: %w", err)

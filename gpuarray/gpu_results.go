@@ -160,6 +160,7 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 		if err != nil {
 			return fail(err)
 		}
+		reportFallbacks(cfg, st, outs)
 		vals, err := st.Assemble(outs)
 		if err != nil {
 			return fail(err)
