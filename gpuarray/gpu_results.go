@@ -3,9 +3,12 @@ package gpuarray
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -179,8 +182,11 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 			r.host[n] = "result in main memory: its 64-bit integers do not fit the device's float64 words exactly"
 			continue
 		}
-		gc, err := r.upload(cfg, id, n, vals)
-		id++
+		if expr.Size(n.Shape) > maxCombined {
+			r.host[n] = fmt.Sprintf("result in main memory: its partials were combined on the host, and putting %.3g GB back on the GPU costs more than it saves", float64(expr.Size(n.Shape))*8/1e9)
+			continue
+		}
+		gc, err := r.upload(cfg, n, vals)
 		if err != nil {
 			return fail(err)
 		}
@@ -189,24 +195,74 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 	return held, nil
 }
 
-// upload puts a result's host values on the scheduler's GPUs, chunk by chunk (a copy kernel
-// per chunk reads the uploaded values), as Persist keeps them.
-func (r *gpuResults) upload(cfg computeConfig, id int, n *expr.Node, vals dtype.Slice) (*gpuChunks, error) {
-	d, err := expr.NewData(vals, n.Shape, n.Chunks)
-	if err != nil {
-		return nil, err
+// upload puts a result's host values on the scheduler's GPUs, one allocation per chunk (row
+// chunk i on GPU i mod the number of GPUs, as Persist deals them), copied straight from the
+// host values.
+func (r *gpuResults) upload(cfg computeConfig, n *expr.Node, vals dtype.Slice) (*gpuChunks, error) {
+	grid := newChunkGrid(n.Shape, n.Chunks)
+	nc := expr.NumChunks(n.Chunks)
+	g := &gpuChunks{grid: grid, ptrs: make([]driver.DevicePtr, nc), devs: make([]*cuda.Device, nc), offs: make([][]int, nc), dt: n.DType, label: "on"}
+	g.idle.L = &g.mu
+	byDev := map[int][]int{}
+	for i := range nc {
+		// Chunk i's corner: its row-major position in the chunk grid.
+		off := make([]int, len(n.Shape))
+		rest := i
+		for ax := len(n.Shape) - 1; ax >= 0; ax-- {
+			k := len(n.Chunks[ax])
+			off[ax] = grid.bounds[ax][rest%k]
+			rest /= k
+		}
+		d := 0
+		if len(off) > 0 {
+			d = (i / (nc / len(n.Chunks[0]))) % len(r.g.devs)
+		}
+		g.offs[i], g.devs[i] = off, r.g.devs[d]
+		byDev[d] = append(byDev[d], i)
 	}
-	st, err := plan.Lower(id, d, nil, plan.Options{MemoryLimit: cfg.memLimit})
-	if err != nil {
-		return nil, err
+	host := vals.ToFloat64() // the devices hold float64 words
+	for d, idx := range byDev {
+		dev := r.g.devs[d]
+		var allocated []driver.DevicePtr
+		err := dev.Do(cfg.ctx, func() error {
+			for _, i := range idx {
+				shape := g.chunkShape(i)
+				buf := make([]float64, max(expr.Size(shape), 1))
+				grid.runs(g.offs[i], shape, func(at, o, k int) { copy(buf[o:o+k], host[at:at+k]) })
+				p, err := dev.Pool().Alloc(uint64(len(buf)) * 8)
+				if err != nil {
+					return err
+				}
+				allocated = append(allocated, p)
+				g.ptrs[i] = p
+				if err := dev.CopyToDevice(p, buf); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		g.frees = append(g.frees, func() { freeOn(dev, allocated) })
+		if err != nil {
+			for _, f := range g.frees {
+				f()
+			}
+			return nil, fmt.Errorf("put the result on gpu %d: %w", dev.Info.Index, err)
+		}
 	}
-	gc, err := r.g.keep(cfg.ctx, d, st.Tasks, func(int) {})
-	if err != nil {
-		return nil, fmt.Errorf("put the result on the GPU: %w", err)
-	}
-	gc.label = "on"
-	return gc, nil
+	frees := slices.Clone(g.frees)
+	g.cleanup = runtime.AddCleanup(g, func(fs []func()) {
+		for _, f := range fs {
+			f()
+		}
+	}, frees)
+	return g, nil
 }
+
+// maxCombined is the most elements of a reduction's result (combined on the host from its
+// partials) that is put on the device: axis reductions give small results (a column mean
+// of 40000 x 40000 is 40000 elements); a result of billions of elements (a reduction over
+// an axis of length 2) took seconds more to put back than it took to compute.
+const maxCombined = 1 << 24
 
 // oneKernel reports whether every task of st runs st's kernel (a join has one per piece).
 func oneKernel(st *plan.Stage) bool {

@@ -74,6 +74,24 @@ func TestGPUResultsChoice(t *testing.T) {
 	if has(y.n) || !has(m.n) || !has(roots[1]) || !has(roots[2]) {
 		t.Fatalf("host stages %v: want the column mean, the row std and the sum, not the difference", order)
 	}
+	// The chunks upload copies out of a result, placed back, give the result.
+	whole := make([]float64, 7*5*3)
+	for i := range whole {
+		whole[i] = float64(i)
+	}
+	g := newChunkGrid([]int{7, 5, 3}, [][]int{{3, 4}, {2, 2, 1}, {3}})
+	back := make([]float64, len(whole))
+	for _, off := range [][]int{{0, 0, 0}, {0, 2, 0}, {0, 4, 0}, {3, 0, 0}, {3, 2, 0}, {3, 4, 0}} {
+		shape := []int{map[int]int{0: 3, 3: 4}[off[0]], map[int]int{0: 2, 2: 2, 4: 1}[off[1]], 3}
+		buf := make([]float64, expr.Size(shape))
+		g.runs(off, shape, func(at, o, k int) { copy(buf[o:o+k], whole[at:at+k]) })
+		g.place(dtype.OfFloat64(back), off, shape, dtype.OfFloat64(buf))
+	}
+	for i := range whole {
+		if back[i] != whole[i] {
+			t.Fatalf("chunks copied out and placed back: element %d is %v, want %v", i, back[i], whole[i])
+		}
+	}
 	if (*gpuResults)(nil).onHost(y.n) != "" {
 		t.Error("a nil gpuResults has no host results")
 	}
