@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"fmt"
 
+	_ "github.com/gpunotes/gpunotes/gpuarray/cuda/devsort" // sorts on GPUs
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -19,8 +20,9 @@ func Descending() SortOption { return func(c *sortConfig) { c.desc = true } }
 // Sort returns x sorted along axis (negative: from the end), as the Array API's sort and
 // numpy.sort(kind="stable"): ascending with NaN last, or Descending. The axis is brought into
 // one chunk, as dask does for its transforms; the other axes keep their chunks. Values keep
-// their dtype (integers are sorted exactly); complex values are refused. Every task runs on
-// the CPU; on a GPU scheduler the sort runs on the host and Path() says so.
+// their dtype (integers are sorted exactly); complex values are refused. On a GPU scheduler
+// the lines are sorted on the device (a stable radix sort, kernels/sort.cu), with the same
+// result bit for bit.
 func Sort(x *Array, axis int, opts ...SortOption) *Array {
 	return sortCall(x, axis, false, "Sort", opts)
 }
