@@ -15,9 +15,9 @@
 //  3. with several lines, more passes over the line number of each payload (gpn_sort_segkeys),
 //     so that the lines come out one after another, each still in key order;
 //  4. gpn_sort_out writes each line's values (read back at their original position, so the
-//     bits of NaNs and zeros are kept) or their indices along the axis; gpn_sort_unkeys inverts
-//     the keys directly when there is one line, no payload was needed (no NaN, no -0) and only
-//     the values are wanted.
+//     bits of NaNs and zeros are kept) or their indices along the axis, all of them or the
+//     positions a quantile keeps; gpn_sort_unkeys inverts the keys directly when there is one
+//     line, no payload was needed (no NaN, no -0) and only the values are wanted.
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -89,10 +89,12 @@ extern "C" __global__ void gpn_sort_keys(u32* keys32, u64* keys64, u32* idx, con
   if (__any_sync(0xFFFFFFFFu, sp) && (threadIdx.x & 31) == 0) atomicOr(special, 1u);
 }
 
-// gpn_sort_unkeys writes the values whose keys are given (no NaN and no -0 among them).
-extern "C" __global__ void gpn_sort_unkeys(void* out, const u32* keys32, const u64* keys64, u64 n, int type, int desc, u64 mask) {
-  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
-    u64 k = keys64 ? keys64[i] : (u64)keys32[i];
+// gpn_sort_unkeys writes the values whose keys are given (no NaN and no -0 among them): the
+// m values at positions keep[0..m) of the sorted keys, or all of them (keep null, m = n).
+extern "C" __global__ void gpn_sort_unkeys(void* out, const u32* keys32, const u64* keys64, const u32* keep, u64 m, int type, int desc, u64 mask) {
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += (u64)gridDim.x * blockDim.x) {
+    const u64 at = keep ? (u64)keep[i] : i;
+    u64 k = keys64 ? keys64[at] : (u64)keys32[at];
     if (desc) k ^= mask;
     switch (type) {
       case T_F64: ((u64*)out)[i] = (k >> 63) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k; break;
@@ -133,14 +135,18 @@ extern "C" __global__ void gpn_sort_segkeys(u32* keys, const u32* idx, u64 n, u6
   }
 }
 
-// gpn_sort_out writes the j-th payload in line-major order to its place in the row-major
-// result: the value at that position of x (esize bytes), or with arg its index along the axis.
-extern "C" __global__ void gpn_sort_out(void* out, const void* x, const u32* idx, u64 n, u64 len, u64 inner, int esize, int arg) {
-  for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (u64)gridDim.x * blockDim.x) {
-    const u64 p = idx[j];
-    const u64 s = j / len, r = j - s * len;
+// gpn_sort_out writes the payloads in line-major order (lines of len, strided by inner in the
+// block) to their places in the row-major result, whose lines are klen long: positions
+// keep[0..klen) of each sorted line, or all of them (keep null, klen = len). Each is the value
+// at that payload's position of x (esize bytes), or with arg its index along the axis.
+extern "C" __global__ void gpn_sort_out(void* out, const void* x, const u32* idx, u64 lines, u64 len, u64 inner, const u32* keep, u64 klen, int esize, int arg) {
+  const u64 m = lines * klen;
+  for (u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x; t < m; t += (u64)gridDim.x * blockDim.x) {
+    const u64 s = t / klen, kk = t - s * klen;
+    const u64 r = keep ? (u64)keep[kk] : kk;
+    const u64 p = idx[s * len + r];
     const u64 o = s / inner, in = s - o * inner;
-    const u64 dst = (o * len + r) * inner + in;
+    const u64 dst = (o * klen + kk) * inner + in;
     if (arg) {
       ((long long*)out)[dst] = (long long)((p / inner) % len);
       continue;

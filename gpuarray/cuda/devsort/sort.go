@@ -88,7 +88,7 @@ func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.S
 	err := d.Do(ctx, func() error {
 		n := vals.Len()
 		if n == 0 {
-			out = dtype.Make(c.DType, 0)
+			out = dtype.Make(c.DType, int(expr.Size(c.OutShape(shape))))
 			return nil
 		}
 		x, err := d.Pool().Alloc(uint64(len(vals.Bytes())))
@@ -105,7 +105,7 @@ func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.S
 	if err != nil {
 		return dtype.Slice{}, nil, err
 	}
-	return out, append([]int(nil), shape...), nil
+	return out, c.OutShape(shape), nil
 }
 
 func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int) (dtype.Slice, []int, error) {
@@ -116,7 +116,7 @@ func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver
 			n *= s
 		}
 		if n == 0 {
-			out = dtype.Make(c.DType, 0)
+			out = dtype.Make(c.DType, int(expr.Size(c.OutShape(shape))))
 			return nil
 		}
 		x := ptr
@@ -145,7 +145,7 @@ func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver
 	if err != nil {
 		return dtype.Slice{}, nil, err
 	}
-	return out, append([]int(nil), shape...), nil
+	return out, c.OutShape(shape), nil
 }
 
 // sortOn sorts the block at x (dtype dt, row-major, shape) on d's goroutine and downloads the
@@ -261,9 +261,27 @@ func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.Devi
 	if arg {
 		odt = dtype.Int64
 	}
-	out := dtype.Make(odt, n)
-	ob := uint64(len(out.Bytes()))
-	res, err := alloc("result", ob)
+	klen := l.N
+	var keep driver.DevicePtr
+	if len(c.Keep) > 0 { // only the positions a quantile reads come back
+		klen = len(c.Keep)
+		kp := make([]uint32, klen)
+		for i, p := range c.Keep {
+			if p < 0 || p >= l.N {
+				return dtype.Slice{}, fmt.Errorf("devsort: position %d kept of lines of %d", p, l.N)
+			}
+			kp[i] = uint32(p)
+		}
+		if keep, err = alloc("kept positions", 4*uint64(klen)); err != nil {
+			return dtype.Slice{}, err
+		}
+		if err := driver.MemcpyHtoD(keep, unsafe.Pointer(&kp[0]), 4*uint64(klen)); err != nil {
+			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
+		}
+	}
+	m := l.Count() * klen
+	out := dtype.Make(odt, m)
+	res, err := alloc("result", uint64(len(out.Bytes())))
 	if err != nil {
 		return dtype.Slice{}, err
 	}
@@ -272,9 +290,9 @@ func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.Devi
 		if wide {
 			k32, k64 = 0, keys
 		}
-		err = launch(d, "gpn_sort_unkeys", grid(n), loopThreads, res, k32, k64, un, int32(code), b2i(desc), mask)
+		err = launch(d, "gpn_sort_unkeys", grid(m), loopThreads, res, k32, k64, keep, uint64(m), int32(code), b2i(desc), mask)
 	} else {
-		err = launch(d, "gpn_sort_out", grid(n), loopThreads, res, x, idx, un, uint64(l.N), uint64(l.Inner), int32(dt.Size()), b2i(arg))
+		err = launch(d, "gpn_sort_out", grid(m), loopThreads, res, x, idx, uint64(l.Count()), uint64(l.N), uint64(l.Inner), keep, uint64(klen), int32(dt.Size()), b2i(arg))
 	}
 	if err != nil {
 		return dtype.Slice{}, err
