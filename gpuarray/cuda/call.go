@@ -114,6 +114,8 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A take's block is gathered on the device by a fused kernel too.
+			fused := fused || gathers(tasks[lo:hi])
 			if fused && lib.dev != nil {
 				errs[di] = runDeviceCalls(ctx, d, lib.dev, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
 				return
@@ -175,4 +177,16 @@ func runDeviceCalls(ctx context.Context, d *Device, run DeviceCallRunner, call *
 		outs[i] = &plan.Output{Shape: shape, Data: data}
 	}
 	return nil
+}
+
+// gathers reports whether a task reads a block that the device gathers (plan.Block.Gather).
+func gathers(tasks []*plan.Task) bool {
+	for _, t := range tasks {
+		for _, b := range t.Inputs {
+			if b.Gather != nil && b.Data.IsNil() {
+				return true
+			}
+		}
+	}
+	return false
 }
