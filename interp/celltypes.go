@@ -1,6 +1,8 @@
 package interp
 
 import (
+	"encoding"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -35,12 +37,14 @@ type typeInfo struct {
 type typeRegistry struct {
 	mu      sync.RWMutex
 	structs map[reflect.Type]*typeInfo
-	named   map[reflect.Type][]string // underlying type -> cell non-struct types over it
-	cells   map[reflect.Type]bool     // cache: does the type contain a cell struct type
+	named   map[reflect.Type][]string     // underlying type -> cell non-struct types over it
+	cells   map[reflect.Type]bool         // cache: does the type contain a cell struct type
+	json    map[reflect.Type]reflect.Type // cache of jsonType
 }
 
 func newTypeRegistry() *typeRegistry {
-	return &typeRegistry{structs: map[reflect.Type]*typeInfo{}, named: map[reflect.Type][]string{}, cells: map[reflect.Type]bool{}}
+	return &typeRegistry{structs: map[reflect.Type]*typeInfo{}, named: map[reflect.Type][]string{},
+		cells: map[reflect.Type]bool{}, json: map[reflect.Type]reflect.Type{}}
 }
 
 // register records cell type name; ptr is a nil *T and fields its declared field names,
@@ -54,6 +58,7 @@ func (r *typeRegistry) register(name string, ptr any, fields string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.cells = map[reflect.Type]bool{}
+	r.json = map[reflect.Type]reflect.Type{}
 	full := "main." + name
 	if t.Kind() != reflect.Struct {
 		for _, n := range r.named[t] {
@@ -584,10 +589,22 @@ func (s *Session) fmtSymbols() interp.Exports {
 	// The key is not "fmt/fmt": yaegi's Use would then redo its own fmt set-up, replacing
 	// Printf again. "fmt/./fmt" names the same package.
 	errs := map[string]reflect.Value{"As": reflect.ValueOf(errorsAs), "Is": reflect.ValueOf(errorsIs)}
+	js := map[string]reflect.Value{
+		"Marshal": reflect.ValueOf(func(v any) ([]byte, error) { return json.Marshal(r.jsonValue(v)) }),
+		"MarshalIndent": reflect.ValueOf(func(v any, prefix, indent string) ([]byte, error) {
+			return json.MarshalIndent(r.jsonValue(v), prefix, indent)
+		}),
+		"Unmarshal": reflect.ValueOf(func(data []byte, v any) error { return json.Unmarshal(data, r.jsonValue(v)) }),
+	}
+	jsonTypes := []reflect.Type{reflect.TypeOf((*json.Marshaler)(nil)).Elem(), reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()}
+	maps[js["Marshal"]] = jsonTypes
+	maps[js["MarshalIndent"]] = jsonTypes
+	maps[js["Unmarshal"]] = []reflect.Type{reflect.TypeOf((*json.Unmarshaler)(nil)).Elem(), reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()}
 	return interp.Exports{
-		"fmt/./fmt":     syms,
-		"errors/errors": errs,
-		".":             {"MapTypes": reflect.ValueOf(maps)},
+		"fmt/./fmt":          syms,
+		"errors/errors":      errs,
+		"encoding/json/json": js,
+		".":                  {"MapTypes": reflect.ValueOf(maps)},
 		// Where yaegi looks for the wrapper of cellError (its package path, "_" + its name).
 		"github.com/gpunotes/gpunotes/interp/interp": {"_cellError": reflect.ValueOf((*errorWrapper)(nil))},
 	}
@@ -647,34 +664,6 @@ func registerCall(ts *ast.TypeSpec) string {
 		fields = structFieldNames(st)
 	}
 	return fmt.Sprintf("gnrt.RegisterType(%q, (*%s)(nil), %q)", ts.Name.Name, ts.Name.Name, fields)
-}
-
-// jsonTags gives the unexported fields of a struct type the tag `json:"-"` (kept in front of
-// their own): yaegi exports them as X+name, and encoding/json would write them.
-func (r *rewriter) jsonTags(st *ast.StructType) {
-	for _, f := range st.Fields.List {
-		if len(f.Names) == 0 {
-			continue // embedded: json promotes its fields
-		}
-		exported := false
-		for _, n := range f.Names {
-			if ast.IsExported(n.Name) {
-				exported = true
-			}
-		}
-		if exported {
-			continue
-		}
-		if f.Tag == nil {
-			r.edits = append(r.edits, edit{r.off(f.Type.End()), 0, " `json:\"-\"`"})
-			continue
-		}
-		old, err := strconv.Unquote(f.Tag.Value)
-		if err != nil {
-			continue
-		}
-		r.edits = append(r.edits, edit{r.off(f.Tag.Pos()), len(f.Tag.Value), strconv.Quote(`json:"-" ` + old)})
-	}
 }
 
 // registerLocal tells the session the reflect types of the types a function body declares,
@@ -801,4 +790,102 @@ func errorsIs(err, target error) bool {
 		return false
 	}
 	return walk(err)
+}
+
+// jsonValue returns v for the cell's encoding/json: values of cell struct types converted to
+// types whose renamed unexported fields carry `json:"-"`, as Go leaves them out. (A rewrite
+// tagging the declarations would also hide them from the cluster, which moves cell values to
+// workers as JSON through the compiled encoding/json.) A conversion between struct types that
+// differ only in tags needs no copy, and a pointer stays one: Unmarshal writes through it.
+func (r *typeRegistry) jsonValue(v any) any {
+	if v == nil {
+		return v
+	}
+	rv := reflect.ValueOf(v)
+	t := r.jsonType(rv.Type())
+	if t == rv.Type() || !rv.Type().ConvertibleTo(t) {
+		return v
+	}
+	return rv.Convert(t).Interface()
+}
+
+// jsonType is t with each cell struct type's renamed fields tagged `json:"-"` (t itself when
+// nothing changes, or for recursive types, which reflect cannot build).
+func (r *typeRegistry) jsonType(t reflect.Type) reflect.Type {
+	r.mu.RLock()
+	v, ok := r.json[t]
+	empty := len(r.structs) == 0
+	r.mu.RUnlock()
+	if ok {
+		return v
+	}
+	if empty {
+		return t
+	}
+	v = t
+	func() {
+		defer func() {
+			if recover() != nil { // StructOf refuses some fields; leave t as it is
+				v = t
+			}
+		}()
+		v = r.buildJSONType(t, map[reflect.Type]bool{})
+	}()
+	r.mu.Lock()
+	r.json[t] = v
+	r.mu.Unlock()
+	return v
+}
+
+// errRecursive stops buildJSONType at a type that contains itself.
+var errRecursive = errors.New("recursive type")
+
+func (r *typeRegistry) buildJSONType(t reflect.Type, busy map[reflect.Type]bool) reflect.Type {
+	switch t.Kind() {
+	case reflect.Pointer:
+		if e := r.buildJSONType(t.Elem(), busy); e != t.Elem() {
+			return reflect.PointerTo(e)
+		}
+	case reflect.Slice:
+		if e := r.buildJSONType(t.Elem(), busy); e != t.Elem() {
+			return reflect.SliceOf(e)
+		}
+	case reflect.Array:
+		if e := r.buildJSONType(t.Elem(), busy); e != t.Elem() {
+			return reflect.ArrayOf(t.Len(), e)
+		}
+	case reflect.Map:
+		k, e := r.buildJSONType(t.Key(), busy), r.buildJSONType(t.Elem(), busy)
+		if k != t.Key() || e != t.Elem() {
+			return reflect.MapOf(k, e)
+		}
+	case reflect.Struct:
+		if t.Name() != "" {
+			return t // a compiled type
+		}
+		if busy[t] {
+			panic(errRecursive)
+		}
+		busy[t] = true
+		defer delete(busy, t)
+		in := r.info(t)
+		fields := make([]reflect.StructField, t.NumField())
+		changed := false
+		for i := range fields {
+			f := t.Field(i)
+			if ft := r.buildJSONType(f.Type, busy); ft != f.Type {
+				f.Type = ft
+				changed = true
+			}
+			if in != nil && in.fields[i] != f.Name && !ast.IsExported(in.fields[i]) {
+				f.Tag = reflect.StructTag(strings.TrimSpace(`json:"-" ` + string(f.Tag)))
+				changed = true
+			}
+			fields[i] = f
+		}
+		if changed {
+			return reflect.StructOf(fields)
+		}
+	}
+	return t
 }

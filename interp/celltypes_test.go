@@ -31,7 +31,6 @@ type ctShown struct{ v int }
 
 func (s ctShown) String() string { return fmt.Sprintf("shown(%d)", s.v) }
 
-type ctCelsius float64
 
 // TestCellTypeNames checks %+v, %#v and %T of cell struct types, and json.Marshal of their
 // unexported fields, against the same code compiled.
@@ -72,13 +71,17 @@ type ctCelsius float64`
 	p := ctPoint{1, 2, "origin"}
 	n := &ctNode{Val: 1, Next: &ctNode{Val: 2}, tags: map[string]ctPoint{"b": {3, 4, "x"}, "a": {5, 6, "y"}}}
 	b, err := json.Marshal(ctUser{"ann", 31, "secret", "n"})
+	var u ctUser
+	uerr := json.Unmarshal([]byte(`{"name":"bo","Age":4,"token":"t","Xtoken":"x","note":"n"}`), &u)
+	ind, _ := json.MarshalIndent([]*ctUser{&u}, "", " ")
 	cases := []struct{ code, want string }{
 		{`p := ctPoint{1, 2, "origin"}; fmt.Printf("%+v|%v|%T|%T\n", p, p, p, &p)`, fmt.Sprintf("%+v|%v|%T|%T\n", p, p, p, &p)},
-		{`fmt.Println(fmt.Sprintf("%#v %+v", p, []ctPoint{p, {}}))`, fmt.Sprintln(fmt.Sprintf("%#v %+v", p, []ctPoint{p, {}}))},
+		{`fmt.Println(fmt.Sprintf("%#v %+v", p, []ctPoint{p, {}}))`, fmt.Sprintf("%#v %+v\n", p, []ctPoint{p, {}})},
 		{`n := &ctNode{Val: 1, Next: &ctNode{Val: 2}, tags: map[string]ctPoint{"b": {3, 4, "x"}, "a": {5, 6, "y"}}}
 fmt.Printf("%+v %T\n", *n.Next, n.tags)`, fmt.Sprintf("%+v %T\n", *n.Next, n.tags)},
 		{`fmt.Printf("%[2]T %[1]d %-12T|%v\n", 7, p, ctShown{3}, ctShown{4})`, fmt.Sprintf("%[2]T %[1]d %-12T|%v\n", 7, p, ctShown{3}, ctShown{4})},
 		{`b, err := json.Marshal(ctUser{"ann", 31, "secret", "n"}); fmt.Println(string(b), err)`, fmt.Sprintln(string(b), err)},
+		{"var u ctUser\nuerr := json.Unmarshal([]byte(`{\"name\":\"bo\",\"Age\":4,\"token\":\"t\",\"Xtoken\":\"x\",\"note\":\"n\"}`), &u)\nind, _ := json.MarshalIndent([]*ctUser{&u}, \"\", \" \")\nfmt.Printf(\"%+v %v %s\\n\", u, uerr, ind)", fmt.Sprintf("%+v %v %s\n", u, uerr, ind)},
 		{`e := fmt.Errorf("bad point %+v", p); fmt.Println(e)`, fmt.Sprintln(fmt.Errorf("bad point %+v", p))},
 		{`func show() { type local struct{ a, b int }; fmt.Printf("%+v %T\n", local{1, 2}, local{}) }
 show()`, "{a:1 b:2} main.local\n"},
