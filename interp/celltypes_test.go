@@ -31,7 +31,6 @@ type ctShown struct{ v int }
 
 func (s ctShown) String() string { return fmt.Sprintf("shown(%d)", s.v) }
 
-
 // TestCellTypeNames checks %+v, %#v and %T of cell struct types, and json.Marshal of their
 // unexported fields, against the same code compiled.
 func TestCellTypeNames(t *testing.T) {
