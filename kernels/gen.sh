@@ -15,6 +15,6 @@ flags=(-ptx -rdc=true -O3 -std=c++17 -Xptxas=-O3)
 generic=$("$NVCC" --list-gpu-arch | sed -n 's/^compute_\([0-9]*\)$/\1/p' | sort -n | head -1)
 "$NVCC" "${flags[@]}" -arch=compute_"$generic" -o "$out/lib_generic.ptx" lib.cu
 "$NVCC" "${flags[@]}" -arch=sm_90 -o "$out/lib_sm90.ptx" lib.cu
-for f in gen.sh lib.cu zig_tables.h; do printf '%s\n' "$f"; cat "$f"; done | sha256sum | awk '{print $1}' >"$out/SOURCES.sha256"
+for f in gen.sh lib.cu zig_tables.h random.cu; do printf '%s\n' "$f"; cat "$f"; done | sha256sum | awk '{print $1}' >"$out/SOURCES.sha256"
 "$NVCC" --version | tail -1 >"$out/NVCC_VERSION"
 echo "generic target: compute_$generic" >>"$out/NVCC_VERSION"

@@ -15,9 +15,9 @@ import (
 )
 
 // Sources are the files whose hash ptx/SOURCES.sha256 records, in hashing order.
-var Sources = []string{"gen.sh", "lib.cu", "zig_tables.h"}
+var Sources = []string{"gen.sh", "lib.cu", "zig_tables.h", "random.cu"}
 
-//go:embed gen.sh lib.cu zig_tables.h
+//go:embed gen.sh lib.cu zig_tables.h random.cu
 var sources embed.FS
 
 //go:embed ptx
