@@ -40,6 +40,7 @@ type Array struct {
 	n    *expr.Node
 	err  error
 	path string // which kernels computed an eager result (MatMul)
+	keep bool   // KeepDims: the next reduction keeps its axes
 }
 
 // Path says which kernels computed an array that an eager operation returned (MatMul, Dot),
