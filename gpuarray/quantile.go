@@ -100,7 +100,25 @@ func quantiles(x *Array, qs []float64, axes []int, name string, several bool) *A
 	if n == 0 {
 		return errArray(fmt.Errorf("%s of an empty axis", name))
 	}
-	s := Sort(y, along)
+	// Only the sorted positions read below come out of the sort (expr.Call.Keep): for each
+	// quantile the two around it, then the last one (NaN sorts last).
+	median := qs == nil
+	if median {
+		qs = []float64{0.5}
+	}
+	var keepPos []int
+	ts := make([]float64, len(qs))
+	for i, q := range qs {
+		lo, hi := n/2-1+n%2, n/2
+		if !median {
+			v := float64(n-1) * q
+			lo = int(math.Floor(v))
+			hi, ts[i] = min(lo+1, n-1), v-float64(lo)
+		}
+		keepPos = append(keepPos, lo, hi)
+	}
+	keepPos = append(keepPos, n-1)
+	s := sortCall(y, along, false, name, []SortOption{keepSorted(keepPos)})
 	at := func(i int) *Array {
 		idx := make([]Index, along+1)
 		for k := range along {
@@ -109,26 +127,19 @@ func quantiles(x *Array, qs []float64, axes []int, name string, several bool) *A
 		idx[along] = At(i)
 		return s.Slice(idx...)
 	}
-	nan := IsNaN(at(n - 1)) // NaN sorts last
-	one := func(q float64, median bool) *Array {
+	nan := IsNaN(at(len(keepPos) - 1))
+	one := func(i int) *Array {
+		a, b, t := at(2*i), at(2*i+1), ts[i]
 		var res *Array
 		switch {
 		case median && n%2 == 1:
-			res = at(n / 2)
+			res = a
 		case median:
-			res = at(n/2 - 1).Add(at(n / 2)).Div(2)
+			res = a.Add(b).Div(2)
+		case t >= 0.5:
+			res = b.Sub(b.Sub(a).Mul(1 - t))
 		default:
-			v := float64(n-1) * q
-			lo := int(math.Floor(v))
-			hi := min(lo+1, n-1)
-			t := v - float64(lo)
-			a, b := at(lo), at(hi)
-			d := b.Sub(a)
-			if t >= 0.5 {
-				res = b.Sub(d.Mul(1 - t))
-			} else {
-				res = a.Add(d.Mul(t))
-			}
+			res = a.Add(b.Sub(a).Mul(t))
 		}
 		res = Where(nan, math.NaN(), res)
 		if keep {
@@ -136,15 +147,12 @@ func quantiles(x *Array, qs []float64, axes []int, name string, several bool) *A
 		}
 		return res
 	}
-	if qs == nil {
-		return one(0, true)
-	}
 	if !several {
-		return one(qs[0], false)
+		return one(0)
 	}
 	out := make([]*Array, len(qs))
-	for i, q := range qs {
-		out[i] = one(q, false)
+	for i := range qs {
+		out[i] = one(i)
 	}
 	return Stack(out...)
 }
