@@ -199,6 +199,7 @@ func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.Devi
 			return dtype.Slice{}, err
 		}
 	}
+	tAlloc := time.Since(t0)
 	if err := driver.MemsetD32Async(special, 0, 1, d.Stream()); err != nil {
 		return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
 	}
@@ -301,7 +302,7 @@ func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.Devi
 		if err := d.Stream().Synchronize(); err != nil {
 			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
 		}
-		cuda.Trace("devsort: %v of %d %v values (%d lines) on the device in %.3g s", c.Fn, n, dt, l.Count(), time.Since(t0).Seconds())
+		cuda.Trace("devsort: %v of %d %v values (%d lines) on the device in %.3g s (%.3g s of it allocating)", c.Fn, n, dt, l.Count(), time.Since(t0).Seconds(), tAlloc.Seconds())
 	}
 	if err := download(d, out.Bytes(), res); err != nil {
 		return dtype.Slice{}, fmt.Errorf("devsort: download: %w", err)
