@@ -5,29 +5,75 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // CallRunner passes one task's values (row-major, shape, in host memory) through a library
-// call on device d and returns the result and its shape. Package cuda/cufft registers the
-// Fourier transforms (RegisterCalls) so that this package need not import it.
+// call on device d and returns the result and its shape. Packages cuda/cufft (the Fourier
+// transforms) and cuda/blas (the matrix functions, cuSOLVER) register theirs (RegisterCalls)
+// so that this package need not import them.
 type CallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error)
 
+// DeviceCallRunner is a CallRunner for one task's values already in d's memory (float64,
+// row-major, as RunPlanKeep leaves them): a library that has one reads the fused values where
+// they were computed, without a round trip through the host. It may overwrite the values.
+type DeviceCallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals driver.DevicePtr, shape []int) (dtype.Slice, []int, error)
+
+// callLib is one registered library: its runner, the check that it loads, and which
+// functions it computes on a GPU.
+type callLib struct {
+	name     string
+	run      CallRunner
+	ready    func() error
+	supports func(expr.CallFn) bool
+	dev      DeviceCallRunner // nil: values go through the host
+}
+
 var (
-	callMu       sync.RWMutex
-	callRunner   CallRunner
-	callReady    func() error           // whether the library can be used here (loads it)
-	callSupports func(expr.CallFn) bool // which functions the runner computes on a GPU
+	callMu   sync.RWMutex
+	callLibs []callLib
 )
 
-// RegisterCalls installs the runner of library calls, the check that its library loads, and
-// which functions it runs on a GPU.
-func RegisterCalls(run CallRunner, ready func() error, supports func(expr.CallFn) bool) {
+// RegisterCalls installs a runner of library calls under the library's name, the check that its library loads (loading
+// it), and which functions it runs on a GPU. Several libraries may register; each function
+// goes to the first that supports it.
+func RegisterCalls(name string, run CallRunner, ready func() error, supports func(expr.CallFn) bool) {
 	callMu.Lock()
 	defer callMu.Unlock()
-	callRunner, callReady, callSupports = run, ready, supports
+	callLibs = append(callLibs, callLib{name: name, run: run, ready: ready, supports: supports})
+}
+
+// callLibFor returns the registered library that computes fn on a GPU.
+func callLibFor(fn expr.CallFn) (callLib, bool) {
+	callMu.RLock()
+	defer callMu.RUnlock()
+	for _, l := range callLibs {
+		if l.supports(fn) {
+			return l, true
+		}
+	}
+	return callLib{}, false
+}
+
+// RegisterDeviceCalls gives the library registered under name a runner for values on the
+// device.
+func RegisterDeviceCalls(name string, run DeviceCallRunner) {
+	callMu.Lock()
+	defer callMu.Unlock()
+	for i := range callLibs {
+		if callLibs[i].name == name {
+			callLibs[i].dev = run
+		}
+	}
+}
+
+// CallLibrary names the library that computes fn on a GPU, or "" when none registered it.
+func CallLibrary(fn expr.CallFn) string {
+	l, _ := callLibFor(fn)
+	return l.name
 }
 
 // Runs returns nil when RunPlan runs kernel k on a GPU, or why it does not (then run it on the
@@ -43,13 +89,11 @@ func Runs(k *plan.Kernel) error {
 			return err
 		}
 	}
-	callMu.RLock()
-	run, ready, supports := callRunner, callReady, callSupports
-	callMu.RUnlock()
-	if run == nil || !supports(k.Call.Fn) {
+	lib, ok := callLibFor(k.Call.Fn)
+	if !ok {
 		return fmt.Errorf("cuda: %v has no GPU implementation yet", k.Call.Fn)
 	}
-	return ready()
+	return lib.ready()
 }
 
 // runCalls runs tasks of a kernel with a library call: the fused values of every task on the
@@ -70,6 +114,7 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		sub[i] = &c
 	}
 	call := tasks[0].Kernel.Call
+	lib, _ := callLibFor(call.Fn) // Runs found it
 	outs := make([]*plan.Output, len(tasks))
 	per := (len(tasks) + len(devs) - 1) / len(devs)
 	errs := make([]error, len(devs))
@@ -82,8 +127,27 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			fused := !ek.PlainInput() && !tasks[0].Kernel.PlainInput()
+			if fused && lib.dev != nil && ek.Instrs[ek.Result].DType == dtype.Float64 {
+				// The fused values stay on the device for the call, one task at a time.
+				for i := lo; i < hi; i++ {
+					ptrs, free, err := RunPlanKeep(ctx, d, sub[i:i+1])
+					if err != nil {
+						errs[di] = err
+						return
+					}
+					data, shape, err := lib.dev(ctx, d, call, ptrs[0], tasks[i].Shape)
+					free()
+					if err != nil {
+						errs[di] = fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
+						return
+					}
+					outs[i] = &plan.Output{Shape: shape, Data: data}
+				}
+				return
+			}
 			var vals []*plan.Output
-			if !ek.PlainInput() && !tasks[0].Kernel.PlainInput() {
+			if fused {
 				var err error
 				if vals, err = RunPlan(ctx, []*Device{d}, sub[lo:hi]); err != nil {
 					errs[di] = err
@@ -100,7 +164,7 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 					errs[di] = fmt.Errorf("cuda: %v of chunk %d: its input block is not in host memory", call.Fn, tasks[i].Index)
 					return
 				}
-				data, shape, err := callRunner(ctx, d, call, in, tasks[i].Shape)
+				data, shape, err := lib.run(ctx, d, call, in, tasks[i].Shape)
 				if err != nil {
 					errs[di] = fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
 					return
