@@ -12,15 +12,16 @@ import (
 )
 
 // CallRunner passes one task's values (row-major, shape, in host memory) through a library
-// call on device d and returns the result and its shape. Packages cuda/cufft (the Fourier
+// call on device d and returns the result and its shape; operands are the values of the call's
+// further operands (plan.Task.Operands), in host memory. Packages cuda/cufft (the Fourier
 // transforms) and cuda/blas (the matrix functions, cuSOLVER) register theirs (RegisterCalls)
 // so that this package need not import them.
-type CallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error)
+type CallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals dtype.Slice, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error)
 
 // DeviceCallRunner is a CallRunner for one task's values already in d's memory (float64,
 // row-major, as RunPlanKeep leaves them): a library that has one reads the fused values where
 // they were computed, without a round trip through the host. It may overwrite the values.
-type DeviceCallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals driver.DevicePtr, shape []int) (dtype.Slice, []int, error)
+type DeviceCallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals driver.DevicePtr, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error)
 
 // callLib is one registered library: its runner, the check that it loads, and which
 // functions it computes on a GPU.
@@ -136,7 +137,7 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 						errs[di] = err
 						return
 					}
-					data, shape, err := lib.dev(ctx, d, call, ptrs[0], tasks[i].Shape)
+					data, shape, err := lib.dev(ctx, d, call, ptrs[0], tasks[i].Shape, tasks[i].Operands())
 					free()
 					if err != nil {
 						errs[di] = fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
@@ -164,7 +165,7 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 					errs[di] = fmt.Errorf("cuda: %v of chunk %d: its input block is not in host memory", call.Fn, tasks[i].Index)
 					return
 				}
-				data, shape, err := lib.run(ctx, d, call, in, tasks[i].Shape)
+				data, shape, err := lib.run(ctx, d, call, in, tasks[i].Shape, tasks[i].Operands())
 				if err != nil {
 					errs[di] = fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
 					return

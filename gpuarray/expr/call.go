@@ -15,6 +15,10 @@ type Call struct {
 	Axis  int     // transforms: the axis of Args[0] they work along (one chunk there)
 	N     int     // transforms: the transform's length; FnSolve, FnLstsq: the columns of a
 	Scale float64 // transforms: every result value is multiplied by it (the normalization)
+	// RHS, for FnSolve and FnLstsq, is the number of right-hand sides when they are the call's
+	// second operand (Args[1], NewCallRHS), read whole by every task; 0 when they are joined
+	// to a's columns in Args[0].
+	RHS int `json:",omitempty"`
 }
 
 // CallFn is a library function.
@@ -108,8 +112,14 @@ func (c Call) OutShape(in []int) []int {
 		out[r-2], out[r-1] = n, m
 	case FnSolve:
 		out[r-1] = n - c.N
+		if c.RHS > 0 {
+			out[r-1] = c.RHS
+		}
 	case FnLstsq:
 		out[r-2], out[r-1] = c.N, n-c.N
+		if c.RHS > 0 {
+			out[r-1] = c.RHS
+		}
 	}
 	return out
 }
@@ -169,10 +179,16 @@ func newMatrixCall(a *Node, c Call, dt DType) (*Node, error) {
 			return nil, fmt.Errorf("%v: the matrices of shape %s are not square", c.Fn, ShapeString(a.Shape))
 		}
 	case FnSolve:
+		if c.RHS > 0 && (c.N != m || n != c.N) {
+			return nil, fmt.Errorf("%v: a square matrix of %d columns in a block of shape %s", c.Fn, c.N, ShapeString(a.Shape))
+		}
 		if c.N != m || n < c.N {
 			return nil, fmt.Errorf("%v: %d columns of a square matrix in a block of shape %s", c.Fn, c.N, ShapeString(a.Shape))
 		}
 	case FnLstsq:
+		if c.RHS > 0 && n != c.N {
+			return nil, fmt.Errorf("%v: a matrix of %d columns in a block of shape %s", c.Fn, c.N, ShapeString(a.Shape))
+		}
 		if c.N < 1 || n < c.N {
 			return nil, fmt.Errorf("%v: %d columns of a matrix in a block of shape %s", c.Fn, c.N, ShapeString(a.Shape))
 		}
@@ -184,6 +200,25 @@ func newMatrixCall(a *Node, c Call, dt DType) (*Node, error) {
 	}
 	cc := c
 	return &Node{Kind: KCall, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a}, Call: &cc}, nil
+}
+
+// NewCallRHS applies FnSolve or FnLstsq (c.RHS set) to the matrix a (two axes, one chunk
+// each) and the right-hand sides b (a.Shape[0] x c.RHS), giving an array of dtype dt. Unlike
+// joining b to a's columns (NewCall), a stays one operand that a task computes in one fused
+// pass (on a GPU, on the device), and b is computed before the call and read whole.
+func NewCallRHS(a, b *Node, c Call, dt DType) (*Node, error) {
+	if c.Fn != FnSolve && c.Fn != FnLstsq || c.RHS < 1 {
+		return nil, fmt.Errorf("%v: a second operand needs solve or lstsq and its column count, not %d", c.Fn, c.RHS)
+	}
+	if len(a.Shape) != 2 || len(b.Shape) != 2 || b.Shape[0] != a.Shape[0] || b.Shape[1] != c.RHS {
+		return nil, fmt.Errorf("%v: right-hand sides of shape %s for a matrix of shape %s", c.Fn, ShapeString(b.Shape), ShapeString(a.Shape))
+	}
+	n, err := newMatrixCall(a, c, dt)
+	if err != nil {
+		return nil, err
+	}
+	n.Args = append(n.Args, b)
+	return n, nil
 }
 
 // OwnStage reports whether n is computed in a stage of its own, before the nodes that read it

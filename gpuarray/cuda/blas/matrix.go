@@ -41,8 +41,9 @@ var errSingular = errors.New("singular matrix")
 // RunMatrix computes a matrix function of every matrix in the last two axes of a block
 // (row-major, shape, in host memory) on device d with cuSOLVER and cuBLAS, as package cpu
 // does with gonum: values in float64, results in the call's dtype. It registers as the matrix
-// functions' cuda.CallRunner.
-func RunMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, in dtype.Slice, shape []int) (dtype.Slice, []int, error) {
+// functions' cuda.CallRunner. operands hold the right-hand sides of a solve or least squares
+// given apart (c.RHS), row-major.
+func RunMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, in dtype.Slice, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error) {
 	if in.DType().Kind() == dtype.KindComplex {
 		return dtype.Slice{}, nil, fmt.Errorf("%v of complex matrices is not supported yet", c.Fn)
 	}
@@ -50,14 +51,14 @@ func RunMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, in dtype.S
 	if len(x) != prod(shape) {
 		return dtype.Slice{}, nil, fmt.Errorf("%v: %d values for a block of shape %s", c.Fn, len(x), expr.ShapeString(shape))
 	}
-	return runMatrix(ctx, d, c, shape, func(mm *mem) (devPtr, error) { return mm.upload(x) })
+	return runMatrix(ctx, d, c, shape, operands, func(mm *mem) (devPtr, error) { return mm.upload(x) })
 }
 
 // RunMatrixOnDevice is RunMatrix for a block already in d's memory (float64, row-major), as
 // a fused kernel left it: nothing crosses to the host but the results. It may overwrite the
 // block.
-func RunMatrixOnDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, shape []int) (dtype.Slice, []int, error) {
-	return runMatrix(ctx, d, c, shape, func(*mem) (devPtr, error) { return in, nil })
+func RunMatrixOnDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error) {
+	return runMatrix(ctx, d, c, shape, operands, func(*mem) (devPtr, error) { return in, nil })
 }
 
 func prod(shape []int) int {
@@ -69,7 +70,7 @@ func prod(shape []int) int {
 }
 
 // runMatrix runs c on each matrix of the block that src places on the device.
-func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []int, src func(*mem) (devPtr, error)) (dtype.Slice, []int, error) {
+func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []int, operands []dtype.Slice, src func(*mem) (devPtr, error)) (dtype.Slice, []int, error) {
 	if !c.Fn.Matrix() {
 		return dtype.Slice{}, nil, fmt.Errorf("cuSOLVER: %v is not a matrix function", c.Fn)
 	}
@@ -85,6 +86,16 @@ func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []in
 	batch := prod(shape[:r-2])
 	out := c.OutShape(shape)
 	per := prod(out[r-2:])
+	var rhs []float64 // right-hand sides given apart: row-major m x c.RHS
+	if c.RHS > 0 {
+		if len(operands) != 1 || batch != 1 || operands[0].Len() != m*c.RHS {
+			return dtype.Slice{}, nil, fmt.Errorf("%v: %d right-hand sides of %d rows for a block of shape %s", c.Fn, c.RHS, m, expr.ShapeString(shape))
+		}
+		if operands[0].DType().Kind() == dtype.KindComplex {
+			return dtype.Slice{}, nil, fmt.Errorf("%v of complex right-hand sides is not supported yet", c.Fn)
+		}
+		rhs = dtype.Convert(operands[0], dtype.Float64).Float64s()
+	}
 	y := make([]float64, batch*per)
 	err = k.doCtx(ctx, func(mm *mem) error {
 		x, err := src(mm)
@@ -95,7 +106,7 @@ func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []in
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := k.matrixFn(mm, c, x+devPtr(b*m*n*8), m, n, y[b*per:(b+1)*per]); err != nil {
+			if err := k.matrixFn(mm, c, x+devPtr(b*m*n*8), rhs, m, n, y[b*per:(b+1)*per]); err != nil {
 				if batch > 1 {
 					return fmt.Errorf("%v of matrix %d of %d: %w", c.Fn, b, batch, err)
 				}
@@ -115,8 +126,10 @@ func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []in
 }
 
 // matrixFn computes one row-major m x n matrix's result (the matrix at a on the device, which
-// it may overwrite) into dst (row-major).
-func (k *Kernels) matrixFn(mm *mem, c *plan.CallStep, a devPtr, m, n int, dst []float64) error {
+// it may overwrite) into dst (row-major). rhs, when not nil, holds the right-hand sides of a
+// solve or least squares (c.RHS columns, row-major, in host memory); else they are a's columns
+// from c.N on.
+func (k *Kernels) matrixFn(mm *mem, c *plan.CallStep, a devPtr, rhs []float64, m, n int, dst []float64) error {
 	if m == 0 || n == 0 {
 		if c.Fn == expr.FnDet || c.Fn == expr.FnSlogdetSign {
 			dst[0] = 1
@@ -131,11 +144,14 @@ func (k *Kernels) matrixFn(mm *mem, c *plan.CallStep, a devPtr, m, n int, dst []
 	case expr.FnDet, expr.FnSlogdetSign, expr.FnSlogdetLog:
 		return k.det(mm, c.Fn, a, n, dst)
 	case expr.FnSolve:
+		if rhs != nil {
+			return k.solveRHS(mm, a, n, rhs, c.RHS, dst)
+		}
 		return k.solve(mm, a, m, n-c.N, dst)
 	case expr.FnEigvalsh, expr.FnEighVectors:
 		return k.eigh(mm, a, n, c.Fn == expr.FnEighVectors, dst)
 	case expr.FnPinv, expr.FnMatrixRank, expr.FnLstsq:
-		return k.svdFn(mm, c, a, m, n, dst)
+		return k.svdFn(mm, c, a, rhs, m, n, dst)
 	}
 	return fmt.Errorf("unknown matrix function %v", c.Fn)
 }
@@ -344,6 +360,47 @@ func (k *Kernels) solve(mm *mem, a devPtr, n, nrhs int, dst []float64) error {
 	return nil
 }
 
+// solveRHS is solve with A alone at a (n x n, leading dimension n) and B (n x nrhs,
+// row-major) in host memory, moved to column-major there.
+func (k *Kernels) solveRHS(mm *mem, a devPtr, n int, b []float64, nrhs int, dst []float64) error {
+	bc := b
+	if nrhs > 1 {
+		bc = make([]float64, n*nrhs)
+		for i := 0; i < n; i++ {
+			for j := 0; j < nrhs; j++ {
+				bc[j*n+i] = b[i*nrhs+j]
+			}
+		}
+	}
+	db, err := mm.upload(bc)
+	if err != nil {
+		return err
+	}
+	ipiv, info, err := k.getrf(mm, n, a, n)
+	if err != nil {
+		return err
+	}
+	if info > 0 {
+		return errSingular
+	}
+	if err := k.getrs(mm, opT, n, nrhs, a, n, ipiv, db); err != nil {
+		return err
+	}
+	if nrhs == 1 {
+		return mm.download(dst, db)
+	}
+	x := make([]float64, n*nrhs)
+	if err := mm.download(x, db); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < nrhs; j++ {
+			dst[i*nrhs+j] = x[j*n+i]
+		}
+	}
+	return nil
+}
+
 // eigh: syevd of the column-major view's upper triangle (the row-major lower one). The
 // eigenvectors come back as the view's columns, so they are transposed into dst's columns.
 func (k *Kernels) eigh(mm *mem, a devPtr, n int, vectors bool, dst []float64) error {
@@ -392,10 +449,13 @@ func (k *Kernels) eigh(mm *mem, a devPtr, n int, vectors bool, dst []float64) er
 // p x q matrices with p >= q: the row-major m x N matrix A's view A^T when N >= m, else A
 // transposed on the device (cublasDgeam). The pseudo-inverse is formed on the device with one
 // GEMM from U, the cut singular values and V^T; Lstsq multiplies it with b (a second GEMM).
-func (k *Kernels) svdFn(mm *mem, c *plan.CallStep, a devPtr, m, n int, dst []float64) error {
+func (k *Kernels) svdFn(mm *mem, c *plan.CallStep, a devPtr, rhs []float64, m, n int, dst []float64) error {
 	cols, nrhs := n, 0 // A's columns; right-hand sides
 	if c.Fn == expr.FnLstsq {
 		cols, nrhs = c.N, n-c.N
+		if rhs != nil {
+			nrhs = c.RHS
+		}
 	}
 	wide := cols >= m // the view of A is A^T, cols x m, p >= q
 	p, q := m, cols
@@ -416,7 +476,11 @@ func (k *Kernels) svdFn(mm *mem, c *plan.CallStep, a devPtr, m, n int, dst []flo
 		return err
 	}
 	var bt devPtr // b row-major m x nrhs: column-major b^T, nrhs x m
-	if nrhs > 0 {
+	if rhs != nil {
+		if bt, err = mm.upload(rhs); err != nil {
+			return err
+		}
+	} else if nrhs > 0 {
 		if bt, err = mm.alloc(m * nrhs); err != nil {
 			return err
 		}
