@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -132,13 +133,16 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 			if fused && lib.dev != nil && ek.Instrs[ek.Result].DType == dtype.Float64 {
 				// The fused values stay on the device for the call, one task at a time.
 				for i := lo; i < hi; i++ {
+					t0 := time.Now()
 					ptrs, free, err := RunPlanKeep(ctx, d, sub[i:i+1])
 					if err != nil {
 						errs[di] = err
 						return
 					}
+					t1 := time.Now()
 					data, shape, err := lib.dev(ctx, d, call, ptrs[0], tasks[i].Shape, tasks[i].Operands())
 					free()
+					Trace("%v of chunk %d on GPU %d: fused values %.4f s, %s %.4f s", call.Fn, tasks[i].Index, d.Info.Index, t1.Sub(t0).Seconds(), lib.name, time.Since(t1).Seconds())
 					if err != nil {
 						errs[di] = fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
 						return
