@@ -130,7 +130,7 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		go func() {
 			defer wg.Done()
 			fused := !ek.PlainInput() && !tasks[0].Kernel.PlainInput()
-			if fused && lib.dev != nil && ek.Instrs[ek.Result].DType == dtype.Float64 {
+			if fused && lib.dev != nil && ek.Instrs[ek.Result].DType == dtype.Float64 && !gathers(tasks[lo:hi]) {
 				// The fused values stay on the device for the call, one task at a time.
 				for i := lo; i < hi; i++ {
 					t0 := time.Now()
@@ -152,7 +152,8 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 				return
 			}
 			var vals []*plan.Output
-			if fused {
+			// A take's block is gathered on the device by a fused kernel too.
+			if fused || gathers(tasks[lo:hi]) {
 				var err error
 				if vals, err = RunPlan(ctx, []*Device{d}, sub[lo:hi]); err != nil {
 					errs[di] = err
@@ -188,4 +189,16 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		}
 	}
 	return outs, nil
+}
+
+// gathers reports whether a task reads a block that the device gathers (plan.Block.Gather).
+func gathers(tasks []*plan.Task) bool {
+	for _, t := range tasks {
+		for _, b := range t.Inputs {
+			if b.Gather != nil && b.Data.IsNil() {
+				return true
+			}
+		}
+	}
+	return false
 }
