@@ -114,9 +114,9 @@ func TestSortOnClusterEqualsLocal(t *testing.T) {
 	}
 }
 
-// TestSolveOnClusterEqualsLocal: the matrix functions run on the workers, a solve's right-hand
-// sides (a further operand of the call, shipped in its tasks) included, and give the inline
-// run's bits.
+// TestSolveOnClusterEqualsLocal: the matrix functions and the lazy product run on the workers,
+// a solve's right-hand sides and a product's b (further operands of the call, shipped in its
+// tasks) included, and give the inline run's bits.
 func TestSolveOnClusterEqualsLocal(t *testing.T) {
 	c := newCluster(t, cluster.Options{NWorkers: 2})
 	build := func() []*gpuarray.Array {
@@ -124,7 +124,7 @@ func TestSolveOnClusterEqualsLocal(t *testing.T) {
 		a := rs.Normal(0, 1, gpuarray.Shape(120, 120), gpuarray.Chunks(40, 60)).Add(gpuarray.Eye(120, 120, 0).Mul(20))
 		b := rs.Normal(0, 1, gpuarray.Shape(120, 3), gpuarray.Chunks(50, 3))
 		s := rs.Normal(0, 1, gpuarray.Shape(4, 5, 5)).Add(gpuarray.Eye(5, 5, 0).Mul(10))
-		return []*gpuarray.Array{gpuarray.Solve(a, b), gpuarray.Solve(a, b.Sum(1)), gpuarray.Inv(s), gpuarray.Lstsq(a.Slice(gpuarray.All(), gpuarray.Span(0, 50)), b)}
+		return []*gpuarray.Array{gpuarray.Solve(a, b), gpuarray.Solve(a, b.Sum(1)), gpuarray.Inv(s), gpuarray.Lstsq(a.Slice(gpuarray.All(), gpuarray.Span(0, 50)), b), gpuarray.MatMul(a.Mul(2), b).Add(1)}
 	}
 	locals, remotes := build(), build()
 	for i := range locals {

@@ -16,6 +16,7 @@ const (
 	Kernel = "GPU kernel"              // a generated reduction kernel
 	CuFFT  = "cuFFT"                   // a library call on the device
 	Solver = "cuSOLVER"                // a library call on the device, matrix by matrix
+	CuBLAS = "cuBLAS"                  // a library call on the device, row panel by row panel
 	Host   = "host (Path says so)"     // the task runs on the CPU, declared in Path and warned
 	Eager  = "cuBLAS/cuSOLVER (eager)" // computed when called, on the device
 	Create = "host data, then fused"   // values made on the host, read by fused kernels
@@ -178,7 +179,7 @@ var Rows = []Row{
 	lazy("utility", "all", "(*Array).All", Kernel),
 	lazy("utility", "any", "(*Array).Any", Kernel),
 
-	{Group: "linear algebra", API: "matmul", Go: "MatMul", GPU: Eager, Note: "computed when called"},
+	{Group: "linear algebra", API: "matmul", Go: "MatMul", GPU: CuBLAS, Cluster: true, Note: "lazy; with ComputeOptions computed when called"},
 	missing("linear algebra", "matrix_transpose", "(*Array).T reverses all axes; PermuteDims swaps the last two"),
 	lazy("linear algebra", "tensordot", "Tensordot", Kernel),
 	lazy("linear algebra", "vecdot", "Vecdot", Kernel),
@@ -190,7 +191,7 @@ var Rows = []Row{
 	lazy("linalg", "eigh", "Eigh", Solver),
 	lazy("linalg", "eigvalsh", "Eigvalsh", Solver),
 	lazy("linalg", "inv", "Inv", Solver),
-	{Group: "linalg", API: "matmul", Go: "MatMul", GPU: Eager, Note: "computed when called"},
+	{Group: "linalg", API: "matmul", Go: "MatMul", GPU: CuBLAS, Cluster: true, Note: "lazy; with ComputeOptions computed when called"},
 	lazy("linalg", "matrix_norm", "MatrixNorm", Kernel),
 	missing("linalg", "matrix_power", ""),
 	lazy("linalg", "matrix_rank", "MatrixRank", Solver),

@@ -40,6 +40,9 @@ func ApplyCall(ctx context.Context, tr fft.Transforms, c *plan.CallStep, in dtyp
 	if c.Fn.Matrix() {
 		return applyMatrix(ctx, c, in, shape, operands)
 	}
+	if c.Fn == expr.FnMatMul {
+		return applyMatMul(ctx, c, in, shape, operands)
+	}
 	if c.Fn.Sorts() {
 		return applySort(ctx, c, in, shape)
 	}

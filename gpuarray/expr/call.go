@@ -19,6 +19,9 @@ type Call struct {
 	// second operand (Args[1], NewCallRHS), read whole by every task; 0 when they are joined
 	// to a's columns in Args[0].
 	RHS int `json:",omitempty"`
+	// Blocks, for FnMatMul, are the operands' chunks the product sums over: a's along the
+	// inner axis, b's along it, and b's along its columns.
+	Blocks [][]int `json:",omitempty"`
 }
 
 // CallFn is a library function.
@@ -58,11 +61,16 @@ const (
 	FnSortDesc    // the sorted values, descending (ties keep their order)
 	FnArgsort     // the int64 indices that sort the line ascending
 	FnArgsortDesc // the int64 indices that sort the line descending (ties in index order)
+
+	// FnMatMul is the product of Args[0] (rows x K, one chunk along K) and the further operand
+	// Args[1] (K x N, read whole) along Axis 1: N columns out (NewMatMul). Blocks holds the
+	// chunks the CPU sums over in a fixed order: a's along K, b's along K and b's along N.
+	FnMatMul
 )
 
 var callNames = [...]string{"fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "cumulative_sum", "cumulative_prod", "prod",
 	"inv", "det", "slogdet sign", "slogdet", "cholesky", "eigvalsh", "eigh", "pinv", "matrix_rank", "solve", "lstsq",
-	"sort", "sort descending", "argsort", "argsort descending"}
+	"sort", "sort descending", "argsort", "argsort descending", "matmul"}
 
 // Matrix reports whether f works on the matrices of the last two axes.
 func (f CallFn) Matrix() bool { return f >= FnInv && f <= FnLstsq }
@@ -219,6 +227,23 @@ func NewCallRHS(a, b *Node, c Call, dt DType) (*Node, error) {
 	}
 	n.Args = append(n.Args, b)
 	return n, nil
+}
+
+// NewMatMul returns the product of the 2-d a (one chunk along axis 1) and the 2-d b, which is
+// read whole by every task (computed before the product unless it is data), in dtype dt: a
+// call along a's axis 1 giving b's N columns, chunked by a's rows and one chunk of N columns.
+// blocks are the chunks the CPU sums over (Call.Blocks).
+func NewMatMul(a, b *Node, blocks [][]int, dt DType) (*Node, error) {
+	if len(a.Shape) != 2 || len(b.Shape) != 2 || a.Shape[1] != b.Shape[0] {
+		return nil, fmt.Errorf("matmul: shapes %s and %s not aligned", ShapeString(a.Shape), ShapeString(b.Shape))
+	}
+	if len(a.Chunks[1]) != 1 {
+		return nil, fmt.Errorf("matmul: a's inner axis has %d chunks; it must be one chunk", len(a.Chunks[1]))
+	}
+	c := Call{Fn: FnMatMul, Axis: 1, N: b.Shape[1], Blocks: blocks}
+	shape := []int{a.Shape[0], b.Shape[1]}
+	chunks := [][]int{slices.Clone(a.Chunks[0]), {b.Shape[1]}}
+	return &Node{Kind: KCall, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a, b}, Call: &c}, nil
 }
 
 // OwnStage reports whether n is computed in a stage of its own, before the nodes that read it
