@@ -664,14 +664,7 @@ func (a *varAcc) each(p int64, v []float64, _ int64) {
 	n := a.n[p : p+int64(len(v))]
 	if c := n[0]; c == n[len(n)-1] {
 		c++
-		inv := 1 / c
-		m, m2 := a.m[p:p+int64(len(v))], a.m2[p:p+int64(len(v))]
-		for i, x := range v {
-			n[i] = c
-			d := x - m[i]
-			m[i] += d * inv
-			m2[i] += d * (x - m[i])
-		}
+		welford(n, a.m[p:], a.m2[p:], v, c, 1/c)
 		return
 	}
 	for i, x := range v {

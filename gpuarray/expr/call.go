@@ -22,6 +22,9 @@ type Call struct {
 	// Blocks, for FnMatMul, are the operands' chunks the product sums over: a's along the
 	// inner axis, b's along it, and b's along its columns.
 	Blocks [][]int `json:",omitempty"`
+	// Keep, for sorts, keeps only these positions of each sorted line, in this order
+	// (quantiles read two or three, TopK the first k): the result's axis has len(Keep) values.
+	Keep []int `json:",omitempty"`
 }
 
 // CallFn is a library function.
@@ -99,6 +102,9 @@ func (c Call) OutLen() int {
 	case FnProd:
 		return 1
 	}
+	if len(c.Keep) > 0 && c.Fn.Sorts() {
+		return len(c.Keep)
+	}
 	return c.N
 }
 
@@ -165,10 +171,16 @@ func NewCall(a *Node, c Call, dt DType) (*Node, error) {
 	if want := c.InLen(); c.N < 1 || a.Shape[c.Axis] > want || a.Shape[c.Axis] < 1 {
 		return nil, fmt.Errorf("%v of length %d reads 1 to %d values along axis %d, the array has %d (shape %s)", c.Fn, c.N, want, c.Axis, a.Shape[c.Axis], ShapeString(a.Shape))
 	}
+	for _, k := range c.Keep {
+		if !c.Fn.Sorts() || k < 0 || k >= c.N {
+			return nil, fmt.Errorf("%v: position %d kept of an axis of length %d", c.Fn, k, c.N)
+		}
+	}
 	shape := c.OutShape(a.Shape)
 	chunks := cloneChunks(a.Chunks)
 	chunks[c.Axis] = []int{shape[c.Axis]}
 	cc := c
+	cc.Keep = slices.Clone(c.Keep)
 	return &Node{Kind: KCall, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a}, Call: &cc}, nil
 }
 

@@ -19,8 +19,7 @@ import (
 // (Inv, Det, Slogdet, Cholesky, Eigh, Eigvalsh, Pinv, MatrixRank, Solve, Lstsq) on GPUs with
 // cuSOLVER; without the libraries, cuda.Runs says why and they run on the CPU.
 func init() {
-	cuda.RegisterCalls("cuSOLVER", RunMatrix, Load, func(fn expr.CallFn) bool { return fn.Matrix() })
-	cuda.RegisterDeviceCalls("cuSOLVER", RunMatrixOnDevice)
+	cuda.RegisterLibrary("cuSOLVER", RunMatrix, RunMatrixOnDevice, Load, func(fn expr.CallFn) bool { return fn.Matrix() })
 }
 
 // The matrices of a block are row-major; cuSOLVER reads column-major. A row-major m x n
@@ -54,10 +53,11 @@ func RunMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, in dtype.S
 	return runMatrix(ctx, d, c, shape, operands, func(mm *mem) (devPtr, error) { return mm.upload(x) })
 }
 
-// RunMatrixOnDevice is RunMatrix for a block already in d's memory (float64, row-major), as
-// a fused kernel left it: nothing crosses to the host but the results. It may overwrite the
+// RunMatrixOnDevice is RunMatrix for a block already in d's memory (float64 elements,
+// row-major; the fused values of a matrix call are float64 whatever the array's dtype), as a
+// fused kernel left it: nothing crosses to the host but the results. It may overwrite the
 // block.
-func RunMatrixOnDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error) {
+func RunMatrixOnDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, _ dtype.DType, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error) {
 	return runMatrix(ctx, d, c, shape, operands, func(*mem) (devPtr, error) { return in, nil })
 }
 

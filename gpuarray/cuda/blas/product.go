@@ -14,8 +14,7 @@ import (
 // A program that imports this package runs the tasks of lazy products (expr.FnMatMul) on GPUs
 // with cuBLAS: a task's row panel of a, computed on the device by its fused kernel, times b.
 func init() {
-	cuda.RegisterCalls("cuBLAS", RunProduct, Load, func(fn expr.CallFn) bool { return fn == expr.FnMatMul })
-	cuda.RegisterDeviceCalls("cuBLAS", RunProductOnDevice)
+	cuda.RegisterLibrary("cuBLAS", RunProduct, RunProductOnDevice, Load, func(fn expr.CallFn) bool { return fn == expr.FnMatMul })
 }
 
 // RunProduct computes one task of a lazy product on device d: the row panel in (rows x K,
@@ -27,7 +26,7 @@ func RunProduct(ctx context.Context, d *cuda.Device, c *plan.CallStep, in dtype.
 }
 
 // RunProductOnDevice is RunProduct for a panel already in d's memory (float64, row-major).
-func RunProductOnDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error) {
+func RunProductOnDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, _ dtype.DType, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error) {
 	return runProduct(ctx, d, c, shape, operands, func(*mem) (devPtr, error) { return in, nil })
 }
 
