@@ -17,6 +17,7 @@ const (
 	CuFFT  = "cuFFT"                   // a library call on the device
 	Solver = "cuSOLVER"                // a library call on the device, matrix by matrix
 	CuBLAS = "cuBLAS"                  // a library call on the device, row panel by row panel
+	Radix  = "GPU radix sort"          // kernels/sort.cu on the device (package cuda/devsort)
 	Host   = "host (Path says so)"     // the task runs on the CPU, declared in Path and warned
 	Eager  = "cuBLAS/cuSOLVER (eager)" // computed when called, on the device
 	Create = "host data, then fused"   // values made on the host, read by fused kernels
@@ -164,8 +165,8 @@ var Rows = []Row{
 	lazy("set", "unique_inverse", "UniqueInverse", Host),
 	lazy("set", "unique_values", "UniqueValues", Host),
 
-	lazy("sorting", "argsort", "Argsort", Host),
-	lazy("sorting", "sort", "Sort", Host),
+	lazy("sorting", "argsort", "Argsort", Radix),
+	lazy("sorting", "sort", "Sort", Radix),
 
 	lazy("statistical", "cumulative_sum", "CumulativeSum", Host),
 	lazy("statistical", "max", "(*Array).Max", Kernel),
