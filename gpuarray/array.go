@@ -40,13 +40,16 @@ type Array struct {
 	n    *expr.Node
 	err  error
 	path string // which kernels computed an eager result (MatMul)
+	keep bool   // KeepDims: the next reduction keeps its axes
 }
 
 // Path says which kernels computed an array that an eager operation returned (MatMul, Dot),
 // like "cpu (OpenBLAS 0.3.21)" or "gpu 0 NVIDIA H100 80GB HBM3 (cuBLAS/cuSOLVER), operands
 // generated on the device", or that Compute returned on the GPU backend, like "gpu 0 NVIDIA
 // H100 80GB HBM3 (fused kernels)", followed by "; host fallback: …" for each part that ran on
-// the CPU instead, with its time and the reason; it is "" for every other array.
+// the CPU instead, with its time and the reason, and "; result kept on gpu 0" for an array
+// result left in device memory; on a cluster it is "host fallback: …" when GPU workers ran
+// parts on their CPUs. It is "" for every other array.
 func (a *Array) Path() string { return a.path }
 
 func errArray(err error) *Array { return &Array{err: err} }
@@ -291,14 +294,14 @@ func (r *RandomState) next() [2]uint32 {
 
 func (r *RandomState) random(what string, d expr.Dist, p0, p1 float64, opts []ArrayOption) *Array {
 	def := Float64
-	if d == expr.Integers {
+	if d.Integral() {
 		def = Int64
 	}
 	shape, chunks, dt, err := resolveDT(what, nil, def, opts)
 	if err != nil {
 		return errArray(err)
 	}
-	if d != expr.Integers && !dt.IsFloat() {
+	if !d.Integral() && !dt.IsFloat() {
 		return errArray(fmt.Errorf("%s: dtype %v; want float32 or float64", what, dt))
 	}
 	if r == nil {

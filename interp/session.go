@@ -81,6 +81,13 @@ type Session struct {
 	comps    []*compiled             // processes of %%compile cells, by handle
 	funcSrc  map[string]string       // cached Call sources by hash
 	funcType map[string]reflect.Type // top-level funcs declared in cells, by name (under declMu)
+	declAt   map[string]declPos      // where each of decls was declared (under declMu)
+	cell     string                  // the running cell's label for tracebacks ("" unknown)
+
+	late    lateOutput    // what cells' goroutines printed between cells (guard.go)
+	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
+	notesMu sync.Mutex
+	notes   map[string]bool // notes the running cell already wrote
 }
 
 // New starts a session with the standard library and opts.Symbols loaded.
@@ -94,6 +101,9 @@ func New(opts Options) (*Session, error) {
 		goPanics: make(chan *CellError, 16),
 		funcSrc:  map[string]string{},
 		funcType: map[string]reflect.Type{},
+		declAt:   map[string]declPos{},
+		types:    newTypeRegistry(),
+		notes:    map[string]bool{},
 	}
 	s.stdin = &stdinReader{s: s}
 	s.symbols = interp.Exports{}
@@ -120,6 +130,9 @@ func New(opts Options) (*Session, error) {
 		"Stdin":        reflect.ValueOf(io.Reader(s.stdin)),
 		"Result":       reflect.ValueOf(s.setResult),
 		"MakeLen":      reflect.ValueOf(makeLen), // guard.go
+		"RegisterType": reflect.ValueOf(s.types.register),
+		"ErrorsAs":     reflect.ValueOf(errorsAs),
+		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -132,8 +145,8 @@ const rtPath = "gpunotes.internal/rt"
 
 func (s *Session) reset() error {
 	i := interp.New(interp.Options{
-		Stdout: currentStdout{}, // not the *os.File: see guard.go
-		Stderr: &s.frames,       // yaegi reports panic frames here; they become the traceback
+		Stdout: currentStdout{s}, // not the *os.File: see guard.go
+		Stderr: &s.frames,        // yaegi reports panic frames here; they become the traceback
 		Stdin:  s.stdin,
 	})
 	if err := i.Use(s.symbols); err != nil {
@@ -144,6 +157,9 @@ func (s *Session) reset() error {
 	}
 	if err := i.Use(s.guardedSymbols()); err != nil {
 		return fmt.Errorf("load guarded symbols: %w", err)
+	}
+	if err := i.Use(s.fmtSymbols()); err != nil {
+		return fmt.Errorf("load fmt symbols: %w", err)
 	}
 	// yaegi's restricted mode gives cells a private, empty environment. A notebook is the
 	// user's own process, as in ipykernel: cells see and change the real one (so compiled code,
@@ -221,10 +237,18 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) (*displa
 		s.outMu.Unlock()
 	}()
 	s.stdin.buf = nil
+	s.cell = ""
+	if c, ok := out.(interface{ ExecutionCount() int }); ok {
+		s.cell = cellLabel(c.ExecutionCount())
+	}
+	s.notesMu.Lock()
+	clear(s.notes)
+	s.notesMu.Unlock()
 	for len(s.goPanics) > 0 { // stale reports from goroutines of earlier cells
 		<-s.goPanics
 	}
 
+	s.late.deliver(out)
 	if m, ok := parseMagic(code); ok {
 		return s.runMagic(ctx, m, out)
 	}
@@ -282,12 +306,42 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 			}
 		}
 		if _, err := s.eval(ctx, src); err != nil {
+			if cerr, ok := s.retryInFunc(ctx, err, src, seg); ok {
+				if cerr != nil {
+					return nil, cerr
+				}
+				continue
+			}
 			return nil, s.evalError(ctx, err, seg)
 		}
 		s.recordVars(seg.src)
 		s.recordInts(ints)
 	}
 	return res, nil
+}
+
+// retryInFunc runs a statement segment that yaegi crashed compiling on `x := slices.Max(xs)`
+// (genericDefine) again inside a func literal, where yaegi compiles it, and says on stderr
+// that its variables are not kept for later cells. Nothing ran before the crash, so running
+// it now runs it once. ok is false when this is not that crash.
+func (s *Session) retryInFunc(ctx context.Context, err error, src string, seg segment) (*CellError, bool) {
+	var p interp.Panic
+	if !errors.As(err, &p) || !compilePanic(p) {
+		return nil, false
+	}
+	d := genericDefine(seg)
+	if d == nil {
+		return nil, false
+	}
+	if _, err2 := s.eval(ctx, ";func() {"+src+"\n}()"); err2 != nil {
+		var p2 interp.Panic
+		if errors.As(err2, &p2) && !compilePanic(p2) || ctx.Err() != nil {
+			return s.evalError(ctx, err2, seg), true // it ran and failed
+		}
+		return nil, false
+	}
+	fmt.Fprintf(os.Stderr, "gpunotes: cell line %d: %s, so this part of the cell ran inside a func: its variables are not kept for later cells (%s)\n", d.line, d.msg, d.hint)
+	return nil, true
 }
 
 // runDecls evaluates a run of declarations as one file (forward references work), after the
@@ -330,10 +384,16 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 		seg.kind, seg.col = segStmt, seg.col-1
 	}
 	if _, err := s.eval(ctx, src); err != nil {
-		return s.evalError(ctx, err, seg)
+		cerr := s.evalError(ctx, err, seg)
+		var p interp.Panic
+		if !errors.As(err, &p) || compilePanic(p) {
+			cerr.Traceback = append(cerr.Traceback, s.undoDecls(ctx, f, seg.src)...)
+		}
+		return cerr
 	}
-	s.recordDecl(seg.src, names)
+	s.recordDecl(seg, names)
 	s.recordFuncTypes(ctx, seg.src, names)
+	s.registerTypes(ctx, f)
 	s.recordInts(ints)
 	if hasName(names, "main") {
 		if _, err := s.eval(ctx, mainName+"()"); err != nil {
@@ -341,6 +401,26 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 		}
 	}
 	return nil
+}
+
+// registerTypes tells the type registry the reflect types of the types f declares. A failure
+// leaves fmt printing yaegi's names, as before.
+func (s *Session) registerTypes(ctx context.Context, f *ast.File) {
+	var calls []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.TYPE {
+			continue
+		}
+		for _, sp := range g.Specs {
+			if c := registerCall(sp.(*ast.TypeSpec)); c != "" {
+				calls = append(calls, c)
+			}
+		}
+	}
+	if len(calls) > 0 {
+		s.eval(ctx, strings.Join(calls, "; "))
+	}
 }
 
 // splitImports returns the imports of a declaration segment, wherever they stand (a cell may
@@ -453,8 +533,11 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 		} else if val == "reflect: slice index out of range" || val == "reflect: array index out of range" {
 			// What Go says; yaegi indexes through reflect.
 			val = "runtime error: index out of range"
+		} else if strings.HasPrefix(val, "reflect: call of reflect.Value.") && strings.HasSuffix(val, " on zero Value") {
+			// yaegi's field access through a nil pointer.
+			val = "runtime error: invalid memory address or nil pointer dereference"
 		}
-		tb := append([]string{fmt.Sprintf("%s: %s", name, val)}, s.panicFrames(s.frames.take())...)
+		tb := append([]string{fmt.Sprintf("%s: %s", name, val)}, s.panicTrace(s.frames.take(), seg, val)...)
 		return &CellError{Name: name, Value: val, Traceback: tb}
 	}
 	var list scanner.ErrorList
@@ -665,14 +748,15 @@ func (s *Session) checkRedeclare(src string, names []string) *CellError {
 	return nil
 }
 
-func (s *Session) recordDecl(src string, names []string) {
+func (s *Session) recordDecl(seg segment, names []string) {
 	s.declMu.Lock()
 	defer s.declMu.Unlock()
 	for _, n := range names {
 		if _, ok := s.decls[n]; !ok {
 			s.order = append(s.order, n)
 		}
-		s.decls[n] = src
+		s.decls[n] = seg.src
+		s.declAt[n] = declPos{cell: s.cell, line: seg.line, col: seg.col}
 	}
 }
 
@@ -782,38 +866,6 @@ func (b *lockedBuffer) take() string {
 }
 
 var frameRE = regexp.MustCompile(`^(\d+):(\d+): panic: (\S+?)\(\.\.\.\)$`)
-
-// panicFrames turns yaegi's "L:C: panic: fn(...)" lines, innermost first, into traceback
-// lines for the funcs declared in cells, with the source line the panic passed through.
-// Positions count from the start of each declaration. The cell's own statements (yaegi's
-// "main" frame) carry no usable position and are summarized in one line.
-func (s *Session) panicFrames(report string) []string {
-	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(report), "\n") {
-		m := frameRE.FindStringSubmatch(strings.TrimSpace(line))
-		if m == nil {
-			continue
-		}
-		if m[3] == "main" {
-			out = append(out, "  in the cell's statements")
-			continue
-		}
-		l, _ := strconv.Atoi(m[1])
-		c, _ := strconv.Atoi(m[2])
-		fn := strings.TrimPrefix(m[3], "main.")
-		if fn == mainName {
-			fn = "main"
-		}
-		out = append(out, fmt.Sprintf("  in %s, line %d, column %d of its declaration", fn, l, c))
-		s.declMu.RLock()
-		src, ok := s.decls[fn]
-		s.declMu.RUnlock()
-		if lines := strings.Split(src, "\n"); ok && l >= 1 && l <= len(lines) {
-			out = append(out, "    "+lines[l-1])
-		}
-	}
-	return out
-}
 
 // flushingSink delivers displays after the text printed before them.
 type flushingSink struct {

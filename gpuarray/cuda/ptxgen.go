@@ -3,7 +3,9 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"os"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -373,6 +375,10 @@ func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
 		if _, ok := g.roundKeys[nd.Leaf]; ok {
 			continue
 		}
+		if rk, ok := g.roundKeys[nd.SameKey-1]; ok && nd.SameKey > 0 {
+			g.roundKeys[nd.Leaf] = rk // the same Philox key: share the registers
+			continue
+		}
 		var rk [10][2]string
 		rk[0] = [2]string{g.r(), g.r()}
 		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], lv[nd.Leaf].ptr)
@@ -410,6 +416,16 @@ func (g *gen) accumulators(r Reduce) (acc, accI, wn, wm, wq string) {
 	}
 	return acc, accI, wn, wm, wq
 }
+
+// maxNReg caps the registers per thread of linked fused kernels (GPUNOTES_JIT_MAXREG; 0: the
+// JIT's choice), for measuring occupancy against spills: a kernel generating normals holds 116
+// registers, 2 blocks of 256 threads per SM on an H100, because the library's gpn_normal_slow
+// (the ziggurat's rare slow path) does; a cap applies to it too, and a directive in the entry
+// alone is refused at link time.
+var maxNReg = func() int {
+	n, _ := strconv.Atoi(os.Getenv("GPUNOTES_JIT_MAXREG"))
+	return max(n, 0)
+}()
 
 // module wraps the generated body into a PTX module with entry name.
 func (g *gen) module(s *Spec, name string) string {
@@ -575,6 +591,9 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		return fmt.Errorf("kernel spec: random node without a leaf descriptor (leaf %d)", nd.Leaf)
 	}
 	k0, k1 := rk[0][0], rk[0][1]
+	if d := nd.Rand.Dist; d > expr.Integers {
+		return g.randomLib(nd, idx, o, k0, k1)
+	}
 	x := g.philox(idx, 0, rk)
 	w := g.rd()
 	g.ins("mov.b64 %s, {%s, %s}", w, x[0], x[1])
@@ -626,6 +645,38 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		t := g.fd()
 		g.ins("mul.rn.f64 %s, %s, %s", t, z, f64imm(nd.Rand.P1))
 		g.ins("add.rn.f64 %s, %s, %s", o, t, f64imm(nd.Rand.P0))
+	default:
+		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)
+	}
+	return nil
+}
+
+// randomLib emits a draw of the distributions that kernels/random.cu implements (the
+// rejection samplers and their kin): a call for the standard draw, then the scale.
+func (g *gen) randomLib(nd *Node, idx, o, k0, k1 string) error {
+	imm := func(v float64) string {
+		r := g.fd()
+		g.ins("mov.f64 %s, %s", r, f64imm(v))
+		return r
+	}
+	p0, p1 := nd.Rand.P0, nd.Rand.P1
+	switch nd.Rand.Dist {
+	case expr.Exponential:
+		t := g.fd()
+		if err := g.call("gpn_exponential", t, idx, k0, k1); err != nil {
+			return err
+		}
+		g.ins("mul.rn.f64 %s, %s, %s", o, t, f64imm(p0))
+	case expr.Gamma:
+		t := g.fd()
+		if err := g.call("gpn_gamma", t, idx, k0, k1, imm(p0)); err != nil {
+			return err
+		}
+		g.ins("mul.rn.f64 %s, %s, %s", o, t, f64imm(p1))
+	case expr.Poisson:
+		return g.call("gpn_poisson", o, idx, k0, k1, imm(p0))
+	case expr.Binomial:
+		return g.call("gpn_binomial", o, idx, k0, k1, imm(p0), imm(p1))
 	default:
 		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)
 	}

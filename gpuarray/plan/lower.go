@@ -42,7 +42,15 @@ func OrderAll(roots []*expr.Node) []*expr.Node {
 			walk(a)
 		}
 		if n.Kind == expr.KReshape || n.Kind == expr.KTake || n.Kind == expr.KTakeAlong || n.Kind == expr.KSearch {
-			for _, a := range n.Args {
+			for i, a := range n.Args {
+				// A take of a file reads the taken rows itself (fileTake), not the whole file.
+				if a.Kind != expr.KData && !(n.Kind == expr.KTake && i == 0 && a.Kind == expr.KFile) {
+					push(a)
+				}
+			}
+		}
+		if n.Kind == expr.KCall {
+			for _, a := range n.Args[1:] { // a call's further operands are read whole
 				if a.Kind != expr.KData {
 					push(a)
 				}
@@ -159,8 +167,16 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 		}
 		return l, nil
 	}
+	if n.Kind == expr.KCall && len(n.Args) > 1 {
+		call.Operands = len(n.Args) - 1
+	}
 	if err := st.makeTasks(id, pick, opt); err != nil {
 		return nil, err
+	}
+	if n.Kind == expr.KCall && len(n.Args) > 1 {
+		if err := st.addOperands(n.Args[1:], done); err != nil {
+			return nil, err
+		}
 	}
 	return st, nil
 }

@@ -1,0 +1,225 @@
+package interp
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// countedOut is a recOut that tells the session its execution count, as the kernel does.
+type countedOut struct {
+	*recOut
+	n int
+}
+
+func (c countedOut) ExecutionCount() int { return c.n }
+
+var (
+	goFrameRE   = regexp.MustCompile(`(?m)^main\.[^\n]*\n\t[^\n]*\.go:(\d+)(?: |$)`)
+	cellFrameRE = regexp.MustCompile(`^  (?:in|called from) .*Cell In\[7\], line (\d+(?: or \d+)*)$`)
+)
+
+// TestPanicTraceLines pastes whole programs that panic in a cell and checks that the
+// traceback names the cell and, frame by frame, the line that go run's own trace names (among
+// at most three candidates where the function calls the failing one more than once).
+func TestPanicTraceLines(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	progs := map[string]string{
+		"index": `package main
+
+import "fmt"
+
+func at(xs []int, i int) int {
+	fmt.Println("looking up", i)
+	v := xs[i]
+	return v
+}
+
+func sum(xs []int) int {
+	s := 0
+	for i := 0; i <= len(xs); i++ {
+		s += at(xs, i)
+	}
+	return s
+}
+
+func main() {
+	fmt.Println(sum([]int{1, 2}))
+}
+`,
+		"nilmap": `package main
+
+func fill(m map[string]int) {
+	for _, k := range []string{"a", "b"} {
+		m[k] = len(k)
+	}
+}
+
+func main() {
+	var m map[string]int
+	fill(m)
+}
+`,
+		"explicit": `package main
+
+import "errors"
+
+type store struct{ items []string }
+
+func (s *store) mustGet(i int) string {
+	if i >= len(s.items) {
+		panic(errors.New("no such item"))
+	}
+	return s.items[i]
+}
+
+func main() {
+	s := &store{}
+	_ = s.mustGet(3)
+}
+`,
+		"divide": `package main
+
+import "fmt"
+
+func ratio(a, b int) int {
+	return a / b
+}
+
+func main() {
+	fmt.Println(ratio(1, 1))
+	fmt.Println(ratio(1, 0))
+}
+`,
+	}
+	dir := t.TempDir()
+	for name, src := range progs {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(dir, name+".go")
+			if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command("go", "run", file).CombinedOutput()
+			if err == nil {
+				t.Fatalf("go run did not panic:\n%s", out)
+			}
+			var want []string
+			for _, m := range goFrameRE.FindAllStringSubmatch(string(out), -1) {
+				want = append(want, m[1])
+			}
+			s := newSession(t)
+			_, cerr := s.Execute(context.Background(), src, countedOut{newRec(), 7})
+			ce, ok := cerr.(*CellError)
+			if !ok {
+				t.Fatalf("cell error %v", cerr)
+			}
+			var got []string
+			for _, l := range ce.Traceback {
+				if m := cellFrameRE.FindStringSubmatch(l); m != nil {
+					got = append(got, m[1])
+				}
+			}
+			ok = len(got) == len(want) && len(want) > 0
+			for i := 0; ok && i < len(want); i++ {
+				ok = slices.Contains(strings.Split(got[i], " or "), want[i])
+			}
+			if !ok {
+				t.Errorf("frames at lines %v, go run's at %v\ntraceback:\n%s\ngo run:\n%s", got, want, strings.Join(ce.Traceback, "\n"), out)
+			}
+		})
+	}
+}
+
+// TestPanicTraceAcrossCells checks that a frame names the cell its function was declared in.
+func TestPanicTraceAcrossCells(t *testing.T) {
+	s := newSession(t)
+	if _, err := s.Execute(context.Background(), "import \"fmt\"\n\nfunc last(xs []string) string {\n\tfmt.Println(len(xs))\n\treturn xs[len(xs)-1]\n}", countedOut{newRec(), 2}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Execute(context.Background(), "names := []string{}\nfmt.Println(\"start\")\nfmt.Println(last(names))", countedOut{newRec(), 3})
+	ce, ok := err.(*CellError)
+	if !ok {
+		t.Fatalf("cell error %v", err)
+	}
+	tb := strings.Join(ce.Traceback, "\n")
+	for _, want := range []string{"  in last, Cell In[2], line 5\n    \treturn xs[len(xs)-1]", "  called from the cell's statements, Cell In[3], line 3\n    fmt.Println(last(names))"} {
+		if !strings.Contains(tb, want) {
+			t.Errorf("traceback lacks %q:\n%s", want, tb)
+		}
+	}
+}
+
+// TestLateGoroutineOutput checks that what a goroutine prints after its cell ended reaches the
+// next cell's output, after a note, and that a goroutine printing while its cell runs still
+// reaches that cell.
+func TestLateGoroutineOutput(t *testing.T) {
+	s := newSession(t)
+	_, out, err := run(t, s, "import (\"fmt\"; \"time\")\ndone := make(chan bool)\ngo func() {\n\tfmt.Println(\"during\")\n\ttime.Sleep(200 * time.Millisecond)\n\tfmt.Println(\"after the cell\")\n\tdone <- true\n}()\ntime.Sleep(50 * time.Millisecond)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.out("stdout"); got != "during\n" {
+		t.Fatalf("first cell printed %q", got)
+	}
+	time.Sleep(400 * time.Millisecond)
+	_, out, err = run(t, s, "<-done\nfmt.Println(\"second\")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.out("stdout"); got != "after the cell\nsecond\n" {
+		t.Errorf("second cell printed %q", got)
+	}
+	if !strings.Contains(out.out("stderr"), "goroutines of earlier cells") {
+		t.Errorf("no note on stderr: %q", out.out("stderr"))
+	}
+	_, out, _ = run(t, s, "fmt.Println(\"third\")")
+	if out.out("stdout") != "third\n" || out.out("stderr") != "" {
+		t.Errorf("third cell: %q %q", out.out("stdout"), out.out("stderr"))
+	}
+}
+
+// TestFailedCellLeavesNoBrokenFuncs checks that the funcs of a cell that failed to compile do
+// not stay behind as empty bodies (yaegi declares them before it meets the error): a func
+// declared earlier keeps its old definition, a new one panics saying why, and the traceback
+// names what the interpreter keeps.
+func TestFailedCellLeavesNoBrokenFuncs(t *testing.T) {
+	s := newSession(t)
+	if _, _, err := run(t, s, "import \"fmt\"\nfunc good() int { return 7 }"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := run(t, s, "func good() int { return 1 }\nfunc other(a int) (int, error) { return a, nil }\nvar g = 5\nfunc bad() int { return undefinedThing }")
+	ce, ok := err.(*CellError)
+	if !ok || ce.Name != "CompileError" {
+		t.Fatalf("want a compile error, got %v", err)
+	}
+	tb := strings.Join(ce.Traceback, "\n")
+	for _, want := range []string{"kept from earlier cells: good", "panics saying so): other, bad", "zero values and methods with empty bodies: g"} {
+		if !strings.Contains(tb, want) {
+			t.Errorf("traceback lacks %q:\n%s", want, tb)
+		}
+	}
+	_, out, err := run(t, s, "fmt.Println(good())")
+	if err != nil || out.out("stdout") != "7\n" {
+		t.Errorf("good() after the failed cell: %q %v", out.out("stdout"), err)
+	}
+	_, _, err = run(t, s, "fmt.Println(other(3))")
+	if err == nil || !strings.Contains(err.Error(), "other is not defined: the cell that declared it failed to compile") {
+		t.Errorf("other(3) after the failed cell: %v", err)
+	}
+	// Once the cell compiles, its definitions replace the stubs.
+	if _, _, err := run(t, s, "func good() int { return 1 }\nfunc other(a int) (int, error) { return a, nil }\nvar g = 5\nfunc bad() int { return 2 }"); err != nil {
+		t.Fatal(err)
+	}
+	_, out, err = run(t, s, "fmt.Println(good(), g, bad())\nfmt.Println(other(3))")
+	if err != nil || out.out("stdout") != "1 5 2\n3 <nil>\n" {
+		t.Errorf("after the fixed cell: %q %v", out.out("stdout"), err)
+	}
+}
