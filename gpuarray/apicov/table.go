@@ -15,6 +15,7 @@ const (
 	Fused  = "fused kernel"
 	Kernel = "GPU kernel"              // a generated reduction kernel
 	CuFFT  = "cuFFT"                   // a library call on the device
+	Radix  = "GPU radix sort"          // kernels/sort.cu on the device (package cuda/devsort)
 	Host   = "host (Path says so)"     // the task runs on the CPU, declared in Path and warned
 	Eager  = "cuBLAS/cuSOLVER (eager)" // computed when called, on the device
 	Create = "host data, then fused"   // values made on the host, read by fused kernels
@@ -162,8 +163,8 @@ var Rows = []Row{
 	lazy("set", "unique_inverse", "UniqueInverse", Host),
 	lazy("set", "unique_values", "UniqueValues", Host),
 
-	lazy("sorting", "argsort", "Argsort", Host),
-	lazy("sorting", "sort", "Sort", Host),
+	lazy("sorting", "argsort", "Argsort", Radix),
+	lazy("sorting", "sort", "Sort", Radix),
 
 	lazy("statistical", "cumulative_sum", "CumulativeSum", Host),
 	lazy("statistical", "max", "(*Array).Max", Kernel),
