@@ -593,6 +593,9 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		return fmt.Errorf("kernel spec: random node without a leaf descriptor (leaf %d)", nd.Leaf)
 	}
 	k0, k1 := rk[0][0], rk[0][1]
+	if d := nd.Rand.Dist; d > expr.Integers {
+		return g.randomLib(nd, idx, o, k0, k1)
+	}
 	x := g.philox(idx, 0, rk)
 	w := g.rd()
 	g.ins("mov.b64 %s, {%s, %s}", w, x[0], x[1])
@@ -644,6 +647,38 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		t := g.fd()
 		g.ins("mul.rn.f64 %s, %s, %s", t, z, f64imm(nd.Rand.P1))
 		g.ins("add.rn.f64 %s, %s, %s", o, t, f64imm(nd.Rand.P0))
+	default:
+		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)
+	}
+	return nil
+}
+
+// randomLib emits a draw of the distributions that kernels/random.cu implements (the
+// rejection samplers and their kin): a call for the standard draw, then the scale.
+func (g *gen) randomLib(nd *Node, idx, o, k0, k1 string) error {
+	imm := func(v float64) string {
+		r := g.fd()
+		g.ins("mov.f64 %s, %s", r, f64imm(v))
+		return r
+	}
+	p0, p1 := nd.Rand.P0, nd.Rand.P1
+	switch nd.Rand.Dist {
+	case expr.Exponential:
+		t := g.fd()
+		if err := g.call("gpn_exponential", t, idx, k0, k1); err != nil {
+			return err
+		}
+		g.ins("mul.rn.f64 %s, %s, %s", o, t, f64imm(p0))
+	case expr.Gamma:
+		t := g.fd()
+		if err := g.call("gpn_gamma", t, idx, k0, k1, imm(p0)); err != nil {
+			return err
+		}
+		g.ins("mul.rn.f64 %s, %s, %s", o, t, f64imm(p1))
+	case expr.Poisson:
+		return g.call("gpn_poisson", o, idx, k0, k1, imm(p0))
+	case expr.Binomial:
+		return g.call("gpn_binomial", o, idx, k0, k1, imm(p0), imm(p1))
 	default:
 		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)
 	}

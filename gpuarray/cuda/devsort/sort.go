@@ -80,10 +80,10 @@ const maxElems = 1<<32 - 1
 // Sort sorts the lines of vals (row-major, shape) along c.Axis on d as the CPU does
 // (cpu.ApplyCall): the sorted values in c.DType, or their int64 indices for an argsort.
 func Sort(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error) {
-	return runHost(ctx, d, c, vals, shape)
+	return runHost(ctx, d, c, vals, shape, nil)
 }
 
-func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error) {
+func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int, _ []dtype.Slice) (dtype.Slice, []int, error) {
 	var out dtype.Slice
 	err := d.Do(ctx, func() error {
 		n := vals.Len()
@@ -108,7 +108,7 @@ func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.S
 	return out, c.OutShape(shape), nil
 }
 
-func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int) (dtype.Slice, []int, error) {
+func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, _ []dtype.Slice) (dtype.Slice, []int, error) {
 	var out dtype.Slice
 	err := d.Do(ctx, func() error {
 		n := 1
