@@ -367,6 +367,9 @@ func other(p, a, b driver.DevicePtr) driver.DevicePtr {
 
 // scanPasses (GPUNOTES_DEVSORT_SCAN=1) sorts in passes of a histogram, a scan and a scatter
 // each instead of one look-back scatter per pass: the older path, kept for comparing timings.
+// The look-back reads the keys once a pass instead of twice (predicted 1.3-1.5x); measured on
+// an H100 it is 1.06x faster on a median's 4e8 values in 10000 lines and even on 1e8 float64
+// (0.0186 against 0.0177 s), so the passes are bound by the ranking, not by memory.
 var scanPasses = os.Getenv("GPUNOTES_DEVSORT_SCAN") == "1"
 
 // radix runs the passes of one sort.
