@@ -204,6 +204,14 @@ func TestGPUArrayResultsStayOnDevice(t *testing.T) {
 		}
 	}
 
+	// ComputeAll of one array twice gives one held array (releasing one cannot pull the
+	// memory from under the other).
+	r := x.Std(0)
+	two, err := ComputeAll(r, r, OnGPU())
+	if err != nil || two[0] != two[1] || two[0].Where() != "gpu 0" {
+		t.Fatalf("ComputeAll(r, r): %v, %d arrays", err, len(two))
+	}
+
 	// Printing a small held result copies it and prints its values.
 	if p := m.String(); strings.Contains(p, "gpu") || !m.n.Buf.(offHost).copied() {
 		t.Fatalf("printing the held mean: %s", p)
