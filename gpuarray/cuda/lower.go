@@ -137,6 +137,10 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 					gt.Held = make([]HeldInput, nleaf)
 				}
 				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
+			} else if b.Gather != nil && b.Data.IsNil() && b.Gather.Search != 0 {
+				// A search's positions are int64 values, which fused kernels do not read yet
+				// (Runs sends such kernels to the host); found on the host should one come.
+				gt.Inputs[leaf] = b.Gather.Box(b.Origin, b.Shape).ToFloat64()
 			} else if b.Gather != nil && b.Data.IsNil() {
 				if gt.Gathers == nil {
 					gt.Gathers = make([]*Gather, nleaf)
