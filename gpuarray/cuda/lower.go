@@ -58,9 +58,6 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	nleaf := 0
 	for i, in := range k.Instrs {
 		leaves[i] = -1
-		if err := gpuDType(k, in); err != nil {
-			return nil, nil, err
-		}
 		nd := Node{DType: in.DType}
 		for a := 0; a < len(in.Args) && a < 3; a++ {
 			nd.Args[a] = in.Args[a]
@@ -93,6 +90,11 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 		s.Nodes = append(s.Nodes, nd)
 	}
 	if err := s.Validate(); err != nil {
+		return nil, nil, err
+	}
+	// A dry run of the generator: what it cannot express (an op or dtype with no GPU body)
+	// runs on the host executor, and the error says which.
+	if _, _, err := generate(s, &library{version: "0", target: "0", anyFunc: true}); err != nil {
 		return nil, nil, err
 	}
 	return s, leaves, nil
@@ -136,9 +138,9 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 				if err != nil {
 					return Task{}, fmt.Errorf("cuda: task %d: %w", t.Index, err)
 				}
-				gt.Inputs[leaf] = vals.ToFloat64() // the kernel reads float64 words
+				gt.Inputs[leaf] = EncodeWords(dtype.Convert(vals, in.DType))
 			} else {
-				gt.Inputs[leaf] = b.Data.ToFloat64() // the kernel reads float64 words
+				gt.Inputs[leaf] = EncodeWords(dtype.Convert(b.Data, in.DType))
 			}
 		} else {
 			base, coef = in.Linear(rank)
@@ -263,7 +265,7 @@ func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {
 	}
 	if r == RNone {
 		dt := t.Kernel.Instrs[t.Kernel.Result].DType
-		return &plan.Output{Shape: append([]int(nil), t.Shape...), Data: dtype.FromFloat64(res.Out[i], dt)}
+		return &plan.Output{Shape: append([]int(nil), t.Shape...), Data: DecodeWords(res.Out[i], dt)}
 	}
 	shape := make([]int, len(t.Shape))
 	for d := range shape {
@@ -311,43 +313,4 @@ func heldOn(devs []*Device, gts []Task) error {
 		}
 	}
 	return nil
-}
-
-// gpuDType checks that the fused kernel computes in's dtype: float32 and float64, and bools
-// where 0 and 1 in a float64 register are exact (comparisons, bool inputs and constants,
-// selections between bools, bools cast to floats). Other dtypes run on the host executor.
-func gpuDType(k *plan.Kernel, in plan.Instr) error {
-	_, gen := in.Op.Generated()
-	gen = gen && (in.Code == plan.Unary || in.Code == plan.Binary)
-	if gen && !TableOnGPU(in.Op) {
-		return fmt.Errorf("cuda: %v is not generated on the GPU yet", in.Op)
-	}
-	for _, a := range in.Args {
-		if gen && !k.Instrs[a].DType.IsFloat() && k.Instrs[a].DType != expr.Bool {
-			return fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", in.Op, k.Instrs[a].DType)
-		}
-	}
-	if in.DType.IsFloat() {
-		if in.Code == plan.Cast && !k.Instrs[in.Args[0]].DType.IsFloat() && k.Instrs[in.Args[0]].DType != expr.Bool {
-			return fmt.Errorf("cuda: casts from %v are not generated on the GPU yet", k.Instrs[in.Args[0]].DType)
-		}
-		return nil
-	}
-	if in.DType == expr.Bool {
-		switch {
-		case in.Code == plan.Binary && in.Op.Comparison(), in.Code == plan.Const, in.Code == plan.Input, in.Code == plan.Where:
-			return nil
-		case in.Code == plan.Cast && (k.Instrs[in.Args[0]].DType == expr.Bool || k.Instrs[in.Args[0]].DType.IsFloat()):
-			return nil
-		case gen: // a test or logical op of the table, 0 or 1 in a float register
-			return nil
-		}
-		return fmt.Errorf("cuda: %v producing bool values is not generated on the GPU yet", in.Code)
-	}
-	if in.Code == plan.Cast && k.Instrs[in.Args[0]].DType == expr.Bool {
-		// Bools counted as integers (a sum of a mask): 0 and 1 in a float64 register, and
-		// sums of them exact below 2^53 elements.
-		return nil
-	}
-	return fmt.Errorf("cuda: %v values are not generated on the GPU yet", in.DType)
 }
