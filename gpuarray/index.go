@@ -8,8 +8,10 @@ import (
 )
 
 // Integer-array and boolean indexing. Indices and masks are arrays like any other, computed
-// before the values they select; the selected values are gathered on the host, chunk by chunk,
-// into the blocks that the CPU, the GPU or cluster workers then read (see gpuarray/plan).
+// before the values they select; the selected values are gathered chunk by chunk into the
+// blocks that the CPU or cluster workers then read, on the host, or by a generated gather
+// kernel on the GPU (see gpuarray/plan and gpuarray/cuda/gather.go). A mask's selected
+// positions are found on the host from its computed values.
 
 // Take returns the elements of x at the positions indices (a 1-d array of integer values;
 // negative ones count from the end) along axis, as NumPy's take.

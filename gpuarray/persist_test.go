@@ -1,7 +1,9 @@
 package gpuarray
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -194,6 +196,67 @@ func TestGPUPersistOnSeveralGPUs(t *testing.T) {
 		}
 	}
 	y.Release()
+}
+
+// TestColumnStatisticsInPlace checks the column statistics of the iterative workload against
+// NumPy where the CPU executor reads contiguous input runs in place and folds a row at a time
+// (rows longer than its 512-value blocks, chunks that cut them, data far from zero), and where
+// it reads them strided (the transpose), persisted or not.
+func TestColumnStatisticsInPlace(t *testing.T) {
+	rs := rand.New(rand.NewPCG(16, 1))
+	const r, c = 301, 1100
+	v := make([]float64, r*c)
+	for i := range v {
+		v[i] = 1e4 + rs.NormFloat64()*3
+	}
+	in := input{"x", []int{r, c}, v}
+	x := FromSlice(v, Shape(r, c), ChunkSizes([]int{120, 181}, []int{700, 400}))
+	p := x.Mul(2).Add(1).Persist(Threads(2))
+	if err := p.Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release()
+	type tc struct {
+		what string
+		got  *Array
+		code string
+	}
+	var cs []tc
+	for name, a := range map[string]*Array{"x": x, "persisted 2x+1": p} {
+		code := "x"
+		if name != "x" {
+			code = "(x*2+1)"
+		}
+		cs = append(cs,
+			tc{name + " Mean(0)", a.Mean(0), fmt.Sprintf("%s.mean(axis=0)", code)},
+			tc{name + " Var(0)", a.Var(0), fmt.Sprintf("%s.var(axis=0)", code)},
+			tc{name + " Std(0)", a.Std(0), fmt.Sprintf("%s.std(axis=0)", code)},
+			tc{name + " T Std(1)", a.T().Std(1), fmt.Sprintf("%s.T.std(axis=1)", code)},
+			tc{name + " standardized", a.Sub(a.Mean(0)).Div(a.Std(0)).Abs().Sum(0), fmt.Sprintf("np.abs((%[1]s - %[1]s.mean(axis=0)) / %[1]s.std(axis=0)).sum(axis=0)", code)},
+		)
+	}
+	cases := make([]npCase, len(cs))
+	for i, c := range cs {
+		cases[i] = npCase{Code: c.code, Inputs: map[string]npArray{"x": in.np()}}
+	}
+	for i, res := range numpy(t, cases) {
+		if res.Err != "" {
+			t.Fatalf("%s: numpy: %s", cs[i].code, res.Err)
+		}
+		got, err := cs[i].got.ToSlice(Threads(2))
+		if err != nil {
+			t.Fatalf("%s: %v", cs[i].what, err)
+		}
+		want := res.values(t)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d values, numpy %d", cs[i].what, len(got), len(want))
+		}
+		for j, w := range want { // sums of squares round by summation order
+			if math.Abs(got[j]-w) > 1e-11*math.Abs(w) {
+				t.Fatalf("%s: element %d is %v, numpy %v", cs[i].what, j, got[j], w)
+			}
+		}
+	}
 }
 
 // BenchmarkIteratePass is one pass of the iterative workload (bench iterate) on an array

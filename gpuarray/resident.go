@@ -393,6 +393,10 @@ func (s *gpuSched) unhold(t *plan.Task) error {
 	return nil
 }
 
+// deviceGather lets a GPU scheduler gather takes on the device (off only to time the host
+// gather against it).
+var deviceGather = true
+
 // planOptions returns the plan options for computing with sched: the memory limit; for a GPU
 // scheduler the hook that reads arrays held on its GPUs in place; for a cluster (a
 // plan.Keeper) the hook that reads chunks persisted there where they are; for the CPU
@@ -402,6 +406,7 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 	switch s := sched.(type) {
 	case *gpuSched:
 		opt.Held = s.held()
+		opt.DeviceGather = deviceGather
 	case plan.Keeper:
 		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 			if c, ok := n.Buf.(*keptChunks); ok {

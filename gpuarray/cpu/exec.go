@@ -25,6 +25,7 @@ type operand struct {
 	cvec  []complex128
 	isC   bool
 	c     float64
+	alias bool // vec is set per block to a window on an input's data: read it, never write it
 	leaf  *leaf
 	apply func(n int) // fills the vector's first n values for the current block
 }
@@ -189,6 +190,16 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 		switch b.Data.DType() {
 		case dtype.Float64:
 			data := b.Data.Float64s()
+			if stride == 1 && !f32 {
+				// A contiguous run is read in place: the block's vector is a window on the
+				// input, not a copy (a third of a pass on persisted data was this copy).
+				o.alias = true
+				o.apply = func(n int) {
+					idx := l.rowBase + l.j0
+					o.vec = data[idx : idx+int64(n) : idx+int64(n)]
+				}
+				return o, nil
+			}
 			o.apply = func(n int) {
 				idx := l.rowBase + l.j0*stride
 				for i := range dst[:n] {
@@ -221,13 +232,26 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 			return nil, fmt.Errorf("unknown unary op %v", in.Op)
 		}
 		a := args[0]
-		if in.Op == expr.OpNeg {
+		switch in.Op {
+		case expr.OpNeg:
 			o.apply = func(n int) {
 				for i, x := range a.vec[:n] {
 					dst[i] = -x
 				}
 			}
-		} else {
+		case expr.OpAbs: // inlined: through the function value it cost a call per element
+			o.apply = func(n int) {
+				for i, x := range a.vec[:n] {
+					dst[i] = math.Abs(x)
+				}
+			}
+		case expr.OpSqrt:
+			o.apply = func(n int) {
+				for i, x := range a.vec[:n] {
+					dst[i] = math.Sqrt(x)
+				}
+			}
+		default:
 			o.apply = func(n int) {
 				for i, x := range a.vec[:n] {
 					dst[i] = f(x)
@@ -259,8 +283,13 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 	case plan.Cast:
 		a := args[0]
 		if !f32 {
-			// Widening to float64 changes no value: share the operand's vector, no step.
+			// Widening to float64 changes no value: share the operand's vector, no step
+			// (one per block where that vector is a window on an input).
 			o.vec = a.vec
+			if a.alias {
+				o.alias = true
+				o.apply = func(int) { o.vec = a.vec }
+			}
 			return o, nil
 		}
 		o.apply = func(n int) { copy(dst[:n], a.vec[:n]) }
@@ -627,6 +656,17 @@ func (a *varAcc) fold(p int64, v []float64, _, _ int64) {
 }
 
 func (a *varAcc) each(p int64, v []float64, _ int64) {
+	if len(v) == 0 {
+		return
+	}
+	// Every partial of a call has seen the same rows (Execute walks whole rows), so the
+	// count and its reciprocal are one: a multiply per element, not a divide.
+	n := a.n[p : p+int64(len(v))]
+	if c := n[0]; c == n[len(n)-1] {
+		c++
+		welford(n, a.m[p:], a.m2[p:], v, c, 1/c)
+		return
+	}
 	for i, x := range v {
 		j := p + int64(i)
 		a.n[j]++

@@ -121,13 +121,7 @@ func vvFunc(op expr.Op) func(dst, a, b []float64) {
 			}
 		}
 	case expr.OpDiv:
-		return func(dst, a, b []float64) {
-			b = b[:len(dst)]
-			a = a[:len(dst)]
-			for i := range dst {
-				dst[i] = a[i] / b[i]
-			}
-		}
+		return div
 	}
 	f := binaryFunc(op)
 	return func(dst, a, b []float64) {

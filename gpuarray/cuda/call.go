@@ -83,7 +83,8 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		go func() {
 			defer wg.Done()
 			var vals []*plan.Output
-			if !ek.PlainInput() && !tasks[0].Kernel.PlainInput() {
+			// A take's block is gathered on the device by a fused kernel too.
+			if !ek.PlainInput() && !tasks[0].Kernel.PlainInput() || gathers(tasks[lo:hi]) {
 				var err error
 				if vals, err = RunPlan(ctx, []*Device{d}, sub[lo:hi]); err != nil {
 					errs[di] = err
@@ -119,4 +120,16 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		}
 	}
 	return outs, nil
+}
+
+// gathers reports whether a task reads a block that the device gathers (plan.Block.Gather).
+func gathers(tasks []*plan.Task) bool {
+	for _, t := range tasks {
+		for _, b := range t.Inputs {
+			if b.Gather != nil && b.Data.IsNil() {
+				return true
+			}
+		}
+	}
+	return false
 }

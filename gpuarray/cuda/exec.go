@@ -443,11 +443,27 @@ func randomKeys(s *Spec) map[int]uint64 {
 type uploads struct {
 	d        *Device
 	bufs     []driver.DevicePtr
-	uploaded map[*float64]driver.DevicePtr
+	uploaded map[unsafe.Pointer]driver.DevicePtr
 }
 
 func newUploads(d *Device) *uploads {
-	return &uploads{d: d, uploaded: map[*float64]driver.DevicePtr{}}
+	return &uploads{d: d, uploaded: map[unsafe.Pointer]driver.DevicePtr{}}
+}
+
+// upload copies n bytes from host memory at p to the device, once per launch.
+func (u *uploads) upload(p unsafe.Pointer, n uint64) (driver.DevicePtr, error) {
+	if dp, ok := u.uploaded[p]; ok {
+		return dp, nil
+	}
+	dp, err := u.alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	if err := driver.MemcpyHtoD(dp, p, n); err != nil {
+		return 0, fmt.Errorf("upload input: %w", err)
+	}
+	u.uploaded[p] = dp
+	return dp, nil
 }
 
 func (u *uploads) alloc(n uint64) (driver.DevicePtr, error) {
@@ -470,18 +486,19 @@ func (u *uploads) release() {
 func (u *uploads) leaf(b []uint64, t *Task, l int, keys map[int]uint64) error {
 	if l < len(t.Held) && t.Held[l].Ptr != 0 {
 		b[0] = uint64(t.Held[l].Ptr) // an array held on this GPU, read in place
-	} else if l < len(t.Inputs) && len(t.Inputs[l]) > 0 {
-		in := t.Inputs[l]
-		p, ok := u.uploaded[&in[0]]
-		if !ok {
-			var err error
-			if p, err = u.alloc(uint64(len(in) * 8)); err != nil {
+	} else if l < len(t.Gathers) && t.Gathers[l] != nil {
+		if t.Gathers[l].Len() > 0 {
+			p, err := u.gather(t.Gathers[l])
+			if err != nil {
 				return err
 			}
-			if err := driver.MemcpyHtoD(p, unsafe.Pointer(&in[0]), uint64(len(in)*8)); err != nil {
-				return fmt.Errorf("upload input: %w", err)
-			}
-			u.uploaded[&in[0]] = p
+			b[0] = uint64(p)
+		}
+	} else if l < len(t.Inputs) && len(t.Inputs[l]) > 0 {
+		in := t.Inputs[l]
+		p, err := u.upload(unsafe.Pointer(&in[0]), uint64(len(in)*8))
+		if err != nil {
+			return err
 		}
 		b[0] = uint64(p)
 	}

@@ -101,8 +101,9 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 }
 
 // lowerTask builds the GPU task of a planned task: the chunk's dims, and per leaf the affine map
-// from the chunk-local index to the source's linear index.
-func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
+// from the chunk-local index to the source's linear index. cache (may be nil) keeps the
+// converted operands of takes gathered on the device, shared by the tasks of a stage.
+func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, error) {
 	k := t.Kernel
 	rank := len(k.Shape)
 	gt := Task{Dims: []int64{1}, Maps: make([]Map, nleaf), Inputs: make([][]float64, nleaf)}
@@ -131,6 +132,11 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int) (Task, error) {
 					gt.Held = make([]HeldInput, nleaf)
 				}
 				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
+			} else if b.Gather != nil && b.Data.IsNil() {
+				if gt.Gathers == nil {
+					gt.Gathers = make([]*Gather, nleaf)
+				}
+				gt.Gathers[leaf] = lowerGather(b, cache)
 			} else if b.File != nil {
 				// Read on the host, then copied like any input (pinned-buffer streaming from
 				// the file to the device is not done yet).
@@ -206,11 +212,12 @@ func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.O
 		return nil, err
 	}
 	gts := make([]Task, len(tasks))
+	cache := gatherCache{}
 	for i, t := range tasks {
 		if t.Kernel != k && t.Kernel.Key() != k.Key() {
 			return nil, fmt.Errorf("cuda: RunPlan needs tasks of one kernel")
 		}
-		if gts[i], err = lowerTask(t, leaves, s.Leaves()); err != nil {
+		if gts[i], err = lowerTask(t, leaves, s.Leaves(), cache); err != nil {
 			return nil, err
 		}
 	}
@@ -241,11 +248,12 @@ func RunPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs []dri
 		return nil, nil, err
 	}
 	gts := make([]Task, len(tasks))
+	cache := gatherCache{}
 	for i, t := range tasks {
 		if t.Kernel != k && t.Kernel.Key() != k.Key() {
 			return nil, nil, fmt.Errorf("cuda: RunPlanKeep needs tasks of one kernel")
 		}
-		if gts[i], err = lowerTask(t, leaves, s.Leaves()); err != nil {
+		if gts[i], err = lowerTask(t, leaves, s.Leaves(), cache); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -45,7 +45,7 @@ func TestLowerSeedMatchesHandWrittenTasks(t *testing.T) {
 	for r := 0; r < half; r += c / 2 {
 		for q := 0; q < half; q += c / 2 {
 			pt := &plan.Task{Kernel: k, Offset: []int{r, q}, Shape: []int{min(c/2, half-r), min(c/2, half-q)}}
-			gt, err := lowerTask(pt, leaves, s.Leaves())
+			gt, err := lowerTask(pt, leaves, s.Leaves(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestLowerPartialAndRange(t *testing.T) {
 		t.Fatalf("range node %+v", nd)
 	}
 	task := &plan.Task{Kernel: k, Offset: []int{2, 4, 5}, Shape: []int{3, 4, 5}}
-	gt, err := lowerTask(task, leaves, s.Leaves())
+	gt, err := lowerTask(task, leaves, s.Leaves(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestLowerPartialAndRange(t *testing.T) {
 	if err != nil || zs.Rank != 1 {
 		t.Fatalf("0-d kernel: %v rank %v", err, zs)
 	}
-	zt, err := lowerTask(&plan.Task{Kernel: z}, zl, zs.Leaves())
+	zt, err := lowerTask(&plan.Task{Kernel: z}, zl, zs.Leaves(), nil)
 	if err != nil || !slices.Equal(zt.Dims, []int64{1}) {
 		t.Fatalf("0-d task %v %v", zt.Dims, err)
 	}

@@ -214,6 +214,8 @@ type Task struct {
 	Maps   []Map
 	Inputs [][]float64
 	Held   []HeldInput
+	// Gathers[leaf], when set, is gathered on the device into the leaf's data (a take).
+	Gathers []*Gather
 }
 
 // HeldInput is an input leaf's data in a GPU's memory: Len elements from Ptr.
@@ -228,6 +230,9 @@ type HeldInput struct {
 func (t *Task) input(l int, dt expr.DType) (int64, bool) {
 	if l < len(t.Held) && t.Held[l].Ptr != 0 {
 		return t.Held[l].Len, true
+	}
+	if l < len(t.Gathers) && t.Gathers[l] != nil {
+		return t.Gathers[l].Len(), true
 	}
 	if l < len(t.Inputs) && t.Inputs[l] != nil {
 		return int64(len(t.Inputs[l]) / Words(dt)), true

@@ -406,3 +406,35 @@ func (s Slice) Elem(i int) any {
 	}
 	return s.Float64s()[i]
 }
+
+// Gather sets dst[i] = src[at[i]] for each i; dst and src have one dtype.
+func Gather(dst, src Slice, at []int) {
+	switch dst.dt.Size() {
+	case 1:
+		gatherWords(dst.b, src.b, at)
+	case 2:
+		gatherWords(words[uint16](dst), words[uint16](src), at)
+	case 4:
+		gatherWords(words[uint32](dst), words[uint32](src), at)
+	case 8:
+		gatherWords(words[uint64](dst), words[uint64](src), at)
+	default: // complex128
+		gatherWords(words[[2]uint64](dst), words[[2]uint64](src), at)
+	}
+}
+
+// words views s's memory as n words of T (T's size is s's element size).
+func words[T uint16 | uint32 | uint64 | [2]uint64](s Slice) []T {
+	var z T
+	n := len(s.b) / int(unsafe.Sizeof(z))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s.b))), n)
+}
+
+func gatherWords[T any](dst, src []T, at []int) {
+	for i, j := range at {
+		dst[i] = src[j]
+	}
+}

@@ -24,13 +24,15 @@ func fileBlock(in inputLeaf, off, shp []int) Block {
 	return Block{Origin: origin, Shape: shape, File: in.file}
 }
 
-// LoadInputs returns t with the blocks it reads from files read (a copy of t: the planned
-// task keeps no values, so a stage's tasks do not hold the whole file in memory). Executors
-// call it first, on the machine that runs the task: a cluster worker reads the file itself.
+// LoadInputs returns t with the blocks it reads from files read, and the blocks of takes
+// left to the executor (Block.Gather) gathered (a copy of t: the planned task keeps no
+// values, so a stage's tasks do not hold the whole file in memory). Executors call it first,
+// on the machine that runs the task: a cluster worker reads the file itself.
 func LoadInputs(ctx context.Context, t *Task) (*Task, error) {
 	need := false
 	for i := range t.Inputs {
-		need = need || (t.Inputs[i].File != nil && t.Inputs[i].Data.IsNil())
+		b := &t.Inputs[i]
+		need = need || ((b.File != nil || b.Gather != nil) && b.Data.IsNil())
 	}
 	if !need {
 		return t, nil
@@ -39,6 +41,10 @@ func LoadInputs(ctx context.Context, t *Task) (*Task, error) {
 	c.Inputs = slices.Clone(t.Inputs)
 	for i := range c.Inputs {
 		b := &c.Inputs[i]
+		if b.Gather != nil && b.Data.IsNil() {
+			b.Data, b.Gather = b.Gather.Box(b.Origin, b.Shape), nil
+			continue
+		}
 		if b.File == nil || !b.Data.IsNil() {
 			continue
 		}

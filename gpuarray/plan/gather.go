@@ -9,17 +9,22 @@ import (
 
 // Takes (expr.KTake, expr.KTakeAlong) read their operand at positions an integer array gives,
 // which no affine map expresses. Order computes the operand and the indices first; the kernel
-// then reads the take's result as an ordinary Input whose source is the take's own shape, and
-// each task's block of it is gathered on the host when the task is made (as cutBlock copies
-// the box of any input). So the CPU, the GPU and cluster workers see ordinary kernels and
-// blocks; only the gather itself runs on the host.
+// then reads the take's result as an ordinary Input whose source is the take's own shape.
+// Each task's block of it is either gathered on the host when the task is made (as cutBlock
+// copies the box of any input), so the CPU and cluster workers see ordinary blocks, or, with
+// Options.DeviceGather, left as a Gather that a GPU executor runs on the device before the
+// fused kernel reads the block (LoadInputs gathers it on the host for a CPU fallback).
 
-// gather says how an input leaf's values are gathered from its operand.
-type gather struct {
-	along bool    // KTakeAlong: idx has the result's shape; else idx is 1-d along axis
-	axis  int     // the indexed axis
-	idx   []int64 // indices, in range (negative ones resolved)
-	src   []int   // the operand's shape; inputLeaf.data holds its values
+// Gather says how a take's result is read from its operand: element p of the result (shape
+// Shape) is Src at p with p[Axis] replaced by Idx[p[Axis]], or, for Along, by Idx at p
+// (Idx then has the result's shape). The tasks of a stage share one Gather.
+type Gather struct {
+	Src      dtype.Slice // the operand's values, row-major
+	SrcShape []int
+	Shape    []int   // the take's result
+	Axis     int     // the indexed axis
+	Along    bool    // KTakeAlong
+	Idx      []int64 // indices, checked in range (negative ones resolved)
 }
 
 // takeInput adds the input leaf of take node n read through map m.
@@ -52,7 +57,7 @@ func (l *lowerer) takeInput(n *expr.Node, m []expr.AxisMap) (int, error) {
 	}
 	slot := len(l.inputs)
 	l.inputs = append(l.inputs, inputLeaf{data: xv, shape: n.Shape, m: m,
-		gather: &gather{along: n.Kind == expr.KTakeAlong, axis: ax, idx: idx, src: x.Shape}})
+		gather: &Gather{Src: xv, SrcShape: x.Shape, Shape: n.Shape, Along: n.Kind == expr.KTakeAlong, Axis: ax, Idx: idx}})
 	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: append([]int(nil), n.Shape...), Map: m}), nil
 }
 
@@ -67,37 +72,51 @@ func (l *lowerer) valuesOf(n *expr.Node) (dtype.Slice, error) {
 	return n.Values()
 }
 
+// gatherBlock is the block of a take's result that a region reads, left for the executor to
+// gather (Block.Gather).
+func gatherBlock(in inputLeaf, off, shp []int) Block {
+	origin, shape := box(in, off, shp)
+	return Block{Origin: origin, Shape: shape, Gather: in.gather}
+}
+
 // cutGather gathers the box of a take's result that a region reads.
 func cutGather(in inputLeaf, off, shp []int) Block {
-	g := in.gather
 	origin, shape := box(in, off, shp)
-	b := Block{Origin: origin, Shape: shape}
+	return Block{Origin: origin, Shape: shape, Data: in.gather.Box(origin, shape)}
+}
+
+// Box gathers the values of the box of the take's result at origin with shape, row-major.
+func (g *Gather) Box(origin, shape []int) dtype.Slice {
 	n := expr.Size(shape)
-	b.Data = dtype.Make(in.data.DType(), int(n))
+	out := dtype.Make(g.Src.DType(), int(n))
 	if n == 0 {
-		return b
+		return out
 	}
 	r := len(shape)
-	srcStrides := rowStrides(g.src)
-	outStrides := rowStrides(in.shape)
+	srcStrides := rowStrides(g.SrcShape)
+	outStrides := rowStrides(g.Shape)
+	// Positions first, then one typed copy: a per-element Copy costs more than the gather.
 	pos := make([]int, r)
-	for o := 0; o < int(n); o++ {
+	at := make([]int, n)
+	for o := range at {
 		s, flat := 0, 0
-		for d := 0; d < r; d++ {
-			flat += (origin[d] + pos[d]) * outStrides[d]
+		if g.Along {
+			for d := 0; d < r; d++ {
+				flat += (origin[d] + pos[d]) * outStrides[d]
+			}
 		}
 		for d := 0; d < r; d++ {
 			p := origin[d] + pos[d]
-			if d == g.axis {
-				if g.along {
-					p = int(g.idx[flat])
+			if d == g.Axis {
+				if g.Along {
+					p = int(g.Idx[flat])
 				} else {
-					p = int(g.idx[p])
+					p = int(g.Idx[p])
 				}
 			}
 			s += p * srcStrides[d]
 		}
-		dtype.Copy(b.Data.Slice(o, o+1), in.data.Slice(s, s+1))
+		at[o] = s
 		for d := r - 1; d >= 0; d-- {
 			pos[d]++
 			if pos[d] < shape[d] {
@@ -106,5 +125,6 @@ func cutGather(in inputLeaf, off, shp []int) Block {
 			pos[d] = 0
 		}
 	}
-	return b
+	dtype.Gather(out, g.Src, at)
+	return out
 }

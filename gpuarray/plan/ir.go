@@ -129,6 +129,9 @@ type Block struct {
 	// File, when set, is the file-backed array whose box the block is: whoever runs the
 	// task reads Data from it first (LoadInputs).
 	File *expr.File `json:",omitempty"`
+	// Gather, when set, says how the block's values are gathered from a take's operand
+	// (Options.DeviceGather): a GPU gathers them on the device, others with LoadInputs.
+	Gather *Gather `json:",omitempty"`
 }
 
 // Held places a block's values, row-major as Data would hold them, in a GPU's memory: an array

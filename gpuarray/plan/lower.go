@@ -81,6 +81,9 @@ type Options struct {
 	// block with Held set that covers the box, or false, and the values are then read on the
 	// host.
 	Held func(k *Kernel, n *expr.Node, lo, hi []int) (Block, bool)
+	// DeviceGather leaves the blocks of takes ungathered (Block.Gather) for an executor that
+	// gathers them itself, on a GPU; others are gathered on the host as the tasks are made.
+	DeviceGather bool
 }
 
 // Stage is one planned stage: a kernel and its tasks.
@@ -110,7 +113,7 @@ type inputLeaf struct {
 	m     []expr.AxisMap
 	held  *expr.Node // a data node held on a device, read through Options.Held where it can
 	// gather, for a take, says how data (the operand's values) gives the values of shape
-	gather *gather
+	gather *Gather
 	file   *expr.File // a file-backed node: tasks read their boxes themselves (file.go)
 }
 
@@ -375,6 +378,10 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 				}
 			}
 			if in.gather != nil {
+				if opt.DeviceGather {
+					task.Inputs = append(task.Inputs, gatherBlock(*in, off, shp))
+					continue
+				}
 				task.Inputs = append(task.Inputs, cutGather(*in, off, shp))
 				st.Gathered = true
 				continue
