@@ -267,6 +267,31 @@ func TestGPUPersistIntegerAndComplex(t *testing.T) {
 	}
 }
 
+// TestGPUTakeIntegerAndComplex: takes of integer arrays are gathered on the device in the
+// kernel's words; complex ones on the host, and the Path says so.
+func TestGPUTakeIntegerAndComplex(t *testing.T) {
+	needGPU(t)
+	r := rand.New(rand.NewPCG(11, 12))
+	idx := FromSliceInt64([]int64{2, 0, 2999, 5, 5, 1234})
+	for _, dt := range []DType{Int8, Uint32, Int64, Uint64} {
+		sameOnGPU(t, fmt.Sprintf("take of %v", dt), gpuTestArray(r, dt, 3000).Take(idx, 0).Mul(3), 0)
+	}
+	y := gpuTestArray(r, Complex128, 3000).Take(idx, 0).Mul(3)
+	cpu, err := y.Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu, err := y.Compute(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := cpu.n.Values()
+	b, _ := gpu.n.Values()
+	if !dtype.Equal(a, b) || !strings.Contains(gpu.Path(), "host gather") {
+		t.Errorf("take of complex128: equal %v, path %s", dtype.Equal(a, b), gpu.Path())
+	}
+}
+
 // TestGPUMaskCount: counting a comparison (an int64 sum of bools) and a masked mean run in
 // the fused kernel and give the CPU's numbers.
 func TestGPUMaskCount(t *testing.T) {

@@ -132,11 +132,13 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 					gt.Held = make([]HeldInput, nleaf)
 				}
 				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
-			} else if b.Gather != nil && b.Data.IsNil() {
+			} else if b.Gather != nil && b.Data.IsNil() && Words(in.DType) == 1 {
 				if gt.Gathers == nil {
 					gt.Gathers = make([]*Gather, nleaf)
 				}
-				gt.Gathers[leaf] = lowerGather(b, cache)
+				gt.Gathers[leaf] = lowerGather(b, in.DType, cache)
+			} else if b.Gather != nil && b.Data.IsNil() {
+				return Task{}, fmt.Errorf("cuda: task %d: a take of %v values to gather on the device (it copies one word per element; internal)", t.Index, in.DType)
 			} else if b.File != nil {
 				// Read on the host, then copied like any input (pinned-buffer streaming from
 				// the file to the device is not done yet).

@@ -378,7 +378,7 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 				}
 			}
 			if in.gather != nil {
-				if opt.DeviceGather {
+				if opt.DeviceGather && !in.gather.Src.DType().IsComplex() { // one 64-bit word per element
 					task.Inputs = append(task.Inputs, gatherBlock(*in, off, shp))
 					continue
 				}
