@@ -113,3 +113,28 @@ func TestSortOnClusterEqualsLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantileOnClusterEqualsLocal: quantiles and TopK sort keeping only the positions they
+// read (expr.Call.Keep, sent to the workers with the call); the cluster gives the inline result.
+func TestQuantileOnClusterEqualsLocal(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2})
+	x := gpuarray.NewRandomState(4).Normal(0, 1, gpuarray.Shape(60, 50), gpuarray.Chunks(20, 15))
+	for _, a := range []*gpuarray.Array{gpuarray.Median(x, 0), gpuarray.Quantile(x, 0.3, 1), gpuarray.TopK(x, 3, 0), gpuarray.ArgTopK(x, -4, 1)} {
+		local, err := a.ToSlice(gpuarray.Inline())
+		if err != nil {
+			t.Fatal(err)
+		}
+		remote, err := a.ToSlice(gpuarray.On(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(local) != len(remote) || len(local) == 0 {
+			t.Fatalf("lengths %d and %d", len(local), len(remote))
+		}
+		for i := range local {
+			if local[i] != remote[i] {
+				t.Fatalf("element %d: cluster %v, inline %v", i, remote[i], local[i])
+			}
+		}
+	}
+}

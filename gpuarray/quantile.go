@@ -47,7 +47,14 @@ func quantile(x *Array, q float64, axis int, name string) *Array {
 	if !x.DType().IsFloat() {
 		x = x.AsType(Float64)
 	}
-	s := Sort(x, ax)
+	// Only the sorted positions read below come out of the sort: lo, hi and the last one.
+	lo, hi, t := n/2-1+n%2, n/2, 0.5
+	if name != "Median" {
+		v := float64(n-1) * q
+		lo = int(math.Floor(v))
+		hi, t = min(lo+1, n-1), v-float64(lo)
+	}
+	s := sortCall(x, ax, false, name, []SortOption{keepSorted([]int{lo, hi, n - 1})})
 	at := func(i int) *Array {
 		idx := make([]Index, ax+1)
 		for k := range ax {
@@ -57,24 +64,16 @@ func quantile(x *Array, q float64, axis int, name string) *Array {
 		return s.Slice(idx...)
 	}
 	var res *Array
-	if name == "Median" {
-		if n%2 == 1 {
-			res = at(n / 2)
-		} else {
-			res = at(n/2 - 1).Add(at(n / 2)).Div(2)
-		}
-	} else {
-		v := float64(n-1) * q
-		lo := int(math.Floor(v))
-		hi := min(lo+1, n-1)
-		t := v - float64(lo)
-		a, b := at(lo), at(hi)
-		d := b.Sub(a)
-		if t >= 0.5 {
-			res = b.Sub(d.Mul(1 - t))
-		} else {
-			res = a.Add(d.Mul(t))
-		}
+	a, b := at(0), at(1)
+	switch {
+	case name == "Median" && n%2 == 1:
+		res = a
+	case name == "Median":
+		res = a.Add(b).Div(2)
+	case t >= 0.5:
+		res = b.Sub(b.Sub(a).Mul(1 - t))
+	default:
+		res = a.Add(b.Sub(a).Mul(t))
 	}
-	return Where(IsNaN(at(n-1)), math.NaN(), res) // NaN sorts last
+	return Where(IsNaN(at(2)), math.NaN(), res) // NaN sorts last
 }

@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"fmt"
 
+	_ "github.com/gpunotes/gpunotes/gpuarray/cuda/devsort" // sorts on GPUs
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -10,7 +11,14 @@ import (
 // SortOption adjusts Sort and Argsort (the Array API's keyword arguments): Descending.
 type SortOption func(*sortConfig)
 
-type sortConfig struct{ desc bool }
+type sortConfig struct {
+	desc bool
+	keep []int // positions of the sorted axis kept (expr.Call.Keep); nil: all
+}
+
+// keepSorted keeps only positions keep of the sorted axis (TopK, quantiles): the rest never
+// leaves the device that sorted it.
+func keepSorted(keep []int) SortOption { return func(c *sortConfig) { c.keep = keep } }
 
 // Descending sorts from the largest value down (the Array API's descending=True): NaN first,
 // equal values in their original order, as numpy.flip(numpy.sort(numpy.flip(x))).
@@ -19,8 +27,9 @@ func Descending() SortOption { return func(c *sortConfig) { c.desc = true } }
 // Sort returns x sorted along axis (negative: from the end), as the Array API's sort and
 // numpy.sort(kind="stable"): ascending with NaN last, or Descending. The axis is brought into
 // one chunk, as dask does for its transforms; the other axes keep their chunks. Values keep
-// their dtype (integers are sorted exactly); complex values are refused. Every task runs on
-// the CPU; on a GPU scheduler the sort runs on the host and Path() says so.
+// their dtype (integers are sorted exactly); complex values are refused. On a GPU scheduler
+// the lines are sorted on the device (a stable radix sort, kernels/sort.cu), with the same
+// result bit for bit.
 func Sort(x *Array, axis int, opts ...SortOption) *Array {
 	return sortCall(x, axis, false, "Sort", opts)
 }
@@ -61,24 +70,15 @@ func topK(x *Array, k, axis int, arg bool, name string) *Array {
 	if k == 0 || n > r[ax] {
 		return errArray(fmt.Errorf("%s: k = %d for an axis of length %d (want 1 <= |k| <= %d)", name, k, r[ax], r[ax]))
 	}
-	var opts []SortOption
+	keep := make([]int, n)
+	for i := range keep {
+		keep[i] = i
+	}
+	opts := []SortOption{keepSorted(keep)}
 	if k > 0 {
 		opts = append(opts, Descending())
 	}
-	s := sortCall(x, ax, arg, name, opts)
-	if s.Err() != nil {
-		return s
-	}
-	idx := make([]expr.Index, ax+1)
-	for d := range idx {
-		idx[d] = expr.Index{Step: 1}
-	}
-	idx[ax] = expr.Index{Step: 1, Stop: n, HasStop: true}
-	out, err := expr.NewSlice(s.n, idx)
-	if err != nil {
-		return errArray(fmt.Errorf("%s: %w", name, err))
-	}
-	return wrap(out, nil)
+	return sortCall(x, ax, arg, name, opts)
 }
 
 func sortAxis(name string, shape []int, axis int) (int, error) {
@@ -140,7 +140,7 @@ func sortCall(x *Array, axis int, arg bool, name string, opts []SortOption) *Arr
 	case c.desc:
 		fn = expr.FnSortDesc
 	}
-	out, err := expr.NewCall(a, expr.Call{Fn: fn, Axis: ax, N: a.Shape[ax]}, dt)
+	out, err := expr.NewCall(a, expr.Call{Fn: fn, Axis: ax, N: a.Shape[ax], Keep: c.keep}, dt)
 	if err != nil {
 		return errArray(fmt.Errorf("%s: %w", name, err))
 	}

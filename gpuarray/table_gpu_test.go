@@ -220,6 +220,9 @@ func TestGPUIntegerAndComplexArithmetic(t *testing.T) {
 			sameOnGPU(t, fmt.Sprintf("%v div", dt), x.Div(y), 0)
 		}
 		sameOnGPU(t, fmt.Sprintf("%v where", dt), Where(x.Gt(y), x, y), 0)
+		if dt.IsInteger() { // the fused values reach the device sort through host memory
+			sameOnGPU(t, fmt.Sprintf("%v sort of x*3", dt), x.Mul(3).Sort(0), 0)
+		}
 		sameOnGPU(t, fmt.Sprintf("%v chain", dt), Where(x.Mul(y).Add(x).Add(y.Mul(x)).Ne(x), x.Mul(y), y.Add(x)).Eq(x).AsType(dt), 0)
 	}
 }

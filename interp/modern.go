@@ -40,7 +40,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var"} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type"} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -60,7 +60,8 @@ func needsRewrite(src string) bool {
 //   - comma-ok index and type assertions at a cell's top level are split (yaegi's "nil type");
 //   - `clear(x)` calls a helper (yaegi lacks the Go 1.21 builtin; min and max are declared);
 //   - `main` is renamed, so a cell's func main runs once;
-//   - `os.Stdin` becomes `gnrt.Stdin`, a reader that prompts the front end for input.
+//   - `os.Stdin` becomes `gnrt.Stdin`, a reader that prompts the front end for input;
+//   - a type declared in a function body is registered for fmt's names (celltypes.go).
 //
 // It also returns the names the segment binds to integers (with env's), nil when it skipped the
 // segment.
@@ -95,6 +96,8 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.DeclStmt:
+			r.registerLocal(n)
 		case *ast.GoStmt:
 			r.goStmt(n)
 		case *ast.DeferStmt:
@@ -166,6 +169,8 @@ type rewriter struct {
 // visit is the same walk as rewriteGo's, for subtrees it hands back.
 func (r *rewriter) visit(n ast.Node) bool {
 	switch n := n.(type) {
+	case *ast.DeclStmt:
+		r.registerLocal(n)
 	case *ast.GoStmt:
 		r.goStmt(n)
 	case *ast.DeferStmt:

@@ -81,6 +81,10 @@ type Session struct {
 	comps    []*compiled             // processes of %%compile cells, by handle
 	funcSrc  map[string]string       // cached Call sources by hash
 	funcType map[string]reflect.Type // top-level funcs declared in cells, by name (under declMu)
+
+	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
+	notesMu sync.Mutex
+	notes   map[string]bool // notes the running cell already wrote
 }
 
 // New starts a session with the standard library and opts.Symbols loaded.
@@ -94,6 +98,8 @@ func New(opts Options) (*Session, error) {
 		goPanics: make(chan *CellError, 16),
 		funcSrc:  map[string]string{},
 		funcType: map[string]reflect.Type{},
+		types:    newTypeRegistry(),
+		notes:    map[string]bool{},
 	}
 	s.stdin = &stdinReader{s: s}
 	s.symbols = interp.Exports{}
@@ -120,6 +126,7 @@ func New(opts Options) (*Session, error) {
 		"Stdin":        reflect.ValueOf(io.Reader(s.stdin)),
 		"Result":       reflect.ValueOf(s.setResult),
 		"MakeLen":      reflect.ValueOf(makeLen), // guard.go
+		"RegisterType": reflect.ValueOf(s.types.register),
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -144,6 +151,9 @@ func (s *Session) reset() error {
 	}
 	if err := i.Use(s.guardedSymbols()); err != nil {
 		return fmt.Errorf("load guarded symbols: %w", err)
+	}
+	if err := i.Use(s.fmtSymbols()); err != nil {
+		return fmt.Errorf("load fmt symbols: %w", err)
 	}
 	// yaegi's restricted mode gives cells a private, empty environment. A notebook is the
 	// user's own process, as in ipykernel: cells see and change the real one (so compiled code,
@@ -221,6 +231,9 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) (*displa
 		s.outMu.Unlock()
 	}()
 	s.stdin.buf = nil
+	s.notesMu.Lock()
+	clear(s.notes)
+	s.notesMu.Unlock()
 	for len(s.goPanics) > 0 { // stale reports from goroutines of earlier cells
 		<-s.goPanics
 	}
@@ -334,6 +347,7 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 	}
 	s.recordDecl(seg.src, names)
 	s.recordFuncTypes(ctx, seg.src, names)
+	s.registerTypes(ctx, f)
 	s.recordInts(ints)
 	if hasName(names, "main") {
 		if _, err := s.eval(ctx, mainName+"()"); err != nil {
@@ -341,6 +355,26 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 		}
 	}
 	return nil
+}
+
+// registerTypes tells the type registry the reflect types of the types f declares. A failure
+// leaves fmt printing yaegi's names, as before.
+func (s *Session) registerTypes(ctx context.Context, f *ast.File) {
+	var calls []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.TYPE {
+			continue
+		}
+		for _, sp := range g.Specs {
+			if c := registerCall(sp.(*ast.TypeSpec)); c != "" {
+				calls = append(calls, c)
+			}
+		}
+	}
+	if len(calls) > 0 {
+		s.eval(ctx, strings.Join(calls, "; "))
+	}
 }
 
 // splitImports returns the imports of a declaration segment, wherever they stand (a cell may

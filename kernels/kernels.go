@@ -15,9 +15,9 @@ import (
 )
 
 // Sources are the files whose hash ptx/SOURCES.sha256 records, in hashing order.
-var Sources = []string{"gen.sh", "lib.cu", "zig_tables.h"}
+var Sources = []string{"gen.sh", "lib.cu", "zig_tables.h", "sort.cu"}
 
-//go:embed gen.sh lib.cu zig_tables.h
+//go:embed gen.sh lib.cu zig_tables.h sort.cu
 var sources embed.FS
 
 //go:embed ptx
@@ -35,6 +35,15 @@ func LibPTX(flavour string) ([]byte, error) {
 	b, err := fs.ReadFile(ptxFS, "ptx/lib_"+flavour+".ptx")
 	if err != nil {
 		return nil, fmt.Errorf("device library PTX %q is not in this build (run kernels/gen.sh on a machine with nvcc): %w", flavour, err)
+	}
+	return b, nil
+}
+
+// SortPTX returns the device sort's PTX (kernels/sort.cu, a module of its own) for the flavour.
+func SortPTX(flavour string) ([]byte, error) {
+	b, err := fs.ReadFile(ptxFS, "ptx/sort_"+flavour+".ptx")
+	if err != nil {
+		return nil, fmt.Errorf("device sort PTX %q is not in this build (run kernels/gen.sh on a machine with nvcc): %w", flavour, err)
 	}
 	return b, nil
 }

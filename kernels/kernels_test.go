@@ -51,6 +51,15 @@ func TestPTXCurrent(t *testing.T) {
 				t.Errorf("lib_%s.ptx lacks %q", fl, sym)
 			}
 		}
+		sp, err := SortPTX(fl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sym := range []string{".entry gpn_sort_keys", ".entry gpn_radix_hist64", ".entry gpn_radix_scan", ".entry gpn_radix_scatter64k", ".entry gpn_sort_out"} {
+			if !strings.Contains(string(sp), sym) {
+				t.Errorf("sort_%s.ptx lacks %q", fl, sym)
+			}
+		}
 	}
 }
 

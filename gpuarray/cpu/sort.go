@@ -58,7 +58,25 @@ func applySort(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []in
 	if res.DType() != c.DType {
 		res = dtype.Convert(res, c.DType)
 	}
+	if len(c.Keep) > 0 {
+		return keepPositions(res, l, c.Keep), c.OutShape(shape), nil
+	}
 	return res, slices.Clone(shape), nil
+}
+
+// keepPositions returns the values at positions keep of each line of x (lines l), row-major
+// with the axis len(keep) long.
+func keepPositions(x dtype.Slice, l fft.Lines, keep []int) dtype.Slice {
+	k := len(keep)
+	out := dtype.Make(x.DType(), l.Count()*k)
+	for o := 0; o < l.Outer; o++ {
+		for j, p := range keep {
+			src := (o*l.N + p) * l.Inner
+			dst := (o*k + j) * l.Inner
+			dtype.Copy(out.Slice(dst, dst+l.Inner), x.Slice(src, src+l.Inner))
+		}
+	}
+	return out
 }
 
 type sortOrder struct{ desc, arg bool }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -12,22 +13,53 @@ import (
 
 // CallRunner passes one task's values (row-major, shape, in host memory) through a library
 // call on device d and returns the result and its shape. Package cuda/cufft registers the
-// Fourier transforms (RegisterCalls) so that this package need not import it.
+// Fourier transforms and cuda/devsort the sorts (RegisterCalls) so that this package need not
+// import them.
 type CallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error)
 
+// DeviceCallRunner is a CallRunner whose values a fused kernel left on device d: ptr holds them
+// as float64 elements (the fused kernels compute in float64) standing for values of dtype dt,
+// row-major over shape. The runner reads ptr and leaves freeing it to the caller.
+type DeviceCallRunner func(ctx context.Context, d *Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int) (dtype.Slice, []int, error)
+
+// callLib is one registered library of calls.
+type callLib struct {
+	run      CallRunner
+	dev      DeviceCallRunner       // nil: the values always come from host memory
+	ready    func() error           // whether the library can be used here (loads it)
+	supports func(expr.CallFn) bool // which functions it runs on a GPU
+}
+
 var (
-	callMu       sync.RWMutex
-	callRunner   CallRunner
-	callReady    func() error           // whether the library can be used here (loads it)
-	callSupports func(expr.CallFn) bool // which functions the runner computes on a GPU
+	callMu   sync.RWMutex
+	callLibs []callLib
 )
 
-// RegisterCalls installs the runner of library calls, the check that its library loads, and
-// which functions it runs on a GPU.
+// RegisterCalls installs a runner of library calls, the check that its library loads, and
+// which functions it runs on a GPU. Libraries are asked in the order they registered.
 func RegisterCalls(run CallRunner, ready func() error, supports func(expr.CallFn) bool) {
+	RegisterDeviceCalls(run, nil, ready, supports)
+}
+
+// RegisterDeviceCalls is RegisterCalls for a library that can also read values a fused kernel
+// left on the device (dev), which saves their round trip through host memory.
+func RegisterDeviceCalls(run CallRunner, dev DeviceCallRunner, ready func() error, supports func(expr.CallFn) bool) {
 	callMu.Lock()
 	defer callMu.Unlock()
-	callRunner, callReady, callSupports = run, ready, supports
+	callLibs = append(callLibs, callLib{run: run, dev: dev, ready: ready, supports: supports})
+}
+
+// callLibFor returns the registered library that runs fn, or nil.
+func callLibFor(fn expr.CallFn) *callLib {
+	callMu.RLock()
+	defer callMu.RUnlock()
+	for i := range callLibs {
+		if callLibs[i].supports(fn) {
+			l := callLibs[i]
+			return &l
+		}
+	}
+	return nil
 }
 
 // Runs returns nil when RunPlan runs kernel k on a GPU, or why it does not (then run it on the
@@ -43,13 +75,11 @@ func Runs(k *plan.Kernel) error {
 			return err
 		}
 	}
-	callMu.RLock()
-	run, ready, supports := callRunner, callReady, callSupports
-	callMu.RUnlock()
-	if run == nil || !supports(k.Call.Fn) {
+	lib := callLibFor(k.Call.Fn)
+	if lib == nil {
 		return fmt.Errorf("cuda: %v has no GPU implementation yet", k.Call.Fn)
 	}
-	return ready()
+	return lib.ready()
 }
 
 // runCalls runs tasks of a kernel with a library call: the fused values of every task on the
@@ -70,6 +100,8 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		sub[i] = &c
 	}
 	call := tasks[0].Kernel.Call
+	lib := callLibFor(call.Fn)
+	fused := !ek.PlainInput() && !tasks[0].Kernel.PlainInput()
 	outs := make([]*plan.Output, len(tasks))
 	per := (len(tasks) + len(devs) - 1) / len(devs)
 	errs := make([]error, len(devs))
@@ -82,9 +114,16 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var vals []*plan.Output
 			// A take's block is gathered on the device by a fused kernel too.
-			if !ek.PlainInput() && !tasks[0].Kernel.PlainInput() || gathers(tasks[lo:hi]) {
+			fused := fused || gathers(tasks[lo:hi])
+			// Device runners read float64 words: integer and complex values (other words, see
+			// EncodeWords) reach the library through host memory.
+			if fused && lib.dev != nil && laneOf(ek.Instrs[ek.Result].DType) == laneF {
+				errs[di] = runDeviceCalls(ctx, d, lib.dev, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
+				return
+			}
+			var vals []*plan.Output
+			if fused {
 				var err error
 				if vals, err = RunPlan(ctx, []*Device{d}, sub[lo:hi]); err != nil {
 					errs[di] = err
@@ -101,7 +140,7 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 					errs[di] = fmt.Errorf("cuda: %v of chunk %d: its input block is not in host memory", call.Fn, tasks[i].Index)
 					return
 				}
-				data, shape, err := callRunner(ctx, d, call, in, tasks[i].Shape)
+				data, shape, err := lib.run(ctx, d, call, in, tasks[i].Shape)
 				if err != nil {
 					errs[di] = fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
 					return
@@ -120,6 +159,26 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		}
 	}
 	return outs, nil
+}
+
+// runDeviceCalls computes each task's fused values on d, left there, and passes them to the
+// library's device runner: one task at a time, so that one block's values are held at once.
+func runDeviceCalls(ctx context.Context, d *Device, run DeviceCallRunner, call *plan.CallStep, tasks, sub []*plan.Task, outs []*plan.Output) error {
+	ek := sub[0].Kernel
+	dt := ek.Instrs[ek.Result].DType
+	for i, t := range sub {
+		ptrs, free, err := RunPlanKeep(ctx, d, []*plan.Task{t})
+		if err != nil {
+			return err
+		}
+		data, shape, err := run(ctx, d, call, ptrs[0], dt, tasks[i].Shape)
+		free()
+		if err != nil {
+			return fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
+		}
+		outs[i] = &plan.Output{Shape: shape, Data: data}
+	}
+	return nil
 }
 
 // gathers reports whether a task reads a block that the device gathers (plan.Block.Gather).

@@ -15,6 +15,9 @@ type Call struct {
 	Axis  int     // transforms: the axis of Args[0] they work along (one chunk there)
 	N     int     // transforms: the transform's length; FnSolve, FnLstsq: the columns of a
 	Scale float64 // transforms: every result value is multiplied by it (the normalization)
+	// Keep, for sorts, keeps only these positions of each sorted line, in this order
+	// (quantiles read two or three, TopK the first k): the result's axis has len(Keep) values.
+	Keep []int `json:",omitempty"`
 }
 
 // CallFn is a library function.
@@ -87,6 +90,9 @@ func (c Call) OutLen() int {
 	case FnProd:
 		return 1
 	}
+	if len(c.Keep) > 0 && c.Fn.Sorts() {
+		return len(c.Keep)
+	}
 	return c.N
 }
 
@@ -147,10 +153,16 @@ func NewCall(a *Node, c Call, dt DType) (*Node, error) {
 	if want := c.InLen(); c.N < 1 || a.Shape[c.Axis] > want || a.Shape[c.Axis] < 1 {
 		return nil, fmt.Errorf("%v of length %d reads 1 to %d values along axis %d, the array has %d (shape %s)", c.Fn, c.N, want, c.Axis, a.Shape[c.Axis], ShapeString(a.Shape))
 	}
+	for _, k := range c.Keep {
+		if !c.Fn.Sorts() || k < 0 || k >= c.N {
+			return nil, fmt.Errorf("%v: position %d kept of an axis of length %d", c.Fn, k, c.N)
+		}
+	}
 	shape := c.OutShape(a.Shape)
 	chunks := cloneChunks(a.Chunks)
 	chunks[c.Axis] = []int{shape[c.Axis]}
 	cc := c
+	cc.Keep = slices.Clone(c.Keep)
 	return &Node{Kind: KCall, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a}, Call: &cc}, nil
 }
 

@@ -1,0 +1,463 @@
+package devsort
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"os"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/fft"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+	"github.com/gpunotes/gpunotes/kernels"
+)
+
+func init() {
+	cuda.RegisterDeviceCalls(runHost, runDevice, driver.Load, func(fn expr.CallFn) bool { return fn.Sorts() })
+}
+
+// Element type codes of sort.cu.
+const (
+	tF64 = iota
+	tF32
+	tI64
+	tI32
+	tI16
+	tI8
+	tU64
+	tU32
+	tU16
+	tU8
+)
+
+// typeCode returns sort.cu's code of dt and the bits its keys have.
+func typeCode(dt dtype.DType) (code, keyBits int, err error) {
+	switch dt {
+	case dtype.Float64:
+		return tF64, 64, nil
+	case dtype.Float32:
+		return tF32, 32, nil
+	case dtype.Int64:
+		return tI64, 64, nil
+	case dtype.Int32:
+		return tI32, 32, nil
+	case dtype.Int16:
+		return tI16, 16, nil
+	case dtype.Int8:
+		return tI8, 8, nil
+	case dtype.Uint64:
+		return tU64, 64, nil
+	case dtype.Uint32:
+		return tU32, 32, nil
+	case dtype.Uint16:
+		return tU16, 16, nil
+	case dtype.Uint8, dtype.Bool: // false < true, as uint8
+		return tU8, 8, nil
+	}
+	return 0, 0, fmt.Errorf("%v values have no order (sort real numbers)", dt)
+}
+
+// Launch shape of the radix passes (sort.cu's RT, RIPT) and of the scan (SCAN_T).
+const (
+	radixThreads = 256
+	radixTile    = radixThreads * 8
+	scanThreads  = 1024
+	loopThreads  = 256
+)
+
+// traced: GPUNOTES_GPU_TRACE=1 times the sort on the device, without the transfers.
+var traced = os.Getenv("GPUNOTES_GPU_TRACE") == "1"
+
+// maxElems is the largest block sorted on a GPU: payloads are 32-bit positions.
+const maxElems = 1<<32 - 1
+
+// Sort sorts the lines of vals (row-major, shape) along c.Axis on d as the CPU does
+// (cpu.ApplyCall): the sorted values in c.DType, or their int64 indices for an argsort.
+func Sort(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error) {
+	return runHost(ctx, d, c, vals, shape)
+}
+
+func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error) {
+	var out dtype.Slice
+	err := d.Do(ctx, func() error {
+		n := vals.Len()
+		if n == 0 {
+			out = dtype.Make(c.DType, int(expr.Size(c.OutShape(shape))))
+			return nil
+		}
+		x, err := d.Pool().Alloc(uint64(len(vals.Bytes())))
+		if err != nil {
+			return fmt.Errorf("devsort: input buffer: %w", err)
+		}
+		defer d.Pool().Free(x)
+		if err := upload(d, x, vals.Bytes()); err != nil {
+			return fmt.Errorf("devsort: upload: %w", err)
+		}
+		out, err = sortOn(ctx, d, c, x, vals.DType(), shape)
+		return err
+	})
+	if err != nil {
+		return dtype.Slice{}, nil, err
+	}
+	return out, c.OutShape(shape), nil
+}
+
+func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int) (dtype.Slice, []int, error) {
+	var out dtype.Slice
+	err := d.Do(ctx, func() error {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		if n == 0 {
+			out = dtype.Make(c.DType, int(expr.Size(c.OutShape(shape))))
+			return nil
+		}
+		x := ptr
+		if dt != dtype.Float64 { // the fused values stand for float32 or bool values: convert
+			kind := 0
+			switch dt {
+			case dtype.Float32:
+			case dtype.Bool:
+				kind = 1
+			default:
+				return fmt.Errorf("devsort: fused values of dtype %v", dt)
+			}
+			var err error
+			if x, err = d.Pool().Alloc(uint64(n * dt.Size())); err != nil {
+				return fmt.Errorf("devsort: input buffer: %w", err)
+			}
+			defer d.Pool().Free(x)
+			if err := launch(d, "gpn_sort_narrow", grid(n), loopThreads, x, ptr, uint64(n), int32(kind)); err != nil {
+				return err
+			}
+		}
+		var err error
+		out, err = sortOn(ctx, d, c, x, dt, shape)
+		return err
+	})
+	if err != nil {
+		return dtype.Slice{}, nil, err
+	}
+	return out, c.OutShape(shape), nil
+}
+
+// sortOn sorts the block at x (dtype dt, row-major, shape) on d's goroutine and downloads the
+// result.
+func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.DevicePtr, dt dtype.DType, shape []int) (dtype.Slice, error) {
+	l, err := fft.Split(shape, c.Axis)
+	if err != nil {
+		return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
+	}
+	n := l.Count() * l.N
+	if n > maxElems {
+		return dtype.Slice{}, fmt.Errorf("devsort: a block of %d values is more than a GPU sort takes (%d): chunk the other axes smaller", n, maxElems)
+	}
+	code, keyBits, err := typeCode(dt)
+	if err != nil {
+		return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
+	}
+	arg := c.Fn == expr.FnArgsort || c.Fn == expr.FnArgsortDesc
+	desc := c.Fn == expr.FnSortDesc || c.Fn == expr.FnArgsortDesc
+	wide := keyBits == 64
+	kb := uint64(4)
+	if wide {
+		kb = 8
+	}
+	un := uint64(n)
+	t0 := time.Now()
+	pool := d.Pool()
+	var bufs []driver.DevicePtr
+	defer func() {
+		for _, b := range bufs {
+			pool.Free(b)
+		}
+	}()
+	alloc := func(what string, size uint64) (driver.DevicePtr, error) {
+		p, err := pool.Alloc(size)
+		if err != nil {
+			return 0, fmt.Errorf("devsort: %s: %w", what, err)
+		}
+		bufs = append(bufs, p)
+		return p, nil
+	}
+	nb := (n + radixTile - 1) / radixTile
+	var keys, keys2, idx, idx2, counts, totals, special driver.DevicePtr
+	for _, b := range []struct {
+		p    *driver.DevicePtr
+		what string
+		size uint64
+	}{{&keys, "keys", kb * un}, {&keys2, "keys", kb * un}, {&idx, "payloads", 4 * un}, {&idx2, "payloads", 4 * un},
+		{&counts, "digit counts", 256 * 4 * uint64(nb)}, {&totals, "digit totals", 256 * 4}, {&special, "flag", 4}} {
+		if *b.p, err = alloc(b.what, b.size); err != nil {
+			return dtype.Slice{}, err
+		}
+	}
+	if err := driver.MemsetD32Async(special, 0, 1, d.Stream()); err != nil {
+		return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
+	}
+	mask := uint64(1)<<keyBits - 1
+	if keyBits == 64 {
+		mask = ^uint64(0)
+	}
+	var k32, k64 driver.DevicePtr
+	if wide {
+		k64 = keys
+	} else {
+		k32 = keys
+	}
+	if err := launch(d, "gpn_sort_keys", grid(n), loopThreads, k32, k64, idx, x, un, int32(code), b2i(desc), mask, special); err != nil {
+		return dtype.Slice{}, err
+	}
+	// One line and only the values: the keys alone carry them, unless a NaN or a -0 (whose keys
+	// are shared with other bit patterns) needs its original bits back.
+	keysOnly := false
+	if !arg && l.Count() == 1 {
+		if err := d.Stream().Synchronize(); err != nil {
+			return dtype.Slice{}, fmt.Errorf("devsort: %v keys: %w", dt, err)
+		}
+		var sp uint32
+		if err := driver.MemcpyDtoH(unsafe.Pointer(&sp), special, 4); err != nil {
+			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
+		}
+		keysOnly = sp == 0
+	}
+	r := radix{d: d, n: un, nb: uint32(nb), counts: counts, totals: totals}
+	for shift := 0; shift < keyBits; shift += 8 {
+		if err := ctx.Err(); err != nil {
+			return dtype.Slice{}, err
+		}
+		if keysOnly {
+			err = r.pass(wide, shift, keys, 0, keys2, 0)
+			keys, keys2 = keys2, keys
+		} else {
+			err = r.pass(wide, shift, keys, idx, keys2, idx2)
+			keys, keys2, idx, idx2 = keys2, keys, idx2, idx
+		}
+		if err != nil {
+			return dtype.Slice{}, err
+		}
+	}
+	if lines := l.Count(); lines > 1 {
+		// The lines one after another: stable passes over each payload's line number.
+		if err := launch(d, "gpn_sort_segkeys", grid(n), loopThreads, keys, idx, un, uint64(l.N), uint64(l.Inner)); err != nil {
+			return dtype.Slice{}, err
+		}
+		segBits := bits.Len(uint(lines - 1))
+		for shift := 0; shift < segBits; shift += 8 {
+			if err := r.pass(false, shift, keys, idx, keys2, idx2); err != nil {
+				return dtype.Slice{}, err
+			}
+			keys, keys2, idx, idx2 = keys2, keys, idx2, idx
+		}
+	}
+	odt := dt // a sort keeps the dtype (the CPU's converts to c.DType after, as here)
+	if arg {
+		odt = dtype.Int64
+	}
+	klen := l.N
+	var keep driver.DevicePtr
+	if len(c.Keep) > 0 { // only the positions a quantile reads come back
+		klen = len(c.Keep)
+		kp := make([]uint32, klen)
+		for i, p := range c.Keep {
+			if p < 0 || p >= l.N {
+				return dtype.Slice{}, fmt.Errorf("devsort: position %d kept of lines of %d", p, l.N)
+			}
+			kp[i] = uint32(p)
+		}
+		if keep, err = alloc("kept positions", 4*uint64(klen)); err != nil {
+			return dtype.Slice{}, err
+		}
+		if err := driver.MemcpyHtoD(keep, unsafe.Pointer(&kp[0]), 4*uint64(klen)); err != nil {
+			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
+		}
+	}
+	m := l.Count() * klen
+	out := dtype.Make(odt, m)
+	res, err := alloc("result", uint64(len(out.Bytes())))
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	if keysOnly {
+		k32, k64 = keys, 0
+		if wide {
+			k32, k64 = 0, keys
+		}
+		err = launch(d, "gpn_sort_unkeys", grid(m), loopThreads, res, k32, k64, keep, uint64(m), int32(code), b2i(desc), mask)
+	} else {
+		err = launch(d, "gpn_sort_out", grid(m), loopThreads, res, x, idx, uint64(l.Count()), uint64(l.N), uint64(l.Inner), keep, uint64(klen), int32(dt.Size()), b2i(arg))
+	}
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	if traced {
+		if err := d.Stream().Synchronize(); err != nil {
+			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
+		}
+		cuda.Trace("devsort: %v of %d %v values (%d lines) on the device in %.3g s", c.Fn, n, dt, l.Count(), time.Since(t0).Seconds())
+	}
+	if err := download(d, out.Bytes(), res); err != nil {
+		return dtype.Slice{}, fmt.Errorf("devsort: download: %w", err)
+	}
+	if out.DType() != c.DType {
+		out = dtype.Convert(out, c.DType)
+	}
+	return out, nil
+}
+
+// radix runs the passes of one sort.
+type radix struct {
+	d              *cuda.Device
+	n              uint64
+	nb             uint32
+	counts, totals driver.DevicePtr
+}
+
+// pass moves keys (and payloads, unless vin is 0) from kin to kout ordered stably by the digit
+// at shift.
+func (r radix) pass(wide bool, shift int, kin, vin, kout, vout driver.DevicePtr) error {
+	w := "32"
+	if wide {
+		w = "64"
+	}
+	if err := launch(r.d, "gpn_radix_hist"+w, int(r.nb), radixThreads, kin, r.n, int32(shift), r.counts, r.nb); err != nil {
+		return err
+	}
+	if err := launch(r.d, "gpn_radix_scan", 256, scanThreads, r.counts, r.nb, r.totals); err != nil {
+		return err
+	}
+	if vin == 0 {
+		return launch(r.d, "gpn_radix_scatter"+w+"k", int(r.nb), radixThreads, kin, kout, r.n, int32(shift), r.counts, r.totals, r.nb)
+	}
+	return launch(r.d, "gpn_radix_scatter"+w, int(r.nb), radixThreads, kin, vin, kout, vout, r.n, int32(shift), r.counts, r.totals, r.nb)
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// grid returns the blocks of a grid-stride loop over n elements.
+func grid(n int) int { return max(1, min((n+loopThreads-1)/loopThreads, 65536)) }
+
+// launch runs sort.cu's kernel name on d's stream with the given arguments (DevicePtr,
+// uint64, uint32 and int32 values).
+func launch(d *cuda.Device, name string, blocks, threads int, args ...any) error {
+	f, err := function(d, name)
+	if err != nil {
+		return err
+	}
+	params := make([]unsafe.Pointer, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case driver.DevicePtr:
+			p := uint64(v)
+			params[i] = unsafe.Pointer(&p)
+		case uint64:
+			params[i] = unsafe.Pointer(&v)
+		case uint32:
+			params[i] = unsafe.Pointer(&v)
+		case int32:
+			params[i] = unsafe.Pointer(&v)
+		default:
+			return fmt.Errorf("devsort: argument %d of %s has type %T", i, name, a)
+		}
+	}
+	if err := f.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(threads), 1, 1}, 0, d.Stream(), params); err != nil {
+		return fmt.Errorf("devsort: launch %s (%d blocks): %w", name, blocks, err)
+	}
+	return nil
+}
+
+var (
+	modMu sync.Mutex
+	mods  = map[*cuda.Device]*module{}
+)
+
+type module struct {
+	mod   driver.Module
+	funcs map[string]driver.Function
+}
+
+// function returns kernel name of the sort module on d, loading the module on first use. Call
+// it on the device goroutine.
+func function(d *cuda.Device, name string) (driver.Function, error) {
+	modMu.Lock()
+	defer modMu.Unlock()
+	m := mods[d]
+	if m == nil {
+		ptx, err := sortPTX(kernels.FlavourFor(d.Info.Major, d.Info.Minor))
+		if err != nil {
+			return 0, err
+		}
+		mod, err := driver.ModuleLoadData(append(ptx, 0))
+		if err != nil {
+			return 0, fmt.Errorf("devsort: load the sort module: %w", err)
+		}
+		m = &module{mod: mod, funcs: map[string]driver.Function{}}
+		mods[d] = m
+	}
+	if f, ok := m.funcs[name]; ok {
+		return f, nil
+	}
+	f, err := m.mod.Function(name)
+	if err != nil {
+		return 0, fmt.Errorf("devsort: %w", err)
+	}
+	m.funcs[name] = f
+	return f, nil
+}
+
+// sortPTX returns the sort module; GPUNOTES_KERNELS_PTX names a directory to read it from
+// instead of the embedded copy, as for the device library.
+func sortPTX(flavour string) ([]byte, error) {
+	if dir := os.Getenv("GPUNOTES_KERNELS_PTX"); dir != "" {
+		b, err := os.ReadFile(dir + "/sort_" + flavour + ".ptx")
+		if err != nil {
+			return nil, fmt.Errorf("device sort from GPUNOTES_KERNELS_PTX: %w", err)
+		}
+		return b, nil
+	}
+	return kernels.SortPTX(flavour)
+}
+
+// upload copies b to the device at p: whole float64 words through the device's pinned
+// staging, the tail directly.
+func upload(d *cuda.Device, p driver.DevicePtr, b []byte) error {
+	w := len(b) / 8
+	if w > 0 {
+		if err := d.CopyToDevice(p, unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), w)); err != nil {
+			return err
+		}
+	}
+	if t := len(b) - 8*w; t > 0 {
+		return driver.MemcpyHtoD(p+driver.DevicePtr(8*w), unsafe.Pointer(&b[8*w]), uint64(t))
+	}
+	return nil
+}
+
+// download copies the device bytes at p into b, after the work queued on the device's stream.
+func download(d *cuda.Device, b []byte, p driver.DevicePtr) error {
+	w := len(b) / 8
+	if w > 0 {
+		if err := d.CopyToHost(unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), w), p); err != nil {
+			return err
+		}
+	}
+	if t := len(b) - 8*w; t > 0 {
+		if err := d.Stream().Synchronize(); err != nil {
+			return err
+		}
+		return driver.MemcpyDtoH(unsafe.Pointer(&b[8*w]), p+driver.DevicePtr(8*w), uint64(t))
+	}
+	return nil
+}
