@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -39,6 +40,7 @@ func executeChunks(ctx context.Context, spec []byte, inputs []any, onGPU bool) (
 	if len(ts) == 0 {
 		return []*plan.Output{}, nil
 	}
+	var fallback string
 	if onGPU {
 		err := cuda.Runs(ts[0].Kernel)
 		if err == nil {
@@ -48,7 +50,9 @@ func executeChunks(ctx context.Context, spec []byte, inputs []any, onGPU bool) (
 			}
 			return cuda.RunPlan(ctx, []*cuda.Device{d}, ts)
 		}
-		// Never silently: the worker's log says which kernel ran on the host and why.
+		// Never silently: the worker's log says which kernel ran on the host and why, and so
+		// do the outputs, which the client reports in the cell and in Path.
+		fallback = err.Error()
 		fmt.Fprintf(os.Stderr, "gpunotes worker: warning: host fallback: %d chunk(s) of a kernel of shape %v run on the CPU: %v\n", len(ts), ts[0].Kernel.Shape, err)
 	}
 	outs := make([]*plan.Output, len(ts))
@@ -60,7 +64,11 @@ func executeChunks(ctx context.Context, spec []byte, inputs []any, onGPU bool) (
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				t0 := time.Now()
 				outs[i], errs[i] = cpu.Execute(ctx, ts[i])
+				if errs[i] == nil && fallback != "" {
+					outs[i].HostFallback, outs[i].HostSeconds = fallback, time.Since(t0).Seconds()
+				}
 			}
 		}()
 	}

@@ -46,7 +46,9 @@ type Array struct {
 // like "cpu (OpenBLAS 0.3.21)" or "gpu 0 NVIDIA H100 80GB HBM3 (cuBLAS/cuSOLVER), operands
 // generated on the device", or that Compute returned on the GPU backend, like "gpu 0 NVIDIA
 // H100 80GB HBM3 (fused kernels)", followed by "; host fallback: …" for each part that ran on
-// the CPU instead, with its time and the reason; it is "" for every other array.
+// the CPU instead, with its time and the reason, and "; result kept on gpu 0" for an array
+// result left in device memory; on a cluster it is "host fallback: …" when GPU workers ran
+// parts on their CPUs. It is "" for every other array.
 func (a *Array) Path() string { return a.path }
 
 func errArray(err error) *Array { return &Array{err: err} }

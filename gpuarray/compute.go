@@ -38,6 +38,60 @@ type computeConfig struct {
 	progress func(done, total int)
 	quiet    bool
 	memLimit int64
+	// toHost brings GPU results to the host (callers that read the values right away);
+	// otherwise Compute on a GPU leaves array results there (see computeArrays).
+	toHost bool
+	// notes collects, for Path, the host fallbacks that schedulers other than the GPU's
+	// report in their outputs (GPU cluster workers).
+	notes *hostNotes
+}
+
+// hostNotes are the host fallbacks of one computation, in the order reported.
+type hostNotes struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (h *hostNotes) add(msg string) {
+	h.mu.Lock()
+	h.list = append(h.list, msg)
+	h.mu.Unlock()
+}
+
+func (h *hostNotes) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return strings.Join(h.list, "; ")
+}
+
+// reportFallbacks reports the tasks of st that a GPU cluster worker ran on its CPU (their
+// outputs say so): one warning in the cell with the chunks, the time and the reasons, and a
+// note for Path, as a local GPU compute reports its host steps.
+func reportFallbacks(cfg computeConfig, st *plan.Stage, outs []*plan.Output) {
+	n, secs := 0, 0.0
+	var reasons []string
+	for _, o := range outs {
+		if o == nil || o.HostFallback == "" {
+			continue
+		}
+		n++
+		secs += o.HostSeconds
+		if !slices.Contains(reasons, o.HostFallback) {
+			reasons = append(reasons, o.HostFallback)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	msg := fmt.Sprintf("host fallback: %d of %d chunks of the %s ran on the CPU of GPU cluster workers in %.3g s (%s)", n, len(outs), describeKernel(st.Kernel), secs, strings.Join(reasons, "; "))
+	if g, ok := cfg.sched.(*gpuSched); ok {
+		g.hostStep(msg)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "gpuarray warning: %s\n", msg)
+	if cfg.notes != nil {
+		cfg.notes.add(msg)
+	}
 }
 
 // Inline runs tasks one after another on the calling goroutine.
@@ -195,11 +249,14 @@ func defaultMemoryLimit() int64 {
 // progressDelay is how long Compute runs before it shows a progress bar in a cell.
 const progressDelay = 300 * time.Millisecond
 
-// Compute evaluates the array and returns it materialized in host memory (its chunks kept);
-// an array held on a GPU is copied to the host. It uses the
-// Threads scheduler on the CPU unless an option picks another, and the running cell's context
-// unless WithContext is given; in a cell, a computation that takes a while shows a progress
-// bar.
+// Compute evaluates the array and returns it materialized: on a GPU scheduler (OnGPU,
+// OnGPUs) an array result (not a scalar) stays in device memory (Where says "gpu 0"; later GPU
+// computations read it in place; ToSlice, printing or a CPU computation copy it to the host
+// once; Release frees it), unless it takes more than half the GPUs' free memory (Path says
+// so); other results are in host memory, and an array held on a GPU is copied to the host.
+// It uses the Threads scheduler on the CPU unless an option picks another, and the running
+// cell's context unless WithContext is given; in a cell, a computation that takes a while
+// shows a progress bar.
 func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 	if err := a.Err(); err != nil {
 		return nil, err
@@ -209,6 +266,23 @@ func (a *Array) Compute(opts ...ComputeOption) (*Array, error) {
 		return nil, err
 	}
 	out, err := computeArrays(cfg, []*Array{a})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// computeHost is Compute for callers that read the values at once (ToSlice): a result
+// computed on a GPU comes to host memory instead of staying there.
+func (a *Array) computeHost(opts []ComputeOption) (*Array, error) {
+	if err := a.Err(); err != nil {
+		return nil, err
+	}
+	cfg, err := configure(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := computeHost(cfg, []*Array{a})
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +318,10 @@ func configure(opts []ComputeOption) (computeConfig, error) {
 func stageOrder(roots []*expr.Node) []*expr.Node { return plan.OrderAll(roots) }
 
 // computeArrays computes arrays in one pass (see stageOrder) and returns them materialized.
+// On a GPU scheduler (unless cfg.toHost) an array result (rank >= 1) stays in device memory
+// (see gpuResults); scalars and other schedulers' results are in host memory.
 func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
+	cfg.notes = &hostNotes{}
 	roots := make([]*expr.Node, len(arrays))
 	arrays = append([]*Array(nil), arrays...)
 	for i, a := range arrays {
@@ -277,14 +354,23 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 		}
 		todo = append(todo, root)
 	}
+	g, onGPU := cfg.sched.(*gpuSched)
+	var res *gpuResults
+	if onGPU && !cfg.toHost {
+		res = newGPUResults(g, todo)
+	}
 	order := stageOrder(todo)
+	if res != nil {
+		order = res.stages(order)
+	}
 	total := 0
 	for _, n := range order {
-		iter := n
-		if n.Kind == expr.KReduce {
-			iter = n.Args[0]
+		total += stageChunks(n)
+	}
+	if res != nil {
+		for _, n := range res.direct {
+			total += stageChunks(n)
 		}
-		total += expr.NumChunks(iter.Chunks)
 	}
 	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
@@ -292,9 +378,26 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	if err := runOrder(cfg, order, done, prog.add); err != nil {
 		return nil, err
 	}
+	var held map[*expr.Node]*gpuChunks
+	if res != nil {
+		var err error
+		if held, err = res.keep(cfg, len(order), done, prog.add); err != nil {
+			return nil, err
+		}
+	}
 	prog.ok = true
 	for i, a := range arrays {
 		if out[i] != nil {
+			continue
+		}
+		if gc, ok := held[a.n]; ok {
+			n, err := expr.NewBuffered(gc, a.n.Shape, a.n.Chunks)
+			if err != nil {
+				gc.release()
+				return nil, fmt.Errorf("compute: %w", err)
+			}
+			n.DType = a.n.DType
+			out[i] = &Array{n: n, path: g.path() + "; result kept on " + gc.Where()}
 			continue
 		}
 		vals, ok := done[a.n]
@@ -309,33 +412,64 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 		out[i] = &Array{n: n}
 		if p, ok := cfg.sched.(interface{ path() string }); ok {
 			out[i].path = p.path()
+			if why := res.onHost(a.n); why != "" {
+				out[i].path += "; " + why
+			}
+		} else {
+			out[i].path = cfg.notes.String()
 		}
 	}
 	return out, nil
 }
 
+// computeHost is computeArrays for callers that read the values at once: results computed on
+// a GPU come to host memory instead of staying on the device.
+func computeHost(cfg computeConfig, arrays []*Array) ([]*Array, error) {
+	cfg.toHost = true
+	return computeArrays(cfg, arrays)
+}
+
+// stageChunks is the number of tasks of n's stage, for progress.
+func stageChunks(n *expr.Node) int {
+	iter := n
+	if n.Kind == expr.KReduce {
+		iter = n.Args[0]
+	}
+	return expr.NumChunks(iter.Chunks)
+}
+
 // runOrder materializes the nodes of order, one stage each, into done.
 func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
 	for id, n := range order {
-		t0 := time.Now()
-		st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
+		vals, err := runStage(cfg, id, n, done, progress)
 		if err != nil {
-			return fmt.Errorf("compute: %w", err)
-		}
-		if g, ok := cfg.sched.(*gpuSched); ok && st.Gathered {
-			g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
-		}
-		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
-		if err != nil {
-			return fmt.Errorf("compute: %w", err)
-		}
-		vals, err := st.Assemble(outs)
-		if err != nil {
-			return fmt.Errorf("compute: %w", err)
+			return err
 		}
 		done[n] = vals
 	}
 	return nil
+}
+
+// runStage plans n as stage id and runs it with cfg's scheduler; it returns n's values.
+func runStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) (dtype.Slice, error) {
+	t0 := time.Now()
+	st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
+	if err != nil {
+		return dtype.Slice{}, fmt.Errorf("compute: %w", err)
+	}
+	if g, ok := cfg.sched.(*gpuSched); ok && st.Gathered {
+		g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
+	}
+	outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
+	if err != nil {
+		return dtype.Slice{}, fmt.Errorf("compute: %w", err)
+	}
+	reportFallbacks(cfg, st, outs)
+	vals, err := st.Assemble(outs)
+	if err != nil {
+		return dtype.Slice{}, fmt.Errorf("compute: %w", err)
+	}
+	return vals, nil
 }
 
 // ComputeAll computes several arrays in one pass and returns them materialized, in order:
@@ -372,7 +506,7 @@ func ComputeAll(args ...any) ([]*Array, error) {
 
 // ToSlice computes the array and returns its elements in row-major order.
 func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
-	c, err := a.Compute(opts...)
+	c, err := a.computeHost(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +528,7 @@ func (a *Array) Float64(opts ...ComputeOption) (float64, error) {
 	if n := expr.Size(a.n.Shape); n != 1 {
 		return 0, fmt.Errorf("Float64 of an array of shape %s (%d elements, want 1)", expr.ShapeString(a.n.Shape), n)
 	}
-	c, err := a.Compute(opts...)
+	c, err := a.computeHost(opts)
 	if err != nil {
 		return 0, err
 	}

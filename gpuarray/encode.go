@@ -32,7 +32,7 @@ func (a *Array) GobEncode() ([]byte, error) {
 	if err := a.Err(); err != nil {
 		w.Err = err.Error()
 	} else {
-		c, err := a.Compute()
+		c, err := a.computeHost(nil)
 		if err != nil {
 			return nil, fmt.Errorf("encode array: %w", err)
 		}

@@ -294,11 +294,11 @@ func streamChunks(a *Array, title string, opts []ComputeOption, sink func(off, s
 	}
 	root := a.n
 	if root.Kind == expr.KReduce {
-		c, err := a.Compute(opts...)
+		c, err := computeHost(cfg, []*Array{a})
 		if err != nil {
 			return err
 		}
-		root = c.n
+		root = c[0].n
 	}
 	defer pinGraph(root)()
 	order := plan.Order(root)

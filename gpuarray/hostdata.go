@@ -79,7 +79,7 @@ func FromSlice2D(rows [][]float64, opts ...ArrayOption) *Array {
 // values computes a and returns its values converted to dt (a copy, never the array's own
 // memory).
 func (a *Array) values(dt DType, opts []ComputeOption) (dtype.Slice, error) {
-	c, err := a.Compute(opts...)
+	c, err := a.computeHost(opts)
 	if err != nil {
 		return dtype.Slice{}, err
 	}

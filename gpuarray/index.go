@@ -208,7 +208,7 @@ func rewriteMasks(n *expr.Node, replace func(*expr.Node) (*expr.Node, error)) (*
 // the mask's chunks along its first axis (the number selected in each).
 func takeMasked(cfg computeConfig, n *expr.Node) (*expr.Node, error) {
 	x, m := n.Args[0], n.Args[1]
-	mc, err := computeArrays(cfg, []*Array{{n: m}})
+	mc, err := computeHost(cfg, []*Array{{n: m}})
 	if err != nil {
 		return nil, fmt.Errorf("mask: %w", err)
 	}

@@ -74,7 +74,7 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	if root.Kind == expr.KReduce {
 		// The chunks of a reduction's result are combined on the host: compute it, then keep
 		// the result's chunks.
-		c, err := computeArrays(cfg, []*Array{a})
+		c, err := computeHost(cfg, []*Array{a})
 		if err != nil {
 			return errArray(fmt.Errorf("persist: %w", err))
 		}
@@ -185,6 +185,41 @@ func (g chunkGrid) within(lo, hi []int) (int, []int, []int) {
 	return i, origin, shape
 }
 
+// runs calls f for each contiguous run of a chunk at off with shape inside the whole array
+// (row-major): at is the run's start in the array, o in the chunk, n its length.
+func (g chunkGrid) runs(off, shape []int, f func(at, o, n int)) {
+	r := len(shape)
+	if r == 0 {
+		f(0, 0, 1)
+		return
+	}
+	if expr.Size(shape) == 0 {
+		return
+	}
+	strides := make([]int, r)
+	s := 1
+	for d := r - 1; d >= 0; d-- {
+		strides[d] = s
+		s *= g.shape[d]
+	}
+	inner := shape[r-1]
+	pos := make([]int, r)
+	for o := 0; o < int(expr.Size(shape)); o += inner {
+		at := 0
+		for d := 0; d < r; d++ {
+			at += (off[d] + pos[d]) * strides[d]
+		}
+		f(at, o, inner)
+		for d := r - 2; d >= 0; d-- {
+			pos[d]++
+			if pos[d] < shape[d] {
+				break
+			}
+			pos[d] = 0
+		}
+	}
+}
+
 // place copies a chunk's row-major values at off with shape into dst, the whole array
 // row-major.
 func (g chunkGrid) place(dst dtype.Slice, off, shape []int, src dtype.Slice) {
@@ -227,6 +262,7 @@ type gpuChunks struct {
 	offs    [][]int // each chunk's corner, row-major chunk order
 	devs    []*cuda.Device
 	hostRun bool        // computed on the host and uploaded
+	label   string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
 	dt      dtype.DType // the array's dtype; the GPUs hold its values as cuda.EncodeWords writes them
 
 	mu      sync.Mutex
@@ -419,6 +455,9 @@ func (g *gpuChunks) state() string {
 	defer g.mu.Unlock()
 	if g.ptrs == nil {
 		return "released from " + g.Where()
+	}
+	if g.label != "" {
+		return g.label + " " + g.Where()
 	}
 	return "persisted on " + g.Where()
 }

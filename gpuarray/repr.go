@@ -16,6 +16,10 @@ func (a *Array) String() string {
 		return "gpuarray.Array<error: " + err.Error() + ">"
 	}
 	n := a.n
+	if g, ok := n.Buf.(*gpuChunks); ok && g.label != "" && expr.Size(n.Shape) <= printCopyLimit {
+		// A result Compute left on a GPU: printing asks for its values, copy them.
+		_, _ = n.Values()
+	}
 	if b, ok := n.Buf.(offHost); ok && !b.copied() {
 		return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, %s>",
 			expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks), b.state())
@@ -29,6 +33,10 @@ func (a *Array) String() string {
 	return fmt.Sprintf("gpuarray.Array<shape=%s, dtype=%v, chunksize=%s, chunks=%d, lazy>",
 		expr.ShapeString(n.Shape), n.DType, expr.ShapeString(chunkSize(n.Chunks)), expr.NumChunks(n.Chunks))
 }
+
+// printCopyLimit is the most elements of a GPU-held Compute result that String copies to the
+// host to print them; larger ones print where they are.
+const printCopyLimit = 1 << 20
 
 // hostValues returns a data node's values where they are in host memory already (nil for
 // values a GPU holds that were never copied, or were released).

@@ -245,8 +245,9 @@ func TestGPUCasts(t *testing.T) {
 	}
 }
 
-// TestGPUPersistIntegerAndComplex: integer and complex arrays persisted on the GPU hold the
-// kernel's words and give back the CPU's values, also when a later kernel reads them there.
+// TestGPUPersistIntegerAndComplex: integer and complex arrays persisted on the GPU, or left
+// there by a compute, hold the kernel's words and give back the CPU's values, also when a
+// later kernel reads them there.
 func TestGPUPersistIntegerAndComplex(t *testing.T) {
 	needGPU(t)
 	r := rand.New(rand.NewPCG(9, 10))
@@ -267,6 +268,17 @@ func TestGPUPersistIntegerAndComplex(t *testing.T) {
 			t.Errorf("%v: persisted values differ from the CPU's (%v)", dt, err)
 		}
 		sameOnGPU(t, fmt.Sprintf("%v persisted, then x - 3", dt), p.Sub(3), 0)
+		// A GPU compute's result stays there, in the same words.
+		g, err := y.Compute(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, held := g.n.Buf.(*gpuChunks); !held {
+			t.Errorf("%v: the result of a GPU compute is not on the GPU: %s", dt, g.Path())
+		}
+		if c, err := g.n.Values(); err != nil || !dtype.Equal(a, c) {
+			t.Errorf("%v: a GPU compute's result differs from the CPU's (%v)", dt, err)
+		}
 	}
 }
 

@@ -81,6 +81,8 @@ type Session struct {
 	comps    []*compiled             // processes of %%compile cells, by handle
 	funcSrc  map[string]string       // cached Call sources by hash
 	funcType map[string]reflect.Type // top-level funcs declared in cells, by name (under declMu)
+	declAt   map[string]declPos      // where each of decls was declared (under declMu)
+	cell     string                  // the running cell's label for tracebacks ("" unknown)
 
 	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
 	notesMu sync.Mutex
@@ -98,6 +100,7 @@ func New(opts Options) (*Session, error) {
 		goPanics: make(chan *CellError, 16),
 		funcSrc:  map[string]string{},
 		funcType: map[string]reflect.Type{},
+		declAt:   map[string]declPos{},
 		types:    newTypeRegistry(),
 		notes:    map[string]bool{},
 	}
@@ -231,6 +234,10 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) (*displa
 		s.outMu.Unlock()
 	}()
 	s.stdin.buf = nil
+	s.cell = ""
+	if c, ok := out.(interface{ ExecutionCount() int }); ok {
+		s.cell = cellLabel(c.ExecutionCount())
+	}
 	s.notesMu.Lock()
 	clear(s.notes)
 	s.notesMu.Unlock()
@@ -345,7 +352,7 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 	if _, err := s.eval(ctx, src); err != nil {
 		return s.evalError(ctx, err, seg)
 	}
-	s.recordDecl(seg.src, names)
+	s.recordDecl(seg, names)
 	s.recordFuncTypes(ctx, seg.src, names)
 	s.registerTypes(ctx, f)
 	s.recordInts(ints)
@@ -487,8 +494,11 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 		} else if val == "reflect: slice index out of range" || val == "reflect: array index out of range" {
 			// What Go says; yaegi indexes through reflect.
 			val = "runtime error: index out of range"
+		} else if strings.HasPrefix(val, "reflect: call of reflect.Value.") && strings.HasSuffix(val, " on zero Value") {
+			// yaegi's field access through a nil pointer.
+			val = "runtime error: invalid memory address or nil pointer dereference"
 		}
-		tb := append([]string{fmt.Sprintf("%s: %s", name, val)}, s.panicFrames(s.frames.take())...)
+		tb := append([]string{fmt.Sprintf("%s: %s", name, val)}, s.panicTrace(s.frames.take(), seg, val)...)
 		return &CellError{Name: name, Value: val, Traceback: tb}
 	}
 	var list scanner.ErrorList
@@ -699,14 +709,15 @@ func (s *Session) checkRedeclare(src string, names []string) *CellError {
 	return nil
 }
 
-func (s *Session) recordDecl(src string, names []string) {
+func (s *Session) recordDecl(seg segment, names []string) {
 	s.declMu.Lock()
 	defer s.declMu.Unlock()
 	for _, n := range names {
 		if _, ok := s.decls[n]; !ok {
 			s.order = append(s.order, n)
 		}
-		s.decls[n] = src
+		s.decls[n] = seg.src
+		s.declAt[n] = declPos{cell: s.cell, line: seg.line, col: seg.col}
 	}
 }
 
@@ -816,38 +827,6 @@ func (b *lockedBuffer) take() string {
 }
 
 var frameRE = regexp.MustCompile(`^(\d+):(\d+): panic: (\S+?)\(\.\.\.\)$`)
-
-// panicFrames turns yaegi's "L:C: panic: fn(...)" lines, innermost first, into traceback
-// lines for the funcs declared in cells, with the source line the panic passed through.
-// Positions count from the start of each declaration. The cell's own statements (yaegi's
-// "main" frame) carry no usable position and are summarized in one line.
-func (s *Session) panicFrames(report string) []string {
-	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(report), "\n") {
-		m := frameRE.FindStringSubmatch(strings.TrimSpace(line))
-		if m == nil {
-			continue
-		}
-		if m[3] == "main" {
-			out = append(out, "  in the cell's statements")
-			continue
-		}
-		l, _ := strconv.Atoi(m[1])
-		c, _ := strconv.Atoi(m[2])
-		fn := strings.TrimPrefix(m[3], "main.")
-		if fn == mainName {
-			fn = "main"
-		}
-		out = append(out, fmt.Sprintf("  in %s, line %d, column %d of its declaration", fn, l, c))
-		s.declMu.RLock()
-		src, ok := s.decls[fn]
-		s.declMu.RUnlock()
-		if lines := strings.Split(src, "\n"); ok && l >= 1 && l <= len(lines) {
-			out = append(out, "    "+lines[l-1])
-		}
-	}
-	return out
-}
 
 // flushingSink delivers displays after the text printed before them.
 type flushingSink struct {

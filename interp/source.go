@@ -162,7 +162,7 @@ func (s *Session) Call(ctx context.Context, src, fn string, args []any) ([]any, 
 		defer func() {
 			if r := recover(); r != nil {
 				val := fmt.Sprintf("%s panicked: %v", fn, r)
-				tb := append([]string{"panic: " + val}, s.panicFrames(s.frames.take())...)
+				tb := append([]string{"panic: " + val}, s.panicTrace(s.frames.take(), segment{}, val)...)
 				tb = append(tb, strings.Split(strings.TrimSpace(string(debug.Stack())), "\n")...)
 				perr = &CellError{Name: "panic", Value: val, Traceback: tb}
 			}

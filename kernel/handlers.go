@@ -30,7 +30,11 @@ type cellOutput struct {
 	req    *Message
 	silent bool
 	stdin  bool
+	count  int // the execution count the front end shows for the cell
 }
+
+// ExecutionCount is the cell's In[N], for the tracebacks of the executor.
+func (o *cellOutput) ExecutionCount() int { return o.count }
 
 func (o *cellOutput) Stream(name, text string) {
 	if o.silent {
@@ -154,7 +158,7 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 	k.runMu.Lock()
 	k.runCancel = cancel
 	k.runMu.Unlock()
-	out := &cellOutput{k: k, ctx: ctx, req: m, silent: req.Silent, stdin: req.AllowStdin}
+	out := &cellOutput{k: k, ctx: ctx, req: m, silent: req.Silent, stdin: req.AllowStdin, count: count}
 	res, err := k.exec.Execute(ctx, code, out)
 	var exprs map[string]any
 	if err == nil {

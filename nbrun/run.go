@@ -176,8 +176,16 @@ type runner struct {
 	mu       sync.Mutex
 	displays map[string][]*Output
 	cell     *Cell
+	count    int  // the running cell's execution count
 	clearing bool // a Clear(wait=true) is pending
 	detached bool // Run has returned
+}
+
+// ExecutionCount is the running cell's In[N], for the executor's tracebacks.
+func (r *runner) ExecutionCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.count
 }
 
 func (r *runner) detach() {
@@ -193,7 +201,7 @@ func (r *runner) execute(ctx context.Context, ex Executor, c *Cell, count int) *
 		defer cancel()
 	}
 	r.mu.Lock()
-	r.cell, r.clearing = c, false
+	r.cell, r.clearing, r.count = c, false, count
 	r.mu.Unlock()
 	res, err := ex.Execute(ctx, c.Source, r)
 	r.mu.Lock()

@@ -223,6 +223,14 @@ func (d *Device) kernel(s *Spec) (driver.Function, error) {
 		return 0, err
 	}
 	d.mods[key] = f
+	if traceRuns {
+		// What the JIT made of it: registers and local memory per thread, and the blocks an SM
+		// holds, which bound how much work is in flight.
+		regs, _ := f.Attribute(driver.FuncAttrNumRegs)
+		local, _ := f.Attribute(driver.FuncAttrLocalSizeBytes)
+		blocks, _ := f.MaxActiveBlocksPerSM(BlockSize, 0)
+		Trace("kernel %s (%d nodes, %d leaves, reduce %v): %d registers, %d bytes local, %d blocks of %d threads per SM", name, len(s.Nodes), s.Leaves(), s.Reduce, regs, local, blocks, BlockSize)
+	}
 	return f, nil
 }
 

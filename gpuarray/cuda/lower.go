@@ -67,6 +67,12 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 			nd.Kind, nd.Value = NConst, in.Value
 		case plan.Random:
 			nd.Kind, nd.Rand, nd.Leaf = NRandom, in.Rand, nleaf
+			for _, e := range s.Nodes {
+				if e.Kind == NRandom && e.SameKey == 0 && e.Rand.Key == in.Rand.Key {
+					nd.SameKey = e.Leaf + 1
+					break
+				}
+			}
 		case plan.Input:
 			nd.Kind, nd.Leaf = NInput, nleaf
 		case plan.Range:

@@ -262,3 +262,49 @@ func TestLowerReshapedRange(t *testing.T) {
 		t.Fatalf("range node %+v, want Last 11", nd)
 	}
 }
+
+// TestLowerSharesPhiloxKeys lowers x + x.T (one random array read twice) and x + y (two
+// random arrays): the second read of x derives no round keys of its own (the Philox key
+// schedule is nine additions per word, held in registers through the element loop), and its
+// spec key differs from x + y's, whose keys differ, so the two never share a linked kernel.
+func TestLowerSharesPhiloxKeys(t *testing.T) {
+	rnd := func(key uint32, m []expr.AxisMap) plan.Instr {
+		return plan.Instr{Code: plan.Random, DType: expr.Float64, Rand: expr.RandSpec{Dist: expr.Normal, P0: 0, P1: 1, Key: [2]uint32{key, 7}},
+			Src: []int{100, 100}, Map: m}
+	}
+	straight := []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}
+	swapped := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Step: 1}}
+	kernel := func(k2 uint32, m2 []expr.AxisMap) *plan.Kernel {
+		return &plan.Kernel{Shape: []int{100, 100}, Instrs: []plan.Instr{rnd(42, straight), rnd(k2, m2),
+			{Code: plan.Binary, DType: expr.Float64, Op: expr.OpAdd, Args: []int{0, 1}}},
+			Result: 2, Reduce: &plan.Reduction{Red: expr.Sum, Axes: []int{0, 1}}}
+	}
+	lib, err := kernels.LibPTX(kernels.SM90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schedules := func(s *Spec) int {
+		ptx, _, err := GeneratePTX(s, string(lib))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(ptx, "-1640531527") / 9
+	}
+	xt, _, err := Lower(kernel(42, swapped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	xy, _, err := Lower(kernel(43, swapped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if xt.Nodes[1].SameKey != 1 || xy.Nodes[1].SameKey != 0 || xt.Nodes[0].SameKey != 0 {
+		t.Fatalf("SameKey: x + x.T %d, x + y %d", xt.Nodes[1].SameKey, xy.Nodes[1].SameKey)
+	}
+	if xt.Key() == xy.Key() {
+		t.Fatal("x + x.T and x + y have one spec key: a linked kernel would be shared")
+	}
+	if n, m := schedules(xt), schedules(xy); n != 1 || m != 2 {
+		t.Fatalf("key schedules in the PTX: x + x.T %d (want 1), x + y %d (want 2)", n, m)
+	}
+}

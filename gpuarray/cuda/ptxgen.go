@@ -391,6 +391,10 @@ func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
 		if _, ok := g.roundKeys[nd.Leaf]; ok {
 			continue
 		}
+		if rk, ok := g.roundKeys[nd.SameKey-1]; ok && nd.SameKey > 0 {
+			g.roundKeys[nd.Leaf] = rk // the same Philox key: share the registers
+			continue
+		}
 		var rk [10][2]string
 		rk[0] = [2]string{g.r(), g.r()}
 		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], lv[nd.Leaf].ptr)

@@ -39,6 +39,9 @@ type Node struct {
 	Step, Stop float64
 	Last       int64
 	Exact      bool
+	// SameKey, for an NRandom node, is 1 + the leaf of an earlier random node with the same
+	// Philox key (x and x.T, say): the kernel derives the round keys once for both.
+	SameKey int
 }
 
 // outWords returns how many 64-bit words an elementwise kernel of s writes per element (see
@@ -185,6 +188,7 @@ func (s *Spec) Key() string {
 		// Not the random key: it reaches the kernel in the task descriptor, so a new seed
 		// reuses the linked kernel.
 		w(uint64(nd.Leaf))
+		w(uint64(nd.SameKey))
 		if nd.Kind == NRange {
 			w(math.Float64bits(nd.Step))
 			w(math.Float64bits(nd.Stop))

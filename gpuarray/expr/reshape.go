@@ -217,6 +217,15 @@ func pushReshape(n *Node, shape []int, chunks [][]int, memo map[*Node]*Node) *No
 		if n.Buf == nil {
 			r = with() // the same row-major values
 		}
+	case KFile:
+		// A C-order file read whole is the same row-major values under another shape: tasks
+		// read only their boxes of it, where the reshape's operand would be read entirely.
+		if f := n.File; (f.Format == "npy" || f.Format == "raw") && !f.Fortran && f.Sel == nil {
+			r = with()
+			c := *f
+			c.Shape = slices.Clone(shape)
+			r.File = &c
+		}
 	case KReshape:
 		r = pushReshape(n.Args[0], shape, chunks, memo)
 		if r == nil {

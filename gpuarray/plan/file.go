@@ -10,11 +10,53 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/io/source"
 )
 
-// fileInput makes a file-backed node an input whose blocks the tasks read themselves.
+// fileInput makes a file-backed node an input whose blocks the tasks read themselves. Where
+// m steps over an axis (a strided slice), the input is the selection of the positions it
+// reads, so that a task's box holds those and not the rows in between.
 func (l *lowerer) fileInput(n *expr.Node, m []expr.AxisMap) int {
+	m = slices.Clone(m)
+	for d, am := range m {
+		s := am.Step
+		if am.Axis < 0 || s >= -1 && s <= 1 {
+			continue
+		}
+		s = max(s, -s)
+		r := ((am.Off % s) + s) % s // the residue of the stored indices read
+		cnt := 0
+		if r < n.Shape[d] {
+			cnt = (n.Shape[d]-1-r)/s + 1
+		}
+		sel := *n
+		sel.Shape = slices.Clone(n.Shape)
+		sel.Shape[d] = cnt
+		sel.Chunks = nil
+		sel.File = n.File.Select(d, expr.Sel{Start: r, Step: s}, cnt)
+		n = &sel
+		m[d] = expr.AxisMap{Axis: am.Axis, Off: (am.Off - r) / s, Step: am.Step / s}
+	}
 	slot := l.input(dtype.Slice{}, n, m)
 	l.inputs[len(l.inputs)-1].file = n.File
 	return slot
+}
+
+// fileTake is the input of a take (not along) whose operand is a file-backed array: the file
+// with the taken positions selected, so tasks read those rows only, not the whole file.
+func (l *lowerer) fileTake(n *expr.Node, m []expr.AxisMap) (int, error) {
+	x := n.Args[0]
+	idx, err := l.takeIndices(n)
+	if err != nil {
+		return 0, err
+	}
+	ax := n.Axes[0]
+	is := make([]int, len(idx))
+	for i, v := range idx {
+		is[i] = int(v)
+	}
+	sel := *x
+	sel.Shape = slices.Clone(n.Shape)
+	sel.Chunks = nil
+	sel.File = x.File.Select(ax, expr.Sel{Idx: is}, len(is))
+	return l.fileInput(&sel, m), nil
 }
 
 // fileBlock is the block of a file-backed input that a region reads: its box, to be read by

@@ -29,36 +29,50 @@ type Gather struct {
 
 // takeInput adds the input leaf of take node n read through map m.
 func (l *lowerer) takeInput(n *expr.Node, m []expr.AxisMap) (int, error) {
-	x, ix := n.Args[0], n.Args[1]
+	x := n.Args[0]
+	if n.Kind == expr.KTake && x.Kind == expr.KFile {
+		return l.fileTake(n, m)
+	}
 	xv, err := l.valuesOf(x)
 	if err != nil {
 		return 0, err
 	}
-	iv, err := l.valuesOf(ix)
+	idx, err := l.takeIndices(n)
 	if err != nil {
 		return 0, err
 	}
 	ax := n.Axes[0]
-	size := x.Shape[ax]
+	slot := len(l.inputs)
+	l.inputs = append(l.inputs, inputLeaf{data: xv, shape: n.Shape, m: m,
+		gather: &Gather{Src: xv, SrcShape: x.Shape, Shape: n.Shape, Along: n.Kind == expr.KTakeAlong, Axis: ax, Idx: idx}})
+	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: append([]int(nil), n.Shape...), Map: m}), nil
+}
+
+// takeIndices returns the indices of take n (Args[1]), checked against the operand's axis,
+// negative ones counted from its end.
+func (l *lowerer) takeIndices(n *expr.Node) ([]int64, error) {
+	iv, err := l.valuesOf(n.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	ax := n.Axes[0]
+	size := n.Args[0].Shape[ax]
 	idx := make([]int64, iv.Len())
 	for i := range idx {
 		f := iv.Float(i)
 		v := int64(f)
 		if float64(v) != f {
-			return 0, fmt.Errorf("plan: index %v at position %d is not an integer", f, i)
+			return nil, fmt.Errorf("plan: index %v at position %d is not an integer", f, i)
 		}
 		if v < 0 {
 			v += int64(size)
 		}
 		if v < 0 || v >= int64(size) {
-			return 0, fmt.Errorf("plan: index %v is out of bounds for axis %d with size %d", f, ax, size)
+			return nil, fmt.Errorf("plan: index %v is out of bounds for axis %d with size %d", f, ax, size)
 		}
 		idx[i] = v
 	}
-	slot := len(l.inputs)
-	l.inputs = append(l.inputs, inputLeaf{data: xv, shape: n.Shape, m: m,
-		gather: &Gather{Src: xv, SrcShape: x.Shape, Shape: n.Shape, Along: n.Kind == expr.KTakeAlong, Axis: ax, Idx: idx}})
-	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: append([]int(nil), n.Shape...), Map: m}), nil
+	return idx, nil
 }
 
 // valuesOf returns the values of a node computed by an earlier stage, or of data.

@@ -184,4 +184,9 @@ type Output struct {
 	Shape []int       // the region's shape; reduced axes have length 1
 	Data  dtype.Slice // stored values in the result's dtype, or the first partial
 	Aux   [][]float64 `json:",omitempty"` // further partials (see the package documentation)
+	// HostFallback, from a GPU cluster worker that ran the task on its CPU because its GPU
+	// does not run the kernel, says why; HostSeconds is how long the task took there. The
+	// client reports both (Path, a warning), as a local GPU compute does.
+	HostFallback string  `json:",omitempty"`
+	HostSeconds  float64 `json:",omitempty"`
 }

@@ -42,8 +42,9 @@ func OrderAll(roots []*expr.Node) []*expr.Node {
 			walk(a)
 		}
 		if n.Kind == expr.KReshape || n.Kind == expr.KTake || n.Kind == expr.KTakeAlong {
-			for _, a := range n.Args {
-				if a.Kind != expr.KData {
+			for i, a := range n.Args {
+				// A take of a file reads the taken rows itself (fileTake), not the whole file.
+				if a.Kind != expr.KData && !(n.Kind == expr.KTake && i == 0 && a.Kind == expr.KFile) {
 					push(a)
 				}
 			}

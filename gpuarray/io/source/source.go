@@ -53,6 +53,9 @@ func Read(f *expr.File, origin, shape []int) (dtype.Slice, error) {
 	if err != nil {
 		return dtype.Slice{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
+	if len(f.Sel) > 0 {
+		return readSel(f, dt, origin, shape)
+	}
 	if err := checkBox(f, origin, shape); err != nil {
 		return dtype.Slice{}, err
 	}

@@ -1,0 +1,235 @@
+package gpuarray
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// gpuResults keeps the array results of one GPU compute in device memory, as held linear
+// algebra results are: an elementwise result is written there by its kernels (never copied
+// to the host); a reduction's result, whose per-chunk partials the host combines in the fixed
+// order (as for full reductions), is put there once combined. Later computations read them in
+// place; their values come to the host when asked for (ToSlice, printing, Compute on the CPU).
+type gpuResults struct {
+	g      *gpuSched
+	stay   map[*expr.Node]bool   // roots whose results stay on the device
+	direct []*expr.Node          // stay roots computed straight into device memory
+	host   map[*expr.Node]string // roots left in host memory, and why (for Path)
+}
+
+// staysOnDevice reports whether a GPU compute leaves root's result on the device: arrays of
+// rank >= 1 (not scalars, not data already). The devices hold every dtype exactly, in the
+// fused kernel's words (cuda.EncodeWords).
+func staysOnDevice(root *expr.Node) bool {
+	return root.Kind != expr.KData && len(root.Shape) > 0 && expr.Size(root.Shape) > 0
+}
+
+// fitsOnDevice reports whether results of bytes (the kernel's words) may stay on devices with
+// avail bytes free: half of it at most, so that later work has room.
+func fitsOnDevice(bytes int64, avail uint64) bool {
+	return bytes >= 0 && uint64(bytes) <= avail/2
+}
+
+func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
+	r := &gpuResults{g: g, stay: map[*expr.Node]bool{}, host: map[*expr.Node]string{}}
+	var bytes int64
+	for _, n := range roots {
+		if staysOnDevice(n) && !r.stay[n] {
+			r.stay[n] = true
+			bytes += expr.Size(n.Shape) * 8 * int64(cuda.Words(n.DType))
+		}
+	}
+	if len(r.stay) == 0 {
+		return r
+	}
+	var avail uint64
+	for _, d := range g.devs {
+		avail += available(context.Background(), d)
+	}
+	if !fitsOnDevice(bytes, avail) {
+		for n := range r.stay {
+			r.host[n] = fmt.Sprintf("result in main memory: %.3g GB does not fit in half the free memory of the GPUs (%.3g GB)", float64(bytes)/1e9, float64(avail)/1e9)
+		}
+		r.stay = map[*expr.Node]bool{}
+	}
+	return r
+}
+
+// stages removes from order the roots computed straight into device memory (elementwise and
+// call results; reductions are combined on the host first), which keep computes afterwards.
+// A stage that reads one of them computes it again in its own kernel.
+func (r *gpuResults) stages(order []*expr.Node) []*expr.Node {
+	var out []*expr.Node
+	for _, n := range order {
+		if r.stay[n] && n.Kind != expr.KReduce {
+			r.direct = append(r.direct, n)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// onHost says why root's result is in host memory although a GPU computed it ("" when it
+// is not an array result, or r is nil).
+func (r *gpuResults) onHost(root *expr.Node) string {
+	if r == nil {
+		return ""
+	}
+	return r.host[root]
+}
+
+// keep puts the stay roots on the device: the direct ones by running their kernels with the
+// outputs kept there (stage ids from id), the others from their host values in done. A root
+// whose values the device cannot hold exactly stays in done, with the reason in r.host.
+func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.Slice, progress func(int)) (map[*expr.Node]*gpuChunks, error) {
+	held := map[*expr.Node]*gpuChunks{}
+	fail := func(err error) (map[*expr.Node]*gpuChunks, error) {
+		for _, gc := range held {
+			gc.release()
+		}
+		return nil, fmt.Errorf("compute: %w", err)
+	}
+	for _, n := range r.direct {
+		t0 := time.Now()
+		st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
+		id++
+		if err != nil {
+			return fail(err)
+		}
+		if st.Gathered {
+			r.g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
+		}
+		if oneKernel(st) {
+			if _, _, err := cuda.Lower(st.Kernel); err == nil {
+				gc, err := r.g.keep(cfg.ctx, n, st.Tasks, progress)
+				if err != nil {
+					return fail(err)
+				}
+				gc.label = "on"
+				held[n] = gc
+				continue
+			}
+		}
+		// Not one fused kernel (a call, the pieces of a join, a host fallback): run it as any
+		// stage, then put the values on the device.
+		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
+		if err != nil {
+			return fail(err)
+		}
+		reportFallbacks(cfg, st, outs)
+		vals, err := st.Assemble(outs)
+		if err != nil {
+			return fail(err)
+		}
+		done[n] = vals
+	}
+	for n := range r.stay {
+		if held[n] != nil {
+			continue
+		}
+		vals, ok := done[n]
+		if !ok {
+			continue
+		}
+		if expr.Size(n.Shape) > maxCombined {
+			r.host[n] = fmt.Sprintf("result in main memory: its partials were combined on the host, and putting %.3g GB back on the GPU costs more than it saves", float64(expr.Size(n.Shape))*8/1e9)
+			continue
+		}
+		gc, err := r.upload(cfg, n, vals)
+		if err != nil {
+			return fail(err)
+		}
+		held[n] = gc
+	}
+	return held, nil
+}
+
+// upload puts a result's host values on the scheduler's GPUs, one allocation per chunk (row
+// chunk i on GPU i mod the number of GPUs, as Persist deals them), copied straight from the
+// host values.
+func (r *gpuResults) upload(cfg computeConfig, n *expr.Node, vals dtype.Slice) (*gpuChunks, error) {
+	grid := newChunkGrid(n.Shape, n.Chunks)
+	nc := expr.NumChunks(n.Chunks)
+	g := &gpuChunks{grid: grid, ptrs: make([]driver.DevicePtr, nc), devs: make([]*cuda.Device, nc), offs: make([][]int, nc), dt: n.DType, label: "on"}
+	g.idle.L = &g.mu
+	byDev := map[int][]int{}
+	for i := range nc {
+		// Chunk i's corner: its row-major position in the chunk grid.
+		off := make([]int, len(n.Shape))
+		rest := i
+		for ax := len(n.Shape) - 1; ax >= 0; ax-- {
+			k := len(n.Chunks[ax])
+			off[ax] = grid.bounds[ax][rest%k]
+			rest /= k
+		}
+		d := 0
+		if len(off) > 0 {
+			d = (i / (nc / len(n.Chunks[0]))) % len(r.g.devs)
+		}
+		g.offs[i], g.devs[i] = off, r.g.devs[d]
+		byDev[d] = append(byDev[d], i)
+	}
+	host := cuda.EncodeWords(dtype.Convert(vals, n.DType)) // the fused kernel's words
+	w := cuda.Words(n.DType)
+	for d, idx := range byDev {
+		dev := r.g.devs[d]
+		var allocated []driver.DevicePtr
+		err := dev.Do(cfg.ctx, func() error {
+			for _, i := range idx {
+				shape := g.chunkShape(i)
+				buf := make([]float64, max(expr.Size(shape)*int64(w), 1))
+				grid.runs(g.offs[i], shape, func(at, o, k int) { copy(buf[o*w:(o+k)*w], host[at*w:(at+k)*w]) })
+				p, err := dev.Pool().Alloc(uint64(len(buf)) * 8)
+				if err != nil {
+					return err
+				}
+				allocated = append(allocated, p)
+				g.ptrs[i] = p
+				if err := dev.CopyToDevice(p, buf); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		g.frees = append(g.frees, func() { freeOn(dev, allocated) })
+		if err != nil {
+			for _, f := range g.frees {
+				f()
+			}
+			return nil, fmt.Errorf("put the result on gpu %d: %w", dev.Info.Index, err)
+		}
+	}
+	frees := slices.Clone(g.frees)
+	g.cleanup = runtime.AddCleanup(g, func(fs []func()) {
+		for _, f := range fs {
+			f()
+		}
+	}, frees)
+	return g, nil
+}
+
+// maxCombined is the most elements of a reduction's result (combined on the host from its
+// partials) that is put on the device: axis reductions give small results (a column mean
+// of 40000 x 40000 is 40000 elements); a result of billions of elements (a reduction over
+// an axis of length 2) took seconds more to put back than it took to compute.
+const maxCombined = 1 << 24
+
+// oneKernel reports whether every task of st runs st's kernel (a join has one per piece).
+func oneKernel(st *plan.Stage) bool {
+	for _, t := range st.Tasks {
+		if t.Kernel != st.Kernel {
+			return false
+		}
+	}
+	return len(st.Tasks) > 0
+}
