@@ -6,8 +6,11 @@ Each row times what gpunotes' benchmark of the same name does, input generation 
              the way dask does it (QR per chunk, QR of the stacked R factors, SVD of R, U formed),
              with U, S, V left on the device and brought to the host (.get());
   matmul     cupy.matmul of two N x N standard normal arrays, on the device and then with the
-             product brought to the host (.get()), as gpuarray.MatMul returns it.
-Usage: python3 bench/cupy_linalg.py [svd_seed] [svd_tall] [matmul N]
+             product brought to the host (.get()), as gpuarray.MatMul returns it;
+  solve      cupy.linalg.solve of an N x N standard normal system with a normal right-hand
+             side, generation included, the solution brought to the host (.get()), as
+             gpuarray's BenchmarkSolveGPU does.
+Usage: python3 bench/cupy_linalg.py [svd_seed] [svd_tall] [matmul N] [solve N]
 Prints one JSON object per row.
 """
 import json
@@ -78,14 +81,24 @@ def matmul(n):
     return {"row": "matmul", "n": n, "seconds_on_device": dev, "seconds_to_host": host}
 
 
+def solve(n):
+    def run():
+        rs = cp.random.RandomState(42)
+        a = rs.standard_normal((n, n))
+        b = rs.standard_normal(n)
+        return cp.linalg.solve(a, b).get()
+
+    return {"row": "solve", "n": n, "seconds": timed(run, repeat=3)}
+
+
 def main(argv):
     rows = argv or ["svd_seed", "svd_tall", "matmul", "40000"]
     i = 0
     while i < len(rows):
         name = rows[i]
-        if name == "matmul":
-            n = int(rows[i + 1]) if i + 1 < len(rows) and rows[i + 1].isdigit() else 40000
-            out = matmul(n)
+        if name in ("matmul", "solve"):
+            n = int(rows[i + 1]) if i + 1 < len(rows) and rows[i + 1].isdigit() else {"matmul": 40000, "solve": 10000}[name]
+            out = {"matmul": matmul, "solve": solve}[name](n)
             i += 2 if i + 1 < len(rows) and rows[i + 1].isdigit() else 1
         else:
             out = {"svd_seed": svd_seed, "svd_tall": svd_tall}[name]()

@@ -5,7 +5,9 @@ standard normal array (cupy.median). Variants:
   cupy-regen:    the input is generated on the device for each run (cupy.random), then the op
                  runs and the result comes to the host (.get()), as gpunotes' Compute does;
   cupy-resident: the input is generated once and stays on the device; each run sorts it and
-                 brings the result to the host (CuPy's best case).
+                 brings the result to the host (CuPy's best case);
+  cupy-device:   the resident input's op alone, its result left on the device (synchronized):
+                 the device time that gpunotes' trace (GPUNOTES_GPU_TRACE=1) reports for its sort.
 Each figure is the best of 3 after a warm-up. Prints one JSON line per row and variant.
 Usage: python3 bench/cupy_sort.py [--n 100000000] [--m 40000]
 """
@@ -42,5 +44,14 @@ for op, n, gen, f in rows:
     x = gen()
     s, v = best(lambda: f(x).get())
     print(json.dumps({"peer": "cupy-resident", "op": op, "n": n, "device": GPU, "seconds": s, "value": float(v[len(v) // 2])}), flush=True)
+
+    def device():
+        r = f(x)
+        cp.cuda.Device().synchronize()
+        return r
+
+    s, v = best(device)
+    print(json.dumps({"peer": "cupy-device", "op": op, "n": n, "device": GPU, "seconds": s, "value": float(v[len(v) // 2])}), flush=True)
+    del v
     del x
     cp.get_default_memory_pool().free_all_blocks()

@@ -114,6 +114,39 @@ func TestSortOnClusterEqualsLocal(t *testing.T) {
 	}
 }
 
+// TestSolveOnClusterEqualsLocal: the matrix functions and the lazy product run on the workers,
+// a solve's right-hand sides and a product's b (further operands of the call, shipped in its
+// tasks) included, and give the inline run's bits.
+func TestSolveOnClusterEqualsLocal(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2})
+	build := func() []*gpuarray.Array {
+		rs := gpuarray.NewRandomState(11)
+		a := rs.Normal(0, 1, gpuarray.Shape(120, 120), gpuarray.Chunks(40, 60)).Add(gpuarray.Eye(120, 120, 0).Mul(20))
+		b := rs.Normal(0, 1, gpuarray.Shape(120, 3), gpuarray.Chunks(50, 3))
+		s := rs.Normal(0, 1, gpuarray.Shape(4, 5, 5)).Add(gpuarray.Eye(5, 5, 0).Mul(10))
+		return []*gpuarray.Array{gpuarray.Solve(a, b), gpuarray.Solve(a, b.Sum(1)), gpuarray.Inv(s), gpuarray.Lstsq(a.Slice(gpuarray.All(), gpuarray.Span(0, 50)), b), gpuarray.MatMul(a.Mul(2), b).Add(1)}
+	}
+	locals, remotes := build(), build()
+	for i := range locals {
+		local, err := locals[i].ToSlice(gpuarray.Inline())
+		if err != nil {
+			t.Fatal(err)
+		}
+		remote, err := remotes[i].ToSlice(gpuarray.On(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(local) != len(remote) || len(local) == 0 {
+			t.Fatalf("case %d: lengths %d (inline) and %d (cluster)", i, len(local), len(remote))
+		}
+		for j := range local {
+			if local[j] != remote[j] {
+				t.Fatalf("case %d element %d: cluster %v, inline %v", i, j, remote[j], local[j])
+			}
+		}
+	}
+}
+
 // TestQuantileOnClusterEqualsLocal: quantiles and TopK sort keeping only the positions they
 // read (expr.Call.Keep, sent to the workers with the call); the cluster gives the inline result.
 func TestQuantileOnClusterEqualsLocal(t *testing.T) {

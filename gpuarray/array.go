@@ -40,6 +40,7 @@ type Array struct {
 	n    *expr.Node
 	err  error
 	path string // which kernels computed an eager result (MatMul)
+	keep bool   // KeepDims: the next reduction keeps its axes
 }
 
 // Path says which kernels computed an array that an eager operation returned (MatMul, Dot),
@@ -293,14 +294,14 @@ func (r *RandomState) next() [2]uint32 {
 
 func (r *RandomState) random(what string, d expr.Dist, p0, p1 float64, opts []ArrayOption) *Array {
 	def := Float64
-	if d == expr.Integers {
+	if d.Integral() {
 		def = Int64
 	}
 	shape, chunks, dt, err := resolveDT(what, nil, def, opts)
 	if err != nil {
 		return errArray(err)
 	}
-	if d != expr.Integers && !dt.IsFloat() {
+	if !d.Integral() && !dt.IsFloat() {
 		return errArray(fmt.Errorf("%s: dtype %v; want float32 or float64", what, dt))
 	}
 	if r == nil {

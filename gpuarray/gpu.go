@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -88,6 +89,7 @@ type gpuSched struct {
 	mu      sync.Mutex
 	sources map[plan.Held]heldSource // persisted chunks read in place (several GPUs)
 	host    []string                 // parts that ran on the host, with reason and time
+	libs    []string                 // library calls that ran on the GPUs ("solve on cuSOLVER")
 }
 
 // path describes where the computation ran, for Array.Path.
@@ -102,6 +104,10 @@ func (s *gpuSched) path() string {
 	b.WriteString(" (fused kernels)")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, l := range s.libs {
+		b.WriteString("; ")
+		b.WriteString(l)
+	}
 	for _, h := range s.host {
 		b.WriteString("; ")
 		b.WriteString(h)
@@ -116,6 +122,15 @@ func (s *gpuSched) hostStep(msg string) {
 	s.mu.Lock()
 	s.host = append(s.host, msg)
 	s.mu.Unlock()
+}
+
+// libStep records, once, a library call that ran on the GPUs, for Path.
+func (s *gpuSched) libStep(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.libs, msg) {
+		s.libs = append(s.libs, msg)
+	}
 }
 
 // describeKernel names a kernel for a user: what it computes and over which space.
@@ -177,6 +192,9 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 			done(1)
 		}
 		return nil
+	}
+	if c := tasks[0].Kernel.Call; c != nil {
+		s.libStep(fmt.Sprintf("%v on %s", c.Fn, cuda.CallLibrary(c.Fn)))
 	}
 	if len(s.devs) > 1 && readsHeld(tasks) {
 		// Tasks reading chunks held on a GPU run on that GPU.

@@ -217,3 +217,36 @@ func TestGPUArrayResultsStayOnDevice(t *testing.T) {
 		t.Fatal("reading a released result must fail")
 	}
 }
+
+// TestGPUArrayResultsOnSeveralGPUs computes array results with OnGPUs: their chunks stay on
+// the GPUs that computed them (row chunks dealt round-robin, as Persist deals them), and they
+// equal one GPU's bits.
+func TestGPUArrayResultsOnSeveralGPUs(t *testing.T) {
+	needGPU(t)
+	if len(GPUs()) < 2 {
+		t.Skip("one GPU")
+	}
+	x := NewRandomState(22).StandardNormal(Shape(1200, 900), Chunks(300, 300))
+	for name, a := range map[string]*Array{"x + 1": x.Add(1), "std(x, 1)": x.Std(1), "argmin(x, 1)": x.ArgMin(1)} {
+		c, err := a.Compute(OnGPUs())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !strings.HasPrefix(c.Where(), "gpus ") || strings.Contains(c.Path(), "host") {
+			t.Fatalf("%s: where %q, path %q", name, c.Where(), c.Path())
+		}
+		got, err := c.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := a.ToSlice(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%s[%d]: on several GPUs %v, on one %v", name, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/gpunotes/gpunotes/display"
@@ -180,21 +181,87 @@ func dataArray(vals []float64, shape []int, chunks [][]int) (*Array, error) {
 	return &Array{n: n}, nil
 }
 
-// MatMul returns the matrix product of a and b, computed now (with opts, like Compute): 2-d by
-// 2-d, or with a 1-d operand as in NumPy (a vector on the left is a row, on the right a column,
-// and its axis is dropped from the result). The result is chunked by a's row chunks and b's
-// column chunks; each output chunk sums the products of the blocks along the inner axis in a
-// fixed order. Errors (shapes that do not align) are kept in the returned array.
+// MatMul returns the matrix product of a and b: 2-d by 2-d, or with a 1-d operand as in NumPy
+// (a vector on the left is a row, on the right a column, and its axis is dropped from the
+// result). It is lazy, a node in the graph like any other: Compute schedules it, elementwise
+// work on the operands fuses into the product's tasks and work on the result fuses after it.
+// Each task computes one row chunk of a against the whole of b (computed before it), summing
+// the products of the blocks along the inner axis in a fixed order (the CPU gives the bits of
+// the blocked product, OpenBLAS or gonum; a GPU runs cuBLAS); the result is chunked by a's row
+// chunks and b's column chunks. Shapes that do not align are an error kept in the array.
+//
+// Given ComputeOptions, MatMul instead computes now, block by block, as it did before it was
+// lazy: on a GPU with the operands generated there and the product kept there (an array held
+// on the device), for products too large to pass b whole to every task.
 func MatMul(a, b *Array, opts ...ComputeOption) *Array {
-	out, err := matmul(a, b, opts)
-	if err != nil {
-		return errArray(err)
+	if len(opts) > 0 {
+		out, err := matmul(a, b, opts)
+		if err != nil {
+			return errArray(err)
+		}
+		return out
 	}
-	return out
+	return lazyMatMul(a, b)
 }
 
 // Dot returns the matrix product a·b (see MatMul).
 func (a *Array) Dot(b *Array, opts ...ComputeOption) *Array { return MatMul(a, b, opts...) }
+
+// lazyMatMul builds the product node (expr.NewMatMul).
+func lazyMatMul(a, b *Array) *Array {
+	for _, x := range []*Array{a, b} {
+		if err := x.Err(); err != nil {
+			return errArray(err)
+		}
+	}
+	sa, sb := a.n.Shape, b.n.Shape
+	if len(sa) < 1 || len(sa) > 2 || len(sb) < 1 || len(sb) > 2 {
+		return errArray(fmt.Errorf("MatMul: shapes %s and %s: want 1-d or 2-d operands", expr.ShapeString(sa), expr.ShapeString(sb)))
+	}
+	if ka, kb := sa[len(sa)-1], sb[0]; ka != kb {
+		return errArray(fmt.Errorf("MatMul: shapes %s and %s not aligned: %d (dim %d) != %d (dim 0)", expr.ShapeString(sa), expr.ShapeString(sb), ka, len(sa)-1, kb))
+	}
+	for _, x := range []*Array{a, b} {
+		if x.DType().Kind() == dtype.KindComplex {
+			return errArray(fmt.Errorf("MatMul: complex matrices are not supported yet"))
+		}
+	}
+	a2, b2 := a, b
+	if len(sa) == 1 {
+		a2 = ExpandDims(a, 0)
+	}
+	if len(sb) == 1 {
+		b2 = ExpandDims(b, 1)
+	}
+	an := a2.n
+	k := an.Shape[1]
+	blocks := [][]int{slices.Clone(an.Chunks[1]), slices.Clone(b2.n.Chunks[0]), slices.Clone(b2.n.Chunks[1])}
+	if len(an.Chunks[1]) != 1 {
+		var err error
+		if an, err = expr.NewRechunk(an, [][]int{an.Chunks[0], {k}}); err != nil {
+			return errArray(fmt.Errorf("MatMul: %w", err))
+		}
+	}
+	p, err := expr.NewMatMul(an, b2.n, blocks, Float64)
+	if err != nil {
+		return errArray(fmt.Errorf("MatMul: %w", err))
+	}
+	if len(b2.n.Chunks[1]) != 1 { // b's column chunks, as the blocked product gives them
+		if p, err = expr.NewRechunk(p, [][]int{p.Chunks[0], b2.n.Chunks[1]}); err != nil {
+			return errArray(fmt.Errorf("MatMul: %w", err))
+		}
+	}
+	out := &Array{n: p}
+	switch {
+	case len(sa) == 1 && len(sb) == 1:
+		out = out.Squeeze(0, 1)
+	case len(sa) == 1:
+		out = out.Squeeze(0)
+	case len(sb) == 1:
+		out = out.Squeeze(1)
+	}
+	return out
+}
 
 func matmul(a, b *Array, opts []ComputeOption) (*Array, error) {
 	if err := a.Err(); err != nil {

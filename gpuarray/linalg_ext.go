@@ -342,9 +342,10 @@ func Einsum(subscripts string, operands ...*Array) *Array {
 
 // The factorizations of the linalg extension that work on whole matrices: the last two axes
 // are brought into one chunk each (matrices are batched over the other axes, which keep their
-// chunks), and every task factors its matrices with gonum's LAPACK routines. They are lazy
-// stages like the transforms: they run where Compute runs them, on cluster workers too; with
-// OnGPU they run on the host and say so (Path, a warning) until cuSOLVER kernels are written.
+// chunks), and every task factors its matrices with gonum's LAPACK routines on the CPU, or with
+// cuSOLVER (getrf/getrs, potrf, syevd, gesvd; package cuda/blas) on a GPU. They are lazy stages
+// like the transforms: they run where Compute runs them, on cluster workers too; with OnGPU and
+// no cuSOLVER they run on the host and say so (Path, a warning).
 
 // matrixCall applies a matrix function to x's matrices.
 func matrixCall(x *Array, fn expr.CallFn, name string, n int, dt DType) *Array {
@@ -446,10 +447,66 @@ func rhsJoin(name string, a, b *Array) (cat *Array, vector bool, err error) {
 	return cat, vector, nil
 }
 
+// rhsCall applies FnSolve or FnLstsq (a's columns n) to the matrix a and the right-hand sides
+// b given apart (expr.NewCallRHS): a is computed by the call's own fused pass (on a GPU, where
+// the solver reads it), b before it. ok is false where a has more than two axes (then a and b
+// are joined).
+func rhsCall(name string, fn expr.CallFn, a, b *Array, n int) (x *Array, ok bool) {
+	for _, v := range []*Array{a, b} {
+		if err := v.Err(); err != nil {
+			return errArray(err), true
+		}
+	}
+	if a.NDim() != 2 || b.NDim() > 2 || b.NDim() < 1 {
+		return nil, false
+	}
+	for _, v := range []*Array{a, b} {
+		if v.DType().Kind() == dtype.KindComplex {
+			return errArray(fmt.Errorf("%s: complex matrices are not supported yet", name)), true
+		}
+	}
+	vector := b.NDim() == 1
+	if vector {
+		b = ExpandDims(b, 1)
+	}
+	sa, sb := a.Shape(), b.Shape()
+	if sb[0] != sa[0] {
+		return errArray(fmt.Errorf("%s: b of shape %s does not match a of shape %s (b needs %d rows)", name, expr.ShapeString(b.Shape()), expr.ShapeString(sa), sa[0])), true
+	}
+	an := a.n
+	if len(an.Chunks[0]) != 1 || len(an.Chunks[1]) != 1 {
+		var err error
+		if an, err = expr.NewRechunk(an, [][]int{{sa[0]}, {sa[1]}}); err != nil {
+			return errArray(fmt.Errorf("%s: %w", name, err)), true
+		}
+	}
+	dt := Float64
+	if a.DType() == Float32 && b.DType() == Float32 {
+		dt = Float32
+	}
+	out, err := expr.NewCallRHS(an, b.n, expr.Call{Fn: fn, N: n, RHS: sb[1]}, dt)
+	if err != nil {
+		return errArray(fmt.Errorf("%s: %w", name, err)), true
+	}
+	x = &Array{n: out}
+	if vector {
+		x = x.Squeeze(-1)
+	}
+	return x, true
+}
+
 // Solve returns x with a x = b for each square matrix a in the last two axes (linalg.solve); b
 // is a vector (one axis) or matrices of right-hand sides, broadcast over a's other axes. An
 // exactly singular a is an error when computed.
 func Solve(a, b *Array) *Array {
+	if err := a.Err(); err == nil && a.NDim() == 2 && a.Shape()[0] != a.Shape()[1] {
+		return errArray(fmt.Errorf("Solve: a of shape %s is not square", expr.ShapeString(a.Shape())))
+	}
+	if err := a.Err(); err == nil && a.NDim() == 2 {
+		if x, ok := rhsCall("Solve", expr.FnSolve, a, b, a.Shape()[1]); ok {
+			return x
+		}
+	}
 	cat, vector, err := rhsJoin("Solve", a, b)
 	if err != nil {
 		return errArray(err)
@@ -472,13 +529,11 @@ func Lstsq(a, b *Array) *Array {
 	if err := a.Err(); err == nil && a.NDim() != 2 {
 		return errArray(fmt.Errorf("Lstsq: a of shape %s must have two axes", expr.ShapeString(a.Shape())))
 	}
-	cat, vector, err := rhsJoin("Lstsq", a, b)
-	if err != nil {
+	if err := a.Err(); err != nil {
 		return errArray(err)
 	}
-	x := matrixCall(cat, expr.FnLstsq, "Lstsq", a.Shape()[1], 0)
-	if vector {
-		x = x.Squeeze(-1)
+	if x, ok := rhsCall("Lstsq", expr.FnLstsq, a, b, a.Shape()[1]); ok {
+		return x
 	}
-	return x
+	return errArray(fmt.Errorf("Lstsq: b of shape %s must have one or two axes", expr.ShapeString(b.Shape())))
 }

@@ -161,16 +161,23 @@ func TestFactorizationErrors(t *testing.T) {
 	}
 }
 
-// TestGPUFactorizationsSayHost: the factorizations have no GPU kernels yet; with OnGPU their
-// tasks run on the host, their results are right, and Path says so.
-func TestGPUFactorizationsSayHost(t *testing.T) {
+// TestGPUFactorizationsOnDevice: with OnGPU the factorizations run on the device with cuSOLVER
+// (no host fallback), match NumPy, and Path says which library ran.
+func TestGPUFactorizationsOnDevice(t *testing.T) {
 	needGPU(t)
-	checkClose(t, factorChecks(4, 2), 1e-9, OnGPU())
-	c, err := Inv(Eye(4, 4, 0).Mul(2)).Compute(OnGPU())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := c.Path(); !strings.Contains(p, "host") {
-		t.Errorf("Path of a GPU Inv %q does not say it ran on the host", p)
+	checkClose(t, factorChecks(4, 3), 1e-9, OnGPU())
+	rs := NewRandomState(7)
+	for what, x := range map[string]*Array{
+		"inv":   Inv(Eye(4, 4, 0).Mul(2)),
+		"solve": Solve(Eye(300, 300, 0).Mul(4).Add(rs.Uniform(0, 1, Shape(300, 300), Chunks(100, 100))), Ones(Shape(300))),
+		"lstsq": Lstsq(rs.Uniform(0, 1, Shape(50, 20)), Ones(Shape(50))),
+	} {
+		c, err := x.Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if p := c.Path(); strings.Contains(p, "host") || !strings.Contains(p, what+" on cuSOLVER") {
+			t.Errorf("Path of a GPU %s %q does not say it ran on cuSOLVER, or says host", what, p)
+		}
 	}
 }

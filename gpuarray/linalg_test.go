@@ -1,7 +1,9 @@
 package gpuarray_test
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -179,8 +181,9 @@ func TestDot(t *testing.T) {
 		if err := c.got.Err(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if !strings.HasPrefix(c.got.Path(), "cpu (") || !strings.Contains(c.got.HTML(), "<th>Computed by</th><td>"+c.got.Path()) {
-			t.Errorf("%s: path %q, not in the HTML repr", c.name, c.got.Path())
+		// Computed when called (options given), the product says which kernels ran.
+		if e := gpuarray.MatMul(a, b, gpuarray.Inline()); !strings.HasPrefix(e.Path(), "cpu (") || !strings.Contains(e.HTML(), "<th>Computed by</th><td>"+e.Path()) {
+			t.Errorf("%s: path %q, not in the HTML repr", c.name, e.Path())
 		}
 		if s := c.got.Shape(); len(s) != len(c.shape) || (len(s) > 0 && s[0] != c.shape[0]) {
 			t.Fatalf("%s: shape %v, want %v", c.name, s, c.shape)
@@ -192,6 +195,65 @@ func TestDot(t *testing.T) {
 		r, cc := c.want.Dims()
 		if e := relErr(mat.NewDense(r, cc, vals), c.want); e > 1e-14 {
 			t.Errorf("%s: relative error %.3g", c.name, e)
+		}
+	}
+}
+
+// TestMatMulLazyEqualsBlocked: the lazy product (a node computed by Compute, elementwise work
+// fused around it) gives the bits of the blocked product computed when called (MatMul with
+// options), for random shapes, 1-d operands and inner axes chunked differently on both sides,
+// on the inline and threaded schedulers, and the values of gonum's product.
+func TestMatMulLazyEqualsBlocked(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 12; i++ {
+		m, k, n := 1+r.IntN(70), 1+r.IntN(70), 1+r.IntN(70)
+		ck := func(d int) int { return 1 + r.IntN(d) }
+		rs := gpuarray.NewRandomState(int64(i))
+		x := rs.StandardNormal(gpuarray.Shape(m, k), gpuarray.Chunks(ck(m), ck(k)))
+		y := rs.StandardNormal(gpuarray.Shape(k, n), gpuarray.Chunks(ck(k), ck(n)))
+		v := rs.StandardNormal(gpuarray.Shape(k), gpuarray.Chunks(ck(k)))
+		w := rs.StandardNormal(gpuarray.Shape(m), gpuarray.Chunks(ck(m)))
+		cases := []struct {
+			name        string
+			lazy, eager *gpuarray.Array
+		}{
+			{"matrix matrix", gpuarray.MatMul(x, y), gpuarray.MatMul(x, y, gpuarray.Inline())},
+			{"fused around", gpuarray.MatMul(x.Mul(2).Sub(1), y.Abs()).Add(3).Sqrt(), gpuarray.MatMul(x.Mul(2).Sub(1), y.Abs(), gpuarray.Inline()).Add(3).Sqrt()},
+			{"reduced after", gpuarray.MatMul(x, y).Sum(0), gpuarray.MatMul(x, y, gpuarray.Inline()).Sum(0)},
+			{"matrix vector", x.Dot(v), x.Dot(v, gpuarray.Inline())},
+			{"vector matrix", gpuarray.MatMul(w, x), gpuarray.MatMul(w, x, gpuarray.Inline())},
+			{"vector vector", gpuarray.MatMul(v, v), gpuarray.MatMul(v, v, gpuarray.Inline())},
+			{"transpose", gpuarray.MatMul(x.T(), x), gpuarray.MatMul(x.T(), x, gpuarray.Inline())},
+		}
+		for _, c := range cases {
+			what := fmt.Sprintf("%s (%d x %d) (%d x %d)", c.name, m, k, k, n)
+			want, err := c.eager.ToSlice(gpuarray.Inline())
+			if err != nil {
+				t.Fatalf("%s eager: %v", what, err)
+			}
+			if fmt.Sprint(c.lazy.Shape()) != fmt.Sprint(c.eager.Shape()) || fmt.Sprint(c.lazy.Chunks()) != fmt.Sprint(c.eager.Chunks()) {
+				t.Fatalf("%s: shape %v chunks %v, blocked %v chunks %v", what, c.lazy.Shape(), c.lazy.Chunks(), c.eager.Shape(), c.eager.Chunks())
+			}
+			for _, opt := range []gpuarray.ComputeOption{gpuarray.Inline(), gpuarray.Threads(0)} {
+				got, err := c.lazy.ToSlice(opt)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				for j := range want {
+					if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+						t.Fatalf("%s: element %d is %v lazy, %v blocked", what, j, got[j], want[j])
+					}
+				}
+			}
+		}
+		var ref mat.Dense
+		ref.Mul(dense(t, x), dense(t, y))
+		got, err := gpuarray.MatMul(x, y).ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := relErr(mat.NewDense(m, n, got), &ref); e > 1e-13 {
+			t.Errorf("%d x %d x %d: relative error %.3g against gonum", m, k, n, e)
 		}
 	}
 }
@@ -298,6 +360,53 @@ func TestDotOnGPU(t *testing.T) {
 		}
 		if e := relErr(dense(t, got), dense(t, want)); e > 1e-13 {
 			t.Errorf("%s: GPU and CPU products differ by %.3g", c.name, e)
+		}
+	}
+}
+
+// TestLazyMatMulOnGPU: a lazy product computed with OnGPU runs its tasks with cuBLAS (the row
+// panels generated on the device, no host fallback), fused with the work around it, and
+// matches the CPU's blocked product to 1e-12 of the largest magnitude (cuBLAS sums in its own
+// order).
+func TestLazyMatMulOnGPU(t *testing.T) {
+	if err := gpuarray.GPUError(); err != nil {
+		if os.Getenv("GPUNOTES_GPU_TESTS") == "1" {
+			t.Fatalf("GPU required: %v", err)
+		}
+		t.Skipf("no GPU: %v", err)
+	}
+	rs := gpuarray.NewRandomState(6)
+	x := rs.StandardNormal(gpuarray.Shape(300, 200), gpuarray.Chunks(64, 50))
+	y := rs.StandardNormal(gpuarray.Shape(200, 150), gpuarray.Chunks(70, 40))
+	v := rs.StandardNormal(gpuarray.Shape(200))
+	for name, p := range map[string]*gpuarray.Array{
+		"fused":         gpuarray.MatMul(x.Mul(2).Add(1), y).Sub(3),
+		"matrix vector": x.Dot(v),
+		"reduced after": gpuarray.MatMul(x, y).Sum(1),
+	} {
+		want, err := p.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := p.Compute(gpuarray.OnGPU())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if path := c.Path(); !strings.Contains(path, "matmul on cuBLAS") || strings.Contains(path, "host") {
+			t.Errorf("%s: Path %q does not say cuBLAS, or says host", name, path)
+		}
+		got, err := c.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		scale := 1.0
+		for _, w := range want {
+			scale = math.Max(scale, math.Abs(w))
+		}
+		for i := range want {
+			if d := math.Abs(got[i] - want[i]); !(d <= 1e-12*scale) {
+				t.Fatalf("%s: element %d is %v on the GPU, %v on the CPU", name, i, got[i], want[i])
+			}
 		}
 	}
 }

@@ -284,29 +284,69 @@ func (a *Array) reduce(r expr.Red, axes []int) *Array {
 }
 
 // Sum returns the sum over axes (all axes when none are given).
-func (a *Array) Sum(axes ...int) *Array { return a.reduce(expr.Sum, axes) }
+func (a *Array) Sum(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).Sum)
+	}
+	return a.reduce(expr.Sum, axes)
+}
 
 // Mean returns the mean over axes.
-func (a *Array) Mean(axes ...int) *Array { return a.reduce(expr.Mean, axes) }
+func (a *Array) Mean(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).Mean)
+	}
+	return a.reduce(expr.Mean, axes)
+}
 
 // Var returns the variance (ddof 0) over axes.
-func (a *Array) Var(axes ...int) *Array { return a.reduce(expr.Var, axes) }
+func (a *Array) Var(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).Var)
+	}
+	return a.reduce(expr.Var, axes)
+}
 
 // Std returns the standard deviation (ddof 0) over axes.
-func (a *Array) Std(axes ...int) *Array { return a.reduce(expr.Std, axes) }
+func (a *Array) Std(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).Std)
+	}
+	return a.reduce(expr.Std, axes)
+}
 
 // Min returns the minimum over axes (NaN propagates).
-func (a *Array) Min(axes ...int) *Array { return a.reduce(expr.Min, axes) }
+func (a *Array) Min(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).Min)
+	}
+	return a.reduce(expr.Min, axes)
+}
 
 // Max returns the maximum over axes (NaN propagates).
-func (a *Array) Max(axes ...int) *Array { return a.reduce(expr.Max, axes) }
+func (a *Array) Max(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).Max)
+	}
+	return a.reduce(expr.Max, axes)
+}
 
 // ArgMin returns the index of the first minimum along axis, or the flat index over the whole
 // array when no axis is given. Indices are int64 values.
-func (a *Array) ArgMin(axis ...int) *Array { return a.reduce(expr.ArgMin, axis) }
+func (a *Array) ArgMin(axis ...int) *Array {
+	if a.marked() {
+		return a.kept(axis, (*Array).ArgMin)
+	}
+	return a.reduce(expr.ArgMin, axis)
+}
 
 // ArgMax returns the index of the first maximum (see ArgMin).
-func (a *Array) ArgMax(axis ...int) *Array { return a.reduce(expr.ArgMax, axis) }
+func (a *Array) ArgMax(axis ...int) *Array {
+	if a.marked() {
+		return a.kept(axis, (*Array).ArgMax)
+	}
+	return a.reduce(expr.ArgMax, axis)
+}
 
 // operands turns arguments into nodes: arrays as they are, Go numbers as weak scalars of the
 // arrays' promoted dtype (NumPy's default dtype of their kind when all are numbers).

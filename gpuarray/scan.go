@@ -25,6 +25,9 @@ func CumulativeProd(x *Array, axis int, includeInitial bool) *Array {
 // Prod returns the product over axes (all when none are given), multiplied in order along
 // each axis as NumPy's prod; the product of nothing is 1. Dtypes as CumulativeSum.
 func (a *Array) Prod(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).Prod)
+	}
 	if err := a.Err(); err != nil {
 		return errArray(err)
 	}

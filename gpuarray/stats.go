@@ -14,14 +14,29 @@ import (
 // Any reports whether any element over axes (all when none are given) is nonzero (NaN
 // counts as nonzero); an empty reduction gives false. The result is bool.
 // (Array API any)
-func (a *Array) Any(axes ...int) *Array { return a.Ne(0).Sum(axes...).Gt(0) }
+func (a *Array) Any(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).Any)
+	}
+	return a.Ne(0).Sum(axes...).Gt(0)
+}
 
 // All reports whether every element over axes is nonzero; an empty reduction gives true.
 // The result is bool. (Array API all)
-func (a *Array) All(axes ...int) *Array { return a.Eq(0).Sum(axes...).Eq(0) }
+func (a *Array) All(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).All)
+	}
+	return a.Eq(0).Sum(axes...).Eq(0)
+}
 
 // CountNonzero returns the number of nonzero elements over axes, as int64 values.
-func (a *Array) CountNonzero(axes ...int) *Array { return a.Ne(0).Sum(axes...) }
+func (a *Array) CountNonzero(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).CountNonzero)
+	}
+	return a.Ne(0).Sum(axes...)
+}
 
 // hasNaN reports whether a's dtype can hold NaN.
 func (a *Array) hasNaN() bool { return a.DType().IsFloat() || a.DType().IsComplex() }
@@ -36,6 +51,9 @@ func (a *Array) count(axes []int) *Array {
 
 // NanSum returns the sum over axes with NaN taken as zero (an all-NaN slice sums to 0).
 func (a *Array) NanSum(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).NanSum)
+	}
 	if !a.hasNaN() {
 		return a.Sum(axes...)
 	}
@@ -45,6 +63,9 @@ func (a *Array) NanSum(axes ...int) *Array {
 // NanMean returns the mean of the non-NaN elements over axes; an all-NaN slice gives NaN
 // (NumPy warns there). Integers give float64 values, floats keep their dtype.
 func (a *Array) NanMean(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).NanMean)
+	}
 	if !a.hasNaN() {
 		return a.Mean(axes...)
 	}
@@ -53,19 +74,35 @@ func (a *Array) NanMean(axes ...int) *Array {
 
 // NanVar returns the variance (ddof 0) of the non-NaN elements over axes, two-pass as
 // NumPy's nanvar; an all-NaN slice gives NaN.
-func (a *Array) NanVar(axes ...int) *Array { return a.nanVar("NanVar", 0, axes) }
+func (a *Array) NanVar(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).NanVar)
+	}
+	return a.nanVar("NanVar", 0, axes)
+}
 
 // NanStd returns the square root of NanVar.
-func (a *Array) NanStd(axes ...int) *Array { return a.NanVar(axes...).Sqrt() }
+func (a *Array) NanStd(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).NanStd)
+	}
+	return a.NanVar(axes...).Sqrt()
+}
 
 // NanVarDdof returns NanVar with ddof delta degrees of freedom: the sum of squared
 // deviations divided by count-ddof, NaN where that is not positive (as NumPy's nanvar).
 func (a *Array) NanVarDdof(ddof float64, axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, func(b *Array, ax ...int) *Array { return b.NanVarDdof(ddof, ax...) })
+	}
 	return a.nanVar("NanVarDdof", ddof, axes)
 }
 
 // NanStdDdof returns the square root of NanVarDdof.
 func (a *Array) NanStdDdof(ddof float64, axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, func(b *Array, ax ...int) *Array { return b.NanStdDdof(ddof, ax...) })
+	}
 	return a.NanVarDdof(ddof, axes...).Sqrt()
 }
 
@@ -94,10 +131,20 @@ func (a *Array) nanVar(name string, ddof float64, axes []int) *Array {
 // squared deviations from the mean divided by N-ddof (NumPy's var(ddof=...), the Array
 // API's correction), two-pass as NumPy; N-ddof <= 0 divides by zero as NumPy does.
 // Integers give float64 values.
-func (a *Array) VarDdof(ddof float64, axes ...int) *Array { return a.varDdof("VarDdof", ddof, axes) }
+func (a *Array) VarDdof(ddof float64, axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, func(b *Array, ax ...int) *Array { return b.VarDdof(ddof, ax...) })
+	}
+	return a.varDdof("VarDdof", ddof, axes)
+}
 
 // StdDdof returns the square root of VarDdof.
-func (a *Array) StdDdof(ddof float64, axes ...int) *Array { return a.VarDdof(ddof, axes...).Sqrt() }
+func (a *Array) StdDdof(ddof float64, axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, func(b *Array, ax ...int) *Array { return b.StdDdof(ddof, ax...) })
+	}
+	return a.VarDdof(ddof, axes...).Sqrt()
+}
 
 func (a *Array) varDdof(name string, ddof float64, axes []int) *Array {
 	if err := a.Err(); err != nil {
@@ -165,10 +212,20 @@ func Diff(x *Array, n, axis int) *Array {
 
 // NanMin returns the minimum of the non-NaN elements over axes; an all-NaN slice gives NaN
 // (NumPy warns there).
-func (a *Array) NanMin(axes ...int) *Array { return a.nanExtreme(axes, math.Inf(1)) }
+func (a *Array) NanMin(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).NanMin)
+	}
+	return a.nanExtreme(axes, math.Inf(1))
+}
 
 // NanMax returns the maximum of the non-NaN elements over axes (see NanMin).
-func (a *Array) NanMax(axes ...int) *Array { return a.nanExtreme(axes, math.Inf(-1)) }
+func (a *Array) NanMax(axes ...int) *Array {
+	if a.marked() {
+		return a.kept(axes, (*Array).NanMax)
+	}
+	return a.nanExtreme(axes, math.Inf(-1))
+}
 
 // nanExtreme is NanMin (fill +Inf) or NanMax (fill -Inf).
 func (a *Array) nanExtreme(axes []int, fill float64) *Array {
@@ -189,11 +246,21 @@ func (a *Array) nanExtreme(axes []int, fill float64) *Array {
 // NanArgMin returns the index of the first minimum ignoring NaN along axis (the flat index
 // when none is given), as int64 values. NaN is taken as +Inf, as NumPy's nanargmin does;
 // where a slice is all NaN the result is -1 (NumPy raises an error; a lazy array cannot).
-func (a *Array) NanArgMin(axis ...int) *Array { return a.nanArg(axis, math.Inf(1)) }
+func (a *Array) NanArgMin(axis ...int) *Array {
+	if a.marked() {
+		return a.kept(axis, (*Array).NanArgMin)
+	}
+	return a.nanArg(axis, math.Inf(1))
+}
 
 // NanArgMax returns the index of the first maximum ignoring NaN (see NanArgMin; NaN is
 // taken as -Inf).
-func (a *Array) NanArgMax(axis ...int) *Array { return a.nanArg(axis, math.Inf(-1)) }
+func (a *Array) NanArgMax(axis ...int) *Array {
+	if a.marked() {
+		return a.kept(axis, (*Array).NanArgMax)
+	}
+	return a.nanArg(axis, math.Inf(-1))
+}
 
 func (a *Array) nanArg(axis []int, fill float64) *Array {
 	if !a.hasNaN() {

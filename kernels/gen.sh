@@ -19,6 +19,6 @@ generic=$("$NVCC" --list-gpu-arch | sed -n 's/^compute_\([0-9]*\)$/\1/p' | sort 
 sflags=(-ptx -O3 -std=c++17 -Xptxas=-O3)
 "$NVCC" "${sflags[@]}" -arch=compute_"$generic" -o "$out/sort_generic.ptx" sort.cu
 "$NVCC" "${sflags[@]}" -arch=sm_90 -o "$out/sort_sm90.ptx" sort.cu
-for f in gen.sh lib.cu zig_tables.h sort.cu; do printf '%s\n' "$f"; cat "$f"; done | sha256sum | awk '{print $1}' >"$out/SOURCES.sha256"
+for f in gen.sh lib.cu zig_tables.h sort.cu random.cu; do printf '%s\n' "$f"; cat "$f"; done | sha256sum | awk '{print $1}' >"$out/SOURCES.sha256"
 "$NVCC" --version | tail -1 >"$out/NVCC_VERSION"
 echo "generic target: compute_$generic" >>"$out/NVCC_VERSION"

@@ -15,9 +15,9 @@ import (
 )
 
 // Sources are the files whose hash ptx/SOURCES.sha256 records, in hashing order.
-var Sources = []string{"gen.sh", "lib.cu", "zig_tables.h", "sort.cu"}
+var Sources = []string{"gen.sh", "lib.cu", "zig_tables.h", "sort.cu", "random.cu"}
 
-//go:embed gen.sh lib.cu zig_tables.h sort.cu
+//go:embed gen.sh lib.cu zig_tables.h sort.cu random.cu
 var sources embed.FS
 
 //go:embed ptx

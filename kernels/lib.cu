@@ -90,6 +90,8 @@ extern "C" __device__ double gpn_normal(u64 idx, u32 k0, u32 k1) {
   return gpn_normal_slow(idx, k0, k1, b.x0, b.x1, b.x2, b.x3);
 }
 
+#include "random.cu"
+
 // Elementwise math that generated kernels call (the rest they emit as single instructions).
 extern "C" __device__ double gpn_exp(double x) { return exp(x); }
 extern "C" __device__ double gpn_log(double x) { return log(x); }

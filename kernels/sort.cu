@@ -356,3 +356,104 @@ extern "C" __global__ void __launch_bounds__(RT) gpn_radix_scatter64(const u64* 
 extern "C" __global__ void __launch_bounds__(RT) gpn_radix_scatter64k(const u64* kin, u64* kout, u64 n, int shift, const u32* counts, const u32* totals, u32 nb) {
   radix_scatter<u64, false>(kin, 0, kout, 0, n, shift, counts, totals, nb);
 }
+
+// ---- short lines: one block sorts a line in shared memory ----
+
+// line_sort sorts line blockIdx.x (at most RTILE values, strided by inner) with the same stable
+// 8-bit passes as the global sort, ranks and moves done in shared memory, then writes the line
+// (or the positions keep[0..klen) of it) as gpn_sort_out does. Past the line's end the tile is
+// padded with the largest key, which sorts after every value (equal keys keep index order).
+template <typename K>
+__device__ __forceinline__ void line_sort(void* out, const void* x, u64 len, u64 inner, int type, int desc, u64 mask, int keyBits, const u32* keep, u64 klen, int esize, int arg) {
+  __shared__ u32 wc[RWARPS][256];
+  __shared__ u32 tstart[256];
+  __shared__ u32 ws[RWARPS];
+  __shared__ K sk[RTILE];
+  __shared__ u32 sv[RTILE];
+  u32* wcf = &wc[0][0];
+  const u64 s = blockIdx.x;
+  const u64 o = s / inner, in = s - o * inner;
+  const u64 base = o * len * inner + in;
+  const int t = threadIdx.x, w = t >> 5, lane = t & 31;
+  const u32 lt = (1u << lane) - 1u;
+  u32 special = 0;
+  K key[RIPT];
+  u32 val[RIPT];
+  u32 rank[RIPT];
+#pragma unroll
+  for (int r = 0; r < RIPT; ++r) {
+    const u32 j = (u32)(w * 32 * RIPT + r * 32 + lane);
+    K k = ~(K)0;
+    if (j < len) {
+      k = (K)load_key(x, base + (u64)j * inner, type, &special);
+      if (desc) k ^= (K)mask;
+    }
+    key[r] = k;
+    val[r] = j;
+  }
+  for (int shift = 0; shift < keyBits; shift += 8) {
+    for (int i = t; i < RWARPS * 256; i += RT) wcf[i] = 0;
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < RIPT; ++r) {
+      const u32 d = digit_of(key[r], shift);
+      const u32 peers = __match_any_sync(0xFFFFFFFFu, d);
+      const u32 pre = wc[w][d];
+      __syncwarp();
+      if (lane == __ffs(peers) - 1) wc[w][d] = pre + __popc(peers);
+      __syncwarp();
+      rank[r] = pre + __popc(peers & lt);
+    }
+    __syncthreads();
+    u32 c = 0;
+#pragma unroll
+    for (int k = 0; k < RWARPS; ++k) {
+      const u32 v = wc[k][t];
+      wc[k][t] = c;
+      c += v;
+    }
+    tstart[t] = block_excl_scan(c, ws);
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < RIPT; ++r) {
+      const u32 d = digit_of(key[r], shift);
+      const u32 pos = tstart[d] + wc[w][d] + rank[r];
+      sk[pos] = key[r];
+      sv[pos] = val[r];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < RIPT; ++r) {
+      const int j = w * 32 * RIPT + r * 32 + lane;
+      key[r] = sk[j];
+      val[r] = sv[j];
+    }
+    __syncthreads();
+  }
+  const u64 m = keep ? klen : len;
+  for (u64 q = t; q < m; q += RT) {
+    const u32 p = sv[keep ? keep[q] : q];
+    const u64 dst = (o * m + q) * inner + in;
+    if (arg) {
+      ((long long*)out)[dst] = (long long)p;
+      continue;
+    }
+    const u64 src = base + (u64)p * inner;
+    switch (esize) {
+      case 8: ((u64*)out)[dst] = ((const u64*)x)[src]; break;
+      case 4: ((u32*)out)[dst] = ((const u32*)x)[src]; break;
+      case 2: ((u16*)out)[dst] = ((const u16*)x)[src]; break;
+      default: ((u8*)out)[dst] = ((const u8*)x)[src]; break;
+    }
+  }
+}
+
+// gpn_sort_lines32 and gpn_sort_lines64 sort lines of at most RTILE values, one block each
+// (keys of 32 or 64 bits, keyBits of them significant): no global passes, no scratch arrays.
+extern "C" __global__ void __launch_bounds__(RT) gpn_sort_lines32(void* out, const void* x, u64 len, u64 inner, int type, int desc, u64 mask, int keyBits, const u32* keep, u64 klen, int esize, int arg) {
+  line_sort<u32>(out, x, len, inner, type, desc, mask, keyBits, keep, klen, esize, arg);
+}
+
+extern "C" __global__ void __launch_bounds__(RT) gpn_sort_lines64(void* out, const void* x, u64 len, u64 inner, int type, int desc, u64 mask, int keyBits, const u32* keep, u64 klen, int esize, int arg) {
+  line_sort<u64>(out, x, len, inner, type, desc, mask, keyBits, keep, klen, esize, arg);
+}

@@ -15,6 +15,9 @@ const (
 	Fused  = "fused kernel"
 	Kernel = "GPU kernel"              // a generated reduction kernel
 	CuFFT  = "cuFFT"                   // a library call on the device
+	Solver = "cuSOLVER"                // a library call on the device, matrix by matrix
+	CuBLAS = "cuBLAS"                  // a library call on the device, row panel by row panel
+	Radix  = "GPU radix sort"          // kernels/sort.cu on the device (package cuda/devsort)
 	Host   = "host (Path says so)"     // the task runs on the CPU, declared in Path and warned
 	Eager  = "cuBLAS/cuSOLVER (eager)" // computed when called, on the device
 	Create = "host data, then fused"   // values made on the host, read by fused kernels
@@ -162,8 +165,8 @@ var Rows = []Row{
 	lazy("set", "unique_inverse", "UniqueInverse", Host),
 	lazy("set", "unique_values", "UniqueValues", Host),
 
-	lazy("sorting", "argsort", "Argsort", Host),
-	lazy("sorting", "sort", "Sort", Host),
+	lazy("sorting", "argsort", "Argsort", Radix),
+	lazy("sorting", "sort", "Sort", Radix),
 
 	lazy("statistical", "cumulative_sum", "CumulativeSum", Host),
 	lazy("statistical", "max", "(*Array).Max", Kernel),
@@ -177,28 +180,28 @@ var Rows = []Row{
 	lazy("utility", "all", "(*Array).All", Kernel),
 	lazy("utility", "any", "(*Array).Any", Kernel),
 
-	{Group: "linear algebra", API: "matmul", Go: "MatMul", GPU: Eager, Note: "computed when called"},
+	{Group: "linear algebra", API: "matmul", Go: "MatMul", GPU: CuBLAS, Cluster: true, Note: "lazy; with ComputeOptions computed when called"},
 	missing("linear algebra", "matrix_transpose", "(*Array).T reverses all axes; PermuteDims swaps the last two"),
 	lazy("linear algebra", "tensordot", "Tensordot", Kernel),
 	lazy("linear algebra", "vecdot", "Vecdot", Kernel),
 
-	lazy("linalg", "cholesky", "Cholesky", Host),
+	lazy("linalg", "cholesky", "Cholesky", Solver),
 	lazy("linalg", "cross", "Cross", Fused),
-	lazy("linalg", "det", "Det", Host),
+	lazy("linalg", "det", "Det", Solver),
 	lazy("linalg", "diagonal", "Diagonal", Fused),
-	lazy("linalg", "eigh", "Eigh", Host),
-	lazy("linalg", "eigvalsh", "Eigvalsh", Host),
-	lazy("linalg", "inv", "Inv", Host),
-	{Group: "linalg", API: "matmul", Go: "MatMul", GPU: Eager, Note: "computed when called"},
+	lazy("linalg", "eigh", "Eigh", Solver),
+	lazy("linalg", "eigvalsh", "Eigvalsh", Solver),
+	lazy("linalg", "inv", "Inv", Solver),
+	{Group: "linalg", API: "matmul", Go: "MatMul", GPU: CuBLAS, Cluster: true, Note: "lazy; with ComputeOptions computed when called"},
 	lazy("linalg", "matrix_norm", "MatrixNorm", Kernel),
 	missing("linalg", "matrix_power", ""),
-	lazy("linalg", "matrix_rank", "MatrixRank", Host),
+	lazy("linalg", "matrix_rank", "MatrixRank", Solver),
 	missing("linalg", "matrix_transpose", "(*Array).T reverses all axes; PermuteDims swaps the last two"),
 	lazy("linalg", "outer", "Outer", Fused),
-	lazy("linalg", "pinv", "Pinv", Host),
+	lazy("linalg", "pinv", "Pinv", Solver),
 	{Group: "linalg", API: "qr", Go: "QR", GPU: Eager, Note: "TSQR, computed when called"},
-	lazy("linalg", "slogdet", "Slogdet", Host),
-	lazy("linalg", "solve", "Solve", Host),
+	lazy("linalg", "slogdet", "Slogdet", Solver),
+	lazy("linalg", "solve", "Solve", Solver),
 	{Group: "linalg", API: "svd", Go: "SVD", GPU: Eager, Note: "TSQR, computed when called"},
 	missing("linalg", "svdvals", "SVD(x).S"),
 	lazy("linalg", "tensordot", "Tensordot", Kernel),

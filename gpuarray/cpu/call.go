@@ -25,7 +25,7 @@ func executeCall(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 		}
 		vals = o.Data
 	}
-	data, shape, err := ApplyCall(ctx, fft.CPU, t.Kernel.Call, vals, t.Shape)
+	data, shape, err := ApplyCall(ctx, fft.CPU, t.Kernel.Call, vals, t.Shape, t.Operands()...)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
@@ -34,10 +34,14 @@ func executeCall(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 
 // ApplyCall passes a block of values (row-major, shape) through a library call, with its
 // transforms computed by tr (fft.CPU here; a GPU's from package cuda/cufft), and returns the
-// result and its shape. It may overwrite in.
-func ApplyCall(ctx context.Context, tr fft.Transforms, c *plan.CallStep, in dtype.Slice, shape []int) (dtype.Slice, []int, error) {
+// result and its shape. operands are the values of the call's further operands (the
+// right-hand sides of a solve given apart, plan.Task.Operands). It may overwrite in.
+func ApplyCall(ctx context.Context, tr fft.Transforms, c *plan.CallStep, in dtype.Slice, shape []int, operands ...dtype.Slice) (dtype.Slice, []int, error) {
 	if c.Fn.Matrix() {
-		return applyMatrix(ctx, c, in, shape)
+		return applyMatrix(ctx, c, in, shape, operands)
+	}
+	if c.Fn == expr.FnMatMul {
+		return applyMatMul(ctx, c, in, shape, operands)
 	}
 	if c.Fn.Sorts() {
 		return applySort(ctx, c, in, shape)

@@ -154,6 +154,14 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 		case expr.Integers:
 			lo, span := int64(p0), uint64(int64(p1)-int64(p0))
 			o.apply = func(n int) { key.IntegersStrided(dst[:n], uint64(l.rowBase+l.j0*stride), stride, lo, span) }
+		case expr.Exponential:
+			o.apply = func(n int) { key.ExponentialStrided(dst[:n], uint64(l.rowBase+l.j0*stride), stride, p0) }
+		case expr.Gamma:
+			o.apply = func(n int) { key.GammaStrided(dst[:n], uint64(l.rowBase+l.j0*stride), stride, p0, p1) }
+		case expr.Poisson:
+			o.apply = func(n int) { key.PoissonStrided(dst[:n], uint64(l.rowBase+l.j0*stride), stride, p0) }
+		case expr.Binomial:
+			o.apply = func(n int) { key.BinomialStrided(dst[:n], uint64(l.rowBase+l.j0*stride), stride, p0, p1) }
 		default:
 			return nil, fmt.Errorf("unknown distribution %d", in.Rand.Dist)
 		}

@@ -15,7 +15,7 @@ import (
 
 // applyMatrix runs a matrix function on every matrix of the last two axes of a block, with
 // gonum's LAPACK routines, and returns the results in the call's dtype.
-func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []int) (res dtype.Slice, out []int, err error) {
+func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []int, operands []dtype.Slice) (res dtype.Slice, out []int, err error) {
 	if in.DType().Kind() == dtype.KindComplex {
 		return dtype.Slice{}, nil, fmt.Errorf("%v of complex matrices is not supported yet", c.Fn)
 	}
@@ -31,6 +31,16 @@ func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []
 		per *= d
 	}
 	x := dtype.Convert(in, dtype.Float64).Float64s()
+	var rhs *mat.Dense // right-hand sides given apart (c.RHS): one matrix, m x c.RHS
+	if c.RHS > 0 {
+		if len(operands) != 1 || batch != 1 || operands[0].Len() != m*c.RHS {
+			return dtype.Slice{}, nil, fmt.Errorf("%v: %d right-hand sides of %d rows for a block of shape %v", c.Fn, c.RHS, m, shape)
+		}
+		if operands[0].DType().Kind() == dtype.KindComplex {
+			return dtype.Slice{}, nil, fmt.Errorf("%v of complex right-hand sides is not supported yet", c.Fn)
+		}
+		rhs = mat.NewDense(m, c.RHS, dtype.Convert(operands[0], dtype.Float64).Float64s())
+	}
 	y := make([]float64, batch*per)
 	defer func() {
 		// gonum panics on shapes it does not take; say which matrix instead.
@@ -46,7 +56,7 @@ func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []
 		if m > 0 && n > 0 {
 			a = mat.NewDense(m, n, x[b*m*n:(b+1)*m*n])
 		}
-		if err := matrixFn(c, a, m, n, y[b*per:(b+1)*per]); err != nil {
+		if err := matrixFn(c, a, rhs, m, n, y[b*per:(b+1)*per]); err != nil {
 			if batch > 1 {
 				return dtype.Slice{}, nil, fmt.Errorf("%v of matrix %d of %d: %w", c.Fn, b, batch, err)
 			}
@@ -64,8 +74,15 @@ func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []
 // LinAlgError("Singular matrix").
 var errSingular = errors.New("singular matrix")
 
-// matrixFn computes one matrix's result into dst (row-major).
-func matrixFn(c *plan.CallStep, a *mat.Dense, m, n int, dst []float64) error {
+// matrixFn computes one matrix's result into dst (row-major). rhs, when not nil, holds the
+// right-hand sides of FnSolve and FnLstsq (else they are a's columns from c.N on).
+func matrixFn(c *plan.CallStep, a, rhs *mat.Dense, m, n int, dst []float64) error {
+	if rhs != nil {
+		// The joined layout [a | rhs], as the rest of this function reads it.
+		j := mat.NewDense(m, n+c.RHS, nil)
+		j.Augment(a, rhs)
+		a, n = j, n+c.RHS
+	}
 	if m == 0 || n == 0 {
 		if c.Fn == expr.FnDet {
 			dst[0] = 1

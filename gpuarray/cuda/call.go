@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -12,18 +13,21 @@ import (
 )
 
 // CallRunner passes one task's values (row-major, shape, in host memory) through a library
-// call on device d and returns the result and its shape. Package cuda/cufft registers the
-// Fourier transforms and cuda/devsort the sorts (RegisterCalls) so that this package need not
+// call on device d and returns the result and its shape; operands are the values of the call's
+// further operands (plan.Task.Operands: a solve's right-hand sides, a product's b), in host
+// memory. Package cuda/cufft registers the Fourier transforms, cuda/devsort the sorts and
+// cuda/blas the matrix functions and products (RegisterCalls) so that this package need not
 // import them.
-type CallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error)
+type CallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals dtype.Slice, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error)
 
 // DeviceCallRunner is a CallRunner whose values a fused kernel left on device d: ptr holds them
 // as float64 elements (the fused kernels compute in float64) standing for values of dtype dt,
 // row-major over shape. The runner reads ptr and leaves freeing it to the caller.
-type DeviceCallRunner func(ctx context.Context, d *Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int) (dtype.Slice, []int, error)
+type DeviceCallRunner func(ctx context.Context, d *Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error)
 
 // callLib is one registered library of calls.
 type callLib struct {
+	name     string // for Path ("solve on cuSOLVER"); "" says nothing
 	run      CallRunner
 	dev      DeviceCallRunner       // nil: the values always come from host memory
 	ready    func() error           // whether the library can be used here (loads it)
@@ -44,9 +48,24 @@ func RegisterCalls(run CallRunner, ready func() error, supports func(expr.CallFn
 // RegisterDeviceCalls is RegisterCalls for a library that can also read values a fused kernel
 // left on the device (dev), which saves their round trip through host memory.
 func RegisterDeviceCalls(run CallRunner, dev DeviceCallRunner, ready func() error, supports func(expr.CallFn) bool) {
+	RegisterLibrary("", run, dev, ready, supports)
+}
+
+// RegisterLibrary is RegisterDeviceCalls for a library named for users: the Path of a GPU
+// computation says which of its calls ran on it (CallLibrary).
+func RegisterLibrary(name string, run CallRunner, dev DeviceCallRunner, ready func() error, supports func(expr.CallFn) bool) {
 	callMu.Lock()
 	defer callMu.Unlock()
-	callLibs = append(callLibs, callLib{run: run, dev: dev, ready: ready, supports: supports})
+	callLibs = append(callLibs, callLib{name: name, run: run, dev: dev, ready: ready, supports: supports})
+}
+
+// CallLibrary names the library that computes fn on a GPU, or "" when none registered it by
+// name.
+func CallLibrary(fn expr.CallFn) string {
+	if l := callLibFor(fn); l != nil {
+		return l.name
+	}
+	return ""
 }
 
 // callLibFor returns the registered library that runs fn, or nil.
@@ -119,7 +138,7 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 			// Device runners read float64 words: integer and complex values (other words, see
 			// EncodeWords) reach the library through host memory.
 			if fused && lib.dev != nil && laneOf(ek.Instrs[ek.Result].DType) == laneF {
-				errs[di] = runDeviceCalls(ctx, d, lib.dev, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
+				errs[di] = runDeviceCalls(ctx, d, lib, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
 				return
 			}
 			var vals []*plan.Output
@@ -140,7 +159,7 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 					errs[di] = fmt.Errorf("cuda: %v of chunk %d: its input block is not in host memory", call.Fn, tasks[i].Index)
 					return
 				}
-				data, shape, err := lib.run(ctx, d, call, in, tasks[i].Shape)
+				data, shape, err := lib.run(ctx, d, call, in, tasks[i].Shape, tasks[i].Operands())
 				if err != nil {
 					errs[di] = fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
 					return
@@ -163,19 +182,22 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 
 // runDeviceCalls computes each task's fused values on d, left there, and passes them to the
 // library's device runner: one task at a time, so that one block's values are held at once.
-func runDeviceCalls(ctx context.Context, d *Device, run DeviceCallRunner, call *plan.CallStep, tasks, sub []*plan.Task, outs []*plan.Output) error {
+func runDeviceCalls(ctx context.Context, d *Device, lib *callLib, call *plan.CallStep, tasks, sub []*plan.Task, outs []*plan.Output) error {
 	ek := sub[0].Kernel
 	dt := ek.Instrs[ek.Result].DType
 	for i, t := range sub {
+		t0 := time.Now()
 		ptrs, free, err := RunPlanKeep(ctx, d, []*plan.Task{t})
 		if err != nil {
 			return err
 		}
-		data, shape, err := run(ctx, d, call, ptrs[0], dt, tasks[i].Shape)
+		t1 := time.Now()
+		data, shape, err := lib.dev(ctx, d, call, ptrs[0], dt, tasks[i].Shape, tasks[i].Operands())
 		free()
 		if err != nil {
 			return fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
 		}
+		Trace("%v of chunk %d on GPU %d: fused values %.4f s, %s %.4f s", call.Fn, tasks[i].Index, d.Info.Index, t1.Sub(t0).Seconds(), lib.name, time.Since(t1).Seconds())
 		outs[i] = &plan.Output{Shape: shape, Data: data}
 	}
 	return nil

@@ -3,7 +3,9 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"os"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -433,6 +435,14 @@ func (g *gen) accumulators(r Reduce) (acc, accI, wn, wm, wq string) {
 	return acc, accI, wn, wm, wq
 }
 
+// maxNReg caps the registers per thread of generated kernels (GPUNOTES_PTX_MAXNREG; 0: the
+// JIT's choice), for measuring occupancy against spills: a kernel generating normals holds 116
+// registers, 2 blocks of 256 threads per SM on an H100.
+var maxNReg = func() int {
+	n, _ := strconv.Atoi(os.Getenv("GPUNOTES_PTX_MAXNREG"))
+	return max(n, 0)
+}()
+
 // module wraps the generated body into a PTX module with entry name.
 func (g *gen) module(s *Spec, name string) string {
 	lib := g.lib
@@ -444,7 +454,11 @@ func (g *gen) module(s *Spec, name string) string {
 	for _, fn := range g.usedList {
 		b.WriteString(lib.protos[fn].decl + "\n")
 	}
-	fmt.Fprintf(&b, "\n.visible .entry %s(\n\t.param .u64 desc,\n\t.param .u64 out\n)\n.maxntid %d, 1, 1\n{\n", name, BlockSize)
+	fmt.Fprintf(&b, "\n.visible .entry %s(\n\t.param .u64 desc,\n\t.param .u64 out\n)\n.maxntid %d, 1, 1\n", name, BlockSize)
+	if maxNReg > 0 {
+		fmt.Fprintf(&b, ".maxnreg %d\n", maxNReg)
+	}
+	b.WriteString("{\n")
 	for _, pre := range []string{"p", "r", "rd", "f", "fd"} {
 		if n := g.n[pre]; n > 0 {
 			typ := map[string]string{"p": ".pred", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64"}[pre]
@@ -489,6 +503,9 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		return fmt.Errorf("kernel spec: random node without a leaf descriptor (leaf %d)", nd.Leaf)
 	}
 	k0, k1 := rk[0][0], rk[0][1]
+	if d := nd.Rand.Dist; d > expr.Integers {
+		return g.randomLib(nd, idx, o, k0, k1)
+	}
 	x := g.philox(idx, 0, rk)
 	w := g.rd()
 	g.ins("mov.b64 %s, {%s, %s}", w, x[0], x[1])
@@ -540,6 +557,38 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		t := g.fd()
 		g.ins("mul.rn.f64 %s, %s, %s", t, z, f64imm(nd.Rand.P1))
 		g.ins("add.rn.f64 %s, %s, %s", o, t, f64imm(nd.Rand.P0))
+	default:
+		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)
+	}
+	return nil
+}
+
+// randomLib emits a draw of the distributions that kernels/random.cu implements (the
+// rejection samplers and their kin): a call for the standard draw, then the scale.
+func (g *gen) randomLib(nd *Node, idx, o, k0, k1 string) error {
+	imm := func(v float64) string {
+		r := g.fd()
+		g.ins("mov.f64 %s, %s", r, f64imm(v))
+		return r
+	}
+	p0, p1 := nd.Rand.P0, nd.Rand.P1
+	switch nd.Rand.Dist {
+	case expr.Exponential:
+		t := g.fd()
+		if err := g.call("gpn_exponential", t, idx, k0, k1); err != nil {
+			return err
+		}
+		g.ins("mul.rn.f64 %s, %s, %s", o, t, f64imm(p0))
+	case expr.Gamma:
+		t := g.fd()
+		if err := g.call("gpn_gamma", t, idx, k0, k1, imm(p0)); err != nil {
+			return err
+		}
+		g.ins("mul.rn.f64 %s, %s, %s", o, t, f64imm(p1))
+	case expr.Poisson:
+		return g.call("gpn_poisson", o, idx, k0, k1, imm(p0))
+	case expr.Binomial:
+		return g.call("gpn_binomial", o, idx, k0, k1, imm(p0), imm(p1))
 	default:
 		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)
 	}

@@ -128,7 +128,7 @@ func (s *Spec) Validate() error {
 		switch nd.Kind {
 		case NConst:
 		case NRandom:
-			if nd.Rand.Dist > expr.Integers {
+			if nd.Rand.Dist > expr.LastDist {
 				return fmt.Errorf("kernel spec: node %d: unknown distribution %d", i, nd.Rand.Dist)
 			}
 		case NInput, NRange:

@@ -15,6 +15,13 @@ type Call struct {
 	Axis  int     // transforms: the axis of Args[0] they work along (one chunk there)
 	N     int     // transforms: the transform's length; FnSolve, FnLstsq: the columns of a
 	Scale float64 // transforms: every result value is multiplied by it (the normalization)
+	// RHS, for FnSolve and FnLstsq, is the number of right-hand sides when they are the call's
+	// second operand (Args[1], NewCallRHS), read whole by every task; 0 when they are joined
+	// to a's columns in Args[0].
+	RHS int `json:",omitempty"`
+	// Blocks, for FnMatMul, are the operands' chunks the product sums over: a's along the
+	// inner axis, b's along it, and b's along its columns.
+	Blocks [][]int `json:",omitempty"`
 	// Keep, for sorts, keeps only these positions of each sorted line, in this order
 	// (quantiles read two or three, TopK the first k): the result's axis has len(Keep) values.
 	Keep []int `json:",omitempty"`
@@ -57,11 +64,16 @@ const (
 	FnSortDesc    // the sorted values, descending (ties keep their order)
 	FnArgsort     // the int64 indices that sort the line ascending
 	FnArgsortDesc // the int64 indices that sort the line descending (ties in index order)
+
+	// FnMatMul is the product of Args[0] (rows x K, one chunk along K) and the further operand
+	// Args[1] (K x N, read whole) along Axis 1: N columns out (NewMatMul). Blocks holds the
+	// chunks the CPU sums over in a fixed order: a's along K, b's along K and b's along N.
+	FnMatMul
 )
 
 var callNames = [...]string{"fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "cumulative_sum", "cumulative_prod", "prod",
 	"inv", "det", "slogdet sign", "slogdet", "cholesky", "eigvalsh", "eigh", "pinv", "matrix_rank", "solve", "lstsq",
-	"sort", "sort descending", "argsort", "argsort descending"}
+	"sort", "sort descending", "argsort", "argsort descending", "matmul"}
 
 // Matrix reports whether f works on the matrices of the last two axes.
 func (f CallFn) Matrix() bool { return f >= FnInv && f <= FnLstsq }
@@ -114,8 +126,14 @@ func (c Call) OutShape(in []int) []int {
 		out[r-2], out[r-1] = n, m
 	case FnSolve:
 		out[r-1] = n - c.N
+		if c.RHS > 0 {
+			out[r-1] = c.RHS
+		}
 	case FnLstsq:
 		out[r-2], out[r-1] = c.N, n-c.N
+		if c.RHS > 0 {
+			out[r-1] = c.RHS
+		}
 	}
 	return out
 }
@@ -181,10 +199,16 @@ func newMatrixCall(a *Node, c Call, dt DType) (*Node, error) {
 			return nil, fmt.Errorf("%v: the matrices of shape %s are not square", c.Fn, ShapeString(a.Shape))
 		}
 	case FnSolve:
+		if c.RHS > 0 && (c.N != m || n != c.N) {
+			return nil, fmt.Errorf("%v: a square matrix of %d columns in a block of shape %s", c.Fn, c.N, ShapeString(a.Shape))
+		}
 		if c.N != m || n < c.N {
 			return nil, fmt.Errorf("%v: %d columns of a square matrix in a block of shape %s", c.Fn, c.N, ShapeString(a.Shape))
 		}
 	case FnLstsq:
+		if c.RHS > 0 && n != c.N {
+			return nil, fmt.Errorf("%v: a matrix of %d columns in a block of shape %s", c.Fn, c.N, ShapeString(a.Shape))
+		}
 		if c.N < 1 || n < c.N {
 			return nil, fmt.Errorf("%v: %d columns of a matrix in a block of shape %s", c.Fn, c.N, ShapeString(a.Shape))
 		}
@@ -196,6 +220,42 @@ func newMatrixCall(a *Node, c Call, dt DType) (*Node, error) {
 	}
 	cc := c
 	return &Node{Kind: KCall, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a}, Call: &cc}, nil
+}
+
+// NewCallRHS applies FnSolve or FnLstsq (c.RHS set) to the matrix a (two axes, one chunk
+// each) and the right-hand sides b (a.Shape[0] x c.RHS), giving an array of dtype dt. Unlike
+// joining b to a's columns (NewCall), a stays one operand that a task computes in one fused
+// pass (on a GPU, on the device), and b is computed before the call and read whole.
+func NewCallRHS(a, b *Node, c Call, dt DType) (*Node, error) {
+	if c.Fn != FnSolve && c.Fn != FnLstsq || c.RHS < 1 {
+		return nil, fmt.Errorf("%v: a second operand needs solve or lstsq and its column count, not %d", c.Fn, c.RHS)
+	}
+	if len(a.Shape) != 2 || len(b.Shape) != 2 || b.Shape[0] != a.Shape[0] || b.Shape[1] != c.RHS {
+		return nil, fmt.Errorf("%v: right-hand sides of shape %s for a matrix of shape %s", c.Fn, ShapeString(b.Shape), ShapeString(a.Shape))
+	}
+	n, err := newMatrixCall(a, c, dt)
+	if err != nil {
+		return nil, err
+	}
+	n.Args = append(n.Args, b)
+	return n, nil
+}
+
+// NewMatMul returns the product of the 2-d a (one chunk along axis 1) and the 2-d b, which is
+// read whole by every task (computed before the product unless it is data), in dtype dt: a
+// call along a's axis 1 giving b's N columns, chunked by a's rows and one chunk of N columns.
+// blocks are the chunks the CPU sums over (Call.Blocks).
+func NewMatMul(a, b *Node, blocks [][]int, dt DType) (*Node, error) {
+	if len(a.Shape) != 2 || len(b.Shape) != 2 || a.Shape[1] != b.Shape[0] {
+		return nil, fmt.Errorf("matmul: shapes %s and %s not aligned", ShapeString(a.Shape), ShapeString(b.Shape))
+	}
+	if len(a.Chunks[1]) != 1 {
+		return nil, fmt.Errorf("matmul: a's inner axis has %d chunks; it must be one chunk", len(a.Chunks[1]))
+	}
+	c := Call{Fn: FnMatMul, Axis: 1, N: b.Shape[1], Blocks: blocks}
+	shape := []int{a.Shape[0], b.Shape[1]}
+	chunks := [][]int{slices.Clone(a.Chunks[0]), {b.Shape[1]}}
+	return &Node{Kind: KCall, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a, b}, Call: &c}, nil
 }
 
 // OwnStage reports whether n is computed in a stage of its own, before the nodes that read it

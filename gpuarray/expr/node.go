@@ -132,16 +132,29 @@ func FloatFor(dt DType, op Op) DType {
 type Dist uint8
 
 // Distributions: Normal(P0 = loc, P1 = scale), Uniform(P0 = low, P1 = high),
-// Integers(P0 = low, P1 = high, integers in [low, high)).
+// Integers(P0 = low, P1 = high, integers in [low, high)), Exponential(P0 = scale),
+// Gamma(P0 = shape, P1 = scale), Poisson(P0 = mean), Binomial(P0 = n, P1 = p).
 const (
 	Normal Dist = iota
 	Uniform
 	Integers
+	Exponential
+	Gamma
+	Poisson
+	Binomial
+	// LastDist is the last distribution.
+	LastDist = Binomial
 )
 
 func (d Dist) String() string {
-	return [...]string{"normal", "uniform", "integers"}[d]
+	if d > LastDist {
+		return fmt.Sprintf("dist(%d)", uint8(d))
+	}
+	return [...]string{"normal", "uniform", "integers", "exponential", "gamma", "poisson", "binomial"}[d]
 }
+
+// Integral reports whether d draws integers (int64 arrays by default).
+func (d Dist) Integral() bool { return d == Integers || d == Poisson || d == Binomial }
 
 // RandSpec is what a random node draws: the distribution, its parameters and the Philox key
 // (see package gpuarray/rng).

@@ -108,3 +108,32 @@ func MatMul(ctx context.Context, a, b Matrix, opt Options) (*Product, error) {
 	}
 	return &Product{C: c, Grid: g, Kernels: kern.Name()}, nil
 }
+
+// PanelProduct computes the row panel a (rows x K) times b (K x N) as MatMul computes the
+// blocks of one row chunk: b's column chunks bCols one by one, each the sum, in order, of the
+// products over the inner axis cut at the boundaries of a's column chunks aCols and b's row
+// chunks bRows. For the same operands, chunks and kernels it gives MatMul's bits; it is what a
+// lazy product's task (one row chunk) runs.
+func PanelProduct(ctx context.Context, kern Kernels, a Mat, aCols []int, b Mat, bRows, bCols []int) (Mat, error) {
+	if a.Cols != b.Rows || sum(aCols) != a.Cols || sum(bRows) != b.Rows || sum(bCols) != b.Cols {
+		return Mat{}, fmt.Errorf("PanelProduct: a %s in column chunks %v, b %s in chunks %v x %v", a.Shape(), aCols, b.Shape(), bRows, bCols)
+	}
+	c := NewMat(a.Rows, b.Cols)
+	pieces := innerPieces(aCols, bRows)
+	ao, bo, co := Offsets(aCols), Offsets(bRows), Offsets(bCols)
+	for j := range bCols {
+		if err := ctx.Err(); err != nil {
+			return Mat{}, err
+		}
+		cij := NewMat(a.Rows, bCols[j])
+		for _, pc := range pieces {
+			ap := a.cols(ao[pc.ac]+pc.aoff, pc.n)
+			bp := b.sub(bo[pc.bc]+pc.boff, co[j], pc.n, bCols[j])
+			if err := kern.Gemm(false, false, 1, ap, bp, 1, cij); err != nil {
+				return Mat{}, fmt.Errorf("PanelProduct: column chunk %d: %w", j, err)
+			}
+		}
+		c.put(0, co[j], cij)
+	}
+	return c, nil
+}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -12,9 +13,49 @@ import (
 // (the kernel's result instruction casts to one of them; sorts keep the values' dtype), then passes them through the call
 // along Axis, where the region spans the whole axis. The output has the call's length along
 // Axis (Call.OutLen) and dtype DType.
+//
+// A call with further operands (expr.NewCallRHS) reads them whole: each task's last Operands
+// input blocks hold their values (Task.Operands), which no kernel instruction reads.
 type CallStep struct {
 	expr.Call
-	DType dtype.DType
+	DType    dtype.DType
+	Operands int `json:",omitempty"`
+}
+
+// addOperands gives every task of a call stage the values of the call's further operands, as
+// its last input blocks.
+func (st *Stage) addOperands(args []*expr.Node, done map[*expr.Node]dtype.Slice) error {
+	blocks := make([]Block, len(args))
+	for i, a := range args {
+		vals, ok := done[a]
+		if !ok {
+			if a.Kind != expr.KData {
+				return fmt.Errorf("plan: operand %d of a call, of shape %s, was not computed before its use", i+1, expr.ShapeString(a.Shape))
+			}
+			var err error
+			if vals, err = a.Values(); err != nil {
+				return err
+			}
+		}
+		blocks[i] = Block{Origin: make([]int, len(a.Shape)), Shape: slices.Clone(a.Shape), Data: vals}
+	}
+	for _, t := range st.Tasks {
+		t.Inputs = append(t.Inputs, blocks...)
+	}
+	return nil
+}
+
+// Operands returns the values of a call task's further operands (CallStep.Operands), row-major.
+func (t *Task) Operands() []dtype.Slice {
+	c := t.Kernel.Call
+	if c == nil || c.Operands == 0 || len(t.Inputs) < c.Operands {
+		return nil
+	}
+	out := make([]dtype.Slice, c.Operands)
+	for i, b := range t.Inputs[len(t.Inputs)-c.Operands:] {
+		out[i] = b.Data
+	}
+	return out
 }
 
 // InputDType returns the dtype a call's fused values are computed in.

@@ -49,6 +49,13 @@ func OrderAll(roots []*expr.Node) []*expr.Node {
 				}
 			}
 		}
+		if n.Kind == expr.KCall {
+			for _, a := range n.Args[1:] { // a call's further operands are read whole
+				if a.Kind != expr.KData {
+					push(a)
+				}
+			}
+		}
 		if n.OwnStage() || isRoot[n] && n.Kind != expr.KData {
 			push(n)
 		}
@@ -157,8 +164,16 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 		}
 		return l, nil
 	}
+	if n.Kind == expr.KCall && len(n.Args) > 1 {
+		call.Operands = len(n.Args) - 1
+	}
 	if err := st.makeTasks(id, pick, opt); err != nil {
 		return nil, err
+	}
+	if n.Kind == expr.KCall && len(n.Args) > 1 {
+		if err := st.addOperands(n.Args[1:], done); err != nil {
+			return nil, err
+		}
 	}
 	return st, nil
 }

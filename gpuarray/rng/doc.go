@@ -63,4 +63,31 @@
 // is integer work, a table lookup and one multiply, so it is bit-identical on every backend;
 // fallbacks call exp and log, which may differ by an ulp between libraries. Normal(loc, scale)
 // is loc + scale*z (scale*z rounded, then + loc). Float32 arrays round the float64 value.
+//
+// # Sub-streams, and the other distributions
+//
+// Sub-stream w of element i is the sequence of blocks with counter (lo32(i), hi32(i), s, w),
+// s = 0, 1, …; everything above is sub-stream 0. The normal on sub-stream w is the ziggurat
+// above with every block taken from sub-stream w. Below, unit(x0, x1) = U*2^-53 in [0, 1) and
+// open(x0, x1) = (U+0.5)*2^-53 in (0, 1), U the 53 bits of x1:x0; blocks are of sub-stream 0
+// unless said. Each value is a function of (key, i) alone, whatever the order of evaluation.
+//
+//   - Exponential(scale): scale * -log(open(block 0)).
+//   - Gamma(a, scale), a >= 1 (Marsaglia and Tsang 2000): d = a - 1/3, c = 1/sqrt(9d); try
+//     t = 0, 1, …: z = the normal of sub-stream 1+t, v = 1 + c*z (rejected if <= 0), v = v*v*v,
+//     u = open(block 0 of sub-stream 2^31+t); accepted when u < 1 - 0.0331*(z*z)*(z*z) or
+//     log(u) < 0.5*z*z + d*((1-v) + log(v)); the value is scale*(d*v). For a < 1 the draw of
+//     shape a+1 is multiplied by pow(open(block 0), 1/a) before the scale; a = 0 gives 0.
+//   - Poisson(lam): lam < 10 by inversion of u = unit(block 0): k = 0, p = exp(-lam), F = p;
+//     while u >= F and p > 0: k++, p = p*lam/k, F += p. lam >= 10 by Hörmann's PTRS (1993),
+//     try t on block t: U = unit(x0, x1) - 0.5, V = unit(x2, x3), with numpy's constants and
+//     tests (lgamma for log k!).
+//   - Binomial(n, p): with p > 1/2 the value is n - Binomial(n, 1-p). n*p < 10 by numpy's
+//     inversion with its bound (a fresh uniform from block s+1 each time the search passes the
+//     bound); else Hörmann's BTRS (1993), try t on block t (u from x0, x1; v from x2, x3), with
+//     the exact acceptance log f(k)/f(m) through lgamma.
+//
+// Every operation is rounded on its own, in the order written (the GPU code uses the _rn
+// intrinsics); log, exp, pow and lgamma may differ by an ulp between libraries, so a value can
+// differ in its last bits, and a rejection sampler's decision very rarely, between backends.
 package rng

@@ -61,22 +61,10 @@ func (k Key) Uniform(idx uint64) float64 {
 }
 
 // Normal returns the standard normal of element idx.
-func (k Key) Normal(idx uint64) float64 {
-	x0, x1, x2, x3 := k.Block(idx, 0)
-	u := u53(x0, x1)
-	j := x2 & 255
-	if u < zig.K[j] {
-		z := float64(u) * zig.W[j]
-		if x2&256 != 0 {
-			z = -z
-		}
-		return z
-	}
-	return k.normalSlow(idx, x0, x1, x2, x3)
-}
+func (k Key) Normal(idx uint64) float64 { return k.normalW(idx, 0) }
 
-// normalSlow finishes a draw whose first candidate left the fast path.
-func (k Key) normalSlow(idx uint64, x0, x1, x2, x3 uint32) float64 {
+// normalSlow finishes a draw on sub-stream w whose first candidate left the fast path.
+func (k Key) normalSlow(idx uint64, w uint32, x0, x1, x2, x3 uint32) float64 {
 	s := uint32(1)
 	for {
 		u := u53(x0, x1)
@@ -87,7 +75,7 @@ func (k Key) normalSlow(idx uint64, x0, x1, x2, x3 uint32) float64 {
 		case u < zig.K[j]:
 		case j == 0:
 			for {
-				y0, y1, y2, y3 := k.Block(idx, s)
+				y0, y1, y2, y3 := k.block(idx, s, w)
 				s++
 				a := (float64(u53(y0, y1)) + 0.5) * twoM53
 				b := (float64(u53(y2, y3)) + 0.5) * twoM53
@@ -101,7 +89,7 @@ func (k Key) normalSlow(idx uint64, x0, x1, x2, x3 uint32) float64 {
 		default:
 			v := float64(uint64(x3)<<21|uint64(x2>>11)) * twoM53
 			if !(zig.F[j]+v*(zig.F[j+1]-zig.F[j]) < math.Exp(-z*z/2)) {
-				x0, x1, x2, x3 = k.Block(idx, s)
+				x0, x1, x2, x3 = k.block(idx, s, w)
 				s++
 				continue
 			}
@@ -147,7 +135,7 @@ func (k Key) NormalStrided(dst []float64, start uint64, stride int64, loc, scale
 					z = -z
 				}
 			} else {
-				z = k.normalSlow(uint64(hi[i])<<32|uint64(lo[i]), x0, x1, x2, out[3][i])
+				z = k.normalSlow(uint64(hi[i])<<32|uint64(lo[i]), 0, x0, x1, x2, out[3][i])
 			}
 			d[i] = loc + float64(scale*z) // explicit rounding: no fused multiply-add
 		}

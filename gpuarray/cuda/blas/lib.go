@@ -59,6 +59,16 @@ var (
 	cusolverDgesvdBuf func(h handle, m, n int32, lwork *int32) status
 	cusolverDgesvd    func(h handle, jobu, jobvt int8, m, n int32, a devPtr, lda int32, s, u devPtr, ldu int32, vt devPtr, ldvt int32, work devPtr, lwork int32, rwork, info devPtr) status
 
+	// The matrix functions of planned calls (matrix.go).
+	cublasDcopy       func(h handle, n int32, x devPtr, incx int32, y devPtr, incy int32) status
+	cusolverDpotrfBuf func(h handle, uplo int32, n int32, a devPtr, lda int32, lwork *int32) status
+	cusolverDpotrf    func(h handle, uplo int32, n int32, a devPtr, lda int32, work devPtr, lwork int32, info devPtr) status
+	cusolverDgetrfBuf func(h handle, m, n int32, a devPtr, lda int32, lwork *int32) status
+	cusolverDgetrf    func(h handle, m, n int32, a devPtr, lda int32, work, ipiv, info devPtr) status
+	cusolverDgetrs    func(h handle, trans operator, n, nrhs int32, a devPtr, lda int32, ipiv, b devPtr, ldb int32, info devPtr) status
+	cusolverDsyevdBuf func(h handle, jobz, uplo int32, n int32, a devPtr, lda int32, w devPtr, lwork *int32) status
+	cusolverDsyevd    func(h handle, jobz, uplo int32, n int32, a devPtr, lda int32, w, work devPtr, lwork int32, info devPtr) status
+
 	// The SVD by polar decomposition (cusolverDnXgesvdp, 64-bit API), bound when present.
 	cusolverCreateParams  func(p *uintptr) status
 	cusolverDestroyParams func(p uintptr) status
@@ -86,7 +96,7 @@ func open(names []string) (uintptr, string, error) {
 		}
 		errs = append(errs, err.Error())
 	}
-	return 0, "", fmt.Errorf("%w: tried %v (%v)", ErrNoLibrary, names, errs)
+	return 0, "", fmt.Errorf("%w: tried %v on the loader path (LD_LIBRARY_PATH=%q, then the ld.so cache and /lib, /usr/lib): %v; install the CUDA toolkit's libraries or put their folder on LD_LIBRARY_PATH", ErrNoLibrary, names, os.Getenv("LD_LIBRARY_PATH"), errs)
 }
 
 // EnvCUBLAS set to "off" makes Load fail, so that matrix products run on the own GEMM kernel
@@ -120,6 +130,14 @@ func load() (err error) {
 	purego.RegisterLibFunc(&cublasDgeam, cb, "cublasDgeam")
 	purego.RegisterLibFunc(&cublasDsyrk, cb, "cublasDsyrk_v2")
 	purego.RegisterLibFunc(&cublasDtrsm, cb, "cublasDtrsm_v2")
+	purego.RegisterLibFunc(&cublasDcopy, cb, "cublasDcopy_v2")
+	purego.RegisterLibFunc(&cusolverDpotrfBuf, cs, "cusolverDnDpotrf_bufferSize")
+	purego.RegisterLibFunc(&cusolverDpotrf, cs, "cusolverDnDpotrf")
+	purego.RegisterLibFunc(&cusolverDgetrfBuf, cs, "cusolverDnDgetrf_bufferSize")
+	purego.RegisterLibFunc(&cusolverDgetrf, cs, "cusolverDnDgetrf")
+	purego.RegisterLibFunc(&cusolverDgetrs, cs, "cusolverDnDgetrs")
+	purego.RegisterLibFunc(&cusolverDsyevdBuf, cs, "cusolverDnDsyevd_bufferSize")
+	purego.RegisterLibFunc(&cusolverDsyevd, cs, "cusolverDnDsyevd")
 	purego.RegisterLibFunc(&cusolverCreate, cs, "cusolverDnCreate")
 	purego.RegisterLibFunc(&cusolverDestroy, cs, "cusolverDnDestroy")
 	purego.RegisterLibFunc(&cusolverSetStream, cs, "cusolverDnSetStream")

@@ -14,9 +14,9 @@ import (
 // A program that imports this package runs the Fourier transforms of planned library calls on
 // GPUs (cuda.RunPlan); without cuFFT, cuda.Runs says why and they run on the CPU.
 func init() {
-	cuda.RegisterCalls(func(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error) {
+	cuda.RegisterLibrary("cuFFT", func(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int, _ []dtype.Slice) (dtype.Slice, []int, error) {
 		return cpu.ApplyCall(ctx, OnDevice(d), c, vals, shape)
-	}, Load, func(fn expr.CallFn) bool { return fn.Transform() })
+	}, nil, Load, func(fn expr.CallFn) bool { return fn.Transform() })
 }
 
 // OnDevice returns the transforms of package fft computed on d.

@@ -80,10 +80,10 @@ const maxElems = 1<<32 - 1
 // Sort sorts the lines of vals (row-major, shape) along c.Axis on d as the CPU does
 // (cpu.ApplyCall): the sorted values in c.DType, or their int64 indices for an argsort.
 func Sort(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error) {
-	return runHost(ctx, d, c, vals, shape)
+	return runHost(ctx, d, c, vals, shape, nil)
 }
 
-func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int) (dtype.Slice, []int, error) {
+func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int, _ []dtype.Slice) (dtype.Slice, []int, error) {
 	var out dtype.Slice
 	err := d.Do(ctx, func() error {
 		n := vals.Len()
@@ -108,7 +108,7 @@ func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.S
 	return out, c.OutShape(shape), nil
 }
 
-func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int) (dtype.Slice, []int, error) {
+func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, _ []dtype.Slice) (dtype.Slice, []int, error) {
 	var out dtype.Slice
 	err := d.Do(ctx, func() error {
 		n := 1
@@ -163,48 +163,137 @@ func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.Devi
 	if err != nil {
 		return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
 	}
-	arg := c.Fn == expr.FnArgsort || c.Fn == expr.FnArgsortDesc
-	desc := c.Fn == expr.FnSortDesc || c.Fn == expr.FnArgsortDesc
-	wide := keyBits == 64
+	s := &sorter{d: d, c: c, l: l, x: x, dt: dt, code: code, keyBits: keyBits, t0: time.Now(),
+		arg:  c.Fn == expr.FnArgsort || c.Fn == expr.FnArgsortDesc,
+		desc: c.Fn == expr.FnSortDesc || c.Fn == expr.FnArgsortDesc,
+		mask: ^uint64(0)}
+	if keyBits < 64 {
+		s.mask = uint64(1)<<keyBits - 1
+	}
+	defer s.free()
+	odt := dt // a sort keeps the dtype (the CPU's converts to c.DType after, as here)
+	if s.arg {
+		odt = dtype.Int64
+	}
+	s.klen = l.N
+	if len(c.Keep) > 0 { // only the positions a quantile reads come back
+		s.klen = len(c.Keep)
+		kp := make([]uint32, s.klen)
+		for i, p := range c.Keep {
+			if p < 0 || p >= l.N {
+				return dtype.Slice{}, fmt.Errorf("devsort: position %d kept of lines of %d", p, l.N)
+			}
+			kp[i] = uint32(p)
+		}
+		if s.keep, err = s.alloc("kept positions", 4*uint64(s.klen)); err != nil {
+			return dtype.Slice{}, err
+		}
+		if err := driver.MemcpyHtoD(s.keep, unsafe.Pointer(&kp[0]), 4*uint64(s.klen)); err != nil {
+			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
+		}
+	}
+	out := dtype.Make(odt, l.Count()*s.klen)
+	if s.res, err = s.alloc("result", uint64(len(out.Bytes()))); err != nil {
+		return dtype.Slice{}, err
+	}
+	how := "line by line"
+	if l.N >= shortLine && l.N <= radixTile {
+		err = s.lines()
+	} else {
+		how = "in global passes"
+		err = s.global(ctx)
+	}
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	if traced {
+		if err := d.Stream().Synchronize(); err != nil {
+			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
+		}
+		cuda.Trace("devsort: %v of %d %v values (%d lines) %s on the device in %.3g s (%.3g s of it allocating)", c.Fn, n, dt, l.Count(), how, time.Since(s.t0).Seconds(), s.allocated.Seconds())
+	}
+	if err := download(d, out.Bytes(), s.res); err != nil {
+		return dtype.Slice{}, fmt.Errorf("devsort: download: %w", err)
+	}
+	if out.DType() != c.DType {
+		out = dtype.Convert(out, c.DType)
+	}
+	return out, nil
+}
+
+// shortLine is the shortest line sorted by one block (gpn_sort_lines): shorter lines are
+// cheaper in global passes, which cost per value, than in a block each, which costs per line.
+const shortLine = 64
+
+// sorter is one sort on a device: its block, options and device buffers.
+type sorter struct {
+	d            *cuda.Device
+	c            *plan.CallStep
+	l            fft.Lines
+	x, res, keep driver.DevicePtr // the values, the result, the kept positions (or 0)
+	klen         int              // values per line of the result
+	dt           dtype.DType
+	code         int
+	keyBits      int
+	mask         uint64
+	arg, desc    bool
+	bufs         []driver.DevicePtr
+	t0           time.Time
+	allocated    time.Duration // time spent in allocations, for the trace
+}
+
+func (s *sorter) alloc(what string, size uint64) (driver.DevicePtr, error) {
+	t := time.Now()
+	p, err := s.d.Pool().Alloc(size)
+	s.allocated += time.Since(t)
+	if err != nil {
+		return 0, fmt.Errorf("devsort: %s: %w", what, err)
+	}
+	s.bufs = append(s.bufs, p)
+	return p, nil
+}
+
+func (s *sorter) free() {
+	for _, b := range s.bufs {
+		s.d.Pool().Free(b)
+	}
+}
+
+// lines sorts each line in one block, in shared memory.
+func (s *sorter) lines() error {
+	name := "gpn_sort_lines32"
+	if s.keyBits == 64 {
+		name = "gpn_sort_lines64"
+	}
+	return launch(s.d, name, s.l.Count(), radixThreads, s.res, s.x, uint64(s.l.N), uint64(s.l.Inner), int32(s.code), b2i(s.desc), s.mask,
+		int32(s.keyBits), s.keep, uint64(s.klen), int32(s.dt.Size()), b2i(s.arg))
+}
+
+// global sorts the block in passes over all its values: the keys' digits, then the lines'.
+func (s *sorter) global(ctx context.Context) error {
+	d, l := s.d, s.l
+	n := l.Count() * l.N
+	un := uint64(n)
+	wide := s.keyBits == 64
 	kb := uint64(4)
 	if wide {
 		kb = 8
 	}
-	un := uint64(n)
-	t0 := time.Now()
-	pool := d.Pool()
-	var bufs []driver.DevicePtr
-	defer func() {
-		for _, b := range bufs {
-			pool.Free(b)
-		}
-	}()
-	alloc := func(what string, size uint64) (driver.DevicePtr, error) {
-		p, err := pool.Alloc(size)
-		if err != nil {
-			return 0, fmt.Errorf("devsort: %s: %w", what, err)
-		}
-		bufs = append(bufs, p)
-		return p, nil
-	}
 	nb := (n + radixTile - 1) / radixTile
 	var keys, keys2, idx, idx2, counts, totals, special driver.DevicePtr
+	var err error
 	for _, b := range []struct {
 		p    *driver.DevicePtr
 		what string
 		size uint64
 	}{{&keys, "keys", kb * un}, {&keys2, "keys", kb * un}, {&idx, "payloads", 4 * un}, {&idx2, "payloads", 4 * un},
 		{&counts, "digit counts", 256 * 4 * uint64(nb)}, {&totals, "digit totals", 256 * 4}, {&special, "flag", 4}} {
-		if *b.p, err = alloc(b.what, b.size); err != nil {
-			return dtype.Slice{}, err
+		if *b.p, err = s.alloc(b.what, b.size); err != nil {
+			return err
 		}
 	}
 	if err := driver.MemsetD32Async(special, 0, 1, d.Stream()); err != nil {
-		return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
-	}
-	mask := uint64(1)<<keyBits - 1
-	if keyBits == 64 {
-		mask = ^uint64(0)
+		return fmt.Errorf("devsort: %w", err)
 	}
 	var k32, k64 driver.DevicePtr
 	if wide {
@@ -212,26 +301,26 @@ func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.Devi
 	} else {
 		k32 = keys
 	}
-	if err := launch(d, "gpn_sort_keys", grid(n), loopThreads, k32, k64, idx, x, un, int32(code), b2i(desc), mask, special); err != nil {
-		return dtype.Slice{}, err
+	if err := launch(d, "gpn_sort_keys", grid(n), loopThreads, k32, k64, idx, s.x, un, int32(s.code), b2i(s.desc), s.mask, special); err != nil {
+		return err
 	}
 	// One line and only the values: the keys alone carry them, unless a NaN or a -0 (whose keys
 	// are shared with other bit patterns) needs its original bits back.
 	keysOnly := false
-	if !arg && l.Count() == 1 {
+	if !s.arg && l.Count() == 1 {
 		if err := d.Stream().Synchronize(); err != nil {
-			return dtype.Slice{}, fmt.Errorf("devsort: %v keys: %w", dt, err)
+			return fmt.Errorf("devsort: %v keys: %w", s.dt, err)
 		}
 		var sp uint32
 		if err := driver.MemcpyDtoH(unsafe.Pointer(&sp), special, 4); err != nil {
-			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
+			return fmt.Errorf("devsort: %w", err)
 		}
 		keysOnly = sp == 0
 	}
 	r := radix{d: d, n: un, nb: uint32(nb), counts: counts, totals: totals}
-	for shift := 0; shift < keyBits; shift += 8 {
+	for shift := 0; shift < s.keyBits; shift += 8 {
 		if err := ctx.Err(); err != nil {
-			return dtype.Slice{}, err
+			return err
 		}
 		if keysOnly {
 			err = r.pass(wide, shift, keys, 0, keys2, 0)
@@ -241,75 +330,31 @@ func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.Devi
 			keys, keys2, idx, idx2 = keys2, keys, idx2, idx
 		}
 		if err != nil {
-			return dtype.Slice{}, err
+			return err
 		}
 	}
 	if lines := l.Count(); lines > 1 {
 		// The lines one after another: stable passes over each payload's line number.
 		if err := launch(d, "gpn_sort_segkeys", grid(n), loopThreads, keys, idx, un, uint64(l.N), uint64(l.Inner)); err != nil {
-			return dtype.Slice{}, err
+			return err
 		}
 		segBits := bits.Len(uint(lines - 1))
 		for shift := 0; shift < segBits; shift += 8 {
 			if err := r.pass(false, shift, keys, idx, keys2, idx2); err != nil {
-				return dtype.Slice{}, err
+				return err
 			}
 			keys, keys2, idx, idx2 = keys2, keys, idx2, idx
 		}
 	}
-	odt := dt // a sort keeps the dtype (the CPU's converts to c.DType after, as here)
-	if arg {
-		odt = dtype.Int64
-	}
-	klen := l.N
-	var keep driver.DevicePtr
-	if len(c.Keep) > 0 { // only the positions a quantile reads come back
-		klen = len(c.Keep)
-		kp := make([]uint32, klen)
-		for i, p := range c.Keep {
-			if p < 0 || p >= l.N {
-				return dtype.Slice{}, fmt.Errorf("devsort: position %d kept of lines of %d", p, l.N)
-			}
-			kp[i] = uint32(p)
-		}
-		if keep, err = alloc("kept positions", 4*uint64(klen)); err != nil {
-			return dtype.Slice{}, err
-		}
-		if err := driver.MemcpyHtoD(keep, unsafe.Pointer(&kp[0]), 4*uint64(klen)); err != nil {
-			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
-		}
-	}
-	m := l.Count() * klen
-	out := dtype.Make(odt, m)
-	res, err := alloc("result", uint64(len(out.Bytes())))
-	if err != nil {
-		return dtype.Slice{}, err
-	}
+	m := l.Count() * s.klen
 	if keysOnly {
 		k32, k64 = keys, 0
 		if wide {
 			k32, k64 = 0, keys
 		}
-		err = launch(d, "gpn_sort_unkeys", grid(m), loopThreads, res, k32, k64, keep, uint64(m), int32(code), b2i(desc), mask)
-	} else {
-		err = launch(d, "gpn_sort_out", grid(m), loopThreads, res, x, idx, uint64(l.Count()), uint64(l.N), uint64(l.Inner), keep, uint64(klen), int32(dt.Size()), b2i(arg))
+		return launch(d, "gpn_sort_unkeys", grid(m), loopThreads, s.res, k32, k64, s.keep, uint64(m), int32(s.code), b2i(s.desc), s.mask)
 	}
-	if err != nil {
-		return dtype.Slice{}, err
-	}
-	if traced {
-		if err := d.Stream().Synchronize(); err != nil {
-			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
-		}
-		cuda.Trace("devsort: %v of %d %v values (%d lines) on the device in %.3g s", c.Fn, n, dt, l.Count(), time.Since(t0).Seconds())
-	}
-	if err := download(d, out.Bytes(), res); err != nil {
-		return dtype.Slice{}, fmt.Errorf("devsort: download: %w", err)
-	}
-	if out.DType() != c.DType {
-		out = dtype.Convert(out, c.DType)
-	}
-	return out, nil
+	return launch(d, "gpn_sort_out", grid(m), loopThreads, s.res, s.x, idx, uint64(l.Count()), uint64(l.N), uint64(l.Inner), s.keep, uint64(s.klen), int32(s.dt.Size()), b2i(s.arg))
 }
 
 // radix runs the passes of one sort.

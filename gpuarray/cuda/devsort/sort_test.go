@@ -103,7 +103,7 @@ func TestGPUSortMatchesCPU(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(17, 4))
-	shapes := [][]int{{1}, {7}, {2048}, {2049}, {100003}, {1 << 20}, {3, 5}, {64, 100}, {100, 64}, {5, 4, 9}, {3, 700, 2}, {70000, 3}, {2, 3000, 40}}
+	shapes := [][]int{{1}, {7}, {2048}, {2049}, {100003}, {1 << 20}, {3, 5}, {64, 100}, {100, 64}, {5, 4, 9}, {3, 700, 2}, {70000, 3}, {2, 3000, 40}, {2048, 5}, {1000, 300}}
 	for _, shape := range shapes {
 		for axis := range shape {
 			for _, dt := range dtypes {
@@ -112,13 +112,17 @@ func TestGPUSortMatchesCPU(t *testing.T) {
 					n *= s
 				}
 				vals := values(r, dt, n)
-				for _, fn := range fns {
+				m := shape[axis]
+				for i, fn := range append(fns, fns...) {
 					odt := dt
 					if fn == expr.FnArgsort || fn == expr.FnArgsortDesc {
 						odt = dtype.Int64
 					}
-					c := &plan.CallStep{Call: expr.Call{Fn: fn, Axis: axis, N: shape[axis]}, DType: odt}
-					what := fmt.Sprintf("%v of %v %v along axis %d", fn, dt, shape, axis)
+					c := &plan.CallStep{Call: expr.Call{Fn: fn, Axis: axis, N: m}, DType: odt}
+					if i >= len(fns) { // the positions a quantile or TopK keeps
+						c.Keep = []int{m / 2, m - 1, 0, m / 2}
+					}
+					what := fmt.Sprintf("%v (keep %v) of %v %v along axis %d", fn, c.Keep, dt, shape, axis)
 					want, _, err := cpu.ApplyCall(ctx, fft.CPU, c, vals.Clone(), shape)
 					if err != nil {
 						t.Fatalf("%s on the CPU: %v", what, err)
@@ -127,8 +131,8 @@ func TestGPUSortMatchesCPU(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s: %v", what, err)
 					}
-					if fmt.Sprint(gshape) != fmt.Sprint(shape) || got.DType() != want.DType() {
-						t.Fatalf("%s: shape %v dtype %v, want %v %v", what, gshape, got.DType(), shape, want.DType())
+					if wshape := c.OutShape(shape); fmt.Sprint(gshape) != fmt.Sprint(wshape) || got.DType() != want.DType() {
+						t.Fatalf("%s: shape %v dtype %v, want %v %v", what, gshape, got.DType(), wshape, want.DType())
 					}
 					if !bytes.Equal(got.Bytes(), want.Bytes()) {
 						for i := 0; i < want.Len(); i++ {

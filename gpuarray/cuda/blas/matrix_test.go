@@ -1,0 +1,183 @@
+package blas
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/fft"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// matrixBlock returns a block of matrices for a matrix function: well conditioned (a random matrix
+// plus a multiple of the identity) or symmetric positive definite (b b^T + n I).
+func matrixBlock(seed uint64, batch, m, n int, spd bool) []float64 {
+	g := rand.New(rand.NewPCG(seed, 3))
+	x := make([]float64, batch*m*n)
+	for i := range x {
+		x[i] = g.NormFloat64()
+	}
+	if !spd {
+		return x
+	}
+	y := make([]float64, len(x))
+	for b := 0; b < batch; b++ {
+		a, s := x[b*m*n:(b+1)*m*n], y[b*m*n:(b+1)*m*n]
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				var sum float64
+				for k := 0; k < n; k++ {
+					sum += a[i*n+k] * a[j*n+k]
+				}
+				s[i*n+j] = sum
+			}
+			s[i*n+i] += float64(n)
+		}
+	}
+	return y
+}
+
+// TestGPUMatrixFunctionsMatchCPU runs every matrix function with cuSOLVER and with the CPU's
+// gonum kernels (themselves checked against NumPy in package gpuarray) on stacks of matrices
+// up to 300 x 300, and compares them to 1e-9 of the result's largest magnitude (LU, QR-based
+// SVD and divide-and-conquer eigensolvers round differently on the two). Eigenvectors are
+// compared up to sign, which is each library's choice.
+func TestGPUMatrixFunctionsMatchCPU(t *testing.T) {
+	k := gpuKernels(t)
+	ctx := context.Background()
+	type tc struct {
+		fn          expr.CallFn
+		batch, m, n int
+		N           int
+		rhs         int // right-hand sides given apart (Call.RHS)
+		spd         bool
+	}
+	var cases []tc
+	for _, n := range []int{1, 5, 64, 300} {
+		cases = append(cases,
+			tc{fn: expr.FnInv, batch: 2, m: n, n: n},
+			tc{fn: expr.FnDet, batch: 2, m: n, n: n},
+			tc{fn: expr.FnSlogdetSign, batch: 3, m: n, n: n},
+			tc{fn: expr.FnSlogdetLog, batch: 3, m: n, n: n},
+			tc{fn: expr.FnCholesky, batch: 2, m: n, n: n, spd: true},
+			tc{fn: expr.FnEigvalsh, batch: 2, m: n, n: n, spd: true},
+			tc{fn: expr.FnEighVectors, batch: 1, m: n, n: n, spd: true},
+			tc{fn: expr.FnSolve, batch: 2, m: n, n: n + 1, N: n},
+			tc{fn: expr.FnSolve, batch: 1, m: n, n: n + 3, N: n},
+			tc{fn: expr.FnPinv, batch: 1, m: n + 7, n: n},
+			tc{fn: expr.FnPinv, batch: 2, m: n, n: n + 4},
+			tc{fn: expr.FnMatrixRank, batch: 2, m: n + 2, n: n},
+			tc{fn: expr.FnLstsq, batch: 1, m: n + 9, n: n + 2, N: n},
+			tc{fn: expr.FnLstsq, batch: 1, m: n, n: n + 5 + 1, N: n + 5},
+			tc{fn: expr.FnSolve, batch: 1, m: n, n: n, N: n, rhs: 1},
+			tc{fn: expr.FnSolve, batch: 1, m: n, n: n, N: n, rhs: 3},
+			tc{fn: expr.FnLstsq, batch: 1, m: n + 9, n: n, N: n, rhs: 2},
+			tc{fn: expr.FnLstsq, batch: 1, m: n, n: n + 5, N: n + 5, rhs: 1},
+		)
+	}
+	for i, c := range cases {
+		what := fmt.Sprintf("%v of %d x (%d x %d)", c.fn, c.batch, c.m, c.n)
+		shape := []int{c.batch, c.m, c.n}
+		x := matrixBlock(uint64(i), c.batch, c.m, c.n, c.spd)
+		if c.fn == expr.FnSolve || c.fn == expr.FnInv || c.fn == expr.FnDet || c.fn == expr.FnSlogdetLog || c.fn == expr.FnSlogdetSign {
+			for b := 0; b < c.batch; b++ { // well conditioned: a diagonal shift of the square part
+				for j := 0; j < c.m; j++ {
+					x[b*c.m*c.n+j*c.n+j] += 3 * math.Sqrt(float64(c.m))
+				}
+			}
+		}
+		step := &plan.CallStep{Call: expr.Call{Fn: c.fn, N: c.N, RHS: c.rhs}, DType: dtype.Float64}
+		var ops []dtype.Slice
+		if c.rhs > 0 {
+			what += fmt.Sprintf(" with %d right-hand sides apart", c.rhs)
+			ops = []dtype.Slice{dtype.OfFloat64(matrixBlock(uint64(i)+1000, 1, c.m, c.rhs, false))}
+		}
+		want, wshape, err := cpu.ApplyCall(ctx, fft.CPU, step, dtype.OfFloat64(append([]float64(nil), x...)), shape, ops...)
+		if err != nil {
+			t.Fatalf("%s on the CPU: %v", what, err)
+		}
+		got, gshape, err := RunMatrix(ctx, k.dev, step, dtype.OfFloat64(append([]float64(nil), x...)), shape, ops)
+		if err != nil {
+			t.Fatalf("%s on the GPU: %v", what, err)
+		}
+		if fmt.Sprint(gshape) != fmt.Sprint(wshape) {
+			t.Fatalf("%s: shape %v on the GPU, %v on the CPU", what, gshape, wshape)
+		}
+		w, g := want.Float64s(), got.Float64s()
+		if c.fn == expr.FnEighVectors { // each column's sign is the library's choice
+			for b := 0; b < c.batch; b++ {
+				for j := 0; j < c.n; j++ {
+					off := b * c.n * c.n
+					var dot float64
+					for r := 0; r < c.n; r++ {
+						dot += w[off+r*c.n+j] * g[off+r*c.n+j]
+					}
+					if dot < 0 {
+						for r := 0; r < c.n; r++ {
+							g[off+r*c.n+j] = -g[off+r*c.n+j]
+						}
+					}
+				}
+			}
+		}
+		scale := 1.0
+		for _, v := range w {
+			scale = max(scale, math.Abs(v))
+		}
+		tol := 1e-9
+		if c.fn == expr.FnDet {
+			tol = 1e-8 // a product of n pivots
+		}
+		for j := range w {
+			if g[j] == w[j] { // equal infinities too (the determinant of a large matrix)
+				continue
+			}
+			if d := math.Abs(g[j] - w[j]); !(d <= tol*scale) {
+				t.Fatalf("%s: element %d is %v on the GPU, %v on the CPU (difference %.3g, scale %.3g)", what, j, g[j], w[j], d, scale)
+			}
+		}
+	}
+	for _, fn := range []expr.CallFn{expr.FnInv, expr.FnSolve, expr.FnLstsq, expr.FnEighVectors} {
+		if lib := cuda.CallLibrary(fn); lib != "cuSOLVER" {
+			t.Errorf("%v runs on %q on a GPU, want cuSOLVER", fn, lib)
+		}
+	}
+}
+
+// TestGPUMatrixFunctionErrors: a singular matrix and one that is not positive definite give
+// the CPU's errors.
+func TestGPUMatrixFunctionErrors(t *testing.T) {
+	k := gpuKernels(t)
+	ctx := context.Background()
+	ones := dtype.OfFloat64([]float64{1, 1, 1, 1, 1, 1, 1, 1, 1})
+	for _, c := range []struct {
+		fn   expr.CallFn
+		want string
+	}{{expr.FnInv, "singular"}, {expr.FnCholesky, "positive definite"}} {
+		in := ones.Clone()
+		if c.fn == expr.FnCholesky {
+			in = dtype.OfFloat64([]float64{-1, 0, 0, 0, -1, 0, 0, 0, -1})
+		}
+		_, _, err := RunMatrix(ctx, k.dev, &plan.CallStep{Call: expr.Call{Fn: c.fn}, DType: dtype.Float64}, in, []int{3, 3}, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error saying %s", c.fn, err, c.want)
+		}
+	}
+	// An exactly singular matrix has determinant 0 and slogdet (0, -inf), as NumPy gives.
+	for fn, want := range map[expr.CallFn]float64{expr.FnDet: 0, expr.FnSlogdetSign: 0, expr.FnSlogdetLog: math.Inf(-1)} {
+		got, _, err := RunMatrix(ctx, k.dev, &plan.CallStep{Call: expr.Call{Fn: fn}, DType: dtype.Float64}, ones.Clone(), []int{3, 3}, nil)
+		if err != nil {
+			t.Fatalf("%v of a singular matrix: %v", fn, err)
+		}
+		if v := got.Float64s()[0]; v != want {
+			t.Errorf("%v of a singular matrix: %v, want %v", fn, v, want)
+		}
+	}
+}

@@ -1,0 +1,446 @@
+package gpuarray
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/internal/testenv"
+)
+
+// The distributions are checked against scipy.stats from the test virtualenv: a
+// Kolmogorov-Smirnov test for the continuous ones, a chi-square test over the support for the
+// counts, and the sample mean and variance against the distribution's.
+
+const distScript = `
+import json, sys, numpy as np
+from scipy import stats
+def dist(d, p):
+    return {
+        "exponential": lambda: stats.expon(scale=p[0]),
+        "gamma": lambda: stats.gamma(p[0], scale=p[1]),
+        "chisquare": lambda: stats.chi2(p[0]),
+        "beta": lambda: stats.beta(p[0], p[1]),
+        "lognormal": lambda: stats.lognorm(s=p[1], scale=np.exp(p[0])),
+        "t": lambda: stats.t(p[0]),
+        "poisson": lambda: stats.poisson(p[0]),
+        "binomial": lambda: stats.binom(int(p[0]), p[1]),
+    }[d]()
+out = []
+for c in json.load(sys.stdin):
+    x = np.array(c["Data"], dtype=np.float64)
+    D = dist(c["Dist"], c["Params"])
+    m, v, k = (float(s) for s in D.stats(moments="mvk"))
+    if c["Dist"] in ("poisson", "binomial"):
+        a, b = int(D.ppf(1e-9)), int(D.ppf(1 - 1e-9))
+        ks = np.arange(a, b + 1)
+        pr = D.pmf(ks)
+        pr[0] += D.cdf(a - 1)
+        pr[-1] += D.sf(b)
+        obs = np.bincount((np.clip(x, a, b) - a).astype(np.int64), minlength=len(ks)).astype(np.float64)
+        exp = pr * len(x)
+        o, e, co, ce = [], [], 0.0, 0.0
+        for oi, ei in zip(obs, exp):
+            co += oi; ce += ei
+            if ce >= 5:
+                o.append(co); e.append(ce); co = ce = 0.0
+        if ce > 0:
+            if e:
+                o[-1] += co; e[-1] += ce
+            else:
+                o.append(co); e.append(ce)
+        e = np.array(e) * (sum(o) / sum(e))
+        p = float(stats.chisquare(o, e).pvalue) if len(o) > 1 else 1.0
+        outside = int(np.sum((x != np.round(x)) | (x < D.support()[0]) | (x > D.support()[1])))
+    else:
+        p = float(stats.kstest(x, D.cdf).pvalue)
+        outside = int(np.sum(~np.isfinite(x) | (x < D.support()[0]) | (x > D.support()[1])))
+    out.append({"P": p, "Mean": m, "Var": v, "Kurt": k, "Outside": outside})
+json.dump(out, sys.stdout)
+`
+
+type distCase struct {
+	Dist   string
+	Params []float64
+	Data   []float64
+}
+
+type distVerdict struct {
+	P, Mean, Var, Kurt float64
+	Outside            int
+}
+
+// scipyCheck runs distScript over the cases.
+func scipyCheck(t *testing.T, cases []distCase) []distVerdict {
+	t.Helper()
+	py := testenv.Python(t)
+	in, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-c", distScript)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	outb, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scipy: %v\n%s", err, stderr.String())
+	}
+	var out []distVerdict
+	// NaN and Inf moments come as bare words, which encoding/json refuses.
+	s := strings.NewReplacer("NaN", "null", "-Infinity", "null", "Infinity", "null").Replace(string(outb))
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		t.Fatalf("scipy output: %v\n%s", err, outb)
+	}
+	if len(out) != len(cases) {
+		t.Fatalf("scipy gave %d verdicts for %d cases", len(out), len(cases))
+	}
+	return out
+}
+
+// distDraw is one distribution with parameters, as a draw from a RandomState.
+type distDraw struct {
+	name   string
+	params []float64
+	draw   func(r *RandomState, opts ...ArrayOption) *Array
+}
+
+func distDraws() []distDraw {
+	var ds []distDraw
+	add := func(name string, params []float64, f func(r *RandomState, opts ...ArrayOption) *Array) {
+		ds = append(ds, distDraw{name, params, f})
+	}
+	add("exponential", []float64{2.5}, func(r *RandomState, o ...ArrayOption) *Array { return r.Exponential(2.5, o...) })
+	for _, g := range [][2]float64{{0.3, 1}, {1, 2}, {4.5, 0.5}, {80, 1}} {
+		add("gamma", g[:], func(r *RandomState, o ...ArrayOption) *Array { return r.Gamma(g[0], g[1], o...) })
+	}
+	for _, df := range []float64{1, 7} {
+		add("chisquare", []float64{df}, func(r *RandomState, o ...ArrayOption) *Array { return r.Chisquare(df, o...) })
+	}
+	for _, ab := range [][2]float64{{0.5, 0.5}, {2, 5}} {
+		add("beta", ab[:], func(r *RandomState, o ...ArrayOption) *Array { return r.Beta(ab[0], ab[1], o...) })
+	}
+	add("lognormal", []float64{0.3, 0.8}, func(r *RandomState, o ...ArrayOption) *Array { return r.LogNormal(0.3, 0.8, o...) })
+	for _, df := range []float64{1.5, 8} {
+		add("t", []float64{df}, func(r *RandomState, o ...ArrayOption) *Array { return r.StandardT(df, o...) })
+	}
+	// Both Poisson methods: inversion below 10, PTRS from 10.
+	for _, lam := range []float64{0.7, 6.5, 10, 37, 1e5} {
+		add("poisson", []float64{lam}, func(r *RandomState, o ...ArrayOption) *Array { return r.Poisson(lam, o...) })
+	}
+	// Binomial: inversion (n*p < 10), BTRS, and each with p > 1/2 (drawn as n - X).
+	for _, np := range [][2]float64{{15, 0.3}, {40, 0.2}, {50, 0.9}, {200, 0.45}, {1000, 0.97}, {1e6, 0.5}} {
+		add("binomial", np[:], func(r *RandomState, o ...ArrayOption) *Array { return r.Binomial(int64(np[0]), np[1], o...) })
+	}
+	return ds
+}
+
+func TestRandomDistributionsScipy(t *testing.T) {
+	const n = 20000
+	ds := distDraws()
+	var cases []distCase
+	for i, d := range ds {
+		x, err := d.draw(NewRandomState(int64(100+i)), Shape(n), Chunks(7777)).ToSlice()
+		if err != nil {
+			t.Fatalf("%s%v: %v", d.name, d.params, err)
+		}
+		cases = append(cases, distCase{d.name, d.params, x})
+	}
+	vs := scipyCheck(t, cases)
+	for i, v := range vs {
+		d, x := ds[i], cases[i].Data
+		what := fmt.Sprintf("%s%v", d.name, d.params)
+		if v.Outside != 0 {
+			t.Errorf("%s: %d values outside the support (or not integers)", what, v.Outside)
+		}
+		// Fixed seeds make this deterministic; 1e-4 leaves room for the 24 cases.
+		if v.P < 1e-4 {
+			t.Errorf("%s: goodness-of-fit p-value %v", what, v.P)
+		}
+		mean, vr := moments(x)
+		if v.Var > 0 && !math.IsInf(v.Var, 0) {
+			if se := math.Sqrt(v.Var / n); math.Abs(mean-v.Mean) > 5*se {
+				t.Errorf("%s: mean %v, want %v (se %v)", what, mean, v.Mean, se)
+			}
+			if k := v.Kurt; !math.IsInf(k, 0) && k != 0 || d.name == "exponential" {
+				if se := math.Sqrt((k + 2) * v.Var * v.Var / n); math.Abs(vr-v.Var) > 6*se {
+					t.Errorf("%s: variance %v, want %v (se %v)", what, vr, v.Var, se)
+				}
+			}
+		}
+		t.Logf("%s: p %.3g, mean %.6g (%.6g), var %.6g (%.6g)", what, v.P, mean, v.Mean, vr, v.Var)
+	}
+}
+
+func moments(x []float64) (mean, variance float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	for _, v := range x {
+		variance += (v - mean) * (v - mean)
+	}
+	return mean, variance / float64(len(x))
+}
+
+// TestRandomChunkingIndependent draws each distribution in different chunkings, and as a
+// slice, and wants the same values bit for bit.
+func TestRandomChunkingIndependent(t *testing.T) {
+	for i, d := range distDraws() {
+		what := fmt.Sprintf("%s%v", d.name, d.params)
+		seed := int64(7 + i)
+		ref, err := d.draw(NewRandomState(seed), Shape(23, 17), Chunks(23, 17)).ToSlice()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for _, c := range [][]int{{5, 5}, {4, 17}, {23, 3}} {
+			got, err := d.draw(NewRandomState(seed), Shape(23, 17), Chunks(c...)).ToSlice()
+			if err != nil {
+				t.Fatalf("%s chunks %v: %v", what, c, err)
+			}
+			if !slices.Equal(got, ref) {
+				t.Errorf("%s: chunks %v give other values", what, c)
+			}
+		}
+		// A slice reads the elements at their own indices.
+		sl, err := d.draw(NewRandomState(seed), Shape(23, 17), Chunks(6, 4)).Slice(SpanStep(3, 20, 2), SpanStep(16, 0, -3)).ToSlice()
+		if err != nil {
+			t.Fatalf("%s slice: %v", what, err)
+		}
+		k := 0
+		for r := 3; r < 20; r += 2 {
+			for c := 16; c > 0; c -= 3 {
+				if sl[k] != ref[r*17+c] && !(math.IsNaN(sl[k]) && math.IsNaN(ref[r*17+c])) {
+					t.Fatalf("%s: slice element (%d, %d) = %v, want %v", what, r, c, sl[k], ref[r*17+c])
+				}
+				k++
+			}
+		}
+		// Another seed gives other values.
+		other, _ := d.draw(NewRandomState(seed+1000), Shape(23, 17)).ToSlice()
+		if slices.Equal(other, ref) {
+			t.Errorf("%s: seeds %d and %d give the same values", what, seed, seed+1000)
+		}
+	}
+}
+
+func TestRandomDistributionDTypesAndEdges(t *testing.T) {
+	r := NewRandomState(5)
+	if dt := r.Poisson(3, Shape(4)).DType(); dt != Int64 {
+		t.Errorf("Poisson dtype %v, want int64", dt)
+	}
+	if dt := r.Binomial(3, 0.5, Shape(4)).DType(); dt != Int64 {
+		t.Errorf("Binomial dtype %v, want int64", dt)
+	}
+	if dt := r.Gamma(3, 1, Shape(4), WithDType(Float32)).DType(); dt != Float32 {
+		t.Errorf("Gamma float32 dtype %v", dt)
+	}
+	p, err := r.Poisson(4.5, Shape(1000)).ToSliceInt64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range p {
+		if v < 0 {
+			t.Fatalf("negative Poisson count %d", v)
+		}
+	}
+	// The int64 values are the float64 ones, cast.
+	a, _ := NewRandomState(9).Poisson(4.5, Shape(1000)).ToSliceInt64()
+	b, _ := NewRandomState(9).Poisson(4.5, Shape(1000), WithDType(Float64)).ToSlice()
+	for i := range a {
+		if float64(a[i]) != b[i] {
+			t.Fatalf("Poisson int64 %d and float64 %v differ at %d", a[i], b[i], i)
+		}
+	}
+	// Degenerate parameters.
+	for _, c := range []struct {
+		x    *Array
+		want float64
+	}{
+		{r.Binomial(0, 0.3, Shape(5)), 0},
+		{r.Binomial(17, 0, Shape(5)), 0},
+		{r.Binomial(17, 1, Shape(5)), 17},
+		{r.Poisson(0, Shape(5)), 0},
+		{r.Gamma(0, 2, Shape(5)), 0},
+	} {
+		got, err := c.x.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range got {
+			if v != c.want {
+				t.Fatalf("degenerate draw %v, want %v", got, c.want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		x    *Array
+		want string
+	}{
+		{r.Exponential(0, Shape(2)), "Exponential: scale 0"},
+		{r.Gamma(-1, 1, Shape(2)), "Gamma: shape -1"},
+		{r.Gamma(1, math.NaN(), Shape(2)), "Gamma: scale NaN"},
+		{r.Beta(0, 1, Shape(2)), "Beta: a 0"},
+		{r.Poisson(-2, Shape(2)), "Poisson: lam -2"},
+		{r.Binomial(-1, 0.5, Shape(2)), "Binomial: n -1"},
+		{r.Binomial(3, 1.5, Shape(2)), "Binomial: p 1.5"},
+		{r.Chisquare(0, Shape(2)), "Chisquare: df 0"},
+		{r.StandardT(math.Inf(1), Shape(2)), "StandardT: df +Inf"},
+		{r.LogNormal(0, -1, Shape(2)), "LogNormal: mean 0, sigma -1"},
+		{r.Gamma(2, 1, Shape(2), WithDType(Int32)), "dtype int32"},
+		{r.Choice(Arange(0, 5, 1), 6, false, nil), "6 elements without replacement from 5"},
+		{r.Choice(Arange(0, 3, 1), 2, true, []float64{0.5, 0.6, -0.1}), "probability 2 is -0.1"},
+		{r.Choice(Arange(0, 3, 1), 2, true, []float64{0.5, 0.6, 0.1}), "sum to 1.2"},
+		{r.Choice(Arange(0, 3, 1), 2, false, []float64{1, 0, 0}), "1 non-zero probabilities for 2"},
+		{r.Choice(Zeros(Shape(2, 2)), 1, true, nil), "must be 1-d"},
+		{r.Permutation(-1), "n -1"},
+	} {
+		err := c.x.Err()
+		if err == nil {
+			t.Errorf("no error, want %q", c.want)
+		} else if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %q, want %q", err, c.want)
+		}
+	}
+}
+
+func TestPermutationShuffle(t *testing.T) {
+	p, err := NewRandomState(3).Permutation(1000).ToSliceInt64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := slices.Clone(p)
+	slices.Sort(s)
+	for i, v := range s {
+		if v != int64(i) {
+			t.Fatalf("Permutation(1000) is not a permutation: sorted[%d] = %d", i, v)
+		}
+	}
+	if slices.IsSorted(p) {
+		t.Fatal("Permutation(1000) came out sorted")
+	}
+	// Uniform over the 24 orders of 4 elements: chi-square over 2400 draws of one state.
+	r := NewRandomState(11)
+	counts := map[string]float64{}
+	const draws = 2400
+	for i := 0; i < draws; i++ {
+		q, err := r.Permutation(4).ToSliceInt64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[fmt.Sprint(q)]++
+	}
+	if len(counts) != 24 {
+		t.Fatalf("%d of 24 orders seen", len(counts))
+	}
+	chi := 0.0
+	for _, c := range counts {
+		chi += (c - draws/24) * (c - draws/24) / (draws / 24)
+	}
+	// 23 degrees of freedom: P(chi2 > 49.7) = 0.001.
+	if chi > 49.7 {
+		t.Errorf("permutation orders chi-square %v over 23 degrees of freedom", chi)
+	}
+	// Shuffle moves rows whole, by Permutation's order of the same draw.
+	x := Arange(0, 30, 1).Reshape(10, 3)
+	sh, err := NewRandomState(4).Shuffle(x).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perm, _ := NewRandomState(4).Permutation(10).ToSliceInt64()
+	for i, row := range perm {
+		for j := 0; j < 3; j++ {
+			if sh[i*3+j] != float64(row*3+int64(j)) {
+				t.Fatalf("Shuffle row %d = %v, want row %d of x", i, sh[i*3:i*3+3], row)
+			}
+		}
+	}
+	// The same permutation in any chunking of the keys' consumers.
+	a, _ := NewRandomState(4).Shuffle(x.Rechunk(3, 3)).ToSlice()
+	if !slices.Equal(a, sh) {
+		t.Error("Shuffle differs with x's chunks")
+	}
+}
+
+func TestChoice(t *testing.T) {
+	a := Arange(10, 14, 1) // 10, 11, 12, 13
+	p := []float64{0.1, 0.2, 0.3, 0.4}
+	const n = 40000
+	// With replacement, uniform and weighted: frequencies against the probabilities.
+	for _, w := range [][]float64{nil, p} {
+		x, err := NewRandomState(21).Choice(a, n, true, w).ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := w
+		if want == nil {
+			want = []float64{0.25, 0.25, 0.25, 0.25}
+		}
+		chi := 0.0
+		for k, pk := range want {
+			c := 0.0
+			for _, v := range x {
+				if v == float64(10+k) {
+					c++
+				}
+			}
+			chi += (c - n*pk) * (c - n*pk) / (n * pk)
+		}
+		if chi > 16.27 { // 3 degrees of freedom, P = 0.001
+			t.Errorf("Choice with replacement, p %v: chi-square %v", w, chi)
+		}
+	}
+	// Without replacement: all of a in a random order, and pairs with numpy's probabilities
+	// p_i * p_j / (1 - p_i) for the weighted draw.
+	all, err := NewRandomState(2).Choice(a, 4, false, nil).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := slices.Clone(all)
+	slices.Sort(s)
+	if !slices.Equal(s, []float64{10, 11, 12, 13}) {
+		t.Fatalf("Choice of all 4 without replacement: %v", all)
+	}
+	r := NewRandomState(8)
+	const draws = 3000
+	pairs := map[[2]int]float64{}
+	for i := 0; i < draws; i++ {
+		x, err := r.Choice(a, 2, false, p).ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x[0] == x[1] {
+			t.Fatalf("Choice without replacement repeated %v", x)
+		}
+		pairs[[2]int{int(x[0]) - 10, int(x[1]) - 10}]++
+	}
+	chi := 0.0
+	for i := range p {
+		for j := range p {
+			if i == j {
+				continue
+			}
+			e := draws * p[i] * p[j] / (1 - p[i])
+			c := pairs[[2]int{i, j}]
+			chi += (c - e) * (c - e) / e
+		}
+	}
+	if chi > 31.26 { // 11 degrees of freedom, P = 0.001
+		t.Errorf("weighted Choice without replacement: pair chi-square %v (%v)", chi, pairs)
+	}
+	// Zero weight is never taken.
+	z, err := NewRandomState(3).Choice(a, 1000, true, []float64{0.5, 0, 0.5, 0}).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range z {
+		if v == 11 || v == 13 {
+			t.Fatalf("Choice took %v of probability 0", v)
+		}
+	}
+}

@@ -1,0 +1,274 @@
+package rng
+
+import "math"
+
+// gammaUniformW marks the sub-streams of the Marsaglia-Tsang uniforms (one per try); the
+// normals of the tries use sub-streams 1, 2, …, below it.
+const gammaUniformW = 1 << 31
+
+// unitU is the uniform in [0, 1) of a block's words x0, x1.
+func unitU(x0, x1 uint32) float64 { return float64(u53(x0, x1)) * twoM53 }
+
+// openU is the uniform in (0, 1) of a block's words x0, x1.
+func openU(x0, x1 uint32) float64 { return (float64(u53(x0, x1)) + 0.5) * twoM53 }
+
+// normalW returns the standard normal of element idx on sub-stream w (w = 0: Normal).
+func (k Key) normalW(idx uint64, w uint32) float64 {
+	x0, x1, x2, x3 := k.block(idx, 0, w)
+	u := u53(x0, x1)
+	j := x2 & 255
+	if u < zig.K[j] {
+		z := float64(u) * zig.W[j]
+		if x2&256 != 0 {
+			z = -z
+		}
+		return z
+	}
+	return k.normalSlow(idx, w, x0, x1, x2, x3)
+}
+
+// Exponential returns the standard exponential of element idx: -log(u), u in (0, 1).
+func (k Key) Exponential(idx uint64) float64 {
+	x0, x1, _, _ := k.block(idx, 0, 0)
+	return -math.Log(openU(x0, x1))
+}
+
+// Gamma holds the constants of a gamma draw of one shape.
+type Gamma struct {
+	shape float64
+	d, c  float64 // Marsaglia-Tsang constants for the shape it draws (shape+1 below 1)
+	inv   float64 // 1/shape when boosting (shape < 1), else 0
+}
+
+// NewGamma returns the constants for draws of shape (>= 0).
+func NewGamma(shape float64) Gamma {
+	g := Gamma{shape: shape}
+	a := shape
+	if shape < 1 {
+		a = shape + 1
+		g.inv = 1 / shape
+	}
+	g.d = a - 1.0/3.0
+	g.c = 1 / math.Sqrt(float64(9*g.d))
+	return g
+}
+
+// Gamma returns the standard gamma (scale 1) of element idx for g's shape.
+func (k Key) Gamma(idx uint64, g Gamma) float64 {
+	if g.shape == 0 {
+		return 0
+	}
+	x := k.gammaMT(idx, g.d, g.c)
+	if g.inv != 0 {
+		x0, x1, _, _ := k.block(idx, 0, 0)
+		x = float64(x * math.Pow(openU(x0, x1), g.inv))
+	}
+	return x
+}
+
+// gammaMT is Marsaglia and Tsang's method (2000) for shape d+1/3 >= 1; try t draws its normal
+// from sub-stream 1+t and its uniform from sub-stream 2^31+t.
+func (k Key) gammaMT(idx uint64, d, c float64) float64 {
+	for t := uint32(0); ; t++ {
+		z := k.normalW(idx, 1+t)
+		v := float64(1 + float64(c*z))
+		if v <= 0 {
+			continue
+		}
+		v = float64(float64(v*v) * v)
+		x0, x1, _, _ := k.block(idx, 0, gammaUniformW|t)
+		u := openU(x0, x1)
+		zz := float64(z * z)
+		if u < float64(1-float64(0.0331*float64(zz*zz))) {
+			return float64(d * v)
+		}
+		if math.Log(u) < float64(float64(0.5*zz)+float64(d*float64(float64(1-v)+math.Log(v)))) {
+			return float64(d * v)
+		}
+	}
+}
+
+// Poisson holds the constants of Poisson draws of one mean.
+type Poisson struct {
+	lam, expm                        float64 // inversion (lam < 10)
+	ptrs                             bool
+	loglam, a2, a, b, lnInvAlpha, vr float64 // PTRS
+}
+
+// NewPoisson returns the constants for draws of mean lam (>= 0).
+func NewPoisson(lam float64) Poisson {
+	p := Poisson{lam: lam, expm: math.Exp(-lam), ptrs: lam >= 10}
+	if p.ptrs {
+		slam := math.Sqrt(lam)
+		p.loglam = math.Log(lam)
+		p.b = 0.931 + float64(2.53*slam)
+		p.a = -0.059 + float64(0.02483*p.b)
+		p.a2 = float64(2 * p.a)
+		p.lnInvAlpha = math.Log(1.1239 + float64(1.1328/float64(p.b-3.4)))
+		p.vr = 0.9277 - float64(3.6224/float64(p.b-2))
+	}
+	return p
+}
+
+// Poisson returns the Poisson count of element idx: by inversion of one uniform below mean 10,
+// else Hörmann's PTRS (1993) with try t on block t.
+func (k Key) Poisson(idx uint64, p Poisson) float64 {
+	if p.lam == 0 {
+		return 0
+	}
+	if !p.ptrs {
+		x0, x1, _, _ := k.block(idx, 0, 0)
+		u := unitU(x0, x1)
+		n, pk := 0.0, p.expm
+		f := pk
+		for u >= f && pk > 0 {
+			n++
+			pk = float64(float64(pk*p.lam) / n)
+			f = float64(f + pk)
+		}
+		return n
+	}
+	for t := uint32(0); ; t++ {
+		x0, x1, x2, x3 := k.block(idx, t, 0)
+		u := unitU(x0, x1) - 0.5
+		v := unitU(x2, x3)
+		us := 0.5 - math.Abs(u)
+		n := math.Floor(float64(float64(float64(float64(p.a2/us)+p.b)*u)+p.lam) + 0.43)
+		if us >= 0.07 && v <= p.vr {
+			return n
+		}
+		if n < 0 || (us < 0.013 && v > us) {
+			continue
+		}
+		lhs := float64(math.Log(v)+p.lnInvAlpha) - math.Log(float64(p.a/float64(us*us))+p.b)
+		lg, _ := math.Lgamma(n + 1)
+		rhs := float64(-p.lam+float64(n*p.loglam)) - lg
+		if lhs <= rhs {
+			return n
+		}
+	}
+}
+
+// Binomial holds the constants of binomial draws of one (n, p).
+type Binomial struct {
+	n, p, q                       float64 // p <= 1/2: flip draws n - X with 1-p
+	flip                          bool
+	btrs                          bool
+	qn, bound                     float64 // inversion
+	a, b, c, vr, alpha, lpq, m, h float64 // BTRS
+}
+
+// NewBinomial returns the constants for draws of n trials (an integer >= 0) of probability p.
+func NewBinomial(n, p float64) Binomial {
+	bn := Binomial{n: n, p: p}
+	if p > 0.5 {
+		bn.flip, bn.p = true, 1-p
+	}
+	bn.q = 1 - bn.p
+	np := float64(n * bn.p)
+	if np < 10 {
+		bn.qn = math.Exp(float64(n * math.Log(bn.q)))
+		bn.bound = math.Min(n, np+float64(10*math.Sqrt(float64(float64(np*bn.q)+1))))
+		return bn
+	}
+	bn.btrs = true
+	spq := math.Sqrt(float64(np * bn.q))
+	bn.b = 1.15 + float64(2.53*spq)
+	bn.a = float64(-0.0873+float64(0.0248*bn.b)) + float64(0.01*bn.p)
+	bn.c = np + 0.5
+	bn.vr = 0.92 - float64(4.2/bn.b)
+	bn.alpha = float64(float64(2.83+float64(5.1/bn.b)) * spq)
+	bn.lpq = math.Log(float64(bn.p / bn.q))
+	bn.m = math.Floor(float64(float64(n+1) * bn.p))
+	l1, _ := math.Lgamma(bn.m + 1)
+	l2, _ := math.Lgamma(float64(n-bn.m) + 1)
+	bn.h = l1 + l2
+	return bn
+}
+
+// Binomial returns the binomial count of element idx: inversion below n*p = 10 (a fresh
+// uniform from block s+1 when the search passes its bound), else Hörmann's BTRS (1993) with
+// try t on block t.
+func (k Key) Binomial(idx uint64, bn Binomial) float64 {
+	x := k.binomial(idx, bn)
+	if bn.flip {
+		return bn.n - x
+	}
+	return x
+}
+
+func (k Key) binomial(idx uint64, bn Binomial) float64 {
+	if bn.n == 0 || bn.p == 0 {
+		return 0
+	}
+	if !bn.btrs {
+		s := uint32(0)
+		x0, x1, _, _ := k.block(idx, s, 0)
+		u := unitU(x0, x1)
+		x, px := 0.0, bn.qn
+		for u > px {
+			x++
+			if x > bn.bound {
+				x, px = 0, bn.qn
+				s++
+				x0, x1, _, _ = k.block(idx, s, 0)
+				u = unitU(x0, x1)
+				continue
+			}
+			u = float64(u - px)
+			px = float64(float64(float64(float64(float64(bn.n-x)+1)*bn.p)*px) / float64(x*bn.q))
+		}
+		return x
+	}
+	for t := uint32(0); ; t++ {
+		x0, x1, x2, x3 := k.block(idx, t, 0)
+		u := unitU(x0, x1) - 0.5
+		v := unitU(x2, x3)
+		us := 0.5 - math.Abs(u)
+		n := math.Floor(float64(float64(float64(float64(float64(2*bn.a)/us)+bn.b)*u) + bn.c))
+		if us >= 0.07 && v <= bn.vr {
+			return n
+		}
+		if n < 0 || n > bn.n {
+			continue
+		}
+		v = math.Log(float64(float64(v*bn.alpha) / float64(float64(bn.a/float64(us*us))+bn.b)))
+		l1, _ := math.Lgamma(n + 1)
+		l2, _ := math.Lgamma(float64(bn.n-n) + 1)
+		if v <= float64(float64(float64(bn.h-l1)-l2)+float64(float64(n-bn.m)*bn.lpq)) {
+			return n
+		}
+	}
+}
+
+// strided sets dst[t] = f(start + t*stride).
+func strided(dst []float64, start uint64, stride int64, f func(uint64) float64) {
+	idx, st := start, uint64(stride)
+	for t := range dst {
+		dst[t] = f(idx)
+		idx += st
+	}
+}
+
+// ExponentialStrided sets dst[t] = scale * Exponential(start + t*stride).
+func (k Key) ExponentialStrided(dst []float64, start uint64, stride int64, scale float64) {
+	strided(dst, start, stride, func(i uint64) float64 { return float64(scale * k.Exponential(i)) })
+}
+
+// GammaStrided sets dst[t] = scale * Gamma(start + t*stride) of shape.
+func (k Key) GammaStrided(dst []float64, start uint64, stride int64, shape, scale float64) {
+	g := NewGamma(shape)
+	strided(dst, start, stride, func(i uint64) float64 { return float64(scale * k.Gamma(i, g)) })
+}
+
+// PoissonStrided sets dst[t] = Poisson(start + t*stride) of mean lam.
+func (k Key) PoissonStrided(dst []float64, start uint64, stride int64, lam float64) {
+	p := NewPoisson(lam)
+	strided(dst, start, stride, func(i uint64) float64 { return k.Poisson(i, p) })
+}
+
+// BinomialStrided sets dst[t] = Binomial(start + t*stride) of n trials of probability p.
+func (k Key) BinomialStrided(dst []float64, start uint64, stride int64, n, p float64) {
+	bn := NewBinomial(n, p)
+	strided(dst, start, stride, func(i uint64) float64 { return k.Binomial(i, bn) })
+}
