@@ -20,16 +20,19 @@ type readResult struct {
 	Bytes   int64   `json:"bytes"`
 	Chunks  []int   `json:"chunks"`
 	Threads int     `json:"threads"`
+	Backend string  `json:"backend"`
 	Seconds float64 `json:"seconds"`
 	Sum     float64 `json:"sum"`
 }
 
 // benchRead reads a .npy file or a Zarr store and sums it: the time from opening it to the
-// sum, on the CPU (bench/io.sh runs it against NumPy, zarr-python + dask and dd).
+// sum, on the CPU (bench/io.sh runs it against NumPy, zarr-python + dask and dd) or with
+// --backend gpu on one GPU (chunks go from the file to the device through pinned buffers).
 func benchRead(ctx context.Context, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("bench read", flag.ContinueOnError)
 	chunks := fs.String("chunks", "", "chunk sizes, comma separated (default: the store's, or 128 MiB for .npy)")
 	threads := fs.Int("threads", 0, "goroutines (0: one per core)")
+	backend := fs.String("backend", "cpu", "cpu or gpu")
 	asJSON := fs.Bool("json", false, "print one JSON line")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: bench read: %v", errUsage, err)
@@ -44,7 +47,14 @@ func benchRead(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: gpunotes bench read PATH [--chunks R,C] [--threads N] [--json]", errUsage)
+		return fmt.Errorf("%w: gpunotes bench read PATH [--chunks R,C] [--threads N] [--backend cpu|gpu] [--json]", errUsage)
+	}
+	on := gpuarray.Threads(*threads)
+	if *backend != "cpu" {
+		var err error
+		if on, _, err = benchBackend("read", *backend); err != nil {
+			return err
+		}
 	}
 	path := fs.Arg(0)
 	var opts []gpuarray.ArrayOption
@@ -71,17 +81,17 @@ func benchRead(ctx context.Context, args []string, w io.Writer) error {
 	if err := x.Err(); err != nil {
 		return fmt.Errorf("bench read: %w", err)
 	}
-	sum, err := x.Sum().Float64(gpuarray.Threads(*threads), gpuarray.WithContext(ctx))
+	sum, err := x.Sum().Float64(on, gpuarray.WithContext(ctx))
 	if err != nil {
 		return fmt.Errorf("bench read: %w", err)
 	}
-	res := readResult{Path: path, Format: format, Bytes: x.NBytes(), Threads: *threads, Seconds: time.Since(start).Seconds(), Sum: sum}
+	res := readResult{Path: path, Format: format, Bytes: x.NBytes(), Threads: *threads, Backend: *backend, Seconds: time.Since(start).Seconds(), Sum: sum}
 	for _, c := range x.Chunks() {
 		res.Chunks = append(res.Chunks, c[0])
 	}
 	if *asJSON {
 		return json.NewEncoder(w).Encode(res)
 	}
-	_, err = fmt.Fprintf(w, "%s (%s, %d bytes, chunks %v): sum %v in %.3f s (%.0f MB/s)\n", path, format, res.Bytes, res.Chunks, sum, res.Seconds, float64(res.Bytes)/res.Seconds/1e6)
+	_, err = fmt.Fprintf(w, "%s (%s, %d bytes, chunks %v, %s): sum %v in %.3f s (%.0f MB/s)\n", path, format, res.Bytes, res.Chunks, res.Backend, sum, res.Seconds, float64(res.Bytes)/res.Seconds/1e6)
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -35,5 +36,18 @@ func TestBenchRead(t *testing.T) {
 	}
 	if err := benchRead(context.Background(), []string{filepath.Join(dir, "missing.npy")}, &bytes.Buffer{}); err == nil {
 		t.Fatal("a missing file was read")
+	}
+	if err := benchRead(context.Background(), []string{npyPath, "--backend", "tpu"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "unknown --backend") {
+		t.Fatalf("--backend tpu: %v", err)
+	}
+	if gpuarray.GPUError() == nil { // the same sum through the pinned file-to-device path
+		var out bytes.Buffer
+		if err := benchRead(context.Background(), []string{npyPath, "--json", "--backend", "gpu"}, &out); err != nil {
+			t.Fatal(err)
+		}
+		var r readResult
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.Sum != 1199*1200/2 || r.Backend != "gpu" {
+			t.Fatalf("--backend gpu: %q %v", out.String(), err)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package gpuarray
 
 import (
+	"encoding/binary"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -53,6 +55,52 @@ func TestGPUFileBacked(t *testing.T) {
 	for i := range want {
 		if math.Abs(got[i]-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
 			t.Fatalf("written from the GPU: element %d is %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestGPUFileStreamsThroughPinnedBuffers: a chunk larger than one pinned staging piece (64 MiB)
+// of a C-order float64 file, in both byte orders and cut by a slice, goes from the file to the
+// device in pieces and computes the CPU's values.
+func TestGPUFileStreamsThroughPinnedBuffers(t *testing.T) {
+	needGPU(t)
+	dir := t.TempDir()
+	x := NewRandomState(21).Normal(-2, 5, Shape(3100, 3000), Chunks(3100, 3000)) // 74 MB per chunk
+	le := filepath.Join(dir, "x.npy")
+	if err := SaveNpy(le, x); err != nil {
+		t.Fatal(err)
+	}
+	v, err := x.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 8*len(v))
+	for i, f := range v {
+		binary.BigEndian.PutUint64(b[8*i:], math.Float64bits(f))
+	}
+	be := filepath.Join(dir, "x.be")
+	if err := os.WriteFile(be, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, a := range map[string]*Array{
+		"npy":               LoadNpy(le, Chunks(3100, 3000)),
+		"raw big-endian":    FromFile(be, ">f8", []int{3100, 3000}, 0, Chunks(3100, 3000)),
+		"npy, rows 7:3093":  LoadNpy(le, Chunks(3100, 3000)).Slice(Span(7, 3093)),
+		"raw, columns 1:-1": FromFile(be, ">f8", []int{3100, 3000}, 0, Chunks(3100, 3000)).Slice(All(), Span(1, -1)),
+	} {
+		y := a.Mul(a).Sub(a.Mean(0))
+		want, err := y.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := y.ToSlice(OnGPU())
+		if err != nil {
+			t.Fatalf("%s on the GPU: %v", name, err)
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
+				t.Fatalf("%s element %d: GPU %v, CPU %v", name, i, got[i], want[i])
+			}
 		}
 	}
 }

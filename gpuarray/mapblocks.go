@@ -1,6 +1,8 @@
 package gpuarray
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -15,12 +17,49 @@ import (
 //
 // It is the slow path, for what Elementwise cannot say: f is Go code declared in a cell and
 // interpreted, called once per block on this process's CPU. MapBlocks computes its inputs
-// first (with the defaults of SetDefaults), so it is not lazy and does not fuse, and it is
-// not shipped to cluster workers. A block of the wrong length, or a panic in f, is an error
-// of the result (see Err), naming the block.
+// first (with the defaults of SetDefaults), so it is not lazy and does not fuse. On a cluster,
+// c.MapBlocks("f", arrays...) ships f to the workers instead, one task per block. A block of
+// the wrong length, or a panic in f, is an error of the result (see Err), naming the block.
 func MapBlocks(f func(blocks [][]float64, shape []int) []float64, arrays ...*Array) *Array {
 	if f == nil {
 		return errArray(fmt.Errorf("MapBlocks: nil function"))
+	}
+	return MapBlocksWith(func(_ context.Context, blocks [][][]float64, shapes [][]int) ([][]float64, error) {
+		out := make([][]float64, len(blocks))
+		for b := range blocks {
+			res, err := callBlock(f, blocks[b], shapes[b])
+			if err != nil {
+				return nil, &BlockError{b, err}
+			}
+			out[b] = res
+		}
+		return out, nil
+	}, arrays)
+}
+
+// BlockRunner runs MapBlocksWith's function on every block: blocks[b] holds block b's values of
+// each array (float64, row-major) and shapes[b] its shape, in the order of the chunk grid (the
+// last axis fastest). It returns each block's values, row-major; an error may name a block by
+// wrapping a *BlockError.
+type BlockRunner func(ctx context.Context, blocks [][][]float64, shapes [][]int) ([][]float64, error)
+
+// BlockError is a BlockRunner's error about block Block (its position in the runner's list).
+type BlockError struct {
+	Block int
+	Err   error
+}
+
+func (e *BlockError) Error() string { return fmt.Sprintf("block %d: %v", e.Block, e.Err) }
+
+// Unwrap returns the block's error.
+func (e *BlockError) Unwrap() error { return e.Err }
+
+// MapBlocksWith is MapBlocks with the calls left to run (cluster's Client.MapBlocks runs them
+// as tasks on its workers). The inputs are computed with opts added to the defaults, and their
+// blocks are all handed to run at once.
+func MapBlocksWith(run BlockRunner, arrays []*Array, opts ...ComputeOption) *Array {
+	if run == nil {
+		return errArray(fmt.Errorf("MapBlocks: nil block runner"))
 	}
 	if len(arrays) == 0 {
 		return errArray(fmt.Errorf("MapBlocks: no arrays"))
@@ -35,6 +74,10 @@ func MapBlocks(f func(blocks [][]float64, shape []int) []float64, arrays ...*Arr
 		}
 		ns[i] = a.n
 	}
+	cfg, err := configure(opts)
+	if err != nil {
+		return errArray(fmt.Errorf("MapBlocks: %w", err))
+	}
 	shape, chunks, err := expr.BroadcastShapes(ns...)
 	if err != nil {
 		return errArray(fmt.Errorf("MapBlocks: %w", err))
@@ -45,13 +88,10 @@ func MapBlocks(f func(blocks [][]float64, shape []int) []float64, arrays ...*Arr
 		if err != nil {
 			return errArray(fmt.Errorf("MapBlocks: array %d: %w", i, err))
 		}
-		if vals[i], err = (&Array{n: b}).ToSlice(); err != nil {
+		if vals[i], err = (&Array{n: b}).ToSlice(opts...); err != nil {
 			return errArray(fmt.Errorf("MapBlocks: array %d: %w", i, err))
 		}
 	}
-	out := make([]float64, len(vals[0]))
-	// Walk the chunk grid: idx is the block's index along each axis.
-	idx := make([]int, len(shape))
 	starts := make([][]int, len(shape))
 	for ax, cs := range chunks {
 		starts[ax] = make([]int, len(cs))
@@ -59,35 +99,28 @@ func MapBlocks(f func(blocks [][]float64, shape []int) []float64, arrays ...*Arr
 			starts[ax][j] = starts[ax][j-1] + cs[j-1]
 		}
 	}
-	empty := len(out) == 0
-	for !empty {
+	// The chunk grid, last axis fastest: each block's index, shape and input values.
+	var idxs, shapes [][]int
+	var blocks [][][]float64
+	out := make([]float64, len(vals[0]))
+	idx := make([]int, len(shape))
+	for empty := len(out) == 0; !empty; {
 		bshape := make([]int, len(shape))
 		size := 1
 		for ax := range shape {
 			bshape[ax] = chunks[ax][idx[ax]]
 			size *= bshape[ax]
 		}
-		blocks := make([][]float64, len(vals))
-		for i := range blocks {
-			blocks[i] = make([]float64, size)
+		in := make([][]float64, len(vals))
+		for i := range in {
+			in[i] = make([]float64, size)
 		}
-		// copy in and out row by row of the block's last axis
 		forBlockRows(shape, bshape, starts, idx, func(flat, local, n int) {
 			for i, v := range vals {
-				copy(blocks[i][local:local+n], v[flat:flat+n])
+				copy(in[i][local:local+n], v[flat:flat+n])
 			}
 		})
-		res, err := callBlock(f, blocks, slices.Clone(bshape))
-		if err != nil {
-			return errArray(fmt.Errorf("MapBlocks: block %v: %w", idx, err))
-		}
-		if len(res) != size {
-			return errArray(fmt.Errorf("MapBlocks: block %v of shape %v: f returned %d values, want %d", idx, bshape, len(res), size))
-		}
-		forBlockRows(shape, bshape, starts, idx, func(flat, local, n int) {
-			copy(out[flat:flat+n], res[local:local+n])
-		})
-		// next block, last axis fastest
+		idxs, shapes, blocks = append(idxs, slices.Clone(idx)), append(shapes, bshape), append(blocks, in)
 		ax := len(shape) - 1
 		for ; ax >= 0; ax-- {
 			if idx[ax]++; idx[ax] < len(chunks[ax]) {
@@ -98,6 +131,35 @@ func MapBlocks(f func(blocks [][]float64, shape []int) []float64, arrays ...*Arr
 		if ax < 0 {
 			break
 		}
+	}
+	var res [][]float64
+	if len(blocks) > 0 {
+		callShapes := make([][]int, len(shapes))
+		for b := range shapes {
+			callShapes[b] = slices.Clone(shapes[b])
+		}
+		if res, err = run(cfg.ctx, blocks, callShapes); err != nil {
+			var be *BlockError
+			if errors.As(err, &be) && be.Block >= 0 && be.Block < len(idxs) {
+				return errArray(fmt.Errorf("MapBlocks: block %v: %w", idxs[be.Block], be.Err))
+			}
+			return errArray(fmt.Errorf("MapBlocks: %w", err))
+		}
+		if len(res) != len(blocks) {
+			return errArray(fmt.Errorf("MapBlocks: %d results for %d blocks", len(res), len(blocks)))
+		}
+	}
+	for b, r := range res {
+		size := 1
+		for _, d := range shapes[b] {
+			size *= d
+		}
+		if len(r) != size {
+			return errArray(fmt.Errorf("MapBlocks: block %v of shape %v: f returned %d values, want %d", idxs[b], shapes[b], len(r), size))
+		}
+		forBlockRows(shape, shapes[b], starts, idxs[b], func(flat, local, n int) {
+			copy(out[flat:flat+n], r[local:local+n])
+		})
 	}
 	return FromSlice(out, Shape(shape...), ChunkSizes(chunks...))
 }

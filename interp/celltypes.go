@@ -547,7 +547,7 @@ func (s *Session) fmtSymbols() interp.Exports {
 	syms := map[string]reflect.Value{
 		"Printf": reflect.ValueOf(func(format string, a ...any) (int, error) {
 			format, a = fix(format, a)
-			return fmt.Fprintf(currentStdout{}, format, a...)
+			return fmt.Fprintf(currentStdout{s}, format, a...)
 		}),
 		"Sprintf": reflect.ValueOf(func(format string, a ...any) string {
 			format, a = fix(format, a)
@@ -566,8 +566,8 @@ func (s *Session) fmtSymbols() interp.Exports {
 			return fmt.Appendf(b, format, a...)
 		}),
 		// These print no field or type names; they are here for the error wrapper below.
-		"Print":    reflect.ValueOf(func(a ...any) (int, error) { return fmt.Fprint(currentStdout{}, a...) }),
-		"Println":  reflect.ValueOf(func(a ...any) (int, error) { return fmt.Fprintln(currentStdout{}, a...) }),
+		"Print":    reflect.ValueOf(func(a ...any) (int, error) { return fmt.Fprint(currentStdout{s}, a...) }),
+		"Println":  reflect.ValueOf(func(a ...any) (int, error) { return fmt.Fprintln(currentStdout{s}, a...) }),
 		"Sprint":   reflect.ValueOf(fmt.Sprint),
 		"Sprintln": reflect.ValueOf(fmt.Sprintln),
 		"Fprint":   reflect.ValueOf(fmt.Fprint),

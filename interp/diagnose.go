@@ -282,6 +282,9 @@ func editDistance(a, b string) int {
 func (s *Session) compileCrash(p interp.Panic, seg segment) *CellError {
 	d := s.diagnose(seg, "")
 	if d == nil {
+		d = genericDefine(seg)
+	}
+	if d == nil {
 		l, c := seg.line, seg.col
 		d = &diagnosis{line: l, col: c, msg: fmt.Sprintf("the Go interpreter (yaegi) failed compiling this part of the cell (%v)", p.Value),
 			hint: "move the code into a func, or split it into smaller statements; please report the cell"}
@@ -297,4 +300,77 @@ func diagnosisError(seg segment, d *diagnosis) *CellError {
 		val += " (" + d.hint + ")"
 	}
 	return &CellError{Name: "CompileError", Value: val, Traceback: tb}
+}
+
+// genericDefine explains yaegi's crash on `x := slices.Max(xs)` at a cell's top level: it
+// cannot define a variable from the result of a generic function of a source package (the
+// generic standard library) there, while in a func, or assigned to a declared variable, the
+// same call works.
+func genericDefine(seg segment) *diagnosis {
+	if seg.kind != segStmt {
+		return nil
+	}
+	prefix := wrapPrefix(segStmt)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", prefix+seg.src+"\n}", parser.SkipObjectResolution)
+	if err != nil || len(f.Decls) == 0 {
+		return nil
+	}
+	for _, st := range f.Decls[0].(*ast.FuncDecl).Body.List {
+		a, ok := st.(*ast.AssignStmt)
+		if !ok || a.Tok != token.DEFINE || len(a.Rhs) != 1 {
+			continue
+		}
+		call, ok := a.Rhs[0].(*ast.CallExpr)
+		if !ok {
+			continue
+		}
+		fun := call.Fun
+		if ix, ok := fun.(*ast.IndexExpr); ok {
+			fun = ix.X
+		}
+		if ix, ok := fun.(*ast.IndexListExpr); ok {
+			fun = ix.X
+		}
+		sel, ok := fun.(*ast.SelectorExpr)
+		if !ok {
+			continue
+		}
+		pkg, ok := sel.X.(*ast.Ident)
+		if !ok {
+			continue
+		}
+		switch pkg.Name {
+		case "slices", "maps", "cmp", "iter":
+		case "errors":
+			if sel.Sel.Name != "AsType" {
+				continue
+			}
+		default:
+			continue
+		}
+		pos := fset.Position(a.Pos())
+		l, c := pos.Line, pos.Column
+		if l == 1 {
+			c -= len(prefix)
+		}
+		l, c = cellPos(seg, l, c)
+		var names []string
+		for _, x := range a.Lhs {
+			names = append(names, identText(x))
+		}
+		call0 := pkg.Name + "." + sel.Sel.Name + "(...)"
+		return &diagnosis{line: l, col: c,
+			msg:  fmt.Sprintf("the Go interpreter (yaegi) cannot define variables from the result of the generic %s at a cell's top level", call0),
+			hint: fmt.Sprintf("declare them first with their types (var %s T; %s = %s), or move the code into a func", strings.Join(names, ", "), strings.Join(names, ", "), call0)}
+	}
+	return nil
+}
+
+// identText returns an identifier's name for a hint ("_" for other expressions).
+func identText(x ast.Expr) string {
+	if id, ok := x.(*ast.Ident); ok {
+		return id.Name
+	}
+	return "_"
 }

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/traefik/yaegi/interp"
@@ -20,15 +21,59 @@ import (
 // currentStdout writes to whatever os.Stdout is now. The interpreter gets it instead of the
 // *os.File itself, so that cells see the real os.Stdout variable, and a file that a cell closed
 // can be replaced for the next cells (reopenStdio).
-type currentStdout struct{}
+type currentStdout struct{ s *Session }
 
 // Write hands the running cell's stdout pump p directly when that keeps the order of the
 // output (pump.direct), saving the write syscall of each print; else it writes to os.Stdout.
-func (currentStdout) Write(p []byte) (int, error) {
-	if pp := stdoutPump.Load(); pp != nil && os.Stdout == capturedStdout.Load() && pp.direct(p) {
+// Between cells (a goroutine of an ended cell printing) it keeps p for the next cell.
+func (c currentStdout) Write(p []byte) (int, error) {
+	pp := stdoutPump.Load()
+	if pp == nil && c.s != nil && os.Stdout == capturedStdout.Load() {
+		c.s.late.add(p)
+		return len(p), nil
+	}
+	if pp != nil && os.Stdout == capturedStdout.Load() && pp.direct(p) {
 		return len(p), nil
 	}
 	return os.Stdout.Write(p)
+}
+
+// lateOutput keeps what interpreted code prints while no cell runs (a goroutine that outlived
+// its cell), for the next cell's output; past lateMax bytes it counts what it drops.
+// (Compiled code writing to fd 1 between cells still reaches the kernel's own stdout.)
+type lateOutput struct {
+	mu      sync.Mutex
+	buf     []byte
+	dropped int
+}
+
+const lateMax = 1 << 20
+
+func (l *lateOutput) add(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := min(len(p), lateMax-len(l.buf))
+	l.buf = append(l.buf, p[:n]...)
+	l.dropped += len(p) - n
+}
+
+// deliver writes what was kept into out, after a note saying where it comes from.
+func (l *lateOutput) deliver(out Output) {
+	l.mu.Lock()
+	text, dropped := string(l.buf), l.dropped
+	l.buf, l.dropped = nil, 0
+	l.mu.Unlock()
+	if text == "" && dropped == 0 {
+		return
+	}
+	note := "gpunotes: printed by goroutines of earlier cells after their cell ended:\n"
+	if dropped > 0 {
+		note = fmt.Sprintf("gpunotes: printed by goroutines of earlier cells after their cell ended (the last %d bytes were dropped):\n", dropped)
+	}
+	out.Stream("stderr", note)
+	if text != "" {
+		out.Stream("stdout", text)
+	}
 }
 
 // reopenStdio gives os.Stdout and os.Stderr new files on fds 1 and 2 when a cell closed them

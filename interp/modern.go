@@ -40,7 +40,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type"} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer"} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -117,6 +117,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 			if id, ok := n.X.(*ast.Ident); ok && id.Name == "os" && n.Sel.Name == "Stdin" {
 				r.edits = append(r.edits, edit{off(n.Pos()), len("os.Stdin"), "gnrt.Stdin"})
 			}
+			r.genericStd(n)
 			ast.Inspect(n.X, r.renameMain)
 			return false
 		case *ast.FuncDecl:
@@ -190,6 +191,7 @@ func (r *rewriter) visit(n ast.Node) bool {
 		if id, ok := n.X.(*ast.Ident); ok && id.Name == "os" && n.Sel.Name == "Stdin" {
 			r.edits = append(r.edits, edit{r.off(n.Pos()), len("os.Stdin"), "gnrt.Stdin"})
 		}
+		r.genericStd(n)
 		ast.Inspect(n.X, r.visit)
 		return false
 	case *ast.KeyValueExpr:
@@ -407,7 +409,7 @@ func (r *rewriter) rangeStmt(n *ast.RangeStmt) {
 		}
 		return
 	}
-	if n.Tok != token.ASSIGN && r.rangeFunc(n) {
+	if !r.rangeStdSeq(n) && n.Tok != token.ASSIGN && r.rangeFunc(n) {
 		return
 	}
 	if len(names) > 0 && captures(n.Body, names) && !assigns(n.Body, names) {
@@ -885,7 +887,10 @@ func constOf(e ast.Expr) constant.Value {
 	return nil
 }
 
-// preludeSrc declares what yaegi lacks of Go 1.21's builtins. User declarations replace them.
+// preludeSrc declares what yaegi lacks of Go 1.21's builtins (user declarations replace them),
+// and generic standard library names that yaegi's extract skips, which the rewriting pass
+// renames to: errors.AsType (Go 1.26) and sync/atomic's Pointer[T] (a mutex, not atomic
+// instructions: interpreted code cannot reach them for a generic type).
 const preludeSrc = `type gnOrdered interface {
 	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr | ~float32 | ~float64 | ~string
 }
@@ -906,4 +911,98 @@ func max[T gnOrdered](x T, ys ...T) T {
 		}
 	}
 	return x
+}
+
+func gnAsType[E any](err error) (E, bool) {
+	var e E
+	ok := gnrt.ErrorsAs(err, &e)
+	return e, ok
+}
+
+type gnAtomicPointer[T any] struct {
+	mu gnrt.Mutex
+	v  *T
+}
+
+func (p *gnAtomicPointer[T]) Load() *T {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.v
+}
+
+func (p *gnAtomicPointer[T]) Store(v *T) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.v = v
+}
+
+func (p *gnAtomicPointer[T]) Swap(v *T) *T {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.v
+	p.v = v
+	return old
+}
+
+func (p *gnAtomicPointer[T]) CompareAndSwap(old, v *T) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.v != old {
+		return false
+	}
+	p.v = v
+	return true
 }`
+
+// genericStd renames errors.AsType and atomic.Pointer to the prelude's generic versions.
+func (r *rewriter) genericStd(n *ast.SelectorExpr) {
+	id, ok := n.X.(*ast.Ident)
+	if !ok || !r.env.pkgs[id.Name] {
+		return
+	}
+	switch {
+	case id.Name == "errors" && n.Sel.Name == "AsType":
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnAsType"})
+	case id.Name == "atomic" && n.Sel.Name == "Pointer":
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnAtomicPointer"})
+	}
+}
+
+// rangeStdSeq rewrites a range over the standard iterators of a slice or map into the range
+// over the slice or map itself, which is what they yield, in the same order (yaegi cannot
+// range over a function, and these iterators' types depend on their argument's):
+// `for v := range slices.Values(s)` -> `for _, v := range (s)`, and likewise slices.All,
+// maps.Keys, maps.Values and maps.All.
+func (r *rewriter) rangeStdSeq(n *ast.RangeStmt) bool {
+	call, ok := n.X.(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 || call.Ellipsis.IsValid() {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok || !r.env.pkgs[pkg.Name] {
+		return false
+	}
+	valueOnly := false // the iterator yields the values: its one variable is range's second
+	switch pkg.Name + "." + sel.Sel.Name {
+	case "slices.Values", "maps.Values":
+		valueOnly = true
+	case "slices.All", "maps.Keys", "maps.All":
+	default:
+		return false
+	}
+	arg := "(" + r.text(call.Args[0]) + ")"
+	if !valueOnly || n.Key == nil {
+		r.edits = append(r.edits, edit{r.off(n.X.Pos()), r.off(n.X.End()) - r.off(n.X.Pos()), arg})
+		return true
+	}
+	tok := ":="
+	if n.Tok == token.ASSIGN {
+		tok = "="
+	}
+	r.edits = append(r.edits, edit{r.off(n.Key.Pos()), r.off(n.X.End()) - r.off(n.Key.Pos()), "_, " + r.text(n.Key) + " " + tok + " range " + arg})
+	return true
+}

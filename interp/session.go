@@ -84,6 +84,7 @@ type Session struct {
 	declAt   map[string]declPos      // where each of decls was declared (under declMu)
 	cell     string                  // the running cell's label for tracebacks ("" unknown)
 
+	late    lateOutput    // what cells' goroutines printed between cells (guard.go)
 	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
 	notesMu sync.Mutex
 	notes   map[string]bool // notes the running cell already wrote
@@ -130,6 +131,8 @@ func New(opts Options) (*Session, error) {
 		"Result":       reflect.ValueOf(s.setResult),
 		"MakeLen":      reflect.ValueOf(makeLen), // guard.go
 		"RegisterType": reflect.ValueOf(s.types.register),
+		"ErrorsAs":     reflect.ValueOf(errorsAs),
+		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -142,8 +145,8 @@ const rtPath = "gpunotes.internal/rt"
 
 func (s *Session) reset() error {
 	i := interp.New(interp.Options{
-		Stdout: currentStdout{}, // not the *os.File: see guard.go
-		Stderr: &s.frames,       // yaegi reports panic frames here; they become the traceback
+		Stdout: currentStdout{s}, // not the *os.File: see guard.go
+		Stderr: &s.frames,        // yaegi reports panic frames here; they become the traceback
 		Stdin:  s.stdin,
 	})
 	if err := i.Use(s.symbols); err != nil {
@@ -245,6 +248,7 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) (*displa
 		<-s.goPanics
 	}
 
+	s.late.deliver(out)
 	if m, ok := parseMagic(code); ok {
 		return s.runMagic(ctx, m, out)
 	}
@@ -302,12 +306,42 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 			}
 		}
 		if _, err := s.eval(ctx, src); err != nil {
+			if cerr, ok := s.retryInFunc(ctx, err, src, seg); ok {
+				if cerr != nil {
+					return nil, cerr
+				}
+				continue
+			}
 			return nil, s.evalError(ctx, err, seg)
 		}
 		s.recordVars(seg.src)
 		s.recordInts(ints)
 	}
 	return res, nil
+}
+
+// retryInFunc runs a statement segment that yaegi crashed compiling on `x := slices.Max(xs)`
+// (genericDefine) again inside a func literal, where yaegi compiles it, and says on stderr
+// that its variables are not kept for later cells. Nothing ran before the crash, so running
+// it now runs it once. ok is false when this is not that crash.
+func (s *Session) retryInFunc(ctx context.Context, err error, src string, seg segment) (*CellError, bool) {
+	var p interp.Panic
+	if !errors.As(err, &p) || !compilePanic(p) {
+		return nil, false
+	}
+	d := genericDefine(seg)
+	if d == nil {
+		return nil, false
+	}
+	if _, err2 := s.eval(ctx, ";func() {"+src+"\n}()"); err2 != nil {
+		var p2 interp.Panic
+		if errors.As(err2, &p2) && !compilePanic(p2) || ctx.Err() != nil {
+			return s.evalError(ctx, err2, seg), true // it ran and failed
+		}
+		return nil, false
+	}
+	fmt.Fprintf(os.Stderr, "gpunotes: cell line %d: %s, so this part of the cell ran inside a func: its variables are not kept for later cells (%s)\n", d.line, d.msg, d.hint)
+	return nil, true
 }
 
 // runDecls evaluates a run of declarations as one file (forward references work), after the
@@ -350,7 +384,12 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 		seg.kind, seg.col = segStmt, seg.col-1
 	}
 	if _, err := s.eval(ctx, src); err != nil {
-		return s.evalError(ctx, err, seg)
+		cerr := s.evalError(ctx, err, seg)
+		var p interp.Panic
+		if !errors.As(err, &p) || compilePanic(p) {
+			cerr.Traceback = append(cerr.Traceback, s.undoDecls(ctx, f, seg.src)...)
+		}
+		return cerr
 	}
 	s.recordDecl(seg, names)
 	s.recordFuncTypes(ctx, seg.src, names)

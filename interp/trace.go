@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -320,4 +321,100 @@ func panicMatcher(val string, pkgs map[string]bool) func(ast.Node) bool {
 	return func(n ast.Node) bool {
 		return isCall(n, "panic", "log.Panic", "log.Panicf", "log.Panicln", "log.Fatal", "log.Fatalf", "log.Fatalln")
 	}
+}
+
+// undoDecls repairs what yaegi kept of a declaration segment that failed to compile: it
+// declares each of the segment's funcs and methods before it gets to the error, and they then
+// run as empty bodies returning zero values. Each func goes back to its earlier cell's
+// definition, or, if it had none, becomes a func with its signature that panics saying its cell
+// failed. New methods and variables cannot be repaired (yaegi keeps a type's first method of a
+// name, and has no way to remove a name); the returned traceback lines name them.
+func (s *Session) undoDecls(ctx context.Context, f *ast.File, src string) []string {
+	text := func(n ast.Node) string {
+		base := int(f.FileStart) + len("package p;")
+		a, b := int(n.Pos())-base, int(n.End())-base
+		if a < 0 || b > len(src) || a > b {
+			return ""
+		}
+		return src[a:b]
+	}
+	var out, stubbed, restored, zeroed []string
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Body == nil || d.Name.Name == "main" || d.Name.Name == "_" || d.Type.TypeParams != nil {
+				continue
+			}
+			key := d.Name.Name
+			if d.Recv != nil {
+				// yaegi keeps a type's first method of a name: a redeclaration does not
+				// replace the empty one.
+				if len(d.Recv.List) == 1 {
+					t := d.Recv.List[0].Type
+					if st, ok := t.(*ast.StarExpr); ok {
+						t = st.X
+					}
+					if id, ok := t.(*ast.Ident); ok && s.declSrc(id.Name+"."+key) == "" {
+						zeroed = append(zeroed, "method "+id.Name+"."+key)
+					}
+				}
+				continue
+			}
+			decl := ""
+			if old := s.declSrc(key); old != "" {
+				decl = funcText(old, d.Name.Name, false)
+			}
+			how := &restored
+			if decl == "" {
+				head := text(d)
+				head = head[:int(d.Body.Lbrace)-int(d.Pos())]
+				decl = head + fmt.Sprintf("{ panic(%q) }", key+" is not defined: the cell that declared it failed to compile; run it again once it compiles")
+				how = &stubbed
+			}
+			seg := segment{kind: segDecl, src: decl, line: 1, col: 1}
+			if rsrc, _, err := rewriteGo(seg, s.rewriteEnv()); err == nil {
+				if _, err := s.eval(ctx, guardMakes(rsrc)); err == nil {
+					*how = append(*how, key)
+				}
+			}
+		case *ast.GenDecl:
+			if d.Tok != token.VAR {
+				continue
+			}
+			for _, sp := range d.Specs {
+				for _, n := range sp.(*ast.ValueSpec).Names {
+					if n.Name != "_" && s.declSrc(n.Name) == "" {
+						zeroed = append(zeroed, n.Name)
+					}
+				}
+			}
+		}
+	}
+	if len(restored) > 0 {
+		out = append(out, "note: kept from earlier cells: "+strings.Join(restored, ", "))
+	}
+	if len(stubbed) > 0 {
+		out = append(out, "note: not defined until this cell compiles (calling them panics saying so): "+strings.Join(stubbed, ", "))
+	}
+	if len(zeroed) > 0 {
+		out = append(out, "note: the interpreter cannot remove names, and keeps these declared until this cell compiles, variables with zero values and methods with empty bodies: "+strings.Join(zeroed, ", "))
+	}
+	return out
+}
+
+// funcText returns the source of func (or method, if method) name in a declaration segment's
+// source ("" if absent).
+func funcText(src, name string, method bool) string {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", "package p;"+src, parser.SkipObjectResolution)
+	if err != nil {
+		return ""
+	}
+	base := int(f.FileStart) + len("package p;")
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == name && (fd.Recv != nil) == method {
+			return src[int(fd.Pos())-base : int(fd.End())-base]
+		}
+	}
+	return ""
 }

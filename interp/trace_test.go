@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // countedOut is a recOut that tells the session its execution count, as the kernel does.
@@ -153,5 +154,72 @@ func TestPanicTraceAcrossCells(t *testing.T) {
 		if !strings.Contains(tb, want) {
 			t.Errorf("traceback lacks %q:\n%s", want, tb)
 		}
+	}
+}
+
+// TestLateGoroutineOutput checks that what a goroutine prints after its cell ended reaches the
+// next cell's output, after a note, and that a goroutine printing while its cell runs still
+// reaches that cell.
+func TestLateGoroutineOutput(t *testing.T) {
+	s := newSession(t)
+	_, out, err := run(t, s, "import (\"fmt\"; \"time\")\ndone := make(chan bool)\ngo func() {\n\tfmt.Println(\"during\")\n\ttime.Sleep(200 * time.Millisecond)\n\tfmt.Println(\"after the cell\")\n\tdone <- true\n}()\ntime.Sleep(50 * time.Millisecond)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.out("stdout"); got != "during\n" {
+		t.Fatalf("first cell printed %q", got)
+	}
+	time.Sleep(400 * time.Millisecond)
+	_, out, err = run(t, s, "<-done\nfmt.Println(\"second\")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.out("stdout"); got != "after the cell\nsecond\n" {
+		t.Errorf("second cell printed %q", got)
+	}
+	if !strings.Contains(out.out("stderr"), "goroutines of earlier cells") {
+		t.Errorf("no note on stderr: %q", out.out("stderr"))
+	}
+	_, out, _ = run(t, s, "fmt.Println(\"third\")")
+	if out.out("stdout") != "third\n" || out.out("stderr") != "" {
+		t.Errorf("third cell: %q %q", out.out("stdout"), out.out("stderr"))
+	}
+}
+
+// TestFailedCellLeavesNoBrokenFuncs checks that the funcs of a cell that failed to compile do
+// not stay behind as empty bodies (yaegi declares them before it meets the error): a func
+// declared earlier keeps its old definition, a new one panics saying why, and the traceback
+// names what the interpreter keeps.
+func TestFailedCellLeavesNoBrokenFuncs(t *testing.T) {
+	s := newSession(t)
+	if _, _, err := run(t, s, "import \"fmt\"\nfunc good() int { return 7 }"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := run(t, s, "func good() int { return 1 }\nfunc other(a int) (int, error) { return a, nil }\nvar g = 5\nfunc bad() int { return undefinedThing }")
+	ce, ok := err.(*CellError)
+	if !ok || ce.Name != "CompileError" {
+		t.Fatalf("want a compile error, got %v", err)
+	}
+	tb := strings.Join(ce.Traceback, "\n")
+	for _, want := range []string{"kept from earlier cells: good", "panics saying so): other, bad", "zero values and methods with empty bodies: g"} {
+		if !strings.Contains(tb, want) {
+			t.Errorf("traceback lacks %q:\n%s", want, tb)
+		}
+	}
+	_, out, err := run(t, s, "fmt.Println(good())")
+	if err != nil || out.out("stdout") != "7\n" {
+		t.Errorf("good() after the failed cell: %q %v", out.out("stdout"), err)
+	}
+	_, _, err = run(t, s, "fmt.Println(other(3))")
+	if err == nil || !strings.Contains(err.Error(), "other is not defined: the cell that declared it failed to compile") {
+		t.Errorf("other(3) after the failed cell: %v", err)
+	}
+	// Once the cell compiles, its definitions replace the stubs.
+	if _, _, err := run(t, s, "func good() int { return 1 }\nfunc other(a int) (int, error) { return a, nil }\nvar g = 5\nfunc bad() int { return 2 }"); err != nil {
+		t.Fatal(err)
+	}
+	_, out, err = run(t, s, "fmt.Println(good(), g, bad())\nfmt.Println(other(3))")
+	if err != nil || out.out("stdout") != "1 5 2\n3 <nil>\n" {
+		t.Errorf("after the fixed cell: %q %v", out.out("stdout"), err)
 	}
 }

@@ -210,7 +210,7 @@ func (d *Device) kernel(s *Spec) (driver.Function, error) {
 	if err != nil {
 		return 0, err
 	}
-	mod, err := driver.LinkPTX([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.forKernel(ptx), []byte(ptx)})
+	mod, err := driver.LinkPTXMaxRegisters([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.forKernel(ptx), []byte(ptx)}, maxNReg)
 	if err != nil {
 		if driver.IsCode(err, driver.ErrorUnsupportedPTX) {
 			v, _ := driver.DriverVersion()

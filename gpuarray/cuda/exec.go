@@ -10,6 +10,9 @@ import (
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/io/source"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // Result holds what a fused kernel produced for each task, in task order.
@@ -466,6 +469,41 @@ func (u *uploads) upload(p unsafe.Pointer, n uint64) (driver.DevicePtr, error) {
 	return dp, nil
 }
 
+// uploadFile reads a file's box to the device through the device's two pinned staging
+// buffers: the positioned reads of one piece land in one buffer while the DMA of the previous
+// piece runs from the other, so a chunk never sits whole in Go memory and the disk and the
+// link work at once.
+func (u *uploads) uploadFile(b *plan.Block) (driver.DevicePtr, error) {
+	n := expr.Size(b.Shape)
+	dp, err := u.alloc(uint64(n) * 8)
+	if err != nil {
+		return 0, err
+	}
+	d := u.d
+	st, err := d.stagingPair()
+	if err != nil {
+		return 0, err
+	}
+	piece := int64(transferPiece / 8)
+	for off, k := int64(0), 0; off < n; off, k = off+piece, 1-k {
+		m := min(piece, n-off)
+		buf := unsafe.Slice((*byte)(unsafe.Pointer(&st[k][0])), m*8)
+		if err := source.ReadRange(b.File, b.Origin, b.Shape, off, buf); err != nil {
+			return 0, fmt.Errorf("upload file input: %w", err)
+		}
+		if err := d.stream.Synchronize(); err != nil { // the DMA out of the other buffer
+			return 0, err
+		}
+		if err := driver.MemcpyHtoDAsync(dp+driver.DevicePtr(off*8), unsafe.Pointer(&st[k][0]), uint64(m)*8, d.stream); err != nil {
+			return 0, fmt.Errorf("upload file input: %w", err)
+		}
+	}
+	if err := d.stream.Synchronize(); err != nil {
+		return 0, fmt.Errorf("upload file input: %w", err)
+	}
+	return dp, nil
+}
+
 func (u *uploads) alloc(n uint64) (driver.DevicePtr, error) {
 	p, err := u.d.pool.Alloc(n)
 	if err == nil {
@@ -489,6 +527,14 @@ func (u *uploads) leaf(b []uint64, t *Task, l int, keys map[int]uint64) error {
 	} else if l < len(t.Gathers) && t.Gathers[l] != nil {
 		if t.Gathers[l].Len() > 0 {
 			p, err := u.gather(t.Gathers[l])
+			if err != nil {
+				return err
+			}
+			b[0] = uint64(p)
+		}
+	} else if l < len(t.Files) && t.Files[l] != nil {
+		if expr.Size(t.Files[l].Shape) > 0 {
+			p, err := u.uploadFile(t.Files[l])
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/io/source"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -145,9 +146,14 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 				gt.Gathers[leaf] = lowerGather(b, in.DType, cache)
 			} else if b.Gather != nil && b.Data.IsNil() {
 				return Task{}, fmt.Errorf("cuda: task %d: a take of %v values to gather on the device (it copies one word per element; internal)", t.Index, in.DType)
+			} else if b.File != nil && source.Streams(b.File) && in.DType == dtype.Float64 {
+				if gt.Files == nil {
+					gt.Files = make([]*plan.Block, nleaf)
+				}
+				gt.Files[leaf] = b // read at upload, file to pinned buffer to device
 			} else if b.File != nil {
-				// Read on the host, then copied like any input (pinned-buffer streaming from
-				// the file to the device is not done yet).
+				// Other layouts and dtypes: read and converted on the host, then copied like
+				// any input.
 				vals, err := plan.ReadBlock(b)
 				if err != nil {
 					return Task{}, fmt.Errorf("cuda: task %d: %w", t.Index, err)

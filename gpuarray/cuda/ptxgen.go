@@ -435,11 +435,13 @@ func (g *gen) accumulators(r Reduce) (acc, accI, wn, wm, wq string) {
 	return acc, accI, wn, wm, wq
 }
 
-// maxNReg caps the registers per thread of generated kernels (GPUNOTES_PTX_MAXNREG; 0: the
+// maxNReg caps the registers per thread of linked fused kernels (GPUNOTES_JIT_MAXREG; 0: the
 // JIT's choice), for measuring occupancy against spills: a kernel generating normals holds 116
-// registers, 2 blocks of 256 threads per SM on an H100.
+// registers, 2 blocks of 256 threads per SM on an H100, because the library's gpn_normal_slow
+// (the ziggurat's rare slow path) does; a cap applies to it too, and a directive in the entry
+// alone is refused at link time.
 var maxNReg = func() int {
-	n, _ := strconv.Atoi(os.Getenv("GPUNOTES_PTX_MAXNREG"))
+	n, _ := strconv.Atoi(os.Getenv("GPUNOTES_JIT_MAXREG"))
 	return max(n, 0)
 }()
 
@@ -454,11 +456,7 @@ func (g *gen) module(s *Spec, name string) string {
 	for _, fn := range g.usedList {
 		b.WriteString(lib.protos[fn].decl + "\n")
 	}
-	fmt.Fprintf(&b, "\n.visible .entry %s(\n\t.param .u64 desc,\n\t.param .u64 out\n)\n.maxntid %d, 1, 1\n", name, BlockSize)
-	if maxNReg > 0 {
-		fmt.Fprintf(&b, ".maxnreg %d\n", maxNReg)
-	}
-	b.WriteString("{\n")
+	fmt.Fprintf(&b, "\n.visible .entry %s(\n\t.param .u64 desc,\n\t.param .u64 out\n)\n.maxntid %d, 1, 1\n{\n", name, BlockSize)
 	for _, pre := range []string{"p", "r", "rd", "f", "fd"} {
 		if n := g.n[pre]; n > 0 {
 			typ := map[string]string{"p": ".pred", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64"}[pre]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // NodeKind is the kind of a kernel-spec node.
@@ -220,6 +221,9 @@ type Task struct {
 	Held   []HeldInput
 	// Gathers[leaf], when set, is gathered on the device into the leaf's data (a take).
 	Gathers []*Gather
+	// Files[leaf], when set, is a box of a file read into the leaf's data at upload, through
+	// pinned buffers, the file reads overlapping the copies (see uploadFile).
+	Files []*plan.Block
 }
 
 // HeldInput is an input leaf's data in a GPU's memory: Len elements from Ptr.
@@ -237,6 +241,9 @@ func (t *Task) input(l int, dt expr.DType) (int64, bool) {
 	}
 	if l < len(t.Gathers) && t.Gathers[l] != nil {
 		return t.Gathers[l].Len(), true
+	}
+	if l < len(t.Files) && t.Files[l] != nil {
+		return expr.Size(t.Files[l].Shape), true
 	}
 	if l < len(t.Inputs) && t.Inputs[l] != nil {
 		return int64(len(t.Inputs[l]) / Words(dt)), true

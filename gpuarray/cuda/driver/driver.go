@@ -110,6 +110,7 @@ const (
 
 // JIT options (CUjit_option values) used by the linker.
 const (
+	jitMaxRegisters           = 0
 	jitInfoLogBuffer          = 3
 	jitInfoLogBufferSizeBytes = 4
 	jitErrorLogBuffer         = 5
@@ -521,6 +522,13 @@ func (f Function) Launch(grid, block [3]uint32, shared uint32, s Stream, params 
 // linker (cuLinkCreate_v2, cuLinkAddData_v2, cuLinkComplete) and loads it as a module. On a
 // failure the error holds the linker's log.
 func LinkPTX(names []string, ptx [][]byte) (Module, error) {
+	return LinkPTXMaxRegisters(names, ptx, 0)
+}
+
+// LinkPTXMaxRegisters is LinkPTX with the registers per thread of every function in the link
+// capped at maxRegs (0: the JIT's choice), callees included: an entry can hold no fewer
+// registers than the functions it calls.
+func LinkPTXMaxRegisters(names []string, ptx [][]byte, maxRegs int) (Module, error) {
 	const logSize = 1 << 15
 	errLog := make([]byte, logSize)
 	infoLog := make([]byte, logSize)
@@ -528,6 +536,10 @@ func LinkPTX(names []string, ptx [][]byte) (Module, error) {
 	// The option values are pointers or integers cast to pointers; the Go heap does not move, and
 	// the buffers stay alive until the state is destroyed (KeepAlive below).
 	vals := []uintptr{uintptr(unsafe.Pointer(&errLog[0])), logSize, uintptr(unsafe.Pointer(&infoLog[0])), logSize}
+	if maxRegs > 0 {
+		opts = append(opts, jitMaxRegisters)
+		vals = append(vals, uintptr(maxRegs))
+	}
 	defer runtime.KeepAlive(infoLog)
 	defer runtime.KeepAlive(errLog)
 	var st LinkState
