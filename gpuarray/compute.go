@@ -386,8 +386,13 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 		}
 	}
 	prog.ok = true
+	heldArrays := map[*expr.Node]*Array{} // one array per held result, however often asked for
 	for i, a := range arrays {
 		if out[i] != nil {
+			continue
+		}
+		if h, ok := heldArrays[a.n]; ok {
+			out[i] = h
 			continue
 		}
 		if gc, ok := held[a.n]; ok {
@@ -398,6 +403,7 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 			}
 			n.DType = a.n.DType
 			out[i] = &Array{n: n, path: g.path() + "; result kept on " + gc.Where()}
+			heldArrays[a.n] = out[i]
 			continue
 		}
 		vals, ok := done[a.n]

@@ -3,8 +3,6 @@ package gpuarray
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"slices"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -51,9 +49,20 @@ func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
 	if len(r.stay) == 0 {
 		return r
 	}
-	var avail uint64
-	for _, d := range g.devs {
-		avail += available(context.Background(), d)
+	free := func() (avail uint64) {
+		for _, d := range g.devs {
+			avail += available(context.Background(), d)
+		}
+		return avail
+	}
+	avail := free()
+	if !fitsOnDevice(bytes, avail) {
+		// Results nobody holds any more (an earlier result of a loop) give their memory back
+		// once collected.
+		for _, d := range g.devs {
+			_ = d.Do(context.Background(), func() error { d.Pool().Reclaim(); return nil })
+		}
+		avail = free()
 	}
 	if !fitsOnDevice(bytes, avail) {
 		for n := range r.stay {
@@ -183,7 +192,8 @@ func (r *gpuResults) upload(cfg computeConfig, n *expr.Node, vals dtype.Slice) (
 	w := cuda.Words(n.DType)
 	for d, idx := range byDev {
 		dev := r.g.devs[d]
-		var allocated []driver.DevicePtr
+		g.allocs = append(g.allocs, devAllocs{dev: dev})
+		own := &g.allocs[len(g.allocs)-1]
 		err := dev.Do(cfg.ctx, func() error {
 			for _, i := range idx {
 				shape := g.chunkShape(i)
@@ -193,7 +203,7 @@ func (r *gpuResults) upload(cfg computeConfig, n *expr.Node, vals dtype.Slice) (
 				if err != nil {
 					return err
 				}
-				allocated = append(allocated, p)
+				own.ptrs = append(own.ptrs, p)
 				g.ptrs[i] = p
 				if err := dev.CopyToDevice(p, buf); err != nil {
 					return err
@@ -201,20 +211,12 @@ func (r *gpuResults) upload(cfg computeConfig, n *expr.Node, vals dtype.Slice) (
 			}
 			return nil
 		})
-		g.frees = append(g.frees, func() { freeOn(dev, allocated) })
 		if err != nil {
-			for _, f := range g.frees {
-				f()
-			}
+			g.freeNow()
 			return nil, fmt.Errorf("put the result on gpu %d: %w", dev.Info.Index, err)
 		}
 	}
-	frees := slices.Clone(g.frees)
-	g.cleanup = runtime.AddCleanup(g, func(fs []func()) {
-		for _, f := range fs {
-			f()
-		}
-	}, frees)
+	g.addCleanup()
 	return g, nil
 }
 

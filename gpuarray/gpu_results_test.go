@@ -198,6 +198,14 @@ func TestGPUArrayResultsStayOnDevice(t *testing.T) {
 		}
 	}
 
+	// ComputeAll of one array twice gives one held array (releasing one cannot pull the
+	// memory from under the other).
+	r := x.Std(0)
+	two, err := ComputeAll(r, r, OnGPU())
+	if err != nil || two[0] != two[1] || two[0].Where() != "gpu 0" {
+		t.Fatalf("ComputeAll(r, r): %v, %d arrays", err, len(two))
+	}
+
 	// Printing a small held result copies it and prints its values.
 	if p := m.String(); strings.Contains(p, "gpu") || !m.n.Buf.(offHost).copied() {
 		t.Fatalf("printing the held mean: %s", p)
@@ -247,6 +255,35 @@ func TestGPUArrayResultsOnSeveralGPUs(t *testing.T) {
 			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
 				t.Fatalf("%s[%d]: on several GPUs %v, on one %v", name, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// TestGPUResultsFreedByCollector computes, in a loop, array results of about 30% of the GPU
+// pool each and drops them: each one stays on the GPU, because the one before it, unreachable,
+// gives its memory back when collected (its cleanup must not wait for the device, whose
+// goroutine is the one collecting).
+func TestGPUResultsFreedByCollector(t *testing.T) {
+	needGPU(t)
+	s, err := gpuScheduler([]int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := s.(*gpuSched).devs[0]
+	var limit uint64
+	if err := dev.Do(t.Context(), func() error { limit = dev.Pool().Limit(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	side := int(math.Sqrt(0.3 * float64(limit) / 8))
+	side -= side % 8
+	x := NewRandomState(23).StandardNormal(Shape(side, side), Chunks(side/4, side/4))
+	for i := range 5 {
+		c, err := x.Add(float64(i)).Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("result %d of %d x %d: %v", i, side, side, err)
+		}
+		if c.Where() != "gpu 0" {
+			t.Fatalf("result %d of %d x %d (%.3g GB) is not on the GPU: %s", i, side, side, float64(side)*float64(side)*8/1e9, c.Path())
 		}
 	}
 }

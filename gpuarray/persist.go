@@ -269,7 +269,7 @@ type gpuChunks struct {
 	idle    sync.Cond
 	pins    int
 	ptrs    []driver.DevicePtr // nil once released
-	frees   []func()           // what gives the allocations back
+	allocs  []devAllocs        // the allocations behind ptrs, per device
 	cleanup runtime.Cleanup
 
 	hostMu sync.Mutex
@@ -301,9 +301,7 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 		byDev[d] = append(byDev[d], i)
 	}
 	fail := func(err error) (*gpuChunks, error) {
-		for _, f := range g.frees {
-			f()
-		}
+		g.freeNow()
 		return nil, err
 	}
 	_, _, lerr := cuda.Lower(tasks[0].Kernel)
@@ -315,11 +313,11 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 			sub[j] = tasks[i]
 		}
 		if !g.hostRun {
-			ptrs, free, err := cuda.RunPlanKeep(ctx, dev, sub)
+			ptrs, allocs, err := cuda.RunPlanKeepOwned(ctx, dev, sub)
 			if err != nil {
 				return fail(fmt.Errorf("gpu %d: %w", dev.Info.Index, err))
 			}
-			g.frees = append(g.frees, free)
+			g.allocs = append(g.allocs, devAllocs{dev, allocs})
 			for j, i := range idx {
 				g.ptrs[i] = ptrs[j]
 			}
@@ -327,8 +325,8 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 			continue
 		}
 		// Not a GPU kernel (a range leaf, say): compute each chunk on the host, upload it.
-		var allocated []driver.DevicePtr
-		g.frees = append(g.frees, func() { freeOn(dev, allocated) })
+		g.allocs = append(g.allocs, devAllocs{dev: dev})
+		own := &g.allocs[len(g.allocs)-1]
 		for j, i := range idx {
 			o, err := cpu.Execute(ctx, sub[j])
 			if err != nil {
@@ -340,7 +338,7 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 				if err != nil {
 					return err
 				}
-				allocated = append(allocated, p)
+				own.ptrs = append(own.ptrs, p)
 				g.ptrs[i] = p
 				return dev.CopyToDevice(p, w)
 			})
@@ -350,13 +348,33 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 			done(1)
 		}
 	}
-	frees := slices.Clone(g.frees)
-	g.cleanup = runtime.AddCleanup(g, func(fs []func()) {
-		for _, f := range fs {
-			f()
-		}
-	}, frees)
+	g.addCleanup()
 	return g, nil
+}
+
+// devAllocs are device allocations of one GPU.
+type devAllocs struct {
+	dev  *cuda.Device
+	ptrs []driver.DevicePtr
+}
+
+// addCleanup gives the allocations back when g becomes unreachable. The cleanup hands them to
+// the pools' FreeLater and does not wait for the devices: an allocation that finds a GPU full
+// runs the collector on the device's goroutine and waits for cleanups like this one.
+func (g *gpuChunks) addCleanup() {
+	g.cleanup = runtime.AddCleanup(g, func(as []devAllocs) {
+		for _, a := range as {
+			a.dev.Pool().FreeLater(a.ptrs...)
+		}
+	}, slices.Clone(g.allocs))
+}
+
+// freeNow gives the allocations back on their devices' goroutines.
+func (g *gpuChunks) freeNow() {
+	for _, a := range g.allocs {
+		freeOn(a.dev, a.ptrs)
+	}
+	g.allocs = nil
 }
 
 func freeOn(dev *cuda.Device, ps []driver.DevicePtr) {
@@ -515,12 +533,8 @@ func (g *gpuChunks) release() {
 	}
 	g.cleanup.Stop()
 	g.ptrs = nil
-	frees := g.frees
-	g.frees = nil
 	g.mu.Unlock()
-	for _, f := range frees {
-		f()
-	}
+	g.freeNow()
 }
 
 // heldBlock returns the block for a box [lo, hi] of the array that lies within one chunk held

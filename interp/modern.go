@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/parser"
 	"go/token"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,8 +46,11 @@ func needsRewrite(src string) bool {
 			return true
 		}
 	}
-	return false
+	return floatArgRE.MatchString(src) // untypedFloats
 }
+
+// floatArgRE finds a float literal argument of a call.
+var floatArgRE = regexp.MustCompile(`[(,]\s*[-+]?[0-9]*\.[0-9]`)
 
 // rewriteGo prepares a segment for yaegi (v0.16.1), closing gaps between it and Go 1.22+
 // without changing the segment's line numbers:
@@ -107,6 +111,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 		case *ast.RangeStmt:
 			r.rangeStmt(n)
 		case *ast.CallExpr:
+			r.untypedFloats(n)
 			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !env.userFunc["clear"] && len(n.Args) == 1 {
 				r.edits = append(r.edits, edit{off(id.Pos()), len("clear"), "gnrt.Clear"})
 			}
@@ -181,6 +186,7 @@ func (r *rewriter) visit(n ast.Node) bool {
 	case *ast.RangeStmt:
 		r.rangeStmt(n)
 	case *ast.CallExpr:
+		r.untypedFloats(n)
 		if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !r.env.userFunc["clear"] && len(n.Args) == 1 {
 			r.edits = append(r.edits, edit{r.off(id.Pos()), len("clear"), "gnrt.Clear"})
 		}
@@ -1005,4 +1011,41 @@ func (r *rewriter) rangeStdSeq(n *ast.RangeStmt) bool {
 	}
 	r.edits = append(r.edits, edit{r.off(n.Key.Pos()), r.off(n.X.End()) - r.off(n.Key.Pos()), "_, " + r.text(n.Key) + " " + tok + " range " + arg})
 	return true
+}
+
+// untypedFloats gives the untyped constant arguments of a generic call float64 where Go
+// infers it (all arguments constants, one of them a float: cmp.Less(1.5, 2)): yaegi refuses
+// "untyped float does not implement cmp.Ordered". Only calls of cmp's functions and of
+// generic funcs declared in cells are touched.
+func (r *rewriter) untypedFloats(n *ast.CallExpr) {
+	float := false
+	for _, a := range n.Args {
+		if u, ok := a.(*ast.UnaryExpr); ok && (u.Op == token.SUB || u.Op == token.ADD) {
+			a = u.X
+		}
+		lit, ok := a.(*ast.BasicLit)
+		if !ok || lit.Kind != token.INT && lit.Kind != token.FLOAT {
+			return
+		}
+		float = float || lit.Kind == token.FLOAT
+	}
+	if !float {
+		return
+	}
+	generic := false
+	switch f := n.Fun.(type) {
+	case *ast.SelectorExpr:
+		id, ok := f.X.(*ast.Ident)
+		generic = ok && id.Name == "cmp" && r.env.pkgs["cmp"]
+	case *ast.Ident:
+		if fd, _ := r.funcDecl(f.Name); fd != nil {
+			generic = fd.Type.TypeParams != nil
+		}
+	}
+	if !generic {
+		return
+	}
+	for _, a := range n.Args {
+		r.edits = append(r.edits, edit{r.off(a.Pos()), 0, "float64("}, edit{r.off(a.End()), 0, ")"})
+	}
 }

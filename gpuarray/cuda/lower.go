@@ -253,8 +253,27 @@ func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.O
 // on the device (row-major over the task's shape) instead of downloading them. Call free
 // when done with the pointers.
 func RunPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs []driver.DevicePtr, free func(), err error) {
+	ptrs, allocs, err := RunPlanKeepOwned(ctx, d, tasks)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ptrs, func() {
+		_ = d.Do(context.Background(), func() error {
+			for _, p := range allocs {
+				d.pool.Free(p)
+			}
+			return nil
+		})
+	}, nil
+}
+
+// RunPlanKeepOwned is RunPlanKeep returning the allocations behind ptrs instead of a free
+// function: the caller gives them back to d's pool, with Free on the device goroutine or
+// FreeLater from any other (a garbage-collector cleanup must not wait for the device, whose
+// goroutine may itself be waiting for cleanups to free memory).
+func RunPlanKeepOwned(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs, allocs []driver.DevicePtr, err error) {
 	if len(tasks) == 0 {
-		return nil, func() {}, nil
+		return nil, nil, nil
 	}
 	k := tasks[0].Kernel
 	s, leaves, err := Lower(k)
@@ -278,7 +297,7 @@ func RunPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs []dri
 	if err != nil {
 		return nil, nil, err
 	}
-	return res.Dev, func() { d.FreeResult(res) }, nil
+	return res.Dev, res.kept, nil
 }
 
 func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {

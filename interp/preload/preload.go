@@ -26,3 +26,7 @@ var Packages = []string{
 // speed and need neither network nor toolchain. yaegi cannot interpret gonum's source (assembly,
 // unsafe), so fetching it with the go command would not make it importable.
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract gonum.org/v1/gonum/mat gonum.org/v1/gonum/stat github.com/google/uuid
+//
+// gonum.org/v1/plot likewise: its PNG shown with display.PNG (plot's own writers through
+// p.WriterTo(w, h, "png")).
+//go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract gonum.org/v1/plot gonum.org/v1/plot/plotter gonum.org/v1/plot/vg gonum.org/v1/plot/vg/draw gonum.org/v1/plot/plotutil gonum.org/v1/plot/vg/vgimg gonum.org/v1/plot/font
