@@ -151,7 +151,7 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 			continue
 		}
 		if expr.Size(n.Shape) > maxCombined {
-			r.host[n] = fmt.Sprintf("result in main memory: its partials were combined on the host, and putting %.3g GB back on the GPU costs more than it saves", float64(expr.Size(n.Shape))*8/1e9)
+			r.host[n] = fmt.Sprintf("result in main memory: it was assembled on the host (a reduction's partials, a call's output), and putting %.3g GB back on the GPU costs more than it saves", float64(expr.Size(n.Shape))*8/1e9)
 			continue
 		}
 		gc, err := r.upload(cfg, n, vals)
@@ -220,10 +220,10 @@ func (r *gpuResults) upload(cfg computeConfig, n *expr.Node, vals dtype.Slice) (
 	return g, nil
 }
 
-// maxCombined is the most elements of a reduction's result (combined on the host from its
-// partials) that is put on the device: axis reductions give small results (a column mean
-// of 40000 x 40000 is 40000 elements); a result of billions of elements (a reduction over
-// an axis of length 2) took seconds more to put back than it took to compute.
+// maxCombined is the most elements of a result assembled on the host (a reduction's
+// partials combined, a call's output) that is put on the device: axis reductions give small
+// results (a column mean of 40000 x 40000 is 40000 elements); a result of billions (a
+// reduction over an axis of length 2) took seconds more to put back than to compute.
 const maxCombined = 1 << 24
 
 // oneKernel reports whether every task of st runs st's kernel (a join has one per piece).

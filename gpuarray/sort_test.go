@@ -83,6 +83,36 @@ func TestSortMatchesNumPy(t *testing.T) {
 	runChecks(t, sortCases(2, 10), Threads(1))
 }
 
+// TestSortLongLinesMatchNumPy sorts lines long enough for the CPU's radix path (NaNs, signed
+// zeros and ties among the values).
+func TestSortLongLinesMatchNumPy(t *testing.T) {
+	rs := rand.New(rand.NewPCG(6, 6))
+	var cs []check
+	for _, shape := range [][]int{{20000}, {3, 5000}} {
+		x, in := sortInput(rs, shape)
+		what := fmt.Sprintf("(shape %v)", shape)
+		cs = append(cs,
+			check{what: "Sort" + what, got: Sort(x, -1), code: "np.sort(x, axis=-1, kind='stable')", inputs: []input{in}},
+			check{what: "Sort descending" + what, got: Sort(x, -1, Descending()), code: "np.flip(np.sort(np.flip(x, -1), axis=-1, kind='stable'), -1)", inputs: []input{in}},
+			check{what: "Sort float32" + what, got: Sort(x.AsType(Float32), -1), code: "np.sort(x.astype(np.float32), axis=-1, kind='stable')", inputs: []input{in}},
+			check{what: "Sort int16" + what, got: Sort(FromSlice(clean(in.data), Shape(shape...)).Mul(97).AsType(Int16), -1), code: "np.sort((np.nan_to_num(x) * 97).astype(np.int16), axis=-1)", inputs: []input{in}},
+			check{what: "Median" + what, got: Median(x, -1), code: "np.median(x, axis=-1)", inputs: []input{in}},
+		)
+	}
+	runChecks(t, cs)
+}
+
+// clean returns v with NaNs as 0.
+func clean(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, f := range v {
+		if f == f {
+			out[i] = f
+		}
+	}
+	return out
+}
+
 // TestTopKMatchesDask compares TopK with dask's topk on data without NaNs (dask's chunked
 // partition orders NaN as NumPy's partition does; both put them with the largest).
 func TestTopKMatchesDask(t *testing.T) {

@@ -457,3 +457,151 @@ extern "C" __global__ void __launch_bounds__(RT) gpn_sort_lines32(void* out, con
 extern "C" __global__ void __launch_bounds__(RT) gpn_sort_lines64(void* out, const void* x, u64 len, u64 inner, int type, int desc, u64 mask, int keyBits, const u32* keep, u64 klen, int esize, int arg) {
   line_sort<u64>(out, x, len, inner, type, desc, mask, keyBits, keep, klen, esize, arg);
 }
+
+// ---- one read per pass: counts of every pass up front, tile offsets by decoupled look-back ----
+
+// gpn_radix_counts adds the digit counts of every pass (passes of 8 bits from bit 0) of the n
+// keys into counts[pass*256 + digit], zeroed by the caller.
+template <typename K>
+__device__ __forceinline__ void radix_counts(const K* keys, u64 n, int passes, u32* counts) {
+  __shared__ u32 h[8][256];
+  u32* hf = &h[0][0];
+  for (int i = threadIdx.x; i < 8 * 256; i += RT) hf[i] = 0;
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  for (u64 i0 = (u64)blockIdx.x * RTILE; i0 < n; i0 += (u64)gridDim.x * RTILE) {
+#pragma unroll
+    for (int r = 0; r < RIPT; ++r) {
+      const u64 i = i0 + (u64)r * RT + threadIdx.x;
+      const bool ok = i < n;
+      const K k = ok ? keys[i] : (K)0;
+      for (int p = 0; p < passes; ++p) {
+        const u32 d = ok ? digit_of(k, 8 * p) : 0xFFFFFFFFu;
+        const u32 peers = __match_any_sync(0xFFFFFFFFu, d);
+        if (ok && lane == __ffs(peers) - 1) atomicAdd(&h[p][d], (u32)__popc(peers));
+      }
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < passes * 256; i += RT) {
+    if (hf[i]) atomicAdd(&counts[i], hf[i]);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(RT) gpn_radix_counts32(const u32* keys, u64 n, int passes, u32* counts) {
+  radix_counts<u32>(keys, n, passes, counts);
+}
+
+extern "C" __global__ void __launch_bounds__(RT) gpn_radix_counts64(const u64* keys, u64 n, int passes, u32* counts) {
+  radix_counts<u64>(keys, n, passes, counts);
+}
+
+#define LB_AGG 0x4000000000000000ull    // status: the tile's own count of the digit is there
+#define LB_PREFIX 0x8000000000000000ull // status: the count of the digit up to the tile's end
+#define LB_VALUE 0x3FFFFFFFFFFFFFFFull
+
+// radix_onesweep is radix_scatter without a histogram pass: each tile takes the next number
+// (tiles start in that order, so the tiles before it are running or done), publishes its
+// digit counts in status, and sums its predecessors' backwards until one that published its
+// inclusive prefix (decoupled look-back); the digit bases come from the up-front counts.
+template <typename K, bool PAIRS>
+__device__ __forceinline__ void radix_onesweep(const K* kin, const u32* vin, K* kout, u32* vout, u64 n, int shift, const u32* counts, u64* status, u32* next) {
+  __shared__ u32 wc[RWARPS][256];
+  __shared__ u32 tstart[256];
+  __shared__ long long gdelta[256];
+  __shared__ u32 ws[RWARPS];
+  __shared__ u32 tile_s;
+  __shared__ K sk[RTILE];
+  __shared__ u32 sv[PAIRS ? RTILE : 1];
+  u32* wcf = &wc[0][0];
+  for (int i = threadIdx.x; i < RWARPS * 256; i += RT) wcf[i] = 0;
+  if (threadIdx.x == 0) tile_s = atomicAdd(next, 1u);
+  __syncthreads();
+  const u32 tile = tile_s;
+  const int t = threadIdx.x, w = t >> 5, lane = t & 31;
+  const u64 tile0 = (u64)tile * RTILE;
+  const u64 base = tile0 + (u64)w * 32 * RIPT + lane;
+  const u32 lt = (1u << lane) - 1u;
+  K key[RIPT];
+  u32 val[RIPT];
+  u32 rank[RIPT];
+#pragma unroll
+  for (int r = 0; r < RIPT; ++r) {
+    const u64 i = base + r * 32;
+    key[r] = i < n ? kin[i] : (K)0;
+    if (PAIRS) val[r] = i < n ? vin[i] : 0u;
+  }
+#pragma unroll
+  for (int r = 0; r < RIPT; ++r) {
+    const u64 i = base + r * 32;
+    const bool ok = i < n;
+    const u32 d = ok ? digit_of(key[r], shift) : 0xFFFFFFFFu;
+    const u32 peers = __match_any_sync(0xFFFFFFFFu, d);
+    const u32 pre = ok ? wc[w][d] : 0u;
+    __syncwarp();
+    if (ok && lane == __ffs(peers) - 1) wc[w][d] = pre + __popc(peers);
+    __syncwarp();
+    rank[r] = pre + __popc(peers & lt);
+  }
+  __syncthreads();
+  u32 s = 0;
+#pragma unroll
+  for (int k = 0; k < RWARPS; ++k) {
+    const u32 c = wc[k][t];
+    wc[k][t] = s;
+    s += c;
+  }
+  // Publish this tile's count of digit t, then look back for the count before it.
+  volatile u64* st = (volatile u64*)status;
+  st[(u64)tile * 256 + t] = (tile == 0 ? LB_PREFIX : LB_AGG) | (u64)s;
+  u64 before = 0;
+  for (long long j = (long long)tile - 1; j >= 0; --j) {
+    u64 v;
+    do {
+      v = st[(u64)j * 256 + t];
+    } while ((v & (LB_AGG | LB_PREFIX)) == 0);
+    before += v & LB_VALUE;
+    if (v & LB_PREFIX) break;
+  }
+  if (tile > 0) st[(u64)tile * 256 + t] = LB_PREFIX | (before + s);
+  const u32 start = block_excl_scan(s, ws);
+  const u32 dbase = block_excl_scan(counts[t], ws);
+  tstart[t] = start;
+  gdelta[t] = (long long)dbase + (long long)before - (long long)start;
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < RIPT; ++r) {
+    const u64 i = base + r * 32;
+    if (i < n) {
+      const u32 d = digit_of(key[r], shift);
+      const u32 pos = tstart[d] + wc[w][d] + rank[r];
+      sk[pos] = key[r];
+      if (PAIRS) sv[pos] = val[r];
+    }
+  }
+  __syncthreads();
+  const u32 tn = (u32)min((u64)RTILE, n - tile0);
+  for (u32 i = t; i < tn; i += RT) {
+    const K k = sk[i];
+    const u64 dst = (u64)(gdelta[digit_of(k, shift)] + (long long)i);
+    kout[dst] = k;
+    if (PAIRS) vout[dst] = sv[i];
+  }
+}
+
+// counts: this pass's 256 up-front counts; status: nb*256 words, zeroed; next: zeroed.
+extern "C" __global__ void __launch_bounds__(RT) gpn_radix_onesweep32(const u32* kin, const u32* vin, u32* kout, u32* vout, u64 n, int shift, const u32* counts, u64* status, u32* next) {
+  radix_onesweep<u32, true>(kin, vin, kout, vout, n, shift, counts, status, next);
+}
+
+extern "C" __global__ void __launch_bounds__(RT) gpn_radix_onesweep32k(const u32* kin, u32* kout, u64 n, int shift, const u32* counts, u64* status, u32* next) {
+  radix_onesweep<u32, false>(kin, 0, kout, 0, n, shift, counts, status, next);
+}
+
+extern "C" __global__ void __launch_bounds__(RT) gpn_radix_onesweep64(const u64* kin, const u32* vin, u64* kout, u32* vout, u64 n, int shift, const u32* counts, u64* status, u32* next) {
+  radix_onesweep<u64, true>(kin, vin, kout, vout, n, shift, counts, status, next);
+}
+
+extern "C" __global__ void __launch_bounds__(RT) gpn_radix_onesweep64k(const u64* kin, u64* kout, u64 n, int shift, const u32* counts, u64* status, u32* next) {
+  radix_onesweep<u64, false>(kin, 0, kout, 0, n, shift, counts, status, next);
+}

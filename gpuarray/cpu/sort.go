@@ -114,6 +114,7 @@ func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (
 		buf := make([]T, l.N)
 		idx := make([]int64, l.N)
 		var nans, zeros []T
+		var tmp []byte // radix scratch
 		less := func(i, j int64) int {
 			c := compareNaNLast(buf[i], buf[j])
 			if o.desc {
@@ -131,7 +132,7 @@ func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (
 				buf[j] = x[s+j*st]
 			}
 			if !o.arg && !float { // equal integers are identical: sort the values themselves
-				slices.Sort(buf)
+				sortNumbers(buf, &tmp)
 				if o.desc {
 					slices.Reverse(buf)
 				}
@@ -141,7 +142,7 @@ func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (
 				return
 			}
 			if !o.arg {
-				sortFloats(buf, &nans, &zeros, o.desc)
+				sortFloats(buf, &nans, &zeros, &tmp, o.desc)
 				for j, v := range buf {
 					x[s+j*st] = v
 				}
@@ -171,9 +172,9 @@ func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (
 }
 
 // sortFloats sorts the floats of v as the stable sort by compareNaNLast would (reversed for
-// desc), faster: the NaNs set aside in their order, the numbers by pdqsort, and the run of
-// zeros, which pdqsort may reorder (-0 == +0), rewritten in their original order.
-func sortFloats[T number](v []T, nans, zeros *[]T, desc bool) {
+// desc), faster: the NaNs set aside in their order, the numbers by sortNumbers, and the run
+// of zeros, which it may reorder (-0 == +0), rewritten in their original order.
+func sortFloats[T number](v []T, nans, zeros *[]T, tmp *[]byte, desc bool) {
 	*nans, *zeros = (*nans)[:0], (*zeros)[:0]
 	k := 0
 	for _, f := range v {
@@ -188,7 +189,7 @@ func sortFloats[T number](v []T, nans, zeros *[]T, desc bool) {
 		k++
 	}
 	num := v[:k]
-	slices.Sort(num)
+	sortNumbers(num, tmp)
 	if desc {
 		slices.Reverse(num)
 	}

@@ -280,6 +280,10 @@ func (s *sorter) global(ctx context.Context) error {
 		kb = 8
 	}
 	nb := (n + radixTile - 1) / radixTile
+	perTile := 256 * 4 * uint64(nb) // the histogram passes' per-tile counts
+	if !scanPasses {
+		perTile = 4
+	}
 	var keys, keys2, idx, idx2, counts, totals, special driver.DevicePtr
 	var err error
 	for _, b := range []struct {
@@ -287,7 +291,7 @@ func (s *sorter) global(ctx context.Context) error {
 		what string
 		size uint64
 	}{{&keys, "keys", kb * un}, {&keys2, "keys", kb * un}, {&idx, "payloads", 4 * un}, {&idx2, "payloads", 4 * un},
-		{&counts, "digit counts", 256 * 4 * uint64(nb)}, {&totals, "digit totals", 256 * 4}, {&special, "flag", 4}} {
+		{&counts, "digit counts", perTile}, {&totals, "digit totals", 256 * 4}, {&special, "flag", 4}} {
 		if *b.p, err = s.alloc(b.what, b.size); err != nil {
 			return err
 		}
@@ -295,6 +299,7 @@ func (s *sorter) global(ctx context.Context) error {
 	if err := driver.MemsetD32Async(special, 0, 1, d.Stream()); err != nil {
 		return fmt.Errorf("devsort: %w", err)
 	}
+	k1, k2, i1, i2 := keys, keys2, idx, idx2
 	var k32, k64 driver.DevicePtr
 	if wide {
 		k64 = keys
@@ -317,33 +322,28 @@ func (s *sorter) global(ctx context.Context) error {
 		}
 		keysOnly = sp == 0
 	}
-	r := radix{d: d, n: un, nb: uint32(nb), counts: counts, totals: totals}
-	for shift := 0; shift < s.keyBits; shift += 8 {
-		if err := ctx.Err(); err != nil {
+	r := radix{d: d, n: un, nb: uint32(nb), counts: counts, totals: totals, sweep: !scanPasses}
+	if r.sweep {
+		if r.ahead, err = s.alloc("digit counts", 8*256*4); err != nil {
 			return err
 		}
-		if keysOnly {
-			err = r.pass(wide, shift, keys, 0, keys2, 0)
-			keys, keys2 = keys2, keys
-		} else {
-			err = r.pass(wide, shift, keys, idx, keys2, idx2)
-			keys, keys2, idx, idx2 = keys2, keys, idx2, idx
-		}
-		if err != nil {
+		if r.status, err = s.alloc("tile status", 256*8*uint64(nb)); err != nil {
 			return err
 		}
+		if r.next, err = s.alloc("tile counter", 4); err != nil {
+			return err
+		}
+	}
+	if keys, idx, err = r.passes(ctx, wide, s.keyBits, keys, idx, keys2, idx2, keysOnly); err != nil {
+		return err
 	}
 	if lines := l.Count(); lines > 1 {
 		// The lines one after another: stable passes over each payload's line number.
 		if err := launch(d, "gpn_sort_segkeys", grid(n), loopThreads, keys, idx, un, uint64(l.N), uint64(l.Inner)); err != nil {
 			return err
 		}
-		segBits := bits.Len(uint(lines - 1))
-		for shift := 0; shift < segBits; shift += 8 {
-			if err := r.pass(false, shift, keys, idx, keys2, idx2); err != nil {
-				return err
-			}
-			keys, keys2, idx, idx2 = keys2, keys, idx2, idx
+		if keys, idx, err = r.passes(ctx, false, bits.Len(uint(lines-1)), keys, idx, other(keys, k1, k2), other(idx, i1, i2), false); err != nil {
+			return err
 		}
 	}
 	m := l.Count() * s.klen
@@ -357,12 +357,82 @@ func (s *sorter) global(ctx context.Context) error {
 	return launch(d, "gpn_sort_out", grid(m), loopThreads, s.res, s.x, idx, uint64(l.Count()), uint64(l.N), uint64(l.Inner), s.keep, uint64(s.klen), int32(s.dt.Size()), b2i(s.arg))
 }
 
+// other returns whichever of a and b p is not.
+func other(p, a, b driver.DevicePtr) driver.DevicePtr {
+	if p == a {
+		return b
+	}
+	return a
+}
+
+// scanPasses (GPUNOTES_DEVSORT_SCAN=1) sorts in passes of a histogram, a scan and a scatter
+// each instead of one look-back scatter per pass: the older path, kept for comparing timings.
+// The look-back reads the keys once a pass instead of twice (predicted 1.3-1.5x); measured on
+// an H100 it is 1.06x faster on a median's 4e8 values in 10000 lines and even on 1e8 float64
+// (0.0186 against 0.0177 s), so the passes are bound by the ranking, not by memory.
+var scanPasses = os.Getenv("GPUNOTES_DEVSORT_SCAN") == "1"
+
 // radix runs the passes of one sort.
 type radix struct {
 	d              *cuda.Device
 	n              uint64
 	nb             uint32
-	counts, totals driver.DevicePtr
+	counts, totals driver.DevicePtr // histogram-and-scan passes: per-tile counts, digit totals
+	sweep          bool             // one look-back scatter per pass (gpn_radix_onesweep)
+	ahead          driver.DevicePtr // look-back: every pass's digit counts, counted up front
+	status, next   driver.DevicePtr // look-back: the tiles' published counts, the tile counter
+}
+
+// passes sorts stably by the low nbits of the keys (8 a pass), moving the payloads with them
+// unless keysOnly, between the buffers given; it returns those that hold the result.
+func (r radix) passes(ctx context.Context, wide bool, nbits int, keys, idx, keys2, idx2 driver.DevicePtr, keysOnly bool) (driver.DevicePtr, driver.DevicePtr, error) {
+	w := "32"
+	if wide {
+		w = "64"
+	}
+	np := (nbits + 7) / 8
+	if r.sweep {
+		if err := driver.MemsetD32Async(r.ahead, 0, uint64(np)*256, r.d.Stream()); err != nil {
+			return 0, 0, fmt.Errorf("devsort: %w", err)
+		}
+		if err := launch(r.d, "gpn_radix_counts"+w, min(int(r.nb), 2048), radixThreads, keys, r.n, int32(np), r.ahead); err != nil {
+			return 0, 0, err
+		}
+	}
+	for p := 0; p < np; p++ {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		shift := 8 * p
+		var err error
+		switch {
+		case !r.sweep && keysOnly:
+			err = r.pass(wide, shift, keys, 0, keys2, 0)
+		case !r.sweep:
+			err = r.pass(wide, shift, keys, idx, keys2, idx2)
+		default:
+			if err = driver.MemsetD32Async(r.status, 0, uint64(r.nb)*512, r.d.Stream()); err == nil {
+				err = driver.MemsetD32Async(r.next, 0, 1, r.d.Stream())
+			}
+			if err != nil {
+				return 0, 0, fmt.Errorf("devsort: %w", err)
+			}
+			counts := r.ahead + driver.DevicePtr(p*256*4)
+			if keysOnly {
+				err = launch(r.d, "gpn_radix_onesweep"+w+"k", int(r.nb), radixThreads, keys, keys2, r.n, int32(shift), counts, r.status, r.next)
+			} else {
+				err = launch(r.d, "gpn_radix_onesweep"+w, int(r.nb), radixThreads, keys, idx, keys2, idx2, r.n, int32(shift), counts, r.status, r.next)
+			}
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		keys, keys2 = keys2, keys
+		if !keysOnly {
+			idx, idx2 = idx2, idx
+		}
+	}
+	return keys, idx, nil
 }
 
 // pass moves keys (and payloads, unless vin is 0) from kin to kout ordered stably by the digit
