@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg/openblas"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -70,6 +71,88 @@ func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []
 	return res, out, nil
 }
 
+// luFn computes the functions of an LU factorization (solve, inverse, determinant) with
+// OpenBLAS's LAPACK (dgetrf/dgetrs, as NumPy does) where it loads; handled is false otherwise,
+// and gonum computes them. The row-major square part of a is its transpose column-major: its
+// LU solves a x = b through dgetrs' transpose flag, and its inverse read row-major is a's.
+func luFn(c *plan.CallStep, a *mat.Dense, m, n int, dst []float64) (handled bool, err error) {
+	switch c.Fn {
+	case expr.FnSolve, expr.FnInv, expr.FnDet, expr.FnSlogdetSign, expr.FnSlogdetLog:
+	default:
+		return false, nil
+	}
+	if openblas.Load() != nil {
+		return false, nil
+	}
+	raw := a.RawMatrix()
+	k := m
+	at := make([]float64, k*k)
+	for i := 0; i < k; i++ {
+		copy(at[i*k:(i+1)*k], raw.Data[i*raw.Stride:i*raw.Stride+k])
+	}
+	ipiv, info, err := openblas.Getrf(at, k)
+	if err != nil {
+		return true, err
+	}
+	switch c.Fn {
+	case expr.FnSolve:
+		if info > 0 {
+			return true, errSingular
+		}
+		nrhs := n - c.N
+		b := make([]float64, k*nrhs)
+		for i := 0; i < k; i++ {
+			for j := 0; j < nrhs; j++ {
+				b[j*k+i] = raw.Data[i*raw.Stride+c.N+j]
+			}
+		}
+		if err := openblas.Getrs(true, at, k, ipiv, b, nrhs); err != nil {
+			return true, err
+		}
+		for i := 0; i < k; i++ {
+			for j := 0; j < nrhs; j++ {
+				dst[i*nrhs+j] = b[j*k+i]
+			}
+		}
+	case expr.FnInv:
+		if info > 0 {
+			return true, errSingular
+		}
+		for i := 0; i < k; i++ {
+			dst[i*k+i] = 1
+		}
+		return true, openblas.Getrs(false, at, k, ipiv, dst, k)
+	default:
+		sign, logdet, prod := 1.0, 0.0, 1.0
+		for i := 0; i < k; i++ {
+			u := at[i*k+i]
+			if int(ipiv[i]) != i+1 {
+				sign, prod = -sign, -prod
+			}
+			prod *= u
+			if u < 0 {
+				sign = -sign
+			}
+			logdet += math.Log(math.Abs(u))
+			if u == 0 {
+				sign = 0
+			}
+		}
+		if sign == 0 {
+			logdet = math.Inf(-1)
+		}
+		switch c.Fn {
+		case expr.FnDet:
+			dst[0] = prod
+		case expr.FnSlogdetSign:
+			dst[0] = sign
+		default:
+			dst[0] = logdet
+		}
+	}
+	return true, nil
+}
+
 // errSingular is the error of a solve or inverse of an exactly singular matrix, as NumPy's
 // LinAlgError("Singular matrix").
 var errSingular = errors.New("singular matrix")
@@ -91,6 +174,9 @@ func matrixFn(c *plan.CallStep, a, rhs *mat.Dense, m, n int, dst []float64) erro
 			dst[0] = 1
 		}
 		return nil // empty results; the log of an empty determinant is 0
+	}
+	if handled, err := luFn(c, a, m, n, dst); handled {
+		return err
 	}
 	eps := math.Nextafter(1, 2) - 1
 	lower := func() *mat.SymDense {

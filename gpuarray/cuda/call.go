@@ -185,6 +185,15 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 func runDeviceCalls(ctx context.Context, d *Device, lib *callLib, call *plan.CallStep, tasks, sub []*plan.Task, outs []*plan.Output) error {
 	ek := sub[0].Kernel
 	dt := ek.Instrs[ek.Result].DType
+	if ops := tasks[0].Operands(); len(ops) > 0 && len(tasks) > 1 {
+		t0 := time.Now()
+		release, err := d.stageOperands(ctx, ops)
+		if err != nil {
+			return err
+		}
+		defer release()
+		Trace("%v: %d operands copied to GPU %d once for %d tasks in %.4f s", call.Fn, len(ops), d.Info.Index, len(tasks), time.Since(t0).Seconds())
+	}
 	for i, t := range sub {
 		t0 := time.Now()
 		ptrs, free, err := RunPlanKeep(ctx, d, []*plan.Task{t})
