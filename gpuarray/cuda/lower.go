@@ -107,6 +107,29 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	return s, leaves, nil
 }
 
+// hostGather reports whether lowerTask gathers block b, of dtype dt, on the host: a search's
+// positions (binary searches), and complex values (the device gather copies one word per
+// element, a complex value takes two).
+func hostGather(b *plan.Block, dt dtype.DType) bool {
+	return b.Gather.Search != 0 || Words(dt) != 1
+}
+
+// HostGathers reports whether running st's tasks on a GPU gathers a take's or a search's block
+// on the host (hostGather), which Path should say.
+func HostGathers(st *plan.Stage) bool {
+	for _, t := range st.Tasks {
+		for _, in := range t.Kernel.Instrs {
+			if in.Code != plan.Input || in.Slot < 0 || in.Slot >= len(t.Inputs) {
+				continue
+			}
+			if b := &t.Inputs[in.Slot]; b.Gather != nil && b.Data.IsNil() && hostGather(b, in.DType) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // lowerTask builds the GPU task of a planned task: the chunk's dims, and per leaf the affine map
 // from the chunk-local index to the source's linear index. cache (may be nil) keeps the
 // converted operands of takes gathered on the device, shared by the tasks of a stage.
@@ -139,7 +162,10 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 					gt.Held = make([]HeldInput, nleaf)
 				}
 				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
-			} else if b.Gather != nil && b.Data.IsNil() && Words(in.DType) == 1 {
+			} else if b.Gather != nil && b.Data.IsNil() && hostGather(b, in.DType) {
+				// Found on the host, which HostGathers reports for Path.
+				gt.Inputs[leaf] = EncodeWords(dtype.Convert(b.Gather.Box(b.Origin, b.Shape), in.DType))
+			} else if b.Gather != nil && b.Data.IsNil() {
 				if gt.Gathers == nil {
 					gt.Gathers = make([]*Gather, nleaf)
 				}
