@@ -388,7 +388,7 @@ func (s *gpuSched) unhold(t *plan.Task) error {
 		if err != nil {
 			return err
 		}
-		b.Data, b.Held = dtype.OfFloat64(v), nil // the device's float64 words; exact for float32 too
+		b.Data, b.Held = v, nil
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -218,7 +219,7 @@ func (d *Device) bincount(vals driver.DevicePtr, n int64, nbins int) ([]int64, e
 // runBincounts runs bincount tasks: each task's fused values on the device of its run of
 // tasks (left there), then counted there.
 func runBincounts(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.Output, error) {
-	ek := tasks[0].Kernel.Elementwise()
+	ek := floatWords(tasks[0].Kernel.Elementwise())
 	nbins := tasks[0].Kernel.Call.N
 	outs := make([]*plan.Output, len(tasks))
 	per := (len(tasks) + len(devs) - 1) / len(devs)
@@ -263,4 +264,17 @@ func runBincounts(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*p
 		}
 	}
 	return outs, nil
+}
+
+// floatWords returns k, or for a result outside the float lane (integers: the usual input of
+// a bincount) k with its result cast to float64, so that the counting kernel reads float64
+// words; the cast is exact below 2^53, and larger values are flagged as out of range either way.
+func floatWords(k *plan.Kernel) *plan.Kernel {
+	if laneOf(k.Instrs[k.Result].DType) == laneF {
+		return k
+	}
+	c := *k
+	c.Instrs = append(slices.Clone(k.Instrs), plan.Instr{Code: plan.Cast, DType: dtype.Float64, Args: []int{k.Result}})
+	c.Result = len(c.Instrs) - 1
+	return &c
 }

@@ -141,7 +141,9 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 			defer wg.Done()
 			// A take's block is gathered on the device by a fused kernel too.
 			fused := fused || gathers(tasks[lo:hi])
-			if fused && lib.dev != nil {
+			// Device runners read float64 words: integer and complex values (other words, see
+			// EncodeWords) reach the library through host memory.
+			if fused && lib.dev != nil && laneOf(ek.Instrs[ek.Result].DType) == laneF {
 				errs[di] = runDeviceCalls(ctx, d, lib, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
 				return
 			}
