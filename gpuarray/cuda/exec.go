@@ -130,8 +130,10 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		elems[i] = tasks[i].Elements()
 	}
 	var maxOut int64
+	ew := int64(1) // words per output element
 	if s.Reduce == RNone {
-		maxOut = int64(d.pool.Limit() / 2 / 8)
+		ew = int64(s.outWords())
+		maxOut = int64(d.pool.Limit()/2/8) / ew
 	}
 	launches, offs, err := planLaunches(elems, s.Reduce, maxOut)
 	if err != nil {
@@ -163,7 +165,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			w[R] = uint64(sl)
 			w[R+1] = uint64(offs[ti])
 			if s.Reduce == RNone {
-				outWords = max(outWords, offs[ti]+elems[ti])
+				outWords = max(outWords, (offs[ti]+elems[ti])*ew)
 			} else {
 				outWords = max(outWords, (offs[ti]+int64(sl))*int64(pw))
 			}
@@ -214,7 +216,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			res.kept = append(res.kept, op)
 			for k := 0; k < ln.count; k++ {
 				ti := ln.first + k
-				res.Dev[ti] = op + driver.DevicePtr(offs[ti]*8)
+				res.Dev[ti] = op + driver.DevicePtr(offs[ti]*8*ew)
 			}
 			continue
 		}
@@ -238,7 +240,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		}
 		for k := 0; k < ln.count; k++ {
 			ti := ln.first + k
-			collect(s.Reduce, res, ti, words, offs[ti], elems[ti])
+			collect(s.Reduce, res, ti, words, offs[ti]*ew, elems[ti]*ew)
 		}
 	}
 	// Tasks with no elements.
