@@ -23,6 +23,7 @@ p = argparse.ArgumentParser()
 p.add_argument("--n", type=int, default=40000)
 p.add_argument("--chunk", type=int, default=10000)
 p.add_argument("--variants", default="cupy-regen,cupy-resident,dask-cupy")
+p.add_argument("--op", default="", help="run only this op")
 a = p.parse_args()
 N, C = a.n, a.chunk
 dev = cp.cuda.Device()
@@ -51,7 +52,11 @@ OPS = [
     ("sum(x.reshape(n/2, 2, n), axis=1)", lambda x, xp: x.reshape(N // 2, 2, N).sum(axis=1)),
     ("sum(concat([x, x]))", lambda x, xp: xp.concatenate([x, x]).sum()),
     ("sum(Elementwise: where(x > 0, x * x, exp(x)) + 1)", lambda x, xp: user_kernel(x, xp).sum()),
+    ("histogram(x, 100, range=(-5, 5))", lambda x, xp: xp.histogram(x, bins=100, range=(-5, 5))[0]),
 ]
+
+if a.op:
+    OPS = [o for o in OPS if o[0] == a.op]
 
 
 # CuPy's ElementwiseKernel is the peer of gpuarray.Elementwise; dask + CuPy composes the ops.

@@ -48,6 +48,7 @@ OPS = [
     ("sum(x.reshape(n/2, 2, n), axis=1)", lambda x: x.reshape(N // 2, 2, N).sum(axis=1)),
     ("sum(concat([x, x]))", lambda x: da.concatenate([x, x]).sum()),
     ("sum(Elementwise: where(x > 0, x * x, exp(x)) + 1)", lambda x: (da.where(x > 0, x * x, da.exp(x)) + 1).sum()),
+    ("histogram(x, 100, range=(-5, 5))", lambda x: da.histogram(x, bins=100, range=(-5, 5))[0]),
 ]
 
 

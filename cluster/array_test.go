@@ -114,6 +114,42 @@ func TestSortOnClusterEqualsLocal(t *testing.T) {
 	}
 }
 
+// TestHistogramOnClusterEqualsLocal: per-chunk bincounts (library calls with weights read
+// through a join) run on the workers and give what the inline run gives.
+func TestHistogramOnClusterEqualsLocal(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2})
+	build := func() (*gpuarray.Array, *gpuarray.Array) {
+		rs := gpuarray.NewRandomState(5)
+		x := rs.Normal(0, 1, gpuarray.Shape(20000), gpuarray.Chunks(3000))
+		w := rs.Uniform(0, 1, gpuarray.Shape(20000), gpuarray.Chunks(7000))
+		h, _ := gpuarray.Histogram(x, 20, -2, 2, nil)
+		hw, _ := gpuarray.Histogram(x, 20, -2, 2, w)
+		return h, hw
+	}
+	for k := 0; k < 2; k++ {
+		lh, lw := build()
+		rh, rw := build()
+		want, err := []*gpuarray.Array{lh, lw}[k].ToSlice(gpuarray.Inline())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := []*gpuarray.Array{rh, rw}[k].ToSlice(gpuarray.On(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0.0
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("histogram %d, bin %d: cluster %v, inline %v", k, i, got[i], want[i])
+			}
+			total += want[i]
+		}
+		if lo, hi := []float64{15000, 7000}[k], []float64{20000, 10000}[k]; total < lo || total > hi {
+			t.Errorf("histogram %d holds %v in [-2, 2] of 20000 normals (weights uniform in [0, 1) for 1)", k, total)
+		}
+	}
+}
+
 // TestSolveOnClusterEqualsLocal: the matrix functions and the lazy product run on the workers,
 // a solve's right-hand sides and a product's b (further operands of the call, shipped in its
 // tasks) included, and give the inline run's bits.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"math/cmplx"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -13,19 +14,19 @@ import (
 )
 
 // TestGPUWorkerHostFallbackInOutputs runs, as a GPU worker does, a batch whose kernel the GPU
-// does not run (int64 arithmetic): the worker computes it on its CPU and says so in every
+// does not run (a complex power): the worker computes it on its CPU and says so in every
 // output (reason and time), which is how the client learns of it (gpuarray reports it in the
 // cell and in Path). It needs no GPU: the fallback is decided before any device is opened.
 func TestGPUWorkerHostFallbackInOutputs(t *testing.T) {
-	vals := make([]int64, 60)
+	vals := make([]complex128, 60)
 	for i := range vals {
-		vals[i] = int64(i*i) - 700
+		vals[i] = complex(float64(i)/20-1, 0.5)
 	}
-	x, err := expr.NewData(dtype.OfInt64(vals), []int{6, 10}, [][]int{{3, 3}, {5, 5}})
+	x, err := expr.NewData(dtype.OfComplex128(vals), []int{6, 10}, [][]int{{3, 3}, {5, 5}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := expr.NewBinary(expr.OpMul, x, x)
+	y, err := expr.NewBinary(expr.OpPow, x, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestGPUWorkerHostFallbackInOutputs(t *testing.T) {
 	}
 	why := cuda.Runs(st.Kernel)
 	if why == nil {
-		t.Fatal("int64 multiplication runs on the GPU now: pick another kernel the GPU does not run")
+		t.Fatal("the complex power runs on the GPU now: pick another kernel the GPU does not run")
 	}
 	var spec bytes.Buffer
 	if err := gob.NewEncoder(&spec).Encode(st.Tasks); err != nil {
@@ -62,9 +63,9 @@ func TestGPUWorkerHostFallbackInOutputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, want := range vals {
-			if g := got.Int64s()[i]; g != want*want {
-				t.Fatalf("element %d: %d, want %d", i, g, want*want)
+		for i, v := range vals {
+			if g, want := got.Complex128s()[i], cmplx.Pow(v, v); g != want {
+				t.Fatalf("element %d: %v, want %v", i, g, want)
 			}
 		}
 	}

@@ -25,50 +25,13 @@ type gpuResults struct {
 }
 
 // staysOnDevice reports whether a GPU compute leaves root's result on the device: arrays of
-// rank >= 1 (not scalars, not data already) whose values the devices' float64 words hold
-// exactly. 64-bit integers are checked value by value when the host has them (holdable).
+// rank >= 1 (not scalars, not data already). The devices hold every dtype exactly, in the
+// fused kernel's words (cuda.EncodeWords).
 func staysOnDevice(root *expr.Node) bool {
-	if root.Kind == expr.KData || len(root.Shape) == 0 || expr.Size(root.Shape) == 0 {
-		return false
-	}
-	switch root.DType {
-	case dtype.Complex64, dtype.Complex128:
-		return false
-	}
-	return true
+	return root.Kind != expr.KData && len(root.Shape) > 0 && expr.Size(root.Shape) > 0
 }
 
-// exactWords reports whether the device's float64 words hold every value of dt exactly.
-func exactWords(dt dtype.DType) bool {
-	return dt != dtype.Int64 && dt != dtype.Uint64 && dt != dtype.Complex64 && dt != dtype.Complex128
-}
-
-// holdable reports whether vals fit the device's float64 words exactly (64-bit integers
-// beyond 2^53 do not).
-func holdable(vals dtype.Slice) bool {
-	if exactWords(vals.DType()) {
-		return true
-	}
-	switch vals.DType() {
-	case dtype.Int64:
-		for _, v := range vals.Int64s() {
-			if v > 1<<53 || v < -(1<<53) {
-				return false
-			}
-		}
-		return true
-	case dtype.Uint64:
-		for i := range vals.Len() {
-			if vals.Float(i) > 1<<53 {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// fitsOnDevice reports whether results of bytes (float64 words) may stay on devices with
+// fitsOnDevice reports whether results of bytes (the kernel's words) may stay on devices with
 // avail bytes free: half of it at most, so that later work has room.
 func fitsOnDevice(bytes int64, avail uint64) bool {
 	return bytes >= 0 && uint64(bytes) <= avail/2
@@ -80,7 +43,7 @@ func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
 	for _, n := range roots {
 		if staysOnDevice(n) && !r.stay[n] {
 			r.stay[n] = true
-			bytes += expr.Size(n.Shape) * 8
+			bytes += expr.Size(n.Shape) * 8 * int64(cuda.Words(n.DType))
 		}
 	}
 	if len(r.stay) == 0 {
@@ -152,10 +115,10 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 		if err != nil {
 			return fail(err)
 		}
-		if st.Gathered {
+		if st.Gathered || cuda.HostGathers(st) {
 			r.g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 		}
-		if oneKernel(st) && exactWords(n.DType) {
+		if oneKernel(st) {
 			if _, _, err := cuda.Lower(st.Kernel); err == nil {
 				gc, err := r.g.keep(cfg.ctx, n, st.Tasks, progress)
 				if err != nil {
@@ -185,10 +148,6 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 		}
 		vals, ok := done[n]
 		if !ok {
-			continue
-		}
-		if !holdable(vals) {
-			r.host[n] = "result in main memory: its 64-bit integers do not fit the device's float64 words exactly"
 			continue
 		}
 		if expr.Size(n.Shape) > maxCombined {
@@ -229,7 +188,8 @@ func (r *gpuResults) upload(cfg computeConfig, n *expr.Node, vals dtype.Slice) (
 		g.offs[i], g.devs[i] = off, r.g.devs[d]
 		byDev[d] = append(byDev[d], i)
 	}
-	host := vals.ToFloat64() // the devices hold float64 words
+	host := cuda.EncodeWords(dtype.Convert(vals, n.DType)) // the fused kernel's words
+	w := cuda.Words(n.DType)
 	for d, idx := range byDev {
 		dev := r.g.devs[d]
 		g.allocs = append(g.allocs, devAllocs{dev: dev})
@@ -237,8 +197,8 @@ func (r *gpuResults) upload(cfg computeConfig, n *expr.Node, vals dtype.Slice) (
 		err := dev.Do(cfg.ctx, func() error {
 			for _, i := range idx {
 				shape := g.chunkShape(i)
-				buf := make([]float64, max(expr.Size(shape), 1))
-				grid.runs(g.offs[i], shape, func(at, o, k int) { copy(buf[o:o+k], host[at:at+k]) })
+				buf := make([]float64, max(expr.Size(shape)*int64(w), 1))
+				grid.runs(g.offs[i], shape, func(at, o, k int) { copy(buf[o*w:(o+k)*w], host[at*w:(at+k)*w]) })
 				p, err := dev.Pool().Alloc(uint64(len(buf)) * 8)
 				if err != nil {
 					return err

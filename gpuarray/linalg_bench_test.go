@@ -161,3 +161,29 @@ func BenchmarkSolveGPU(b *testing.B) {
 
 // BenchmarkSolve is the solve row on the CPU (default N 2000: 10000 takes minutes on 2 cores).
 func BenchmarkSolve(b *testing.B) { benchSolve(b, 2000) }
+
+// BenchmarkMatMulLazyGPU is the product of BenchmarkMatMulGPUToHost made lazy: MatMul(x, y)
+// computed with OnGPU (each row panel of x generated on the device by its task's fused kernel,
+// y computed first and passed whole to every task, C brought to the host), GPUNOTES_BENCH_N
+// (default 10000) and chunks of N/4.
+func BenchmarkMatMulLazyGPU(b *testing.B) {
+	needGPUBench(b)
+	n := 10000
+	if v := os.Getenv("GPUNOTES_BENCH_N"); v != "" {
+		if r, err := strconv.Atoi(v); err == nil {
+			n = r
+		}
+	}
+	for i := 0; i < b.N; i++ {
+		rs := gpuarray.NewRandomState(42)
+		x := rs.StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
+		y := rs.StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
+		c, err := gpuarray.MatMul(x, y).Compute(gpuarray.OnGPU())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			b.Logf("%d x %d lazy product: %s", n, n, c.Path())
+		}
+	}
+}

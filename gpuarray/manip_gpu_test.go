@@ -51,7 +51,7 @@ func TestGPUPrintsLikeCPU(t *testing.T) {
 
 // TestTakeStageIsGatheredOnTheHost: the stage that reads a take says its values were gathered
 // on the host (what the GPU scheduler reports in Path); a stage without one does not. With
-// Options.DeviceGather its blocks are left for the executor, and the CPU executor's gather
+// Options.LateGather its blocks are left for the executor, and the CPU executor's gather
 // (LoadInputs) gives the same values.
 func TestTakeStageIsGatheredOnTheHost(t *testing.T) {
 	x := Arange(0, 12, 1).Reshape(3, 4)
@@ -61,18 +61,18 @@ func TestTakeStageIsGatheredOnTheHost(t *testing.T) {
 		done := map[*expr.Node]dtype.Slice{}
 		order := plan.Order(y.n)
 		for id, n := range order {
-			st, err := plan.Lower(id, n, done, plan.Options{DeviceGather: devGather})
+			st, err := plan.Lower(id, n, done, plan.Options{LateGather: devGather})
 			if err != nil {
 				t.Fatal(err)
 			}
 			last := id == len(order)-1
 			if st.Gathered != (last && !devGather) {
-				t.Errorf("DeviceGather %v: stage %d of %d (%v): Gathered %v", devGather, id, len(order), n.Kind, st.Gathered)
+				t.Errorf("LateGather %v: stage %d of %d (%v): Gathered %v", devGather, id, len(order), n.Kind, st.Gathered)
 			}
 			for _, task := range st.Tasks {
 				for _, b := range task.Inputs {
 					if (b.Gather != nil) != (last && devGather) || (b.Gather != nil && !b.Data.IsNil()) {
-						t.Errorf("DeviceGather %v: stage %d: a block with Gather %v and %d values", devGather, id, b.Gather != nil, b.Data.Len())
+						t.Errorf("LateGather %v: stage %d: a block with Gather %v and %d values", devGather, id, b.Gather != nil, b.Data.Len())
 					}
 				}
 			}

@@ -193,6 +193,9 @@ func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *
 	if _, _, err := cuda.Lower(st.Kernel); err != nil {
 		return bl, nil, false, nil // not a GPU kernel (a range leaf, say)
 	}
+	if dt := st.Kernel.Instrs[st.Kernel.Result].DType; dt.IsInteger() || dt.IsComplex() {
+		return bl, nil, false, nil // the kernel's words are not float64 (cuda.EncodeWords)
+	}
 	// Each task must be exactly one chunk.
 	slot := make([]int, len(st.Tasks))
 	for t, task := range st.Tasks {

@@ -263,7 +263,7 @@ type gpuChunks struct {
 	devs    []*cuda.Device
 	hostRun bool        // computed on the host and uploaded
 	label   string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
-	dt      dtype.DType // the array's dtype; the GPUs hold float64 words
+	dt      dtype.DType // the array's dtype; the GPUs hold its values as cuda.EncodeWords writes them
 
 	mu      sync.Mutex
 	idle    sync.Cond
@@ -273,7 +273,7 @@ type gpuChunks struct {
 	cleanup runtime.Cleanup
 
 	hostMu sync.Mutex
-	host   []float64
+	host   dtype.Slice
 }
 
 // keep runs the tasks of the last stage of a Persist (one per chunk) on the scheduler's GPUs
@@ -333,13 +333,14 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 				return fail(fmt.Errorf("chunk %d: %w", i, err))
 			}
 			err = dev.Do(ctx, func() error {
-				p, err := dev.Pool().Alloc(uint64(max(o.Data.Len(), 1)) * 8)
+				w := cuda.EncodeWords(dtype.Convert(o.Data, g.dt)) // the fused kernel's words
+				p, err := dev.Pool().Alloc(uint64(max(len(w), 1)) * 8)
 				if err != nil {
 					return err
 				}
 				own.ptrs = append(own.ptrs, p)
 				g.ptrs[i] = p
-				return dev.CopyToDevice(p, o.Data.ToFloat64()) // the device holds float64 words
+				return dev.CopyToDevice(p, w)
 			})
 			if err != nil {
 				return fail(fmt.Errorf("upload chunk %d to gpu %d: %w", i, dev.Info.Index, err))
@@ -421,44 +422,35 @@ func (g *gpuChunks) chunkShape(i int) []int {
 // Values copies the chunks into host memory on the first call and returns that copy, in the
 // array's dtype.
 func (g *gpuChunks) Values() (dtype.Slice, error) {
-	v, err := g.floats()
-	if err != nil {
-		return dtype.Slice{}, err
-	}
-	return dtype.FromFloat64(v, g.dt), nil
-}
-
-// floats returns the chunks' values as the float64 words the GPUs hold.
-func (g *gpuChunks) floats() ([]float64, error) {
 	g.hostMu.Lock()
 	defer g.hostMu.Unlock()
-	if g.host != nil {
+	if !g.host.IsNil() {
 		return g.host, nil
 	}
 	if !g.pin() {
-		return nil, errReleased
+		return dtype.Slice{}, errReleased
 	}
 	defer g.unpin()
-	host := make([]float64, expr.Size(g.grid.shape))
+	host := dtype.Make(g.dt, int(expr.Size(g.grid.shape)))
 	for i := range g.ptrs {
 		v, err := g.chunkValues(i)
 		if err != nil {
-			return nil, err
+			return dtype.Slice{}, err
 		}
-		g.grid.place(dtype.OfFloat64(host), g.offs[i], g.chunkShape(i), dtype.OfFloat64(v))
+		g.grid.place(host, g.offs[i], g.chunkShape(i), v)
 	}
 	g.host = host
 	return host, nil
 }
 
 // chunkValues copies chunk i to the host; the caller keeps the chunks pinned.
-func (g *gpuChunks) chunkValues(i int) ([]float64, error) {
-	v := make([]float64, expr.Size(g.chunkShape(i)))
+func (g *gpuChunks) chunkValues(i int) (dtype.Slice, error) {
+	v := make([]float64, expr.Size(g.chunkShape(i))*int64(cuda.Words(g.dt)))
 	dev, p := g.devs[i], g.ptr(i)
 	if err := dev.Do(display.Context(), func() error { return dev.CopyToHost(v, p) }); err != nil {
-		return nil, fmt.Errorf("copy chunk %d from gpu %d to the host: %w", i, dev.Info.Index, err)
+		return dtype.Slice{}, fmt.Errorf("copy chunk %d from gpu %d to the host: %w", i, dev.Info.Index, err)
 	}
-	return v, nil
+	return cuda.DecodeWords(v, g.dt), nil
 }
 
 func (g *gpuChunks) ptr(i int) driver.DevicePtr {
@@ -473,7 +465,7 @@ func (g *gpuChunks) ptr(i int) driver.DevicePtr {
 func (g *gpuChunks) copied() bool {
 	g.hostMu.Lock()
 	defer g.hostMu.Unlock()
-	return g.host != nil
+	return !g.host.IsNil()
 }
 
 func (g *gpuChunks) state() string {

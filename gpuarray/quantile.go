@@ -75,9 +75,6 @@ func quantiles(x *Array, qs []float64, axes []int, name string, several bool) *A
 	}
 	keep := x.marked()
 	y := &Array{n: x.n}
-	if !y.DType().IsFloat() {
-		y = y.AsType(Float64)
-	}
 	// The reduced axes become one: the single axis in place, or several moved last and joined.
 	along := ax[0]
 	if len(ax) > 1 {
@@ -119,6 +116,12 @@ func quantiles(x *Array, qs []float64, axes []int, name string, several bool) *A
 	}
 	keepPos = append(keepPos, n-1)
 	s := sortCall(y, along, false, name, []SortOption{keepSorted(keepPos)})
+	if !s.DType().IsFloat() {
+		// Integers (and bools) sort as themselves and only the kept values become float64:
+		// the conversion keeps the order, so this is NumPy's convert-then-sort, and the sort
+		// reads the data as it is (on a GPU, without a cast the fused kernels cannot make).
+		s = s.AsType(Float64)
+	}
 	at := func(i int) *Array {
 		idx := make([]Index, along+1)
 		for k := range along {

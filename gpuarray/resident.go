@@ -388,7 +388,7 @@ func (s *gpuSched) unhold(t *plan.Task) error {
 		if err != nil {
 			return err
 		}
-		b.Data, b.Held = dtype.OfFloat64(v), nil // the device's float64 words; exact for float32 too
+		b.Data, b.Held = v, nil
 	}
 	return nil
 }
@@ -406,7 +406,7 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 	switch s := sched.(type) {
 	case *gpuSched:
 		opt.Held = s.held()
-		opt.DeviceGather = deviceGather
+		opt.LateGather = deviceGather
 	case plan.Keeper:
 		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 			if c, ok := n.Buf.(*keptChunks); ok {
@@ -415,6 +415,7 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 			return plan.Block{}, false
 		}
 	case *threadScheduler, inlineScheduler:
+		opt.LateGather = true // takes and searches gathered inside the tasks, on all cores
 		// Chunks persisted in host memory are read in place.
 		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 			if h, ok := n.Buf.(*hostChunks); ok {

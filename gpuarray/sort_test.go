@@ -97,6 +97,9 @@ func TestSortLongLinesMatchNumPy(t *testing.T) {
 			check{what: "Sort float32" + what, got: Sort(x.AsType(Float32), -1), code: "np.sort(x.astype(np.float32), axis=-1, kind='stable')", inputs: []input{in}},
 			check{what: "Sort int16" + what, got: Sort(FromSlice(clean(in.data), Shape(shape...)).Mul(97).AsType(Int16), -1), code: "np.sort((np.nan_to_num(x) * 97).astype(np.int16), axis=-1)", inputs: []input{in}},
 			check{what: "Median" + what, got: Median(x, -1), code: "np.median(x, axis=-1)", inputs: []input{in}},
+			check{what: "Argsort" + what, got: Argsort(x, -1), code: "np.argsort(x, axis=-1, kind='stable')", inputs: []input{in}},
+			check{what: "Argsort descending" + what, got: Argsort(x, -1, Descending()), code: fmt.Sprintf("%d - np.flip(np.argsort(np.flip(x, -1), axis=-1, kind='stable'), -1)", shape[len(shape)-1]-1), inputs: []input{in}},
+			check{what: "ArgTopK" + what, got: ArgTopK(x, 7, -1), code: fmt.Sprintf("(%d - np.flip(np.argsort(np.flip(x, -1), axis=-1, kind='stable'), -1))[..., :7]", shape[len(shape)-1]-1), inputs: []input{in}},
 		)
 	}
 	runChecks(t, cs)
@@ -211,6 +214,20 @@ func BenchmarkSort(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkArgsort argsorts 1e6 float64 normals in one line (the CPU's radix path).
+func BenchmarkArgsort(b *testing.B) {
+	v, err := NewRandomState(1).Normal(0, 1, Shape(1000000)).ToSlice()
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := FromSlice(v, Shape(1000000))
+	for b.Loop() {
+		if _, err := Argsort(x, -1).Compute(Inline()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -89,6 +89,17 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 	r.top = map[ast.Stmt]ast.Stmt{}
 	if seg.kind == segStmt {
 		if fn, ok := f.Decls[0].(*ast.FuncDecl); ok {
+			// The cell's own defers (in loops too, not in func literals) are main's.
+			r.cellDefer = map[*ast.DeferStmt]bool{}
+			ast.Inspect(fn.Body, func(m ast.Node) bool {
+				switch m := m.(type) {
+				case *ast.FuncLit:
+					return false
+				case *ast.DeferStmt:
+					r.cellDefer[m] = true
+				}
+				return true
+			})
 			for _, st := range fn.Body.List {
 				r.topCommaOK(st)
 				r.top[st] = st
@@ -168,8 +179,9 @@ type rewriter struct {
 	n     int // counter for fresh names
 	// top maps the statements at a cell's top level (and labeled ones' loops) to themselves
 	// (or their label): yaegi keeps those variables global, where `i := i` is the same i.
-	top  map[ast.Stmt]ast.Stmt
-	file *ast.File
+	top       map[ast.Stmt]ast.Stmt
+	cellDefer map[*ast.DeferStmt]bool // defers of a statement segment outside func literals
+	file      *ast.File
 }
 
 // visit is the same walk as rewriteGo's, for subtrees it hands back.
@@ -267,6 +279,10 @@ func (r *rewriter) goStmt(n *ast.GoStmt) {
 // deferStmt hoists a deferred call's variable arguments into fresh variables, so that their
 // values are taken at the defer statement: `defer f(x)` -> `{ gnD0 := x; defer f(gnD0) }`.
 func (r *rewriter) deferStmt(n *ast.DeferStmt) {
+	if r.cellDefer[n] {
+		r.topDefer(n)
+		return
+	}
 	var names, vals []string
 	var edits []edit
 	for _, a := range n.Call.Args {
@@ -1047,5 +1063,52 @@ func (r *rewriter) untypedFloats(n *ast.CallExpr) {
 	}
 	for _, a := range n.Args {
 		r.edits = append(r.edits, edit{r.off(a.Pos()), 0, "float64("}, edit{r.off(a.End()), 0, ")"})
+	}
+}
+
+// topDefer rewrites a defer of a cell's statements (main's body pasted as a cell), which yaegi
+// would keep in its global frame and run again after every later cell: `defer f(x)` ->
+// `gnrt.Defer(f, x)`, which takes f and x now, as the defer statement does (a closure over a
+// copy would not do: at a cell's top level yaegi shares such a copy across loop iterations).
+// Calls of builtins and generic functions are deferred in a closure. The session runs the
+// cell's deferred calls when the cell ends, last first, as main's; recover() directly in a
+// deferred func literal becomes gnrt.Recover(), which recovers the cell's panic.
+func (r *rewriter) topDefer(n *ast.DeferStmt) {
+	call := n.Call
+	start, end := r.off(n.Defer), r.off(call.End())
+	id, isIdent := call.Fun.(*ast.Ident)
+	_, generic := call.Fun.(*ast.IndexExpr)
+	_, lit := call.Fun.(*ast.FuncLit)
+	switch {
+	case !lit && (len(call.Args) == 0 || (isIdent && goBuiltins[id.Name]) || generic):
+		r.edits = append(r.edits, edit{start, r.off(call.Pos()) - start, "gnrt.Defer(func() { "}, edit{end, 0, " })"})
+	case len(call.Args) == 0:
+		// defer func() {...}(): the literal itself.
+		r.edits = append(r.edits, edit{start, len("defer"), "gnrt.Defer("}, edit{r.off(call.Lparen), r.off(call.Rparen) + 1 - r.off(call.Lparen), ")"})
+	default:
+		helper := "gnrt.Defer("
+		if call.Ellipsis.IsValid() {
+			helper = "gnrt.DeferSpread("
+		}
+		fun := r.off(call.Fun.Pos())
+		r.edits = append(r.edits,
+			edit{start, fun - start, helper},
+			edit{r.off(call.Fun.End()), r.off(call.Lparen) + 1 - r.off(call.Fun.End()), ", "})
+		if call.Ellipsis.IsValid() {
+			r.edits = append(r.edits, edit{r.off(call.Ellipsis), 3, ""})
+		}
+	}
+	if lit, ok := n.Call.Fun.(*ast.FuncLit); ok {
+		ast.Inspect(lit.Body, func(m ast.Node) bool {
+			if _, ok := m.(*ast.FuncLit); ok {
+				return false
+			}
+			if c, ok := m.(*ast.CallExpr); ok && len(c.Args) == 0 {
+				if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "recover" {
+					r.edits = append(r.edits, edit{r.off(id.Pos()), len("recover"), "gnrt.Recover"})
+				}
+			}
+			return true
+		})
 	}
 }

@@ -46,6 +46,7 @@ type CellError struct {
 	Name      string
 	Value     string
 	Traceback []string
+	value     any // a panic's value, for recover() in a deferred call of the cell's top level
 }
 
 func (e *CellError) Error() string { return e.Name + ": " + e.Value }
@@ -84,7 +85,10 @@ type Session struct {
 	declAt   map[string]declPos      // where each of decls was declared (under declMu)
 	cell     string                  // the running cell's label for tracebacks ("" unknown)
 
-	late    lateOutput    // what cells' goroutines printed between cells (guard.go)
+	late    lateOutput // what cells' goroutines printed between cells (guard.go)
+	defers  []func()   // the running cell's top-level defers (trace.go)
+	panicV  any        // the cell's panic while its defers run, for gnrt.Recover
+	hasPan  bool
 	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
 	notesMu sync.Mutex
 	notes   map[string]bool // notes the running cell already wrote
@@ -132,6 +136,9 @@ func New(opts Options) (*Session, error) {
 		"MakeLen":      reflect.ValueOf(makeLen), // guard.go
 		"RegisterType": reflect.ValueOf(s.types.register),
 		"ErrorsAs":     reflect.ValueOf(errorsAs),
+		"Defer":        reflect.ValueOf(s.deferCell),
+		"DeferSpread":  reflect.ValueOf(s.deferSpread),
+		"Recover":      reflect.ValueOf(s.recoverCell),
 		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
 	}
 	if err := s.reset(); err != nil {
@@ -268,6 +275,8 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) (*displa
 }
 
 func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr *CellError) {
+	s.defers = nil
+	defer func() { cerr = s.runDefers(cerr) }()
 	segs, err := splitCell(code)
 	if err != nil {
 		return nil, syntaxError(err, 0, 0, code, segStmt)
@@ -538,7 +547,7 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 			val = "runtime error: invalid memory address or nil pointer dereference"
 		}
 		tb := append([]string{fmt.Sprintf("%s: %s", name, val)}, s.panicTrace(s.frames.take(), seg, val)...)
-		return &CellError{Name: name, Value: val, Traceback: tb}
+		return &CellError{Name: name, Value: val, Traceback: tb, value: p.Value}
 	}
 	var list scanner.ErrorList
 	if errors.As(err, &list) {

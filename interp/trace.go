@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -417,4 +418,74 @@ func funcText(src, name string, method bool) string {
 		}
 	}
 	return ""
+}
+
+// deferCell registers f(args...), a deferred call of the running cell's statements (see
+// topDefer); deferSpread is it for `defer f(a, xs...)`.
+func (s *Session) deferCell(f any, args ...any) { s.deferAdd(f, args, false) }
+
+func (s *Session) deferSpread(f any, args ...any) { s.deferAdd(f, args, true) }
+
+func (s *Session) deferAdd(f any, args []any, spread bool) {
+	fv := reflect.ValueOf(f)
+	if fv.Kind() != reflect.Func {
+		panic(fmt.Sprintf("defer statement: %T is not a function", f))
+	}
+	in, err := callArgs(fv.Type(), args, spread)
+	if err != nil {
+		panic("defer statement: " + err.Error())
+	}
+	s.defers = append(s.defers, func() {
+		if spread {
+			fv.CallSlice(in)
+		} else {
+			fv.Call(in)
+		}
+	})
+}
+
+// recoverCell is recover() in a cell's top-level deferred func: it returns the cell's panic
+// value, once, and the cell then ends without error, as main does when a deferred func
+// recovers.
+func (s *Session) recoverCell() any {
+	if !s.hasPan {
+		return nil
+	}
+	s.hasPan = false
+	return s.panicV
+}
+
+// runDefers runs the cell's top-level deferred calls, last first, after the cell ended with
+// cerr (nil: no error). A deferred func that recovers clears a panic; one that panics makes
+// its panic the cell's error.
+func (s *Session) runDefers(cerr *CellError) *CellError {
+	defers := s.defers
+	s.defers = nil
+	if len(defers) == 0 {
+		return cerr
+	}
+	s.hasPan, s.panicV = cerr != nil && cerr.Name == "panic", nil
+	if s.hasPan {
+		s.panicV = cerr.Value
+		if cerr.value != nil {
+			s.panicV = cerr.value
+		}
+	}
+	for i := len(defers) - 1; i >= 0; i-- {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					val := fmt.Sprint(r)
+					cerr = &CellError{Name: "panic", Value: val, value: r, Traceback: []string{"panic: " + val, "  in a deferred call of the cell's statements"}}
+					s.hasPan, s.panicV = true, r
+				}
+			}()
+			defers[i]()
+		}()
+	}
+	if cerr != nil && cerr.Name == "panic" && !s.hasPan {
+		cerr = nil // recovered
+	}
+	s.hasPan, s.panicV = false, nil
+	return cerr
 }

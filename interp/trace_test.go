@@ -223,3 +223,26 @@ func TestFailedCellLeavesNoBrokenFuncs(t *testing.T) {
 		t.Errorf("after the fixed cell: %q %v", out.out("stdout"), err)
 	}
 }
+
+// TestCellDefers checks that the defers of a cell's statements run once, when the cell ends,
+// last first, with their arguments taken at the defer (yaegi kept them in its global frame
+// and ran them again after every later cell), and that recover() in one ends a panic.
+func TestCellDefers(t *testing.T) {
+	s := newSession(t)
+	cells := []struct{ code, want, err string }{
+		{"import \"fmt\"\nfor i := 0; i < 3; i++ {\n\tdefer fmt.Println(\"defer\", i)\n}\nx := 1\ndefer fmt.Println(\"x was\", x)\nx = 2\nfmt.Println(\"end\", x)", "end 2\nx was 1\ndefer 2\ndefer 1\ndefer 0\n", ""},
+		{"fmt.Println(\"next\")", "next\n", ""},
+		{"defer func() {\n\tif r := recover(); r != nil {\n\t\tfmt.Println(\"recovered:\", r)\n\t}\n}()\nvar m map[string]int\nm[\"a\"] = 1\nfmt.Println(\"not reached\")", "recovered: assignment to entry in nil map\n", ""},
+		{"defer fmt.Println(\"cleanup\")\npanic(\"boom\")", "cleanup\n", "panic: boom"},
+		{"fmt.Println(\"after\")", "after\n", ""},
+	}
+	for _, c := range cells {
+		_, out, err := run(t, s, c.code)
+		if got := out.out("stdout"); got != c.want {
+			t.Errorf("%q printed %q, want %q", c.code, got, c.want)
+		}
+		if (err == nil) != (c.err == "") || err != nil && err.Error() != c.err {
+			t.Errorf("%q: error %v, want %q", c.code, err, c.err)
+		}
+	}
+}

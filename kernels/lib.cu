@@ -100,6 +100,233 @@ extern "C" __device__ double gpn_cos(double x) { return cos(x); }
 extern "C" __device__ double gpn_tanh(double x) { return tanh(x); }
 extern "C" __device__ double gpn_pow(double x, double y) { return pow(x, y); }
 
+// The op table's library bodies (gpuarray/optable). Transcendental functions are CUDA's libm,
+// within a few ulp of Go's math (the tests state the bound); the others follow the CPU
+// executor's algorithm operation by operation (round-to-nearest, no contraction), so they give
+// its bits.
+extern "C" __device__ double gpn_acos(double x) { return acos(x); }
+extern "C" __device__ double gpn_acosh(double x) { return acosh(x); }
+extern "C" __device__ double gpn_asin(double x) { return asin(x); }
+extern "C" __device__ double gpn_asinh(double x) { return asinh(x); }
+extern "C" __device__ double gpn_atan(double x) { return atan(x); }
+extern "C" __device__ double gpn_atanh(double x) { return atanh(x); }
+extern "C" __device__ double gpn_atan2(double y, double x) { return atan2(y, x); }
+extern "C" __device__ double gpn_sinh(double x) { return sinh(x); }
+extern "C" __device__ double gpn_cosh(double x) { return cosh(x); }
+extern "C" __device__ double gpn_tan(double x) { return tan(x); }
+extern "C" __device__ double gpn_expm1(double x) { return expm1(x); }
+extern "C" __device__ double gpn_log1p(double x) { return log1p(x); }
+extern "C" __device__ double gpn_log2(double x) { return log2(x); }
+extern "C" __device__ double gpn_log10(double x) { return log10(x); }
+
+// gpn_logaddexp is log(exp(x) + exp(y)) by NumPy's steps: x == y gives x + ln 2 (equal
+// infinities too), otherwise the larger plus log1p(exp(-|x - y|)); NaN stays NaN.
+extern "C" __device__ double gpn_logaddexp(double x, double y) {
+  if (x == y) return __dadd_rn(x, 0.6931471805599453);
+  const double d = __dsub_rn(x, y);
+  if (d > 0) return __dadd_rn(x, log1p(exp(-d)));
+  if (d <= 0) return __dadd_rn(y, log1p(exp(d)));
+  return d;
+}
+
+// gpn_hypot is sqrt(p*p + q*q) as Go's math.Hypot computes it on x86-64 (the CPU executor's):
+// +Inf when either is infinite, NaN when either is NaN, 0 for two zeros, else
+// max * sqrt(1 + (min/max)^2), each step rounded once.
+extern "C" __device__ double gpn_hypot(double p, double q) {
+  p = fabs(p);
+  q = fabs(q);
+  if (isinf(p) || isinf(q)) return __longlong_as_double(0x7FF0000000000000LL);
+  if (isnan(p) || isnan(q)) return __longlong_as_double(0x7FF8000000000001LL);
+  if (p == 0.0 && q == 0.0) return 0.0;
+  const double hi = fmax(p, q), lo = fmin(p, q);
+  const double r = __ddiv_rn(lo, hi);
+  return __dmul_rn(hi, __dsqrt_rn(__dadd_rn(__dmul_rn(r, r), 1.0)));
+}
+
+// gpn_nextafter is the next float64 after x toward y, as Go's math.Nextafter: NaN for a NaN,
+// x when x == y, the smallest subnormal with y's sign after a zero.
+extern "C" __device__ double gpn_nextafter(double x, double y) {
+  if (isnan(x) || isnan(y)) return __longlong_as_double(0x7FF8000000000001LL);
+  if (x == y) return x;
+  if (x == 0.0) return copysign(__longlong_as_double(1LL), y);
+  const long long b = __double_as_longlong(x);
+  return __longlong_as_double((y > x) == (x > 0.0) ? b + 1 : b - 1);
+}
+
+// gpn_nextafterf is gpn_nextafter in float32 (Go's math.Nextafter32), for float32 arrays.
+extern "C" __device__ double gpn_nextafterf(double xd, double yd) {
+  const float x = (float)xd, y = (float)yd;
+  if (isnan(x) || isnan(y)) return __longlong_as_double(0x7FF8000000000001LL);
+  if (x == y) return (double)x;
+  if (x == 0.0f) return (double)copysignf(__int_as_float(1), y);
+  const int b = __float_as_int(x);
+  return (double)__int_as_float((y > x) == (x > 0.0f) ? b + 1 : b - 1);
+}
+
+// gpn_divmod is NumPy's npy_divmod, the CPU executor's: the floored quotient (*div) and the
+// remainder with y's sign (return value).
+__device__ __forceinline__ double gpn_divmod(double x, double y, double* div) {
+  double mod = fmod(x, y);
+  if (y == 0.0) {
+    *div = __ddiv_rn(x, y);
+    return mod;
+  }
+  double d = __ddiv_rn(__dsub_rn(x, mod), y);
+  if (mod != 0.0) {
+    if ((y < 0.0) != (mod < 0.0)) {
+      mod = __dadd_rn(mod, y);
+      d = __dsub_rn(d, 1.0);
+    }
+  } else {
+    mod = copysign(0.0, y);
+  }
+  if (d != 0.0) {
+    double f = floor(d);
+    if (__dsub_rn(d, f) > 0.5) f = __dadd_rn(f, 1.0);
+    d = f;
+  } else {
+    d = copysign(0.0, __ddiv_rn(x, y));
+  }
+  *div = d;
+  return mod;
+}
+
+extern "C" __device__ double gpn_remainder(double x, double y) {
+  double d;
+  return gpn_divmod(x, y, &d);
+}
+
+extern "C" __device__ double gpn_floor_divide(double x, double y) {
+  double d;
+  gpn_divmod(x, y, &d);
+  return d;
+}
+
+// Integer lanes: values in 64 bits, wrapped to their dtype by the caller; u: unsigned.
+
+// gpn_remainder_int is Python's % (0 for y == 0, as NumPy gives it).
+extern "C" __device__ long long gpn_remainder_int(long long x, long long y, int u) {
+  if (y == 0) return 0;
+  if (u) return (long long)((u64)x % (u64)y);
+  if (y == -1) return 0;
+  long long r = x % y;
+  if (r != 0 && ((r < 0) != (y < 0))) r += y;
+  return r;
+}
+
+// gpn_floor_divide_int is Python's // (0 for y == 0; the minimum divided by -1 wraps).
+extern "C" __device__ long long gpn_floor_divide_int(long long x, long long y, int u) {
+  if (y == 0) return 0;
+  if (u) return (long long)((u64)x / (u64)y);
+  if (y == -1) return (long long)(0ULL - (u64)x);
+  long long q = x / y;
+  if (x % y != 0 && ((x < 0) != (y < 0))) --q;
+  return q;
+}
+
+// gpn_power_int is x**y with wrap-around (square and multiply); a negative exponent of a signed
+// type gives 1/x truncated toward zero, as the CPU executor does.
+extern "C" __device__ long long gpn_power_int(long long x, long long y, int u) {
+  if (y < 0 && !u) {
+    if (x == 1) return 1;
+    if (x == -1) return (y & 1) ? -1 : 1;
+    return 0;
+  }
+  u64 r = 1, b = (u64)x, e = (u64)y;
+  while (e > 0) {
+    if (e & 1) r *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return (long long)r;
+}
+
+// Complex lanes: pairs of float64.
+
+// gpn_cdiv_re and gpn_cdiv_im are the parts of (a+bi)/(c+di) by Go's complex division (the
+// CPU executor's): Smith's algorithm, then C99 Annex G's recovery of infinities and zeros where
+// both parts came out NaN.
+__device__ __forceinline__ double gpn_inf2one(double f) { return copysign(isinf(f) ? 1.0 : 0.0, f); }
+
+__device__ __forceinline__ void gpn_cdiv(double a, double b, double c, double d, double* e, double* f) {
+  if (fabs(c) >= fabs(d)) {
+    const double ratio = __ddiv_rn(d, c);
+    const double denom = __dadd_rn(c, __dmul_rn(ratio, d));
+    *e = __ddiv_rn(__dadd_rn(a, __dmul_rn(b, ratio)), denom);
+    *f = __ddiv_rn(__dsub_rn(b, __dmul_rn(a, ratio)), denom);
+  } else {
+    const double ratio = __ddiv_rn(c, d);
+    const double denom = __dadd_rn(d, __dmul_rn(ratio, c));
+    *e = __ddiv_rn(__dadd_rn(__dmul_rn(a, ratio), b), denom);
+    *f = __ddiv_rn(__dsub_rn(__dmul_rn(b, ratio), a), denom);
+  }
+  if (isnan(*e) && isnan(*f)) {
+    const double inf = __longlong_as_double(0x7FF0000000000000LL);
+    if (c == 0.0 && d == 0.0 && (!isnan(a) || !isnan(b))) {
+      *e = __dmul_rn(copysign(inf, c), a);
+      *f = __dmul_rn(copysign(inf, c), b);
+    } else if ((isinf(a) || isinf(b)) && isfinite(c) && isfinite(d)) {
+      a = gpn_inf2one(a);
+      b = gpn_inf2one(b);
+      *e = __dmul_rn(inf, __dadd_rn(__dmul_rn(a, c), __dmul_rn(b, d)));
+      *f = __dmul_rn(inf, __dsub_rn(__dmul_rn(b, c), __dmul_rn(a, d)));
+    } else if ((isinf(c) || isinf(d)) && isfinite(a) && isfinite(b)) {
+      c = gpn_inf2one(c);
+      d = gpn_inf2one(d);
+      *e = __dmul_rn(0.0, __dadd_rn(__dmul_rn(a, c), __dmul_rn(b, d)));
+      *f = __dmul_rn(0.0, __dsub_rn(__dmul_rn(b, c), __dmul_rn(a, d)));
+    }
+  }
+}
+
+extern "C" __device__ double gpn_cdiv_re(double a, double b, double c, double d) {
+  double e, f;
+  gpn_cdiv(a, b, c, d, &e, &f);
+  return e;
+}
+
+extern "C" __device__ double gpn_cdiv_im(double a, double b, double c, double d) {
+  double e, f;
+  gpn_cdiv(a, b, c, d, &e, &f);
+  return f;
+}
+
+// gpn_crecip_re and gpn_crecip_im are the parts of 1/(a+bi) by NumPy's reciprocal (Smith's,
+// so that 1/(a+0i) has imaginary part -0), the CPU executor's.
+__device__ __forceinline__ void gpn_crecip(double br, double bi, double* e, double* f) {
+  if (fabs(br) >= fabs(bi)) {
+    if (br == 0.0 && bi == 0.0) {
+      *e = __ddiv_rn(1.0, fabs(br));
+      *f = __ddiv_rn(1.0, fabs(bi));
+      return;
+    }
+    const double rat = __ddiv_rn(bi, br);
+    const double scl = __ddiv_rn(1.0, __dadd_rn(br, __dmul_rn(bi, rat)));
+    *e = scl;
+    *f = __dmul_rn(-rat, scl);
+  } else if (bi == bi) {
+    const double rat = __ddiv_rn(br, bi);
+    const double scl = __ddiv_rn(1.0, __dadd_rn(bi, __dmul_rn(br, rat)));
+    *e = __dmul_rn(rat, scl);
+    *f = -scl;
+  } else {
+    *e = __longlong_as_double(0x7FF8000000000001LL);
+    *f = *e;
+  }
+}
+
+extern "C" __device__ double gpn_crecip_re(double a, double b) {
+  double e, f;
+  gpn_crecip(a, b, &e, &f);
+  return e;
+}
+
+extern "C" __device__ double gpn_crecip_im(double a, double b) {
+  double e, f;
+  gpn_crecip(a, b, &e, &f);
+  return f;
+}
+
 // Block reductions. Every thread of the block calls one with its own value; thread 0 stores the
 // block's result at out. The order of combination is fixed (warp shuffles down, then warp 0 over
 // the warps' results), so a block's result does not depend on timing. blockDim.x must be a

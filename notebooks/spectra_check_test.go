@@ -21,7 +21,10 @@ func init() {
 			"Diagonal(sq, 1) = [ 1.  6. 11.]", "Trace(sq, 0) = 30\n",
 			"Cross = [0. 0. 1.]",
 			"m @ Solve(m, rhs) = [1. 2. 3.]", "Slogdet sign = 1\n", "Eigvalsh(m) = [1.26794919 3.         4.73205081]",
-			"MatrixRank(Outer(rhs, rhs)) = 1\n", "Lstsq(tall, y) = [0.83333333 1.5       ]", "Inv of a singular matrix: compute: ", "inv: singular matrix", "VectorNorm(2) = 5\n", "MatrixNorm(inf) = 54\n", "Tensordot(sq, sq, 2) = 1240\n")
+			"MatrixRank(Outer(rhs, rhs)) = 1\n", "Lstsq(tall, y) = [0.83333333 1.5       ]", "Inv of a singular matrix: compute: ", "inv: singular matrix", "VectorNorm(2) = 5\n", "MatrixNorm(inf) = 54\n", "Tensordot(sq, sq, 2) = 1240\n",
+			"Histogram(0..9, 5 bins over [0, 10]) = [2 2 2 2 2]", "its edges = [ 0.  2.  4.  6.  8. 10.]",
+			"HistogramEdges(0..9, [0 1 5 10]) = [1 4 5]", "Bincount([0 1 1 3 1]) = [1 3 0 1]",
+			"Bincount weighted = [0.5  2.25 0.   2.   0.   0.  ]")
 		contains(t, "HTML", html, "<svg", "float64")
 		if strings.Contains(text, "error:") {
 			t.Errorf("a function failed:\n%s", text)

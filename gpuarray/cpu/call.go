@@ -53,6 +53,9 @@ func ApplyCall(ctx context.Context, tr fft.Transforms, c *plan.CallStep, in dtyp
 	if c.Fn.Scans() {
 		return applyScan(c, in, shape)
 	}
+	if c.Fn == expr.FnBincount {
+		return applyBincount(c, in, shape)
+	}
 	if c.Axis < 0 || c.Axis >= len(shape) {
 		return dtype.Slice{}, nil, fmt.Errorf("%v: axis %d of a block of shape %s", c.Fn, c.Axis, expr.ShapeString(shape))
 	}

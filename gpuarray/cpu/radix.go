@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"slices"
 	"unsafe"
 )
@@ -116,5 +117,75 @@ func radixSort[U unsigned](v, tmp []U) {
 	}
 	if &src[0] != &v[0] {
 		copy(v, src)
+	}
+}
+
+// argsortRadix writes into idx the indices that sort v stably as the argsort's comparison
+// does (compareNaNLast, reversed for desc, ties in index order): an LSD radix sort of 64-bit
+// keys (every NaN the largest, -0 as +0, complemented for desc) carrying the indices. The
+// bytes all keys share (the high bytes of narrow types) cost no pass. keys and tmp are
+// scratch, grown when short. BenchmarkArgsort (1e6 float64, load 17-19): 817 -> 116 ms against
+// the comparison sort (predicted 5x from the sorts of values).
+func argsortRadix[T number](v []T, desc bool, idx []int64, keys, tmp *[]uint64, itmp *[]int64) {
+	n := len(v)
+	if cap(*keys) < n {
+		*keys, *tmp, *itmp = make([]uint64, n), make([]uint64, n), make([]int64, n)
+	}
+	k, kt, it := (*keys)[:n], (*tmp)[:n], (*itmp)[:n]
+	float := T(1)/T(2) != 0
+	signed := T(0)-T(1) < 0
+	flip := uint64(0)
+	if desc {
+		flip = ^uint64(0)
+	}
+	for i, x := range v {
+		var key uint64
+		switch {
+		case float:
+			f := float64(x) // float32 to float64 keeps the order, NaNs and the sign of zero
+			b := math.Float64bits(f)
+			switch {
+			case f != f:
+				key = ^uint64(0)
+			case f == 0:
+				key = 1 << 63
+			default:
+				key = b ^ (uint64(int64(b)>>63) | 1<<63)
+			}
+		case signed:
+			key = uint64(int64(x)) ^ 1<<63
+		default:
+			key = uint64(x)
+		}
+		k[i] = key ^ flip
+		idx[i] = int64(i)
+	}
+	var counts [8][256]int
+	for _, x := range k {
+		for b := 0; b < 8; b++ {
+			counts[b][uint8(x>>(8*b))]++
+		}
+	}
+	src, dst, isrc, idst := k, kt, idx, it
+	for b := 0; b < 8; b++ {
+		c := &counts[b]
+		shift := 8 * b
+		if c[uint8(src[0]>>shift)] == n {
+			continue
+		}
+		sum := 0
+		for d := range c {
+			c[d], sum = sum, sum+c[d]
+		}
+		for i, x := range src {
+			d := uint8(x >> shift)
+			dst[c[d]] = x
+			idst[c[d]] = isrc[i]
+			c[d]++
+		}
+		src, dst, isrc, idst = dst, src, idst, isrc
+	}
+	if &isrc[0] != &idx[0] {
+		copy(idx, isrc)
 	}
 }

@@ -88,3 +88,65 @@ func checkSort[T number](t *testing.T, what string, v []T, same func(a, b T) boo
 		}
 	}
 }
+
+// TestArgsortRadixMatchesComparison checks the radix argsort against the comparison sort it
+// replaces for long lines (NaN last, or first descending; ties, -0 and +0 among them, in
+// index order).
+func TestArgsortRadixMatchesComparison(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 1))
+	n := radixMin + 1234
+	f := make([]float64, n)
+	for i := range f {
+		switch r.IntN(8) {
+		case 0:
+			f[i] = math.NaN()
+		case 1:
+			f[i] = math.Copysign(0, float64(1-2*r.IntN(2)))
+		case 2:
+			f[i] = math.Inf(1 - 2*r.IntN(2))
+		default:
+			f[i] = math.Round(r.NormFloat64() * 50)
+		}
+	}
+	i16 := make([]int16, n)
+	u32 := make([]uint32, n)
+	f32 := make([]float32, n)
+	for i, v := range f {
+		f32[i] = float32(v)
+		if v == v && !math.IsInf(v, 0) {
+			i16[i], u32[i] = int16(v), uint32(int64(v))
+		}
+	}
+	for _, desc := range []bool{false, true} {
+		checkArgsort(t, "float64", f, desc)
+		checkArgsort(t, "float32", f32, desc)
+		checkArgsort(t, "int16", i16, desc)
+		checkArgsort(t, "uint32", u32, desc)
+	}
+}
+
+func checkArgsort[T number](t *testing.T, what string, v []T, desc bool) {
+	t.Helper()
+	want := make([]int64, len(v))
+	for i := range want {
+		want[i] = int64(i)
+	}
+	slices.SortStableFunc(want, func(i, j int64) int {
+		c := compareNaNLast(v[i], v[j])
+		if desc {
+			c = -c
+		}
+		return c
+	})
+	got := make([]int64, len(v))
+	var keys, tmp []uint64
+	var itmp []int64
+	argsortRadix(v, desc, got, &keys, &tmp, &itmp)
+	if !slices.Equal(got, want) {
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s (descending %v): position %d holds index %d, want %d", what, desc, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -115,6 +115,8 @@ func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (
 		idx := make([]int64, l.N)
 		var nans, zeros []T
 		var tmp []byte // radix scratch
+		var keys, ktmp []uint64
+		var itmp []int64
 		less := func(i, j int64) int {
 			c := compareNaNLast(buf[i], buf[j])
 			if o.desc {
@@ -148,10 +150,14 @@ func sortLines[T number](ctx context.Context, x []T, l fft.Lines, o sortOrder) (
 				}
 				return
 			}
-			for j := range idx {
-				idx[j] = int64(j)
+			if l.N >= radixMin {
+				argsortRadix(buf, o.desc, idx, &keys, &ktmp, &itmp)
+			} else {
+				for j := range idx {
+					idx[j] = int64(j)
+				}
+				slices.SortFunc(idx, less)
 			}
-			slices.SortFunc(idx, less)
 			for j, i := range idx {
 				if o.arg {
 					idxOut[s+j*st] = i

@@ -94,6 +94,9 @@ func Runs(k *plan.Kernel) error {
 			return err
 		}
 	}
+	if k.Call.Fn == expr.FnBincount {
+		return bincountRuns(k)
+	}
 	lib := callLibFor(k.Call.Fn)
 	if lib == nil {
 		return fmt.Errorf("cuda: %v has no GPU implementation yet", k.Call.Fn)
@@ -110,6 +113,9 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 	}
 	if len(devs) == 0 {
 		return nil, fmt.Errorf("cuda: no device to run on")
+	}
+	if tasks[0].Kernel.Call.Fn == expr.FnBincount {
+		return runBincounts(ctx, devs, tasks)
 	}
 	ek := tasks[0].Kernel.Elementwise()
 	sub := make([]*plan.Task, len(tasks))
@@ -135,7 +141,9 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 			defer wg.Done()
 			// A take's block is gathered on the device by a fused kernel too.
 			fused := fused || gathers(tasks[lo:hi])
-			if fused && lib.dev != nil {
+			// Device runners read float64 words: integer and complex values (other words, see
+			// EncodeWords) reach the library through host memory.
+			if fused && lib.dev != nil && laneOf(ek.Instrs[ek.Result].DType) == laneF {
 				errs[di] = runDeviceCalls(ctx, d, lib, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
 				return
 			}
@@ -183,6 +191,15 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 func runDeviceCalls(ctx context.Context, d *Device, lib *callLib, call *plan.CallStep, tasks, sub []*plan.Task, outs []*plan.Output) error {
 	ek := sub[0].Kernel
 	dt := ek.Instrs[ek.Result].DType
+	if ops := tasks[0].Operands(); len(ops) > 0 && len(tasks) > 1 {
+		t0 := time.Now()
+		release, err := d.stageOperands(ctx, ops)
+		if err != nil {
+			return err
+		}
+		defer release()
+		Trace("%v: %d operands copied to GPU %d once for %d tasks in %.4f s", call.Fn, len(ops), d.Info.Index, len(tasks), time.Since(t0).Seconds())
+	}
 	for i, t := range sub {
 		t0 := time.Now()
 		ptrs, free, err := RunPlanKeep(ctx, d, []*plan.Task{t})

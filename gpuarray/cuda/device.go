@@ -87,6 +87,9 @@ type Device struct {
 	xfer       [2][]float64  // pinned double buffer of CopyToHost and CopyToDevice
 	copyStream driver.Stream // CopyStream, created on first use
 	pinnedPtr  unsafe.Pointer
+
+	opMu     sync.Mutex
+	operands map[operandKey]driver.DevicePtr // a call stage's further operands (operands.go)
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -14,7 +15,7 @@ import (
 // result, row-major, is Src at the position p = Origin + (o's coordinates in Box), with
 // p[Axis] replaced by Idx[p[Axis]], or for Along by Idx[sum_d p[d]*IdxStrides[d]].
 type Gather struct {
-	Src        []float64 // the operand's values as the kernel's float64 words; shared by a stage's tasks
+	Src        []float64 // the operand's values as the kernel's words (EncodeWords); shared by a stage's tasks
 	Idx        []int64   // indices in range, shared by a stage's tasks
 	Axis       int
 	Along      bool
@@ -33,16 +34,17 @@ func (g *Gather) Len() int64 {
 	return n
 }
 
-// gatherCache holds, for the tasks of one RunPlan, the float64 words of each take's operand,
+// gatherCache holds, for the tasks of one RunPlan, the kernel's words of each take's operand,
 // converted once.
 type gatherCache map[*plan.Gather][]float64
 
-// lowerGather returns the device gather of a planned block whose Gather is set.
-func lowerGather(b *plan.Block, cache gatherCache) *Gather {
+// lowerGather returns the device gather of a planned block whose Gather is set, read as dtype
+// dt (one word per element: not complex).
+func lowerGather(b *plan.Block, dt dtype.DType, cache gatherCache) *Gather {
 	pg := b.Gather
 	src, ok := cache[pg]
 	if !ok {
-		src = pg.Src.ToFloat64()
+		src = EncodeWords(dtype.Convert(pg.Src, dt))
 		if cache != nil {
 			cache[pg] = src
 		}

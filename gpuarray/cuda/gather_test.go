@@ -52,7 +52,7 @@ func TestGPUGatherMatchesHost(t *testing.T) {
 		r := 1 + round%4
 		g, origin, box := randomGather(rs, r)
 		b := &plan.Block{Origin: origin, Shape: box, Gather: g}
-		dg := lowerGather(b, nil)
+		dg := lowerGather(b, expr.Float64, nil)
 		dims := make([]int64, r)
 		strides := make([]int64, r)
 		st := int64(1)

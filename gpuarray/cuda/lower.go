@@ -59,9 +59,6 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	nleaf := 0
 	for i, in := range k.Instrs {
 		leaves[i] = -1
-		if err := gpuDType(k, in); err != nil {
-			return nil, nil, err
-		}
 		nd := Node{DType: in.DType}
 		for a := 0; a < len(in.Args) && a < 3; a++ {
 			nd.Args[a] = in.Args[a]
@@ -102,7 +99,35 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}
+	// A dry run of the generator: what it cannot express (an op or dtype with no GPU body)
+	// runs on the host executor, and the error says which.
+	if _, _, err := generate(s, &library{version: "0", target: "0", anyFunc: true}); err != nil {
+		return nil, nil, err
+	}
 	return s, leaves, nil
+}
+
+// hostGather reports whether lowerTask gathers block b, of dtype dt, on the host: a search's
+// positions (binary searches), and complex values (the device gather copies one word per
+// element, a complex value takes two).
+func hostGather(b *plan.Block, dt dtype.DType) bool {
+	return b.Gather.Search != 0 || Words(dt) != 1
+}
+
+// HostGathers reports whether running st's tasks on a GPU gathers a take's or a search's block
+// on the host (hostGather), which Path should say.
+func HostGathers(st *plan.Stage) bool {
+	for _, t := range st.Tasks {
+		for _, in := range t.Kernel.Instrs {
+			if in.Code != plan.Input || in.Slot < 0 || in.Slot >= len(t.Inputs) {
+				continue
+			}
+			if b := &t.Inputs[in.Slot]; b.Gather != nil && b.Data.IsNil() && hostGather(b, in.DType) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lowerTask builds the GPU task of a planned task: the chunk's dims, and per leaf the affine map
@@ -137,12 +162,17 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 					gt.Held = make([]HeldInput, nleaf)
 				}
 				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
+			} else if b.Gather != nil && b.Data.IsNil() && hostGather(b, in.DType) {
+				// Found on the host, which HostGathers reports for Path.
+				gt.Inputs[leaf] = EncodeWords(dtype.Convert(b.Gather.Box(b.Origin, b.Shape), in.DType))
 			} else if b.Gather != nil && b.Data.IsNil() {
 				if gt.Gathers == nil {
 					gt.Gathers = make([]*Gather, nleaf)
 				}
-				gt.Gathers[leaf] = lowerGather(b, cache)
-			} else if b.File != nil && source.Streams(b.File) {
+				gt.Gathers[leaf] = lowerGather(b, in.DType, cache)
+			} else if b.Gather != nil && b.Data.IsNil() {
+				return Task{}, fmt.Errorf("cuda: task %d: a take of %v values to gather on the device (it copies one word per element; internal)", t.Index, in.DType)
+			} else if b.File != nil && source.Streams(b.File) && in.DType == dtype.Float64 {
 				if gt.Files == nil {
 					gt.Files = make([]*plan.Block, nleaf)
 				}
@@ -154,9 +184,9 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 				if err != nil {
 					return Task{}, fmt.Errorf("cuda: task %d: %w", t.Index, err)
 				}
-				gt.Inputs[leaf] = vals.ToFloat64() // the kernel reads float64 words
+				gt.Inputs[leaf] = EncodeWords(dtype.Convert(vals, in.DType))
 			} else {
-				gt.Inputs[leaf] = b.Data.ToFloat64() // the kernel reads float64 words
+				gt.Inputs[leaf] = EncodeWords(dtype.Convert(b.Data, in.DType))
 			}
 		} else {
 			base, coef = in.Linear(rank)
@@ -302,7 +332,7 @@ func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {
 	}
 	if r == RNone {
 		dt := t.Kernel.Instrs[t.Kernel.Result].DType
-		return &plan.Output{Shape: append([]int(nil), t.Shape...), Data: dtype.FromFloat64(res.Out[i], dt)}
+		return &plan.Output{Shape: append([]int(nil), t.Shape...), Data: DecodeWords(res.Out[i], dt)}
 	}
 	shape := make([]int, len(t.Shape))
 	for d := range shape {
@@ -350,43 +380,4 @@ func heldOn(devs []*Device, gts []Task) error {
 		}
 	}
 	return nil
-}
-
-// gpuDType checks that the fused kernel computes in's dtype: float32 and float64, and bools
-// where 0 and 1 in a float64 register are exact (comparisons, bool inputs and constants,
-// selections between bools, bools cast to floats). Other dtypes run on the host executor.
-func gpuDType(k *plan.Kernel, in plan.Instr) error {
-	_, gen := in.Op.Generated()
-	gen = gen && (in.Code == plan.Unary || in.Code == plan.Binary)
-	if gen && !TableOnGPU(in.Op) {
-		return fmt.Errorf("cuda: %v is not generated on the GPU yet", in.Op)
-	}
-	for _, a := range in.Args {
-		if gen && !k.Instrs[a].DType.IsFloat() && k.Instrs[a].DType != expr.Bool {
-			return fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", in.Op, k.Instrs[a].DType)
-		}
-	}
-	if in.DType.IsFloat() {
-		if in.Code == plan.Cast && !k.Instrs[in.Args[0]].DType.IsFloat() && k.Instrs[in.Args[0]].DType != expr.Bool {
-			return fmt.Errorf("cuda: casts from %v are not generated on the GPU yet", k.Instrs[in.Args[0]].DType)
-		}
-		return nil
-	}
-	if in.DType == expr.Bool {
-		switch {
-		case in.Code == plan.Binary && in.Op.Comparison(), in.Code == plan.Const, in.Code == plan.Input, in.Code == plan.Where:
-			return nil
-		case in.Code == plan.Cast && (k.Instrs[in.Args[0]].DType == expr.Bool || k.Instrs[in.Args[0]].DType.IsFloat()):
-			return nil
-		case gen: // a test or logical op of the table, 0 or 1 in a float register
-			return nil
-		}
-		return fmt.Errorf("cuda: %v producing bool values is not generated on the GPU yet", in.Code)
-	}
-	if in.Code == plan.Cast && k.Instrs[in.Args[0]].DType == expr.Bool {
-		// Bools counted as integers (a sum of a mask): 0 and 1 in a float64 register, and
-		// sums of them exact below 2^53 elements.
-		return nil
-	}
-	return fmt.Errorf("cuda: %v values are not generated on the GPU yet", in.DType)
 }

@@ -155,7 +155,11 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	}
 	rowBase()
 	g.put(loop)
-	v, err := g.elementValue(s, lv, c)
+	ev, err := g.elementValue(s, lv, c)
+	if err != nil {
+		return "", "", err
+	}
+	v, err := g.reduceValue(s, ev)
 	if err != nil {
 		return "", "", err
 	}

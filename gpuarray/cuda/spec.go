@@ -45,6 +45,10 @@ type Node struct {
 	SameKey int
 }
 
+// outWords returns how many 64-bit words an elementwise kernel of s writes per element (see
+// Words).
+func (s *Spec) outWords() int { return Words(s.Nodes[len(s.Nodes)-1].DType) }
+
 // leaf reports whether nodes of kind k are indexed through a task's Map.
 func (k NodeKind) leaf() bool { return k == NRandom || k == NInput || k == NRange }
 
@@ -207,8 +211,9 @@ type Map struct {
 }
 
 // Task is one chunk of work for a spec: its iteration space, one Map per leaf, and the data of
-// input leaves (Inputs[leaf], nil for random leaves), or for input leaves that a GPU already
-// holds, where it holds them (Held[leaf], read in place; nil or zero Ptr otherwise).
+// input leaves (Inputs[leaf] in EncodeWords' format, nil for random leaves), or for input
+// leaves that a GPU already holds, where it holds them (Held[leaf], in the same format, read in
+// place; nil or zero Ptr otherwise).
 type Task struct {
 	Dims   []int64
 	Maps   []Map
@@ -228,8 +233,9 @@ type HeldInput struct {
 	Len    int64
 }
 
-// input returns the number of elements of input leaf l's data, and whether it has any.
-func (t *Task) input(l int) (int64, bool) {
+// input returns the number of elements of input leaf l's data, of dtype dt, and whether it
+// has any.
+func (t *Task) input(l int, dt expr.DType) (int64, bool) {
 	if l < len(t.Held) && t.Held[l].Ptr != 0 {
 		return t.Held[l].Len, true
 	}
@@ -240,7 +246,7 @@ func (t *Task) input(l int) (int64, bool) {
 		return expr.Size(t.Files[l].Shape), true
 	}
 	if l < len(t.Inputs) && t.Inputs[l] != nil {
-		return int64(len(t.Inputs[l])), true
+		return int64(len(t.Inputs[l]) / Words(dt)), true
 	}
 	return 0, false
 }
@@ -275,7 +281,7 @@ func (t *Task) validate(s *Spec) error {
 		if nd.Kind != NInput {
 			continue
 		}
-		size, ok := t.input(nd.Leaf)
+		size, ok := t.input(nd.Leaf, nd.DType)
 		if !ok {
 			return fmt.Errorf("task lacks the data of input leaf %d", nd.Leaf)
 		}

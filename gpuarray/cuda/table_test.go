@@ -10,26 +10,31 @@ import (
 	"github.com/gpunotes/gpunotes/kernels"
 )
 
-// tableKernel is a kernel applying op to float64 normals (bools from x > 0 for logical ops),
-// summed, as the planner would emit it.
-func tableKernel(o optable.Op, op expr.Op) *plan.Kernel {
+// tableKernel is a kernel applying op to float64 normals cast to dtype in (bools from x > 0
+// for logical ops and bools), then cast to float64 and summed, as the planner would emit it.
+func tableKernel(o optable.Op, op expr.Op, in expr.DType) *plan.Kernel {
 	leaf := func(key uint32) plan.Instr {
 		return plan.Instr{Code: plan.Random, DType: expr.Float64, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{key, 0}},
 			Src: []int{64}, Map: []expr.AxisMap{{Axis: 0, Step: 1}}}
 	}
 	k := &plan.Kernel{Shape: []int{64}, Instrs: []plan.Instr{leaf(1), leaf(2)}}
 	args := []int{0, 1}
-	in := expr.Float64
-	if o.Rule == optable.Logical {
+	switch {
+	case o.Rule == optable.Logical || in == expr.Bool:
 		k.Instrs = append(k.Instrs, plan.Instr{Code: plan.Const, DType: expr.Float64},
 			plan.Instr{Code: plan.Binary, DType: expr.Bool, Op: expr.OpGt, Args: []int{0, 2}},
 			plan.Instr{Code: plan.Binary, DType: expr.Bool, Op: expr.OpLt, Args: []int{1, 2}})
 		args, in = []int{3, 4}, expr.Bool
+	case in != expr.Float64:
+		k.Instrs = append(k.Instrs, plan.Instr{Code: plan.Cast, DType: in, Args: []int{0}}, plan.Instr{Code: plan.Cast, DType: in, Args: []int{1}})
+		args = []int{2, 3}
 	}
 	out := in
 	switch o.Rule {
 	case optable.Test, optable.Logical:
 		out = expr.Bool
+	case optable.Part:
+		out = in.Real()
 	}
 	code := plan.Unary
 	if o.Arity == 2 {
@@ -42,12 +47,13 @@ func tableKernel(o optable.Op, op expr.Op) *plan.Kernel {
 	return k
 }
 
-// TestTableOpsLowerToTheGPU: every op of the table with a PTX body lowers to the fused kernel
-// and generates PTX with the real device library (no host fallback); the others are refused
-// by Lower with their name, so the GPU backend runs them on the host and says so, as the
+// TestTableOpsLowerToTheGPU: every op of the table lowers to the fused kernel, and generates
+// PTX with the real device library, for each kind of operand it has a GPU body for (floats,
+// or bools for the logical and bitwise ops; integers; complex numbers); for the others Lower
+// refuses with the op's name, so the GPU backend runs them on the host and says so, as the
 // README's table states.
 func TestTableOpsLowerToTheGPU(t *testing.T) {
-	lib, err := kernels.LibPTX(kernels.SM90)
+	lib, err := libraryPTX(kernels.SM90) // GPUNOTES_KERNELS_PTX: a library not yet embedded
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,21 +62,38 @@ func TestTableOpsLowerToTheGPU(t *testing.T) {
 		if op.String() != o.Name {
 			t.Fatalf("op %d is %v, the table says %s (run go generate ./gpuarray/optable)", op, op, o.Name)
 		}
-		k := tableKernel(o, op)
-		s, _, err := Lower(k)
-		switch {
-		case o.PTX == "" && err == nil:
-			t.Errorf("%s: lowered to the GPU without a PTX body", o.Name)
-		case o.PTX == "" && !strings.Contains(err.Error(), o.Name):
-			t.Errorf("%s: refused without naming it: %v", o.Name, err)
-		case o.PTX != "" && err != nil:
-			t.Errorf("%s: has a PTX body but does not lower: %v", o.Name, err)
-		case o.PTX != "":
-			ptx, _, err := GeneratePTX(s, string(lib))
-			if err != nil {
-				t.Errorf("%s: %v", o.Name, err)
-			} else if first := strings.Fields(strings.Split(o.PTX, "\n")[0])[0]; !strings.Contains(ptx, first) {
-				t.Errorf("%s: the PTX lacks %q", o.Name, first)
+		float := expr.Float64
+		if o.Rule == optable.Bits {
+			float = expr.Bool
+		}
+		for _, c := range []struct {
+			in   expr.DType
+			body string
+			cpu  bool
+		}{{float, o.PTX, o.Float != "" || o.Rule == optable.Logical || o.Rule == optable.Bits}, {expr.Int32, o.PTXInt, o.Int != "" && o.Rule != optable.Float && o.Rule != optable.Logical}, {expr.Uint16, o.PTXInt, o.Int != "" && o.Rule != optable.Float && o.Rule != optable.Logical}, {expr.Complex128, o.PTXComplex, o.Complex != ""}} {
+			if !c.cpu {
+				continue
+			}
+			s, _, err := Lower(tableKernel(o, op, c.in))
+			switch {
+			case c.body == "" && err == nil:
+				t.Errorf("%s of %v: lowered to the GPU without a PTX body", o.Name, c.in)
+			case c.body == "" && !strings.Contains(err.Error(), o.Name):
+				t.Errorf("%s of %v: refused without naming it: %v", o.Name, c.in, err)
+			case c.body != "" && err != nil:
+				t.Errorf("%s of %v: has a PTX body but does not lower: %v", o.Name, c.in, err)
+			case c.body != "":
+				ptx, _, err := GeneratePTX(s, string(lib))
+				first := strings.Fields(strings.Split(c.body, "\n")[0])
+				want, _, _ := strings.Cut(first[0], "{") // the mnemonic, without placeholders
+				if want == "call" {
+					want = first[1]
+				}
+				if err != nil {
+					t.Errorf("%s of %v: %v", o.Name, c.in, err)
+				} else if !strings.Contains(ptx, want) {
+					t.Errorf("%s of %v: the PTX lacks %q", o.Name, c.in, want)
+				}
 			}
 		}
 		op++
@@ -80,7 +103,7 @@ func TestTableOpsLowerToTheGPU(t *testing.T) {
 // TestMaskCountLowersToTheGPU: the sum of a comparison (an int64 count of bools) runs in the
 // fused kernel; other integer values do not.
 func TestMaskCountLowersToTheGPU(t *testing.T) {
-	k := tableKernel(optable.Op{Name: "x", Arity: 2, Rule: optable.Test}, expr.OpGt)
+	k := tableKernel(optable.Op{Name: "x", Arity: 2, Rule: optable.Test}, expr.OpGt, expr.Float64)
 	k.Instrs[len(k.Instrs)-1].DType = expr.Int64 // the planner's cast before an integer sum
 	if _, _, err := Lower(k); err != nil {
 		t.Fatalf("count of a mask: %v", err)

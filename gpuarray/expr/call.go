@@ -69,11 +69,16 @@ const (
 	// Args[1] (K x N, read whole) along Axis 1: N columns out (NewMatMul). Blocks holds the
 	// chunks the CPU sums over in a fixed order: a's along K, b's along K and b's along N.
 	FnMatMul
+
+	// FnBincount counts the values 0..N-1 of each chunk of a 1-d array (int64 counts), or sums
+	// the weights of an (n, 2) array of [value, weight] rows (float64 sums): each chunk gives N
+	// results, one after another (NewBincount), which a sum over chunks combines.
+	FnBincount
 )
 
 var callNames = [...]string{"fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "cumulative_sum", "cumulative_prod", "prod",
 	"inv", "det", "slogdet sign", "slogdet", "cholesky", "eigvalsh", "eigh", "pinv", "matrix_rank", "solve", "lstsq",
-	"sort", "sort descending", "argsort", "argsort descending", "matmul"}
+	"sort", "sort descending", "argsort", "argsort descending", "matmul", "bincount"}
 
 // Matrix reports whether f works on the matrices of the last two axes.
 func (f CallFn) Matrix() bool { return f >= FnInv && f <= FnLstsq }
@@ -97,6 +102,8 @@ func (f CallFn) String() string {
 // OutLen returns the length of a transform's axis in its result.
 func (c Call) OutLen() int {
 	switch c.Fn {
+	case FnBincount:
+		return c.N
 	case FnRFFT, FnIHFFT:
 		return c.N/2 + 1
 	case FnProd:
@@ -110,6 +117,9 @@ func (c Call) OutLen() int {
 
 // OutShape returns the shape of the call's result for an input block (or array) of shape in.
 func (c Call) OutShape(in []int) []int {
+	if c.Fn == FnBincount {
+		return []int{c.N}
+	}
 	out := slices.Clone(in)
 	if !c.Fn.Matrix() {
 		out[c.Axis] = c.OutLen()
@@ -138,10 +148,43 @@ func (c Call) OutShape(in []int) []int {
 	return out
 }
 
-// OutOffset returns where the result of a block at offset off goes: the same offset along the
-// axes the result keeps (the axes the call reads whole start at 0).
-func (c Call) OutOffset(off []int) []int {
+// OutOffset returns where the result of a block at offset off, chunk number chunk of its
+// stage, goes: the same offset along the axes the result keeps (the axes the call reads whole
+// start at 0); a bincount's N results go after those of the chunks before.
+func (c Call) OutOffset(off []int, chunk int) []int {
+	if c.Fn == FnBincount {
+		return []int{chunk * c.N}
+	}
 	return slices.Clone(off)[:len(c.OutShape(off))]
+}
+
+// NewBincount counts the values 0..n-1 in each chunk of the 1-d array a (int64 counts), or
+// with weighted, sums the weights of each chunk's rows of the (m, 2) array a of [value,
+// weight] (float64 sums). The result has n values per chunk of a's first axis, chunk after
+// chunk: its sum over chunks (reshaped to (chunks, n)) is the bincount.
+func NewBincount(a *Node, n int, weighted bool) (*Node, error) {
+	if HasUnknown(a.Shape) {
+		return nil, ErrUnknown("bincount", a.Shape)
+	}
+	if weighted && (len(a.Shape) != 2 || a.Shape[1] != 2 || len(a.Chunks[1]) != 1) {
+		return nil, fmt.Errorf("bincount: weighted rows of shape %s, want (m, 2) in one chunk along axis 1", ShapeString(a.Shape))
+	}
+	if !weighted && len(a.Shape) != 1 {
+		return nil, fmt.Errorf("bincount: values of shape %s, want 1-d", ShapeString(a.Shape))
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("bincount: %d bins, want at least 1", n)
+	}
+	k := len(a.Chunks[0])
+	chunks := make([]int, k)
+	for i := range chunks {
+		chunks[i] = n
+	}
+	dt := Int64
+	if weighted {
+		dt = Float64
+	}
+	return &Node{Kind: KCall, DType: dt, Shape: []int{k * n}, Chunks: [][]int{chunks}, Args: []*Node{a}, Call: &Call{Fn: FnBincount, N: n}}, nil
 }
 
 // InLen returns how many values along its axis the call reads: N, or N/2+1 for the inverse

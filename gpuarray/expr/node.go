@@ -52,6 +52,7 @@ const (
 	KMask                  // the elements of Args[0] where Args[1] is nonzero; length unknown (see NewMask)
 	KCall                  // Call: a library function of Args[0] along one axis (FFT), see call.go
 	KFile                  // values read from File, chunk by chunk, inside tasks (file.go)
+	KSearch                // where Args[1]'s values go in the ascending 1-d Args[0]; Axes[0] 1: after ties (see NewSearch)
 )
 
 // Op is an elementwise operation.

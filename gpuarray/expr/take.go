@@ -91,3 +91,21 @@ func NewMask(x, m *Node) (*Node, error) {
 	chunks := append([][]int{{Unknown}}, cloneChunks(x.Chunks[k:])...)
 	return &Node{Kind: KMask, DType: x.DType, Shape: shape, Chunks: chunks, Args: []*Node{x, m}}, nil
 }
+
+// NewSearch gives, for each value of v, the int64 position where it would be inserted into the
+// ascending 1-d sorted to keep it sorted, as numpy.searchsorted: before equal values, or after
+// them with right; NaN sorts last. The result has v's shape and chunks. As for a take, the
+// planner computes both first; each task then searches its box (a binary search per value).
+func NewSearch(sorted, v *Node, right bool) (*Node, error) {
+	if HasUnknown(sorted.Shape) || HasUnknown(v.Shape) {
+		return nil, ErrUnknown("searchsorted", v.Shape)
+	}
+	if len(sorted.Shape) != 1 {
+		return nil, fmt.Errorf("searchsorted: the sorted array must be 1-d, not of shape %s", ShapeString(sorted.Shape))
+	}
+	side := 0
+	if right {
+		side = 1
+	}
+	return &Node{Kind: KSearch, DType: Int64, Shape: slices.Clone(v.Shape), Chunks: cloneChunks(v.Chunks), Args: []*Node{sorted, v}, Axes: []int{side}}, nil
+}

@@ -63,7 +63,7 @@ func (st *Stage) place(outs []*Output, shape []int, keep []bool) dtype.Slice {
 		t := st.Tasks[i]
 		if keep == nil && st.Kernel != nil && st.Kernel.Call != nil {
 			// A call's output box differs from its task's along the axes it reads whole.
-			copyBox(res, shape, o.Data, st.Kernel.Call.OutOffset(t.Offset), o.Shape)
+			copyBox(res, shape, o.Data, st.Kernel.Call.OutOffset(t.Offset, t.Index), o.Shape)
 			continue
 		}
 		var off, shp []int

@@ -2,22 +2,28 @@ package plan
 
 import (
 	"fmt"
+	"math"
+	"sort"
+	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
 // Takes (expr.KTake, expr.KTakeAlong) read their operand at positions an integer array gives,
-// which no affine map expresses. Order computes the operand and the indices first; the kernel
-// then reads the take's result as an ordinary Input whose source is the take's own shape.
-// Each task's block of it is either gathered on the host when the task is made (as cutBlock
-// copies the box of any input), so the CPU and cluster workers see ordinary blocks, or, with
-// Options.DeviceGather, left as a Gather that a GPU executor runs on the device before the
-// fused kernel reads the block (LoadInputs gathers it on the host for a CPU fallback).
+// which no affine map expresses; searches (expr.KSearch) read a sorted array at positions a
+// binary search finds. Order computes the operands first; the kernel then reads the take's or
+// search's result as an ordinary Input whose source is its own shape. Each task's block of it
+// is either gathered on the host when the task is made (as cutBlock copies the box of any
+// input), so cluster workers see ordinary blocks, or, with Options.LateGather, left as a
+// Gather for the executor: a GPU gathers takes on the device before the fused kernel reads
+// the block, the CPU executor gathers in LoadInputs inside the task.
 
 // Gather says how a take's result is read from its operand: element p of the result (shape
 // Shape) is Src at p with p[Axis] replaced by Idx[p[Axis]], or, for Along, by Idx at p
-// (Idx then has the result's shape). The tasks of a stage share one Gather.
+// (Idx then has the result's shape). For a search (Search 1: before equal values, 2: after)
+// element p is instead where Keys at p goes in the ascending 1-d Src (NaN last). The tasks
+// of a stage share one Gather.
 type Gather struct {
 	Src      dtype.Slice // the operand's values, row-major
 	SrcShape []int
@@ -25,6 +31,13 @@ type Gather struct {
 	Axis     int     // the indexed axis
 	Along    bool    // KTakeAlong
 	Idx      []int64 // indices, checked in range (negative ones resolved)
+	Search   int     // KSearch: 1 left, 2 right
+	Keys     dtype.Slice
+
+	once       sync.Once
+	sorted     []float64 // a search's Src as float64, made once
+	keys       []float64
+	sortedNaNs int // NaNs at the end of sorted
 }
 
 // takeInput adds the input leaf of take node n read through map m.
@@ -86,8 +99,8 @@ func (l *lowerer) valuesOf(n *expr.Node) (dtype.Slice, error) {
 	return n.Values()
 }
 
-// gatherBlock is the block of a take's result that a region reads, left for the executor to
-// gather (Block.Gather).
+// gatherBlock is the block of a take's or search's result that a region reads, left for the
+// executor to gather (Block.Gather).
 func gatherBlock(in inputLeaf, off, shp []int) Block {
 	origin, shape := box(in, off, shp)
 	return Block{Origin: origin, Shape: shape, Gather: in.gather}
@@ -99,8 +112,28 @@ func cutGather(in inputLeaf, off, shp []int) Block {
 	return Block{Origin: origin, Shape: shape, Data: in.gather.Box(origin, shape)}
 }
 
-// Box gathers the values of the box of the take's result at origin with shape, row-major.
+// searchInput adds the input leaf of search node n read through map m.
+func (l *lowerer) searchInput(n *expr.Node, m []expr.AxisMap) (int, error) {
+	sv, err := l.valuesOf(n.Args[0])
+	if err != nil {
+		return 0, err
+	}
+	kv, err := l.valuesOf(n.Args[1])
+	if err != nil {
+		return 0, err
+	}
+	slot := len(l.inputs)
+	l.inputs = append(l.inputs, inputLeaf{data: sv, shape: n.Shape, m: m,
+		gather: &Gather{Src: sv, SrcShape: n.Args[0].Shape, Shape: n.Shape, Search: 1 + n.Axes[0], Keys: kv}})
+	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: append([]int(nil), n.Shape...), Map: m}), nil
+}
+
+// Box gathers the values of the box of the take's result at origin with shape, row-major
+// (for a search: the positions).
 func (g *Gather) Box(origin, shape []int) dtype.Slice {
+	if g.Search != 0 {
+		return g.searchBox(origin, shape)
+	}
 	n := expr.Size(shape)
 	out := dtype.Make(g.Src.DType(), int(n))
 	if n == 0 {
@@ -141,4 +174,47 @@ func (g *Gather) Box(origin, shape []int) dtype.Slice {
 	}
 	dtype.Gather(out, g.Src, at)
 	return out
+}
+
+// searchBox finds the positions of the keys in the box at origin with shape: a binary search
+// each, in float64 (exact for integers up to 2^53), with NaN after every number.
+func (g *Gather) searchBox(origin, shape []int) dtype.Slice {
+	g.once.Do(func() {
+		g.sorted, g.keys = g.Src.ToFloat64(), g.Keys.ToFloat64()
+		for g.sortedNaNs < len(g.sorted) && math.IsNaN(g.sorted[len(g.sorted)-1-g.sortedNaNs]) {
+			g.sortedNaNs++
+		}
+	})
+	n := expr.Size(shape)
+	out := make([]int64, n)
+	r := len(shape)
+	strides := rowStrides(g.Shape)
+	pos := make([]int, r)
+	nums := g.sorted[:len(g.sorted)-g.sortedNaNs] // NaNs sort last
+	right := g.Search == 2
+	for o := range out {
+		flat := 0
+		for d := 0; d < r; d++ {
+			flat += (origin[d] + pos[d]) * strides[d]
+		}
+		v := g.keys[flat]
+		switch {
+		case math.IsNaN(v) && right:
+			out[o] = int64(len(g.sorted))
+		case math.IsNaN(v):
+			out[o] = int64(len(nums))
+		case right:
+			out[o] = int64(sort.Search(len(nums), func(i int) bool { return nums[i] > v }))
+		default:
+			out[o] = int64(sort.Search(len(nums), func(i int) bool { return nums[i] >= v }))
+		}
+		for d := r - 1; d >= 0; d-- {
+			pos[d]++
+			if pos[d] < shape[d] {
+				break
+			}
+			pos[d] = 0
+		}
+	}
+	return dtype.OfInt64(out)
 }

@@ -130,7 +130,7 @@ type Block struct {
 	// task reads Data from it first (LoadInputs).
 	File *expr.File `json:",omitempty"`
 	// Gather, when set, says how the block's values are gathered from a take's operand
-	// (Options.DeviceGather): a GPU gathers them on the device, others with LoadInputs.
+	// (Options.LateGather): a GPU gathers them on the device, others with LoadInputs.
 	Gather *Gather `json:",omitempty"`
 }
 

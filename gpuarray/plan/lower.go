@@ -41,7 +41,7 @@ func OrderAll(roots []*expr.Node) []*expr.Node {
 		for _, a := range n.Args {
 			walk(a)
 		}
-		if n.Kind == expr.KReshape || n.Kind == expr.KTake || n.Kind == expr.KTakeAlong {
+		if n.Kind == expr.KReshape || n.Kind == expr.KTake || n.Kind == expr.KTakeAlong || n.Kind == expr.KSearch {
 			for i, a := range n.Args {
 				// A take of a file reads the taken rows itself (fileTake), not the whole file.
 				if a.Kind != expr.KData && !(n.Kind == expr.KTake && i == 0 && a.Kind == expr.KFile) {
@@ -89,9 +89,11 @@ type Options struct {
 	// block with Held set that covers the box, or false, and the values are then read on the
 	// host.
 	Held func(k *Kernel, n *expr.Node, lo, hi []int) (Block, bool)
-	// DeviceGather leaves the blocks of takes ungathered (Block.Gather) for an executor that
-	// gathers them itself, on a GPU; others are gathered on the host as the tasks are made.
-	DeviceGather bool
+	// LateGather leaves the blocks of takes and searches (Block.Gather) for the executor: a
+	// GPU gathers takes on the device, the CPU executor gathers and searches in LoadInputs,
+	// inside the task (so on all cores). Without it they are gathered as the tasks are made,
+	// on the host (for cluster workers, which would otherwise be sent the whole operand).
+	LateGather bool
 }
 
 // Stage is one planned stage: a kernel and its tasks.
@@ -100,8 +102,9 @@ type Stage struct {
 	Kernel *Kernel    // the first task's kernel; tasks that read other pieces of a join have their own
 	Tasks  []*Task
 	grid   [][]int // chunk grid of the iteration space
-	// Gathered says that a take's or a mask's values were gathered on the host into the tasks'
-	// blocks (gather.go): the one part of such a stage that no device runs.
+	// Gathered says that a take's, a mask's or a search's values were gathered on the host into
+	// the tasks' blocks as they were made (gather.go): the one part of such a stage that no
+	// device runs.
 	Gathered bool
 }
 
@@ -311,6 +314,8 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 		return l.input(vals, n, m), nil
 	case expr.KTake, expr.KTakeAlong:
 		return l.takeInput(n, m)
+	case expr.KSearch:
+		return l.searchInput(n, m)
 	case expr.KMask:
 		return 0, fmt.Errorf("plan: a masked array of shape %s must be resolved (its mask computed) before it is planned", expr.ShapeString(n.Shape))
 	case expr.KConcat:
@@ -394,7 +399,7 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 				}
 			}
 			if in.gather != nil {
-				if opt.DeviceGather {
+				if opt.LateGather {
 					task.Inputs = append(task.Inputs, gatherBlock(*in, off, shp))
 					continue
 				}

@@ -29,7 +29,7 @@ func hasJoin(n *expr.Node, done map[*expr.Node]dtype.Slice) bool {
 		}
 		seen[n] = true
 		switch n.Kind {
-		case expr.KData, expr.KReshape, expr.KReduce, expr.KTake, expr.KTakeAlong, expr.KMask:
+		case expr.KData, expr.KReshape, expr.KReduce, expr.KTake, expr.KTakeAlong, expr.KSearch, expr.KMask:
 			return false
 		}
 		if _, ok := done[n]; ok {

@@ -2,6 +2,7 @@ package blas
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -45,7 +46,7 @@ func matrixBlock(seed uint64, batch, m, n int, spd bool) []float64 {
 }
 
 // TestGPUMatrixFunctionsMatchCPU runs every matrix function with cuSOLVER and with the CPU's
-// gonum kernels (themselves checked against NumPy in package gpuarray) on stacks of matrices
+// kernels (OpenBLAS's LU where it loads, gonum; checked against NumPy in package gpuarray) on stacks of matrices
 // up to 300 x 300, and compares them to 1e-9 of the result's largest magnitude (LU, QR-based
 // SVD and divide-and-conquer eigensolvers round differently on the two). Eigenvectors are
 // compared up to sign, which is each library's choice.
@@ -179,5 +180,23 @@ func TestGPUMatrixFunctionErrors(t *testing.T) {
 		if v := got.Float64s()[0]; v != want {
 			t.Errorf("%v of a singular matrix: %v, want %v", fn, v, want)
 		}
+	}
+}
+
+// TestOpenErrorSaysWhere: a library that cannot be opened is named in the error, with where
+// the loader looked (LD_LIBRARY_PATH, then the system's cache and folders).
+func TestOpenErrorSaysWhere(t *testing.T) {
+	t.Setenv("LD_LIBRARY_PATH", "/nonexistent/cuda/lib64")
+	_, _, err := open([]string{"libcusolver.so.999"})
+	if err == nil {
+		t.Fatal("opened a library that does not exist")
+	}
+	for _, want := range []string{"libcusolver.so.999", "LD_LIBRARY_PATH", "/nonexistent/cuda/lib64", "ld.so cache"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if !errors.Is(err, ErrNoLibrary) {
+		t.Errorf("error %v does not wrap ErrNoLibrary", err)
 	}
 }

@@ -41,7 +41,6 @@ func runProduct(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []i
 	if operands[0].DType().Kind() == dtype.KindComplex {
 		return dtype.Slice{}, nil, fmt.Errorf("%v of complex matrices is not supported yet", c.Fn)
 	}
-	b := dtype.Convert(operands[0], dtype.Float64).Float64s()
 	k, err := New(d.Info.Index)
 	if err != nil {
 		return dtype.Slice{}, nil, err
@@ -53,9 +52,11 @@ func runProduct(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []i
 			if err != nil {
 				return err
 			}
-			db, err := mm.upload(b)
-			if err != nil {
-				return err
+			db, held := d.Operand(operands[0]) // copied once for the stage's tasks
+			if !held {
+				if db, err = mm.upload(dtype.Convert(operands[0], dtype.Float64).Float64s()); err != nil {
+					return err
+				}
 			}
 			dc, err := mm.alloc(rows * n)
 			if err != nil {

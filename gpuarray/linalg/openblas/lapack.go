@@ -26,24 +26,19 @@ var ErrNotPositiveDefinite = errors.New("matrix is not positive definite")
 // ErrNoConvergence is returned when an iterative routine (eigenvalues, SVD) does not converge.
 var ErrNoConvergence = errors.New("did not converge")
 
-// LAPACK calls bound by Load (column-major, Fortran calling convention: every argument by
-// reference, the lengths of character arguments appended).
+// LAPACK calls bound by Load besides those in lib.go (column-major, Fortran calling
+// convention: every argument by reference, the lengths of character arguments appended).
 var (
-	dgetrf func(m, n *int32, a *float64, lda *int32, ipiv, info *int32)
-	dgetrs func(trans *byte, n, nrhs *int32, a *float64, lda *int32, ipiv *int32, b *float64, ldb, info *int32, ltrans uintptr)
 	dgetri func(n *int32, a *float64, lda *int32, ipiv *int32, work *float64, lwork, info *int32)
 	dpotrf func(uplo *byte, n *int32, a *float64, lda, info *int32, luplo uintptr)
 	dsyevd func(jobz, uplo *byte, n *int32, a *float64, lda *int32, w, work *float64, lwork, iwork, liwork, info *int32, ljobz, luplo uintptr)
 	dgelsd func(m, n, nrhs *int32, a *float64, lda *int32, b *float64, ldb *int32, s *float64, rcond *float64, rank *int32, work *float64, lwork, iwork, info *int32)
 )
 
-// lu factors the row-major n x n matrix a (overwritten) as the LU of a^T. info > 0 says a
-// pivot is exactly zero (a is singular); the factors are complete all the same.
-func lu(a []float64, n int) (ipiv []int32, info int32) {
-	ipiv = make([]int32, n)
-	N := int32(n)
-	dgetrf(&N, &N, &a[0], &N, &ipiv[0], &info)
-	return ipiv, info
+// lu factors the row-major n x n matrix a (overwritten) as the LU of a^T (Getrf). info > 0
+// says a pivot is exactly zero (a is singular); the factors are complete all the same.
+func lu(a []float64, n int) (ipiv []int32, info int32, err error) {
+	return Getrf(a, n)
 }
 
 // Solve overwrites b (row-major n x nrhs) with the solution x of a x = b, and a (row-major
@@ -52,9 +47,9 @@ func Solve(a []float64, n int, b []float64, nrhs int) error {
 	if n == 0 || nrhs == 0 {
 		return nil
 	}
-	ipiv, info := lu(a, n)
-	if info < 0 {
-		return fmt.Errorf("dgetrf: argument %d invalid", -info)
+	ipiv, info, err := lu(a, n)
+	if err != nil {
+		return err
 	}
 	if info > 0 {
 		return ErrSingular
@@ -98,9 +93,9 @@ func Inv(a []float64, n int) error {
 	if n == 0 {
 		return nil
 	}
-	ipiv, info := lu(a, n)
-	if info < 0 {
-		return fmt.Errorf("dgetrf: argument %d invalid", -info)
+	ipiv, info, err := lu(a, n)
+	if err != nil {
+		return err
 	}
 	if info > 0 {
 		return ErrSingular
@@ -117,9 +112,9 @@ func Slogdet(a []float64, n int) (sign, logabs float64, err error) {
 	if n == 0 {
 		return 1, 0, nil
 	}
-	ipiv, info := lu(a, n)
-	if info < 0 {
-		return 0, 0, fmt.Errorf("dgetrf: argument %d invalid", -info)
+	ipiv, info, err := lu(a, n)
+	if err != nil {
+		return 0, 0, err
 	}
 	if info > 0 {
 		return 0, math.Inf(-1), nil

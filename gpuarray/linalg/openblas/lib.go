@@ -56,6 +56,8 @@ var (
 	dgeqrf        func(m, n *int32, a *float64, lda *int32, tau, work *float64, lwork, info *int32)
 	dormlq        func(side, trans *byte, m, n, k *int32, a *float64, lda *int32, tau, c *float64, ldc *int32, work *float64, lwork, info *int32, lside, ltrans uintptr)
 	dgesdd        func(jobz *byte, m, n *int32, a *float64, lda *int32, s, u *float64, ldu *int32, vt *float64, ldvt *int32, work *float64, lwork *int32, iwork, info *int32, ljobz uintptr)
+	dgetrf        func(m, n *int32, a *float64, lda *int32, ipiv, info *int32)
+	dgetrs        func(trans *byte, n, nrhs *int32, a *float64, lda *int32, ipiv *int32, b *float64, ldb, info *int32, ltrans uintptr)
 )
 
 // Load opens OpenBLAS and binds the calls used here. The first call's result is kept.

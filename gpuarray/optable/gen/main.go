@@ -132,13 +132,23 @@ func cpuFile() string {
 func cudaFile() string {
 	var b strings.Builder
 	b.WriteString(header + "package cuda\n\nimport \"github.com/gpunotes/gpunotes/gpuarray/expr\"\n\n")
-	b.WriteString("// genPTX holds the fused kernel's body of each table op the GPU computes (see gpuarray/optable).\nvar genPTX = map[expr.Op]string{\n")
-	for _, o := range optable.Ops {
-		if o.PTX != "" {
-			fmt.Fprintf(&b, "\texpr.%s: %q,\n", constName(o), o.PTX)
-		}
+	maps := []struct {
+		name, what string
+		body       func(o optable.Op) string
+	}{
+		{"genPTX", "float (and bool) values", func(o optable.Op) string { return o.PTX }},
+		{"genPTXInt", "integer values", func(o optable.Op) string { return o.PTXInt }},
+		{"genPTXComplex", "complex values", func(o optable.Op) string { return o.PTXComplex }},
 	}
-	b.WriteString("}\n")
+	for _, m := range maps {
+		fmt.Fprintf(&b, "// %s holds the fused kernel's body of each table op the GPU computes on %s (see\n// gpuarray/optable).\nvar %s = map[expr.Op]string{\n", m.name, m.what, m.name)
+		for _, o := range optable.Ops {
+			if body := m.body(o); body != "" {
+				fmt.Fprintf(&b, "\texpr.%s: %q,\n", constName(o), body)
+			}
+		}
+		b.WriteString("}\n\n")
+	}
 	return b.String()
 }
 
@@ -184,15 +194,11 @@ func readme(path string) error {
 func readmeWith(s string) (string, error) {
 	var b bytes.Buffer
 	b.WriteString(beginMark + "\n\n")
-	b.WriteString("| Array API | gpunotes | CPU | GPU | cluster |\n|---|---|---|---|---|\n")
+	b.WriteString("| Array API | gpunotes | CPU | GPU (fused kernel) | cluster |\n|---|---|---|---|---|\n")
 	for _, o := range optable.Ops {
-		gpu := "fused kernel"
-		if o.PTX == "" {
-			gpu = "no: host executor"
-		}
-		fmt.Fprintf(&b, "| `%s` | `gpuarray.%s` | yes | %s | yes |\n", o.Name, o.Go, gpu)
+		fmt.Fprintf(&b, "| `%s` | `gpuarray.%s` | yes | %s | yes |\n", o.Name, o.Go, gpuKinds(o))
 	}
-	fmt.Fprintf(&b, "\n%d of the %d functions of the table run in the fused GPU kernel.\n", onGPU(), len(optable.Ops))
+	fmt.Fprintf(&b, "\n%d of the %d functions of the table run in the fused GPU kernel for every dtype the CPU computes them for; the others run there for the dtypes named and on the host executor for the rest (the GPU compute's Path says so).\n", onGPU(), len(optable.Ops))
 	b.WriteString("\n" + endMark)
 	i, j := strings.Index(s, beginMark), strings.Index(s, endMark)
 	if i < 0 || j < i {
@@ -201,10 +207,43 @@ func readmeWith(s string) (string, error) {
 	return s[:i] + b.String() + s[j+len(endMark):], nil
 }
 
+// lanes returns, per kind of operand the CPU computes op for (float and bool, integer,
+// complex), whether the fused GPU kernel has a body for it.
+func lanes(o optable.Op) (kinds []string, gpu []bool) {
+	if o.Float != "" || o.Rule == optable.Logical || o.Rule == optable.Bits {
+		kinds, gpu = append(kinds, "float"), append(gpu, o.PTX != "")
+	}
+	if o.Int != "" && o.Rule != optable.Logical {
+		kinds, gpu = append(kinds, "integer"), append(gpu, o.PTXInt != "")
+	}
+	if o.Complex != "" {
+		kinds, gpu = append(kinds, "complex"), append(gpu, o.PTXComplex != "")
+	}
+	return kinds, gpu
+}
+
+// gpuKinds is the README's GPU cell of o: "all", or the kinds of operand the kernel computes.
+func gpuKinds(o optable.Op) string {
+	kinds, gpu := lanes(o)
+	var on []string
+	for i, k := range kinds {
+		if gpu[i] {
+			on = append(on, k)
+		}
+	}
+	switch {
+	case len(on) == len(kinds):
+		return "all dtypes"
+	case len(on) == 0:
+		return "no: host executor"
+	}
+	return strings.Join(on, ", ") + "; host for the rest"
+}
+
 func onGPU() int {
 	n := 0
 	for _, o := range optable.Ops {
-		if o.PTX != "" {
+		if gpuKinds(o) == "all dtypes" {
 			n++
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/optable"
 	"go/format"
 	"os"
 	"path/filepath"
@@ -32,5 +33,24 @@ func TestGeneratedFilesCurrent(t *testing.T) {
 	}
 	if want, err := readmeWith(string(readme)); err != nil || want != string(readme) {
 		t.Errorf("README.md's elementwise table is stale (%v): run go generate ./gpuarray/optable", err)
+	}
+}
+
+// TestEveryOpHasAGPUBody fails when an op of the table lacks a GPU body for a kind of operand
+// the CPU computes it for (float and bool, integer, complex) without saying why in Host.
+func TestEveryOpHasAGPUBody(t *testing.T) {
+	for _, o := range optable.Ops {
+		kinds, gpu := lanes(o)
+		if len(kinds) == 0 {
+			t.Errorf("%s: no CPU expression at all", o.Name)
+		}
+		for i, k := range kinds {
+			if !gpu[i] && o.Host == "" {
+				t.Errorf("%s: %s operands have no GPU body and Host gives no reason", o.Name, k)
+			}
+		}
+		if o.Host != "" && gpuKinds(o) == "all dtypes" {
+			t.Errorf("%s: Host says %q, but every kind of operand has a GPU body", o.Name, o.Host)
+		}
 	}
 }

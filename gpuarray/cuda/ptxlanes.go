@@ -1,0 +1,758 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// lane is how the fused kernel holds a node's value, as the CPU executor's lanes do: laneF one
+// f64 register (float64, float32 rounded after each op, and bools as 0 or 1), laneI one b64
+// register (the integers, wrapped to their dtype's width after each op, unsigned ones
+// zero-extended), laneC two f64 registers (complex128, complex64 rounded after each op).
+type lane uint8
+
+const (
+	laneF lane = iota
+	laneI
+	laneC
+)
+
+func laneOf(dt dtype.DType) lane {
+	switch {
+	case dt.IsComplex():
+		return laneC
+	case dt.IsInteger():
+		return laneI
+	}
+	return laneF
+}
+
+// val is a node's value: r the f64 or b64 register, im the imaginary part's (laneC).
+type val struct {
+	l     lane
+	r, im string
+}
+
+// Words returns how many 64-bit words one element of dt takes in the fused kernel's buffers:
+// 2 for complex values, 1 for the others.
+func Words(dt dtype.DType) int {
+	if dt.IsComplex() {
+		return 2
+	}
+	return 1
+}
+
+// EncodeWords returns s's values as the fused kernel reads and writes them: float64 words for
+// floats and bools, the int64 value's bits for integers (unsigned ones as their bits), and
+// (real, imaginary) float64 pairs for complex values.
+func EncodeWords(s dtype.Slice) []float64 {
+	dt := s.DType()
+	switch laneOf(dt) {
+	case laneI:
+		v := dtype.Convert(s, dtype.Int64).Int64s()
+		w := make([]float64, len(v))
+		for i, x := range v {
+			w[i] = math.Float64frombits(uint64(x))
+		}
+		return w
+	case laneC:
+		v := dtype.Convert(s, dtype.Complex128).Complex128s()
+		w := make([]float64, 2*len(v))
+		for i, c := range v {
+			w[2*i], w[2*i+1] = real(c), imag(c)
+		}
+		return w
+	}
+	return s.ToFloat64()
+}
+
+// DecodeWords is the inverse of EncodeWords: the values of dtype dt that the words w hold.
+func DecodeWords(w []float64, dt dtype.DType) dtype.Slice {
+	switch laneOf(dt) {
+	case laneI:
+		v := make([]int64, len(w))
+		for i, x := range w {
+			v[i] = int64(math.Float64bits(x))
+		}
+		return dtype.Convert(dtype.OfInt64(v), dt)
+	case laneC:
+		v := make([]complex128, len(w)/2)
+		for i := range v {
+			v[i] = complex(w[2*i], w[2*i+1])
+		}
+		return dtype.Convert(dtype.OfComplex128(v), dt)
+	}
+	return dtype.FromFloat64(w, dt)
+}
+
+// intConst is v as a value of integer dtype dt (NumPy's cast, as the CPU executor's constants).
+func intConst(v float64, dt dtype.DType) int64 {
+	switch dt {
+	case dtype.Int64:
+		return dtype.FloatToInt64(v)
+	case dtype.Uint64:
+		return int64(dtype.FloatToUint64(v))
+	case dtype.Uint32:
+		return int64(dtype.FloatToUint32(v))
+	}
+	return wrapConst(int64(dtype.FloatToInt32(v)), dt)
+}
+
+func wrapConst(x int64, dt dtype.DType) int64 {
+	switch dt {
+	case dtype.Int8:
+		return int64(int8(x))
+	case dtype.Int16:
+		return int64(int16(x))
+	case dtype.Int32:
+		return int64(int32(x))
+	case dtype.Uint8:
+		return int64(uint8(x))
+	case dtype.Uint16:
+		return int64(uint16(x))
+	case dtype.Uint32:
+		return int64(uint32(x))
+	}
+	return x
+}
+
+// signed is "u" for unsigned dtypes, "s" for the others (a PTX type's letter).
+func signed(dt dtype.DType) string {
+	if dt.Kind() == dtype.KindUint {
+		return "u"
+	}
+	return "s"
+}
+
+// finish rounds or wraps v to dt after an operation: float32 and complex64 rounding, integer
+// wrap-around.
+func (g *gen) finish(dt dtype.DType, v val) val {
+	switch v.l {
+	case laneF:
+		if dt == dtype.Float32 {
+			v.r = g.round32(v.r)
+		}
+	case laneC:
+		if dt == dtype.Complex64 {
+			v.r, v.im = g.round32(v.r), g.round32(v.im)
+		}
+	case laneI:
+		v.r = g.wrap(dt, v.r)
+	}
+	return v
+}
+
+func (g *gen) round32(r string) string {
+	f, o := g.f(), g.fd()
+	g.ins("cvt.rn.f32.f64 %s, %s", f, r)
+	g.ins("cvt.f64.f32 %s, %s", o, f)
+	return o
+}
+
+// wrap brings the b64 value r to dt's width: sign extension for signed types, zero extension
+// for unsigned ones.
+func (g *gen) wrap(dt dtype.DType, r string) string {
+	bits := 8 * dt.Size()
+	if bits >= 64 {
+		return r
+	}
+	o := g.rd()
+	if dt.Kind() == dtype.KindUint {
+		g.ins("and.b64 %s, %s, %d", o, r, uint64(1)<<bits-1)
+		return o
+	}
+	g.ins("shl.b64 %s, %s, %d", o, r, 64-bits)
+	g.ins("shr.s64 %s, %s, %d", o, o, 64-bits)
+	return o
+}
+
+// truth returns a predicate that is true where v is nonzero (NaN included).
+func (g *gen) truth(v val) string {
+	p := g.p()
+	switch v.l {
+	case laneI:
+		g.ins("setp.ne.b64 %s, %s, 0", p, v.r)
+	case laneC:
+		g.ins("setp.neu.f64 %s, %s, %s", p, v.r, f64imm(0))
+		g.ins("setp.neu.or.f64 %s, %s, %s, %s", p, v.im, f64imm(0), p)
+	default:
+		g.ins("setp.neu.f64 %s, %s, %s", p, v.r, f64imm(0))
+	}
+	return p
+}
+
+// boolOf returns the bool value (0 or 1 in an f64 register) of predicate p.
+func (g *gen) boolOf(p string) val {
+	o := g.fd()
+	g.ins("selp.f64 %s, %s, %s, %s", o, f64imm(1), f64imm(0), p)
+	return val{l: laneF, r: o}
+}
+
+// intToFloat converts the integer r of dtype from to float64, or with f32 to float32 in one
+// rounding (as NumPy converts 64-bit integers to float32), held in an f64 register.
+func (g *gen) intToFloat(r string, from dtype.DType, f32 bool) string {
+	o := g.fd()
+	if f32 {
+		f := g.f()
+		g.ins("cvt.rn.f32.%s64 %s, %s", signed(from), f, r)
+		g.ins("cvt.f64.f32 %s, %s", o, f)
+		return o
+	}
+	g.ins("cvt.rn.f64.%s64 %s, %s", signed(from), o, r)
+	return o
+}
+
+// f2i64 is dtype.FloatToInt64 (x86-64's cvttsd2si): toward zero, NaN and values out of range
+// give the minimum int64.
+func (g *gen) f2i64(x string) string {
+	o, p := g.rd(), g.p()
+	g.ins("cvt.rzi.s64.f64 %s, %s", o, x)
+	g.ins("setp.gt.f64 %s, %s, %s", p, x, f64imm(-9.223372036854777856e18))
+	g.ins("setp.lt.and.f64 %s, %s, %s, %s", p, x, f64imm(9.223372036854775808e18), p)
+	g.ins("@!%s mov.b64 %s, 0x8000000000000000", p, o)
+	return o
+}
+
+// f2i32 is dtype.FloatToInt32, sign-extended to 64 bits.
+func (g *gen) f2i32(x string) string {
+	w, o, p := g.r(), g.rd(), g.p()
+	g.ins("cvt.rzi.s32.f64 %s, %s", w, x)
+	g.ins("setp.gt.f64 %s, %s, %s", p, x, f64imm(-2147483649))
+	g.ins("setp.lt.and.f64 %s, %s, %s, %s", p, x, f64imm(2147483648), p)
+	g.ins("@!%s mov.b32 %s, 0x80000000", p, w)
+	g.ins("cvt.s64.s32 %s, %s", o, w)
+	return o
+}
+
+// floatToInt converts the float64 x to integer dtype to by NumPy's rules on x86-64 (those of
+// dtype.Convert).
+func (g *gen) floatToInt(x string, to dtype.DType) string {
+	switch to {
+	case dtype.Int64:
+		return g.f2i64(x)
+	case dtype.Uint64, dtype.Uint32:
+		conv, half := g.f2i64, 9.223372036854775808e18
+		top := "0x8000000000000000"
+		if to == dtype.Uint32 {
+			conv, half, top = g.f2i32, 2147483648, "0x80000000"
+		}
+		lo := conv(x)
+		t := g.fd()
+		g.ins("sub.rn.f64 %s, %s, %s", t, x, f64imm(half))
+		hi := conv(t)
+		g.ins("xor.b64 %s, %s, %s", hi, hi, top)
+		o, p := g.rd(), g.p()
+		g.ins("setp.ge.f64 %s, %s, %s", p, x, f64imm(half))
+		g.ins("selp.b64 %s, %s, %s, %s", o, hi, lo, p)
+		return g.wrap(to, o)
+	}
+	return g.wrap(to, g.f2i32(x))
+}
+
+// cast converts a of dtype from to dtype to, by NumPy's astype rules (the CPU executor's).
+func (g *gen) cast(a val, from, to dtype.DType) (val, error) {
+	if to == dtype.Bool {
+		return g.boolOf(g.truth(a)), nil
+	}
+	switch laneOf(to) {
+	case laneF:
+		o := a.r // a complex value's real part
+		if a.l == laneI {
+			o = g.intToFloat(a.r, from, to == dtype.Float32)
+		}
+		return g.finish(to, val{l: laneF, r: o}), nil
+	case laneI:
+		if a.l == laneI {
+			return val{l: laneI, r: g.wrap(to, a.r)}, nil
+		}
+		return val{l: laneI, r: g.floatToInt(a.r, to)}, nil
+	}
+	re, im := a.r, a.im
+	switch a.l {
+	case laneI:
+		re = g.intToFloat(a.r, from, to == dtype.Complex64)
+		fallthrough
+	case laneF:
+		im = g.fd()
+		g.ins("mov.f64 %s, %s", im, f64imm(0))
+	}
+	return g.finish(to, val{l: laneC, r: re, im: im}), nil
+}
+
+// constant emits a constant node.
+func (g *gen) constant(nd *Node) val {
+	switch laneOf(nd.DType) {
+	case laneI:
+		o := g.rd()
+		g.ins("mov.b64 %s, 0x%016X", o, uint64(intConst(nd.Value, nd.DType)))
+		return val{l: laneI, r: o}
+	case laneC:
+		re, im := g.fd(), g.fd()
+		g.ins("mov.f64 %s, %s", re, f64imm(nd.Value))
+		g.ins("mov.f64 %s, %s", im, f64imm(0))
+		return g.finish(nd.DType, val{l: laneC, r: re, im: im})
+	}
+	o := g.fd()
+	g.ins("mov.f64 %s, %s", o, f64imm(nd.Value))
+	return g.finish(nd.DType, val{l: laneF, r: o})
+}
+
+// input loads an input leaf's element at index idx (buffers in EncodeWords' format).
+func (g *gen) input(nd *Node, idx string) val {
+	ad := g.rd()
+	l := laneOf(nd.DType)
+	shift := 3
+	if l == laneC {
+		shift = 4
+	}
+	g.ins("shl.b64 %s, %s, %d", ad, idx, shift)
+	g.ins("add.u64 %s, %s, %s", ad, ad, g.leafPtrs[nd.Leaf])
+	switch l {
+	case laneI:
+		o := g.rd()
+		g.ins("ld.global.nc.u64 %s, [%s]", o, ad)
+		return val{l: laneI, r: o}
+	case laneC:
+		re, im := g.fd(), g.fd()
+		g.ins("ld.global.nc.f64 %s, [%s]", re, ad)
+		g.ins("ld.global.nc.f64 %s, [%s+8]", im, ad)
+		return val{l: laneC, r: re, im: im}
+	}
+	o := g.fd()
+	g.ins("ld.global.nc.f64 %s, [%s]", o, ad)
+	return g.finish(nd.DType, val{l: laneF, r: o})
+}
+
+// store writes v as element e of the output (at word (outOff+e)*Words).
+func (g *gen) store(v val, e, out, outOff string) {
+	ad := g.rd()
+	shift := 3
+	if v.l == laneC {
+		shift = 4
+	}
+	g.ins("add.u64 %s, %s, %s", ad, outOff, e)
+	g.ins("shl.b64 %s, %s, %d", ad, ad, shift)
+	g.ins("add.u64 %s, %s, %s", ad, ad, out)
+	switch v.l {
+	case laneI:
+		g.ins("st.global.u64 [%s], %s", ad, v.r)
+	case laneC:
+		g.ins("st.global.f64 [%s], %s", ad, v.r)
+		g.ins("st.global.f64 [%s+8], %s", ad, v.im)
+	default:
+		g.ins("st.global.f64 [%s], %s", ad, v.r)
+	}
+}
+
+// reduceValue returns the f64 register a reduction accumulates: float values, and bools
+// counted as integers (an integer cast of a bool: 0 or 1, sums exact below 2^53 elements).
+// Other integer and complex reductions run on the host executor.
+func (g *gen) reduceValue(s *Spec, v val) (string, error) {
+	last := &s.Nodes[len(s.Nodes)-1]
+	switch {
+	case v.l == laneF:
+		return v.r, nil
+	case v.l == laneI && last.Kind == NCast && s.Nodes[last.Args[0]].DType == dtype.Bool && s.Reduce == RSum:
+		o := g.fd()
+		g.ins("cvt.rn.f64.s64 %s, %s", o, v.r)
+		return o, nil
+	}
+	return "", fmt.Errorf("cuda: %v reductions of %v values are not generated on the GPU yet", s.Reduce, last.DType)
+}
+
+// node emits the computation of node i and returns its value.
+func (g *gen) node(s *Spec, i int, vals []val, idx []string) (val, error) {
+	nd := &s.Nodes[i]
+	a := func(k int) val { return vals[nd.Args[k]] }
+	adt := func(k int) dtype.DType { return s.Nodes[nd.Args[k]].DType }
+	switch nd.Kind {
+	case NConst:
+		return g.constant(nd), nil
+	case NInput:
+		return g.input(nd, idx[nd.Leaf]), nil
+	case NRandom, NRange:
+		o := g.fd()
+		if nd.Kind == NRandom {
+			if err := g.random(nd, idx[nd.Leaf], o); err != nil {
+				return val{}, err
+			}
+		} else {
+			g.rangeValue(nd, idx[nd.Leaf], o)
+		}
+		// As the CPU: float64 values, then cast to the node's dtype.
+		return g.cast(val{l: laneF, r: o}, dtype.Float64, nd.DType)
+	case NCast:
+		return g.cast(a(0), adt(0), nd.DType)
+	case NWhere:
+		p := g.truth(a(0))
+		x, y := a(1), a(2)
+		if x.l != y.l || x.l != laneOf(nd.DType) {
+			return val{}, fmt.Errorf("kernel spec: where of %v between lanes %d and %d", nd.DType, x.l, y.l)
+		}
+		o := val{l: x.l}
+		switch x.l {
+		case laneI:
+			o.r = g.rd()
+			g.ins("selp.b64 %s, %s, %s, %s", o.r, x.r, y.r, p)
+		case laneC:
+			o.r, o.im = g.fd(), g.fd()
+			g.ins("selp.f64 %s, %s, %s, %s", o.r, x.r, y.r, p)
+			g.ins("selp.f64 %s, %s, %s, %s", o.im, x.im, y.im, p)
+		default:
+			o.r = g.fd()
+			g.ins("selp.f64 %s, %s, %s, %s", o.r, x.r, y.r, p)
+		}
+		return o, nil
+	case NUnary:
+		v, err := g.unary(nd, a(0), adt(0))
+		if err != nil {
+			return val{}, err
+		}
+		return g.finish(nd.DType, v), nil
+	case NBinary:
+		x, y := a(0), a(1)
+		if x.l != y.l {
+			return val{}, fmt.Errorf("kernel spec: %v between lanes %d and %d", nd.Op, x.l, y.l)
+		}
+		v, err := g.binary(nd, x, y, adt(0))
+		if err != nil {
+			return val{}, err
+		}
+		return g.finish(nd.DType, v), nil
+	}
+	return val{}, fmt.Errorf("kernel spec: unknown node kind %d", nd.Kind)
+}
+
+// rangeValue emits a range leaf's float64 value at source index idx into o.
+func (g *gen) rangeValue(nd *Node, idx, o string) {
+	// As the CPU: Step*float64(i) rounded, then + Start rounded (no FMA).
+	fi, t := g.fd(), g.fd()
+	g.ins("cvt.rn.f64.s64 %s, %s", fi, idx)
+	g.ins("mul.rn.f64 %s, %s, %s", t, fi, f64imm(nd.Step))
+	g.ins("add.rn.f64 %s, %s, %s", o, t, f64imm(nd.Value))
+	if nd.Exact {
+		p := g.p()
+		g.ins("setp.eq.s64 %s, %s, %d", p, idx, nd.Last)
+		g.ins("@%s mov.f64 %s, %s", p, o, f64imm(nd.Stop))
+	}
+}
+
+// unary emits a one-operand op on x (of dtype xdt); the result is finished by the caller.
+func (g *gen) unary(nd *Node, x val, xdt dtype.DType) (val, error) {
+	unsupported := fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", nd.Op, xdt)
+	if _, gen := nd.Op.Generated(); gen {
+		return g.table(nd, xdt, x)
+	}
+	switch x.l {
+	case laneF:
+		o := g.fd()
+		switch nd.Op {
+		case expr.OpNeg:
+			g.ins("neg.f64 %s, %s", o, x.r)
+		case expr.OpAbs:
+			g.ins("abs.f64 %s, %s", o, x.r)
+		case expr.OpSqrt:
+			g.ins("sqrt.rn.f64 %s, %s", o, x.r)
+		case expr.OpExp, expr.OpLog, expr.OpSin, expr.OpCos, expr.OpTanh:
+			if err := g.call("gpn_"+nd.Op.String(), o, x.r); err != nil {
+				return val{}, err
+			}
+		default:
+			return val{}, unsupported
+		}
+		return val{l: laneF, r: o}, nil
+	case laneI:
+		o := g.rd()
+		switch {
+		case nd.Op == expr.OpNeg:
+			g.ins("neg.s64 %s, %s", o, x.r)
+		case nd.Op == expr.OpAbs && xdt.Kind() == dtype.KindUint:
+			g.ins("mov.b64 %s, %s", o, x.r)
+		case nd.Op == expr.OpAbs:
+			g.ins("abs.s64 %s, %s", o, x.r)
+		default:
+			return val{}, unsupported
+		}
+		return val{l: laneI, r: o}, nil
+	}
+	switch nd.Op {
+	case expr.OpNeg:
+		re, im := g.fd(), g.fd()
+		g.ins("neg.f64 %s, %s", re, x.r)
+		g.ins("neg.f64 %s, %s", im, x.im)
+		return val{l: laneC, r: re, im: im}, nil
+	case expr.OpAbs: // math/cmplx.Abs is math.Hypot of the parts
+		o := g.fd()
+		if err := g.call("gpn_hypot", o, x.r, x.im); err != nil {
+			return val{}, err
+		}
+		return val{l: laneF, r: o}, nil
+	}
+	return val{}, unsupported
+}
+
+// binary emits a two-operand op on x and y (of dtype xdt); the result is finished by the caller.
+func (g *gen) binary(nd *Node, x, y val, xdt dtype.DType) (val, error) {
+	unsupported := fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", nd.Op, xdt)
+	if _, gen := nd.Op.Generated(); gen {
+		return g.table(nd, xdt, x, y)
+	}
+	if nd.Op.Comparison() {
+		return g.compare(nd.Op, x, y, xdt)
+	}
+	switch x.l {
+	case laneF:
+		o := g.fd()
+		boolean := nd.DType == dtype.Bool // 0 or 1: NumPy's bool arithmetic
+		switch {
+		case nd.Op == expr.OpAdd && boolean: // logical or
+			g.ins("max.f64 %s, %s, %s", o, x.r, y.r)
+		case nd.Op == expr.OpSub && boolean: // as the CPU's wrap of x - y to a bool
+			p := g.p()
+			g.ins("setp.neu.f64 %s, %s, %s", p, x.r, y.r)
+			g.ins("selp.f64 %s, %s, %s, %s", o, f64imm(1), f64imm(0), p)
+		case nd.Op == expr.OpPow && boolean: // x | (1 - y)
+			t := g.fd()
+			g.ins("sub.rn.f64 %s, %s, %s", t, f64imm(1), y.r)
+			g.ins("max.f64 %s, %s, %s", o, x.r, t)
+		case nd.Op == expr.OpAdd:
+			g.ins("add.rn.f64 %s, %s, %s", o, x.r, y.r)
+		case nd.Op == expr.OpSub:
+			g.ins("sub.rn.f64 %s, %s, %s", o, x.r, y.r)
+		case nd.Op == expr.OpMul:
+			g.ins("mul.rn.f64 %s, %s, %s", o, x.r, y.r)
+		case nd.Op == expr.OpDiv && !boolean:
+			g.ins("div.rn.f64 %s, %s, %s", o, x.r, y.r)
+		case nd.Op == expr.OpPow:
+			if err := g.call("gpn_pow", o, x.r, y.r); err != nil {
+				return val{}, err
+			}
+		case nd.Op == expr.OpMax, nd.Op == expr.OpMin:
+			// NaN propagates, as in NumPy (PTX min/max would drop it).
+			p := g.p()
+			op := "max"
+			if nd.Op == expr.OpMin {
+				op = "min"
+			}
+			g.ins("%s.f64 %s, %s, %s", op, o, x.r, y.r)
+			g.ins("setp.nan.f64 %s, %s, %s", p, x.r, y.r)
+			g.ins("@%s add.f64 %s, %s, %s", p, o, x.r, y.r)
+		default:
+			return val{}, unsupported
+		}
+		return val{l: laneF, r: o}, nil
+	case laneI:
+		o := g.rd()
+		u := signed(xdt)
+		switch nd.Op {
+		case expr.OpAdd:
+			g.ins("add.s64 %s, %s, %s", o, x.r, y.r)
+		case expr.OpSub:
+			g.ins("sub.s64 %s, %s, %s", o, x.r, y.r)
+		case expr.OpMul:
+			g.ins("mul.lo.s64 %s, %s, %s", o, x.r, y.r)
+		case expr.OpMax:
+			g.ins("max.%s64 %s, %s, %s", u, o, x.r, y.r)
+		case expr.OpMin:
+			g.ins("min.%s64 %s, %s, %s", u, o, x.r, y.r)
+		case expr.OpPow:
+			if err := g.call("gpn_power_int", o, x.r, y.r, unsignedFlag(xdt)); err != nil {
+				return val{}, err
+			}
+		default:
+			return val{}, unsupported
+		}
+		return val{l: laneI, r: o}, nil
+	}
+	re, im := g.fd(), g.fd()
+	switch nd.Op {
+	case expr.OpAdd:
+		g.ins("add.rn.f64 %s, %s, %s", re, x.r, y.r)
+		g.ins("add.rn.f64 %s, %s, %s", im, x.im, y.im)
+	case expr.OpSub:
+		g.ins("sub.rn.f64 %s, %s, %s", re, x.r, y.r)
+		g.ins("sub.rn.f64 %s, %s, %s", im, x.im, y.im)
+	case expr.OpMul:
+		g.cmul(re, im, x, y)
+	case expr.OpDiv:
+		if err := g.call("gpn_cdiv_re", re, x.r, x.im, y.r, y.im); err != nil {
+			return val{}, err
+		}
+		if err := g.call("gpn_cdiv_im", im, x.r, x.im, y.r, y.im); err != nil {
+			return val{}, err
+		}
+	default:
+		return val{}, unsupported
+	}
+	return val{l: laneC, r: re, im: im}, nil
+}
+
+// cmul emits (a+bi)(c+di) as Go computes it: (ac - bd) + (ad + bc)i, each product rounded.
+func (g *gen) cmul(re, im string, x, y val) {
+	t, u := g.fd(), g.fd()
+	g.ins("mul.rn.f64 %s, %s, %s", t, x.r, y.r)
+	g.ins("mul.rn.f64 %s, %s, %s", u, x.im, y.im)
+	g.ins("sub.rn.f64 %s, %s, %s", re, t, u)
+	g.ins("mul.rn.f64 %s, %s, %s", t, x.r, y.im)
+	g.ins("mul.rn.f64 %s, %s, %s", u, x.im, y.r)
+	g.ins("add.rn.f64 %s, %s, %s", im, t, u)
+}
+
+func unsignedFlag(dt dtype.DType) string {
+	if dt.Kind() == dtype.KindUint {
+		return "1"
+	}
+	return "0"
+}
+
+var cmpNames = map[expr.Op]string{expr.OpEq: "eq", expr.OpNe: "ne", expr.OpLt: "lt", expr.OpLe: "le", expr.OpGt: "gt", expr.OpGe: "ge"}
+
+// compare emits a comparison (a bool result); complex numbers order lexicographically and are
+// unordered where math/cmplx.IsNaN holds for either, as on the CPU.
+func (g *gen) compare(op expr.Op, x, y val, xdt dtype.DType) (val, error) {
+	p := g.p()
+	switch x.l {
+	case laneF:
+		cmp := cmpNames[op]
+		if op == expr.OpNe {
+			cmp = "neu"
+		}
+		g.ins("setp.%s.f64 %s, %s, %s", cmp, p, x.r, y.r)
+		return g.boolOf(p), nil
+	case laneI:
+		t := signed(xdt)
+		if op == expr.OpEq || op == expr.OpNe {
+			t = "b"
+		}
+		g.ins("setp.%s.%s64 %s, %s, %s", cmpNames[op], t, p, x.r, y.r)
+		return g.boolOf(p), nil
+	}
+	lt, eq, t, num := g.p(), g.p(), g.p(), g.p()
+	g.ins("setp.lt.f64 %s, %s, %s", lt, x.r, y.r)
+	g.ins("setp.eq.f64 %s, %s, %s", t, x.r, y.r)
+	g.ins("setp.lt.and.f64 %s, %s, %s, %s", t, x.im, y.im, t)
+	g.ins("or.pred %s, %s, %s", lt, lt, t)
+	g.ins("setp.eq.f64 %s, %s, %s", eq, x.r, y.r)
+	g.ins("setp.eq.and.f64 %s, %s, %s, %s", eq, x.im, y.im, eq)
+	// Unordered where either is NaN as math/cmplx.IsNaN says: a NaN part and no infinite one.
+	for k, v := range []val{x, y} {
+		n, inf := g.p(), g.p()
+		a, b := g.fd(), g.fd()
+		g.ins("setp.nan.f64 %s, %s, %s", n, v.r, v.im)
+		g.ins("abs.f64 %s, %s", a, v.r)
+		g.ins("abs.f64 %s, %s", b, v.im)
+		g.ins("max.f64 %s, %s, %s", a, a, b) // max drops a NaN
+		g.ins("setp.eq.f64 %s, %s, %s", inf, a, f64imm(math.Inf(1)))
+		g.ins("not.pred %s, %s", inf, inf)
+		g.ins("and.pred %s, %s, %s", n, n, inf)
+		g.ins("not.pred %s, %s", n, n)
+		if k == 0 {
+			g.ins("mov.pred %s, %s", num, n)
+		} else {
+			g.ins("and.pred %s, %s, %s", num, num, n)
+		}
+	}
+	switch op {
+	case expr.OpEq:
+		g.ins("mov.pred %s, %s", p, eq)
+	case expr.OpNe:
+		g.ins("not.pred %s, %s", p, eq)
+	case expr.OpLt:
+		g.ins("and.pred %s, %s, %s", p, lt, num)
+	case expr.OpLe:
+		g.ins("or.pred %s, %s, %s", p, lt, eq)
+		g.ins("and.pred %s, %s, %s", p, p, num)
+	case expr.OpGt:
+		g.ins("or.pred %s, %s, %s", p, lt, eq)
+		g.ins("not.pred %s, %s", p, p)
+		g.ins("and.pred %s, %s, %s", p, p, num)
+	case expr.OpGe:
+		g.ins("not.pred %s, %s", p, lt)
+		g.ins("and.pred %s, %s, %s", p, p, num)
+	}
+	return g.boolOf(p), nil
+}
+
+// table emits the body of an op of the generated table (genPTX, genPTXInt, genPTXComplex) for
+// the lane of its operands; an error names the op when that lane has no GPU body.
+func (g *gen) table(nd *Node, xdt dtype.DType, args ...val) (val, error) {
+	op := nd.Op
+	var body string
+	var ok bool
+	switch args[0].l {
+	case laneF:
+		body, ok = genPTX[op]
+		if op == expr.OpNextafter && nd.DType == dtype.Float32 {
+			body = "call gpn_nextafterf {o}, {x}, {y}" // the next float32, as the CPU
+		}
+	case laneI:
+		body, ok = genPTXInt[op]
+	case laneC:
+		body, ok = genPTXComplex[op]
+	}
+	if !ok {
+		return val{}, fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", op, xdt)
+	}
+	out := laneOf(nd.DType)
+	o := val{l: out}
+	regs := map[string]string{"{u}": signed(xdt), "{U}": unsignedFlag(xdt), "{bits}": fmt.Sprint(8 * xdt.Size())}
+	switch args[0].l {
+	case laneC:
+		regs["{xr}"], regs["{xi}"] = args[0].r, args[0].im
+		if len(args) > 1 {
+			regs["{yr}"], regs["{yi}"] = args[1].r, args[1].im
+		}
+	default:
+		regs["{x}"] = args[0].r
+		if len(args) > 1 {
+			regs["{y}"] = args[1].r
+		}
+	}
+	switch out {
+	case laneC:
+		o.r, o.im = g.fd(), g.fd()
+		regs["{or}"], regs["{oi}"] = o.r, o.im
+	case laneI:
+		o.r = g.rd()
+		regs["{o}"] = o.r
+	default:
+		o.r = g.fd()
+		regs["{o}"] = o.r
+	}
+	alloc := map[string]func() string{"{p}": g.p, "{p2}": g.p, "{t}": g.fd, "{s}": g.fd, "{r}": g.rd, "{q}": g.rd, "{w}": g.r}
+	for _, line := range strings.Split(body, "\n") {
+		for name, mk := range alloc {
+			if _, done := regs[name]; !done && strings.Contains(line, name) {
+				regs[name] = mk()
+			}
+		}
+		for name, r := range regs {
+			line = strings.ReplaceAll(line, name, r)
+		}
+		if fn, ok := strings.CutPrefix(line, "call "); ok {
+			// call NAME RET, ARG, ...: a device library function.
+			name, rest, _ := strings.Cut(fn, " ")
+			ops := strings.Split(rest, ",")
+			for k := range ops {
+				ops[k] = strings.TrimSpace(ops[k])
+			}
+			if err := g.call(name, ops[0], ops[1:]...); err != nil {
+				return val{}, err
+			}
+			continue
+		}
+		g.ins("%s", line)
+	}
+	return o, nil
+}
+
+// TableOnGPU reports whether the fused GPU kernel computes op of the generated table on float
+// (and bool) values.
+func TableOnGPU(op expr.Op) bool {
+	_, ok := genPTX[op]
+	return ok
+}

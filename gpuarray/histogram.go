@@ -1,0 +1,226 @@
+package gpuarray
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// Histograms and bincounts. Each chunk is counted on its own (a library call of the chunk's
+// fused values: the bin of each element is elementwise work fused before it), and the
+// chunks' counts are summed: int64 counts are exact, so the result is the same for any
+// chunking; weighted sums add each chunk's weights in order, then the chunks' sums.
+
+// Bincount returns the number of occurrences of each value 0, 1, ... of the 1-d array x of
+// non-negative integers, as numpy.bincount: int64 counts, or with weights (nil for none; x's
+// shape) the float64 sums of the weights of each value. The result has length
+// max(minlength, max(x)+1): with minlength 0 the maximum of x is computed first (as dask
+// must); with minlength > 0 the result stays lazy with that length, and a value of x at or
+// above it is an error when computed.
+func Bincount(x, weights *Array, minlength int) *Array {
+	if err := x.Err(); err != nil {
+		return errArray(err)
+	}
+	if weights != nil {
+		if err := weights.Err(); err != nil {
+			return errArray(err)
+		}
+	}
+	if x.NDim() != 1 {
+		return errArray(fmt.Errorf("Bincount: x of shape %s, want 1-d", expr.ShapeString(x.Shape())))
+	}
+	if dt := x.DType(); !dt.IsInteger() && dt != Bool {
+		return errArray(fmt.Errorf("Bincount: x holds %v values, want integers", dt))
+	}
+	if minlength < 0 {
+		return errArray(fmt.Errorf("Bincount: minlength %d must not be negative", minlength))
+	}
+	n := minlength
+	if n == 0 {
+		if expr.HasUnknown(x.Shape()) {
+			return errArray(expr.ErrUnknown("Bincount without a minlength", x.Shape()))
+		}
+		n = 1 // numpy.bincount of no values has length 0; one zero bin is cut below
+		if x.Shape()[0] > 0 {
+			m, err := x.Max().Float64()
+			if err != nil {
+				return errArray(fmt.Errorf("Bincount: the maximum of x: %w", err))
+			}
+			if m < 0 {
+				return errArray(fmt.Errorf("Bincount: the value %v is negative", m))
+			}
+			n = int(m) + 1
+		}
+	}
+	out := bincount(x, weights, n)
+	if minlength == 0 && x.Shape()[0] == 0 {
+		return out.Slice(Span(0, 0))
+	}
+	return out
+}
+
+// bincount counts the values 0..n-1 of the 1-d x (any dtype of integer values), or sums
+// weights by them.
+func bincount(x, weights *Array, n int) *Array {
+	var node *expr.Node
+	var err error
+	if weights == nil {
+		node, err = expr.NewBincount(x.n, n, false)
+	} else {
+		if weights.NDim() != 1 || (!expr.HasUnknown(x.Shape()) && weights.Shape()[0] != x.Shape()[0]) {
+			return errArray(fmt.Errorf("Bincount: weights of shape %s for x of shape %s", expr.ShapeString(weights.Shape()), expr.ShapeString(x.Shape())))
+		}
+		if weights.DType().IsComplex() {
+			return errArray(fmt.Errorf("Bincount: complex weights are not supported"))
+		}
+		w := weights.rechunkSizes(x.Chunks()[0])
+		rows := StackAxis(1, x.AsType(Float64), w.AsType(Float64)).rechunkSizes(x.Chunks()[0], []int{2})
+		if err := rows.Err(); err != nil {
+			return errArray(fmt.Errorf("Bincount: %w", err))
+		}
+		node, err = expr.NewBincount(rows.n, n, true)
+	}
+	if err != nil {
+		return errArray(fmt.Errorf("Bincount: %w", err))
+	}
+	per := wrap(node, nil)
+	k := len(node.Chunks[0])
+	return per.Reshape(k, n).Sum(0)
+}
+
+// rechunkSizes rechunks a to the given chunk sizes per axis.
+func (a *Array) rechunkSizes(sizes ...[]int) *Array {
+	if err := a.Err(); err != nil {
+		return a
+	}
+	return wrap(expr.NewRechunk(a.n, sizes))
+}
+
+// Histogram returns the histogram of x's values (all of them, flattened) in bins equal bins
+// over [lo, hi], and the bins' edges, as numpy.histogram(x, bins, range=(lo, hi),
+// weights=weights): int64 counts, or the float64 sums of weights (nil for none; x's shape).
+// Each bin holds lo+i*w <= v < lo+(i+1)*w, the last one hi too; values outside [lo, hi]
+// (and NaN) are left out. With lo and hi both NaN the range is x's minimum and maximum,
+// computed first (NumPy's range=None); lo == hi widens it by 0.5 on each side, as NumPy.
+func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges *Array) {
+	if err := x.Err(); err != nil {
+		return errArray(err), errArray(err)
+	}
+	fail := func(err error) (*Array, *Array) {
+		err = fmt.Errorf("Histogram: %w", err)
+		return errArray(err), errArray(err)
+	}
+	if bins < 1 {
+		return fail(fmt.Errorf("bins %d must be positive", bins))
+	}
+	if x.DType().IsComplex() {
+		return fail(fmt.Errorf("%v values have no order", x.DType()))
+	}
+	if math.IsNaN(lo) && math.IsNaN(hi) {
+		if size := expr.Size(x.Shape()); size == 0 {
+			lo, hi = 0, 1
+		} else if size > 0 {
+			r, err := ComputeAll(x.Min(), x.Max())
+			if err != nil {
+				return fail(fmt.Errorf("the range of x: %w", err))
+			}
+			if lo, err = r[0].Float64(); err == nil {
+				hi, err = r[1].Float64()
+			}
+			if err != nil {
+				return fail(err)
+			}
+			if math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsNaN(lo) || math.IsNaN(hi) {
+				return fail(fmt.Errorf("autodetected range of [%v, %v] is not finite", lo, hi))
+			}
+		}
+	} else if lo > hi || math.IsNaN(lo) || math.IsNaN(hi) {
+		return fail(fmt.Errorf("the range [%v, %v] is not increasing", lo, hi))
+	} else if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return fail(fmt.Errorf("supplied range of [%v, %v] is not finite", lo, hi))
+	}
+	if lo == hi {
+		lo, hi = lo-0.5, hi+0.5
+	}
+	bt := Float64 // NumPy's bin type: float32 data keeps float32 edges
+	if x.DType() == Float32 {
+		bt = Float32
+	}
+	step := (hi - lo) / float64(bins) // as numpy.linspace: delta/div
+	edges = Linspace(lo, hi, bins+1, WithDType(bt))
+	v := x.Ravel().AsType(bt)
+	nb := float64(bins)
+	// edgeAt is edges[i] for a float64 array i of bin numbers, as Linspace computes them.
+	edgeAt := func(i *Array) *Array { return Where(i.Eq(nb), hi, i.Mul(step).Add(lo)).AsType(bt) }
+	keep := LogicalAnd(v.Ge(lo), v.Le(hi))
+	// numpy.histogram's guess, then its corrections by the edges within one bin.
+	idx := Trunc(v.AsType(Float64).Sub(lo).Div(hi - lo).Mul(nb))
+	idx = Where(idx.Eq(nb), nb-1, idx)
+	idx = Where(v.Lt(edgeAt(idx)), idx.Sub(1), idx)
+	idx = Where(LogicalAnd(v.Ge(edgeAt(idx.Add(1))), idx.Ne(nb-1)), idx.Add(1), idx)
+	// Values left out count in an extra last bin, dropped.
+	idx = Where(keep, idx, nb)
+	return histogramOf(idx, weights, x, bins), edges
+}
+
+// HistogramEdges returns the histogram of x's values (flattened) in the bins between the
+// ascending edges (a 1-d array of at least two values), as numpy.histogram(x, bins=edges):
+// bin i holds edges[i] <= v < edges[i+1], the last one its right edge too; int64 counts, or
+// the float64 sums of weights (nil for none; x's shape). Each value is compared with every
+// edge, fused with what computes x: meant for tens to hundreds of edges.
+func HistogramEdges(x, edges, weights *Array) *Array {
+	if err := firstErr([]*Array{x, edges}); err != nil {
+		return errArray(err)
+	}
+	if edges.NDim() != 1 || edges.Shape()[0] < 2 {
+		return errArray(fmt.Errorf("HistogramEdges: edges of shape %s, want 1-d with at least two", expr.ShapeString(edges.Shape())))
+	}
+	if x.DType().IsComplex() {
+		return errArray(fmt.Errorf("HistogramEdges: %v values have no order", x.DType()))
+	}
+	bins := edges.Shape()[0] - 1
+	dt := dtype.Promote(x.DType(), edges.DType())
+	v := x.Ravel().AsType(dt)
+	e := edges.AsType(dt)
+	first := e.Slice(At(0))
+	last := e.Slice(At(bins))
+	nb := float64(bins)
+	// The bin of v: how many edges are <= v, less one, a fused count over the edges (len(edges)
+	// comparisons per value, fused with what computes x: no copy of x, as a binary search
+	// would need).
+	idx := e.Le(ExpandDims(v, -1)).Sum(-1).AsType(Float64).Sub(1)
+	idx = Where(v.Eq(last), nb-1, idx)
+	keep := LogicalAnd(v.Ge(first), v.Le(last))
+	idx = Where(keep, idx, nb)
+	return histogramOf(idx, weights, x, bins)
+}
+
+// histogramOf counts the float64 bin numbers idx (bins for values left out) and returns the
+// first bins counts, or weights' sums.
+func histogramOf(idx, weights, x *Array, bins int) *Array {
+	var w *Array
+	if weights != nil {
+		if err := weights.Err(); err != nil {
+			return errArray(err)
+		}
+		if !sameShape(weights.Shape(), x.Shape()) {
+			return errArray(fmt.Errorf("Histogram: weights of shape %s for x of shape %s", expr.ShapeString(weights.Shape()), expr.ShapeString(x.Shape())))
+		}
+		w = weights.Ravel()
+	}
+	return bincount(idx, w, bins+1).Slice(Span(0, bins))
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

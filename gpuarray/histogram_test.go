@@ -1,0 +1,199 @@
+package gpuarray
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// histogramChecks returns random cases of Bincount, Histogram and HistogramEdges against
+// NumPy: data on a 1/64 grid, so values fall on bin edges and weighted sums are exact.
+func histogramChecks(seed uint64, rounds int) []check {
+	rs := rand.New(rand.NewPCG(seed, 17))
+	var cs []check
+	for round := 0; round < rounds; round++ {
+		r := 1 + rs.IntN(3)
+		x, xi := randArray(rs, "x", npShape(rs, r, 1, 9))
+		w, wi := randArray(rs, "w", xi.shape)
+		bins := 1 + rs.IntN(12)
+		lo := float64(rs.IntN(40)-30) / 2
+		hi := lo + float64(rs.IntN(40))/4
+		rng := fmt.Sprintf("range=(%v, %v)", lo, hi)
+		h, e := Histogram(x, bins, lo, hi, nil)
+		hw, _ := Histogram(x, bins, lo, hi, w)
+		h32, e32 := Histogram(x.AsType(Float32), bins, lo, hi, nil)
+		ha, ea := Histogram(x, bins, math.NaN(), math.NaN(), nil)
+		cs = append(cs,
+			check{what: "Histogram", got: h, code: fmt.Sprintf("np.histogram(x, %d, %s)[0]", bins, rng), inputs: []input{xi}},
+			check{what: "Histogram edges", got: e, code: fmt.Sprintf("np.histogram(x, %d, %s)[1]", bins, rng), inputs: []input{xi}},
+			check{what: "Histogram weighted", got: hw, code: fmt.Sprintf("np.histogram(x, %d, %s, weights=w)[0]", bins, rng), inputs: []input{xi, wi}},
+			check{what: "Histogram float32", got: h32, code: fmt.Sprintf("np.histogram(x.astype(np.float32), %d, %s)[0]", bins, rng), inputs: []input{xi}},
+			check{what: "Histogram float32 edges", got: e32, code: fmt.Sprintf("np.histogram(x.astype(np.float32), %d, %s)[1]", bins, rng), inputs: []input{xi}},
+			check{what: "Histogram auto range", got: ha, code: fmt.Sprintf("np.histogram(x, %d)[0]", bins), inputs: []input{xi}},
+			check{what: "Histogram auto range edges", got: ea, code: fmt.Sprintf("np.histogram(x, %d)[1]", bins), inputs: []input{xi}},
+		)
+		// Edges: sorted, some repeated, on the data's grid.
+		ne := 2 + rs.IntN(6)
+		ev := make([]float64, ne)
+		for j := range ev {
+			ev[j] = float64(rs.IntN(80)-40) / 4
+		}
+		for j := 1; j < ne; j++ {
+			if ev[j] < ev[j-1] {
+				ev[j], ev[j-1] = ev[j-1], ev[j]
+			}
+		}
+		for j := 1; j < ne; j++ {
+			ev[j] = max(ev[j], ev[j-1])
+		}
+		edges := FromSlice(ev, Chunks(1+rs.IntN(ne)))
+		ei := input{"e", []int{ne}, ev}
+		cs = append(cs,
+			check{what: "HistogramEdges", got: HistogramEdges(x, edges, nil), code: "np.histogram(x, e)[0]", inputs: []input{xi, ei}},
+			check{what: "HistogramEdges weighted", got: HistogramEdges(x, edges, w), code: "np.histogram(x, e, weights=w)[0]", inputs: []input{xi, ei, wi}},
+		)
+		// Bincount of non-negative integers, with and without a minlength and weights.
+		n := 1 + rs.IntN(30)
+		iv := make([]float64, n)
+		for j := range iv {
+			iv[j] = float64(rs.IntN(1 + rs.IntN(15)))
+		}
+		ix := FromSlice(iv, Chunks(1+rs.IntN(n))).AsType(Int64)
+		ii := input{"i", []int{n}, iv}
+		bw, bwi := randArray(rs, "b", []int{n})
+		minl := rs.IntN(20)
+		top := 0.0
+		for _, v := range iv {
+			top = max(top, v)
+		}
+		cs = append(cs,
+			check{what: "Bincount", got: Bincount(ix, nil, 0), code: "np.bincount(i.astype(np.int64))", inputs: []input{ii}},
+			check{what: "Bincount weighted", got: Bincount(ix, bw, 0), code: "np.bincount(i.astype(np.int64), weights=b)", inputs: []input{ii, bwi}},
+		)
+		if minl > int(top) {
+			cs = append(cs,
+				check{what: "Bincount minlength", got: Bincount(ix, nil, minl), code: fmt.Sprintf("np.bincount(i.astype(np.int64), minlength=%d)", minl), inputs: []input{ii}},
+				check{what: "Bincount minlength weighted", got: Bincount(ix, bw, minl), code: fmt.Sprintf("np.bincount(i.astype(np.int64), weights=b, minlength=%d)", minl), inputs: []input{ii, bwi}},
+			)
+		}
+	}
+	return cs
+}
+
+func TestHistogramMatchesNumPy(t *testing.T) {
+	runChecks(t, histogramChecks(1, 25), Threads(2))
+}
+
+// TestHistogramAnyChunking: the counts of one array are the same for any chunking, and
+// every value inside the range is counted once.
+func TestHistogramAnyChunking(t *testing.T) {
+	var first []float64
+	for _, c := range []int{1_000_000, 77_777, 4096, 999_999} {
+		x := NewRandomState(11).Normal(0, 1, Shape(1_000_000), Chunks(c))
+		h, _ := Histogram(x, 100, -3, 3, nil)
+		v, err := h.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = v
+			in, err := LogicalAnd(x.Ge(-3), x.Le(3)).Sum().Float64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := 0.0
+			for _, k := range v {
+				total += k
+			}
+			if total != in {
+				t.Errorf("the bins hold %v values, %v are in range", total, in)
+			}
+			continue
+		}
+		if fmt.Sprint(v) != fmt.Sprint(first) {
+			t.Errorf("chunks of %d: counts differ from chunks of 1e6", c)
+		}
+	}
+}
+
+func TestBincountErrors(t *testing.T) {
+	for _, tc := range []struct {
+		got  *Array
+		want string
+	}{
+		{Bincount(FromSliceInt64([]int64{1, -2, 3}), nil, 0), "negative"},
+		{Bincount(FromSliceInt64([]int64{1, 2, 7}), nil, 4), "not below the length 4"},
+		{Bincount(FromSlice([]float64{1, 2}), nil, 0), "want integers"},
+		{Bincount(FromSliceInt64([]int64{1, 2}), FromSlice([]float64{1}), 0), "weights of shape"},
+		{Bincount(FromSliceInt64([]int64{1, 2}).Reshape(1, 2), nil, 0), "want 1-d"},
+	} {
+		_, err := tc.got.Compute()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want one saying %q", err, tc.want)
+		}
+	}
+	if _, e := Histogram(FromSlice([]float64{1}), 0, 0, 1, nil); e.Err() == nil {
+		t.Error("0 bins: no error")
+	}
+	if h, _ := Histogram(FromSlice([]float64{1}), 3, 2, 1, nil); h.Err() == nil || !strings.Contains(h.Err().Error(), "not increasing") {
+		t.Errorf("a decreasing range: %v", h.Err())
+	}
+}
+
+// TestGPUHistogramMatchesCPU: histograms on the GPU (the bins fused, the counts by the
+// bincount kernel) equal the CPU's bit for bit for any chunking, bin and count on the GPU,
+// and a value out of range is the CPU's error; the NumPy cases pass on the GPU too.
+func TestGPUHistogramMatchesCPU(t *testing.T) {
+	needGPU(t)
+	runChecks(t, histogramChecks(2, 10), OnGPU())
+	for _, c := range []int{10_000_000, 777_777} {
+		x := NewRandomState(12).Normal(0, 1, Shape(10_000_000), Chunks(c))
+		for _, bins := range []int{100, 20000} {
+			h, _ := Histogram(x, bins, -4, 4, nil)
+			g, err := h.Compute(OnGPU())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// (The sum of the chunks' int64 counts may run on the host until the fused kernel
+			// has integer lanes; Path says so.)
+			if p := g.Path(); strings.Contains(p, "bincount") {
+				t.Errorf("%d bins: Path %q names a host step for the binning or the counts", bins, p)
+			}
+			gv, _ := g.ToSlice()
+			cv, err := h.ToSlice(Threads(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(gv) != fmt.Sprint(cv) {
+				t.Errorf("chunks of %d, %d bins: GPU and CPU counts differ", c, bins)
+			}
+		}
+	}
+	_, err := bincount(FromSlice([]float64{0, 1, 5}), nil, 3).Compute(OnGPU())
+	if err == nil || !strings.Contains(err.Error(), "not below the length 3") {
+		t.Errorf("a value out of range on the GPU: %v", err)
+	}
+}
+
+// TestGPUHistogramTiming times a histogram of 1e9 normals into 100 bins on the GPU
+// (generated, binned and counted in chunks of 1e8).
+func TestGPUHistogramTiming(t *testing.T) {
+	needGPU(t)
+	x := NewRandomState(1).Normal(0, 1, Shape(1_000_000_000), Chunks(100_000_000))
+	h, _ := Histogram(x, 100, -5, 5, nil)
+	for rep := 0; rep < 3; rep++ {
+		t0 := time.Now()
+		v, err := h.ToSlice(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0.0
+		for _, k := range v {
+			total += k
+		}
+		t.Logf("histogram of 1e9 normals into 100 bins on the GPU: %.3f s (%v counted)", time.Since(t0).Seconds(), total)
+	}
+}
