@@ -472,12 +472,85 @@ func stageChunks(n *expr.Node) int {
 
 // runOrder materializes the nodes of order, one stage each, into done.
 func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
-	for id, n := range order {
-		vals, err := runStage(cfg, id, n, done, progress)
+	for id := 0; id < len(order); {
+		if k := sameOperandReductions(cfg, order[id:]); k > 1 {
+			if err := runTogether(cfg, id, order[id:id+k], done, progress); err != nil {
+				return err
+			}
+			id += k
+			continue
+		}
+		vals, err := runStage(cfg, id, order[id], done, progress)
 		if err != nil {
 			return err
 		}
-		done[n] = vals
+		done[order[id]] = vals
+		id++
+	}
+	return nil
+}
+
+// sameOperandReductions returns how many nodes at the start of order are reductions of one
+// operand (x.Mean(0) and x.Std(0), say) that the CPU threads run as one batch, the tasks of a
+// chunk next to each other: what one task brings into the cache the other reads there, where
+// stage after stage read the operand from memory once per reduction. Stages of one operand
+// never read each other. 0 or 1 for other schedulers.
+func sameOperandReductions(cfg computeConfig, order []*expr.Node) int {
+	if _, ok := cfg.sched.(*threadScheduler); !ok || len(order) == 0 || order[0].Kind != expr.KReduce {
+		return 0
+	}
+	k := 1
+	for k < len(order) && order[k].Kind == expr.KReduce && order[k].Args[0] == order[0].Args[0] {
+		k++
+	}
+	return k
+}
+
+// runTogether plans nodes as stages id, id+1, ... and runs their tasks in one batch,
+// interleaved chunk by chunk; it stores each node's values in done.
+func runTogether(cfg computeConfig, id int, nodes []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
+	stages := make([]*plan.Stage, len(nodes))
+	var tasks []*plan.Task
+	for i, n := range nodes {
+		st, err := plan.Lower(id+i, n, done, planOptions(cfg.sched, cfg.memLimit))
+		if err != nil {
+			return fmt.Errorf("compute: %w", err)
+		}
+		stages[i] = st
+	}
+	type at struct{ stage, task int }
+	var where []at
+	for k := 0; ; k++ {
+		more := false
+		for i, st := range stages {
+			if k < len(st.Tasks) {
+				tasks = append(tasks, st.Tasks[k])
+				where = append(where, at{i, k})
+				more = true
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	outs, err := cfg.sched.Run(cfg.ctx, tasks, progress)
+	if err != nil {
+		return fmt.Errorf("compute: %w", err)
+	}
+	per := make([][]*plan.Output, len(stages))
+	for i, st := range stages {
+		per[i] = make([]*plan.Output, len(st.Tasks))
+	}
+	for j, w := range where {
+		per[w.stage][w.task] = outs[j]
+	}
+	for i, st := range stages {
+		reportFallbacks(cfg, st, per[i])
+		vals, err := st.Assemble(per[i])
+		if err != nil {
+			return fmt.Errorf("compute: %w", err)
+		}
+		done[nodes[i]] = vals
 	}
 	return nil
 }

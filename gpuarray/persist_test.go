@@ -273,3 +273,40 @@ func BenchmarkIteratePass(b *testing.B) {
 		}
 	}
 }
+
+// TestReductionsOfOneOperandRunTogether: the column statistics of one array are planned as
+// one batch on the CPU threads (their tasks side by side, so the second reads the chunk from
+// the cache) and give what each gives alone, bit for bit.
+func TestReductionsOfOneOperandRunTogether(t *testing.T) {
+	x := NewRandomState(9).Normal(3, 2, Shape(400, 300), Chunks(90, 70)).Persist(Threads(2))
+	if err := x.Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer x.Release()
+	y := x.Sub(x.Mean(0)).Div(x.Std(0)).Add(x.Max(0))
+	cfg, err := configure([]ComputeOption{Threads(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := stageOrder([]*expr.Node{y.n})
+	if k := sameOperandReductions(cfg, order); k != 3 {
+		t.Fatalf("%d of the %d stages run together, want the 3 reductions of x", k, len(order))
+	}
+	if k := sameOperandReductions(computeConfig{sched: inlineScheduler{}}, order); k != 0 {
+		t.Fatalf("inline: %d stages run together", k)
+	}
+	got, err := y.ToSlice(Threads(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := x.Mean(0).Compute(Threads(2))
+	s, _ := x.Std(0).Compute(Threads(2))
+	mx, _ := x.Max(0).Compute(Threads(2))
+	want, err := x.Sub(m).Div(s).Add(mx).ToSlice(Threads(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bitEqual(got, want) {
+		t.Fatal("the reductions run together differ from each run alone")
+	}
+}

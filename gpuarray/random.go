@@ -137,9 +137,10 @@ func (r *RandomState) Shuffle(x *Array) *Array {
 // Choice returns size elements drawn from the 1-d array a, as numpy's choice(a, size, replace,
 // p): with replacement (replace true) each element independently, else size distinct
 // positions (size <= len(a)). p gives the probability of each element of a (nil: all equal;
-// else len(a) numbers >= 0 that sum to 1 within 1e-8). Weighted choice without replacement
-// takes the size largest keys log(u)/p (Efraimidis and Spirakis), which is numpy's sequential
-// rule in distribution.
+// else len(a) numbers >= 0 that sum to 1 within 1e-8). Weighted choice with replacement uses
+// Walker's alias table (built here from p: constant work per draw for any len(a));
+// without replacement it takes the size largest keys log(u)/p (Efraimidis and Spirakis),
+// which is numpy's sequential rule in distribution.
 func (r *RandomState) Choice(a *Array, size int, replace bool, p []float64) *Array {
 	if err := a.Err(); err != nil {
 		return errArray(err)
@@ -171,25 +172,12 @@ func (r *RandomState) Choice(a *Array, size int, replace bool, p []float64) *Arr
 	case replace && w == nil:
 		idx = r.random("Choice", expr.Integers, 0, float64(n), []ArrayOption{Shape(size)})
 	case replace:
-		// Inverse CDF: the number of cumulative weights <= u.
-		cdf := make([]float64, n)
-		acc := 0.0
-		last := 0
-		for i, v := range w {
-			acc += v
-			cdf[i] = acc
-			if v > 0 {
-				last = i
-			}
-		}
-		for i := range cdf {
-			cdf[i] /= acc
-			if i >= last {
-				cdf[i] = 1
-			}
-		}
+		// Walker's alias method (Vose's construction): a uniform position i, kept when a
+		// uniform u falls below prob[i], else its alias; O(1) per draw for any len(a).
+		prob, alias := aliasTable(w)
+		i := r.random("Choice", expr.Integers, 0, float64(n), []ArrayOption{Shape(size)})
 		u := r.random("Choice", expr.Uniform, 0, 1, []ArrayOption{Shape(size)})
-		idx = Searchsorted(FromSlice(cdf), u, "right")
+		idx = Where(u.Lt(FromSlice(prob).Take(i, 0)), i, FromSliceInt64(alias).Take(i, 0))
 	default:
 		keys := r.random("Choice", expr.Uniform, 0, 1, []ArrayOption{Shape(n)})
 		if w != nil {
@@ -199,6 +187,51 @@ func (r *RandomState) Choice(a *Array, size int, replace bool, p []float64) *Arr
 		idx = ArgTopK(keys, size, 0)
 	}
 	return a.Take(idx, 0)
+}
+
+// aliasTable returns Walker's alias table of the probabilities w (summing to 1): position i
+// is kept with probability prob[i], else alias[i] is taken.
+func aliasTable(w []float64) (prob []float64, alias []int64) {
+	n := len(w)
+	prob, alias = make([]float64, n), make([]int64, n)
+	scaled := make([]float64, n)
+	var small, large []int
+	for i, v := range w {
+		scaled[i] = v * float64(n)
+		alias[i] = int64(i)
+		if scaled[i] < 1 {
+			small = append(small, i)
+		} else {
+			large = append(large, i)
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		l, g := small[len(small)-1], large[len(large)-1]
+		small, large = small[:len(small)-1], large[:len(large)-1]
+		prob[l], alias[l] = scaled[l], int64(g)
+		scaled[g] = (scaled[g] + scaled[l]) - 1
+		if scaled[g] < 1 {
+			small = append(small, g)
+		} else {
+			large = append(large, g)
+		}
+	}
+	// What is left has probability 1 up to rounding; a zero weight left over by rounding
+	// must never be taken, so it points to the heaviest position.
+	heaviest := 0
+	for i, v := range w {
+		if v > w[heaviest] {
+			heaviest = i
+		}
+	}
+	for _, i := range append(small, large...) {
+		if w[i] > 0 {
+			prob[i] = 1
+		} else {
+			alias[i] = int64(heaviest)
+		}
+	}
+	return prob, alias
 }
 
 // choiceWeights checks p as numpy's choice does.

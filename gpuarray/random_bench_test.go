@@ -17,7 +17,9 @@ func BenchmarkRandomSum(b *testing.B) {
 		{"beta2,5", func(r *RandomState, o ...ArrayOption) *Array { return r.Beta(2, 5, o...) }},
 		{"poisson4", func(r *RandomState, o ...ArrayOption) *Array { return r.Poisson(4, append(o, WithDType(Float64))...) }},
 		{"poisson100", func(r *RandomState, o ...ArrayOption) *Array { return r.Poisson(100, append(o, WithDType(Float64))...) }},
-		{"binomial50,0.3", func(r *RandomState, o ...ArrayOption) *Array { return r.Binomial(50, 0.3, append(o, WithDType(Float64))...) }},
+		{"binomial50,0.3", func(r *RandomState, o ...ArrayOption) *Array {
+			return r.Binomial(50, 0.3, append(o, WithDType(Float64))...)
+		}},
 	} {
 		b.Run(d.name, func(b *testing.B) {
 			r := NewRandomState(1)

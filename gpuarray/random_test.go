@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os/exec"
 	"slices"
 	"strings"
@@ -433,6 +434,30 @@ func TestChoice(t *testing.T) {
 	if chi > 31.26 { // 11 degrees of freedom, P = 0.001
 		t.Errorf("weighted Choice without replacement: pair chi-square %v (%v)", chi, pairs)
 	}
+	// Many categories: constant work per draw. Every tenth of 200000 has weight, the first
+	// of them half of it all.
+	const cats = 200000
+	big := make([]float64, cats)
+	for i := 10; i < cats; i += 10 {
+		big[i] = 0.5 / (cats/10 - 1)
+	}
+	big[0] = 0.5
+	many, err := NewRandomState(12).Choice(Arange(0, cats, 1), n, true, big).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 0.0
+	for _, v := range many {
+		if int(v)%10 != 0 {
+			t.Fatalf("Choice took %v of probability 0", v)
+		}
+		if v == 0 {
+			first++
+		}
+	}
+	if se := math.Sqrt(n * 0.25); math.Abs(first-n/2) > 5*se {
+		t.Errorf("Choice took the half-weight element %v times of %d", first, n)
+	}
 	// Zero weight is never taken.
 	z, err := NewRandomState(3).Choice(a, 1000, true, []float64{0.5, 0, 0.5, 0}).ToSlice()
 	if err != nil {
@@ -441,6 +466,42 @@ func TestChoice(t *testing.T) {
 	for _, v := range z {
 		if v == 11 || v == 13 {
 			t.Fatalf("Choice took %v of probability 0", v)
+		}
+	}
+}
+
+// The alias table gives each position its probability: prob[i] of its own column plus what
+// the columns aliased to it leave.
+func TestAliasTable(t *testing.T) {
+	rs := rand.New(rand.NewPCG(4, 4))
+	for _, n := range []int{1, 2, 3, 7, 100, 1001} {
+		w := make([]float64, n)
+		sum := 0.0
+		for i := range w {
+			if rs.IntN(4) > 0 {
+				w[i] = rs.Float64()
+			}
+			sum += w[i]
+		}
+		if sum == 0 {
+			w[0], sum = 1, 1
+		}
+		for i := range w {
+			w[i] /= sum
+		}
+		prob, alias := aliasTable(w)
+		got := make([]float64, n)
+		for i := range prob {
+			got[i] += prob[i] / float64(n)
+			got[alias[i]] += (1 - prob[i]) / float64(n)
+		}
+		for i := range w {
+			if math.Abs(got[i]-w[i]) > 1e-12 {
+				t.Fatalf("n %d: position %d has probability %v, want %v", n, i, got[i], w[i])
+			}
+			if w[i] == 0 && (prob[i] != 0 || alias[i] == int64(i)) {
+				t.Fatalf("n %d: zero weight %d can be taken (prob %v alias %d)", n, i, prob[i], alias[i])
+			}
 		}
 	}
 }

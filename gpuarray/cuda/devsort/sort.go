@@ -192,8 +192,8 @@ func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.Devi
 			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
 		}
 	}
-	out := dtype.Make(odt, l.Count()*s.klen)
-	if s.res, err = s.alloc("result", uint64(len(out.Bytes()))); err != nil {
+	m := l.Count() * s.klen
+	if s.res, err = s.alloc("result", uint64(m*odt.Size())); err != nil {
 		return dtype.Slice{}, err
 	}
 	how := "line by line"
@@ -206,6 +206,9 @@ func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.Devi
 	if err != nil {
 		return dtype.Slice{}, err
 	}
+	// The host's result is made while the device sorts: Go zeroes reused heap memory, about
+	// 0.1 s for 800 MB, which would otherwise come before the first launch.
+	out := dtype.Make(odt, m)
 	if traced {
 		if err := d.Stream().Synchronize(); err != nil {
 			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
