@@ -72,5 +72,6 @@ func TestGPURandomDistributionsMatchCPU(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%v: GPU values differ from the CPU's (path %s)", x, c.Path())
 		}
+		t.Logf("%v %v: %s", x.DType(), x.Shape(), c.Path())
 	}
 }
