@@ -282,7 +282,7 @@ func editDistance(a, b string) int {
 func (s *Session) compileCrash(p interp.Panic, seg segment) *CellError {
 	d := s.diagnose(seg, "")
 	if d == nil {
-		d = genericDefine(seg)
+		d = genericDefine(seg, s.genericFunc)
 	}
 	if d == nil {
 		l, c := seg.line, seg.col
@@ -306,7 +306,7 @@ func diagnosisError(seg segment, d *diagnosis) *CellError {
 // cannot define a variable from the result of a generic function of a source package (the
 // generic standard library) there, while in a func, or assigned to a declared variable, the
 // same call works.
-func genericDefine(seg segment) *diagnosis {
+func genericDefine(seg segment, generic func(name string) bool) *diagnosis {
 	if seg.kind != segStmt {
 		return nil
 	}
@@ -332,6 +332,9 @@ func genericDefine(seg segment) *diagnosis {
 		if ix, ok := fun.(*ast.IndexListExpr); ok {
 			fun = ix.X
 		}
+		if id, ok := fun.(*ast.Ident); ok && generic != nil && generic(id.Name) {
+			return genericDiagnosis(fset, seg, prefix, a, id.Name+"(...)")
+		}
 		sel, ok := fun.(*ast.SelectorExpr)
 		if !ok {
 			continue
@@ -349,22 +352,30 @@ func genericDefine(seg segment) *diagnosis {
 		default:
 			continue
 		}
-		pos := fset.Position(a.Pos())
-		l, c := pos.Line, pos.Column
-		if l == 1 {
-			c -= len(prefix)
-		}
-		l, c = cellPos(seg, l, c)
-		var names []string
-		for _, x := range a.Lhs {
-			names = append(names, identText(x))
-		}
-		call0 := pkg.Name + "." + sel.Sel.Name + "(...)"
-		return &diagnosis{line: l, col: c,
-			msg:  fmt.Sprintf("the Go interpreter (yaegi) cannot define variables from the result of the generic %s at a cell's top level", call0),
-			hint: fmt.Sprintf("declare them first with their types (var %s T; %s = %s), or move the code into a func", strings.Join(names, ", "), strings.Join(names, ", "), call0)}
+		return genericDiagnosis(fset, seg, prefix, a, pkg.Name+"."+sel.Sel.Name+"(...)")
 	}
 	return nil
+}
+
+func genericDiagnosis(fset *token.FileSet, seg segment, prefix string, a *ast.AssignStmt, call string) *diagnosis {
+	pos := fset.Position(a.Pos())
+	l, c := pos.Line, pos.Column
+	if l == 1 {
+		c -= len(prefix)
+	}
+	l, c = cellPos(seg, l, c)
+	var names []string
+	for _, x := range a.Lhs {
+		names = append(names, identText(x))
+	}
+	return &diagnosis{line: l, col: c,
+		msg:  fmt.Sprintf("the Go interpreter (yaegi) cannot define variables from the result of the generic %s at a cell's top level", call),
+		hint: fmt.Sprintf("declare them first with their types (var %s T; %s = %s), or move the code into a func", strings.Join(names, ", "), strings.Join(names, ", "), call)}
+}
+
+// genericFunc reports whether name is a generic func declared in a cell.
+func (s *Session) genericFunc(name string) bool {
+	return strings.Contains(s.declSrc(name), "func "+name+"[")
 }
 
 // identText returns an identifier's name for a hint ("_" for other expressions).

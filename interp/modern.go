@@ -41,7 +41,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer"} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func("} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -123,6 +123,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 			r.rangeStmt(n)
 		case *ast.CallExpr:
 			r.untypedFloats(n)
+			r.inferTypeArgs(n)
 			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !env.userFunc["clear"] && len(n.Args) == 1 {
 				r.edits = append(r.edits, edit{off(id.Pos()), len("clear"), "gnrt.Clear"})
 			}
@@ -199,6 +200,7 @@ func (r *rewriter) visit(n ast.Node) bool {
 		r.rangeStmt(n)
 	case *ast.CallExpr:
 		r.untypedFloats(n)
+		r.inferTypeArgs(n)
 		if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !r.env.userFunc["clear"] && len(n.Args) == 1 {
 			r.edits = append(r.edits, edit{r.off(id.Pos()), len("clear"), "gnrt.Clear"})
 		}
@@ -1111,4 +1113,137 @@ func (r *rewriter) topDefer(n *ast.DeferStmt) {
 			return true
 		})
 	}
+}
+
+// inferTypeArgs writes out the type arguments of a call of a generic func declared in a cell
+// when a func literal is among its arguments and the arguments' written types bind every
+// type parameter: yaegi's inference confuses them there (Map([]int{1}, func(i int) string
+// {...}) said "cannot use type func(int) string as type func(int) int"), while
+// Map[int, string](...) works.
+func (r *rewriter) inferTypeArgs(n *ast.CallExpr) {
+	id, ok := n.Fun.(*ast.Ident)
+	if !ok || n.Ellipsis.IsValid() {
+		return
+	}
+	hasLit := false
+	for _, a := range n.Args {
+		if _, ok := a.(*ast.FuncLit); ok {
+			hasLit = true
+		}
+	}
+	if !hasLit {
+		return
+	}
+	fd, _ := r.funcDecl(id.Name)
+	if fd == nil || fd.Type.TypeParams == nil {
+		return
+	}
+	var tparams []string
+	isParam := map[string]bool{}
+	for _, f := range fd.Type.TypeParams.List {
+		for _, nm := range f.Names {
+			tparams = append(tparams, nm.Name)
+			isParam[nm.Name] = true
+		}
+	}
+	var ptypes []ast.Expr
+	for _, f := range fd.Type.Params.List {
+		if _, ok := f.Type.(*ast.Ellipsis); ok {
+			return
+		}
+		for range max(len(f.Names), 1) {
+			ptypes = append(ptypes, f.Type)
+		}
+	}
+	if len(ptypes) != len(n.Args) {
+		return
+	}
+	bind := map[string]string{}
+	var unify func(p, a ast.Expr) bool
+	unify = func(p, a ast.Expr) bool {
+		if a == nil {
+			return true
+		}
+		switch p := p.(type) {
+		case *ast.Ident:
+			if !isParam[p.Name] {
+				return true
+			}
+			t := r.text(a)
+			if old, ok := bind[p.Name]; ok {
+				return old == t
+			}
+			bind[p.Name] = t
+		case *ast.ArrayType:
+			if at, ok := a.(*ast.ArrayType); ok && (p.Len == nil) == (at.Len == nil) {
+				return unify(p.Elt, at.Elt)
+			}
+		case *ast.MapType:
+			if mt, ok := a.(*ast.MapType); ok {
+				return unify(p.Key, mt.Key) && unify(p.Value, mt.Value)
+			}
+		case *ast.StarExpr:
+			if st, ok := a.(*ast.StarExpr); ok {
+				return unify(p.X, st.X)
+			}
+		case *ast.FuncType:
+			ft, ok := a.(*ast.FuncType)
+			if !ok {
+				return true
+			}
+			flat := func(fl *ast.FieldList) []ast.Expr {
+				var out []ast.Expr
+				if fl == nil {
+					return out
+				}
+				for _, f := range fl.List {
+					for range max(len(f.Names), 1) {
+						out = append(out, f.Type)
+					}
+				}
+				return out
+			}
+			pp, ap := flat(p.Params), flat(ft.Params)
+			pr, ar := flat(p.Results), flat(ft.Results)
+			if len(pp) != len(ap) || len(pr) != len(ar) {
+				return false
+			}
+			for i := range pp {
+				if !unify(pp[i], ap[i]) {
+					return false
+				}
+			}
+			for i := range pr {
+				if !unify(pr[i], ar[i]) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for i, a := range n.Args {
+		var at ast.Expr
+		switch a := a.(type) {
+		case *ast.FuncLit:
+			at = a.Type
+		case *ast.CompositeLit:
+			at = a.Type
+		case *ast.BasicLit:
+			if id, ok := ptypes[i].(*ast.Ident); ok && isParam[id.Name] {
+				continue // an untyped constant: its default type only if nothing else binds
+			}
+		}
+		if !unify(ptypes[i], at) {
+			return
+		}
+	}
+	args := make([]string, len(tparams))
+	for i, tp := range tparams {
+		t, ok := bind[tp]
+		if !ok {
+			return
+		}
+		args[i] = t
+	}
+	r.edits = append(r.edits, edit{r.off(n.Fun.End()), 0, "[" + strings.Join(args, ", ") + "]"})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/scanner"
 	"go/token"
 	"io"
@@ -85,9 +86,10 @@ type Session struct {
 	declAt   map[string]declPos      // where each of decls was declared (under declMu)
 	cell     string                  // the running cell's label for tracebacks ("" unknown)
 
-	late    lateOutput // what cells' goroutines printed between cells (guard.go)
-	defers  []func()   // the running cell's top-level defers (trace.go)
-	panicV  any        // the cell's panic while its defers run, for gnrt.Recover
+	late    lateOutput               // what cells' goroutines printed between cells (guard.go)
+	defers  []func()                 // the running cell's top-level defers (trace.go)
+	kept    map[string]reflect.Value // variables of statements that ran in a func (retryInFunc)
+	panicV  any                      // the cell's panic while its defers run, for gnrt.Recover
 	hasPan  bool
 	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
 	notesMu sync.Mutex
@@ -138,6 +140,8 @@ func New(opts Options) (*Session, error) {
 		"ErrorsAs":     reflect.ValueOf(errorsAs),
 		"Defer":        reflect.ValueOf(s.deferCell),
 		"DeferSpread":  reflect.ValueOf(s.deferSpread),
+		"Keep":         reflect.ValueOf(s.keepVar),
+		"Restore":      reflect.ValueOf(s.restoreVar),
 		"Recover":      reflect.ValueOf(s.recoverCell),
 		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
 	}
@@ -329,28 +333,114 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 	return res, nil
 }
 
-// retryInFunc runs a statement segment that yaegi crashed compiling on `x := slices.Max(xs)`
-// (genericDefine) again inside a func literal, where yaegi compiles it, and says on stderr
-// that its variables are not kept for later cells. Nothing ran before the crash, so running
-// it now runs it once. ok is false when this is not that crash.
+// retryInFunc runs a statement segment that yaegi could not compile (a crash or an error) on
+// `x := slices.Max(xs)` or another generic call (genericDefine) again inside a func literal,
+// where yaegi compiles it, and says on stderr that its variables are not kept for later
+// cells. Nothing ran before, so running it now runs it once. ok is false when this is not
+// that case.
 func (s *Session) retryInFunc(ctx context.Context, err error, src string, seg segment) (*CellError, bool) {
 	var p interp.Panic
-	if !errors.As(err, &p) || !compilePanic(p) {
-		return nil, false
+	if errors.As(err, &p) && !compilePanic(p) || ctx.Err() != nil {
+		return nil, false // it ran
 	}
-	d := genericDefine(seg)
+	d := genericDefine(seg, s.genericFunc)
 	if d == nil {
 		return nil, false
 	}
-	if _, err2 := s.eval(ctx, ";func() {"+src+"\n}()"); err2 != nil {
+	// The variables the statements define are handed out at the end, and then set into the
+	// globals of the same names that yaegi declared (with their zero values) before it
+	// failed, where their types are known.
+	names := topDefined(seg.src)
+	keep := ""
+	for _, n := range names {
+		keep += fmt.Sprintf("; gnrt.Keep(%q, &%s)", n, n)
+	}
+	s.kept = map[string]reflect.Value{}
+	if _, err2 := s.eval(ctx, ";func() {"+src+"\n"+keep+"\n}()"); err2 != nil {
 		var p2 interp.Panic
 		if errors.As(err2, &p2) && !compilePanic(p2) || ctx.Err() != nil {
 			return s.evalError(ctx, err2, seg), true // it ran and failed
 		}
 		return nil, false
 	}
-	fmt.Fprintf(os.Stderr, "gpunotes: cell line %d: %s, so this part of the cell ran inside a func: its variables are not kept for later cells (%s)\n", d.line, d.msg, d.hint)
+	var lost []string
+	for _, n := range names {
+		if _, err := s.eval(ctx, fmt.Sprintf("gnrt.Restore(&%s, %q)", n, n)); err == nil {
+			continue
+		}
+		// yaegi did not declare it: declare it with the kept value's type, where that type
+		// can be written.
+		if v, ok := s.kept[n]; ok {
+			t := strings.ReplaceAll(s.types.typeString(v.Type()), "main.", "")
+			if !strings.Contains(t, "struct {") && !strings.Contains(t, "interp.") {
+				if _, err := s.eval(ctx, fmt.Sprintf(";var %s %s; gnrt.Restore(&%s, %q)", n, t, n, n)); err == nil {
+					continue
+				}
+			}
+		}
+		lost = append(lost, n)
+	}
+	s.kept = nil
+	s.recordVars(seg.src)
+	if len(lost) > 0 {
+		fmt.Fprintf(os.Stderr, "gpunotes: cell line %d: %s, so this part of the cell ran inside a func; these of its variables are not kept for later cells: %s (%s)\n", d.line, d.msg, strings.Join(lost, ", "), d.hint)
+	}
 	return nil, true
+}
+
+// topDefined returns the names a statement segment defines at its top level (:= and var).
+func topDefined(src string) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), "cell", wrapPrefix(segStmt)+src+"\n}", parser.SkipObjectResolution)
+	if err != nil || len(f.Decls) == 0 {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if n != "_" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, st := range f.Decls[0].(*ast.FuncDecl).Body.List {
+		switch st := st.(type) {
+		case *ast.AssignStmt:
+			if st.Tok == token.DEFINE {
+				for _, l := range st.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						add(id.Name)
+					}
+				}
+			}
+		case *ast.DeclStmt:
+			if g, ok := st.Decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
+				for _, sp := range g.Specs {
+					for _, n := range sp.(*ast.ValueSpec).Names {
+						add(n.Name)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// keepVar receives a variable of statements that ran in a func (retryInFunc).
+func (s *Session) keepVar(name string, ptr any) {
+	if s.kept != nil {
+		s.kept[name] = reflect.ValueOf(ptr).Elem()
+	}
+}
+
+// restoreVar sets the global *dst to the kept variable name; it panics when the types differ
+// (the global's type was not what yaegi could infer), and the caller names it as lost.
+func (s *Session) restoreVar(dst any, name string) {
+	v, ok := s.kept[name]
+	d := reflect.ValueOf(dst)
+	if !ok || d.Kind() != reflect.Pointer || !v.Type().AssignableTo(d.Elem().Type()) {
+		panic("gpunotes: cannot keep " + name)
+	}
+	d.Elem().Set(v)
 }
 
 // runDecls evaluates a run of declarations as one file (forward references work), after the

@@ -246,3 +246,26 @@ func TestCellDefers(t *testing.T) {
 		}
 	}
 }
+
+// TestGenericDefineAtTopLevel checks that `x := slices.Max(xs)` and `t := Reduce(...)` (a
+// cell's generic func) at a cell's top level, which yaegi cannot compile there, run, and that
+// the variables they define (and the others of the same statements) are there for later
+// cells with their values.
+func TestGenericDefineAtTopLevel(t *testing.T) {
+	s := newSession(t)
+	if _, _, err := run(t, s, "import (\"fmt\"; \"strings\"; \"slices\")\nfunc Reduce[T, A any](xs []T, init A, f func(A, T) A) A {\n\tacc := init\n\tfor _, x := range xs {\n\t\tacc = f(acc, x)\n\t}\n\treturn acc\n}\nfunc Filter[T any](xs []T, keep func(T) bool) []T {\n\tvar out []T\n\tfor _, x := range xs {\n\t\tif keep(x) {\n\t\t\tout = append(out, x)\n\t\t}\n\t}\n\treturn out\n}\ntype P struct{ X int }"); err != nil {
+		t.Fatal(err)
+	}
+	cells := []struct{ code, want string }{
+		{"words := []string{\"go\", \"gopher\", \"rust\"}\ntotal := Reduce(words, 0, func(n int, w string) int { return n + len(w) })\nfmt.Println(total)", "12\n"},
+		{"g := Filter(words, func(w string) bool { return strings.HasPrefix(w, \"g\") })\nfmt.Println(g, len(g), total)", "[go gopher] 2 12\n"},
+		{"m := slices.Max([]int{3, 9, 2})\nps := Filter([]P{{1}, {2}}, func(p P) bool { return p.X > 1 })", ""},
+		{"fmt.Println(g, words, total, m+1, ps[0].X)", "[go gopher] [go gopher rust] 12 10 2\n"},
+	}
+	for _, c := range cells {
+		_, out, err := run(t, s, c.code)
+		if err != nil || out.out("stdout") != c.want {
+			t.Errorf("%q printed %q (stderr %q), want %q; error %v", c.code, out.out("stdout"), out.out("stderr"), c.want, err)
+		}
+	}
+}
