@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os/exec"
 	"strings"
@@ -135,4 +136,47 @@ func inputAt(c *dtypeCase, j int) string {
 		s = append(s, a.Data[j])
 	}
 	return strings.Join(s, ", ")
+}
+
+// TestLog2AndAcosNearOne: log2 and arccos stay within 2 ulp of NumPy near ±1, where Go's
+// math.Log2 and math.Acos cancel (thousands to billions of ulp off), and over their domain,
+// subnormals and powers of two included.
+func TestLog2AndAcosNearOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 7))
+	var xs []float64
+	for i := range 4000 {
+		switch i % 4 {
+		case 0:
+			xs = append(xs, 1-math.Ldexp(r.Float64(), -r.IntN(50)))
+		case 1:
+			xs = append(xs, -1+math.Ldexp(r.Float64(), -r.IntN(50)))
+		case 2:
+			xs = append(xs, 1+math.Ldexp(r.Float64(), -r.IntN(50)))
+		default:
+			xs = append(xs, math.Ldexp(r.Float64(), r.IntN(2000)-1074))
+		}
+	}
+	xs = append(xs, 1, -1, 0, math.Copysign(0, -1), 0.5, -0.5, 2, 1024, 5e-324, math.Ldexp(1, -1030), math.Inf(1), math.NaN(), -3)
+	in := input{name: "x", shape: []int{len(xs)}, data: xs}
+	x := FromSlice(xs, Chunks(1000))
+	cases := []npCase{{Code: "np.log2(x)", Inputs: map[string]npArray{"x": in.np()}}, {Code: "np.arccos(x)", Inputs: map[string]npArray{"x": in.np()}}}
+	res := numpy(t, cases)
+	for i, got := range []*Array{Log2(x), Acos(x)} {
+		v, err := got.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := res[i].values(t)
+		for j := range v {
+			a, b := v[j], want[j]
+			if a != a && b != b || a == b {
+				continue
+			}
+			d := int64(math.Float64bits(math.Abs(a))) - int64(math.Float64bits(math.Abs(b)))
+			if math.Signbit(a) != math.Signbit(b) || d > 2 || d < -2 {
+				t.Errorf("%s of %v: %v, NumPy %v", cases[i].Code, xs[j], a, b)
+				break
+			}
+		}
+	}
 }

@@ -16,7 +16,7 @@ var _ = math.Abs
 func genFloat1(op expr.Op) func(x float64) float64 {
 	switch op {
 	case expr.OpAcos:
-		return func(x float64) float64 { return math.Acos(x) }
+		return func(x float64) float64 { return Acos(x) }
 	case expr.OpAcosh:
 		return func(x float64) float64 { return math.Acosh(x) }
 	case expr.OpAsin:

