@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/apicov"
+	"github.com/gpunotes/gpunotes/gpuarray/optable"
 )
 
 // exported returns gpuarray's exported package functions ("Fft") and methods of *Array
@@ -95,5 +96,30 @@ func TestCountsDistinctFunctions(t *testing.T) {
 	have, total := apicov.Count()
 	if total != 160 || have <= 0 || have > total {
 		t.Fatalf("coverage %d of %d; the standard 2023.12 has 160 distinct functions", have, total)
+	}
+}
+
+// TestElementwiseRowsFollowTheOpTable: the elementwise row of an op of gpuarray/optable (those
+// of the standard) says "fused kernel" exactly when the table gives the op a GPU body for real
+// operands (the README's elementwise table says which dtypes run where).
+func TestElementwiseRowsFollowTheOpTable(t *testing.T) {
+	rows := map[string]apicov.Row{}
+	for _, r := range apicov.Rows {
+		if r.Group == "elementwise" {
+			rows[r.API] = r
+		}
+	}
+	for _, o := range optable.Ops {
+		r, ok := rows[o.Name]
+		if !ok {
+			continue // not in the 2023.12 standard (nextafter, reciprocal)
+		}
+		want := apicov.Host
+		if o.PTX != "" || o.PTXInt != "" {
+			want = apicov.Fused
+		}
+		if r.GPU != want {
+			t.Errorf("%s: the row says %q, the op table %q", o.Name, r.GPU, want)
+		}
 	}
 }
