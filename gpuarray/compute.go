@@ -59,6 +59,15 @@ func (h *hostNotes) add(msg string) {
 	h.mu.Unlock()
 }
 
+// addOnce adds msg unless it is there already.
+func (h *hostNotes) addOnce(msg string) {
+	h.mu.Lock()
+	if !slices.Contains(h.list, msg) {
+		h.list = append(h.list, msg)
+	}
+	h.mu.Unlock()
+}
+
 func (h *hostNotes) String() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -69,6 +78,7 @@ func (h *hostNotes) String() string {
 // outputs say so): one warning in the cell with the chunks, the time and the reasons, and a
 // note for Path, as a local GPU compute reports its host steps.
 func reportFallbacks(cfg computeConfig, st *plan.Stage, outs []*plan.Output) {
+	reportLibs(cfg, outs)
 	n, secs := 0, 0.0
 	var reasons []string
 	for _, o := range outs {
@@ -92,6 +102,21 @@ func reportFallbacks(cfg computeConfig, st *plan.Stage, outs []*plan.Output) {
 	fmt.Fprintf(os.Stderr, "gpuarray warning: %s\n", msg)
 	if cfg.notes != nil {
 		cfg.notes.add(msg)
+	}
+}
+
+// reportLibs notes, for Path, the libraries that ran the calls of outs where there is a choice
+// (the CPU's matrix functions: OpenBLAS's LAPACK or gonum), once each.
+func reportLibs(cfg computeConfig, outs []*plan.Output) {
+	for _, o := range outs {
+		if o == nil || o.Lib == "" {
+			continue
+		}
+		if g, ok := cfg.sched.(*gpuSched); ok {
+			g.libStep(o.Lib)
+		} else if cfg.notes != nil {
+			cfg.notes.addOnce(o.Lib)
+		}
 	}
 }
 

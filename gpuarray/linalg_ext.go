@@ -342,10 +342,11 @@ func Einsum(subscripts string, operands ...*Array) *Array {
 
 // The factorizations of the linalg extension that work on whole matrices: the last two axes
 // are brought into one chunk each (matrices are batched over the other axes, which keep their
-// chunks), and every task factors its matrices with gonum's LAPACK routines on the CPU, or with
-// cuSOLVER (getrf/getrs, potrf, syevd, gesvd; package cuda/blas) on a GPU. They are lazy stages
-// like the transforms: they run where Compute runs them, on cluster workers too; with OnGPU and
-// no cuSOLVER they run on the host and say so (Path, a warning).
+// chunks), and every task factors its matrices on the CPU with OpenBLAS's LAPACK where it loads
+// (package linalg/openblas), else gonum's, or with cuSOLVER (getrf/getrs, potrf, syevd, gesvd;
+// package cuda/blas) on a GPU. They are lazy stages like the transforms: they run where Compute
+// runs them, on cluster workers too; with OnGPU and no cuSOLVER they run on the host and say so
+// (Path, a warning).
 
 // matrixCall applies a matrix function to x's matrices.
 func matrixCall(x *Array, fn expr.CallFn, name string, n int, dt DType) *Array {

@@ -131,6 +131,9 @@ func (r *RandomState) Shuffle(x *Array) *Array {
 	if x.NDim() == 0 {
 		return errArray(fmt.Errorf("Shuffle: a 0-d array has no axis to shuffle"))
 	}
+	if expr.HasUnknown(x.n.Shape) {
+		return errArray(expr.ErrUnknown("Shuffle", x.n.Shape))
+	}
 	return x.Take(r.Permutation(x.Shape()[0]), 0)
 }
 
@@ -147,6 +150,9 @@ func (r *RandomState) Choice(a *Array, size int, replace bool, p []float64) *Arr
 	}
 	if a.NDim() != 1 {
 		return errArray(fmt.Errorf("Choice: a must be 1-d, not of shape %s", expr.ShapeString(a.Shape())))
+	}
+	if expr.HasUnknown(a.n.Shape) {
+		return errArray(expr.ErrUnknown("Choice", a.n.Shape))
 	}
 	n := a.Shape()[0]
 	switch {

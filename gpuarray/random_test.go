@@ -300,6 +300,8 @@ func TestRandomDistributionDTypesAndEdges(t *testing.T) {
 		{r.Choice(Arange(0, 3, 1), 2, false, []float64{1, 0, 0}), "1 non-zero probabilities for 2"},
 		{r.Choice(Zeros(Shape(2, 2)), 1, true, nil), "must be 1-d"},
 		{r.Permutation(-1), "n -1"},
+		{r.Shuffle(Arange(0, 6, 1).Mask(Arange(0, 6, 1).Gt(2))), "Shuffle needs the shape"},
+		{r.Choice(Arange(0, 6, 1).Mask(Arange(0, 6, 1).Gt(2)), 2, true, nil), "Choice needs the shape"},
 	} {
 		err := c.x.Err()
 		if err == nil {

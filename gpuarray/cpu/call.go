@@ -29,7 +29,11 @@ func executeCall(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
-	return &plan.Output{Shape: shape, Data: data}, nil
+	o := &plan.Output{Shape: shape, Data: data}
+	if t.Kernel.Call.Fn.Matrix() {
+		o.Lib = fmt.Sprintf("%v on the CPU with %s", t.Kernel.Call.Fn, MatrixLibrary())
+	}
+	return o, nil
 }
 
 // ApplyCall passes a block of values (row-major, shape) through a library call, with its

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -15,7 +18,9 @@ import (
 )
 
 // applyMatrix runs a matrix function on every matrix of the last two axes of a block, with
-// gonum's LAPACK routines, and returns the results in the call's dtype.
+// OpenBLAS's LAPACK where OpenBLAS loads (MatrixLibrary), else gonum's, and returns the results
+// in the call's dtype. Stacks of small matrices are spread over the cores; a large matrix gets
+// OpenBLAS's own threads instead.
 func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []int, operands []dtype.Slice) (res dtype.Slice, out []int, err error) {
 	if in.DType().Kind() == dtype.KindComplex {
 		return dtype.Slice{}, nil, fmt.Errorf("%v of complex matrices is not supported yet", c.Fn)
@@ -31,8 +36,8 @@ func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []
 	for _, d := range out[r-2:] {
 		per *= d
 	}
-	x := dtype.Convert(in, dtype.Float64).Float64s()
-	var rhs *mat.Dense // right-hand sides given apart (c.RHS): one matrix, m x c.RHS
+	x := dtype.Convert(in, dtype.Float64).Float64s() // the call's own values: may be overwritten
+	var rhs []float64                                // right-hand sides given apart (c.RHS): one matrix, m x c.RHS
 	if c.RHS > 0 {
 		if len(operands) != 1 || batch != 1 || operands[0].Len() != m*c.RHS {
 			return dtype.Slice{}, nil, fmt.Errorf("%v: %d right-hand sides of %d rows for a block of shape %v", c.Fn, c.RHS, m, shape)
@@ -40,29 +45,47 @@ func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []
 		if operands[0].DType().Kind() == dtype.KindComplex {
 			return dtype.Slice{}, nil, fmt.Errorf("%v of complex right-hand sides is not supported yet", c.Fn)
 		}
-		rhs = mat.NewDense(m, c.RHS, dtype.Convert(operands[0], dtype.Float64).Float64s())
+		rhs = dtype.Convert(operands[0], dtype.Float64).Float64s() // read only: may be shared
 	}
 	y := make([]float64, batch*per)
-	defer func() {
-		// gonum panics on shapes it does not take; say which matrix instead.
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%v: %v", c.Fn, p)
+	lapack := useLAPACK()
+	one := func(b int) (err error) {
+		xb := x[b*m*n : (b+1)*m*n]
+		if lapack {
+			return lapackFn(c, xb, rhs, m, n, y[b*per:(b+1)*per])
 		}
-	}()
-	for b := 0; b < batch; b++ {
-		if b&15 == 0 && ctx.Err() != nil {
-			return dtype.Slice{}, nil, ctx.Err()
+		defer func() {
+			// gonum panics on shapes it does not take; say which matrix instead.
+			if p := recover(); p != nil {
+				err = fmt.Errorf("%v", p)
+			}
+		}()
+		var rd *mat.Dense
+		if rhs != nil {
+			rd = mat.NewDense(m, c.RHS, rhs)
 		}
 		a := mat.NewDense(max(m, 1), max(n, 1), nil)
 		if m > 0 && n > 0 {
-			a = mat.NewDense(m, n, x[b*m*n:(b+1)*m*n])
+			a = mat.NewDense(m, n, xb)
 		}
-		if err := matrixFn(c, a, rhs, m, n, y[b*per:(b+1)*per]); err != nil {
-			if batch > 1 {
-				return dtype.Slice{}, nil, fmt.Errorf("%v of matrix %d of %d: %w", c.Fn, b, batch, err)
-			}
-			return dtype.Slice{}, nil, fmt.Errorf("%v: %w", c.Fn, err)
+		return matrixFn(c, a, rd, m, n, y[b*per:(b+1)*per])
+	}
+	// OpenBLAS runs calls on matrices below about 10000 elements on the calling thread, so a
+	// stack of those runs on all cores at once without oversubscribing them; larger ones one
+	// at a time on OpenBLAS's threads (gonum's are single-threaded at any size, but its large
+	// matrices are better left to the scheduler's tasks than to a second level of goroutines).
+	workers := 1
+	if batch > 1 && m*n < 10000 {
+		workers = min(batch, runtime.GOMAXPROCS(0))
+	}
+	if b, err := forBatch(ctx, batch, workers, one); err != nil {
+		if errors.Is(err, ctx.Err()) {
+			return dtype.Slice{}, nil, err
 		}
+		if batch > 1 {
+			return dtype.Slice{}, nil, fmt.Errorf("%v of matrix %d of %d: %w", c.Fn, b, batch, err)
+		}
+		return dtype.Slice{}, nil, fmt.Errorf("%v: %w", c.Fn, err)
 	}
 	res = dtype.OfFloat64(y)
 	if c.DType != dtype.Float64 {
@@ -71,86 +94,54 @@ func applyMatrix(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []
 	return res, out, nil
 }
 
-// luFn computes the functions of an LU factorization (solve, inverse, determinant) with
-// OpenBLAS's LAPACK (dgetrf/dgetrs, as NumPy does) where it loads; handled is false otherwise,
-// and gonum computes them. The row-major square part of a is its transpose column-major: its
-// LU solves a x = b through dgetrs' transpose flag, and its inverse read row-major is a's.
-func luFn(c *plan.CallStep, a *mat.Dense, m, n int, dst []float64) (handled bool, err error) {
-	switch c.Fn {
-	case expr.FnSolve, expr.FnInv, expr.FnDet, expr.FnSlogdetSign, expr.FnSlogdetLog:
-	default:
-		return false, nil
-	}
-	if openblas.Load() != nil {
-		return false, nil
-	}
-	raw := a.RawMatrix()
-	k := m
-	at := make([]float64, k*k)
-	for i := 0; i < k; i++ {
-		copy(at[i*k:(i+1)*k], raw.Data[i*raw.Stride:i*raw.Stride+k])
-	}
-	ipiv, info, err := openblas.Getrf(at, k)
-	if err != nil {
-		return true, err
-	}
-	switch c.Fn {
-	case expr.FnSolve:
-		if info > 0 {
-			return true, errSingular
-		}
-		nrhs := n - c.N
-		b := make([]float64, k*nrhs)
-		for i := 0; i < k; i++ {
-			for j := 0; j < nrhs; j++ {
-				b[j*k+i] = raw.Data[i*raw.Stride+c.N+j]
+// forBatch runs f(b) for b in [0, batch) on up to workers goroutines and returns the error of
+// the lowest b that failed (and that b), so the error does not depend on the timing.
+func forBatch(ctx context.Context, batch, workers int, f func(b int) error) (int, error) {
+	if workers <= 1 {
+		for b := 0; b < batch; b++ {
+			if b&15 == 0 && ctx.Err() != nil {
+				return b, ctx.Err()
+			}
+			if err := f(b); err != nil {
+				return b, err
 			}
 		}
-		if err := openblas.Getrs(true, at, k, ipiv, b, nrhs); err != nil {
-			return true, err
-		}
-		for i := 0; i < k; i++ {
-			for j := 0; j < nrhs; j++ {
-				dst[i*nrhs+j] = b[j*k+i]
-			}
-		}
-	case expr.FnInv:
-		if info > 0 {
-			return true, errSingular
-		}
-		for i := 0; i < k; i++ {
-			dst[i*k+i] = 1
-		}
-		return true, openblas.Getrs(false, at, k, ipiv, dst, k)
-	default:
-		sign, logdet, prod := 1.0, 0.0, 1.0
-		for i := 0; i < k; i++ {
-			u := at[i*k+i]
-			if int(ipiv[i]) != i+1 {
-				sign, prod = -sign, -prod
-			}
-			prod *= u
-			if u < 0 {
-				sign = -sign
-			}
-			logdet += math.Log(math.Abs(u))
-			if u == 0 {
-				sign = 0
-			}
-		}
-		if sign == 0 {
-			logdet = math.Inf(-1)
-		}
-		switch c.Fn {
-		case expr.FnDet:
-			dst[0] = prod
-		case expr.FnSlogdetSign:
-			dst[0] = sign
-		default:
-			dst[0] = logdet
-		}
+		return 0, nil
 	}
-	return true, nil
+	var (
+		next   atomic.Int64
+		mu     sync.Mutex
+		failB  = batch
+		failE  error
+		wg     sync.WaitGroup
+		failed atomic.Bool
+	)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				b := int(next.Add(1) - 1)
+				if b >= batch {
+					return
+				}
+				err := ctx.Err()
+				if err == nil {
+					err = f(b)
+				}
+				if err != nil {
+					mu.Lock()
+					if b < failB {
+						failB, failE = b, err
+					}
+					mu.Unlock()
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return failB, failE
 }
 
 // errSingular is the error of a solve or inverse of an exactly singular matrix, as NumPy's
@@ -174,9 +165,6 @@ func matrixFn(c *plan.CallStep, a, rhs *mat.Dense, m, n int, dst []float64) erro
 			dst[0] = 1
 		}
 		return nil // empty results; the log of an empty determinant is 0
-	}
-	if handled, err := luFn(c, a, m, n, dst); handled {
-		return err
 	}
 	eps := math.Nextafter(1, 2) - 1
 	lower := func() *mat.SymDense {
@@ -317,4 +305,89 @@ func matrixFn(c *plan.CallStep, a, rhs *mat.Dense, m, n int, dst []float64) erro
 		return fmt.Errorf("unknown matrix function %v", c.Fn)
 	}
 	return nil
+}
+
+// useLAPACK reports whether the matrix functions run on OpenBLAS's LAPACK (it loaded).
+func useLAPACK() bool {
+	_, ok := Gemm().(*openblas.Kernels)
+	return ok
+}
+
+// MatrixLibrary names the library the CPU's matrix functions run on: "OpenBLAS 0.3.21
+// (LAPACK)" where OpenBLAS loads, else "gonum".
+func MatrixLibrary() string {
+	if useLAPACK() {
+		return openblas.Version() + " (LAPACK)"
+	}
+	return "gonum"
+}
+
+// lapackFn computes one matrix's result into dst (row-major) with OpenBLAS's LAPACK. x is the
+// row-major m x n matrix, which it may overwrite; rhs, when not nil, holds the right-hand
+// sides of FnSolve and FnLstsq (m x c.RHS, read only), else they are x's columns from c.N on.
+func lapackFn(c *plan.CallStep, x, rhs []float64, m, n int, dst []float64) error {
+	if m == 0 || n == 0 || (c.Fn == expr.FnSolve || c.Fn == expr.FnLstsq) && c.N == 0 {
+		if c.Fn == expr.FnDet || c.Fn == expr.FnSlogdetSign {
+			dst[0] = 1
+		}
+		return nil // empty results; the log of an empty determinant is 0
+	}
+	eps := math.Nextafter(1, 2) - 1
+	var err error
+	switch c.Fn {
+	case expr.FnInv:
+		copy(dst, x)
+		err = openblas.Inv(dst, n)
+	case expr.FnDet:
+		dst[0], err = openblas.Det(x, n)
+	case expr.FnSlogdetSign, expr.FnSlogdetLog:
+		var sign, logabs float64
+		sign, logabs, err = openblas.Slogdet(x, n)
+		dst[0] = logabs
+		if c.Fn == expr.FnSlogdetSign {
+			dst[0] = sign
+		}
+	case expr.FnCholesky:
+		copy(dst, x)
+		err = openblas.Cholesky(dst, n)
+	case expr.FnEigvalsh:
+		err = openblas.Eigh(x, n, dst, nil)
+	case expr.FnEighVectors:
+		err = openblas.Eigh(x, n, make([]float64, n), dst)
+	case expr.FnPinv:
+		err = openblas.Pinv(x, m, n, float64(max(m, n))*eps, dst)
+	case expr.FnMatrixRank:
+		s, e := openblas.SingularValues(x, m, n)
+		if err = e; err == nil {
+			rank := 0
+			for _, v := range s {
+				if v > float64(max(m, n))*eps*s[0] {
+					rank++
+				}
+			}
+			dst[0] = float64(rank)
+		}
+	case expr.FnSolve, expr.FnLstsq:
+		a, b, k := x, rhs, c.RHS
+		if rhs == nil { // [a | b] joined: take them apart
+			k = n - c.N
+			a, b = make([]float64, m*c.N), make([]float64, m*k)
+			for i := 0; i < m; i++ {
+				copy(a[i*c.N:(i+1)*c.N], x[i*n:i*n+c.N])
+				copy(b[i*k:(i+1)*k], x[i*n+c.N:(i+1)*n])
+			}
+		}
+		if c.Fn == expr.FnLstsq {
+			err = openblas.Lstsq(a, m, c.N, b, k, float64(max(m, c.N))*eps, dst)
+			break
+		}
+		copy(dst, b)
+		err = openblas.Solve(a, m, dst, k)
+	default:
+		return fmt.Errorf("unknown matrix function %v", c.Fn)
+	}
+	if errors.Is(err, openblas.ErrSingular) {
+		return errSingular
+	}
+	return err
 }

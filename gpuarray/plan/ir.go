@@ -189,4 +189,7 @@ type Output struct {
 	// client reports both (Path, a warning), as a local GPU compute does.
 	HostFallback string  `json:",omitempty"`
 	HostSeconds  float64 `json:",omitempty"`
+	// Lib names the library that ran the task's call where there is a choice, like "solve on
+	// the CPU with OpenBLAS 0.3.21 (LAPACK)"; the client reports it in Path.
+	Lib string `json:",omitempty"`
 }

@@ -2,7 +2,6 @@ package openblas
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
@@ -19,11 +18,7 @@ func New() (*Kernels, error) {
 	if err := Load(); err != nil {
 		return nil, err
 	}
-	v := "OpenBLAS"
-	if f := strings.Fields(config); len(f) >= 2 && f[0] == "OpenBLAS" {
-		v = f[0] + " " + f[1]
-	}
-	return &Kernels{name: "cpu (" + v + ")"}, nil
+	return &Kernels{name: "cpu (" + Version() + ")"}, nil
 }
 
 // Name says which kernels run, like "cpu (OpenBLAS 0.3.21)".

@@ -106,9 +106,22 @@ func load() (err error) {
 	purego.RegisterLibFunc(&dgesdd, lib, "dgesdd_")
 	purego.RegisterLibFunc(&dgetrf, lib, "dgetrf_")
 	purego.RegisterLibFunc(&dgetrs, lib, "dgetrs_")
+	purego.RegisterLibFunc(&dgetri, lib, "dgetri_")
+	purego.RegisterLibFunc(&dpotrf, lib, "dpotrf_")
+	purego.RegisterLibFunc(&dsyevd, lib, "dsyevd_")
+	purego.RegisterLibFunc(&dgelsd, lib, "dgelsd_")
 	config = strings.TrimSpace(getConfig())
 	startThreads = max(1, int(getNumThreads()))
 	return nil
+}
+
+// Version returns OpenBLAS's name and version, like "OpenBLAS 0.3.21", or "OpenBLAS" when its
+// build description does not start with them.
+func Version() string {
+	if f := strings.Fields(config); len(f) >= 2 && f[0] == "OpenBLAS" {
+		return f[0] + " " + f[1]
+	}
+	return "OpenBLAS"
 }
 
 // Threads returns the number of threads OpenBLAS uses for one call.
