@@ -385,3 +385,34 @@ func identText(x ast.Expr) string {
 	}
 	return "_"
 }
+
+// commaOKRecv finds `v, ok := <-ch` among a statement segment's top-level statements, which
+// yaegi cannot compile there ("nil type").
+func commaOKRecv(seg segment) *diagnosis {
+	if seg.kind != segStmt {
+		return nil
+	}
+	prefix := wrapPrefix(segStmt)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", prefix+seg.src+"\n}", parser.SkipObjectResolution)
+	if err != nil || len(f.Decls) == 0 {
+		return nil
+	}
+	for _, st := range f.Decls[0].(*ast.FuncDecl).Body.List {
+		a, ok := st.(*ast.AssignStmt)
+		if !ok || a.Tok != token.DEFINE || len(a.Lhs) != 2 || len(a.Rhs) != 1 {
+			continue
+		}
+		if u, ok := a.Rhs[0].(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+			pos := fset.Position(a.Pos())
+			l, c := pos.Line, pos.Column
+			if l == 1 {
+				c -= len(prefix)
+			}
+			l, c = cellPos(seg, l, c)
+			return &diagnosis{line: l, col: c, msg: "the Go interpreter (yaegi) cannot define `v, ok := <-ch` at a cell's top level",
+				hint: "declare the variables first (var v T; var ok bool; v, ok = <-ch) or receive inside a func"}
+		}
+	}
+	return nil
+}

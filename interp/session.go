@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -156,8 +157,8 @@ const rtPath = "gpunotes.internal/rt"
 
 func (s *Session) reset() error {
 	i := interp.New(interp.Options{
-		Stdout: currentStdout{s}, // not the *os.File: see guard.go
-		Stderr: &s.frames,        // yaegi reports panic frames here; they become the traceback
+		Stdout: currentStdout{s},         // not the *os.File: see guard.go
+		Stderr: frameSplitter{&s.frames}, // panic frames become the traceback; the rest is the cell's stderr
 		Stdin:  s.stdin,
 	})
 	if err := i.Use(s.symbols); err != nil {
@@ -334,7 +335,8 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 }
 
 // retryInFunc runs a statement segment that yaegi could not compile (a crash or an error) on
-// `x := slices.Max(xs)` or another generic call (genericDefine) again inside a func literal,
+// `x := slices.Max(xs)` or another generic call (genericDefine), or on `v, ok := <-ch`
+// (commaOKRecv), again inside a func literal,
 // where yaegi compiles it, and says on stderr that its variables are not kept for later
 // cells. Nothing ran before, so running it now runs it once. ok is false when this is not
 // that case.
@@ -344,6 +346,9 @@ func (s *Session) retryInFunc(ctx context.Context, err error, src string, seg se
 		return nil, false // it ran
 	}
 	d := genericDefine(seg, s.genericFunc)
+	if d == nil {
+		d = commaOKRecv(seg)
+	}
 	if d == nil {
 		return nil, false
 	}
@@ -941,6 +946,18 @@ func (s *Session) addImports(imps []importSpec) {
 	for _, im := range imps {
 		s.imported[im.local()] = im.path
 	}
+}
+
+// frameSplitter is the interpreter's stderr: yaegi's panic frame reports ("L:C: panic:
+// fn(...)", one per write) go to frames for the traceback, everything else (a cell's log
+// package output) to os.Stderr, which is the running cell's stderr.
+type frameSplitter struct{ frames *lockedBuffer }
+
+func (w frameSplitter) Write(p []byte) (int, error) {
+	if frameRE.Match(bytes.TrimSpace(p)) {
+		return w.frames.Write(p)
+	}
+	return os.Stderr.Write(p)
 }
 
 // lockedBuffer collects yaegi's diagnostics; goroutines of a cell may write concurrently.

@@ -269,3 +269,18 @@ func TestGenericDefineAtTopLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestCellLogOutput checks that the log package's output of a cell reaches its stderr (it went
+// into the buffer of yaegi's panic frames and was lost) while panics keep their traceback.
+func TestCellLogOutput(t *testing.T) {
+	s := newSession(t)
+	_, out, err := run(t, s, "import \"log\"\nlog.SetFlags(0)\nlog.Println(\"hello\")\nlog.Printf(\"x=%d\", 3)")
+	if err != nil || out.out("stderr") != "hello\nx=3\n" {
+		t.Errorf("stderr %q, error %v", out.out("stderr"), err)
+	}
+	_, _, err = run(t, s, "func boom() {\n\tlog.Println(\"about to fail\")\n\tpanic(\"boom\")\n}\nboom()")
+	ce, ok := err.(*CellError)
+	if !ok || !strings.Contains(strings.Join(ce.Traceback, "\n"), "in boom, line 3 of its cell") {
+		t.Errorf("traceback %v", err)
+	}
+}

@@ -46,8 +46,8 @@ func matrixBlock(seed uint64, batch, m, n int, spd bool) []float64 {
 }
 
 // TestGPUMatrixFunctionsMatchCPU runs every matrix function with cuSOLVER and with the CPU's
-// kernels (OpenBLAS's LU where it loads, gonum; checked against NumPy in package gpuarray) on stacks of matrices
-// up to 300 x 300, and compares them to 1e-9 of the result's largest magnitude (LU, QR-based
+// kernels (OpenBLAS's LAPACK where it loads, else gonum; both checked against NumPy in package
+// gpuarray) on stacks of matrices up to 300 x 300, and compares them to 1e-9 of the result's largest magnitude (LU, QR-based
 // SVD and divide-and-conquer eigensolvers round differently on the two). Eigenvectors are
 // compared up to sign, which is each library's choice.
 func TestGPUMatrixFunctionsMatchCPU(t *testing.T) {
