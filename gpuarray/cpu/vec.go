@@ -1,11 +1,21 @@
 package cpu
 
+import "math"
+
 // divGo is div's portable loop.
 func divGo(dst, a, b []float64) {
 	b = b[:len(dst)]
 	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = a[i] / b[i]
+	}
+}
+
+// absGo is abs's portable loop.
+func absGo(dst, a []float64) {
+	a = a[:len(dst)]
+	for i, x := range a {
+		dst[i] = math.Abs(x)
 	}
 }
 

@@ -11,13 +11,17 @@ import (
 func divAVX(dst, a, b []float64)
 
 //go:noescape
+func absAVX(dst, a []float64)
+
+//go:noescape
 func welfordAVX(n, m, m2, v []float64, c, inv float64)
 
-// useAVX reports whether the AVX loops run: the CPU and OS support AVX, and on this machine
-// they beat the Go loops (some virtual machines run vector code slowly, see rng's AVX2 note),
-// timed once at start on a few blocks (tens of microseconds). GPUNOTES_NOAVX=1 turns them off.
+// useAVX reports whether the AVX loops run: the CPU and OS support AVX2 (absAVX broadcasts
+// from a register, an AVX2 form), and on this machine they beat the Go loops (some virtual
+// machines run vector code slowly, see rng's AVX2 note), timed once at start on a few blocks
+// (tens of microseconds). GPUNOTES_NOAVX=1 turns them off.
 // Both compute the same IEEE operations in the same order, so results never depend on it.
-var useAVX = cpu.X86.HasAVX && os.Getenv("GPUNOTES_NOAVX") != "1" && avxFaster()
+var useAVX = cpu.X86.HasAVX && cpu.X86.HasAVX2 && os.Getenv("GPUNOTES_NOAVX") != "1" && avxFaster()
 
 func avxFaster() bool {
 	a, b, d := make([]float64, BlockLen), make([]float64, BlockLen), make([]float64, BlockLen)
@@ -45,6 +49,15 @@ func div(dst, a, b []float64) {
 		return
 	}
 	divGo(dst, a, b)
+}
+
+// abs sets dst[i] = |a[i]| for i < len(dst).
+func abs(dst, a []float64) {
+	if useAVX {
+		absAVX(dst, a[:len(dst)])
+		return
+	}
+	absGo(dst, a)
 }
 
 // welford folds v[i] into the running count, mean and squared deviations of partial i, all

@@ -91,3 +91,39 @@ wel1:
 weldone:
 	VZEROUPPER
 	RET
+
+// func absAVX(dst, a []float64)
+// dst[i] = |a[i]| (the sign bit cleared) for i < len(dst); a is at least as long.
+TEXT ·absAVX(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ $0x7fffffffffffffff, AX
+	MOVQ AX, X8
+	VBROADCASTSD X8, Y8
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+
+abs8:
+	CMPQ    AX, BX
+	JGE     abs1
+	VANDPD  (SI)(AX*8), Y8, Y0
+	VANDPD  32(SI)(AX*8), Y8, Y1
+	VMOVUPD Y0, (DI)(AX*8)
+	VMOVUPD Y1, 32(DI)(AX*8)
+	ADDQ    $8, AX
+	JMP     abs8
+
+abs1:
+	CMPQ  AX, CX
+	JGE   absdone
+	MOVSD (SI)(AX*8), X0
+	ANDPD X8, X0
+	MOVSD X0, (DI)(AX*8)
+	INCQ  AX
+	JMP   abs1
+
+absdone:
+	VZEROUPPER
+	RET

@@ -11,8 +11,8 @@ import (
 // TestAVXLoopsMatchGoLoops checks the AVX loops bit for bit against the Go loops, on every
 // length around the vector widths and on special values, whichever useAVX picked here.
 func TestAVXLoopsMatchGoLoops(t *testing.T) {
-	if !cpu.X86.HasAVX {
-		t.Skip("no AVX on this CPU")
+	if !cpu.X86.HasAVX || !cpu.X86.HasAVX2 {
+		t.Skip("no AVX2 on this CPU")
 	}
 	rs := rand.New(rand.NewPCG(7, 16))
 	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 5e-324, math.MaxFloat64, 1, -3}
@@ -34,6 +34,13 @@ func TestAVXLoopsMatchGoLoops(t *testing.T) {
 		for i := range d1 {
 			if !same(d1[i], d2[i]) {
 				t.Fatalf("div length %d, element %d: AVX %v, Go %v (%v / %v)", l, i, d1[i], d2[i], a[i], b[i])
+			}
+		}
+		absAVX(d1, a[:l])
+		absGo(d2, a)
+		for i := range d1 {
+			if math.Float64bits(d1[i]) != math.Float64bits(d2[i]) {
+				t.Fatalf("abs length %d, element %d: AVX %v, Go %v (of %v)", l, i, d1[i], d2[i], a[i])
 			}
 		}
 		st := [2][3][]float64{}
