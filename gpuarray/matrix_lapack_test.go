@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -107,5 +108,51 @@ func TestMatrixFunctionsGonumFallback(t *testing.T) {
 		if !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Errorf("with %s=off, %s did not pass:\n%s", openblas.EnvLibrary, name, out)
 		}
+	}
+}
+
+// BenchmarkMatrixFunctions times each CPU matrix function on one N x N matrix (default 500,
+// GPUNOTES_BENCH_N), generation included; run it with GPUNOTES_OPENBLAS=off for gonum's.
+func BenchmarkMatrixFunctions(b *testing.B) {
+	n := 500
+	if v, err := strconv.Atoi(os.Getenv("GPUNOTES_BENCH_N")); err == nil {
+		n = v
+	}
+	rs := NewRandomState(7)
+	a := rs.StandardNormal(Shape(n, n))
+	spd := Einsum("ij,kj->ik", a, a).Add(Eye(n, n, 0).Mul(float64(n)))
+	spd, err := spd.Compute()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if a, err = a.Compute(); err != nil {
+		b.Fatal(err)
+	}
+	v := Ones(Shape(n))
+	for _, c := range []struct {
+		name string
+		f    func() *Array
+	}{
+		{"Solve", func() *Array { return Solve(a, v) }},
+		{"Inv", func() *Array { return Inv(a) }},
+		{"Det", func() *Array { return Det(a) }},
+		{"Cholesky", func() *Array { return Cholesky(spd) }},
+		{"Eigvalsh", func() *Array { return Eigvalsh(spd) }},
+		{"Eigh", func() *Array { _, vecs := Eigh(spd); return vecs }},
+		{"Pinv", func() *Array { return Pinv(a) }},
+		{"MatrixRank", func() *Array { return MatrixRank(a) }},
+		{"Lstsq", func() *Array { return Lstsq(a, v) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				x, err := c.f().Compute()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 {
+					b.Logf("%s", x.Path())
+				}
+			}
+		})
 	}
 }
