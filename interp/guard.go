@@ -310,3 +310,23 @@ func SetSystemMemoryLimit() int64 {
 	}
 	return 0
 }
+
+// quietYaegiLog keeps the standard logger from writing yaegi's log.Panic messages ("nil
+// type" before a compile crash that the session reports or works around) into the cell's
+// stderr; anything else the standard logger writes still reaches os.Stderr. Cells' own log
+// calls use the interpreter's logger, not this one.
+var quietYaegiLog sync.Once
+
+type yaegiLogFilter struct{}
+
+func (yaegiLogFilter) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	if i := strings.LastIndex(msg, " "); i >= 0 && strings.Count(msg[:i], ":") >= 2 {
+		// After log's date and time.
+		switch rest := msg[strings.Index(msg, " ")+1:]; {
+		case strings.HasSuffix(rest, " nil type"), strings.HasSuffix(rest, " nil reflect type"), strings.Contains(rest, "compositeGenerator not implemented"):
+			return len(p), nil
+		}
+	}
+	return os.Stderr.Write(p)
+}

@@ -10,6 +10,7 @@ import (
 	"go/scanner"
 	"go/token"
 	"io"
+	"log"
 	"os"
 	"reflect"
 	"regexp"
@@ -112,6 +113,7 @@ func New(opts Options) (*Session, error) {
 		types:    newTypeRegistry(),
 		notes:    map[string]bool{},
 	}
+	quietYaegiLog.Do(func() { log.SetOutput(yaegiLogFilter{}) })
 	s.stdin = &stdinReader{s: s}
 	s.symbols = interp.Exports{}
 	for k, v := range stdlib.Symbols {
