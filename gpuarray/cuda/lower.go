@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -99,12 +100,28 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}
-	// A dry run of the generator: what it cannot express (an op or dtype with no GPU body)
-	// runs on the host executor, and the error says which.
-	if _, _, err := generate(s, &library{version: "0", target: "0", anyFunc: true}); err != nil {
+	if err := dryRun(s); err != nil {
 		return nil, nil, err
 	}
 	return s, leaves, nil
+}
+
+// dryRuns holds, by Spec.Key, what a dry run of the generator said of a spec (nil: it
+// generates): a spec's PTX takes 0.1-0.3 ms to write, and Lower is asked of one kernel
+// several times per compute (the held hook, Runs, RunPlan).
+var dryRuns sync.Map
+
+// dryRun runs the generator without the device library: what it cannot express (an op or a
+// dtype with no GPU body) runs on the host executor, and the error says which.
+func dryRun(s *Spec) error {
+	key := s.Key()
+	if v, ok := dryRuns.Load(key); ok {
+		err, _ := v.(error)
+		return err
+	}
+	_, _, err := generate(s, &library{version: "0", target: "0", anyFunc: true})
+	dryRuns.Store(key, err)
+	return err
 }
 
 // hostGather reports whether lowerTask gathers block b, of dtype dt, on the host: a search's
