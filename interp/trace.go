@@ -50,8 +50,13 @@ func parseFrames(report string) []frame {
 			continue
 		}
 		fn := strings.TrimPrefix(m[3], "main.")
-		if fn == mainName {
+		switch {
+		case fn == mainName:
 			fn = "main()"
+		case fn == "func" || strings.HasPrefix(fn, "func."):
+			// The cell's statements, when they hold a func literal (yaegi names the frame
+			// by the last one).
+			fn = "main"
 		}
 		if len(out) > 0 && out[len(out)-1].fn == fn {
 			continue

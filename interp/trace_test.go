@@ -144,7 +144,7 @@ func TestPanicTraceAcrossCells(t *testing.T) {
 	if _, err := s.Execute(context.Background(), "import \"fmt\"\n\nfunc last(xs []string) string {\n\tfmt.Println(len(xs))\n\treturn xs[len(xs)-1]\n}", countedOut{newRec(), 2}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Execute(context.Background(), "names := []string{}\nfmt.Println(\"start\")\nfmt.Println(last(names))", countedOut{newRec(), 3})
+	_, err := s.Execute(context.Background(), "names := []string{}\nfunc() { fmt.Println(\"start\") }()\nfmt.Println(last(names))", countedOut{newRec(), 3})
 	ce, ok := err.(*CellError)
 	if !ok {
 		t.Fatalf("cell error %v", err)
