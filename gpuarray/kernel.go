@@ -49,15 +49,7 @@ var kernelFuncs = func() map[string]kernelFunc {
 	bin := func(op expr.Op) kernelFunc {
 		return kernelFunc{2, func(a []any) *Array { return binaryOf(op, a[0], a[1]) }}
 	}
-	hand := map[string]expr.Op{
-		"negative": expr.OpNeg, "abs": expr.OpAbs, "exp": expr.OpExp, "log": expr.OpLog,
-		"sqrt": expr.OpSqrt, "sin": expr.OpSin, "cos": expr.OpCos, "tanh": expr.OpTanh,
-		"add": expr.OpAdd, "subtract": expr.OpSub, "multiply": expr.OpMul, "divide": expr.OpDiv,
-		"pow": expr.OpPow, "maximum": expr.OpMax, "minimum": expr.OpMin, "equal": expr.OpEq,
-		"not_equal": expr.OpNe, "less": expr.OpLt, "less_equal": expr.OpLe,
-		"greater": expr.OpGt, "greater_equal": expr.OpGe,
-	}
-	for name, op := range hand {
+	for name, op := range coreNames {
 		if op.Unary() {
 			m[name] = un(op)
 		} else {

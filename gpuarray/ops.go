@@ -80,69 +80,6 @@ func (a *Array) binary(op expr.Op, v any) *Array {
 	return wrap(expr.NewBinary(op, a.n, b))
 }
 
-// Add returns a + v (v is an array or a number; shapes broadcast as in NumPy).
-func (a *Array) Add(v any) *Array { return a.binary(expr.OpAdd, v) }
-
-// Sub returns a - v.
-func (a *Array) Sub(v any) *Array { return a.binary(expr.OpSub, v) }
-
-// Mul returns a * v.
-func (a *Array) Mul(v any) *Array { return a.binary(expr.OpMul, v) }
-
-// Div returns a / v.
-func (a *Array) Div(v any) *Array { return a.binary(expr.OpDiv, v) }
-
-// Pow returns a raised to the power v.
-func (a *Array) Pow(v any) *Array { return a.binary(expr.OpPow, v) }
-
-// Maximum returns the elementwise maximum of a and v (NaN propagates).
-func (a *Array) Maximum(v any) *Array { return a.binary(expr.OpMax, v) }
-
-// Minimum returns the elementwise minimum of a and v (NaN propagates).
-func (a *Array) Minimum(v any) *Array { return a.binary(expr.OpMin, v) }
-
-// Eq returns a bool array, true where a == v.
-func (a *Array) Eq(v any) *Array { return a.binary(expr.OpEq, v) }
-
-// Ne returns a bool array, true where a != v.
-func (a *Array) Ne(v any) *Array { return a.binary(expr.OpNe, v) }
-
-// Lt returns a bool array, true where a < v.
-func (a *Array) Lt(v any) *Array { return a.binary(expr.OpLt, v) }
-
-// Le returns a bool array, true where a <= v.
-func (a *Array) Le(v any) *Array { return a.binary(expr.OpLe, v) }
-
-// Gt returns a bool array, true where a > v.
-func (a *Array) Gt(v any) *Array { return a.binary(expr.OpGt, v) }
-
-// Ge returns a bool array, true where a >= v.
-func (a *Array) Ge(v any) *Array { return a.binary(expr.OpGe, v) }
-
-// Neg returns -a.
-func (a *Array) Neg() *Array { return a.unary(expr.OpNeg) }
-
-// Abs returns |a|.
-func (a *Array) Abs() *Array { return a.unary(expr.OpAbs) }
-
-// Exp returns e**a.
-func (a *Array) Exp() *Array { return a.unary(expr.OpExp) }
-
-// Log returns the natural logarithm of a.
-func (a *Array) Log() *Array { return a.unary(expr.OpLog) }
-
-// Sqrt returns the square root of a.
-func (a *Array) Sqrt() *Array { return a.unary(expr.OpSqrt) }
-
-// Sin returns the sine of a.
-func (a *Array) Sin() *Array { return a.unary(expr.OpSin) }
-
-// Cos returns the cosine of a.
-func (a *Array) Cos() *Array { return a.unary(expr.OpCos) }
-
-// Tanh returns the hyperbolic tangent of a.
-func (a *Array) Tanh() *Array { return a.unary(expr.OpTanh) }
-
 // AsType returns a converted to dt by NumPy's astype rules: integers wrap to the width,
 // floats truncate toward zero (NaN and out-of-range values as NumPy gives them on x86-64),
 // complex numbers keep their real part, and anything nonzero is true.

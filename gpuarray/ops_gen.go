@@ -4,6 +4,94 @@ package gpuarray
 
 import "github.com/gpunotes/gpunotes/gpuarray/expr"
 
+// Neg returns -a.
+func (a *Array) Neg() *Array { return a.unary(expr.OpNeg) }
+
+// Abs returns |a|.
+func (a *Array) Abs() *Array { return a.unary(expr.OpAbs) }
+
+// Exp returns e**a.
+func (a *Array) Exp() *Array { return a.unary(expr.OpExp) }
+
+// Log returns the natural logarithm of a.
+func (a *Array) Log() *Array { return a.unary(expr.OpLog) }
+
+// Sqrt returns the square root of a.
+func (a *Array) Sqrt() *Array { return a.unary(expr.OpSqrt) }
+
+// Sin returns the sine of a.
+func (a *Array) Sin() *Array { return a.unary(expr.OpSin) }
+
+// Cos returns the cosine of a.
+func (a *Array) Cos() *Array { return a.unary(expr.OpCos) }
+
+// Tanh returns the hyperbolic tangent of a.
+func (a *Array) Tanh() *Array { return a.unary(expr.OpTanh) }
+
+// Add returns a + v (v is an array or a number; shapes broadcast as in NumPy).
+func (a *Array) Add(v any) *Array { return a.binary(expr.OpAdd, v) }
+
+// Sub returns a - v.
+func (a *Array) Sub(v any) *Array { return a.binary(expr.OpSub, v) }
+
+// Mul returns a * v.
+func (a *Array) Mul(v any) *Array { return a.binary(expr.OpMul, v) }
+
+// Div returns a / v.
+func (a *Array) Div(v any) *Array { return a.binary(expr.OpDiv, v) }
+
+// Pow returns a raised to the power v.
+func (a *Array) Pow(v any) *Array { return a.binary(expr.OpPow, v) }
+
+// Maximum returns the elementwise maximum of a and v (NaN propagates).
+func (a *Array) Maximum(v any) *Array { return a.binary(expr.OpMax, v) }
+
+// Minimum returns the elementwise minimum of a and v (NaN propagates).
+func (a *Array) Minimum(v any) *Array { return a.binary(expr.OpMin, v) }
+
+// Eq returns a bool array, true where a == v.
+func (a *Array) Eq(v any) *Array { return a.binary(expr.OpEq, v) }
+
+// Ne returns a bool array, true where a != v.
+func (a *Array) Ne(v any) *Array { return a.binary(expr.OpNe, v) }
+
+// Lt returns a bool array, true where a < v.
+func (a *Array) Lt(v any) *Array { return a.binary(expr.OpLt, v) }
+
+// Le returns a bool array, true where a <= v.
+func (a *Array) Le(v any) *Array { return a.binary(expr.OpLe, v) }
+
+// Gt returns a bool array, true where a > v.
+func (a *Array) Gt(v any) *Array { return a.binary(expr.OpGt, v) }
+
+// Ge returns a bool array, true where a >= v.
+func (a *Array) Ge(v any) *Array { return a.binary(expr.OpGe, v) }
+
+// coreNames are the first ops by their Array API names (for Kernel).
+var coreNames = map[string]expr.Op{
+	"negative":      expr.OpNeg,
+	"abs":           expr.OpAbs,
+	"exp":           expr.OpExp,
+	"log":           expr.OpLog,
+	"sqrt":          expr.OpSqrt,
+	"sin":           expr.OpSin,
+	"cos":           expr.OpCos,
+	"tanh":          expr.OpTanh,
+	"add":           expr.OpAdd,
+	"subtract":      expr.OpSub,
+	"multiply":      expr.OpMul,
+	"divide":        expr.OpDiv,
+	"pow":           expr.OpPow,
+	"maximum":       expr.OpMax,
+	"minimum":       expr.OpMin,
+	"equal":         expr.OpEq,
+	"not_equal":     expr.OpNe,
+	"less":          expr.OpLt,
+	"less_equal":    expr.OpLe,
+	"greater":       expr.OpGt,
+	"greater_equal": expr.OpGe,
+}
+
 // Acos returns the inverse cosine of x, in radians. (Array API acos)
 func Acos(x any) *Array { return unaryOf(expr.OpAcos, x) }
 

@@ -13,70 +13,26 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// unaryFunc returns the scalar function of a unary op.
-func unaryFunc(op expr.Op) func(float64) float64 {
-	switch op {
-	case expr.OpNeg:
-		return func(x float64) float64 { return -x }
-	case expr.OpAbs:
-		return math.Abs
-	case expr.OpExp:
-		return math.Exp
-	case expr.OpLog:
-		return Log
-	case expr.OpSqrt:
-		return math.Sqrt
-	case expr.OpSin:
-		return math.Sin
-	case expr.OpCos:
-		return math.Cos
-	case expr.OpTanh:
-		return math.Tanh
+// unaryFunc returns the scalar function of a unary op (the table's Float).
+func unaryFunc(op expr.Op) func(float64) float64 { return genFloat1(op) }
+
+// binaryFunc returns the scalar function of a binary op (the table's Float).
+func binaryFunc(op expr.Op) func(x, y float64) float64 { return genFloat2(op) }
+
+// maximum is NumPy's maximum: NaN propagates.
+func maximum(x, y float64) float64 {
+	if x != x || y != y {
+		return math.NaN()
 	}
-	return genFloat1(op)
+	return math.Max(x, y)
 }
 
-// binaryFunc returns the scalar function of a binary op.
-func binaryFunc(op expr.Op) func(x, y float64) float64 {
-	switch op {
-	case expr.OpAdd:
-		return func(x, y float64) float64 { return x + y }
-	case expr.OpSub:
-		return func(x, y float64) float64 { return x - y }
-	case expr.OpMul:
-		return func(x, y float64) float64 { return x * y }
-	case expr.OpDiv:
-		return func(x, y float64) float64 { return x / y }
-	case expr.OpPow:
-		return math.Pow
-	case expr.OpMax:
-		return func(x, y float64) float64 {
-			if x != x || y != y {
-				return math.NaN()
-			}
-			return math.Max(x, y)
-		}
-	case expr.OpMin:
-		return func(x, y float64) float64 {
-			if x != x || y != y {
-				return math.NaN()
-			}
-			return math.Min(x, y)
-		}
-	case expr.OpEq:
-		return func(x, y float64) float64 { return b2f(x == y) }
-	case expr.OpNe:
-		return func(x, y float64) float64 { return b2f(x != y) }
-	case expr.OpLt:
-		return func(x, y float64) float64 { return b2f(x < y) }
-	case expr.OpLe:
-		return func(x, y float64) float64 { return b2f(x <= y) }
-	case expr.OpGt:
-		return func(x, y float64) float64 { return b2f(x > y) }
-	case expr.OpGe:
-		return func(x, y float64) float64 { return b2f(x >= y) }
+// minimum is NumPy's minimum: NaN propagates.
+func minimum(x, y float64) float64 {
+	if x != x || y != y {
+		return math.NaN()
 	}
-	return genFloat2(op)
+	return math.Min(x, y)
 }
 
 // Scalar evaluates an op on scalars in dtype dt (used for constant folding and by tests).

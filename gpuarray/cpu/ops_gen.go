@@ -12,9 +12,25 @@ import (
 var _ = cmplx.Abs
 var _ = math.Abs
 
-// genFloat1 is the float64 lane's function of a one-operand op of the table.
+// genFloat1 is the float64 lane's function of a one-operand op of the table (Core's too).
 func genFloat1(op expr.Op) func(x float64) float64 {
 	switch op {
+	case expr.OpNeg:
+		return func(x float64) float64 { return -x }
+	case expr.OpAbs:
+		return func(x float64) float64 { return math.Abs(x) }
+	case expr.OpExp:
+		return func(x float64) float64 { return math.Exp(x) }
+	case expr.OpLog:
+		return func(x float64) float64 { return Log(x) }
+	case expr.OpSqrt:
+		return func(x float64) float64 { return math.Sqrt(x) }
+	case expr.OpSin:
+		return func(x float64) float64 { return math.Sin(x) }
+	case expr.OpCos:
+		return func(x float64) float64 { return math.Cos(x) }
+	case expr.OpTanh:
+		return func(x float64) float64 { return math.Tanh(x) }
 	case expr.OpAcos:
 		return func(x float64) float64 { return Acos(x) }
 	case expr.OpAcosh:
@@ -65,9 +81,35 @@ func genFloat1(op expr.Op) func(x float64) float64 {
 	return nil
 }
 
-// genFloat2 is the float64 lane's function of a two-operand op of the table.
+// genFloat2 is the float64 lane's function of a two-operand op of the table (Core's too).
 func genFloat2(op expr.Op) func(x, y float64) float64 {
 	switch op {
+	case expr.OpAdd:
+		return func(x, y float64) float64 { return x + y }
+	case expr.OpSub:
+		return func(x, y float64) float64 { return x - y }
+	case expr.OpMul:
+		return func(x, y float64) float64 { return x * y }
+	case expr.OpDiv:
+		return func(x, y float64) float64 { return x / y }
+	case expr.OpPow:
+		return func(x, y float64) float64 { return math.Pow(x, y) }
+	case expr.OpMax:
+		return func(x, y float64) float64 { return maximum(x, y) }
+	case expr.OpMin:
+		return func(x, y float64) float64 { return minimum(x, y) }
+	case expr.OpEq:
+		return func(x, y float64) float64 { return b2f(x == y) }
+	case expr.OpNe:
+		return func(x, y float64) float64 { return b2f(x != y) }
+	case expr.OpLt:
+		return func(x, y float64) float64 { return b2f(x < y) }
+	case expr.OpLe:
+		return func(x, y float64) float64 { return b2f(x <= y) }
+	case expr.OpGt:
+		return func(x, y float64) float64 { return b2f(x > y) }
+	case expr.OpGe:
+		return func(x, y float64) float64 { return b2f(x >= y) }
 	case expr.OpAtan2:
 		return func(x, y float64) float64 { return math.Atan2(x, y) }
 	case expr.OpLogaddexp:

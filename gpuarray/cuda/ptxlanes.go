@@ -449,22 +449,7 @@ func (g *gen) unary(nd *Node, x val, xdt dtype.DType) (val, error) {
 	}
 	switch x.l {
 	case laneF:
-		o := g.fd()
-		switch nd.Op {
-		case expr.OpNeg:
-			g.ins("neg.f64 %s, %s", o, x.r)
-		case expr.OpAbs:
-			g.ins("abs.f64 %s, %s", o, x.r)
-		case expr.OpSqrt:
-			g.ins("sqrt.rn.f64 %s, %s", o, x.r)
-		case expr.OpExp, expr.OpLog, expr.OpSin, expr.OpCos, expr.OpTanh:
-			if err := g.call("gpn_"+nd.Op.String(), o, x.r); err != nil {
-				return val{}, err
-			}
-		default:
-			return val{}, unsupported
-		}
-		return val{l: laneF, r: o}, nil
+		return g.core(nd, xdt, x)
 	case laneI:
 		o := g.rd()
 		switch {
@@ -501,50 +486,13 @@ func (g *gen) binary(nd *Node, x, y val, xdt dtype.DType) (val, error) {
 	if _, gen := nd.Op.Generated(); gen {
 		return g.table(nd, xdt, x, y)
 	}
+	if x.l == laneF {
+		return g.core(nd, xdt, x, y)
+	}
 	if nd.Op.Comparison() {
 		return g.compare(nd.Op, x, y, xdt)
 	}
 	switch x.l {
-	case laneF:
-		o := g.fd()
-		boolean := nd.DType == dtype.Bool // 0 or 1: NumPy's bool arithmetic
-		switch {
-		case nd.Op == expr.OpAdd && boolean: // logical or
-			g.ins("max.f64 %s, %s, %s", o, x.r, y.r)
-		case nd.Op == expr.OpSub && boolean: // as the CPU's wrap of x - y to a bool
-			p := g.p()
-			g.ins("setp.neu.f64 %s, %s, %s", p, x.r, y.r)
-			g.ins("selp.f64 %s, %s, %s, %s", o, f64imm(1), f64imm(0), p)
-		case nd.Op == expr.OpPow && boolean: // x | (1 - y)
-			t := g.fd()
-			g.ins("sub.rn.f64 %s, %s, %s", t, f64imm(1), y.r)
-			g.ins("max.f64 %s, %s, %s", o, x.r, t)
-		case nd.Op == expr.OpAdd:
-			g.ins("add.rn.f64 %s, %s, %s", o, x.r, y.r)
-		case nd.Op == expr.OpSub:
-			g.ins("sub.rn.f64 %s, %s, %s", o, x.r, y.r)
-		case nd.Op == expr.OpMul:
-			g.ins("mul.rn.f64 %s, %s, %s", o, x.r, y.r)
-		case nd.Op == expr.OpDiv && !boolean:
-			g.ins("div.rn.f64 %s, %s, %s", o, x.r, y.r)
-		case nd.Op == expr.OpPow:
-			if err := g.call("gpn_pow", o, x.r, y.r); err != nil {
-				return val{}, err
-			}
-		case nd.Op == expr.OpMax, nd.Op == expr.OpMin:
-			// NaN propagates, as in NumPy (PTX min/max would drop it).
-			p := g.p()
-			op := "max"
-			if nd.Op == expr.OpMin {
-				op = "min"
-			}
-			g.ins("%s.f64 %s, %s, %s", op, o, x.r, y.r)
-			g.ins("setp.nan.f64 %s, %s, %s", p, x.r, y.r)
-			g.ins("@%s add.f64 %s, %s, %s", p, o, x.r, y.r)
-		default:
-			return val{}, unsupported
-		}
-		return val{l: laneF, r: o}, nil
 	case laneI:
 		o := g.rd()
 		u := signed(xdt)
@@ -611,18 +559,12 @@ func unsignedFlag(dt dtype.DType) string {
 
 var cmpNames = map[expr.Op]string{expr.OpEq: "eq", expr.OpNe: "ne", expr.OpLt: "lt", expr.OpLe: "le", expr.OpGt: "gt", expr.OpGe: "ge"}
 
-// compare emits a comparison (a bool result); complex numbers order lexicographically and are
+// compare emits a comparison (a bool result) of integers or complex numbers (floats: the
+// table's corePTX); complex numbers order lexicographically and are
 // unordered where math/cmplx.IsNaN holds for either, as on the CPU.
 func (g *gen) compare(op expr.Op, x, y val, xdt dtype.DType) (val, error) {
 	p := g.p()
 	switch x.l {
-	case laneF:
-		cmp := cmpNames[op]
-		if op == expr.OpNe {
-			cmp = "neu"
-		}
-		g.ins("setp.%s.f64 %s, %s, %s", cmp, p, x.r, y.r)
-		return g.boolOf(p), nil
 	case laneI:
 		t := signed(xdt)
 		if op == expr.OpEq || op == expr.OpNe {
@@ -697,6 +639,25 @@ func (g *gen) table(nd *Node, xdt dtype.DType, args ...val) (val, error) {
 	if !ok {
 		return val{}, fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", op, xdt)
 	}
+	return g.emitBody(nd, xdt, body, args...)
+}
+
+// core emits the float lane of a first op (the table's Core): its corePTXBool body where the
+// result is bool and it has one (NumPy's bool arithmetic), else its corePTX body.
+func (g *gen) core(nd *Node, xdt dtype.DType, args ...val) (val, error) {
+	body, ok := corePTXBool[nd.Op]
+	if !ok || nd.DType != dtype.Bool {
+		body, ok = corePTX[nd.Op]
+	}
+	if !ok {
+		return val{}, fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", nd.Op, xdt)
+	}
+	return g.emitBody(nd, xdt, body, args...)
+}
+
+// emitBody emits a table body (see gpuarray/optable's PTX fields) for nd on args, placeholders
+// replaced by registers.
+func (g *gen) emitBody(nd *Node, xdt dtype.DType, body string, args ...val) (val, error) {
 	out := laneOf(nd.DType)
 	o := val{l: out}
 	regs := map[string]string{"{u}": signed(xdt), "{U}": unsignedFlag(xdt), "{bits}": fmt.Sprint(8 * xdt.Size())}

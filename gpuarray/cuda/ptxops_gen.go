@@ -4,6 +4,38 @@ package cuda
 
 import "github.com/gpunotes/gpunotes/gpuarray/expr"
 
+// corePTX holds the fused kernel's body of each first op (gpuarray/optable's Core) on float values (and bools where corePTXBool has none).
+var corePTX = map[expr.Op]string{
+	expr.OpNeg:  "neg.f64 {o}, {x}",
+	expr.OpAbs:  "abs.f64 {o}, {x}",
+	expr.OpExp:  "call gpn_exp {o}, {x}",
+	expr.OpLog:  "call gpn_log {o}, {x}",
+	expr.OpSqrt: "sqrt.rn.f64 {o}, {x}",
+	expr.OpSin:  "call gpn_sin {o}, {x}",
+	expr.OpCos:  "call gpn_cos {o}, {x}",
+	expr.OpTanh: "call gpn_tanh {o}, {x}",
+	expr.OpAdd:  "add.rn.f64 {o}, {x}, {y}",
+	expr.OpSub:  "sub.rn.f64 {o}, {x}, {y}",
+	expr.OpMul:  "mul.rn.f64 {o}, {x}, {y}",
+	expr.OpDiv:  "div.rn.f64 {o}, {x}, {y}",
+	expr.OpPow:  "call gpn_pow {o}, {x}, {y}",
+	expr.OpMax:  "max.f64 {o}, {x}, {y}\nsetp.nan.f64 {p}, {x}, {y}\n@{p} add.f64 {o}, {x}, {y}",
+	expr.OpMin:  "min.f64 {o}, {x}, {y}\nsetp.nan.f64 {p}, {x}, {y}\n@{p} add.f64 {o}, {x}, {y}",
+	expr.OpEq:   "setp.eq.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpNe:   "setp.neu.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpLt:   "setp.lt.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpLe:   "setp.le.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpGt:   "setp.gt.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpGe:   "setp.ge.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+}
+
+// corePTXBool holds the fused kernel's body of each first op (gpuarray/optable's Core) on bool results of bool operands.
+var corePTXBool = map[expr.Op]string{
+	expr.OpAdd: "max.f64 {o}, {x}, {y}",
+	expr.OpSub: "setp.neu.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpPow: "sub.rn.f64 {t}, 0d3FF0000000000000, {y}\nmax.f64 {o}, {x}, {t}",
+}
+
 // genPTX holds the fused kernel's body of each table op the GPU computes on float (and bool) values (see
 // gpuarray/optable).
 var genPTX = map[expr.Op]string{

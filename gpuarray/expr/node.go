@@ -58,33 +58,6 @@ const (
 // Op is an elementwise operation.
 type Op uint8
 
-// Elementwise operations. Comparisons give Bool.
-const (
-	OpNeg Op = iota
-	OpAbs
-	OpExp
-	OpLog
-	OpSqrt
-	OpSin
-	OpCos
-	OpTanh
-	OpAdd
-	OpSub
-	OpMul
-	OpDiv
-	OpPow
-	OpMax
-	OpMin
-	OpEq
-	OpNe
-	OpLt
-	OpLe
-	OpGt
-	OpGe
-)
-
-var opNames = [...]string{"neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"}
-
 func (o Op) String() string {
 	if int(o) < len(opNames) {
 		return opNames[o]

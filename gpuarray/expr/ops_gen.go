@@ -2,6 +2,33 @@
 
 package expr
 
+// Elementwise operations: the table's first ops (gpuarray/optable's Core). Comparisons give Bool.
+const (
+	OpNeg  Op = iota // negative
+	OpAbs            // abs
+	OpExp            // exp
+	OpLog            // log
+	OpSqrt           // sqrt
+	OpSin            // sin
+	OpCos            // cos
+	OpTanh           // tanh
+	OpAdd            // add
+	OpSub            // subtract
+	OpMul            // multiply
+	OpDiv            // divide
+	OpPow            // pow
+	OpMax            // maximum
+	OpMin            // minimum
+	OpEq             // equal
+	OpNe             // not_equal
+	OpLt             // less
+	OpLe             // less_equal
+	OpGt             // greater
+	OpGe             // greater_equal
+)
+
+var opNames = [...]string{"neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"}
+
 // The table's operations (see gpuarray/optable).
 const (
 	OpAcos              Op = iota + opFirstGen // acos

@@ -4,7 +4,8 @@
 // doc line. `go generate ./gpuarray/optable` writes from it the expr.Op constants and rules,
 // the CPU executor's cases, the PTX generator's cases, gpuarray's functions and methods, and
 // the README's coverage rows; the NumPy property test reads the table itself. A new op is one
-// row. (The first ops, Neg through Ge, predate the table and are written by hand.)
+// row. The first ops (Core, Neg through Ge) are rows too, with special code where NumPy's
+// rules for them are special (see Core).
 //
 // It imports nothing of the project.
 package optable
@@ -75,6 +76,61 @@ type Op struct {
 	// Host says why a kind of operand that the CPU computes (Float, Int, Complex) has no GPU
 	// body; a test fails where one lacks both.
 	Host string
+
+	// The fields below are the Core rows' only.
+
+	// Const is the expr.Op constant's name after "Op" where it is not Go ("Max" for Maximum).
+	Const string
+	// Short is the op's name in messages (expr.Op's String: "neg", "add").
+	Short string
+	// PTXBool is the float lane's body when the result is bool (NumPy's bool arithmetic: add
+	// is or); empty: PTX.
+	PTXBool string
+}
+
+// Core are the first ops, whose constants come first (OpNeg is 0). They are rows as the
+// others are: the generator writes their constants and names, their Array methods (Method
+// only: no package functions, as before the table), their float lane on the CPU (Float) and
+// their float and bool body in the fused kernel (PTX, PTXBool). Their dtype rules (true
+// division's float result, bool arithmetic, comparisons of any dtype) stay in gpuarray/expr's
+// build.go, and their integer and complex lanes in gpuarray/cpu/lanes.go and
+// gpuarray/cuda/ptxlanes.go, because they differ by dtype in ways Rule cannot say (add of
+// bools is or, pow of bools x|!y, abs of complex is real, complex numbers compare
+// lexicographically); the dedicated loops of cpu/exec.go and cpu/ops.go (vvFunc, vsFunc,
+// neg, abs, sqrt) stay as the fast paths of the commonest ops.
+var Core = []Op{
+	{Name: "negative", Go: "Neg", Short: "neg", Arity: 1, NumPy: "negative", Doc: "returns -a.", Float: "-x", PTX: "neg.f64 {o}, {x}"},
+	{Name: "abs", Go: "Abs", Short: "abs", Arity: 1, NumPy: "absolute", Doc: "returns |a|.", Float: "math.Abs(x)", PTX: "abs.f64 {o}, {x}"},
+	{Name: "exp", Go: "Exp", Short: "exp", Arity: 1, NumPy: "exp", Doc: "returns e**a.", Float: "math.Exp(x)", PTX: "call gpn_exp {o}, {x}"},
+	{Name: "log", Go: "Log", Short: "log", Arity: 1, NumPy: "log", Doc: "returns the natural logarithm of a.", Float: "Log(x)", PTX: "call gpn_log {o}, {x}"},
+	{Name: "sqrt", Go: "Sqrt", Short: "sqrt", Arity: 1, NumPy: "sqrt", Doc: "returns the square root of a.", Float: "math.Sqrt(x)", PTX: "sqrt.rn.f64 {o}, {x}"},
+	{Name: "sin", Go: "Sin", Short: "sin", Arity: 1, NumPy: "sin", Doc: "returns the sine of a.", Float: "math.Sin(x)", PTX: "call gpn_sin {o}, {x}"},
+	{Name: "cos", Go: "Cos", Short: "cos", Arity: 1, NumPy: "cos", Doc: "returns the cosine of a.", Float: "math.Cos(x)", PTX: "call gpn_cos {o}, {x}"},
+	{Name: "tanh", Go: "Tanh", Short: "tanh", Arity: 1, NumPy: "tanh", Doc: "returns the hyperbolic tangent of a.", Float: "math.Tanh(x)", PTX: "call gpn_tanh {o}, {x}"},
+	{Name: "add", Go: "Add", Short: "add", Arity: 2, NumPy: "add", Doc: "returns a + v (v is an array or a number; shapes broadcast as in NumPy).", Float: "x + y", PTX: "add.rn.f64 {o}, {x}, {y}", PTXBool: "max.f64 {o}, {x}, {y}"},
+	{Name: "subtract", Go: "Sub", Short: "sub", Arity: 2, NumPy: "subtract", Doc: "returns a - v.", Float: "x - y", PTX: "sub.rn.f64 {o}, {x}, {y}",
+		PTXBool: "setp.neu.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"}, // as the CPU's wrap of x - y to a bool
+	{Name: "multiply", Go: "Mul", Short: "mul", Arity: 2, NumPy: "multiply", Doc: "returns a * v.", Float: "x * y", PTX: "mul.rn.f64 {o}, {x}, {y}"},
+	{Name: "divide", Go: "Div", Short: "div", Arity: 2, NumPy: "divide", Doc: "returns a / v.", Float: "x / y", PTX: "div.rn.f64 {o}, {x}, {y}"},
+	{Name: "pow", Go: "Pow", Short: "pow", Arity: 2, NumPy: "power", Doc: "returns a raised to the power v.", Float: "math.Pow(x, y)", PTX: "call gpn_pow {o}, {x}, {y}",
+		PTXBool: "sub.rn.f64 {t}, 0d3FF0000000000000, {y}\nmax.f64 {o}, {x}, {t}"},
+	// NaN propagates, as in NumPy (PTX min and max would drop it).
+	{Name: "maximum", Go: "Maximum", Const: "Max", Short: "maximum", Arity: 2, NumPy: "maximum", Doc: "returns the elementwise maximum of a and v (NaN propagates).", Float: "maximum(x, y)",
+		PTX: "max.f64 {o}, {x}, {y}\nsetp.nan.f64 {p}, {x}, {y}\n@{p} add.f64 {o}, {x}, {y}"},
+	{Name: "minimum", Go: "Minimum", Const: "Min", Short: "minimum", Arity: 2, NumPy: "minimum", Doc: "returns the elementwise minimum of a and v (NaN propagates).", Float: "minimum(x, y)",
+		PTX: "min.f64 {o}, {x}, {y}\nsetp.nan.f64 {p}, {x}, {y}\n@{p} add.f64 {o}, {x}, {y}"},
+	{Name: "equal", Go: "Eq", Short: "eq", Arity: 2, NumPy: "equal", Doc: "returns a bool array, true where a == v.", Float: "b2f(x == y)",
+		PTX: "setp.eq.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+	{Name: "not_equal", Go: "Ne", Short: "ne", Arity: 2, NumPy: "not_equal", Doc: "returns a bool array, true where a != v.", Float: "b2f(x != y)",
+		PTX: "setp.neu.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+	{Name: "less", Go: "Lt", Short: "lt", Arity: 2, NumPy: "less", Doc: "returns a bool array, true where a < v.", Float: "b2f(x < y)",
+		PTX: "setp.lt.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+	{Name: "less_equal", Go: "Le", Short: "le", Arity: 2, NumPy: "less_equal", Doc: "returns a bool array, true where a <= v.", Float: "b2f(x <= y)",
+		PTX: "setp.le.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+	{Name: "greater", Go: "Gt", Short: "gt", Arity: 2, NumPy: "greater", Doc: "returns a bool array, true where a > v.", Float: "b2f(x > y)",
+		PTX: "setp.gt.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+	{Name: "greater_equal", Go: "Ge", Short: "ge", Arity: 2, NumPy: "greater_equal", Doc: "returns a bool array, true where a >= v.", Float: "b2f(x >= y)",
+		PTX: "setp.ge.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
 }
 
 // Ops is the table.

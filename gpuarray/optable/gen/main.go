@@ -42,14 +42,34 @@ func write(path string, src string) {
 	}
 }
 
-func constName(o optable.Op) string { return "Op" + o.Go }
+func constName(o optable.Op) string {
+	if o.Const != "" {
+		return "Op" + o.Const
+	}
+	return "Op" + o.Go
+}
 
 var ruleNames = map[optable.Rule]string{optable.Same: "RuleSame", optable.Float: "RuleFloat", optable.Test: "RuleTest",
 	optable.Logical: "RuleLogical", optable.Bits: "RuleBits", optable.Shift: "RuleShift", optable.Part: "RulePart"}
 
 func exprFile() string {
 	var b strings.Builder
-	b.WriteString(header + "package expr\n\n// The table's operations (see gpuarray/optable).\nconst (\n")
+	b.WriteString(header + "package expr\n\n// Elementwise operations: the table's first ops (gpuarray/optable's Core). Comparisons give Bool.\nconst (\n")
+	for i, o := range optable.Core {
+		if i == 0 {
+			fmt.Fprintf(&b, "\t%s Op = iota // %s\n", constName(o), o.Name)
+		} else {
+			fmt.Fprintf(&b, "\t%s // %s\n", constName(o), o.Name)
+		}
+	}
+	b.WriteString(")\n\nvar opNames = [...]string{")
+	for i, o := range optable.Core {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", o.Short)
+	}
+	b.WriteString("}\n\n// The table's operations (see gpuarray/optable).\nconst (\n")
 	for i, o := range optable.Ops {
 		if i == 0 {
 			fmt.Fprintf(&b, "\t%s Op = iota + opFirstGen // %s\n", constName(o), o.Name)
@@ -78,11 +98,11 @@ func cpuFile() string {
 		doc, name, sig, ret string
 		pick                func(o optable.Op) (string, bool)
 	}{
-		{"genFloat1 is the float64 lane's function of a one-operand op of the table.", "genFloat1", "(x float64)", "float64",
+		{"genFloat1 is the float64 lane's function of a one-operand op of the table (Core's too).", "genFloat1", "(x float64)", "float64",
 			func(o optable.Op) (string, bool) {
 				return o.Float, o.Arity == 1 && o.Float != "" && o.Rule != optable.Test && o.Rule != optable.Logical
 			}},
-		{"genFloat2 is the float64 lane's function of a two-operand op of the table.", "genFloat2", "(x, y float64)", "float64",
+		{"genFloat2 is the float64 lane's function of a two-operand op of the table (Core's too).", "genFloat2", "(x, y float64)", "float64",
 			func(o optable.Op) (string, bool) {
 				return o.Float, o.Arity == 2 && o.Float != "" && o.Rule != optable.Test && o.Rule != optable.Logical
 			}},
@@ -119,6 +139,13 @@ func cpuFile() string {
 	}
 	for _, s := range sections {
 		fmt.Fprintf(&b, "// %s\nfunc %s(op expr.Op) func%s %s {\n\tswitch op {\n", s.doc, s.name, s.sig, s.ret)
+		if s.name == "genFloat1" || s.name == "genFloat2" {
+			for _, o := range optable.Core { // comparisons give 0 or 1
+				if (o.Arity == 1) == (s.name == "genFloat1") {
+					fn(&b, o, s.sig, s.ret, o.Float)
+				}
+			}
+		}
 		for _, o := range optable.Ops {
 			if e, ok := s.pick(o); ok {
 				fn(&b, o, s.sig, s.ret, e)
@@ -140,6 +167,22 @@ func cudaFile() string {
 		{"genPTXInt", "integer values", func(o optable.Op) string { return o.PTXInt }},
 		{"genPTXComplex", "complex values", func(o optable.Op) string { return o.PTXComplex }},
 	}
+	core := []struct {
+		name, what string
+		body       func(o optable.Op) string
+	}{
+		{"corePTX", "float values (and bools where corePTXBool has none)", func(o optable.Op) string { return o.PTX }},
+		{"corePTXBool", "bool results of bool operands", func(o optable.Op) string { return o.PTXBool }},
+	}
+	for _, m := range core {
+		fmt.Fprintf(&b, "// %s holds the fused kernel's body of each first op (gpuarray/optable's Core) on %s.\nvar %s = map[expr.Op]string{\n", m.name, m.what, m.name)
+		for _, o := range optable.Core {
+			if body := m.body(o); body != "" {
+				fmt.Fprintf(&b, "\texpr.%s: %q,\n", constName(o), body)
+			}
+		}
+		b.WriteString("}\n\n")
+	}
 	for _, m := range maps {
 		fmt.Fprintf(&b, "// %s holds the fused kernel's body of each table op the GPU computes on %s (see\n// gpuarray/optable).\nvar %s = map[expr.Op]string{\n", m.name, m.what, m.name)
 		for _, o := range optable.Ops {
@@ -155,6 +198,18 @@ func cudaFile() string {
 func apiFile() string {
 	var b strings.Builder
 	b.WriteString(header + "package gpuarray\n\nimport \"github.com/gpunotes/gpunotes/gpuarray/expr\"\n\n")
+	for _, o := range optable.Core {
+		if o.Arity == 1 {
+			fmt.Fprintf(&b, "// %s %s\nfunc (a *Array) %s() *Array { return a.unary(expr.%s) }\n\n", o.Go, o.Doc, o.Go, constName(o))
+		} else {
+			fmt.Fprintf(&b, "// %s %s\nfunc (a *Array) %s(v any) *Array { return a.binary(expr.%s, v) }\n\n", o.Go, o.Doc, o.Go, constName(o))
+		}
+	}
+	b.WriteString("// coreNames are the first ops by their Array API names (for Kernel).\nvar coreNames = map[string]expr.Op{\n")
+	for _, o := range optable.Core {
+		fmt.Fprintf(&b, "\t%q: expr.%s,\n", o.Name, constName(o))
+	}
+	b.WriteString("}\n\n")
 	for _, o := range optable.Ops {
 		doc := o.Doc
 		if o.Arity == 1 {
