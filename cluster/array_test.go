@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -180,6 +181,14 @@ func TestSolveOnClusterEqualsLocal(t *testing.T) {
 				t.Fatalf("case %d element %d: cluster %v, inline %v", i, j, remote[j], local[j])
 			}
 		}
+	}
+	// The workers say which library solved (OpenBLAS's LAPACK or gonum), for Path.
+	x, err := remotes[0].Compute(gpuarray.On(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := x.Path(); !strings.HasPrefix(p, "solve on the CPU with ") || !strings.HasSuffix(p, "(LAPACK)") && !strings.HasSuffix(p, "gonum") {
+		t.Errorf("Path of a solve on the cluster: %q, want the library the workers used", p)
 	}
 }
 

@@ -6,8 +6,8 @@ import "slices"
 // with length 1 (the Array API's keepdims=True): x.KeepDims().Sum(1) of an (m, n) array has
 // shape (m, 1), and broadcasts against x. Every reduction method takes the mark (Sum, Mean,
 // Var, Std, Min, Max, ArgMin, ArgMax, Prod, Any, All, CountNonzero, the Nan and Ddof
-// variants), and so do Quantile, Percentile, Median and Quantiles; other operations ignore it,
-// and their results carry no mark.
+// variants), and so do Quantile, Percentile, Median, Quantiles, VectorNorm and MatrixNorm;
+// other operations ignore it, and their results carry no mark.
 func (a *Array) KeepDims() *Array {
 	if a.Err() != nil {
 		return a

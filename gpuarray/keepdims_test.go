@@ -2,6 +2,7 @@ package gpuarray
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -23,6 +24,8 @@ func TestKeepDimsMatchesNumPy(t *testing.T) {
 		{"np.max(x, axis=%s, keepdims=True)", func(x *Array, a []int) *Array { return x.Max(a...) }},
 		{"np.any(x > 0.5, axis=%s, keepdims=True)", func(x *Array, a []int) *Array { return x.Gt(0.5).KeepDims().Any(a...) }},
 		{"np.count_nonzero(x > 0, axis=%s, keepdims=True)", func(x *Array, a []int) *Array { return x.Gt(0).KeepDims().CountNonzero(a...) }},
+		{"np.linalg.vector_norm(x, axis=%s, ord=1, keepdims=True)", func(x *Array, a []int) *Array { return VectorNorm(x, 1, a...) }},
+		{"np.linalg.vector_norm(x, axis=%s, ord=np.inf, keepdims=True)", func(x *Array, a []int) *Array { return VectorNorm(x, math.Inf(1), a...) }},
 		{"np.nansum(x, axis=%s, keepdims=True)", func(x *Array, a []int) *Array { return x.NanSum(a...) }},
 		{"np.nanmax(np.where(np.isnan(x), 0, x), axis=%s, keepdims=True)", func(x *Array, a []int) *Array { return x.noNaN(0).KeepDims().NanMax(a...) }},
 	}
@@ -44,6 +47,7 @@ func TestKeepDimsMatchesNumPy(t *testing.T) {
 			k := rs.IntN(r)
 			cs = append(cs,
 				check{what: fmt.Sprintf("argmax %v axis %d", shape, k), got: x.noNaN(0).KeepDims().ArgMax(k), code: fmt.Sprintf("np.argmax(np.where(np.isnan(x), 0, x), axis=%d, keepdims=True)", k), inputs: []input{in}},
+				check{what: fmt.Sprintf("matrix norm %v", shape), got: MatrixNorm(Stack(x, x).KeepDims(), "inf"), code: "np.linalg.matrix_norm(np.stack([x, x]), ord=np.inf, keepdims=True)", inputs: []input{in}},
 				check{what: fmt.Sprintf("prod %v axis %d", shape, k), got: x.KeepDims().Prod(k), code: fmt.Sprintf("np.prod(x, axis=%d, keepdims=True)", k), inputs: []input{in}},
 				check{what: fmt.Sprintf("argmin %v", shape), got: x.noNaN(0).KeepDims().ArgMin(), code: "np.argmin(np.where(np.isnan(x), 0, x), keepdims=True)", inputs: []input{in}},
 			)

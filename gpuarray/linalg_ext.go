@@ -104,6 +104,9 @@ func VectorNorm(x *Array, ord float64, axes ...int) *Array {
 	if err := x.Err(); err != nil {
 		return errArray(err)
 	}
+	if x.marked() { // KeepDims
+		return keepAxes(VectorNorm(&Array{n: x.n}, ord, axes...), axes, len(x.n.Shape))
+	}
 	a := x.Abs()
 	switch {
 	case ord == 2:
@@ -141,6 +144,9 @@ func MatrixNorm(x *Array, ord string) *Array {
 	}
 	if x.NDim() < 2 {
 		return errArray(fmt.Errorf("MatrixNorm: an array of shape %s has fewer than two axes", expr.ShapeString(x.Shape())))
+	}
+	if x.marked() { // KeepDims
+		return keepAxes(MatrixNorm(&Array{n: x.n}, ord), []int{-2, -1}, len(x.n.Shape))
 	}
 	a := x.Abs()
 	switch strings.ToLower(ord) {

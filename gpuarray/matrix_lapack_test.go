@@ -2,6 +2,7 @@ package gpuarray
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -91,6 +92,33 @@ func TestMatrixFunctionsLarge(t *testing.T) {
 	}
 }
 
+// TestMatrixFunctionsSingular: exactly singular matrices give NumPy's answers (a zero
+// determinant, a sign of 0 and a log of -Inf, the rank, the pseudo-inverse) or its error
+// (a solve).
+func TestMatrixFunctionsSingular(t *testing.T) {
+	sq := Ones(Shape(3, 3)).Mul(2)
+	// One chunk: both matrices in one task.
+	stack := FromSlice([]float64{2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 0, 0, 0, 1, 0, 0, 0, 1}, Shape(2, 3, 3))
+	checkClose(t, []check{
+		{what: "Det of a singular stack", got: Det(stack), code: "np.linalg.det(np.stack([2*np.ones((3, 3)), np.eye(3)]))"},
+		{what: "Slogdet sign of a singular stack", got: func() *Array { s, _ := Slogdet(stack); return s }(), code: "np.linalg.slogdet(np.stack([2*np.ones((3, 3)), np.eye(3)])).sign"},
+		{what: "MatrixRank of a singular matrix", got: MatrixRank(sq), code: "np.linalg.matrix_rank(2*np.ones((3, 3)))"},
+		{what: "Pinv of a singular matrix", got: Pinv(sq), code: "np.linalg.pinv(2*np.ones((3, 3)), rtol=3*np.finfo(float).eps)"},
+		{what: "Lstsq of a singular matrix", got: Lstsq(sq, Ones(Shape(3))), code: "np.linalg.lstsq(2*np.ones((3, 3)), np.ones(3))[0]"},
+	}, 1e-12, Inline())
+	_, logdet := Slogdet(stack)
+	got, err := logdet.ToSlice()
+	if err != nil || len(got) != 2 || !math.IsInf(got[0], -1) || got[1] != 0 {
+		t.Errorf("Slogdet log of [singular, identity] = %v, %v; NumPy: [-inf 0]", got, err)
+	}
+	if _, err := Solve(sq, Ones(Shape(3))).Compute(); err == nil || !strings.Contains(err.Error(), "singular matrix") {
+		t.Errorf("Solve with a singular matrix: %v, want NumPy's error (singular matrix)", err)
+	}
+	if _, err := Inv(stack).Compute(); err == nil || !strings.Contains(err.Error(), "matrix 0 of 2") {
+		t.Errorf("Inv of a stack with a singular matrix: %v, want an error naming matrix 0 of 2", err)
+	}
+}
+
 // TestMatrixFunctionsGonumFallback runs the NumPy checks of the matrix functions again in a
 // child process with GPUNOTES_OPENBLAS=off: gonum's routines, the fallback where OpenBLAS does
 // not load.
@@ -98,13 +126,13 @@ func TestMatrixFunctionsGonumFallback(t *testing.T) {
 	if os.Getenv(openblas.EnvLibrary) == "off" {
 		t.Skip("this is the child")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^(TestMatrixFunctionsLarge|TestFactorizationsMatchNumPy|TestFactorizationErrors)$", "-test.v")
+	cmd := exec.Command(os.Args[0], "-test.run=^(TestMatrixFunctionsLarge|TestMatrixFunctionsSingular|TestFactorizationsMatchNumPy|TestFactorizationErrors)$", "-test.v")
 	cmd.Env = append(os.Environ(), openblas.EnvLibrary+"=off")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("with %s=off: %v\n%s", openblas.EnvLibrary, err, out)
 	}
-	for _, name := range []string{"TestMatrixFunctionsLarge", "TestFactorizationsMatchNumPy", "TestFactorizationErrors"} {
+	for _, name := range []string{"TestMatrixFunctionsLarge", "TestMatrixFunctionsSingular", "TestFactorizationsMatchNumPy", "TestFactorizationErrors"} {
 		if !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Errorf("with %s=off, %s did not pass:\n%s", openblas.EnvLibrary, name, out)
 		}

@@ -89,7 +89,8 @@ func TestSearchsortedErrors(t *testing.T) {
 	}
 }
 
-// TestGPUSearchsortedMatchesNumPy runs the fused counts on a GPU.
+// TestGPUSearchsortedMatchesNumPy runs the searches under OnGPU (on the host executor until
+// fused kernels read int64 values; Path says so).
 func TestGPUSearchsortedMatchesNumPy(t *testing.T) {
 	needGPU(t)
 	runChecks(t, searchCases(2, 10), OnGPU())

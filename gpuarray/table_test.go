@@ -1,6 +1,7 @@
 package gpuarray
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,8 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/optable"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 	"github.com/gpunotes/gpunotes/internal/testenv"
 )
 
@@ -176,6 +181,51 @@ func TestLog2AndAcosNearOne(t *testing.T) {
 			if math.Signbit(a) != math.Signbit(b) || d > 2 || d < -2 {
 				t.Errorf("%s of %v: %v, NumPy %v", cases[i].Code, xs[j], a, b)
 				break
+			}
+		}
+	}
+}
+
+// TestHostGathersOnGPUSaid: with the GPU's late gathers, a stage reading a search's positions
+// or a take of complex values gathers them on the host inside the GPU task, and
+// cuda.HostGathers says so (the GPU compute's Path then names the host gather); a take of
+// integers is gathered on the device.
+func TestHostGathersOnGPUSaid(t *testing.T) {
+	idx := FromSliceInt64([]int64{2, 0, 1})
+	sorted := FromSlice([]float64{1, 2, 3, 5, 8})
+	for _, c := range []struct {
+		what string
+		y    *Array
+		host bool
+	}{
+		{"search", Searchsorted(sorted, FromSlice([]float64{4, 0, 9, 2}), "left").Add(1), true},
+		{"take of complex128", Take(FromSliceComplex128([]complex128{1, 2i, 3}), idx, 0).Mul(2), true},
+		{"take of int32", Take(FromSliceInt64([]int64{7, 8, 9}, WithDType(Int32)), idx, 0).Mul(2), false},
+	} {
+		if err := c.y.Err(); err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		done := map[*expr.Node]dtype.Slice{}
+		order := plan.Order(c.y.n)
+		for id, n := range order {
+			st, err := plan.Lower(id, n, done, plan.Options{LateGather: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id == len(order)-1 {
+				if got := cuda.HostGathers(st); got != c.host {
+					t.Errorf("%s: HostGathers %v, want %v", c.what, got, c.host)
+				}
+				break
+			}
+			outs := make([]*plan.Output, len(st.Tasks))
+			for i, task := range st.Tasks {
+				if outs[i], err = cpu.Execute(context.Background(), task); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if done[n], err = st.Assemble(outs); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}

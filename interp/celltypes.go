@@ -344,6 +344,34 @@ func wrapped(v reflect.Value) reflect.Value {
 	return reflect.Value{}
 }
 
+var (
+	errorIfaceType = reflect.TypeFor[error]()
+	stringerType   = reflect.TypeFor[fmt.Stringer]()
+	formatterType  = reflect.TypeFor[fmt.Formatter]()
+	goStringerType = reflect.TypeFor[fmt.GoStringer]()
+)
+
+// printsItself reports whether fmt prints values of t through a method of t (Format, GoString
+// for %#v, Error or String for the string verbs) rather than by walking its fields. Cell types
+// have no methods in yaegi's reflect types, so this holds only for compiled types and yaegi's
+// interface wrappers.
+func printsItself(t reflect.Type, verb rune, sharp bool) bool {
+	if t.Kind() == reflect.Interface {
+		return false
+	}
+	if t.Implements(formatterType) {
+		return true
+	}
+	if sharp {
+		return t.Implements(goStringerType)
+	}
+	switch verb {
+	case 'v', 's', 'q', 'x', 'X':
+		return t.Implements(errorIfaceType) || t.Implements(stringerType)
+	}
+	return false
+}
+
 func (r *typeRegistry) print(f fmt.State, verb rune, v reflect.Value, depth int) {
 	if !v.IsValid() {
 		if depth == 0 {
@@ -356,6 +384,12 @@ func (r *typeRegistry) print(f fmt.State, verb rune, v reflect.Value, depth int)
 	sharp := verb == 'v' && f.Flag('#')
 	plus := verb == 'v' && f.Flag('+')
 	t := v.Type()
+	if v.CanInterface() && printsItself(t, verb, sharp) {
+		// A compiled value that fmt prints through its own method (an error wrapping another,
+		// a *gpuarray.Array): walking its fields instead would print its internals.
+		fmt.Fprintf(f, fmt.FormatString(f, verb), v.Interface())
+		return
+	}
 	if !r.hasCell(t) || (v.Kind() != reflect.Interface && wrapped(v).IsValid()) {
 		if depth > 0 && v.Kind() == reflect.Pointer && verb == 'v' {
 			switch {

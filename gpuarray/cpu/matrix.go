@@ -197,8 +197,8 @@ func matrixFn(c *plan.CallStep, a, rhs *mat.Dense, m, n int, dst []float64) erro
 		dst[0] = mat.Det(a)
 	case expr.FnSlogdetSign, expr.FnSlogdetLog:
 		logdet, sign := mat.LogDet(a)
-		if sign == 0 {
-			logdet = math.Inf(-1)
+		if sign == 0 || math.IsInf(logdet, -1) { // gonum says sign 1 for some singular matrices
+			sign, logdet = 0, math.Inf(-1)
 		}
 		if c.Fn == expr.FnSlogdetSign {
 			dst[0] = sign
