@@ -22,6 +22,7 @@ type rewriteEnv struct {
 	decl     func(name string) string // source of an earlier cell's declaration of name ("" if none)
 	pkgs     map[string]bool          // local names of imported packages
 	userFunc map[string]bool          // builtins the user redeclared (clear, min, max)
+	method   func(name string) string // source of an earlier cell's method name, if one type has it
 }
 
 // edit replaces del bytes at off with text.
@@ -526,6 +527,9 @@ func (r *rewriter) yieldTypes(x ast.Expr) []string {
 	case *ast.Ident:
 		name = x.Name
 	case *ast.CallExpr:
+		if sel, ok := x.Fun.(*ast.SelectorExpr); ok {
+			return r.methodYieldTypes(sel)
+		}
 		id, ok := x.Fun.(*ast.Ident)
 		if !ok {
 			return nil
@@ -559,6 +563,12 @@ func (r *rewriter) yieldTypes(x ast.Expr) []string {
 	if !call {
 		return yieldOf(fd.Type)
 	}
+	return resultYieldTypes(fd, text, yieldOf)
+}
+
+// resultYieldTypes returns the yield parameter types of the iterator fd returns (a func
+// type, iter.Seq[V] or iter.Seq2[K, V]).
+func resultYieldTypes(fd *ast.FuncDecl, text func(ast.Node) string, yieldOf func(ast.Expr) []string) []string {
 	if fd.Type.Results == nil || len(fd.Type.Results.List) != 1 {
 		return nil
 	}
@@ -575,6 +585,162 @@ func (r *rewriter) yieldTypes(x ast.Expr) []string {
 		}
 	}
 	return nil
+}
+
+// methodYieldTypes is yieldTypes for `for v := range x.All()`: the method declared in this
+// segment, on a generic type whose type arguments the segment shows where it defines x
+// (x := List[int]{}, x := &List[int]{}, var x List[int]).
+func (r *rewriter) methodYieldTypes(sel *ast.SelectorExpr) []string {
+	recvName, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	var fd *ast.FuncDecl
+	text := r.text
+	find := func(f *ast.File) {
+		for _, d := range f.Decls {
+			if f, ok := d.(*ast.FuncDecl); ok && f.Recv != nil && f.Name.Name == sel.Sel.Name {
+				if fd != nil {
+					fd = nil // several types have it
+					return
+				}
+				fd = f
+			}
+		}
+	}
+	find(r.file)
+	if fd == nil && r.env.method != nil {
+		// Declared in an earlier cell.
+		if src := r.env.method(sel.Sel.Name); src != "" {
+			full := "package p;" + src
+			if f, err := parser.ParseFile(token.NewFileSet(), "", full, parser.SkipObjectResolution); err == nil {
+				find(f)
+				text = func(n ast.Node) string { return full[int(n.Pos())-1 : int(n.End())-1] }
+			}
+		}
+	}
+	if fd == nil || len(fd.Recv.List) != 1 {
+		return nil
+	}
+	rt := fd.Recv.List[0].Type
+	if st, ok := rt.(*ast.StarExpr); ok {
+		rt = st.X
+	}
+	var params []string
+	var typeName string
+	switch t := rt.(type) {
+	case *ast.Ident:
+		typeName = t.Name
+	case *ast.IndexExpr:
+		typeName = identName(t.X)
+		params = []string{identName(t.Index)}
+	case *ast.IndexListExpr:
+		typeName = identName(t.X)
+		for _, i := range t.Indices {
+			params = append(params, identName(i))
+		}
+	}
+	yieldOf := func(t ast.Expr) []string {
+		ft, ok := t.(*ast.FuncType)
+		if !ok || ft.Params == nil || len(ft.Params.List) != 1 {
+			return nil
+		}
+		y, ok := ft.Params.List[0].Type.(*ast.FuncType)
+		if !ok || y.Results == nil || len(y.Results.List) != 1 {
+			return nil
+		}
+		var out []string
+		for _, p := range y.Params.List {
+			for range max(1, len(p.Names)) {
+				out = append(out, text(p.Type))
+			}
+		}
+		return out
+	}
+	types := resultYieldTypes(fd, text, yieldOf)
+	if types == nil || len(params) == 0 {
+		return types
+	}
+	args := r.typeArgsOf(recvName.Name, typeName)
+	if len(args) != len(params) {
+		return nil
+	}
+	for i, t := range types {
+		for j, p := range params {
+			t = regexp.MustCompile(`\b`+regexp.QuoteMeta(p)+`\b`).ReplaceAllString(t, args[j])
+		}
+		types[i] = t
+	}
+	return types
+}
+
+func identName(e ast.Expr) string {
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+// typeArgsOf finds where the segment defines variable name as a typeName[...] value and
+// returns the type arguments' source.
+func (r *rewriter) typeArgsOf(name, typeName string) []string {
+	var out []string
+	fromType := func(t ast.Expr) bool {
+		switch t := t.(type) {
+		case *ast.IndexExpr:
+			if identName(t.X) == typeName {
+				out = []string{r.text(t.Index)}
+				return true
+			}
+		case *ast.IndexListExpr:
+			if identName(t.X) == typeName {
+				out = nil
+				for _, i := range t.Indices {
+					out = append(out, r.text(i))
+				}
+				return true
+			}
+		}
+		return false
+	}
+	fromValue := func(v ast.Expr) bool {
+		if u, ok := v.(*ast.UnaryExpr); ok && u.Op == token.AND {
+			v = u.X
+		}
+		if cl, ok := v.(*ast.CompositeLit); ok {
+			return fromType(cl.Type)
+		}
+		return false
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		if out != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE && len(n.Lhs) == len(n.Rhs) {
+				for i, l := range n.Lhs {
+					if identName(l) == name && fromValue(n.Rhs[i]) {
+						return false
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for i, nm := range n.Names {
+				if nm.Name != name {
+					continue
+				}
+				if n.Type != nil && fromType(n.Type) {
+					return false
+				}
+				if i < len(n.Values) && fromValue(n.Values[i]) {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // funcDecl finds the declaration of func name in this segment or an earlier cell, with the

@@ -587,11 +587,28 @@ func (s *Session) declSrc(name string) string {
 	return s.decls[name]
 }
 
+// methodSrc is the source of the declaration of method name of a cell type ("" if none, or
+// if several types have one).
+func (s *Session) methodSrc(name string) string {
+	s.declMu.RLock()
+	defer s.declMu.RUnlock()
+	src := ""
+	for k, v := range s.decls {
+		if strings.HasSuffix(k, "."+name) {
+			if src != "" {
+				return ""
+			}
+			src = v
+		}
+	}
+	return src
+}
+
 // rewriteEnv tells the rewriting pass what the session holds.
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc}
 	for n := range s.imported {
 		env.pkgs[n] = true
 	}

@@ -201,6 +201,12 @@ func declNamesSrc(src string) ([]string, *ast.File, error) {
 				if st, ok := t.(*ast.StarExpr); ok {
 					t = st.X
 				}
+				switch g := t.(type) { // a generic type's receiver: T[K, V]
+				case *ast.IndexExpr:
+					t = g.X
+				case *ast.IndexListExpr:
+					t = g.X
+				}
 				if id, ok := t.(*ast.Ident); ok {
 					names = append(names, id.Name+"."+d.Name.Name)
 				}
