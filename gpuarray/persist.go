@@ -223,36 +223,7 @@ func (g chunkGrid) runs(off, shape []int, f func(at, o, n int)) {
 // place copies a chunk's row-major values at off with shape into dst, the whole array
 // row-major.
 func (g chunkGrid) place(dst dtype.Slice, off, shape []int, src dtype.Slice) {
-	r := len(shape)
-	if r == 0 {
-		dtype.Copy(dst, src)
-		return
-	}
-	if expr.Size(shape) == 0 {
-		return
-	}
-	strides := make([]int, r)
-	s := 1
-	for d := r - 1; d >= 0; d-- {
-		strides[d] = s
-		s *= g.shape[d]
-	}
-	inner := shape[r-1]
-	pos := make([]int, r)
-	for o := 0; o < src.Len(); o += inner {
-		at := 0
-		for d := 0; d < r; d++ {
-			at += (off[d] + pos[d]) * strides[d]
-		}
-		dtype.Copy(dst.Slice(at, at+inner), src.Slice(o, o+inner))
-		for d := r - 2; d >= 0; d-- {
-			pos[d]++
-			if pos[d] < shape[d] {
-				break
-			}
-			pos[d] = 0
-		}
-	}
+	g.runs(off, shape, func(at, o, n int) { dtype.Copy(dst.Slice(at, at+n), src.Slice(o, o+n)) })
 }
 
 // gpuChunks holds an array's chunks in GPU memory, one allocation per chunk, each on the GPU

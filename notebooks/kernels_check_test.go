@@ -23,7 +23,12 @@ func init() {
 			"atan2 takes 2 arguments, got 1",
 			"1 arguments for 2 inputs (x, y)",
 			"running max per block of 2 columns: [[3 3 4 4] [5 9 2 6]] <nil>",
-			"MapBlocks: block [0 0] of shape [2 2]: f returned 1 values, want 4")
+			"MapBlocks: block [0 0] of shape [2 2]: f returned 1 values, want 4",
+			"kernel functions, sorted: true; hypot among them: true",
+			"k.Inputs(): [x y]",
+			"MapBlocksWith, one goroutine per block: [[3 3 4 4] [5 9 2 6]] <nil>",
+			"block 1: sensor offline; errors.Is(blockErr, errOffline): true",
+			"a failed block: MapBlocks: block [0 1]: sensor offline; errors.Is(err, errOffline): true")
 		contains(t, "HTML", html, "float64", "(1000, 1000)")
 		if m := kernelDiffRE.FindStringSubmatch(text); m == nil {
 			t.Errorf("kernel vs built-ins missing:\n%s", text)

@@ -9,6 +9,11 @@ import (
 
 var roundTripRE = regexp.MustCompile(`max \|irfft\(rfft\(x\)\) - x\| = (\S+)\nmax \|fftn\(x\) - fft\(fft\(x, 0\), 1\)\| = (\S+)`)
 
+// moreRE matches the errors of the last section's inverses and factorizations.
+var moreRE = regexp.MustCompile(`(?m)^(Ifft\(Fft\(x\)\)|Ifftn\(Fftn\(x\)\)|Irfftn\(Rfftn\(x\)\) over axes 0, 1|Hfft\(Ihfft\(x\), n=64\)|IfftShift\(FftShift\(f\)\)|Parseval with FFTNorm\(ortho\): relative difference|Eigh: max \|m v - v diag\(w\)\| =|Pinv\(tall\) @ tall - I:|QR: max \|Q R - A\| = (?:\S+), max \|Q\^T Q - I\| =|TensordotAxes\(a, b, \[1\], \[0\]\) - a.Dot\(b\):):? (\S+)$`)
+
+var qrRE = regexp.MustCompile(`QR: max \|Q R - A\| = (\S+),`)
+
 var einsumRE = regexp.MustCompile(`max \|einsum - matmul\| = (\S+)`)
 
 func init() {
@@ -41,6 +46,20 @@ func init() {
 			small("irfft(rfft(x)) error", m[1])
 			small("fftn vs fft twice", m[2])
 		}
+		if ms := moreRE.FindAllStringSubmatch(text, -1); len(ms) != 10 {
+			t.Errorf("%d of the 10 inverse and factorization checks ran:\n%s", len(ms), text)
+		} else {
+			for _, m := range ms {
+				small(m[1], m[2])
+			}
+		}
+		if m := qrRE.FindStringSubmatch(text); m == nil {
+			t.Errorf("no QR residual:\n%s", text)
+		} else {
+			small("QR residual", m[1])
+		}
+		contains(t, "output", text, "Eigh eigenvalues: [1.26794919 3.         4.73205081]",
+			"sq.Diagonal(-1): [ 4.  9. 14.]  sq.Trace(1): 18\n")
 		if m := einsumRE.FindStringSubmatch(text); m == nil {
 			t.Errorf("einsum vs matmul missing:\n%s", text)
 		} else {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -222,46 +221,31 @@ func runBincounts(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*p
 	ek := floatWords(tasks[0].Kernel.Elementwise())
 	nbins := tasks[0].Kernel.Call.N
 	outs := make([]*plan.Output, len(tasks))
-	per := (len(tasks) + len(devs) - 1) / len(devs)
-	errs := make([]error, len(devs))
-	var wg sync.WaitGroup
-	for di, d := range devs {
-		lo, hi := di*per, min(len(tasks), (di+1)*per)
-		if lo >= hi {
-			continue
+	err := eachDevice(devs, len(tasks), func(d *Device, lo, hi int) error {
+		sub := make([]*plan.Task, hi-lo)
+		for i := range sub {
+			c := *tasks[lo+i]
+			c.Kernel = ek
+			sub[i] = &c
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sub := make([]*plan.Task, hi-lo)
-			for i := range sub {
-				c := *tasks[lo+i]
-				c.Kernel = ek
-				sub[i] = &c
-			}
-			ptrs, free, err := RunPlanKeep(ctx, d, sub)
-			if err != nil {
-				errs[di] = err
-				return
-			}
-			defer free()
-			errs[di] = d.Do(ctx, func() error {
-				for i, t := range sub {
-					counts, err := d.bincount(ptrs[i], t.Size(), nbins)
-					if err != nil {
-						return fmt.Errorf("chunk %d: %w", t.Index, err)
-					}
-					outs[lo+i] = &plan.Output{Shape: []int{nbins}, Data: dtype.OfInt64(counts)}
-				}
-				return nil
-			})
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
+		ptrs, free, err := RunPlanKeep(ctx, d, sub)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		defer free()
+		return d.Do(ctx, func() error {
+			for i, t := range sub {
+				counts, err := d.bincount(ptrs[i], t.Size(), nbins)
+				if err != nil {
+					return fmt.Errorf("chunk %d: %w", t.Index, err)
+				}
+				outs[lo+i] = &plan.Output{Shape: []int{nbins}, Data: dtype.OfInt64(counts)}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
 	}
 	return outs, nil
 }

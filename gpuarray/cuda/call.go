@@ -128,60 +128,43 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 	lib := callLibFor(call.Fn)
 	fused := !ek.PlainInput() && !tasks[0].Kernel.PlainInput()
 	outs := make([]*plan.Output, len(tasks))
-	per := (len(tasks) + len(devs) - 1) / len(devs)
-	errs := make([]error, len(devs))
-	var wg sync.WaitGroup
-	for di, d := range devs {
-		lo, hi := di*per, min(len(tasks), (di+1)*per)
-		if lo >= hi {
-			continue
+	err := eachDevice(devs, len(tasks), func(d *Device, lo, hi int) error {
+		// A take's block is gathered on the device by a fused kernel too.
+		fused := fused || gathers(tasks[lo:hi])
+		// Device runners read float64 words: integer and complex values (other words, see
+		// EncodeWords) reach the library through host memory.
+		if fused && lib.dev != nil && laneOf(ek.Instrs[ek.Result].DType) == laneF {
+			return runDeviceCalls(ctx, d, lib, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A take's block is gathered on the device by a fused kernel too.
-			fused := fused || gathers(tasks[lo:hi])
-			// Device runners read float64 words: integer and complex values (other words, see
-			// EncodeWords) reach the library through host memory.
-			if fused && lib.dev != nil && laneOf(ek.Instrs[ek.Result].DType) == laneF {
-				errs[di] = runDeviceCalls(ctx, d, lib, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
-				return
+		var vals []*plan.Output
+		if fused {
+			var err error
+			if vals, err = RunPlan(ctx, []*Device{d}, sub[lo:hi]); err != nil {
+				return err
 			}
-			var vals []*plan.Output
-			if fused {
-				var err error
-				if vals, err = RunPlan(ctx, []*Device{d}, sub[lo:hi]); err != nil {
-					errs[di] = err
-					return
-				}
-			}
-			for i := lo; i < hi; i++ {
-				var in dtype.Slice
-				if vals != nil {
-					in = vals[i-lo].Data
-				} else if v, ok := tasks[i].CallValues(); ok {
-					in = v.Clone() // the call may overwrite it
-				} else {
-					errs[di] = fmt.Errorf("cuda: %v of chunk %d: its input block is not in host memory", call.Fn, tasks[i].Index)
-					return
-				}
-				data, shape, err := lib.run(ctx, d, call, in, tasks[i].Shape, tasks[i].Operands())
-				if err != nil {
-					errs[di] = fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
-					return
-				}
-				if vals != nil {
-					vals[i-lo] = nil // let the fused values go while the next task runs
-				}
-				outs[i] = &plan.Output{Shape: shape, Data: data}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
 		}
+		for i := lo; i < hi; i++ {
+			var in dtype.Slice
+			if vals != nil {
+				in = vals[i-lo].Data
+			} else if v, ok := tasks[i].CallValues(); ok {
+				in = v.Clone() // the call may overwrite it
+			} else {
+				return fmt.Errorf("cuda: %v of chunk %d: its input block is not in host memory", call.Fn, tasks[i].Index)
+			}
+			data, shape, err := lib.run(ctx, d, call, in, tasks[i].Shape, tasks[i].Operands())
+			if err != nil {
+				return fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
+			}
+			if vals != nil {
+				vals[i-lo] = nil // let the fused values go while the next task runs
+			}
+			outs[i] = &plan.Output{Shape: shape, Data: data}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return outs, nil
 }

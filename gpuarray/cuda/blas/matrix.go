@@ -335,29 +335,7 @@ func (k *Kernels) solve(mm *mem, a devPtr, n, nrhs int, dst []float64) error {
 			return err
 		}
 	}
-	ipiv, info, err := k.getrf(mm, n, a, ld)
-	if err != nil {
-		return err
-	}
-	if info > 0 {
-		return errSingular
-	}
-	if err := k.getrs(mm, opT, n, nrhs, a, ld, ipiv, bc); err != nil {
-		return err
-	}
-	if nrhs == 1 {
-		return mm.download(dst, bc)
-	}
-	x := make([]float64, n*nrhs)
-	if err := mm.download(x, bc); err != nil {
-		return err
-	}
-	for i := 0; i < n; i++ {
-		for j := 0; j < nrhs; j++ {
-			dst[i*nrhs+j] = x[j*n+i]
-		}
-	}
-	return nil
+	return k.luSolve(mm, a, ld, n, bc, nrhs, dst)
 }
 
 // solveRHS is solve with A alone at a (n x n, leading dimension n) and B (n x nrhs,
@@ -376,21 +354,28 @@ func (k *Kernels) solveRHS(mm *mem, a devPtr, n int, b []float64, nrhs int, dst 
 	if err != nil {
 		return err
 	}
-	ipiv, info, err := k.getrf(mm, n, a, n)
+	return k.luSolve(mm, a, n, n, db, nrhs, dst)
+}
+
+// luSolve factors the column-major view of A (n x n at a, leading dimension lda: A^T) and
+// solves A X = B with getrs' transpose flag, B being column-major n x nrhs at b; X goes to
+// dst row-major.
+func (k *Kernels) luSolve(mm *mem, a devPtr, lda, n int, b devPtr, nrhs int, dst []float64) error {
+	ipiv, info, err := k.getrf(mm, n, a, lda)
 	if err != nil {
 		return err
 	}
 	if info > 0 {
 		return errSingular
 	}
-	if err := k.getrs(mm, opT, n, nrhs, a, n, ipiv, db); err != nil {
+	if err := k.getrs(mm, opT, n, nrhs, a, lda, ipiv, b); err != nil {
 		return err
 	}
 	if nrhs == 1 {
-		return mm.download(dst, db)
+		return mm.download(dst, b)
 	}
 	x := make([]float64, n*nrhs)
-	if err := mm.download(x, db); err != nil {
+	if err := mm.download(x, b); err != nil {
 		return err
 	}
 	for i := 0; i < n; i++ {
