@@ -128,6 +128,11 @@ func (r *typeRegistry) scan(t reflect.Type, seen map[reflect.Type]bool) bool {
 		if ok {
 			return true
 		}
+		if t.Name() != "" {
+			// A compiled type (yaegi's are unnamed): fmt prints it as it is, through its
+			// own methods or fields, even where an interface field could hold a cell value.
+			return false
+		}
 		for i := 0; i < t.NumField(); i++ {
 			if r.scan(t.Field(i).Type, seen) {
 				return true

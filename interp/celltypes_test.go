@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -95,6 +96,11 @@ show()`, "{a:1 b:2} main.local\n"},
 		if got := out.out("stdout"); got != want {
 			t.Errorf("%s:\n got %q\nwant %q", c.code, got, want)
 		}
+	}
+	// Compiled named types are printed by fmt itself, even with interface fields; slices of
+	// interfaces may hold cell values.
+	if s.types.hasCell(reflect.TypeOf(fmt.Errorf("x: %w", errors.New("y")))) || !s.types.hasCell(reflect.TypeOf([]any{})) {
+		t.Error("hasCell: a compiled error type would be printed by the registry, or []any would not")
 	}
 	// %T of a named non-struct type: yaegi keeps only float64; the cell gets a note saying so.
 	_, out, err := run(t, s, `fmt.Printf("%T\n", ctCelsius(3))`)

@@ -19,7 +19,13 @@ func init() {
 			"Log2: float64", "-1.07400000e+03]", // log2 of the smallest subnormal is exact
 			"Round: float64 [-2. -0.  0.  2.  2. inf nan  0.]",
 			"Remainder(int8, 3): int8 [2 1 0 1]", "FloorDivide(int8, 0): int8 [0 0 0 0]",
-			"BitwiseRightShift: int8 [-1  0  0 -1]", "finite log1p of N(0,1): 0.84")
+			"BitwiseRightShift: int8 [-1  0  0 -1]", "finite log1p of N(0,1): 0.84",
+			"ChunkSizes: [[2 3 5]] NDim: 1 NBytes: 80", "Full(7) of shape (2, 3): NDim 2 NBytes 48",
+			"Full(7).Sum(): float64 42", "FromSlice32: float32 [-1.5 -0.5  0.5  1.5]",
+			"ToSliceFloat32 of x*2: [-3 -1 1 3] <nil>", "Clip(x, -1, 1): float32 [-1.  -0.5  0.5  1. ]",
+			"Round(2.5) and Round(3.5): float64 [2. 4.]", "x.Cos(): float64 [ 1.   0.5 -1. ]",
+			"x.Tanh(): float64 [0.         0.78071444 0.99627208]", "z.Conj(): complex128 [ (3-4i) (-1-0i)  (0-1i)]",
+			"gob round trip of x*2: float32 [-3. -1.  1.  3.]")
 		// Every function ran: no error lines other than the deliberate one.
 		if n := strings.Count(text, "error:"); n != 1 {
 			t.Errorf("%d errors, want the one out-of-bounds integer:\n%s", n, text)

@@ -27,6 +27,7 @@ func init() {
 			"kernel functions, sorted: true; hypot among them: true",
 			"k.Inputs(): [x y]",
 			"MapBlocksWith, one goroutine per block: [[3 3 4 4] [5 9 2 6]] <nil>",
+			"block 1: sensor offline; errors.Is(blockErr, errOffline): true",
 			"a failed block: MapBlocks: block [0 1]: sensor offline; errors.Is(err, errOffline): true")
 		contains(t, "HTML", html, "float64", "(1000, 1000)")
 		if m := kernelDiffRE.FindStringSubmatch(text); m == nil {

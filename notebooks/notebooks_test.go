@@ -189,6 +189,10 @@ func contains(t *testing.T, what, got string, wants ...string) {
 	}
 }
 
+var taskARE = regexp.MustCompile(`task A: mean ([0-9.]+)`)
+
+var sameMeanRE = regexp.MustCompile(`(?:a mean under the same limit: |no progress bar: mean )([0-9.]+) \(<nil>\)`)
+
 var meanRE = regexp.MustCompile(`(task [ABC])[^\n]*: mean ([0-9.]+)`)
 
 func init() {
@@ -221,6 +225,26 @@ func init() {
 		}
 		if !gpuPresent() {
 			contains(t, "output", text, "GPU 0 skipped:", "GPU 1 skipped:", "on the CPU (fallback)")
+		}
+		// Session defaults: task A (seed 1) gives the same mean under a memory limit and quietly.
+		contains(t, "output", text, "exceeds the memory limit of 1048576 bytes",
+			"cancelled before it started: context.Canceled: true")
+		if gpuPresent() {
+			contains(t, "output", text, "SetBackend(GPU): task A's mean ")
+		} else {
+			contains(t, "output", text, "SetBackend(GPU) refused: ")
+		}
+		if a := taskARE.FindStringSubmatch(text); a == nil {
+			t.Errorf("no mean of task A:\n%s", text)
+		} else {
+			for _, m := range sameMeanRE.FindAllStringSubmatch(text, -1) {
+				if m[1] != a[1] {
+					t.Errorf("task A's mean is %s, but %s under the session defaults", a[1], m[1])
+				}
+			}
+			if n := len(sameMeanRE.FindAllStringSubmatch(text, -1)); n != 2 {
+				t.Errorf("%d means under the session defaults, want 2:\n%s", n, text)
+			}
 		}
 	}
 }

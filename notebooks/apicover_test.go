@@ -1,0 +1,164 @@
+package notebooks_test
+
+import (
+	"go/doc"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"io/fs"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/notebooks"
+)
+
+// notInNotebooks lists the exported gpuarray names that no notebook calls by name, each with
+// why a cell cannot or need not name it. Keys are "Func" or "Type.Method". An entry whose
+// value starts with "via " is accepted only when the notebooks contain the text after "via "
+// (the entry point that calls the method for the user).
+var notInNotebooks = map[string]string{
+	// encoding/gob calls these through the GobEncoder interface; a user writes gob.NewEncoder.
+	"Array.GobEncode": "via gob.NewEncoder",
+	"Array.GobDecode": "via gob.NewDecoder",
+	// errors.Is and errors.As call Unwrap; a user never does.
+	"BlockError.Unwrap": "via errors.Is(blockErr",
+}
+
+// exportedAPI returns the exported package functions ("Name") and methods ("Type.Name") of the
+// Go package in dir, read from its source (tests excluded).
+func exportedAPI(t *testing.T, dir string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.ParseComments)
+	if err != nil {
+		t.Fatalf("parse %s: %v", dir, err)
+	}
+	var names []string
+	for _, p := range pkgs {
+		d := doc.New(p, dir, 0)
+		for _, f := range d.Funcs {
+			names = append(names, f.Name)
+		}
+		for _, ty := range d.Types {
+			for _, f := range ty.Funcs {
+				names = append(names, f.Name)
+			}
+			for _, m := range ty.Methods {
+				names = append(names, ty.Name+"."+m.Name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// usedNames scans Go code and returns the package functions called as pkg.Name and the
+// method names used as x.Name for any other x. Comments (the markdown cells) and strings do
+// not count.
+func usedNames(src []byte, pkg string) (funcs, methods map[string]bool) {
+	funcs, methods = map[string]bool{}, map[string]bool{}
+	fset := token.NewFileSet()
+	var s scanner.Scanner
+	s.Init(fset.AddFile("", -1, len(src)), src, nil, 0)
+	var prev [2]string // the two tokens before the current one
+	for {
+		_, tok, lit := s.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if tok == token.IDENT && prev[1] == "." {
+			if prev[0] == pkg {
+				funcs[lit] = true
+			} else {
+				methods[lit] = true
+			}
+		}
+		text := lit
+		if tok != token.IDENT {
+			text = tok.String()
+		}
+		prev[0], prev[1] = prev[1], text
+	}
+	return funcs, methods
+}
+
+// TestNotebooksUseGpuarrayAPI fails naming every exported function and method of gpuarray
+// that no notebook cell uses: each is shown to a user and run by `go test ./notebooks`.
+// Methods are matched by name (cells are not type-checked), so x.Sum in any cell covers
+// Array.Sum.
+func TestNotebooksUseGpuarrayAPI(t *testing.T) {
+	srcs, err := notebooks.Sources(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs, methods := map[string]bool{}, map[string]bool{}
+	var all strings.Builder
+	for _, src := range srcs {
+		f, m := usedNames(src, "gpuarray")
+		for k := range f {
+			funcs[k] = true
+		}
+		for k := range m {
+			methods[k] = true
+		}
+		all.Write(src)
+	}
+	api := exportedAPI(t, "../gpuarray")
+	if len(api) < 100 {
+		t.Fatalf("found only %d exported gpuarray functions and methods: %v", len(api), api)
+	}
+	known := map[string]bool{}
+	var missing []string
+	for _, name := range api {
+		known[name] = true
+		typ, meth, isMethod := strings.Cut(name, ".")
+		used := funcs[typ]
+		if isMethod {
+			used = methods[meth]
+		}
+		if used {
+			if why, ok := notInNotebooks[name]; ok {
+				t.Errorf("%s is allow-listed (%q) but a notebook uses it: remove the entry", name, why)
+			}
+			continue
+		}
+		why, ok := notInNotebooks[name]
+		if !ok {
+			missing = append(missing, name)
+			continue
+		}
+		if via, ok := strings.CutPrefix(why, "via "); ok && !strings.Contains(all.String(), via) {
+			t.Errorf("%s is allow-listed as used via %s, but no notebook uses %s", name, via, via)
+		}
+	}
+	for name := range notInNotebooks {
+		if !known[name] {
+			t.Errorf("allow-list entry %s is not an exported gpuarray function or method", name)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d exported gpuarray functions and methods are used in no notebook (add a cell to a notebook in src/, or an allow-list entry saying why none can run here):\n%s",
+			len(missing), strings.Join(missing, "\n"))
+	}
+}
+
+func TestUsedNames(t *testing.T) {
+	src := "// %% [markdown]\n// gpuarray.InComment x.InComment\nx := gpuarray.Zeros(gpuarray.Shape(3)).Sum()\ns := \"gpuarray.InString\"\nfmt.Println(s)\n"
+	funcs, methods := usedNames([]byte(src), "gpuarray")
+	for _, f := range []string{"Zeros", "Shape"} {
+		if !funcs[f] {
+			t.Errorf("function %s not found in %v", f, funcs)
+		}
+	}
+	for _, m := range []string{"Sum", "Println"} {
+		if !methods[m] {
+			t.Errorf("method %s not found in %v", m, methods)
+		}
+	}
+	if funcs["InComment"] || methods["InComment"] || funcs["InString"] || methods["Zeros"] || funcs["Sum"] {
+		t.Errorf("comments, strings or the wrong kind counted: funcs %v methods %v", funcs, methods)
+	}
+}
