@@ -413,65 +413,11 @@ func truthFunc(c *operand) func(i int) bool {
 	return func(i int) bool { return c.vec[i] != 0 || c.vec[i] != c.vec[i] }
 }
 
-// unaryLane compiles a unary op whose operand or result is not in the float lane.
+// unaryLane compiles a unary op whose operand or result is not in the float lane (the
+// table's integer and complex lanes).
 func unaryLane(op expr.Op, o, a *operand) (func(int), error) {
-	if _, ok := op.Generated(); ok {
-		if f := genUnaryLane(op, o, a); f != nil {
-			return f, nil
-		}
-		return nil, fmt.Errorf("%v of %v values is not supported", op, a.dt)
-	}
-	switch {
-	case a.lane == laneI && o.lane == laneI:
-		unsigned := a.dt.Kind() == dtype.KindUint
-		switch op {
-		case expr.OpNeg:
-			return func(n int) {
-				for i, x := range a.ivec[:n] {
-					o.ivec[i] = -x
-				}
-			}, nil
-		case expr.OpAbs:
-			return func(n int) {
-				for i, x := range a.ivec[:n] {
-					if x < 0 && !unsigned {
-						x = -x
-					}
-					o.ivec[i] = x
-				}
-			}, nil
-		}
-	case a.lane == laneC && o.lane == laneF && op == expr.OpAbs:
-		return func(n int) {
-			for i, c := range a.cvec[:n] {
-				o.vec[i] = cmplx.Abs(c)
-			}
-		}, nil
-	case a.lane == laneC && o.lane == laneC:
-		var f func(complex128) complex128
-		switch op {
-		case expr.OpNeg:
-			f = func(c complex128) complex128 { return -c }
-		case expr.OpExp:
-			f = cmplx.Exp
-		case expr.OpLog:
-			f = cmplx.Log
-		case expr.OpSqrt:
-			f = cmplx.Sqrt
-		case expr.OpSin:
-			f = cmplx.Sin
-		case expr.OpCos:
-			f = cmplx.Cos
-		case expr.OpTanh:
-			f = cmplx.Tanh
-		}
-		if f != nil {
-			return func(n int) {
-				for i, c := range a.cvec[:n] {
-					o.cvec[i] = f(c)
-				}
-			}, nil
-		}
+	if f := genUnaryLane(op, o, a); f != nil {
+		return f, nil
 	}
 	return nil, fmt.Errorf("%v of %v values is not supported", op, a.dt)
 }
@@ -495,31 +441,21 @@ func binaryLane(op expr.Op, o, a, b *operand) (func(int), error) {
 		}, nil
 	}
 	switch o.lane {
-	case laneI:
-		f := intOp(op, o.dt)
+	case laneI: // the first ops (the table's Core): bools add as or, as NumPy's bool arithmetic
+		f := genInt2(op)
 		if f == nil {
 			return nil, fmt.Errorf("%v of %v values is not supported", op, o.dt)
 		}
+		u, bits := o.dt.Kind() == dtype.KindUint, laneBits(o.dt)
 		return func(n int) {
 			x, y := a.ivec[:n], b.ivec[:n]
 			for i := range x {
-				o.ivec[i] = f(x[i], y[i])
+				o.ivec[i] = f(x[i], y[i], u, bits)
 			}
 		}, nil
 	case laneC:
-		var f func(x, y complex128) complex128
-		switch op {
-		case expr.OpAdd:
-			f = func(x, y complex128) complex128 { return x + y }
-		case expr.OpSub:
-			f = func(x, y complex128) complex128 { return x - y }
-		case expr.OpMul:
-			f = func(x, y complex128) complex128 { return x * y }
-		case expr.OpDiv:
-			f = func(x, y complex128) complex128 { return x / y }
-		case expr.OpPow:
-			f = cmplx.Pow
-		default:
+		f := genComplex2(op)
+		if f == nil {
 			return nil, fmt.Errorf("%v of %v values is not supported", op, o.dt)
 		}
 		return func(n int) {
@@ -530,49 +466,6 @@ func binaryLane(op expr.Op, o, a, b *operand) (func(int), error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("%v of %v values is not supported", op, o.dt)
-}
-
-// intOp returns the integer lane's function of op for dtype dt (before wrapping): bools add
-// as logical or and multiply as logical and, as NumPy's bool arithmetic does.
-func intOp(op expr.Op, dt dtype.DType) func(x, y int64) int64 {
-	unsigned := dt.Kind() == dtype.KindUint
-	less := func(x, y int64) bool {
-		if unsigned {
-			return uint64(x) < uint64(y)
-		}
-		return x < y
-	}
-	switch op {
-	case expr.OpAdd:
-		if dt == dtype.Bool {
-			return func(x, y int64) int64 { return x | y }
-		}
-		return func(x, y int64) int64 { return x + y }
-	case expr.OpSub:
-		return func(x, y int64) int64 { return x - y }
-	case expr.OpMul:
-		return func(x, y int64) int64 { return x * y }
-	case expr.OpMax:
-		return func(x, y int64) int64 {
-			if less(x, y) {
-				return y
-			}
-			return x
-		}
-	case expr.OpMin:
-		return func(x, y int64) int64 {
-			if less(y, x) {
-				return y
-			}
-			return x
-		}
-	case expr.OpPow:
-		if dt == dtype.Bool {
-			return func(x, y int64) int64 { return x | (1 - y) }
-		}
-		return func(x, y int64) int64 { return intPow(x, y, unsigned) }
-	}
-	return nil
 }
 
 // intPow is x**y with wrap-around; a negative exponent (NumPy raises) gives 1/x truncated

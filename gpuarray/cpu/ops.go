@@ -35,6 +35,46 @@ func minimum(x, y float64) float64 {
 	return math.Min(x, y)
 }
 
+// absInt is |x| in the integer lane (unsigned values unchanged).
+func absInt(x int64, u bool) int64 {
+	if x < 0 && !u {
+		return -x
+	}
+	return x
+}
+
+// addInt is x + y before wrapping; bools (bits 1) add as logical or, as NumPy's do.
+func addInt(x, y int64, bits int) int64 {
+	if bits == 1 {
+		return x | y
+	}
+	return x + y
+}
+
+// powInt is x**y before wrapping; for bools (bits 1) x | !y, as NumPy's bool power.
+func powInt(x, y int64, u bool, bits int) int64 {
+	if bits == 1 {
+		return x | (1 - y)
+	}
+	return intPow(x, y, u)
+}
+
+// maxInt is the larger of x and y, compared as unsigned when u.
+func maxInt(x, y int64, u bool) int64 {
+	if u && uint64(x) < uint64(y) || !u && x < y {
+		return y
+	}
+	return x
+}
+
+// minInt is the smaller of x and y, compared as unsigned when u.
+func minInt(x, y int64, u bool) int64 {
+	if u && uint64(y) < uint64(x) || !u && y < x {
+		return y
+	}
+	return x
+}
+
 // Scalar evaluates an op on scalars in dtype dt (used for constant folding and by tests).
 func Scalar(op expr.Op, dt expr.DType, x ...float64) float64 {
 	var v float64

@@ -146,6 +146,10 @@ func genFloatTest(op expr.Op) func(x float64) bool {
 // genInt1 is the integer lane's function of a one-operand op (u: unsigned, bits: width).
 func genInt1(op expr.Op) func(x int64, u bool, bits int) int64 {
 	switch op {
+	case expr.OpNeg:
+		return func(x int64, u bool, bits int) int64 { return -x }
+	case expr.OpAbs:
+		return func(x int64, u bool, bits int) int64 { return absInt(x, u) }
 	case expr.OpFloor:
 		return func(x int64, u bool, bits int) int64 { return x }
 	case expr.OpCeil:
@@ -183,6 +187,18 @@ func genInt1(op expr.Op) func(x int64, u bool, bits int) int64 {
 // genInt2 is the integer lane's function of a two-operand op (u: unsigned, bits: width).
 func genInt2(op expr.Op) func(x, y int64, u bool, bits int) int64 {
 	switch op {
+	case expr.OpAdd:
+		return func(x, y int64, u bool, bits int) int64 { return addInt(x, y, bits) }
+	case expr.OpSub:
+		return func(x, y int64, u bool, bits int) int64 { return x - y }
+	case expr.OpMul:
+		return func(x, y int64, u bool, bits int) int64 { return x * y }
+	case expr.OpPow:
+		return func(x, y int64, u bool, bits int) int64 { return powInt(x, y, u, bits) }
+	case expr.OpMax:
+		return func(x, y int64, u bool, bits int) int64 { return maxInt(x, y, u) }
+	case expr.OpMin:
+		return func(x, y int64, u bool, bits int) int64 { return minInt(x, y, u) }
 	case expr.OpRemainder:
 		return func(x, y int64, u bool, bits int) int64 { return RemainderInt(x, y, u) }
 	case expr.OpFloorDivide:
@@ -210,6 +226,20 @@ func genInt2(op expr.Op) func(x, y int64, u bool, bits int) int64 {
 // genComplex1 is the complex128 lane's function of a one-operand op.
 func genComplex1(op expr.Op) func(x complex128) complex128 {
 	switch op {
+	case expr.OpNeg:
+		return func(x complex128) complex128 { return -x }
+	case expr.OpExp:
+		return func(x complex128) complex128 { return cmplx.Exp(x) }
+	case expr.OpLog:
+		return func(x complex128) complex128 { return cmplx.Log(x) }
+	case expr.OpSqrt:
+		return func(x complex128) complex128 { return cmplx.Sqrt(x) }
+	case expr.OpSin:
+		return func(x complex128) complex128 { return cmplx.Sin(x) }
+	case expr.OpCos:
+		return func(x complex128) complex128 { return cmplx.Cos(x) }
+	case expr.OpTanh:
+		return func(x complex128) complex128 { return cmplx.Tanh(x) }
 	case expr.OpAcos:
 		return func(x complex128) complex128 { return cmplx.Acos(x) }
 	case expr.OpAcosh:
@@ -246,9 +276,28 @@ func genComplex1(op expr.Op) func(x complex128) complex128 {
 	return nil
 }
 
-// genComplexReal is a complex op with a real result (real, imag).
+// genComplex2 is the complex128 lane's function of a two-operand op.
+func genComplex2(op expr.Op) func(x, y complex128) complex128 {
+	switch op {
+	case expr.OpAdd:
+		return func(x, y complex128) complex128 { return x + y }
+	case expr.OpSub:
+		return func(x, y complex128) complex128 { return x - y }
+	case expr.OpMul:
+		return func(x, y complex128) complex128 { return x * y }
+	case expr.OpDiv:
+		return func(x, y complex128) complex128 { return x / y }
+	case expr.OpPow:
+		return func(x, y complex128) complex128 { return cmplx.Pow(x, y) }
+	}
+	return nil
+}
+
+// genComplexReal is a complex op with a real result (real, imag, abs).
 func genComplexReal(op expr.Op) func(x complex128) float64 {
 	switch op {
+	case expr.OpAbs:
+		return func(x complex128) float64 { return cmplx.Abs(x) }
 	case expr.OpReal:
 		return func(x complex128) float64 { return real(x) }
 	case expr.OpImag:

@@ -443,111 +443,32 @@ func (g *gen) rangeValue(nd *Node, idx, o string) {
 
 // unary emits a one-operand op on x (of dtype xdt); the result is finished by the caller.
 func (g *gen) unary(nd *Node, x val, xdt dtype.DType) (val, error) {
-	unsupported := fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", nd.Op, xdt)
 	if _, gen := nd.Op.Generated(); gen {
 		return g.table(nd, xdt, x)
 	}
-	switch x.l {
-	case laneF:
-		return g.core(nd, xdt, x)
-	case laneI:
+	if x.l == laneI && nd.Op == expr.OpAbs {
+		// Not the table's: abs of unsigned values is a move, of signed ones abs.s64 ({u}
+		// cannot pick between them).
 		o := g.rd()
-		switch {
-		case nd.Op == expr.OpNeg:
-			g.ins("neg.s64 %s, %s", o, x.r)
-		case nd.Op == expr.OpAbs && xdt.Kind() == dtype.KindUint:
+		if xdt.Kind() == dtype.KindUint {
 			g.ins("mov.b64 %s, %s", o, x.r)
-		case nd.Op == expr.OpAbs:
+		} else {
 			g.ins("abs.s64 %s, %s", o, x.r)
-		default:
-			return val{}, unsupported
 		}
 		return val{l: laneI, r: o}, nil
 	}
-	switch nd.Op {
-	case expr.OpNeg:
-		re, im := g.fd(), g.fd()
-		g.ins("neg.f64 %s, %s", re, x.r)
-		g.ins("neg.f64 %s, %s", im, x.im)
-		return val{l: laneC, r: re, im: im}, nil
-	case expr.OpAbs: // math/cmplx.Abs is math.Hypot of the parts
-		o := g.fd()
-		if err := g.call("gpn_hypot", o, x.r, x.im); err != nil {
-			return val{}, err
-		}
-		return val{l: laneF, r: o}, nil
-	}
-	return val{}, unsupported
+	return g.core(nd, xdt, x)
 }
 
 // binary emits a two-operand op on x and y (of dtype xdt); the result is finished by the caller.
 func (g *gen) binary(nd *Node, x, y val, xdt dtype.DType) (val, error) {
-	unsupported := fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", nd.Op, xdt)
 	if _, gen := nd.Op.Generated(); gen {
 		return g.table(nd, xdt, x, y)
 	}
-	if x.l == laneF {
-		return g.core(nd, xdt, x, y)
+	if nd.Op.Comparison() && x.l == laneC {
+		return g.compare(nd.Op, x, y)
 	}
-	if nd.Op.Comparison() {
-		return g.compare(nd.Op, x, y, xdt)
-	}
-	switch x.l {
-	case laneI:
-		o := g.rd()
-		u := signed(xdt)
-		switch nd.Op {
-		case expr.OpAdd:
-			g.ins("add.s64 %s, %s, %s", o, x.r, y.r)
-		case expr.OpSub:
-			g.ins("sub.s64 %s, %s, %s", o, x.r, y.r)
-		case expr.OpMul:
-			g.ins("mul.lo.s64 %s, %s, %s", o, x.r, y.r)
-		case expr.OpMax:
-			g.ins("max.%s64 %s, %s, %s", u, o, x.r, y.r)
-		case expr.OpMin:
-			g.ins("min.%s64 %s, %s, %s", u, o, x.r, y.r)
-		case expr.OpPow:
-			if err := g.call("gpn_power_int", o, x.r, y.r, unsignedFlag(xdt)); err != nil {
-				return val{}, err
-			}
-		default:
-			return val{}, unsupported
-		}
-		return val{l: laneI, r: o}, nil
-	}
-	re, im := g.fd(), g.fd()
-	switch nd.Op {
-	case expr.OpAdd:
-		g.ins("add.rn.f64 %s, %s, %s", re, x.r, y.r)
-		g.ins("add.rn.f64 %s, %s, %s", im, x.im, y.im)
-	case expr.OpSub:
-		g.ins("sub.rn.f64 %s, %s, %s", re, x.r, y.r)
-		g.ins("sub.rn.f64 %s, %s, %s", im, x.im, y.im)
-	case expr.OpMul:
-		g.cmul(re, im, x, y)
-	case expr.OpDiv:
-		if err := g.call("gpn_cdiv_re", re, x.r, x.im, y.r, y.im); err != nil {
-			return val{}, err
-		}
-		if err := g.call("gpn_cdiv_im", im, x.r, x.im, y.r, y.im); err != nil {
-			return val{}, err
-		}
-	default:
-		return val{}, unsupported
-	}
-	return val{l: laneC, r: re, im: im}, nil
-}
-
-// cmul emits (a+bi)(c+di) as Go computes it: (ac - bd) + (ad + bc)i, each product rounded.
-func (g *gen) cmul(re, im string, x, y val) {
-	t, u := g.fd(), g.fd()
-	g.ins("mul.rn.f64 %s, %s, %s", t, x.r, y.r)
-	g.ins("mul.rn.f64 %s, %s, %s", u, x.im, y.im)
-	g.ins("sub.rn.f64 %s, %s, %s", re, t, u)
-	g.ins("mul.rn.f64 %s, %s, %s", t, x.r, y.im)
-	g.ins("mul.rn.f64 %s, %s, %s", u, x.im, y.r)
-	g.ins("add.rn.f64 %s, %s, %s", im, t, u)
+	return g.core(nd, xdt, x, y)
 }
 
 func unsignedFlag(dt dtype.DType) string {
@@ -557,22 +478,11 @@ func unsignedFlag(dt dtype.DType) string {
 	return "0"
 }
 
-var cmpNames = map[expr.Op]string{expr.OpEq: "eq", expr.OpNe: "ne", expr.OpLt: "lt", expr.OpLe: "le", expr.OpGt: "gt", expr.OpGe: "ge"}
-
-// compare emits a comparison (a bool result) of integers or complex numbers (floats: the
-// table's corePTX); complex numbers order lexicographically and are
-// unordered where math/cmplx.IsNaN holds for either, as on the CPU.
-func (g *gen) compare(op expr.Op, x, y val, xdt dtype.DType) (val, error) {
+// compare emits a comparison (a bool result) of complex numbers (floats and integers: the
+// table's corePTX and corePTXInt): they order lexicographically and are unordered where
+// math/cmplx.IsNaN holds for either, as on the CPU; one predicate sequence serves the six.
+func (g *gen) compare(op expr.Op, x, y val) (val, error) {
 	p := g.p()
-	switch x.l {
-	case laneI:
-		t := signed(xdt)
-		if op == expr.OpEq || op == expr.OpNe {
-			t = "b"
-		}
-		g.ins("setp.%s.%s64 %s, %s, %s", cmpNames[op], t, p, x.r, y.r)
-		return g.boolOf(p), nil
-	}
 	lt, eq, t, num := g.p(), g.p(), g.p(), g.p()
 	g.ins("setp.lt.f64 %s, %s, %s", lt, x.r, y.r)
 	g.ins("setp.eq.f64 %s, %s, %s", t, x.r, y.r)
@@ -642,12 +552,22 @@ func (g *gen) table(nd *Node, xdt dtype.DType, args ...val) (val, error) {
 	return g.emitBody(nd, xdt, body, args...)
 }
 
-// core emits the float lane of a first op (the table's Core): its corePTXBool body where the
-// result is bool and it has one (NumPy's bool arithmetic), else its corePTX body.
+// core emits a first op (the table's Core) by its operands' lane: for floats its corePTXBool
+// body where the result is bool and it has one (NumPy's bool arithmetic), else its corePTX
+// body; for integers corePTXInt; for complex numbers corePTXComplex.
 func (g *gen) core(nd *Node, xdt dtype.DType, args ...val) (val, error) {
-	body, ok := corePTXBool[nd.Op]
-	if !ok || nd.DType != dtype.Bool {
-		body, ok = corePTX[nd.Op]
+	var body string
+	var ok bool
+	switch args[0].l {
+	case laneF:
+		body, ok = corePTXBool[nd.Op]
+		if !ok || nd.DType != dtype.Bool {
+			body, ok = corePTX[nd.Op]
+		}
+	case laneI:
+		body, ok = corePTXInt[nd.Op]
+	case laneC:
+		body, ok = corePTXComplex[nd.Op]
 	}
 	if !ok {
 		return val{}, fmt.Errorf("cuda: %v of %v values is not generated on the GPU yet", nd.Op, xdt)

@@ -36,6 +36,33 @@ var corePTXBool = map[expr.Op]string{
 	expr.OpPow: "sub.rn.f64 {t}, 0d3FF0000000000000, {y}\nmax.f64 {o}, {x}, {t}",
 }
 
+// corePTXInt holds the fused kernel's body of each first op (gpuarray/optable's Core) on integer values.
+var corePTXInt = map[expr.Op]string{
+	expr.OpNeg: "neg.s64 {o}, {x}",
+	expr.OpAdd: "add.s64 {o}, {x}, {y}",
+	expr.OpSub: "sub.s64 {o}, {x}, {y}",
+	expr.OpMul: "mul.lo.s64 {o}, {x}, {y}",
+	expr.OpPow: "call gpn_power_int {o}, {x}, {y}, {U}",
+	expr.OpMax: "max.{u}64 {o}, {x}, {y}",
+	expr.OpMin: "min.{u}64 {o}, {x}, {y}",
+	expr.OpEq:  "setp.eq.b64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpNe:  "setp.ne.b64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpLt:  "setp.lt.{u}64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpLe:  "setp.le.{u}64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpGt:  "setp.gt.{u}64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+	expr.OpGe:  "setp.ge.{u}64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}",
+}
+
+// corePTXComplex holds the fused kernel's body of each first op (gpuarray/optable's Core) on complex values.
+var corePTXComplex = map[expr.Op]string{
+	expr.OpNeg: "neg.f64 {or}, {xr}\nneg.f64 {oi}, {xi}",
+	expr.OpAbs: "call gpn_hypot {o}, {xr}, {xi}",
+	expr.OpAdd: "add.rn.f64 {or}, {xr}, {yr}\nadd.rn.f64 {oi}, {xi}, {yi}",
+	expr.OpSub: "sub.rn.f64 {or}, {xr}, {yr}\nsub.rn.f64 {oi}, {xi}, {yi}",
+	expr.OpMul: "mul.rn.f64 {t}, {xr}, {yr}\nmul.rn.f64 {s}, {xi}, {yi}\nsub.rn.f64 {or}, {t}, {s}\nmul.rn.f64 {t}, {xr}, {yi}\nmul.rn.f64 {s}, {xi}, {yr}\nadd.rn.f64 {oi}, {t}, {s}",
+	expr.OpDiv: "call gpn_cdiv_re {or}, {xr}, {xi}, {yr}, {yi}\ncall gpn_cdiv_im {oi}, {xr}, {xi}, {yr}, {yi}",
+}
+
 // genPTX holds the fused kernel's body of each table op the GPU computes on float (and bool) values (see
 // gpuarray/optable).
 var genPTX = map[expr.Op]string{

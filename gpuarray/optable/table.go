@@ -86,51 +86,51 @@ type Op struct {
 	// PTXBool is the float lane's body when the result is bool (NumPy's bool arithmetic: add
 	// is or); empty: PTX.
 	PTXBool string
+	// Special says which of the row's lanes keep hand-written code besides the generated
+	// case, where, and why.
+	Special string
 }
 
 // Core are the first ops, whose constants come first (OpNeg is 0). They are rows as the
-// others are: the generator writes their constants and names, their Array methods (Method
-// only: no package functions, as before the table), their float lane on the CPU (Float) and
-// their float and bool body in the fused kernel (PTX, PTXBool). Their dtype rules (true
+// others are: the generator writes their constants and names, their Array methods (methods
+// only, as before the table), Kernel's names for them, their CPU lanes (Float, Int, Complex)
+// and their fused-kernel bodies (PTX, PTXBool, PTXInt, PTXComplex). Their dtype rules (true
 // division's float result, bool arithmetic, comparisons of any dtype) stay in gpuarray/expr's
-// build.go, and their integer and complex lanes in gpuarray/cpu/lanes.go and
-// gpuarray/cuda/ptxlanes.go, because they differ by dtype in ways Rule cannot say (add of
-// bools is or, pow of bools x|!y, abs of complex is real, complex numbers compare
-// lexicographically); the dedicated loops of cpu/exec.go and cpu/ops.go (vvFunc, vsFunc,
-// neg, abs, sqrt) stay as the fast paths of the commonest ops.
+// build.go, as Rule cannot say them; Special says per row which lane keeps hand-written code,
+// and why.
 var Core = []Op{
-	{Name: "negative", Go: "Neg", Short: "neg", Arity: 1, NumPy: "negative", Doc: "returns -a.", Float: "-x", PTX: "neg.f64 {o}, {x}"},
-	{Name: "abs", Go: "Abs", Short: "abs", Arity: 1, NumPy: "absolute", Doc: "returns |a|.", Float: "math.Abs(x)", PTX: "abs.f64 {o}, {x}"},
-	{Name: "exp", Go: "Exp", Short: "exp", Arity: 1, NumPy: "exp", Doc: "returns e**a.", Float: "math.Exp(x)", PTX: "call gpn_exp {o}, {x}"},
-	{Name: "log", Go: "Log", Short: "log", Arity: 1, NumPy: "log", Doc: "returns the natural logarithm of a.", Float: "Log(x)", PTX: "call gpn_log {o}, {x}"},
-	{Name: "sqrt", Go: "Sqrt", Short: "sqrt", Arity: 1, NumPy: "sqrt", Doc: "returns the square root of a.", Float: "math.Sqrt(x)", PTX: "sqrt.rn.f64 {o}, {x}"},
-	{Name: "sin", Go: "Sin", Short: "sin", Arity: 1, NumPy: "sin", Doc: "returns the sine of a.", Float: "math.Sin(x)", PTX: "call gpn_sin {o}, {x}"},
-	{Name: "cos", Go: "Cos", Short: "cos", Arity: 1, NumPy: "cos", Doc: "returns the cosine of a.", Float: "math.Cos(x)", PTX: "call gpn_cos {o}, {x}"},
-	{Name: "tanh", Go: "Tanh", Short: "tanh", Arity: 1, NumPy: "tanh", Doc: "returns the hyperbolic tangent of a.", Float: "math.Tanh(x)", PTX: "call gpn_tanh {o}, {x}"},
-	{Name: "add", Go: "Add", Short: "add", Arity: 2, NumPy: "add", Doc: "returns a + v (v is an array or a number; shapes broadcast as in NumPy).", Float: "x + y", PTX: "add.rn.f64 {o}, {x}, {y}", PTXBool: "max.f64 {o}, {x}, {y}"},
+	{Name: "negative", Go: "Neg", Short: "neg", Arity: 1, NumPy: "negative", Doc: "returns -a.", Float: "-x", PTX: "neg.f64 {o}, {x}", Int: "-x", Complex: "-x", PTXInt: "neg.s64 {o}, {x}", PTXComplex: "neg.f64 {or}, {xr}\nneg.f64 {oi}, {xi}", Special: "the CPU's float lane runs a dedicated loop (cpu/exec.go: a call per element through the function value cost 20% of a pass); the generated case serves Scalar"},
+	{Name: "abs", Go: "Abs", Short: "abs", Arity: 1, Rule: Part, NumPy: "absolute", Doc: "returns |a|.", Float: "math.Abs(x)", PTX: "abs.f64 {o}, {x}", Int: "absInt(x, u)", Complex: "cmplx.Abs(x)", PTXComplex: "call gpn_hypot {o}, {xr}, {xi}", Special: "the CPU's float lane runs a dedicated loop (cpu/exec.go: a call per element through the function value cost 20% of a pass); the generated case serves Scalar; the GPU's integer lane (cuda/ptxlanes.go unary): abs of unsigned values is a move, of signed ones abs.s64, which {u} cannot pick between"},
+	{Name: "exp", Go: "Exp", Short: "exp", Arity: 1, NumPy: "exp", Doc: "returns e**a.", Float: "math.Exp(x)", PTX: "call gpn_exp {o}, {x}", Complex: "cmplx.Exp(x)", Host: "complex values run on the host: no device version of Go's math/cmplx that gives its bits yet"},
+	{Name: "log", Go: "Log", Short: "log", Arity: 1, NumPy: "log", Doc: "returns the natural logarithm of a.", Float: "Log(x)", PTX: "call gpn_log {o}, {x}", Complex: "cmplx.Log(x)", Host: "complex values run on the host: no device version of Go's math/cmplx that gives its bits yet"},
+	{Name: "sqrt", Go: "Sqrt", Short: "sqrt", Arity: 1, NumPy: "sqrt", Doc: "returns the square root of a.", Float: "math.Sqrt(x)", PTX: "sqrt.rn.f64 {o}, {x}", Complex: "cmplx.Sqrt(x)", Special: "the CPU's float lane runs a dedicated loop (cpu/exec.go: a call per element through the function value cost 20% of a pass); the generated case serves Scalar", Host: "complex values run on the host: no device version of Go's math/cmplx that gives its bits yet"},
+	{Name: "sin", Go: "Sin", Short: "sin", Arity: 1, NumPy: "sin", Doc: "returns the sine of a.", Float: "math.Sin(x)", PTX: "call gpn_sin {o}, {x}", Complex: "cmplx.Sin(x)", Host: "complex values run on the host: no device version of Go's math/cmplx that gives its bits yet"},
+	{Name: "cos", Go: "Cos", Short: "cos", Arity: 1, NumPy: "cos", Doc: "returns the cosine of a.", Float: "math.Cos(x)", PTX: "call gpn_cos {o}, {x}", Complex: "cmplx.Cos(x)", Host: "complex values run on the host: no device version of Go's math/cmplx that gives its bits yet"},
+	{Name: "tanh", Go: "Tanh", Short: "tanh", Arity: 1, NumPy: "tanh", Doc: "returns the hyperbolic tangent of a.", Float: "math.Tanh(x)", PTX: "call gpn_tanh {o}, {x}", Complex: "cmplx.Tanh(x)", Host: "complex values run on the host: no device version of Go's math/cmplx that gives its bits yet"},
+	{Name: "add", Go: "Add", Short: "add", Arity: 2, NumPy: "add", Doc: "returns a + v (v is an array or a number; shapes broadcast as in NumPy).", Float: "x + y", PTX: "add.rn.f64 {o}, {x}, {y}", PTXBool: "max.f64 {o}, {x}, {y}", Int: "addInt(x, y, bits)", Complex: "x + y", PTXInt: "add.s64 {o}, {x}, {y}", PTXComplex: "add.rn.f64 {or}, {xr}, {yr}\nadd.rn.f64 {oi}, {xi}, {yi}", Special: "the CPU's float lane runs dedicated vector loops (cpu/ops.go vvFunc and vsFunc, division in assembly): the commonest ops' fast path; the generated case serves the other shapes and Scalar"},
 	{Name: "subtract", Go: "Sub", Short: "sub", Arity: 2, NumPy: "subtract", Doc: "returns a - v.", Float: "x - y", PTX: "sub.rn.f64 {o}, {x}, {y}",
-		PTXBool: "setp.neu.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"}, // as the CPU's wrap of x - y to a bool
-	{Name: "multiply", Go: "Mul", Short: "mul", Arity: 2, NumPy: "multiply", Doc: "returns a * v.", Float: "x * y", PTX: "mul.rn.f64 {o}, {x}, {y}"},
-	{Name: "divide", Go: "Div", Short: "div", Arity: 2, NumPy: "divide", Doc: "returns a / v.", Float: "x / y", PTX: "div.rn.f64 {o}, {x}, {y}"},
+		PTXBool: "setp.neu.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", Int: "x - y", Complex: "x - y", PTXInt: "sub.s64 {o}, {x}, {y}", PTXComplex: "sub.rn.f64 {or}, {xr}, {yr}\nsub.rn.f64 {oi}, {xi}, {yi}", Special: "the CPU's float lane runs dedicated vector loops (cpu/ops.go vvFunc and vsFunc, division in assembly): the commonest ops' fast path; the generated case serves the other shapes and Scalar"}, // bool: as the CPU's wrap of x - y to a bool
+	{Name: "multiply", Go: "Mul", Short: "mul", Arity: 2, NumPy: "multiply", Doc: "returns a * v.", Float: "x * y", PTX: "mul.rn.f64 {o}, {x}, {y}", Int: "x * y", Complex: "x * y", PTXInt: "mul.lo.s64 {o}, {x}, {y}", PTXComplex: "mul.rn.f64 {t}, {xr}, {yr}\nmul.rn.f64 {s}, {xi}, {yi}\nsub.rn.f64 {or}, {t}, {s}\nmul.rn.f64 {t}, {xr}, {yi}\nmul.rn.f64 {s}, {xi}, {yr}\nadd.rn.f64 {oi}, {t}, {s}", Special: "the CPU's float lane runs dedicated vector loops (cpu/ops.go vvFunc and vsFunc, division in assembly): the commonest ops' fast path; the generated case serves the other shapes and Scalar"},
+	{Name: "divide", Go: "Div", Short: "div", Arity: 2, NumPy: "divide", Doc: "returns a / v.", Float: "x / y", PTX: "div.rn.f64 {o}, {x}, {y}", Complex: "x / y", PTXComplex: "call gpn_cdiv_re {or}, {xr}, {xi}, {yr}, {yi}\ncall gpn_cdiv_im {oi}, {xr}, {xi}, {yr}, {yi}", Special: "the CPU's float lane runs dedicated vector loops (cpu/ops.go vvFunc and vsFunc, division in assembly): the commonest ops' fast path; the generated case serves the other shapes and Scalar"},
 	{Name: "pow", Go: "Pow", Short: "pow", Arity: 2, NumPy: "power", Doc: "returns a raised to the power v.", Float: "math.Pow(x, y)", PTX: "call gpn_pow {o}, {x}, {y}",
-		PTXBool: "sub.rn.f64 {t}, 0d3FF0000000000000, {y}\nmax.f64 {o}, {x}, {t}"},
+		PTXBool: "sub.rn.f64 {t}, 0d3FF0000000000000, {y}\nmax.f64 {o}, {x}, {t}", Int: "powInt(x, y, u, bits)", Complex: "cmplx.Pow(x, y)", PTXInt: "call gpn_power_int {o}, {x}, {y}, {U}", Host: "complex values run on the host: no device version of Go's math/cmplx that gives its bits yet"},
 	// NaN propagates, as in NumPy (PTX min and max would drop it).
 	{Name: "maximum", Go: "Maximum", Const: "Max", Short: "maximum", Arity: 2, NumPy: "maximum", Doc: "returns the elementwise maximum of a and v (NaN propagates).", Float: "maximum(x, y)",
-		PTX: "max.f64 {o}, {x}, {y}\nsetp.nan.f64 {p}, {x}, {y}\n@{p} add.f64 {o}, {x}, {y}"},
+		PTX: "max.f64 {o}, {x}, {y}\nsetp.nan.f64 {p}, {x}, {y}\n@{p} add.f64 {o}, {x}, {y}", Int: "maxInt(x, y, u)", PTXInt: "max.{u}64 {o}, {x}, {y}"},
 	{Name: "minimum", Go: "Minimum", Const: "Min", Short: "minimum", Arity: 2, NumPy: "minimum", Doc: "returns the elementwise minimum of a and v (NaN propagates).", Float: "minimum(x, y)",
-		PTX: "min.f64 {o}, {x}, {y}\nsetp.nan.f64 {p}, {x}, {y}\n@{p} add.f64 {o}, {x}, {y}"},
+		PTX: "min.f64 {o}, {x}, {y}\nsetp.nan.f64 {p}, {x}, {y}\n@{p} add.f64 {o}, {x}, {y}", Int: "minInt(x, y, u)", PTXInt: "min.{u}64 {o}, {x}, {y}"},
 	{Name: "equal", Go: "Eq", Short: "eq", Arity: 2, NumPy: "equal", Doc: "returns a bool array, true where a == v.", Float: "b2f(x == y)",
-		PTX: "setp.eq.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+		PTX: "setp.eq.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", PTXInt: "setp.eq.b64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", Special: "the CPU's integer and complex lanes (cpu/lanes.go compare, float ones in floatCompare's dedicated loops) and the GPU's complex lane (cuda/ptxlanes.go compare): complex numbers order lexicographically and are unordered where math/cmplx.IsNaN holds, one predicate sequence for the six comparisons; the generated float case serves Scalar"},
 	{Name: "not_equal", Go: "Ne", Short: "ne", Arity: 2, NumPy: "not_equal", Doc: "returns a bool array, true where a != v.", Float: "b2f(x != y)",
-		PTX: "setp.neu.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+		PTX: "setp.neu.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", PTXInt: "setp.ne.b64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", Special: "the CPU's integer and complex lanes (cpu/lanes.go compare, float ones in floatCompare's dedicated loops) and the GPU's complex lane (cuda/ptxlanes.go compare): complex numbers order lexicographically and are unordered where math/cmplx.IsNaN holds, one predicate sequence for the six comparisons; the generated float case serves Scalar"},
 	{Name: "less", Go: "Lt", Short: "lt", Arity: 2, NumPy: "less", Doc: "returns a bool array, true where a < v.", Float: "b2f(x < y)",
-		PTX: "setp.lt.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+		PTX: "setp.lt.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", PTXInt: "setp.lt.{u}64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", Special: "the CPU's integer and complex lanes (cpu/lanes.go compare, float ones in floatCompare's dedicated loops) and the GPU's complex lane (cuda/ptxlanes.go compare): complex numbers order lexicographically and are unordered where math/cmplx.IsNaN holds, one predicate sequence for the six comparisons; the generated float case serves Scalar"},
 	{Name: "less_equal", Go: "Le", Short: "le", Arity: 2, NumPy: "less_equal", Doc: "returns a bool array, true where a <= v.", Float: "b2f(x <= y)",
-		PTX: "setp.le.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+		PTX: "setp.le.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", PTXInt: "setp.le.{u}64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", Special: "the CPU's integer and complex lanes (cpu/lanes.go compare, float ones in floatCompare's dedicated loops) and the GPU's complex lane (cuda/ptxlanes.go compare): complex numbers order lexicographically and are unordered where math/cmplx.IsNaN holds, one predicate sequence for the six comparisons; the generated float case serves Scalar"},
 	{Name: "greater", Go: "Gt", Short: "gt", Arity: 2, NumPy: "greater", Doc: "returns a bool array, true where a > v.", Float: "b2f(x > y)",
-		PTX: "setp.gt.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+		PTX: "setp.gt.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", PTXInt: "setp.gt.{u}64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", Special: "the CPU's integer and complex lanes (cpu/lanes.go compare, float ones in floatCompare's dedicated loops) and the GPU's complex lane (cuda/ptxlanes.go compare): complex numbers order lexicographically and are unordered where math/cmplx.IsNaN holds, one predicate sequence for the six comparisons; the generated float case serves Scalar"},
 	{Name: "greater_equal", Go: "Ge", Short: "ge", Arity: 2, NumPy: "greater_equal", Doc: "returns a bool array, true where a >= v.", Float: "b2f(x >= y)",
-		PTX: "setp.ge.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}"},
+		PTX: "setp.ge.f64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", PTXInt: "setp.ge.{u}64 {p}, {x}, {y}\nselp.f64 {o}, 0d3FF0000000000000, 0d0000000000000000, {p}", Special: "the CPU's integer and complex lanes (cpu/lanes.go compare, float ones in floatCompare's dedicated loops) and the GPU's complex lane (cuda/ptxlanes.go compare): complex numbers order lexicographically and are unordered where math/cmplx.IsNaN holds, one predicate sequence for the six comparisons; the generated float case serves Scalar"},
 }
 
 // Ops is the table.

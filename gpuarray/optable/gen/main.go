@@ -128,7 +128,11 @@ func cpuFile() string {
 			func(o optable.Op) (string, bool) {
 				return o.Complex, o.Arity == 1 && o.Complex != "" && o.Rule != optable.Test && o.Rule != optable.Part
 			}},
-		{"genComplexReal is a complex op with a real result (real, imag).", "genComplexReal", "(x complex128)", "float64",
+		{"genComplex2 is the complex128 lane's function of a two-operand op.", "genComplex2", "(x, y complex128)", "complex128",
+			func(o optable.Op) (string, bool) {
+				return o.Complex, o.Arity == 2 && o.Complex != "" && o.Rule != optable.Test && o.Rule != optable.Part
+			}},
+		{"genComplexReal is a complex op with a real result (real, imag, abs).", "genComplexReal", "(x complex128)", "float64",
 			func(o optable.Op) (string, bool) {
 				return o.Complex, o.Arity == 1 && o.Complex != "" && o.Rule == optable.Part
 			}},
@@ -139,11 +143,9 @@ func cpuFile() string {
 	}
 	for _, s := range sections {
 		fmt.Fprintf(&b, "// %s\nfunc %s(op expr.Op) func%s %s {\n\tswitch op {\n", s.doc, s.name, s.sig, s.ret)
-		if s.name == "genFloat1" || s.name == "genFloat2" {
-			for _, o := range optable.Core { // comparisons give 0 or 1
-				if (o.Arity == 1) == (s.name == "genFloat1") {
-					fn(&b, o, s.sig, s.ret, o.Float)
-				}
+		for _, o := range optable.Core {
+			if e, ok := corePick(s.name, o); ok {
+				fn(&b, o, s.sig, s.ret, e)
 			}
 		}
 		for _, o := range optable.Ops {
@@ -154,6 +156,26 @@ func cpuFile() string {
 		b.WriteString("\t}\n\treturn nil\n}\n\n")
 	}
 	return b.String()
+}
+
+// corePick returns the expression of Core row o for the CPU section named sec, if it has one:
+// the float lane (comparisons give 0 or 1), and the integer and complex lanes where the row
+// has them (its comparisons' are the hand-written compare of cpu/lanes.go).
+func corePick(sec string, o optable.Op) (string, bool) {
+	unary := o.Arity == 1
+	switch sec {
+	case "genFloat1", "genFloat2":
+		return o.Float, o.Float != "" && unary == (sec == "genFloat1")
+	case "genInt1", "genInt2":
+		return o.Int, o.Int != "" && unary == (sec == "genInt1")
+	case "genComplex1":
+		return o.Complex, o.Complex != "" && unary && o.Rule != optable.Part
+	case "genComplex2":
+		return o.Complex, o.Complex != "" && !unary
+	case "genComplexReal":
+		return o.Complex, o.Complex != "" && unary && o.Rule == optable.Part
+	}
+	return "", false
 }
 
 func cudaFile() string {
@@ -173,6 +195,8 @@ func cudaFile() string {
 	}{
 		{"corePTX", "float values (and bools where corePTXBool has none)", func(o optable.Op) string { return o.PTX }},
 		{"corePTXBool", "bool results of bool operands", func(o optable.Op) string { return o.PTXBool }},
+		{"corePTXInt", "integer values", func(o optable.Op) string { return o.PTXInt }},
+		{"corePTXComplex", "complex values", func(o optable.Op) string { return o.PTXComplex }},
 	}
 	for _, m := range core {
 		fmt.Fprintf(&b, "// %s holds the fused kernel's body of each first op (gpuarray/optable's Core) on %s.\nvar %s = map[expr.Op]string{\n", m.name, m.what, m.name)
