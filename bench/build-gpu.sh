@@ -15,5 +15,6 @@ CGO_ENABLED=0 go test -c -o .devcarry/kernels.test ./kernels
 CGO_ENABLED=0 go test -c -o .devcarry/gpuarray.test ./gpuarray
 CGO_ENABLED=0 go test -c -o .devcarry/blas.test ./gpuarray/cuda/blas
 CGO_ENABLED=0 go test -c -o .devcarry/cufft.test ./gpuarray/cuda/cufft
+CGO_ENABLED=0 go test -c -o .devcarry/devsort.test ./gpuarray/cuda/devsort
 git rev-parse --short HEAD >.devcarry/COMMIT
 echo "built into .devcarry/ at $(cat .devcarry/COMMIT); on the GPU machine: bash bench/gpu.sh all"

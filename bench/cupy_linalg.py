@@ -9,8 +9,10 @@ Each row times what gpunotes' benchmark of the same name does, input generation 
              product brought to the host (.get()), as gpuarray.MatMul returns it;
   solve      cupy.linalg.solve of an N x N standard normal system with a normal right-hand
              side, generation included, the solution brought to the host (.get()), as
-             gpuarray's BenchmarkSolveGPU does.
-Usage: python3 bench/cupy_linalg.py [svd_seed] [svd_tall] [matmul N] [solve N]
+             gpuarray's BenchmarkSolveGPU does;
+  rfft       cupy.fft.rfft of N standard normal float64 values, generation included, the
+             spectrum brought to the host (.get()), as gpuarray's BenchmarkRfftGPU does.
+Usage: python3 bench/cupy_linalg.py [svd_seed] [svd_tall] [matmul N] [solve N] [rfft N]
 Prints one JSON object per row.
 """
 import json
@@ -91,14 +93,22 @@ def solve(n):
     return {"row": "solve", "n": n, "seconds": timed(run, repeat=3)}
 
 
+def rfft(n):
+    def run():
+        x = cp.random.RandomState(42).standard_normal(n)
+        return cp.fft.rfft(x).get()
+
+    return {"row": "rfft", "n": n, "seconds": timed(run, repeat=3)}
+
+
 def main(argv):
     rows = argv or ["svd_seed", "svd_tall", "matmul", "40000"]
     i = 0
     while i < len(rows):
         name = rows[i]
-        if name in ("matmul", "solve"):
-            n = int(rows[i + 1]) if i + 1 < len(rows) and rows[i + 1].isdigit() else {"matmul": 40000, "solve": 10000}[name]
-            out = {"matmul": matmul, "solve": solve}[name](n)
+        if name in ("matmul", "solve", "rfft"):
+            n = int(rows[i + 1]) if i + 1 < len(rows) and rows[i + 1].isdigit() else {"matmul": 40000, "solve": 10000, "rfft": 1 << 26}[name]
+            out = {"matmul": matmul, "solve": solve, "rfft": rfft}[name](n)
             i += 2 if i + 1 < len(rows) and rows[i + 1].isdigit() else 1
         else:
             out = {"svd_seed": svd_seed, "svd_tall": svd_tall}[name]()
