@@ -37,7 +37,7 @@ type kernelFunc struct {
 }
 
 // kernelFuncs maps the names an expression may call (Array API names) to operations: the
-// hand-written ops, every op of the table (gpuarray/optable) by its name, where and clip.
+// first ops (coreNames), every op of the table (gpuarray/optable) by its name, where and clip.
 var kernelFuncs = func() map[string]kernelFunc {
 	m := map[string]kernelFunc{
 		"where": {3, func(a []any) *Array { return Where(a[0], a[1], a[2]) }},

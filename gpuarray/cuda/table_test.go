@@ -114,3 +114,73 @@ func TestMaskCountLowersToTheGPU(t *testing.T) {
 		t.Fatalf("integer arithmetic lowered to the GPU: %v", err)
 	}
 }
+
+// TestCoreOpsLowerToTheGPU: the first ops (optable.Core) are expr's first constants in the
+// table's order, and each lowers to the fused kernel and generates PTX with the real device
+// library through its row's body for every kind of operand it has one for (float, bool
+// results of bools, integers, complex numbers); a kind the CPU computes without a GPU body
+// is refused with the op's name (the host path), and its row says why in Host.
+func TestCoreOpsLowerToTheGPU(t *testing.T) {
+	lib, err := libraryPTX(kernels.SM90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range optable.Core {
+		op := expr.Op(i)
+		if op.String() != o.Short {
+			t.Fatalf("op %d is %v, the table says %s (run go generate ./gpuarray/optable)", op, op, o.Short)
+		}
+		row := o
+		if op.Comparison() {
+			row.Rule = optable.Test // a bool result, for tableKernel
+		}
+		cases := []struct {
+			in   expr.DType
+			body string
+			cpu  bool
+		}{{expr.Float64, o.PTX, true}, {expr.Int32, o.PTXInt, o.Int != "" || op.Comparison()},
+			{expr.Uint16, o.PTXInt, o.Int != "" || op.Comparison()}, {expr.Complex128, o.PTXComplex, o.Complex != "" || op.Comparison()}}
+		if o.PTXBool != "" {
+			cases = append(cases, struct {
+				in   expr.DType
+				body string
+				cpu  bool
+			}{expr.Bool, o.PTXBool, true})
+		}
+		for _, c := range cases {
+			if !c.cpu {
+				continue
+			}
+			// Hand-written lanes (Special): integer abs, complex comparisons.
+			special := c.body == "" && (op == expr.OpAbs && c.in.IsInteger() || op.Comparison() && c.in == expr.Complex128)
+			s, _, err := Lower(tableKernel(row, op, c.in))
+			switch {
+			case c.body == "" && !special && err == nil:
+				t.Errorf("%s of %v: lowered to the GPU without a PTX body", o.Name, c.in)
+			case c.body == "" && !special && !strings.Contains(err.Error(), o.Short):
+				t.Errorf("%s of %v: refused without naming it: %v", o.Name, c.in, err)
+			case c.body == "" && !special && o.Host == "":
+				t.Errorf("%s of %v: runs on the host and Host gives no reason", o.Name, c.in)
+			case (c.body != "" || special) && err != nil:
+				t.Errorf("%s of %v: has a PTX body but does not lower: %v", o.Name, c.in, err)
+			case c.body != "" || special:
+				ptx, _, err := GeneratePTX(s, string(lib))
+				if err != nil {
+					t.Errorf("%s of %v: %v", o.Name, c.in, err)
+					continue
+				}
+				if c.body == "" {
+					continue
+				}
+				first := strings.Fields(strings.Split(c.body, "\n")[0])
+				want, _, _ := strings.Cut(first[0], "{")
+				if want == "call" {
+					want = first[1]
+				}
+				if !strings.Contains(ptx, want) {
+					t.Errorf("%s of %v: the PTX lacks %q", o.Name, c.in, want)
+				}
+			}
+		}
+	}
+}
