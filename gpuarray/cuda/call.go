@@ -59,9 +59,12 @@ func RegisterLibrary(name string, run CallRunner, dev DeviceCallRunner, ready fu
 	callLibs = append(callLibs, callLib{name: name, run: run, dev: dev, ready: ready, supports: supports})
 }
 
-// CallLibrary names the library that computes fn on a GPU, or "" when none registered it by
-// name.
+// CallLibrary names what computes fn on a GPU (a registered library, or the generated counting
+// kernel of bincounts), or "" when nothing registered it by name.
 func CallLibrary(fn expr.CallFn) string {
+	if fn == expr.FnBincount {
+		return "a generated counting kernel"
+	}
 	if l := callLibFor(fn); l != nil {
 		return l.name
 	}
