@@ -22,7 +22,7 @@ func init() {
 	register("bench", "benchmarks: "+benchUsage, runBench)
 }
 
-const benchUsage = "bench seed --n N --chunk C --backend cpu|gpu --scheduler inline|threads|cluster [--gpus K] [--json] | bench ops --backend cpu|gpu [--n N] [--chunk C] [--op OP] [--persist] [--json] | bench iterate --backend cpu|gpu [--n N] [--chunk C] [--passes P] [--json] | bench read PATH.npy|STORE.zarr [--chunks R,C] [--threads N] [--json]"
+const benchUsage = "bench seed --n N --chunk C --backend cpu|gpu --scheduler inline|threads|cluster [--gpus K] [--json] | bench ops --backend cpu|gpu [--gpus K] [--n N] [--chunk C] [--op OP] [--persist] [--json] | bench iterate --backend cpu|gpu [--n N] [--chunk C] [--passes P] [--json] | bench read PATH.npy|STORE.zarr [--chunks R,C] [--threads N] [--json]"
 
 func runBench(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "seed" {
@@ -72,15 +72,31 @@ func startBenchCluster(ctx context.Context, o cluster.Options, res *seedResult) 
 // gpuNames describes the first k visible GPUs, e.g. "2x NVIDIA H200".
 // benchBackend returns the compute option and the device's name for a benchmark's --backend
 // (cpu: every core; gpu: one GPU), or a usage error naming the subcommand.
-func benchBackend(sub, backend string) (gpuarray.ComputeOption, string, error) {
+func benchBackend(sub, backend string, gpus int) (gpuarray.ComputeOption, string, error) {
 	switch backend {
 	case "cpu":
+		if gpus != 1 {
+			return nil, "", fmt.Errorf("%w: bench %s: --gpus %d needs --backend gpu", errUsage, sub, gpus)
+		}
 		return gpuarray.Threads(0), cpuName(runtime.GOMAXPROCS(0)), nil
 	case "gpu":
+		if gpus < 1 {
+			return nil, "", fmt.Errorf("%w: bench %s: --gpus %d must be at least 1", errUsage, sub, gpus)
+		}
 		if err := gpuarray.GPUError(); err != nil {
 			return nil, "", fmt.Errorf("bench %s: --backend gpu: %w", sub, err)
 		}
-		return gpuarray.OnGPU(), gpuNames(1), nil
+		if have := len(gpuarray.GPUs()); gpus > have {
+			return nil, "", fmt.Errorf("bench %s: --gpus %d, but %d GPU(s) visible", sub, gpus, have)
+		}
+		if gpus == 1 {
+			return gpuarray.OnGPU(), gpuNames(1), nil
+		}
+		devs := make([]int, gpus)
+		for i := range devs {
+			devs[i] = i
+		}
+		return gpuarray.OnGPUs(devs...), gpuNames(gpus), nil
 	}
 	return nil, "", fmt.Errorf("%w: bench %s: unknown --backend %q (cpu, gpu)", errUsage, sub, backend)
 }

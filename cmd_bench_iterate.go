@@ -42,7 +42,7 @@ func benchIterate(ctx context.Context, args []string, w io.Writer) error {
 	if fs.NArg() > 0 || *n <= 0 || *chunk <= 0 || *passes <= 0 {
 		return fmt.Errorf("%w: bench iterate: --n, --chunk and --passes must be positive, no other arguments", errUsage)
 	}
-	opt, device, err := benchBackend("iterate", *backend)
+	opt, device, err := benchBackend("iterate", *backend, 1)
 	if err != nil {
 		return err
 	}

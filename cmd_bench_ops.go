@@ -14,11 +14,13 @@ import (
 
 // opsResult is one JSON line of `bench ops --json` (see DESIGN.md "Commands").
 type opsResult struct {
-	Op      string  `json:"op"`
-	N       int     `json:"n"`
-	Chunk   int     `json:"chunk"`
-	Backend string  `json:"backend"`
-	Device  string  `json:"device"`
+	Op      string `json:"op"`
+	N       int    `json:"n"`
+	Chunk   int    `json:"chunk"`
+	Backend string `json:"backend"`
+	Device  string `json:"device"`
+	// GPUs is how many GPUs the chunks were spread over (--gpus), 0 on the CPU.
+	GPUs    int     `json:"gpus,omitempty"`
 	Seconds float64 `json:"seconds"`
 	Path    string  `json:"path"`
 	// Persisted says the ops read an array computed once and kept (--persist).
@@ -95,6 +97,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	n := fs.Int("n", 20000, "array side")
 	chunk := fs.Int("chunk", 10000, "chunk side")
 	backend := fs.String("backend", "cpu", "cpu or gpu")
+	gpus := fs.Int("gpus", 1, "GPUs to spread the chunks over with --backend gpu (OnGPUs)")
 	only := fs.String("op", "", "run only this op")
 	persist := fs.Bool("persist", false, "compute the array once and keep it where it was computed (Persist), then run the ops on it")
 	asJSON := fs.Bool("json", false, "print one JSON line per op")
@@ -107,7 +110,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	if *n <= 0 || *chunk <= 0 {
 		return fmt.Errorf("%w: bench ops: --n %d and --chunk %d must be positive", errUsage, *n, *chunk)
 	}
-	opt, device, err := benchBackend("ops", *backend)
+	opt, device, err := benchBackend("ops", *backend, *gpus)
 	if err != nil {
 		return err
 	}
@@ -131,6 +134,9 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 		}
 		ran = true
 		res := opsResult{Op: op.name, N: *n, Chunk: *chunk, Backend: *backend, Device: device, Seconds: math.Inf(1), Persisted: *persist}
+		if *backend == "gpu" {
+			res.GPUs = *gpus
+		}
 		for rep := 0; rep < 4; rep++ { // a warm-up, then best of 3
 			t0 := time.Now()
 			dt := gpuarray.Float64

@@ -61,7 +61,7 @@ func TestBenchOpsCPU(t *testing.T) {
 }
 
 func TestBenchOpsUsage(t *testing.T) {
-	for _, args := range [][]string{{"--backend", "tpu"}, {"--op", "nope"}, {"--n", "0"}, {"extra"}} {
+	for _, args := range [][]string{{"--backend", "tpu"}, {"--op", "nope"}, {"--n", "0"}, {"extra"}, {"--backend", "cpu", "--gpus", "2"}, {"--backend", "gpu", "--gpus", "0"}} {
 		if err := benchOps(context.Background(), args, &bytes.Buffer{}); !errors.Is(err, errUsage) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}

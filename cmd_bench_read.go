@@ -52,7 +52,7 @@ func benchRead(ctx context.Context, args []string, w io.Writer) error {
 	on := gpuarray.Threads(*threads)
 	if *backend != "cpu" {
 		var err error
-		if on, _, err = benchBackend("read", *backend); err != nil {
+		if on, _, err = benchBackend("read", *backend, 1); err != nil {
 			return err
 		}
 	}

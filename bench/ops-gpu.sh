@@ -3,7 +3,8 @@
 # in $C (default .devcarry): `gpunotes bench ops --backend gpu` and its CuPy peers
 # (bench/cupy_ops.py: regenerate per op, resident in device memory, dask + CuPy where dask is
 # installed) at N x N in chunks of C, then prints the ratio table for bench/RESULTS.md.
-# Usage: bash bench/ops-gpu.sh [N] [CHUNK]   (default 40000 10000); logs under $OUT.
+# Usage: bash bench/ops-gpu.sh [N] [CHUNK]   (default 40000 10000); logs under $OUT. GPUS=K spreads
+# our chunks over K GPUs (OnGPUs; the CuPy peers use one).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-40000}
@@ -15,7 +16,7 @@ log="$OUT/ops_$N.jsonl"
 : >"$log"
 echo "commit $(cat "$C/COMMIT" 2>/dev/null); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 rc=0
-"$C/gpunotes" bench ops --backend gpu --n "$N" --chunk "$CH" --json >>"$log" || rc=1
+"$C/gpunotes" bench ops --backend gpu --gpus "${GPUS:-1}" --n "$N" --chunk "$CH" --json >>"$log" || rc=1
 python3 bench/cupy_ops.py --n "$N" --chunk "$CH" >>"$log" 2>"$OUT/cupy_ops_$N.err" || { rc=1; tail -5 "$OUT/cupy_ops_$N.err"; }
 python3 - "$log" <<'PY'
 import json, sys
