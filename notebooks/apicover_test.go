@@ -1,11 +1,13 @@
 package notebooks_test
 
 import (
+	"go/ast"
+	"go/build"
 	"go/doc"
 	"go/parser"
 	"go/scanner"
 	"go/token"
-	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -29,26 +31,34 @@ var notInNotebooks = map[string]string{
 // Go package in dir, read from its source (tests excluded).
 func exportedAPI(t *testing.T, dir string) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	// The package's files for this platform, as the go command picks them (build tags too).
+	bp, err := build.ImportDir(dir, 0)
 	if err != nil {
-		t.Fatalf("parse %s: %v", dir, err)
+		t.Fatalf("read %s: %v", dir, err)
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		if err != nil {
+			t.Fatalf("parse %s: %v", name, err)
+		}
+		files = append(files, f)
+	}
+	d, err := doc.NewFromFiles(fset, files, bp.ImportPath)
+	if err != nil {
+		t.Fatalf("doc of %s: %v", dir, err)
 	}
 	var names []string
-	for _, p := range pkgs {
-		d := doc.New(p, dir, 0)
-		for _, f := range d.Funcs {
+	for _, f := range d.Funcs {
+		names = append(names, f.Name)
+	}
+	for _, ty := range d.Types {
+		for _, f := range ty.Funcs {
 			names = append(names, f.Name)
 		}
-		for _, ty := range d.Types {
-			for _, f := range ty.Funcs {
-				names = append(names, f.Name)
-			}
-			for _, m := range ty.Methods {
-				names = append(names, ty.Name+"."+m.Name)
-			}
+		for _, m := range ty.Methods {
+			names = append(names, ty.Name+"."+m.Name)
 		}
 	}
 	sort.Strings(names)
