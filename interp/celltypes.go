@@ -764,35 +764,16 @@ func errorsAs(err error, target any) bool {
 		panic("errors: target must be a non-nil pointer")
 	}
 	want := typ.Elem()
-	var walk func(error) bool
-	walk = func(err error) bool {
-		for err != nil {
-			for _, c := range []any{err, unwrapCell(err)} {
-				if c != nil && reflect.TypeOf(c).AssignableTo(want) {
-					val.Elem().Set(reflect.ValueOf(c))
-					return true
-				}
-			}
-			if x, ok := err.(interface{ As(any) bool }); ok && x.As(target) {
+	return anyInTree(err, func(err error) bool {
+		for _, c := range []any{err, unwrapCell(err)} {
+			if c != nil && reflect.TypeOf(c).AssignableTo(want) {
+				val.Elem().Set(reflect.ValueOf(c))
 				return true
 			}
-			switch x := err.(type) {
-			case interface{ Unwrap() error }:
-				err = x.Unwrap()
-			case interface{ Unwrap() []error }:
-				for _, e := range x.Unwrap() {
-					if walk(e) {
-						return true
-					}
-				}
-				return false
-			default:
-				return false
-			}
 		}
-		return false
-	}
-	return walk(err)
+		x, ok := err.(interface{ As(any) bool })
+		return ok && x.As(target)
+	})
 }
 
 // errorsIs is errors.Is for cell values: two wrappers of the same cell value are not ==
@@ -803,32 +784,36 @@ func errorsIs(err, target error) bool {
 	}
 	t := unwrapCell(target)
 	comparable := reflect.TypeOf(t).Comparable()
-	var walk func(error) bool
-	walk = func(err error) bool {
-		for err != nil {
-			if c := unwrapCell(err); comparable && reflect.TypeOf(c) == reflect.TypeOf(t) && c == t {
-				return true
-			}
-			if errors.Is(err, target) {
-				return true
-			}
-			switch x := err.(type) {
-			case interface{ Unwrap() error }:
-				err = x.Unwrap()
-			case interface{ Unwrap() []error }:
-				for _, e := range x.Unwrap() {
-					if walk(e) {
-						return true
-					}
-				}
-				return false
-			default:
-				return false
-			}
+	return anyInTree(err, func(err error) bool {
+		if c := unwrapCell(err); comparable && reflect.TypeOf(c) == reflect.TypeOf(t) && c == t {
+			return true
 		}
-		return false
+		return errors.Is(err, target)
+	})
+}
+
+// anyInTree reports whether match holds for an error of err's tree, visited as the errors
+// package visits it: err, then what Unwrap gives, depth first through Unwrap() []error.
+func anyInTree(err error, match func(error) bool) bool {
+	for err != nil {
+		if match(err) {
+			return true
+		}
+		switch x := err.(type) {
+		case interface{ Unwrap() error }:
+			err = x.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				if anyInTree(e, match) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
 	}
-	return walk(err)
+	return false
 }
 
 // jsonValue returns v for the cell's encoding/json: values of cell struct types converted to
