@@ -543,23 +543,7 @@ func (r *rewriter) yieldTypes(x ast.Expr) []string {
 		return nil
 	}
 	text := func(n ast.Node) string { return src[int(n.Pos())-1 : int(n.End())-1] }
-	yieldOf := func(t ast.Expr) []string {
-		ft, ok := t.(*ast.FuncType)
-		if !ok || ft.Params == nil || len(ft.Params.List) != 1 {
-			return nil
-		}
-		y, ok := ft.Params.List[0].Type.(*ast.FuncType)
-		if !ok || y.Results == nil || len(y.Results.List) != 1 {
-			return nil
-		}
-		var out []string
-		for _, p := range y.Params.List {
-			for range max(1, len(p.Names)) {
-				out = append(out, text(p.Type))
-			}
-		}
-		return out
-	}
+	yieldOf := func(t ast.Expr) []string { return yieldTypes(t, text) }
 	if !call {
 		return yieldOf(fd.Type)
 	}
@@ -640,23 +624,7 @@ func (r *rewriter) methodYieldTypes(sel *ast.SelectorExpr) []string {
 			params = append(params, identName(i))
 		}
 	}
-	yieldOf := func(t ast.Expr) []string {
-		ft, ok := t.(*ast.FuncType)
-		if !ok || ft.Params == nil || len(ft.Params.List) != 1 {
-			return nil
-		}
-		y, ok := ft.Params.List[0].Type.(*ast.FuncType)
-		if !ok || y.Results == nil || len(y.Results.List) != 1 {
-			return nil
-		}
-		var out []string
-		for _, p := range y.Params.List {
-			for range max(1, len(p.Names)) {
-				out = append(out, text(p.Type))
-			}
-		}
-		return out
-	}
+	yieldOf := func(t ast.Expr) []string { return yieldTypes(t, text) }
 	types := resultYieldTypes(fd, text, yieldOf)
 	if types == nil || len(params) == 0 {
 		return types
@@ -1412,4 +1380,25 @@ func (r *rewriter) inferTypeArgs(n *ast.CallExpr) {
 		args[i] = t
 	}
 	r.edits = append(r.edits, edit{r.off(n.Fun.End()), 0, "[" + strings.Join(args, ", ") + "]"})
+}
+
+// yieldTypes returns the source of the value types an iterator function type t yields (the
+// parameters of its one func parameter, the yield, which returns one result), or nil when t is
+// not such a type.
+func yieldTypes(t ast.Expr, text func(ast.Node) string) []string {
+	ft, ok := t.(*ast.FuncType)
+	if !ok || ft.Params == nil || len(ft.Params.List) != 1 {
+		return nil
+	}
+	y, ok := ft.Params.List[0].Type.(*ast.FuncType)
+	if !ok || y.Results == nil || len(y.Results.List) != 1 {
+		return nil
+	}
+	var out []string
+	for _, p := range y.Params.List {
+		for range max(1, len(p.Names)) {
+			out = append(out, text(p.Type))
+		}
+	}
+	return out
 }
