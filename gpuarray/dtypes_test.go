@@ -254,20 +254,7 @@ func TestDTypesAgainstNumPy(t *testing.T) {
 		}
 		c.shape = res.Shape()
 	}
-	in, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, "-c", numpyEval)
-	cmd.Stdin = strings.NewReader(string(in))
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("numpy: %v", err)
-	}
-	var want []numpyResult
-	if err := json.Unmarshal(out, &want); err != nil {
-		t.Fatal(err)
-	}
+	want := numpyResults(t, py, cases)
 	fails := 0
 	for i, c := range cases {
 		w := want[i]
@@ -356,4 +343,28 @@ func sortStrings(s []string) {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
+}
+
+// numpyResults computes the cases with NumPy (numpyEval, run by the interpreter py) and returns
+// one result per case, in order.
+func numpyResults(t *testing.T, py string, cases []*dtypeCase) []numpyResult {
+	t.Helper()
+	in, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-c", numpyEval)
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("numpy: %v", err)
+	}
+	var want []numpyResult
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != len(cases) {
+		t.Fatalf("numpy gave %d results for %d cases", len(want), len(cases))
+	}
+	return want
 }

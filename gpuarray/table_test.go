@@ -2,11 +2,9 @@ package gpuarray
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -99,20 +97,7 @@ func TestTableAgainstNumPy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	in, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, "-c", numpyEval)
-	cmd.Stdin = strings.NewReader(string(in))
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("numpy: %v", err)
-	}
-	var want []numpyResult
-	if err := json.Unmarshal(out, &want); err != nil {
-		t.Fatal(err)
-	}
+	want := numpyResults(t, py, cases)
 	fails := 0
 	for i, c := range cases {
 		w := want[i]
