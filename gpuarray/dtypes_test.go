@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"reflect"
 	"strconv"
 	"strings"
@@ -349,16 +348,7 @@ func sortStrings(s []string) {
 // one result per case, in order.
 func numpyResults(t *testing.T, py string, cases []*dtypeCase) []numpyResult {
 	t.Helper()
-	in, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, "-c", numpyEval)
-	cmd.Stdin = strings.NewReader(string(in))
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("numpy: %v", err)
-	}
+	out := runPython(t, py, numpyEval, cases)
 	var want []numpyResult
 	if err := json.Unmarshal(out, &want); err != nil {
 		t.Fatal(err)

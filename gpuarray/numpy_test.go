@@ -71,18 +71,7 @@ json.dump(out, sys.stdout)
 func numpy(t *testing.T, cases []npCase) []npResult {
 	t.Helper()
 	py := testenv.Python(t)
-	in, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, "-c", npScript)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("numpy: %v\n%s", err, stderr.String())
-	}
+	out := runPython(t, py, npScript, cases)
 	var res []npResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("numpy output: %v", err)
@@ -91,6 +80,25 @@ func numpy(t *testing.T, cases []npCase) []npResult {
 		t.Fatalf("numpy answered %d of %d cases", len(res), len(cases))
 	}
 	return res
+}
+
+// runPython runs script with the interpreter py, its input the JSON of in, and returns what it
+// printed; a failure stops the test with the script's stderr.
+func runPython(t *testing.T, py, script string, in any) []byte {
+	t.Helper()
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-c", script)
+	cmd.Stdin = bytes.NewReader(b)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python: %v\n%s", err, stderr.String())
+	}
+	return out
 }
 
 func hexes(v []float64) []string {

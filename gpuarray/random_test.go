@@ -1,12 +1,10 @@
 package gpuarray
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -80,18 +78,7 @@ type distVerdict struct {
 func scipyCheck(t *testing.T, cases []distCase) []distVerdict {
 	t.Helper()
 	py := testenv.Python(t)
-	in, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, "-c", distScript)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	outb, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("scipy: %v\n%s", err, stderr.String())
-	}
+	outb := runPython(t, py, distScript, cases)
 	var out []distVerdict
 	// NaN and Inf moments come as bare words, which encoding/json refuses.
 	s := strings.NewReplacer("NaN", "null", "-Infinity", "null", "Infinity", "null").Replace(string(outb))
