@@ -236,6 +236,13 @@ func generate(s *Spec, lib *library) (string, string, error) {
 
 	lv := g.loadLeaves(s, d, 8*(R+2))
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
+	var ia accum // integer and complex reductions (reduce_lanes.go)
+	if s.accLane() != laneF {
+		var err error
+		if ia, err = g.newAccum(s); err != nil {
+			return "", "", err
+		}
+	}
 
 	e, c, row, tid := g.rd(), g.rd(), g.rd(), g.rd()
 	g.ins("cvt.u64.u32 %s, %s", tid, tid32)
@@ -278,6 +285,10 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	if s.Reduce == RNone {
 		g.store(ev, e, out, outOff)
+	} else if ia.l != laneF {
+		if err := g.accAdd(ia, ev, e); err != nil {
+			return "", "", err
+		}
 	} else {
 		v, err := g.reduceValue(s, ev)
 		if err != nil {
@@ -303,7 +314,13 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
 
-	if s.Reduce != RNone {
+	if ia.l != laneF {
+		ptr := g.rd()
+		g.ins("add.u64 %s, %s, %s", t, outOff, sl)
+		g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.partialWords())
+		g.ins("add.u64 %s, %s, %s", ptr, out, t)
+		g.blockReduce(ia, tid, ptr, s.partialWords())
+	} else if s.Reduce != RNone {
 		ptr := g.rd()
 		g.ins("add.u64 %s, %s, %s", t, outOff, sl)
 		g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.Reduce.words())

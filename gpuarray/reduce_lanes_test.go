@@ -1,0 +1,167 @@
+package gpuarray
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/kernels"
+)
+
+// laneReductionDTypes are the dtypes whose reductions accumulate in integer or complex lanes
+// on the GPU (bools through their int64 counts).
+var laneReductionDTypes = []DType{Bool, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64, Complex64, Complex128}
+
+// laneTestArray returns a shape (rows x cols) array of dtype dt in chunks (cr, cc), with values
+// that wrap int64 and uint64 sums (the extremes of int64) and ties for the arg reductions.
+func laneTestArray(r *rand.Rand, dt DType, rows, cols, cr, cc int) *Array {
+	opts := []ArrayOption{Shape(rows, cols), Chunks(cr, cc), WithDType(dt)}
+	n := rows * cols
+	if dt.IsComplex() {
+		v := make([]complex128, n)
+		for i := range v {
+			v[i] = complex(r.NormFloat64()*100, float64(r.IntN(9)-4)/8)
+		}
+		return FromSliceComplex128(v, opts...)
+	}
+	ints := []int64{math.MaxInt64, math.MinInt64, math.MaxInt32, math.MinInt32, math.MaxUint32, -1, 0, 1, 127, -128, 255}
+	v := make([]int64, n)
+	for i := range v {
+		switch r.IntN(4) {
+		case 0:
+			v[i] = ints[r.IntN(len(ints))]
+		case 1:
+			v[i] = int64(r.Uint64())
+		default:
+			v[i] = int64(r.IntN(7)) - 3
+		}
+	}
+	return FromSliceInt64(v, opts...) // wraps into dt (bools: nonzero)
+}
+
+// laneReductions are the reductions of an integer, bool or complex array the GPU runs in its
+// integer or complex lanes, by name, over axes (none: all).
+func laneReductions(x *Array, axes []int) map[string]*Array {
+	m := map[string]*Array{"sum": x.Sum(axes...), "mean": x.Mean(axes...),
+		"count_nonzero": x.CountNonzero(axes...), "any": x.Any(axes...), "all": x.All(axes...)}
+	if !x.DType().IsComplex() {
+		m["min"], m["max"] = x.Min(axes...), x.Max(axes...)
+		if len(axes) <= 1 {
+			m["argmin"], m["argmax"] = x.ArgMin(axes...), x.ArgMax(axes...)
+		}
+	}
+	return m
+}
+
+// TestLaneReductionsLowerToTheGPU: sums, means, min/max, argmin/argmax, any, all and
+// count_nonzero of every integer, bool and complex dtype, full and over each axis, lower to GPU
+// kernels (with the real device library), so the GPU backend runs none of them on the host;
+// the CPU's results are checked against NumPy's dtype rules on the way. It needs no GPU.
+func TestLaneReductionsLowerToTheGPU(t *testing.T) {
+	lib, err := kernels.LibPTX(kernels.SM90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &lowerCheck{lib: string(lib), kernels: map[string]bool{}}
+	r := rand.New(rand.NewPCG(20, 17))
+	for _, dt := range laneReductionDTypes {
+		x := laneTestArray(r, dt, 30, 50, 7, 20)
+		for _, axes := range [][]int{nil, {0}, {1}} {
+			for name, y := range laneReductions(x, axes) {
+				if _, err := y.ToSlice(On(c)); err != nil {
+					t.Errorf("%s over %v of %v: %v", name, axes, dt, err)
+				}
+			}
+		}
+	}
+	t.Logf("%d kernels lowered", len(c.kernels))
+}
+
+// TestGPULaneReductionsMatchCPU: every integer, bool and complex reduction over every axis
+// choice, on arrays in uneven chunks large enough that the GPU splits each result over
+// several blocks or warps, runs on the GPU with no host step and gives the CPU's dtype and
+// values: bit-equal for integers and bools (integer addition wraps the same in any order, and
+// min/max/arg do not depend on it); complex sums and means within 2*n*eps*sum|x| of the CPU,
+// per part (n elements per result), as the float sums are.
+func TestGPULaneReductionsMatchCPU(t *testing.T) {
+	needGPU(t)
+	r := rand.New(rand.NewPCG(20, 18))
+	shapes := [][4]int{{3000, 700, 1100, 300}, {40, 70000, 40, 30000}, {70000, 40, 25000, 40}, {1, 1 << 20, 1, 300000}}
+	for _, dt := range laneReductionDTypes {
+		for si, sh := range shapes {
+			x := laneTestArray(r, dt, sh[0], sh[1], sh[2], sh[3])
+			for _, axes := range [][]int{nil, {0}, {1}} {
+				for name, y := range laneReductions(x, axes) {
+					what := fmt.Sprintf("%s over %v of %v %dx%d", name, axes, dt, sh[0], sh[1])
+					if !dt.IsComplex() {
+						sameOnGPU(t, what, y, 0)
+						continue
+					}
+					complexWithinBound(t, what, x, y, axes, name == "mean")
+				}
+			}
+			if si == 0 && t.Failed() {
+				return // one shape's failures say enough
+			}
+		}
+	}
+}
+
+// complexWithinBound checks a complex sum or mean y of x over axes on the GPU against the CPU:
+// each part within 2*n*eps*sum|part| (divided by n for means), and no host step.
+func complexWithinBound(t *testing.T, what string, x, y *Array, axes []int, mean bool) {
+	t.Helper()
+	gc, err := y.Compute(OnGPU())
+	if err != nil {
+		t.Errorf("%s on the GPU: %v", what, err)
+		return
+	}
+	if p := gc.Path(); strings.Contains(p, "host") {
+		t.Errorf("%s: part of it ran on the host: %s", what, p)
+	}
+	cc, err := y.Compute()
+	if err != nil {
+		t.Errorf("%s on the CPU: %v", what, err)
+		return
+	}
+	if !y.DType().IsComplex() { // count_nonzero, any, all of complex values: exact
+		sameOnGPU(t, what, y, 0)
+		return
+	}
+	a0, _ := cc.n.Values()
+	b0, _ := gc.n.Values()
+	if a0.DType() != b0.DType() || a0.Len() != b0.Len() {
+		t.Errorf("%s: %v x %d on the CPU, %v x %d on the GPU", what, a0.DType(), a0.Len(), b0.DType(), b0.Len())
+		return
+	}
+	a, b := dtype.Convert(a0, Complex128).Complex128s(), dtype.Convert(b0, Complex128).Complex128s()
+	absRe, err := Real(x).Abs().Sum(axes...).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	absIm, err := Imag(x).Abs().Sum(axes...).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := float64(x.Size() / max(y.Size(), 1))
+	for i := range a {
+		ca, cb := a[i], b[i]
+		for part, d := range []float64{math.Abs(real(ca) - real(cb)), math.Abs(imag(ca) - imag(cb))} {
+			abs := []float64{absRe[i], absIm[i]}[part]
+			bound := 2 * n * 0x1p-52 * abs
+			if mean {
+				bound /= n
+			}
+			if y.DType() == Complex64 { // the result is rounded to complex64
+				bound = max(bound, 0x1p-23*math.Abs([]float64{real(ca), imag(ca)}[part]))
+			}
+			if d > bound {
+				t.Errorf("%s: element %d is %v on the CPU, %v on the GPU (bound %v)", what, i, ca, cb, bound)
+				return
+			}
+		}
+	}
+}
