@@ -1,13 +1,18 @@
 package gpuarray
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"math/cmplx"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 	"github.com/gpunotes/gpunotes/kernels"
 )
 
@@ -160,6 +165,157 @@ func complexWithinBound(t *testing.T, what string, x, y *Array, axes []int, mean
 			}
 			if d > bound {
 				t.Errorf("%s: element %d is %v on the CPU, %v on the GPU (bound %v)", what, i, ca, cb, bound)
+				return
+			}
+		}
+	}
+}
+
+// scanRunsCheck is a scheduler that fails on any call kernel the GPU backend would run on the
+// host (cuda.Runs), then runs the tasks on the CPU.
+type scanRunsCheck struct{ calls int }
+
+func (c *scanRunsCheck) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
+	outs := make([]*plan.Output, len(tasks))
+	for i, t := range tasks {
+		if t.Kernel.Call != nil {
+			if err := cuda.Runs(t.Kernel); err != nil {
+				return nil, fmt.Errorf("host fallback for %s: %w", describeKernel(t.Kernel), err)
+			}
+			c.calls++
+		}
+		o, err := cpu.Execute(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = o
+		done(1)
+	}
+	return outs, nil
+}
+
+// scanCases are cumulative sums and products and products along an axis of x, by name.
+func scanCases(x *Array, axis int) map[string]*Array {
+	return map[string]*Array{
+		"cumsum":  CumulativeSum(x, axis, false),
+		"cumprod": CumulativeProd(x, axis, true),
+		"prod":    x.Prod(axis),
+	}
+}
+
+// TestScansRunOnTheGPU: cumulative sums and products and products along an axis, of every
+// dtype, run on the GPU backend with no host step (their kernels are generated scans). It
+// needs no GPU.
+func TestScansRunOnTheGPU(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 1))
+	c := &scanRunsCheck{}
+	for _, dt := range append([]DType{Float32, Float64}, laneReductionDTypes...) {
+		x := laneTestArray(r, Int64, 20, 30, 7, 11).AsType(dt)
+		for axis := range 2 {
+			for name, y := range scanCases(x, axis) {
+				if _, err := y.ToSlice(On(c)); err != nil {
+					t.Errorf("%s along %d of %v: %v", name, axis, dt, err)
+				}
+			}
+		}
+	}
+	if c.calls == 0 {
+		t.Fatal("no call kernels seen")
+	}
+}
+
+// TestGPUScansMatchCPU: scans of every dtype along each axis, on shapes that take both of the
+// GPU's walks (a thread per line; segments of few long lines), in several chunks: no host
+// step, the CPU's dtype, and the CPU's bits for integers, bools and every dtype walked a thread
+// per line; floats scanned by segments within 2*(n-1)*eps*sum|x| of the CPU (products within
+// 2*(n-1)*eps relative; complex values per part), n the line's length.
+func TestGPUScansMatchCPU(t *testing.T) {
+	needGPU(t)
+	r := rand.New(rand.NewPCG(21, 2))
+	shapes := []struct {
+		rows, cols, cr, cc, axis int
+		segments                 bool
+	}{
+		{300, 200, 70, 90, 0, false}, {300, 200, 70, 90, 1, false},
+		{40000, 8, 9000, 3, 1, false}, {120, 20000, 50, 7000, 0, false},
+		{1, 1 << 20, 1, 300000, 1, true}, {3, 200000, 2, 70000, 1, true}, {200000, 3, 60000, 2, 0, true},
+	}
+	for _, dt := range append([]DType{Float32, Float64}, laneReductionDTypes...) {
+		for _, sh := range shapes {
+			var x *Array
+			if dt.IsFloat() || dt.IsComplex() {
+				// Values near 1 keep products finite over long lines.
+				x = laneTestArray(r, Complex128, sh.rows, sh.cols, sh.cr, sh.cc).Mul(1e-5).Add(1).AsType(dt)
+				if dt.IsFloat() {
+					x = Real(laneTestArray(r, Complex128, sh.rows, sh.cols, sh.cr, sh.cc)).Mul(1e-5).Add(1).AsType(dt)
+				}
+			} else {
+				x = laneTestArray(r, dt, sh.rows, sh.cols, sh.cr, sh.cc)
+			}
+			for name, y := range scanCases(x, sh.axis) {
+				what := fmt.Sprintf("%s along %d of %v %dx%d", name, sh.axis, dt, sh.rows, sh.cols)
+				if !sh.segments || !(dt.IsFloat() || dt.IsComplex()) {
+					sameOnGPU(t, what, y, 0)
+					continue
+				}
+				scanWithinBound(t, what, x, y, sh.axis, name)
+			}
+		}
+	}
+}
+
+// scanWithinBound checks a float or complex scan y of x along axis on the GPU against the CPU
+// (see TestGPUScansMatchCPU for the bound).
+func scanWithinBound(t *testing.T, what string, x, y *Array, axis int, name string) {
+	t.Helper()
+	gc, err := y.Compute(OnGPU())
+	if err != nil {
+		t.Errorf("%s on the GPU: %v", what, err)
+		return
+	}
+	if p := gc.Path(); strings.Contains(p, "host") {
+		t.Errorf("%s: part of it ran on the host: %s", what, p)
+	}
+	cc, err := y.Compute()
+	if err != nil {
+		t.Errorf("%s on the CPU: %v", what, err)
+		return
+	}
+	a0, _ := cc.n.Values()
+	b0, _ := gc.n.Values()
+	if a0.DType() != b0.DType() || a0.Len() != b0.Len() {
+		t.Errorf("%s: %v x %d on the CPU, %v x %d on the GPU", what, a0.DType(), a0.Len(), b0.DType(), b0.Len())
+		return
+	}
+	a, b := dtype.Convert(a0, Complex128).Complex128s(), dtype.Convert(b0, Complex128).Complex128s()
+	// sum|x| along the axis so far, per part, for sums.
+	var absRe, absIm []float64
+	if name == "cumsum" {
+		re, im := Real(x).Abs(), Imag(x).Abs()
+		if absRe, err = CumulativeSum(re, axis, false).ToSlice(); err != nil {
+			t.Fatal(err)
+		}
+		if absIm, err = CumulativeSum(im, axis, false).ToSlice(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := float64(x.Shape()[axis])
+	eps := 0x1p-52
+	if y.DType() == Float32 || y.DType() == Complex64 {
+		eps = 0x1p-23
+	}
+	for i := range a {
+		for part := range 2 {
+			ca, cb := []float64{real(a[i]), imag(a[i])}[part], []float64{real(b[i]), imag(b[i])}[part]
+			bound := 2 * (n - 1) * eps * math.Abs(ca) // products: relative
+			if absRe != nil {
+				bound = 2 * (n - 1) * eps * []float64{absRe[i], absIm[i]}[part]
+			}
+			if name != "cumsum" && y.DType().IsComplex() {
+				bound = 2 * (n - 1) * eps * cmplx.Abs(a[i]) * 4
+			}
+			if math.Abs(ca-cb) > bound && !(ca != ca && cb != cb) {
+				t.Errorf("%s: element %d is %v on the CPU, %v on the GPU (bound %v)", what, i, a[i], b[i], bound)
 				return
 			}
 		}
