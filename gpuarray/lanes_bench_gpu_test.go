@@ -83,4 +83,17 @@ func TestGPULaneBench(t *testing.T) {
 	yp.Release()
 	z := NewRandomState(3).Integers(-1000, 1000, Shape(ncum), Chunks(cchunk), WithDType(Int64))
 	time3("int64 cumsum", "fused (generated), result on the host", ncum, cum(z))
+
+	// What of the unique functions and an integer median still runs on the host (Path).
+	u := NewRandomState(4).Integers(0, 1000, Shape(1_000_000), Chunks(250_000), WithDType(Int32))
+	vals, idx, inv, counts := UniqueAll(u)
+	for name, a := range map[string]*Array{"unique values": vals, "unique indices": idx, "unique inverse": inv, "unique counts": counts,
+		"median int32": Median(u.Reshape(1000, 1000), 0), "cumsum int32": CumulativeSum(u, 0, false)} {
+		c, err := a.Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		line, _ := json.Marshal(map[string]any{"op": name, "path": c.Path()})
+		fmt.Println(string(line))
+	}
 }
