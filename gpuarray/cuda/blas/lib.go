@@ -61,6 +61,9 @@ var (
 
 	// The matrix functions of planned calls (matrix.go).
 	cublasDcopy       func(h handle, n int32, x devPtr, incx int32, y devPtr, incy int32) status
+	cublasDgetrfBatch func(h handle, n int32, aarray devPtr, lda int32, ipiv, info devPtr, batch int32) status
+	cublasDgetriBatch func(h handle, n int32, aarray devPtr, lda int32, ipiv, carray devPtr, ldc int32, info devPtr, batch int32) status
+	cublasDgetrsBatch func(h handle, trans operator, n, nrhs int32, aarray devPtr, lda int32, ipiv, barray devPtr, ldb int32, info *int32, batch int32) status
 	cusolverDpotrfBuf func(h handle, uplo int32, n int32, a devPtr, lda int32, lwork *int32) status
 	cusolverDpotrf    func(h handle, uplo int32, n int32, a devPtr, lda int32, work devPtr, lwork int32, info devPtr) status
 	cusolverDgetrfBuf func(h handle, m, n int32, a devPtr, lda int32, lwork *int32) status
@@ -131,6 +134,9 @@ func load() (err error) {
 	purego.RegisterLibFunc(&cublasDsyrk, cb, "cublasDsyrk_v2")
 	purego.RegisterLibFunc(&cublasDtrsm, cb, "cublasDtrsm_v2")
 	purego.RegisterLibFunc(&cublasDcopy, cb, "cublasDcopy_v2")
+	purego.RegisterLibFunc(&cublasDgetrfBatch, cb, "cublasDgetrfBatched")
+	purego.RegisterLibFunc(&cublasDgetriBatch, cb, "cublasDgetriBatched")
+	purego.RegisterLibFunc(&cublasDgetrsBatch, cb, "cublasDgetrsBatched")
 	purego.RegisterLibFunc(&cusolverDpotrfBuf, cs, "cusolverDnDpotrf_bufferSize")
 	purego.RegisterLibFunc(&cusolverDpotrf, cs, "cusolverDnDpotrf")
 	purego.RegisterLibFunc(&cusolverDgetrfBuf, cs, "cusolverDnDgetrf_bufferSize")

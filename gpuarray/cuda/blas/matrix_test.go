@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -83,6 +84,14 @@ func TestGPUMatrixFunctionsMatchCPU(t *testing.T) {
 			tc{fn: expr.FnLstsq, batch: 1, m: n, n: n + 5, N: n + 5, rhs: 1},
 		)
 	}
+	// Stacks of small matrices take the batched LU (luBatch).
+	cases = append(cases,
+		tc{fn: expr.FnInv, batch: 500, m: 8, n: 8},
+		tc{fn: expr.FnSolve, batch: 300, m: 16, n: 18, N: 16},
+		tc{fn: expr.FnDet, batch: 400, m: 4, n: 4},
+		tc{fn: expr.FnSlogdetSign, batch: 100, m: 32, n: 32},
+		tc{fn: expr.FnSlogdetLog, batch: 100, m: 32, n: 32},
+	)
 	for i, c := range cases {
 		what := fmt.Sprintf("%v of %d x (%d x %d)", c.fn, c.batch, c.m, c.n)
 		shape := []int{c.batch, c.m, c.n}
@@ -153,10 +162,14 @@ func TestGPUMatrixFunctionsMatchCPU(t *testing.T) {
 }
 
 // TestGPUMatrixFunctionErrors: a singular matrix and one that is not positive definite give
-// the CPU's errors.
+// the CPU's errors, alone and in a stack (the batched LU).
 func TestGPUMatrixFunctionErrors(t *testing.T) {
 	k := gpuKernels(t)
 	ctx := context.Background()
+	stack := append([]float64{2, 0, 0, 2}, 1, 1, 1, 1) // the second matrix is singular
+	if _, _, err := RunMatrix(ctx, k.dev, &plan.CallStep{Call: expr.Call{Fn: expr.FnInv}, DType: dtype.Float64}, dtype.OfFloat64(stack), []int{2, 2, 2}, nil); err == nil || !strings.Contains(err.Error(), "singular") || !strings.Contains(err.Error(), "matrix 1 of 2") {
+		t.Errorf("Inv of a stack with a singular matrix: %v, want an error naming matrix 1 as singular", err)
+	}
 	ones := dtype.OfFloat64([]float64{1, 1, 1, 1, 1, 1, 1, 1, 1})
 	for _, c := range []struct {
 		fn   expr.CallFn
@@ -199,4 +212,42 @@ func TestOpenErrorSaysWhere(t *testing.T) {
 	if !errors.Is(err, ErrNoLibrary) {
 		t.Errorf("error %v does not wrap ErrNoLibrary", err)
 	}
+}
+
+// TestGPUStackTime times the inverse of 20000 4 x 4 matrices with cuBLAS's batched LU on the
+// GPU and with the CPU's kernels, and checks the GPU's values against the CPU's.
+func TestGPUStackTime(t *testing.T) {
+	k := gpuKernels(t)
+	ctx := context.Background()
+	const batch, n = 20000, 4
+	x := matrixBlock(7, batch, n, n, false)
+	for b := 0; b < batch; b++ {
+		for j := 0; j < n; j++ {
+			x[b*n*n+j*n+j] += 6
+		}
+	}
+	step := &plan.CallStep{Call: expr.Call{Fn: expr.FnInv}, DType: dtype.Float64}
+	shape := []int{batch, n, n}
+	t0 := time.Now()
+	want, _, err := cpu.ApplyCall(ctx, fft.CPU, step, dtype.OfFloat64(append([]float64(nil), x...)), shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpuTime := time.Since(t0)
+	var got dtype.Slice
+	var gpuTime time.Duration
+	for r := 0; r < 2; r++ { // the second run, after cuBLAS's first-call setup
+		t0 = time.Now()
+		if got, _, err = RunMatrix(ctx, k.dev, step, dtype.OfFloat64(append([]float64(nil), x...)), shape, nil); err != nil {
+			t.Fatal(err)
+		}
+		gpuTime = time.Since(t0)
+	}
+	w, g := want.Float64s(), got.Float64s()
+	for i := range w {
+		if math.Abs(g[i]-w[i]) > 1e-12*math.Max(1, math.Abs(w[i])) {
+			t.Fatalf("element %d: %v on the GPU, %v on the CPU", i, g[i], w[i])
+		}
+	}
+	t.Logf("inverse of %d %d x %d matrices: GPU (batched LU, with the transfers) %v, CPU %v", batch, n, n, gpuTime, cpuTime)
 }
