@@ -44,7 +44,7 @@ func TestGPULaneBench(t *testing.T) {
 			if err != nil {
 				return "", err
 			}
-			if p := c.Path(); strings.Contains(p, "host") {
+			if p := c.Path(); strings.Contains(p, "host fallback") {
 				return "", fmt.Errorf("host step: %s", p)
 			}
 			v, err := c.ToSliceInt64()
@@ -66,7 +66,7 @@ func TestGPULaneBench(t *testing.T) {
 			if err != nil {
 				return "", err
 			}
-			if p := c.Path(); strings.Contains(p, "host") {
+			if p := c.Path(); strings.Contains(p, "host fallback") {
 				return "", fmt.Errorf("host step: %s", p)
 			}
 			v, err := c.ToSlice()
