@@ -270,15 +270,6 @@ func (k Key) binomial(idx uint64, bn Binomial, x0, x1, x2, x3 uint32) float64 {
 	}
 }
 
-// strided sets dst[t] = f(start + t*stride).
-func strided(dst []float64, start uint64, stride int64, f func(uint64) float64) {
-	idx, st := start, uint64(stride)
-	for t := range dst {
-		dst[t] = f(idx)
-		idx += st
-	}
-}
-
 // strided0 sets dst[t] = f(idx, block 0 of idx) for idx = start + t*stride, computing the
 // first blocks eight at a time (philox8: AVX2 where it pays).
 func (k Key) strided0(dst []float64, start uint64, stride int64, f func(idx uint64, x0, x1, x2, x3 uint32) float64) {
