@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	cuda.RegisterDeviceCalls(runHost, runDevice, driver.Load, func(fn expr.CallFn) bool { return fn.Sorts() })
+	cuda.RegisterLibrary("the device radix sort", runHost, runDevice, driver.Load, func(fn expr.CallFn) bool { return fn.Sorts() })
 }
 
 // Element type codes of sort.cu.
