@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -99,6 +100,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	backend := fs.String("backend", "cpu", "cpu or gpu")
 	gpus := fs.Int("gpus", 1, "GPUs to spread the chunks over with --backend gpu (OnGPUs)")
 	only := fs.String("op", "", "run only this op")
+	match := fs.String("match", "", "run only the ops whose names match this regular expression")
 	persist := fs.Bool("persist", false, "compute the array once and keep it where it was computed (Persist), then run the ops on it")
 	asJSON := fs.Bool("json", false, "print one JSON line per op")
 	if err := fs.Parse(args); err != nil {
@@ -109,6 +111,13 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	}
 	if *n <= 0 || *chunk <= 0 {
 		return fmt.Errorf("%w: bench ops: --n %d and --chunk %d must be positive", errUsage, *n, *chunk)
+	}
+	var re *regexp.Regexp
+	if *match != "" {
+		var err error
+		if re, err = regexp.Compile(*match); err != nil {
+			return fmt.Errorf("%w: bench ops: --match: %v", errUsage, err)
+		}
 	}
 	opt, device, err := benchBackend("ops", *backend, *gpus)
 	if err != nil {
@@ -129,7 +138,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	enc.SetEscapeHTML(false)
 	ran := false
 	for _, op := range opsTable {
-		if *only != "" && op.name != *only {
+		if *only != "" && op.name != *only || re != nil && !re.MatchString(op.name) {
 			continue
 		}
 		ran = true
@@ -183,7 +192,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	if !ran {
-		return fmt.Errorf("%w: bench ops: no op named %q", errUsage, *only)
+		return fmt.Errorf("%w: bench ops: no op named %q matching %q", errUsage, *only, *match)
 	}
 	return nil
 }
