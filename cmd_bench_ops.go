@@ -123,22 +123,36 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	selected := func(op benchOp) bool {
+		return (*only == "" || op.name == *only) && (re == nil || re.MatchString(op.name))
+	}
 	var held, held32 *gpuarray.Array
 	if *persist {
-		held = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk)).Persist(opt, gpuarray.WithContext(ctx))
-		held32 = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(gpuarray.Float32)).Persist(opt, gpuarray.WithContext(ctx))
-		for _, h := range []*gpuarray.Array{held, held32} {
-			if err := h.Err(); err != nil {
+		// Each dtype's array is persisted only when a selected op reads it: the float32 copy
+		// would take device memory the float64 one may need (a 120000^2 array on two GPUs).
+		for _, op := range opsTable {
+			if !selected(op) {
+				continue
+			}
+			dt, h := gpuarray.Float64, &held
+			if op.build == nil {
+				dt, h = gpuarray.Float32, &held32
+			}
+			if *h != nil {
+				continue
+			}
+			*h = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(dt)).Persist(opt, gpuarray.WithContext(ctx))
+			if err := (*h).Err(); err != nil {
 				return fmt.Errorf("bench ops: persist: %w", err)
 			}
-			defer h.Release()
+			defer (*h).Release()
 		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	ran := false
 	for _, op := range opsTable {
-		if *only != "" && op.name != *only || re != nil && !re.MatchString(op.name) {
+		if !selected(op) {
 			continue
 		}
 		ran = true
@@ -153,7 +167,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 				dt = gpuarray.Float32
 			}
 			x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(dt))
-			if held != nil {
+			if *persist {
 				x = held
 				if dt == gpuarray.Float32 {
 					x = held32
