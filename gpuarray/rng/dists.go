@@ -351,10 +351,7 @@ func (k Key) GammaStrided(dst []float64, start uint64, stride int64, shape, scal
 				x0, x1, x2 := zb[0][i], zb[1][i], zb[2][i]
 				var z float64
 				if u, j := u53(x0, x1), x2&255; u < zig.K[j] {
-					z = float64(u) * zig.W[j]
-					if x2&256 != 0 {
-						z = -z
-					}
+					z = math.Float64frombits(math.Float64bits(float64(u)*zig.W[j]) ^ uint64(x2&256)<<55) // as NormalStrided
 				} else {
 					z = k.normalSlow(e, 1, x0, x1, x2, zb[3][i])
 				}
