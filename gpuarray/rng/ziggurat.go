@@ -114,16 +114,16 @@ func (k Key) NormalStrided(dst []float64, start uint64, stride int64, loc, scale
 	idx := start
 	st := uint64(stride)
 	key := [2]uint32{k.K0, k.K1}
-	var lo, hi [8]uint32
-	var out [4][8]uint32
+	var lo, hi [16]uint32
+	var out [4][16]uint32
 	t := 0
-	for ; t+8 <= len(dst); t += 8 {
+	for ; t+16 <= len(dst); t += 16 {
 		for i := range lo {
 			lo[i], hi[i] = uint32(idx), uint32(idx>>32)
 			idx += st
 		}
-		philox8(&lo, &hi, &key, &out)
-		d := dst[t : t+8]
+		philox16(&lo, &hi, &[2]uint32{}, &key, &out)
+		d := dst[t : t+16]
 		for i := range d {
 			x0, x1, x2 := out[0][i], out[1][i], out[2][i]
 			u := u53(x0, x1)
@@ -151,16 +151,16 @@ func (k Key) UniformStrided(dst []float64, start uint64, stride int64, low, high
 	st := uint64(stride)
 	w := high - low
 	key := [2]uint32{k.K0, k.K1}
-	var lo, hi [8]uint32
-	var out [4][8]uint32
+	var lo, hi [16]uint32
+	var out [4][16]uint32
 	t := 0
-	for ; t+8 <= len(dst); t += 8 {
+	for ; t+16 <= len(dst); t += 16 {
 		for i := range lo {
 			lo[i], hi[i] = uint32(idx), uint32(idx>>32)
 			idx += st
 		}
-		philox8(&lo, &hi, &key, &out)
-		d := dst[t : t+8]
+		philox16(&lo, &hi, &[2]uint32{}, &key, &out)
+		d := dst[t : t+16]
 		for i := range d {
 			d[i] = float64(w*(float64(u53(out[0][i], out[1][i]))*twoM53)) + low
 		}
