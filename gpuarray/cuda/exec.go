@@ -72,6 +72,13 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 	if opt.Keep && s.Reduce != RNone {
 		return nil, fmt.Errorf("cuda: Options.Keep needs an elementwise kernel, not a reduction")
 	}
+	if s.Kept == 0 {
+		ct := make([]Task, len(tasks))
+		for i := range tasks {
+			ct[i] = collapsed(tasks[i])
+		}
+		tasks = ct
+	}
 	res := newResult(s.Reduce, len(tasks))
 	if opt.Keep {
 		res.Dev = make([]driver.DevicePtr, len(tasks))

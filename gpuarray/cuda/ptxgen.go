@@ -271,24 +271,37 @@ func generate(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	rowBase()
+	each := func(ev val, e string) error {
+		if s.Reduce == RNone {
+			g.store(ev, e, out, outOff)
+			return nil
+		}
+		v, err := g.reduceValue(s, ev)
+		if err != nil {
+			return err
+		}
+		return g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff)
+	}
 	g.put(loop)
+	check := g.label("check")
+	if u := unrollOf(s); u > 1 {
+		single := g.label("single")
+		if err := g.unrolled(s, lv, e, c, hi, dl, BlockSize, u, single, each); err != nil {
+			return "", "", err
+		}
+		g.ins("bra %s", check)
+		g.put(single)
+	}
 	ev, err := g.elementValue(s, lv, c)
 	if err != nil {
 		return "", "", err
 	}
-	if s.Reduce == RNone {
-		g.store(ev, e, out, outOff)
-	} else {
-		v, err := g.reduceValue(s, ev)
-		if err != nil {
-			return "", "", err
-		}
-		if err := g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff); err != nil {
-			return "", "", err
-		}
+	if err := each(ev, e); err != nil {
+		return "", "", err
 	}
 	g.ins("add.u64 %s, %s, %d", e, e, BlockSize)
 	g.ins("add.u64 %s, %s, %d", c, c, BlockSize)
+	g.put(check)
 	g.ins("setp.ge.u64 %s, %s, %s", pe, e, hi)
 	g.ins("@%s bra %s", pe, loopEnd)
 	pc := g.p()
@@ -349,13 +362,29 @@ type leafRegs struct {
 // elementValue emits the expression's nodes at the current element: each leaf's source index
 // is its row base plus c times its innermost stride. It returns the result's value.
 func (g *gen) elementValue(s *Spec, lv []leafRegs, c string) (val, error) {
+	return g.elementValueFrom(s, lv, c, nil)
+}
+
+// leafIndices emits each leaf's source index at column c of the current row.
+func (g *gen) leafIndices(lv []leafRegs, c string) []string {
 	idx := make([]string, len(lv))
 	for l := range lv {
 		idx[l] = g.rd()
 		g.ins("mad.lo.s64 %s, %s, %s, %s", idx[l], c, lv[l].str[len(lv[l].str)-1], lv[l].rb)
 	}
+	return idx
+}
+
+// elementValueFrom is elementValue with the values of input nodes already loaded (pre, by node
+// index; nil: load them here).
+func (g *gen) elementValueFrom(s *Spec, lv []leafRegs, c string, pre map[int]val) (val, error) {
+	idx := g.leafIndices(lv, c)
 	vals := make([]val, len(s.Nodes))
 	for i := range s.Nodes {
+		if v, ok := pre[i]; ok {
+			vals[i] = v
+			continue
+		}
 		v, err := g.node(s, i, vals, idx)
 		if err != nil {
 			return val{}, err
