@@ -72,7 +72,7 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 	if opt.Keep && s.Reduce != RNone {
 		return nil, fmt.Errorf("cuda: Options.Keep needs an elementwise kernel, not a reduction")
 	}
-	if s.Kept == 0 {
+	if s.Kept == 0 && !s.Tile {
 		ct := make([]Task, len(tasks))
 		for i := range tasks {
 			ct[i] = collapsed(tasks[i])

@@ -191,6 +191,9 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	if s.Kept > 0 {
 		return generateAxes(s, lib)
 	}
+	if s.Tile {
+		return generateTiled(s, lib)
+	}
 	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves()}
 	name := "gpn_fused_" + s.Key()
 	R, L := s.Rank, g.leaves
@@ -316,40 +319,46 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
 
-	if s.Reduce != RNone {
-		ptr := g.rd()
-		g.ins("add.u64 %s, %s, %s", t, outOff, sl)
-		g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.Reduce.words())
-		g.ins("add.u64 %s, %s, %s", ptr, out, t)
-		// The library takes generic pointers.
-		g.ins("cvta.global.u64 %s, %s", ptr, ptr)
-		var err error
-		switch s.Reduce {
-		case RSum:
-			err = g.call("gpn_block_sum", "", acc, ptr)
-		case RMin:
-			err = g.call("gpn_block_minmax", "", acc, "0", ptr)
-		case RMax:
-			err = g.call("gpn_block_minmax", "", acc, "1", ptr)
-		case RArgMin, RArgMax:
-			p2 := g.rd()
-			g.ins("add.u64 %s, %s, 8", p2, ptr)
-			isMax := "0"
-			if s.Reduce == RArgMax {
-				isMax = "1"
-			}
-			err = g.call("gpn_block_arg", "", acc, accI, isMax, ptr, p2)
-		case RWelford:
-			err = g.call("gpn_block_welford", "", wn, wm, wq, ptr)
-		}
-		if err != nil {
-			return "", "", err
-		}
+	if err := g.blockReduce(s, out, outOff, sl, acc, accI, wn, wm, wq); err != nil {
+		return "", "", err
 	}
 	g.put(exit)
 	g.ins("ret")
 
 	return g.module(s, name), name, nil
+}
+
+// blockReduce emits the end of a full reduction's block: the block's threads' accumulators
+// combined by the library in a fixed order into partial slot outOff + sl.
+func (g *gen) blockReduce(s *Spec, out, outOff, sl, acc, accI, wn, wm, wq string) error {
+	if s.Reduce == RNone {
+		return nil
+	}
+	t, ptr := g.rd(), g.rd()
+	g.ins("add.u64 %s, %s, %s", t, outOff, sl)
+	g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.Reduce.words())
+	g.ins("add.u64 %s, %s, %s", ptr, out, t)
+	// The library takes generic pointers.
+	g.ins("cvta.global.u64 %s, %s", ptr, ptr)
+	switch s.Reduce {
+	case RSum:
+		return g.call("gpn_block_sum", "", acc, ptr)
+	case RMin:
+		return g.call("gpn_block_minmax", "", acc, "0", ptr)
+	case RMax:
+		return g.call("gpn_block_minmax", "", acc, "1", ptr)
+	case RArgMin, RArgMax:
+		p2 := g.rd()
+		g.ins("add.u64 %s, %s, 8", p2, ptr)
+		isMax := "0"
+		if s.Reduce == RArgMax {
+			isMax = "1"
+		}
+		return g.call("gpn_block_arg", "", acc, accI, isMax, ptr, p2)
+	case RWelford:
+		return g.call("gpn_block_welford", "", wn, wm, wq, ptr)
+	}
+	return fmt.Errorf("kernel spec: unknown reduction %d", s.Reduce)
 }
 
 // leafRegs are a leaf's registers: buffer address (a random leaf's Philox key), offset,
