@@ -198,10 +198,10 @@ func (g *gen) accLoad(a accum, sp, ad string) accum {
 	return b
 }
 
-// blockReduce combines the block's accumulators in a fixed order (a shuffle tree in each warp,
+// laneBlockReduce combines the block's accumulators in a fixed order (a shuffle tree in each warp,
 // then warps 0..7 in order by thread 0) and stores the block's partial at global address ad.
 // Every thread of the block must reach it.
-func (g *gen) blockReduce(a accum, tid, ad string, pw int) {
+func (g *gen) laneBlockReduce(a accum, tid, ad string, pw int) {
 	lane, warp := g.rd(), g.rd()
 	g.ins("and.b64 %s, %s, 31", lane, tid)
 	g.ins("shr.u64 %s, %s, 5", warp, tid)
@@ -210,7 +210,7 @@ func (g *gen) blockReduce(a accum, tid, ad string, pw int) {
 		g.ins("setp.lt.u64 %s, %s, %d", in, lane, 32-o)
 		g.accMerge(a, g.accShfl(a, o), in)
 	}
-	g.shared = fmt.Sprintf("\t.shared .align 8 .b8 gpn_lane_part[%d];\n", BlockSize/32*pw*8)
+	g.shared += fmt.Sprintf("\t.shared .align 8 .b8 gpn_lane_part[%d];\n", BlockSize/32*pw*8)
 	base, sa := g.rd(), g.rd()
 	g.ins("mov.u64 %s, gpn_lane_part", base)
 	g.ins("mad.lo.u64 %s, %s, %d, %s", sa, warp, pw*8, base)
