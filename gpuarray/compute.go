@@ -615,12 +615,14 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A held array's host copy lives as long as its buffer (hostBuffer): c keeps it.
+	defer runtime.KeepAlive(c)
 	vals, err := c.n.Values()
 	if err != nil {
 		return nil, err
 	}
 	if vals.DType() == dtype.Float64 {
-		return slices.Clone(vals.Float64s()), nil
+		return vals.Clone().Float64s(), nil // on all cores when large
 	}
 	return vals.ToFloat64(), nil
 }
