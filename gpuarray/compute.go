@@ -363,8 +363,22 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	}
 	out := make([]*Array, len(arrays))
 	var todo []*expr.Node
+	products := map[*expr.Node]*Array{}
 	for i, a := range arrays {
 		root := a.n
+		// A lazy product on one GPU runs as MatMul with OnGPU does (operands generated on
+		// the device, C kept there), not as a call stage whose operand and result pass
+		// through host memory.
+		if p, ok := products[root]; ok {
+			out[i] = p
+			continue
+		}
+		if p, err := productOnGPU(cfg, root); err != nil {
+			return nil, fmt.Errorf("compute: %w", err)
+		} else if p != nil {
+			out[i], products[root] = p, p
+			continue
+		}
 		if root.Buf != nil {
 			// Held elsewhere: copy it to the host. The array keeps its buffer, which owns the
 			// host copy's memory (see hostBuffer).

@@ -504,3 +504,93 @@ func sortSearch(bounds []int, o int) int {
 	}
 	return -1
 }
+
+// TestLazyProductRecognized checks, without a GPU, which roots a GPU compute runs as MatMul
+// with OnGPU does (lazyProduct): a lazy product of float64 matrices, rechunked to b's column
+// chunks or not; not a product with work after it, a matrix-vector product (squeezed), or
+// float32 operands.
+func TestLazyProductRecognized(t *testing.T) {
+	rs := NewRandomState(7)
+	x := rs.StandardNormal(Shape(300, 200), Chunks(64, 50))
+	y := rs.StandardNormal(Shape(200, 150), Chunks(50, 40))
+	y1 := rs.StandardNormal(Shape(200, 150), Chunks(50, 150))
+	v := rs.StandardNormal(Shape(200))
+	cases := []struct {
+		name string
+		p    *Array
+		b    *Array
+		want bool
+	}{
+		{"MatMul(x, y)", MatMul(x, y), y, true},
+		{"MatMul(x, y1)", MatMul(x, y1), y1, true},
+		{"MatMul(x, y) + 1", MatMul(x, y).Add(1), y, false},
+		{"x.Dot(v)", x.Dot(v), nil, false},
+		{"MatMul(float32 x, y)", MatMul(x.AsType(Float32), y), y, false},
+	}
+	for _, c := range cases {
+		if err := c.p.Err(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		a, b, ok := lazyProduct(c.p.n)
+		if ok != c.want {
+			t.Fatalf("%s: lazyProduct %v, want %v", c.name, ok, c.want)
+		}
+		if ok && (a != x.n || b != c.b.n) {
+			t.Fatalf("%s: operands %p and %p, want x (%p) and y (%p)", c.name, a, b, x.n, c.b.n)
+		}
+	}
+	// On the CPU a lazy product is a call stage as before.
+	if p, err := productOnGPU(computeConfig{sched: &threadScheduler{}}, MatMul(x, y).n); p != nil || err != nil {
+		t.Fatalf("productOnGPU with CPU threads: %v, %v", p, err)
+	}
+}
+
+// TestGPULazyProductOnDevice computes lazy products with OnGPU: they run as MatMul with OnGPU
+// does (the same bits), stay on the device, say cuBLAS and no host step in Path, and match the
+// CPU's blocked product; ComputeAll of one product twice computes it once.
+func TestGPULazyProductOnDevice(t *testing.T) {
+	needGPU(t)
+	rs := NewRandomState(8)
+	x := rs.StandardNormal(Shape(600, 400), Chunks(150, 100))
+	y := rs.StandardNormal(Shape(400, 500), Chunks(100, 125))
+	y2 := rs.StandardNormal(Shape(400, 300), Chunks(100, 300))
+	for name, p := range map[string]struct{ a, b *Array }{"x y": {x, y}, "(2x + 1) y2": {x.Mul(2).Add(1), y2}} {
+		lazy := MatMul(p.a, p.b)
+		c, err := lazy.Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c.Where() != "gpu 0" || !strings.Contains(c.Path(), "matmul on cuBLAS") || strings.Contains(c.Path(), "host") {
+			t.Fatalf("%s: where %q, path %q", name, c.Where(), c.Path())
+		}
+		eager := MatMul(p.a, p.b, OnGPU())
+		if err := eager.Err(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := eager.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu, err := lazy.ToSlice(Threads(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range cpu {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%s[%d]: lazy %v, MatMul with OnGPU %v", name, i, got[i], want[i])
+			}
+			if math.Abs(got[i]-cpu[i]) > 1e-10*math.Max(1, math.Abs(cpu[i])) {
+				t.Fatalf("%s[%d]: GPU %v, CPU %v", name, i, got[i], cpu[i])
+			}
+		}
+	}
+	p := MatMul(x, y)
+	two, err := ComputeAll(p, p, OnGPU())
+	if err != nil || two[0] != two[1] {
+		t.Fatalf("ComputeAll(p, p): %v", err)
+	}
+}
