@@ -15,10 +15,13 @@ import (
 // synchronization per matrix (cuBLAS meant the batched routines for small matrices).
 const batchedMax = 32
 
+// noBatched makes stacks take the loop over matrices (for comparing the two in tests).
+var noBatched bool
+
 // batchedLU reports whether runMatrix computes a stack of batch m x n matrices with the batched
 // LU (luBatch): inverses, determinants and solves with the right-hand sides joined to them.
 func batchedLU(c *plan.CallStep, batch, m, n int, rhs []float64) bool {
-	if batch < 2 || m < 1 || m > batchedMax || rhs != nil {
+	if noBatched || batch < 2 || m < 1 || m > batchedMax || rhs != nil {
 		return false
 	}
 	switch c.Fn {
@@ -162,6 +165,183 @@ func (k *Kernels) luBatch(mm *mem, c *plan.CallStep, x devPtr, batch, m, n int, 
 			y[i] = sign
 		default:
 			y[i] = logdet
+		}
+	}
+	return nil
+}
+
+// batchedEigh reports whether runMatrix computes the eigenvalues (and vectors) of a stack of
+// batch n x n symmetric matrices with cuSOLVER's batched Jacobi solver (eighBatch): one launch
+// for the stack, where the loop pays a workspace query, allocations, a launch and an info
+// read-back per matrix. cuSOLVER limits the batched solver to n <= 32.
+func batchedEigh(c *plan.CallStep, batch, m, n int) bool {
+	if noBatched || batch < 2 || m != n || n < 1 || n > batchedMax {
+		return false
+	}
+	return c.Fn == expr.FnEigvalsh || c.Fn == expr.FnEighVectors
+}
+
+// eighBatch computes the eigenvalues (ascending, the batched solver's default order) and, with
+// vectors, the eigenvectors of the batch n x n symmetric row-major matrices at x (which it
+// overwrites) into y, with cusolverDnDsyevjBatched of the column-major views' upper triangles
+// (the row-major lower ones, as eigh does). The eigenvectors come back as the views' columns
+// and are transposed into y's columns.
+func (k *Kernels) eighBatch(mm *mem, x devPtr, batch, n int, vectors bool, y []float64) (err error) {
+	jobz := eigNoVectors
+	if vectors {
+		jobz = eigVectors
+	}
+	var params uintptr
+	if err := check("cusolverDnCreateSyevjInfo", cusolverCreateSyevjInfo(&params)); err != nil {
+		return err
+	}
+	defer func() {
+		if e := check("cusolverDnDestroySyevjInfo", cusolverDestroySyevjInfo(params)); e != nil && err == nil {
+			err = e
+		}
+	}()
+	w, err := mm.alloc(batch * n)
+	if err != nil {
+		return err
+	}
+	var lwork int32
+	if err := check("cusolverDnDsyevjBatched_bufferSize", cusolverDsyevjBatchedBuf(k.cusolver, jobz, fillUpper, int32(n), x, int32(n), w, &lwork, params, int32(batch))); err != nil {
+		return err
+	}
+	b, err := mm.allocs(int(lwork), (batch+1)/2) // workspace, int32 infos
+	if err != nil {
+		return err
+	}
+	if err := check("cusolverDnDsyevjBatched", cusolverDsyevjBatched(k.cusolver, jobz, fillUpper, int32(n), x, int32(n), w, b[0], lwork, b[1], params, int32(batch))); err != nil {
+		return err
+	}
+	infos := make([]int32, batch)
+	if err := mm.readInt32s(infos, b[1]); err != nil {
+		return err
+	}
+	for i, v := range infos {
+		if v > 0 {
+			return fmt.Errorf("matrix %d of %d: eigenvalues did not converge", i, batch)
+		}
+		if v < 0 {
+			return fmt.Errorf("cusolverDnDsyevjBatched: argument %d is invalid", -v)
+		}
+	}
+	if !vectors {
+		return mm.download(y, w)
+	}
+	v := make([]float64, batch*n*n)
+	if err := mm.download(v, x); err != nil {
+		return err
+	}
+	for b := 0; b < batch; b++ {
+		off := b * n * n
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				y[off+i*n+j] = v[off+j*n+i]
+			}
+		}
+	}
+	return nil
+}
+
+// batchedSVD reports whether runMatrix computes the pseudo-inverses or ranks of a stack of
+// batch m x n matrices with cuSOLVER's batched Jacobi SVD (svdBatch), limited to m, n <= 32.
+func batchedSVD(c *plan.CallStep, batch, m, n int, rhs []float64) bool {
+	if noBatched || batch < 2 || rhs != nil || m < 1 || n < 1 || m > batchedMax || n > batchedMax {
+		return false
+	}
+	return c.Fn == expr.FnPinv || c.Fn == expr.FnMatrixRank
+}
+
+// svdBatch computes Pinv or MatrixRank of the batch m x n row-major matrices at x (which it
+// overwrites) into y, from cusolverDnDgesvdjBatched of their column-major views B = A^T (n x m,
+// leading dimension n): B = U S V^T, so pinv(A) = U S+ V^T, row-major n x m, with the CPU's
+// cutoff max(m, n) * eps * the largest singular value. The small products are formed on the
+// host.
+func (k *Kernels) svdBatch(mm *mem, c *plan.CallStep, x devPtr, batch, m, n int, y []float64) (err error) {
+	p, q := n, m // the view's rows and columns
+	r := min(p, q)
+	jobz := eigNoVectors
+	if c.Fn == expr.FnPinv {
+		jobz = eigVectors
+	}
+	var params uintptr
+	if err := check("cusolverDnCreateGesvdjInfo", cusolverCreateGesvdjInfo(&params)); err != nil {
+		return err
+	}
+	defer func() {
+		if e := check("cusolverDnDestroyGesvdjInfo", cusolverDestroyGesvdjInfo(params)); e != nil && err == nil {
+			err = e
+		}
+	}()
+	b, err := mm.allocs(batch*r, batch*p*p, batch*q*q) // S, U, V
+	if err != nil {
+		return err
+	}
+	ds, du, dv := b[0], b[1], b[2]
+	var lwork int32
+	if err := check("cusolverDnDgesvdjBatched_bufferSize", cusolverDgesvdjBatchedBuf(k.cusolver, jobz, int32(p), int32(q), x, int32(p), ds, du, int32(p), dv, int32(q), &lwork, params, int32(batch))); err != nil {
+		return err
+	}
+	w, err := mm.allocs(int(lwork), (batch+1)/2) // workspace, int32 infos
+	if err != nil {
+		return err
+	}
+	if err := check("cusolverDnDgesvdjBatched", cusolverDgesvdjBatched(k.cusolver, jobz, int32(p), int32(q), x, int32(p), ds, du, int32(p), dv, int32(q), w[0], lwork, w[1], params, int32(batch))); err != nil {
+		return err
+	}
+	infos := make([]int32, batch)
+	if err := mm.readInt32s(infos, w[1]); err != nil {
+		return err
+	}
+	for i, v := range infos {
+		if v > 0 {
+			return fmt.Errorf("matrix %d of %d: SVD did not converge", i, batch)
+		}
+		if v < 0 {
+			return fmt.Errorf("cusolverDnDgesvdjBatched: argument %d is invalid", -v)
+		}
+	}
+	s := make([]float64, batch*r)
+	if err := mm.download(s, ds); err != nil {
+		return err
+	}
+	eps := math.Nextafter(1, 2) - 1
+	cuts := make([]float64, batch)
+	for i := range cuts {
+		cuts[i] = float64(max(m, n)) * eps * slices.Max(s[i*r:(i+1)*r])
+	}
+	if c.Fn == expr.FnMatrixRank {
+		for i := range cuts {
+			rank := 0
+			for _, v := range s[i*r : (i+1)*r] {
+				if v > cuts[i] {
+					rank++
+				}
+			}
+			y[i] = float64(rank)
+		}
+		return nil
+	}
+	u, v := make([]float64, batch*p*p), make([]float64, batch*q*q)
+	if err := mm.downloads([][]float64{u, v}, du, dv); err != nil {
+		return err
+	}
+	for i := 0; i < batch; i++ {
+		ui, vi, si, dst := u[i*p*p:], v[i*q*q:], s[i*r:(i+1)*r], y[i*n*m:(i+1)*n*m]
+		clear(dst)
+		for j, sv := range si {
+			if !(sv > cuts[i]) {
+				continue
+			}
+			inv := 1 / sv
+			for row := 0; row < p; row++ {
+				f := ui[row+j*p] * inv
+				for col := 0; col < q; col++ {
+					dst[row*q+col] += f * vi[col+j*q]
+				}
+			}
 		}
 	}
 	return nil

@@ -72,6 +72,16 @@ var (
 	cusolverDsyevdBuf func(h handle, jobz, uplo int32, n int32, a devPtr, lda int32, w devPtr, lwork *int32) status
 	cusolverDsyevd    func(h handle, jobz, uplo int32, n int32, a devPtr, lda int32, w, work devPtr, lwork int32, info devPtr) status
 
+	// Jacobi eigensolver of stacks of small symmetric matrices (batched.go).
+	cusolverCreateSyevjInfo   func(p *uintptr) status
+	cusolverDestroySyevjInfo  func(p uintptr) status
+	cusolverDsyevjBatchedBuf  func(h handle, jobz, uplo int32, n int32, a devPtr, lda int32, w devPtr, lwork *int32, params uintptr, batch int32) status
+	cusolverDsyevjBatched     func(h handle, jobz, uplo int32, n int32, a devPtr, lda int32, w, work devPtr, lwork int32, info devPtr, params uintptr, batch int32) status
+	cusolverCreateGesvdjInfo  func(p *uintptr) status
+	cusolverDestroyGesvdjInfo func(p uintptr) status
+	cusolverDgesvdjBatchedBuf func(h handle, jobz int32, m, n int32, a devPtr, lda int32, s, u devPtr, ldu int32, v devPtr, ldv int32, lwork *int32, params uintptr, batch int32) status
+	cusolverDgesvdjBatched    func(h handle, jobz int32, m, n int32, a devPtr, lda int32, s, u devPtr, ldu int32, v devPtr, ldv int32, work devPtr, lwork int32, info devPtr, params uintptr, batch int32) status
+
 	// The SVD by polar decomposition (cusolverDnXgesvdp, 64-bit API), bound when present.
 	cusolverCreateParams  func(p *uintptr) status
 	cusolverDestroyParams func(p uintptr) status
@@ -144,6 +154,14 @@ func load() (err error) {
 	purego.RegisterLibFunc(&cusolverDgetrs, cs, "cusolverDnDgetrs")
 	purego.RegisterLibFunc(&cusolverDsyevdBuf, cs, "cusolverDnDsyevd_bufferSize")
 	purego.RegisterLibFunc(&cusolverDsyevd, cs, "cusolverDnDsyevd")
+	purego.RegisterLibFunc(&cusolverCreateSyevjInfo, cs, "cusolverDnCreateSyevjInfo")
+	purego.RegisterLibFunc(&cusolverDestroySyevjInfo, cs, "cusolverDnDestroySyevjInfo")
+	purego.RegisterLibFunc(&cusolverDsyevjBatchedBuf, cs, "cusolverDnDsyevjBatched_bufferSize")
+	purego.RegisterLibFunc(&cusolverDsyevjBatched, cs, "cusolverDnDsyevjBatched")
+	purego.RegisterLibFunc(&cusolverCreateGesvdjInfo, cs, "cusolverDnCreateGesvdjInfo")
+	purego.RegisterLibFunc(&cusolverDestroyGesvdjInfo, cs, "cusolverDnDestroyGesvdjInfo")
+	purego.RegisterLibFunc(&cusolverDgesvdjBatchedBuf, cs, "cusolverDnDgesvdjBatched_bufferSize")
+	purego.RegisterLibFunc(&cusolverDgesvdjBatched, cs, "cusolverDnDgesvdjBatched")
 	purego.RegisterLibFunc(&cusolverCreate, cs, "cusolverDnCreate")
 	purego.RegisterLibFunc(&cusolverDestroy, cs, "cusolverDnDestroy")
 	purego.RegisterLibFunc(&cusolverSetStream, cs, "cusolverDnSetStream")
