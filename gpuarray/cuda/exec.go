@@ -75,6 +75,13 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 			return nil, err
 		}
 	}
+	if s.Kept == 0 && !s.Tile {
+		ct := make([]Task, len(tasks))
+		for i := range tasks {
+			ct[i] = collapsed(tasks[i])
+		}
+		tasks = ct
+	}
 	res := newResult(s.Reduce, len(tasks))
 	run := d.run
 	if s.Kept > 0 {
@@ -204,6 +211,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		block := [3]uint32{BlockSize, 1, 1}
 		descArg, outArg := uint64(dp), uint64(op)
 		params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
+		t0 := time.Now()
 		lerr := fn.Launch(grid, block, 0, d.stream, params)
 		if lerr == nil {
 			lerr = d.stream.Synchronize()
@@ -212,6 +220,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			release()
 			return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, ln.count, lerr)
 		}
+		Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], ln.count, tasks[ln.first].Dims, float64(time.Since(t0).Microseconds())/1e3)
 		if opt.Keep {
 			// The output buffer, allocated last, stays; inputs and descriptors go.
 			up.bufs = up.bufs[:len(up.bufs)-1]
