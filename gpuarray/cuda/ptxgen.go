@@ -86,6 +86,14 @@ type gen struct {
 	roundKeys map[int][10][2]string
 	// shared declares the kernel's shared memory, if any.
 	shared string
+	// locals declares the kernel's per-thread local arrays, if any (the deferred queue).
+	locals string
+	// deferTo, while the element loop is emitted, is where a normal draw that leaves the
+	// ziggurat's fast path branches (see deferSlow); "" calls the slow path in place.
+	deferTo string
+	// deferring marks a kernel whose elements may be reduced out of order (argmin/argmax then
+	// break ties by index).
+	deferring bool
 }
 
 func (g *gen) reg(prefix string) string {
@@ -236,6 +244,10 @@ func generate(s *Spec, lib *library) (string, string, error) {
 
 	lv := g.loadLeaves(s, d, 8*(R+2))
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
+	var dq *deferQueue
+	if deferSlow && drawsNormals(s) {
+		dq = g.newDeferQueue()
+	}
 
 	e, c, row, tid := g.rd(), g.rd(), g.rd(), g.rd()
 	g.ins("cvt.u64.u32 %s, %s", tid, tid32)
@@ -248,7 +260,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("div.u64 %s, %s, %s", row, e, dl)
 	g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
 	g.ins("sub.u64 %s, %s, %s", c, e, t)
-	rowBase := func() {
+	rowBase := func(lv []leafRegs, row string) {
 		// Decompose row into the indices of dims 0..R-2 and set each leaf's row base.
 		for l := range lv {
 			g.ins("mov.u64 %s, %s", lv[l].rb, lv[l].off)
@@ -270,23 +282,34 @@ func generate(s *Spec, lib *library) (string, string, error) {
 			}
 		}
 	}
-	rowBase()
+	rowBase(lv, row)
+	// element emits element e's value at column c and folds it in (or stores it).
+	element := func(lv []leafRegs, c, e string) error {
+		ev, err := g.elementValue(s, lv, c)
+		if err != nil {
+			return err
+		}
+		if s.Reduce == RNone {
+			g.store(ev, e, out, outOff)
+			return nil
+		}
+		v, err := g.reduceValue(s, ev)
+		if err != nil {
+			return err
+		}
+		return g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff)
+	}
+	next := g.label("next")
 	g.put(loop)
-	ev, err := g.elementValue(s, lv, c)
+	if dq != nil {
+		g.deferTo = dq.push
+	}
+	err := element(lv, c, e)
+	g.deferTo = ""
 	if err != nil {
 		return "", "", err
 	}
-	if s.Reduce == RNone {
-		g.store(ev, e, out, outOff)
-	} else {
-		v, err := g.reduceValue(s, ev)
-		if err != nil {
-			return "", "", err
-		}
-		if err := g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff); err != nil {
-			return "", "", err
-		}
-	}
+	g.put(next)
 	g.ins("add.u64 %s, %s, %d", e, e, BlockSize)
 	g.ins("add.u64 %s, %s, %d", c, c, BlockSize)
 	g.ins("setp.ge.u64 %s, %s, %s", pe, e, hi)
@@ -299,9 +322,28 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("mul.lo.u64 %s, %s, %s", t, q, dl)
 	g.ins("sub.u64 %s, %s, %s", c, c, t)
 	g.ins("add.u64 %s, %s, %s", row, row, q)
-	rowBase()
+	rowBase(lv, row)
 	g.ins("bra %s", loop)
-	g.put(loopEnd)
+	if dq != nil {
+		if err := g.deferredElements(dq, e, next, loopEnd, func(e2 string) error {
+			// The queued element's own row, column and leaf row bases.
+			lv2 := make([]leafRegs, len(lv))
+			for l := range lv {
+				lv2[l] = lv[l]
+				lv2[l].rb = g.rd()
+			}
+			row2, c2 := g.rd(), g.rd()
+			g.ins("div.u64 %s, %s, %s", row2, e2, dl)
+			g.ins("mul.lo.u64 %s, %s, %s", t, row2, dl)
+			g.ins("sub.u64 %s, %s, %s", c2, e2, t)
+			rowBase(lv2, row2)
+			return element(lv2, c2, e2)
+		}); err != nil {
+			return "", "", err
+		}
+	} else {
+		g.put(loopEnd)
+	}
 
 	if s.Reduce != RNone {
 		ptr := g.rd()
@@ -464,6 +506,7 @@ func (g *gen) module(s *Spec, name string) string {
 		}
 	}
 	b.WriteString(g.shared)
+	b.WriteString(g.locals)
 	b.WriteString(g.body.String())
 	b.WriteString("}\n")
 	return b.String()
@@ -534,7 +577,12 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		pf := g.p()
 		slow, done := g.label("slow"), g.label("done")
 		g.ins("setp.ge.u64 %s, %s, %s", pf, u, kv)
-		g.ins("@%s bra %s", pf, slow)
+		if g.deferTo != "" {
+			// The whole element is computed later, with the slow path (deferredElements).
+			g.ins("@%s bra %s", pf, g.deferTo)
+		} else {
+			g.ins("@%s bra %s", pf, slow)
+		}
 		wb := g.rd()
 		wv, zf := g.fd(), g.fd()
 		g.ins("mov.u64 %s, gpn_zig_w", wb)
@@ -546,12 +594,14 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		g.ins("and.b32 %s, %s, 256", sg, x[2])
 		g.ins("setp.ne.u32 %s, %s, 0", ps, sg)
 		g.ins("@%s neg.f64 %s, %s", ps, z, z)
-		g.ins("bra %s", done)
-		g.put(slow)
-		if err := g.call("gpn_normal_slow", z, idx, k0, k1, x[0], x[1], x[2], x[3]); err != nil {
-			return err
+		if g.deferTo == "" {
+			g.ins("bra %s", done)
+			g.put(slow)
+			if err := g.call("gpn_normal_slow", z, idx, k0, k1, x[0], x[1], x[2], x[3]); err != nil {
+				return err
+			}
+			g.put(done)
 		}
-		g.put(done)
 		t := g.fd()
 		g.ins("mul.rn.f64 %s, %s, %s", t, z, f64imm(nd.Rand.P1))
 		g.ins("add.rn.f64 %s, %s, %s", o, t, f64imm(nd.Rand.P0))
@@ -623,6 +673,19 @@ func (g *gen) accumulate(r Reduce, v, e, acc, accI, wn, wm, wq, out, outOff stri
 		g.ins("setp.%s.f64 %s, %s, %s", cmp, pb, v, acc)
 		g.ins("or.pred %s, %s, %s", take, p0, pvn)
 		g.ins("or.pred %s, %s, %s", take, take, pb)
+		if g.deferring {
+			// Elements may come out of order: an equal value (or a NaN after a NaN) with a
+			// smaller index wins, as it would in order.
+			pt, pn, pl := g.p(), g.p(), g.p()
+			g.ins("setp.eq.f64 %s, %s, %s", pt, v, acc)
+			g.ins("setp.nan.f64 %s, %s, %s", pn, v, v)
+			g.ins("setp.nan.f64 %s, %s, %s", pl, acc, acc)
+			g.ins("and.pred %s, %s, %s", pn, pn, pl)
+			g.ins("or.pred %s, %s, %s", pt, pt, pn)
+			g.ins("setp.lt.s64 %s, %s, %s", pl, e, accI)
+			g.ins("and.pred %s, %s, %s", pt, pt, pl)
+			g.ins("or.pred %s, %s, %s", take, take, pt)
+		}
 		g.ins("@%s mov.f64 %s, %s", take, acc, v)
 		g.ins("@%s mov.u64 %s, %s", take, accI, e)
 	case RWelford:
