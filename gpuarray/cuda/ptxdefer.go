@@ -14,16 +14,20 @@ import (
 // with one normal per element, 61% with two). GPUNOTES_PTX_DEFER=0 turns it off, to measure.
 var deferSlow = os.Getenv("GPUNOTES_PTX_DEFER") != "0"
 
-// deferCap is how many elements a thread queues before it computes them (in the loop, when the
-// queue is full): 16 is past the 99.9th percentile of a lane's slow draws in one slice of 256
-// elements per thread with two normals per element (mean 7.6).
+// roundKeysInLoop (GPUNOTES_PTX_RKLOOP=1, an experiment) derives the Philox round keys inside
+// each draw instead of holding them in 18 registers through the element loop.
+var roundKeysInLoop = os.Getenv("GPUNOTES_PTX_RKLOOP") == "1"
+
+// deferCap is how many elements a thread queues before it computes them in the loop (it
+// computes the rest at its last element): a thread of a slice has 256 elements, so 3.8 slow
+// ones on average with one normal per element and 7.6 with two; 16 fill up in under 1% of
+// threads even then.
 const deferCap = 16
 
-// deferQueue is a thread's queue of deferred elements: a local array of element indices, its
-// length, and the label that queues the current element.
+// deferQueue is a thread's queue of deferred elements: a local array of element indices and
+// its length.
 type deferQueue struct {
-	base, n, resume string
-	push            string
+	base, n string
 }
 
 // drawsNormals reports whether an element of s draws a normal inline (the ziggurat of
@@ -41,40 +45,36 @@ func drawsNormals(s *Spec) bool {
 func (g *gen) newDeferQueue() *deferQueue {
 	g.deferring = true
 	g.locals = fmt.Sprintf("\t.local .align 8 .b8 gpn_defer_q[%d];\n", 8*deferCap)
-	q := &deferQueue{base: g.rd(), n: g.r(), resume: g.r(), push: g.label("defer")}
+	q := &deferQueue{base: g.rd(), n: g.r()}
 	g.ins("mov.u64 %s, gpn_defer_q", q.base)
 	g.ins("mov.u32 %s, 0", q.n)
 	return q
 }
 
-// deferredElements emits, after the element loop, the code that queues element e (label
-// q.push: back to next, or to the queue's computation when it is full) and, at loopEnd, the
-// computation of the queued elements by compute (given a queued element's index); after it a
-// full queue goes back to next, the end of the loop falls through to what follows.
-func (g *gen) deferredElements(q *deferQueue, e, next, loopEnd string, compute func(e2 string) error) error {
-	drain := g.label("drain")
-	g.put(q.push)
+// deferElement emits, after element e of the loop, its queueing when slow is set, and when
+// the queue is full or e is the thread's last element (the next, e+BlockSize, is at hi or
+// past), the computation of the queued elements by compute (given a queued element's index).
+// Every branch is forward and rejoins at the end: a warp whose lanes diverge here (some queue,
+// some compute) joins again for the next element, which a branch out of the loop and back did
+// not do (measured: 15x slower).
+func (g *gen) deferElement(q *deferQueue, slow, e, hi string, compute func(e2 string) error) error {
 	a, t := g.rd(), g.rd()
 	g.ins("mul.wide.u32 %s, %s, 8", t, q.n)
 	g.ins("add.u64 %s, %s, %s", a, q.base, t)
-	g.ins("st.local.u64 [%s], %s", a, e)
-	g.ins("add.u32 %s, %s, 1", q.n, q.n)
-	pf := g.p()
-	g.ins("setp.lt.u32 %s, %s, %d", pf, q.n, deferCap)
-	g.ins("@%s bra %s", pf, next)
-	g.ins("mov.u32 %s, 1", q.resume)
-	g.ins("bra %s", drain)
-
-	g.put(loopEnd)
-	g.ins("mov.u32 %s, 0", q.resume)
-	g.put(drain)
+	g.ins("@%s st.local.u64 [%s], %s", slow, a, e)
+	g.ins("@%s add.u32 %s, %s, 1", slow, q.n, q.n)
+	en, pl, pf := g.rd(), g.p(), g.p()
+	g.ins("add.u64 %s, %s, %d", en, e, BlockSize)
+	g.ins("setp.ge.u64 %s, %s, %s", pl, en, hi)
+	g.ins("setp.ge.u32 %s, %s, %d", pf, q.n, deferCap)
+	g.ins("or.pred %s, %s, %s", pl, pl, pf)
+	g.ins("setp.ne.u32 %s, %s, 0", pf, q.n)
+	g.ins("and.pred %s, %s, %s", pl, pl, pf)
+	end, loop := g.label("dend"), g.label("dloop")
+	g.ins("@!%s bra %s", pl, end)
 	i := g.r()
-	loop, done := g.label("dloop"), g.label("dend")
 	g.ins("mov.u32 %s, 0", i)
 	g.put(loop)
-	pd := g.p()
-	g.ins("setp.ge.u32 %s, %s, %s", pd, i, q.n)
-	g.ins("@%s bra %s", pd, done)
 	e2 := g.rd()
 	g.ins("mul.wide.u32 %s, %s, 8", t, i)
 	g.ins("add.u64 %s, %s, %s", a, q.base, t)
@@ -83,11 +83,10 @@ func (g *gen) deferredElements(q *deferQueue, e, next, loopEnd string, compute f
 		return err
 	}
 	g.ins("add.u32 %s, %s, 1", i, i)
-	g.ins("bra %s", loop)
-	g.put(done)
+	pd := g.p()
+	g.ins("setp.lt.u32 %s, %s, %s", pd, i, q.n)
+	g.ins("@%s bra %s", pd, loop)
 	g.ins("mov.u32 %s, 0", q.n)
-	pr := g.p()
-	g.ins("setp.ne.u32 %s, %s, 0", pr, q.resume)
-	g.ins("@%s bra %s", pr, next)
+	g.put(end)
 	return nil
 }

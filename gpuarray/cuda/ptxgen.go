@@ -88,9 +88,9 @@ type gen struct {
 	shared string
 	// locals declares the kernel's per-thread local arrays, if any (the deferred queue).
 	locals string
-	// deferTo, while the element loop is emitted, is where a normal draw that leaves the
-	// ziggurat's fast path branches (see deferSlow); "" calls the slow path in place.
-	deferTo string
+	// deferPred, while the element loop is emitted, is the predicate that a normal draw which
+	// leaves the ziggurat's fast path sets (see deferSlow); "" calls the slow path in place.
+	deferPred string
 	// deferring marks a kernel whose elements may be reduced out of order (argmin/argmax then
 	// break ties by index).
 	deferring bool
@@ -283,33 +283,63 @@ func generate(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	rowBase(lv, row)
-	// element emits element e's value at column c and folds it in (or stores it).
-	element := func(lv []leafRegs, c, e string) error {
+	// element emits element e's value at column c and folds it in (or stores it), unless
+	// skip (a predicate, or "") is set.
+	element := func(lv []leafRegs, c, e, skip string) error {
 		ev, err := g.elementValue(s, lv, c)
 		if err != nil {
 			return err
 		}
+		var v string
+		if s.Reduce != RNone {
+			if v, err = g.reduceValue(s, ev); err != nil {
+				return err
+			}
+		}
+		over := g.label("skip")
+		if skip != "" {
+			g.ins("@%s bra %s", skip, over)
+		}
 		if s.Reduce == RNone {
 			g.store(ev, e, out, outOff)
-			return nil
-		}
-		v, err := g.reduceValue(s, ev)
-		if err != nil {
+		} else if err := g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff); err != nil {
 			return err
 		}
-		return g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff)
+		if skip != "" {
+			g.put(over)
+		}
+		return nil
 	}
-	next := g.label("next")
 	g.put(loop)
-	if dq != nil {
-		g.deferTo = dq.push
+	var err error
+	if dq == nil {
+		err = element(lv, c, e, "")
+	} else {
+		slow := g.p()
+		g.ins("mov.pred %s, 0", slow)
+		g.deferPred = slow
+		err = element(lv, c, e, slow)
+		g.deferPred = ""
+		if err == nil {
+			err = g.deferElement(dq, slow, e, hi, func(e2 string) error {
+				// The queued element's own row, column and leaf row bases.
+				lv2 := make([]leafRegs, len(lv))
+				for l := range lv {
+					lv2[l] = lv[l]
+					lv2[l].rb = g.rd()
+				}
+				row2, c2 := g.rd(), g.rd()
+				g.ins("div.u64 %s, %s, %s", row2, e2, dl)
+				g.ins("mul.lo.u64 %s, %s, %s", t, row2, dl)
+				g.ins("sub.u64 %s, %s, %s", c2, e2, t)
+				rowBase(lv2, row2)
+				return element(lv2, c2, e2, "")
+			})
+		}
 	}
-	err := element(lv, c, e)
-	g.deferTo = ""
 	if err != nil {
 		return "", "", err
 	}
-	g.put(next)
 	g.ins("add.u64 %s, %s, %d", e, e, BlockSize)
 	g.ins("add.u64 %s, %s, %d", c, c, BlockSize)
 	g.ins("setp.ge.u64 %s, %s, %s", pe, e, hi)
@@ -324,26 +354,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("add.u64 %s, %s, %s", row, row, q)
 	rowBase(lv, row)
 	g.ins("bra %s", loop)
-	if dq != nil {
-		if err := g.deferredElements(dq, e, next, loopEnd, func(e2 string) error {
-			// The queued element's own row, column and leaf row bases.
-			lv2 := make([]leafRegs, len(lv))
-			for l := range lv {
-				lv2[l] = lv[l]
-				lv2[l].rb = g.rd()
-			}
-			row2, c2 := g.rd(), g.rd()
-			g.ins("div.u64 %s, %s, %s", row2, e2, dl)
-			g.ins("mul.lo.u64 %s, %s, %s", t, row2, dl)
-			g.ins("sub.u64 %s, %s, %s", c2, e2, t)
-			rowBase(lv2, row2)
-			return element(lv2, c2, e2)
-		}); err != nil {
-			return "", "", err
-		}
-	} else {
-		g.put(loopEnd)
-	}
+	g.put(loopEnd)
 
 	if s.Reduce != RNone {
 		ptr := g.rd()
@@ -442,7 +453,7 @@ func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
 		var rk [10][2]string
 		rk[0] = [2]string{g.r(), g.r()}
 		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], lv[nd.Leaf].ptr)
-		for r := 1; r < 10; r++ {
+		for r := 1; r < 10 && !roundKeysInLoop; r++ {
 			rk[r] = [2]string{g.r(), g.r()}
 			g.ins("add.u32 %s, %s, -1640531527", rk[r][0], rk[r-1][0]) // 0x9E3779B9
 			g.ins("add.u32 %s, %s, -1150833019", rk[r][1], rk[r-1][1]) // 0xBB67AE85
@@ -521,6 +532,12 @@ func (g *gen) philox(idx string, s uint32, rk [10][2]string) [4]string {
 	g.ins("mov.u32 %s, 0", c[3])
 	for r := 0; r < 10; r++ {
 		k0, k1 := rk[r][0], rk[r][1]
+		if k0 == "" {
+			// Round keys derived here (roundKeysInLoop): two additions instead of two registers.
+			k0, k1 = g.r(), g.r()
+			g.ins("add.u32 %s, %s, %d", k0, rk[0][0], int32(uint32(r)*0x9E3779B9))
+			g.ins("add.u32 %s, %s, %d", k1, rk[0][1], int32(uint32(r)*0xBB67AE85))
+		}
 		hi0, lo0, hi1, lo1 := g.r(), g.r(), g.r(), g.r()
 		g.ins("mul.hi.u32 %s, %s, -766435501", hi0, c[0]) // 0xD2511F53
 		g.ins("mul.lo.u32 %s, %s, -766435501", lo0, c[0])
@@ -577,9 +594,10 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		pf := g.p()
 		slow, done := g.label("slow"), g.label("done")
 		g.ins("setp.ge.u64 %s, %s, %s", pf, u, kv)
-		if g.deferTo != "" {
-			// The whole element is computed later, with the slow path (deferredElements).
-			g.ins("@%s bra %s", pf, g.deferTo)
+		if g.deferPred != "" {
+			// The whole element is computed later, with the slow path (deferElement); the
+			// value below is not used. No branch: the warp stays together.
+			g.ins("or.pred %s, %s, %s", g.deferPred, g.deferPred, pf)
 		} else {
 			g.ins("@%s bra %s", pf, slow)
 		}
@@ -594,7 +612,7 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		g.ins("and.b32 %s, %s, 256", sg, x[2])
 		g.ins("setp.ne.u32 %s, %s, 0", ps, sg)
 		g.ins("@%s neg.f64 %s, %s", ps, z, z)
-		if g.deferTo == "" {
+		if g.deferPred == "" {
 			g.ins("bra %s", done)
 			g.put(slow)
 			if err := g.call("gpn_normal_slow", z, idx, k0, k1, x[0], x[1], x[2], x[3]); err != nil {
