@@ -18,6 +18,36 @@ var deferSlow = os.Getenv("GPUNOTES_PTX_DEFER") != "0"
 // each draw instead of holding them in 18 registers through the element loop.
 var roundKeysInLoop = os.Getenv("GPUNOTES_PTX_RKLOOP") == "1"
 
+// keyParamsOn makes element kernels (no kept axes) take each random leaf's Philox key as a
+// kernel parameter instead of reading it from the task descriptor: the key is the same for
+// every task of a run, and the round keys derived from a parameter are warp-uniform, which
+// the compiler holds in uniform registers, not in 20 registers of each thread.
+// GPUNOTES_PTX_KEYPARAMS=0 turns it off, to measure.
+var keyParamsOn = os.Getenv("GPUNOTES_PTX_KEYPARAMS") != "0"
+
+// keyLeaves returns the random leaves of s whose Philox keys are kernel parameters, in
+// parameter order: each leaf that derives its own round keys (not one sharing an earlier
+// leaf's, SameKey), for element kernels only (partial reductions, Kept > 0, read keys from
+// their descriptors).
+func keyLeaves(s *Spec) []int {
+	if !keyParamsOn || s.Kept > 0 {
+		return nil
+	}
+	var ls []int
+	seen := map[int]bool{}
+	for _, nd := range s.Nodes {
+		if nd.Kind != NRandom || nd.Leaf < 0 || seen[nd.Leaf] {
+			continue
+		}
+		seen[nd.Leaf] = true
+		if nd.SameKey > 0 && seen[nd.SameKey-1] {
+			continue
+		}
+		ls = append(ls, nd.Leaf)
+	}
+	return ls
+}
+
 // deferCap is how many elements a thread queues before it computes them in the loop (it
 // computes the rest at its last element): a thread of a slice has 256 elements, so 3.8 slow
 // ones on average with one normal per element and 7.6 with two; 16 fill up in under 1% of

@@ -91,6 +91,9 @@ type gen struct {
 	// deferPred, while the element loop is emitted, is the predicate that a normal draw which
 	// leaves the ziggurat's fast path sets (see deferSlow); "" calls the slow path in place.
 	deferPred string
+	// keyParams names the kernel parameter that holds a random leaf's Philox key, by leaf
+	// (keyLeaves); other leaves read theirs from the descriptor.
+	keyParams map[int]string
 	// deferring marks a kernel whose elements may be reduced out of order (argmin/argmax then
 	// break ties by index).
 	deferring bool
@@ -242,6 +245,10 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("mul.lo.u64 %s, %s, %s", t, M, sl1)
 	g.ins("div.u64 %s, %s, %s", hi, t, S)
 
+	g.keyParams = map[int]string{}
+	for i, l := range keyLeaves(s) {
+		g.keyParams[l] = fmt.Sprintf("key%d", i)
+	}
 	lv := g.loadLeaves(s, d, 8*(R+2))
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
 	var dq *deferQueue
@@ -452,7 +459,12 @@ func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
 		}
 		var rk [10][2]string
 		rk[0] = [2]string{g.r(), g.r()}
-		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], lv[nd.Leaf].ptr)
+		key := lv[nd.Leaf].ptr
+		if pn, ok := g.keyParams[nd.Leaf]; ok {
+			key = g.rd()
+			g.ins("ld.param.u64 %s, [%s]", key, pn)
+		}
+		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], key)
 		for r := 1; r < 10 && !roundKeysInLoop; r++ {
 			rk[r] = [2]string{g.r(), g.r()}
 			g.ins("add.u32 %s, %s, -1640531527", rk[r][0], rk[r-1][0]) // 0x9E3779B9
@@ -509,7 +521,11 @@ func (g *gen) module(s *Spec, name string) string {
 	for _, fn := range g.usedList {
 		b.WriteString(lib.protos[fn].decl + "\n")
 	}
-	fmt.Fprintf(&b, "\n.visible .entry %s(\n\t.param .u64 desc,\n\t.param .u64 out\n)\n.maxntid %d, 1, 1\n{\n", name, BlockSize)
+	fmt.Fprintf(&b, "\n.visible .entry %s(\n\t.param .u64 desc,\n\t.param .u64 out", name)
+	for i := range len(g.keyParams) {
+		fmt.Fprintf(&b, ",\n\t.param .u64 key%d", i)
+	}
+	fmt.Fprintf(&b, "\n)\n.maxntid %d, 1, 1\n{\n", BlockSize)
 	for _, pre := range []string{"p", "r", "rd", "f", "fd"} {
 		if n := g.n[pre]; n > 0 {
 			typ := map[string]string{"p": ".pred", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64"}[pre]
