@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -99,6 +100,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	backend := fs.String("backend", "cpu", "cpu or gpu")
 	gpus := fs.Int("gpus", 1, "GPUs to spread the chunks over with --backend gpu (OnGPUs)")
 	only := fs.String("op", "", "run only this op")
+	match := fs.String("match", "", "run only the ops whose names match this regular expression")
 	persist := fs.Bool("persist", false, "compute the array once and keep it where it was computed (Persist), then run the ops on it")
 	asJSON := fs.Bool("json", false, "print one JSON line per op")
 	if err := fs.Parse(args); err != nil {
@@ -110,26 +112,47 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	if *n <= 0 || *chunk <= 0 {
 		return fmt.Errorf("%w: bench ops: --n %d and --chunk %d must be positive", errUsage, *n, *chunk)
 	}
+	var re *regexp.Regexp
+	if *match != "" {
+		var err error
+		if re, err = regexp.Compile(*match); err != nil {
+			return fmt.Errorf("%w: bench ops: --match: %v", errUsage, err)
+		}
+	}
 	opt, device, err := benchBackend("ops", *backend, *gpus)
 	if err != nil {
 		return err
 	}
+	selected := func(op benchOp) bool {
+		return (*only == "" || op.name == *only) && (re == nil || re.MatchString(op.name))
+	}
 	var held, held32 *gpuarray.Array
 	if *persist {
-		held = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk)).Persist(opt, gpuarray.WithContext(ctx))
-		held32 = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(gpuarray.Float32)).Persist(opt, gpuarray.WithContext(ctx))
-		for _, h := range []*gpuarray.Array{held, held32} {
-			if err := h.Err(); err != nil {
+		// Each dtype's array is persisted only when a selected op reads it: the float32 copy
+		// would take device memory the float64 one may need (a 120000^2 array on two GPUs).
+		for _, op := range opsTable {
+			if !selected(op) {
+				continue
+			}
+			dt, h := gpuarray.Float64, &held
+			if op.build == nil {
+				dt, h = gpuarray.Float32, &held32
+			}
+			if *h != nil {
+				continue
+			}
+			*h = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(dt)).Persist(opt, gpuarray.WithContext(ctx))
+			if err := (*h).Err(); err != nil {
 				return fmt.Errorf("bench ops: persist: %w", err)
 			}
-			defer h.Release()
+			defer (*h).Release()
 		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	ran := false
 	for _, op := range opsTable {
-		if *only != "" && op.name != *only {
+		if !selected(op) {
 			continue
 		}
 		ran = true
@@ -144,7 +167,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 				dt = gpuarray.Float32
 			}
 			x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(dt))
-			if held != nil {
+			if *persist {
 				x = held
 				if dt == gpuarray.Float32 {
 					x = held32
@@ -183,7 +206,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	if !ran {
-		return fmt.Errorf("%w: bench ops: no op named %q", errUsage, *only)
+		return fmt.Errorf("%w: bench ops: no op named %q matching %q", errUsage, *only, *match)
 	}
 	return nil
 }

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -61,9 +63,28 @@ func TestBenchOpsCPU(t *testing.T) {
 }
 
 func TestBenchOpsUsage(t *testing.T) {
-	for _, args := range [][]string{{"--backend", "tpu"}, {"--op", "nope"}, {"--n", "0"}, {"extra"}, {"--backend", "cpu", "--gpus", "2"}, {"--backend", "gpu", "--gpus", "0"}} {
+	for _, args := range [][]string{{"--backend", "tpu"}, {"--op", "nope"}, {"--n", "0"}, {"extra"}, {"--backend", "cpu", "--gpus", "2"}, {"--backend", "gpu", "--gpus", "0"}, {"--match", "("}, {"--match", "^no such op$"}} {
 		if err := benchOps(context.Background(), args, &bytes.Buffer{}); !errors.Is(err, errUsage) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// TestBenchOpsMatch: --match runs exactly the ops whose names match.
+func TestBenchOpsMatch(t *testing.T) {
+	var out bytes.Buffer
+	if err := benchOps(context.Background(), []string{"--n", "200", "--chunk", "100", "--match", `^(mean|std\(axis=1\))$`, "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var r opsResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		ops = append(ops, r.Op)
+	}
+	if fmt.Sprint(ops) != "[mean std(axis=1)]" {
+		t.Fatalf("ran %v, want [mean std(axis=1)]", ops)
 	}
 }

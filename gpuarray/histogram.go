@@ -158,14 +158,18 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 	edges = Linspace(lo, hi, bins+1, WithDType(bt))
 	v := x.Ravel().AsType(bt)
 	nb := float64(bins)
-	// edgeAt is edges[i] for a float64 array i of bin numbers, as Linspace computes them.
-	edgeAt := func(i *Array) *Array { return Where(i.Eq(nb), hi, i.Mul(step).Add(lo)).AsType(bt) }
+	// edgeAt is edges[i] for a float64 array i of bin numbers below bins, as Linspace computes
+	// them (the last edge, hi, is never needed below).
+	edgeAt := func(i *Array) *Array { return i.Mul(step).Add(lo).AsType(bt) }
 	keep := LogicalAnd(v.Ge(lo), v.Le(hi))
-	// numpy.histogram's guess, then its corrections by the edges within one bin.
+	// numpy.histogram's guess, then its corrections by the edges within one bin. For a kept
+	// value the guess is in [0, bins-1] after the first Where, and stays there.
 	idx := Trunc(v.AsType(Float64).Sub(lo).Div(hi - lo).Mul(nb))
 	idx = Where(idx.Eq(nb), nb-1, idx)
 	idx = Where(v.Lt(edgeAt(idx)), idx.Sub(1), idx)
-	idx = Where(LogicalAnd(v.Ge(edgeAt(idx.Add(1))), idx.Ne(nb-1)), idx.Add(1), idx)
+	// At next == bins the test fails on idx == bins-1 whatever edgeAt(next) is.
+	next := idx.Add(1)
+	idx = Where(LogicalAnd(v.Ge(edgeAt(next)), idx.Ne(nb-1)), next, idx)
 	// Values left out count in an extra last bin, dropped.
 	idx = Where(keep, idx, nb)
 	return histogramOf(idx, weights, x, bins), edges

@@ -196,3 +196,25 @@ func TestGPUHistogramTiming(t *testing.T) {
 		t.Logf("histogram of 1e9 normals into 100 bins on the GPU: %.3f s (%v counted)", time.Since(t0).Seconds(), total)
 	}
 }
+
+// BenchmarkHistogram is issue 17's histogram row on the CPU at a smaller size: 4e7 normals
+// (a 6325 x 6325 array in 4 chunks, as `bench ops --n --chunk` makes it) into 100 bins over
+// [-5, 5], generated, binned and counted, on all cores.
+func BenchmarkHistogram(b *testing.B) {
+	const n, c = 6325, 3163
+	x := NewRandomState(1).Normal(0, 1, Shape(n, n), Chunks(c, c))
+	h, _ := Histogram(x, 100, -5, 5, nil)
+	for b.Loop() {
+		v, err := h.ToSlice()
+		if err != nil {
+			b.Fatal(err)
+		}
+		total := 0.0
+		for _, k := range v {
+			total += k
+		}
+		if total < n*n*0.99 || total > n*n {
+			b.Fatalf("%v values counted of %d", total, n*n)
+		}
+	}
+}

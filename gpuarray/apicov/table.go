@@ -21,6 +21,7 @@ const (
 	Host   = "host (Path says so)"     // the task runs on the CPU, declared in Path and warned
 	Eager  = "cuBLAS/cuSOLVER (eager)" // computed when called, on the device
 	Create = "host data, then fused"   // values made on the host, read by fused kernels
+	Gather = "gathered on the GPU"     // the operand's values gathered by a device kernel, then fused
 	None   = ""                        // not in gpunotes yet
 )
 
@@ -137,7 +138,7 @@ var Rows = []Row{
 	ew("tanh", "(*Array).Tanh", Fused),
 	ew("trunc", "Trunc", Fused),
 
-	lazy("indexing", "take", "Take", Host),
+	lazy("indexing", "take", "Take", Gather),
 
 	lazy("manipulation", "broadcast_arrays", "BroadcastArrays", Fused),
 	lazy("manipulation", "broadcast_to", "BroadcastTo", Fused),

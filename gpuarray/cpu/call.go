@@ -14,6 +14,23 @@ import (
 // region, then the call.
 func executeCall(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	vals, ok := t.CallValues()
+	if c := t.Kernel.Call; c.Fn == expr.FnBincount && len(t.Shape) == 1 {
+		if ok {
+			data, shape, err := applyBincount(c, vals, t.Shape) // reads vals, writes none
+			if err != nil {
+				return nil, fmt.Errorf("cpu: %w", err)
+			}
+			return &plan.Output{Shape: shape, Data: data}, nil
+		}
+		// Count each block of the fused values as it is computed.
+		sub := *t
+		sub.Kernel = t.Kernel.Elementwise()
+		o, err := execute(ctx, &sub, newBinCounts(c.N))
+		if err != nil {
+			return nil, fmt.Errorf("cpu: %w", err)
+		}
+		return o, nil
+	}
 	if ok {
 		vals = vals.Clone() // the call may overwrite its values; the block may be shared
 	} else {

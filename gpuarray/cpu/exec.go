@@ -255,6 +255,8 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 					dst[i] = math.Sqrt(x)
 				}
 			}
+		case expr.OpTrunc, expr.OpFloor, expr.OpCeil: // compiler intrinsics: a loop, no calls
+			o.apply = roundLoop(in.Op, dst, a)
 		default:
 			o.apply = func(n int) {
 				for i, x := range a.vec[:n] {
@@ -324,6 +326,29 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 	return o, nil
 }
 
+// roundLoop is trunc, floor or ceil over a block.
+func roundLoop(op expr.Op, dst []float64, a *operand) func(int) {
+	switch op {
+	case expr.OpTrunc:
+		return func(n int) {
+			for i, x := range a.vec[:n] {
+				dst[i] = math.Trunc(x)
+			}
+		}
+	case expr.OpFloor:
+		return func(n int) {
+			for i, x := range a.vec[:n] {
+				dst[i] = math.Floor(x)
+			}
+		}
+	}
+	return func(n int) {
+		for i, x := range a.vec[:n] {
+			dst[i] = math.Ceil(x)
+		}
+	}
+}
+
 func roundTo(v float64, f32 bool) float64 {
 	if f32 {
 		return float64(float32(v))
@@ -350,6 +375,14 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	if k.Call != nil {
 		return executeCall(ctx, t)
 	}
+	return execute(ctx, t, nil)
+}
+
+// execute runs a task of an elementwise or reducing kernel whose inputs are loaded. With
+// counts, each block of the result is counted into it (a bincount fused with the values:
+// no block of values is stored), and the result is counts'.
+func execute(ctx context.Context, t *plan.Task, counts *binCounts) (*plan.Output, error) {
+	k := t.Kernel
 	p, err := compile(t)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: compile kernel: %w", err)
@@ -374,7 +407,11 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	var acc accumulator
 	var iacc *intAcc
 	var cacc *complexAcc
-	if k.Reduce == nil {
+	if counts != nil {
+		if k.Reduce != nil {
+			return nil, fmt.Errorf("cpu: a bincount of a reduction's values")
+		}
+	} else if k.Reduce == nil {
 		out.Shape = append([]int(nil), t.Shape...)
 		out.Data = dtype.Make(k.Instrs[k.Result].DType, int(t.Size()))
 	} else {
@@ -400,6 +437,8 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	}
 	if t.Size() == 0 {
 		switch {
+		case counts != nil:
+			out.Data, out.Shape = counts.result()
 		case acc != nil:
 			out.Data, out.Aux = partials(acc)
 		case iacc != nil:
@@ -461,6 +500,10 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 				s(n)
 			}
 			switch {
+			case counts != nil:
+				if err := counts.add(res, n); err != nil {
+					return nil, err
+				}
 			case iacc != nil && innerRed:
 				iacc.fold(pbase, res.ivec[:n], rbase+g0*rstr[rank-1], rstr[rank-1])
 			case iacc != nil:
@@ -486,6 +529,8 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 		}
 	}
 	switch {
+	case counts != nil:
+		out.Data, out.Shape = counts.result()
 	case acc != nil:
 		out.Data, out.Aux = partials(acc)
 	case iacc != nil:

@@ -120,3 +120,42 @@ func (g *gen) deferElement(q *deferQueue, slow, e, hi string, compute func(e2 st
 	g.put(end)
 	return nil
 }
+
+// deferredLoopBody emits the element loop's body for element e (column c of the current row)
+// of a kernel that defers slow draws: the element's value with every normal on its fast path,
+// handed to each unless a draw left it, then the queueing and the queue's computation
+// (deferElement), where a queued element's value is computed again, with the slow path, from
+// its own row and column (t is a scratch register, rowBase sets leaf row bases).
+func (g *gen) deferredLoopBody(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, dl, t string, rowBase func([]leafRegs, string), each func(val, string) error) error {
+	slow := g.p()
+	g.ins("mov.pred %s, 0", slow)
+	g.deferPred = slow
+	ev, err := g.elementValue(s, lv, c)
+	g.deferPred = ""
+	if err != nil {
+		return err
+	}
+	over := g.label("skip")
+	g.ins("@%s bra %s", slow, over)
+	if err := each(ev, e); err != nil {
+		return err
+	}
+	g.put(over)
+	return g.deferElement(q, slow, e, hi, func(e2 string) error {
+		lv2 := make([]leafRegs, len(lv))
+		for l := range lv {
+			lv2[l] = lv[l]
+			lv2[l].rb = g.rd()
+		}
+		row2, c2 := g.rd(), g.rd()
+		g.ins("div.u64 %s, %s, %s", row2, e2, dl)
+		g.ins("mul.lo.u64 %s, %s, %s", t, row2, dl)
+		g.ins("sub.u64 %s, %s, %s", c2, e2, t)
+		rowBase(lv2, row2)
+		ev2, err := g.elementValue(s, lv2, c2)
+		if err != nil {
+			return err
+		}
+		return each(ev2, e2)
+	})
+}

@@ -61,6 +61,9 @@ var (
 
 	// The matrix functions of planned calls (matrix.go).
 	cublasDcopy       func(h handle, n int32, x devPtr, incx int32, y devPtr, incy int32) status
+	cublasDgetrfBatch func(h handle, n int32, aarray devPtr, lda int32, ipiv, info devPtr, batch int32) status
+	cublasDgetriBatch func(h handle, n int32, aarray devPtr, lda int32, ipiv, carray devPtr, ldc int32, info devPtr, batch int32) status
+	cublasDgetrsBatch func(h handle, trans operator, n, nrhs int32, aarray devPtr, lda int32, ipiv, barray devPtr, ldb int32, info *int32, batch int32) status
 	cusolverDpotrfBuf func(h handle, uplo int32, n int32, a devPtr, lda int32, lwork *int32) status
 	cusolverDpotrf    func(h handle, uplo int32, n int32, a devPtr, lda int32, work devPtr, lwork int32, info devPtr) status
 	cusolverDgetrfBuf func(h handle, m, n int32, a devPtr, lda int32, lwork *int32) status
@@ -68,6 +71,16 @@ var (
 	cusolverDgetrs    func(h handle, trans operator, n, nrhs int32, a devPtr, lda int32, ipiv, b devPtr, ldb int32, info devPtr) status
 	cusolverDsyevdBuf func(h handle, jobz, uplo int32, n int32, a devPtr, lda int32, w devPtr, lwork *int32) status
 	cusolverDsyevd    func(h handle, jobz, uplo int32, n int32, a devPtr, lda int32, w, work devPtr, lwork int32, info devPtr) status
+
+	// Jacobi eigensolver of stacks of small symmetric matrices (batched.go).
+	cusolverCreateSyevjInfo   func(p *uintptr) status
+	cusolverDestroySyevjInfo  func(p uintptr) status
+	cusolverDsyevjBatchedBuf  func(h handle, jobz, uplo int32, n int32, a devPtr, lda int32, w devPtr, lwork *int32, params uintptr, batch int32) status
+	cusolverDsyevjBatched     func(h handle, jobz, uplo int32, n int32, a devPtr, lda int32, w, work devPtr, lwork int32, info devPtr, params uintptr, batch int32) status
+	cusolverCreateGesvdjInfo  func(p *uintptr) status
+	cusolverDestroyGesvdjInfo func(p uintptr) status
+	cusolverDgesvdjBatchedBuf func(h handle, jobz int32, m, n int32, a devPtr, lda int32, s, u devPtr, ldu int32, v devPtr, ldv int32, lwork *int32, params uintptr, batch int32) status
+	cusolverDgesvdjBatched    func(h handle, jobz int32, m, n int32, a devPtr, lda int32, s, u devPtr, ldu int32, v devPtr, ldv int32, work devPtr, lwork int32, info devPtr, params uintptr, batch int32) status
 
 	// The SVD by polar decomposition (cusolverDnXgesvdp, 64-bit API), bound when present.
 	cusolverCreateParams  func(p *uintptr) status
@@ -131,6 +144,9 @@ func load() (err error) {
 	purego.RegisterLibFunc(&cublasDsyrk, cb, "cublasDsyrk_v2")
 	purego.RegisterLibFunc(&cublasDtrsm, cb, "cublasDtrsm_v2")
 	purego.RegisterLibFunc(&cublasDcopy, cb, "cublasDcopy_v2")
+	purego.RegisterLibFunc(&cublasDgetrfBatch, cb, "cublasDgetrfBatched")
+	purego.RegisterLibFunc(&cublasDgetriBatch, cb, "cublasDgetriBatched")
+	purego.RegisterLibFunc(&cublasDgetrsBatch, cb, "cublasDgetrsBatched")
 	purego.RegisterLibFunc(&cusolverDpotrfBuf, cs, "cusolverDnDpotrf_bufferSize")
 	purego.RegisterLibFunc(&cusolverDpotrf, cs, "cusolverDnDpotrf")
 	purego.RegisterLibFunc(&cusolverDgetrfBuf, cs, "cusolverDnDgetrf_bufferSize")
@@ -138,6 +154,14 @@ func load() (err error) {
 	purego.RegisterLibFunc(&cusolverDgetrs, cs, "cusolverDnDgetrs")
 	purego.RegisterLibFunc(&cusolverDsyevdBuf, cs, "cusolverDnDsyevd_bufferSize")
 	purego.RegisterLibFunc(&cusolverDsyevd, cs, "cusolverDnDsyevd")
+	purego.RegisterLibFunc(&cusolverCreateSyevjInfo, cs, "cusolverDnCreateSyevjInfo")
+	purego.RegisterLibFunc(&cusolverDestroySyevjInfo, cs, "cusolverDnDestroySyevjInfo")
+	purego.RegisterLibFunc(&cusolverDsyevjBatchedBuf, cs, "cusolverDnDsyevjBatched_bufferSize")
+	purego.RegisterLibFunc(&cusolverDsyevjBatched, cs, "cusolverDnDsyevjBatched")
+	purego.RegisterLibFunc(&cusolverCreateGesvdjInfo, cs, "cusolverDnCreateGesvdjInfo")
+	purego.RegisterLibFunc(&cusolverDestroyGesvdjInfo, cs, "cusolverDnDestroyGesvdjInfo")
+	purego.RegisterLibFunc(&cusolverDgesvdjBatchedBuf, cs, "cusolverDnDgesvdjBatched_bufferSize")
+	purego.RegisterLibFunc(&cusolverDgesvdjBatched, cs, "cusolverDnDgesvdjBatched")
 	purego.RegisterLibFunc(&cusolverCreate, cs, "cusolverDnCreate")
 	purego.RegisterLibFunc(&cusolverDestroy, cs, "cusolverDnDestroy")
 	purego.RegisterLibFunc(&cusolverSetStream, cs, "cusolverDnSetStream")

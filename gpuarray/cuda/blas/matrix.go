@@ -102,6 +102,24 @@ func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []in
 		if err != nil {
 			return err
 		}
+		if batchedLU(c, batch, m, n, rhs) {
+			if err := k.luBatch(mm, c, x, batch, m, n, y); err != nil {
+				return fmt.Errorf("%v: %w", c.Fn, err)
+			}
+			return nil
+		}
+		if batchedSVD(c, batch, m, n, rhs) {
+			if err := k.svdBatch(mm, c, x, batch, m, n, y); err != nil {
+				return fmt.Errorf("%v: %w", c.Fn, err)
+			}
+			return nil
+		}
+		if batchedEigh(c, batch, m, n) {
+			if err := k.eighBatch(mm, x, batch, n, c.Fn == expr.FnEighVectors, y); err != nil {
+				return fmt.Errorf("%v: %w", c.Fn, err)
+			}
+			return nil
+		}
 		for b := 0; b < batch; b++ {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -83,6 +84,30 @@ func TestGPUMatrixFunctionsMatchCPU(t *testing.T) {
 			tc{fn: expr.FnLstsq, batch: 1, m: n, n: n + 5, N: n + 5, rhs: 1},
 		)
 	}
+	// Stacks of small matrices take the batched LU (luBatch).
+	cases = append(cases,
+		tc{fn: expr.FnInv, batch: 500, m: 8, n: 8},
+		tc{fn: expr.FnSolve, batch: 300, m: 16, n: 18, N: 16},
+		tc{fn: expr.FnDet, batch: 400, m: 4, n: 4},
+		tc{fn: expr.FnSlogdetSign, batch: 100, m: 32, n: 32},
+		tc{fn: expr.FnSlogdetLog, batch: 100, m: 32, n: 32},
+	)
+	// ... and the batched Jacobi eigensolver (eighBatch).
+	cases = append(cases,
+		tc{fn: expr.FnEigvalsh, batch: 300, m: 8, n: 8, spd: true},
+		tc{fn: expr.FnEighVectors, batch: 200, m: 16, n: 16, spd: true},
+		tc{fn: expr.FnEigvalsh, batch: 50, m: 32, n: 32, spd: true},
+		tc{fn: expr.FnEighVectors, batch: 40, m: 32, n: 32, spd: true},
+		tc{fn: expr.FnEighVectors, batch: 30, m: 1, n: 1, spd: true},
+	)
+	// ... and the batched Jacobi SVD (svdBatch).
+	cases = append(cases,
+		tc{fn: expr.FnPinv, batch: 200, m: 12, n: 7},
+		tc{fn: expr.FnPinv, batch: 150, m: 5, n: 32},
+		tc{fn: expr.FnPinv, batch: 100, m: 32, n: 32},
+		tc{fn: expr.FnMatrixRank, batch: 300, m: 9, n: 6},
+		tc{fn: expr.FnMatrixRank, batch: 100, m: 16, n: 30},
+	)
 	for i, c := range cases {
 		what := fmt.Sprintf("%v of %d x (%d x %d)", c.fn, c.batch, c.m, c.n)
 		shape := []int{c.batch, c.m, c.n}
@@ -153,10 +178,14 @@ func TestGPUMatrixFunctionsMatchCPU(t *testing.T) {
 }
 
 // TestGPUMatrixFunctionErrors: a singular matrix and one that is not positive definite give
-// the CPU's errors.
+// the CPU's errors, alone and in a stack (the batched LU).
 func TestGPUMatrixFunctionErrors(t *testing.T) {
 	k := gpuKernels(t)
 	ctx := context.Background()
+	stack := append([]float64{2, 0, 0, 2}, 1, 1, 1, 1) // the second matrix is singular
+	if _, _, err := RunMatrix(ctx, k.dev, &plan.CallStep{Call: expr.Call{Fn: expr.FnInv}, DType: dtype.Float64}, dtype.OfFloat64(stack), []int{2, 2, 2}, nil); err == nil || !strings.Contains(err.Error(), "singular") || !strings.Contains(err.Error(), "matrix 1 of 2") {
+		t.Errorf("Inv of a stack with a singular matrix: %v, want an error naming matrix 1 as singular", err)
+	}
 	ones := dtype.OfFloat64([]float64{1, 1, 1, 1, 1, 1, 1, 1, 1})
 	for _, c := range []struct {
 		fn   expr.CallFn
@@ -198,5 +227,142 @@ func TestOpenErrorSaysWhere(t *testing.T) {
 	}
 	if !errors.Is(err, ErrNoLibrary) {
 		t.Errorf("error %v does not wrap ErrNoLibrary", err)
+	}
+}
+
+// TestGPUStackTime times the inverse of 20000 4 x 4 matrices with cuBLAS's batched LU on the
+// GPU and with the CPU's kernels, and checks the GPU's values against the CPU's.
+func TestGPUStackTime(t *testing.T) {
+	k := gpuKernels(t)
+	ctx := context.Background()
+	const batch, n = 20000, 4
+	x := matrixBlock(7, batch, n, n, false)
+	for b := 0; b < batch; b++ {
+		for j := 0; j < n; j++ {
+			x[b*n*n+j*n+j] += 6
+		}
+	}
+	step := &plan.CallStep{Call: expr.Call{Fn: expr.FnInv}, DType: dtype.Float64}
+	shape := []int{batch, n, n}
+	t0 := time.Now()
+	want, _, err := cpu.ApplyCall(ctx, fft.CPU, step, dtype.OfFloat64(append([]float64(nil), x...)), shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpuTime := time.Since(t0)
+	var got dtype.Slice
+	var gpuTime time.Duration
+	for r := 0; r < 2; r++ { // the second run, after cuBLAS's first-call setup
+		t0 = time.Now()
+		if got, _, err = RunMatrix(ctx, k.dev, step, dtype.OfFloat64(append([]float64(nil), x...)), shape, nil); err != nil {
+			t.Fatal(err)
+		}
+		gpuTime = time.Since(t0)
+	}
+	w, g := want.Float64s(), got.Float64s()
+	for i := range w {
+		if math.Abs(g[i]-w[i]) > 1e-12*math.Max(1, math.Abs(w[i])) {
+			t.Fatalf("element %d: %v on the GPU, %v on the CPU", i, g[i], w[i])
+		}
+	}
+	t.Logf("inverse of %d %d x %d matrices: GPU (batched LU, with the transfers) %v, CPU %v", batch, n, n, gpuTime, cpuTime)
+}
+
+// TestGPUStackEighTime times the eigenvectors of 5000 8 x 8 symmetric matrices with cuSOLVER's
+// batched Jacobi solver and with the loop over matrices (syevd per matrix), and checks that the
+// two agree.
+func TestGPUStackEighTime(t *testing.T) {
+	k := gpuKernels(t)
+	ctx := context.Background()
+	const batch, n = 5000, 8
+	x := matrixBlock(11, batch, n, n, true)
+	step := &plan.CallStep{Call: expr.Call{Fn: expr.FnEighVectors}, DType: dtype.Float64}
+	shape := []int{batch, n, n}
+	run := func(loop bool) ([]float64, time.Duration) {
+		noBatched = loop
+		defer func() { noBatched = false }()
+		var got dtype.Slice
+		var d time.Duration
+		for r := 0; r < 2; r++ { // the second run, after the library's first-call setup
+			t0 := time.Now()
+			var err error
+			if got, _, err = RunMatrix(ctx, k.dev, step, dtype.OfFloat64(append([]float64(nil), x...)), shape, nil); err != nil {
+				t.Fatal(err)
+			}
+			d = time.Since(t0)
+		}
+		return got.Float64s(), d
+	}
+	b, bt := run(false)
+	l, lt := run(true)
+	for m := 0; m < batch; m++ {
+		for j := 0; j < n; j++ { // each column's sign is the library's choice
+			off := m * n * n
+			var dot float64
+			for r := 0; r < n; r++ {
+				dot += b[off+r*n+j] * l[off+r*n+j]
+			}
+			for r := 0; r < n; r++ {
+				g, w := b[off+r*n+j], l[off+r*n+j]
+				if dot < 0 {
+					g = -g
+				}
+				if math.Abs(g-w) > 1e-9 {
+					t.Fatalf("matrix %d, vector %d, row %d: batched %v, loop %v", m, j, r, g, w)
+				}
+			}
+		}
+	}
+	t.Logf("eigenvectors of %d %d x %d matrices: batched Jacobi %v, loop of syevd %v (%.1fx)", batch, n, n, bt, lt, lt.Seconds()/bt.Seconds())
+}
+
+// TestGPUStackRankDeficient: ranks and pseudo-inverses of a stack of 10 x 8 matrices of every
+// rank from 1 to 8 (products of 10 x r and r x 8 factors) equal the CPU's, through the batched
+// SVD (its cutoff drops the zero singular values) and through the loop over matrices.
+func TestGPUStackRankDeficient(t *testing.T) {
+	k := gpuKernels(t)
+	ctx := context.Background()
+	const batch, m, n = 64, 10, 8
+	x := make([]float64, batch*m*n)
+	ranks := make([]float64, batch)
+	for b := 0; b < batch; b++ {
+		r := b%n + 1
+		ranks[b] = float64(r)
+		f, g := matrixBlock(uint64(2*b), 1, m, r, false), matrixBlock(uint64(2*b+1), 1, r, n, false)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var s float64
+				for l := 0; l < r; l++ {
+					s += f[i*r+l] * g[l*n+j]
+				}
+				x[b*m*n+i*n+j] = s
+			}
+		}
+	}
+	shape := []int{batch, m, n}
+	for _, fn := range []expr.CallFn{expr.FnMatrixRank, expr.FnPinv} {
+		step := &plan.CallStep{Call: expr.Call{Fn: fn}, DType: dtype.Float64}
+		want, _, err := cpu.ApplyCall(ctx, fft.CPU, step, dtype.OfFloat64(append([]float64(nil), x...)), shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := want.Float64s()
+		if fn == expr.FnMatrixRank && fmt.Sprint(w) != fmt.Sprint(ranks) {
+			t.Fatalf("CPU ranks %v, built %v", w, ranks)
+		}
+		for _, loop := range []bool{false, true} {
+			noBatched = loop
+			got, _, err := RunMatrix(ctx, k.dev, step, dtype.OfFloat64(append([]float64(nil), x...)), shape, nil)
+			noBatched = false
+			if err != nil {
+				t.Fatalf("%v (loop %v): %v", fn, loop, err)
+			}
+			g := got.Float64s()
+			for i := range w {
+				if d := math.Abs(g[i] - w[i]); !(d <= 1e-8*max(1, math.Abs(w[i]))) {
+					t.Fatalf("%v (loop %v): element %d is %v on the GPU, %v on the CPU", fn, loop, i, g[i], w[i])
+				}
+			}
+		}
 	}
 }
