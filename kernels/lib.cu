@@ -41,15 +41,6 @@ extern "C" __device__ double gpn_uniform(u64 idx, u32 k0, u32 k1) {
   return __dmul_rn((double)gpn_u53(b.x0, b.x1), TWO_M53);
 }
 
-// The slow path's pieces are calls, not inlined: a kernel holds the registers of the largest
-// function it calls, and gpn_normal_slow with Philox, log and exp inlined held 116 (2 blocks of
-// 256 threads per SM for every kernel that draws normals). Same operations, same bits.
-__device__ __noinline__ gpn_block gpn_philox_call(u64 idx, u32 s, u32 k0, u32 k1) {
-  return gpn_philox((u32)idx, (u32)(idx >> 32), s, 0u, k0, k1);
-}
-__device__ __noinline__ double gpn_log_call(double x) { return log(x); }
-__device__ __noinline__ double gpn_exp_call(double x) { return exp(x); }
-
 // gpn_normal_slow finishes a normal draw of element idx whose first block (x0..x3, stream 0)
 // left the ziggurat's fast path: wedge tests, the tail, and fresh candidates from streams 1, 2, …
 extern "C" __device__ double gpn_normal_slow(u64 idx, u32 k0, u32 k1, u32 x0, u32 x1, u32 x2, u32 x3) {
@@ -64,12 +55,12 @@ extern "C" __device__ double gpn_normal_slow(u64 idx, u32 k0, u32 k1, u32 x0, u3
     }
     if (j == 0) {
       for (;;) {
-        const gpn_block y = gpn_philox_call(idx, s, k0, k1);
+        const gpn_block y = gpn_philox((u32)idx, (u32)(idx >> 32), s, 0u, k0, k1);
         ++s;
         const double a = __dmul_rn(__dadd_rn((double)gpn_u53(y.x0, y.x1), 0.5), TWO_M53);
         const double b = __dmul_rn(__dadd_rn((double)gpn_u53(y.x2, y.x3), 0.5), TWO_M53);
-        const double t = __ddiv_rn(-gpn_log_call(a), GPN_ZIG_R);
-        const double e = -gpn_log_call(b);
+        const double t = __ddiv_rn(-log(a), GPN_ZIG_R);
+        const double e = -log(b);
         if (__dadd_rn(e, e) >= __dmul_rn(t, t)) {
           z = __dadd_rn(GPN_ZIG_R, t);
           return neg ? -z : z;
@@ -78,10 +69,10 @@ extern "C" __device__ double gpn_normal_slow(u64 idx, u32 k0, u32 k1, u32 x0, u3
     }
     const double v = __dmul_rn((double)(((u64)x3 << 21) | (u64)(x2 >> 11)), TWO_M53);
     const double fj = __longlong_as_double(gpn_zig_f[j]), fj1 = __longlong_as_double(gpn_zig_f[j + 1]);
-    if (__dadd_rn(fj, __dmul_rn(v, __dsub_rn(fj1, fj))) < gpn_exp_call(__ddiv_rn(-__dmul_rn(z, z), 2.0))) {
+    if (__dadd_rn(fj, __dmul_rn(v, __dsub_rn(fj1, fj))) < exp(__ddiv_rn(-__dmul_rn(z, z), 2.0))) {
       return neg ? -z : z;
     }
-    const gpn_block nb = gpn_philox_call(idx, s, k0, k1);
+    const gpn_block nb = gpn_philox((u32)idx, (u32)(idx >> 32), s, 0u, k0, k1);
     ++s;
     x0 = nb.x0; x1 = nb.x1; x2 = nb.x2; x3 = nb.x3;
   }
