@@ -186,7 +186,8 @@ func sizeType(t string) string {
 // keeping the iteration index as (row, column of the last dimension) so that leaf indices cost a
 // multiply-add per element and a division only when a thread passes to another row. Random
 // leaves run Philox4x32-10 and the ziggurat's fast path inline; the rare slow path, transcendental
-// functions and block reductions are calls into the library.
+// functions and block reductions are calls into the library. In element kernels that draw
+// normals, an element whose draw leaves the fast path is queued and computed later (deferSlow).
 func GeneratePTX(s *Spec, libPTX string) (ptx, name string, err error) {
 	if err := s.Validate(); err != nil {
 		return "", "", err
