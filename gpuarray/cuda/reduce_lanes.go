@@ -98,14 +98,19 @@ func (g *gen) accAdd(a accum, x val, e string) error {
 		g.ins("min.%s %s, %s, %s", a.cmp(), a.v, a.v, x.r)
 	case a.r == RMax:
 		g.ins("max.%s %s, %s, %s", a.cmp(), a.v, a.v, x.r)
-	default: // ArgMin, ArgMax: the first extreme element (elements come in increasing order)
+	default: // ArgMin, ArgMax: the first extreme element, in whatever order elements come
+		// (a kernel that defers slow normal draws visits some later)
 		op := "lt"
 		if a.r == RArgMax {
 			op = "gt"
 		}
-		none, take := g.p(), g.p()
+		none, take, eq, ilt := g.p(), g.p(), g.p(), g.p()
 		g.ins("setp.lt.s64 %s, %s, 0", none, a.i)
 		g.ins("setp.%s.%s %s, %s, %s", op, a.cmp(), take, x.r, a.v)
+		g.ins("setp.eq.s64 %s, %s, %s", eq, x.r, a.v)
+		g.ins("setp.lt.s64 %s, %s, %s", ilt, e, a.i)
+		g.ins("and.pred %s, %s, %s", eq, eq, ilt)
+		g.ins("or.pred %s, %s, %s", take, take, eq)
 		g.ins("or.pred %s, %s, %s", take, take, none)
 		g.ins("@%s mov.b64 %s, %s", take, a.v, x.r)
 		g.ins("@%s mov.u64 %s, %s", take, a.i, e)
