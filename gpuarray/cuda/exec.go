@@ -149,6 +149,10 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 	R, L := s.Rank, s.Leaves()
 	W := descWords(R, L)
 	keys := randomKeys(s)
+	var keyArgs []uint64 // the kernel's key parameters (keyLeaves)
+	for _, l := range keyLeaves(s) {
+		keyArgs = append(keyArgs, keys[l])
+	}
 	pw := s.Reduce.words()
 	for _, ln := range launches {
 		if err := ctx.Err(); err != nil {
@@ -208,6 +212,9 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		block := [3]uint32{BlockSize, 1, 1}
 		descArg, outArg := uint64(dp), uint64(op)
 		params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
+		for i := range keyArgs {
+			params = append(params, unsafe.Pointer(&keyArgs[i]))
+		}
 		t0 := time.Now()
 		lerr := fn.Launch(grid, block, 0, d.stream, params)
 		if lerr == nil {
