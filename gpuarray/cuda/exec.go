@@ -38,7 +38,8 @@ type Options struct {
 	// any element still holds it afterwards (a test of the kernels' coverage).
 	Poison bool
 	// Keep leaves the outputs of an elementwise (RNone) kernel on the device, in Result.Dev,
-	// instead of downloading them into Result.Out.
+	// instead of downloading them into Result.Out; and those of a partial reduction whose
+	// partials are its final values (KeepsPartials), each task's kept elements row-major.
 	Keep bool
 }
 
@@ -70,7 +71,9 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 		}
 	}
 	if opt.Keep && s.Reduce != RNone {
-		return nil, fmt.Errorf("cuda: Options.Keep needs an elementwise kernel, not a reduction")
+		if err := keepsPartials(s, tasks); err != nil {
+			return nil, err
+		}
 	}
 	if s.Kept == 0 && !s.Tile {
 		ct := make([]Task, len(tasks))
@@ -80,13 +83,13 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 		tasks = ct
 	}
 	res := newResult(s.Reduce, len(tasks))
-	if opt.Keep {
-		res.Dev = make([]driver.DevicePtr, len(tasks))
-	}
 	run := d.run
 	if s.Kept > 0 {
 		res = &Result{Axes: make([]Partial, len(tasks))}
 		run = d.runAxes
+	}
+	if opt.Keep {
+		res.Dev = make([]driver.DevicePtr, len(tasks))
 	}
 	err := d.Do(ctx, func() error { return run(ctx, s, tasks, opt, res) })
 	if err != nil {
