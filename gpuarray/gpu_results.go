@@ -2,7 +2,9 @@ package gpuarray
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -74,18 +76,127 @@ func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
 }
 
 // stages removes from order the roots computed straight into device memory (elementwise and
-// call results; reductions are combined on the host first), which keep computes afterwards.
-// A stage that reads one of them computes it again in its own kernel.
+// call results, and sums and means over some axes that no other stage reads, combined on the
+// device: see keepSum; other reductions are combined on the host first), which keep computes
+// afterwards. A stage that reads an elementwise one computes it again in its own kernel.
 func (r *gpuResults) stages(order []*expr.Node) []*expr.Node {
 	var out []*expr.Node
 	for _, n := range order {
-		if r.stay[n] && n.Kind != expr.KReduce {
+		if r.stay[n] && (n.Kind != expr.KReduce || r.sumOnDevice(n, order)) {
 			r.direct = append(r.direct, n)
 			continue
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// sumOnDevice reports whether keep may combine reduction n on the device (keepSum): a float
+// sum or mean over some axes on one GPU, that no other node of order reads (those need its
+// values in host memory).
+func (r *gpuResults) sumOnDevice(n *expr.Node, order []*expr.Node) bool {
+	if r.g == nil || len(r.g.devs) != 1 || (n.Red != expr.Sum && n.Red != expr.Mean) || (n.DType != dtype.Float64 && n.DType != dtype.Float32) ||
+		len(n.Args) != 1 || len(n.Axes) >= len(n.Args[0].Shape) {
+		return false
+	}
+	seen := map[*expr.Node]bool{}
+	var reads func(m *expr.Node) bool
+	reads = func(m *expr.Node) bool {
+		if seen[m] {
+			return false
+		}
+		seen[m] = true
+		for _, a := range m.Args {
+			if a == n || reads(a) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range order {
+		if m != n && reads(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// keepSum computes the sum or mean n (stage st) with its partials combined on the GPU
+// (cuda.RunPlanSumKeep): result chunk by result chunk, in the order of the host's combine
+// (plan.Stage.Assemble), so the bits are those of a result combined on the host and put back.
+// It returns cuda.ErrNotKept when the stage is not one it runs so.
+func (r *gpuResults) keepSum(cfg computeConfig, n *expr.Node, st *plan.Stage, progress func(int)) (*gpuChunks, error) {
+	if !oneKernel(st) || st.Gathered || cuda.HostGathers(st) || st.Kernel.Reduce == nil {
+		return nil, cuda.ErrNotKept
+	}
+	red := st.Kernel.Reduced()
+	grid := newChunkGrid(n.Shape, n.Chunks)
+	nc := expr.NumChunks(n.Chunks)
+	// The tasks of each result chunk (kept axes' corner), in task order, as Assemble groups them.
+	byCorner := map[string]int{}
+	var groups [][]int
+	var chunkOf []int
+	var offs [][]int
+	for i, t := range st.Tasks {
+		var off, shp []int
+		for k := range t.Offset {
+			if !red[k] {
+				off, shp = append(off, t.Offset[k]), append(shp, t.Shape[k])
+			}
+		}
+		key := fmt.Sprint(off)
+		gi, ok := byCorner[key]
+		if !ok {
+			if len(off) != len(n.Shape) {
+				return nil, cuda.ErrNotKept
+			}
+			ci, origin, shape := grid.within(off, lastIndex(off, shp))
+			if ci < 0 || !slices.Equal(origin, off) || !slices.Equal(shape, shp) {
+				return nil, cuda.ErrNotKept // a task's kept box is not one chunk of the result
+			}
+			gi = len(groups)
+			byCorner[key] = gi
+			groups, chunkOf, offs = append(groups, nil), append(chunkOf, ci), append(offs, off)
+		}
+		groups[gi] = append(groups[gi], i)
+	}
+	if len(groups) != nc {
+		return nil, cuda.ErrNotKept
+	}
+	divisor := 0.0
+	if n.Red == expr.Mean {
+		total := int64(1)
+		for k, rd := range red {
+			if rd {
+				total *= int64(st.Kernel.Shape[k])
+			}
+		}
+		divisor = float64(total)
+	}
+	dev := r.g.devs[0]
+	ptrs, err := cuda.RunPlanSumKeep(cfg.ctx, dev, st.Tasks, groups, divisor, n.DType == dtype.Float32)
+	if err != nil {
+		return nil, err
+	}
+	gc := &gpuChunks{grid: grid, ptrs: make([]driver.DevicePtr, nc), devs: make([]*cuda.Device, nc), offs: make([][]int, nc), dt: n.DType, label: "on"}
+	gc.idle.L = &gc.mu
+	gc.combined = true
+	for gi, ci := range chunkOf {
+		gc.ptrs[ci], gc.devs[ci], gc.offs[ci] = ptrs[gi], dev, offs[gi]
+	}
+	gc.allocs = []devAllocs{{dev: dev, ptrs: ptrs}}
+	gc.addCleanup()
+	progress(len(st.Tasks))
+	return gc, nil
+}
+
+// lastIndex returns the last index of the box at off with shape shp (inclusive).
+func lastIndex(off, shp []int) []int {
+	hi := make([]int, len(off))
+	for k := range off {
+		hi[k] = off[k] + shp[k] - 1
+	}
+	return hi
 }
 
 // onHost says why root's result is in host memory although a GPU computed it ("" when it
@@ -118,7 +229,16 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 		if st.Gathered || cuda.HostGathers(st) {
 			r.g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 		}
-		if oneKernel(st) {
+		if n.Kind == expr.KReduce {
+			gc, err := r.keepSum(cfg, n, st, progress)
+			if err == nil {
+				held[n] = gc
+				continue
+			}
+			if !errors.Is(err, cuda.ErrNotKept) {
+				return fail(err)
+			}
+		} else if oneKernel(st) {
 			if _, _, err := cuda.Lower(st.Kernel); err == nil {
 				gc, err := r.g.keep(cfg.ctx, n, st.Tasks, progress)
 				if err != nil {
