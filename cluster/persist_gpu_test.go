@@ -156,6 +156,54 @@ func TestGPUWorkerPersistKeepsChunksOnTheDevice(t *testing.T) {
 	})
 }
 
+// TestGPUWorkerMakesRoomWhenOutOfDeviceMemory gives the worker's GPU pool about 80 MB (its
+// environment's GPUNOTES_GPU_MEMORY_FRACTION) and no lower device limit for kept results: the
+// third persisted array of 32 MB runs out of device memory, the worker moves the kept chunks
+// its task does not read to host memory and runs it again, and every result stays bit-equal.
+func TestGPUWorkerMakesRoomWhenOutOfDeviceMemory(t *testing.T) {
+	needGPU(t)
+	gpus := gpuarray.GPUs()
+	if len(gpus) == 0 || gpus[0].Memory == 0 {
+		t.Fatalf("GPU memory unknown: %+v", gpus)
+	}
+	t.Setenv("GPUNOTES_GPU_MEMORY_FRACTION", strconv.FormatFloat(80e6/float64(gpus[0].Memory), 'g', -1, 64))
+	c := newGPUCluster(t, cluster.Options{})
+	const n = 2000
+	arrays := make([]*gpuarray.Array, 3)
+	want := make([][]float64, 3)
+	for i := range arrays {
+		arrays[i] = gpuarray.NewRandomState(int64(40+i)).Normal(0, 1, gpuarray.Shape(n, n), gpuarray.Chunks(500, 500))
+		var err error
+		if want[i], err = arrays[i].Mul(3).Sum(0).ToSlice(gpuarray.On(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := make([]*gpuarray.Array, 3)
+	for i, a := range arrays {
+		if held[i] = a.Persist(gpuarray.On(c)); held[i].Err() != nil {
+			t.Fatalf("persist %d with an 80 MB pool: %v", i, held[i].Err())
+		}
+	}
+	w := waitStored(t, c, "after three arrays", func(w cluster.WorkerInfo) bool {
+		return w.Stored >= 16*500*500*8 && w.DeviceStored+w.Stored >= 3*n*n*8
+	})
+	t.Logf("after three arrays: device %d, host %d bytes", w.DeviceStored, w.Stored)
+	for pass := 0; pass < 2; pass++ {
+		for i, h := range held {
+			got, err := h.Mul(3).Sum(0).ToSlice(gpuarray.On(c))
+			if err != nil {
+				t.Fatalf("pass %d, array %d: %v", pass, i, err)
+			}
+			if !bitEqual(got, want[i]) {
+				t.Fatalf("pass %d, array %d differs from the unpersisted result", pass, i)
+			}
+		}
+	}
+	for _, h := range held {
+		h.Release()
+	}
+}
+
 // TestGPUWorkerPersistHostFallbackReachesTheCell persists, on a GPU worker, an array whose
 // kernel the GPU does not run (a complex power): the worker computes it on its CPU, and the
 // persisted array's Path says so (as a local GPU compute does), not only the worker's log.

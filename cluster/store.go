@@ -277,6 +277,40 @@ func (st *store) unpin(k string, s *stored) {
 	st.spillLocked()
 }
 
+// makeRoom moves every unpinned device result to host memory (then spills host memory as
+// usual): a GPU task ran out of device memory. It returns the device bytes freed.
+func (st *store) makeRoom() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	before := st.onDev
+	for _, k := range st.lru(tierDevice) {
+		if err := st.toHostLocked(k); err != nil {
+			st.logf("spill %s from the GPU to host memory: %v", k, err)
+			break
+		}
+	}
+	st.spillLocked()
+	return before - st.onDev
+}
+
+// toHostLocked moves the device result k to host memory.
+func (st *store) toHostLocked(k string) error {
+	s := st.items[k]
+	v, err := s.dev.Host()
+	if err != nil {
+		return err
+	}
+	b, err := encodeValue(v)
+	if err != nil {
+		return err
+	}
+	st.onDev -= s.size
+	s.dev.Free()
+	s.dev, s.b, s.size = nil, b, uint64(len(b.Data))
+	st.inMem += s.size
+	return nil
+}
+
 // spillLocked moves the least recently used results down a tier while a tier is over its
 // limit: device to host memory, then host memory to disk. Pinned results stay.
 func (st *store) spillLocked() {
@@ -285,20 +319,10 @@ func (st *store) spillLocked() {
 			if st.onDev <= st.devLimit {
 				break
 			}
-			s := st.items[k]
-			v, err := s.dev.Host()
-			if err == nil {
-				var b *blob
-				if b, err = encodeValue(v); err == nil {
-					st.onDev -= s.size
-					s.dev.Free()
-					s.dev, s.b, s.size = nil, b, uint64(len(b.Data))
-					st.inMem += s.size
-					continue
-				}
+			if err := st.toHostLocked(k); err != nil {
+				st.logf("spill %s from the GPU to host memory: %v", k, err)
+				break
 			}
-			st.logf("spill %s from the GPU to host memory: %v", k, err)
-			break
 		}
 	}
 	if st.hostLimit == 0 || st.inMem <= st.hostLimit {

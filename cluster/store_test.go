@@ -208,3 +208,31 @@ func TestStoreReleaseFreesEveryTier(t *testing.T) {
 		t.Fatal("a released result can still be read")
 	}
 }
+
+// TestStoreMakesRoomForATaskOutOfDeviceMemory moves every device result that no task reads to
+// host memory, as a GPU worker does when a task runs out of device memory before it retries.
+func TestStoreMakesRoomForATaskOutOfDeviceMemory(t *testing.T) {
+	const n = 100
+	freed := 0
+	st := newStore(0, 0, t.TempDir()) // no device limit: only the task's failure spills
+	for i, k := range []string{"a", "b", "c"} {
+		st.putDev(k, &memDev{vals: chunkOf(n, float64(i)), freed: &freed})
+	}
+	_, done, err := st.value("b", true) // the failing task reads b
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.makeRoom(); got != 2*n*8 {
+		t.Fatalf("makeRoom freed %d device bytes, want %d (a and c)", got, 2*n*8)
+	}
+	done()
+	if got := []string{st.where("a"), st.where("b"), st.where("c")}; !slices.Equal(got, []string{tierHost, tierDevice, tierHost}) {
+		t.Fatalf("tiers of a, b, c = %v, want host, device (read by the task), host", got)
+	}
+	if s := st.stats(); s.Device != n*8 || freed != 2 {
+		t.Fatalf("stats %+v, %d frees: want b's %d bytes on the device and two frees", s, freed, n*8)
+	}
+	if st.makeRoom() != n*8 || st.where("b") != tierHost {
+		t.Fatal("once its task is done, b makes room too")
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/cluster/gpuinfo"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 )
 
 // Evaluator runs shipped source on a worker. Call evaluates src once (implementations cache it
@@ -534,11 +535,20 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 				return nil, "", fmt.Errorf("input %d: %w", i, err)
 			}
 		}
-		if t.Spec.Keep && onGPU {
-			v, err := keepOnDevice(ctx, t.Spec.Chunk, inputs)
-			return v, "", err
+		runOnce := func() (any, error) {
+			if t.Spec.Keep && onGPU {
+				return keepOnDevice(ctx, t.Spec.Chunk, inputs)
+			}
+			return run(ctx, t.Spec.Chunk, inputs, onGPU)
 		}
-		v, err := run(ctx, t.Spec.Chunk, inputs, onGPU)
+		v, err := runOnce()
+		if onGPU && errors.Is(err, cuda.ErrOutOfMemory) {
+			// Kept chunks this task does not read make room in host memory, once.
+			if freed := w.store.makeRoom(); freed > 0 {
+				w.store.logf("out of GPU memory: %s of kept results moved to host memory; running the task again", formatBytes(freed))
+				v, err = runOnce()
+			}
+		}
 		return v, "", err
 	}
 	return nil, "", fmt.Errorf("unknown task kind %q", t.Spec.Kind)
