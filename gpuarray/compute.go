@@ -363,8 +363,22 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	}
 	out := make([]*Array, len(arrays))
 	var todo []*expr.Node
+	products := map[*expr.Node]*Array{}
 	for i, a := range arrays {
 		root := a.n
+		// A lazy product on one GPU runs as MatMul with OnGPU does (operands generated on
+		// the device, C kept there), not as a call stage whose operand and result pass
+		// through host memory.
+		if p, ok := products[root]; ok {
+			out[i] = p
+			continue
+		}
+		if p, err := productOnGPU(cfg, root); err != nil {
+			return nil, fmt.Errorf("compute: %w", err)
+		} else if p != nil {
+			out[i], products[root] = p, p
+			continue
+		}
 		if root.Buf != nil {
 			// Held elsewhere: copy it to the host. The array keeps its buffer, which owns the
 			// host copy's memory (see hostBuffer).
@@ -615,12 +629,20 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A held array's host copy lives as long as its buffer (hostBuffer): c keeps it.
+	defer runtime.KeepAlive(c)
+	if g, ok := c.n.Buf.(*gpuChunks); ok && g.dt == dtype.Float64 && !g.copied() {
+		out := make([]float64, expr.Size(c.n.Shape))
+		if ok, err := g.floatsTo(out); ok {
+			return out, err
+		}
+	}
 	vals, err := c.n.Values()
 	if err != nil {
 		return nil, err
 	}
 	if vals.DType() == dtype.Float64 {
-		return slices.Clone(vals.Float64s()), nil
+		return vals.Clone().Float64s(), nil // on all cores when large
 	}
 	return vals.ToFloat64(), nil
 }

@@ -76,13 +76,14 @@ func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
 }
 
 // stages removes from order the roots computed straight into device memory (elementwise and
-// call results, and sums and means over some axes that no other stage reads, combined on the
-// device: see keepSum; other reductions are combined on the host first), which keep computes
-// afterwards. A stage that reads an elementwise one computes it again in its own kernel.
+// call results, reductions whose partials may be their values (see partialsStay), and sums and
+// means over some axes on one GPU, their partials combined on the device (see sumOnDevice)),
+// which keep computes afterwards. A stage that reads an elementwise one computes it again in
+// its own kernel; a reduction that another root reads stays in order (its values on the host).
 func (r *gpuResults) stages(order []*expr.Node) []*expr.Node {
 	var out []*expr.Node
 	for _, n := range order {
-		if r.stay[n] && (n.Kind != expr.KReduce || r.sumOnDevice(n, order)) {
+		if r.stay[n] && (n.Kind != expr.KReduce || (partialsStay(n) || r.sumOnDevice(n)) && !readByOthers(n, order)) {
 			r.direct = append(r.direct, n)
 			continue
 		}
@@ -92,29 +93,28 @@ func (r *gpuResults) stages(order []*expr.Node) []*expr.Node {
 }
 
 // sumOnDevice reports whether keep may combine reduction n on the device (keepSum): a float
-// sum or mean over some axes on one GPU, that no other node of order reads (those need its
-// values in host memory).
-func (r *gpuResults) sumOnDevice(n *expr.Node, order []*expr.Node) bool {
-	if r.g == nil || len(r.g.devs) != 1 || (n.Red != expr.Sum && n.Red != expr.Mean) || (n.DType != dtype.Float64 && n.DType != dtype.Float32) ||
-		len(n.Args) != 1 || len(n.Axes) >= len(n.Args[0].Shape) {
+// sum or mean over some axes on one GPU.
+func (r *gpuResults) sumOnDevice(n *expr.Node) bool {
+	return r.g != nil && len(r.g.devs) == 1 && (n.Red == expr.Sum || n.Red == expr.Mean) && (n.DType == dtype.Float64 || n.DType == dtype.Float32) &&
+		len(n.Args) == 1 && len(n.Axes) < len(n.Args[0].Shape)
+}
+
+// partialsStay reports whether a reduction may leave its result on the device as its tasks'
+// partials, with no combine on the host: a float64 sum, min or max over axes that each lie
+// in one chunk of the operand (one task per result chunk). keep makes sure of the rest
+// (cuda.KeepsPartials: one slice per element) and otherwise runs the reduction as a stage.
+// A large result (a reduction over a short axis) is then never downloaded and assembled.
+func partialsStay(n *expr.Node) bool {
+	if n.Kind != expr.KReduce || n.DType != dtype.Float64 || len(n.Args) != 1 || len(n.Axes) >= len(n.Args[0].Shape) {
 		return false
 	}
-	seen := map[*expr.Node]bool{}
-	var reads func(m *expr.Node) bool
-	reads = func(m *expr.Node) bool {
-		if seen[m] {
-			return false
-		}
-		seen[m] = true
-		for _, a := range m.Args {
-			if a == n || reads(a) {
-				return true
-			}
-		}
+	switch n.Red {
+	case expr.Sum, expr.Min, expr.Max:
+	default:
 		return false
 	}
-	for _, m := range order {
-		if m != n && reads(m) {
+	for _, ax := range n.Axes {
+		if len(n.Args[0].Chunks[ax]) != 1 {
 			return false
 		}
 	}
@@ -199,6 +199,55 @@ func lastIndex(off, shp []int) []int {
 	return hi
 }
 
+// readByOthers reports whether a node of order other than n reads n (so needs its values).
+func readByOthers(n *expr.Node, order []*expr.Node) bool {
+	seen := map[*expr.Node]bool{}
+	var reads func(x *expr.Node) bool
+	reads = func(x *expr.Node) bool {
+		if seen[x] {
+			return false
+		}
+		seen[x] = true
+		for _, a := range x.Args {
+			if a == n || reads(a) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, o := range order {
+		if o != n && reads(o) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepsOnDevice reports whether keep can run st's tasks with their outputs left on the
+// device: one fused kernel, elementwise or a partial reduction whose partials are its values
+// with one task per chunk of the result.
+func keepsOnDevice(st *plan.Stage) bool {
+	if !oneKernel(st) {
+		return false
+	}
+	if _, _, err := cuda.Lower(st.Kernel); err != nil {
+		return false
+	}
+	if st.Kernel.Reduce == nil {
+		return true
+	}
+	if cuda.KeepsPartials(st.Tasks) != nil || len(st.Tasks) != expr.NumChunks(st.Node.Chunks) {
+		return false
+	}
+	grid := newChunkGrid(st.Node.Shape, st.Node.Chunks)
+	for i, t := range st.Tasks {
+		if off, ok := keptChunkOf(grid, t); !ok || grid.index(off) != i {
+			return false
+		}
+	}
+	return true
+}
+
 // onHost says why root's result is in host memory although a GPU computed it ("" when it
 // is not an array result, or r is nil).
 func (r *gpuResults) onHost(root *expr.Node) string {
@@ -229,6 +278,15 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 		if st.Gathered || cuda.HostGathers(st) {
 			r.g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 		}
+		if keepsOnDevice(st) {
+			gc, err := r.g.keep(cfg.ctx, n, st.Tasks, progress)
+			if err != nil {
+				return fail(err)
+			}
+			gc.label = "on"
+			held[n] = gc
+			continue
+		}
 		if n.Kind == expr.KReduce {
 			gc, err := r.keepSum(cfg, n, st, progress)
 			if err == nil {
@@ -238,19 +296,10 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 			if !errors.Is(err, cuda.ErrNotKept) {
 				return fail(err)
 			}
-		} else if oneKernel(st) {
-			if _, _, err := cuda.Lower(st.Kernel); err == nil {
-				gc, err := r.g.keep(cfg.ctx, n, st.Tasks, progress)
-				if err != nil {
-					return fail(err)
-				}
-				gc.label = "on"
-				held[n] = gc
-				continue
-			}
 		}
-		// Not one fused kernel (a call, the pieces of a join, a host fallback): run it as any
-		// stage, then put the values on the device.
+		// Not one fused kernel (a call, the pieces of a join, a host fallback, a reduction
+		// whose partials the host combines): run it as any stage, then put the values on
+		// the device.
 		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
 		if err != nil {
 			return fail(err)

@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -264,4 +265,72 @@ func uploadChunks(ctx context.Context, dev *cuda.Device, data []float64, cols in
 		r0 += r
 	}
 	return bl, free, true, nil
+}
+
+// rechunkOf returns the node a rechunk view reads (n itself for any other node).
+func rechunkOf(n *expr.Node) *expr.Node {
+	if n.Kind != expr.KView || len(n.Args) != 1 || len(n.Map) != len(n.Shape) || !slices.Equal(n.Shape, n.Args[0].Shape) {
+		return n
+	}
+	for k, m := range n.Map {
+		if m != (expr.AxisMap{Axis: k, Step: 1}) {
+			return n
+		}
+	}
+	return n.Args[0]
+}
+
+// lazyProduct returns the operands of n when n is a lazy product of two float64 matrices
+// (MatMul(a, b) as lazyMatMul builds it: a rechunked to one column chunk, the product to b's
+// column chunks) whose chunks are those of matmulOnDevice's result: a's row chunks, b's
+// column chunks.
+func lazyProduct(n *expr.Node) (a, b *expr.Node, ok bool) {
+	p := rechunkOf(n)
+	if p.Kind != expr.KCall || p.Call == nil || p.Call.Fn != expr.FnMatMul || len(p.Args) != 2 {
+		return nil, nil, false
+	}
+	a, b = rechunkOf(p.Args[0]), p.Args[1]
+	if len(a.Shape) != 2 || len(b.Shape) != 2 || len(n.Shape) != 2 || a.DType != dtype.Float64 || b.DType != dtype.Float64 || n.DType != dtype.Float64 {
+		return nil, nil, false
+	}
+	if !slices.Equal(a.Chunks[1], b.Chunks[0]) || !slices.Equal(n.Chunks[0], a.Chunks[0]) || !slices.Equal(n.Chunks[1], b.Chunks[1]) {
+		return nil, nil, false
+	}
+	return a, b, true
+}
+
+// productOnGPU computes the lazy product n (lazyProduct) with one GPU scheduler as MatMul with
+// OnGPU does: the operands' blocks generated on the device, one cublasDgemm per row panel, C
+// kept on the device. It returns nil (and the caller plans n as a call stage) for other nodes
+// and schedulers, without cuBLAS, or when the operands and C do not fit (matmulOnDevice).
+func productOnGPU(cfg computeConfig, n *expr.Node) (*Array, error) {
+	g, ok := cfg.sched.(*gpuSched)
+	if !ok || len(g.devs) != 1 {
+		return nil, nil
+	}
+	a, b, ok := lazyProduct(n)
+	if !ok {
+		return nil, nil
+	}
+	k, err := blas.New(g.devs[0].Info.Index)
+	if err != nil {
+		return nil, nil // the call stage runs it, and its Path says why
+	}
+	c := &linalgConfig{computeConfig: cfg}
+	c.opt.Kernels = k
+	t0 := time.Now()
+	out, ok, err := c.matmulOnDevice(cfg.ctx, k, &Array{n: a}, &Array{n: b})
+	if err != nil {
+		return nil, fmt.Errorf("MatMul of %s and %s: %w", expr.ShapeString(a.Shape), expr.ShapeString(b.Shape), err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	cuda.Trace("lazy product %s x %s on gpu %d: %.4f s", expr.ShapeString(a.Shape), expr.ShapeString(b.Shape), g.devs[0].Info.Index, time.Since(t0).Seconds())
+	g.libStep("matmul on " + k.Name() + " (operands generated on the device)")
+	out.path = g.path()
+	if w := out.Where(); w != "host" {
+		out.path += "; result kept on " + w
+	}
+	return out, nil
 }

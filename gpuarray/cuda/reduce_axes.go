@@ -72,6 +72,27 @@ func axesShape(s *Spec, t *Task) (k, n int64) {
 	return k, n
 }
 
+// keepsPartials reports why the partials of a partial reduction cannot be left on the device
+// as its values (Options.Keep), or nil when they can: one word per partial (a sum, a min, a
+// max) and one slice per kept element, which is what the host's combine of a task's slices
+// then returns unchanged (PairwiseSum of one value, pick of an identity and one value).
+func keepsPartials(s *Spec, tasks []Task) error {
+	if s.Kept == 0 || s.Reduce.words() != 1 || s.Reduce == RArgMin || s.Reduce == RArgMax {
+		return fmt.Errorf("cuda: Options.Keep needs an elementwise kernel or a partial sum, min or max")
+	}
+	for i := range tasks {
+		k, n := axesShape(s, &tasks[i])
+		sl := AxesSlices(k, n)
+		if s.Rows {
+			sl = AxesWarpSlices(k, n)
+		}
+		if k == 0 || n == 0 || sl != 1 {
+			return fmt.Errorf("cuda: task %d of a partial reduction (%d kept, %d reduced elements) combines %d slices per element on the host", i, k, n, sl)
+		}
+	}
+	return nil
+}
+
 // maxAxesWords bounds one launch's partial words (a single larger task still runs alone).
 const maxAxesWords = 1 << 26
 
@@ -132,6 +153,9 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 	up := newUploads(d)
 	defer up.release()
 	if gridX == 0 {
+		if opt.Keep {
+			return fmt.Errorf("cuda: Options.Keep of a partial reduction over no elements")
+		}
 		for k := range tasks {
 			res.Axes[first+k] = emptyPartial(s.Reduce, ks[first+k])
 		}
@@ -142,6 +166,16 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 		return err
 	}
 	outBytes := uint64(slots*pw) * 8
+	if opt.Keep {
+		// One slice per kept element (keepsPartials): the slots are the values. The output
+		// buffer, allocated last (axesPartials), stays; inputs and descriptors go.
+		up.bufs = up.bufs[:len(up.bufs)-1]
+		res.kept = append(res.kept, op)
+		for k := range tasks {
+			res.Dev[first+k] = op + driver.DevicePtr(offs[first+k]*pw*8)
+		}
+		return nil
+	}
 	host, err := d.staging(outBytes)
 	if err != nil {
 		return err
