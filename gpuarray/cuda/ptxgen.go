@@ -323,7 +323,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 		if err := each(ev, e); err != nil {
 			return "", "", err
 		}
-	} else if err := g.deferredLoopBody(s, dq, lv, e, c, hi, dl, t, rowBase, each); err != nil {
+	} else if err := g.deferredLoopBody(s, dq, lv, e, c, hi, dl, t, BlockSize, rowBase, each); err != nil {
 		return "", "", err
 	}
 	g.ins("add.u64 %s, %s, %d", e, e, BlockSize)
