@@ -631,12 +631,6 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	}
 	// A held array's host copy lives as long as its buffer (hostBuffer): c keeps it.
 	defer runtime.KeepAlive(c)
-	if g, ok := c.n.Buf.(*gpuChunks); ok && g.dt == dtype.Float64 && !g.copied() {
-		out := make([]float64, expr.Size(c.n.Shape))
-		if ok, err := g.floatsTo(out); ok {
-			return out, err
-		}
-	}
 	vals, err := c.n.Values()
 	if err != nil {
 		return nil, err

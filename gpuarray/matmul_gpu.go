@@ -327,7 +327,7 @@ func productOnGPU(cfg computeConfig, n *expr.Node) (*Array, error) {
 		return nil, nil
 	}
 	cuda.Trace("lazy product %s x %s on gpu %d: %.4f s", expr.ShapeString(a.Shape), expr.ShapeString(b.Shape), g.devs[0].Info.Index, time.Since(t0).Seconds())
-	g.libStep("matmul on " + k.Name() + " (operands generated on the device)")
+	g.libStep(fmt.Sprintf("%v on %s (operands generated on the device)", expr.FnMatMul, cuda.CallLibrary(expr.FnMatMul)))
 	out.path = g.path()
 	if w := out.Where(); w != "host" {
 		out.path += "; result kept on " + w

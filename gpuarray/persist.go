@@ -473,32 +473,6 @@ func (g *gpuChunks) download() ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host, g.downloadInto(host)
-}
-
-// floatsTo copies float64 chunks into dst (the whole array, row-major) without keeping a host
-// copy: ToSlice's slice is filled straight from the pinned staging, where a host copy first
-// and then a clone of it copied the values twice more. ok is false, and nothing is copied,
-// for other dtypes and once the values are on the host already.
-func (g *gpuChunks) floatsTo(dst []float64) (ok bool, err error) {
-	if g.dt != dtype.Float64 || cuda.Words(g.dt) != 1 || g.copied() || int64(len(dst)) != expr.Size(g.grid.shape) {
-		return false, nil
-	}
-	if !g.pin() {
-		return true, errReleased
-	}
-	defer g.unpin()
-	t0 := time.Now()
-	if err := g.downloadInto(dst); err != nil {
-		return true, err
-	}
-	cuda.Trace("copy %s from %s into a slice: %.3f s", expr.ShapeString(g.grid.shape), g.Where(), time.Since(t0).Seconds())
-	return true, nil
-}
-
-// downloadInto copies float64 chunks into host (the whole array, row-major), each piece put
-// in place as it leaves the staging. The caller keeps the chunks pinned.
-func (g *gpuChunks) downloadInto(host []float64) error {
 	for i := range g.ptrs {
 		shape := g.chunkShape(i)
 		var runs []run
@@ -510,10 +484,10 @@ func (g *gpuChunks) downloadInto(host []float64) error {
 			})
 		})
 		if err != nil {
-			return fmt.Errorf("copy chunk %d from gpu %d to the host: %w", i, dev.Info.Index, err)
+			return nil, fmt.Errorf("copy chunk %d from gpu %d to the host: %w", i, dev.Info.Index, err)
 		}
 	}
-	return nil
+	return host, nil
 }
 
 // run is a contiguous run of a chunk inside its array: at in the array, o in the chunk, n long.
