@@ -2,6 +2,7 @@ package gpuarray
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,28 @@ func TestGPUResultsChoice(t *testing.T) {
 	}
 	if has(y.n) || !has(m.n) || !has(roots[1]) || !has(roots[2]) {
 		t.Fatalf("host stages %v: want the column mean, the row std and the sum, not the difference", order)
+	}
+	// On one GPU, a float sum or mean over some axes that no other stage reads is combined on
+	// the device (keepSum); the column mean that x - mean reads, the std and the full sum are not.
+	rowSum, m32 := x.Sum(1), x.AsType(Float32).Mean(0)
+	roots = []*expr.Node{y.n, x.Std(1).n, x.Sum().n, rowSum.n, m32.n}
+	r = &gpuResults{g: &gpuSched{devs: make([]*cuda.Device, 1)}, stay: map[*expr.Node]bool{}, host: map[*expr.Node]string{}}
+	for _, n := range roots {
+		if staysOnDevice(n) {
+			r.stay[n] = true
+		}
+	}
+	order = r.stages(stageOrder(roots))
+	if len(r.direct) != 3 || r.direct[0] != y.n || !slices.Contains(r.direct, rowSum.n) || !slices.Contains(r.direct, m32.n) {
+		t.Fatalf("direct roots on one GPU: %v, want x - mean(x, 0), sum(x, 1), mean(float32(x), 0)", r.direct)
+	}
+	if !has(m.n) || !has(roots[1]) || !has(roots[2]) || has(rowSum.n) {
+		t.Fatalf("host stages on one GPU %v: want the column mean, the row std and the sum", order)
+	}
+	r.g.devs = make([]*cuda.Device, 2)
+	r.direct = nil
+	if r.stages(stageOrder(roots)); len(r.direct) != 1 {
+		t.Fatalf("direct roots on two GPUs: %v, want x - mean(x, 0) only", r.direct)
 	}
 	// The chunks upload copies out of a result, placed back, give the result.
 	whole := make([]float64, 7*5*3)

@@ -237,12 +237,13 @@ func (g chunkGrid) place(dst dtype.Slice, off, shape []int, src dtype.Slice) {
 // gpuChunks holds an array's chunks in GPU memory, one allocation per chunk, each on the GPU
 // that computed it. Values are copied to the host on first read and kept there too.
 type gpuChunks struct {
-	grid    chunkGrid
-	offs    [][]int // each chunk's corner, row-major chunk order
-	devs    []*cuda.Device
-	hostRun bool        // computed on the host and uploaded
-	label   string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
-	dt      dtype.DType // the array's dtype; the GPUs hold its values as cuda.EncodeWords writes them
+	grid     chunkGrid
+	offs     [][]int // each chunk's corner, row-major chunk order
+	devs     []*cuda.Device
+	hostRun  bool        // computed on the host and uploaded
+	combined bool        // a reduction's partials combined on the device (gpuResults.keepSum)
+	label    string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
+	dt       dtype.DType // the array's dtype; the GPUs hold its values as cuda.EncodeWords writes them
 
 	mu      sync.Mutex
 	idle    sync.Cond

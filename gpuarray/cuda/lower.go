@@ -98,6 +98,9 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 		s.Nodes = append(s.Nodes, nd)
 	}
 	markTiles(s, k)
+	if a, b, ok := mirrorLeaves(k, s); ok {
+		s.Mirror = []int{a, b}
+	}
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}

@@ -137,17 +137,14 @@ func (g *gen) deferredLoopBody(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, 
 	slow := g.p()
 	g.ins("mov.pred %s, 0", slow)
 	g.deferPred = slow
-	ev, err := g.elementValue(s, lv, c)
+	vals, skip, end, err := g.elementValues(s, lv, c)
 	g.deferPred = ""
 	if err != nil {
 		return err
 	}
-	over := g.label("skip")
-	g.ins("@%s bra %s", slow, over)
-	if err := each(ev, e); err != nil {
+	if err := g.foldValues(vals, skip, end, slow, e, each); err != nil {
 		return err
 	}
-	g.put(over)
 	return g.deferElement(q, slow, e, hi, step, func(e2 string) error {
 		lv2 := make([]leafRegs, len(lv))
 		for l := range lv {
@@ -159,10 +156,10 @@ func (g *gen) deferredLoopBody(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, 
 		g.ins("mul.lo.u64 %s, %s, %s", t, row2, dl)
 		g.ins("sub.u64 %s, %s, %s", c2, e2, t)
 		rowBase(lv2, row2)
-		ev2, err := g.elementValue(s, lv2, c2)
+		vals, skip, end, err := g.elementValues(s, lv2, c2)
 		if err != nil {
 			return err
 		}
-		return each(ev2, e2)
+		return g.foldValues(vals, skip, end, "", e2, each)
 	})
 }

@@ -316,11 +316,11 @@ func generate(s *Spec, lib *library) (string, string, error) {
 		g.put(single)
 	}
 	if dq == nil {
-		ev, err := g.elementValue(s, lv, c)
+		vals, skip, end, err := g.elementValues(s, lv, c)
 		if err != nil {
 			return "", "", err
 		}
-		if err := each(ev, e); err != nil {
+		if err := g.foldValues(vals, skip, end, "", e, each); err != nil {
 			return "", "", err
 		}
 	} else if err := g.deferredLoopBody(s, dq, lv, e, c, hi, dl, t, BlockSize, rowBase, each); err != nil {

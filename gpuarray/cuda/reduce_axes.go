@@ -149,25 +149,9 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 // combines each kept element's slices in slice order.
 func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string, s *Spec, tasks []Task, first int,
 	ks, ns, ss []int64, offs map[int]int64, slots, gridX int64, W int, keys map[int]uint64, opt Options, res *Result) error {
-	R, L := s.Rank, s.Leaves()
 	pw := int64(s.Reduce.words())
 	up := newUploads(d)
 	defer up.release()
-	desc := make([]uint64, W*len(tasks))
-	for k := range tasks {
-		ti := first + k
-		t := &tasks[k]
-		w := desc[k*W : (k+1)*W]
-		for j, dim := range t.Dims {
-			w[j] = uint64(dim)
-		}
-		w[R], w[R+1], w[R+2], w[R+3] = uint64(ks[ti]), uint64(ns[ti]), uint64(ss[ti]), uint64(offs[ti])
-		for l := 0; l < L; l++ {
-			if err := up.leaf(w[R+4+l*(R+2):], t, l, keys); err != nil {
-				return err
-			}
-		}
-	}
 	if gridX == 0 {
 		if opt.Keep {
 			return fmt.Errorf("cuda: Options.Keep of a partial reduction over no elements")
@@ -177,39 +161,14 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 		}
 		return nil
 	}
-	dp, err := up.alloc(uint64(len(desc) * 8))
+	op, err := d.axesPartials(up, fn, name, s, tasks, first, ks, ns, ss, offs, slots, gridX, W, keys, opt)
 	if err != nil {
 		return err
-	}
-	if err := driver.MemcpyHtoD(dp, unsafe.Pointer(&desc[0]), uint64(len(desc)*8)); err != nil {
-		return fmt.Errorf("upload task descriptors: %w", err)
 	}
 	outBytes := uint64(slots*pw) * 8
-	op, err := up.alloc(outBytes)
-	if err != nil {
-		return err
-	}
-	if opt.Poison {
-		if err := driver.MemsetD32Async(op, math.MaxUint32, outBytes/4, d.stream); err != nil {
-			return err
-		}
-	}
-	grid := [3]uint32{uint32(gridX), uint32(len(tasks)), 1}
-	block := [3]uint32{BlockSize, 1, 1}
-	descArg, outArg := uint64(dp), uint64(op)
-	params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
-	t0 := time.Now()
-	lerr := fn.Launch(grid, block, 0, d.stream, params)
-	if lerr == nil {
-		lerr = d.stream.Synchronize()
-	}
-	if lerr != nil {
-		return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, len(tasks), lerr)
-	}
-	Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], len(tasks), tasks[0].Dims, float64(time.Since(t0).Microseconds())/1e3)
 	if opt.Keep {
 		// One slice per kept element (keepsPartials): the slots are the values. The output
-		// buffer, allocated last, stays; inputs and descriptors go.
+		// buffer, allocated last (axesPartials), stays; inputs and descriptors go.
 		up.bufs = up.bufs[:len(up.bufs)-1]
 		res.kept = append(res.kept, op)
 		for k := range tasks {
@@ -250,6 +209,61 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 	close(next)
 	wg.Wait()
 	return nil
+}
+
+// axesPartials runs one launch of a partial reduction over tasks (numbered from first, gridX
+// above 0), its buffers taken from up, and returns where the partials are (slots of
+// s.Reduce.words() words, task ti's from slot offs[ti]).
+func (d *Device) axesPartials(up *uploads, fn driver.Function, name string, s *Spec, tasks []Task, first int,
+	ks, ns, ss []int64, offs map[int]int64, slots, gridX int64, W int, keys map[int]uint64, opt Options) (driver.DevicePtr, error) {
+	R, L := s.Rank, s.Leaves()
+	pw := int64(s.Reduce.words())
+	desc := make([]uint64, W*len(tasks))
+	for k := range tasks {
+		ti := first + k
+		t := &tasks[k]
+		w := desc[k*W : (k+1)*W]
+		for j, dim := range t.Dims {
+			w[j] = uint64(dim)
+		}
+		w[R], w[R+1], w[R+2], w[R+3] = uint64(ks[ti]), uint64(ns[ti]), uint64(ss[ti]), uint64(offs[ti])
+		for l := 0; l < L; l++ {
+			if err := up.leaf(w[R+4+l*(R+2):], t, l, keys); err != nil {
+				return 0, err
+			}
+		}
+	}
+	dp, err := up.alloc(uint64(len(desc) * 8))
+	if err != nil {
+		return 0, err
+	}
+	if err := driver.MemcpyHtoD(dp, unsafe.Pointer(&desc[0]), uint64(len(desc)*8)); err != nil {
+		return 0, fmt.Errorf("upload task descriptors: %w", err)
+	}
+	outBytes := uint64(slots*pw) * 8
+	op, err := up.alloc(outBytes)
+	if err != nil {
+		return 0, err
+	}
+	if opt.Poison {
+		if err := driver.MemsetD32Async(op, math.MaxUint32, outBytes/4, d.stream); err != nil {
+			return 0, err
+		}
+	}
+	grid := [3]uint32{uint32(gridX), uint32(len(tasks)), 1}
+	block := [3]uint32{BlockSize, 1, 1}
+	descArg, outArg := uint64(dp), uint64(op)
+	params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
+	t0 := time.Now()
+	lerr := fn.Launch(grid, block, 0, d.stream, params)
+	if lerr == nil {
+		lerr = d.stream.Synchronize()
+	}
+	if lerr != nil {
+		return 0, fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, len(tasks), lerr)
+	}
+	Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], len(tasks), tasks[0].Dims, float64(time.Since(t0).Microseconds())/1e3)
+	return op, nil
 }
 
 // collectAxes combines, for each of k kept elements, its sl slices' partials (slot
