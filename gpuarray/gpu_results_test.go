@@ -554,7 +554,7 @@ func TestLazyProductRecognized(t *testing.T) {
 		if err := c.p.Err(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		a, b, ok := lazyProduct(c.p.n)
+		a, b, ok := lazyProduct(c.p.n, false)
 		if ok != c.want {
 			t.Fatalf("%s: lazyProduct %v, want %v", c.name, ok, c.want)
 		}
@@ -562,9 +562,24 @@ func TestLazyProductRecognized(t *testing.T) {
 			t.Fatalf("%s: operands %p and %p, want x (%p) and y (%p)", c.name, a, b, x.n, c.b.n)
 		}
 	}
+	// The call node a later stage reads has one column chunk: it is a product whose values
+	// are read row-major (anyChunks), not a root with matmulOnDevice's chunks.
+	call := rechunkOf(MatMul(x, y).n)
+	if call.Kind != expr.KCall {
+		t.Fatalf("rechunkOf(MatMul(x, y)) is a %v, want the call", call.Kind)
+	}
+	if _, _, ok := lazyProduct(call, false); ok {
+		t.Fatal("the call node of MatMul(x, y) has one column chunk, not y's four")
+	}
+	if a, b, ok := lazyProduct(call, true); !ok || a != x.n || b != y.n {
+		t.Fatalf("the call node read row-major: %v", ok)
+	}
 	// On the CPU a lazy product is a call stage as before.
-	if p, err := productOnGPU(computeConfig{sched: &threadScheduler{}}, MatMul(x, y).n); p != nil || err != nil {
+	if p, err := productOnGPU(computeConfig{sched: &threadScheduler{}}, MatMul(x, y).n, true); p != nil || err != nil {
 		t.Fatalf("productOnGPU with CPU threads: %v, %v", p, err)
+	}
+	if _, ok, err := productValues(computeConfig{sched: &threadScheduler{}}, call); ok || err != nil {
+		t.Fatalf("productValues with CPU threads: %v, %v", ok, err)
 	}
 }
 
@@ -615,5 +630,29 @@ func TestGPULazyProductOnDevice(t *testing.T) {
 	two, err := ComputeAll(p, p, OnGPU())
 	if err != nil || two[0] != two[1] {
 		t.Fatalf("ComputeAll(p, p): %v", err)
+	}
+
+	// A product that a later stage reads: its values are those of MatMul with OnGPU, and the
+	// fused kernel after it gives the bits it gives on that held product.
+	lazy := p.Mul(2).Sub(3)
+	c, err := lazy.Compute(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.Path(), "matmul on cuBLAS") || strings.Contains(c.Path(), "host") {
+		t.Fatalf("2 x y - 3: path %q", c.Path())
+	}
+	got, err := c.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := MatMul(x, y, OnGPU()).Mul(2).Sub(3).ToSlice(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("2 x y - 3 [%d]: lazy %v, on MatMul with OnGPU %v", i, got[i], want[i])
+		}
 	}
 }
