@@ -75,6 +75,7 @@ func Devices() ([]DeviceInfo, error) {
 type Device struct {
 	Info   DeviceInfo
 	jobs   chan func()
+	ctx    driver.Context // the primary context, current on the device goroutine
 	stream driver.Stream
 	pool   *Pool
 	lib    *library
@@ -154,6 +155,7 @@ func (d *Device) loop(ready chan<- error) {
 		ctx, err = dev.PrimaryCtxRetain()
 	}
 	if err == nil {
+		d.ctx = ctx
 		err = driver.SetCurrent(ctx)
 	}
 	if err == nil {
