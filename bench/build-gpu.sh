@@ -16,6 +16,8 @@ CGO_ENABLED=0 go test -c -o .devcarry/gpuarray.test ./gpuarray
 CGO_ENABLED=0 go test -c -o .devcarry/blas.test ./gpuarray/cuda/blas
 CGO_ENABLED=0 go test -c -o .devcarry/cufft.test ./gpuarray/cuda/cufft
 CGO_ENABLED=0 go test -c -o .devcarry/devsort.test ./gpuarray/cuda/devsort
+# The cluster's GPU worker tests start workers from .devcarry/gpunotes; like it, they link NVML.
+go test -c -o .devcarry/cluster.test ./cluster || echo "warning: cluster.test not built; bench/gpu.sh test skips the GPU worker tests"
 # The cluster tests start gpunotes workers on the GPUs (NVML through cgo, as the main binary).
 go test -c -o .devcarry/cluster.test ./cluster
 git rev-parse --short HEAD >.devcarry/COMMIT

@@ -56,6 +56,11 @@ if [[ $mode == test || $mode == all ]]; then
 		GPUNOTES_GPU_TESTS=1 $C/devsort.test -test.v -test.count=1 -test.timeout=300s 2>&1 | tee -a "$OUT/test.log" | grep -E '^(--- |PASS|FAIL|ok)|Error|error'
 		[[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 	fi
+	if [[ -x $C/cluster.test && -x $C/gpunotes ]]; then
+		# A LocalCUDA with one GPU worker (the gpunotes binary): persisted chunks on its device.
+		GPUNOTES_GPU_TESTS=1 GPUNOTES_BIN=$PWD/$C/gpunotes $C/cluster.test -test.v -test.count=1 -test.run 'GPUWorker' -test.timeout=300s 2>&1 | tee -a "$OUT/test.log" | grep -E '^(--- |PASS|FAIL|ok)|Error|error'
+		[[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+	fi
 	echo "GPU tests passed: $(grep -c -- '^--- PASS' "$OUT/test.log"), failed: $(grep -c -- '^--- FAIL' "$OUT/test.log"), skipped: $(grep -c -- '^--- SKIP' "$OUT/test.log")"
 fi
 if [[ $mode == bench || $mode == all ]]; then

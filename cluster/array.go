@@ -34,9 +34,6 @@ func executeChunks(ctx context.Context, spec []byte, inputs []any, onGPU bool) (
 	if err := gob.NewDecoder(bytes.NewReader(spec)).Decode(&ts); err != nil {
 		return nil, fmt.Errorf("decode chunk tasks: %w", err)
 	}
-	if err := fillRefs(ts, inputs); err != nil {
-		return nil, fmt.Errorf("persisted inputs: %w", err)
-	}
 	if len(ts) == 0 {
 		return []*plan.Output{}, nil
 	}
@@ -48,12 +45,18 @@ func executeChunks(ctx context.Context, spec []byte, inputs []any, onGPU bool) (
 			if err != nil {
 				return nil, fmt.Errorf("open this worker's GPU: %w", err)
 			}
+			if err := fillRefs(ts, inputs, d); err != nil {
+				return nil, fmt.Errorf("persisted inputs: %w", err)
+			}
 			return cuda.RunPlan(ctx, []*cuda.Device{d}, ts)
 		}
 		// Never silently: the worker's log says which kernel ran on the host and why, and so
 		// do the outputs, which the client reports in the cell and in Path.
 		fallback = err.Error()
 		fmt.Fprintf(os.Stderr, "gpunotes worker: warning: host fallback: %d chunk(s) of a kernel of shape %v run on the CPU: %v\n", len(ts), ts[0].Kernel.Shape, err)
+	}
+	if err := fillRefs(ts, inputs, nil); err != nil {
+		return nil, fmt.Errorf("persisted inputs: %w", err)
 	}
 	outs := make([]*plan.Output, len(ts))
 	errs := make([]error, len(ts))

@@ -198,10 +198,7 @@ func (w *worker) fetchInputs(ctx context.Context, t *taskMsg) (int64, []string, 
 		if t.Deps[k] != nil {
 			continue
 		}
-		w.mu.Lock()
-		_, here := w.store[k]
-		w.mu.Unlock()
-		if !here {
+		if !w.store.has(k) {
 			byPeer[addr] = append(byPeer[addr], k)
 		}
 	}

@@ -38,6 +38,8 @@ type Options struct {
 	// limit. Default: the machine's memory divided among the workers.
 	MemoryLimit string
 	// DeviceMemoryLimit is the share of a GPU's memory its workers may use (default "80%").
+	// Persisted chunks a GPU worker holds on its device may take 60% of it; beyond, the least
+	// recently used go to host memory (and from there to disk under MemoryLimit).
 	DeviceMemoryLimit string
 	// WorkersPerGPU splits each GPU into that many virtual GPUs: the workers share it, each with
 	// 1/N of the device memory limit. MPS is used when its daemon runs.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -48,6 +50,7 @@ func (c *Client) Keep(ctx context.Context, tasks []*plan.Task, done func(n int))
 			return nil, err
 		}
 		t.key = c.s.newKey("persist")
+		t.spec.Keep = true
 		ts[i] = t
 	}
 	if err := c.s.add(ts); err != nil {
@@ -115,6 +118,15 @@ func (k *keptChunk) Fetch(ctx context.Context) (dtype.Slice, error) {
 	return outs[0].Data, nil
 }
 
+// HostFallback says why the GPU worker that computed the chunk ran it on its CPU ("" when it
+// did not, or the chunk is being computed again).
+func (k *keptChunk) HostFallback() string {
+	mu := k.f.c.s.locker()
+	mu.Lock()
+	defer mu.Unlock()
+	return k.f.t.fallback
+}
+
 // Release drops the chunk from its worker.
 func (k *keptChunk) Release() {
 	keptMu.Lock()
@@ -177,8 +189,10 @@ func (c *Client) holderOf(t *plan.Task) string {
 }
 
 // fillRefs gives the blocks of ts that read kept chunks their values: inputs[i] is the
-// result of the i-th distinct Ref in order of appearance (see chunkTask).
-func fillRefs(ts []*plan.Task, inputs []any) error {
+// result of the i-th distinct Ref in order of appearance (see chunkTask). A chunk held in the
+// memory of d (the GPU that runs ts; nil: the CPU) is read there in place (plan.Held); other
+// device-held chunks are copied to the host.
+func fillRefs(ts []*plan.Task, inputs []any, d *cuda.Device) error {
 	at := map[string]int{}
 	for _, t := range ts {
 		for j := range t.Inputs {
@@ -194,7 +208,22 @@ func fillRefs(ts []*plan.Task, inputs []any) error {
 			if i >= len(inputs) {
 				return fmt.Errorf("chunk %d reads %s: %d inputs given", t.Index, b.Ref, len(inputs))
 			}
-			outs, ok := inputs[i].([]*plan.Output)
+			in := inputs[i]
+			if c, ok := in.(*devChunk); ok {
+				if expr.Size(c.shape) != expr.Size(b.Shape) {
+					return fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, expr.Size(c.shape), expr.Size(b.Shape))
+				}
+				if heldBlock(t, j, c, d) {
+					b.Held, b.Data, b.Ref = &plan.Held{Device: d.Info.Index, Ptr: uintptr(c.ptr)}, dtype.Slice{}, ""
+					continue
+				}
+				v, err := c.Host()
+				if err != nil {
+					return fmt.Errorf("chunk %d reads %s: %w", t.Index, b.Ref, err)
+				}
+				in = v
+			}
+			outs, ok := in.([]*plan.Output)
 			if !ok || len(outs) != 1 {
 				return fmt.Errorf("chunk %d reads %s: a %T, not one chunk", t.Index, b.Ref, inputs[i])
 			}

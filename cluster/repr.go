@@ -30,8 +30,9 @@ type WorkerInfo struct {
 	MemoryLimit       uint64
 	DeviceMemoryLimit uint64
 	RSS               uint64
-	Stored            uint64
-	Spilled           uint64
+	Stored            uint64 // bytes of results held in host memory
+	Spilled           uint64 // bytes of results spilled to disk
+	DeviceStored      uint64 // bytes of results held in device memory (GPU workers' persisted chunks)
 	GPUMemUsed        uint64
 	GPUUtil           int // percent; -1 when unknown
 	Processing        int // tasks sent to it and not finished
@@ -56,7 +57,7 @@ func (s *scheduler) workerInfo() []WorkerInfo {
 			Name: w.info.Name, Address: w.addr, PID: w.info.PID, Host: w.info.Host,
 			GPU: w.info.GPU, GPUName: w.info.GPUName, GPULabel: w.info.GPULabel, NThreads: w.info.NThreads,
 			MemoryLimit: w.info.MemoryLimit, DeviceMemoryLimit: w.info.DeviceMemoryLimit,
-			RSS: w.stats.RSS, Stored: w.stats.Stored, Spilled: w.stats.Spilled,
+			RSS: w.stats.RSS, Stored: w.stats.Stored, Spilled: w.stats.Spilled, DeviceStored: w.stats.Device,
 			GPUMemUsed: w.stats.GPUMemUsed, GPUUtil: w.stats.GPUUtil,
 			Processing: len(w.processing), InMemory: len(w.memory),
 			TasksDone: w.stats.TasksDone, TasksErred: w.stats.TasksErred,
@@ -100,8 +101,8 @@ func (c *Client) HTML() string {
 }
 
 func writeWorkersText(b *strings.Builder, ws []WorkerInfo) {
-	fmt.Fprintf(b, "%-12s %-22s %-8s %-24s %-16s %-8s %-7s %-20s %-10s\n",
-		"name", "address", "pid", "gpu", "gpu mem", "util", "tasks", "host mem", "spilled")
+	fmt.Fprintf(b, "%-12s %-22s %-8s %-24s %-16s %-8s %-7s %-20s %-10s %s\n",
+		"name", "address", "pid", "gpu", "gpu mem", "util", "tasks", "host mem", "spilled", "results device/host/disk")
 	for _, w := range ws {
 		gpu, mem, util := "-", "-", "-"
 		if w.GPU != "" {
@@ -111,10 +112,20 @@ func writeWorkersText(b *strings.Builder, ws []WorkerInfo) {
 				util = fmt.Sprintf("%d%%", w.GPUUtil)
 			}
 		}
-		fmt.Fprintf(b, "%-12s %-22s %-8d %-24s %-16s %-8s %-7s %-20s %-10s\n", w.Name, strings.TrimPrefix(w.Address, "tcp://"),
+		fmt.Fprintf(b, "%-12s %-22s %-8d %-24s %-16s %-8s %-7s %-20s %-10s %s\n", w.Name, strings.TrimPrefix(w.Address, "tcp://"),
 			w.PID, gpu, mem, util, fmt.Sprintf("%d/%d", w.Processing, w.InMemory),
-			formatBytes(w.RSS)+"/"+limitText(w.MemoryLimit), formatBytes(w.Spilled))
+			formatBytes(w.RSS)+"/"+limitText(w.MemoryLimit), formatBytes(w.Spilled), w.results(" / "))
 	}
+}
+
+// results says where the worker's results are: bytes in device memory (— on a CPU worker),
+// host memory and on disk.
+func (w WorkerInfo) results(sep string) string {
+	dev := "—"
+	if w.GPU != "" {
+		dev = formatBytes(w.DeviceStored)
+	}
+	return dev + sep + formatBytes(w.Stored) + sep + formatBytes(w.Spilled)
 }
 
 func limitText(b uint64) string {
@@ -151,7 +162,7 @@ func ago(t time.Time) string {
 func workersHTML(ws []WorkerInfo) string {
 	var b strings.Builder
 	b.WriteString(`<table style="font-size:12px;border-collapse:collapse"><thead><tr>`)
-	for _, h := range []string{"Name", "Address", "PID", "GPU", "Device", "GPU memory", "GPU util", "Tasks (processing / in memory)", "Done", "Host memory", "Spilled", "Restarts", "Last seen"} {
+	for _, h := range []string{"Name", "Address", "PID", "GPU", "Device", "GPU memory", "GPU util", "Tasks (processing / in memory)", "Done", "Host memory", "Spilled", "Results (device / host / disk)", "Restarts", "Last seen"} {
 		fmt.Fprintf(&b, `<th style="text-align:left;padding:2px 6px">%s</th>`, h)
 	}
 	b.WriteString(`</tr></thead><tbody>`)
@@ -173,7 +184,7 @@ func workersHTML(ws []WorkerInfo) string {
 			"<b>" + htmlEscape(w.Name) + "</b>", "<code>" + htmlEscape(w.Address) + "</code>", fmt.Sprint(w.PID),
 			gpu, dev, mem, util, fmt.Sprintf("%d / %d", w.Processing, w.InMemory), fmt.Sprint(w.TasksDone),
 			formatBytes(w.RSS) + " / " + limitText(w.MemoryLimit) + bar(w.RSS, w.MemoryLimit),
-			formatBytes(w.Spilled), restarts, ago(w.LastSeen),
+			formatBytes(w.Spilled), w.results(" / "), restarts, ago(w.LastSeen),
 		}
 		b.WriteString("<tr>")
 		for _, c := range cells {

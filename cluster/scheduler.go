@@ -68,6 +68,7 @@ type task struct {
 	maxRetries int
 	size       int64
 	typ        string
+	fallback   string // a kept chunk a GPU worker computed on its CPU: why
 	err        error
 	changed    chan struct{}
 	refs       int  // futures and unfinished dependents holding the result
@@ -506,7 +507,7 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 			return
 		}
 		if f.Op == "done" {
-			t.state, t.worker, t.size, t.typ = StateMemory, w, f.Size, f.Type
+			t.state, t.worker, t.size, t.typ, t.fallback = StateMemory, w, f.Size, f.Type, f.Fallback
 			w.memory[t.key] = t
 			s.done++
 			for _, d := range t.dependents {

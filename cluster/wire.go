@@ -33,6 +33,8 @@ type frame struct {
 	Trace  string
 	Stats  *workerStats
 	Reason string
+	// Fallback, on a done frame of a kept chunk, says why a GPU worker computed it on its CPU.
+	Fallback string
 	// Start and Stop bound a task's run on its worker (unix nanoseconds, the worker's clock);
 	// FetchBytes and FetchNanos are the inputs it fetched from peers and how long that took.
 	Start, Stop            int64
@@ -91,6 +93,8 @@ type taskSpec struct {
 	Args   []arg  // call: arguments
 	Chunk  []byte // chunk: the encoded gpuarray task
 	Inputs []string
+	// Keep marks a persisted chunk (chunk): a GPU worker keeps its result in device memory.
+	Keep bool
 }
 
 // arg is one argument: a value, or a reference to another task's result.
@@ -104,6 +108,7 @@ type workerStats struct {
 	RSS          uint64
 	Stored       uint64 // bytes of results held in memory
 	Spilled      uint64 // bytes of results spilled to disk
+	Device       uint64 // bytes of results a GPU worker holds in device memory
 	Processing   int
 	InMemory     int
 	GPUMemUsed   uint64

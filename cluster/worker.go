@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/cluster/gpuinfo"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 )
 
 // Evaluator runs shipped source on a worker. Call evaluates src once (implementations cache it
@@ -221,12 +221,14 @@ func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evalua
 		dir = os.TempDir()
 	}
 	w := &worker{
-		cfg: cfg, sec: sec, ev: ev, l: l, store: map[string]*stored{}, running: map[string]context.CancelFunc{},
+		cfg: cfg, sec: sec, ev: ev, l: l, running: map[string]context.CancelFunc{},
 		spillDir: filepath.Join(dir, fmt.Sprintf("gpunotes-worker-%s-%d", sanitize(cfg.Name), os.Getpid())),
 		start:    time.Now(),
 	}
+	w.store = newWorkerStore(cfg, w.spillDir)
 	w.cond = sync.NewCond(&w.mu)
 	defer os.RemoveAll(w.spillDir)
+	defer w.store.close()
 	if sec != nil {
 		go w.serveData(tls.NewListener(dln, sec.serve))
 	} else {
@@ -245,13 +247,6 @@ func sanitize(s string) string {
 	}, s)
 }
 
-type stored struct {
-	b       *blob
-	size    uint64
-	path    string // set when spilled to disk
-	touched time.Time
-}
-
 // workerTLS are a worker's TLS configurations: toward the scheduler, serving its data port,
 // and fetching from peers' data ports.
 type workerTLS struct{ sched, serve, fetch *tls.Config }
@@ -265,9 +260,7 @@ type worker struct {
 	cond     *sync.Cond
 	queue    []*taskMsg
 	running  map[string]context.CancelFunc
-	store    map[string]*stored
-	inMem    uint64
-	spilled  uint64
+	store    *store
 	done     int64
 	erred    int64
 	closing  bool
@@ -343,11 +336,9 @@ func (w *worker) handle(f *frame) {
 		}
 		_ = w.l.send(r)
 	case "release":
-		w.mu.Lock()
 		for _, k := range f.Keys {
-			w.drop(k)
+			w.store.drop(k)
 		}
-		w.mu.Unlock()
 	case "cancel":
 		w.mu.Lock()
 		if c := w.running[f.Key]; c != nil {
@@ -377,45 +368,7 @@ func (w *worker) handle(f *frame) {
 	}
 }
 
-// drop forgets a stored result; the caller holds w.mu.
-func (w *worker) drop(k string) {
-	s := w.store[k]
-	if s == nil {
-		return
-	}
-	if s.path != "" {
-		_ = os.Remove(s.path)
-		w.spilled -= s.size
-	} else {
-		w.inMem -= s.size
-	}
-	delete(w.store, k)
-}
-
-func (w *worker) load(k string) (*blob, error) {
-	w.mu.Lock()
-	s := w.store[k]
-	if s == nil {
-		w.mu.Unlock()
-		return nil, fmt.Errorf("no result %s on this worker", k)
-	}
-	s.touched = time.Now()
-	if s.b != nil {
-		b := s.b
-		w.mu.Unlock()
-		return b, nil
-	}
-	path := s.path
-	w.mu.Unlock()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read spilled %s: %w", k, err)
-	}
-	if len(data) < 1 {
-		return nil, fmt.Errorf("read spilled %s: empty file", k)
-	}
-	return &blob{Enc: data[0], Data: data[1:]}, nil
-}
+func (w *worker) load(k string) (*blob, error) { return w.store.blob(k) }
 
 func (w *worker) runner(ctx context.Context) {
 	for {
@@ -461,53 +414,40 @@ func (w *worker) runTask(ctx context.Context, t *taskMsg) {
 			Start: start.UnixNano(), Stop: stop.UnixNano()})
 		return
 	}
-	b, err := encodeValue(v)
-	if err != nil {
-		_ = w.l.send(&frame{Op: "erred", Key: t.Key, Err: fmt.Sprintf("result cannot be sent: %v", err)})
-		return
+	var size uint64
+	typ := fmt.Sprintf("%T", v)
+	note := hostNote(t, v)
+	if dv, ok := v.(devValue); ok {
+		size, typ = dv.Bytes(), "[]*plan.Output"
+		w.store.putDev(t.Key, dv)
+	} else {
+		b, err := encodeValue(v)
+		if err != nil {
+			_ = w.l.send(&frame{Op: "erred", Key: t.Key, Err: fmt.Sprintf("result cannot be sent: %v", err)})
+			return
+		}
+		size = uint64(len(b.Data))
+		w.store.putBlob(t.Key, b)
 	}
-	size := uint64(len(b.Data))
 	w.mu.Lock()
-	w.store[t.Key] = &stored{b: b, size: size, touched: time.Now()}
-	w.inMem += size
 	w.done++
-	w.spillLocked()
 	w.mu.Unlock()
-	_ = w.l.send(&frame{Op: "done", Key: t.Key, Size: int64(size), Type: fmt.Sprintf("%T", v),
+	_ = w.l.send(&frame{Op: "done", Key: t.Key, Size: int64(size), Type: typ, Fallback: note,
 		Start: start.UnixNano(), Stop: stop.UnixNano(), FetchBytes: fetched, FetchNanos: fetchDur.Nanoseconds()})
 }
 
-// spillLocked writes the least recently used results to disk while results in memory exceed
-// 60% of the memory limit.
-func (w *worker) spillLocked() {
-	limit := w.cfg.MemoryLimit * 6 / 10
-	if w.cfg.MemoryLimit == 0 || w.inMem <= limit {
-		return
+// newWorkerStore makes a worker's result store: results in host memory spill to disk beyond
+// 60% of its memory limit, as do a GPU worker's device-held results to host memory beyond 60%
+// of its device memory limit (the rest is room for the tasks' own buffers).
+func newWorkerStore(cfg WorkerConfig, dir string) *store {
+	st := newStore(cfg.DeviceMemoryLimit*6/10, cfg.MemoryLimit*6/10, dir)
+	st.logf = func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "gpunotes worker %s: warning: "+format+"\n", append([]any{cfg.Name}, args...)...)
 	}
-	keys := make([]string, 0, len(w.store))
-	for k, s := range w.store {
-		if s.b != nil {
-			keys = append(keys, k)
-		}
+	if cfg.GPU != "" {
+		st.upload = uploadChunk
 	}
-	sort.Slice(keys, func(i, j int) bool { return w.store[keys[i]].touched.Before(w.store[keys[j]].touched) })
-	if err := os.MkdirAll(w.spillDir, 0o700); err != nil {
-		return
-	}
-	for _, k := range keys {
-		if w.inMem <= limit {
-			break
-		}
-		s := w.store[k]
-		path := filepath.Join(w.spillDir, sanitize(k)+".bin")
-		data := append([]byte{s.b.Enc}, s.b.Data...)
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			return
-		}
-		s.b, s.path = nil, path
-		w.inMem -= s.size
-		w.spilled += s.size
-	}
+	return st
 }
 
 // exec runs a task, turning a panic into an error with the worker's stack.
@@ -518,15 +458,22 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 			trace = string(debug.Stack())
 		}
 	}()
+	onGPU := w.cfg.GPU != ""
+	var unpins []func()
+	defer func() {
+		for _, f := range unpins {
+			f()
+		}
+	}()
+	// resolve returns a dependency's value; a GPU worker's chunk tasks get the device-held
+	// ones as they are, to read in place.
 	resolve := func(ref string) (any, error) {
 		if b := t.Deps[ref]; b != nil {
 			return decodeValue(b)
 		}
-		b, err := w.load(ref)
-		if err != nil {
-			return nil, err
-		}
-		return decodeValue(b)
+		v, done, err := w.store.value(ref, onGPU && t.Spec.Kind == "chunk")
+		unpins = append(unpins, done)
+		return v, err
 	}
 	switch t.Spec.Kind {
 	case "call":
@@ -588,7 +535,20 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 				return nil, "", fmt.Errorf("input %d: %w", i, err)
 			}
 		}
-		v, err := run(ctx, t.Spec.Chunk, inputs, w.cfg.GPU != "")
+		runOnce := func() (any, error) {
+			if t.Spec.Keep && onGPU {
+				return keepOnDevice(ctx, t.Spec.Chunk, inputs)
+			}
+			return run(ctx, t.Spec.Chunk, inputs, onGPU)
+		}
+		v, err := runOnce()
+		if onGPU && errors.Is(err, cuda.ErrOutOfMemory) {
+			// Kept chunks this task does not read make room in host memory, once.
+			if freed := w.store.makeRoom(); freed > 0 {
+				w.store.logf("out of GPU memory: %s of kept results moved to host memory; running the task again", formatBytes(freed))
+				v, err = runOnce()
+			}
+		}
 		return v, "", err
 	}
 	return nil, "", fmt.Errorf("unknown task kind %q", t.Spec.Kind)
@@ -598,10 +558,11 @@ func (w *worker) reportStats(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
+		ss := w.store.stats()
 		w.mu.Lock()
 		st := &workerStats{
-			RSS: rss(), Stored: w.inMem, Spilled: w.spilled, Processing: len(w.running) + len(w.queue),
-			InMemory: len(w.store), TasksDone: w.done, TasksErred: w.erred,
+			RSS: rss(), Stored: ss.Host, Spilled: ss.Disk, Device: ss.Device, Processing: len(w.running) + len(w.queue),
+			InMemory: ss.Count, TasksDone: w.done, TasksErred: w.erred,
 			Goroutines: runtime.NumGoroutine(), UptimeMillis: time.Since(w.start).Milliseconds(), GPUUtil: -1,
 		}
 		w.mu.Unlock()

@@ -44,8 +44,9 @@ type placeBytes struct {
 // Persist computes the array once and keeps its chunks where they were computed: in host
 // memory (the CPU schedulers), in a GPU's memory (OnGPU; spread over several with OnGPUs, row
 // chunks dealt round-robin), or on a cluster's workers (On(c): each chunk stays on the worker
-// that computed it, spilling to disk under memory pressure as worker results do; GPU workers
-// keep them in host memory too, and upload them for each task that reads them). Later
+// that computed it: a GPU worker keeps them in its device memory, where its kernels read them
+// in place, and under pressure its least recently used chunks go to host memory, then to
+// disk, coming back on use). Later
 // computations that read the result run where its chunks are (a cluster worker holding a
 // chunk runs the tasks that read it; a GPU's fused kernels read chunks held there in place).
 // A chunk lost with a cluster worker is computed again from the graph. Release frees the
@@ -133,6 +134,12 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	if gc, ok := buf.(*gpuChunks); ok && gc.hostRun {
 		out.path = "persisted on " + gc.Where() + "; computed on the host and uploaded (the GPU code generator does not express this kernel)"
 		fmt.Fprintln(os.Stderr, "gpuarray: warning: "+out.path)
+	}
+	if kc, ok := buf.(*keptChunks); ok {
+		if n, why := kc.hostFallbacks(); n > 0 {
+			out.path = fmt.Sprintf("persisted on %s; %d of %d chunks computed on a GPU worker's CPU (host fallback: %s)", kc.Where(), n, len(kc.kept), why)
+			fmt.Fprintln(os.Stderr, "gpuarray: warning: "+out.path)
+		}
 	}
 	return out
 }
@@ -553,6 +560,24 @@ func newKeptChunks(k plan.Keeper, n *expr.Node, tasks []*plan.Task, kept []plan.
 		}
 	}, slices.Clone(kept))
 	return c
+}
+
+// hostFallbacks counts the chunks that a GPU worker computed on its CPU, and says why the
+// first was (Kept values with a HostFallback method: the cluster's).
+func (c *keptChunks) hostFallbacks() (n int, why string) {
+	for _, k := range c.kept {
+		hf, ok := k.(interface{ HostFallback() string })
+		if !ok {
+			continue
+		}
+		if w := hf.HostFallback(); w != "" {
+			if n == 0 {
+				why = w
+			}
+			n++
+		}
+	}
+	return n, why
 }
 
 // Where says the chunks are on a cluster's workers, and on how many.

@@ -55,7 +55,7 @@ func TestPTXCurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, sym := range []string{".entry gpn_sort_keys", ".entry gpn_radix_hist64", ".entry gpn_radix_scan", ".entry gpn_radix_scatter64k", ".entry gpn_sort_out"} {
+		for _, sym := range []string{".entry gpn_radix_upfront64", ".entry gpn_radix_tile64kx", ".entry gpn_radix_tile64k", ".entry gpn_radix_tile32x", ".entry gpn_radix_tile32", ".entry gpn_sort_lines64", ".entry gpn_sort_out"} {
 			if !strings.Contains(string(sp), sym) {
 				t.Errorf("sort_%s.ptx lacks %q", fl, sym)
 			}

@@ -6,18 +6,21 @@
 // never call into it, so it need not be linked with them, and lib.cu stays untouched.
 //
 // The host (package gpuarray/cuda/devsort) drives it:
-//  1. gpn_sort_keys maps each value to an unsigned key whose order is the sort's order (floats:
-//     sign-flipped bits, -0 as +0, every NaN as the largest key; descending: the key's
-//     complement) and numbers the elements 0..n-1 (their row-major position, the payload);
-//  2. 8-bit passes, least significant digit first: gpn_radix_hist counts each tile's digits,
-//     gpn_radix_scan turns the counts into each tile's start per digit, gpn_radix_scatter moves
-//     the keys (and payloads) there, stably;
+//  1. gpn_radix_upfront reads the values once: it counts the digits of every 8-bit pass of
+//     their keys (an unsigned key whose order is the sort's: floats' sign-flipped bits, -0 as
+//     +0, every NaN as the largest key; descending: the key's complement) and flags a NaN or
+//     -0; passes whose digit is the same for every key are left out;
+//  2. one kernel a pass, least significant digit first (gpn_radix_tile*: decoupled look-back,
+//     see "large tiles" below): the first reads the values and makes their keys (and numbers
+//     them: the payloads, their row-major positions), the others move keys (and payloads)
+//     stably; with keys alone (one line, values wanted, no NaN or -0, whose keys are shared
+//     with other bit patterns) the last writes the values themselves;
 //  3. with several lines, more passes over the line number of each payload (gpn_sort_segkeys),
 //     so that the lines come out one after another, each still in key order;
 //  4. gpn_sort_out writes each line's values (read back at their original position, so the
 //     bits of NaNs and zeros are kept) or their indices along the axis, all of them or the
-//     positions a quantile keeps; gpn_sort_unkeys inverts the keys directly when there is one
-//     line, no payload was needed (no NaN, no -0) and only the values are wanted.
+//     positions a quantile keeps (gpn_sort_unkeys, from the keys alone).
+// Lines of 64 to 2048 values are sorted one block each in shared memory (gpn_sort_lines*).
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -75,18 +78,47 @@ __device__ __forceinline__ u64 load_key(const void* x, u64 i, int type, u32* spe
   }
 }
 
-// gpn_sort_keys writes the keys of the n values of x (element type, key width of 32 or 64
-// bits: keys32 or keys64, the other null), complemented within mask for a descending sort,
-// numbers the elements in idx (unless null), and sets *special when a NaN or -0 was seen.
-extern "C" __global__ void gpn_sort_keys(u32* keys32, u64* keys64, u32* idx, const void* x, u64 n, int type, int desc, u64 mask, u32* special) {
-  u32 sp = 0;
-  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
-    u64 k = load_key(x, i, type, &sp);
-    if (desc) k ^= mask;
-    if (keys64) keys64[i] = k; else keys32[i] = (u32)k;
-    if (idx) idx[i] = (u32)i;
+// esize_of returns the bytes of a value of type.
+__device__ __forceinline__ int esize_of(int type) {
+  switch (type) {
+    case T_F64: case T_I64: case T_U64: return 8;
+    case T_F32: case T_I32: case T_U32: return 4;
+    case T_I16: case T_U16: return 2;
   }
-  if (__any_sync(0xFFFFFFFFu, sp) && (threadIdx.x & 31) == 0) atomicOr(special, 1u);
+  return 1;
+}
+
+// key_of returns the key of the value of type whose bits (zero-extended) are raw, as load_key.
+__device__ __forceinline__ u64 key_of(u64 raw, int type, u32* special) {
+  switch (type) {
+    case T_F64: return key_f64(__longlong_as_double((long long)raw), special);
+    case T_F32: return key_f32(__int_as_float((int)(u32)raw), special);
+    case T_I64: return raw ^ 0x8000000000000000ull;
+    case T_I32: return (u32)raw ^ 0x80000000u;
+    case T_I16: return (u32)(u16)raw ^ 0x8000u;
+    case T_I8: return (u32)(u8)raw ^ 0x80u;
+  }
+  return raw;
+}
+
+// store_value writes the value whose key (already uncomplemented) is k to out[i], as type.
+__device__ __forceinline__ void store_value(void* out, u64 i, u64 k, int type) {
+  switch (type) {
+    case T_F64: ((u64*)out)[i] = (k >> 63) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k; break;
+    case T_F32: {
+      const u32 b = (u32)k;
+      ((u32*)out)[i] = (b >> 31) ? (b & 0x7FFFFFFFu) : ~b;
+      break;
+    }
+    case T_I64: ((u64*)out)[i] = k ^ 0x8000000000000000ull; break;
+    case T_I32: ((u32*)out)[i] = (u32)k ^ 0x80000000u; break;
+    case T_I16: ((u16*)out)[i] = (u16)((u32)k ^ 0x8000u); break;
+    case T_I8: ((u8*)out)[i] = (u8)((u32)k ^ 0x80u); break;
+    case T_U64: ((u64*)out)[i] = k; break;
+    case T_U32: ((u32*)out)[i] = (u32)k; break;
+    case T_U16: ((u16*)out)[i] = (u16)k; break;
+    default: ((u8*)out)[i] = (u8)k; break;
+  }
 }
 
 // gpn_sort_unkeys writes the values whose keys are given (no NaN and no -0 among them): the
@@ -96,22 +128,7 @@ extern "C" __global__ void gpn_sort_unkeys(void* out, const u32* keys32, const u
     const u64 at = keep ? (u64)keep[i] : i;
     u64 k = keys64 ? keys64[at] : (u64)keys32[at];
     if (desc) k ^= mask;
-    switch (type) {
-      case T_F64: ((u64*)out)[i] = (k >> 63) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k; break;
-      case T_F32: {
-        const u32 b = (u32)k;
-        ((u32*)out)[i] = (b >> 31) ? (b & 0x7FFFFFFFu) : ~b;
-        break;
-      }
-      case T_I64: ((u64*)out)[i] = k ^ 0x8000000000000000ull; break;
-      case T_I32: ((u32*)out)[i] = (u32)k ^ 0x80000000u; break;
-      case T_I16: ((u16*)out)[i] = (u16)((u32)k ^ 0x8000u); break;
-      case T_I8: ((u8*)out)[i] = (u8)((u32)k ^ 0x80u); break;
-      case T_U64: ((u64*)out)[i] = k; break;
-      case T_U32: ((u32*)out)[i] = (u32)k; break;
-      case T_U16: ((u16*)out)[i] = (u16)k; break;
-      default: ((u8*)out)[i] = (u8)k; break;
-    }
+    store_value(out, i, k, type);
   }
 }
 
@@ -165,89 +182,6 @@ extern "C" __global__ void gpn_sort_out(void* out, const void* x, const u32* idx
 template <typename K>
 __device__ __forceinline__ u32 digit_of(K k, int shift) { return (u32)(k >> shift) & 255u; }
 
-// radix_hist counts the digits of the tile of block b into counts[d*nb + b]. Each warp counts
-// its elements in a row of its own; peers holding the same digit add once (their leader).
-template <typename K>
-__device__ __forceinline__ void radix_hist(const K* keys, u64 n, int shift, u32* counts, u32 nb) {
-  __shared__ u32 h[RWARPS][256];
-  u32* hf = &h[0][0];
-  for (int i = threadIdx.x; i < RWARPS * 256; i += RT) hf[i] = 0;
-  __syncthreads();
-  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const u64 base = (u64)blockIdx.x * RTILE + (u64)w * 32 * RIPT + lane;
-#pragma unroll
-  for (int r = 0; r < RIPT; ++r) {
-    const u64 i = base + r * 32;
-    const bool ok = i < n;
-    const u32 d = ok ? digit_of(keys[i], shift) : 0xFFFFFFFFu;
-    const u32 peers = __match_any_sync(0xFFFFFFFFu, d);
-    if (ok && lane == __ffs(peers) - 1) h[w][d] += __popc(peers);
-    __syncwarp();
-  }
-  __syncthreads();
-  const int t = threadIdx.x;
-  u32 s = 0;
-#pragma unroll
-  for (int k = 0; k < RWARPS; ++k) s += h[k][t];
-  counts[(u64)t * nb + blockIdx.x] = s;
-}
-
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_hist32(const u32* keys, u64 n, int shift, u32* counts, u32 nb) {
-  radix_hist<u32>(keys, n, shift, counts, nb);
-}
-
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_hist64(const u64* keys, u64 n, int shift, u32* counts, u32 nb) {
-  radix_hist<u64>(keys, n, shift, counts, nb);
-}
-
-#define SCAN_T 1024
-#define SCAN_I 8
-
-// gpn_radix_scan: block d scans counts[d*nb .. d*nb+nb) exclusively in place (each tile's
-// start among the elements of digit d) and writes the digit's total to totals[d].
-extern "C" __global__ void __launch_bounds__(SCAN_T) gpn_radix_scan(u32* counts, u32 nb, u32* totals) {
-  __shared__ u32 ws[SCAN_T / 32];
-  __shared__ u32 carry;
-  u32* c = counts + (u64)blockIdx.x * nb;
-  const int t = threadIdx.x, lane = t & 31, w = t >> 5;
-  if (t == 0) carry = 0;
-  __syncthreads();
-  for (u64 b0 = 0; b0 < nb; b0 += SCAN_T * SCAN_I) {
-    u32 v[SCAN_I];
-    u32 sum = 0;
-    const u64 i0 = b0 + (u64)t * SCAN_I;
-#pragma unroll
-    for (int k = 0; k < SCAN_I; ++k) {
-      v[k] = i0 + k < nb ? c[i0 + k] : 0;
-      sum += v[k];
-    }
-    u32 x = sum;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const u32 y = __shfl_up_sync(0xFFFFFFFFu, x, o);
-      if (lane >= o) x += y;
-    }
-    if (lane == 31) ws[w] = x;
-    __syncthreads();
-    u32 before = carry;
-    for (int k = 0; k < w; ++k) before += ws[k];
-    u32 total = 0;
-    if (t == SCAN_T - 1) {
-      for (int k = 0; k < SCAN_T / 32; ++k) total += ws[k];
-    }
-    u32 run = before + x - sum;
-#pragma unroll
-    for (int k = 0; k < SCAN_I; ++k) {
-      if (i0 + k < nb) c[i0 + k] = run;
-      run += v[k];
-    }
-    __syncthreads();
-    if (t == SCAN_T - 1) carry += total;
-    __syncthreads();
-  }
-  if (t == 0) totals[blockIdx.x] = carry;
-}
-
 // block_excl_scan returns the exclusive prefix sum of v over the RT threads of the block (all
 // of them call it), using ws (RWARPS words).
 __device__ __forceinline__ u32 block_excl_scan(u32 v, u32* ws) {
@@ -264,97 +198,6 @@ __device__ __forceinline__ u32 block_excl_scan(u32 v, u32* ws) {
   for (int k = 0; k < w; ++k) before += ws[k];
   __syncthreads();
   return before + x - v;
-}
-
-// radix_scatter moves the tile of block b to its place for the digit at shift, stably: each
-// element's rank among its tile's elements of the same digit comes from the warps' counts
-// (earlier warps, then earlier rounds of its warp, then lower lanes); the tile is ordered by
-// digit in shared memory first, so that the writes of a digit's run are contiguous.
-template <typename K, bool PAIRS>
-__device__ __forceinline__ void radix_scatter(const K* kin, const u32* vin, K* kout, u32* vout, u64 n, int shift, const u32* counts, const u32* totals, u32 nb) {
-  __shared__ u32 wc[RWARPS][256];
-  __shared__ u32 tstart[256];
-  __shared__ long long gdelta[256];
-  __shared__ u32 ws[RWARPS];
-  __shared__ K sk[RTILE];
-  __shared__ u32 sv[PAIRS ? RTILE : 1];
-  u32* wcf = &wc[0][0];
-  for (int i = threadIdx.x; i < RWARPS * 256; i += RT) wcf[i] = 0;
-  __syncthreads();
-  const int t = threadIdx.x, w = t >> 5, lane = t & 31;
-  const u64 tile0 = (u64)blockIdx.x * RTILE;
-  const u64 base = tile0 + (u64)w * 32 * RIPT + lane;
-  const u32 lt = (1u << lane) - 1u;
-  K key[RIPT];
-  u32 val[RIPT];
-  u32 rank[RIPT];
-#pragma unroll
-  for (int r = 0; r < RIPT; ++r) {
-    const u64 i = base + r * 32;
-    key[r] = i < n ? kin[i] : (K)0;
-    if (PAIRS) val[r] = i < n ? vin[i] : 0u;
-  }
-#pragma unroll
-  for (int r = 0; r < RIPT; ++r) {
-    const u64 i = base + r * 32;
-    const bool ok = i < n;
-    const u32 d = ok ? digit_of(key[r], shift) : 0xFFFFFFFFu;
-    const u32 peers = __match_any_sync(0xFFFFFFFFu, d);
-    const u32 pre = ok ? wc[w][d] : 0u;
-    __syncwarp();
-    if (ok && lane == __ffs(peers) - 1) wc[w][d] = pre + __popc(peers);
-    __syncwarp();
-    rank[r] = pre + __popc(peers & lt);
-  }
-  __syncthreads();
-  u32 s = 0;
-#pragma unroll
-  for (int k = 0; k < RWARPS; ++k) {
-    const u32 c = wc[k][t];
-    wc[k][t] = s;
-    s += c;
-  }
-  const u32 start = block_excl_scan(s, ws);
-  const u32 dbase = block_excl_scan(totals[t], ws);
-  tstart[t] = start;
-  gdelta[t] = (long long)dbase + (long long)counts[(u64)t * nb + blockIdx.x] - (long long)start;
-  __syncthreads();
-#pragma unroll
-  for (int r = 0; r < RIPT; ++r) {
-    const u64 i = base + r * 32;
-    if (i < n) {
-      const u32 d = digit_of(key[r], shift);
-      const u32 pos = tstart[d] + wc[w][d] + rank[r];
-      sk[pos] = key[r];
-      if (PAIRS) sv[pos] = val[r];
-    }
-  }
-  __syncthreads();
-  const u32 tn = (u32)min((u64)RTILE, n - tile0);
-  for (u32 i = t; i < tn; i += RT) {
-    const K k = sk[i];
-    const u64 dst = (u64)(gdelta[digit_of(k, shift)] + (long long)i);
-    kout[dst] = k;
-    if (PAIRS) vout[dst] = sv[i];
-  }
-}
-
-// One kernel per key width and payload: each instance's shared arrays are its own (two in
-// one kernel would add up past the static limit of 48 KiB).
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_scatter32(const u32* kin, const u32* vin, u32* kout, u32* vout, u64 n, int shift, const u32* counts, const u32* totals, u32 nb) {
-  radix_scatter<u32, true>(kin, vin, kout, vout, n, shift, counts, totals, nb);
-}
-
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_scatter32k(const u32* kin, u32* kout, u64 n, int shift, const u32* counts, const u32* totals, u32 nb) {
-  radix_scatter<u32, false>(kin, 0, kout, 0, n, shift, counts, totals, nb);
-}
-
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_scatter64(const u64* kin, const u32* vin, u64* kout, u32* vout, u64 n, int shift, const u32* counts, const u32* totals, u32 nb) {
-  radix_scatter<u64, true>(kin, vin, kout, vout, n, shift, counts, totals, nb);
-}
-
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_scatter64k(const u64* kin, u64* kout, u64 n, int shift, const u32* counts, const u32* totals, u32 nb) {
-  radix_scatter<u64, false>(kin, 0, kout, 0, n, shift, counts, totals, nb);
 }
 
 // ---- short lines: one block sorts a line in shared memory ----
@@ -458,150 +301,319 @@ extern "C" __global__ void __launch_bounds__(RT) gpn_sort_lines64(void* out, con
   line_sort<u64>(out, x, len, inner, type, desc, mask, keyBits, keep, klen, esize, arg);
 }
 
-// ---- one read per pass: counts of every pass up front, tile offsets by decoupled look-back ----
-
-// gpn_radix_counts adds the digit counts of every pass (passes of 8 bits from bit 0) of the n
-// keys into counts[pass*256 + digit], zeroed by the caller.
-template <typename K>
-__device__ __forceinline__ void radix_counts(const K* keys, u64 n, int passes, u32* counts) {
-  __shared__ u32 h[8][256];
-  u32* hf = &h[0][0];
-  for (int i = threadIdx.x; i < 8 * 256; i += RT) hf[i] = 0;
-  __syncthreads();
-  const int lane = threadIdx.x & 31;
-  for (u64 i0 = (u64)blockIdx.x * RTILE; i0 < n; i0 += (u64)gridDim.x * RTILE) {
-#pragma unroll
-    for (int r = 0; r < RIPT; ++r) {
-      const u64 i = i0 + (u64)r * RT + threadIdx.x;
-      const bool ok = i < n;
-      const K k = ok ? keys[i] : (K)0;
-      for (int p = 0; p < passes; ++p) {
-        const u32 d = ok ? digit_of(k, 8 * p) : 0xFFFFFFFFu;
-        const u32 peers = __match_any_sync(0xFFFFFFFFu, d);
-        if (ok && lane == __ffs(peers) - 1) atomicAdd(&h[p][d], (u32)__popc(peers));
-      }
-    }
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < passes * 256; i += RT) {
-    if (hf[i]) atomicAdd(&counts[i], hf[i]);
-  }
-}
-
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_counts32(const u32* keys, u64 n, int passes, u32* counts) {
-  radix_counts<u32>(keys, n, passes, counts);
-}
-
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_counts64(const u64* keys, u64 n, int passes, u32* counts) {
-  radix_counts<u64>(keys, n, passes, counts);
-}
-
+// Look-back status words of the passes (a tile and a digit each).
 #define LB_AGG 0x4000000000000000ull    // status: the tile's own count of the digit is there
 #define LB_PREFIX 0x8000000000000000ull // status: the count of the digit up to the tile's end
 #define LB_VALUE 0x3FFFFFFFFFFFFFFFull
 
-// radix_onesweep is radix_scatter without a histogram pass: each tile takes the next number
-// (tiles start in that order, so the tiles before it are running or done), publishes its
-// digit counts in status, and sums its predecessors' backwards until one that published its
-// inclusive prefix (decoupled look-back); the digit bases come from the up-front counts.
-template <typename K, bool PAIRS>
-__device__ __forceinline__ void radix_onesweep(const K* kin, const u32* vin, K* kout, u32* vout, u64 n, int shift, const u32* counts, u64* status, u32* next) {
-  __shared__ u32 wc[RWARPS][256];
-  __shared__ u32 tstart[256];
-  __shared__ long long gdelta[256];
-  __shared__ u32 ws[RWARPS];
-  __shared__ u32 tile_s;
-  __shared__ K sk[RTILE];
-  __shared__ u32 sv[PAIRS ? RTILE : 1];
-  u32* wcf = &wc[0][0];
-  for (int i = threadIdx.x; i < RWARPS * 256; i += RT) wcf[i] = 0;
-  if (threadIdx.x == 0) tile_s = atomicAdd(next, 1u);
+// ---- large tiles: fused key transform, early counts, ranking by warp-private counters ----
+//
+// The passes of the global sort. gpn_radix_upfront counts the digits of every pass in one read
+// of the values (the key transform done on the fly; the NaN/-0 flag set), and each pass is one
+// kernel, radix_tile: a block takes the next tile of T*I keys (warp-striped: warp w holds
+// T*I/W consecutive keys, item r of lane l is the warp's key 32r+l), finds the lanes of its
+// warp that share each key's digit (8 ballots per key, all independent), counts the tile's
+// digits in per-warp counters and publishes them at once (early counts: a later tile's
+// look-back finds them without waiting for this tile's ranking), then ranks each key by an
+// atomic add on its warp's counter (the adds of a warp's items are issued back to back, so
+// their latencies overlap instead of chaining), looks back for the keys of its digit in earlier
+// tiles, orders the tile by digit in shared memory and writes each digit's run contiguously.
+// The first pass reads the values (and numbers them) instead of keys; with keys alone, the last
+// writes the values instead of keys: no separate key and value kernels, two reads and two
+// writes of the block fewer.
+
+// peers_of returns the lanes of the warp whose d equals this lane's (d < 256): by match.any
+// (MATCH 0) or by a ballot of each of the 8 bits (MATCH 1). The ballots are faster on an H100:
+// 7.7 against 9.7 ms for the passes and counts of 1e8 float64, since match.any takes longer
+// the more distinct digits the lanes hold.
+template <int MATCH>
+__device__ __forceinline__ u32 peers_of(u32 d) {
+  if (MATCH == 0) return __match_any_sync(0xFFFFFFFFu, d);
+  u32 m = 0xFFFFFFFFu;
+#pragma unroll
+  for (int b = 0; b < 8; ++b) {
+    const u32 bit = (d >> b) & 1u;
+    const u32 v = __ballot_sync(0xFFFFFFFFu, bit);
+    m &= bit ? v : ~v;
+  }
+  return m;
+}
+
+// block_excl_scan64 returns the exclusive prefix sum of v over the T threads of the block (all
+// of them call it), using ws (T/32 words).
+template <int T>
+__device__ __forceinline__ u64 block_excl_scan64(u64 v, u64* ws) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  u64 x = v;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const u64 y = __shfl_up_sync(0xFFFFFFFFu, x, o);
+    if (lane >= o) x += y;
+  }
+  if (lane == 31) ws[w] = x;
   __syncthreads();
-  const u32 tile = tile_s;
-  const int t = threadIdx.x, w = t >> 5, lane = t & 31;
-  const u64 tile0 = (u64)tile * RTILE;
-  const u64 base = tile0 + (u64)w * 32 * RIPT + lane;
-  const u32 lt = (1u << lane) - 1u;
-  K key[RIPT];
-  u32 val[RIPT];
-  u32 rank[RIPT];
-#pragma unroll
-  for (int r = 0; r < RIPT; ++r) {
-    const u64 i = base + r * 32;
-    key[r] = i < n ? kin[i] : (K)0;
-    if (PAIRS) val[r] = i < n ? vin[i] : 0u;
-  }
-#pragma unroll
-  for (int r = 0; r < RIPT; ++r) {
-    const u64 i = base + r * 32;
-    const bool ok = i < n;
-    const u32 d = ok ? digit_of(key[r], shift) : 0xFFFFFFFFu;
-    const u32 peers = __match_any_sync(0xFFFFFFFFu, d);
-    const u32 pre = ok ? wc[w][d] : 0u;
-    __syncwarp();
-    if (ok && lane == __ffs(peers) - 1) wc[w][d] = pre + __popc(peers);
-    __syncwarp();
-    rank[r] = pre + __popc(peers & lt);
-  }
-  __syncthreads();
-  u32 s = 0;
-#pragma unroll
-  for (int k = 0; k < RWARPS; ++k) {
-    const u32 c = wc[k][t];
-    wc[k][t] = s;
-    s += c;
-  }
-  // Publish this tile's count of digit t, then look back for the count before it.
-  volatile u64* st = (volatile u64*)status;
-  st[(u64)tile * 256 + t] = (tile == 0 ? LB_PREFIX : LB_AGG) | (u64)s;
   u64 before = 0;
-  for (long long j = (long long)tile - 1; j >= 0; --j) {
-    u64 v;
-    do {
-      v = st[(u64)j * 256 + t];
-    } while ((v & (LB_AGG | LB_PREFIX)) == 0);
-    before += v & LB_VALUE;
-    if (v & LB_PREFIX) break;
-  }
-  if (tile > 0) st[(u64)tile * 256 + t] = LB_PREFIX | (before + s);
-  const u32 start = block_excl_scan(s, ws);
-  const u32 dbase = block_excl_scan(counts[t], ws);
-  tstart[t] = start;
-  gdelta[t] = (long long)dbase + (long long)before - (long long)start;
+  for (int k = 0; k < w; ++k) before += ws[k];
   __syncthreads();
+  return before + x - v;
+}
+
+// radix_upfront adds the digit counts of every pass (8 bits each from bit 0) of the n keys into
+// counts[pass*256 + digit] (zeroed by the caller): keys from x (element type, complemented
+// within mask when desc; *special set on a NaN or -0) or, x null, from keys. MODE 0 adds once
+// per group of lanes sharing a digit (a match each), MODE 1 adds one per key: 10x faster on
+// an H100 (0.55 against 5.6 ms for 1e8 float64), match.any costing about one step per
+// distinct value among the lanes.
+template <typename K, int MODE>
+__device__ __forceinline__ void radix_upfront(const void* x, const K* keys, u64 n, int type, int desc, u64 mask, int passes, u32* counts, u32* special) {
+  __shared__ u32 h[8][256];
+  u32* hf = &h[0][0];
+  for (int i = threadIdx.x; i < 8 * 256; i += blockDim.x) hf[i] = 0;
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  u32 sp = 0;
+  const u64 stride = (u64)gridDim.x * blockDim.x * 4;
+  for (u64 b = (u64)blockIdx.x * blockDim.x * 4; b < n; b += stride) {
+    K k[4];
+    bool ok[4];
 #pragma unroll
-  for (int r = 0; r < RIPT; ++r) {
-    const u64 i = base + r * 32;
-    if (i < n) {
-      const u32 d = digit_of(key[r], shift);
-      const u32 pos = tstart[d] + wc[w][d] + rank[r];
-      sk[pos] = key[r];
-      if (PAIRS) sv[pos] = val[r];
+    for (int r = 0; r < 4; ++r) {
+      const u64 i = b + (u64)r * blockDim.x + threadIdx.x;
+      ok[r] = i < n;
+      K v = 0;
+      if (ok[r]) {
+        if (x) {
+          v = (K)load_key(x, i, type, &sp);
+          if (desc) v ^= (K)mask;
+        } else {
+          v = keys[i];
+        }
+      }
+      k[r] = v;
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+#pragma unroll
+      for (int p = 0; p < 8; ++p) {
+        if (p < passes) {
+          if (MODE == 0) {
+            const u32 d = ok[r] ? digit_of(k[r], 8 * p) : 0xFFFFFFFFu;
+            const u32 peers = __match_any_sync(0xFFFFFFFFu, d);
+            if (ok[r] && lane == __ffs(peers) - 1) atomicAdd(&h[p][d], (u32)__popc(peers));
+          } else if (ok[r]) {
+            atomicAdd(&h[p][digit_of(k[r], 8 * p)], 1u);
+          }
+        }
+      }
     }
   }
+  if (__any_sync(0xFFFFFFFFu, sp) && lane == 0) atomicOr(special, 1u);
   __syncthreads();
-  const u32 tn = (u32)min((u64)RTILE, n - tile0);
-  for (u32 i = t; i < tn; i += RT) {
-    const K k = sk[i];
-    const u64 dst = (u64)(gdelta[digit_of(k, shift)] + (long long)i);
-    kout[dst] = k;
-    if (PAIRS) vout[dst] = sv[i];
+  for (int i = threadIdx.x; i < passes * 256; i += blockDim.x) {
+    if (hf[i]) atomicAdd(&counts[i], hf[i]);
   }
 }
 
-// counts: this pass's 256 up-front counts; status: nb*256 words, zeroed; next: zeroed.
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_onesweep32(const u32* kin, const u32* vin, u32* kout, u32* vout, u64 n, int shift, const u32* counts, u64* status, u32* next) {
-  radix_onesweep<u32, true>(kin, vin, kout, vout, n, shift, counts, status, next);
+// radix_tile is one pass over a tile (see above). kin or, first pass, x (type, desc, mask):
+// the keys; vin or, first pass, the positions: the payloads (PAIRS); kout or, with keys alone in
+// the last pass, xout (type): where they go; counts: the pass's 256 digit totals of all tiles;
+// status: nb*256 words, zeroed; next: zeroed.
+template <typename K, bool PAIRS, bool FROMX, int T, int I, int MATCH>
+__device__ __forceinline__ void radix_tile(const K* kin, const void* x, const u32* vin, K* kout, void* xout, u32* vout, u64 n, int shift, int type, int desc, u64 mask, const u32* counts, u64* status, u32* next) {
+  constexpr int W = T / 32;
+  constexpr int TILE = T * I;
+  constexpr int KB = TILE * (int)sizeof(K);
+  constexpr int CB = W * 256 * 4;
+  constexpr int XB = KB > CB ? KB : CB;
+  // The warps' digit counters while ranking, then the tile ordered by digit.
+  __shared__ __align__(16) unsigned char xbuf[XB];
+  __shared__ long long gdelta[256];
+  __shared__ u64 ws[W];
+  __shared__ u32 tile_s;
+  u32* wc = reinterpret_cast<u32*>(xbuf); // wc[w*256 + d]
+  K* sk = reinterpret_cast<K*>(xbuf);
+  u32* sv = reinterpret_cast<u32*>(xbuf);
+  const int t = threadIdx.x, w = t >> 5, lane = t & 31;
+  for (int i = t; i < W * 256; i += T) wc[i] = 0;
+  if (t == 0) tile_s = atomicAdd(next, 1u);
+  __syncthreads();
+  const u32 tile = tile_s;
+  const u64 tile0 = (u64)tile * TILE;
+  const u64 base = tile0 + (u64)w * 32 * I + lane;
+  const K pad = ~(K)0; // past the end: the largest key, ranked after every real one
+  K key[I];
+  u32 val[I];
+  u32 pe[I];
+  u32 rank[I];
+  if (FROMX) {
+    // The values' bits first, every load in flight at once (one switch, outside the loops),
+    // then their keys.
+    switch (esize_of(type)) {
+      case 8:
+#pragma unroll
+        for (int r = 0; r < I; ++r) {
+          const u64 i = base + (u64)r * 32;
+          key[r] = i < n ? (K)((const u64*)x)[i] : (K)0;
+        }
+        break;
+      case 4:
+#pragma unroll
+        for (int r = 0; r < I; ++r) {
+          const u64 i = base + (u64)r * 32;
+          key[r] = i < n ? (K)((const u32*)x)[i] : (K)0;
+        }
+        break;
+      case 2:
+#pragma unroll
+        for (int r = 0; r < I; ++r) {
+          const u64 i = base + (u64)r * 32;
+          key[r] = i < n ? (K)((const u16*)x)[i] : (K)0;
+        }
+        break;
+      default:
+#pragma unroll
+        for (int r = 0; r < I; ++r) {
+          const u64 i = base + (u64)r * 32;
+          key[r] = i < n ? (K)((const u8*)x)[i] : (K)0;
+        }
+    }
+    const K dm = desc ? (K)mask : (K)0;
+#pragma unroll
+    for (int r = 0; r < I; ++r) {
+      u32 sp;
+      key[r] = base + (u64)r * 32 < n ? (K)key_of((u64)key[r], type, &sp) ^ dm : pad;
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < I; ++r) {
+      const u64 i = base + (u64)r * 32;
+      key[r] = i < n ? kin[i] : pad;
+    }
+  }
+  if (PAIRS) {
+#pragma unroll
+    for (int r = 0; r < I; ++r) {
+      const u64 i = base + (u64)r * 32;
+      val[r] = (FROMX || !vin) ? (u32)i : (i < n ? vin[i] : 0u);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < I; ++r) pe[r] = peers_of<MATCH>(digit_of(key[r], shift));
+  // Early counts: each group of peers adds its size once.
+#pragma unroll
+  for (int r = 0; r < I; ++r) {
+    if (lane == 31 - __clz(pe[r])) atomicAdd(&wc[w * 256 + digit_of(key[r], shift)], (u32)__popc(pe[r]));
+  }
+  __syncthreads();
+  // Digit t: the tile's count s, each warp's start among them, published for later tiles.
+  u32 s = 0;
+  volatile u64* st = (volatile u64*)status;
+  if (t < 256) {
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const u32 c = wc[k * 256 + t];
+      wc[k * 256 + t] = s;
+      s += c;
+    }
+    st[(u64)tile * 256 + t] = (tile == 0 ? LB_PREFIX : LB_AGG) | (u64)s;
+  }
+  // Both scans at once: the tile's start of digit t (low word), all tiles' (high word).
+  const u64 both = block_excl_scan64<T>(t < 256 ? ((u64)counts[t] << 32 | s) : 0ull, ws);
+  const u32 start = (u32)both, dbase = (u32)(both >> 32);
+  if (t < 256) {
+#pragma unroll
+    for (int k = 0; k < W; ++k) wc[k * 256 + t] += start;
+  }
+  __syncthreads();
+  // Ranks: the adds of the warp's items go out back to back; then each group's base is read
+  // from its leader.
+  const u32 lt = (1u << lane) - 1u;
+#pragma unroll
+  for (int r = 0; r < I; ++r) {
+    u32 o = 0;
+    if (lane == 31 - __clz(pe[r])) o = atomicAdd(&wc[w * 256 + digit_of(key[r], shift)], (u32)__popc(pe[r]));
+    rank[r] = o;
+  }
+#pragma unroll
+  for (int r = 0; r < I; ++r) rank[r] = __shfl_sync(0xFFFFFFFFu, rank[r], 31 - __clz(pe[r])) + __popc(pe[r] & lt);
+  // Look back for digit t's count in the tiles before this one.
+  if (t < 256) {
+    u64 before = 0;
+    if (tile > 0) {
+      for (long long j = (long long)tile - 1; j >= 0; --j) {
+        u64 v;
+        do {
+          v = st[(u64)j * 256 + t];
+        } while ((v & (LB_AGG | LB_PREFIX)) == 0);
+        before += v & LB_VALUE;
+        if (v & LB_PREFIX) break;
+      }
+      st[(u64)tile * 256 + t] = LB_PREFIX | (before + s);
+    }
+    gdelta[t] = (long long)dbase + (long long)before - (long long)start;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < I; ++r) sk[rank[r]] = key[r];
+  __syncthreads();
+  const u32 tn = (u32)min((u64)TILE, n - tile0);
+  u32 dg[PAIRS ? I : 1];
+#pragma unroll
+  for (int j = 0; j < I; ++j) {
+    const u32 i = (u32)(j * T + t);
+    if (i < tn) {
+      const K k = sk[i];
+      const u32 d = digit_of(k, shift);
+      const u64 dst = (u64)(gdelta[d] + (long long)i);
+      if (xout) store_value(xout, dst, desc ? (u64)(k ^ (K)mask) : (u64)k, type);
+      else kout[dst] = k;
+      if (PAIRS) dg[j] = d;
+    }
+  }
+  if (PAIRS) {
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < I; ++r) sv[rank[r]] = val[r];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < I; ++j) {
+      const u32 i = (u32)(j * T + t);
+      if (i < tn) vout[(u64)(gdelta[dg[j]] + (long long)i)] = sv[i];
+    }
+  }
 }
 
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_onesweep32k(const u32* kin, u32* kout, u64 n, int shift, const u32* counts, u64* status, u32* next) {
-  radix_onesweep<u32, false>(kin, 0, kout, 0, n, shift, counts, status, next);
+// Tile shapes of the passes (threads, keys per thread), by key width and payload; package
+// devsort's tile constants mirror them. The fastest of those measured on an H100 (1e8 keys,
+// bench/devsort_bench.cu): 384 x 12 for 64-bit keys alone (7.7 ms against 8.0-9.2 for 256 x 8,
+// 256 x 12, 256 x 16, 512 x 8, 320 x 14, 448 x 10), 384 x 10 with payloads (9.1 against 9.7-12.0),
+// 384 x 12 for 32-bit keys with payloads (2.45 ms for 2 passes against 2.6-3.0).
+#define TT 384
+#define TI64K 12
+#define TI64P 10
+#define TI32K 12
+#define TI32P 12
+
+extern "C" __global__ void __launch_bounds__(256) gpn_radix_upfront32(const void* x, const u32* keys, u64 n, int type, int desc, u64 mask, int passes, u32* counts, u32* special) {
+  radix_upfront<u32, 1>(x, keys, n, type, desc, mask, passes, counts, special);
 }
 
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_onesweep64(const u64* kin, const u32* vin, u64* kout, u32* vout, u64 n, int shift, const u32* counts, u64* status, u32* next) {
-  radix_onesweep<u64, true>(kin, vin, kout, vout, n, shift, counts, status, next);
+extern "C" __global__ void __launch_bounds__(256) gpn_radix_upfront64(const void* x, const u64* keys, u64 n, int type, int desc, u64 mask, int passes, u32* counts, u32* special) {
+  radix_upfront<u64, 1>(x, keys, n, type, desc, mask, passes, counts, special);
 }
 
-extern "C" __global__ void __launch_bounds__(RT) gpn_radix_onesweep64k(const u64* kin, u64* kout, u64 n, int shift, const u32* counts, u64* status, u32* next) {
-  radix_onesweep<u64, false>(kin, 0, kout, 0, n, shift, counts, status, next);
-}
+// gpn_radix_tile<bits>[k][x]: keys of 32 or 64 bits, k without payloads, x for the first pass
+// (from the values).
+#define TILE_KERNEL(name, K, PAIRS, FROMX, I)                                                                                                     \
+  extern "C" __global__ void __launch_bounds__(TT) name(const K* kin, const void* x, const u32* vin, K* kout, void* xout, u32* vout, u64 n, int shift, \
+                                                        int type, int desc, u64 mask, const u32* counts, u64* status, u32* next) {               \
+    radix_tile<K, PAIRS, FROMX, TT, I, 1>(kin, x, vin, kout, xout, vout, n, shift, type, desc, mask, counts, status, next);                      \
+  }
+TILE_KERNEL(gpn_radix_tile32, u32, true, false, TI32P)
+TILE_KERNEL(gpn_radix_tile32x, u32, true, true, TI32P)
+TILE_KERNEL(gpn_radix_tile32k, u32, false, false, TI32K)
+TILE_KERNEL(gpn_radix_tile32kx, u32, false, true, TI32K)
+TILE_KERNEL(gpn_radix_tile64, u64, true, false, TI64P)
+TILE_KERNEL(gpn_radix_tile64x, u64, true, true, TI64P)
+TILE_KERNEL(gpn_radix_tile64k, u64, false, false, TI64K)
+TILE_KERNEL(gpn_radix_tile64kx, u64, false, true, TI64K)

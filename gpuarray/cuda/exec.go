@@ -72,6 +72,13 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 	if opt.Keep && s.Reduce != RNone {
 		return nil, fmt.Errorf("cuda: Options.Keep needs an elementwise kernel, not a reduction")
 	}
+	if s.Kept == 0 && !s.Tile {
+		ct := make([]Task, len(tasks))
+		for i := range tasks {
+			ct[i] = collapsed(tasks[i])
+		}
+		tasks = ct
+	}
 	res := newResult(s.Reduce, len(tasks))
 	if opt.Keep {
 		res.Dev = make([]driver.DevicePtr, len(tasks))
@@ -201,6 +208,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		block := [3]uint32{BlockSize, 1, 1}
 		descArg, outArg := uint64(dp), uint64(op)
 		params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
+		t0 := time.Now()
 		lerr := fn.Launch(grid, block, 0, d.stream, params)
 		if lerr == nil {
 			lerr = d.stream.Synchronize()
@@ -209,6 +217,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			release()
 			return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, ln.count, lerr)
 		}
+		Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], ln.count, tasks[ln.first].Dims, float64(time.Since(t0).Microseconds())/1e3)
 		if opt.Keep {
 			// The output buffer, allocated last, stays; inputs and descriptors go.
 			up.bufs = up.bufs[:len(up.bufs)-1]

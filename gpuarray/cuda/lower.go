@@ -97,6 +97,7 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 		}
 		s.Nodes = append(s.Nodes, nd)
 	}
+	markTiles(s, k)
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}

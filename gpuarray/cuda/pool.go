@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -131,14 +132,18 @@ func (p *Pool) Alloc(n uint64) (driver.DevicePtr, error) {
 	return ptr, nil
 }
 
+// ErrOutOfMemory is wrapped by the errors of allocations the device's memory cannot hold, so
+// that holders of device memory (a cluster worker's kept chunks) can make room and retry.
+var ErrOutOfMemory = errors.New("out of GPU memory")
+
 func (p *Pool) oom(n uint64, cause error) error {
 	free, total, _ := driver.MemGetInfo()
-	msg := fmt.Sprintf("out of GPU memory: asked for %s; the pool holds %s of its limit %s, the device has %s free of %s; use smaller chunks, Release arrays held on the GPU that you no longer need, or raise GPUNOTES_GPU_MEMORY_FRACTION",
-		human(n), human(p.inUse), human(p.limit), human(free), human(total))
+	msg := fmt.Errorf("%w: asked for %s; the pool holds %s of its limit %s, the device has %s free of %s; use smaller chunks, Release arrays held on the GPU that you no longer need, or raise GPUNOTES_GPU_MEMORY_FRACTION",
+		ErrOutOfMemory, human(n), human(p.inUse), human(p.limit), human(free), human(total))
 	if cause != nil {
-		return fmt.Errorf("%s: %w", msg, cause)
+		return fmt.Errorf("%w: %w", msg, cause)
 	}
-	return fmt.Errorf("%s", msg)
+	return msg
 }
 
 // Free returns a block to the pool for reuse by later work on the pool's stream.

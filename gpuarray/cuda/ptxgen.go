@@ -191,6 +191,9 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	if s.Kept > 0 {
 		return generateAxes(s, lib)
 	}
+	if s.Tile {
+		return generateTiled(s, lib)
+	}
 	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves()}
 	name := "gpn_fused_" + s.Key()
 	R, L := s.Rank, g.leaves
@@ -271,24 +274,37 @@ func generate(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	rowBase()
+	each := func(ev val, e string) error {
+		if s.Reduce == RNone {
+			g.store(ev, e, out, outOff)
+			return nil
+		}
+		v, err := g.reduceValue(s, ev)
+		if err != nil {
+			return err
+		}
+		return g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff)
+	}
 	g.put(loop)
+	check := g.label("check")
+	if u := unrollOf(s); u > 1 {
+		single := g.label("single")
+		if err := g.unrolled(s, lv, e, c, hi, dl, BlockSize, u, single, each); err != nil {
+			return "", "", err
+		}
+		g.ins("bra %s", check)
+		g.put(single)
+	}
 	ev, err := g.elementValue(s, lv, c)
 	if err != nil {
 		return "", "", err
 	}
-	if s.Reduce == RNone {
-		g.store(ev, e, out, outOff)
-	} else {
-		v, err := g.reduceValue(s, ev)
-		if err != nil {
-			return "", "", err
-		}
-		if err := g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff); err != nil {
-			return "", "", err
-		}
+	if err := each(ev, e); err != nil {
+		return "", "", err
 	}
 	g.ins("add.u64 %s, %s, %d", e, e, BlockSize)
 	g.ins("add.u64 %s, %s, %d", c, c, BlockSize)
+	g.put(check)
 	g.ins("setp.ge.u64 %s, %s, %s", pe, e, hi)
 	g.ins("@%s bra %s", pe, loopEnd)
 	pc := g.p()
@@ -303,40 +319,46 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
 
-	if s.Reduce != RNone {
-		ptr := g.rd()
-		g.ins("add.u64 %s, %s, %s", t, outOff, sl)
-		g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.Reduce.words())
-		g.ins("add.u64 %s, %s, %s", ptr, out, t)
-		// The library takes generic pointers.
-		g.ins("cvta.global.u64 %s, %s", ptr, ptr)
-		var err error
-		switch s.Reduce {
-		case RSum:
-			err = g.call("gpn_block_sum", "", acc, ptr)
-		case RMin:
-			err = g.call("gpn_block_minmax", "", acc, "0", ptr)
-		case RMax:
-			err = g.call("gpn_block_minmax", "", acc, "1", ptr)
-		case RArgMin, RArgMax:
-			p2 := g.rd()
-			g.ins("add.u64 %s, %s, 8", p2, ptr)
-			isMax := "0"
-			if s.Reduce == RArgMax {
-				isMax = "1"
-			}
-			err = g.call("gpn_block_arg", "", acc, accI, isMax, ptr, p2)
-		case RWelford:
-			err = g.call("gpn_block_welford", "", wn, wm, wq, ptr)
-		}
-		if err != nil {
-			return "", "", err
-		}
+	if err := g.blockReduce(s, out, outOff, sl, acc, accI, wn, wm, wq); err != nil {
+		return "", "", err
 	}
 	g.put(exit)
 	g.ins("ret")
 
 	return g.module(s, name), name, nil
+}
+
+// blockReduce emits the end of a full reduction's block: the block's threads' accumulators
+// combined by the library in a fixed order into partial slot outOff + sl.
+func (g *gen) blockReduce(s *Spec, out, outOff, sl, acc, accI, wn, wm, wq string) error {
+	if s.Reduce == RNone {
+		return nil
+	}
+	t, ptr := g.rd(), g.rd()
+	g.ins("add.u64 %s, %s, %s", t, outOff, sl)
+	g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.Reduce.words())
+	g.ins("add.u64 %s, %s, %s", ptr, out, t)
+	// The library takes generic pointers.
+	g.ins("cvta.global.u64 %s, %s", ptr, ptr)
+	switch s.Reduce {
+	case RSum:
+		return g.call("gpn_block_sum", "", acc, ptr)
+	case RMin:
+		return g.call("gpn_block_minmax", "", acc, "0", ptr)
+	case RMax:
+		return g.call("gpn_block_minmax", "", acc, "1", ptr)
+	case RArgMin, RArgMax:
+		p2 := g.rd()
+		g.ins("add.u64 %s, %s, 8", p2, ptr)
+		isMax := "0"
+		if s.Reduce == RArgMax {
+			isMax = "1"
+		}
+		return g.call("gpn_block_arg", "", acc, accI, isMax, ptr, p2)
+	case RWelford:
+		return g.call("gpn_block_welford", "", wn, wm, wq, ptr)
+	}
+	return fmt.Errorf("kernel spec: unknown reduction %d", s.Reduce)
 }
 
 // leafRegs are a leaf's registers: buffer address (a random leaf's Philox key), offset,
@@ -349,13 +371,29 @@ type leafRegs struct {
 // elementValue emits the expression's nodes at the current element: each leaf's source index
 // is its row base plus c times its innermost stride. It returns the result's value.
 func (g *gen) elementValue(s *Spec, lv []leafRegs, c string) (val, error) {
+	return g.elementValueFrom(s, lv, c, nil)
+}
+
+// leafIndices emits each leaf's source index at column c of the current row.
+func (g *gen) leafIndices(lv []leafRegs, c string) []string {
 	idx := make([]string, len(lv))
 	for l := range lv {
 		idx[l] = g.rd()
 		g.ins("mad.lo.s64 %s, %s, %s, %s", idx[l], c, lv[l].str[len(lv[l].str)-1], lv[l].rb)
 	}
+	return idx
+}
+
+// elementValueFrom is elementValue with the values of input nodes already loaded (pre, by node
+// index; nil: load them here).
+func (g *gen) elementValueFrom(s *Spec, lv []leafRegs, c string, pre map[int]val) (val, error) {
+	idx := g.leafIndices(lv, c)
 	vals := make([]val, len(s.Nodes))
 	for i := range s.Nodes {
+		if v, ok := pre[i]; ok {
+			vals[i] = v
+			continue
+		}
 		v, err := g.node(s, i, vals, idx)
 		if err != nil {
 			return val{}, err

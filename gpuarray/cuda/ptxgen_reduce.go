@@ -154,22 +154,35 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	rowBase()
+	each := func(ev val, n string) error {
+		v, err := g.reduceValue(s, ev)
+		if err != nil {
+			return err
+		}
+		return g.accumulate(s.Reduce, v, n, acc, accI, wn, wm, wq, "", "")
+	}
 	g.put(loop)
+	check := g.label("check")
+	if u := unrollOf(s); u > 1 {
+		single := g.label("single")
+		if err := g.unrolled(s, lv, n, c, hi, dl, step, u, single, each); err != nil {
+			return "", "", err
+		}
+		g.ins("bra %s", check)
+		g.put(single)
+	}
 	ev, err := g.elementValue(s, lv, c)
 	if err != nil {
 		return "", "", err
 	}
-	v, err := g.reduceValue(s, ev)
-	if err != nil {
-		return "", "", err
-	}
-	if err := g.accumulate(s.Reduce, v, n, acc, accI, wn, wm, wq, "", ""); err != nil {
+	if err := each(ev, n); err != nil {
 		return "", "", err
 	}
 	g.ins("add.u64 %s, %s, %d", n, n, step)
+	g.ins("add.u64 %s, %s, %d", c, c, step)
+	g.put(check)
 	g.ins("setp.ge.u64 %s, %s, %s", pe, n, hi)
 	g.ins("@%s bra %s", pe, loopEnd)
-	g.ins("add.u64 %s, %s, %d", c, c, step)
 	pc := g.p()
 	g.ins("setp.lt.u64 %s, %s, %s", pc, c, dl)
 	g.ins("@%s bra %s", pc, loop)

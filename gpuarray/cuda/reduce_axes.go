@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -173,6 +174,7 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 	block := [3]uint32{BlockSize, 1, 1}
 	descArg, outArg := uint64(dp), uint64(op)
 	params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
+	t0 := time.Now()
 	lerr := fn.Launch(grid, block, 0, d.stream, params)
 	if lerr == nil {
 		lerr = d.stream.Synchronize()
@@ -180,6 +182,7 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 	if lerr != nil {
 		return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, len(tasks), lerr)
 	}
+	Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], len(tasks), tasks[0].Dims, float64(time.Since(t0).Microseconds())/1e3)
 	host, err := d.staging(outBytes)
 	if err != nil {
 		return err

@@ -43,6 +43,9 @@ type Node struct {
 	// SameKey, for an NRandom node, is 1 + the leaf of an earlier random node with the same
 	// Philox key (x and x.T, say): the kernel derives the round keys once for both.
 	SameKey int
+	// Transposed, for an NInput node of a tiled spec (Spec.Tile), says its data run along the
+	// iteration's axis Rank-2 (x.T of a stored x): the kernel reads it through shared memory.
+	Transposed bool
 }
 
 // outWords returns how many 64-bit words an elementwise kernel of s writes per element (see
@@ -97,6 +100,11 @@ type Spec struct {
 	// neighbouring elements, combined by shuffles in a fixed order) instead of one thread: for
 	// reductions over the innermost axis, whose runs are contiguous.
 	Rows bool
+	// Tile makes a full reduction or an elementwise kernel walk square tiles of the last two
+	// axes, reading its Transposed inputs through shared memory, so that both the inputs that
+	// run along the last axis and those that run along the one before are read in whole
+	// sectors (see generateTiled).
+	Tile bool
 }
 
 // Leaves returns how many index maps a task of s must carry (one per distinct Leaf).
@@ -123,6 +131,18 @@ func (s *Spec) Validate() error {
 	}
 	if s.Kept < 0 || s.Kept >= s.Rank || (s.Kept > 0 && s.Reduce == RNone) || (s.Rows && s.Kept == 0) {
 		return fmt.Errorf("kernel spec: %d kept axes of %d for reduction %v", s.Kept, s.Rank, s.Reduce)
+	}
+	transposed := 0
+	for _, nd := range s.Nodes {
+		if nd.Transposed {
+			if nd.Kind != NInput || Words(nd.DType) != 1 {
+				return fmt.Errorf("kernel spec: a transposed %v node of kind %d (only real inputs read through tiles)", nd.DType, nd.Kind)
+			}
+			transposed++
+		}
+	}
+	if s.Tile != (transposed > 0) || s.Tile && (s.Kept > 0 || s.Rank < 2 || s.Reduce == RArgMin || s.Reduce == RArgMax || unrollOf(s) == 1) {
+		return fmt.Errorf("kernel spec: tiles (%v) for %d transposed inputs, rank %d, %d kept axes, reduction %v", s.Tile, transposed, s.Rank, s.Kept, s.Reduce)
 	}
 	for i, nd := range s.Nodes {
 		nargs := 0
@@ -177,6 +197,7 @@ func (s *Spec) Key() string {
 	if s.Rows {
 		w(1)
 	}
+	w(boolWord(s.Tile))
 	for _, nd := range s.Nodes {
 		w(uint64(nd.Kind)<<32 | uint64(nd.DType)<<16 | uint64(nd.Op))
 		for _, a := range nd.Args {
@@ -190,6 +211,7 @@ func (s *Spec) Key() string {
 		// reuses the linked kernel.
 		w(uint64(nd.Leaf))
 		w(uint64(nd.SameKey))
+		w(boolWord(nd.Transposed))
 		if nd.Kind == NRange {
 			w(math.Float64bits(nd.Step))
 			w(math.Float64bits(nd.Stop))
@@ -200,6 +222,13 @@ func (s *Spec) Key() string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func boolWord(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Map is how a leaf is indexed from a task's iteration index (i_0, …, i_{Rank-1}): the linear

@@ -50,6 +50,16 @@ func Complex(ctx context.Context, x []complex128, l Lines, inverse bool, scale f
 	if l.N == 0 {
 		return nil
 	}
+	if splits(l, l.N) {
+		for k := 0; k < l.Count(); k++ {
+			line, put := lineOf(x, l, k)
+			if err := complexSplit(ctx, line, inverse, scale); err != nil {
+				return err
+			}
+			put(line)
+		}
+		return nil
+	}
 	return parallel.ForEach(ctx, l.Count(), func() func(int) {
 		t := fourier.NewCmplxFFT(l.N)
 		buf := make([]complex128, l.N)
@@ -81,6 +91,24 @@ func Real(ctx context.Context, x []float64, l Lines, scale float64) ([]complex12
 		return nil, fmt.Errorf("fft: a transform of length 0")
 	}
 	h := Lines{l.Outer, l.N/2 + 1, l.Inner}
+	if l.N%2 == 0 && splits(l, l.N/2) {
+		if l.Count() == 1 {
+			return realSplit(ctx, x, scale)
+		}
+		out := make([]complex128, h.Count()*h.N)
+		for k := 0; k < l.Count(); k++ {
+			line, _ := lineOf(x, l, k)
+			y, err := realSplit(ctx, line, scale)
+			if err != nil {
+				return nil, err
+			}
+			s, st := h.start(k)
+			for j, v := range y {
+				out[s+j*st] = v
+			}
+		}
+		return out, nil
+	}
 	out := make([]complex128, h.Count()*h.N)
 	err := parallel.ForEach(ctx, l.Count(), func() func(int) {
 		t := fourier.NewFFT(l.N)
@@ -135,6 +163,24 @@ func InverseReal(ctx context.Context, x []complex128, l Lines, n int, scale floa
 		}
 	})
 	return out, err
+}
+
+// lineOf returns line k of x along l: a window on x where the line is contiguous, else a copy;
+// put writes a line's new values back (a no-op for the window).
+func lineOf[T any](x []T, l Lines, k int) (line []T, put func([]T)) {
+	s, st := l.start(k)
+	if st == 1 {
+		return x[s : s+l.N], func([]T) {}
+	}
+	line = make([]T, l.N)
+	for j := range line {
+		line[j] = x[s+j*st]
+	}
+	return line, func(v []T) {
+		for j, e := range v {
+			x[s+j*st] = e
+		}
+	}
 }
 
 // Transforms computes the three transforms somewhere: CPU runs this package's functions,

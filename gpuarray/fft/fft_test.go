@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -164,6 +165,48 @@ func TestRealAgainstNumPy(t *testing.T) {
 			t.Fatal(err)
 		}
 		closeTo(t, fmt.Sprintf("irfft %v axis %d", c.shape, c.axis), gotR, wantR)
+	}
+}
+
+// TestLongLinesAgainstNumPy: lines long enough to be split in four steps (on all cores), of
+// lengths that are powers of two and not, contiguous and strided, against NumPy.
+func TestLongLinesAgainstNumPy(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // two lines leave cores idle: both split
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		shape []int
+		axis  int
+	}{{[]int{65536}, 0}, {[]int{60000}, 0}, {[]int{1 << 15, 2}, 0}, {[]int{131072}, 0}, {[]int{118098}, 0}, {[]int{1, 70000}, 1}} {
+		l, _ := fft.Split(c.shape, c.axis)
+		x := make([]complex128, l.Count()*l.N)
+		for i := range x {
+			x[i] = complex(r.NormFloat64(), r.NormFloat64())
+		}
+		for _, inverse := range []bool{false, true} {
+			what, scale := "fft", 1.0
+			if inverse {
+				what, scale = "ifft", 1/float64(l.N)
+			}
+			want := complexes(numpyFFT(t, what, "<c16", bytesOf(x), c.shape, c.axis, l.N))
+			got := append([]complex128(nil), x...)
+			if err := fft.Complex(context.Background(), got, l, inverse, scale); err != nil {
+				t.Fatal(err)
+			}
+			closeTo(t, fmt.Sprintf("%s %v axis %d", what, c.shape, c.axis), got, want)
+		}
+		re := make([]float64, len(x))
+		for i := range re {
+			re[i] = r.NormFloat64() + 3 // a mean: a large zero-frequency term
+		}
+		want := complexes(numpyFFT(t, "rfft", "<f8", bytesOf(re), c.shape, c.axis, l.N))
+		got, err := fft.Real(context.Background(), re, l, 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			want[i] *= 0.5
+		}
+		closeTo(t, fmt.Sprintf("rfft %v axis %d", c.shape, c.axis), got, want)
 	}
 }
 

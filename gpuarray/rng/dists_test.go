@@ -34,7 +34,7 @@ func BenchmarkStrided(b *testing.B) {
 func TestDistStridedMatchesScalar(t *testing.T) {
 	k := KeyOf(42, 3)
 	dst := make([]float64, 1003)
-	g, p, pl, bi, bb := NewGamma(0.7), NewPoisson(3.5), NewPoisson(250), NewBinomial(30, 0.8), NewBinomial(500, 0.4)
+	g, g25, p, pl, bi, bb := NewGamma(0.7), NewGamma(2.5), NewPoisson(3.5), NewPoisson(250), NewBinomial(30, 0.8), NewBinomial(500, 0.4)
 	for _, c := range []struct {
 		name   string
 		fill   func()
@@ -42,6 +42,8 @@ func TestDistStridedMatchesScalar(t *testing.T) {
 	}{
 		{"exponential", func() { k.ExponentialStrided(dst, 9000, -7, 2) }, func(i uint64) float64 { return 2 * k.Exponential(i) }},
 		{"gamma", func() { k.GammaStrided(dst, 9000, -7, 0.7, 3) }, func(i uint64) float64 { return 3 * k.Gamma(i, g) }},
+		{"gamma 2.5", func() { k.GammaStrided(dst, 9000, -7, 2.5, 3) }, func(i uint64) float64 { return 3 * k.Gamma(i, g25) }},
+		{"gamma 0", func() { k.GammaStrided(dst, 9000, -7, 0, 3) }, func(i uint64) float64 { return 3 * k.Gamma(i, NewGamma(0)) }},
 		{"poisson", func() { k.PoissonStrided(dst, 9000, -7, 3.5) }, func(i uint64) float64 { return k.Poisson(i, p) }},
 		{"poisson ptrs", func() { k.PoissonStrided(dst, 9000, -7, 250) }, func(i uint64) float64 { return k.Poisson(i, pl) }},
 		{"binomial", func() { k.BinomialStrided(dst, 9000, -7, 30, 0.8) }, func(i uint64) float64 { return k.Binomial(i, bi) }},

@@ -53,8 +53,8 @@ func (k Key) block(idx uint64, s, w uint32) (x0, x1, x2, x3 uint32) {
 	return philox(uint32(idx), uint32(idx>>32), s, w, k.K0, k.K1)
 }
 
-func philox8Generic(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32) {
+func philox8Generic(lo, hi *[8]uint32, sw *[2]uint32, key *[2]uint32, out *[4][8]uint32) {
 	for i := 0; i < 8; i++ {
-		out[0][i], out[1][i], out[2][i], out[3][i] = philox(lo[i], hi[i], 0, 0, key[0], key[1])
+		out[0][i], out[1][i], out[2][i], out[3][i] = philox(lo[i], hi[i], sw[0], sw[1], key[0], key[1])
 	}
 }

@@ -9,7 +9,7 @@ func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 func xgetbv() uint32
 
 //go:noescape
-func philox8AVX2(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32)
+func philox8AVX2(lo, hi *[8]uint32, sw *[2]uint32, key *[2]uint32, out *[4][8]uint32)
 
 // hasAVX2 reports whether the AVX2 path runs: the CPU and OS support it, and on this machine
 // it is faster than the portable path. Some virtual machines run the AVX2 code far slower than
@@ -37,15 +37,16 @@ func cpuHasAVX2() bool {
 // avx2Faster times both paths on a few hundred blocks (about 20 us) and keeps the faster.
 func avx2Faster() bool {
 	var lo, hi [8]uint32
+	var sw [2]uint32
 	var out [4][8]uint32
 	key := [2]uint32{1, 2}
-	best := func(f func(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32)) time.Duration {
+	best := func(f func(lo, hi *[8]uint32, sw *[2]uint32, key *[2]uint32, out *[4][8]uint32)) time.Duration {
 		d := time.Duration(1 << 62)
 		for r := 0; r < 3; r++ {
 			t := time.Now()
 			for i := 0; i < 32; i++ {
 				lo[0] = uint32(i)
-				f(&lo, &hi, &key, &out)
+				f(&lo, &hi, &sw, &key, &out)
 			}
 			d = min(d, time.Since(t))
 		}
@@ -56,9 +57,15 @@ func avx2Faster() bool {
 
 // philox8 computes eight blocks of stream 0 for counters (lo[i], hi[i]).
 func philox8(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32) {
+	philox8w(lo, hi, &[2]uint32{}, key, out)
+}
+
+// philox8w computes eight blocks for counters (lo[i], hi[i], sw[0], sw[1]): block sw[0] of
+// sub-stream sw[1].
+func philox8w(lo, hi *[8]uint32, sw *[2]uint32, key *[2]uint32, out *[4][8]uint32) {
 	if hasAVX2 {
-		philox8AVX2(lo, hi, key, out)
+		philox8AVX2(lo, hi, sw, key, out)
 		return
 	}
-	philox8Generic(lo, hi, key, out)
+	philox8Generic(lo, hi, sw, key, out)
 }

@@ -46,17 +46,19 @@ TEXT ·xgetbv(SB), NOSPLIT, $0-4
 	VPADDD Y12, Y10, Y10 \
 	VPADDD Y13, Y11, Y11
 
-// func philox8AVX2(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32)
-// Philox4x32-10 of counters (lo[i], hi[i], 0, 0) for i < 8; out[w][i] is word w of lane i.
-TEXT ·philox8AVX2(SB), NOSPLIT, $0-32
+// func philox8AVX2(lo, hi *[8]uint32, sw *[2]uint32, key *[2]uint32, out *[4][8]uint32)
+// Philox4x32-10 of counters (lo[i], hi[i], sw[0], sw[1]) for i < 8; out[w][i] is word w of
+// lane i.
+TEXT ·philox8AVX2(SB), NOSPLIT, $0-40
 	MOVQ lo+0(FP), AX
 	MOVQ hi+8(FP), BX
-	MOVQ key+16(FP), CX
-	MOVQ out+24(FP), DX
+	MOVQ sw+16(FP), SI
+	MOVQ key+24(FP), CX
+	MOVQ out+32(FP), DX
 	VMOVDQU (AX), Y0
 	VMOVDQU (BX), Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
+	VPBROADCASTD (SI), Y2
+	VPBROADCASTD 4(SI), Y3
 	MOVL $0xD2511F53, R8
 	MOVQ R8, X8
 	VPBROADCASTD X8, Y8

@@ -6,5 +6,9 @@ package rng
 const hasAVX2 = false
 
 func philox8(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32) {
-	philox8Generic(lo, hi, key, out)
+	philox8Generic(lo, hi, &[2]uint32{}, key, out)
+}
+
+func philox8w(lo, hi *[8]uint32, sw *[2]uint32, key *[2]uint32, out *[4][8]uint32) {
+	philox8Generic(lo, hi, sw, key, out)
 }

@@ -235,6 +235,22 @@ func TestPhilox8MatchesScalar(t *testing.T) {
 			t.Fatalf("lane %d: %08x != %08x", i, got, [4]uint32{x0, x1, x2, x3})
 		}
 	}
+	// Blocks of other sub-streams (the gamma's tries), on the AVX2 path where it runs and on
+	// the portable one.
+	sw := [2]uint32{5, gammaUniformW | 3}
+	for _, avx := range []bool{hasAVX2, false} {
+		if avx {
+			philox8w(&lo, &hi, &sw, &[2]uint32{k.K0, k.K1}, &out)
+		} else {
+			philox8Generic(&lo, &hi, &sw, &[2]uint32{k.K0, k.K1}, &out)
+		}
+		for i := range lo {
+			x0, x1, x2, x3 := k.block(uint64(hi[i])<<32|uint64(lo[i]), sw[0], sw[1])
+			if got := [4]uint32{out[0][i], out[1][i], out[2][i], out[3][i]}; got != [4]uint32{x0, x1, x2, x3} {
+				t.Fatalf("avx2 %v, lane %d of sub-stream %x: %08x != %08x", avx, i, sw[1], got, [4]uint32{x0, x1, x2, x3})
+			}
+		}
+	}
 }
 
 func BenchmarkPhilox8(b *testing.B) {

@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	cuda.RegisterDeviceCalls(runHost, runDevice, driver.Load, func(fn expr.CallFn) bool { return fn.Sorts() })
+	cuda.RegisterLibrary("the device radix sort", runHost, runDevice, driver.Load, func(fn expr.CallFn) bool { return fn.Sorts() })
 }
 
 // Element type codes of sort.cu.
@@ -63,11 +63,10 @@ func typeCode(dt dtype.DType) (code, keyBits int, err error) {
 	return 0, 0, fmt.Errorf("%v values have no order (sort real numbers)", dt)
 }
 
-// Launch shape of the radix passes (sort.cu's RT, RIPT) and of the scan (SCAN_T).
+// Launch shape of the line sort (sort.cu's RT, RIPT) and of the loops over elements.
 const (
 	radixThreads = 256
 	radixTile    = radixThreads * 8
-	scanThreads  = 1024
 	loopThreads  = 256
 )
 
@@ -151,69 +150,23 @@ func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver
 // sortOn sorts the block at x (dtype dt, row-major, shape) on d's goroutine and downloads the
 // result.
 func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.DevicePtr, dt dtype.DType, shape []int) (dtype.Slice, error) {
-	l, err := fft.Split(shape, c.Axis)
+	s, err := newSorter(d, c, x, dt, shape)
 	if err != nil {
-		return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
-	}
-	n := l.Count() * l.N
-	if n > maxElems {
-		return dtype.Slice{}, fmt.Errorf("devsort: a block of %d values is more than a GPU sort takes (%d): chunk the other axes smaller", n, maxElems)
-	}
-	code, keyBits, err := typeCode(dt)
-	if err != nil {
-		return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
-	}
-	s := &sorter{d: d, c: c, l: l, x: x, dt: dt, code: code, keyBits: keyBits, t0: time.Now(),
-		arg:  c.Fn == expr.FnArgsort || c.Fn == expr.FnArgsortDesc,
-		desc: c.Fn == expr.FnSortDesc || c.Fn == expr.FnArgsortDesc,
-		mask: ^uint64(0)}
-	if keyBits < 64 {
-		s.mask = uint64(1)<<keyBits - 1
-	}
-	defer s.free()
-	odt := dt // a sort keeps the dtype (the CPU's converts to c.DType after, as here)
-	if s.arg {
-		odt = dtype.Int64
-	}
-	s.klen = l.N
-	if len(c.Keep) > 0 { // only the positions a quantile reads come back
-		s.klen = len(c.Keep)
-		kp := make([]uint32, s.klen)
-		for i, p := range c.Keep {
-			if p < 0 || p >= l.N {
-				return dtype.Slice{}, fmt.Errorf("devsort: position %d kept of lines of %d", p, l.N)
-			}
-			kp[i] = uint32(p)
-		}
-		if s.keep, err = s.alloc("kept positions", 4*uint64(s.klen)); err != nil {
-			return dtype.Slice{}, err
-		}
-		if err := driver.MemcpyHtoD(s.keep, unsafe.Pointer(&kp[0]), 4*uint64(s.klen)); err != nil {
-			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
-		}
-	}
-	m := l.Count() * s.klen
-	if s.res, err = s.alloc("result", uint64(m*odt.Size())); err != nil {
 		return dtype.Slice{}, err
 	}
-	how := "line by line"
-	if l.N >= shortLine && l.N <= radixTile {
-		err = s.lines()
-	} else {
-		how = "in global passes"
-		err = s.global(ctx)
-	}
+	defer s.free()
+	how, err := s.sort(ctx)
 	if err != nil {
 		return dtype.Slice{}, err
 	}
 	// The host's result is made while the device sorts: Go zeroes reused heap memory, about
 	// 0.1 s for 800 MB, which would otherwise come before the first launch.
-	out := dtype.Make(odt, m)
+	out := dtype.Make(s.odt, s.l.Count()*s.klen)
 	if traced {
 		if err := d.Stream().Synchronize(); err != nil {
 			return dtype.Slice{}, fmt.Errorf("devsort: %w", err)
 		}
-		cuda.Trace("devsort: %v of %d %v values (%d lines) %s on the device in %.3g s (%.3g s of it allocating)", c.Fn, n, dt, l.Count(), how, time.Since(s.t0).Seconds(), s.allocated.Seconds())
+		cuda.Trace("devsort: %v of %d %v values (%d lines) %s on the device in %.3g s (%.3g s of it allocating)", c.Fn, s.l.Count()*s.l.N, dt, s.l.Count(), how, time.Since(s.t0).Seconds(), s.allocated.Seconds())
 	}
 	if err := download(d, out.Bytes(), s.res); err != nil {
 		return dtype.Slice{}, fmt.Errorf("devsort: download: %w", err)
@@ -222,6 +175,125 @@ func sortOn(ctx context.Context, d *cuda.Device, c *plan.CallStep, x driver.Devi
 		out = dtype.Convert(out, c.DType)
 	}
 	return out, nil
+}
+
+// newSorter checks the sort of the block at x and allocates its result (and kept positions)
+// on d; the caller frees it.
+func newSorter(d *cuda.Device, c *plan.CallStep, x driver.DevicePtr, dt dtype.DType, shape []int) (*sorter, error) {
+	l, err := fft.Split(shape, c.Axis)
+	if err != nil {
+		return nil, fmt.Errorf("devsort: %w", err)
+	}
+	n := l.Count() * l.N
+	if n > maxElems {
+		return nil, fmt.Errorf("devsort: a block of %d values is more than a GPU sort takes (%d): chunk the other axes smaller", n, maxElems)
+	}
+	code, keyBits, err := typeCode(dt)
+	if err != nil {
+		return nil, fmt.Errorf("devsort: %w", err)
+	}
+	s := &sorter{d: d, c: c, l: l, x: x, dt: dt, odt: dt, code: code, keyBits: keyBits, t0: time.Now(),
+		arg:  c.Fn == expr.FnArgsort || c.Fn == expr.FnArgsortDesc,
+		desc: c.Fn == expr.FnSortDesc || c.Fn == expr.FnArgsortDesc,
+		mask: ^uint64(0)}
+	if keyBits < 64 {
+		s.mask = uint64(1)<<keyBits - 1
+	}
+	if s.arg { // a sort keeps the dtype (the CPU's converts to c.DType after, as here)
+		s.odt = dtype.Int64
+	}
+	s.klen = l.N
+	if len(c.Keep) > 0 { // only the positions a quantile reads come back
+		s.klen = len(c.Keep)
+		kp := make([]uint32, s.klen)
+		for i, p := range c.Keep {
+			if p < 0 || p >= l.N {
+				return nil, fmt.Errorf("devsort: position %d kept of lines of %d", p, l.N)
+			}
+			kp[i] = uint32(p)
+		}
+		if s.keep, err = s.alloc("kept positions", 4*uint64(s.klen)); err != nil {
+			s.free()
+			return nil, err
+		}
+		if err := driver.MemcpyHtoD(s.keep, unsafe.Pointer(&kp[0]), 4*uint64(s.klen)); err != nil {
+			s.free()
+			return nil, fmt.Errorf("devsort: %w", err)
+		}
+	}
+	if s.res, err = s.alloc("result", uint64(l.Count()*s.klen*s.odt.Size())); err != nil {
+		s.free()
+		return nil, err
+	}
+	return s, nil
+}
+
+// scratchLimit, when not 0, stands for the pool's free memory in sort (tests set it to make
+// blocks split).
+var scratchLimit uint64
+
+// sort sorts s's block into s.res and says how: line by line, in global passes, or in global
+// passes over groups of lines (outer slabs) when the passes' buffers for the whole block do
+// not fit in the device's pool. A single slab that does not fit is an error that names the
+// sizes, never a crash or a silent trip through the host.
+func (s *sorter) sort(ctx context.Context) (string, error) {
+	l := s.l
+	if l.N >= shortLine && l.N <= radixTile {
+		return "line by line", s.lines()
+	}
+	avail := s.d.Pool().Available()
+	if scratchLimit != 0 {
+		avail = scratchLimit
+	}
+	if s.scratch(l.Count()*l.N) <= avail {
+		return "in global passes", s.global(ctx)
+	}
+	slab := l.N * l.Inner
+	g := 0
+	if per := s.scratch(slab); per <= avail {
+		g = int(avail / per)
+	}
+	if g == 0 || l.Outer == 1 {
+		return "", fmt.Errorf("devsort: sorting %d %v values (lines of %d) on %s needs %s of GPU memory beside the values and the result, and %s is free in its pool: chunk the array smaller along the other axes, or raise GPUNOTES_GPU_MEMORY_FRACTION",
+			l.Count()*l.N, s.dt, l.N, s.d.Info.Name, human(s.scratch(slab)), human(avail))
+	}
+	for o0 := 0; o0 < l.Outer; o0 += g {
+		sub := *s
+		sub.bufs = nil
+		sub.l = fft.Lines{Outer: min(g, l.Outer-o0), N: l.N, Inner: l.Inner}
+		sub.x = s.x + driver.DevicePtr(o0*slab*s.dt.Size())
+		sub.res = s.res + driver.DevicePtr(o0*s.klen*l.Inner*s.odt.Size())
+		err := sub.global(ctx)
+		s.allocated += sub.allocated
+		sub.free()
+		if err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("in global passes over groups of %d of %d slabs (the whole block's buffers do not fit the pool)", g, l.Outer), nil
+}
+
+// scratch returns the device memory that global passes over n values take beside the values
+// and the result: two buffers of keys and, unless keys alone carry them, two of positions,
+// and the tiles' status words.
+func (s *sorter) scratch(n int) uint64 {
+	kb := uint64(4)
+	if s.keyBits == 64 {
+		kb = 8
+	}
+	un := uint64(n)
+	return 2*kb*un + 2*4*un + 256*8*(un/tile64Pairs+1) + 8*256*4 + 64
+}
+
+// human writes a size in bytes for people.
+func human(b uint64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", b)
 }
 
 // shortLine is the shortest line sorted by one block (gpn_sort_lines): shorter lines are
@@ -235,7 +307,7 @@ type sorter struct {
 	l            fft.Lines
 	x, res, keep driver.DevicePtr // the values, the result, the kept positions (or 0)
 	klen         int              // values per line of the result
-	dt           dtype.DType
+	dt, odt      dtype.DType      // of the values, of the result
 	code         int
 	keyBits      int
 	mask         uint64
@@ -272,6 +344,29 @@ func (s *sorter) lines() error {
 		int32(s.keyBits), s.keep, uint64(s.klen), int32(s.dt.Size()), b2i(s.arg))
 }
 
+// Tile shapes of the passes (sort.cu's TT and TI*): threads a block, keys a thread, by key width
+// and payload.
+const (
+	tileThreads = 384
+	tile64Keys  = tileThreads * 12
+	tile64Pairs = tileThreads * 10
+	tile32Keys  = tileThreads * 12
+	tile32Pairs = tileThreads * 12
+)
+
+// tileOf returns the keys a block of the passes takes.
+func tileOf(wide, pairs bool) int {
+	switch {
+	case wide && pairs:
+		return tile64Pairs
+	case wide:
+		return tile64Keys
+	case pairs:
+		return tile32Pairs
+	}
+	return tile32Keys
+}
+
 // global sorts the block in passes over all its values: the keys' digits, then the lines'.
 func (s *sorter) global(ctx context.Context) error {
 	d, l := s.d, s.l
@@ -282,82 +377,80 @@ func (s *sorter) global(ctx context.Context) error {
 	if wide {
 		kb = 8
 	}
-	nb := (n + radixTile - 1) / radixTile
-	perTile := 256 * 4 * uint64(nb) // the histogram passes' per-tile counts
-	if !scanPasses {
-		perTile = 4
-	}
-	var keys, keys2, idx, idx2, counts, totals, special driver.DevicePtr
+	r := &radix{d: d, s: s, n: un}
 	var err error
-	for _, b := range []struct {
-		p    *driver.DevicePtr
-		what string
-		size uint64
-	}{{&keys, "keys", kb * un}, {&keys2, "keys", kb * un}, {&idx, "payloads", 4 * un}, {&idx2, "payloads", 4 * un},
-		{&counts, "digit counts", perTile}, {&totals, "digit totals", 256 * 4}, {&special, "flag", 4}} {
-		if *b.p, err = s.alloc(b.what, b.size); err != nil {
-			return err
-		}
+	if r.counts, err = s.alloc("digit counts", 8*256*4); err != nil {
+		return err
 	}
-	if err := driver.MemsetD32Async(special, 0, 1, d.Stream()); err != nil {
-		return fmt.Errorf("devsort: %w", err)
+	if r.special, err = s.alloc("flag", 4); err != nil {
+		return err
 	}
-	k1, k2, i1, i2 := keys, keys2, idx, idx2
-	var k32, k64 driver.DevicePtr
-	if wide {
-		k64 = keys
-	} else {
-		k32 = keys
+	if r.next, err = s.alloc("tile counter", 4); err != nil {
+		return err
 	}
-	if err := launch(d, "gpn_sort_keys", grid(n), loopThreads, k32, k64, idx, s.x, un, int32(s.code), b2i(s.desc), s.mask, special); err != nil {
+	if r.status, err = s.alloc("tile status", 256*8*uint64((n+tile64Pairs-1)/tile64Pairs)); err != nil {
+		return err
+	}
+	// The digit counts of every pass, and whether a NaN or -0 is there, in one read of the values.
+	np := (s.keyBits + 7) / 8
+	counts, sp, err := r.upfront(wide, np, s.x, 0, true, s.code, s.desc, s.mask)
+	if err != nil {
 		return err
 	}
 	// One line and only the values: the keys alone carry them, unless a NaN or a -0 (whose keys
 	// are shared with other bit patterns) needs its original bits back.
-	keysOnly := false
-	if !s.arg && l.Count() == 1 {
-		if err := d.Stream().Synchronize(); err != nil {
-			return fmt.Errorf("devsort: %v keys: %w", s.dt, err)
-		}
-		var sp uint32
-		if err := driver.MemcpyDtoH(unsafe.Pointer(&sp), special, 4); err != nil {
-			return fmt.Errorf("devsort: %w", err)
-		}
-		keysOnly = sp == 0
+	keysOnly := !s.arg && l.Count() == 1 && !sp
+	var keys, keys2, idx, idx2 driver.DevicePtr
+	if keys, err = s.alloc("keys", kb*un); err != nil {
+		return err
 	}
-	r := radix{d: d, n: un, nb: uint32(nb), counts: counts, totals: totals, sweep: !scanPasses}
-	if r.sweep {
-		if r.ahead, err = s.alloc("digit counts", 8*256*4); err != nil {
+	if keys2, err = s.alloc("keys", kb*un); err != nil {
+		return err
+	}
+	if !keysOnly {
+		if idx, err = s.alloc("payloads", 4*un); err != nil {
 			return err
 		}
-		if r.status, err = s.alloc("tile status", 256*8*uint64(nb)); err != nil {
-			return err
-		}
-		if r.next, err = s.alloc("tile counter", 4); err != nil {
+		if idx2, err = s.alloc("payloads", 4*un); err != nil {
 			return err
 		}
 	}
-	if keys, idx, err = r.passes(ctx, wide, s.keyBits, keys, idx, keys2, idx2, keysOnly); err != nil {
+	// With keys alone and all of each line, the last pass writes the values themselves.
+	var out driver.DevicePtr
+	if keysOnly && s.keep == 0 {
+		out = s.res
+	}
+	k, v, wrote, err := r.passes(ctx, wide, counts, np, s.x, keys, keys2, idx, idx2, keysOnly, out)
+	if err != nil {
 		return err
 	}
 	if lines := l.Count(); lines > 1 {
 		// The lines one after another: stable passes over each payload's line number.
-		if err := launch(d, "gpn_sort_segkeys", grid(n), loopThreads, keys, idx, un, uint64(l.N), uint64(l.Inner)); err != nil {
+		sk := other(k, keys, keys2)
+		if err := launch(d, "gpn_sort_segkeys", grid(n), loopThreads, sk, v, un, uint64(l.N), uint64(l.Inner)); err != nil {
 			return err
 		}
-		if keys, idx, err = r.passes(ctx, false, bits.Len(uint(lines-1)), keys, idx, other(keys, k1, k2), other(idx, i1, i2), false); err != nil {
+		lp := (bits.Len(uint(lines-1)) + 7) / 8
+		counts, _, err := r.upfront(false, lp, 0, sk, false, 0, false, 0)
+		if err != nil {
+			return err
+		}
+		if k, v, _, err = r.passes(ctx, false, counts, lp, 0, sk, k, v, other(v, idx, idx2), false, 0); err != nil {
 			return err
 		}
 	}
 	m := l.Count() * s.klen
-	if keysOnly {
-		k32, k64 = keys, 0
+	switch {
+	case wrote:
+		return nil
+	case keysOnly:
+		k32, k64 := k, driver.DevicePtr(0)
 		if wide {
-			k32, k64 = 0, keys
+			k32, k64 = 0, k
 		}
 		return launch(d, "gpn_sort_unkeys", grid(m), loopThreads, s.res, k32, k64, s.keep, uint64(m), int32(s.code), b2i(s.desc), s.mask)
 	}
-	return launch(d, "gpn_sort_out", grid(m), loopThreads, s.res, s.x, idx, uint64(l.Count()), uint64(l.N), uint64(l.Inner), s.keep, uint64(s.klen), int32(s.dt.Size()), b2i(s.arg))
+	return launch(d, "gpn_sort_out", grid(m), loopThreads, s.res, s.x, v, uint64(l.Count()), uint64(l.N), uint64(l.Inner), s.keep, uint64(s.klen), int32(s.dt.Size()), b2i(s.arg))
 }
 
 // other returns whichever of a and b p is not.
@@ -368,93 +461,122 @@ func other(p, a, b driver.DevicePtr) driver.DevicePtr {
 	return a
 }
 
-// scanPasses (GPUNOTES_DEVSORT_SCAN=1) sorts in passes of a histogram, a scan and a scatter
-// each instead of one look-back scatter per pass: the older path, kept for comparing timings.
-// The look-back reads the keys once a pass instead of twice (predicted 1.3-1.5x); measured on
-// an H100 it is 1.06x faster on a median's 4e8 values in 10000 lines and even on 1e8 float64
-// (0.0186 against 0.0177 s), so the passes are bound by the ranking, not by memory.
-var scanPasses = os.Getenv("GPUNOTES_DEVSORT_SCAN") == "1"
-
-// radix runs the passes of one sort.
+// radix runs the passes of one sort: one kernel a pass (gpn_radix_tile*), each tile finding
+// its place among the earlier tiles' by decoupled look-back, the digit totals counted up front.
 type radix struct {
-	d              *cuda.Device
-	n              uint64
-	nb             uint32
-	counts, totals driver.DevicePtr // histogram-and-scan passes: per-tile counts, digit totals
-	sweep          bool             // one look-back scatter per pass (gpn_radix_onesweep)
-	ahead          driver.DevicePtr // look-back: every pass's digit counts, counted up front
-	status, next   driver.DevicePtr // look-back: the tiles' published counts, the tile counter
+	d            *cuda.Device
+	s            *sorter
+	n            uint64
+	counts       driver.DevicePtr // every pass's digit totals (8 x 256)
+	special      driver.DevicePtr // set when a NaN or -0 is among the values
+	status, next driver.DevicePtr // the tiles' published counts, the tile counter
 }
 
-// passes sorts stably by the low nbits of the keys (8 a pass), moving the payloads with them
-// unless keysOnly, between the buffers given; it returns those that hold the result.
-func (r radix) passes(ctx context.Context, wide bool, nbits int, keys, idx, keys2, idx2 driver.DevicePtr, keysOnly bool) (driver.DevicePtr, driver.DevicePtr, error) {
-	w := "32"
+// upfront counts the digits of np passes of the keys (of the values at x, keys null, or of the
+// 32-bit keys at keys) and returns them, and whether a NaN or -0 was seen.
+func (r *radix) upfront(wide bool, np int, x, keys driver.DevicePtr, fromValues bool, code int, desc bool, mask uint64) ([]uint32, bool, error) {
+	st := r.d.Stream()
+	if err := driver.MemsetD32Async(r.counts, 0, 8*256, st); err != nil {
+		return nil, false, fmt.Errorf("devsort: %w", err)
+	}
+	if err := driver.MemsetD32Async(r.special, 0, 1, st); err != nil {
+		return nil, false, fmt.Errorf("devsort: %w", err)
+	}
+	name := "gpn_radix_upfront32"
 	if wide {
-		w = "64"
+		name = "gpn_radix_upfront64"
 	}
-	np := (nbits + 7) / 8
-	if r.sweep {
-		if err := driver.MemsetD32Async(r.ahead, 0, uint64(np)*256, r.d.Stream()); err != nil {
-			return 0, 0, fmt.Errorf("devsort: %w", err)
-		}
-		if err := launch(r.d, "gpn_radix_counts"+w, min(int(r.nb), 2048), radixThreads, keys, r.n, int32(np), r.ahead); err != nil {
-			return 0, 0, err
-		}
+	blocks := int(min((r.n+1023)/1024, uint64(8*max(1, r.d.Info.SMs))))
+	if err := launch(r.d, name, blocks, loopThreads, x, keys, r.n, int32(code), b2i(desc), mask, int32(np), r.counts, r.special); err != nil {
+		return nil, false, err
 	}
+	if err := st.Synchronize(); err != nil {
+		return nil, false, fmt.Errorf("devsort: digit counts: %w", err)
+	}
+	c := make([]uint32, 8*256+1)
+	if err := driver.MemcpyDtoH(unsafe.Pointer(&c[0]), r.counts, 8*256*4); err != nil {
+		return nil, false, fmt.Errorf("devsort: %w", err)
+	}
+	if err := driver.MemcpyDtoH(unsafe.Pointer(&c[8*256]), r.special, 4); err != nil {
+		return nil, false, fmt.Errorf("devsort: %w", err)
+	}
+	return c[:8*256], fromValues && c[8*256] != 0, nil
+}
+
+// passes sorts stably by np digits of 8 bits, from the values at x (the first pass makes their
+// keys and numbers them) or, x null, from the keys at keys with the payloads at idx, between
+// those buffers and keys2, idx2 (idx unused with keysOnly). A pass whose digit is the same for
+// every key moves nothing and is left out. With keysOnly and out given, the last pass writes
+// the values to out (wrote). It returns the buffers that hold the sorted keys and payloads.
+func (r *radix) passes(ctx context.Context, wide bool, counts []uint32, np int, x, keys, keys2, idx, idx2 driver.DevicePtr, keysOnly bool, out driver.DevicePtr) (driver.DevicePtr, driver.DevicePtr, bool, error) {
+	var run []int
 	for p := 0; p < np; p++ {
-		if err := ctx.Err(); err != nil {
-			return 0, 0, err
-		}
-		shift := 8 * p
-		var err error
-		switch {
-		case !r.sweep && keysOnly:
-			err = r.pass(wide, shift, keys, 0, keys2, 0)
-		case !r.sweep:
-			err = r.pass(wide, shift, keys, idx, keys2, idx2)
-		default:
-			if err = driver.MemsetD32Async(r.status, 0, uint64(r.nb)*512, r.d.Stream()); err == nil {
-				err = driver.MemsetD32Async(r.next, 0, 1, r.d.Stream())
-			}
-			if err != nil {
-				return 0, 0, fmt.Errorf("devsort: %w", err)
-			}
-			counts := r.ahead + driver.DevicePtr(p*256*4)
-			if keysOnly {
-				err = launch(r.d, "gpn_radix_onesweep"+w+"k", int(r.nb), radixThreads, keys, keys2, r.n, int32(shift), counts, r.status, r.next)
-			} else {
-				err = launch(r.d, "gpn_radix_onesweep"+w, int(r.nb), radixThreads, keys, idx, keys2, idx2, r.n, int32(shift), counts, r.status, r.next)
+		trivial := false
+		for _, c := range counts[p*256 : p*256+256] {
+			if uint64(c) == r.n {
+				trivial = true
+				break
 			}
 		}
-		if err != nil {
-			return 0, 0, err
-		}
-		keys, keys2 = keys2, keys
-		if !keysOnly {
-			idx, idx2 = idx2, idx
+		if !trivial {
+			run = append(run, p)
 		}
 	}
-	return keys, idx, nil
-}
-
-// pass moves keys (and payloads, unless vin is 0) from kin to kout ordered stably by the digit
-// at shift.
-func (r radix) pass(wide bool, shift int, kin, vin, kout, vout driver.DevicePtr) error {
-	w := "32"
+	if len(run) == 0 { // every key equal: one pass still makes the keys (and payloads)
+		run = []int{0}
+	}
+	name := "gpn_radix_tile32"
 	if wide {
-		w = "64"
+		name = "gpn_radix_tile64"
 	}
-	if err := launch(r.d, "gpn_radix_hist"+w, int(r.nb), radixThreads, kin, r.n, int32(shift), r.counts, r.nb); err != nil {
-		return err
+	if keysOnly {
+		name += "k"
 	}
-	if err := launch(r.d, "gpn_radix_scan", 256, scanThreads, r.counts, r.nb, r.totals); err != nil {
-		return err
+	nb := (r.n + uint64(tileOf(wide, !keysOnly)) - 1) / uint64(tileOf(wide, !keysOnly))
+	st := r.d.Stream()
+	s := r.s
+	kin, vin := keys, idx
+	kout, vout := keys2, idx2
+	if x != 0 { // the first pass reads the values and writes the keys where they would be
+		kin, vin = 0, 0
+		kout, vout = keys, idx
 	}
-	if vin == 0 {
-		return launch(r.d, "gpn_radix_scatter"+w+"k", int(r.nb), radixThreads, kin, kout, r.n, int32(shift), r.counts, r.totals, r.nb)
+	wrote := false
+	for i, p := range run {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, false, err
+		}
+		if err := driver.MemsetD32Async(r.status, 0, nb*512, st); err != nil {
+			return 0, 0, false, fmt.Errorf("devsort: %w", err)
+		}
+		if err := driver.MemsetD32Async(r.next, 0, 1, st); err != nil {
+			return 0, 0, false, fmt.Errorf("devsort: %w", err)
+		}
+		var xin, xout driver.DevicePtr
+		if i == 0 {
+			xin = x
+		}
+		if i == len(run)-1 && keysOnly && out != 0 {
+			xout, wrote = out, true
+		}
+		cp := r.counts + driver.DevicePtr(p*256*4)
+		kernel := name
+		if xin != 0 {
+			kernel += "x"
+		}
+		if err := launch(r.d, kernel, int(nb), tileThreads, kin, xin, vin, kout, xout, vout, r.n, int32(8*p), int32(s.code), b2i(s.desc), s.mask, cp, r.status, r.next); err != nil {
+			return 0, 0, false, err
+		}
+		if kin == 0 { // after the first pass from the values: keys in keys, next into keys2
+			kin, vin, kout, vout = keys, idx, keys2, idx2
+			continue
+		}
+		kin, kout = kout, kin
+		if !keysOnly {
+			vin, vout = vout, vin
+		}
 	}
-	return launch(r.d, "gpn_radix_scatter"+w, int(r.nb), radixThreads, kin, vin, kout, vout, r.n, int32(shift), r.counts, r.totals, r.nb)
+	return kin, vin, wrote, nil
 }
 
 func b2i(b bool) int32 {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
@@ -144,5 +145,55 @@ func TestGPUSortMatchesCPU(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestGPUSortSplitsWhenTooBig sorts blocks whose passes' buffers do not fit the pool (a limit
+// set by the test) in groups of outer slabs, bytes equal to the CPU's; a block of one slab too
+// big is refused with an error that names the sizes.
+func TestGPUSortSplitsWhenTooBig(t *testing.T) {
+	d := gpu(t)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		shape []int
+		axis  int
+		limit uint64
+	}{{[]int{50, 3000, 2}, 1, 1 << 20}, {[]int{3000, 40}, 1, 64 << 10}, {[]int{7, 100003}, 1, 6 << 20}} {
+		for _, dt := range []dtype.DType{dtype.Float64, dtype.Int32} {
+			n := 1
+			for _, s := range tc.shape {
+				n *= s
+			}
+			vals := values(r, dt, n)
+			for _, fn := range fns {
+				odt := dt
+				if fn == expr.FnArgsort || fn == expr.FnArgsortDesc {
+					odt = dtype.Int64
+				}
+				c := &plan.CallStep{Call: expr.Call{Fn: fn, Axis: tc.axis, N: tc.shape[tc.axis]}, DType: odt}
+				what := fmt.Sprintf("%v of %v %v along axis %d in %d bytes", fn, dt, tc.shape, tc.axis, tc.limit)
+				want, _, err := cpu.ApplyCall(ctx, fft.CPU, c, vals.Clone(), tc.shape)
+				if err != nil {
+					t.Fatalf("%s on the CPU: %v", what, err)
+				}
+				restore := devsort.SetScratchLimit(tc.limit)
+				got, _, err := devsort.Sort(ctx, d, c, vals, tc.shape)
+				restore()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if !bytes.Equal(got.Bytes(), want.Bytes()) {
+					t.Fatalf("%s: the bytes differ from the CPU's", what)
+				}
+			}
+		}
+	}
+	restore := devsort.SetScratchLimit(1 << 20)
+	defer restore()
+	c := &plan.CallStep{Call: expr.Call{Fn: expr.FnSort, Axis: 0, N: 100003}, DType: dtype.Float64}
+	_, _, err := devsort.Sort(ctx, d, c, values(r, dtype.Float64, 100003), []int{100003})
+	if err == nil || !strings.Contains(err.Error(), "needs") || !strings.Contains(err.Error(), "1.0 MiB is free") {
+		t.Fatalf("a line too big for the pool: error %v, want one naming the memory needed and free", err)
 	}
 }
