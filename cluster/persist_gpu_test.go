@@ -149,6 +149,27 @@ func TestGPUWorkerPersistKeepsChunksOnTheDevice(t *testing.T) {
 	})
 	t.Logf("spilled: device %d, host %d, disk %d bytes", w.DeviceStored, w.Stored, w.Spilled)
 	check("after a spill")
+	// MapBlocks over y reads its chunks on the worker (copied from the device there).
+	twice := cluster.Source{Code: `func twice(b [][]float64, shape []int) []float64 {
+	out := make([]float64, len(b[0]))
+	for i, v := range b[0] {
+		out[i] = 2 * v
+	}
+	return out
+}`, Func: "twice"}
+	doubled, err := c.MapBlocks(twice, y).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := y.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vals {
+		if doubled[i] != 2*v {
+			t.Fatalf("MapBlocks over the persisted array: element %d is %v, want %v", i, doubled[i], 2*v)
+		}
+	}
 	y.Release()
 	z.Release()
 	waitStored(t, c, "after Release", func(w cluster.WorkerInfo) bool {

@@ -17,6 +17,12 @@ import (
 // they fetched from peers.
 func streamFetches(t *testing.T, c *cluster.LocalCUDA) (tasks int, bytes int64) {
 	t.Helper()
+	return streamFetchesOf(t, c, "chunks")
+}
+
+// streamFetchesOf is streamFetches for the tasks whose key has prefix.
+func streamFetchesOf(t *testing.T, c *cluster.LocalCUDA, prefix string) (tasks int, bytes int64) {
+	t.Helper()
 	resp, err := http.Get(strings.TrimSuffix(c.Dashboard(), "/") + "/api/state")
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +33,7 @@ func streamFetches(t *testing.T, c *cluster.LocalCUDA) (tasks int, bytes int64) 
 		t.Fatal(err)
 	}
 	for _, ev := range st.Stream {
-		if ev.Prefix == "chunks" {
+		if ev.Prefix == prefix {
 			tasks++
 			bytes += ev.FetchBytes
 		}

@@ -834,10 +834,10 @@ func (s *scheduler) scheduleLocked() {
 	}
 }
 
-// homeOf returns the worker holding every input of a chunk task, or nil (no inputs, inputs on
-// several workers, or another kind of task).
+// homeOf returns the worker holding every input of a chunk task (or a MapBlocks block), or nil
+// (no inputs, inputs on several workers, or another kind of task).
 func homeOf(t *task) *wconn {
-	if t.spec.Kind != "chunk" || len(t.deps) == 0 {
+	if t.spec.Kind != "chunk" && t.spec.Kind != "blocks" || len(t.deps) == 0 {
 		return nil
 	}
 	h := t.deps[0].worker

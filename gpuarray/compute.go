@@ -363,8 +363,22 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	}
 	out := make([]*Array, len(arrays))
 	var todo []*expr.Node
+	products := map[*expr.Node]*Array{}
 	for i, a := range arrays {
 		root := a.n
+		// A lazy product on one GPU runs as MatMul with OnGPU does (operands generated on
+		// the device, C kept there), not as a call stage whose operand and result pass
+		// through host memory.
+		if p, ok := products[root]; ok {
+			out[i] = p
+			continue
+		}
+		if p, err := productOnGPU(cfg, root, false); err != nil {
+			return nil, fmt.Errorf("compute: %w", err)
+		} else if p != nil {
+			out[i], products[root] = p, p
+			continue
+		}
 		if root.Buf != nil {
 			// Held elsewhere: copy it to the host. The array keeps its buffer, which owns the
 			// host copy's memory (see hostBuffer).
@@ -478,6 +492,15 @@ func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node]dtype.S
 				return err
 			}
 			id += k
+			continue
+		}
+		// A product on one GPU that a later stage reads, computed as a root product is.
+		if vals, ok, err := productValues(cfg, order[id]); err != nil {
+			return fmt.Errorf("compute: %w", err)
+		} else if ok {
+			done[order[id]] = vals
+			progress(stageChunks(order[id]))
+			id++
 			continue
 		}
 		vals, err := runStage(cfg, id, order[id], done, progress)
@@ -615,12 +638,14 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A held array's host copy lives as long as its buffer (hostBuffer): c keeps it.
+	defer runtime.KeepAlive(c)
 	vals, err := c.n.Values()
 	if err != nil {
 		return nil, err
 	}
 	if vals.DType() == dtype.Float64 {
-		return slices.Clone(vals.Float64s()), nil
+		return vals.Clone().Float64s(), nil // on all cores when large
 	}
 	return vals.ToFloat64(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -36,6 +37,7 @@ func (a *Array) GobEncode() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode array: %w", err)
 		}
+		defer runtime.KeepAlive(c) // a held array's host copy lives as long as its buffer
 		vals, err := c.n.Values()
 		if err != nil {
 			return nil, fmt.Errorf("encode array: %w", err)

@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"fmt"
 	"math"
+	"math/cmplx"
 	"math/rand/v2"
 	"testing"
 
@@ -185,4 +186,59 @@ func TestGPUFFTMatchesNumPy(t *testing.T) {
 		}
 	}
 	checkFFT(t, cs, OnGPU())
+}
+
+// TestGPURfftReadsFusedValuesInPlace checks cuFFT's device runner: a forward real transform
+// of generated values (Rfft, Ihfft; last axis and strided lines; float32; a norm) reads them
+// where the fused kernel left them and gives the bits of the same transform of those values
+// uploaded from the host (where the host data's transform reads them plain); transforms it does not take (a padded line, a complex one) still
+// give those bits through the host. All match the CPU to rounding.
+func TestGPURfftReadsFusedValuesInPlace(t *testing.T) {
+	needGPU(t)
+	x := NewRandomState(31).StandardNormal(Shape(48, 1000), Chunks(16, 250))
+	xv, err := x.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := FromSlice(xv, Shape(48, 1000), Chunks(16, 250))
+	cases := []struct {
+		name string
+		f    func(a *Array) *Array
+	}{
+		{"Rfft(x)", func(a *Array) *Array { return Rfft(a) }},
+		{"Rfft(x, axis 0, ortho)", func(a *Array) *Array { return Rfft(a, FFTAxis(0), FFTNorm("ortho")) }},
+		{"Ihfft(2x)", func(a *Array) *Array { return Ihfft(a.Mul(2)) }},
+		{"Rfft(float32 x)", func(a *Array) *Array { return Rfft(a.AsType(Float32)) }},
+		{"Rfft(x, n 1200)", func(a *Array) *Array { return Rfft(a, FFTLen(1200)) }},
+		{"Fft(x + 1)", func(a *Array) *Array { return Fft(a.Add(1)) }},
+	}
+	for _, c := range cases {
+		got, err := c.f(x).ToSliceComplex128(OnGPU())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		host, err := c.f(data).ToSliceComplex128(OnGPU())
+		if err != nil {
+			t.Fatalf("%s of host data: %v", c.name, err)
+		}
+		cpu, err := c.f(data).ToSliceComplex128(Threads(0))
+		if err != nil {
+			t.Fatalf("%s on the CPU: %v", c.name, err)
+		}
+		if len(got) != len(cpu) || len(host) != len(cpu) {
+			t.Fatalf("%s: %d, %d and %d values", c.name, len(got), len(host), len(cpu))
+		}
+		var norm float64
+		for _, v := range cpu {
+			norm = math.Max(norm, cmplx.Abs(v))
+		}
+		for i := range cpu {
+			if math.Float64bits(real(got[i])) != math.Float64bits(real(host[i])) || math.Float64bits(imag(got[i])) != math.Float64bits(imag(host[i])) {
+				t.Fatalf("%s[%d]: generated on the GPU %v, uploaded %v", c.name, i, got[i], host[i])
+			}
+			if cmplx.Abs(got[i]-cpu[i]) > 1e-5*norm {
+				t.Fatalf("%s[%d]: GPU %v, CPU %v", c.name, i, got[i], cpu[i])
+			}
+		}
+	}
 }

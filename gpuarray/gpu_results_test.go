@@ -2,11 +2,14 @@ package gpuarray
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // TestGPUResultsChoice checks, without a GPU, which results of a GPU compute stay on the
@@ -67,6 +70,28 @@ func TestGPUResultsChoice(t *testing.T) {
 	}
 	if has(y.n) || !has(m.n) || !has(roots[1]) || !has(roots[2]) {
 		t.Fatalf("host stages %v: want the column mean, the row std and the sum, not the difference", order)
+	}
+	// On one GPU, a float sum or mean over some axes that no other stage reads is combined on
+	// the device (keepSum); the column mean that x - mean reads, the std and the full sum are not.
+	rowSum, m32 := x.Sum(1), x.AsType(Float32).Mean(0)
+	roots = []*expr.Node{y.n, x.Std(1).n, x.Sum().n, rowSum.n, m32.n}
+	r = &gpuResults{g: &gpuSched{devs: make([]*cuda.Device, 1)}, stay: map[*expr.Node]bool{}, host: map[*expr.Node]string{}}
+	for _, n := range roots {
+		if staysOnDevice(n) {
+			r.stay[n] = true
+		}
+	}
+	order = r.stages(stageOrder(roots))
+	if len(r.direct) != 3 || r.direct[0] != y.n || !slices.Contains(r.direct, rowSum.n) || !slices.Contains(r.direct, m32.n) {
+		t.Fatalf("direct roots on one GPU: %v, want x - mean(x, 0), sum(x, 1), mean(float32(x), 0)", r.direct)
+	}
+	if !has(m.n) || !has(roots[1]) || !has(roots[2]) || has(rowSum.n) {
+		t.Fatalf("host stages on one GPU %v: want the column mean, the row std and the sum", order)
+	}
+	r.g.devs = make([]*cuda.Device, 2)
+	r.direct = nil
+	if r.stages(stageOrder(roots)); len(r.direct) != 1 {
+		t.Fatalf("direct roots on two GPUs: %v, want x - mean(x, 0) only", r.direct)
 	}
 	// The chunks upload copies out of a result, placed back, give the result.
 	whole := make([]float64, 7*5*3)
@@ -284,6 +309,350 @@ func TestGPUResultsFreedByCollector(t *testing.T) {
 		}
 		if c.Where() != "gpu 0" {
 			t.Fatalf("result %d of %d x %d (%.3g GB) is not on the GPU: %s", i, side, side, float64(side)*float64(side)*8/1e9, c.Path())
+		}
+	}
+}
+
+// TestPartialsStayChoice checks, without a GPU, which reductions leave their values on the
+// device as their tasks' partials (no host combine): float64 sums, mins and maxes over axes
+// that lie in one chunk, with one slice per kept element and one task per result chunk; not
+// means, other dtypes, reductions over several chunks, long rows (several warps per row), or
+// a reduction another root reads.
+func TestPartialsStayChoice(t *testing.T) {
+	x := NewRandomState(3).StandardNormal(Shape(40, 30), Chunks(10, 10))
+	rows := NewRandomState(3).StandardNormal(Shape(40, 30), Chunks(10, 30))
+	long := NewRandomState(3).StandardNormal(Shape(4, 100000), Chunks(4, 100000))
+	cases := []struct {
+		name        string
+		a           *Array
+		stay, keeps bool
+	}{
+		{"sum(x.reshape(20, 2, 30), 1)", x.Reshape(20, 2, 30).Sum(1), true, true},
+		{"max(x.reshape(20, 2, 30), 1)", x.Reshape(20, 2, 30).Max(1), true, true},
+		{"min(rows, 1)", rows.Min(1), true, true},
+		{"sum(rows, 1)", rows.Sum(1), true, true},
+		{"sum(x, 0): four chunks", x.Sum(0), false, false},
+		{"mean(rows, 1)", rows.Mean(1), false, false},
+		{"argmax(rows, 1)", rows.ArgMax(1), false, false},
+		{"sum(float32 rows, 1)", rows.AsType(Float32).Sum(1), false, false},
+		{"sum(long, 1): warps per row", long.Sum(1), true, false},
+	}
+	for _, c := range cases {
+		if err := c.a.Err(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := partialsStay(c.a.n); got != c.stay {
+			t.Errorf("%s: partialsStay %v, want %v", c.name, got, c.stay)
+		}
+		if !c.stay {
+			continue
+		}
+		st, err := plan.Lower(0, c.a.n, map[*expr.Node]dtype.Slice{}, plan.Options{MemoryLimit: 1 << 30})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := keepsOnDevice(st); got != c.keeps {
+			t.Errorf("%s: keepsOnDevice %v, want %v (KeepsPartials: %v)", c.name, got, c.keeps, cuda.KeepsPartials(st.Tasks))
+		}
+	}
+
+	// The stages: a kept reduction leaves them, unless another root reads it.
+	s := rows.Sum(1)
+	alone := &gpuResults{stay: map[*expr.Node]bool{s.n: true}}
+	if order := alone.stages(stageOrder([]*expr.Node{s.n})); len(order) != 0 || len(alone.direct) != 1 {
+		t.Fatalf("sum(rows, 1) alone: host stages %v, direct %v", order, alone.direct)
+	}
+	y := s.Add(1)
+	both := &gpuResults{stay: map[*expr.Node]bool{s.n: true, y.n: true}}
+	order := both.stages(stageOrder([]*expr.Node{s.n, y.n}))
+	if len(order) != 1 || order[0] != s.n || len(both.direct) != 1 || both.direct[0] != y.n {
+		t.Fatalf("sum(rows, 1) read by sum + 1: host stages %v, direct %v", order, both.direct)
+	}
+
+	// A task box is a chunk of the result only when it is one exactly.
+	g := newChunkGrid([]int{20, 30}, [][]int{{5, 5, 5, 5}, {10, 10, 10}})
+	st, err := plan.Lower(0, x.Reshape(20, 2, 30).Sum(1).n, map[*expr.Node]dtype.Slice{}, plan.Options{MemoryLimit: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, task := range st.Tasks {
+		off, ok := keptChunkOf(g, task)
+		if !ok || g.index(off) != i {
+			t.Fatalf("task %d at %v (shape %v): chunk %v, %v", i, task.Offset, task.Shape, off, ok)
+		}
+	}
+	if _, ok := keptChunkOf(newChunkGrid([]int{20, 30}, [][]int{{10, 10}, {30}}), st.Tasks[0]); ok {
+		t.Fatal("a task box inside a larger chunk is not that chunk")
+	}
+}
+
+// TestGPUPartialsKeptOnDevice computes reductions whose partials are their values with OnGPU:
+// they stay on the device with no host step, with the bits of the same kernels brought to the
+// host (and the CPU's values to rounding); a reduction whose partials need the host combine
+// (long rows) still gives those bits, and so does a kept one read by a later computation.
+func TestGPUPartialsKeptOnDevice(t *testing.T) {
+	needGPU(t)
+	x := NewRandomState(23).StandardNormal(Shape(600, 500), Chunks(150, 125))
+	rows := NewRandomState(24).StandardNormal(Shape(640, 300), Chunks(160, 300))
+	long := NewRandomState(25).StandardNormal(Shape(8, 200000), Chunks(4, 200000))
+	cases := []struct {
+		name string
+		a    *Array
+		kept bool
+	}{
+		{"sum(x.reshape(300, 2, 500), 1)", x.Reshape(300, 2, 500).Sum(1), true},
+		{"max(x.reshape(300, 2, 500), 1)", x.Reshape(300, 2, 500).Max(1), true},
+		{"min(exp(rows), 1)", rows.Exp().Min(1), true},
+		{"sum(rows * 2, 1)", rows.Mul(2).Sum(1), true},
+		{"sum(long, 1)", long.Sum(1), false},
+	}
+	for _, c := range cases {
+		got, err := c.a.Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got.Where() != "gpu 0" || strings.Contains(got.Path(), "host") {
+			t.Fatalf("%s: where %q, path %q", c.name, got.Where(), got.Path())
+		}
+		st, err := plan.Lower(0, c.a.n, map[*expr.Node]dtype.Slice{}, plan.Options{MemoryLimit: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got.n.Buf.(*gpuChunks); !ok || keepsOnDevice(st) != c.kept || partialsStay(c.a.n) != c.kept && c.kept {
+			t.Fatalf("%s: held as %T, kept as partials %v, want %v", c.name, got.n.Buf, keepsOnDevice(st), c.kept)
+		}
+		held, err := got.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaHost, err := c.a.ToSlice(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu, err := c.a.ToSlice(Threads(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(held) != len(cpu) || len(viaHost) != len(cpu) {
+			t.Fatalf("%s: %d, %d and %d values", c.name, len(held), len(viaHost), len(cpu))
+		}
+		for i := range cpu {
+			if math.Float64bits(held[i]) != math.Float64bits(viaHost[i]) {
+				t.Fatalf("%s[%d]: kept on the GPU %v, combined on the host %v", c.name, i, held[i], viaHost[i])
+			}
+			if math.Abs(held[i]-cpu[i]) > 1e-12*math.Max(1, math.Abs(cpu[i])) {
+				t.Fatalf("%s[%d]: GPU %v, CPU %v", c.name, i, held[i], cpu[i])
+			}
+		}
+	}
+	// A kept reduction read by a later GPU computation, in place.
+	s, err := rows.Sum(1).Compute(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Mul(3).Add(1).ToSlice(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.n.Buf.(offHost).copied() {
+		t.Fatal("the kept row sums were copied to the host to be read on the GPU")
+	}
+	sv, err := s.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sv {
+		if d[i] != sv[i]*3+1 {
+			t.Fatalf("3 * sum(rows, 1) + 1 [%d]: %v, want %v", i, d[i], sv[i]*3+1)
+		}
+	}
+}
+
+// TestScatterRunsPlacesPieces checks the host side of gpuChunks.download without a GPU: a
+// chunk's values arriving in pieces of any size (a run split between pieces, several runs in
+// one, pieces large enough for several goroutines) land where placing the chunk would put them.
+func TestScatterRunsPlacesPieces(t *testing.T) {
+	for _, c := range []struct {
+		shape  []int
+		chunks [][]int
+		pieces []int
+	}{
+		{[]int{7, 5, 3}, [][]int{{3, 4}, {2, 2, 1}, {3}}, []int{1, 4, 7, 1000}},
+		{[]int{1000, 1000}, [][]int{{500, 500}, {300, 700}}, []int{150000, 1 << 17, 333333}},
+	} {
+		g := newChunkGrid(c.shape, c.chunks)
+		size := int(expr.Size(c.shape))
+		for _, p := range c.pieces {
+			got := make([]float64, size)
+			want := make([]float64, size)
+			for i := range expr.NumChunks(c.chunks) {
+				off := make([]int, len(c.shape))
+				rest := i
+				for ax := len(c.shape) - 1; ax >= 0; ax-- {
+					k := len(c.chunks[ax])
+					off[ax] = g.bounds[ax][rest%k]
+					rest /= k
+				}
+				shape := make([]int, len(c.shape))
+				for ax := range shape {
+					shape[ax] = c.chunks[ax][sortSearch(g.bounds[ax], off[ax])]
+				}
+				n := int(expr.Size(shape))
+				vals := make([]float64, n)
+				for j := range vals {
+					vals[j] = float64(i*1e7 + j + 1)
+				}
+				g.place(dtype.OfFloat64(want), off, shape, dtype.OfFloat64(vals))
+				var runs []run
+				g.runs(off, shape, func(at, o, k int) { runs = append(runs, run{at, o, k}) })
+				for lo := 0; lo < n; lo += p {
+					scatterRuns(got, vals[lo:min(lo+p, n)], lo, runs)
+				}
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("shape %v, pieces of %d: element %d is %v, want %v", c.shape, p, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// sortSearch returns the index of the chunk starting at o in bounds.
+func sortSearch(bounds []int, o int) int {
+	for i, b := range bounds {
+		if b == o {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestLazyProductRecognized checks, without a GPU, which roots a GPU compute runs as MatMul
+// with OnGPU does (lazyProduct): a lazy product of float64 matrices, rechunked to b's column
+// chunks or not; not a product with work after it, a matrix-vector product (squeezed), or
+// float32 operands.
+func TestLazyProductRecognized(t *testing.T) {
+	rs := NewRandomState(7)
+	x := rs.StandardNormal(Shape(300, 200), Chunks(64, 50))
+	y := rs.StandardNormal(Shape(200, 150), Chunks(50, 40))
+	y1 := rs.StandardNormal(Shape(200, 150), Chunks(50, 150))
+	v := rs.StandardNormal(Shape(200))
+	cases := []struct {
+		name string
+		p    *Array
+		b    *Array
+		want bool
+	}{
+		{"MatMul(x, y)", MatMul(x, y), y, true},
+		{"MatMul(x, y1)", MatMul(x, y1), y1, true},
+		{"MatMul(x, y) + 1", MatMul(x, y).Add(1), y, false},
+		{"x.Dot(v)", x.Dot(v), nil, false},
+		{"MatMul(float32 x, y)", MatMul(x.AsType(Float32), y), y, false},
+	}
+	for _, c := range cases {
+		if err := c.p.Err(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		a, b, ok := lazyProduct(c.p.n, false)
+		if ok != c.want {
+			t.Fatalf("%s: lazyProduct %v, want %v", c.name, ok, c.want)
+		}
+		if ok && (a != x.n || b != c.b.n) {
+			t.Fatalf("%s: operands %p and %p, want x (%p) and y (%p)", c.name, a, b, x.n, c.b.n)
+		}
+	}
+	// The call node a later stage reads has one column chunk: it is a product whose values
+	// are read row-major (anyChunks), not a root with matmulOnDevice's chunks.
+	call := rechunkOf(MatMul(x, y).n)
+	if call.Kind != expr.KCall {
+		t.Fatalf("rechunkOf(MatMul(x, y)) is a %v, want the call", call.Kind)
+	}
+	if _, _, ok := lazyProduct(call, false); ok {
+		t.Fatal("the call node of MatMul(x, y) has one column chunk, not y's four")
+	}
+	if a, b, ok := lazyProduct(call, true); !ok || a != x.n || b != y.n {
+		t.Fatalf("the call node read row-major: %v", ok)
+	}
+	// On the CPU a lazy product is a call stage as before.
+	if p, err := productOnGPU(computeConfig{sched: &threadScheduler{}}, MatMul(x, y).n, true); p != nil || err != nil {
+		t.Fatalf("productOnGPU with CPU threads: %v, %v", p, err)
+	}
+	if _, ok, err := productValues(computeConfig{sched: &threadScheduler{}}, call); ok || err != nil {
+		t.Fatalf("productValues with CPU threads: %v, %v", ok, err)
+	}
+}
+
+// TestGPULazyProductOnDevice computes lazy products with OnGPU: they run as MatMul with OnGPU
+// does (the same bits), stay on the device, say cuBLAS and no host step in Path, and match the
+// CPU's blocked product; ComputeAll of one product twice computes it once.
+func TestGPULazyProductOnDevice(t *testing.T) {
+	needGPU(t)
+	rs := NewRandomState(8)
+	x := rs.StandardNormal(Shape(600, 400), Chunks(150, 100))
+	y := rs.StandardNormal(Shape(400, 500), Chunks(100, 125))
+	y2 := rs.StandardNormal(Shape(400, 300), Chunks(100, 300))
+	for name, p := range map[string]struct{ a, b *Array }{"x y": {x, y}, "(2x + 1) y2": {x.Mul(2).Add(1), y2}} {
+		lazy := MatMul(p.a, p.b)
+		c, err := lazy.Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c.Where() != "gpu 0" || !strings.Contains(c.Path(), "matmul on cuBLAS") || strings.Contains(c.Path(), "host") {
+			t.Fatalf("%s: where %q, path %q", name, c.Where(), c.Path())
+		}
+		eager := MatMul(p.a, p.b, OnGPU())
+		if err := eager.Err(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := eager.ToSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu, err := lazy.ToSlice(Threads(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range cpu {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%s[%d]: lazy %v, MatMul with OnGPU %v", name, i, got[i], want[i])
+			}
+			if math.Abs(got[i]-cpu[i]) > 1e-10*math.Max(1, math.Abs(cpu[i])) {
+				t.Fatalf("%s[%d]: GPU %v, CPU %v", name, i, got[i], cpu[i])
+			}
+		}
+	}
+	p := MatMul(x, y)
+	two, err := ComputeAll(p, p, OnGPU())
+	if err != nil || two[0] != two[1] {
+		t.Fatalf("ComputeAll(p, p): %v", err)
+	}
+
+	// A product that a later stage reads: its values are those of MatMul with OnGPU, and the
+	// fused kernel after it gives the bits it gives on that held product.
+	lazy := p.Mul(2).Sub(3)
+	c, err := lazy.Compute(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.Path(), "matmul on cuBLAS") || strings.Contains(c.Path(), "host") {
+		t.Fatalf("2 x y - 3: path %q", c.Path())
+	}
+	got, err := c.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := MatMul(x, y, OnGPU()).Mul(2).Sub(3).ToSlice(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("2 x y - 3 [%d]: lazy %v, on MatMul with OnGPU %v", i, got[i], want[i])
 		}
 	}
 }

@@ -2,6 +2,7 @@ package gpuarray
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -83,6 +84,8 @@ func (a *Array) values(dt DType, opts []ComputeOption) (dtype.Slice, error) {
 	if err != nil {
 		return dtype.Slice{}, err
 	}
+	// A held array's host copy lives as long as its buffer (hostBuffer): c keeps it.
+	defer runtime.KeepAlive(c)
 	v, err := c.n.Values()
 	if err != nil {
 		return dtype.Slice{}, err

@@ -17,7 +17,7 @@ import (
 // fresh mapping whose pages fault in during the (parallel) copy, as huge pages where the
 // system allows them. The slice must not outlive owner: it is only handed out through the
 // node that holds owner.
-func hostBuffer(owner *deviceBuffer, n int) ([]float64, error) {
+func hostBuffer[T any](owner *T, n int) ([]float64, error) {
 	if n == 0 {
 		return []float64{}, nil
 	}

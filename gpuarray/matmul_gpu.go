@@ -3,6 +3,8 @@ package gpuarray
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -264,4 +266,92 @@ func uploadChunks(ctx context.Context, dev *cuda.Device, data []float64, cols in
 		r0 += r
 	}
 	return bl, free, true, nil
+}
+
+// rechunkOf returns the node a rechunk view reads (n itself for any other node).
+func rechunkOf(n *expr.Node) *expr.Node {
+	if n.Kind != expr.KView || len(n.Args) != 1 || len(n.Map) != len(n.Shape) || !slices.Equal(n.Shape, n.Args[0].Shape) {
+		return n
+	}
+	for k, m := range n.Map {
+		if m != (expr.AxisMap{Axis: k, Step: 1}) {
+			return n
+		}
+	}
+	return n.Args[0]
+}
+
+// lazyProduct returns the operands of n when n is a lazy product of two float64 matrices
+// (MatMul(a, b) as lazyMatMul builds it: a rechunked to one column chunk, the product to b's
+// column chunks) whose chunks are those of matmulOnDevice's result: a's row chunks, b's
+// column chunks (anyChunks: whatever n's chunks, for values read row-major).
+func lazyProduct(n *expr.Node, anyChunks bool) (a, b *expr.Node, ok bool) {
+	p := rechunkOf(n)
+	if p.Kind != expr.KCall || p.Call == nil || p.Call.Fn != expr.FnMatMul || len(p.Args) != 2 {
+		return nil, nil, false
+	}
+	a, b = rechunkOf(p.Args[0]), p.Args[1]
+	if len(a.Shape) != 2 || len(b.Shape) != 2 || len(n.Shape) != 2 || a.DType != dtype.Float64 || b.DType != dtype.Float64 || n.DType != dtype.Float64 {
+		return nil, nil, false
+	}
+	if !slices.Equal(a.Chunks[1], b.Chunks[0]) || !anyChunks && (!slices.Equal(n.Chunks[0], a.Chunks[0]) || !slices.Equal(n.Chunks[1], b.Chunks[1])) {
+		return nil, nil, false
+	}
+	return a, b, true
+}
+
+// productOnGPU computes the lazy product n (lazyProduct) with one GPU scheduler as MatMul with
+// OnGPU does: the operands' blocks generated on the device, one cublasDgemm per row panel, C
+// kept on the device. It returns nil (and the caller plans n as a call stage) for other nodes
+// and schedulers, without cuBLAS, or when the operands and C do not fit (matmulOnDevice).
+func productOnGPU(cfg computeConfig, n *expr.Node, anyChunks bool) (*Array, error) {
+	g, ok := cfg.sched.(*gpuSched)
+	if !ok || len(g.devs) != 1 {
+		return nil, nil
+	}
+	a, b, ok := lazyProduct(n, anyChunks)
+	if !ok {
+		return nil, nil
+	}
+	k, err := blas.New(g.devs[0].Info.Index)
+	if err != nil {
+		return nil, nil // the call stage runs it, and its Path says why
+	}
+	c := &linalgConfig{computeConfig: cfg}
+	c.opt.Kernels = k
+	t0 := time.Now()
+	out, ok, err := c.matmulOnDevice(cfg.ctx, k, &Array{n: a}, &Array{n: b})
+	if err != nil {
+		return nil, fmt.Errorf("MatMul of %s and %s: %w", expr.ShapeString(a.Shape), expr.ShapeString(b.Shape), err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	cuda.Trace("lazy product %s x %s on gpu %d: %.4f s", expr.ShapeString(a.Shape), expr.ShapeString(b.Shape), g.devs[0].Info.Index, time.Since(t0).Seconds())
+	g.libStep(fmt.Sprintf("%v on %s (operands generated on the device)", expr.FnMatMul, cuda.CallLibrary(expr.FnMatMul)))
+	out.path = g.path()
+	if w := out.Where(); w != "host" {
+		out.path += "; result kept on " + w
+	}
+	return out, nil
+}
+
+// productValues computes a product that a later stage reads (a call stage of order) on one GPU
+// as productOnGPU does and returns its values in host memory, row-major, for that stage: the
+// operands and C never pass through host memory in pieces (y's stage assembled there, copied
+// to the GPU for the call, C's panels brought back and assembled). ok is false when
+// productOnGPU does not take n.
+func productValues(cfg computeConfig, n *expr.Node) (vals dtype.Slice, ok bool, err error) {
+	p, err := productOnGPU(cfg, n, true)
+	if err != nil || p == nil {
+		return dtype.Slice{}, false, err
+	}
+	defer p.Release() // its GPU memory goes as soon as the values are copied
+	v, err := p.n.Values()
+	if err != nil {
+		return dtype.Slice{}, true, fmt.Errorf("MatMul: %w", err)
+	}
+	vals = v.Clone() // Go memory: p's host copy goes with p
+	runtime.KeepAlive(p)
+	return vals, true, nil
 }

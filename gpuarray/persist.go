@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
@@ -236,12 +237,13 @@ func (g chunkGrid) place(dst dtype.Slice, off, shape []int, src dtype.Slice) {
 // gpuChunks holds an array's chunks in GPU memory, one allocation per chunk, each on the GPU
 // that computed it. Values are copied to the host on first read and kept there too.
 type gpuChunks struct {
-	grid    chunkGrid
-	offs    [][]int // each chunk's corner, row-major chunk order
-	devs    []*cuda.Device
-	hostRun bool        // computed on the host and uploaded
-	label   string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
-	dt      dtype.DType // the array's dtype; the GPUs hold its values as cuda.EncodeWords writes them
+	grid     chunkGrid
+	offs     [][]int // each chunk's corner, row-major chunk order
+	devs     []*cuda.Device
+	hostRun  bool        // computed on the host and uploaded
+	combined bool        // a reduction's partials combined on the device (gpuResults.keepSum)
+	label    string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
+	dt       dtype.DType // the array's dtype; the GPUs hold its values as cuda.EncodeWords writes them
 
 	mu      sync.Mutex
 	idle    sync.Cond
@@ -255,10 +257,14 @@ type gpuChunks struct {
 }
 
 // keep runs the tasks of the last stage of a Persist (one per chunk) on the scheduler's GPUs
-// and leaves their outputs there: row chunk i on device i mod len(devs).
+// and leaves their outputs there: row chunk i on device i mod len(devs). The tasks of a
+// partial reduction whose partials are its values (cuda.KeepsPartials, one task per chunk of
+// n, see keptChunkOf) leave those.
 func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, done func(int)) (*gpuChunks, error) {
 	if tasks[0].Kernel.Reduce != nil {
-		return nil, fmt.Errorf("persist: a reduction's partials cannot be kept (internal)")
+		if err := cuda.KeepsPartials(tasks); err != nil {
+			return nil, fmt.Errorf("persist: a reduction's partials cannot be kept: %w (internal)", err)
+		}
 	}
 	g := &gpuChunks{grid: newChunkGrid(n.Shape, n.Chunks), ptrs: make([]driver.DevicePtr, len(tasks)), dt: n.DType}
 	g.idle.L = &g.mu
@@ -266,16 +272,17 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 	g.offs = make([][]int, len(tasks))
 	byDev := map[int][]int{}
 	for i, t := range tasks {
-		if g.grid.index(t.Offset) != i {
+		off, ok := keptChunkOf(g.grid, t)
+		if !ok || g.grid.index(off) != i {
 			return nil, fmt.Errorf("persist: task %d is not chunk %d (internal)", i, i)
 		}
 		d := 0
-		if len(t.Offset) > 0 {
-			d = sort.SearchInts(g.grid.bounds[0], t.Offset[0]+1) - 1
+		if len(off) > 0 {
+			d = sort.SearchInts(g.grid.bounds[0], off[0]+1) - 1
 		}
 		d %= len(s.devs)
 		g.devs[i] = s.devs[d]
-		g.offs[i] = slices.Clone(t.Offset)
+		g.offs[i] = off
 		byDev[d] = append(byDev[d], i)
 	}
 	fail := func(err error) (*gpuChunks, error) {
@@ -328,6 +335,33 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 	}
 	g.addCleanup()
 	return g, nil
+}
+
+// keptChunkOf returns the corner, in the array of grid, of what task t computes: its offset,
+// less the reduced axes for a partial reduction; ok is false unless that box is exactly one
+// chunk of grid (so the task's output, row-major, is the chunk's values).
+func keptChunkOf(grid chunkGrid, t *plan.Task) (off []int, ok bool) {
+	off, shape := slices.Clone(t.Offset), slices.Clone(t.Shape)
+	if t.Kernel.Reduce != nil {
+		off, shape = nil, nil
+		for ax, r := range t.Kernel.Reduced() {
+			if !r {
+				off, shape = append(off, t.Offset[ax]), append(shape, t.Shape[ax])
+			}
+		}
+	}
+	if len(off) != len(grid.shape) {
+		return nil, false
+	}
+	if len(off) == 0 || expr.Size(shape) == 0 {
+		return off, true // no box to compare: the chunk index alone says
+	}
+	hi := make([]int, len(off))
+	for ax := range off {
+		hi[ax] = off[ax] + shape[ax] - 1
+	}
+	i, origin, cs := grid.within(off, hi)
+	return off, i >= 0 && slices.Equal(origin, off) && slices.Equal(cs, shape)
 }
 
 // devAllocs are device allocations of one GPU.
@@ -409,6 +443,16 @@ func (g *gpuChunks) Values() (dtype.Slice, error) {
 		return dtype.Slice{}, errReleased
 	}
 	defer g.unpin()
+	if g.dt == dtype.Float64 && cuda.Words(g.dt) == 1 {
+		t0 := time.Now()
+		host, err := g.download()
+		if err != nil {
+			return dtype.Slice{}, err
+		}
+		cuda.Trace("copy %s from %s to the host: %.3f s", expr.ShapeString(g.grid.shape), g.Where(), time.Since(t0).Seconds())
+		g.host = dtype.OfFloat64(host)
+		return g.host, nil
+	}
 	host := dtype.Make(g.dt, int(expr.Size(g.grid.shape)))
 	for i := range g.ptrs {
 		v, err := g.chunkValues(i)
@@ -419,6 +463,77 @@ func (g *gpuChunks) Values() (dtype.Slice, error) {
 	}
 	g.host = host
 	return host, nil
+}
+
+// download copies float64 chunks into one fresh host array (hostBuffer), each piece of a
+// chunk put in its place as it leaves the pinned staging: one copy on the host, on all cores,
+// where a copy of each chunk first and then of the chunk into a zeroed array took three. The
+// caller keeps the chunks pinned.
+func (g *gpuChunks) download() ([]float64, error) {
+	host, err := hostBuffer(g, int(expr.Size(g.grid.shape)))
+	if err != nil {
+		return nil, err
+	}
+	for i := range g.ptrs {
+		shape := g.chunkShape(i)
+		var runs []run
+		g.grid.runs(g.offs[i], shape, func(at, o, k int) { runs = append(runs, run{at, o, k}) })
+		dev, p := g.devs[i], g.ptr(i)
+		err := dev.Do(display.Context(), func() error {
+			return dev.CopyToHostPieces(p, int(expr.Size(shape)), func(off int, piece []float64) {
+				scatterRuns(host, piece, off, runs)
+			})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("copy chunk %d from gpu %d to the host: %w", i, dev.Info.Index, err)
+		}
+	}
+	return host, nil
+}
+
+// run is a contiguous run of a chunk inside its array: at in the array, o in the chunk, n long.
+type run struct{ at, o, n int }
+
+// scatterRuns copies piece, elements [off, off+len(piece)) of a chunk whose runs (in chunk
+// order) are runs, to their places in dst, on up to GOMAXPROCS goroutines.
+func scatterRuns(dst, piece []float64, off int, runs []run) {
+	end := off + len(piece)
+	lo := sort.Search(len(runs), func(j int) bool { return runs[j].o+runs[j].n > off })
+	var segs []run // clipped to the piece; o relative to it
+	for _, r := range runs[lo:] {
+		if r.o >= end {
+			break
+		}
+		a, b := max(r.o, off), min(r.o+r.n, end)
+		segs = append(segs, run{r.at + a - r.o, a - off, b - a})
+	}
+	w := min(runtime.GOMAXPROCS(0), max(len(piece)>>16, 1))
+	if w <= 1 {
+		for _, s := range segs {
+			copy(dst[s.at:s.at+s.n], piece[s.o:s.o+s.n])
+		}
+		return
+	}
+	// Worker j copies elements [j*per, (j+1)*per) of the piece, whichever runs they are in.
+	per := (len(piece) + w - 1) / w
+	var wg sync.WaitGroup
+	for j := range w {
+		from, to := j*per, min((j+1)*per, len(piece))
+		if from >= to {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k := sort.Search(len(segs), func(i int) bool { return segs[i].o+segs[i].n > from })
+			for ; k < len(segs) && segs[k].o < to; k++ {
+				s := segs[k]
+				a, b := max(s.o, from), min(s.o+s.n, to)
+				copy(dst[s.at+a-s.o:s.at+b-s.o], piece[a:b])
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // chunkValues copies chunk i to the host; the caller keeps the chunks pinned.

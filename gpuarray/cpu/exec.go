@@ -328,6 +328,21 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 
 // roundLoop is trunc, floor or ceil over a block.
 func roundLoop(op expr.Op, dst []float64, a *operand) func(int) {
+	if v := roundAsm(op); v != nil && useAVX {
+		r := unaryFunc(op) // the tail's few values
+		return func(n int) {
+			m := n &^ 3
+			v(dst[:m], a.vec[:m])
+			for i := m; i < n; i++ {
+				dst[i] = r(a.vec[i])
+			}
+		}
+	}
+	return roundGo(op, dst, a)
+}
+
+// roundGo is roundLoop's Go loop.
+func roundGo(op expr.Op, dst []float64, a *operand) func(int) {
 	switch op {
 	case expr.OpTrunc:
 		return func(n int) {

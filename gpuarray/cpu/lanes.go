@@ -169,6 +169,20 @@ func (p *program) compileLanes(t *plan.Task, in *plan.Instr, o *operand, args []
 		c, x, y := args[0], args[1], args[2]
 		truth := truthFunc(c)
 		switch {
+		case o.lane == laneF && c.lane == laneI && whereAsm() != nil && useAVX: // the common case
+			w := whereAsm()
+			o.apply = func(n int) {
+				cv, xv, yv, d := c.ivec[:n], x.vec[:n], y.vec[:n], o.vec[:n]
+				m := n &^ 3
+				w(d[:m], cv[:m], xv[:m], yv[:m])
+				for i := m; i < n; i++ {
+					if cv[i] != 0 {
+						d[i] = xv[i]
+					} else {
+						d[i] = yv[i]
+					}
+				}
+			}
 		case o.lane == laneF && c.lane == laneI: // a comparison's bools: the common case
 			o.apply = func(n int) {
 				cv, xv, yv, d := c.ivec[:n], x.vec[:n], y.vec[:n], o.vec[:n]
@@ -792,6 +806,43 @@ func laneBits(dt dtype.DType) int {
 
 // floatCompare is a comparison of float64 lanes, one loop per op (no call per element).
 func floatCompare(op expr.Op, o, a, b *operand) func(int) {
+	g := floatCompareGo(op, o, a, b)
+	v, swap := cmpAsm(op)
+	if v == nil || !useAVX {
+		return g
+	}
+	x, y := a, b
+	if swap {
+		x, y = b, a
+	}
+	return func(n int) {
+		m := n &^ 3
+		v(o.ivec[:m], x.vec[:m], y.vec[:m])
+		for i := m; i < n; i++ {
+			o.ivec[i] = b2i(compareFloat(op, a.vec[i], b.vec[i]))
+		}
+	}
+}
+
+// compareFloat is a float comparison of one pair.
+func compareFloat(op expr.Op, x, y float64) bool {
+	switch op {
+	case expr.OpEq:
+		return x == y
+	case expr.OpNe:
+		return x != y
+	case expr.OpLt:
+		return x < y
+	case expr.OpLe:
+		return x <= y
+	case expr.OpGt:
+		return x > y
+	}
+	return x >= y
+}
+
+// floatCompareGo is floatCompare's Go loops.
+func floatCompareGo(op expr.Op, o, a, b *operand) func(int) {
 	loop := func(f func(x, y []float64, d []int64)) func(int) {
 		return func(n int) { f(a.vec[:n], b.vec[:n], o.ivec[:n]) }
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -214,6 +215,12 @@ func (d *Device) kernel(s *Spec) (driver.Function, error) {
 	ptx, name, err := generate(s, d.lib)
 	if err != nil {
 		return 0, err
+	}
+	if dir := os.Getenv("GPUNOTES_PTX_DUMP"); dir != "" {
+		// For reading what the JIT makes of a kernel (ptxas -v, cuobjdump -res-usage).
+		if err := os.WriteFile(filepath.Join(dir, name+".ptx"), []byte(ptx), 0o644); err != nil {
+			Trace("GPUNOTES_PTX_DUMP: %v", err)
+		}
 	}
 	mod, err := driver.LinkPTXMaxRegisters([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.forKernel(ptx), []byte(ptx)}, maxNReg)
 	if err != nil {

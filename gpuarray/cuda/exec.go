@@ -38,7 +38,8 @@ type Options struct {
 	// any element still holds it afterwards (a test of the kernels' coverage).
 	Poison bool
 	// Keep leaves the outputs of an elementwise (RNone) kernel on the device, in Result.Dev,
-	// instead of downloading them into Result.Out.
+	// instead of downloading them into Result.Out; and those of a partial reduction whose
+	// partials are its final values (KeepsPartials), each task's kept elements row-major.
 	Keep bool
 }
 
@@ -70,7 +71,9 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 		}
 	}
 	if opt.Keep && s.Reduce != RNone {
-		return nil, fmt.Errorf("cuda: Options.Keep needs an elementwise kernel, not a reduction")
+		if err := keepsPartials(s, tasks); err != nil {
+			return nil, err
+		}
 	}
 	if s.Kept == 0 && !s.Tile {
 		ct := make([]Task, len(tasks))
@@ -80,13 +83,13 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 		tasks = ct
 	}
 	res := newResult(s.Reduce, len(tasks))
-	if opt.Keep {
-		res.Dev = make([]driver.DevicePtr, len(tasks))
-	}
 	run := d.run
 	if s.Kept > 0 {
 		res = &Result{Axes: make([]Partial, len(tasks))}
 		run = d.runAxes
+	}
+	if opt.Keep {
+		res.Dev = make([]driver.DevicePtr, len(tasks))
 	}
 	err := d.Do(ctx, func() error { return run(ctx, s, tasks, opt, res) })
 	if err != nil {
@@ -149,6 +152,10 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 	R, L := s.Rank, s.Leaves()
 	W := descWords(R, L)
 	keys := randomKeys(s)
+	var keyArgs []uint64 // the kernel's key parameters (keyLeaves)
+	for _, l := range keyLeaves(s) {
+		keyArgs = append(keyArgs, keys[l])
+	}
 	pw := s.Reduce.words()
 	for _, ln := range launches {
 		if err := ctx.Err(); err != nil {
@@ -208,6 +215,9 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		block := [3]uint32{BlockSize, 1, 1}
 		descArg, outArg := uint64(dp), uint64(op)
 		params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
+		for i := range keyArgs {
+			params = append(params, unsafe.Pointer(&keyArgs[i]))
+		}
 		t0 := time.Now()
 		lerr := fn.Launch(grid, block, 0, d.stream, params)
 		if lerr == nil {

@@ -65,9 +65,30 @@ func TestGeneratePTXSeed(t *testing.T) {
 			t.Errorf("generated PTX lacks %q", want)
 		}
 	}
-	// Ten Philox rounds, two multiplies each for hi and lo.
-	if n := strings.Count(ptx, "mul.hi.u32"); n != 20 {
-		t.Errorf("got %d mul.hi.u32, want 20 (10 rounds x 2)", n)
+	// Ten Philox rounds, two multiplies each for hi and lo, in the element loop and again where
+	// the elements whose normal left the fast path are computed (deferSlow).
+	if n := strings.Count(ptx, "mul.hi.u32"); n != 40 {
+		t.Errorf("got %d mul.hi.u32, want 40 (10 rounds x 2, twice)", n)
+	}
+	for _, want := range []string{".local .align 8 .b8 gpn_defer_q[128];", "st.local.u64", "ld.local.u64"} {
+		if !strings.Contains(ptx, want) {
+			t.Errorf("generated PTX lacks %q (the deferred slow draws)", want)
+		}
+	}
+	// The slow path is called only where queued elements are computed: before that, a slow
+	// draw only sets the element's predicate.
+	loop := ptx[strings.Index(ptx, "\n$L_loop_"):strings.Index(ptx, "\n$L_dloop_")]
+	if strings.Contains(loop, "gpn_normal_slow") || !strings.Contains(loop, "or.pred") {
+		t.Errorf("the element loop calls gpn_normal_slow or sets no predicate; it should queue the element")
+	}
+	deferSlow = false
+	inline, _, err := GeneratePTX(seedSpec(), fakeLib)
+	deferSlow = true
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(inline, "mul.hi.u32"); n != 20 || strings.Contains(inline, ".local") {
+		t.Errorf("without deferral: %d mul.hi.u32 (want 20), local queue %v", n, strings.Contains(inline, ".local"))
 	}
 	// No FMA contraction is possible: every float op is .rn.
 	if strings.Contains(ptx, "fma.") {

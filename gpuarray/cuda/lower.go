@@ -98,6 +98,9 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 		s.Nodes = append(s.Nodes, nd)
 	}
 	markTiles(s, k)
+	if a, b, ok := mirrorLeaves(k, s); ok {
+		s.Mirror = []int{a, b}
+	}
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -342,6 +345,32 @@ func RunPlanKeepOwned(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs,
 		return nil, nil, err
 	}
 	return res.Dev, res.kept, nil
+}
+
+// KeepsPartials reports why RunPlanKeepOwned cannot leave the values of the partial reduction
+// that tasks (of one kernel) compute on the device, or nil when it can: a sum, min or max
+// whose every kept element is reduced by one slice, so that its partial is its value (a
+// reduction over axes that each lie in one chunk, short enough per element).
+func KeepsPartials(tasks []*plan.Task) error {
+	if len(tasks) == 0 {
+		return fmt.Errorf("cuda: no tasks")
+	}
+	s, _, err := Lower(tasks[0].Kernel)
+	if err != nil {
+		return err
+	}
+	perm := keptFirst(tasks[0].Kernel)
+	gts := make([]Task, len(tasks))
+	for i, t := range tasks {
+		if perm == nil || len(t.Shape) != len(perm) {
+			return fmt.Errorf("cuda: KeepsPartials needs a reduction over some axes only")
+		}
+		gts[i].Dims = make([]int64, len(perm))
+		for j, a := range perm {
+			gts[i].Dims[j] = int64(t.Shape[a])
+		}
+	}
+	return keepsPartials(s, gts)
 }
 
 func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {

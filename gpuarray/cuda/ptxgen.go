@@ -86,6 +86,17 @@ type gen struct {
 	roundKeys map[int][10][2]string
 	// shared declares the kernel's shared memory, if any.
 	shared string
+	// locals declares the kernel's per-thread local arrays, if any (the deferred queue).
+	locals string
+	// deferPred, while the element loop is emitted, is the predicate that a normal draw which
+	// leaves the ziggurat's fast path sets (see deferSlow); "" calls the slow path in place.
+	deferPred string
+	// keyParams names the kernel parameter that holds a random leaf's Philox key, by leaf
+	// (keyLeaves); other leaves read theirs from the descriptor.
+	keyParams map[int]string
+	// deferring marks a kernel whose elements may be reduced out of order (argmin/argmax then
+	// break ties by index).
+	deferring bool
 }
 
 func (g *gen) reg(prefix string) string {
@@ -175,7 +186,8 @@ func sizeType(t string) string {
 // keeping the iteration index as (row, column of the last dimension) so that leaf indices cost a
 // multiply-add per element and a division only when a thread passes to another row. Random
 // leaves run Philox4x32-10 and the ziggurat's fast path inline; the rare slow path, transcendental
-// functions and block reductions are calls into the library.
+// functions and block reductions are calls into the library. In element kernels that draw
+// normals, an element whose draw leaves the fast path is queued and computed later (deferSlow).
 func GeneratePTX(s *Spec, libPTX string) (ptx, name string, err error) {
 	if err := s.Validate(); err != nil {
 		return "", "", err
@@ -237,8 +249,16 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("mul.lo.u64 %s, %s, %s", t, M, sl1)
 	g.ins("div.u64 %s, %s, %s", hi, t, S)
 
+	g.keyParams = map[int]string{}
+	for i, l := range keyLeaves(s) {
+		g.keyParams[l] = fmt.Sprintf("key%d", i)
+	}
 	lv := g.loadLeaves(s, d, 8*(R+2))
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
+	var dq *deferQueue
+	if deferSlow && drawsNormals(s) {
+		dq = g.newDeferQueue()
+	}
 
 	e, c, row, tid := g.rd(), g.rd(), g.rd(), g.rd()
 	g.ins("cvt.u64.u32 %s, %s", tid, tid32)
@@ -251,7 +271,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("div.u64 %s, %s, %s", row, e, dl)
 	g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
 	g.ins("sub.u64 %s, %s, %s", c, e, t)
-	rowBase := func() {
+	rowBase := func(lv []leafRegs, row string) {
 		// Decompose row into the indices of dims 0..R-2 and set each leaf's row base.
 		for l := range lv {
 			g.ins("mov.u64 %s, %s", lv[l].rb, lv[l].off)
@@ -273,7 +293,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 			}
 		}
 	}
-	rowBase()
+	rowBase(lv, row)
 	each := func(ev val, e string) error {
 		if s.Reduce == RNone {
 			g.store(ev, e, out, outOff)
@@ -295,11 +315,15 @@ func generate(s *Spec, lib *library) (string, string, error) {
 		g.ins("bra %s", check)
 		g.put(single)
 	}
-	ev, err := g.elementValue(s, lv, c)
-	if err != nil {
-		return "", "", err
-	}
-	if err := each(ev, e); err != nil {
+	if dq == nil {
+		vals, skip, end, err := g.elementValues(s, lv, c)
+		if err != nil {
+			return "", "", err
+		}
+		if err := g.foldValues(vals, skip, end, "", e, each); err != nil {
+			return "", "", err
+		}
+	} else if err := g.deferredLoopBody(s, dq, lv, e, c, hi, dl, t, BlockSize, rowBase, each); err != nil {
 		return "", "", err
 	}
 	g.ins("add.u64 %s, %s, %d", e, e, BlockSize)
@@ -315,7 +339,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("mul.lo.u64 %s, %s, %s", t, q, dl)
 	g.ins("sub.u64 %s, %s, %s", c, c, t)
 	g.ins("add.u64 %s, %s, %s", row, row, q)
-	rowBase()
+	rowBase(lv, row)
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
 
@@ -437,8 +461,13 @@ func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
 		}
 		var rk [10][2]string
 		rk[0] = [2]string{g.r(), g.r()}
-		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], lv[nd.Leaf].ptr)
-		for r := 1; r < 10; r++ {
+		key := lv[nd.Leaf].ptr
+		if pn, ok := g.keyParams[nd.Leaf]; ok {
+			key = g.rd()
+			g.ins("ld.param.u64 %s, [%s]", key, pn)
+		}
+		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], key)
+		for r := 1; r < 10 && !roundKeysInLoop; r++ {
 			rk[r] = [2]string{g.r(), g.r()}
 			g.ins("add.u32 %s, %s, -1640531527", rk[r][0], rk[r-1][0]) // 0x9E3779B9
 			g.ins("add.u32 %s, %s, -1150833019", rk[r][1], rk[r-1][1]) // 0xBB67AE85
@@ -494,7 +523,11 @@ func (g *gen) module(s *Spec, name string) string {
 	for _, fn := range g.usedList {
 		b.WriteString(lib.protos[fn].decl + "\n")
 	}
-	fmt.Fprintf(&b, "\n.visible .entry %s(\n\t.param .u64 desc,\n\t.param .u64 out\n)\n.maxntid %d, 1, 1\n{\n", name, BlockSize)
+	fmt.Fprintf(&b, "\n.visible .entry %s(\n\t.param .u64 desc,\n\t.param .u64 out", name)
+	for i := range len(g.keyParams) {
+		fmt.Fprintf(&b, ",\n\t.param .u64 key%d", i)
+	}
+	fmt.Fprintf(&b, "\n)\n.maxntid %d, 1, 1\n{\n", BlockSize)
 	for _, pre := range []string{"p", "r", "rd", "f", "fd"} {
 		if n := g.n[pre]; n > 0 {
 			typ := map[string]string{"p": ".pred", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64"}[pre]
@@ -502,6 +535,7 @@ func (g *gen) module(s *Spec, name string) string {
 		}
 	}
 	b.WriteString(g.shared)
+	b.WriteString(g.locals)
 	b.WriteString(g.body.String())
 	b.WriteString("}\n")
 	return b.String()
@@ -516,6 +550,12 @@ func (g *gen) philox(idx string, s uint32, rk [10][2]string) [4]string {
 	g.ins("mov.u32 %s, 0", c[3])
 	for r := 0; r < 10; r++ {
 		k0, k1 := rk[r][0], rk[r][1]
+		if k0 == "" {
+			// Round keys derived here (roundKeysInLoop): two additions instead of two registers.
+			k0, k1 = g.r(), g.r()
+			g.ins("add.u32 %s, %s, %d", k0, rk[0][0], int32(uint32(r)*0x9E3779B9))
+			g.ins("add.u32 %s, %s, %d", k1, rk[0][1], int32(uint32(r)*0xBB67AE85))
+		}
 		hi0, lo0, hi1, lo1 := g.r(), g.r(), g.r(), g.r()
 		g.ins("mul.hi.u32 %s, %s, -766435501", hi0, c[0]) // 0xD2511F53
 		g.ins("mul.lo.u32 %s, %s, -766435501", lo0, c[0])
@@ -572,7 +612,13 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		pf := g.p()
 		slow, done := g.label("slow"), g.label("done")
 		g.ins("setp.ge.u64 %s, %s, %s", pf, u, kv)
-		g.ins("@%s bra %s", pf, slow)
+		if g.deferPred != "" {
+			// The whole element is computed later, with the slow path (deferElement); the
+			// value below is not used. No branch: the warp stays together.
+			g.ins("or.pred %s, %s, %s", g.deferPred, g.deferPred, pf)
+		} else {
+			g.ins("@%s bra %s", pf, slow)
+		}
 		wb := g.rd()
 		wv, zf := g.fd(), g.fd()
 		g.ins("mov.u64 %s, gpn_zig_w", wb)
@@ -584,12 +630,14 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		g.ins("and.b32 %s, %s, 256", sg, x[2])
 		g.ins("setp.ne.u32 %s, %s, 0", ps, sg)
 		g.ins("@%s neg.f64 %s, %s", ps, z, z)
-		g.ins("bra %s", done)
-		g.put(slow)
-		if err := g.call("gpn_normal_slow", z, idx, k0, k1, x[0], x[1], x[2], x[3]); err != nil {
-			return err
+		if g.deferPred == "" {
+			g.ins("bra %s", done)
+			g.put(slow)
+			if err := g.call("gpn_normal_slow", z, idx, k0, k1, x[0], x[1], x[2], x[3]); err != nil {
+				return err
+			}
+			g.put(done)
 		}
-		g.put(done)
 		t := g.fd()
 		g.ins("mul.rn.f64 %s, %s, %s", t, z, f64imm(nd.Rand.P1))
 		g.ins("add.rn.f64 %s, %s, %s", o, t, f64imm(nd.Rand.P0))
@@ -661,6 +709,19 @@ func (g *gen) accumulate(r Reduce, v, e, acc, accI, wn, wm, wq, out, outOff stri
 		g.ins("setp.%s.f64 %s, %s, %s", cmp, pb, v, acc)
 		g.ins("or.pred %s, %s, %s", take, p0, pvn)
 		g.ins("or.pred %s, %s, %s", take, take, pb)
+		if g.deferring {
+			// Elements may come out of order: an equal value (or a NaN after a NaN) with a
+			// smaller index wins, as it would in order.
+			pt, pn, pl := g.p(), g.p(), g.p()
+			g.ins("setp.eq.f64 %s, %s, %s", pt, v, acc)
+			g.ins("setp.nan.f64 %s, %s, %s", pn, v, v)
+			g.ins("setp.nan.f64 %s, %s, %s", pl, acc, acc)
+			g.ins("and.pred %s, %s, %s", pn, pn, pl)
+			g.ins("or.pred %s, %s, %s", pt, pt, pn)
+			g.ins("setp.lt.s64 %s, %s, %s", pl, e, accI)
+			g.ins("and.pred %s, %s, %s", pt, pt, pl)
+			g.ins("or.pred %s, %s, %s", take, take, pt)
+		}
 		g.ins("@%s mov.f64 %s, %s", take, acc, v)
 		g.ins("@%s mov.u64 %s, %s", take, accI, e)
 	case RWelford:

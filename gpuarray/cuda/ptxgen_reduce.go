@@ -117,6 +117,10 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
+	var dq *deferQueue
+	if deferAxes && deferSlow && drawsNormals(s) {
+		dq = g.newDeferQueue()
+	}
 
 	// The reduced index n as (row over the reduced axes but the last, column c of the last).
 	n, c, row := g.rd(), g.rd(), g.rd()
@@ -134,7 +138,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	g.ins("div.u64 %s, %s, %s", row, n, dl)
 	g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
 	g.ins("sub.u64 %s, %s, %s", c, n, t)
-	rowBase := func() {
+	rowBase := func(lv []leafRegs, row string) {
 		for l := range lv {
 			g.ins("mov.u64 %s, %s", lv[l].rb, kb[l])
 		}
@@ -153,7 +157,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 			}
 		}
 	}
-	rowBase()
+	rowBase(lv, row)
 	each := func(ev val, n string) error {
 		v, err := g.reduceValue(s, ev)
 		if err != nil {
@@ -171,11 +175,15 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("bra %s", check)
 		g.put(single)
 	}
-	ev, err := g.elementValue(s, lv, c)
-	if err != nil {
-		return "", "", err
-	}
-	if err := each(ev, n); err != nil {
+	if dq == nil {
+		ev, err := g.elementValue(s, lv, c)
+		if err != nil {
+			return "", "", err
+		}
+		if err := each(ev, n); err != nil {
+			return "", "", err
+		}
+	} else if err := g.deferredLoopBody(s, dq, lv, n, c, hi, dl, t, step, rowBase, each); err != nil {
 		return "", "", err
 	}
 	g.ins("add.u64 %s, %s, %d", n, n, step)
@@ -194,7 +202,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("mov.u64 %s, 0", c)
 		g.ins("add.u64 %s, %s, 1", row, row)
 	}
-	rowBase()
+	rowBase(lv, row)
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
 	if s.Rows {

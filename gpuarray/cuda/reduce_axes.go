@@ -72,6 +72,27 @@ func axesShape(s *Spec, t *Task) (k, n int64) {
 	return k, n
 }
 
+// keepsPartials reports why the partials of a partial reduction cannot be left on the device
+// as its values (Options.Keep), or nil when they can: one word per partial (a sum, a min, a
+// max) and one slice per kept element, which is what the host's combine of a task's slices
+// then returns unchanged (PairwiseSum of one value, pick of an identity and one value).
+func keepsPartials(s *Spec, tasks []Task) error {
+	if s.Kept == 0 || s.Reduce.words() != 1 || s.Reduce == RArgMin || s.Reduce == RArgMax {
+		return fmt.Errorf("cuda: Options.Keep needs an elementwise kernel or a partial sum, min or max")
+	}
+	for i := range tasks {
+		k, n := axesShape(s, &tasks[i])
+		sl := AxesSlices(k, n)
+		if s.Rows {
+			sl = AxesWarpSlices(k, n)
+		}
+		if k == 0 || n == 0 || sl != 1 {
+			return fmt.Errorf("cuda: task %d of a partial reduction (%d kept, %d reduced elements) combines %d slices per element on the host", i, k, n, sl)
+		}
+	}
+	return nil
+}
+
 // maxAxesWords bounds one launch's partial words (a single larger task still runs alone).
 const maxAxesWords = 1 << 26
 
@@ -128,61 +149,33 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 // combines each kept element's slices in slice order.
 func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string, s *Spec, tasks []Task, first int,
 	ks, ns, ss []int64, offs map[int]int64, slots, gridX int64, W int, keys map[int]uint64, opt Options, res *Result) error {
-	R, L := s.Rank, s.Leaves()
 	pw := int64(s.Reduce.words())
 	up := newUploads(d)
 	defer up.release()
-	desc := make([]uint64, W*len(tasks))
-	for k := range tasks {
-		ti := first + k
-		t := &tasks[k]
-		w := desc[k*W : (k+1)*W]
-		for j, dim := range t.Dims {
-			w[j] = uint64(dim)
-		}
-		w[R], w[R+1], w[R+2], w[R+3] = uint64(ks[ti]), uint64(ns[ti]), uint64(ss[ti]), uint64(offs[ti])
-		for l := 0; l < L; l++ {
-			if err := up.leaf(w[R+4+l*(R+2):], t, l, keys); err != nil {
-				return err
-			}
-		}
-	}
 	if gridX == 0 {
+		if opt.Keep {
+			return fmt.Errorf("cuda: Options.Keep of a partial reduction over no elements")
+		}
 		for k := range tasks {
 			res.Axes[first+k] = emptyPartial(s.Reduce, ks[first+k])
 		}
 		return nil
 	}
-	dp, err := up.alloc(uint64(len(desc) * 8))
+	op, err := d.axesPartials(up, fn, name, s, tasks, first, ks, ns, ss, offs, slots, gridX, W, keys, opt)
 	if err != nil {
 		return err
-	}
-	if err := driver.MemcpyHtoD(dp, unsafe.Pointer(&desc[0]), uint64(len(desc)*8)); err != nil {
-		return fmt.Errorf("upload task descriptors: %w", err)
 	}
 	outBytes := uint64(slots*pw) * 8
-	op, err := up.alloc(outBytes)
-	if err != nil {
-		return err
-	}
-	if opt.Poison {
-		if err := driver.MemsetD32Async(op, math.MaxUint32, outBytes/4, d.stream); err != nil {
-			return err
+	if opt.Keep {
+		// One slice per kept element (keepsPartials): the slots are the values. The output
+		// buffer, allocated last (axesPartials), stays; inputs and descriptors go.
+		up.bufs = up.bufs[:len(up.bufs)-1]
+		res.kept = append(res.kept, op)
+		for k := range tasks {
+			res.Dev[first+k] = op + driver.DevicePtr(offs[first+k]*pw*8)
 		}
+		return nil
 	}
-	grid := [3]uint32{uint32(gridX), uint32(len(tasks)), 1}
-	block := [3]uint32{BlockSize, 1, 1}
-	descArg, outArg := uint64(dp), uint64(op)
-	params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
-	t0 := time.Now()
-	lerr := fn.Launch(grid, block, 0, d.stream, params)
-	if lerr == nil {
-		lerr = d.stream.Synchronize()
-	}
-	if lerr != nil {
-		return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, len(tasks), lerr)
-	}
-	Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], len(tasks), tasks[0].Dims, float64(time.Since(t0).Microseconds())/1e3)
 	host, err := d.staging(outBytes)
 	if err != nil {
 		return err
@@ -216,6 +209,61 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 	close(next)
 	wg.Wait()
 	return nil
+}
+
+// axesPartials runs one launch of a partial reduction over tasks (numbered from first, gridX
+// above 0), its buffers taken from up, and returns where the partials are (slots of
+// s.Reduce.words() words, task ti's from slot offs[ti]).
+func (d *Device) axesPartials(up *uploads, fn driver.Function, name string, s *Spec, tasks []Task, first int,
+	ks, ns, ss []int64, offs map[int]int64, slots, gridX int64, W int, keys map[int]uint64, opt Options) (driver.DevicePtr, error) {
+	R, L := s.Rank, s.Leaves()
+	pw := int64(s.Reduce.words())
+	desc := make([]uint64, W*len(tasks))
+	for k := range tasks {
+		ti := first + k
+		t := &tasks[k]
+		w := desc[k*W : (k+1)*W]
+		for j, dim := range t.Dims {
+			w[j] = uint64(dim)
+		}
+		w[R], w[R+1], w[R+2], w[R+3] = uint64(ks[ti]), uint64(ns[ti]), uint64(ss[ti]), uint64(offs[ti])
+		for l := 0; l < L; l++ {
+			if err := up.leaf(w[R+4+l*(R+2):], t, l, keys); err != nil {
+				return 0, err
+			}
+		}
+	}
+	dp, err := up.alloc(uint64(len(desc) * 8))
+	if err != nil {
+		return 0, err
+	}
+	if err := driver.MemcpyHtoD(dp, unsafe.Pointer(&desc[0]), uint64(len(desc)*8)); err != nil {
+		return 0, fmt.Errorf("upload task descriptors: %w", err)
+	}
+	outBytes := uint64(slots*pw) * 8
+	op, err := up.alloc(outBytes)
+	if err != nil {
+		return 0, err
+	}
+	if opt.Poison {
+		if err := driver.MemsetD32Async(op, math.MaxUint32, outBytes/4, d.stream); err != nil {
+			return 0, err
+		}
+	}
+	grid := [3]uint32{uint32(gridX), uint32(len(tasks)), 1}
+	block := [3]uint32{BlockSize, 1, 1}
+	descArg, outArg := uint64(dp), uint64(op)
+	params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
+	t0 := time.Now()
+	lerr := fn.Launch(grid, block, 0, d.stream, params)
+	if lerr == nil {
+		lerr = d.stream.Synchronize()
+	}
+	if lerr != nil {
+		return 0, fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, len(tasks), lerr)
+	}
+	Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], len(tasks), tasks[0].Dims, float64(time.Since(t0).Microseconds())/1e3)
+	return op, nil
 }
 
 // collectAxes combines, for each of k kept elements, its sl slices' partials (slot

@@ -175,3 +175,39 @@ func (d *Device) CopyFromPeer(ctx context.Context, from *Device, src driver.Devi
 	}
 	return dst, nil
 }
+
+// CopyToHostPieces copies n doubles from the device at src to the host through pinned
+// staging, after the work queued on Stream, handing each piece to sink as it arrives: off is
+// the piece's first element, piece its values, valid only until sink returns. The next piece
+// moves while sink runs. Call it on the device goroutine (inside Do); sink may use goroutines
+// but must be done with piece when it returns. It lets a caller put values where they belong
+// (a chunk's rows inside a whole array) without a copy of the chunk first.
+func (d *Device) CopyToHostPieces(src driver.DevicePtr, n int, sink func(off int, piece []float64)) error {
+	if n <= 0 {
+		return nil
+	}
+	if err := d.stream.Synchronize(); err != nil {
+		return err
+	}
+	st, err := d.stagingPair()
+	if err != nil {
+		return err
+	}
+	piece := transferPiece / 8
+	prev, prevBuf := -1, 0
+	for off, b := 0, 0; off < n; off, b = off+piece, 1-b {
+		m := min(piece, n-off)
+		if err := driver.MemcpyDtoHAsync(unsafe.Pointer(&st[b][0]), src+driver.DevicePtr(off*8), uint64(m)*8, d.stream); err != nil {
+			return err
+		}
+		if prev >= 0 {
+			sink(prev, st[prevBuf][:min(piece, n-prev)])
+		}
+		if err := d.stream.Synchronize(); err != nil {
+			return err
+		}
+		prev, prevBuf = off, b
+	}
+	sink(prev, st[prevBuf][:n-prev])
+	return nil
+}

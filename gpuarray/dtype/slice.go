@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -215,8 +217,31 @@ func (s Slice) Slice(lo, hi int) Slice {
 // Clone returns a copy of s in new memory.
 func (s Slice) Clone() Slice {
 	c := Make(s.dt, s.Len())
-	copy(c.b, s.b)
+	copyBytes(c.b, s.b)
 	return c
+}
+
+// copyBytes copies src into dst (equal lengths), a large copy on up to GOMAXPROCS goroutines:
+// the first touches of fresh memory (page faults) dominate copies of hundreds of megabytes
+// (a 512 MB spectrum, a 6.4 GB reduction result) and scale with cores.
+func copyBytes(dst, src []byte) {
+	const grain = 16 << 20
+	w := min(runtime.GOMAXPROCS(0), len(src)/grain)
+	if w <= 1 {
+		copy(dst, src)
+		return
+	}
+	per := (len(src) + w - 1) / w
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(src); lo += per {
+		hi := min(lo+per, len(src))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
 }
 
 // Copy copies min(dst.Len(), src.Len()) values from src to dst, converting them to dst's dtype

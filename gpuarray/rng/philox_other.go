@@ -12,3 +12,7 @@ func philox8(lo, hi *[8]uint32, key *[2]uint32, out *[4][8]uint32) {
 func philox8w(lo, hi *[8]uint32, sw *[2]uint32, key *[2]uint32, out *[4][8]uint32) {
 	philox8Generic(lo, hi, sw, key, out)
 }
+
+func philox16(lo, hi *[16]uint32, sw *[2]uint32, key *[2]uint32, out *[4][16]uint32) {
+	philox16Generic(lo, hi, sw, key, out)
+}

@@ -2,9 +2,11 @@ package cufft
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/fft"
@@ -14,9 +16,47 @@ import (
 // A program that imports this package runs the Fourier transforms of planned library calls on
 // GPUs (cuda.RunPlan); without cuFFT, cuda.Runs says why and they run on the CPU.
 func init() {
-	cuda.RegisterLibrary("cuFFT", func(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int, _ []dtype.Slice) (dtype.Slice, []int, error) {
-		return cpu.ApplyCall(ctx, OnDevice(d), c, vals, shape)
-	}, nil, Load, func(fn expr.CallFn) bool { return fn.Transform() })
+	cuda.RegisterLibrary("cuFFT", runHost, runDevice, Load, func(fn expr.CallFn) bool { return fn.Transform() })
+}
+
+// runHost transforms a block of values in host memory on d.
+func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.Slice, shape []int, _ []dtype.Slice) (dtype.Slice, []int, error) {
+	return cpu.ApplyCall(ctx, OnDevice(d), c, vals, shape)
+}
+
+// runDevice transforms a block of real values that a fused kernel left on d (as float64): a
+// forward real transform (Rfft, Ihfft) reads them there, so that only the spectrum crosses to
+// the host; other transforms, and a line padded with zeros, copy them to the host first.
+func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, ops []dtype.Slice) (dtype.Slice, []int, error) {
+	forward := c.Fn == expr.FnRFFT || c.Fn == expr.FnIHFFT
+	if !forward || c.Axis < 0 || c.Axis >= len(shape) || shape[c.Axis] != c.InLen() {
+		words := make([]float64, expr.Size(shape))
+		if err := d.Do(ctx, func() error { return d.CopyToHost(words, ptr) }); err != nil {
+			return dtype.Slice{}, nil, fmt.Errorf("cufft: copy the values to the host: %w", err)
+		}
+		return runHost(ctx, d, c, cuda.DecodeWords(words, dt), shape, ops)
+	}
+	l, err := fft.Split(shape, c.Axis)
+	if err != nil {
+		return dtype.Slice{}, nil, err
+	}
+	y, err := RealOnDevice(ctx, d, ptr, l, c.Scale)
+	if err != nil {
+		return dtype.Slice{}, nil, err
+	}
+	if c.Fn == expr.FnIHFFT {
+		for i, v := range y {
+			y[i] = complex(real(v), -imag(v))
+		}
+	}
+	res, err := dtype.Of(y)
+	if err != nil {
+		return dtype.Slice{}, nil, err
+	}
+	if res.DType() != c.DType {
+		res = dtype.Convert(res, c.DType)
+	}
+	return res, c.OutShape(shape), nil
 }
 
 // OnDevice returns the transforms of package fft computed on d.

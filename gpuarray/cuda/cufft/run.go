@@ -3,6 +3,7 @@ package cufft
 import (
 	"context"
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -112,14 +113,6 @@ func run(ctx context.Context, d *cuda.Device, t fftType, l fft.Lines, n int, in,
 	if err := Load(); err != nil {
 		return err
 	}
-	inLen, outLen := n, n // elements per line, in units of the element type
-	inSize, outSize := 16, 16
-	switch t {
-	case typeD2Z:
-		inSize, outLen = 8, n/2+1
-	case typeZ2D:
-		inLen, outSize = n/2+1, 8
-	}
 	return d.Do(ctx, func() error {
 		pool := d.Pool()
 		din, err := pool.Alloc(uint64(len(in)) * 8)
@@ -137,36 +130,93 @@ func run(ctx context.Context, d *cuda.Device, t fftType, l fft.Lines, n int, in,
 		if err := d.CopyToDevice(din, in); err != nil {
 			return fmt.Errorf("cufft: upload: %w", err)
 		}
-		// Contiguous lines are one batch; lines strided by Inner are one batch per outer index.
-		batch, stride, rounds := l.Outer, 1, 1
-		idist, odist := inLen, outLen
-		if l.Inner > 1 {
-			batch, stride, rounds = l.Inner, l.Inner, l.Outer
-			idist, odist = 1, 1
-		}
-		nn := []int32{int32(n)}
-		inEmbed, outEmbed := []int32{int32(inLen)}, []int32{int32(outLen)}
-		var p handle
-		if err := check("cufftPlanMany", planMany(&p, 1, &nn[0], &inEmbed[0], int32(stride), int32(idist), &outEmbed[0], int32(stride), int32(odist), t, int32(batch))); err != nil {
+		if err := transform(ctx, d, t, l, n, din, dout, exec); err != nil {
 			return err
-		}
-		defer destroy(p)
-		if err := check("cufftSetStream", setStream(p, d.Stream())); err != nil {
-			return err
-		}
-		for r := 0; r < rounds; r++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			ip := din + driver.DevicePtr(r*inLen*l.Inner*inSize)
-			op := dout + driver.DevicePtr(r*outLen*l.Inner*outSize)
-			if err := check("cufftExec", exec(p, ip, op)); err != nil {
-				return err
-			}
 		}
 		if err := d.CopyToHost(out, dout); err != nil {
 			return fmt.Errorf("cufft: download: %w", err)
 		}
 		return nil
 	})
+}
+
+// transform plans transforms of type t and length n over the lines of l and runs them on d's
+// stream, from din to dout (device memory). Call it on the device goroutine.
+func transform(ctx context.Context, d *cuda.Device, t fftType, l fft.Lines, n int, din, dout driver.DevicePtr, exec func(p handle, in, out driver.DevicePtr) result) error {
+	inLen, outLen := n, n // elements per line, in units of the element type
+	inSize, outSize := 16, 16
+	switch t {
+	case typeD2Z:
+		inSize, outLen = 8, n/2+1
+	case typeZ2D:
+		inLen, outSize = n/2+1, 8
+	}
+	// Contiguous lines are one batch; lines strided by Inner are one batch per outer index.
+	batch, stride, rounds := l.Outer, 1, 1
+	idist, odist := inLen, outLen
+	if l.Inner > 1 {
+		batch, stride, rounds = l.Inner, l.Inner, l.Outer
+		idist, odist = 1, 1
+	}
+	nn := []int32{int32(n)}
+	inEmbed, outEmbed := []int32{int32(inLen)}, []int32{int32(outLen)}
+	var p handle
+	if err := check("cufftPlanMany", planMany(&p, 1, &nn[0], &inEmbed[0], int32(stride), int32(idist), &outEmbed[0], int32(stride), int32(odist), t, int32(batch))); err != nil {
+		return err
+	}
+	defer destroy(p)
+	if err := check("cufftSetStream", setStream(p, d.Stream())); err != nil {
+		return err
+	}
+	for r := 0; r < rounds; r++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ip := din + driver.DevicePtr(r*inLen*l.Inner*inSize)
+		op := dout + driver.DevicePtr(r*outLen*l.Inner*outSize)
+		if err := check("cufftExec", exec(p, ip, op)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RealOnDevice is Real with the real lines already in device memory at x (float64, l's
+// layout, left unchanged): the half spectrum is computed there and only it comes to the host.
+func RealOnDevice(ctx context.Context, d *cuda.Device, x driver.DevicePtr, l fft.Lines, scale float64) ([]complex128, error) {
+	if l.N == 0 {
+		return nil, fmt.Errorf("cufft: a transform of length 0")
+	}
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	out := make([]complex128, l.Count()*(l.N/2+1))
+	if len(out) == 0 {
+		return out, nil
+	}
+	err := d.Do(ctx, func() error {
+		t0 := time.Now()
+		dout, err := d.Pool().Alloc(uint64(len(out)) * 16)
+		if err != nil {
+			return fmt.Errorf("cufft: output buffer: %w", err)
+		}
+		defer d.Pool().Free(dout)
+		if err := transform(ctx, d, typeD2Z, l, l.N, x, dout, execD2Z); err != nil {
+			return err
+		}
+		if err := d.Stream().Synchronize(); err != nil {
+			return fmt.Errorf("cufft: %w", err)
+		}
+		t1 := time.Now()
+		if err := d.CopyToHost(floats(out), dout); err != nil {
+			return fmt.Errorf("cufft: download: %w", err)
+		}
+		cuda.Trace("cufft: D2Z of %d lines of %d on GPU %d: plan and transform %.4f s, spectrum to the host %.4f s", l.Count(), l.N, d.Info.Index, t1.Sub(t0).Seconds(), time.Since(t1).Seconds())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	scaleComplex(out, scale)
+	return out, nil
 }
