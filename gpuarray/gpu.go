@@ -197,7 +197,7 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 		s.libStep(fmt.Sprintf("%v on %s", c.Fn, cuda.CallLibrary(c.Fn)))
 	}
 	if len(s.devs) > 1 && readsHeld(tasks) {
-		// Tasks reading chunks held on a GPU run on that GPU, the GPUs at once.
+		// Tasks reading chunks held on a GPU run on that GPU (with peerCopy, the GPUs at once).
 		groups, copies, err := s.splitByDevice(ctx, tasks)
 		defer copies.free()
 		if err != nil {
@@ -219,9 +219,7 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 			for j, i := range idx {
 				sub[j] = tasks[i]
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			run := func() {
 				o, err := cuda.RunPlan(ctx, devs, sub)
 				if err != nil {
 					errs <- err
@@ -231,6 +229,17 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 					outs[i] = o[j]
 				}
 				done(len(idx))
+			}
+			if !peerCopy {
+				if run(); len(errs) > 0 {
+					break
+				}
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run()
 			}()
 		}
 		wg.Wait()

@@ -172,6 +172,8 @@ func TestGPUPersistOnSeveralGPUs(t *testing.T) {
 	if len(GPUs()) < 2 {
 		t.Skip("one GPU")
 	}
+	defer func(v bool) { peerCopy = v }(peerCopy)
+	peerCopy = true
 	x := NewRandomState(12).Normal(0, 1, Shape(1200, 1200), Chunks(300, 300))
 	y := x.Persist(OnGPUs())
 	if err := y.Err(); err != nil {

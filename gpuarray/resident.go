@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -368,16 +369,29 @@ func (s *gpuSched) splitByDevice(ctx context.Context, tasks []*plan.Task) (map[i
 				dev = b.Held.Device
 			}
 		}
-		if mixed {
+		switch {
+		case mixed && peerCopy:
 			var err error
 			if dev, err = copies.gather(ctx, t); err != nil {
 				return nil, copies, err
 			}
+		case mixed:
+			if err := s.unhold(t); err != nil {
+				return nil, copies, err
+			}
+			copies.host++
+			dev = -1
 		}
 		groups[dev] = append(groups[dev], i)
 	}
 	return groups, copies, nil
 }
+
+// peerCopy makes a task that reads persisted chunks held on two GPUs copy the other GPU's
+// chunk peer to peer (and the per-GPU groups run at once); off, it reads both from host copies
+// of the chunks, which Path and a warning say. GPUNOTES_PEER_COPY=1 turns it on: it has not run
+// on a machine with several GPUs yet (bench/multi-gpu.sh runs it), so it is off by default.
+var peerCopy = os.Getenv("GPUNOTES_PEER_COPY") == "1"
 
 // peerKey is a persisted chunk copied to a GPU.
 type peerKey struct {
@@ -480,8 +494,11 @@ func (c *peerCopies) report() {
 		cuda.Trace("%s", msg)
 		c.s.libStep(msg)
 	}
-	if c.host > 0 {
+	switch {
+	case c.host > 0 && c.hostE != nil:
 		c.s.hostStep(fmt.Sprintf("host copy: %d tasks read persisted chunks held on two GPUs through host memory (a copy between GPUs failed: %v)", c.host, c.hostE))
+	case c.host > 0:
+		c.s.hostStep(fmt.Sprintf("host copy: %d tasks read persisted chunks held on two GPUs through host copies of those chunks (GPUNOTES_PEER_COPY=1 copies them between the GPUs instead)", c.host))
 	}
 }
 
