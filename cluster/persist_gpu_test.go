@@ -110,6 +110,9 @@ func TestGPUWorkerPersistKeepsChunksOnTheDevice(t *testing.T) {
 	if w.DeviceStored != bytes || w.Spilled != 0 {
 		t.Fatalf("after Persist the worker holds %d bytes on the device (want %d) and %d on disk", w.DeviceStored, bytes, w.Spilled)
 	}
+	if h := y.HTML(); !strings.Contains(h, "Held on gpu0 (device)") {
+		t.Fatalf("the array's HTML does not say its chunks are in gpu0's device memory: %s", h)
+	}
 	if h := c.HTML(); !strings.Contains(h, "Results (device / host / disk)") || !strings.Contains(h, fmt.Sprintf("%.2f MiB", float64(bytes)/(1<<20))) {
 		t.Fatalf("the cluster's HTML does not show the device-held bytes: %s", h)
 	}

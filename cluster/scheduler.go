@@ -69,6 +69,7 @@ type task struct {
 	size       int64
 	typ        string
 	fallback   string // a kept chunk a GPU worker computed on its CPU: why
+	tier       string // where its worker keeps the result: "device", "host" or "disk"
 	err        error
 	changed    chan struct{}
 	refs       int  // futures and unfinished dependents holding the result
@@ -442,6 +443,8 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 	switch f.Op {
 	case "stats":
 		if f.Stats != nil {
+			w.moved(f.Stats.Moved)
+			f.Stats.Moved = nil
 			w.stats = *f.Stats
 			s.sampleLocked(w)
 		}
@@ -509,6 +512,7 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 		if f.Op == "done" {
 			t.state, t.worker, t.size, t.typ, t.fallback = StateMemory, w, f.Size, f.Type, f.Fallback
 			w.memory[t.key] = t
+			w.moved(f.Moved)
 			s.done++
 			for _, d := range t.dependents {
 				if d.state == StateWaiting && !d.queued && s.inputsReady(d) {
@@ -830,6 +834,15 @@ func (s *scheduler) scheduleLocked() {
 			}
 			t.stealing = true
 			victim.out.push(&frame{Op: "steal", Key: t.key})
+		}
+	}
+}
+
+// moved records where w keeps the results it moved between tiers (device, host, disk).
+func (w *wconn) moved(m map[string]string) {
+	for k, tier := range m {
+		if t := w.memory[k]; t != nil {
+			t.tier = tier
 		}
 	}
 }

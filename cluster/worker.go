@@ -432,7 +432,7 @@ func (w *worker) runTask(ctx context.Context, t *taskMsg) {
 	w.mu.Lock()
 	w.done++
 	w.mu.Unlock()
-	_ = w.l.send(&frame{Op: "done", Key: t.Key, Size: int64(size), Type: typ, Fallback: note,
+	_ = w.l.send(&frame{Op: "done", Key: t.Key, Size: int64(size), Type: typ, Fallback: note, Moved: w.store.takeMoves(),
 		Start: start.UnixNano(), Stop: stop.UnixNano(), FetchBytes: fetched, FetchNanos: fetchDur.Nanoseconds()})
 }
 
@@ -610,7 +610,7 @@ func (w *worker) reportStats(ctx context.Context) {
 		ss := w.store.stats()
 		w.mu.Lock()
 		st := &workerStats{
-			RSS: rss(), Stored: ss.Host, Spilled: ss.Disk, Device: ss.Device, Processing: len(w.running) + len(w.queue),
+			RSS: rss(), Stored: ss.Host, Spilled: ss.Disk, Device: ss.Device, Moved: w.store.takeMoves(), Processing: len(w.running) + len(w.queue),
 			InMemory: ss.Count, TasksDone: w.done, TasksErred: w.erred,
 			Goroutines: runtime.NumGoroutine(), UptimeMillis: time.Since(w.start).Milliseconds(), GPUUtil: -1,
 		}

@@ -697,7 +697,11 @@ func (c *keptChunks) hostFallbacks() (n int, why string) {
 
 // Where says the chunks are on a cluster's workers, and on how many.
 func (c *keptChunks) Where() string {
-	n := len(c.placement())
+	workers := map[string]bool{}
+	for _, k := range c.kept {
+		workers[k.Where()] = true
+	}
+	n := len(workers)
 	if n == 1 {
 		return "1 cluster worker"
 	}
@@ -756,10 +760,16 @@ func (c *keptChunks) state() string {
 	return "persisted on " + c.Where()
 }
 
+// placement gives the bytes per worker and, where the keeper says (Tier: a cluster's), per
+// tier: "gpu0 (device)", "cpu1 (disk)".
 func (c *keptChunks) placement() []placeBytes {
 	m := map[string]int64{}
 	for i, k := range c.kept {
-		m[k.Where()] += expr.Size(c.chunkShape(i)) * 8
+		w := k.Where()
+		if t, ok := k.(interface{ Tier() string }); ok && t.Tier() != "" {
+			w += " (" + t.Tier() + ")"
+		}
+		m[w] += expr.Size(c.chunkShape(i)) * 8
 	}
 	return sortedPlaces(m)
 }

@@ -41,7 +41,8 @@ func RunPlanSumKeep(ctx context.Context, d *Device, tasks []*plan.Task, groups [
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotKept, err)
 	}
-	if s.Kept == 0 || s.Reduce != RSum {
+	if s.Kept == 0 || s.Reduce != RSum || s.accLane() != laneF {
+		// Integer and complex sums (reduce_lanes.go) combine on the host.
 		return nil, ErrNotKept
 	}
 	gts := make([]Task, len(tasks))
