@@ -15,8 +15,8 @@ import (
 // transform of length m = m1*m2 is split here into short transforms that run on all cores
 // (Bailey's four-step): m2 transforms of length m1 down the columns of the m1 x m2 matrix
 // of the input, a twiddle per element, m1 transforms of length m2 along the rows, the result
-// read transposed. The short transforms are gonum's, in cache; columns and rows move four at a
-// time, so each cache line read or written is used whole.
+// read transposed. The short transforms run in cache (newShort); columns and rows move four at
+// a time, so each cache line read or written is used whole.
 
 // minSplit is the shortest line split in four steps: below it gonum's single transform is
 // fast enough, and a line's two passes over memory cost more than they save.
@@ -46,9 +46,9 @@ func splits(l Lines, n int) bool {
 	return ok
 }
 
-// twiddles holds exp(-2πi j/n) for j in [0, n) as the product of two short tables (j = a*b1 +
-// b): two table reads and a complex product per value, within a few ulps of the direct sine
-// and cosine.
+// twiddles holds exp(-2πi j/n) for j in [0, n] as the product of two short tables (j =
+// a<<shift + b): two table reads and a complex product per value, within a few ulps of the
+// direct sine and cosine.
 type twiddles struct {
 	n, shift int
 	mask     int
@@ -78,8 +78,7 @@ func twiddlesOf(n int) *twiddles {
 	return v.(*twiddles)
 }
 
-// unitRoot is exp(-2πi j/n), with j reduced to the first octant's symmetries' range first
-// so the angle is small and exact values (1, -i, -1, i) come out exactly.
+// unitRoot is exp(-2πi j/n); the quarter turns (1, -i, -1, i) come out exact.
 func unitRoot(j, n int) complex128 {
 	j %= n
 	if 4*j%n == 0 {
