@@ -269,6 +269,49 @@ func realSplit(ctx context.Context, x []float64, scale float64) ([]complex128, e
 	return out, err
 }
 
+// inverseRealSplit returns the real line of even length n whose half spectrum is x (n/2+1
+// coefficients; the imaginary parts of the first and last ignored, as NumPy's irfft),
+// unnormalized and multiplied by scale: realSplit backwards. Y[k] = (X[k] + conj X[m-k]) +
+// i conj(w^k) (X[k] - conj X[m-k]) is twice the transform of the pairs x[2j] + i x[2j+1]
+// (m = n/2), whose inverse in four steps gives them.
+func inverseRealSplit(ctx context.Context, x []complex128, n int, scale float64) ([]float64, error) {
+	m := n / 2
+	tw := twiddlesOf(n)
+	y := make([]complex128, m)
+	err := parallel.ForEach(ctx, chunksOf(m), func() func(int) {
+		return func(c int) {
+			lo, hi := chunkRange(c, m)
+			for k := lo; k < hi; k++ {
+				xk, xm := x[k], x[m-k]
+				if k == 0 {
+					xk, xm = complex(real(xk), 0), complex(real(xm), 0)
+				}
+				xc := complex(real(xm), -imag(xm))
+				e, d := xk+xc, xk-xc
+				w := tw.at(k)
+				wd := complex(real(w), -imag(w)) * d
+				y[k] = complex(real(e)-imag(wd), imag(e)+real(wd)) // e + i*wd
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := fourStep(ctx, m, complexColumns(y), y, true); err != nil {
+		return nil, err
+	}
+	out := make([]float64, n)
+	err = parallel.ForEach(ctx, chunksOf(m), func() func(int) {
+		return func(c int) {
+			lo, hi := chunkRange(c, m)
+			for j := lo; j < hi; j++ {
+				out[2*j], out[2*j+1] = real(y[j])*scale, imag(y[j])*scale
+			}
+		}
+	})
+	return out, err
+}
+
 // post is X[k] from Z[k], Z[m-k] and w^k.
 func post(zk, zm, w complex128) complex128 {
 	zc := complex(real(zm), -imag(zm))
