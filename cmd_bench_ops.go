@@ -23,7 +23,10 @@ type opsResult struct {
 	// GPUs is how many GPUs the chunks were spread over (--gpus), 0 on the CPU.
 	GPUs    int     `json:"gpus,omitempty"`
 	Seconds float64 `json:"seconds"`
-	Path    string  `json:"path"`
+	// ToHostSeconds is Compute and then ToSlice (best of 3): a result left on a GPU (an array
+	// result of Compute) brought to host memory, as the CuPy peers' .get() brings theirs.
+	ToHostSeconds float64 `json:"to_host_seconds"`
+	Path          string  `json:"path"`
 	// Persisted says the ops read an array computed once and kept (--persist).
 	Persisted bool `json:"persisted,omitempty"`
 	// Value is a checksum of the result (its first element), so peers can be compared.
@@ -156,7 +159,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 			continue
 		}
 		ran = true
-		res := opsResult{Op: op.name, N: *n, Chunk: *chunk, Backend: *backend, Device: device, Seconds: math.Inf(1), Persisted: *persist}
+		res := opsResult{Op: op.name, N: *n, Chunk: *chunk, Backend: *backend, Device: device, Seconds: math.Inf(1), ToHostSeconds: math.Inf(1), Persisted: *persist}
 		if *backend == "gpu" {
 			res.GPUs = *gpus
 		}
@@ -190,6 +193,10 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("bench ops: %s: %w", op.name, err)
 			}
+			if rep > 0 {
+				res.ToHostSeconds = min(res.ToHostSeconds, time.Since(t0).Seconds())
+			}
+			c.Release() // a result held on a GPU gives its memory back before the next run
 			res.Value, res.Path = vals[0], c.Path()
 			if res.Path == "" {
 				res.Path = "cpu (fused loops)"

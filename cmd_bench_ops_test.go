@@ -38,7 +38,7 @@ func TestBenchOpsCPU(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatal(err)
 		}
-		if r.N != n || r.Chunk != chunk || r.Backend != "cpu" || !(r.Seconds > 0) || math.IsInf(r.Seconds, 0) {
+		if r.N != n || r.Chunk != chunk || r.Backend != "cpu" || !(r.Seconds > 0) || math.IsInf(r.Seconds, 0) || !(r.ToHostSeconds >= r.Seconds) || math.IsInf(r.ToHostSeconds, 0) {
 			t.Errorf("line %+v", r)
 		}
 		seen[r.Op] = r

@@ -172,3 +172,24 @@ func heldBlock(t *plan.Task, slot int, c *devChunk, d *cuda.Device) bool {
 	}
 	return true
 }
+
+// blockValues returns a MapBlocks input as float64 values: a block sent as values, or a kept
+// chunk (one chunk task's output, or a chunk held on this worker's GPU, copied to the host).
+func blockValues(v any) ([]float64, error) {
+	if dv, ok := v.(devValue); ok {
+		var err error
+		if v, err = dv.Host(); err != nil {
+			return nil, err
+		}
+	}
+	switch v := v.(type) {
+	case []float64:
+		return v, nil
+	case []*plan.Output:
+		if len(v) != 1 {
+			return nil, fmt.Errorf("a kept chunk of %d outputs", len(v))
+		}
+		return dtype.Convert(v[0].Data, dtype.Float64).Float64s(), nil
+	}
+	return nil, fmt.Errorf("a block of type %T", v)
+}

@@ -94,3 +94,55 @@ func TestClusterMapBlocks(t *testing.T) {
 		}
 	}
 }
+
+// MapBlocks over an array persisted on the cluster reads its chunks where they are: each
+// block's task runs on the worker holding the chunk (no task fetches from a peer), with the
+// other inputs sent as values, and the result equals the in-process MapBlocks of the same
+// values; the persisted array never comes to the client.
+func TestClusterMapBlocksReadsPersistedChunksInPlace(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2, ThreadsPerWorker: 1})
+	fn := func(name string) cluster.Source { return cluster.Source{Code: blockSrc, Func: name} }
+	x := gpuarray.NewRandomState(9).Normal(1, 2, gpuarray.Shape(60, 40), gpuarray.Chunks(10, 10))
+	z := gpuarray.Arange(0, 40, 1, gpuarray.Chunks(10)) // broadcast along the rows: sent as values
+	y := x.Persist(gpuarray.On(c))
+	if err := y.Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer y.Release()
+	got, err := c.MapBlocks(fn("affine"), y, z).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := gpuarray.MapBlocks(func(b [][]float64, shape []int) []float64 {
+		out := make([]float64, len(b[0]))
+		for i := range out {
+			out[i] = b[0][i]*b[1][i] - float64(shape[0])
+		}
+		return out
+	}, x, z).ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bitEqual(got, want) {
+		t.Fatal("MapBlocks over the persisted array differs from the in-process one")
+	}
+	if s := y.String(); strings.Contains(y.HTML(), "copied to the host") || !strings.Contains(s, "persisted on 2 cluster workers") {
+		t.Fatalf("the persisted array was fetched to the client: %s", s)
+	}
+	tasks, fetched := streamFetchesOf(t, c, "affine")
+	if tasks != 24 || fetched != 0 {
+		t.Fatalf("%d block tasks fetched %d bytes from peers; want 24 tasks where their chunks are", tasks, fetched)
+	}
+	// Both workers hold chunks, so both ran blocks.
+	pids, err := c.MapBlocks(fn("whoRan"), y).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[float64]bool{}
+	for _, p := range pids {
+		seen[p] = true
+	}
+	if len(seen) != 2 {
+		t.Fatalf("the blocks of a persisted array ran in %d worker processes, want the 2 holding chunks", len(seen))
+	}
+}

@@ -118,6 +118,18 @@ func (k *keptChunk) Fetch(ctx context.Context) (dtype.Slice, error) {
 	return outs[0].Data, nil
 }
 
+// Tier says where its worker keeps the chunk: "device" (a GPU worker's memory), "host" or
+// "disk" (spilled); "" while it has none, or before the worker said.
+func (k *keptChunk) Tier() string {
+	mu := k.f.c.s.locker()
+	mu.Lock()
+	defer mu.Unlock()
+	if k.f.t.state != StateMemory {
+		return ""
+	}
+	return k.f.t.tier
+}
+
 // HostFallback says why the GPU worker that computed the chunk ran it on its CPU ("" when it
 // did not, or the chunk is being computed again).
 func (k *keptChunk) HostFallback() string {

@@ -110,6 +110,9 @@ func TestGPUWorkerPersistKeepsChunksOnTheDevice(t *testing.T) {
 	if w.DeviceStored != bytes || w.Spilled != 0 {
 		t.Fatalf("after Persist the worker holds %d bytes on the device (want %d) and %d on disk", w.DeviceStored, bytes, w.Spilled)
 	}
+	if h := y.HTML(); !strings.Contains(h, "Held on gpu0 (device)") {
+		t.Fatalf("the array's HTML does not say its chunks are in gpu0's device memory: %s", h)
+	}
 	if h := c.HTML(); !strings.Contains(h, "Results (device / host / disk)") || !strings.Contains(h, fmt.Sprintf("%.2f MiB", float64(bytes)/(1<<20))) {
 		t.Fatalf("the cluster's HTML does not show the device-held bytes: %s", h)
 	}
@@ -149,6 +152,27 @@ func TestGPUWorkerPersistKeepsChunksOnTheDevice(t *testing.T) {
 	})
 	t.Logf("spilled: device %d, host %d, disk %d bytes", w.DeviceStored, w.Stored, w.Spilled)
 	check("after a spill")
+	// MapBlocks over y reads its chunks on the worker (copied from the device there).
+	twice := cluster.Source{Code: `func twice(b [][]float64, shape []int) []float64 {
+	out := make([]float64, len(b[0]))
+	for i, v := range b[0] {
+		out[i] = 2 * v
+	}
+	return out
+}`, Func: "twice"}
+	doubled, err := c.MapBlocks(twice, y).ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := y.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vals {
+		if doubled[i] != 2*v {
+			t.Fatalf("MapBlocks over the persisted array: element %d is %v, want %v", i, doubled[i], 2*v)
+		}
+	}
 	y.Release()
 	z.Release()
 	waitStored(t, c, "after Release", func(w cluster.WorkerInfo) bool {

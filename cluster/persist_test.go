@@ -17,6 +17,12 @@ import (
 // they fetched from peers.
 func streamFetches(t *testing.T, c *cluster.LocalCUDA) (tasks int, bytes int64) {
 	t.Helper()
+	return streamFetchesOf(t, c, "chunks")
+}
+
+// streamFetchesOf is streamFetches for the tasks whose key has prefix.
+func streamFetchesOf(t *testing.T, c *cluster.LocalCUDA, prefix string) (tasks int, bytes int64) {
+	t.Helper()
 	resp, err := http.Get(strings.TrimSuffix(c.Dashboard(), "/") + "/api/state")
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +33,7 @@ func streamFetches(t *testing.T, c *cluster.LocalCUDA) (tasks int, bytes int64) 
 		t.Fatal(err)
 	}
 	for _, ev := range st.Stream {
-		if ev.Prefix == "chunks" {
+		if ev.Prefix == prefix {
 			tasks++
 			bytes += ev.FetchBytes
 		}
@@ -170,5 +176,39 @@ func TestPersistThroughConnect(t *testing.T) {
 	wantAll, _ := x.ToSlice(gpuarray.Inline())
 	if !bitEqual(all, wantAll) {
 		t.Fatal("the persisted values fetched through Connect differ")
+	}
+}
+
+// TestPersistReprSaysWhereChunksAre persists an array on CPU workers whose memory limit holds
+// part of it: the rest spills to disk, and the array's HTML says how many bytes each worker
+// holds in host memory and on disk; later computations read both, bit-equal to inline.
+func TestPersistReprSaysWhereChunksAre(t *testing.T) {
+	// 60% of 1 MB: 7 of a worker's 12 chunks of 80 kB stay in host memory, 5 go to disk.
+	c := newCluster(t, cluster.Options{NWorkers: 2, MemoryLimit: "1MB"})
+	x := gpuarray.NewRandomState(4).Uniform(0, 1, gpuarray.Shape(600, 400), gpuarray.Chunks(100, 100))
+	want, err := standardized(x).ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := x.Persist(gpuarray.On(c))
+	if err := y.Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer y.Release()
+	h := y.HTML()
+	for _, place := range []string{"Held on cpu0 (host)", "Held on cpu0 (disk)", "Held on cpu1 (host)", "Held on cpu1 (disk)"} {
+		if !strings.Contains(h, place) {
+			t.Fatalf("the HTML does not say %q: %s", place, h)
+		}
+	}
+	if w := y.Where(); w != "2 cluster workers" {
+		t.Fatalf("Where %q", w)
+	}
+	got, err := standardized(y).ToSlice(gpuarray.On(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bitEqual(got, want) {
+		t.Fatal("the chunks read from host memory and disk give another result than inline")
 	}
 }

@@ -69,6 +69,7 @@ type task struct {
 	size       int64
 	typ        string
 	fallback   string // a kept chunk a GPU worker computed on its CPU: why
+	tier       string // where its worker keeps the result: "device", "host" or "disk"
 	err        error
 	changed    chan struct{}
 	refs       int  // futures and unfinished dependents holding the result
@@ -442,6 +443,8 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 	switch f.Op {
 	case "stats":
 		if f.Stats != nil {
+			w.moved(f.Stats.Moved)
+			f.Stats.Moved = nil
 			w.stats = *f.Stats
 			s.sampleLocked(w)
 		}
@@ -509,6 +512,7 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 		if f.Op == "done" {
 			t.state, t.worker, t.size, t.typ, t.fallback = StateMemory, w, f.Size, f.Type, f.Fallback
 			w.memory[t.key] = t
+			w.moved(f.Moved)
 			s.done++
 			for _, d := range t.dependents {
 				if d.state == StateWaiting && !d.queued && s.inputsReady(d) {
@@ -834,10 +838,19 @@ func (s *scheduler) scheduleLocked() {
 	}
 }
 
-// homeOf returns the worker holding every input of a chunk task, or nil (no inputs, inputs on
-// several workers, or another kind of task).
+// moved records where w keeps the results it moved between tiers (device, host, disk).
+func (w *wconn) moved(m map[string]string) {
+	for k, tier := range m {
+		if t := w.memory[k]; t != nil {
+			t.tier = tier
+		}
+	}
+}
+
+// homeOf returns the worker holding every input of a chunk task (or a MapBlocks block), or nil
+// (no inputs, inputs on several workers, or another kind of task).
 func homeOf(t *task) *wconn {
-	if t.spec.Kind != "chunk" || len(t.deps) == 0 {
+	if t.spec.Kind != "chunk" && t.spec.Kind != "blocks" || len(t.deps) == 0 {
 		return nil
 	}
 	h := t.deps[0].worker

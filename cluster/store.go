@@ -66,11 +66,14 @@ type store struct {
 
 	onDev, inMem, spilled uint64
 	clock                 uint64
+	// moved records the tier each result entered since the last takeMoves, for the
+	// scheduler (the array repr says where persisted chunks are).
+	moved map[string]string
 }
 
 func newStore(devLimit, hostLimit uint64, dir string) *store {
 	return &store{items: map[string]*stored{}, devLimit: devLimit, hostLimit: hostLimit, dir: dir,
-		logf: func(string, ...any) {}}
+		logf: func(string, ...any) {}, moved: map[string]string{}}
 }
 
 // storeStats is what a store holds, per tier.
@@ -85,6 +88,18 @@ func (st *store) stats() storeStats {
 	return storeStats{Device: st.onDev, Host: st.inMem, Disk: st.spilled, Count: len(st.items)}
 }
 
+// takeMoves returns the tier each result entered since the last call (the latest move of each).
+func (st *store) takeMoves() map[string]string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.moved) == 0 {
+		return nil
+	}
+	m := st.moved
+	st.moved = map[string]string{}
+	return m
+}
+
 func (st *store) tick() uint64 {
 	st.clock++
 	return st.clock
@@ -97,6 +112,7 @@ func (st *store) putDev(k string, v devValue) {
 	st.dropLocked(k)
 	st.items[k] = &stored{dev: v, size: v.Bytes(), touched: st.tick()}
 	st.onDev += v.Bytes()
+	st.moved[k] = tierDevice
 	st.spillLocked()
 }
 
@@ -107,6 +123,7 @@ func (st *store) putBlob(k string, b *blob) {
 	st.dropLocked(k)
 	st.items[k] = &stored{b: b, size: uint64(len(b.Data)), touched: st.tick()}
 	st.inMem += uint64(len(b.Data))
+	st.moved[k] = tierHost
 	st.spillLocked()
 }
 
@@ -140,6 +157,7 @@ func (st *store) dropLocked(k string) {
 		return
 	}
 	delete(st.items, k)
+	delete(st.moved, k)
 	st.leaveTier(s)
 	if s.dev != nil && s.pins == 0 {
 		s.dev.Free()
@@ -253,6 +271,7 @@ func (st *store) value(k string, onGPU bool) (v any, done func(), err error) {
 	}
 	s.dev, s.b, s.path, s.size = dv, nil, "", dv.Bytes()
 	st.onDev += s.size
+	st.moved[k] = tierDevice
 	s.pins++
 	st.spillLocked()
 	st.mu.Unlock()
@@ -308,6 +327,7 @@ func (st *store) toHostLocked(k string) error {
 	s.dev.Free()
 	s.dev, s.b, s.size = nil, b, uint64(len(b.Data))
 	st.inMem += s.size
+	st.moved[k] = tierHost
 	return nil
 }
 
@@ -346,6 +366,7 @@ func (st *store) spillLocked() {
 		st.inMem -= s.size
 		s.b, s.path = nil, path
 		st.spilled += s.size
+		st.moved[k] = tierDisk
 	}
 }
 

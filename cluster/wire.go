@@ -35,6 +35,9 @@ type frame struct {
 	Reason string
 	// Fallback, on a done frame of a kept chunk, says why a GPU worker computed it on its CPU.
 	Fallback string
+	// Moved, on a done frame, gives the tier each result entered since the worker last said
+	// (the task's own, and what its result pushed down), as workerStats.Moved does.
+	Moved map[string]string
 	// Start and Stop bound a task's run on its worker (unix nanoseconds, the worker's clock);
 	// FetchBytes and FetchNanos are the inputs it fetched from peers and how long that took.
 	Start, Stop            int64
@@ -105,10 +108,13 @@ type arg struct {
 
 // workerStats is a worker's periodic report.
 type workerStats struct {
-	RSS          uint64
-	Stored       uint64 // bytes of results held in memory
-	Spilled      uint64 // bytes of results spilled to disk
-	Device       uint64 // bytes of results a GPU worker holds in device memory
+	RSS     uint64
+	Stored  uint64 // bytes of results held in memory
+	Spilled uint64 // bytes of results spilled to disk
+	Device  uint64 // bytes of results a GPU worker holds in device memory
+	// Moved gives the tier ("device", "host", "disk") each result entered since the last
+	// report: where a persisted chunk is, for the array's repr.
+	Moved        map[string]string
 	Processing   int
 	InMemory     int
 	GPUMemUsed   uint64

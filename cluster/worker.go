@@ -432,7 +432,7 @@ func (w *worker) runTask(ctx context.Context, t *taskMsg) {
 	w.mu.Lock()
 	w.done++
 	w.mu.Unlock()
-	_ = w.l.send(&frame{Op: "done", Key: t.Key, Size: int64(size), Type: typ, Fallback: note,
+	_ = w.l.send(&frame{Op: "done", Key: t.Key, Size: int64(size), Type: typ, Fallback: note, Moved: w.store.takeMoves(),
 		Start: start.UnixNano(), Stop: stop.UnixNano(), FetchBytes: fetched, FetchNanos: fetchDur.Nanoseconds()})
 }
 
@@ -515,6 +515,55 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 			return res[0], "", nil
 		}
 		return res, "", nil
+	case "blocks":
+		// One block of MapBlocks: the arguments are the block's inputs (values, or kept chunks
+		// of this or another worker), then its shape; fn gets them as (blocks, shape).
+		if w.ev == nil {
+			return nil, "", errors.New("this worker has no evaluator for shipped functions")
+		}
+		n := len(t.Spec.Args) - 1
+		if n < 1 {
+			return nil, "", fmt.Errorf("a block task has %d arguments, want the inputs and the shape", n+1)
+		}
+		blocks := make([][]float64, n)
+		for i, a := range t.Spec.Args[:n] {
+			var v any
+			if a.Ref != "" {
+				v, err = resolve(a.Ref)
+			} else {
+				v, err = decodeValue(a.Val)
+			}
+			if err == nil {
+				blocks[i], err = blockValues(v)
+			}
+			if err != nil {
+				return nil, "", fmt.Errorf("array %d: %w", i, err)
+			}
+		}
+		shape, err := decodeValue(t.Spec.Args[n].Val)
+		if err != nil {
+			return nil, "", fmt.Errorf("shape: %w", err)
+		}
+		res, err := w.ev.Call(ctx, t.Spec.Source, t.Spec.Func, []any{blocks, shape})
+		if err != nil {
+			var tb interface {
+				Parts() (string, string, []string)
+			}
+			if errors.As(err, &tb) {
+				_, _, lines := tb.Parts()
+				return nil, strings.Join(lines, "\n"), err
+			}
+			return nil, "", err
+		}
+		if k := len(res); k > 0 {
+			if e, ok := res[k-1].(error); ok {
+				return nil, "", e
+			}
+		}
+		if len(res) != 1 {
+			return nil, "", fmt.Errorf("%s returned %d values, want one []float64", t.Spec.Func, len(res))
+		}
+		return res[0], "", nil
 	case "value":
 		// A scattered value: the task's result is its argument.
 		if len(t.Spec.Args) != 1 {
@@ -561,7 +610,7 @@ func (w *worker) reportStats(ctx context.Context) {
 		ss := w.store.stats()
 		w.mu.Lock()
 		st := &workerStats{
-			RSS: rss(), Stored: ss.Host, Spilled: ss.Disk, Device: ss.Device, Processing: len(w.running) + len(w.queue),
+			RSS: rss(), Stored: ss.Host, Spilled: ss.Disk, Device: ss.Device, Moved: w.store.takeMoves(), Processing: len(w.running) + len(w.queue),
 			InMemory: ss.Count, TasksDone: w.done, TasksErred: w.erred,
 			Goroutines: runtime.NumGoroutine(), UptimeMillis: time.Since(w.start).Milliseconds(), GPUUtil: -1,
 		}

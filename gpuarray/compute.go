@@ -373,7 +373,7 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 			out[i] = p
 			continue
 		}
-		if p, err := productOnGPU(cfg, root); err != nil {
+		if p, err := productOnGPU(cfg, root, false); err != nil {
 			return nil, fmt.Errorf("compute: %w", err)
 		} else if p != nil {
 			out[i], products[root] = p, p
@@ -492,6 +492,15 @@ func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node]dtype.S
 				return err
 			}
 			id += k
+			continue
+		}
+		// A product on one GPU that a later stage reads, computed as a root product is.
+		if vals, ok, err := productValues(cfg, order[id]); err != nil {
+			return fmt.Errorf("compute: %w", err)
+		} else if ok {
+			done[order[id]] = vals
+			progress(stageChunks(order[id]))
+			id++
 			continue
 		}
 		vals, err := runStage(cfg, id, order[id], done, progress)
@@ -631,12 +640,6 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	}
 	// A held array's host copy lives as long as its buffer (hostBuffer): c keeps it.
 	defer runtime.KeepAlive(c)
-	if g, ok := c.n.Buf.(*gpuChunks); ok && g.dt == dtype.Float64 && !g.copied() {
-		out := make([]float64, expr.Size(c.n.Shape))
-		if ok, err := g.floatsTo(out); ok {
-			return out, err
-		}
-	}
 	vals, err := c.n.Values()
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@ package gpuarray
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -74,19 +76,27 @@ func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
 }
 
 // stages removes from order the roots computed straight into device memory (elementwise and
-// call results, and reductions whose partials may be their values: see partialsStay), which
-// keep computes afterwards. A stage that reads an elementwise one computes it again in its own
-// kernel; a reduction that another root reads stays in order (its values on the host).
+// call results, reductions whose partials may be their values (see partialsStay), and sums and
+// means over some axes on one GPU, their partials combined on the device (see sumOnDevice)),
+// which keep computes afterwards. A stage that reads an elementwise one computes it again in
+// its own kernel; a reduction that another root reads stays in order (its values on the host).
 func (r *gpuResults) stages(order []*expr.Node) []*expr.Node {
 	var out []*expr.Node
 	for _, n := range order {
-		if r.stay[n] && (n.Kind != expr.KReduce || partialsStay(n) && !readByOthers(n, order)) {
+		if r.stay[n] && (n.Kind != expr.KReduce || (partialsStay(n) || r.sumOnDevice(n)) && !readByOthers(n, order)) {
 			r.direct = append(r.direct, n)
 			continue
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// sumOnDevice reports whether keep may combine reduction n on the device (keepSum): a float
+// sum or mean over some axes on one GPU.
+func (r *gpuResults) sumOnDevice(n *expr.Node) bool {
+	return r.g != nil && len(r.g.devs) == 1 && (n.Red == expr.Sum || n.Red == expr.Mean) && (n.DType == dtype.Float64 || n.DType == dtype.Float32) &&
+		len(n.Args) == 1 && len(n.Axes) < len(n.Args[0].Shape)
 }
 
 // partialsStay reports whether a reduction may leave its result on the device as its tasks'
@@ -109,6 +119,84 @@ func partialsStay(n *expr.Node) bool {
 		}
 	}
 	return true
+}
+
+// keepSum computes the sum or mean n (stage st) with its partials combined on the GPU
+// (cuda.RunPlanSumKeep): result chunk by result chunk, in the order of the host's combine
+// (plan.Stage.Assemble), so the bits are those of a result combined on the host and put back.
+// It returns cuda.ErrNotKept when the stage is not one it runs so.
+func (r *gpuResults) keepSum(cfg computeConfig, n *expr.Node, st *plan.Stage, progress func(int)) (*gpuChunks, error) {
+	if !oneKernel(st) || st.Gathered || cuda.HostGathers(st) || st.Kernel.Reduce == nil {
+		return nil, cuda.ErrNotKept
+	}
+	red := st.Kernel.Reduced()
+	grid := newChunkGrid(n.Shape, n.Chunks)
+	nc := expr.NumChunks(n.Chunks)
+	// The tasks of each result chunk (kept axes' corner), in task order, as Assemble groups them.
+	byCorner := map[string]int{}
+	var groups [][]int
+	var chunkOf []int
+	var offs [][]int
+	for i, t := range st.Tasks {
+		var off, shp []int
+		for k := range t.Offset {
+			if !red[k] {
+				off, shp = append(off, t.Offset[k]), append(shp, t.Shape[k])
+			}
+		}
+		key := fmt.Sprint(off)
+		gi, ok := byCorner[key]
+		if !ok {
+			if len(off) != len(n.Shape) {
+				return nil, cuda.ErrNotKept
+			}
+			ci, origin, shape := grid.within(off, lastIndex(off, shp))
+			if ci < 0 || !slices.Equal(origin, off) || !slices.Equal(shape, shp) {
+				return nil, cuda.ErrNotKept // a task's kept box is not one chunk of the result
+			}
+			gi = len(groups)
+			byCorner[key] = gi
+			groups, chunkOf, offs = append(groups, nil), append(chunkOf, ci), append(offs, off)
+		}
+		groups[gi] = append(groups[gi], i)
+	}
+	if len(groups) != nc {
+		return nil, cuda.ErrNotKept
+	}
+	divisor := 0.0
+	if n.Red == expr.Mean {
+		total := int64(1)
+		for k, rd := range red {
+			if rd {
+				total *= int64(st.Kernel.Shape[k])
+			}
+		}
+		divisor = float64(total)
+	}
+	dev := r.g.devs[0]
+	ptrs, err := cuda.RunPlanSumKeep(cfg.ctx, dev, st.Tasks, groups, divisor, n.DType == dtype.Float32)
+	if err != nil {
+		return nil, err
+	}
+	gc := &gpuChunks{grid: grid, ptrs: make([]driver.DevicePtr, nc), devs: make([]*cuda.Device, nc), offs: make([][]int, nc), dt: n.DType, label: "on"}
+	gc.idle.L = &gc.mu
+	gc.combined = true
+	for gi, ci := range chunkOf {
+		gc.ptrs[ci], gc.devs[ci], gc.offs[ci] = ptrs[gi], dev, offs[gi]
+	}
+	gc.allocs = []devAllocs{{dev: dev, ptrs: ptrs}}
+	gc.addCleanup()
+	progress(len(st.Tasks))
+	return gc, nil
+}
+
+// lastIndex returns the last index of the box at off with shape shp (inclusive).
+func lastIndex(off, shp []int) []int {
+	hi := make([]int, len(off))
+	for k := range off {
+		hi[k] = off[k] + shp[k] - 1
+	}
+	return hi
 }
 
 // readByOthers reports whether a node of order other than n reads n (so needs its values).
@@ -198,6 +286,16 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 			gc.label = "on"
 			held[n] = gc
 			continue
+		}
+		if n.Kind == expr.KReduce {
+			gc, err := r.keepSum(cfg, n, st, progress)
+			if err == nil {
+				held[n] = gc
+				continue
+			}
+			if !errors.Is(err, cuda.ErrNotKept) {
+				return fail(err)
+			}
 		}
 		// Not one fused kernel (a call, the pieces of a join, a host fallback, a reduction
 		// whose partials the host combines): run it as any stage, then put the values on

@@ -2,6 +2,7 @@ package gpuarray
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,28 @@ func TestGPUResultsChoice(t *testing.T) {
 	}
 	if has(y.n) || !has(m.n) || !has(roots[1]) || !has(roots[2]) {
 		t.Fatalf("host stages %v: want the column mean, the row std and the sum, not the difference", order)
+	}
+	// On one GPU, a float sum or mean over some axes that no other stage reads is combined on
+	// the device (keepSum); the column mean that x - mean reads, the std and the full sum are not.
+	rowSum, m32 := x.Sum(1), x.AsType(Float32).Mean(0)
+	roots = []*expr.Node{y.n, x.Std(1).n, x.Sum().n, rowSum.n, m32.n}
+	r = &gpuResults{g: &gpuSched{devs: make([]*cuda.Device, 1)}, stay: map[*expr.Node]bool{}, host: map[*expr.Node]string{}}
+	for _, n := range roots {
+		if staysOnDevice(n) {
+			r.stay[n] = true
+		}
+	}
+	order = r.stages(stageOrder(roots))
+	if len(r.direct) != 3 || r.direct[0] != y.n || !slices.Contains(r.direct, rowSum.n) || !slices.Contains(r.direct, m32.n) {
+		t.Fatalf("direct roots on one GPU: %v, want x - mean(x, 0), sum(x, 1), mean(float32(x), 0)", r.direct)
+	}
+	if !has(m.n) || !has(roots[1]) || !has(roots[2]) || has(rowSum.n) {
+		t.Fatalf("host stages on one GPU %v: want the column mean, the row std and the sum", order)
+	}
+	r.g.devs = make([]*cuda.Device, 2)
+	r.direct = nil
+	if r.stages(stageOrder(roots)); len(r.direct) != 1 {
+		t.Fatalf("direct roots on two GPUs: %v, want x - mean(x, 0) only", r.direct)
 	}
 	// The chunks upload copies out of a result, placed back, give the result.
 	whole := make([]float64, 7*5*3)
@@ -531,7 +554,7 @@ func TestLazyProductRecognized(t *testing.T) {
 		if err := c.p.Err(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		a, b, ok := lazyProduct(c.p.n)
+		a, b, ok := lazyProduct(c.p.n, false)
 		if ok != c.want {
 			t.Fatalf("%s: lazyProduct %v, want %v", c.name, ok, c.want)
 		}
@@ -539,9 +562,24 @@ func TestLazyProductRecognized(t *testing.T) {
 			t.Fatalf("%s: operands %p and %p, want x (%p) and y (%p)", c.name, a, b, x.n, c.b.n)
 		}
 	}
+	// The call node a later stage reads has one column chunk: it is a product whose values
+	// are read row-major (anyChunks), not a root with matmulOnDevice's chunks.
+	call := rechunkOf(MatMul(x, y).n)
+	if call.Kind != expr.KCall {
+		t.Fatalf("rechunkOf(MatMul(x, y)) is a %v, want the call", call.Kind)
+	}
+	if _, _, ok := lazyProduct(call, false); ok {
+		t.Fatal("the call node of MatMul(x, y) has one column chunk, not y's four")
+	}
+	if a, b, ok := lazyProduct(call, true); !ok || a != x.n || b != y.n {
+		t.Fatalf("the call node read row-major: %v", ok)
+	}
 	// On the CPU a lazy product is a call stage as before.
-	if p, err := productOnGPU(computeConfig{sched: &threadScheduler{}}, MatMul(x, y).n); p != nil || err != nil {
+	if p, err := productOnGPU(computeConfig{sched: &threadScheduler{}}, MatMul(x, y).n, true); p != nil || err != nil {
 		t.Fatalf("productOnGPU with CPU threads: %v, %v", p, err)
+	}
+	if _, ok, err := productValues(computeConfig{sched: &threadScheduler{}}, call); ok || err != nil {
+		t.Fatalf("productValues with CPU threads: %v, %v", ok, err)
 	}
 }
 
@@ -592,5 +630,29 @@ func TestGPULazyProductOnDevice(t *testing.T) {
 	two, err := ComputeAll(p, p, OnGPU())
 	if err != nil || two[0] != two[1] {
 		t.Fatalf("ComputeAll(p, p): %v", err)
+	}
+
+	// A product that a later stage reads: its values are those of MatMul with OnGPU, and the
+	// fused kernel after it gives the bits it gives on that held product.
+	lazy := p.Mul(2).Sub(3)
+	c, err := lazy.Compute(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.Path(), "matmul on cuBLAS") || strings.Contains(c.Path(), "host") {
+		t.Fatalf("2 x y - 3: path %q", c.Path())
+	}
+	got, err := c.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := MatMul(x, y, OnGPU()).Mul(2).Sub(3).ToSlice(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("2 x y - 3 [%d]: lazy %v, on MatMul with OnGPU %v", i, got[i], want[i])
+		}
 	}
 }

@@ -90,10 +90,8 @@ func bincount(x, weights *Array, n int) *Array {
 	if weights != nil {
 		return per.Reshape(k, n).Sum(0)
 	}
-	// The chunks' int64 counts are summed in float64: exact in any order while the total is
-	// below 2^53 (no array has that many elements), and it keeps the combine on the GPU, whose
-	// reduction kernels accumulate in floating point.
-	return per.Reshape(k, n).AsType(Float64).Sum(0).AsType(Int64)
+	// The chunks' int64 counts are summed as int64 (on a GPU in integer registers too).
+	return per.Reshape(k, n).Sum(0)
 }
 
 // rechunkSizes rechunks a to the given chunk sizes per axis.

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // MapBlocks applies f to each block of the arrays, as dask's map_blocks: the arrays are
@@ -40,7 +41,9 @@ func MapBlocks(f func(blocks [][]float64, shape []int) []float64, arrays ...*Arr
 // BlockRunner runs MapBlocksWith's function on every block: blocks[b] holds block b's values of
 // each array (float64, row-major) and shapes[b] its shape, in the order of the chunk grid (the
 // last axis fastest). It returns each block's values, row-major; an error may name a block by
-// wrapping a *BlockError.
+// wrapping a *BlockError. A runner that asks for them (a plan.BlockRefs in the context of
+// WithContext) gets an array persisted on the cluster it computes on as refs to its chunks
+// (BlockRefs.Refs[b][i]), with blocks[b][i] nil: it reads them where they are kept.
 type BlockRunner func(ctx context.Context, blocks [][][]float64, shapes [][]int) ([][]float64, error)
 
 // BlockError is a BlockRunner's error about block Block (its position in the runner's list).
@@ -82,8 +85,26 @@ func MapBlocksWith(run BlockRunner, arrays []*Array, opts ...ComputeOption) *Arr
 	if err != nil {
 		return errArray(fmt.Errorf("MapBlocks: %w", err))
 	}
+	// A runner that reads kept chunks where they are (a cluster's) gets the chunks of arrays
+	// persisted there as refs instead of values.
+	br := plan.BlockRefsIn(cfg.ctx)
+	keeper, _ := cfg.sched.(plan.Keeper)
+	kept := make([]*keptChunks, len(arrays))
+	var keptAt []map[string]int // per array: chunk offset -> index in kept[i].kept
+	if br != nil && keeper != nil {
+		keptAt = make([]map[string]int, len(arrays))
+		for i, n := range ns {
+			if kc, at := keptBlocks(n, shape, chunks, keeper); kc != nil {
+				defer kc.unpin()
+				kept[i], keptAt[i] = kc, at
+			}
+		}
+	}
 	vals := make([][]float64, len(arrays))
 	for i, n := range ns {
+		if kept[i] != nil {
+			continue
+		}
 		b, err := expr.BroadcastTo(n, shape, chunks)
 		if err != nil {
 			return errArray(fmt.Errorf("MapBlocks: array %d: %w", i, err))
@@ -102,7 +123,8 @@ func MapBlocksWith(run BlockRunner, arrays []*Array, opts ...ComputeOption) *Arr
 	// The chunk grid, last axis fastest: each block's index, shape and input values.
 	var idxs, shapes [][]int
 	var blocks [][][]float64
-	out := make([]float64, len(vals[0]))
+	var refs [][]string
+	out := make([]float64, expr.Size(shape))
 	idx := make([]int, len(shape))
 	for empty := len(out) == 0; !empty; {
 		bshape := make([]int, len(shape))
@@ -112,15 +134,30 @@ func MapBlocksWith(run BlockRunner, arrays []*Array, opts ...ComputeOption) *Arr
 			size *= bshape[ax]
 		}
 		in := make([][]float64, len(vals))
+		var ref []string
 		for i := range in {
+			if kept[i] != nil {
+				if ref == nil {
+					ref = make([]string, len(vals))
+				}
+				off := make([]int, len(shape))
+				for ax := range shape {
+					off[ax] = starts[ax][idx[ax]]
+				}
+				ref[i] = kept[i].kept[keptAt[i][fmt.Sprint(off)]].Ref()
+				continue
+			}
 			in[i] = make([]float64, size)
 		}
 		forBlockRows(shape, bshape, starts, idx, func(flat, local, n int) {
 			for i, v := range vals {
-				copy(in[i][local:local+n], v[flat:flat+n])
+				if v != nil {
+					copy(in[i][local:local+n], v[flat:flat+n])
+				}
 			}
 		})
 		idxs, shapes, blocks = append(idxs, slices.Clone(idx)), append(shapes, bshape), append(blocks, in)
+		refs = append(refs, ref)
 		ax := len(shape) - 1
 		for ; ax >= 0; ax-- {
 			if idx[ax]++; idx[ax] < len(chunks[ax]) {
@@ -137,6 +174,9 @@ func MapBlocksWith(run BlockRunner, arrays []*Array, opts ...ComputeOption) *Arr
 		callShapes := make([][]int, len(shapes))
 		for b := range shapes {
 			callShapes[b] = slices.Clone(shapes[b])
+		}
+		if br != nil && slices.ContainsFunc(kept, func(k *keptChunks) bool { return k != nil }) {
+			br.Refs = refs
 		}
 		if res, err = run(cfg.ctx, blocks, callShapes); err != nil {
 			var be *BlockError
@@ -162,6 +202,29 @@ func MapBlocksWith(run BlockRunner, arrays []*Array, opts ...ComputeOption) *Arr
 		})
 	}
 	return FromSlice(out, Shape(shape...), ChunkSizes(chunks...))
+}
+
+// keptBlocks returns n's chunks when n is an array persisted on k whose chunks are exactly the
+// blocks of MapBlocks (same shape and chunks), pinned until the caller unpins them, with the
+// index of each chunk by its offset; nil otherwise.
+func keptBlocks(n *expr.Node, shape []int, chunks [][]int, k plan.Keeper) (*keptChunks, map[string]int) {
+	kc, ok := n.Buf.(*keptChunks)
+	if !ok || !slices.Equal(n.Shape, shape) || !slices.EqualFunc(n.Chunks, chunks, slices.Equal) {
+		return nil, nil
+	}
+	for _, x := range kc.kept {
+		if !k.Holds(x) {
+			return nil, nil
+		}
+	}
+	if !kc.pin() {
+		return nil, nil
+	}
+	at := make(map[string]int, len(kc.offs))
+	for j, off := range kc.offs {
+		at[fmt.Sprint(off)] = j
+	}
+	return kc, at
 }
 
 // callBlock calls the user's function, turning a panic into an error.

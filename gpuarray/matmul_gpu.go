@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -283,8 +284,8 @@ func rechunkOf(n *expr.Node) *expr.Node {
 // lazyProduct returns the operands of n when n is a lazy product of two float64 matrices
 // (MatMul(a, b) as lazyMatMul builds it: a rechunked to one column chunk, the product to b's
 // column chunks) whose chunks are those of matmulOnDevice's result: a's row chunks, b's
-// column chunks.
-func lazyProduct(n *expr.Node) (a, b *expr.Node, ok bool) {
+// column chunks (anyChunks: whatever n's chunks, for values read row-major).
+func lazyProduct(n *expr.Node, anyChunks bool) (a, b *expr.Node, ok bool) {
 	p := rechunkOf(n)
 	if p.Kind != expr.KCall || p.Call == nil || p.Call.Fn != expr.FnMatMul || len(p.Args) != 2 {
 		return nil, nil, false
@@ -293,7 +294,7 @@ func lazyProduct(n *expr.Node) (a, b *expr.Node, ok bool) {
 	if len(a.Shape) != 2 || len(b.Shape) != 2 || len(n.Shape) != 2 || a.DType != dtype.Float64 || b.DType != dtype.Float64 || n.DType != dtype.Float64 {
 		return nil, nil, false
 	}
-	if !slices.Equal(a.Chunks[1], b.Chunks[0]) || !slices.Equal(n.Chunks[0], a.Chunks[0]) || !slices.Equal(n.Chunks[1], b.Chunks[1]) {
+	if !slices.Equal(a.Chunks[1], b.Chunks[0]) || !anyChunks && (!slices.Equal(n.Chunks[0], a.Chunks[0]) || !slices.Equal(n.Chunks[1], b.Chunks[1])) {
 		return nil, nil, false
 	}
 	return a, b, true
@@ -303,12 +304,12 @@ func lazyProduct(n *expr.Node) (a, b *expr.Node, ok bool) {
 // OnGPU does: the operands' blocks generated on the device, one cublasDgemm per row panel, C
 // kept on the device. It returns nil (and the caller plans n as a call stage) for other nodes
 // and schedulers, without cuBLAS, or when the operands and C do not fit (matmulOnDevice).
-func productOnGPU(cfg computeConfig, n *expr.Node) (*Array, error) {
+func productOnGPU(cfg computeConfig, n *expr.Node, anyChunks bool) (*Array, error) {
 	g, ok := cfg.sched.(*gpuSched)
 	if !ok || len(g.devs) != 1 {
 		return nil, nil
 	}
-	a, b, ok := lazyProduct(n)
+	a, b, ok := lazyProduct(n, anyChunks)
 	if !ok {
 		return nil, nil
 	}
@@ -327,10 +328,30 @@ func productOnGPU(cfg computeConfig, n *expr.Node) (*Array, error) {
 		return nil, nil
 	}
 	cuda.Trace("lazy product %s x %s on gpu %d: %.4f s", expr.ShapeString(a.Shape), expr.ShapeString(b.Shape), g.devs[0].Info.Index, time.Since(t0).Seconds())
-	g.libStep("matmul on " + k.Name() + " (operands generated on the device)")
+	g.libStep(fmt.Sprintf("%v on %s (operands generated on the device)", expr.FnMatMul, cuda.CallLibrary(expr.FnMatMul)))
 	out.path = g.path()
 	if w := out.Where(); w != "host" {
 		out.path += "; result kept on " + w
 	}
 	return out, nil
+}
+
+// productValues computes a product that a later stage reads (a call stage of order) on one GPU
+// as productOnGPU does and returns its values in host memory, row-major, for that stage: the
+// operands and C never pass through host memory in pieces (y's stage assembled there, copied
+// to the GPU for the call, C's panels brought back and assembled). ok is false when
+// productOnGPU does not take n.
+func productValues(cfg computeConfig, n *expr.Node) (vals dtype.Slice, ok bool, err error) {
+	p, err := productOnGPU(cfg, n, true)
+	if err != nil || p == nil {
+		return dtype.Slice{}, false, err
+	}
+	defer p.Release() // its GPU memory goes as soon as the values are copied
+	v, err := p.n.Values()
+	if err != nil {
+		return dtype.Slice{}, true, fmt.Errorf("MatMul: %w", err)
+	}
+	vals = v.Clone() // Go memory: p's host copy goes with p
+	runtime.KeepAlive(p)
+	return vals, true, nil
 }

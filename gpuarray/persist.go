@@ -237,12 +237,13 @@ func (g chunkGrid) place(dst dtype.Slice, off, shape []int, src dtype.Slice) {
 // gpuChunks holds an array's chunks in GPU memory, one allocation per chunk, each on the GPU
 // that computed it. Values are copied to the host on first read and kept there too.
 type gpuChunks struct {
-	grid    chunkGrid
-	offs    [][]int // each chunk's corner, row-major chunk order
-	devs    []*cuda.Device
-	hostRun bool        // computed on the host and uploaded
-	label   string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
-	dt      dtype.DType // the array's dtype; the GPUs hold its values as cuda.EncodeWords writes them
+	grid     chunkGrid
+	offs     [][]int // each chunk's corner, row-major chunk order
+	devs     []*cuda.Device
+	hostRun  bool        // computed on the host and uploaded
+	combined bool        // a reduction's partials combined on the device (gpuResults.keepSum)
+	label    string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
+	dt       dtype.DType // the array's dtype; the GPUs hold its values as cuda.EncodeWords writes them
 
 	mu      sync.Mutex
 	idle    sync.Cond
@@ -473,32 +474,6 @@ func (g *gpuChunks) download() ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host, g.downloadInto(host)
-}
-
-// floatsTo copies float64 chunks into dst (the whole array, row-major) without keeping a host
-// copy: ToSlice's slice is filled straight from the pinned staging, where a host copy first
-// and then a clone of it copied the values twice more. ok is false, and nothing is copied,
-// for other dtypes and once the values are on the host already.
-func (g *gpuChunks) floatsTo(dst []float64) (ok bool, err error) {
-	if g.dt != dtype.Float64 || cuda.Words(g.dt) != 1 || g.copied() || int64(len(dst)) != expr.Size(g.grid.shape) {
-		return false, nil
-	}
-	if !g.pin() {
-		return true, errReleased
-	}
-	defer g.unpin()
-	t0 := time.Now()
-	if err := g.downloadInto(dst); err != nil {
-		return true, err
-	}
-	cuda.Trace("copy %s from %s into a slice: %.3f s", expr.ShapeString(g.grid.shape), g.Where(), time.Since(t0).Seconds())
-	return true, nil
-}
-
-// downloadInto copies float64 chunks into host (the whole array, row-major), each piece put
-// in place as it leaves the staging. The caller keeps the chunks pinned.
-func (g *gpuChunks) downloadInto(host []float64) error {
 	for i := range g.ptrs {
 		shape := g.chunkShape(i)
 		var runs []run
@@ -510,10 +485,10 @@ func (g *gpuChunks) downloadInto(host []float64) error {
 			})
 		})
 		if err != nil {
-			return fmt.Errorf("copy chunk %d from gpu %d to the host: %w", i, dev.Info.Index, err)
+			return nil, fmt.Errorf("copy chunk %d from gpu %d to the host: %w", i, dev.Info.Index, err)
 		}
 	}
-	return nil
+	return host, nil
 }
 
 // run is a contiguous run of a chunk inside its array: at in the array, o in the chunk, n long.
@@ -722,7 +697,11 @@ func (c *keptChunks) hostFallbacks() (n int, why string) {
 
 // Where says the chunks are on a cluster's workers, and on how many.
 func (c *keptChunks) Where() string {
-	n := len(c.placement())
+	workers := map[string]bool{}
+	for _, k := range c.kept {
+		workers[k.Where()] = true
+	}
+	n := len(workers)
 	if n == 1 {
 		return "1 cluster worker"
 	}
@@ -781,10 +760,16 @@ func (c *keptChunks) state() string {
 	return "persisted on " + c.Where()
 }
 
+// placement gives the bytes per worker and, where the keeper says (Tier: a cluster's), per
+// tier: "gpu0 (device)", "cpu1 (disk)".
 func (c *keptChunks) placement() []placeBytes {
 	m := map[string]int64{}
 	for i, k := range c.kept {
-		m[k.Where()] += expr.Size(c.chunkShape(i)) * 8
+		w := k.Where()
+		if t, ok := k.(interface{ Tier() string }); ok && t.Tier() != "" {
+			w += " (" + t.Tier() + ")"
+		}
+		m[w] += expr.Size(c.chunkShape(i)) * 8
 	}
 	return sortedPlaces(m)
 }

@@ -10,8 +10,8 @@ import (
 // CumulativeSum returns the running sums of x along axis (negative: from the end), with a
 // leading 0 when includeInitial. The axis is brought into one chunk and summed in order, as
 // NumPy's cumsum: bools and signed integers give int64, unsigned ones uint64, floats and
-// complex numbers keep their dtype. Integers are exact while they fit in 2^53 (the values a
-// library call reads are float64). (Array API cumulative_sum)
+// complex numbers keep their dtype. Integers are scanned as int64 or uint64 and wrap around as
+// NumPy's. (Array API cumulative_sum)
 func CumulativeSum(x *Array, axis int, includeInitial bool) *Array {
 	return cumulative(x, expr.FnCumSum, "CumulativeSum", axis, includeInitial)
 }

@@ -9,8 +9,8 @@ func TestGPUStatsMatchNumPy(t *testing.T) {
 	runChecks(t, statChecks(4, 40), OnGPU())
 }
 
-// Prod and the cumulative scans are library calls the GPU backend runs on the host (declared
-// in Path); their results are NumPy's bit for bit.
+// Prod and the cumulative scans run on the GPU as generated scans (a thread per line on these
+// short lines, the CPU's order); their results are NumPy's bit for bit.
 func TestGPUScansMatchNumPy(t *testing.T) {
 	needGPU(t)
 	runChecks(t, scanChecks(4, 30), OnGPU())

@@ -18,6 +18,7 @@ const (
 	Solver = "cuSOLVER"                // a library call on the device, matrix by matrix
 	CuBLAS = "cuBLAS"                  // a library call on the device, row panel by row panel
 	Radix  = "GPU radix sort"          // kernels/sort.cu on the device (package cuda/devsort)
+	Scan   = "GPU scan kernel"         // a generated scan along the axis (cuda/scan.go)
 	Host   = "host (Path says so)"     // the task runs on the CPU, declared in Path and warned
 	Eager  = "cuBLAS/cuSOLVER (eager)" // computed when called, on the device
 	Create = "host data, then fused"   // values made on the host, read by fused kernels
@@ -169,11 +170,11 @@ var Rows = []Row{
 	lazy("sorting", "argsort", "Argsort", Radix),
 	lazy("sorting", "sort", "Sort", Radix),
 
-	lazy("statistical", "cumulative_sum", "CumulativeSum", Host),
+	lazy("statistical", "cumulative_sum", "CumulativeSum", Scan),
 	lazy("statistical", "max", "(*Array).Max", Kernel),
 	lazy("statistical", "mean", "(*Array).Mean", Kernel),
 	lazy("statistical", "min", "(*Array).Min", Kernel),
-	lazy("statistical", "prod", "(*Array).Prod", Host),
+	lazy("statistical", "prod", "(*Array).Prod", Scan),
 	lazy("statistical", "std", "(*Array).Std", Kernel),
 	lazy("statistical", "sum", "(*Array).Sum", Kernel),
 	lazy("statistical", "var", "(*Array).Var", Kernel),

@@ -65,6 +65,9 @@ func CallLibrary(fn expr.CallFn) string {
 	if fn == expr.FnBincount {
 		return "a generated counting kernel"
 	}
+	if fn.Scans() {
+		return "a generated scan kernel"
+	}
 	if l := callLibFor(fn); l != nil {
 		return l.name
 	}
@@ -100,6 +103,9 @@ func Runs(k *plan.Kernel) error {
 	if k.Call.Fn == expr.FnBincount {
 		return bincountRuns(k)
 	}
+	if k.Call.Fn.Scans() {
+		return scanRuns(k.Call.DType)
+	}
 	lib := callLibFor(k.Call.Fn)
 	if lib == nil {
 		return fmt.Errorf("cuda: %v has no GPU implementation yet", k.Call.Fn)
@@ -119,6 +125,9 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 	}
 	if tasks[0].Kernel.Call.Fn == expr.FnBincount {
 		return runBincounts(ctx, devs, tasks)
+	}
+	if tasks[0].Kernel.Call.Fn.Scans() {
+		return runScans(ctx, devs, tasks)
 	}
 	ek := tasks[0].Kernel.Elementwise()
 	sub := make([]*plan.Task, len(tasks))

@@ -20,6 +20,8 @@ import (
 // Result holds what a fused kernel produced for each task, in task order.
 type Result struct {
 	Values []float64   // RSum, RMin, RMax: the task's partial; RArgMin, RArgMax: the value at Index
+	Ints   []int64     // integer reductions: the task's partial (or the value at Index), as Values
+	Imag   []float64   // complex sums: the imaginary part (Values holds the real part)
 	Index  []int64     // RArgMin, RArgMax: row-major index in the task's iteration space (-1: empty)
 	Count  []float64   // RWelford: elements
 	Mean   []float64   // RWelford: mean
@@ -82,7 +84,7 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 		}
 		tasks = ct
 	}
-	res := newResult(s.Reduce, len(tasks))
+	res := newResult(s, len(tasks))
 	run := d.run
 	if s.Kept > 0 {
 		res = &Result{Axes: make([]Partial, len(tasks))}
@@ -113,9 +115,20 @@ func (d *Device) FreeResult(res *Result) {
 	res.kept, res.Dev = nil, nil
 }
 
-func newResult(r Reduce, n int) *Result {
+func newResult(s *Spec, n int) *Result {
 	res := &Result{}
-	switch r {
+	switch s.accLane() {
+	case laneI:
+		res.Ints = make([]int64, n)
+		if s.Reduce == RArgMin || s.Reduce == RArgMax {
+			res.Index = make([]int64, n)
+		}
+		return res
+	case laneC:
+		res.Values, res.Imag = make([]float64, n), make([]float64, n)
+		return res
+	}
+	switch s.Reduce {
 	case RNone:
 		res.Out = make([][]float64, n)
 	case RWelford:
@@ -156,7 +169,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 	for _, l := range keyLeaves(s) {
 		keyArgs = append(keyArgs, keys[l])
 	}
-	pw := s.Reduce.words()
+	pw := s.partialWords()
 	for _, ln := range launches {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -259,12 +272,18 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		}
 		for k := 0; k < ln.count; k++ {
 			ti := ln.first + k
+			if s.accLane() != laneF {
+				collectLane(s, res, ti, words, offs[ti], Slices(elems[ti]))
+				continue
+			}
 			collect(s.Reduce, res, ti, words, offs[ti]*ew, elems[ti]*ew)
 		}
 	}
 	// Tasks with no elements.
 	for i, m := range elems {
-		if m == 0 {
+		if m == 0 && s.accLane() != laneF {
+			collectLane(s, res, i, nil, 0, 0)
+		} else if m == 0 {
 			collect(s.Reduce, res, i, nil, 0, 0)
 		}
 	}
@@ -437,9 +456,11 @@ func RunOn(ctx context.Context, devs []*Device, s *Spec, tasks []Task, opt Optio
 			return nil, fmt.Errorf("GPU %d: %w", devs[i].Info.Index, err)
 		}
 	}
-	res := newResult(s.Reduce, 0)
+	res := newResult(s, 0)
 	for _, p := range parts {
 		res.Values = append(res.Values, p.Values...)
+		res.Ints = append(res.Ints, p.Ints...)
+		res.Imag = append(res.Imag, p.Imag...)
 		res.Index = append(res.Index, p.Index...)
 		res.Count = append(res.Count, p.Count...)
 		res.Mean = append(res.Mean, p.Mean...)

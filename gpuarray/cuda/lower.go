@@ -98,6 +98,9 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 		s.Nodes = append(s.Nodes, nd)
 	}
 	markTiles(s, k)
+	if a, b, ok := mirrorLeaves(k, s); ok {
+		s.Mirror = []int{a, b}
+	}
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -288,7 +291,7 @@ func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.O
 	}
 	outs := make([]*plan.Output, len(tasks))
 	for i, t := range tasks {
-		outs[i] = toOutput(t, s.Reduce, res, i)
+		outs[i] = toOutput(t, s, res, i)
 	}
 	return outs, nil
 }
@@ -370,9 +373,10 @@ func KeepsPartials(tasks []*plan.Task) error {
 	return keepsPartials(s, gts)
 }
 
-func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {
+func toOutput(t *plan.Task, s *Spec, res *Result, i int) *plan.Output {
+	r := s.Reduce
 	if res.Axes != nil {
-		return axesOutput(t, r, &res.Axes[i])
+		return axesOutput(t, s, &res.Axes[i])
 	}
 	if r == RNone {
 		dt := t.Kernel.Instrs[t.Kernel.Result].DType
@@ -383,11 +387,18 @@ func toOutput(t *plan.Task, r Reduce, res *Result, i int) *plan.Output {
 		shape[d] = 1
 	}
 	o := &plan.Output{Shape: shape}
-	switch r {
-	case RWelford:
+	switch l := s.accLane(); {
+	case l == laneI:
+		o.Data = laneData(s, []int64{res.Ints[i]}, nil, nil)
+		if res.Index != nil {
+			o.Aux = [][]float64{{float64(globalIndex(t, res.Index[i]))}}
+		}
+	case l == laneC:
+		o.Data = laneData(s, nil, []float64{res.Values[i]}, []float64{res.Imag[i]})
+	case r == RWelford:
 		o.Data = dtype.OfFloat64([]float64{res.Count[i]})
 		o.Aux = [][]float64{{res.Mean[i]}, {res.M2[i]}}
-	case RArgMin, RArgMax:
+	case r == RArgMin, r == RArgMax:
 		o.Data = dtype.OfFloat64([]float64{res.Values[i]})
 		o.Aux = [][]float64{{float64(globalIndex(t, res.Index[i]))}}
 	default:

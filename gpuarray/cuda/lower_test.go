@@ -125,22 +125,22 @@ func TestPartialCollect(t *testing.T) {
 	f := math.Float64bits
 	// k = 2 kept elements, 3 slices each: slot b*2+q.
 	words := []uint64{f(1), f(10), f(2), f(20), f(3), f(30)}
-	p := collectAxes(RSum, words, 0, 2, 3)
+	p := collectAxes(reduceOf(RSum, expr.Float64), words, 0, 2, 3)
 	if !slices.Equal(p.Values, []float64{6, 60}) {
 		t.Fatalf("sums %v", p.Values)
 	}
-	p = collectAxes(RMax, words, 0, 2, 3)
+	p = collectAxes(reduceOf(RMax, expr.Float64), words, 0, 2, 3)
 	if !slices.Equal(p.Values, []float64{3, 30}) {
 		t.Fatalf("max %v", p.Values)
 	}
 	// ArgMin over (value, index) pairs: a tie goes to the smaller index, an empty slice is skipped.
 	arg := []uint64{f(5), 7, f(1), 4, f(5), 2, f(math.Inf(1)), ^uint64(0), f(6), 9, f(1), 3}
-	p = collectAxes(RArgMin, arg, 0, 2, 3)
+	p = collectAxes(reduceOf(RArgMin, expr.Float64), arg, 0, 2, 3)
 	if !slices.Equal(p.Index, []int64{2, 3}) || !slices.Equal(p.Values, []float64{5, 1}) {
 		t.Fatalf("argmin %v %v", p.Values, p.Index)
 	}
 	w := []uint64{f(2), f(1), f(0.5), f(2), f(3), f(0.5)}
-	p = collectAxes(RWelford, w, 0, 1, 2)
+	p = collectAxes(reduceOf(RWelford, expr.Float64), w, 0, 1, 2)
 	if p.Count[0] != 4 || p.Mean[0] != 2 || p.M2[0] != 5 {
 		t.Fatalf("welford %v %v %v", p.Count, p.Mean, p.M2)
 	}

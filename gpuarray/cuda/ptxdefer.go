@@ -18,6 +18,12 @@ var deferSlow = os.Getenv("GPUNOTES_PTX_DEFER") != "0"
 // each draw instead of holding them in 18 registers through the element loop.
 var roundKeysInLoop = os.Getenv("GPUNOTES_PTX_RKLOOP") == "1"
 
+// deferAxes (GPUNOTES_PTX_DEFER_AXES=1) defers slow draws in partial reductions (Spec.Kept)
+// too. Off by default: written after this round's last GPU run, its kernels have not run on a
+// GPU yet (the generator's host tests pass); turn it on, run the GPU tests and the op table's
+// axis rows, then make it the default.
+var deferAxes = os.Getenv("GPUNOTES_PTX_DEFER_AXES") == "1"
+
 // keyParamsOn makes element kernels (no kept axes) take each random leaf's Philox key as a
 // kernel parameter instead of reading it from the task descriptor: the key is the same for
 // every task of a run, and the round keys derived from a parameter are warp-uniform, which
@@ -82,19 +88,19 @@ func (g *gen) newDeferQueue() *deferQueue {
 }
 
 // deferElement emits, after element e of the loop, its queueing when slow is set, and when
-// the queue is full or e is the thread's last element (the next, e+BlockSize, is at hi or
+// the queue is full or e is the thread's last element (the next, e+step, is at hi or
 // past), the computation of the queued elements by compute (given a queued element's index).
 // Every branch is forward and rejoins at the end: a warp whose lanes diverge here (some queue,
 // some compute) joins again for the next element, which a branch out of the loop and back did
 // not do (measured: 15x slower).
-func (g *gen) deferElement(q *deferQueue, slow, e, hi string, compute func(e2 string) error) error {
+func (g *gen) deferElement(q *deferQueue, slow, e, hi string, step int, compute func(e2 string) error) error {
 	a, t := g.rd(), g.rd()
 	g.ins("mul.wide.u32 %s, %s, 8", t, q.n)
 	g.ins("add.u64 %s, %s, %s", a, q.base, t)
 	g.ins("@%s st.local.u64 [%s], %s", slow, a, e)
 	g.ins("@%s add.u32 %s, %s, 1", slow, q.n, q.n)
 	en, pl, pf := g.rd(), g.p(), g.p()
-	g.ins("add.u64 %s, %s, %d", en, e, BlockSize)
+	g.ins("add.u64 %s, %s, %d", en, e, step)
 	g.ins("setp.ge.u64 %s, %s, %s", pl, en, hi)
 	g.ins("setp.ge.u32 %s, %s, %d", pf, q.n, deferCap)
 	g.ins("or.pred %s, %s, %s", pl, pl, pf)
@@ -121,27 +127,25 @@ func (g *gen) deferElement(q *deferQueue, slow, e, hi string, compute func(e2 st
 	return nil
 }
 
-// deferredLoopBody emits the element loop's body for element e (column c of the current row)
-// of a kernel that defers slow draws: the element's value with every normal on its fast path,
-// handed to each unless a draw left it, then the queueing and the queue's computation
-// (deferElement), where a queued element's value is computed again, with the slow path, from
-// its own row and column (t is a scratch register, rowBase sets leaf row bases).
-func (g *gen) deferredLoopBody(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, dl, t string, rowBase func([]leafRegs, string), each func(val, string) error) error {
+// deferredLoopBody emits the element loop's body for element e (column c of the current row;
+// the loop goes on to e+step) of a kernel that defers slow draws: the element's value with
+// every normal on its fast path, handed to each unless a draw left it, then the queueing and
+// the queue's computation (deferElement), where a queued element's value is computed again,
+// with the slow path, from its own row e/dl and column (t is a scratch register, rowBase sets
+// leaf row bases).
+func (g *gen) deferredLoopBody(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, dl, t string, step int, rowBase func([]leafRegs, string), each func(val, string) error) error {
 	slow := g.p()
 	g.ins("mov.pred %s, 0", slow)
 	g.deferPred = slow
-	ev, err := g.elementValue(s, lv, c)
+	vals, skip, end, err := g.elementValues(s, lv, c)
 	g.deferPred = ""
 	if err != nil {
 		return err
 	}
-	over := g.label("skip")
-	g.ins("@%s bra %s", slow, over)
-	if err := each(ev, e); err != nil {
+	if err := g.foldValues(vals, skip, end, slow, e, each); err != nil {
 		return err
 	}
-	g.put(over)
-	return g.deferElement(q, slow, e, hi, func(e2 string) error {
+	return g.deferElement(q, slow, e, hi, step, func(e2 string) error {
 		lv2 := make([]leafRegs, len(lv))
 		for l := range lv {
 			lv2[l] = lv[l]
@@ -152,10 +156,10 @@ func (g *gen) deferredLoopBody(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, 
 		g.ins("mul.lo.u64 %s, %s, %s", t, row2, dl)
 		g.ins("sub.u64 %s, %s, %s", c2, e2, t)
 		rowBase(lv2, row2)
-		ev2, err := g.elementValue(s, lv2, c2)
+		vals, skip, end, err := g.elementValues(s, lv2, c2)
 		if err != nil {
 			return err
 		}
-		return each(ev2, e2)
+		return g.foldValues(vals, skip, end, "", e2, each)
 	})
 }

@@ -44,3 +44,38 @@ func TestKeyParams(t *testing.T) {
 		t.Errorf("GPUNOTES_PTX_KEYPARAMS=0: key parameters for leaves %v", got)
 	}
 }
+
+// TestDeferAxes: partial reductions (rows and columns) queue slow draws only under
+// GPUNOTES_PTX_DEFER_AXES=1 (not yet run on a GPU), and then as element kernels do: the loop
+// before the queue's computation calls no slow path, and the queue is kept in local memory.
+func TestDeferAxes(t *testing.T) {
+	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
+	for _, s := range []*Spec{
+		{Rank: 2, Reduce: RSum, Kept: 1, Rows: true, Nodes: []Node{normal}},
+		{Rank: 2, Reduce: RWelford, Kept: 1, Nodes: []Node{normal}},
+		{Rank: 3, Reduce: RArgMax, Kept: 1, Nodes: []Node{normal}},
+	} {
+		for _, on := range []bool{false, true} {
+			deferAxes = on
+			ptx, _, err := GeneratePTX(s, fakeLib)
+			deferAxes = false
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(ptx, "st.local.u64") && strings.Contains(ptx, "ld.local.u64"); got != on {
+				t.Errorf("rows %v, %v: queue in local memory %v, want %v", s.Rows, s.Reduce, got, on)
+				continue
+			}
+			if !on {
+				continue
+			}
+			loop := ptx[strings.Index(ptx, "\n$L_loop_"):strings.Index(ptx, "\n$L_dloop_")]
+			if strings.Contains(loop, "gpn_normal_slow") || !strings.Contains(loop, "or.pred") {
+				t.Errorf("rows %v, %v: the loop calls the slow path or sets no predicate", s.Rows, s.Reduce)
+			}
+			if n := strings.Count(ptx, "call (retval0), gpn_normal_slow"); n != 1 {
+				t.Errorf("rows %v, %v: %d slow-path calls, want 1 (where the queue is computed)", s.Rows, s.Reduce, n)
+			}
+		}
+	}
+}

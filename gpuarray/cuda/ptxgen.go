@@ -255,6 +255,13 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	lv := g.loadLeaves(s, d, 8*(R+2))
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
+	var ia accum // integer and complex reductions (reduce_lanes.go)
+	if s.accLane() != laneF {
+		var err error
+		if ia, err = g.newAccum(s); err != nil {
+			return "", "", err
+		}
+	}
 	var dq *deferQueue
 	if deferSlow && drawsNormals(s) {
 		dq = g.newDeferQueue()
@@ -299,6 +306,9 @@ func generate(s *Spec, lib *library) (string, string, error) {
 			g.store(ev, e, out, outOff)
 			return nil
 		}
+		if ia.l != laneF {
+			return g.accAdd(ia, ev, e)
+		}
 		v, err := g.reduceValue(s, ev)
 		if err != nil {
 			return err
@@ -316,14 +326,14 @@ func generate(s *Spec, lib *library) (string, string, error) {
 		g.put(single)
 	}
 	if dq == nil {
-		ev, err := g.elementValue(s, lv, c)
+		vals, skip, end, err := g.elementValues(s, lv, c)
 		if err != nil {
 			return "", "", err
 		}
-		if err := each(ev, e); err != nil {
+		if err := g.foldValues(vals, skip, end, "", e, each); err != nil {
 			return "", "", err
 		}
-	} else if err := g.deferredLoopBody(s, dq, lv, e, c, hi, dl, t, rowBase, each); err != nil {
+	} else if err := g.deferredLoopBody(s, dq, lv, e, c, hi, dl, t, BlockSize, rowBase, each); err != nil {
 		return "", "", err
 	}
 	g.ins("add.u64 %s, %s, %d", e, e, BlockSize)
@@ -343,7 +353,13 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
 
-	if err := g.blockReduce(s, out, outOff, sl, acc, accI, wn, wm, wq); err != nil {
+	if ia.l != laneF {
+		ptr := g.rd()
+		g.ins("add.u64 %s, %s, %s", t, outOff, sl)
+		g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.partialWords())
+		g.ins("add.u64 %s, %s, %s", ptr, out, t)
+		g.laneBlockReduce(ia, tid, ptr, s.partialWords())
+	} else if err := g.blockReduce(s, out, outOff, sl, acc, accI, wn, wm, wq); err != nil {
 		return "", "", err
 	}
 	g.put(exit)

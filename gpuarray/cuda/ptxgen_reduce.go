@@ -117,6 +117,17 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
+	var ia accum // integer and complex reductions (reduce_lanes.go)
+	if s.accLane() != laneF {
+		var err error
+		if ia, err = g.newAccum(s); err != nil {
+			return "", "", err
+		}
+	}
+	var dq *deferQueue
+	if deferAxes && deferSlow && drawsNormals(s) {
+		dq = g.newDeferQueue()
+	}
 
 	// The reduced index n as (row over the reduced axes but the last, column c of the last).
 	n, c, row := g.rd(), g.rd(), g.rd()
@@ -134,7 +145,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	g.ins("div.u64 %s, %s, %s", row, n, dl)
 	g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
 	g.ins("sub.u64 %s, %s, %s", c, n, t)
-	rowBase := func() {
+	rowBase := func(lv []leafRegs, row string) {
 		for l := range lv {
 			g.ins("mov.u64 %s, %s", lv[l].rb, kb[l])
 		}
@@ -153,8 +164,11 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 			}
 		}
 	}
-	rowBase()
+	rowBase(lv, row)
 	each := func(ev val, n string) error {
+		if ia.l != laneF {
+			return g.accAdd(ia, ev, n)
+		}
 		v, err := g.reduceValue(s, ev)
 		if err != nil {
 			return err
@@ -171,11 +185,15 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("bra %s", check)
 		g.put(single)
 	}
-	ev, err := g.elementValue(s, lv, c)
-	if err != nil {
-		return "", "", err
-	}
-	if err := each(ev, n); err != nil {
+	if dq == nil {
+		ev, err := g.elementValue(s, lv, c)
+		if err != nil {
+			return "", "", err
+		}
+		if err := each(ev, n); err != nil {
+			return "", "", err
+		}
+	} else if err := g.deferredLoopBody(s, dq, lv, n, c, hi, dl, t, step, rowBase, each); err != nil {
 		return "", "", err
 	}
 	g.ins("add.u64 %s, %s, %d", n, n, step)
@@ -194,7 +212,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("mov.u64 %s, 0", c)
 		g.ins("add.u64 %s, %s, 1", row, row)
 	}
-	rowBase()
+	rowBase(lv, row)
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
 	if s.Rows {
@@ -202,26 +220,32 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		for o := 16; o > 0; o >>= 1 {
 			in := g.p()
 			g.ins("setp.lt.u64 %s, %s, %d", in, lane, 32-o)
-			g.warpMerge(s.Reduce, o, in, acc, accI, wn, wm, wq)
+			if ia.l != laneF {
+				g.accMerge(ia, g.accShfl(ia, o), in)
+			} else {
+				g.warpMerge(s.Reduce, o, in, acc, accI, wn, wm, wq)
+			}
 		}
 		p0 := g.p()
 		g.ins("setp.ne.u64 %s, %s, 0", p0, lane)
 		g.ins("@%s bra %s", p0, exit)
 	} else {
 		// Warp 0 gathers the block's eight inner slices in order through shared memory.
-		pw := s.Reduce.words()
+		pw := s.partialWords()
 		g.shared = fmt.Sprintf("\t.shared .align 8 .b8 gpn_axes_part[%d];\n", BlockSize*pw*8)
 		base, ad := g.rd(), g.rd()
 		g.ins("mov.u64 %s, gpn_axes_part", base)
 		g.ins("mul.lo.u64 %s, %s, %d", ad, tid, pw*8)
 		g.ins("add.u64 %s, %s, %s", ad, ad, base)
-		switch s.Reduce {
-		case RSum, RMin, RMax:
+		switch {
+		case ia.l != laneF:
+			g.accStore(ia, "shared", ad)
+		case s.Reduce == RSum, s.Reduce == RMin, s.Reduce == RMax:
 			g.ins("st.shared.f64 [%s], %s", ad, acc)
-		case RArgMin, RArgMax:
+		case s.Reduce == RArgMin, s.Reduce == RArgMax:
 			g.ins("st.shared.f64 [%s], %s", ad, acc)
 			g.ins("st.shared.u64 [%s+8], %s", ad, accI)
-		case RWelford:
+		case s.Reduce == RWelford:
 			g.ins("st.shared.f64 [%s], %s", ad, wn)
 			g.ins("st.shared.f64 [%s+8], %s", ad, wm)
 			g.ins("st.shared.f64 [%s+16], %s", ad, wq)
@@ -233,6 +257,10 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		for w := 1; w < BlockSize/32; w++ {
 			a := g.rd()
 			g.ins("add.u64 %s, %s, %d", a, ad, w*32*pw*8)
+			if ia.l != laneF {
+				g.accMerge(ia, g.accLoad(ia, "shared", a), "")
+				continue
+			}
 			var v2, i2, n2, m2, q2 string
 			switch s.Reduce {
 			case RSum, RMin, RMax, RArgMin, RArgMax:
@@ -253,24 +281,28 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("@!%s bra %s", active, exit)
 	}
 
-	// The partial: slot outOff + b*K + q, Reduce.words() words.
+	// The partial: slot outOff + b*K + q, partialWords() words.
 	slot, ad := g.rd(), g.rd()
 	g.ins("mad.lo.u64 %s, %s, %s, %s", slot, sl, K, q)
 	g.ins("add.u64 %s, %s, %s", slot, slot, outOff)
-	g.ins("mul.lo.u64 %s, %s, %d", slot, slot, 8*s.Reduce.words())
+	g.ins("mul.lo.u64 %s, %s, %d", slot, slot, 8*s.partialWords())
 	g.ins("add.u64 %s, %s, %s", ad, out, slot)
-	switch s.Reduce {
-	case RSum, RMin, RMax:
-		g.ins("st.global.f64 [%s], %s", ad, acc)
-	case RArgMin, RArgMax:
-		g.ins("st.global.f64 [%s], %s", ad, acc)
-		g.ins("st.global.u64 [%s+8], %s", ad, accI)
-	case RWelford:
-		g.ins("st.global.f64 [%s], %s", ad, wn)
-		g.ins("st.global.f64 [%s+8], %s", ad, wm)
-		g.ins("st.global.f64 [%s+16], %s", ad, wq)
-	default:
-		return "", "", fmt.Errorf("kernel spec: partial reduction %v", s.Reduce)
+	if ia.l != laneF {
+		g.accStore(ia, "global", ad)
+	} else {
+		switch s.Reduce {
+		case RSum, RMin, RMax:
+			g.ins("st.global.f64 [%s], %s", ad, acc)
+		case RArgMin, RArgMax:
+			g.ins("st.global.f64 [%s], %s", ad, acc)
+			g.ins("st.global.u64 [%s+8], %s", ad, accI)
+		case RWelford:
+			g.ins("st.global.f64 [%s], %s", ad, wn)
+			g.ins("st.global.f64 [%s+8], %s", ad, wm)
+			g.ins("st.global.f64 [%s+16], %s", ad, wq)
+		default:
+			return "", "", fmt.Errorf("kernel spec: partial reduction %v", s.Reduce)
+		}
 	}
 	g.put(exit)
 	g.ins("ret")

@@ -348,20 +348,14 @@ func (g *gen) store(v val, e, out, outOff string) {
 	}
 }
 
-// reduceValue returns the f64 register a reduction accumulates: float values, and bools
-// counted as integers (an integer cast of a bool: 0 or 1, sums exact below 2^53 elements).
-// Other integer and complex reductions run on the host executor.
+// reduceValue returns the f64 register a float reduction accumulates (float values, and
+// bools as 0 or 1). Integer and complex values accumulate in their own lanes (accum).
 func (g *gen) reduceValue(s *Spec, v val) (string, error) {
-	last := &s.Nodes[len(s.Nodes)-1]
-	switch {
-	case v.l == laneF:
+	if v.l == laneF {
 		return v.r, nil
-	case v.l == laneI && last.Kind == NCast && s.Nodes[last.Args[0]].DType == dtype.Bool && s.Reduce == RSum:
-		o := g.fd()
-		g.ins("cvt.rn.f64.s64 %s, %s", o, v.r)
-		return o, nil
 	}
-	return "", fmt.Errorf("cuda: %v reductions of %v values are not generated on the GPU yet", s.Reduce, last.DType)
+	last := &s.Nodes[len(s.Nodes)-1]
+	return "", fmt.Errorf("cuda: %v reductions of %v values accumulate in their own lane (internal)", s.Reduce, last.DType)
 }
 
 // node emits the computation of node i and returns its value.

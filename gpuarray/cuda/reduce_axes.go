@@ -17,7 +17,9 @@ import (
 // Partial is one task's result of a partial reduction (Spec.Kept > 0): one entry per kept
 // element, row-major over the kept axes.
 type Partial struct {
-	Values []float64 // sum, min, max; ArgMin/ArgMax: the value at Index
+	Values []float64 // sum, min, max; ArgMin/ArgMax: the value at Index; complex sums: real parts
+	Ints   []int64   // integer reductions: as Values
+	Imag   []float64 // complex sums: imaginary parts
 	Index  []int64   // ArgMin, ArgMax: row-major index over the task's reduced axes (-1: none)
 	Count  []float64 // Welford: elements, mean, sum of squared deviations
 	Mean   []float64
@@ -77,7 +79,7 @@ func axesShape(s *Spec, t *Task) (k, n int64) {
 // max) and one slice per kept element, which is what the host's combine of a task's slices
 // then returns unchanged (PairwiseSum of one value, pick of an identity and one value).
 func keepsPartials(s *Spec, tasks []Task) error {
-	if s.Kept == 0 || s.Reduce.words() != 1 || s.Reduce == RArgMin || s.Reduce == RArgMax {
+	if s.Kept == 0 || s.partialWords() != 1 || s.Reduce == RArgMin || s.Reduce == RArgMax || s.accLane() == laneC {
 		return fmt.Errorf("cuda: Options.Keep needs an elementwise kernel or a partial sum, min or max")
 	}
 	for i := range tasks {
@@ -105,7 +107,7 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 	name := "gpn_axes_" + s.Key()
 	R, L := s.Rank, s.Leaves()
 	W := axesDescWords(R, L)
-	pw := int64(s.Reduce.words())
+	pw := int64(s.partialWords())
 	keys := randomKeys(s)
 	ks, ns, ss := make([]int64, len(tasks)), make([]int64, len(tasks)), make([]int64, len(tasks))
 	for i := range tasks {
@@ -149,67 +151,26 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 // combines each kept element's slices in slice order.
 func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string, s *Spec, tasks []Task, first int,
 	ks, ns, ss []int64, offs map[int]int64, slots, gridX int64, W int, keys map[int]uint64, opt Options, res *Result) error {
-	R, L := s.Rank, s.Leaves()
-	pw := int64(s.Reduce.words())
+	pw := int64(s.partialWords())
 	up := newUploads(d)
 	defer up.release()
-	desc := make([]uint64, W*len(tasks))
-	for k := range tasks {
-		ti := first + k
-		t := &tasks[k]
-		w := desc[k*W : (k+1)*W]
-		for j, dim := range t.Dims {
-			w[j] = uint64(dim)
-		}
-		w[R], w[R+1], w[R+2], w[R+3] = uint64(ks[ti]), uint64(ns[ti]), uint64(ss[ti]), uint64(offs[ti])
-		for l := 0; l < L; l++ {
-			if err := up.leaf(w[R+4+l*(R+2):], t, l, keys); err != nil {
-				return err
-			}
-		}
-	}
 	if gridX == 0 {
 		if opt.Keep {
 			return fmt.Errorf("cuda: Options.Keep of a partial reduction over no elements")
 		}
 		for k := range tasks {
-			res.Axes[first+k] = emptyPartial(s.Reduce, ks[first+k])
+			res.Axes[first+k] = emptyPartial(s, ks[first+k])
 		}
 		return nil
 	}
-	dp, err := up.alloc(uint64(len(desc) * 8))
+	op, err := d.axesPartials(up, fn, name, s, tasks, first, ks, ns, ss, offs, slots, gridX, W, keys, opt)
 	if err != nil {
 		return err
-	}
-	if err := driver.MemcpyHtoD(dp, unsafe.Pointer(&desc[0]), uint64(len(desc)*8)); err != nil {
-		return fmt.Errorf("upload task descriptors: %w", err)
 	}
 	outBytes := uint64(slots*pw) * 8
-	op, err := up.alloc(outBytes)
-	if err != nil {
-		return err
-	}
-	if opt.Poison {
-		if err := driver.MemsetD32Async(op, math.MaxUint32, outBytes/4, d.stream); err != nil {
-			return err
-		}
-	}
-	grid := [3]uint32{uint32(gridX), uint32(len(tasks)), 1}
-	block := [3]uint32{BlockSize, 1, 1}
-	descArg, outArg := uint64(dp), uint64(op)
-	params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
-	t0 := time.Now()
-	lerr := fn.Launch(grid, block, 0, d.stream, params)
-	if lerr == nil {
-		lerr = d.stream.Synchronize()
-	}
-	if lerr != nil {
-		return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, len(tasks), lerr)
-	}
-	Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], len(tasks), tasks[0].Dims, float64(time.Since(t0).Microseconds())/1e3)
 	if opt.Keep {
 		// One slice per kept element (keepsPartials): the slots are the values. The output
-		// buffer, allocated last, stays; inputs and descriptors go.
+		// buffer, allocated last (axesPartials), stays; inputs and descriptors go.
 		up.bufs = up.bufs[:len(up.bufs)-1]
 		res.kept = append(res.kept, op)
 		for k := range tasks {
@@ -240,7 +201,7 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 		go func() {
 			defer wg.Done()
 			for ti := range next {
-				res.Axes[ti] = collectAxes(s.Reduce, words, offs[ti], ks[ti], ss[ti])
+				res.Axes[ti] = collectAxes(s, words, offs[ti], ks[ti], ss[ti])
 			}
 		}()
 	}
@@ -252,14 +213,94 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 	return nil
 }
 
+// axesPartials runs one launch of a partial reduction over tasks (numbered from first, gridX
+// above 0), its buffers taken from up, and returns where the partials are (slots of
+// s.partialWords() words, task ti's from slot offs[ti]).
+func (d *Device) axesPartials(up *uploads, fn driver.Function, name string, s *Spec, tasks []Task, first int,
+	ks, ns, ss []int64, offs map[int]int64, slots, gridX int64, W int, keys map[int]uint64, opt Options) (driver.DevicePtr, error) {
+	R, L := s.Rank, s.Leaves()
+	pw := int64(s.partialWords())
+	desc := make([]uint64, W*len(tasks))
+	for k := range tasks {
+		ti := first + k
+		t := &tasks[k]
+		w := desc[k*W : (k+1)*W]
+		for j, dim := range t.Dims {
+			w[j] = uint64(dim)
+		}
+		w[R], w[R+1], w[R+2], w[R+3] = uint64(ks[ti]), uint64(ns[ti]), uint64(ss[ti]), uint64(offs[ti])
+		for l := 0; l < L; l++ {
+			if err := up.leaf(w[R+4+l*(R+2):], t, l, keys); err != nil {
+				return 0, err
+			}
+		}
+	}
+	dp, err := up.alloc(uint64(len(desc) * 8))
+	if err != nil {
+		return 0, err
+	}
+	if err := driver.MemcpyHtoD(dp, unsafe.Pointer(&desc[0]), uint64(len(desc)*8)); err != nil {
+		return 0, fmt.Errorf("upload task descriptors: %w", err)
+	}
+	outBytes := uint64(slots*pw) * 8
+	op, err := up.alloc(outBytes)
+	if err != nil {
+		return 0, err
+	}
+	if opt.Poison {
+		if err := driver.MemsetD32Async(op, math.MaxUint32, outBytes/4, d.stream); err != nil {
+			return 0, err
+		}
+	}
+	grid := [3]uint32{uint32(gridX), uint32(len(tasks)), 1}
+	block := [3]uint32{BlockSize, 1, 1}
+	descArg, outArg := uint64(dp), uint64(op)
+	params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
+	t0 := time.Now()
+	lerr := fn.Launch(grid, block, 0, d.stream, params)
+	if lerr == nil {
+		lerr = d.stream.Synchronize()
+	}
+	if lerr != nil {
+		return 0, fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, len(tasks), lerr)
+	}
+	Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], len(tasks), tasks[0].Dims, float64(time.Since(t0).Microseconds())/1e3)
+	return op, nil
+}
+
 // collectAxes combines, for each of k kept elements, its sl slices' partials (slot
 // off + b*k + q) in slice order.
-func collectAxes(r Reduce, words []uint64, off, k, sl int64) Partial {
-	pw := int64(r.words())
+func collectAxes(s *Spec, words []uint64, off, k, sl int64) Partial {
+	r := s.Reduce
+	pw := int64(s.partialWords())
 	f := func(slot, j int64) float64 { return math.Float64frombits(words[slot*pw+j]) }
-	p := emptyPartial(r, k)
+	p := emptyPartial(s, k)
 	parts := make([]float64, sl)
+	l := s.accLane()
 	for q := int64(0); q < k; q++ {
+		switch {
+		case l == laneC:
+			for b := range parts {
+				parts[b] = f(off+int64(b)*k+q, 0)
+			}
+			p.Values[q] = PairwiseSum(parts)
+			for b := range parts {
+				parts[b] = f(off+int64(b)*k+q, 1)
+			}
+			p.Imag[q] = PairwiseSum(parts)
+			continue
+		case l == laneI:
+			v, idx := p.Ints[q], int64(-1)
+			for b := int64(0); b < sl; b++ {
+				slot := off + b*k + q
+				v, idx = mergeInt(r, s.unsignedAcc(), v, idx, int64(words[slot*pw]), func() int64 { return int64(words[slot*pw+1]) })
+			}
+			p.Ints[q] = v
+			if p.Index != nil {
+				p.Index[q] = idx
+			}
+			continue
+		}
 		switch r {
 		case RSum:
 			for b := range parts {
@@ -298,8 +339,26 @@ func collectAxes(r Reduce, words []uint64, off, k, sl int64) Partial {
 }
 
 // emptyPartial is the partial of k kept elements that reduced nothing (the identities).
-func emptyPartial(r Reduce, k int64) Partial {
+func emptyPartial(s *Spec, k int64) Partial {
+	r := s.Reduce
 	var p Partial
+	switch s.accLane() {
+	case laneI:
+		p.Ints = make([]int64, k)
+		for i := range p.Ints {
+			p.Ints[i] = intIdentity(s)
+		}
+		if r == RArgMin || r == RArgMax {
+			p.Index = make([]int64, k)
+			for i := range p.Index {
+				p.Index[i] = -1
+			}
+		}
+		return p
+	case laneC:
+		p.Values, p.Imag = make([]float64, k), make([]float64, k)
+		return p
+	}
 	switch r {
 	case RWelford:
 		p.Count, p.Mean, p.M2 = make([]float64, k), make([]float64, k), make([]float64, k)
@@ -326,7 +385,8 @@ func emptyPartial(r Reduce, k int64) Partial {
 // axesOutput turns a partial reduction's result for task t into the planner's output: the
 // region's shape with the reduced axes set to 1, and for ArgMin/ArgMax the index over the
 // reduced axes of the whole iteration space.
-func axesOutput(t *plan.Task, r Reduce, p *Partial) *plan.Output {
+func axesOutput(t *plan.Task, s *Spec, p *Partial) *plan.Output {
+	r := s.Reduce
 	red := t.Kernel.Reduced()
 	shape := append([]int(nil), t.Shape...)
 	for d := range shape {
@@ -335,19 +395,21 @@ func axesOutput(t *plan.Task, r Reduce, p *Partial) *plan.Output {
 		}
 	}
 	o := &plan.Output{Shape: shape}
-	switch r {
-	case RWelford:
+	switch {
+	case s.accLane() != laneF:
+		o.Data = laneData(s, p.Ints, p.Values, p.Imag)
+	case r == RWelford:
 		o.Data = dtype.OfFloat64(p.Count)
 		o.Aux = [][]float64{p.Mean, p.M2}
-	case RArgMin, RArgMax:
+	default:
 		o.Data = dtype.OfFloat64(p.Values)
+	}
+	if r == RArgMin || r == RArgMax {
 		idx := make([]float64, len(p.Index))
 		for i, n := range p.Index {
 			idx[i] = float64(reducedIndex(t, red, n))
 		}
 		o.Aux = [][]float64{idx}
-	default:
-		o.Data = dtype.OfFloat64(p.Values)
 	}
 	return o
 }

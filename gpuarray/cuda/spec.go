@@ -105,6 +105,10 @@ type Spec struct {
 	// run along the last axis and those that run along the one before are read in whole
 	// sectors (see generateTiled).
 	Tile bool
+	// Mirror, when set, holds the nodes of the two random reads of a mirrored full reduction,
+	// the straight one first (see mirrorLeaves): an element below the diagonal folds in its
+	// own value and its mirror's, one above it draws nothing.
+	Mirror []int
 }
 
 // Leaves returns how many index maps a task of s must carry (one per distinct Leaf).
@@ -179,6 +183,11 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("kernel spec: node %d: negative leaf", i)
 		}
 	}
+	if s.Mirror != nil {
+		if err := s.validMirror(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -198,6 +207,9 @@ func (s *Spec) Key() string {
 		w(1)
 	}
 	w(boolWord(s.Tile))
+	for _, m := range s.Mirror {
+		w(uint64(m) + 1)
+	}
 	for _, nd := range s.Nodes {
 		w(uint64(nd.Kind)<<32 | uint64(nd.DType)<<16 | uint64(nd.Op))
 		for _, a := range nd.Args {
@@ -331,6 +343,25 @@ func (t *Task) validate(s *Spec) error {
 		}
 		if hi >= lo && (lo < 0 || hi >= size) {
 			return fmt.Errorf("input leaf %d: index map reaches [%d, %d], buffer has %d elements", nd.Leaf, lo, hi, size)
+		}
+	}
+	return nil
+}
+
+// validMirror checks a mirrored spec (Mirror): a full reduction other than argmin/argmax whose
+// only leaves are the two random nodes Mirror names.
+func (s *Spec) validMirror() error {
+	if len(s.Mirror) != 2 || s.Kept > 0 || s.Tile || (s.Reduce != RSum && s.Reduce != RMin && s.Reduce != RMax && s.Reduce != RWelford) {
+		return fmt.Errorf("kernel spec: mirror %v of a %v reduction with %d kept axes", s.Mirror, s.Reduce, s.Kept)
+	}
+	for _, m := range s.Mirror {
+		if m < 0 || m >= len(s.Nodes) || s.Nodes[m].Kind != NRandom {
+			return fmt.Errorf("kernel spec: mirror node %d is not a random leaf", m)
+		}
+	}
+	for i, nd := range s.Nodes {
+		if nd.Kind.leaf() && i != s.Mirror[0] && i != s.Mirror[1] {
+			return fmt.Errorf("kernel spec: mirrored spec with another leaf (node %d)", i)
 		}
 	}
 	return nil

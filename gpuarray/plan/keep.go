@@ -28,3 +28,24 @@ type Kept interface {
 	// Release lets the keeper drop it.
 	Release()
 }
+
+// BlockRefs carries, from gpuarray.MapBlocksWith to a block runner that asks for it (a
+// cluster's), the blocks that are chunks a Keeper keeps: Refs[b][i] names the kept chunk whose
+// values are block b of array i, and the runner reads it where it is; "" where the block's
+// values are given. Refs stays nil when no block is a kept chunk.
+type BlockRefs struct {
+	Refs [][]string
+}
+
+type blockRefsKey struct{}
+
+// WithBlockRefs returns ctx asking MapBlocksWith to fill r instead of fetching kept chunks.
+func WithBlockRefs(ctx context.Context, r *BlockRefs) context.Context {
+	return context.WithValue(ctx, blockRefsKey{}, r)
+}
+
+// BlockRefsIn returns the BlockRefs ctx asks for (nil: none; the runner wants every value).
+func BlockRefsIn(ctx context.Context) *BlockRefs {
+	r, _ := ctx.Value(blockRefsKey{}).(*BlockRefs)
+	return r
+}

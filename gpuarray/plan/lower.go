@@ -204,7 +204,12 @@ func lowerKernel(iter *expr.Node, red *Reduction, call *CallStep, done map[*expr
 		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: dt, Args: []int{res}})
 		res = len(k.Instrs) - 1
 	}
-	if call != nil && !call.Fn.Sorts() {
+	switch {
+	case call != nil && call.Fn.Scans() && k.Instrs[res].DType != call.DType:
+		// Scans read their values in the result's dtype: integers stay exact past 2^53.
+		k.Instrs = append(k.Instrs, Instr{Code: Cast, DType: call.DType, Args: []int{res}})
+		res = len(k.Instrs) - 1
+	case call != nil && !call.Fn.Sorts() && !call.Fn.Scans():
 		res = k.castForCall(res)
 	}
 	k.Result = res

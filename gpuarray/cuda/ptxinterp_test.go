@@ -1,0 +1,414 @@
+package cuda
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/kernels"
+)
+
+// ptxProgram is a generated kernel's body parsed for ptxRun: instructions and label positions.
+type ptxProgram struct {
+	lines  []string
+	labels map[string]int
+	shared map[string]uint64 // shared arrays' base addresses (in their own space)
+}
+
+func parsePTX(t *testing.T, ptx string) *ptxProgram {
+	t.Helper()
+	p := &ptxProgram{labels: map[string]int{}, shared: map[string]uint64{}}
+	body := ptx[strings.Index(ptx, "\n{\n")+3 : strings.LastIndex(ptx, "}")]
+	var next uint64
+	for _, l := range strings.Split(body, "\n") {
+		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), ";"))
+		switch {
+		case l == "" || l == "{" || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, "//"):
+		case strings.HasPrefix(l, ".shared"):
+			f := strings.Fields(l) // .shared .align 8 .b8 name[bytes]
+			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")
+			n, _ := strconv.Atoi(size)
+			p.shared[name] = next
+			next += uint64(n)
+		case strings.HasSuffix(l, ":"):
+			p.labels[strings.TrimSuffix(l, ":")] = len(p.lines)
+		default:
+			p.lines = append(p.lines, l)
+		}
+	}
+	return p
+}
+
+// ptxThread is one thread's state: its registers, program counter, and the parameters it
+// stored for a call.
+type ptxThread struct {
+	reg   map[string]uint64
+	pc    int
+	done  bool
+	param map[string]uint64 // .param values stored before a call
+}
+
+// ptxRun interprets one block (ctaid x, y) of 256 threads of p over global memory mem (byte
+// address -> 64-bit word) with kernel parameters params, the threads run in turn between
+// barriers. call is run for each library call (name, the thread's stored parameters in order).
+// It supports the instructions the fused kernels of input leaves use.
+func ptxRun(t *testing.T, p *ptxProgram, bx, by int, params map[string]uint64, mem map[uint64]uint64, call func(tid int, name string, args []uint64)) {
+	t.Helper()
+	shared := map[uint64]uint64{}
+	th := make([]*ptxThread, BlockSize)
+	for i := range th {
+		th[i] = &ptxThread{reg: map[string]uint64{}, param: map[string]uint64{}}
+	}
+	for {
+		waiting := 0
+		for tid, x := range th {
+			if x.done {
+				continue
+			}
+			if p.step(t, x, tid, bx, by, params, mem, shared, call) {
+				waiting++
+			}
+		}
+		if waiting == 0 {
+			return
+		}
+	}
+}
+
+// step runs thread x until it passes a barrier (true) or returns (false).
+func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params map[string]uint64, mem, shared map[uint64]uint64, call func(int, string, []uint64)) bool {
+	val := func(s string) uint64 {
+		switch s {
+		case "%ctaid.x":
+			return uint64(bx)
+		case "%ctaid.y":
+			return uint64(by)
+		case "%tid.x":
+			return uint64(tid)
+		}
+		if strings.HasPrefix(s, "%") {
+			return x.reg[s]
+		}
+		if strings.HasPrefix(s, "0d") {
+			v, _ := strconv.ParseUint(s[2:], 16, 64)
+			return v
+		}
+		if b, ok := p.shared[s]; ok {
+			return b
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("operand %q", s)
+		}
+		return uint64(v)
+	}
+	addr := func(s string) uint64 {
+		s = strings.Trim(s, "[]")
+		if i := strings.Index(s, "+"); i >= 0 {
+			return val(s[:i]) + val(s[i+1:])
+		}
+		return val(s)
+	}
+	f, b := math.Float64frombits, math.Float64bits
+	for steps := 0; ; steps++ {
+		if steps > 1<<24 || x.pc >= len(p.lines) {
+			t.Fatalf("thread %d ran away at %d", tid, x.pc)
+		}
+		l := p.lines[x.pc]
+		x.pc++
+		if strings.HasPrefix(l, "@") {
+			sp := strings.Index(l, " ")
+			pr, neg := l[1:sp], false
+			if strings.HasPrefix(pr, "!") {
+				pr, neg = pr[1:], true
+			}
+			if (x.reg[pr] != 0) == neg {
+				continue
+			}
+			l = l[sp+1:]
+		}
+		op, rest, _ := strings.Cut(l, " ")
+		a := strings.Split(rest, ", ")
+		set := func(v uint64) { x.reg[a[0]] = v }
+		switch op {
+		case "ret":
+			x.done = true
+			return false
+		case "bar.sync":
+			return true
+		case "bra":
+			x.pc = p.labels[a[0]]
+		case "ld.param.u64":
+			v, ok := params[strings.Trim(a[1], "[]")]
+			if !ok {
+				t.Fatalf("parameter %s", a[1])
+			}
+			set(v)
+		case "cvta.to.global.u64", "cvta.global.u64", "mov.u32", "mov.u64", "mov.f64", "mov.b64", "cvt.u64.u32":
+			set(val(a[1]))
+		case "mul.wide.u32", "mul.lo.u64":
+			set(val(a[1]) * val(a[2]))
+		case "add.u64":
+			set(val(a[1]) + val(a[2]))
+		case "sub.u64":
+			set(val(a[1]) - val(a[2]))
+		case "div.u64":
+			set(val(a[1]) / val(a[2]))
+		case "rem.u64":
+			set(val(a[1]) % val(a[2]))
+		case "mad.lo.s64", "mad.lo.u64":
+			set(val(a[1])*val(a[2]) + val(a[3]))
+		case "shl.b64":
+			set(val(a[1]) << val(a[2]))
+		case "shr.u64":
+			set(val(a[1]) >> val(a[2]))
+		case "and.b64":
+			set(val(a[1]) & val(a[2]))
+		case "setp.ge.u64":
+			set(map[bool]uint64{true: 1}[val(a[1]) >= val(a[2])])
+		case "setp.lt.u64":
+			set(map[bool]uint64{true: 1}[val(a[1]) < val(a[2])])
+		case "setp.lt.and.u64":
+			set(map[bool]uint64{true: 1}[val(a[1]) < val(a[2]) && val(a[3]) != 0])
+		case "ld.global.nc.u64", "ld.global.nc.f64":
+			w, ok := mem[addr(a[1])]
+			if !ok {
+				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten memory at %#x", tid, bx, by, l, addr(a[1]))
+			}
+			set(w)
+		case "st.global.f64", "st.global.u64":
+			mem[addr(a[0])] = val(a[1])
+		case "ld.shared.u64":
+			set(shared[addr(a[1])])
+		case "st.shared.u64":
+			shared[addr(a[0])] = val(a[1])
+		case "add.rn.f64":
+			set(b(f(val(a[1])) + f(val(a[2]))))
+		case "sub.rn.f64":
+			set(b(f(val(a[1])) - f(val(a[2]))))
+		case "mul.rn.f64":
+			set(b(f(val(a[1])) * f(val(a[2]))))
+		case "div.rn.f64":
+			set(b(f(val(a[1])) / f(val(a[2]))))
+		case "st.param.b64":
+			x.param[strings.Trim(a[0], "[]")] = val(a[1])
+		case "call":
+			name := strings.TrimSuffix(a[0], ",")
+			var args []uint64
+			for _, pn := range a[1:] {
+				args = append(args, x.param[strings.Trim(pn, "()")])
+			}
+			if name == "call" || len(a) < 2 {
+				t.Fatalf("call %q", l)
+			}
+			call(tid, name, args)
+		default:
+			t.Fatalf("instruction %q not interpreted", l)
+		}
+	}
+}
+
+// fusedRun interprets spec s's kernel (real device library) over tasks whose inputs lie in
+// mem (task.Held pointers), as Device.run launches it (one launch, Slices blocks per task),
+// with the output at out. It returns each task's per-thread library-call arguments by
+// [task][slice][thread].
+func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out uint64) [][][][]uint64 {
+	t.Helper()
+	lib, err := kernelsLib()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptx, _, err := GeneratePTX(s, lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parsePTX(t, ptx)
+	R, L := s.Rank, s.Leaves()
+	W := descWords(R, L)
+	const desc = 1 << 44
+	elems := make([]int64, len(tasks))
+	for i := range tasks {
+		elems[i] = tasks[i].Elements()
+	}
+	_, offs, err := planLaunches(elems, s.Reduce, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][][][]uint64, len(tasks))
+	for ti, task := range tasks {
+		w := make([]uint64, W)
+		for j, d := range task.Dims {
+			w[j] = uint64(d)
+		}
+		w[R], w[R+1] = uint64(Slices(elems[ti])), uint64(offs[ti])
+		for l := range L {
+			b := w[R+2+l*(R+2):]
+			b[0], b[1] = uint64(task.Held[l].Ptr), uint64(task.Maps[l].Off)
+			for j, st := range task.Maps[l].Strides {
+				b[2+j] = uint64(st)
+			}
+		}
+		for j, v := range w {
+			mem[desc+uint64(ti*W*8+8*j)] = v
+		}
+	}
+	for ti := range tasks {
+		got[ti] = make([][][]uint64, Slices(elems[ti]))
+		for b := range got[ti] {
+			got[ti][b] = make([][]uint64, BlockSize)
+			ptxRun(t, p, b, ti, map[string]uint64{"desc": desc, "out": out}, mem, func(tid int, name string, args []uint64) {
+				got[ti][b][tid] = args
+			})
+		}
+	}
+	return got
+}
+
+func kernelsLib() (string, error) {
+	lib, err := kernels.LibPTX(kernels.SM90)
+	return string(lib), err
+}
+
+// heldTask builds a task of dims whose leaves read buffers held at bases (device addresses of
+// the interpreter's memory) of lens elements through maps.
+func heldTask(dims []int64, maps []Map, bases []uint64, lens []int64) Task {
+	t := Task{Dims: dims, Maps: maps}
+	for l := range maps {
+		t.Held = append(t.Held, HeldInput{Ptr: driver.DevicePtr(bases[l]), Len: lens[l]})
+	}
+	return t
+}
+
+// TestUnrolledKernelKeepsElementOrder interprets the fused kernel of an input sum (and a
+// Welford reduction) on the host: every thread accumulates the elements lo+tid, lo+tid+256, …
+// of its slice in that order, as the kernel did before passes of four elements, so the bits
+// are those of one element per pass; dims with row ends inside the passes, several slices,
+// strided and offset reads, and merged dims (collapsed) included.
+func TestUnrolledKernelKeepsElementOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	cases := []struct {
+		dims    []int64
+		strides []int64
+		off     int64
+	}{
+		{[]int64{37, 300}, []int64{300, 1}, 0},
+		{[]int64{5, 1000}, []int64{2003, 2}, 7},
+		{[]int64{3, 30001}, []int64{30001, 1}, 0},
+		{[]int64{1, 70001}, []int64{0, 1}, 3},
+		{[]int64{4, 3, 257}, []int64{771, 257, 1}, 0},
+	}
+	for _, red := range []Reduce{RSum, RWelford} {
+		for ci, c := range cases {
+			s := &Spec{Rank: len(c.dims), Reduce: red, Nodes: []Node{{Kind: NInput, DType: expr.Float64}}}
+			task := heldTask(c.dims, []Map{{Off: c.off, Strides: c.strides}}, []uint64{1 << 32}, []int64{1 << 40})
+			mem := map[uint64]uint64{}
+			// Values at every index the map reaches, of varied magnitudes (the order shows).
+			x := func(idx int64) float64 { return math.Float64frombits(mem[1<<32+uint64(idx)*8]) }
+			m := task.Elements()
+			for e := range m {
+				idx := sourceIndex(&task, 0, e)
+				mem[1<<32+uint64(idx)*8] = math.Float64bits(math.Ldexp(r.Float64()-0.3, r.IntN(40)-20))
+			}
+			for _, tk := range []Task{task, collapsed(task)} {
+				got := fusedRun(t, s, []Task{tk}, mem, 1<<46)
+				S := Slices(m)
+				for b := range S {
+					lo, hi := SliceRange(m, S, b)
+					for tid := range BlockSize {
+						var acc, wn, wm, wq float64
+						for e := lo + int64(tid); e < hi; e += BlockSize {
+							v := x(sourceIndex(&task, 0, e))
+							acc += v
+							wn++
+							d := v - wm
+							wm += d / wn
+							wq += d * (v - wm)
+						}
+						args := got[0][b][tid]
+						switch red {
+						case RSum:
+							if args[0] != math.Float64bits(acc) {
+								t.Fatalf("case %d dims %v: slice %d thread %d sums %v, want %v", ci, tk.Dims, b, tid, math.Float64frombits(args[0]), acc)
+							}
+						case RWelford:
+							if args[0] != math.Float64bits(wn) || args[1] != math.Float64bits(wm) || args[2] != math.Float64bits(wq) {
+								t.Fatalf("case %d dims %v: slice %d thread %d Welford (%v, %v, %v), want (%v, %v, %v)", ci, tk.Dims, b, tid,
+									math.Float64frombits(args[0]), math.Float64frombits(args[1]), math.Float64frombits(args[2]), wn, wm, wq)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTiledKernelReadsEveryElementOnce interprets tiled kernels (Spec.Tile) on the host: an
+// elementwise a + b.T writes every element of the result exactly (edges of tiles, a 3-d
+// iteration space, two tasks), and a tiled sum of integer values over several slices adds
+// every element once (the threads' partials total the exact sum).
+func TestTiledKernelReadsEveryElementOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for ci, dims := range [][]int64{{45, 70}, {2, 33, 40}, {260, 270}} {
+		R := len(dims)
+		rows, cols := dims[R-2], dims[R-1]
+		outer := int64(1)
+		for _, d := range dims[:R-2] {
+			outer *= d
+		}
+		// a: row-major dims; b: row-major (outer, cols, rows), read transposed.
+		const aBase, bBase, out = 1 << 32, 1 << 36, 1 << 46
+		n := outer * rows * cols
+		mem := map[uint64]uint64{}
+		for i := range n {
+			mem[aBase+uint64(8*i)] = math.Float64bits(float64(r.IntN(1000) - 500))
+			mem[bBase+uint64(8*i)] = math.Float64bits(float64(r.IntN(1000) - 500))
+		}
+		as, bs := make([]int64, R), make([]int64, R)
+		as[R-1], as[R-2], bs[R-2], bs[R-1] = 1, cols, 1, rows
+		for k := R - 3; k >= 0; k-- {
+			as[k] = as[k+1] * dims[k+1]
+			if k == R-3 {
+				as[k] = rows * cols
+			}
+			bs[k] = as[k]
+		}
+		task := heldTask(dims, []Map{{Strides: as}, {Strides: bs}}, []uint64{aBase, bBase}, []int64{n, n})
+		want := func(e int64) float64 {
+			return math.Float64frombits(mem[aBase+uint64(8*sourceIndex(&task, 0, e))]) + math.Float64frombits(mem[bBase+uint64(8*sourceIndex(&task, 1, e))])
+		}
+		nodes := []Node{{Kind: NInput, DType: expr.Float64}, {Kind: NInput, DType: expr.Float64, Leaf: 1, Transposed: true}, {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 1}}}
+		if n <= 1<<14 {
+			s := &Spec{Rank: R, Reduce: RNone, Tile: true, Nodes: nodes}
+			for e := range 2 * n {
+				mem[out+uint64(8*e)] = poisonBits
+			}
+			fusedRun(t, s, []Task{task, task}, mem, out)
+			for k := range int64(2) {
+				for e := range n {
+					if got := math.Float64frombits(mem[out+uint64(8*(k*n+e))]); got != want(e) {
+						t.Fatalf("case %d, task %d: element %d is %v, want %v", ci, k, e, got, want(e))
+					}
+				}
+			}
+		}
+		s := &Spec{Rank: R, Reduce: RSum, Tile: true, Nodes: nodes}
+		got := fusedRun(t, s, []Task{task}, mem, out)
+		var sum, exact float64
+		for _, blk := range got[0] {
+			for _, args := range blk {
+				sum += math.Float64frombits(args[0])
+			}
+		}
+		for e := range n {
+			exact += want(e)
+		}
+		if sum != exact || len(got[0]) != Slices(n) {
+			t.Fatalf("case %d: tiled sum %v over %d slices, want %v over %d", ci, sum, len(got[0]), exact, Slices(n))
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package cuda
+
+import (
+	"os"
+	"slices"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// mirrorOn (GPUNOTES_PTX_MIRROR=1) lets Lower mark full reductions of f(x, x.T) over a whole
+// square random x as mirrored (Spec.Mirror): element (i, j) with i < j draws x[i,j] and x[j,i]
+// once and folds in both f(x[i,j], x[j,i]) and f(x[j,i], x[i,j]), the value at (j, i), whose
+// element then draws nothing. Each normal is drawn once instead of twice. Off by default:
+// written after this round's last GPU run, its kernels have not run on a GPU yet (the
+// generator's and Lower's host tests pass); turn it on, run the GPU tests and the op table's
+// x + x.T row, then make it the default.
+var mirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") == "1"
+
+// mirrorLeaves returns the nodes of s's two random leaves, first the one read straight, and
+// whether kernel k is mirrored: a full reduction other than argmin/argmax (a mirrored value is
+// folded into another element's partial, and its index would be wrong) over the whole N x N
+// iteration space of two random reads of one N x N array (the same distribution and key), one
+// straight and one transposed, and no other leaf.
+func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
+	if !mirrorOn || k.Reduce == nil || s.Kept > 0 || s.Tile || len(k.Shape) != 2 || k.Shape[0] != k.Shape[1] || len(k.Reduce.Axes) != 2 {
+		return 0, 0, false
+	}
+	if s.Reduce != RSum && s.Reduce != RMin && s.Reduce != RMax && s.Reduce != RWelford {
+		return 0, 0, false
+	}
+	straight := []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}
+	swapped := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Step: 1}}
+	a, b = -1, -1
+	for i, in := range k.Instrs {
+		switch in.Code {
+		case plan.Random:
+			if !slices.Equal(in.Src, k.Shape) {
+				return 0, 0, false
+			}
+			switch {
+			case a < 0 && slices.Equal(in.Map, straight):
+				a = i
+			case b < 0 && slices.Equal(in.Map, swapped):
+				b = i
+			default:
+				return 0, 0, false
+			}
+		case plan.Input, plan.Range:
+			return 0, 0, false
+		}
+	}
+	if a < 0 || b < 0 || k.Instrs[a].Rand != k.Instrs[b].Rand {
+		return 0, 0, false
+	}
+	return a, b, true
+}
+
+// elementValues emits an element's values at column c: its one value, or for a mirrored spec
+// (s.Mirror) its value and the mirrored element's. skip[i] is a predicate under which value i
+// must not be folded in ("" for none), and end a label the caller places after folding them
+// in: a mirrored element past the diagonal branches there before drawing anything.
+func (g *gen) elementValues(s *Spec, lv []leafRegs, c string) (vals []val, skip []string, end string, err error) {
+	if s.Mirror == nil {
+		v, err := g.elementValue(s, lv, c)
+		return []val{v}, []string{""}, "", err
+	}
+	na, nb := s.Mirror[0], s.Mirror[1]
+	la, lb := s.Nodes[na].Leaf, s.Nodes[nb].Leaf
+	idx := g.leafIndices(lv, c)
+	// (i, j) reads x[i,j] at idx[la] = i*N + j and x[j,i] at idx[lb] = j*N + i: i > j exactly
+	// when idx[la] > idx[lb].
+	past, diag := g.p(), g.p()
+	end = g.label("mirrored")
+	g.ins("setp.gt.s64 %s, %s, %s", past, idx[la], idx[lb])
+	g.ins("@%s bra %s", past, end)
+	g.ins("setp.eq.s64 %s, %s, %s", diag, idx[la], idx[lb])
+	nv := make([]val, len(s.Nodes))
+	for i := range s.Nodes {
+		if nv[i], err = g.node(s, i, nv, idx); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	// The value at (j, i): the same nodes with the two draws swapped.
+	mv, err := g.elementValueFrom(s, lv, c, map[int]val{na: nv[nb], nb: nv[na]})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return []val{nv[len(nv)-1], mv}, []string{"", diag}, end, nil
+}
+
+// foldValues hands each value to each unless its skip predicate (or also, when not "", the
+// predicate slow) is set, then places end.
+func (g *gen) foldValues(vals []val, skip []string, end, slow, e string, each func(val, string) error) error {
+	for i, v := range vals {
+		p := skip[i]
+		if slow != "" {
+			if p == "" {
+				p = slow
+			} else {
+				q := g.p()
+				g.ins("or.pred %s, %s, %s", q, p, slow)
+				p = q
+			}
+		}
+		if p == "" {
+			if err := each(v, e); err != nil {
+				return err
+			}
+			continue
+		}
+		over := g.label("skip")
+		g.ins("@%s bra %s", p, over)
+		if err := each(v, e); err != nil {
+			return err
+		}
+		g.put(over)
+	}
+	if end != "" {
+		g.put(end)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package cuda
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+	"github.com/gpunotes/gpunotes/kernels"
+)
+
+// TestMirrorLower: under GPUNOTES_PTX_MIRROR=1, Lower mirrors the full reductions of f(x, x.T)
+// over a whole square x and nothing else: not x + y, not a slice, not an axis reduction, not
+// argmax (its index), not a rectangle; with the switch off (the default), nothing.
+func TestMirrorLower(t *testing.T) {
+	straight := []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}
+	swapped := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Step: 1}}
+	sliced := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Off: 1, Step: 1}}
+	rnd := func(key uint32, src []int, m []expr.AxisMap) plan.Instr {
+		return plan.Instr{Code: plan.Random, DType: expr.Float64, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{key, 7}}, Src: src, Map: m}
+	}
+	kernel := func(shape []int, red expr.Red, axes []int, a, b plan.Instr) *plan.Kernel {
+		return &plan.Kernel{Shape: shape, Instrs: []plan.Instr{a, b,
+			{Code: plan.Binary, DType: expr.Float64, Op: expr.OpSub, Args: []int{0, 1}},
+			{Code: plan.Unary, DType: expr.Float64, Op: expr.OpExp, Args: []int{2}}},
+			Result: 3, Reduce: &plan.Reduction{Red: red, Axes: axes}}
+	}
+	sq := []int{100, 100}
+	cases := []struct {
+		name string
+		k    *plan.Kernel
+		want []int
+	}{
+		{"sum exp(x - x.T)", kernel(sq, expr.Sum, []int{0, 1}, rnd(42, sq, straight), rnd(42, sq, swapped)), []int{0, 1}},
+		{"std exp(x.T - x)", kernel(sq, expr.Std, []int{0, 1}, rnd(42, sq, swapped), rnd(42, sq, straight)), []int{1, 0}},
+		{"max", kernel(sq, expr.Max, []int{0, 1}, rnd(42, sq, straight), rnd(42, sq, swapped)), []int{0, 1}},
+		{"x - y", kernel(sq, expr.Sum, []int{0, 1}, rnd(42, sq, straight), rnd(43, sq, swapped)), nil},
+		{"a slice of x.T", kernel([]int{100, 99}, expr.Sum, []int{0, 1}, rnd(42, sq, straight), rnd(42, sq, sliced)), nil},
+		{"sum(axis=0)", kernel(sq, expr.Sum, []int{0}, rnd(42, sq, straight), rnd(42, sq, swapped)), nil},
+		{"argmax", kernel(sq, expr.ArgMax, []int{0, 1}, rnd(42, sq, straight), rnd(42, sq, swapped)), nil},
+		{"x - x", kernel(sq, expr.Sum, []int{0, 1}, rnd(42, sq, straight), rnd(42, sq, straight)), nil},
+	}
+	for _, on := range []bool{false, true} {
+		mirrorOn = on
+		for _, c := range cases {
+			s, _, err := Lower(c.k)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			want := c.want
+			if !on {
+				want = nil
+			}
+			if len(s.Mirror) != len(want) || (want != nil && (s.Mirror[0] != want[0] || s.Mirror[1] != want[1])) {
+				t.Errorf("switch %v, %s: Mirror %v, want %v", on, c.name, s.Mirror, want)
+			}
+		}
+	}
+	mirrorOn = false
+}
+
+// TestMirrorPTX: a mirrored kernel branches past an element above the diagonal before its
+// draws, draws each of its two normals once per element (as the unmirrored kernel does: the
+// mirrored value reuses them), folds in two values per element (the second not on the
+// diagonal), and keeps this in the deferred elements' computation too.
+func TestMirrorPTX(t *testing.T) {
+	lib, err := kernels.LibPTX(kernels.SM90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	normal := func(leaf, same int) Node {
+		return Node{Kind: NRandom, Leaf: leaf, SameKey: same, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
+	}
+	spec := func(mirror []int) *Spec {
+		return &Spec{Rank: 2, Reduce: RSum, Mirror: mirror, Nodes: []Node{normal(0, 0), normal(1, 1),
+			{Kind: NBinary, Op: expr.OpSub, Args: [3]int{0, 1}}, {Kind: NUnary, Op: expr.OpExp, Args: [3]int{2}}}}
+	}
+	plain, _, err := GeneratePTX(spec(nil), string(lib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirrored, _, err := GeneratePTX(spec([]int{0, 1}), string(lib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec(nil).Key() == spec([]int{0, 1}).Key() {
+		t.Fatal("a mirrored spec shares its key with the plain one")
+	}
+	if p, m := strings.Count(plain, "mul.hi.u32"), strings.Count(mirrored, "mul.hi.u32"); p != m || p != 80 {
+		t.Errorf("Philox multiplies: plain %d, mirrored %d, want 80 each (2 draws, in the loop and the deferred elements)", p, m)
+	}
+	// exp is called once per value: plain 1 + 1, mirrored 2 + 2.
+	if p, m := strings.Count(plain, "gpn_exp, ("), strings.Count(mirrored, "gpn_exp, ("); p != 2 || m != 4 {
+		t.Errorf("exp calls: plain %d (want 2), mirrored %d (want 4)", p, m)
+	}
+	loop := mirrored[strings.Index(mirrored, "\n$L_loop_"):strings.Index(mirrored, "\n$L_dloop_")]
+	past := strings.Index(loop, "setp.gt.s64")
+	if past < 0 || past > strings.Index(loop, "mul.hi.u32") || !strings.Contains(loop, "setp.eq.s64") {
+		t.Errorf("the mirrored loop does not branch past elements above the diagonal before drawing")
+	}
+	if n := strings.Count(mirrored, "add.rn.f64 %fd1, %fd1,"); n != 4 {
+		t.Errorf("mirrored: %d sums folded in, want 4 (two values, in the loop and the deferred elements)", n)
+	}
+	bad := spec([]int{0, 1})
+	bad.Reduce = RArgMax
+	if _, _, err := GeneratePTX(bad, string(lib)); err == nil {
+		t.Error("a mirrored argmax spec validates")
+	}
+}

@@ -1,0 +1,205 @@
+package cuda
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// runCombine interprets the straight-line combine kernel (combinePTX) for every thread of
+// every group on host memory mem (byte address -> 64-bit word), the instructions it uses only.
+func runCombine(t *testing.T, ptx string, groups int, maxK int64, desc, parts uint64, mem map[uint64]uint64) {
+	t.Helper()
+	body := ptx[strings.Index(ptx, "{\n")+2 : strings.LastIndex(ptx, "}")]
+	var lines []string
+	labels := map[string]int{}
+	for _, l := range strings.Split(body, "\n") {
+		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), ";"))
+		if l == "" || strings.HasPrefix(l, ".reg") {
+			continue
+		}
+		if strings.HasSuffix(l, ":") {
+			labels[strings.TrimSuffix(l, ":")] = len(lines)
+			continue
+		}
+		lines = append(lines, l)
+	}
+	for gy := range groups {
+		for q := range maxK {
+			reg := map[string]uint64{}
+			val := func(s string) uint64 {
+				switch {
+				case strings.HasPrefix(s, "%ctaid.y"):
+					return uint64(gy)
+				case strings.HasPrefix(s, "%ctaid.x"):
+					return uint64(q / BlockSize)
+				case strings.HasPrefix(s, "%tid.x"):
+					return uint64(q % BlockSize)
+				case strings.HasPrefix(s, "%"):
+					return reg[s]
+				case strings.HasPrefix(s, "0d"):
+					v, _ := strconv.ParseUint(s[2:], 16, 64)
+					return v
+				}
+				v, err := strconv.ParseInt(s, 10, 64)
+				if err != nil {
+					t.Fatalf("operand %q", s)
+				}
+				return uint64(v)
+			}
+			addr := func(s string) uint64 { // [r] or [r+off]
+				s = strings.Trim(s, "[]")
+				if i := strings.Index(s, "+"); i >= 0 {
+					return val(s[:i]) + val(s[i+1:])
+				}
+				return val(s)
+			}
+			f := math.Float64frombits
+			b := math.Float64bits
+			for pc := 0; pc < len(lines); pc++ {
+				l := lines[pc]
+				if strings.HasPrefix(l, "@") {
+					sp := strings.Index(l, " ")
+					if reg[l[1:sp]] == 0 {
+						continue
+					}
+					l = l[sp+1:]
+				}
+				op, rest, _ := strings.Cut(l, " ")
+				a := strings.Split(rest, ", ")
+				switch op {
+				case "ret":
+					pc = len(lines)
+				case "bra":
+					pc = labels[a[0]] - 1
+				case "ld.param.u64":
+					reg[a[0]] = map[string]uint64{"[desc]": desc, "[parts]": parts}[a[1]]
+				case "cvta.to.global.u64", "mov.u32", "cvt.u64.u32":
+					reg[a[0]] = val(a[1])
+				case "mul.wide.u32":
+					reg[a[0]] = val(a[1]) * val(a[2])
+				case "add.u64":
+					reg[a[0]] = val(a[1]) + val(a[2])
+				case "shl.b64":
+					reg[a[0]] = val(a[1]) << val(a[2])
+				case "setp.ge.u64":
+					reg[a[0]] = map[bool]uint64{true: 1}[val(a[1]) >= val(a[2])]
+				case "ld.global.nc.u64", "ld.global.nc.f64":
+					w, ok := mem[addr(a[1])]
+					if !ok {
+						t.Fatalf("group %d thread %d: %s reads unwritten memory at %#x", gy, q, l, addr(a[1]))
+					}
+					reg[a[0]] = w
+				case "add.rn.f64":
+					reg[a[0]] = b(f(val(a[1])) + f(val(a[2])))
+				case "div.rn.f64":
+					reg[a[0]] = b(f(val(a[1])) / f(val(a[2])))
+				case "cvt.rn.f32.f64", "cvt.f64.f32":
+					reg[a[0]] = b(float64(float32(f(val(a[1])))))
+				case "st.global.f64":
+					mem[addr(a[0])] = val(a[1])
+				default:
+					t.Fatalf("instruction %q not interpreted", l)
+				}
+			}
+		}
+	}
+}
+
+// TestCombineKernelMatchesHostOrder: the combine kernel of RunPlanSumKeep, interpreted on the
+// host, gives each group's values bit for bit as the host's combine does (collectAxes's
+// pairwise sum of a task's slices, then plan's pairwise tree over the group's tasks, the mean's
+// division and the float32 rounding), on values whose sums depend on the order, and writes
+// nothing past a group's K elements.
+func TestCombineKernelMatchesHostOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 60 {
+		G := 1 + r.IntN(6)
+		sl := make([]int64, G)
+		for j := range sl {
+			sl[j] = int64(1 + r.IntN(5))
+		}
+		divisor := 0.0
+		if r.IntN(2) == 0 {
+			divisor = float64(1 + r.IntN(1000))
+		}
+		f32 := r.IntN(3) == 0
+		name := combineName(sl, divisor, f32)
+		ptx := combinePTX("8.0", "sm_90", name, sl, divisor, f32)
+		groups := 1 + r.IntN(3)
+		Ks := make([]int64, groups)
+		var maxK int64
+		for g := range Ks {
+			Ks[g] = int64(1 + r.IntN(300))
+			maxK = max(maxK, Ks[g])
+		}
+		// Partials of every group's tasks, slot off_j + b*K + q, at order-sensitive magnitudes.
+		mem := map[uint64]uint64{}
+		const parts, descAt, outAt = 1 << 20, 1 << 30, 1 << 40
+		var slot uint64
+		W := 2 + G
+		want := map[uint64]uint64{}
+		for g, K := range Ks {
+			out := uint64(outAt + g<<24)
+			mem[descAt+uint64(g*W*8)] = uint64(K)
+			mem[descAt+uint64(g*W*8+8)] = out
+			taskVals := make([][]float64, G)
+			for j := range G {
+				mem[descAt+uint64(g*W*8+16+8*j)] = slot
+				taskVals[j] = make([]float64, sl[j]*K)
+				for i := range taskVals[j] {
+					v := math.Ldexp(r.Float64()-0.5, r.IntN(120)-60)
+					taskVals[j][i] = v
+					mem[parts+8*(slot+uint64(i))] = math.Float64bits(v)
+				}
+				slot += uint64(sl[j] * K)
+			}
+			for q := range K {
+				per := make([]float64, G)
+				for j := range G {
+					xs := make([]float64, sl[j])
+					for b := range xs {
+						xs[b] = taskVals[j][int64(b)*K+q]
+					}
+					per[j] = PairwiseSum(xs)
+				}
+				v := hostTree(per)
+				if divisor != 0 {
+					v /= divisor
+				}
+				if f32 {
+					v = float64(float32(v))
+				}
+				want[out+uint64(8*q)] = math.Float64bits(v)
+			}
+		}
+		runCombine(t, ptx, groups, maxK, descAt, parts, mem)
+		for a, w := range want {
+			if mem[a] != w {
+				t.Fatalf("trial %d (slices %v, divisor %v, f32 %v): word at %#x is %v, want %v", trial, sl, divisor, f32, a, math.Float64frombits(mem[a]), math.Float64frombits(w))
+			}
+		}
+		for a := range mem {
+			if a >= outAt {
+				if _, ok := want[a]; !ok {
+					t.Fatalf("trial %d: the kernel wrote %#x, past its group's elements", trial, a)
+				}
+			}
+		}
+		if !strings.Contains(ptx, ".visible .entry "+name+"(") {
+			t.Fatalf("no entry %s", name)
+		}
+	}
+}
+
+// hostTree is plan.Stage.Assemble's combine of a group's partial sums: the left half, the
+// right half, then the two.
+func hostTree(xs []float64) float64 {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	h := len(xs) / 2
+	return hostTree(xs[:h]) + hostTree(xs[h:])
+}

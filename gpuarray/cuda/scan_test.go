@@ -1,0 +1,88 @@
+package cuda
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
+
+// TestScanWalks: many or short lines are scanned a thread per line (the CPU's order); few long
+// lines by segments of at least scanMinSeg elements, about scanWarps warps in all.
+func TestScanWalks(t *testing.T) {
+	for _, c := range []struct {
+		shape []int
+		axis  int
+		want  scanLines
+		segs  int64
+	}{
+		{[]int{1 << 20}, 0, scanLines{1, 1 << 20, 1}, 1 << 10},
+		{[]int{3, 1 << 17}, 1, scanLines{3, 1 << 17, 1}, 128},
+		{[]int{1 << 17, 3}, 0, scanLines{1, 1 << 17, 3}, 128},
+		{[]int{40000, 8}, 1, scanLines{40000, 8, 1}, 0},
+		{[]int{300, 20000}, 0, scanLines{1, 300, 20000}, 0},
+		{[]int{2, 1 << 15, 5}, 1, scanLines{2, 1 << 15, 5}, 0}, // short lines
+		{[]int{8, 1 << 24}, 1, scanLines{8, 1 << 24, 1}, 1024},
+	} {
+		l := linesOf(c.shape, c.axis)
+		if l != c.want || l.segments() != c.segs {
+			t.Errorf("%v along %d: lines %+v segments %d, want %+v and %d", c.shape, c.axis, l, l.segments(), c.want, c.segs)
+		}
+	}
+}
+
+// TestScanPTX: both walks generate for every dtype a scan's result takes, with the CPU's op
+// (integer wrap-around, float32 rounding after each op, complex products as pairs of floats),
+// loads and stores of the dtype's words, and shuffles only in the segmented walk.
+func TestScanPTX(t *testing.T) {
+	for _, dt := range []dtype.DType{dtype.Int64, dtype.Uint64, dtype.Float32, dtype.Float64, dtype.Complex64, dtype.Complex128} {
+		for _, op := range []expr.Op{expr.OpAdd, expr.OpMul} {
+			for _, seg := range []bool{false, true} {
+				ptx, name, err := scanPTX("8.0", "sm_90", dt, op, seg)
+				if err != nil {
+					t.Fatalf("%v %v seg %v: %v", dt, op, seg, err)
+				}
+				if !strings.Contains(ptx, ".visible .entry "+name+"(") {
+					t.Errorf("%s: no entry", name)
+				}
+				want := map[expr.Op]string{expr.OpAdd: "add.rn.f64", expr.OpMul: "mul.rn.f64"}[op]
+				if laneOf(dt) == laneI {
+					want = map[expr.Op]string{expr.OpAdd: "add.s64", expr.OpMul: "mul.lo.s64"}[op]
+				}
+				if !strings.Contains(ptx, want) {
+					t.Errorf("%s lacks %q", name, want)
+				}
+				if round := strings.Contains(ptx, "cvt.rn.f32.f64"); round != (dt == dtype.Float32 || dt == dtype.Complex64) {
+					t.Errorf("%s: float32 rounding %v", name, round)
+				}
+				if dt.IsComplex() && op == expr.OpMul && !strings.Contains(ptx, "sub.rn.f64") {
+					t.Errorf("%s: no complex product", name)
+				}
+				if shfl := strings.Contains(ptx, "shfl.sync.up.b32"); shfl != seg {
+					t.Errorf("%s: shuffles %v", name, shfl)
+				}
+				if strings.Contains(ptx, "fma.") || strings.Contains(ptx, "call ") {
+					t.Errorf("%s: fma or a call", name)
+				}
+			}
+		}
+	}
+}
+
+// TestHostScanOp: the host chains segment totals with the kernels' ops.
+func TestHostScanOp(t *testing.T) {
+	w := func(v int64) []float64 { return []float64{math.Float64frombits(uint64(v))} }
+	got := hostScanOp(dtype.Int64, expr.OpMul, w(math.MaxInt64), w(3))
+	if int64(math.Float64bits(got[0])) != math.MaxInt64-2 { // (2^63-1)*3 wraps to 2^63-3
+
+		t.Errorf("int64 product %d", int64(math.Float64bits(got[0])))
+	}
+	if got := hostScanOp(dtype.Float32, expr.OpAdd, []float64{1}, []float64{0x1p-30}); got[0] != 1 {
+		t.Errorf("float32 sum %v, want 1 (rounded)", got[0])
+	}
+	if got := hostScanOp(dtype.Complex128, expr.OpMul, []float64{1, 2}, []float64{3, 4}); got[0] != -5 || got[1] != 10 {
+		t.Errorf("complex product %v", got)
+	}
+}
