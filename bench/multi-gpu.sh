@@ -10,7 +10,8 @@
 #     every op but the reshape row (its 6.4 GB result is assembled on the host: a host-memory
 #     benchmark), with the speed-up over one GPU and whether each op's value is bit-equal across K;
 #  3. a PN x PN normal array persisted across all GPUs, then mean, column means, row standard
-#     deviations and the sum of x + x.T on it, with GPUNOTES_GPU_TRACE's lines kept.
+#     deviations and the sum of x + x.T on it (chunks copied between GPUs: GPUNOTES_PEER_COPY=1),
+#     with GPUNOTES_GPU_TRACE's lines kept.
 # Usage: bash bench/multi-gpu.sh [N ...]   (default 40000 80000); PN (default 120000), PCHUNK
 # (default 20000). Logs under $OUT.
 set -uo pipefail
@@ -62,7 +63,8 @@ PY
 
 pn=${PN:-120000}
 pc=${PCHUNK:-20000}
-GPUNOTES_GPU_TRACE=1 "$C/gpunotes" bench ops --backend gpu --gpus "$ngpu" --persist --n "$pn" --chunk "$pc" \
+# GPUNOTES_PEER_COPY=1: x + x.T's tasks read chunk (j, i) from the other GPU peer to peer.
+GPUNOTES_PEER_COPY=1 GPUNOTES_GPU_TRACE=1 "$C/gpunotes" bench ops --backend gpu --gpus "$ngpu" --persist --n "$pn" --chunk "$pc" \
 	--match '^(mean|mean\(axis=0\)|std\(axis=1\)|sum\(x \+ x\.T\))$' --json >"$OUT/multi_persist.jsonl" 2>"$OUT/multi_persist_trace.log" || { rc=1; tail -5 "$OUT/multi_persist_trace.log"; }
 cat "$OUT/multi_persist.jsonl"
 echo "trace: $(wc -l <"$OUT/multi_persist_trace.log") lines in multi_persist_trace.log"

@@ -197,11 +197,14 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 		s.libStep(fmt.Sprintf("%v on %s", c.Fn, cuda.CallLibrary(c.Fn)))
 	}
 	if len(s.devs) > 1 && readsHeld(tasks) {
-		// Tasks reading chunks held on a GPU run on that GPU.
-		groups, err := s.splitByDevice(tasks)
+		// Tasks reading chunks held on a GPU run on that GPU (with peerCopy, the GPUs at once).
+		groups, copies, err := s.splitByDevice(ctx, tasks)
+		defer copies.free()
 		if err != nil {
 			return err
 		}
+		var wg sync.WaitGroup
+		errs := make(chan error, len(groups))
 		for dev, idx := range groups {
 			devs := s.devs
 			if dev >= 0 {
@@ -216,16 +219,32 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 			for j, i := range idx {
 				sub[j] = tasks[i]
 			}
-			o, err := cuda.RunPlan(ctx, devs, sub)
-			if err != nil {
-				return err
+			run := func() {
+				o, err := cuda.RunPlan(ctx, devs, sub)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for j, i := range idx {
+					outs[i] = o[j]
+				}
+				done(len(idx))
 			}
-			for j, i := range idx {
-				outs[i] = o[j]
+			if !peerCopy {
+				if run(); len(errs) > 0 {
+					break
+				}
+				continue
 			}
-			done(len(idx))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run()
+			}()
 		}
-		return nil
+		wg.Wait()
+		close(errs)
+		return <-errs // nil when every group ran
 	}
 	step := max((len(tasks)+gpuBatches-1)/gpuBatches, 64*len(s.devs))
 	for lo := 0; lo < len(tasks); lo += step {

@@ -172,6 +172,8 @@ func TestGPUPersistOnSeveralGPUs(t *testing.T) {
 	if len(GPUs()) < 2 {
 		t.Skip("one GPU")
 	}
+	defer func(v bool) { peerCopy = v }(peerCopy)
+	peerCopy = true
 	x := NewRandomState(12).Normal(0, 1, Shape(1200, 1200), Chunks(300, 300))
 	y := x.Persist(OnGPUs())
 	if err := y.Err(); err != nil {
@@ -185,9 +187,18 @@ func TestGPUPersistOnSeveralGPUs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := got.ToSlice(OnGPUs())
+		c, err := got.Compute(OnGPUs())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		g, err := c.ToSlice()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		// Chunks (i, j) and (j, i) sit on different GPUs: one is copied to the other, never
+		// through host memory.
+		if p := c.Path(); name == "x + x.T" && (!strings.Contains(p, "copied between GPUs") || strings.Contains(p, "host")) {
+			t.Errorf("%s: Path %q, want chunks copied between GPUs and no host step", name, p)
 		}
 		for i := range want {
 			if math.Abs(g[i]-want[i]) > 1e-9*math.Max(1, math.Abs(want[i]))*1200 {

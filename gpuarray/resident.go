@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -344,10 +346,15 @@ type heldSource struct {
 	i int
 }
 
-// splitByDevice groups tasks by the one GPU holding every held block they read (-1: none); a
-// task reading blocks held on several GPUs gets them copied from the host and joins -1.
-func (s *gpuSched) splitByDevice(tasks []*plan.Task) (map[int][]int, error) {
+// splitByDevice groups tasks by the GPU they run on (-1: any, they read nothing held): the one
+// holding every held block a task reads. A task reading blocks held on several GPUs runs on
+// the GPU holding most of its held bytes (on a tie, its first held block's) and gets the other
+// chunks copied there from their GPUs (copies, to free once the tasks ran); a copy that finds
+// no memory makes the task read those chunks from the host instead, which Path says.
+func (s *gpuSched) splitByDevice(ctx context.Context, tasks []*plan.Task) (map[int][]int, *peerCopies, error) {
 	groups := map[int][]int{}
+	copies := &peerCopies{s: s, ptrs: map[peerKey]driver.DevicePtr{}}
+	defer copies.report()
 	for i, t := range tasks {
 		dev := -1
 		mixed := false
@@ -358,17 +365,154 @@ func (s *gpuSched) splitByDevice(tasks []*plan.Task) (map[int][]int, error) {
 			if dev >= 0 && b.Held.Device != dev {
 				mixed = true
 			}
-			dev = b.Held.Device
-		}
-		if mixed {
-			if err := s.unhold(t); err != nil {
-				return nil, err
+			if dev < 0 {
+				dev = b.Held.Device
 			}
+		}
+		switch {
+		case mixed && peerCopy:
+			var err error
+			if dev, err = copies.gather(ctx, t); err != nil {
+				return nil, copies, err
+			}
+		case mixed:
+			if err := s.unhold(t); err != nil {
+				return nil, copies, err
+			}
+			copies.host++
 			dev = -1
 		}
 		groups[dev] = append(groups[dev], i)
 	}
-	return groups, nil
+	return groups, copies, nil
+}
+
+// peerCopy makes a task that reads persisted chunks held on two GPUs copy the other GPU's
+// chunk peer to peer (and the per-GPU groups run at once); off, it reads both from host copies
+// of the chunks, which Path and a warning say. GPUNOTES_PEER_COPY=1 turns it on: it has not run
+// on a machine with several GPUs yet (bench/multi-gpu.sh runs it), so it is off by default.
+var peerCopy = os.Getenv("GPUNOTES_PEER_COPY") == "1"
+
+// peerKey is a persisted chunk copied to a GPU.
+type peerKey struct {
+	src heldSource
+	dev int
+}
+
+// peerCopies are the chunks copied between GPUs for the tasks of one run.
+type peerCopies struct {
+	s     *gpuSched
+	ptrs  map[peerKey]driver.DevicePtr
+	bytes uint64
+	host  int // tasks that read their chunks from the host instead
+	hostE error
+}
+
+// gather makes task t read every held block on one GPU, which it returns: chunks held on
+// other GPUs are copied there (once per run), or, when that fails, all of t's held blocks are
+// read from the host (device -1).
+func (c *peerCopies) gather(ctx context.Context, t *plan.Task) (int, error) {
+	bytesOn := map[int]int64{}
+	first := -1
+	for _, b := range t.Inputs {
+		if b.Held != nil {
+			bytesOn[b.Held.Device] += expr.Size(b.Shape)
+			if first < 0 {
+				first = b.Held.Device
+			}
+		}
+	}
+	dev := first // most bytes; on a tie the first block's GPU, then the lowest index
+	for _, d := range slices.Sorted(maps.Keys(bytesOn)) {
+		if bytesOn[d] > bytesOn[dev] {
+			dev = d
+		}
+	}
+	target := c.s.device(dev)
+	moved := make([]plan.Held, len(t.Inputs))
+	for j, b := range t.Inputs {
+		if b.Held == nil || b.Held.Device == dev {
+			continue
+		}
+		c.s.mu.Lock()
+		src, ok := c.s.sources[*b.Held]
+		c.s.mu.Unlock()
+		if !ok {
+			return 0, fmt.Errorf("gpuarray: a block held on gpu %d has no known source (internal)", b.Held.Device)
+		}
+		base := src.g.ptr(src.i)
+		if target == nil || base == 0 {
+			return 0, fmt.Errorf("gpuarray: a persisted chunk read on gpu %d was released (internal)", dev)
+		}
+		key := peerKey{src, dev}
+		p, ok := c.ptrs[key]
+		if !ok {
+			n := uint64(expr.Size(src.g.chunkShape(src.i))) * 8 // the kernel's 8-byte words
+			var err error
+			p, err = target.CopyFromPeer(ctx, src.g.devs[src.i], base, n)
+			if err != nil {
+				if ctx.Err() != nil {
+					return 0, ctx.Err()
+				}
+				// No room on the GPU: this task reads its chunks from the host.
+				c.host++
+				c.hostE = err
+				if err := c.s.unhold(t); err != nil {
+					return 0, err
+				}
+				return -1, nil
+			}
+			c.ptrs[key] = p
+			c.bytes += n
+		}
+		moved[j] = plan.Held{Device: dev, Ptr: uintptr(p) + (b.Held.Ptr - uintptr(base))}
+	}
+	for j := range t.Inputs {
+		if moved[j].Ptr != 0 {
+			h := moved[j]
+			t.Inputs[j].Held = &h
+		}
+	}
+	return dev, nil
+}
+
+// device returns the scheduler's GPU with index i, or nil.
+func (s *gpuSched) device(i int) *cuda.Device {
+	for _, d := range s.devs {
+		if d.Info.Index == i {
+			return d
+		}
+	}
+	return nil
+}
+
+// report records the run's copies for Path: between GPUs a library-like step, through the
+// host a host step (it warns).
+func (c *peerCopies) report() {
+	if len(c.ptrs) > 0 {
+		msg := fmt.Sprintf("%d persisted chunks (%.3g GB) copied between GPUs for tasks that read chunks held on two GPUs", len(c.ptrs), float64(c.bytes)/1e9)
+		cuda.Trace("%s", msg)
+		c.s.libStep(msg)
+	}
+	switch {
+	case c.host > 0 && c.hostE != nil:
+		c.s.hostStep(fmt.Sprintf("host copy: %d tasks read persisted chunks held on two GPUs through host memory (a copy between GPUs failed: %v)", c.host, c.hostE))
+	case c.host > 0:
+		c.s.hostStep(fmt.Sprintf("host copy: %d tasks read persisted chunks held on two GPUs through host copies of those chunks (GPUNOTES_PEER_COPY=1 copies them between the GPUs instead)", c.host))
+	}
+}
+
+// free gives the copies back to their GPUs' pools.
+func (c *peerCopies) free() {
+	if c == nil {
+		return
+	}
+	for k, p := range c.ptrs {
+		if d := c.s.device(k.dev); d != nil {
+			d.Pool().FreeLater(p)
+		}
+	}
+	c.ptrs = nil
 }
 
 // unhold replaces t's held blocks by host copies of their chunks.

@@ -137,6 +137,8 @@ func TestTransposedInputsLowerToTiles(t *testing.T) {
 	z := FromSlice(data, Shape(190, 170), Chunks(90, 80)).Mul(-1)
 	x := NewRandomState(3).Normal(0, 1, Shape(170, 170), Chunks(64, 64))
 	y := NewRandomState(4).Normal(0, 1, Shape(170, 190), Chunks(100, 64))
+	skinny := FromSlice(data[:900], Shape(300, 3), Chunks(100, 3))
+	skinny2 := FromSlice(data[900:1800], Shape(3, 300), Chunks(3, 100))
 	cases := []struct {
 		name       string
 		a          *Array
@@ -151,6 +153,7 @@ func TestTransposedInputsLowerToTiles(t *testing.T) {
 		{"sum(v.T + y)", v.T().Add(y).Sum(), -1},
 		{"argmax(v.T)", v.T().ArgMax(), -1},
 		{"sum(v.T * w, 0)", v.T().Mul(w).Sum(0), -1},
+		{"sum(s.T * s2), a side of 3", skinny.T().Mul(skinny2).Sum(), -1},
 	}
 	for _, c := range cases {
 		rec := &tileRecorder{}

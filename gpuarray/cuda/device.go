@@ -76,6 +76,7 @@ func Devices() ([]DeviceInfo, error) {
 type Device struct {
 	Info   DeviceInfo
 	jobs   chan func()
+	ctx    driver.Context // the primary context, current on the device goroutine
 	stream driver.Stream
 	pool   *Pool
 	lib    *library
@@ -155,6 +156,7 @@ func (d *Device) loop(ready chan<- error) {
 		ctx, err = dev.PrimaryCtxRetain()
 	}
 	if err == nil {
+		d.ctx = ctx
 		err = driver.SetCurrent(ctx)
 	}
 	if err == nil {

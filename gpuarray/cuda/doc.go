@@ -30,6 +30,12 @@
 // host in slice order; how many a task has depends on its shape alone. Range leaves (Arange,
 // Linspace) are computed in the kernel as the CPU computes them, bit for bit.
 //
+// Integer reductions (sum, min, max, argmin, argmax; counts of bools) accumulate in 64-bit
+// integer registers, compared signed or unsigned by the dtype (Result.Ints, Partial.Ints), so
+// any order gives the CPU's bits; complex sums accumulate pairs of floats (Result.Imag) in the
+// float sums' fixed order (reduce_lanes.go). Cumulative sums and products, and products along
+// an axis, are generated scans over a task's values left on the device (scan.go).
+//
 // Random numbers follow package gpuarray/rng exactly: uniforms and integers are bit-identical
 // to the CPU, normals agree within 2 ulp (measured: 1 ulp at most). A thread of an element
 // kernel that draws normals folds in an element whose draw leaves the ziggurat's fast path

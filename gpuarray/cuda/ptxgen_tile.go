@@ -307,10 +307,14 @@ func generateTiled(s *Spec, lib *library) (string, string, error) {
 // input's last (contiguous) source axis walks the iteration's axis Rank-2 (x.T of a stored x),
 // so an untiled kernel's warp would read 32 rows for 32 neighbouring elements. Only full
 // reductions (but argmin/argmax, whose ties need the element order) and elementwise kernels of
-// inputs without random numbers are tiled; integer and complex reductions (reduce_lanes.go) are
-// not.
+// inputs without random numbers are tiled, over last two axes of at least a tile's side each
+// (a skinny tile would leave most of a block's lanes idle); integer and complex reductions
+// (reduce_lanes.go) are not.
 func markTiles(s *Spec, k *plan.Kernel) {
 	if s.Kept > 0 || s.Rank < 2 || s.Reduce == RArgMin || s.Reduce == RArgMax || unrollOf(s) == 1 || s.accLane() != laneF {
+		return
+	}
+	if len(k.Shape) != s.Rank || k.Shape[s.Rank-2] < tileSide || k.Shape[s.Rank-1] < tileSide {
 		return
 	}
 	var tr []int

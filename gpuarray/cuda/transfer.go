@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -145,6 +146,34 @@ func (d *Device) CopyToDevice(dst driver.DevicePtr, src []float64) error {
 		}
 	}
 	return d.stream.Synchronize()
+}
+
+// CopyFromPeer copies n bytes at src, which GPU from holds, into a new buffer of d's pool and
+// returns it, the copy complete: peer to peer where the GPUs reach each other (NVLink, PCIe),
+// never through the caller's host memory. Free the buffer with d.Pool().FreeLater. src must not
+// be written while it copies (persisted chunks are not).
+func (d *Device) CopyFromPeer(ctx context.Context, from *Device, src driver.DevicePtr, n uint64) (driver.DevicePtr, error) {
+	var dst driver.DevicePtr
+	err := d.Do(ctx, func() error {
+		p, err := d.pool.Alloc(max(n, 8))
+		if err != nil {
+			return err
+		}
+		if err := driver.MemcpyPeerAsync(p, d.ctx, src, from.ctx, n, d.stream); err != nil {
+			d.pool.Free(p)
+			return err
+		}
+		if err := d.stream.Synchronize(); err != nil {
+			d.pool.Free(p)
+			return err
+		}
+		dst = p
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("copy %d bytes from GPU %d to GPU %d: %w", n, from.Info.Index, d.Info.Index, err)
+	}
+	return dst, nil
 }
 
 // CopyToHostPieces copies n doubles from the device at src to the host through pinned

@@ -156,6 +156,7 @@ var (
 	cuMemcpyHtoDAsync          func(dst DevicePtr, src unsafe.Pointer, n uint64, s Stream) Result
 	cuMemcpyDtoHAsync          func(dst unsafe.Pointer, src DevicePtr, n uint64, s Stream) Result
 	cuMemcpyDtoDAsync          func(dst, src DevicePtr, n uint64, s Stream) Result
+	cuMemcpyPeerAsync          func(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Context, n uint64, s Stream) Result
 	cuMemsetD32Async           func(dst DevicePtr, v uint32, n uint64, s Stream) Result
 	cuModuleLoadData           func(m *Module, image unsafe.Pointer) Result
 	cuModuleUnload             func(m Module) Result
@@ -223,6 +224,7 @@ func load() (err error) {
 	bind(&cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")
 	bind(&cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
 	bind(&cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")
+	bind(&cuMemcpyPeerAsync, "cuMemcpyPeerAsync")
 	bind(&cuMemsetD32Async, "cuMemsetD32Async")
 	bind(&cuModuleLoadData, "cuModuleLoadData")
 	bind(&cuModuleUnload, "cuModuleUnload")
@@ -467,6 +469,13 @@ func MemcpyDtoHAsync(dst unsafe.Pointer, src DevicePtr, n uint64, s Stream) erro
 // MemcpyDtoDAsync copies n bytes between device buffers on stream s.
 func MemcpyDtoDAsync(dst, src DevicePtr, n uint64, s Stream) error {
 	return check("cuMemcpyDtoDAsync_v2", cuMemcpyDtoDAsync(dst, src, n, s))
+}
+
+// MemcpyPeerAsync copies n bytes from src in context srcCtx (another GPU's) to dst in context
+// dstCtx on stream s: directly over NVLink or PCIe where the GPUs can reach each other, else
+// staged by the driver.
+func MemcpyPeerAsync(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Context, n uint64, s Stream) error {
+	return check("cuMemcpyPeerAsync", cuMemcpyPeerAsync(dst, dstCtx, src, srcCtx, n, s))
 }
 
 // MemsetD32Async sets n 32-bit words at dst to v on stream s.
