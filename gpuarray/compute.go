@@ -415,7 +415,7 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
 	done := map[*expr.Node]dtype.Slice{}
-	if err := runOrder(cfg, order, done, prog.add); err != nil {
+	if err := runOrder(cfg, order, todo, done, prog.add); err != nil {
 		return nil, err
 	}
 	var held map[*expr.Node]*gpuChunks
@@ -484,9 +484,19 @@ func stageChunks(n *expr.Node) int {
 	return expr.NumChunks(iter.Chunks)
 }
 
-// runOrder materializes the nodes of order, one stage each, into done.
-func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
+// runOrder materializes the nodes of order, one stage each, into done. roots are the nodes
+// computed from done afterwards (which may read any of order).
+func runOrder(cfg computeConfig, order, roots []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
+	skip := productOperands(cfg, order, roots)
+	at := map[*expr.Node]int{}
+	for i, n := range order {
+		at[n] = i
+	}
 	for id := 0; id < len(order); {
+		if skip[order[id]] {
+			id++ // computed below if its product falls back to the call stage
+			continue
+		}
 		if k := sameOperandReductions(cfg, order[id:]); k > 1 {
 			if err := runTogether(cfg, id, order[id:id+k], done, progress); err != nil {
 				return err
@@ -500,8 +510,24 @@ func runOrder(cfg computeConfig, order []*expr.Node, done map[*expr.Node]dtype.S
 		} else if ok {
 			done[order[id]] = vals
 			progress(stageChunks(order[id]))
+			for _, b := range order[id].Args[1:] {
+				if skip[b] {
+					progress(stageChunks(b))
+				}
+			}
 			id++
 			continue
+		}
+		if n := order[id]; n.Kind == expr.KCall {
+			for _, b := range n.Args[1:] {
+				if _, ok := done[b]; skip[b] && !ok {
+					vals, err := runStage(cfg, at[b], b, done, progress)
+					if err != nil {
+						return err
+					}
+					done[b] = vals
+				}
+			}
 		}
 		vals, err := runStage(cfg, id, order[id], done, progress)
 		if err != nil {

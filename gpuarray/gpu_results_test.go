@@ -656,3 +656,38 @@ func TestGPULazyProductOnDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestProductOperandsSkipped checks, without a GPU, which stages a one-GPU compute leaves out
+// because only a lazy product reads them as its b (productValues generates b on the device):
+// not one that another stage or a root reads, or that is a root; none on the CPU.
+func TestProductOperandsSkipped(t *testing.T) {
+	rs := NewRandomState(9)
+	x := rs.StandardNormal(Shape(300, 200), Chunks(100, 50))
+	y := rs.StandardNormal(Shape(200, 150), Chunks(50, 40))
+	gpu := computeConfig{sched: &gpuSched{devs: make([]*cuda.Device, 1)}}
+	skipped := func(cfg computeConfig, roots ...*Array) map[*expr.Node]bool {
+		ns := make([]*expr.Node, len(roots))
+		for i, r := range roots {
+			if err := r.Err(); err != nil {
+				t.Fatal(err)
+			}
+			ns[i] = r.n
+		}
+		return productOperands(cfg, stageOrder(ns), ns)
+	}
+	if s := skipped(gpu, MatMul(x, y).Mul(2)); len(s) != 1 || !s[y.n] {
+		t.Fatalf("2 x y: skipped %v, want y's stage", s)
+	}
+	if s := skipped(gpu, MatMul(x, y).Add(y.Sum(0))); len(s) != 0 {
+		t.Fatalf("x y + sum(y, 0): skipped %v, want none (the sum reads y)", s)
+	}
+	if s := skipped(gpu, y.Mul(3), MatMul(x, y).Mul(2)); len(s) != 0 {
+		t.Fatalf("3 y and 2 x y: skipped %v, want none (a root reads y)", s)
+	}
+	if s := skipped(gpu, y, MatMul(x, y).Mul(2)); len(s) != 0 {
+		t.Fatalf("y and 2 x y: skipped %v, want none (y is a root)", s)
+	}
+	if s := skipped(computeConfig{sched: &threadScheduler{}}, MatMul(x, y).Mul(2)); len(s) != 0 {
+		t.Fatalf("on the CPU: skipped %v", s)
+	}
+}

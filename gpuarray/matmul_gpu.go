@@ -355,3 +355,62 @@ func productValues(cfg computeConfig, n *expr.Node) (vals dtype.Slice, ok bool, 
 	runtime.KeepAlive(p)
 	return vals, true, nil
 }
+
+// productOperands returns the nodes of order that only lazy products on one GPU read, as their
+// b: productValues generates b's blocks on the device itself, so a stage that assembles b in
+// host memory first is wasted (runOrder computes it only when its product falls back to the
+// call stage). Nodes that roots are or read stay.
+func productOperands(cfg computeConfig, order, roots []*expr.Node) map[*expr.Node]bool {
+	g, ok := cfg.sched.(*gpuSched)
+	if !ok || len(g.devs) != 1 {
+		return nil
+	}
+	inOrder := map[*expr.Node]bool{}
+	for _, n := range order {
+		inOrder[n] = true
+	}
+	var skip map[*expr.Node]bool
+	for _, n := range order {
+		_, b, ok := lazyProduct(n, true)
+		if !ok || !inOrder[b] || slices.Contains(roots, b) || readBesides(b, n, append(slices.Clone(order), roots...), inOrder) {
+			continue
+		}
+		if skip == nil {
+			skip = map[*expr.Node]bool{}
+		}
+		skip[b] = true
+	}
+	return skip
+}
+
+// readBesides reports whether a node of nodes other than p and b reads b: within its own
+// stage, walking its graph down to the nodes that order materializes (inOrder), which are read
+// from memory.
+func readBesides(b, p *expr.Node, nodes []*expr.Node, inOrder map[*expr.Node]bool) bool {
+	for _, o := range nodes {
+		if o == p || o == b {
+			continue
+		}
+		seen := map[*expr.Node]bool{}
+		var reads func(x *expr.Node) bool
+		reads = func(x *expr.Node) bool {
+			for _, a := range x.Args {
+				if a == b {
+					return true
+				}
+				if inOrder[a] || seen[a] {
+					continue
+				}
+				seen[a] = true
+				if reads(a) {
+					return true
+				}
+			}
+			return false
+		}
+		if reads(o) {
+			return true
+		}
+	}
+	return false
+}

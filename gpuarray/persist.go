@@ -97,7 +97,7 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
 	done := map[*expr.Node]dtype.Slice{}
-	if err := runOrder(cfg, order[:len(order)-1], done, prog.add); err != nil {
+	if err := runOrder(cfg, order[:len(order)-1], []*expr.Node{root}, done, prog.add); err != nil {
 		return errArray(fmt.Errorf("persist: %w", err))
 	}
 	st, err := plan.Lower(len(order)-1, root, done, planOptions(cfg.sched, cfg.memLimit))

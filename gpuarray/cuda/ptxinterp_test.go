@@ -50,12 +50,14 @@ type ptxThread struct {
 	pc    int
 	done  bool
 	param map[string]uint64 // .param values stored before a call
+	shfl  bool              // stopped at a shfl.sync, which its warp's lanes take together
 }
 
 // ptxRun interprets one block (ctaid x, y) of 256 threads of p over global memory mem (byte
 // address -> 64-bit word) with kernel parameters params, the threads run in turn between
-// barriers. call is run for each library call (name, the thread's stored parameters in order).
-// It supports the instructions the fused kernels of input leaves use.
+// barriers and warp shuffles (which a warp's 32 lanes then take at once). call is run for each
+// library call (name, the thread's stored parameters in order). It supports the instructions
+// the fused kernels of input leaves, the integer and complex reductions and the scans use.
 func ptxRun(t *testing.T, p *ptxProgram, bx, by int, params map[string]uint64, mem map[uint64]uint64, call func(tid int, name string, args []uint64)) {
 	t.Helper()
 	shared := map[uint64]uint64{}
@@ -73,9 +75,64 @@ func ptxRun(t *testing.T, p *ptxProgram, bx, by int, params map[string]uint64, m
 				waiting++
 			}
 		}
+		for w := 0; w < BlockSize; w += 32 {
+			p.shuffle(t, th[w:w+32])
+		}
 		if waiting == 0 {
 			return
 		}
+	}
+}
+
+// shuffle runs the shfl.sync at which the lanes of a warp stopped (all of them, or none): each
+// lane reads its source lane's operand before any lane writes its result.
+func (p *ptxProgram) shuffle(t *testing.T, lanes []*ptxThread) {
+	t.Helper()
+	if !lanes[0].shfl {
+		for _, x := range lanes {
+			if x.shfl {
+				t.Fatalf("a warp's lanes stopped at different places")
+			}
+		}
+		return
+	}
+	l0 := p.lines[lanes[0].pc]
+	res := make([]uint64, len(lanes))
+	for i, x := range lanes {
+		if !x.shfl || x.pc != lanes[0].pc {
+			t.Fatalf("lane %d is not at the warp's shuffle %q", i, l0)
+		}
+		op, rest, _ := strings.Cut(p.lines[x.pc], " ")
+		a := strings.Split(rest, ", ")
+		v := func(s string) int {
+			if strings.HasPrefix(s, "%") {
+				return int(x.reg[s])
+			}
+			n, _ := strconv.Atoi(s)
+			return n
+		}
+		src := i
+		switch op {
+		case "shfl.sync.down.b32":
+			if j := i + v(a[2]); j < 32 {
+				src = j
+			}
+		case "shfl.sync.up.b32":
+			if j := i - v(a[2]); j >= 0 {
+				src = j
+			}
+		case "shfl.sync.idx.b32":
+			src = v(a[2]) & 31
+		default:
+			t.Fatalf("shuffle %q", l0)
+		}
+		res[i] = lanes[src].reg[a[1]] & math.MaxUint32
+	}
+	for i, x := range lanes {
+		_, rest, _ := strings.Cut(p.lines[x.pc], " ")
+		x.reg[strings.Split(rest, ", ")[0]] = res[i]
+		x.pc++
+		x.shfl = false
 	}
 }
 
@@ -93,7 +150,7 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 		if strings.HasPrefix(s, "%") {
 			return x.reg[s]
 		}
-		if strings.HasPrefix(s, "0d") {
+		if strings.HasPrefix(s, "0d") || strings.HasPrefix(s, "0x") {
 			v, _ := strconv.ParseUint(s[2:], 16, 64)
 			return v
 		}
@@ -132,8 +189,38 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			l = l[sp+1:]
 		}
 		op, rest, _ := strings.Cut(l, " ")
+		if strings.HasPrefix(op, "shfl.sync.") {
+			if strings.HasPrefix(p.lines[x.pc-1], "@") {
+				t.Fatalf("a predicated shuffle %q", l)
+			}
+			x.pc--
+			x.shfl = true
+			return true
+		}
+		if op == "mov.b64" && strings.Contains(rest, "{") {
+			// {lo, hi} from a 64-bit value, or a 64-bit value from {lo, hi}.
+			if strings.HasPrefix(rest, "{") {
+				halves, src, _ := strings.Cut(strings.TrimPrefix(rest, "{"), "}, ")
+				lo, hi, _ := strings.Cut(halves, ", ")
+				v := val(src)
+				x.reg[lo], x.reg[hi] = v&math.MaxUint32, v>>32
+			} else {
+				dst, halves, _ := strings.Cut(rest, ", {")
+				lo, hi, _ := strings.Cut(strings.TrimSuffix(halves, "}"), ", ")
+				x.reg[dst] = val(lo)&math.MaxUint32 | val(hi)<<32
+			}
+			continue
+		}
 		a := strings.Split(rest, ", ")
 		set := func(v uint64) { x.reg[a[0]] = v }
+		pred := func(c bool) {
+			if c {
+				set(1)
+			} else {
+				set(0)
+			}
+		}
+		i64 := func(k int) int64 { return int64(val(a[k])) }
 		switch op {
 		case "ret":
 			x.done = true
@@ -148,7 +235,7 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 				t.Fatalf("parameter %s", a[1])
 			}
 			set(v)
-		case "cvta.to.global.u64", "cvta.global.u64", "mov.u32", "mov.u64", "mov.f64", "mov.b64", "cvt.u64.u32":
+		case "cvta.to.global.u64", "cvta.global.u64", "mov.u32", "mov.u64", "mov.s64", "mov.f64", "mov.b64", "cvt.u64.u32":
 			set(val(a[1]))
 		case "mul.wide.u32", "mul.lo.u64":
 			set(val(a[1]) * val(a[2]))
@@ -182,10 +269,52 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(w)
 		case "st.global.f64", "st.global.u64":
 			mem[addr(a[0])] = val(a[1])
-		case "ld.shared.u64":
+		case "ld.global.u64", "ld.global.f64":
+			w, ok := mem[addr(a[1])]
+			if !ok {
+				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten memory at %#x", tid, bx, by, l, addr(a[1]))
+			}
+			set(w)
+		case "ld.shared.u64", "ld.shared.f64":
 			set(shared[addr(a[1])])
-		case "st.shared.u64":
+		case "st.shared.u64", "st.shared.f64":
 			shared[addr(a[0])] = val(a[1])
+		case "cvt.rn.f32.f64": // f32 registers hold the float32's bits
+			set(uint64(math.Float32bits(float32(f(val(a[1]))))))
+		case "cvt.f64.f32":
+			set(b(float64(math.Float32frombits(uint32(val(a[1]))))))
+		case "cvt.u32.u64":
+			set(val(a[1]) & math.MaxUint32)
+		case "add.s64":
+			set(val(a[1]) + val(a[2]))
+		case "mul.lo.s64":
+			set(val(a[1]) * val(a[2]))
+		case "shr.s64":
+			set(uint64(i64(1) >> val(a[2])))
+		case "min.s64":
+			set(uint64(min(i64(1), i64(2))))
+		case "max.s64":
+			set(uint64(max(i64(1), i64(2))))
+		case "min.u64":
+			set(min(val(a[1]), val(a[2])))
+		case "max.u64":
+			set(max(val(a[1]), val(a[2])))
+		case "setp.lt.s64":
+			pred(i64(1) < i64(2))
+		case "setp.gt.s64":
+			pred(i64(1) > i64(2))
+		case "setp.ge.s64":
+			pred(i64(1) >= i64(2))
+		case "setp.eq.s64", "setp.eq.u64":
+			pred(val(a[1]) == val(a[2]))
+		case "setp.ne.u64":
+			pred(val(a[1]) != val(a[2]))
+		case "setp.gt.u64":
+			pred(val(a[1]) > val(a[2]))
+		case "and.pred":
+			pred(val(a[1]) != 0 && val(a[2]) != 0)
+		case "or.pred":
+			pred(val(a[1]) != 0 || val(a[2]) != 0)
 		case "add.rn.f64":
 			set(b(f(val(a[1])) + f(val(a[2]))))
 		case "sub.rn.f64":

@@ -451,18 +451,7 @@ func (d *Device) scan(c *plan.CallStep, buf driver.DevicePtr, shape []int) ([]fl
 	if err := d.CopyToHost(tots, tout); err != nil {
 		return nil, err
 	}
-	// Chain each line's segment totals in order: carry[s] = carry[s-1] op total[s-1].
-	carries := make([]float64, nseg*w)
-	totals := make([]float64, l.lines()*w)
-	for ln := range l.lines() {
-		acc := tots[ln*segs*w : (ln*segs+1)*w]
-		for s := int64(1); s < segs; s++ {
-			at := (ln*segs + s) * w
-			copy(carries[at:at+w], acc)
-			acc = hostScanOp(c.DType, op, acc, tots[at:at+w])
-		}
-		copy(totals[ln*w:(ln+1)*w], acc)
-	}
+	carries, totals := chainSegments(c.DType, op, tots, l.lines(), segs)
 	if last {
 		return totals, nil
 	}
@@ -474,6 +463,26 @@ func (d *Device) scan(c *plan.CallStep, buf driver.DevicePtr, shape []int) ([]fl
 	}
 	out := make([]float64, l.lines()*l.n*w)
 	return out, d.CopyToHost(out, buf)
+}
+
+// chainSegments chains each of lines lines' segs segment totals (tots, words of dt, segment
+// order within each line) in order: the carry into segment s is carry[s-1] op total[s-1]
+// (none into segment 0). It returns the carries (segment 0's words left zero) and each line's
+// total.
+func chainSegments(dt dtype.DType, op expr.Op, tots []float64, lines, segs int64) (carries, totals []float64) {
+	w := int64(Words(dt))
+	carries = make([]float64, lines*segs*w)
+	totals = make([]float64, lines*w)
+	for ln := range lines {
+		acc := tots[ln*segs*w : (ln*segs+1)*w]
+		for s := int64(1); s < segs; s++ {
+			at := (ln*segs + s) * w
+			copy(carries[at:at+w], acc)
+			acc = hostScanOp(dt, op, acc, tots[at:at+w])
+		}
+		copy(totals[ln*w:(ln+1)*w], acc)
+	}
+	return carries, totals
 }
 
 func b2u(b bool) uint64 {
