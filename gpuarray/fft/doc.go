@@ -13,7 +13,8 @@
 // and along the rows of the line seen as a matrix, on all cores, the short ones of
 // power-of-two length by this package's radix-4 Stockham transform (4-5x gonum's at 1024 and
 // 2048 points), other lengths by gonum's; a real line of even length n is the complex line of
-// its n/2 value pairs, then one pass that separates the two halves' spectra.
+// its n/2 value pairs, then one pass that separates the two halves' spectra (and the inverse
+// real transform the same way backwards).
 //
 // The GPU counterpart is package gpuarray/cuda/cufft. Both follow NumPy's conventions: the
 // forward transform is sum_j x[j] exp(-2 pi i jk/n), the inverse uses +i, and a scale factor

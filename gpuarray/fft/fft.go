@@ -141,6 +141,24 @@ func InverseReal(ctx context.Context, x []complex128, l Lines, n int, scale floa
 		return nil, fmt.Errorf("fft: an inverse real transform of length %d needs %d coefficients per line, not %d", n, n/2+1, l.N)
 	}
 	r := Lines{l.Outer, n, l.Inner}
+	if n%2 == 0 && splits(l, n/2) {
+		if l.Count() == 1 {
+			return inverseRealSplit(ctx, x, n, scale)
+		}
+		out := make([]float64, r.Count()*n)
+		for k := 0; k < l.Count(); k++ {
+			line, _ := lineOf(x, l, k)
+			y, err := inverseRealSplit(ctx, line, n, scale)
+			if err != nil {
+				return nil, err
+			}
+			s, st := r.start(k)
+			for j, v := range y {
+				out[s+j*st] = v
+			}
+		}
+		return out, nil
+	}
 	out := make([]float64, r.Count()*n)
 	err := parallel.ForEach(ctx, l.Count(), func() func(int) {
 		t := fourier.NewFFT(n)

@@ -207,6 +207,23 @@ func TestLongLinesAgainstNumPy(t *testing.T) {
 			want[i] *= 0.5
 		}
 		closeTo(t, fmt.Sprintf("rfft %v axis %d", c.shape, c.axis), got, want)
+
+		// irfft back to the even length, from a spectrum with imaginary parts at DC and
+		// Nyquist that both sides ignore.
+		n := l.N
+		h := fft.Lines{Outer: l.Outer, N: n/2 + 1, Inner: l.Inner}
+		spec := make([]complex128, h.Count()*h.N)
+		for i := range spec {
+			spec[i] = complex(r.NormFloat64(), r.NormFloat64())
+		}
+		hshape := append([]int(nil), c.shape...)
+		hshape[c.axis] = h.N
+		wantR := reals(numpyFFT(t, "irfft", "<c16", bytesOf(spec), hshape, c.axis, n))
+		gotR, err := fft.InverseReal(context.Background(), spec, h, n, 1/float64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeTo(t, fmt.Sprintf("irfft %v axis %d", c.shape, c.axis), gotR, wantR)
 	}
 }
 

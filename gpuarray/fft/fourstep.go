@@ -15,8 +15,8 @@ import (
 // transform of length m = m1*m2 is split here into short transforms that run on all cores
 // (Bailey's four-step): m2 transforms of length m1 down the columns of the m1 x m2 matrix
 // of the input, a twiddle per element, m1 transforms of length m2 along the rows, the result
-// read transposed. The short transforms are gonum's, in cache; columns and rows move four at a
-// time, so each cache line read or written is used whole.
+// read transposed. The short transforms run in cache (newShort); columns and rows move four at
+// a time, so each cache line read or written is used whole.
 
 // minSplit is the shortest line split in four steps: below it gonum's single transform is
 // fast enough, and a line's two passes over memory cost more than they save.
@@ -46,9 +46,9 @@ func splits(l Lines, n int) bool {
 	return ok
 }
 
-// twiddles holds exp(-2πi j/n) for j in [0, n) as the product of two short tables (j = a*b1 +
-// b): two table reads and a complex product per value, within a few ulps of the direct sine
-// and cosine.
+// twiddles holds exp(-2πi j/n) for j in [0, n] as the product of two short tables (j =
+// a<<shift + b): two table reads and a complex product per value, within a few ulps of the
+// direct sine and cosine.
 type twiddles struct {
 	n, shift int
 	mask     int
@@ -78,8 +78,7 @@ func twiddlesOf(n int) *twiddles {
 	return v.(*twiddles)
 }
 
-// unitRoot is exp(-2πi j/n), with j reduced to the first octant's symmetries' range first
-// so the angle is small and exact values (1, -i, -1, i) come out exactly.
+// unitRoot is exp(-2πi j/n); the quarter turns (1, -i, -1, i) come out exact.
 func unitRoot(j, n int) complex128 {
 	j %= n
 	if 4*j%n == 0 {
@@ -264,6 +263,49 @@ func realSplit(ctx context.Context, x []float64, scale float64) ([]complex128, e
 				xm := post(zm, zk, tw.at(m-k))
 				out[k] = complex(real(xk)*scale, imag(xk)*scale)
 				out[m-k] = complex(real(xm)*scale, imag(xm)*scale)
+			}
+		}
+	})
+	return out, err
+}
+
+// inverseRealSplit returns the real line of even length n whose half spectrum is x (n/2+1
+// coefficients; the imaginary parts of the first and last ignored, as NumPy's irfft),
+// unnormalized and multiplied by scale: realSplit backwards. Y[k] = (X[k] + conj X[m-k]) +
+// i conj(w^k) (X[k] - conj X[m-k]) is twice the transform of the pairs x[2j] + i x[2j+1]
+// (m = n/2), whose inverse in four steps gives them.
+func inverseRealSplit(ctx context.Context, x []complex128, n int, scale float64) ([]float64, error) {
+	m := n / 2
+	tw := twiddlesOf(n)
+	y := make([]complex128, m)
+	err := parallel.ForEach(ctx, chunksOf(m), func() func(int) {
+		return func(c int) {
+			lo, hi := chunkRange(c, m)
+			for k := lo; k < hi; k++ {
+				xk, xm := x[k], x[m-k]
+				if k == 0 {
+					xk, xm = complex(real(xk), 0), complex(real(xm), 0)
+				}
+				xc := complex(real(xm), -imag(xm))
+				e, d := xk+xc, xk-xc
+				w := tw.at(k)
+				wd := complex(real(w), -imag(w)) * d
+				y[k] = complex(real(e)-imag(wd), imag(e)+real(wd)) // e + i*wd
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := fourStep(ctx, m, complexColumns(y), y, true); err != nil {
+		return nil, err
+	}
+	out := make([]float64, n)
+	err = parallel.ForEach(ctx, chunksOf(m), func() func(int) {
+		return func(c int) {
+			lo, hi := chunkRange(c, m)
+			for j := lo; j < hi; j++ {
+				out[2*j], out[2*j+1] = real(y[j])*scale, imag(y[j])*scale
 			}
 		}
 	})
