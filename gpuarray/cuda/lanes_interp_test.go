@@ -198,6 +198,23 @@ func TestScanKernelsInterpreted(t *testing.T) {
 				}
 			}
 		}
+		// Totals only (a product along the axis): the buffer stays as it was.
+		mem = map[uint64]uint64{}
+		load(mem)
+		run(false, map[string]uint64{"buf": buf, "outer": outer, "n": n, "inner": inner, "tot": tout, "last": 1}, mem, outer*inner)
+		for i := range words {
+			if mem[buf+uint64(8*i)] != math.Float64bits(words[i]) {
+				t.Fatalf("%v %v: totals only changed word %d of the buffer", c.dt, c.op, i)
+			}
+		}
+		for ln := range int64(outer * inner) {
+			o, i := ln/inner, ln%inner
+			for j := range w {
+				if got, at := mem[tout+uint64(8*(ln*w+j))], ((o*n+n-1)*inner+i)*w+j; got != math.Float64bits(want[at]) {
+					t.Fatalf("%v %v, totals only: line %d's word %d is %v, want %v", c.dt, c.op, ln, j, math.Float64frombits(got), want[at])
+				}
+			}
+		}
 		// Segments: totals, chained on the host, then the scan from the carries.
 		const segs = 9
 		mem = map[uint64]uint64{}
