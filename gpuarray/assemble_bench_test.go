@@ -47,3 +47,29 @@ func BenchmarkReshapeSumGPU(b *testing.B) { benchReshapeSum(b, false) }
 
 // BenchmarkReshapeSumGPUToHost times its Compute and ToSlice.
 func BenchmarkReshapeSumGPUToHost(b *testing.B) { benchReshapeSum(b, true) }
+
+// BenchmarkMatMulLazyFusedGPU is BenchmarkMatMulLazyGPU with elementwise work after the
+// product (2 x y - 3): the product is a stage a later kernel reads, GPUNOTES_BENCH_N (default
+// 10000), chunks of N/4, the result kept on the device.
+func BenchmarkMatMulLazyFusedGPU(b *testing.B) {
+	needGPUBench(b)
+	n := 10000
+	if v := os.Getenv("GPUNOTES_BENCH_N"); v != "" {
+		if r, err := strconv.Atoi(v); err == nil {
+			n = r
+		}
+	}
+	for i := 0; i < b.N; i++ {
+		rs := gpuarray.NewRandomState(42)
+		x := rs.StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
+		y := rs.StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
+		c, err := gpuarray.MatMul(x, y).Mul(2).Sub(3).Compute(gpuarray.OnGPU())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			b.Logf("%d x %d lazy product, then 2 x y - 3: %s", n, n, c.Path())
+		}
+		c.Release()
+	}
+}

@@ -278,7 +278,9 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 		if st.Gathered || cuda.HostGathers(st) {
 			r.g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 		}
-		if keepsOnDevice(st) {
+		// A reduction's partials are its values only for the reductions partialsStay names (a
+		// mean here, let in by sumOnDevice, still needs its division: keepSum below).
+		if keepsOnDevice(st) && (n.Kind != expr.KReduce || partialsStay(n)) {
 			gc, err := r.g.keep(cfg.ctx, n, st.Tasks, progress)
 			if err != nil {
 				return fail(err)

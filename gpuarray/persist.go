@@ -450,7 +450,7 @@ func (g *gpuChunks) Values() (dtype.Slice, error) {
 			return dtype.Slice{}, err
 		}
 		cuda.Trace("copy %s from %s to the host: %.3f s", expr.ShapeString(g.grid.shape), g.Where(), time.Since(t0).Seconds())
-		g.host = dtype.OfFloat64(host)
+		g.host = dtype.KeepAlive(dtype.OfFloat64(host), g) // host is unmapped when g is collected
 		return g.host, nil
 	}
 	host := dtype.Make(g.dt, int(expr.Size(g.grid.shape)))

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -150,6 +151,8 @@ func complexWithinBound(t *testing.T, what string, x, y *Array, axes []int, mean
 		return
 	}
 	a, b := dtype.Convert(a0, Complex128).Complex128s(), dtype.Convert(b0, Complex128).Complex128s()
+	runtime.KeepAlive(cc) // their host copies are unmapped when they are collected
+	runtime.KeepAlive(gc)
 	absRe, err := Real(x).Abs().Sum(axes...).ToSlice()
 	if err != nil {
 		t.Fatal(err)
@@ -295,6 +298,8 @@ func scanWithinBound(t *testing.T, what string, x, y *Array, axis int, name stri
 		return
 	}
 	a, b := dtype.Convert(a0, Complex128).Complex128s(), dtype.Convert(b0, Complex128).Complex128s()
+	runtime.KeepAlive(cc) // their host copies are unmapped when they are collected
+	runtime.KeepAlive(gc)
 	// sum|x| along the axis so far, per part, for sums.
 	var absRe, absIm []float64
 	if name == "cumsum" {

@@ -85,7 +85,7 @@ func (b *deviceBuffer) Values() (dtype.Slice, error) {
 	if err != nil {
 		return dtype.Slice{}, err
 	}
-	return dtype.OfFloat64(v), nil
+	return dtype.KeepAlive(dtype.OfFloat64(v), b), nil // v is unmapped when b is collected
 }
 
 // floats is Values as the float64s that linear algebra leaves on the device.

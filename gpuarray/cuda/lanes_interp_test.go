@@ -198,6 +198,23 @@ func TestScanKernelsInterpreted(t *testing.T) {
 				}
 			}
 		}
+		// Totals only (a product along the axis): the buffer stays as it was.
+		mem = map[uint64]uint64{}
+		load(mem)
+		run(false, map[string]uint64{"buf": buf, "outer": outer, "n": n, "inner": inner, "tot": tout, "last": 1}, mem, outer*inner)
+		for i := range words {
+			if mem[buf+uint64(8*i)] != math.Float64bits(words[i]) {
+				t.Fatalf("%v %v: totals only changed word %d of the buffer", c.dt, c.op, i)
+			}
+		}
+		for ln := range int64(outer * inner) {
+			o, i := ln/inner, ln%inner
+			for j := range w {
+				if got, at := mem[tout+uint64(8*(ln*w+j))], ((o*n+n-1)*inner+i)*w+j; got != math.Float64bits(want[at]) {
+					t.Fatalf("%v %v, totals only: line %d's word %d is %v, want %v", c.dt, c.op, ln, j, math.Float64frombits(got), want[at])
+				}
+			}
+		}
 		// Segments: totals, chained on the host, then the scan from the carries.
 		const segs = 9
 		mem = map[uint64]uint64{}
@@ -241,6 +258,126 @@ func TestScanKernelsInterpreted(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// axesRun interprets the partial-reduction kernel of s (Kept > 0) over one task whose leaves
+// read buffers held in mem, as launchAxes launches it, and returns the task's partials
+// combined as the host combines them (collectAxes).
+func axesRun(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) Partial {
+	t.Helper()
+	lib, err := kernelsLib()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptx, _, err := GeneratePTX(s, lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parsePTX(t, ptx)
+	R, L := s.Rank, s.Leaves()
+	k, n := axesShape(s, &task)
+	sl := AxesSlices(k, n)
+	gridX := (k + 31) / 32 * sl
+	if s.Rows {
+		sl = AxesWarpSlices(k, n)
+		gridX = (k*sl*32 + BlockSize - 1) / BlockSize
+	}
+	const desc, out = 1 << 44, 1 << 46
+	w := make([]uint64, axesDescWords(R, L))
+	for j, d := range task.Dims {
+		w[j] = uint64(d)
+	}
+	w[R], w[R+1], w[R+2], w[R+3] = uint64(k), uint64(n), uint64(sl), 0
+	for l := range L {
+		b := w[R+4+l*(R+2):]
+		b[0], b[1] = uint64(task.Held[l].Ptr), uint64(task.Maps[l].Off)
+		for j, st := range task.Maps[l].Strides {
+			b[2+j] = uint64(st)
+		}
+	}
+	for j, v := range w {
+		mem[desc+uint64(8*j)] = v
+	}
+	for bx := range gridX {
+		ptxRun(t, p, int(bx), 0, map[string]uint64{"desc": desc, "out": out}, mem, nil)
+	}
+	words := make([]uint64, k*sl*int64(s.partialWords()))
+	for i := range words {
+		v, ok := mem[out+uint64(8*i)]
+		if !ok {
+			t.Fatalf("partial word %d of %d unwritten", i, len(words))
+		}
+		words[i] = v
+	}
+	return collectAxes(s, words, 0, k, sl)
+}
+
+// TestLaneAxesKernelsInterpreted interprets the partial-reduction kernels of integer and
+// complex values on the host, in both walks (a thread per kept element and slice, eight warps
+// merged through shared memory; a warp per run, merged by shuffles), over several slices: each
+// kept element's integer result and first index are exact, its complex sum within 1e-13 of
+// the sequential one.
+func TestLaneAxesKernelsInterpreted(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 21))
+	const base = 1 << 32
+	for _, c := range []struct {
+		dt   expr.DType
+		red  Reduce
+		rows bool
+		k, n int64
+	}{
+		{expr.Int64, RSum, false, 3, 5000}, {expr.Int16, RArgMax, false, 3, 5000}, {expr.Uint64, RMin, false, 33, 2100},
+		{expr.Int32, RSum, true, 3, 20000}, {expr.Uint8, RArgMin, true, 2, 17000}, {expr.Int64, RMax, true, 3, 17000},
+		{expr.Complex128, RSum, false, 3, 5000}, {expr.Complex64, RSum, true, 2, 17000},
+	} {
+		s := &Spec{Rank: 2, Kept: 1, Rows: c.rows, Reduce: c.red, Nodes: []Node{{Kind: NInput, DType: c.dt}}}
+		m := c.k * c.n
+		var words []float64
+		if c.dt.IsComplex() {
+			cs := make([]complex128, m)
+			for i := range cs {
+				cs[i] = complex(r.NormFloat64()*100, r.NormFloat64())
+			}
+			words = EncodeWords(dtype.Convert(dtype.OfComplex128(cs), c.dt))
+		} else {
+			vals := make([]int64, m)
+			for i := range vals {
+				vals[i] = []int64{int64(r.Uint64()), math.MaxInt64, math.MinInt64}[r.IntN(3)]
+				if c.red == RArgMin || c.red == RArgMax {
+					vals[i] = int64(r.IntN(5)) - 2
+				}
+			}
+			words = EncodeWords(dtype.Convert(dtype.OfInt64(vals), c.dt))
+		}
+		mem := map[uint64]uint64{}
+		for i, v := range words {
+			mem[base+uint64(8*i)] = math.Float64bits(v)
+		}
+		// Kept axis first, reduced second; the buffer is row-major (kept, reduced).
+		task := heldTask([]int64{c.k, c.n}, []Map{{Strides: []int64{c.n, 1}}}, []uint64{base}, []int64{m})
+		p := axesRun(t, s, task, mem)
+		for q := range c.k {
+			if c.dt.IsComplex() {
+				var want complex128
+				for e := range c.n {
+					at := 2 * (q*c.n + e)
+					want += complex(words[at], words[at+1])
+				}
+				if math.Abs(p.Values[q]-real(want)) > 1e-13*math.Abs(real(want))+1e-9 || math.Abs(p.Imag[q]-imag(want)) > 1e-13*math.Abs(imag(want))+1e-9 {
+					t.Errorf("%v sum (rows %v) of kept %d: %v%+vi, want %v", c.dt, c.rows, q, p.Values[q], p.Imag[q], want)
+				}
+				continue
+			}
+			v, idx := intIdentity(s), int64(-1)
+			for e := range c.n {
+				x := int64(math.Float64bits(words[q*c.n+e]))
+				v, idx = mergeInt(c.red, s.unsignedAcc(), v, idx, x, func() int64 { return e })
+			}
+			if p.Ints[q] != v || (p.Index != nil && p.Index[q] != idx) {
+				t.Errorf("%v of %v (rows %v) of kept %d: %d at %v, want %d at %d", c.red, c.dt, c.rows, q, p.Ints[q], p.Index, v, idx)
 			}
 		}
 	}

@@ -33,6 +33,8 @@ import (
 //     2*(n-1)*eps relative.
 
 const (
+	// scanUnroll is how many elements a thread of the thread-per-line walk loads at once.
+	scanUnroll   = 4
 	scanMinLines = 1 << 14
 	scanMinLong  = 1 << 16
 	// scanWarps is the number of warps the segmented walk aims at, and scanMinSeg the fewest
@@ -135,10 +137,38 @@ func scanPTX(version, target string, dt dtype.DType, op expr.Op, seg bool) (stri
 		acc := scanLoad(g, dt, ad, "")
 		k := g.rd()
 		g.ins("mov.u64 %s, 1", k)
-		loop, end, skip := g.label("loop"), g.label("end"), g.label("skip")
+		loop, end, skip, single := g.label("loop"), g.label("end"), g.label("skip"), g.label("single")
 		pl := g.p()
 		g.ins("setp.ne.u64 %s, %s, 0", pl, p["last"])
 		g.put(loop)
+		// scanUnroll elements at once where the line has them: their loads first, then the
+		// ops in order (the same bits), so that a thread has several loads in flight.
+		k4 := g.rd()
+		g.ins("add.u64 %s, %s, %d", k4, k, scanUnroll-1)
+		g.ins("setp.ge.u64 %s, %s, %s", pe, k4, p["n"])
+		g.ins("@%s bra %s", pe, single)
+		ads, vs := make([]string, scanUnroll), make([]val, scanUnroll)
+		for u := range ads {
+			ads[u] = g.rd()
+			prev := ad
+			if u > 0 {
+				prev = ads[u-1]
+			}
+			g.ins("add.u64 %s, %s, %s", ads[u], prev, step)
+			vs[u] = scanLoad(g, dt, ads[u], "")
+		}
+		for u := range ads {
+			v, err := apply(acc, vs[u])
+			if err != nil {
+				return "", "", err
+			}
+			scanMove(g, acc, v, "")
+			scanStore(g, acc, ads[u], "!"+pl)
+		}
+		g.ins("mov.u64 %s, %s", ad, ads[scanUnroll-1])
+		g.ins("add.u64 %s, %s, %d", k, k, scanUnroll)
+		g.ins("bra %s", loop)
+		g.put(single)
 		g.ins("setp.ge.u64 %s, %s, %s", pe, k, p["n"])
 		g.ins("@%s bra %s", pe, end)
 		g.ins("add.u64 %s, %s, %s", ad, ad, step)

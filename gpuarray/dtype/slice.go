@@ -13,8 +13,17 @@ import (
 // zero Slice is an empty float64 slice. Slices share memory like Go slices: Slice and the typed
 // views alias the same values.
 type Slice struct {
-	dt DType
-	b  []byte
+	dt   DType
+	b    []byte
+	keep any // kept reachable while b is read: it owns memory the garbage collector does not (see KeepAlive)
+}
+
+// KeepAlive returns s holding owner reachable for as long as s, or a Slice of s, is: for
+// values in memory that a cleanup of owner frees (a mapping the garbage collector does not
+// see). The values returned by Float64s and the like do not hold it.
+func KeepAlive(s Slice, owner any) Slice {
+	s.keep = owner
+	return s
 }
 
 type elem interface {
@@ -211,7 +220,7 @@ func (s Slice) Bytes() []byte { return s.b }
 // Slice returns the values [lo, hi), sharing memory.
 func (s Slice) Slice(lo, hi int) Slice {
 	sz := s.dt.Size()
-	return Slice{dt: s.dt, b: s.b[lo*sz : hi*sz]}
+	return Slice{dt: s.dt, b: s.b[lo*sz : hi*sz], keep: s.keep}
 }
 
 // Clone returns a copy of s in new memory.
