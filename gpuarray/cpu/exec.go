@@ -390,6 +390,9 @@ func Execute(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	if k.Call != nil {
 		return executeCall(ctx, t)
 	}
+	if swapsInner(t) {
+		return executeSwapped(ctx, t)
+	}
 	return execute(ctx, t, nil)
 }
 
