@@ -139,33 +139,12 @@ func (k *Kernels) luBatch(mm *mem, c *plan.CallStep, x devPtr, batch, m, n int, 
 	if err := mm.readInt32s(pivs, piv); err != nil {
 		return err
 	}
+	diag := make([]float64, m)
 	for i := 0; i < batch; i++ {
-		diag := make([]float64, m)
 		for r := range diag {
 			diag[r] = lu[i*m*n+r*n+r]
 		}
-		sign, logdet, prod := 1.0, 0.0, 1.0
-		for r, u := range diag {
-			if int(pivs[i*m+r]) != r+1 {
-				sign, prod = -sign, -prod
-			}
-			prod *= u
-			if u < 0 {
-				sign = -sign
-			}
-			logdet += math.Log(math.Abs(u))
-		}
-		if slices.Contains(diag, 0) {
-			sign, logdet = 0, math.Inf(-1)
-		}
-		switch c.Fn {
-		case expr.FnDet:
-			y[i] = prod
-		case expr.FnSlogdetSign:
-			y[i] = sign
-		default:
-			y[i] = logdet
-		}
+		y[i] = luDet(c.Fn, diag, pivs[i*m:(i+1)*m])
 	}
 	return nil
 }

@@ -313,9 +313,16 @@ func (k *Kernels) det(mm *mem, fn expr.CallFn, a devPtr, n int, dst []float64) e
 	if err := mm.readInt32s(piv, ipiv); err != nil {
 		return err
 	}
+	dst[0] = luDet(fn, diag, piv)
+	return nil
+}
+
+// luDet is fn (Det, or Slogdet's sign or log) of a matrix from its LU factors: U's diagonal and
+// getrf's 1-based pivots. The determinant is the diagonal's product, negated for every row swap.
+func luDet(fn expr.CallFn, diag []float64, piv []int32) float64 {
 	sign, logdet, prod := 1.0, 0.0, 1.0
 	for i, u := range diag {
-		if int(piv[i]) != i+1 { // 1-based pivots
+		if int(piv[i]) != i+1 {
 			sign, prod = -sign, -prod
 		}
 		prod *= u
@@ -329,13 +336,11 @@ func (k *Kernels) det(mm *mem, fn expr.CallFn, a devPtr, n int, dst []float64) e
 	}
 	switch fn {
 	case expr.FnDet:
-		dst[0] = prod
+		return prod
 	case expr.FnSlogdetSign:
-		dst[0] = sign
-	default:
-		dst[0] = logdet
+		return sign
 	}
-	return nil
+	return logdet
 }
 
 // solve: a is row-major [A | B] with A n x n and B n x nrhs. The column-major view of the
