@@ -87,6 +87,42 @@ func TestHistogramMatchesNumPy(t *testing.T) {
 	runChecks(t, histogramChecks(1, 25), Threads(2))
 }
 
+// TestHistogramValuesOnEdges: values on every bin edge, one ulp around them and in between, for
+// ranges and bin counts that make the edges inexact (the guess of a bin and NumPy's two
+// corrections against the edges as Linspace computes them), float64 and float32, against
+// NumPy.
+func TestHistogramValuesOnEdges(t *testing.T) {
+	rs := rand.New(rand.NewPCG(5, 7))
+	var cs []check
+	for r := 0; r < 30; r++ {
+		n := 5000
+		v := make([]float64, n)
+		lo := rs.NormFloat64() * 3
+		hi := lo + rs.Float64()*5 + 1e-3
+		bins := 1 + rs.IntN(300)
+		for i := range v {
+			e := lo + float64(rs.IntN(bins+1))*((hi-lo)/float64(bins))
+			switch rs.IntN(4) {
+			case 0:
+				v[i] = e
+			case 1:
+				v[i] = math.Nextafter(e, math.Inf(2*rs.IntN(2)-1))
+			default:
+				v[i] = lo + (hi-lo)*(rs.Float64()*1.2-0.1)
+			}
+		}
+		x := FromSlice(v, Chunks(1+rs.IntN(n)))
+		h, _ := Histogram(x, bins, lo, hi, nil)
+		h32, _ := Histogram(x.AsType(Float32), bins, lo, hi, nil)
+		xi := input{"x", []int{n}, v}
+		rng := fmt.Sprintf("range=(%v, %v)", lo, hi)
+		cs = append(cs,
+			check{what: "Histogram on edges", got: h, code: fmt.Sprintf("np.histogram(x, %d, %s)[0]", bins, rng), inputs: []input{xi}},
+			check{what: "Histogram float32 on edges", got: h32, code: fmt.Sprintf("np.histogram(x.astype(np.float32), %d, %s)[0]", bins, rng), inputs: []input{xi}})
+	}
+	runChecks(t, cs, Threads(2))
+}
+
 // TestHistogramAnyChunking: the counts of one array are the same for any chunking, and
 // every value inside the range is counted once.
 func TestHistogramAnyChunking(t *testing.T) {

@@ -117,9 +117,9 @@ func quantiles(x *Array, qs []float64, axes []int, name string, several bool) *A
 	keepPos = append(keepPos, n-1)
 	s := sortCall(y, along, false, name, []SortOption{keepSorted(keepPos)})
 	if !s.DType().IsFloat() {
-		// Integers (and bools) sort as themselves and only the kept values become float64:
-		// the conversion keeps the order, so this is NumPy's convert-then-sort, and the sort
-		// reads the data as it is (on a GPU, without a cast the fused kernels cannot make).
+		// Integers (and bools) sort as themselves and only the kept values become float64
+		// (on a GPU in the fused kernel that reads them): the conversion keeps the order, so
+		// this is NumPy's convert-then-sort, and the sort reads the data as it is.
 		s = s.AsType(Float64)
 	}
 	at := func(i int) *Array {

@@ -541,6 +541,10 @@ func (s *gpuSched) unhold(t *plan.Task) error {
 // gather against it).
 var deviceGather = true
 
+// gpuPlanned is a scheduler whose stages are planned as a GPU scheduler's are (takes left for
+// the device to gather): the tests' checks of what the GPU lowering decides, which need no GPU.
+type gpuPlanned interface{ plansForGPU() }
+
 // planOptions returns the plan options for computing with sched: the memory limit; for a GPU
 // scheduler the hook that reads arrays held on its GPUs in place; for a cluster (a
 // plan.Keeper) the hook that reads chunks persisted there where they are; for the CPU
@@ -550,6 +554,8 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 	switch s := sched.(type) {
 	case *gpuSched:
 		opt.Held = s.held()
+		opt.LateGather = deviceGather
+	case gpuPlanned:
 		opt.LateGather = deviceGather
 	case plan.Keeper:
 		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {

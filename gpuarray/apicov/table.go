@@ -23,7 +23,12 @@ const (
 	Eager  = "cuBLAS/cuSOLVER (eager)" // computed when called, on the device
 	Create = "host data, then fused"   // values made on the host, read by fused kernels
 	Gather = "gathered on the GPU"     // the operand's values gathered by a device kernel, then fused
-	None   = ""                        // not in gpunotes yet
+	// The mask's selected positions are listed on the host (its length must be known, as
+	// dask's compute_chunk_sizes); the rest runs on the device.
+	MaskGather   = "fused mask; positions listed on the host, gathered on the GPU"
+	SortMask     = "GPU radix sort; mask positions listed on the host, gathered on the GPU"
+	SortScanMask = "GPU radix sort and scan; mask positions listed on the host, gathered on the GPU"
+	None         = "" // not in gpunotes yet
 )
 
 // Row is one function of the standard.
@@ -158,14 +163,14 @@ var Rows = []Row{
 
 	lazy("searching", "argmax", "(*Array).ArgMax", Kernel),
 	lazy("searching", "argmin", "(*Array).ArgMin", Kernel),
-	lazy("searching", "nonzero", "Nonzero", Host),
+	lazy("searching", "nonzero", "Nonzero", MaskGather),
 	lazy("searching", "searchsorted", "Searchsorted", Kernel), // a fused count of the elements below each value
 	lazy("searching", "where", "Where", Fused),
 
-	lazy("set", "unique_all", "UniqueAll", Host),
-	lazy("set", "unique_counts", "UniqueCounts", Host),
-	lazy("set", "unique_inverse", "UniqueInverse", Host),
-	lazy("set", "unique_values", "UniqueValues", Host),
+	lazy("set", "unique_all", "UniqueAll", SortScanMask),
+	lazy("set", "unique_counts", "UniqueCounts", SortMask),
+	lazy("set", "unique_inverse", "UniqueInverse", SortScanMask),
+	lazy("set", "unique_values", "UniqueValues", SortMask),
 
 	lazy("sorting", "argsort", "Argsort", Radix),
 	lazy("sorting", "sort", "Sort", Radix),

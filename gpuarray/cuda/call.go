@@ -91,26 +91,44 @@ func callLibFor(fn expr.CallFn) *callLib {
 // CPU, saying so): the fused kernel cannot express it, or its library call's library is
 // missing.
 func Runs(k *plan.Kernel) error {
+	lib, err := lowers(k)
+	if err != nil || lib == nil {
+		return err
+	}
+	return lib.ready()
+}
+
+// Lowers is Runs without asking whether a call's library loads (which needs a driver): nil
+// when k becomes GPU work (a fused kernel, a generated scan or count, a registered library's
+// call), or why it runs on the host. Tests use it to check what the lowering decides.
+func Lowers(k *plan.Kernel) error {
+	_, err := lowers(k)
+	return err
+}
+
+// lowers returns nil when k lowers to GPU work, with the library that runs its call (nil for
+// none or for a generated kernel), or why it does not.
+func lowers(k *plan.Kernel) (*callLib, error) {
 	if k.Call == nil {
 		_, _, err := Lower(k)
-		return err
+		return nil, err
 	}
 	if !k.PlainInput() {
 		if _, _, err := Lower(k.Elementwise()); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if k.Call.Fn == expr.FnBincount {
-		return bincountRuns(k)
+		return nil, bincountRuns(k)
 	}
 	if k.Call.Fn.Scans() {
-		return scanRuns(k.Call.DType)
+		return nil, scanRuns(k.Call.DType)
 	}
 	lib := callLibFor(k.Call.Fn)
 	if lib == nil {
-		return fmt.Errorf("cuda: %v has no GPU implementation yet", k.Call.Fn)
+		return nil, fmt.Errorf("cuda: %v has no GPU implementation yet", k.Call.Fn)
 	}
-	return lib.ready()
+	return lib, nil
 }
 
 // runCalls runs tasks of a kernel with a library call: the fused values of every task on the

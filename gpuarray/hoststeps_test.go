@@ -1,0 +1,209 @@
+package gpuarray
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/apicov"
+	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// gpuDecisions is a scheduler that records what the GPU backend decides for every kernel it is
+// given, planned as the GPU scheduler plans (takes left for the device to gather): a fused
+// kernel, a generated scan, a registered library's call (cuda.Lowers, which asks no driver),
+// a take gathered on the device or on the host (cuda.HostGathers), or a host fallback and why.
+// It then runs the tasks on the CPU, so later stages see real values. It needs no GPU.
+type gpuDecisions struct {
+	host    []string // one line per kernel that would run on the host or gather there
+	sorts   bool     // a call of the device radix sort
+	scans   bool     // a generated scan kernel
+	gathers bool     // a block gathered on the device
+	reduces bool     // a generated reduction kernel
+	calls   []string // the library calls, for messages
+}
+
+func (c *gpuDecisions) plansForGPU() {}
+
+func (c *gpuDecisions) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
+	var kernels []*plan.Kernel
+	groups := map[*plan.Kernel][]*plan.Task{}
+	for _, t := range tasks {
+		if _, ok := groups[t.Kernel]; !ok {
+			kernels = append(kernels, t.Kernel)
+		}
+		groups[t.Kernel] = append(groups[t.Kernel], t)
+	}
+	for _, k := range kernels {
+		if err := cuda.Lowers(k); err != nil {
+			c.host = append(c.host, fmt.Sprintf("host fallback: %s (%v)", describeKernel(k), err))
+			continue
+		}
+		if cuda.HostGathers(&plan.Stage{Tasks: groups[k]}) {
+			c.host = append(c.host, "host gather: "+describeKernel(k))
+			continue
+		}
+		c.gathers = c.gathers || gathersOnDevice(groups[k])
+		c.reduces = c.reduces || k.Reduce != nil
+		if k.Call != nil {
+			lib := cuda.CallLibrary(k.Call.Fn)
+			c.sorts = c.sorts || k.Call.Fn.Sorts() && lib == "the device radix sort"
+			c.scans = c.scans || k.Call.Fn.Scans()
+			if what := fmt.Sprintf("%v on %s", k.Call.Fn, lib); !slices.Contains(c.calls, what) {
+				c.calls = append(c.calls, what)
+			}
+		}
+	}
+	outs := make([]*plan.Output, len(tasks))
+	for i, t := range tasks {
+		o, err := cpu.Execute(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = o
+		done(1)
+	}
+	return outs, nil
+}
+
+// gathersOnDevice reports whether a task reads a block that a device kernel gathers.
+func gathersOnDevice(tasks []*plan.Task) bool {
+	for _, t := range tasks {
+		for _, b := range t.Inputs {
+			if b.Gather != nil && b.Data.IsNil() && b.Gather.Search == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// column is the README's GPU column for what c saw; masked says the arrays' graphs hold a
+// mask, whose selected positions are listed on the host (its length must be known).
+func (c *gpuDecisions) column(masked bool) string {
+	switch {
+	case len(c.host) > 0:
+		return apicov.Host
+	case masked && c.sorts && c.scans && c.gathers:
+		return apicov.SortScanMask
+	case masked && c.sorts && c.gathers:
+		return apicov.SortMask
+	case masked && c.gathers && !c.sorts && !c.scans:
+		return apicov.MaskGather
+	case masked:
+		return fmt.Sprintf("(a mask with sorts %v, scans %v, gathers %v)", c.sorts, c.scans, c.gathers)
+	case c.sorts && !c.scans && !c.gathers:
+		return apicov.Radix
+	case c.scans && !c.sorts && !c.gathers:
+		return apicov.Scan
+	case c.gathers && !c.sorts && !c.scans:
+		return apicov.Gather
+	case c.sorts || c.scans:
+		return fmt.Sprintf("(sorts %v, scans %v, gathers %v)", c.sorts, c.scans, c.gathers)
+	case c.reduces:
+		return apicov.Kernel
+	}
+	return apicov.Fused
+}
+
+// decide computes arrays with a gpuDecisions scheduler and returns it, with whether their
+// graphs hold a mask.
+func decide(t *testing.T, what string, arrays ...*Array) (*gpuDecisions, bool) {
+	t.Helper()
+	c := &gpuDecisions{}
+	masked := false
+	for _, a := range arrays {
+		masked = masked || hasMask(a.n)
+		if _, err := a.Compute(On(c)); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	return c, masked
+}
+
+// TestSetAndSortRowsMatchTheLowering: the GPU column of the README's coverage rows of the set
+// functions, nonzero, the sorts and the cumulative sum says what the GPU lowering decides for
+// them, on float64, int32, int64 and bool arrays with uneven chunks, so the table cannot drift
+// from the code again: a stage that falls back to the host makes the row "host".
+func TestSetAndSortRowsMatchTheLowering(t *testing.T) {
+	rows := map[string]func(x *Array) []*Array{
+		"unique_values": func(x *Array) []*Array { return []*Array{UniqueValues(x)} },
+		"unique_counts": func(x *Array) []*Array { v, c := UniqueCounts(x); return []*Array{v, c} },
+		"unique_inverse": func(x *Array) []*Array {
+			v, i := UniqueInverse(x)
+			return []*Array{v, i}
+		},
+		"unique_all": func(x *Array) []*Array {
+			v, i, inv, c := UniqueAll(x)
+			return []*Array{v, i, inv, c}
+		},
+		"nonzero":        func(x *Array) []*Array { return Nonzero(x) },
+		"sort":           func(x *Array) []*Array { return []*Array{Sort(x, 1)} },
+		"argsort":        func(x *Array) []*Array { return []*Array{Argsort(x, 0)} },
+		"cumulative_sum": func(x *Array) []*Array { return []*Array{CumulativeSum(x, 1, false)} },
+	}
+	rs := NewRandomState(4)
+	inputs := []*Array{
+		rs.StandardNormal(Shape(40, 75), Chunks(13, 30)).Round(),
+		rs.Integers(-20, 20, Shape(40, 75), Chunks(17, 40), WithDType(Int32)),
+		rs.Integers(0, 3, Shape(40, 75), Chunks(40, 20), WithDType(Int64)),
+		rs.Integers(0, 2, Shape(40, 75), Chunks(9, 75), WithDType(Int64)).Ne(0),
+	}
+	seen := 0
+	for _, r := range apicov.Rows {
+		f, ok := rows[r.API]
+		if !ok {
+			continue
+		}
+		seen++
+		for _, x := range inputs {
+			c, masked := decide(t, fmt.Sprintf("%s of %v", r.API, x.DType()), f(x)...)
+			if got := c.column(masked); got != r.GPU {
+				t.Errorf("%s of %v: the lowering decides %q (host steps %q, calls %q), the coverage table says %q",
+					r.API, x.DType(), got, c.host, c.calls, r.GPU)
+			}
+		}
+	}
+	if seen != len(rows) {
+		t.Fatalf("%d of the %d rows found in apicov.Rows", seen, len(rows))
+	}
+	// The check sees a fallback: complex powers have no GPU body yet.
+	z := inputs[0].AsType(Complex128)
+	if c, _ := decide(t, "complex power", Sort(Real(z.Pow(z)), 0)); c.column(false) != apicov.Host {
+		t.Errorf("a complex power lowers to %q (host steps %q)", c.column(false), c.host)
+	}
+}
+
+// TestIntegerMedianRunsOnTheGPU: the median and quantiles of integer and bool arrays lower
+// every stage to the GPU (the device sort, then fused kernels that cast the kept values), and
+// match the CPU's, for axes with an odd and an even length.
+func TestIntegerMedianRunsOnTheGPU(t *testing.T) {
+	rs := NewRandomState(8)
+	for _, x := range []*Array{
+		rs.Integers(-1000, 1000, Shape(31, 40), Chunks(10, 15), WithDType(Int32)),
+		rs.Integers(0, 1<<40, Shape(31, 40), Chunks(31, 7), WithDType(Int64)),
+		rs.Integers(0, 200, Shape(31, 40), Chunks(5, 40), WithDType(Uint8)),
+		rs.Integers(0, 2, Shape(31, 40), Chunks(8, 8), WithDType(Int64)).Ne(0),
+	} {
+		for _, a := range []*Array{Median(x, 0), Median(x, 1), Quantile(x, 0.3, 0), Percentiles(x, []float64{10, 90}, 1)} {
+			c, _ := decide(t, fmt.Sprint(x.DType()), a)
+			if len(c.host) > 0 || !c.sorts {
+				t.Errorf("%v quantiles: host steps %q, calls %q", x.DType(), c.host, c.calls)
+			}
+			got, err := a.ToSlice(On(c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := a.ToSlice(Inline())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%v quantiles: %v, the CPU's %v", x.DType(), got, want)
+			}
+		}
+	}
+}
