@@ -124,7 +124,8 @@ func (s *gpuSched) hostStep(msg string) {
 	s.mu.Unlock()
 }
 
-// libStep records, once, a library call that ran on the GPUs, for Path.
+// libStep records, once, a step that is no fallback, for Path: a library call that ran on the
+// GPUs, or host work every backend does (listing a mask's positions).
 func (s *gpuSched) libStep(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -207,3 +207,25 @@ func TestIntegerMedianRunsOnTheGPU(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMaskPositions lists the selected positions of a computed mask of 2e7 bools (half
+// of them set, in 8 chunks): the host step of every Mask, Nonzero and Unique, on any backend.
+func BenchmarkMaskPositions(b *testing.B) {
+	const n = 20_000_000
+	m, err := NewRandomState(3).Uniform(0, 1, Shape(n), Chunks(n/8)).Lt(0.5).Compute(Inline())
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := Arange(0, n, 1, ChunkSizes([]int{n / 8, n / 8, n / 8, n / 8, n / 8, n / 8, n / 8, n / 8}))
+	node := x.Mask(m).n
+	cfg, err := configure([]ComputeOption{Inline()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(n)
+	for b.Loop() {
+		if _, err := takeMasked(cfg, node); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

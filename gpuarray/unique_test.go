@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -60,4 +61,43 @@ func TestUniqueMatchesNumPy(t *testing.T) {
 func TestGPUUniqueMatchesNumPy(t *testing.T) {
 	needGPU(t)
 	runChecks(t, uniqueCases(2, 8), OnGPU())
+}
+
+// TestGPUSetsRunOnTheDevice: on a GPU the set functions and Nonzero sort, scan and gather on
+// the device (Path names the device sort, the mask positions listed on the host, and no host
+// fallback or host gather), and equal the CPU's bit for bit, for int32 and float64 values.
+func TestGPUSetsRunOnTheDevice(t *testing.T) {
+	needGPU(t)
+	rs := NewRandomState(6)
+	for _, x := range []*Array{
+		rs.Integers(-50, 50, Shape(300, 70), Chunks(128, 70), WithDType(Int32)),
+		rs.StandardNormal(Shape(300, 70), Chunks(100, 35)).Round(),
+	} {
+		v, i, inv, c := UniqueAll(x)
+		nz := Nonzero(x)
+		for name, a := range map[string]*Array{"values": v, "indices": i, "inverse": inv, "counts": c, "nonzero rows": nz[0], "nonzero columns": nz[1]} {
+			g, err := a.Compute(OnGPU())
+			if err != nil {
+				t.Fatalf("%v %s: %v", x.DType(), name, err)
+			}
+			p := g.Path()
+			if strings.Contains(p, "host fallback") || strings.Contains(p, "host gather") || !strings.Contains(p, "positions listed on the host") {
+				t.Errorf("%v %s: Path %q", x.DType(), name, p)
+			}
+			if name != "nonzero rows" && name != "nonzero columns" && !strings.Contains(p, "on the device radix sort") {
+				t.Errorf("%v %s: Path %q names no device sort", x.DType(), name, p)
+			}
+			got, err := g.ToSlice()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := a.ToSlice(Inline())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%v %s: GPU %v, CPU %v", x.DType(), name, got, want)
+			}
+		}
+	}
 }
