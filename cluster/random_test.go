@@ -17,6 +17,7 @@ func TestRandomDistributionsOnClusterEqualLocal(t *testing.T) {
 		"exponential": func() *gpuarray.Array { return gpuarray.NewRandomState(1).Exponential(2, opts...) },
 		"gamma":       func() *gpuarray.Array { return gpuarray.NewRandomState(2).Gamma(0.6, 3, opts...) },
 		"beta":        func() *gpuarray.Array { return gpuarray.NewRandomState(3).Beta(2, 0.5, opts...) },
+		"beta johnk":  func() *gpuarray.Array { return gpuarray.NewRandomState(11).Beta(0.01, 0.3, opts...) },
 		"lognormal":   func() *gpuarray.Array { return gpuarray.NewRandomState(4).LogNormal(1, 0.3, opts...) },
 		"t":           func() *gpuarray.Array { return gpuarray.NewRandomState(5).StandardT(3, opts...) },
 		"chisquare":   func() *gpuarray.Array { return gpuarray.NewRandomState(6).Chisquare(4, opts...) },

@@ -49,20 +49,32 @@ func (r *RandomState) Chisquare(df float64, opts ...ArrayOption) *Array {
 	return r.random("Chisquare", expr.Gamma, df/2, 2, opts)
 }
 
-// Beta returns beta numbers of parameters a and b (> 0), as X/(X+Y) of X = Gamma(a, 1) and
-// Y = Gamma(b, 1) drawn independently (two draws of r). With a and b both far below 1 the two
-// gammas can both underflow to 0 and give NaN, where numpy works in logarithms: about one
-// value in 10^6 at a = b = 0.01, most values at a = b = 0.001.
+// Beta returns beta numbers of parameters a and b (> 0), as numpy's beta, and like it by two
+// methods (two draws of r either way). With a and b both <= 1, Johnk's method: x = u^(1/a) and
+// y = v^(1/b) of two uniforms, accepted when x+y <= 1, the value x/(x+y), worked out in
+// logarithms when x or y underflows, so that no value is NaN even at a = b = 0.001. Else
+// X/(X+Y) of X = Gamma(a, 1) and Y = Gamma(b, 1) drawn independently (the larger gamma is
+// never 0), both halved first when a+b is so large that X+Y could overflow.
 func (r *RandomState) Beta(a, b float64, opts ...ArrayOption) *Array {
 	for _, v := range []float64{a, b} {
 		if !(v > 0) || math.IsInf(v, 0) {
 			return errArray(fmt.Errorf("Beta: a %v, b %v; want finite numbers > 0", a, b))
 		}
 	}
+	if a <= 1 && b <= 1 {
+		x := r.random("Beta", expr.Beta, a, b, opts)
+		if x.Err() == nil {
+			r.next() // the second draw, as the gamma ratio takes: later draws do not depend on a, b
+		}
+		return x
+	}
 	x := r.random("Beta", expr.Gamma, a, 1, opts)
 	y := r.random("Beta", expr.Gamma, b, 1, opts)
 	if err := firstErr([]*Array{x, y}); err != nil {
 		return errArray(err)
+	}
+	if a+b > math.MaxFloat64/4 {
+		x, y = x.Mul(0.5), y.Mul(0.5)
 	}
 	return x.Div(x.Add(y))
 }

@@ -56,6 +56,27 @@ for c in json.load(sys.stdin):
         e = np.array(e) * (sum(o) / sum(e))
         p = float(stats.chisquare(o, e).pvalue) if len(o) > 1 else 1.0
         outside = int(np.sum((x != np.round(x)) | (x < D.support()[0]) | (x > D.support()[1])))
+    elif c["Dist"] == "beta" and min(c["Params"]) < 0.1:
+        # Tiny a or b put most values within 2^-53 of 0 or 1, where float64 ties them: a
+        # chi-square over bins in x below 1/2 and in 1-x (exact there) above, on log scales.
+        e = np.array([0, 1e-300, 1e-200, 1e-100, 1e-50, 1e-30, 1e-20, 1e-12, 1e-8, 1e-5, 1e-3, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5])
+        # 1-x is a multiple of 2^-54 there, so its first bin reaches 1e-12.
+        er = e[(e == 0) | (e >= 1e-12)]
+        M = stats.beta(c["Params"][1], c["Params"][0])
+        lo, hi = x[x <= 0.5], 1 - x[x > 0.5]
+        obs = np.concatenate([np.histogram(lo, e)[0], np.histogram(hi, er)[0]]).astype(np.float64)
+        pr = np.concatenate([np.diff(D.cdf(e)), np.diff(M.cdf(er))])
+        o, ex = [], []
+        co = ce = 0.0
+        for oi, ei in zip(obs, pr * len(x)):
+            co += oi; ce += ei
+            if ce >= 5:
+                o.append(co); ex.append(ce); co = ce = 0.0
+        if ce > 0 and ex:
+            o[-1] += co; ex[-1] += ce
+        ex = np.array(ex) * (sum(o) / sum(ex))
+        p = float(stats.chisquare(o, ex).pvalue) if len(o) > 1 else 1.0
+        outside = int(np.sum(~np.isfinite(x) | (x < 0) | (x > 1)))
     else:
         p = float(stats.kstest(x, D.cdf).pvalue)
         outside = int(np.sum(~np.isfinite(x) | (x < D.support()[0]) | (x > D.support()[1])))
@@ -110,7 +131,8 @@ func distDraws() []distDraw {
 	for _, df := range []float64{1, 7} {
 		add("chisquare", []float64{df}, func(r *RandomState, o ...ArrayOption) *Array { return r.Chisquare(df, o...) })
 	}
-	for _, ab := range [][2]float64{{0.5, 0.5}, {2, 5}} {
+	// Johnk's method (a, b <= 1, in logarithms when a power underflows) and the gamma ratio.
+	for _, ab := range [][2]float64{{0.5, 0.5}, {2, 5}, {0.001, 0.001}, {0.01, 0.01}, {0.01, 5}, {0.2, 0.9}, {1, 1}, {0.05, 1}} {
 		add("beta", ab[:], func(r *RandomState, o ...ArrayOption) *Array { return r.Beta(ab[0], ab[1], o...) })
 	}
 	add("lognormal", []float64{0.3, 0.8}, func(r *RandomState, o ...ArrayOption) *Array { return r.LogNormal(0.3, 0.8, o...) })
@@ -491,6 +513,50 @@ func TestAliasTable(t *testing.T) {
 			if w[i] == 0 && (prob[i] != 0 || alias[i] == int64(i)) {
 				t.Fatalf("n %d: zero weight %d can be taken (prob %v alias %d)", n, i, prob[i], alias[i])
 			}
+		}
+	}
+}
+
+// TestBetaNeverNaN draws Beta where the gamma ratio gave NaN (a, b far below 1: both gammas
+// underflow) and at the ends of the finite parameters; every value must be in [0, 1], with
+// the mean of the distribution.
+func TestBetaNeverNaN(t *testing.T) {
+	tiny := math.SmallestNonzeroFloat64
+	for i, c := range []struct {
+		a, b     float64
+		n        int
+		mean, sd float64 // the distribution's mean and standard deviation
+	}{
+		{0.001, 0.001, 1_000_000, 0.5, 0.4995},
+		{0.01, 0.01, 1_000_000, 0.5, 0.495},
+		{tiny, tiny, 20000, 0.5, 0.5},
+		{1e-300, 1e-300, 20000, 0.5, 0.5},
+		{1e-310, 0.3, 20000, 0, 0},
+		{1, 1e-320, 20000, 1, 0},
+		{0.5, 1e-5, 20000, 1, 0.0045},
+		{1e-5, 3, 20000, 0, 0.0021},
+		{1e308, 1e308, 2000, 0.5, 0},
+		{math.MaxFloat64, math.MaxFloat64, 2000, 0.5, 0},
+		{1e308, 0.5, 2000, 1, 0},
+	} {
+		x, err := NewRandomState(int64(40+i)).Beta(c.a, c.b, Shape(c.n), Chunks(c.n/3+1)).ToSlice()
+		if err != nil {
+			t.Fatalf("Beta(%g, %g): %v", c.a, c.b, err)
+		}
+		bad := 0
+		for _, v := range x {
+			if !(v >= 0 && v <= 1) {
+				bad++
+			}
+		}
+		mean, _ := moments(x)
+		tol := 5*c.sd/math.Sqrt(float64(c.n)) + 1e-12
+		t.Logf("Beta(%g, %g): %d values, %d outside [0, 1], mean %.6g (%.6g ± %.3g)", c.a, c.b, c.n, bad, mean, c.mean, tol)
+		if bad != 0 {
+			t.Errorf("Beta(%g, %g): %d of %d values NaN or outside [0, 1]", c.a, c.b, bad, c.n)
+		}
+		if math.Abs(mean-c.mean) > tol {
+			t.Errorf("Beta(%g, %g): mean %v, want %v ± %v", c.a, c.b, mean, c.mean, tol)
 		}
 	}
 }

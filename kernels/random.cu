@@ -182,3 +182,26 @@ extern "C" __device__ double gpn_binomial(u64 idx, u32 k0, u32 k1, double n, dou
   if (p > 0.5) return __dsub_rn(n, gpn_binomial_low(idx, k0, k1, n, __dsub_rn(1.0, p)));
   return gpn_binomial_low(idx, k0, k1, n, p);
 }
+
+// gpn_beta is the beta number of parameters a, b in (0, 1] of element idx, by Johnk's method
+// (rng.Key.Beta): try t on block t, the log-space form when a power is below the smallest normal.
+extern "C" __device__ double gpn_beta(u64 idx, u32 k0, u32 k1, double a, double b) {
+  const double ia = __ddiv_rn(1.0, a), ib = __ddiv_rn(1.0, b);
+  const double m = fmin(a, b);
+  const double ma = __ddiv_rn(m, a), mb = __ddiv_rn(m, b);
+  const double min_normal = 2.2250738585072014e-308;
+  for (u32 t = 0;; ++t) {
+    const gpn_block y = gpn_block_w(idx, t, 0u, k0, k1);
+    const double u = gpn_open(y.x0, y.x1), v = gpn_open(y.x2, y.x3);
+    const double x = pow(u, ia), w = pow(v, ib);
+    const double s = __dadd_rn(x, w);
+    if (!(s <= 1.0)) continue;
+    if (x >= min_normal && w >= min_normal) return __ddiv_rn(x, s);
+    const double d = __ddiv_rn(__dsub_rn(__dmul_rn(log(u), ma), __dmul_rn(log(v), mb)), m);
+    if (d <= 0.0) {
+      const double e = exp(d);
+      return __ddiv_rn(e, __dadd_rn(1.0, e));
+    }
+    return __ddiv_rn(1.0, __dadd_rn(1.0, exp(-d)));
+  }
+}

@@ -162,6 +162,8 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 			o.apply = func(n int) { key.PoissonStrided(dst[:n], uint64(l.rowBase+l.j0*stride), stride, p0) }
 		case expr.Binomial:
 			o.apply = func(n int) { key.BinomialStrided(dst[:n], uint64(l.rowBase+l.j0*stride), stride, p0, p1) }
+		case expr.Beta:
+			o.apply = func(n int) { key.BetaStrided(dst[:n], uint64(l.rowBase+l.j0*stride), stride, p0, p1) }
 		default:
 			return nil, fmt.Errorf("unknown distribution %d", in.Rand.Dist)
 		}

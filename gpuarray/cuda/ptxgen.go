@@ -689,6 +689,8 @@ func (g *gen) randomLib(nd *Node, idx, o, k0, k1 string) error {
 		return g.call("gpn_poisson", o, idx, k0, k1, imm(p0))
 	case expr.Binomial:
 		return g.call("gpn_binomial", o, idx, k0, k1, imm(p0), imm(p1))
+	case expr.Beta:
+		return g.call("gpn_beta", o, idx, k0, k1, imm(p0), imm(p1))
 	default:
 		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)
 	}

@@ -107,7 +107,8 @@ type Dist uint8
 
 // Distributions: Normal(P0 = loc, P1 = scale), Uniform(P0 = low, P1 = high),
 // Integers(P0 = low, P1 = high, integers in [low, high)), Exponential(P0 = scale),
-// Gamma(P0 = shape, P1 = scale), Poisson(P0 = mean), Binomial(P0 = n, P1 = p).
+// Gamma(P0 = shape, P1 = scale), Poisson(P0 = mean), Binomial(P0 = n, P1 = p),
+// Beta(P0 = a, P1 = b, both <= 1: Johnk's method; larger ones are a ratio of gammas).
 const (
 	Normal Dist = iota
 	Uniform
@@ -116,15 +117,16 @@ const (
 	Gamma
 	Poisson
 	Binomial
+	Beta
 	// LastDist is the last distribution.
-	LastDist = Binomial
+	LastDist = Beta
 )
 
 func (d Dist) String() string {
 	if d > LastDist {
 		return fmt.Sprintf("dist(%d)", uint8(d))
 	}
-	return [...]string{"normal", "uniform", "integers", "exponential", "gamma", "poisson", "binomial"}[d]
+	return [...]string{"normal", "uniform", "integers", "exponential", "gamma", "poisson", "binomial", "beta"}[d]
 }
 
 // Integral reports whether d draws integers (int64 arrays by default).

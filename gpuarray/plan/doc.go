@@ -28,7 +28,7 @@
 //	Random  the random array Rand of shape Src at source index s(o) (see gpuarray/rng for the
 //	        exact transform; Normal gives P0 + P1*z, Uniform P0 + (P1-P0)*u, Integers
 //	        P0 + floor-free multiply-shift into [P0, P1), Exponential P0*e, Gamma P1*g(P0),
-//	        Poisson and Binomial counts)
+//	        Poisson and Binomial counts, Beta(P0, P1) for P0, P1 <= 1)
 //	Range   Start + Step*l(o), l(o) the source's row-major linear index (a reshaped range keeps
 //	        its source's order); with Exact, the last element of the source is Stop
 //	Input   element s(o) of input array Slot, whose values come in Task.Inputs[Slot]

@@ -387,3 +387,58 @@ func (k Key) BinomialStrided(dst []float64, start uint64, stride int64, n, p flo
 	bn := NewBinomial(n, p)
 	k.strided0(dst, start, stride, func(i uint64, x0, x1, x2, x3 uint32) float64 { return k.binomialFlip(i, bn, x0, x1, x2, x3) })
 }
+
+// minNormal is the smallest normal float64; below it a power loses bits.
+const minNormal = 0x1p-1022
+
+// Beta holds the constants of Johnk's beta draws of one (a, b), both in (0, 1].
+type Beta struct {
+	ia, ib    float64 // 1/a, 1/b (+Inf for subnormal a or b)
+	m, ma, mb float64 // m = min(a, b), m/a, m/b: the log-space difference without overflow
+}
+
+// NewBeta returns the constants for Johnk's draws of parameters a and b (0 < a, b <= 1).
+func NewBeta(a, b float64) Beta {
+	m := math.Min(a, b)
+	return Beta{ia: 1 / a, ib: 1 / b, m: m, ma: m / a, mb: m / b}
+}
+
+// Beta returns the beta number of element idx by Johnk's method: try t takes u = open(x0, x1)
+// and v = open(x2, x3) of block t, accepted when x+y <= 1 for x = u^(1/a), y = v^(1/b); the
+// value is x/(x+y), or, when x or y is below the smallest normal, 1/(1+exp(-d)) of
+// d = log(x) - log(y) computed from log(u) and log(v), which never underflows.
+func (k Key) Beta(idx uint64, bt Beta) float64 {
+	x0, x1, x2, x3 := k.block(idx, 0, 0)
+	return k.beta(idx, bt, x0, x1, x2, x3)
+}
+
+// beta is Beta with element idx's first block given.
+func (k Key) beta(idx uint64, bt Beta, x0, x1, x2, x3 uint32) float64 {
+	for t := uint32(0); ; t++ {
+		if t > 0 {
+			x0, x1, x2, x3 = k.block(idx, t, 0)
+		}
+		u, v := openU(x0, x1), openU(x2, x3)
+		x, y := math.Pow(u, bt.ia), math.Pow(v, bt.ib)
+		s := float64(x + y)
+		if !(s <= 1) {
+			continue
+		}
+		if x >= minNormal && y >= minNormal {
+			return float64(x / s)
+		}
+		// (log(u)*(m/a) - log(v)*(m/b)) / m: finite terms, so ±Inf at worst, never NaN.
+		d := float64(float64(float64(math.Log(u)*bt.ma)-float64(math.Log(v)*bt.mb)) / bt.m)
+		if d <= 0 {
+			e := math.Exp(d)
+			return float64(e / float64(1+e))
+		}
+		return float64(1 / float64(1+math.Exp(-d)))
+	}
+}
+
+// BetaStrided sets dst[t] = Beta(start + t*stride) of parameters a, b (both in (0, 1]).
+func (k Key) BetaStrided(dst []float64, start uint64, stride int64, a, b float64) {
+	bt := NewBeta(a, b)
+	k.strided0(dst, start, stride, func(i uint64, x0, x1, x2, x3 uint32) float64 { return k.beta(i, bt, x0, x1, x2, x3) })
+}

@@ -17,6 +17,8 @@ func BenchmarkStrided(b *testing.B) {
 		{"poisson4", func(s uint64) { k.PoissonStrided(dst, s, 1, 4) }},
 		{"poisson100", func(s uint64) { k.PoissonStrided(dst, s, 1, 100) }},
 		{"binomial50,0.3", func(s uint64) { k.BinomialStrided(dst, s, 1, 50, 0.3) }},
+		{"beta0.5,0.5", func(s uint64) { k.BetaStrided(dst, s, 1, 0.5, 0.5) }},
+		{"beta0.001,0.001", func(s uint64) { k.BetaStrided(dst, s, 1, 0.001, 0.001) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s := uint64(0)
@@ -35,6 +37,7 @@ func TestDistStridedMatchesScalar(t *testing.T) {
 	k := KeyOf(42, 3)
 	dst := make([]float64, 1003)
 	g, g25, p, pl, bi, bb := NewGamma(0.7), NewGamma(2.5), NewPoisson(3.5), NewPoisson(250), NewBinomial(30, 0.8), NewBinomial(500, 0.4)
+	be, bs := NewBeta(0.5, 0.9), NewBeta(0.001, 0.002)
 	for _, c := range []struct {
 		name   string
 		fill   func()
@@ -48,6 +51,8 @@ func TestDistStridedMatchesScalar(t *testing.T) {
 		{"poisson ptrs", func() { k.PoissonStrided(dst, 9000, -7, 250) }, func(i uint64) float64 { return k.Poisson(i, pl) }},
 		{"binomial", func() { k.BinomialStrided(dst, 9000, -7, 30, 0.8) }, func(i uint64) float64 { return k.Binomial(i, bi) }},
 		{"binomial btrs", func() { k.BinomialStrided(dst, 9000, -7, 500, 0.4) }, func(i uint64) float64 { return k.Binomial(i, bb) }},
+		{"beta", func() { k.BetaStrided(dst, 9000, -7, 0.5, 0.9) }, func(i uint64) float64 { return k.Beta(i, be) }},
+		{"beta logs", func() { k.BetaStrided(dst, 9000, -7, 0.001, 0.002) }, func(i uint64) float64 { return k.Beta(i, bs) }},
 	} {
 		c.fill()
 		for i, v := range dst {

@@ -86,6 +86,11 @@
 //     inversion with its bound (a fresh uniform from block s+1 each time the search passes the
 //     bound); else Hörmann's BTRS (1993), try t on block t (u from x0, x1; v from x2, x3), with
 //     the exact acceptance log f(k)/f(m) through lgamma.
+//   - Beta(a, b), 0 < a, b <= 1 (Johnk 1964, as numpy): m = min(a, b); try t on block t:
+//     u = open(x0, x1), v = open(x2, x3), x = pow(u, 1/a), y = pow(v, 1/b), s = x + y; rejected
+//     unless s <= 1; the value is x/s when x and y are both >= 2^-1022, else, from
+//     d = (log(u)*(m/a) - log(v)*(m/b)) / m (never NaN: ±Inf at worst), e/(1+e) of e = exp(d)
+//     when d <= 0 and 1/(1+exp(-d)) otherwise. Larger a or b: the gamma ratio (package gpuarray).
 //
 // Every operation is rounded on its own, in the order written (the GPU code uses the _rn
 // intrinsics); log, exp, pow and lgamma may differ by an ulp between libraries, so a value can
