@@ -3,12 +3,15 @@ package gpuarray
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/apicov"
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -231,6 +234,59 @@ func BenchmarkMaskPositions(b *testing.B) {
 	for b.Loop() {
 		if _, err := takeMasked(cfg, node); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestMaskPositions: the positions listed from a bool mask (random, all set, none set, bytes
+// other than 1 read from a file) and from a float64 mask (NaN counts as selected) are those of
+// its nonzero elements, in order.
+func TestMaskPositions(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 7))
+	raw := make([]byte, 1000)
+	for i := range raw {
+		if r.IntN(3) == 0 {
+			raw[i] = byte(r.IntN(256))
+		}
+	}
+	fromBytes, err := dtype.FromBytes(dtype.Bool, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bools := func(f func(i int) bool, n int) dtype.Slice {
+		b := make([]bool, n)
+		for i := range b {
+			b[i] = f(i)
+		}
+		return dtype.OfBool(b)
+	}
+	floats := make([]float64, 777)
+	for i := range floats {
+		switch r.IntN(4) {
+		case 0:
+			floats[i] = math.NaN()
+		case 1:
+			floats[i] = r.NormFloat64()
+		}
+	}
+	for name, m := range map[string]dtype.Slice{
+		"random":     bools(func(int) bool { return r.IntN(2) == 0 }, 1001),
+		"all":        bools(func(int) bool { return true }, 65),
+		"none":       bools(func(int) bool { return false }, 65),
+		"empty":      bools(nil, 0),
+		"raw bytes":  fromBytes,
+		"float64":    dtype.OfFloat64(floats),
+		"last only":  bools(func(i int) bool { return i == 99 }, 100),
+		"first only": bools(func(i int) bool { return i == 0 }, 100),
+	} {
+		var want []int64
+		for i := range m.Len() {
+			if v := m.Float(i); v != 0 {
+				want = append(want, int64(i))
+			}
+		}
+		if got := maskPositions(m); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: %v, want %v", name, got, want)
 		}
 	}
 }
