@@ -276,7 +276,7 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 			return fail(err)
 		}
 		if st.Gathered || cuda.HostGathers(st) {
-			r.g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
+			r.g.hostStep(fmt.Sprintf("host gather: the take, mask or search that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 		}
 		// A reduction's partials are its values only for the reductions partialsStay names (a
 		// mean here, let in by sumOnDevice, still needs its division: keepSum below).

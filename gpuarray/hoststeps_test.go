@@ -125,8 +125,8 @@ func decide(t *testing.T, what string, arrays ...*Array) (*gpuDecisions, bool) {
 }
 
 // TestSetAndSortRowsMatchTheLowering: the GPU column of the README's coverage rows of the set
-// functions, nonzero, the sorts and the cumulative sum says what the GPU lowering decides for
-// them, on float64, int32, int64 and bool arrays with uneven chunks, so the table cannot drift
+// functions, nonzero, searchsorted, take, argmax and argmin, the sorts, the cumulative sum and
+// prod says what the GPU lowering decides for them, on float64, int32, int64 and bool arrays with uneven chunks, so the table cannot drift
 // from the code again: a stage that falls back to the host makes the row "host".
 func TestSetAndSortRowsMatchTheLowering(t *testing.T) {
 	rows := map[string]func(x *Array) []*Array{
@@ -144,6 +144,11 @@ func TestSetAndSortRowsMatchTheLowering(t *testing.T) {
 		"sort":           func(x *Array) []*Array { return []*Array{Sort(x, 1)} },
 		"argsort":        func(x *Array) []*Array { return []*Array{Argsort(x, 0)} },
 		"cumulative_sum": func(x *Array) []*Array { return []*Array{CumulativeSum(x, 1, false)} },
+		"prod":           func(x *Array) []*Array { return []*Array{x.Prod(1)} },
+		"searchsorted":   func(x *Array) []*Array { return []*Array{Searchsorted(Sort(x.Ravel(), 0), x, "right")} },
+		"take":           func(x *Array) []*Array { return []*Array{Take(x, FromSliceInt64([]int64{3, 0, 3, 1}), 1)} },
+		"argmax":         func(x *Array) []*Array { return []*Array{x.ArgMax(0)} },
+		"argmin":         func(x *Array) []*Array { return []*Array{x.ArgMin(1)} },
 	}
 	rs := NewRandomState(4)
 	inputs := []*Array{

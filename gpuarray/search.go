@@ -13,7 +13,8 @@ import (
 // puts it. The result has x2's shape and chunks. x1 and x2 are computed first; each chunk is
 // then a binary search per value (log2(len(x1)) comparisons), in float64: integers beyond
 // 2^53 compare rounded. It runs inside the tasks on the CPU and cluster workers; under OnGPU
-// the int64 positions run on the host (fused kernels have no integer lanes yet; Path says so).
+// the binary searches run on the host (the device gather kernel does not search; Path says
+// so) and the fused kernel reads their positions.
 func Searchsorted(x1, x2 *Array, side string) *Array {
 	for _, x := range []*Array{x1, x2} {
 		if err := x.Err(); err != nil {

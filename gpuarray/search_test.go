@@ -89,8 +89,8 @@ func TestSearchsortedErrors(t *testing.T) {
 	}
 }
 
-// TestGPUSearchsortedMatchesNumPy runs the searches under OnGPU (on the host executor until
-// fused kernels read int64 values; Path says so).
+// TestGPUSearchsortedMatchesNumPy runs the searches under OnGPU (the binary searches on the
+// host, Path says so; the fused kernel reads their positions).
 func TestGPUSearchsortedMatchesNumPy(t *testing.T) {
 	needGPU(t)
 	runChecks(t, searchCases(2, 10), OnGPU())

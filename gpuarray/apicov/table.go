@@ -164,7 +164,7 @@ var Rows = []Row{
 	lazy("searching", "argmax", "(*Array).ArgMax", Kernel),
 	lazy("searching", "argmin", "(*Array).ArgMin", Kernel),
 	lazy("searching", "nonzero", "Nonzero", MaskGather),
-	lazy("searching", "searchsorted", "Searchsorted", Kernel), // a fused count of the elements below each value
+	{Group: "searching", API: "searchsorted", Go: "Searchsorted", GPU: Host, Cluster: true, Note: "on a GPU the binary searches run on the host, the rest fused"},
 	lazy("searching", "where", "Where", Fused),
 
 	lazy("set", "unique_all", "UniqueAll", SortScanMask),
