@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -54,7 +55,7 @@ func (r *RandomState) Chisquare(df float64, opts ...ArrayOption) *Array {
 // y = v^(1/b) of two uniforms, accepted when x+y <= 1, the value x/(x+y), worked out in
 // logarithms when x or y underflows, so that no value is NaN even at a = b = 0.001. Else
 // X/(X+Y) of X = Gamma(a, 1) and Y = Gamma(b, 1) drawn independently (the larger gamma is
-// never 0), both halved first when a+b is so large that X+Y could overflow.
+// never 0), in float64 and halved first when a+b is so large that X+Y could overflow.
 func (r *RandomState) Beta(a, b float64, opts ...ArrayOption) *Array {
 	for _, v := range []float64{a, b} {
 		if !(v > 0) || math.IsInf(v, 0) {
@@ -68,15 +69,37 @@ func (r *RandomState) Beta(a, b float64, opts ...ArrayOption) *Array {
 		}
 		return x
 	}
-	x := r.random("Beta", expr.Gamma, a, 1, opts)
-	y := r.random("Beta", expr.Gamma, b, 1, opts)
+	if a+b <= math.MaxFloat32/4 {
+		x := r.random("Beta", expr.Gamma, a, 1, opts)
+		y := r.random("Beta", expr.Gamma, b, 1, opts)
+		if err := firstErr([]*Array{x, y}); err != nil {
+			return errArray(err)
+		}
+		return x.Div(x.Add(y))
+	}
+	// Gammas beyond float32's range (or X+Y beyond float64's): the ratio in float64 of the
+	// halved gammas, then the dtype asked for.
+	_, _, dt, err := resolveDT("Beta", nil, Float64, opts)
+	if err != nil {
+		return errArray(err)
+	}
+	if !dt.IsFloat() {
+		return errArray(fmt.Errorf("Beta: dtype %v; want float32 or float64", dt))
+	}
+	o64 := append(slices.Clip(opts), WithDType(Float64))
+	x := r.random("Beta", expr.Gamma, a, 1, o64)
+	y := r.random("Beta", expr.Gamma, b, 1, o64)
 	if err := firstErr([]*Array{x, y}); err != nil {
 		return errArray(err)
 	}
 	if a+b > math.MaxFloat64/4 {
 		x, y = x.Mul(0.5), y.Mul(0.5)
 	}
-	return x.Div(x.Add(y))
+	v := x.Div(x.Add(y))
+	if dt != Float64 {
+		v = v.AsType(dt)
+	}
+	return v
 }
 
 // LogNormal returns numbers whose logarithm is normal of mean and standard deviation sigma

@@ -560,3 +560,35 @@ func TestBetaNeverNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestBetaFloat32Extremes: float32 Beta where the gammas leave float32's range, and the
+// smallest parameters, never NaN; an integer dtype is refused on either method.
+func TestBetaFloat32Extremes(t *testing.T) {
+	for i, c := range []struct{ a, b, mean float64 }{
+		{1e39, 1e39, 0.5}, {1e38, 1e38, 0.5}, {3e38, 2, 1}, {1e-46, 1e-46, 0.5}, {2, 1e-40, 1},
+	} {
+		x := NewRandomState(int64(90+i)).Beta(c.a, c.b, Shape(20000), Chunks(7000), WithDType(Float32))
+		if x.DType() != Float32 {
+			t.Fatalf("Beta(%g, %g) float32: dtype %v", c.a, c.b, x.DType())
+		}
+		v, err := x.ToSlice()
+		if err != nil {
+			t.Fatalf("Beta(%g, %g) float32: %v", c.a, c.b, err)
+		}
+		bad := 0
+		for _, e := range v {
+			if !(e >= 0 && e <= 1) {
+				bad++
+			}
+		}
+		mean, _ := moments(v)
+		if bad != 0 || math.Abs(mean-c.mean) > 0.02 {
+			t.Errorf("Beta(%g, %g) float32: %d values NaN or outside [0, 1], mean %v (want %v)", c.a, c.b, bad, mean, c.mean)
+		}
+	}
+	for _, ab := range [][2]float64{{0.5, 0.5}, {2, 3}, {1e39, 1e39}} {
+		if err := NewRandomState(1).Beta(ab[0], ab[1], Shape(3), WithDType(Int64)).Err(); err == nil || !strings.Contains(err.Error(), "dtype") {
+			t.Errorf("Beta%v int64: error %v, want one about the dtype", ab, err)
+		}
+	}
+}
