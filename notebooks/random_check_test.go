@@ -7,6 +7,8 @@ import (
 	"testing"
 )
 
+var betaTinyRE = regexp.MustCompile(`Beta\(0\.001, 0\.001\): (\d+) NaN in 1000000 values; share below 1e-300 (\S+) \(exact (\S+)\)`)
+
 var randMeanRE = regexp.MustCompile(`(?m)^(.+?)\s+mean\s+(\S+) \(exact\s+(\S+)\)\s+variance\s+(\S+) \(exact\s+(\S+)\)$`)
 
 func init() {
@@ -23,6 +25,17 @@ func init() {
 			"2.5%, 50%, 97.5% quantiles of 200000 normals: [-1.9",
 		)
 		contains(t, "HTML", html, "<th>distribution</th>", "Binomial(50, 0.3)")
+		// Beta(0.001, 0.001): no NaN, and the share below 1e-300 within 6 standard errors
+		// (0.0026 at 10^6 values) of the exact one.
+		if m := betaTinyRE.FindStringSubmatch(text); m == nil {
+			t.Errorf("no Beta(0.001, 0.001) line in:\n%s", text)
+		} else {
+			got, _ := strconv.ParseFloat(m[2], 64)
+			want, _ := strconv.ParseFloat(m[3], 64)
+			if m[1] != "0" || !(want > 0.2 && want < 0.3) || !(got > want-0.0026 && got < want+0.0026) {
+				t.Errorf("Beta(0.001, 0.001): %s NaN, share below 1e-300 %s (exact %s)", m[1], m[2], m[3])
+			}
+		}
 		contains(t, "SVG", svg, "Poisson(4)")
 		// Every sample mean within 1% of the exact one (0.02 for the t's mean of 0), at N=200000.
 		ms := randMeanRE.FindAllStringSubmatch(text, -1)
