@@ -127,11 +127,11 @@ func decide(t *testing.T, what string, arrays ...*Array) (*gpuDecisions, bool) {
 	return c, masked
 }
 
-// TestSetAndSortRowsMatchTheLowering: the GPU column of the README's coverage rows of the set
-// functions, nonzero, searchsorted, take, argmax and argmin, the sorts, the cumulative sum and
-// prod says what the GPU lowering decides for them, on float64, int32, int64 and bool arrays with uneven chunks, so the table cannot drift
-// from the code again: a stage that falls back to the host makes the row "host".
-func TestSetAndSortRowsMatchTheLowering(t *testing.T) {
+// TestCoverageRowsMatchTheLowering: the GPU column of the README's coverage rows of take and
+// of the searching, set, sorting, statistical and utility functions says what the GPU lowering
+// decides for them, on float64, int32, int64 and bool arrays with uneven chunks, so the table
+// cannot drift from the code again: a stage that falls back to the host makes the row "host".
+func TestCoverageRowsMatchTheLowering(t *testing.T) {
 	rows := map[string]func(x *Array) []*Array{
 		"unique_values": func(x *Array) []*Array { return []*Array{UniqueValues(x)} },
 		"unique_counts": func(x *Array) []*Array { v, c := UniqueCounts(x); return []*Array{v, c} },
@@ -152,6 +152,15 @@ func TestSetAndSortRowsMatchTheLowering(t *testing.T) {
 		"take":           func(x *Array) []*Array { return []*Array{Take(x, FromSliceInt64([]int64{3, 0, 3, 1}), 1)} },
 		"argmax":         func(x *Array) []*Array { return []*Array{x.ArgMax(0)} },
 		"argmin":         func(x *Array) []*Array { return []*Array{x.ArgMin(1)} },
+		"where":          func(x *Array) []*Array { return []*Array{Where(x.Ne(0), x, x.Slice(At(0)))} },
+		"sum":            func(x *Array) []*Array { return []*Array{x.Sum(0), x.Sum()} },
+		"mean":           func(x *Array) []*Array { return []*Array{x.Mean(1)} },
+		"max":            func(x *Array) []*Array { return []*Array{x.Max(0)} },
+		"min":            func(x *Array) []*Array { return []*Array{x.Min()} },
+		"std":            func(x *Array) []*Array { return []*Array{x.Std(0)} },
+		"var":            func(x *Array) []*Array { return []*Array{x.Var(1)} },
+		"all":            func(x *Array) []*Array { return []*Array{x.All(1)} },
+		"any":            func(x *Array) []*Array { return []*Array{x.Any(0)} },
 	}
 	rs := NewRandomState(4)
 	inputs := []*Array{
