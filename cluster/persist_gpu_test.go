@@ -119,11 +119,16 @@ func TestGPUWorkerPersistKeepsChunksOnTheDevice(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		for name, a := range gpuWorkload(y) {
-			got, err := a.ToSlice(gpuarray.On(c))
+			g, err := a.Compute(gpuarray.On(c))
+			if err != nil {
+				t.Fatalf("%s: %s: %v", when, name, err)
+			}
+			got, err := g.ToSlice()
 			if err != nil {
 				t.Fatalf("%s: %s: %v", when, name, err)
 			}
 			if !bitEqual(got, want[name]) {
+				t.Logf("%s: %s: Path %q", when, name, g.Path())
 				i := 0
 				for j := range got {
 					if math.Float64bits(got[j]) != math.Float64bits(want[name][j]) {

@@ -18,11 +18,13 @@ var deferSlow = os.Getenv("GPUNOTES_PTX_DEFER") != "0"
 // each draw instead of holding them in 18 registers through the element loop.
 var roundKeysInLoop = os.Getenv("GPUNOTES_PTX_RKLOOP") == "1"
 
-// deferAxes defers slow draws in partial reductions (Spec.Kept) too; GPUNOTES_PTX_DEFER_AXES=0
-// turns it off. On an H100 at N=40000 it took the regenerated axis sums and means from
-// 13.7-14.1 ms to 10.2-10.8 ms, and the GPU tests that run these kernels passed with it (lead,
-// bench/RESULTS.md).
-var deferAxes = os.Getenv("GPUNOTES_PTX_DEFER_AXES") != "0"
+// deferAxes (GPUNOTES_PTX_DEFER_AXES=1) defers slow draws in partial reductions (Spec.Kept)
+// too. Off by default: on an H100 at N=40000 it takes the regenerated axis sums and means from
+// 13.7-14.1 ms to 10.2-10.8 ms and its GPU tests pass, but the deferred elements are added out
+// of order, so an axis reduction of a regenerated array no longer has the bits of the same
+// reduction of the array persisted (the GPU worker tests compare them; bench/RESULTS.md). Fold
+// the deferred values in element order, then make it the default.
+var deferAxes = os.Getenv("GPUNOTES_PTX_DEFER_AXES") == "1"
 
 // keyParamsOn makes element kernels (no kept axes) take each random leaf's Philox key as a
 // kernel parameter instead of reading it from the task descriptor: the key is the same for

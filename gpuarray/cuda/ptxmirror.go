@@ -8,13 +8,14 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
-// mirrorOn lets Lower mark full reductions of f(x, x.T) over a whole square random x as
-// mirrored (Spec.Mirror): element (i, j) with i < j draws x[i,j] and x[j,i] once and folds in
-// both f(x[i,j], x[j,i]) and f(x[j,i], x[i,j]), the value at (j, i), whose element then draws
-// nothing. Each normal is drawn once instead of twice: on an H100 at N=40000, sum(x + x.T)
-// 18.2 -> 11.5 ms, the GPU tests of these kernels passing (lead, bench/RESULTS.md).
-// GPUNOTES_PTX_MIRROR=0 turns it off.
-var mirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") != "0"
+// mirrorOn (GPUNOTES_PTX_MIRROR=1) lets Lower mark full reductions of f(x, x.T) over a whole
+// square random x as mirrored (Spec.Mirror): element (i, j) with i < j draws x[i,j] and x[j,i]
+// once and folds in both f(x[i,j], x[j,i]) and f(x[j,i], x[i,j]), the value at (j, i), whose
+// element then draws nothing. Each normal is drawn once instead of twice: on an H100 at
+// N=40000, sum(x + x.T) 18.2 -> 11.5 ms, its GPU tests passing. Off by default: the mirrored
+// sum adds in another order than the same sum over the array persisted, whose bits the GPU
+// worker tests compare (bench/RESULTS.md).
+var mirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") == "1"
 
 // mirrorLeaves returns the nodes of s's two random leaves, first the one read straight, and
 // whether kernel k is mirrored: a full reduction other than argmin/argmax (a mirrored value is
