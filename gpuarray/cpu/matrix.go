@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg/openblas"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -166,7 +167,6 @@ func matrixFn(c *plan.CallStep, a, rhs *mat.Dense, m, n int, dst []float64) erro
 		}
 		return nil // empty results; the log of an empty determinant is 0
 	}
-	eps := math.Nextafter(1, 2) - 1
 	lower := func() *mat.SymDense {
 		s := mat.NewSymDense(n, nil)
 		for i := 0; i < n; i++ {
@@ -235,15 +235,9 @@ func matrixFn(c *plan.CallStep, a, rhs *mat.Dense, m, n int, dst []float64) erro
 			return errors.New("SVD did not converge")
 		}
 		s := svd.Values(nil)
-		cut := float64(max(m, n)) * eps * s[0]
+		cut := linalg.RankCutoff(m, n, s)
 		if c.Fn == expr.FnMatrixRank {
-			rank := 0
-			for _, v := range s {
-				if v > cut {
-					rank++
-				}
-			}
-			dst[0] = float64(rank)
+			dst[0] = float64(linalg.Rank(s, cut))
 			return nil
 		}
 		var u, v mat.Dense
@@ -281,7 +275,7 @@ func matrixFn(c *plan.CallStep, a, rhs *mat.Dense, m, n int, dst []float64) erro
 			return errors.New("SVD did not converge")
 		}
 		s := svd.Values(nil)
-		cut := float64(max(m, c.N)) * eps * s[0]
+		cut := linalg.RankCutoff(m, c.N, s)
 		var u, v mat.Dense
 		svd.UTo(&u)
 		svd.VTo(&v)

@@ -404,3 +404,20 @@ func TestTSQRHardInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestRankCutoff: NumPy's tolerance (max(m, n) * eps * the largest singular value, in any
+// order) and the count above it.
+func TestRankCutoff(t *testing.T) {
+	eps := math.Nextafter(1, 2) - 1
+	s := []float64{1e-20, 4, 2, 4 * 7 * eps}
+	cut := linalg.RankCutoff(5, 7, s)
+	if cut != 7*eps*4 {
+		t.Fatalf("RankCutoff %v, want %v", cut, 7*eps*4)
+	}
+	if r := linalg.Rank(s, cut); r != 2 { // the value equal to the cutoff counts as zero
+		t.Fatalf("Rank %d, want 2", r)
+	}
+	if linalg.RankCutoff(3, 2, nil) != 0 || linalg.Rank(nil, 0) != 0 {
+		t.Fatal("empty singular values")
+	}
+}

@@ -242,3 +242,25 @@ func mulLeftT(ctx context.Context, a Matrix, y Mat, opt Options) (Mat, error) {
 	})
 	return z, err
 }
+
+// RankCutoff is NumPy's default tolerance for pinv, matrix_rank and lstsq of an m x n matrix
+// with singular values s: max(m, n) * eps * the largest singular value. Singular values at
+// or below it count as zero.
+func RankCutoff(m, n int, s []float64) float64 {
+	top := 0.0
+	for _, v := range s {
+		top = math.Max(top, v)
+	}
+	return float64(max(m, n)) * (math.Nextafter(1, 2) - 1) * top
+}
+
+// Rank counts the singular values above cut.
+func Rank(s []float64, cut float64) int {
+	r := 0
+	for _, v := range s {
+		if v > cut {
+			r++
+		}
+	}
+	return r
+}

@@ -2,11 +2,10 @@ package blas
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -286,20 +285,13 @@ func (k *Kernels) svdBatch(mm *mem, c *plan.CallStep, x devPtr, batch, m, n int,
 	if err := mm.download(s, ds); err != nil {
 		return err
 	}
-	eps := math.Nextafter(1, 2) - 1
 	cuts := make([]float64, batch)
 	for i := range cuts {
-		cuts[i] = float64(max(m, n)) * eps * slices.Max(s[i*r:(i+1)*r])
+		cuts[i] = linalg.RankCutoff(m, n, s[i*r:(i+1)*r])
 	}
 	if c.Fn == expr.FnMatrixRank {
 		for i := range cuts {
-			rank := 0
-			for _, v := range s[i*r : (i+1)*r] {
-				if v > cuts[i] {
-					rank++
-				}
-			}
-			y[i] = float64(rank)
+			y[i] = float64(linalg.Rank(s[i*r:(i+1)*r], cuts[i]))
 		}
 		return nil
 	}

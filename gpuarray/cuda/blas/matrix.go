@@ -12,6 +12,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -523,16 +524,9 @@ func (k *Kernels) svdFn(mm *mem, c *plan.CallStep, a devPtr, rhs []float64, m, n
 	if err := mm.download(s, ds); err != nil {
 		return err
 	}
-	eps := math.Nextafter(1, 2) - 1
-	cut := float64(max(m, cols)) * eps * s[0]
+	cut := linalg.RankCutoff(m, cols, s)
 	if c.Fn == expr.FnMatrixRank {
-		rank := 0
-		for _, v := range s {
-			if v > cut {
-				rank++
-			}
-		}
-		dst[0] = float64(rank)
+		dst[0] = float64(linalg.Rank(s, cut))
 		return nil
 	}
 	// V^T's rows scaled by the inverted singular values above the cutoff (0 below).
