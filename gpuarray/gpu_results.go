@@ -236,7 +236,9 @@ func keepsOnDevice(st *plan.Stage) bool {
 	if st.Kernel.Reduce == nil {
 		return true
 	}
-	if cuda.KeepsPartials(st.Tasks) != nil || len(st.Tasks) != expr.NumChunks(st.Node.Chunks) {
+	// A reduction's partials are its values only for the reductions partialsStay names (a mean
+	// still needs its division: keepSum).
+	if !partialsStay(st.Node) || cuda.KeepsPartials(st.Tasks) != nil || len(st.Tasks) != expr.NumChunks(st.Node.Chunks) {
 		return false
 	}
 	grid := newChunkGrid(st.Node.Shape, st.Node.Chunks)
@@ -278,9 +280,7 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 		if st.Gathered || cuda.HostGathers(st) {
 			r.g.hostStep(fmt.Sprintf("host gather: the take, mask or search that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 		}
-		// A reduction's partials are its values only for the reductions partialsStay names (a
-		// mean here, let in by sumOnDevice, still needs its division: keepSum below).
-		if keepsOnDevice(st) && (n.Kind != expr.KReduce || partialsStay(n)) {
+		if keepsOnDevice(st) {
 			gc, err := r.g.keep(cfg.ctx, n, st.Tasks, progress)
 			if err != nil {
 				return fail(err)

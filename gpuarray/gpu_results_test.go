@@ -337,6 +337,10 @@ func TestPartialsStayChoice(t *testing.T) {
 		{"sum(float32 rows, 1)", rows.AsType(Float32).Sum(1), false, false},
 		{"sum(long, 1): warps per row", long.Sum(1), true, false},
 	}
+	// A mean's partials are sums, not its values, even where every other condition holds.
+	if st, err := plan.Lower(0, rows.Mean(1).n, map[*expr.Node]dtype.Slice{}, plan.Options{MemoryLimit: 1 << 30}); err != nil || keepsOnDevice(st) {
+		t.Errorf("mean(rows, 1): keepsOnDevice %v (%v), want false", err == nil, err)
+	}
 	for _, c := range cases {
 		if err := c.a.Err(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
