@@ -121,12 +121,9 @@ func (k *Kernels) luBatch(mm *mem, c *plan.CallStep, x devPtr, batch, m, n int, 
 		if err := mm.download(xs, bc); err != nil {
 			return err
 		}
-		for i := 0; i < batch; i++ {
-			for r := 0; r < m; r++ {
-				for j := 0; j < nrhs; j++ {
-					y[i*m*nrhs+r*nrhs+j] = xs[i*m*nrhs+j*m+r]
-				}
-			}
+		for i := 0; i < batch; i++ { // each solution column-major (nrhs x m row-major) into y's rows
+			blk := xs[i*m*nrhs : (i+1)*m*nrhs]
+			linalg.Mat{Rows: nrhs, Cols: m, Data: blk}.TransposeInto(linalg.Mat{Rows: m, Cols: nrhs, Data: y[i*m*nrhs : (i+1)*m*nrhs]})
 		}
 		return nil
 	}
@@ -213,12 +210,8 @@ func (k *Kernels) eighBatch(mm *mem, x devPtr, batch, n int, vectors bool, y []f
 		return err
 	}
 	for b := 0; b < batch; b++ {
-		off := b * n * n
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				y[off+i*n+j] = v[off+j*n+i]
-			}
-		}
+		off, end := b*n*n, (b+1)*n*n
+		linalg.Mat{Rows: n, Cols: n, Data: v[off:end]}.TransposeInto(linalg.Mat{Rows: n, Cols: n, Data: y[off:end]})
 	}
 	return nil
 }

@@ -446,11 +446,7 @@ func (k *Kernels) eigh(mm *mem, a devPtr, n int, vectors bool, dst []float64) er
 	if err := mm.download(v, a); err != nil {
 		return err
 	}
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			dst[i*n+j] = v[j*n+i]
-		}
-	}
+	linalg.Mat{Rows: n, Cols: n, Data: v}.TransposeInto(linalg.Mat{Rows: n, Cols: n, Data: dst})
 	return nil
 }
 
