@@ -315,6 +315,10 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			pred(val(a[1]) != 0 && val(a[2]) != 0)
 		case "or.pred":
 			pred(val(a[1]) != 0 || val(a[2]) != 0)
+		case "setp.neu.f64":
+			pred(!(f(val(a[1])) == f(val(a[2]))))
+		case "setp.eq.f64":
+			pred(f(val(a[1])) == f(val(a[2])))
 		case "add.rn.f64":
 			set(b(f(val(a[1])) + f(val(a[2]))))
 		case "sub.rn.f64":
