@@ -117,7 +117,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
-	if s.Reduce == RWelford && s.accLane() == laneF && welford4On {
+	if s.Reduce == RWelford && s.accLane() == laneF {
 		g.batchWelford()
 	}
 	var ia accum // integer and complex reductions (reduce_lanes.go)

@@ -327,6 +327,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(f(val(a[1])) * f(val(a[2]))))
 		case "div.rn.f64":
 			set(b(f(val(a[1])) / f(val(a[2]))))
+		case "rcp.rn.f64":
+			set(b(1 / f(val(a[1]))))
 		case "st.param.b64":
 			x.param[strings.Trim(a[0], "[]")] = val(a[1])
 		case "call":

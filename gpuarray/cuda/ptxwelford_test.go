@@ -11,9 +11,9 @@ import (
 
 // TestWelfordBatchedAxesInterpreted interprets the partial-reduction kernels of a variance
 // along an axis on the host, both walks, with reduced lengths that leave 0 to 3 values held at
-// a thread's end: folded four at a time (welford4On) the count is exact and the mean and the
-// squared deviations are within 1e-13 relative of a two-pass reference, as the
-// element-by-element kernel's are; the batched kernel divides once per four elements.
+// a thread's end, in every welfordMode: the count is exact and the mean and the squared
+// deviations are within 1e-13 relative of a two-pass reference; the element-by-element modes
+// divide (or take a reciprocal) once per element, the batched ones divide once per batch.
 func TestWelfordBatchedAxesInterpreted(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 31))
 	const base = 1 << 32
@@ -29,8 +29,8 @@ func TestWelfordBatchedAxesInterpreted(t *testing.T) {
 		for i := range vals {
 			vals[i] = 1000 + 3*r.NormFloat64()
 		}
-		for _, batched := range []bool{true, false} {
-			welford4On = batched
+		for _, mode := range []string{"div", "rcp", "2", "4"} {
+			welfordMode = mode
 			mem := map[uint64]uint64{}
 			for i, v := range vals {
 				mem[base+uint64(8*i)] = math.Float64bits(v)
@@ -49,37 +49,34 @@ func TestWelfordBatchedAxesInterpreted(t *testing.T) {
 					m2 += (v - mean) * (v - mean)
 				}
 				if p.Count[q] != float64(c.n) || math.Abs(p.Mean[q]-mean) > 1e-13*math.Abs(mean) || math.Abs(p.M2[q]-m2) > 1e-13*m2 {
-					t.Errorf("rows %v, %d x %d, batched %v, kept %d: (%v, %v, %v), want (%d, %v, %v)", c.rows, c.k, c.n, batched, q, p.Count[q], p.Mean[q], p.M2[q], c.n, mean, m2)
+					t.Errorf("rows %v, %d x %d, mode %s, kept %d: (%v, %v, %v), want (%d, %v, %v)", c.rows, c.k, c.n, mode, q, p.Count[q], p.Mean[q], p.M2[q], c.n, mean, m2)
 				}
 			}
 		}
-		welford4On = true
 	}
-	// The batched loop divides once per batch (and in the flush of up to three held values).
+	welfordMode = "rcp"
+	// Each of the loop's fold sites (an unrolled pass of four, then the single element) divides
+	// once (div), takes a reciprocal (rcp), or merges a batch with one division (2, 4).
 	s := &Spec{Rank: 2, Kept: 1, Reduce: RWelford, Nodes: []Node{{Kind: NInput, DType: expr.Float64}}}
 	lib, err := kernelsLib()
 	if err != nil {
 		t.Fatal(err)
 	}
-	welford4On = false
-	plain, _, err := GeneratePTX(s, lib)
-	welford4On = true
-	if err != nil {
-		t.Fatal(err)
-	}
-	batched, _, err := GeneratePTX(s, lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop := func(ptx string) string {
-		return ptx[strings.Index(ptx, "\n$L_loop_"):strings.Index(ptx, "\n$L_loopend_")]
-	}
-	// The element-by-element loop divides once per element (an unrolled pass of four, then the
-	// single one); the batched one once per merge: in each of the five places a value is folded.
-	if p, b := strings.Count(loop(plain), "div.rn.f64"), strings.Count(loop(batched), "div.rn.f64"); p != unrollOf(s)+1 || b != unrollOf(s)+1 {
-		t.Errorf("divisions in the loop: element by element %d, batched %d (want %d each, one per fold site)", p, b, unrollOf(s)+1)
-	}
-	if !strings.Contains(loop(batched), "$L_wmerge_") {
-		t.Errorf("the batched loop has no merge of a batch")
+	sites := unrollOf(s) + 1
+	for _, c := range []struct {
+		mode       string
+		div, rcp   int
+		mergeLabel bool
+	}{{"div", sites, 0, false}, {"rcp", 0, sites, false}, {"2", sites, 0, true}, {"4", sites, 0, true}} {
+		welfordMode = c.mode
+		ptx, _, err := GeneratePTX(s, lib)
+		welfordMode = "rcp"
+		if err != nil {
+			t.Fatal(err)
+		}
+		loop := ptx[strings.Index(ptx, "\n$L_loop_"):strings.Index(ptx, "\n$L_loopend_")]
+		if d, r, m := strings.Count(loop, "div.rn.f64"), strings.Count(loop, "rcp.rn.f64"), strings.Contains(loop, "$L_wmerge_"); d != c.div || r != c.rcp || m != c.mergeLabel {
+			t.Errorf("mode %s: the loop has %d divisions, %d reciprocals, merges %v; want %d, %d, %v", c.mode, d, r, m, c.div, c.rcp, c.mergeLabel)
+		}
 	}
 }
