@@ -17,6 +17,32 @@ import (
 // the library's own PTX, instruction for instruction, so the values keep their bits.
 var inlineOn = os.Getenv("GPUNOTES_PTX_INLINE") != "0"
 
+// trigShifter, in inlined sin, cos and tan, takes the quadrant k = rint(x * 2/pi) with the
+// round-to-integer shifter 1.5 * 2^52 (an add, the low word, a subtract) instead of the
+// library's two conversions (cvt.rni.s32.f64, cvt.rn.f64.s32: the 64-bit conversion unit runs
+// at a quarter of the FP64 rate). The same k and the same double for |x * 2/pi| < 2^51, and
+// the functions take their slow path (which sets both again) from |x| >= 2^31.
+var trigShifter = os.Getenv("GPUNOTES_PTX_TRIGSHIFT") != "0"
+
+var (
+	trigMulRE  = regexp.MustCompile(`^mul\.f64\s+(%\w+),\s*(%\w+),\s*0d3FE45F306DC9C883;$`)
+	trigRintRE = regexp.MustCompile(`^cvt\.rni\.s32\.f64\s+(%\w+),\s*(%\w+);$`)
+	trigBackRE = regexp.MustCompile(`^cvt\.rn\.f64\.s32\s+(%\w+),\s*(%\w+);$`)
+)
+
+// trigQuadrant reports whether lines i, i+1, i+2 of body are the library's quadrant of a
+// trigonometric function (a = x * 2/pi, k = rint(a), kd = k), and returns a, k and kd.
+func trigQuadrant(body []string, i int) (a, k, kd string, ok bool) {
+	if i+2 >= len(body) {
+		return
+	}
+	m0, m1, m2 := trigMulRE.FindStringSubmatch(body[i]), trigRintRE.FindStringSubmatch(body[i+1]), trigBackRE.FindStringSubmatch(body[i+2])
+	if m0 == nil || m1 == nil || m2 == nil || m1[2] != m0[1] || m2[2] != m1[1] {
+		return
+	}
+	return m0[1], m1[1], m2[1], true
+}
+
 // inlineFunc is a library function that generated kernels copy into place: a .visible .func
 // of 64-bit scalar parameters and return, with no stack frame and only registers it declares.
 type inlineFunc struct {
@@ -261,7 +287,21 @@ func (g *gen) inline(name string, f *inlineFunc, ret string, args ...string) err
 		return inlineLabelRE.ReplaceAllStringFunc(l, func(t string) string { return fmt.Sprintf("%s_i%d", t, k) })
 	}
 	fmt.Fprintf(&g.body, "\t{ // %s inlined\n", name)
-	for _, l := range f.body {
+	trig := trigShifter && (name == "gpn_sin" || name == "gpn_cos" || name == "gpn_tan")
+	if trig {
+		g.body.WriteString("\t.reg .f64 %q_t;\n\t.reg .b32 %q_hi;\n")
+	}
+	for i := 0; i < len(f.body); i++ {
+		l := f.body[i]
+		if a, k, kd, ok := trigQuadrant(f.body, i); trig && ok {
+			x := trigMulRE.FindStringSubmatch(l)[2]
+			g.ins("mul.rn.f64 %s, %s, 0d3FE45F306DC9C883", rename(a), rename(x))
+			g.ins("add.rn.f64 %%q_t, %s, 0d4338000000000000", rename(a))
+			g.ins("mov.b64 {%s, %%q_hi}, %%q_t", rename(k))
+			g.ins("sub.rn.f64 %s, %%q_t, 0d4338000000000000", rename(kd))
+			i += 2
+			continue
+		}
 		switch {
 		case l == "":
 			continue
