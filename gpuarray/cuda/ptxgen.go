@@ -100,8 +100,8 @@ type gen struct {
 	// deferring marks a kernel whose elements may be reduced out of order (argmin/argmax then
 	// break ties by index).
 	deferring bool
-	// welford, when set, holds the thread's pending Welford values (batchWelford).
-	welford *welfordBatch
+	// welfordRcp makes Welford updates multiply by the count's reciprocal (welfordMode).
+	welfordRcp bool
 	// localSet names the module-local library items that inlined bodies use (copied into the
 	// kernel module).
 	localSet map[string]bool
@@ -458,6 +458,7 @@ func (g *gen) elementValueFrom(s *Spec, lv []leafRegs, c string, pre map[int]val
 // descriptor d, and the Philox round keys of random leaves, once per thread.
 func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
 	R, L := s.Rank, g.leaves
+	rkLoop := roundKeysInLoop || inlinesMath(s, g.lib) // within mathRegs
 	lv := make([]leafRegs, L)
 	for l := range lv {
 		base := first + 8*l*(R+2)
@@ -491,7 +492,7 @@ func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
 			g.ins("ld.param.u64 %s, [%s]", key, pn)
 		}
 		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], key)
-		for r := 1; r < 10 && !roundKeysInLoop; r++ {
+		for r := 1; r < 10 && !rkLoop; r++ {
 			rk[r] = [2]string{g.r(), g.r()}
 			g.ins("add.u32 %s, %s, -1640531527", rk[r][0], rk[r-1][0]) // 0x9E3779B9
 			g.ins("add.u32 %s, %s, -1150833019", rk[r][1], rk[r-1][1]) // 0xBB67AE85
@@ -752,11 +753,7 @@ func (g *gen) accumulate(r Reduce, v, e, acc, accI, wn, wm, wq, out, outOff stri
 		g.ins("@%s mov.f64 %s, %s", take, acc, v)
 		g.ins("@%s mov.u64 %s, %s", take, accI, e)
 	case RWelford:
-		if g.welford != nil {
-			g.welfordBatchStep(v, wn, wm, wq)
-		} else {
-			g.welfordStep(v, wn, wm, wq)
-		}
+		g.welfordStep(v, wn, wm, wq, g.welfordRcp)
 	default:
 		return fmt.Errorf("kernel spec: unknown reduction %d", r)
 	}

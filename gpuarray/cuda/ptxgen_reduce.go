@@ -117,9 +117,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
-	if s.Reduce == RWelford && s.accLane() == laneF {
-		g.batchWelford()
-	}
+	g.welfordRcp = welfordMode == "rcp"
 	var ia accum // integer and complex reductions (reduce_lanes.go)
 	if s.accLane() != laneF {
 		var err error
@@ -218,7 +216,6 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	rowBase(lv, row)
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
-	g.flushWelford(wn, wm, wq)
 	if s.Rows {
 		// Lane 0 gathers the warp's partials: lane l takes lane l+o's for o = 16, 8, 4, 2, 1.
 		for o := 16; o > 0; o >>= 1 {

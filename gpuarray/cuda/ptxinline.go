@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -17,30 +18,47 @@ import (
 // the library's own PTX, instruction for instruction, so the values keep their bits.
 var inlineOn = os.Getenv("GPUNOTES_PTX_INLINE") != "0"
 
-// trigShifter, in inlined sin, cos and tan, takes the quadrant k = rint(x * 2/pi) with the
-// round-to-integer shifter 1.5 * 2^52 (an add, the low word, a subtract) instead of the
-// library's two conversions (cvt.rni.s32.f64, cvt.rn.f64.s32: the 64-bit conversion unit runs
-// at a quarter of the FP64 rate). The same k and the same double for |x * 2/pi| < 2^51, and
-// the functions take their slow path (which sets both again) from |x| >= 2^31.
-var trigShifter = os.Getenv("GPUNOTES_PTX_TRIGSHIFT") != "0"
-
-var (
-	trigMulRE  = regexp.MustCompile(`^mul\.f64\s+(%\w+),\s*(%\w+),\s*0d3FE45F306DC9C883;$`)
-	trigRintRE = regexp.MustCompile(`^cvt\.rni\.s32\.f64\s+(%\w+),\s*(%\w+);$`)
-	trigBackRE = regexp.MustCompile(`^cvt\.rn\.f64\.s32\s+(%\w+),\s*(%\w+);$`)
-)
-
-// trigQuadrant reports whether lines i, i+1, i+2 of body are the library's quadrant of a
-// trigonometric function (a = x * 2/pi, k = rint(a), kd = k), and returns a, k and kd.
-func trigQuadrant(body []string, i int) (a, k, kd string, ok bool) {
-	if i+2 >= len(body) {
-		return
+// mathRegs is the register budget of kernels that draw random numbers and inline library math
+// (GPUNOTES_PTX_MATH_REGS; 0: the JIT's choice, round keys in registers). Such a kernel holds
+// 116 registers (the ziggurat's slow path in the library sets that), two blocks of 256 threads
+// per SM on an H100, and waits on the latency of the math's dependent FP64 chains; with the
+// Philox round keys derived in each draw (roundKeysInLoop) and 80 registers it holds three
+// blocks: sum(exp(x) + sin(x)) of a normal 40000 x 40000 x 16.9 -> 15.9 ms (bench/RESULTS.md).
+var mathRegs = func() int {
+	if v, ok := os.LookupEnv("GPUNOTES_PTX_MATH_REGS"); ok {
+		n, _ := strconv.Atoi(v)
+		return max(n, 0)
 	}
-	m0, m1, m2 := trigMulRE.FindStringSubmatch(body[i]), trigRintRE.FindStringSubmatch(body[i+1]), trigBackRE.FindStringSubmatch(body[i+2])
-	if m0 == nil || m1 == nil || m2 == nil || m1[2] != m0[1] || m2[2] != m1[1] {
-		return
+	return 80
+}()
+
+// inlinesMath reports whether a kernel of s draws random numbers and computes a float op whose
+// library body the generator inlines (the kernels mathRegs budgets).
+func inlinesMath(s *Spec, lib *library) bool {
+	if !inlineOn || mathRegs == 0 || lib == nil || lib.anyFunc || lib.inline == nil {
+		return false
 	}
-	return m0[1], m1[1], m2[1], true
+	random, math := false, false
+	g := &gen{lib: lib}
+	for _, nd := range s.Nodes {
+		if nd.Kind == NRandom {
+			random = true
+		}
+		if (nd.Kind != NUnary && nd.Kind != NBinary) || nd.DType.IsComplex() {
+			continue
+		}
+		body := corePTX[nd.Op]
+		if _, gen := nd.Op.Generated(); gen {
+			body = genPTX[nd.Op]
+		}
+		for _, line := range strings.Split(body, "\n") {
+			if fn, ok := strings.CutPrefix(line, "call "); ok {
+				name, _, _ := strings.Cut(fn, " ")
+				math = math || g.inlineFor(name) != nil
+			}
+		}
+	}
+	return random && math
 }
 
 // inlineFunc is a library function that generated kernels copy into place: a .visible .func
@@ -287,21 +305,7 @@ func (g *gen) inline(name string, f *inlineFunc, ret string, args ...string) err
 		return inlineLabelRE.ReplaceAllStringFunc(l, func(t string) string { return fmt.Sprintf("%s_i%d", t, k) })
 	}
 	fmt.Fprintf(&g.body, "\t{ // %s inlined\n", name)
-	trig := trigShifter && (name == "gpn_sin" || name == "gpn_cos" || name == "gpn_tan")
-	if trig {
-		g.body.WriteString("\t.reg .f64 %q_t;\n\t.reg .b32 %q_hi;\n")
-	}
-	for i := 0; i < len(f.body); i++ {
-		l := f.body[i]
-		if a, k, kd, ok := trigQuadrant(f.body, i); trig && ok {
-			x := trigMulRE.FindStringSubmatch(l)[2]
-			g.ins("mul.rn.f64 %s, %s, 0d3FE45F306DC9C883", rename(a), rename(x))
-			g.ins("add.rn.f64 %%q_t, %s, 0d4338000000000000", rename(a))
-			g.ins("mov.b64 {%s, %%q_hi}, %%q_t", rename(k))
-			g.ins("sub.rn.f64 %s, %%q_t, 0d4338000000000000", rename(kd))
-			i += 2
-			continue
-		}
+	for _, l := range f.body {
 		switch {
 		case l == "":
 			continue

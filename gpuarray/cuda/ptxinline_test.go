@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -61,35 +60,6 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 					want = append(want, l)
 				}
 			}
-			// sin, cos and tan take their quadrant with the shifter (trigShifter): two
-			// registers declared, three lines become four.
-			if name == "gpn_sin" || name == "gpn_cos" || name == "gpn_tan" {
-				if got[0] != ".reg .f64 %q_t;" || got[1] != ".reg .b32 %q_hi;" {
-					t.Fatalf("%s: %s: no shifter registers: %q", fl, name, got[:2])
-				}
-				got = got[2:]
-				found := false
-				for i := range want {
-					a, k, kd, ok := trigQuadrant(want, i)
-					if !ok {
-						continue
-					}
-					x := trigMulRE.FindStringSubmatch(want[i])[2]
-					r := func(s string) string { return "%i_" + s[1:] }
-					shift := []string{"mul.rn.f64 " + r(a) + ", " + r(x) + ", 0d3FE45F306DC9C883;", "add.rn.f64 %q_t, " + r(a) + ", 0d4338000000000000;",
-						"mov.b64 {" + r(k) + ", %q_hi}, %q_t;", "sub.rn.f64 " + r(kd) + ", %q_t, 0d4338000000000000;"}
-					if !slices.Equal(got[i:i+4], shift) {
-						t.Fatalf("%s: %s: quadrant %q, want %q", fl, name, got[i:i+4], shift)
-					}
-					got = slices.Delete(got, i, i+4)
-					want = slices.Delete(want, i, i+3)
-					found = true
-					break
-				}
-				if !found {
-					t.Fatalf("%s: %s: the library's quadrant (mul, cvt.rni, cvt.rn) not found", fl, name)
-				}
-			}
 			if len(got) != len(want) {
 				t.Fatalf("%s: %s: %d lines inlined, the library has %d", fl, name, len(got), len(want))
 			}
@@ -133,6 +103,21 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 		if strings.Contains(k, "gpn_exp,") || strings.Contains(k, "gpn_sin,") || strings.Count(k, "gpn_exp inlined") != 2 || strings.Count(k, "gpn_sin inlined") != 2 {
 			t.Errorf("%s: exp(x) + sin(x): calls or inlined bodies not as expected", fl)
 		}
+		// Within mathRegs the kernel derives the Philox round keys in each draw (the second
+		// round's key offset 2 * 0x9E3779B9 appears), a plain normal sum holds them.
+		plain := &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{normal}}
+		p, _, err := GeneratePTX(plain, string(ptx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !inlinesMath(s, lib) || inlinesMath(plain, lib) || !strings.Contains(k, ", 1013904242;") || strings.Contains(p, ", 1013904242;") {
+			t.Errorf("%s: round keys in the draw: exp+sin %v %v, plain sum %v %v", fl, inlinesMath(s, lib), strings.Contains(k, ", 1013904242;"), inlinesMath(plain, lib), strings.Contains(p, ", 1013904242;"))
+		}
+		mathRegs = 0
+		if k2, _, _ := GeneratePTX(s, string(ptx)); inlinesMath(s, lib) || strings.Contains(k2, ", 1013904242;") {
+			t.Errorf("%s: GPUNOTES_PTX_MATH_REGS=0 still derives round keys in the draw", fl)
+		}
+		mathRegs = 80
 		inlineOn = false
 		k, _, err = GeneratePTX(s, string(ptx))
 		inlineOn = true
