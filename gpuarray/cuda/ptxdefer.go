@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -60,6 +61,28 @@ func keyLeaves(s *Spec) []int {
 // ones on average with one normal per element and 7.6 with two; 16 fill up in under 1% of
 // threads even then.
 const deferCap = 16
+
+// deferBatchLen is how many elements a reduction's batch holds (deferredInOrder) before its
+// slow elements are computed and its values folded in; GPUNOTES_PTX_DEFER_BATCH=N (8 to 256)
+// sets it, to measure. A longer batch computes the slow elements of a warp's lanes together
+// more often (a warp runs the slow path as many times as its lane with the most slow elements
+// in the batch) but holds more values in local memory.
+var deferBatchLen = func() int {
+	n, err := strconv.Atoi(os.Getenv("GPUNOTES_PTX_DEFER_BATCH"))
+	if err != nil || n < 8 || n > 256 {
+		return 64
+	}
+	return n
+}()
+
+// deferQueueLen is how many slow elements a reduction's batch queues before they are computed
+// and the batch folded in (deferCap; tests shorten it to reach that end of a batch).
+var deferQueueLen = deferCap
+
+// maxUnrolledFold bounds the words of a batch whose fold is unrolled (loads issued eight at a
+// time, then their values folded in): a longer batch is folded in a loop, as is a thread's
+// last, partial batch.
+const maxUnrolledFold = 128
 
 // deferQueue is a thread's queue of deferred elements: a local array of element indices and
 // its length.
@@ -188,13 +211,14 @@ func (g *gen) slowValues(s *Spec, lv []leafRegs, e2, dl, t string, rowBase func(
 }
 
 // deferBatch is the state of a reduction's in-order deferral (deferredInOrder): a local
-// array of deferCap elements' values (nv values of width words each), the queue of the
-// batch's slow elements (their places in the batch, u32), the batch's element count k, the
-// queue's length n, the batch's first element, and mask, the values to fold in (bit j for
-// value j, when some value of an element may be skipped: mirrored kernels).
+// array of size elements' values (nv values of width words each), the queue of the batch's
+// slow elements (their places in the batch, u32, at most deferQueueLen), the batch's element count
+// k, the queue's length n, the batch's first element, and mask, the values to fold in (bit j
+// for value j, when some value of an element may be skipped: mirrored kernels, whose batches
+// hold at most 16 elements).
 type deferBatch struct {
 	vals, queue, k, n, first, mask string
-	nv, words                      int
+	size, nv, words                int
 }
 
 // newDeferBatch declares a reduction's batch for elements of nv values (elementValues) of s's
@@ -208,8 +232,12 @@ func (g *gen) newDeferBatch(s *Spec) *deferQueue {
 	if laneOf(s.Nodes[len(s.Nodes)-1].DType) == laneC {
 		words = 2
 	}
-	b := &deferBatch{vals: g.rd(), queue: g.rd(), k: g.r(), n: g.r(), first: g.rd(), nv: nv, words: words}
-	g.locals = fmt.Sprintf("\t.local .align 8 .b8 gpn_defer_v[%d];\n\t.local .align 4 .b8 gpn_defer_q[%d];\n", 8*deferCap*nv*words, 4*deferCap)
+	size := deferBatchLen
+	if nv > 1 {
+		size = 16 // the mask's 32 bits
+	}
+	b := &deferBatch{vals: g.rd(), queue: g.rd(), k: g.r(), n: g.r(), first: g.rd(), size: size, nv: nv, words: words}
+	g.locals = fmt.Sprintf("\t.local .align 8 .b8 gpn_defer_v[%d];\n\t.local .align 4 .b8 gpn_defer_q[%d];\n", 8*size*nv*words, 4*deferQueueLen)
 	g.ins("mov.u64 %s, gpn_defer_v", b.vals)
 	g.ins("mov.u64 %s, gpn_defer_q", b.queue)
 	g.ins("mov.u32 %s, 0", b.k)
@@ -277,11 +305,13 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	}
 	g.ins("add.u32 %s, %s, 1", b.k, b.k)
 
-	// The batch ends at deferCap elements or at the thread's last element.
+	// The batch ends when full, when its queue is, or at the thread's last element.
 	en, pl, pf := g.rd(), g.p(), g.p()
 	g.ins("add.u64 %s, %s, %d", en, e, step)
 	g.ins("setp.ge.u64 %s, %s, %s", pl, en, hi)
-	g.ins("setp.ge.u32 %s, %s, %d", pf, b.k, deferCap)
+	g.ins("setp.ge.u32 %s, %s, %d", pf, b.k, b.size)
+	g.ins("or.pred %s, %s, %s", pl, pl, pf)
+	g.ins("setp.ge.u32 %s, %s, %d", pf, b.n, deferQueueLen)
 	g.ins("or.pred %s, %s, %s", pl, pl, pf)
 	done := g.label("dend")
 	g.ins("@!%s bra %s", pl, done)
@@ -316,6 +346,42 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	g.ins("@%s bra %s", pq, slowLoop)
 	g.put(slowDone)
 	// Every value of the batch, in order: value j of element j/nv, index first + (j/nv)*step.
+	// A full batch's fold is unrolled (the loads issued eight at a time), the rest loop.
+	foldDone := g.label("dfolded")
+	if n := b.size * b.nv; n*b.words <= maxUnrolledFold {
+		partial, pfull := g.label("dpartial"), g.p()
+		g.ins("setp.ne.u32 %s, %s, %d", pfull, b.k, b.size)
+		g.ins("@%s bra %s", pfull, partial)
+		for j0 := 0; j0 < n; j0 += 8 {
+			vs := make([]val, 0, 8)
+			for j := j0; j < min(j0+8, n); j++ {
+				aj := g.rd()
+				g.ins("add.u64 %s, %s, %d", aj, b.vals, j*cell)
+				vs = append(vs, g.loadLocal(vals[0].l, aj))
+			}
+			for i, v := range vs {
+				j := j0 + i
+				ej := g.rd()
+				g.ins("add.u64 %s, %s, %d", ej, b.first, (j/b.nv)*step)
+				skipV := ""
+				if b.mask != "" {
+					bit, pm := g.r(), g.p()
+					skipV = g.label("dskip")
+					g.ins("and.b32 %s, %s, %d", bit, b.mask, 1<<j)
+					g.ins("setp.eq.u32 %s, %s, 0", pm, bit)
+					g.ins("@%s bra %s", pm, skipV)
+				}
+				if err := each(v, ej); err != nil {
+					return err
+				}
+				if skipV != "" {
+					g.put(skipV)
+				}
+			}
+		}
+		g.ins("bra %s", foldDone)
+		g.put(partial)
+	}
 	foldLoop := g.label("dfold")
 	j, nvals, ej, aj := g.r(), g.r(), g.rd(), g.rd()
 	g.ins("mul.lo.u32 %s, %s, %d", nvals, b.k, b.nv)
@@ -349,6 +415,7 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	g.ins("add.u32 %s, %s, 1", j, j)
 	g.ins("setp.lt.u32 %s, %s, %s", pq, j, nvals)
 	g.ins("@%s bra %s", pq, foldLoop)
+	g.put(foldDone)
 	g.ins("mov.u32 %s, 0", b.k)
 	g.ins("mov.u32 %s, 0", b.n)
 	if b.mask != "" {

@@ -90,14 +90,15 @@ var orderCases = []orderCase{
 // normal array that defer slow draws (GPUNOTES_PTX_DEFER_AXES for the partial ones) and of the
 // same reductions of the array stored, as the CPU draws it (a persisted array): every thread's
 // partial has the same bits, so a reduction of a regenerated array equals the same reduction
-// of it persisted. The same kernels folding the deferred values after the others (the fold
-// before element order, deferOrdered off) give other bits in some case: the comparison sees
-// the order.
+// of it persisted; for batches of 8 and 64 elements (the last one partial, the full ones
+// folded unrolled) and for a queue of 2 slow elements (the batch ends when it is full). The
+// same kernels folding the deferred values after the others (the fold before element order,
+// deferOrdered off) give other bits in some case: the comparison sees the order.
 func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interprets kernels of 20000 normal draws each")
 	}
-	defer func(a, o bool) { deferAxes, deferOrdered = a, o }(deferAxes, deferOrdered)
+	defer func(a, o bool, b, q int) { deferAxes, deferOrdered, deferBatchLen, deferQueueLen = a, o, b, q }(deferAxes, deferOrdered, deferBatchLen, deferQueueLen)
 	deferAxes = true
 	_, slow := storedNormals(rng.Key{K0: 42, K1: 7}, 0, 20000)
 	if slow < 100 {
@@ -106,8 +107,11 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 	unordered := 0
 	for _, c := range orderCases {
 		stored := orderRun(t, c, true)
-		for _, ordered := range []bool{true, false} {
-			deferOrdered = ordered
+		for _, v := range []struct {
+			ordered      bool
+			batch, queue int
+		}{{true, 64, deferCap}, {true, 8, deferCap}, {true, 64, 2}, {false, 64, deferCap}} {
+			deferOrdered, deferBatchLen, deferQueueLen = v.ordered, v.batch, v.queue
 			got := orderRun(t, c, false)
 			if len(got) != len(stored) {
 				t.Fatalf("%s: %d partial words regenerated, %d stored", c.name, len(got), len(stored))
@@ -120,15 +124,56 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 				}
 			}
 			switch {
-			case ordered && diff != "":
-				t.Errorf("%s: %s", c.name, diff)
-			case !ordered && diff != "":
+			case v.ordered && diff != "":
+				t.Errorf("%s, batches of %d, queues of %d: %s", c.name, v.batch, v.queue, diff)
+			case !v.ordered && diff != "":
 				unordered++
 			}
-			t.Logf("%s: in order %v: %d words, %s", c.name, ordered, len(got), diff)
 		}
 	}
 	if unordered == 0 {
 		t.Error("folding the deferred values last changed no bit of any case: the test does not see the order")
+	}
+}
+
+// TestMirroredReductionKeepsElementOrder interprets the mirrored sum of x + x.T over a square
+// normal x (GPUNOTES_PTX_MIRROR's kernel: element (i, j), i <= j, folds x[i,j] + x[j,i] and,
+// off the diagonal, the same at (j, i)) with its slow draws deferred: each thread's sum has
+// the bits of adding those values in that order, its elements in their order, as drawn on the
+// CPU.
+func TestMirroredReductionKeepsElementOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interprets a kernel of 2 x 14400 normal draws")
+	}
+	key := rng.Key{K0: 42, K1: 7}
+	const n = 120
+	mem, _ := storedNormals(key, 1<<32, n*n)
+	x := func(i, j int64) float64 { return math.Float64frombits(mem[1<<32+uint64(8*(i*n+j))]) }
+	normal := func(leaf, same int) Node {
+		return Node{Kind: NRandom, DType: expr.Float64, Leaf: leaf, SameKey: same, Rand: expr.RandSpec{Dist: expr.Normal, P0: 1, P1: 2, Key: [2]uint32{key.K0, key.K1}}}
+	}
+	s := &Spec{Rank: 2, Reduce: RSum, Mirror: []int{0, 1}, Nodes: []Node{normal(0, 0), normal(1, 1), {Kind: NBinary, DType: expr.Float64, Op: expr.OpAdd, Args: [3]int{0, 1}}}}
+	task := heldTask([]int64{n, n}, []Map{{Strides: []int64{n, 1}}, {Strides: []int64{1, n}}}, []uint64{0, 0}, []int64{n * n, n * n})
+	got := fusedRun(t, s, []Task{task}, mem, 1<<46)[0]
+	m := int64(n * n)
+	S := Slices(m)
+	for b := range S {
+		lo, hi := SliceRange(m, S, b)
+		for tid := range BlockSize {
+			var acc float64
+			for e := lo + int64(tid); e < hi; e += BlockSize {
+				i, j := e/n, e%n
+				if i > j {
+					continue
+				}
+				acc += x(i, j) + x(j, i)
+				if i != j {
+					acc += x(j, i) + x(i, j)
+				}
+			}
+			if a := got[b][tid][0]; a != math.Float64bits(acc) {
+				t.Fatalf("slice %d thread %d sums %v, want %v", b, tid, math.Float64frombits(a), acc)
+			}
+		}
 	}
 }

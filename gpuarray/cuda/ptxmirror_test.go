@@ -99,12 +99,12 @@ func TestMirrorPTX(t *testing.T) {
 		t.Errorf("the mirrored loop does not branch past elements above the diagonal before drawing")
 	}
 	// Both values of an element go to the batch (deferredInOrder), in the loop and where the
-	// deferred elements are computed, and are folded in at one place, in order.
+	// deferred elements are computed, and are folded in from there, in order.
 	if n := strings.Count(mirrored, "st.local.f64"); n != 4 {
 		t.Errorf("mirrored: %d values stored in the batch, want 4 (two values, in the loop and the deferred elements)", n)
 	}
-	if n := strings.Count(mirrored, "add.rn.f64 %fd1, %fd1,"); n != 1 {
-		t.Errorf("mirrored: the sum folded in at %d places, want 1 (the batch, in order)", n)
+	if n := strings.Count(mirrored, "add.rn.f64 %fd1, %fd1,"); n != 33 {
+		t.Errorf("mirrored: the sum folded in at %d places, want 33 (a full batch's 16 elements' 2 values unrolled, a partial batch's loop)", n)
 	}
 	bad := spec([]int{0, 1})
 	bad.Reduce = RArgMax
