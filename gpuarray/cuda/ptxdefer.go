@@ -64,13 +64,16 @@ const deferCap = 16
 
 // deferBatchLen is how many elements a reduction's batch holds (deferredInOrder) before its
 // slow elements are computed and its values folded in; GPUNOTES_PTX_DEFER_BATCH=N (8 to 256)
-// sets it, to measure. A longer batch computes the slow elements of a warp's lanes together
-// more often (a warp runs the slow path as many times as its lane with the most slow elements
-// in the batch) but holds more values in local memory.
+// sets it, to measure. A longer batch runs the slow path less often (a warp runs it as many
+// times as its lane with the most slow elements in the batch) but holds more values in local
+// memory and unrolls a longer fold. On an H100 at N=40000 (bench/RESULTS.md), sum 13.2, 12.2,
+// 11.9, 14.3 and 19.8 ms for 16, 32, 64, 128 and 256, std along an axis 19.0-19.4, 16.4-16.8,
+// 19.6, 20.9-21.4 and 26.6-27.7 ms: 32 is the best overall (the deferred values folded last,
+// out of order: sum 10.2, std along an axis 16.8-17.3).
 var deferBatchLen = func() int {
 	n, err := strconv.Atoi(os.Getenv("GPUNOTES_PTX_DEFER_BATCH"))
 	if err != nil || n < 8 || n > 256 {
-		return 64
+		return 32
 	}
 	return n
 }()

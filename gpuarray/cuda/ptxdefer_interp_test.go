@@ -90,7 +90,7 @@ var orderCases = []orderCase{
 // normal array that defer slow draws (GPUNOTES_PTX_DEFER_AXES for the partial ones) and of the
 // same reductions of the array stored, as the CPU draws it (a persisted array): every thread's
 // partial has the same bits, so a reduction of a regenerated array equals the same reduction
-// of it persisted; for batches of 8 and 64 elements (the last one partial, the full ones
+// of it persisted; for batches of 8, 32 and 64 elements (the last one partial, the full ones
 // folded unrolled) and for a queue of 2 slow elements (the batch ends when it is full). The
 // same kernels folding the deferred values after the others (the fold before element order,
 // deferOrdered off) give other bits in some case: the comparison sees the order.
@@ -110,7 +110,7 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 		for _, v := range []struct {
 			ordered      bool
 			batch, queue int
-		}{{true, 64, deferCap}, {true, 8, deferCap}, {true, 64, 2}, {false, 64, deferCap}} {
+		}{{true, 32, deferCap}, {true, 8, deferCap}, {true, 64, 2}, {false, 32, deferCap}} {
 			deferOrdered, deferBatchLen, deferQueueLen = v.ordered, v.batch, v.queue
 			got := orderRun(t, c, false)
 			if len(got) != len(stored) {
