@@ -146,6 +146,10 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			return uint64(by)
 		case "%tid.x":
 			return uint64(tid)
+		case "%ntid.x":
+			return BlockSize
+		case "%nctaid.x": // the grid's width, where a test gives it
+			return params["nctaid.x"]
 		}
 		if strings.HasPrefix(s, "%") {
 			return x.reg[s]
@@ -269,6 +273,17 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(w)
 		case "st.global.f64", "st.global.u64":
 			mem[addr(a[0])] = val(a[1])
+		case "st.global.u8", "st.global.u16", "st.global.u32":
+			// Into the aligned word that holds the element.
+			bits := map[string]uint64{"st.global.u8": 8, "st.global.u16": 16, "st.global.u32": 32}[op]
+			at := addr(a[0])
+			if at%(bits/8) != 0 {
+				t.Fatalf("%q: misaligned address %#x", l, at)
+			}
+			w, sh, m := at&^7, 8*(at&7), uint64(1)<<bits-1
+			mem[w] = mem[w]&^(m<<sh) | (val(a[1])&m)<<sh
+		case "cvt.u16.u64":
+			set(val(a[1]) & math.MaxUint16)
 		case "ld.global.u64", "ld.global.f64":
 			w, ok := mem[addr(a[1])]
 			if !ok {
