@@ -330,6 +330,16 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			pred(val(a[1]) != 0 && val(a[2]) != 0)
 		case "or.pred":
 			pred(val(a[1]) != 0 || val(a[2]) != 0)
+		case "setp.nan.f64":
+			pred(math.IsNaN(f(val(a[1]))) || math.IsNaN(f(val(a[2]))))
+		case "setp.ge.f64": // ordered: false with a NaN
+			pred(f(val(a[1])) >= f(val(a[2])))
+		case "setp.gt.f64":
+			pred(f(val(a[1])) > f(val(a[2])))
+		case "cvt.rn.f64.s64":
+			set(b(float64(i64(1))))
+		case "cvt.rn.f64.u64":
+			set(b(float64(val(a[1]))))
 		case "add.rn.f64":
 			set(b(f(val(a[1])) + f(val(a[2]))))
 		case "sub.rn.f64":
