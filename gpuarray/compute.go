@@ -488,6 +488,7 @@ func stageChunks(n *expr.Node) int {
 // computed from done afterwards (which may read any of order).
 func runOrder(cfg computeConfig, order, roots []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
 	skip := productOperands(cfg, order, roots)
+	counted := map[*expr.Node]bool{}
 	at := map[*expr.Node]int{}
 	for i, n := range order {
 		at[n] = i
@@ -511,7 +512,8 @@ func runOrder(cfg computeConfig, order, roots []*expr.Node, done map[*expr.Node]
 			done[order[id]] = vals
 			progress(stageChunks(order[id]))
 			for _, b := range order[id].Args[1:] {
-				if skip[b] {
+				if skip[b] && !counted[b] { // once, though several panel products read it
+					counted[b] = true
 					progress(stageChunks(b))
 				}
 			}

@@ -182,6 +182,13 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 		if err := st.addOperands(n.Args[1:], done); err != nil {
 			return nil, err
 		}
+		// The operands count towards a task's memory too (a product's panel of b).
+		for _, task := range st.Tasks {
+			if b := task.Bytes(); opt.MemoryLimit > 0 && b > opt.MemoryLimit {
+				return nil, fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes with the %v's further operands, more than the memory limit of %d bytes; use smaller chunks",
+					expr.ShapeString(task.Shape), expr.ShapeString(iter.Shape), b, n.Call.Fn, opt.MemoryLimit)
+			}
+		}
 	}
 	return st, nil
 }
