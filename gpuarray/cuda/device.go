@@ -222,11 +222,7 @@ func (d *Device) kernel(s *Spec) (driver.Function, error) {
 			Trace("GPUNOTES_PTX_DUMP: %v", err)
 		}
 	}
-	regs := maxNReg
-	if regs == 0 && inlinesMath(s, d.lib) {
-		regs = mathRegs
-	}
-	mod, err := driver.LinkPTXMaxRegisters([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.forKernel(ptx), []byte(ptx)}, regs)
+	mod, err := driver.LinkPTXMaxRegisters([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.forKernel(ptx), []byte(ptx)}, maxNReg)
 	if err != nil {
 		if driver.IsCode(err, driver.ErrorUnsupportedPTX) {
 			v, _ := driver.DriverVersion()

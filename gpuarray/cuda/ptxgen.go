@@ -458,7 +458,6 @@ func (g *gen) elementValueFrom(s *Spec, lv []leafRegs, c string, pre map[int]val
 // descriptor d, and the Philox round keys of random leaves, once per thread.
 func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
 	R, L := s.Rank, g.leaves
-	rkLoop := roundKeysInLoop || inlinesMath(s, g.lib) // within mathRegs
 	lv := make([]leafRegs, L)
 	for l := range lv {
 		base := first + 8*l*(R+2)
@@ -492,7 +491,7 @@ func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
 			g.ins("ld.param.u64 %s, [%s]", key, pn)
 		}
 		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], key)
-		for r := 1; r < 10 && !rkLoop; r++ {
+		for r := 1; r < 10 && !roundKeysInLoop; r++ {
 			rk[r] = [2]string{g.r(), g.r()}
 			g.ins("add.u32 %s, %s, -1640531527", rk[r][0], rk[r-1][0]) // 0x9E3779B9
 			g.ins("add.u32 %s, %s, -1150833019", rk[r][1], rk[r-1][1]) // 0xBB67AE85

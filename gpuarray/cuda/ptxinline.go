@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -17,49 +16,6 @@ import (
 // local memory and loads back) around a dozen floating-point instructions. The copied body is
 // the library's own PTX, instruction for instruction, so the values keep their bits.
 var inlineOn = os.Getenv("GPUNOTES_PTX_INLINE") != "0"
-
-// mathRegs is the register budget of kernels that draw random numbers and inline library math
-// (GPUNOTES_PTX_MATH_REGS; 0: the JIT's choice, round keys in registers). Such a kernel holds
-// 116 registers (the ziggurat's slow path in the library sets that), two blocks of 256 threads
-// per SM on an H100, and waits on the latency of the math's dependent FP64 chains; with the
-// Philox round keys derived in each draw (roundKeysInLoop) and 80 registers it holds three
-// blocks: sum(exp(x) + sin(x)) of a normal 40000 x 40000 x 16.9 -> 15.9 ms (bench/RESULTS.md).
-var mathRegs = func() int {
-	if v, ok := os.LookupEnv("GPUNOTES_PTX_MATH_REGS"); ok {
-		n, _ := strconv.Atoi(v)
-		return max(n, 0)
-	}
-	return 80
-}()
-
-// inlinesMath reports whether a kernel of s draws random numbers and computes a float op whose
-// library body the generator inlines (the kernels mathRegs budgets).
-func inlinesMath(s *Spec, lib *library) bool {
-	if !inlineOn || mathRegs == 0 || lib == nil || lib.anyFunc || lib.inline == nil {
-		return false
-	}
-	random, math := false, false
-	g := &gen{lib: lib}
-	for _, nd := range s.Nodes {
-		if nd.Kind == NRandom {
-			random = true
-		}
-		if (nd.Kind != NUnary && nd.Kind != NBinary) || nd.DType.IsComplex() {
-			continue
-		}
-		body := corePTX[nd.Op]
-		if _, gen := nd.Op.Generated(); gen {
-			body = genPTX[nd.Op]
-		}
-		for _, line := range strings.Split(body, "\n") {
-			if fn, ok := strings.CutPrefix(line, "call "); ok {
-				name, _, _ := strings.Cut(fn, " ")
-				math = math || g.inlineFor(name) != nil
-			}
-		}
-	}
-	return random && math
-}
 
 // inlineFunc is a library function that generated kernels copy into place: a .visible .func
 // of 64-bit scalar parameters and return, with no stack frame and only registers it declares.
