@@ -61,6 +61,9 @@ func RunPlanSumKeep(ctx context.Context, d *Device, tasks []*plan.Task, groups [
 	if err := heldOn([]*Device{d}, gts); err != nil {
 		return nil, err
 	}
+	if s, err = narrowInputs(s, gts); err != nil {
+		return nil, err
+	}
 	ks, ns, ss := make([]int64, len(gts)), make([]int64, len(gts)), make([]int64, len(gts))
 	offs := map[int]int64{}
 	var slots, gridX int64
