@@ -800,15 +800,21 @@ func (c *keptChunks) state() string {
 }
 
 // placement gives the bytes per worker and, where the keeper says (Tier: a cluster's), per
-// tier: "gpu0 (device)", "cpu1 (disk)".
+// tier: "gpu0 (device)", "cpu1 (disk)". A GPU worker's device holds a chunk as the local GPU
+// does (4-byte floats for float32, the fused kernel's words otherwise); other tiers hold the
+// values in their dtype.
 func (c *keptChunks) placement() []placeBytes {
 	m := map[string]int64{}
 	for i, k := range c.kept {
 		w := k.Where()
+		per := int64(c.dt.Size())
 		if t, ok := k.(interface{ Tier() string }); ok && t.Tier() != "" {
 			w += " (" + t.Tier() + ")"
+			if t.Tier() == "device" && !cuda.Narrow(c.dt) {
+				per = 8 * int64(cuda.Words(c.dt))
+			}
 		}
-		m[w] += expr.Size(c.chunkShape(i)) * 8
+		m[w] += expr.Size(c.chunkShape(i)) * per
 	}
 	return sortedPlaces(m)
 }

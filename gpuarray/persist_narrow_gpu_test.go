@@ -57,8 +57,8 @@ func TestGPUPersistFloat32Narrow(t *testing.T) {
 	if d32, d64 := u2-u1, u1-u0; d32 < 4*n*n || float64(d32) > 0.6*float64(d64) {
 		t.Fatalf("device memory taken: %d bytes in 4-byte floats, %d in 8-byte words", d32, d64)
 	}
-	if h := y.HTML(); !strings.Contains(h, "Held on gpu 0") {
-		t.Fatalf("HTML: %s", h)
+	if h := y.HTML(); !strings.Contains(h, "<th>Held on gpu 0</th><td>10.24 MB</td>") {
+		t.Fatalf("HTML does not show 10.24 MB on gpu 0: %s", h)
 	}
 	// The held values are the CPU's, bit for bit.
 	want, err := x.Compute()
