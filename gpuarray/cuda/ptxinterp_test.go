@@ -147,6 +147,10 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			return uint64(by)
 		case "%tid.x":
 			return uint64(tid)
+		case "%ntid.x":
+			return BlockSize
+		case "%nctaid.x": // the grid's width, where a test gives it
+			return params["nctaid.x"]
 		}
 		if strings.HasPrefix(s, "%") {
 			return x.reg[s]
@@ -268,16 +272,26 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten memory at %#x", tid, bx, by, l, addr(a[1]))
 			}
 			set(w)
-		case "ld.global.nc.f32": // 4-byte floats: mem holds each one's bits at its byte address
-			w, ok := mem[addr(a[1])]
-			if !ok || w>>32 != 0 {
-				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten memory or an 8-byte word at %#x", tid, bx, by, l, addr(a[1]))
+		case "ld.global.nc.f32": // from the aligned word that holds the element, as st.global.u32 writes it
+			at := addr(a[1])
+			w, ok := mem[at&^7]
+			if !ok || at%4 != 0 {
+				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten or misaligned memory at %#x", tid, bx, by, l, at)
 			}
-			set(w)
-		case "st.global.f32":
-			mem[addr(a[0])] = val(a[1]) & math.MaxUint32
+			set(w >> (8 * (at & 7)) & math.MaxUint32)
 		case "st.global.f64", "st.global.u64":
 			mem[addr(a[0])] = val(a[1])
+		case "st.global.u8", "st.global.u16", "st.global.u32", "st.global.f32":
+			// Into the aligned word that holds the element.
+			bits := map[string]uint64{"st.global.u8": 8, "st.global.u16": 16, "st.global.u32": 32, "st.global.f32": 32}[op]
+			at := addr(a[0])
+			if at%(bits/8) != 0 {
+				t.Fatalf("%q: misaligned address %#x", l, at)
+			}
+			w, sh, m := at&^7, 8*(at&7), uint64(1)<<bits-1
+			mem[w] = mem[w]&^(m<<sh) | (val(a[1])&m)<<sh
+		case "cvt.u16.u64":
+			set(val(a[1]) & math.MaxUint16)
 		case "ld.global.u64", "ld.global.f64":
 			w, ok := mem[addr(a[1])]
 			if !ok {
@@ -338,8 +352,6 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			}
 		case "setp.num.f64":
 			pred(!math.IsNaN(f(val(a[1]))) && !math.IsNaN(f(val(a[2]))))
-		case "setp.gt.f64":
-			pred(f(val(a[1])) > f(val(a[2])))
 		case "setp.lt.f64":
 			pred(f(val(a[1])) < f(val(a[2])))
 		case "setp.eq.f64":
@@ -350,6 +362,14 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			} else {
 				set(val(a[2]))
 			}
+		case "setp.ge.f64": // ordered: false with a NaN
+			pred(f(val(a[1])) >= f(val(a[2])))
+		case "setp.gt.f64":
+			pred(f(val(a[1])) > f(val(a[2])))
+		case "cvt.rn.f64.s64":
+			set(b(float64(i64(1))))
+		case "cvt.rn.f64.u64":
+			set(b(float64(val(a[1]))))
 		case "add.rn.f64":
 			set(b(f(val(a[1])) + f(val(a[2]))))
 		case "sub.rn.f64":
