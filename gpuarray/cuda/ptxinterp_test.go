@@ -388,8 +388,6 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			pred(!math.IsNaN(f(val(a[1]))) && !math.IsNaN(f(val(a[2]))))
 		case "setp.lt.f64":
 			pred(f(val(a[1])) < f(val(a[2])))
-		case "setp.eq.f64":
-			pred(f(val(a[1])) == f(val(a[2])))
 		case "selp.f64", "selp.b64":
 			if val(a[3]) != 0 {
 				set(val(a[1]))
@@ -412,7 +410,7 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(f(val(a[1])) * f(val(a[2]))))
 		case "div.rn.f64":
 			set(b(f(val(a[1])) / f(val(a[2]))))
-		case "st.param.b64", "st.param.b32":
+		case "st.param.b64":
 			x.param[strings.Trim(a[0], "[]")] = val(a[1])
 		case "st.param.b32":
 			x.param[strings.Trim(a[0], "[]")] = val(a[1]) & math.MaxUint32
