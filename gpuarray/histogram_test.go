@@ -179,9 +179,10 @@ func TestBincountErrors(t *testing.T) {
 	}
 }
 
-// TestGPUHistogramMatchesCPU: histograms on the GPU (the bins fused, the counts by the
-// bincount kernel) equal the CPU's bit for bit for any chunking, bin and count on the GPU,
-// and a value out of range is the CPU's error; the NumPy cases pass on the GPU too.
+// TestGPUHistogramMatchesCPU: histograms on the GPU (the bins computed and counted by one
+// fused kernel) equal the CPU's bit for bit for any chunking, bin and count on the GPU, of
+// generated and of persisted (held on the GPU) arrays, and a value out of range is the CPU's
+// error; the NumPy cases pass on the GPU too.
 func TestGPUHistogramMatchesCPU(t *testing.T) {
 	needGPU(t)
 	runChecks(t, histogramChecks(2, 10), OnGPU())
@@ -205,6 +206,26 @@ func TestGPUHistogramMatchesCPU(t *testing.T) {
 			if fmt.Sprint(gv) != fmt.Sprint(cv) {
 				t.Errorf("chunks of %d, %d bins: GPU and CPU counts differ", c, bins)
 			}
+		}
+	}
+	// A persisted 2-d array (chunks held on the GPU, read in place, raveled across chunks).
+	xp := NewRandomState(13).Normal(0, 1.5, Shape(3001, 2999), Chunks(1000, 1500)).Persist(OnGPU())
+	for _, bins := range []int{7, 100, 3000, 9000} {
+		h, _ := Histogram(xp, bins, -4, 4, nil)
+		g, err := h.Compute(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := g.Path(); strings.Contains(p, "host") {
+			t.Errorf("persisted, %d bins: Path %q names a host step", bins, p)
+		}
+		gv, _ := g.ToSlice()
+		cv, err := h.ToSlice(Threads(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(gv) != fmt.Sprint(cv) {
+			t.Errorf("persisted, %d bins: GPU and CPU counts differ", bins)
 		}
 	}
 	_, err := bincount(FromSlice([]float64{0, 1, 5}), nil, 3).Compute(OnGPU())

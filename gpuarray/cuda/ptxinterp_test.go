@@ -323,6 +323,42 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(f(val(a[1])) * f(val(a[2]))))
 		case "div.rn.f64":
 			set(b(f(val(a[1])) / f(val(a[2]))))
+		// The counting kernels' (ptxgen_count.go): 32-bit shared counters, atomics, and the
+		// integer test of a value.
+		case "setp.ge.u32":
+			pred(uint32(val(a[1])) >= uint32(val(a[2])))
+		case "setp.eq.u32":
+			pred(uint32(val(a[1])) == uint32(val(a[2])))
+		case "add.u32":
+			set(uint64(uint32(val(a[1]) + val(a[2]))))
+		case "shr.u32":
+			set(uint64(uint32(val(a[1])) >> val(a[2])))
+		case "mad.lo.u32":
+			set(uint64(uint32(val(a[1])*val(a[2]) + val(a[3]))))
+		case "st.shared.u32":
+			shared[addr(a[0])] = val(a[1]) & math.MaxUint32
+		case "ld.shared.u32":
+			set(shared[addr(a[1])] & math.MaxUint32)
+		case "red.shared.add.u32":
+			shared[addr(a[0])] = (shared[addr(a[0])] + val(a[1])) & math.MaxUint32
+		case "red.global.add.u64":
+			mem[addr(a[0])] += val(a[1])
+		case "cvt.rzi.s64.f64":
+			v := f(val(a[1]))
+			switch {
+			case math.IsNaN(v):
+				set(0)
+			case v >= math.MaxInt64:
+				set(math.MaxInt64)
+			case v <= math.MinInt64:
+				set(1 << 63)
+			default:
+				set(uint64(int64(v)))
+			}
+		case "cvt.rn.f64.s64":
+			set(b(float64(i64(1))))
+		case "setp.neu.f64":
+			pred(!(f(val(a[1])) == f(val(a[2]))))
 		case "st.param.b64":
 			x.param[strings.Trim(a[0], "[]")] = val(a[1])
 		case "call":
