@@ -228,6 +228,41 @@ func TestGPUHistogramMatchesCPU(t *testing.T) {
 			t.Errorf("persisted, %d bins: GPU and CPU counts differ", bins)
 		}
 	}
+	// Weighted: summed on the GPU in a fixed order (the same bits run to run), within 2n ulp
+	// of the CPU's sums in row order (n weights per bin, of magnitudes summing to mag).
+	xw := NewRandomState(14).Normal(0, 1, Shape(3_000_000), Chunks(700_000))
+	w := NewRandomState(15).Uniform(-1, 2, Shape(3_000_000), Chunks(1_000_000))
+	for _, bins := range []int{10, 700} {
+		h, _ := Histogram(xw, bins, -3, 3, w)
+		mag, _ := Histogram(xw, bins, -3, 3, w.Abs())
+		cnt, _ := Histogram(xw, bins, -3, 3, nil)
+		g1, err := h.Compute(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := g1.Path(); strings.Contains(p, "host") {
+			t.Errorf("weighted, %d bins: Path %q names a host step", bins, p)
+		}
+		a, _ := g1.ToSlice()
+		b, err := h.ToSlice(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cv, err := h.ToSlice(Threads(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mv, _ := mag.ToSlice(Threads(0))
+		nv, _ := cnt.ToSlice(Threads(0))
+		for k := range cv {
+			if math.Float64bits(a[k]) != math.Float64bits(b[k]) {
+				t.Fatalf("weighted, %d bins: bin %d %v then %v on the GPU", bins, k, a[k], b[k])
+			}
+			if math.Abs(a[k]-cv[k]) > 2*nv[k]*0x1p-53*mv[k] {
+				t.Errorf("weighted, %d bins: bin %d %v on the GPU, %v on the CPU", bins, k, a[k], cv[k])
+			}
+		}
+	}
 	_, err := bincount(FromSlice([]float64{0, 1, 5}), nil, 3).Compute(OnGPU())
 	if err == nil || !strings.Contains(err.Error(), "not below the length 3") {
 		t.Errorf("a value out of range on the GPU: %v", err)

@@ -18,17 +18,18 @@ import (
 // (Spec.Reduce RCount, ptxgen_count.go): each block into its counters in shared memory, added
 // to the task's counts in device memory at the end. No value is stored. The counts are
 // integers, so the order of the additions changes no bit: the result equals the CPU's for
-// any chunking and any timing. Weighted sums (rows of [value, weight]) would depend on that
-// order; they run on the host, which Runs says.
+// any chunking and any timing. Weighted sums (rows of [value, weight]) depend on that order:
+// they are added in a fixed one (wbincount.go).
 
 // maxSharedBins is the most counters a block keeps in shared memory (32 KiB of uint32); more
 // bins are counted with atomics on the task's counts in device memory.
 const maxSharedBins = 8192
 
-// bincountRuns reports whether the GPU counts a bincount kernel (unweighted), or why not.
+// bincountRuns reports whether the GPU counts a bincount kernel (or sums its weights), or why
+// not.
 func bincountRuns(k *plan.Kernel) error {
 	if len(k.Shape) != 1 {
-		return fmt.Errorf("cuda: weighted bincounts run on the host (their sums would depend on the GPU's order of additions)")
+		return weightedRuns(k.Call.N)
 	}
 	return nil
 }
@@ -213,6 +214,9 @@ func (d *Device) launchCounts(fn driver.Function, up *uploads, desc []uint64, n 
 // runBincounts runs bincount tasks: each task's values computed and counted by one fused
 // kernel on the device of its run of tasks.
 func runBincounts(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.Output, error) {
+	if len(tasks[0].Kernel.Shape) != 1 {
+		return runWeighted(ctx, devs, tasks)
+	}
 	ek := floatWords(tasks[0].Kernel.Elementwise())
 	nbins := tasks[0].Kernel.Call.N
 	s, leaves, err := countSpec(ek, nbins)

@@ -184,3 +184,105 @@ func countRun(t *testing.T, lib string, s *Spec, tasks []Task, mem map[uint64]ui
 	}
 	return got
 }
+
+// TestWeightedKernelInterpreted interprets the weighted bincount kernel on the host: each
+// block's sums are, bit for bit, its threads' sums of their rows in order, combined by the
+// warps' shuffle tree and then warp after warp; the blocks' sums combine pairwise; a value
+// out of range sets the flag.
+func TestWeightedKernelInterpreted(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const rows, out = 1 << 32, 1 << 46
+	for _, tc := range []struct {
+		m    int64
+		bins int
+	}{{70001, 5}, {1000, 300}} {
+		p := parsePTX(t, weightedPTX("8.0", "sm_90", tc.bins))
+		mem := map[uint64]uint64{}
+		vals := make([]int, tc.m)
+		ws := make([]float64, tc.m)
+		for i := range vals {
+			vals[i] = r.IntN(tc.bins)
+			ws[i] = math.Ldexp(r.Float64()-0.4, r.IntN(30)-15)
+			mem[rows+uint64(16*i)] = math.Float64bits(float64(vals[i]))
+			mem[rows+uint64(16*i+8)] = math.Float64bits(ws[i])
+		}
+		run := func() []uint64 {
+			S := Slices(tc.m)
+			words := S*tc.bins + 2
+			for i := range words {
+				mem[out+uint64(8*i)] = 0
+			}
+			for b := range S {
+				ptxRun(t, p, b, 0, map[string]uint64{"rows": rows, "n": uint64(tc.m), "out": out, "S": uint64(S)}, mem, func(tid int, name string, _ []uint64) {
+					t.Fatalf("thread %d calls %s", tid, name)
+				})
+			}
+			got := make([]uint64, words)
+			for i := range got {
+				got[i] = mem[out+uint64(8*i)]
+			}
+			return got
+		}
+		got := run()
+		S := Slices(tc.m)
+		for b := range S {
+			lo, hi := SliceRange(tc.m, S, b)
+			for k := range tc.bins {
+				var lanes [BlockSize]float64
+				for tid := range BlockSize {
+					for e := lo + int64(tid); e < hi; e += BlockSize {
+						if vals[e] == k {
+							lanes[tid] += ws[e]
+						}
+					}
+				}
+				var want float64
+				for w := range BlockSize / 32 {
+					v := lanes[32*w : 32*w+32]
+					for o := 16; o >= 1; o /= 2 {
+						next := make([]float64, 32)
+						for i := range next {
+							j := i + o
+							if j >= 32 {
+								j = i // a shuffle past the warp gives the lane's own value
+							}
+							next[i] = v[i] + v[j]
+						}
+						v = next
+					}
+					if w == 0 {
+						want = v[0]
+					} else {
+						want += v[0]
+					}
+				}
+				if g := got[b*tc.bins+k]; g != math.Float64bits(want) {
+					t.Fatalf("%d rows, %d bins: block %d bin %d holds %v, want %v", tc.m, tc.bins, b, k, math.Float64frombits(g), want)
+				}
+			}
+		}
+		if got[S*tc.bins] != 0 {
+			t.Fatalf("flag set for %v", math.Float64frombits(got[S*tc.bins+1]))
+		}
+		// The blocks' sums combined: within 2n ulp of the host's sums in row order.
+		sums := combineBlocks(got[:S*tc.bins], S, tc.bins)
+		host := make([]float64, tc.bins)
+		mag := make([]float64, tc.bins)
+		cnt := make([]float64, tc.bins)
+		for i, k := range vals {
+			host[k] += ws[i]
+			mag[k] += math.Abs(ws[i])
+			cnt[k]++
+		}
+		for k := range sums {
+			if math.Abs(sums[k]-host[k]) > 2*cnt[k]*0x1p-53*mag[k] {
+				t.Errorf("%d rows, bin %d: %v, host %v", tc.m, k, sums[k], host[k])
+			}
+		}
+		// A value out of range.
+		mem[rows+uint64(16*(tc.m-1))] = math.Float64bits(2.5)
+		if got = run(); got[S*tc.bins] != 1 || math.Float64frombits(got[S*tc.bins+1]) != 2.5 {
+			t.Fatalf("flag %d, value %v after a value of 2.5", got[S*tc.bins], math.Float64frombits(got[S*tc.bins+1]))
+		}
+	}
+}

@@ -17,11 +17,12 @@ type ptxProgram struct {
 	lines  []string
 	labels map[string]int
 	shared map[string]uint64 // shared arrays' base addresses (in their own space)
+	local  map[string]uint64 // per-thread local arrays' base addresses (in their own space)
 }
 
 func parsePTX(t *testing.T, ptx string) *ptxProgram {
 	t.Helper()
-	p := &ptxProgram{labels: map[string]int{}, shared: map[string]uint64{}}
+	p := &ptxProgram{labels: map[string]int{}, shared: map[string]uint64{}, local: map[string]uint64{}}
 	body := ptx[strings.Index(ptx, "\n{\n")+3 : strings.LastIndex(ptx, "}")]
 	var next uint64
 	for _, l := range strings.Split(body, "\n") {
@@ -34,6 +35,10 @@ func parsePTX(t *testing.T, ptx string) *ptxProgram {
 			n, _ := strconv.Atoi(size)
 			p.shared[name] = next
 			next += uint64(n)
+		case strings.HasPrefix(l, ".local"):
+			f := strings.Fields(l) // .local .align 8 .b8 name[bytes]
+			name, _, _ := strings.Cut(f[len(f)-1], "[")
+			p.local[name] = 1 << 56 * uint64(len(p.local)+1)
 		case strings.HasSuffix(l, ":"):
 			p.labels[strings.TrimSuffix(l, ":")] = len(p.lines)
 		default:
@@ -50,6 +55,7 @@ type ptxThread struct {
 	pc    int
 	done  bool
 	param map[string]uint64 // .param values stored before a call
+	local map[uint64]uint64 // the thread's local memory
 	shfl  bool              // stopped at a shfl.sync, which its warp's lanes take together
 }
 
@@ -63,7 +69,7 @@ func ptxRun(t *testing.T, p *ptxProgram, bx, by int, params map[string]uint64, m
 	shared := map[uint64]uint64{}
 	th := make([]*ptxThread, BlockSize)
 	for i := range th {
-		th[i] = &ptxThread{reg: map[string]uint64{}, param: map[string]uint64{}}
+		th[i] = &ptxThread{reg: map[string]uint64{}, param: map[string]uint64{}, local: map[uint64]uint64{}}
 	}
 	for {
 		waiting := 0
@@ -155,6 +161,9 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			return v
 		}
 		if b, ok := p.shared[s]; ok {
+			return b
+		}
+		if b, ok := p.local[s]; ok {
 			return b
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
@@ -341,6 +350,18 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(shared[addr(a[1])] & math.MaxUint32)
 		case "red.shared.add.u32":
 			shared[addr(a[0])] = (shared[addr(a[0])] + val(a[1])) & math.MaxUint32
+		case "and.b32":
+			set(uint64(uint32(val(a[1]) & val(a[2]))))
+		case "mul.lo.u32":
+			set(uint64(uint32(val(a[1]) * val(a[2]))))
+		case "st.local.u64", "st.local.f64":
+			x.local[addr(a[0])] = val(a[1])
+		case "ld.local.u64", "ld.local.f64":
+			w, ok := x.local[addr(a[1])]
+			if !ok {
+				t.Fatalf("thread %d: %q reads unwritten local memory", tid, l)
+			}
+			set(w)
 		case "red.global.add.u64":
 			mem[addr(a[0])] += val(a[1])
 		case "cvt.rzi.s64.f64":
