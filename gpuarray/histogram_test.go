@@ -287,6 +287,24 @@ func TestGPUHistogramTiming(t *testing.T) {
 		}
 		t.Logf("histogram of 1e9 normals into 100 bins on the GPU: %.3f s (%v counted)", time.Since(t0).Seconds(), total)
 	}
+	// Weighted (the [value, weight] rows computed on the GPU, then summed there in a fixed
+	// order), 2e8 normals with uniform weights.
+	xw := NewRandomState(1).Normal(0, 1, Shape(200_000_000), Chunks(50_000_000))
+	w := NewRandomState(2).Uniform(0, 1, Shape(200_000_000), Chunks(50_000_000))
+	hw, _ := Histogram(xw, 100, -5, 5, w)
+	for rep := 0; rep < 3; rep++ {
+		t0 := time.Now()
+		c, err := hw.Compute(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := c.ToSlice()
+		total := 0.0
+		for _, k := range v {
+			total += k
+		}
+		t.Logf("weighted histogram of 2e8 normals into 100 bins on the GPU: %.3f s (weights %.6g; %s)", time.Since(t0).Seconds(), total, c.Path())
+	}
 }
 
 // BenchmarkHistogram is issue 17's histogram row on the CPU at a smaller size: 4e7 normals

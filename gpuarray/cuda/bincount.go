@@ -28,7 +28,7 @@ const maxSharedBins = 8192
 // bincountRuns reports whether the GPU counts a bincount kernel (or sums its weights), or why
 // not.
 func bincountRuns(k *plan.Kernel) error {
-	if len(k.Shape) != 1 {
+	if k.Call.Weighted() {
 		return weightedRuns(k.Call.N)
 	}
 	return nil
@@ -214,7 +214,7 @@ func (d *Device) launchCounts(fn driver.Function, up *uploads, desc []uint64, n 
 // runBincounts runs bincount tasks: each task's values computed and counted by one fused
 // kernel on the device of its run of tasks.
 func runBincounts(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.Output, error) {
-	if len(tasks[0].Kernel.Shape) != 1 {
+	if tasks[0].Kernel.Call.Weighted() {
 		return runWeighted(ctx, devs, tasks)
 	}
 	ek := floatWords(tasks[0].Kernel.Elementwise())
