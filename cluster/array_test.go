@@ -192,6 +192,39 @@ func TestSolveOnClusterEqualsLocal(t *testing.T) {
 	}
 }
 
+// TestMatMulPanelsOnCluster: a product's tasks go to the workers with one row chunk of a and
+// one column chunk of b each, so a product whose b is larger than the memory limit of a task
+// runs there, with the inline run's bits; b in one column chunk is refused with the limit.
+func TestMatMulPanelsOnCluster(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2})
+	rs := gpuarray.NewRandomState(12)
+	x := rs.Normal(0, 1, gpuarray.Shape(240, 200), gpuarray.Chunks(60, 200))
+	y := rs.Normal(0, 1, gpuarray.Shape(200, 900), gpuarray.Chunks(50, 150)).Mul(2)
+	// A task: 60 x 200 of x, 200 x 150 of y and 60 x 150 of C, 408,000 bytes; y is 1,440,000.
+	const limit = 1 << 19
+	p := gpuarray.MatMul(x, y).Sub(1).Sum(0)
+	local, err := p.ToSlice(gpuarray.Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := p.ToSlice(gpuarray.On(c), gpuarray.MemoryLimit(limit))
+	if err != nil {
+		t.Fatalf("a product whose b (1.44 MB) exceeds the task limit (512 KiB) on the cluster: %v", err)
+	}
+	if len(remote) != 900 || len(local) != 900 {
+		t.Fatalf("lengths %d (inline) and %d (cluster), want 900", len(local), len(remote))
+	}
+	for j := range local {
+		if local[j] != remote[j] {
+			t.Fatalf("element %d: cluster %v, inline %v", j, remote[j], local[j])
+		}
+	}
+	whole := gpuarray.MatMul(x, y.Rechunk(50, 900)).Sum(0)
+	if _, err := whole.ToSlice(gpuarray.On(c), gpuarray.MemoryLimit(limit)); err == nil || !strings.Contains(err.Error(), "memory limit") {
+		t.Fatalf("b in one column chunk under the limit: %v, want the limit's error", err)
+	}
+}
+
 // TestQuantileOnClusterEqualsLocal: quantiles and TopK sort keeping only the positions they
 // read (expr.Call.Keep, sent to the workers with the call); the cluster gives the inline result.
 func TestQuantileOnClusterEqualsLocal(t *testing.T) {

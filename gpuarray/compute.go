@@ -488,6 +488,7 @@ func stageChunks(n *expr.Node) int {
 // computed from done afterwards (which may read any of order).
 func runOrder(cfg computeConfig, order, roots []*expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
 	skip := productOperands(cfg, order, roots)
+	counted := map[*expr.Node]bool{}
 	at := map[*expr.Node]int{}
 	for i, n := range order {
 		at[n] = i
@@ -511,7 +512,8 @@ func runOrder(cfg computeConfig, order, roots []*expr.Node, done map[*expr.Node]
 			done[order[id]] = vals
 			progress(stageChunks(order[id]))
 			for _, b := range order[id].Args[1:] {
-				if skip[b] {
+				if skip[b] && !counted[b] { // once, though several panel products read it
+					counted[b] = true
 					progress(stageChunks(b))
 				}
 			}
@@ -612,7 +614,7 @@ func runStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]dtype
 		return dtype.Slice{}, fmt.Errorf("compute: %w", err)
 	}
 	if g, ok := cfg.sched.(*gpuSched); ok && (st.Gathered || cuda.HostGathers(st)) {
-		g.hostStep(fmt.Sprintf("host gather: the take, mask or search that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
+		g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 	}
 	outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
 	if err != nil {

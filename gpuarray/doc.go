@@ -21,10 +21,11 @@
 // computed, as dask's chunks of NaN size: ComputeChunkSizes resolves it, and an operation that
 // needs the length before says so. A computed array prints as NumPy prints it.
 //
-// The linear algebra (MatMul, QR, SVD, SVDCompressed) runs when it is called, with the options
-// given to it. On a GPU its large results stay in device memory until read (Where, Release):
-// later GPU products, SVDs and fused kernels read them in place, and ToSlice or Compute copy
-// them to the host once.
+// MatMul (Dot) is lazy like every other op: Compute runs it, one task per row chunk of a and
+// column chunk of b. The factorizations (QR, SVD, SVDCompressed) run when they are called, with
+// the options given to them. On a GPU large results (a product computed with OnGPU, U of a tall
+// SVD) stay in device memory until read (Where, Release): later GPU products, SVDs and fused
+// kernels read them in place, and ToSlice or Compute copy them to the host once.
 //
 // Errors made while building an expression (shapes that do not broadcast, bad indices) are
 // kept in the array they produce and in every array built from it: Err reports them, and

@@ -185,30 +185,15 @@ func dataArray(vals []float64, shape []int, chunks [][]int) (*Array, error) {
 // (a vector on the left is a row, on the right a column, and its axis is dropped from the
 // result). It is lazy, a node in the graph like any other: Compute schedules it, elementwise
 // work on the operands fuses into the product's tasks and work on the result fuses after it.
-// Each task computes one row chunk of a against the whole of b (computed before it), summing
-// the products of the blocks along the inner axis in a fixed order (the CPU gives the bits of
-// the blocked product, OpenBLAS or gonum; a GPU runs cuBLAS); the result is chunked by a's row
-// chunks and b's column chunks. Shapes that do not align are an error kept in the array.
-//
-// Given ComputeOptions, MatMul instead computes now, block by block, as it did before it was
-// lazy: on a GPU with the operands generated there and the product kept there (an array held
-// on the device), for products too large to pass b whole to every task.
-func MatMul(a, b *Array, opts ...ComputeOption) *Array {
-	if len(opts) > 0 {
-		out, err := matmul(a, b, opts)
-		if err != nil {
-			return errArray(err)
-		}
-		return out
-	}
-	return lazyMatMul(a, b)
-}
-
-// Dot returns the matrix product a·b (see MatMul).
-func (a *Array) Dot(b *Array, opts ...ComputeOption) *Array { return MatMul(a, b, opts...) }
-
-// lazyMatMul builds the product node (expr.NewMatMul).
-func lazyMatMul(a, b *Array) *Array {
+// Each task computes one row chunk of a (all of the inner axis) against one column chunk of b
+// (a panel, computed before the task), summing the products of the blocks along the inner axis
+// in a fixed order (the CPU gives the bits of the blocked product, OpenBLAS or gonum; a GPU
+// runs cuBLAS), so no task holds more of b than a column chunk: chunk b's columns to bound it.
+// The result is chunked by a's row chunks and b's column chunks. On one GPU, where the
+// operands and the product fit in its memory, the operands are generated there and the
+// product is kept there (Where, Release). Shapes that do not align, and complex operands, are
+// an error kept in the array (Err, Compute).
+func MatMul(a, b *Array) *Array {
 	for _, x := range []*Array{a, b} {
 		if err := x.Err(); err != nil {
 			return errArray(err)
@@ -233,23 +218,9 @@ func lazyMatMul(a, b *Array) *Array {
 	if len(sb) == 1 {
 		b2 = ExpandDims(b, 1)
 	}
-	an := a2.n
-	k := an.Shape[1]
-	blocks := [][]int{slices.Clone(an.Chunks[1]), slices.Clone(b2.n.Chunks[0]), slices.Clone(b2.n.Chunks[1])}
-	if len(an.Chunks[1]) != 1 {
-		var err error
-		if an, err = expr.NewRechunk(an, [][]int{an.Chunks[0], {k}}); err != nil {
-			return errArray(fmt.Errorf("MatMul: %w", err))
-		}
-	}
-	p, err := expr.NewMatMul(an, b2.n, blocks, Float64)
+	p, err := productNode(a2.n, b2.n)
 	if err != nil {
 		return errArray(fmt.Errorf("MatMul: %w", err))
-	}
-	if len(b2.n.Chunks[1]) != 1 { // b's column chunks, as the blocked product gives them
-		if p, err = expr.NewRechunk(p, [][]int{p.Chunks[0], b2.n.Chunks[1]}); err != nil {
-			return errArray(fmt.Errorf("MatMul: %w", err))
-		}
 	}
 	out := &Array{n: p}
 	switch {
@@ -263,54 +234,33 @@ func lazyMatMul(a, b *Array) *Array {
 	return out
 }
 
-func matmul(a, b *Array, opts []ComputeOption) (*Array, error) {
-	if err := a.Err(); err != nil {
-		return nil, err
-	}
-	if err := b.Err(); err != nil {
-		return nil, err
-	}
-	sa, sb := a.n.Shape, b.n.Shape
-	if len(sa) < 1 || len(sa) > 2 || len(sb) < 1 || len(sb) > 2 {
-		return nil, fmt.Errorf("Dot: shapes %s and %s: want 1-d or 2-d operands", expr.ShapeString(sa), expr.ShapeString(sb))
-	}
-	defer pinGraph(a.n)()
-	defer pinGraph(b.n)()
-	ka, kb := sa[len(sa)-1], sb[0]
-	if ka != kb {
-		return nil, fmt.Errorf("Dot: shapes %s and %s not aligned: %d (dim %d) != %d (dim 0)", expr.ShapeString(sa), expr.ShapeString(sb), ka, len(sa)-1, kb)
-	}
-	c, err := newLinalgConfig(opts)
-	if err != nil {
-		return nil, fmt.Errorf("Dot: %w", err)
-	}
-	if g, ok := c.opt.Kernels.(blas.DeviceGemm); ok {
-		out, ok, err := c.matmulOnDevice(c.ctx, g, a, b)
-		if err != nil {
-			return nil, fmt.Errorf("Dot of %s and %s: %w", expr.ShapeString(sa), expr.ShapeString(sb), err)
-		}
-		if ok {
-			out.path = c.path(g.Name()) + ", operands generated on the device"
-			return out, nil
+// Dot returns the matrix product a·b (see MatMul).
+func (a *Array) Dot(b *Array) *Array { return MatMul(a, b) }
+
+// productNode builds the product of the 2-d nodes a and b: a rechunked to one chunk along the
+// inner axis, and one product node (expr.NewMatMul) per column chunk of b, whose tasks are
+// given only that panel of b, joined along the columns. Each panel's values are those of its
+// column chunk in the blocked product (linalg.PanelProduct sums each column chunk on its own).
+func productNode(an, bn *expr.Node) (*expr.Node, error) {
+	k := an.Shape[1]
+	inner := [][]int{slices.Clone(an.Chunks[1]), slices.Clone(bn.Chunks[0])}
+	if len(an.Chunks[1]) != 1 {
+		var err error
+		if an, err = expr.NewRechunk(an, [][]int{an.Chunks[0], {k}}); err != nil {
+			return nil, err
 		}
 	}
-	p, err := linalg.MatMul(c.ctx, c.matrixOf(a, true), c.matrixOf(b, false), c.opt)
-	if err != nil {
-		return nil, fmt.Errorf("Dot of %s and %s: %w", expr.ShapeString(sa), expr.ShapeString(sb), err)
+	cols := bn.Chunks[1]
+	panels := make([]*expr.Node, len(cols))
+	c0 := 0
+	for j, w := range cols {
+		var err error
+		if panels[j], err = expr.NewMatMul(an, bn, c0, w, append(slices.Clone(inner), []int{w}), Float64); err != nil {
+			return nil, err
+		}
+		c0 += w
 	}
-	var shape []int
-	var chunks [][]int
-	if len(sa) == 2 {
-		shape, chunks = append(shape, p.C.Rows), append(chunks, p.Grid.RowChunks)
-	}
-	if len(sb) == 2 {
-		shape, chunks = append(shape, p.C.Cols), append(chunks, p.Grid.ColChunks)
-	}
-	out, err := dataArray(p.C.Data, shape, chunks)
-	if out != nil {
-		out.path = c.path(p.Kernels)
-	}
-	return out, err
+	return expr.NewConcat(panels, 1)
 }
 
 // QRResult is the result of QR: Q (m x k, orthonormal columns) and R (k x n, upper

@@ -99,12 +99,12 @@ func benchMatMulGPU(b *testing.B, toHost bool) {
 		rs := gpuarray.NewRandomState(42)
 		x := rs.StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
 		y := rs.StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
-		c := gpuarray.MatMul(x, y, gpuarray.OnGPU())
-		if err := c.Err(); err != nil {
+		c, err := gpuarray.MatMul(x, y).Compute(gpuarray.OnGPU())
+		if err != nil {
 			b.Fatal(err)
 		}
 		if toHost {
-			if _, err := c.Compute(); err != nil {
+			if _, err := c.ToSlice(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -162,10 +162,8 @@ func BenchmarkSolveGPU(b *testing.B) {
 // BenchmarkSolve is the solve row on the CPU (default N 2000: 10000 takes minutes on 2 cores).
 func BenchmarkSolve(b *testing.B) { benchSolve(b, 2000) }
 
-// BenchmarkMatMulLazyGPU is the product of BenchmarkMatMulGPUToHost made lazy: MatMul(x, y)
-// computed with OnGPU (each row panel of x generated on the device by its task's fused kernel,
-// y computed first and passed whole to every task, C brought to the host), GPUNOTES_BENCH_N
-// (default 10000) and chunks of N/4.
+// BenchmarkMatMulLazyGPU is MatMul(x, y) computed with OnGPU, GPUNOTES_BENCH_N (default 10000)
+// and chunks of N/4: the operands generated on the device, C kept there.
 func BenchmarkMatMulLazyGPU(b *testing.B) {
 	needGPUBench(b)
 	n := 10000

@@ -282,22 +282,60 @@ func rechunkOf(n *expr.Node) *expr.Node {
 }
 
 // lazyProduct returns the operands of n when n is a lazy product of two float64 matrices
-// (MatMul(a, b) as lazyMatMul builds it: a rechunked to one column chunk, the product to b's
-// column chunks) whose chunks are those of matmulOnDevice's result: a's row chunks, b's
-// column chunks (anyChunks: whatever n's chunks, for values read row-major).
+// (MatMul(a, b) as productNode builds it: a rechunked to one column chunk, one product node
+// per column chunk of b joined along the columns) whose chunks are those of matmulOnDevice's
+// result: a's row chunks, b's column chunks (anyChunks: whatever n's chunks, for values read
+// row-major). For one product node that reads a panel of b's columns, b is that panel.
 func lazyProduct(n *expr.Node, anyChunks bool) (a, b *expr.Node, ok bool) {
 	p := rechunkOf(n)
-	if p.Kind != expr.KCall || p.Call == nil || p.Call.Fn != expr.FnMatMul || len(p.Args) != 2 {
-		return nil, nil, false
+	switch {
+	case p.Kind == expr.KConcat:
+		a, b, ok = panelProducts(p)
+	case isProduct(p):
+		a, b, ok = rechunkOf(p.Args[0]), p.Args[1], true
+		if c := p.Call; len(b.Shape) == 2 && (c.Off != 0 || c.N != b.Shape[1]) {
+			var err error
+			b, err = expr.NewSlice(b, []expr.Index{{Step: 1}, {Start: c.Off, Stop: c.Off + c.N, Step: 1, HasStart: true, HasStop: true}})
+			ok = err == nil
+		}
 	}
-	a, b = rechunkOf(p.Args[0]), p.Args[1]
-	if len(a.Shape) != 2 || len(b.Shape) != 2 || len(n.Shape) != 2 || a.DType != dtype.Float64 || b.DType != dtype.Float64 || n.DType != dtype.Float64 {
+	if !ok || len(a.Shape) != 2 || len(b.Shape) != 2 || len(n.Shape) != 2 || a.DType != dtype.Float64 || b.DType != dtype.Float64 || n.DType != dtype.Float64 {
 		return nil, nil, false
 	}
 	if !slices.Equal(a.Chunks[1], b.Chunks[0]) || !anyChunks && (!slices.Equal(n.Chunks[0], a.Chunks[0]) || !slices.Equal(n.Chunks[1], b.Chunks[1])) {
 		return nil, nil, false
 	}
 	return a, b, true
+}
+
+// isProduct reports whether p is a product node (expr.NewMatMul).
+func isProduct(p *expr.Node) bool {
+	return p.Kind == expr.KCall && p.Call != nil && p.Call.Fn == expr.FnMatMul && len(p.Args) == 2
+}
+
+// panelProducts returns the operands of a join along the columns of products of one a with
+// consecutive column panels of one b (productNode) that together cover all of b.
+func panelProducts(p *expr.Node) (a, b *expr.Node, ok bool) {
+	if len(p.Axes) != 1 || p.Axes[0] != 1 || len(p.Args) == 0 {
+		return nil, nil, false
+	}
+	c0 := 0
+	for _, x := range p.Args {
+		if !isProduct(x) {
+			return nil, nil, false
+		}
+		if a == nil {
+			a, b = x.Args[0], x.Args[1]
+		}
+		if x.Args[0] != a || x.Args[1] != b || x.Call.Off != c0 {
+			return nil, nil, false
+		}
+		c0 += x.Call.N
+	}
+	if len(b.Shape) != 2 || c0 != b.Shape[1] {
+		return nil, nil, false
+	}
+	return rechunkOf(a), b, true
 }
 
 // productOnGPU computes the lazy product n (lazyProduct) with one GPU scheduler as MatMul with
@@ -313,12 +351,18 @@ func productOnGPU(cfg computeConfig, n *expr.Node, anyChunks bool) (*Array, erro
 	if !ok {
 		return nil, nil
 	}
-	k, err := blas.New(g.devs[0].Info.Index)
-	if err != nil {
+	idx := g.devs[0].Info.Index
+	var k blas.DeviceGemm
+	lib := cuda.CallLibrary(expr.FnMatMul)
+	if cb, err := blas.New(idx); err == nil {
+		k = cb
+	} else if own, oerr := blas.NewOwn(idx, linalg.CPU()); oerr == nil {
+		// Without cuBLAS (GPUNOTES_CUBLAS=off) the product runs on the own GEMM kernel.
+		k, lib = own, "the own GEMM kernel (cuBLAS unavailable: "+err.Error()+")"
+	} else {
 		return nil, nil // the call stage runs it, and its Path says why
 	}
 	c := &linalgConfig{computeConfig: cfg}
-	c.opt.Kernels = k
 	t0 := time.Now()
 	out, ok, err := c.matmulOnDevice(cfg.ctx, k, &Array{n: a}, &Array{n: b})
 	if err != nil {
@@ -328,7 +372,7 @@ func productOnGPU(cfg computeConfig, n *expr.Node, anyChunks bool) (*Array, erro
 		return nil, nil
 	}
 	cuda.Trace("lazy product %s x %s on gpu %d: %.4f s", expr.ShapeString(a.Shape), expr.ShapeString(b.Shape), g.devs[0].Info.Index, time.Since(t0).Seconds())
-	g.libStep(fmt.Sprintf("%v on %s (operands generated on the device)", expr.FnMatMul, cuda.CallLibrary(expr.FnMatMul)))
+	g.libStep(fmt.Sprintf("%v on %s (operands generated on the device)", expr.FnMatMul, lib))
 	out.path = g.path()
 	if w := out.Where(); w != "host" {
 		out.path += "; result kept on " + w
@@ -357,9 +401,9 @@ func productValues(cfg computeConfig, n *expr.Node) (vals dtype.Slice, ok bool, 
 }
 
 // productOperands returns the nodes of order that only lazy products on one GPU read, as their
-// b: productValues generates b's blocks on the device itself, so a stage that assembles b in
-// host memory first is wasted (runOrder computes it only when its product falls back to the
-// call stage). Nodes that roots are or read stay.
+// b: productValues generates b's blocks (or a panel's) on the device itself, so a stage that
+// assembles b in host memory first is wasted (runOrder computes it only when a product falls
+// back to the call stage). Nodes that roots are or read stay.
 func productOperands(cfg computeConfig, order, roots []*expr.Node) map[*expr.Node]bool {
 	g, ok := cfg.sched.(*gpuSched)
 	if !ok || len(g.devs) != 1 {
@@ -371,8 +415,11 @@ func productOperands(cfg computeConfig, order, roots []*expr.Node) map[*expr.Nod
 	}
 	var skip map[*expr.Node]bool
 	for _, n := range order {
-		_, b, ok := lazyProduct(n, true)
-		if !ok || !inOrder[b] || slices.Contains(roots, b) || readBesides(b, n, append(slices.Clone(order), roots...), inOrder) {
+		if _, _, ok := lazyProduct(n, true); !ok {
+			continue
+		}
+		b := n.Args[1]
+		if !inOrder[b] || slices.Contains(roots, b) || readBesides(b, append(slices.Clone(order), roots...), inOrder) {
 			continue
 		}
 		if skip == nil {
@@ -383,12 +430,12 @@ func productOperands(cfg computeConfig, order, roots []*expr.Node) map[*expr.Nod
 	return skip
 }
 
-// readBesides reports whether a node of nodes other than p and b reads b: within its own
-// stage, walking its graph down to the nodes that order materializes (inOrder), which are read
-// from memory.
-func readBesides(b, p *expr.Node, nodes []*expr.Node, inOrder map[*expr.Node]bool) bool {
+// readBesides reports whether a node of nodes other than b and the products of b reads b:
+// within its own stage, walking its graph down to the nodes that order materializes
+// (inOrder), which are read from memory.
+func readBesides(b *expr.Node, nodes []*expr.Node, inOrder map[*expr.Node]bool) bool {
 	for _, o := range nodes {
-		if o == p || o == b {
+		if o == b || isProduct(o) && o.Args[1] == b {
 			continue
 		}
 		seen := map[*expr.Node]bool{}

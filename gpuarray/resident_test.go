@@ -66,7 +66,7 @@ func TestBufferedArrays(t *testing.T) {
 	if err != nil || s != 2*66+12 {
 		t.Errorf("fused sum over the buffer: %v, %v", s, err)
 	}
-	p, err := MatMul(a.T(), a, Inline()).ToSlice()
+	p, err := MatMul(a.T(), a).ToSlice(Inline())
 	if err != nil || math.Abs(p[0]-(0+9+36+81)) > 1e-12 {
 		t.Errorf("product over the buffer: %v, %v", p, err)
 	}
@@ -84,6 +84,16 @@ func TestBufferedArrays(t *testing.T) {
 	}
 }
 
+// gpuProduct computes MatMul(a, b) with OnGPU (the product kept on the device where it fits).
+func gpuProduct(t *testing.T, a, b *Array) *Array {
+	t.Helper()
+	c, err := MatMul(a, b).Compute(OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestHeldOnGPU: with a GPU, a product and a tall SVD computed there stay there (Where, the
 // repr), read back equal to the CPU's, feed a further product in place, and Release (or the
 // garbage collector) gives their memory back to the pool.
@@ -92,7 +102,7 @@ func TestHeldOnGPU(t *testing.T) {
 	rs := NewRandomState(11)
 	x := rs.StandardNormal(Shape(500, 300), Chunks(128, 100))
 	y := rs.StandardNormal(Shape(300, 200), Chunks(100, 64))
-	c := MatMul(x, y, OnGPU())
+	c := gpuProduct(t, x, y)
 	if err := c.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +120,7 @@ func TestHeldOnGPU(t *testing.T) {
 	}
 	// C·z with C used in place: the same as the CPU's product of the copied values.
 	z := rs.StandardNormal(Shape(200, 50), Chunks(64, 50))
-	cz := MatMul(c, z, OnGPU())
+	cz := gpuProduct(t, c, z)
 	if b.copied() {
 		t.Error("using C on the GPU copied it to the host")
 	}
@@ -128,7 +138,7 @@ func TestHeldOnGPU(t *testing.T) {
 		t.Errorf("values copied before Release must stay readable: %d, %v", len(v), err)
 	}
 	cz.Release()
-	d := MatMul(x, y, OnGPU())
+	d := gpuProduct(t, x, y)
 	d.Release()
 	if _, err := d.ToSlice(); err == nil || !strings.Contains(err.Error(), "released") {
 		t.Errorf("reading a released array: %v", err)
@@ -139,7 +149,7 @@ func TestHeldOnGPU(t *testing.T) {
 
 	// Fused GPU kernels read a held array in place (no copy to the host), also as an operand
 	// of a further product; a view whose chunks straddle its row panels reads the host copy.
-	e2 := MatMul(x, y, OnGPU())
+	e2 := gpuProduct(t, x, y)
 	eb := e2.n.Buf.(*deviceBuffer)
 	wantSum := 0.0
 	for _, v := range want {
@@ -152,7 +162,7 @@ func TestHeldOnGPU(t *testing.T) {
 	if math.Abs(gotSum-wantSum) > 1e-9*math.Abs(wantSum)+1e-9 {
 		t.Errorf("sum over the held product on the GPU = %v, CPU %v", gotSum, wantSum)
 	}
-	p2 := values(t, MatMul(e2.Mul(2), z, OnGPU()))
+	p2 := values(t, gpuProduct(t, e2.Mul(2), z))
 	if eb.copied() {
 		t.Error("GPU work on the held product copied it to the host")
 	}
@@ -187,7 +197,7 @@ func TestHeldOnGPU(t *testing.T) {
 	// The garbage collector gives back what nobody holds (at the pool's next allocation).
 	base := inUse()
 	func() {
-		e := MatMul(x, y, OnGPU())
+		e := gpuProduct(t, x, y)
 		if e.Err() != nil || inUse() <= base {
 			t.Fatalf("held product: %v, pool %d -> %d", e.Err(), base, inUse())
 		}

@@ -164,7 +164,7 @@ var Rows = []Row{
 	lazy("searching", "argmax", "(*Array).ArgMax", Kernel),
 	lazy("searching", "argmin", "(*Array).ArgMin", Kernel),
 	lazy("searching", "nonzero", "Nonzero", MaskGather),
-	{Group: "searching", API: "searchsorted", Go: "Searchsorted", GPU: Host, Cluster: true, Note: "on a GPU the binary searches run on the host, the rest fused"},
+	{Group: "searching", API: "searchsorted", Go: "Searchsorted", GPU: Fused, Cluster: true, Note: "a binary search per value, fused with the values searched for; the sorted array read whole, in place where a GPU holds it"},
 	lazy("searching", "where", "Where", Fused),
 
 	lazy("set", "unique_all", "UniqueAll", SortScanMask),
@@ -187,7 +187,7 @@ var Rows = []Row{
 	lazy("utility", "all", "(*Array).All", Kernel),
 	lazy("utility", "any", "(*Array).Any", Kernel),
 
-	{Group: "linear algebra", API: "matmul", Go: "MatMul", GPU: CuBLAS, Cluster: true, Note: "lazy; with ComputeOptions computed when called"},
+	{Group: "linear algebra", API: "matmul", Go: "MatMul", GPU: CuBLAS, Cluster: true, Note: "lazy; tasks of a row chunk of a by a column chunk of b"},
 	missing("linear algebra", "matrix_transpose", "(*Array).T reverses all axes; PermuteDims swaps the last two"),
 	lazy("linear algebra", "tensordot", "Tensordot", Kernel),
 	lazy("linear algebra", "vecdot", "Vecdot", Kernel),
@@ -199,7 +199,7 @@ var Rows = []Row{
 	lazy("linalg", "eigh", "Eigh", Solver),
 	lazy("linalg", "eigvalsh", "Eigvalsh", Solver),
 	lazy("linalg", "inv", "Inv", Solver),
-	{Group: "linalg", API: "matmul", Go: "MatMul", GPU: CuBLAS, Cluster: true, Note: "lazy; with ComputeOptions computed when called"},
+	{Group: "linalg", API: "matmul", Go: "MatMul", GPU: CuBLAS, Cluster: true, Note: "lazy; tasks of a row chunk of a by a column chunk of b"},
 	lazy("linalg", "matrix_norm", "MatrixNorm", Kernel),
 	missing("linalg", "matrix_power", ""),
 	lazy("linalg", "matrix_rank", "MatrixRank", Solver),

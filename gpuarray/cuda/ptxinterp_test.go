@@ -152,6 +152,10 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			return uint64(by)
 		case "%tid.x":
 			return uint64(tid)
+		case "%ntid.x":
+			return BlockSize
+		case "%nctaid.x": // the grid's width, where a test gives it
+			return params["nctaid.x"]
 		}
 		if strings.HasPrefix(s, "%") {
 			return x.reg[s]
@@ -278,6 +282,17 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(w)
 		case "st.global.f64", "st.global.u64":
 			mem[addr(a[0])] = val(a[1])
+		case "st.global.u8", "st.global.u16", "st.global.u32":
+			// Into the aligned word that holds the element.
+			bits := map[string]uint64{"st.global.u8": 8, "st.global.u16": 16, "st.global.u32": 32}[op]
+			at := addr(a[0])
+			if at%(bits/8) != 0 {
+				t.Fatalf("%q: misaligned address %#x", l, at)
+			}
+			w, sh, m := at&^7, 8*(at&7), uint64(1)<<bits-1
+			mem[w] = mem[w]&^(m<<sh) | (val(a[1])&m)<<sh
+		case "cvt.u16.u64":
+			set(val(a[1]) & math.MaxUint16)
 		case "ld.global.u64", "ld.global.f64":
 			w, ok := mem[addr(a[1])]
 			if !ok {
@@ -324,6 +339,16 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			pred(val(a[1]) != 0 && val(a[2]) != 0)
 		case "or.pred":
 			pred(val(a[1]) != 0 || val(a[2]) != 0)
+		case "setp.nan.f64":
+			pred(math.IsNaN(f(val(a[1]))) || math.IsNaN(f(val(a[2]))))
+		case "setp.ge.f64": // ordered: false with a NaN
+			pred(f(val(a[1])) >= f(val(a[2])))
+		case "setp.gt.f64":
+			pred(f(val(a[1])) > f(val(a[2])))
+		case "cvt.rn.f64.s64":
+			set(b(float64(i64(1))))
+		case "cvt.rn.f64.u64":
+			set(b(float64(val(a[1]))))
 		case "add.rn.f64":
 			set(b(f(val(a[1])) + f(val(a[2]))))
 		case "sub.rn.f64":

@@ -46,7 +46,7 @@ func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 			default:
 				return 0, 0, false
 			}
-		case plan.Input, plan.Range:
+		case plan.Input, plan.Range, plan.Search:
 			return 0, 0, false
 		}
 	}

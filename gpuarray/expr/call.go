@@ -22,6 +22,9 @@ type Call struct {
 	// Blocks, for FnMatMul, are the operands' chunks the product sums over: a's along the
 	// inner axis, b's along it, and b's along its columns.
 	Blocks [][]int `json:",omitempty"`
+	// Off, for FnMatMul, is the first column of Args[1] the product reads: it reads the panel
+	// of N columns from there (NewMatMul), and a task is given only that panel.
+	Off int `json:",omitempty"`
 	// Keep, for sorts, keeps only these positions of each sorted line, in this order
 	// (quantiles read two or three, TopK the first k): the result's axis has len(Keep) values.
 	Keep []int `json:",omitempty"`
@@ -65,9 +68,10 @@ const (
 	FnArgsort     // the int64 indices that sort the line ascending
 	FnArgsortDesc // the int64 indices that sort the line descending (ties in index order)
 
-	// FnMatMul is the product of Args[0] (rows x K, one chunk along K) and the further operand
-	// Args[1] (K x N, read whole) along Axis 1: N columns out (NewMatMul). Blocks holds the
-	// chunks the CPU sums over in a fixed order: a's along K, b's along K and b's along N.
+	// FnMatMul is the product of Args[0] (rows x K, one chunk along K) and the panel of N
+	// columns from Off of the further operand Args[1] (K rows) along Axis 1: N columns out
+	// (NewMatMul). Blocks holds the chunks the CPU sums over in a fixed order: a's along K,
+	// b's along K and the panel's along N.
 	FnMatMul
 
 	// FnBincount counts the values 0..N-1 of each chunk of an array of any shape (int64
@@ -289,20 +293,24 @@ func NewCallRHS(a, b *Node, c Call, dt DType) (*Node, error) {
 	return n, nil
 }
 
-// NewMatMul returns the product of the 2-d a (one chunk along axis 1) and the 2-d b, which is
-// read whole by every task (computed before the product unless it is data), in dtype dt: a
-// call along a's axis 1 giving b's N columns, chunked by a's rows and one chunk of N columns.
-// blocks are the chunks the CPU sums over (Call.Blocks).
-func NewMatMul(a, b *Node, blocks [][]int, dt DType) (*Node, error) {
+// NewMatMul returns the product of the 2-d a (one chunk along axis 1) and the panel of n
+// columns of the 2-d b from column off, in dtype dt: a call along a's axis 1 giving n columns,
+// chunked by a's rows and one chunk of n columns. b is computed before the product unless it
+// is data, and each task is given only the panel. blocks are the chunks the CPU sums over
+// (Call.Blocks).
+func NewMatMul(a, b *Node, off, n int, blocks [][]int, dt DType) (*Node, error) {
 	if len(a.Shape) != 2 || len(b.Shape) != 2 || a.Shape[1] != b.Shape[0] {
 		return nil, fmt.Errorf("matmul: shapes %s and %s not aligned", ShapeString(a.Shape), ShapeString(b.Shape))
+	}
+	if off < 0 || n < 0 || off+n > b.Shape[1] {
+		return nil, fmt.Errorf("matmul: columns %d to %d of b of shape %s", off, off+n, ShapeString(b.Shape))
 	}
 	if len(a.Chunks[1]) != 1 {
 		return nil, fmt.Errorf("matmul: a's inner axis has %d chunks; it must be one chunk", len(a.Chunks[1]))
 	}
-	c := Call{Fn: FnMatMul, Axis: 1, N: b.Shape[1], Blocks: blocks}
-	shape := []int{a.Shape[0], b.Shape[1]}
-	chunks := [][]int{slices.Clone(a.Chunks[0]), {b.Shape[1]}}
+	c := Call{Fn: FnMatMul, Axis: 1, N: n, Off: off, Blocks: blocks}
+	shape := []int{a.Shape[0], n}
+	chunks := [][]int{slices.Clone(a.Chunks[0]), {n}}
 	return &Node{Kind: KCall, DType: dt, Shape: shape, Chunks: chunks, Args: []*Node{a, b}, Call: &c}, nil
 }
 

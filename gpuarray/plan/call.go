@@ -42,11 +42,25 @@ func (st *Stage) addOperands(args []*expr.Node, done map[*expr.Node]dtype.Slice)
 			}
 		}
 		blocks[i] = Block{Origin: make([]int, len(a.Shape)), Shape: slices.Clone(a.Shape), Data: vals}
+		if c := st.Kernel.Call; c != nil && c.Fn == expr.FnMatMul && len(a.Shape) == 2 && (c.Off != 0 || c.N != a.Shape[1]) {
+			blocks[i] = panelBlock(vals, a.Shape, c.Off, c.N)
+		}
 	}
 	for _, t := range st.Tasks {
 		t.Inputs = append(t.Inputs, blocks...)
 	}
 	return nil
+}
+
+// panelBlock copies columns [off, off+n) of a row-major rows x cols matrix: the one panel of a
+// product's operand that its tasks read, so that no task (or worker) is sent all of it.
+func panelBlock(vals dtype.Slice, shape []int, off, n int) Block {
+	rows, cols := shape[0], shape[1]
+	out := dtype.Make(vals.DType(), rows*n)
+	for r := range rows {
+		dtype.Copy(out.Slice(r*n, (r+1)*n), vals.Slice(r*cols+off, r*cols+off+n))
+	}
+	return Block{Origin: []int{0, off}, Shape: []int{rows, n}, Data: out}
 }
 
 // Operands returns the values of a call task's further operands (CallStep.Operands), row-major.
