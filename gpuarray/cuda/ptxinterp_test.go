@@ -401,8 +401,6 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			default:
 				set(uint64(int64(v)))
 			}
-		case "cvt.rn.f64.s64":
-			set(b(float64(i64(1))))
 		case "setp.neu.f64":
 			pred(!(f(val(a[1])) == f(val(a[2]))))
 		case "st.param.b64":
