@@ -268,7 +268,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	var dq *deferQueue
 	if deferSlow && drawsNormals(s) {
-		dq = g.newDeferQueue()
+		dq = g.newDeferQueue(s)
 	}
 
 	e, c, row, tid := g.rd(), g.rd(), g.rd(), g.rd()
