@@ -326,10 +326,7 @@ func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.O
 			return nil, err
 		}
 	}
-	if err := heldOn(devs, gts); err != nil {
-		return nil, err
-	}
-	if s, err = narrowInputs(s, gts); err != nil {
+	if s, err = heldOn(devs, s, gts); err != nil {
 		return nil, err
 	}
 	res, err := RunOn(ctx, devs, s, gts, Options{})
@@ -408,10 +405,7 @@ func runPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task, narrow bool
 			return nil, nil, err
 		}
 	}
-	if err := heldOn([]*Device{d}, gts); err != nil {
-		return nil, nil, err
-	}
-	if s, err = narrowInputs(s, gts); err != nil {
+	if s, err = heldOn([]*Device{d}, s, gts); err != nil {
 		return nil, nil, err
 	}
 	res, err := d.Run(ctx, s, gts, Options{Keep: true})
@@ -558,14 +552,16 @@ func narrowInputs(s *Spec, gts []Task) (*Spec, error) {
 	return out, nil
 }
 
-// heldOn checks that tasks reading arrays held on a GPU run on that GPU alone.
-func heldOn(devs []*Device, gts []Task) error {
+// heldOn checks that tasks reading arrays held on a GPU run on that GPU alone, and returns
+// the spec to run them with: s, or s with the leaves that read 4-byte floats held there
+// narrow (narrowInputs, which also narrows the other tasks' host data of those leaves).
+func heldOn(devs []*Device, s *Spec, gts []Task) (*Spec, error) {
 	for _, t := range gts {
 		for _, h := range t.Held {
 			if h.Ptr != 0 && (len(devs) != 1 || devs[0].Info.Index != h.Device) {
-				return fmt.Errorf("cuda: a task reads an array held on GPU %d but runs on %d GPU(s) starting with %d", h.Device, len(devs), devs[0].Info.Index)
+				return nil, fmt.Errorf("cuda: a task reads an array held on GPU %d but runs on %d GPU(s) starting with %d", h.Device, len(devs), devs[0].Info.Index)
 			}
 		}
 	}
-	return nil
+	return narrowInputs(s, gts)
 }

@@ -410,6 +410,30 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(f(val(a[1])) * f(val(a[2]))))
 		case "div.rn.f64":
 			set(b(f(val(a[1])) / f(val(a[2]))))
+		// The counting kernels' (ptxgen_count.go): 32-bit shared counters, atomics, and the
+		// integer test of a value.
+		case "shr.u32":
+			set(uint64(uint32(val(a[1])) >> val(a[2])))
+		case "st.shared.u32":
+			shared[addr(a[0])] = val(a[1]) & math.MaxUint32
+		case "ld.shared.u32":
+			set(shared[addr(a[1])] & math.MaxUint32)
+		case "red.shared.add.u32":
+			shared[addr(a[0])] = (shared[addr(a[0])] + val(a[1])) & math.MaxUint32
+		case "red.global.add.u64":
+			mem[addr(a[0])] += val(a[1])
+		case "cvt.rzi.s64.f64":
+			v := f(val(a[1]))
+			switch {
+			case math.IsNaN(v):
+				set(0)
+			case v >= math.MaxInt64:
+				set(math.MaxInt64)
+			case v <= math.MinInt64:
+				set(1 << 63)
+			default:
+				set(uint64(int64(v)))
+			}
 		case "st.param.b64":
 			x.param[strings.Trim(a[0], "[]")] = val(a[1])
 		case "st.param.b32":
