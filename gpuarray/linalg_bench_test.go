@@ -104,7 +104,7 @@ func benchMatMulGPU(b *testing.B, toHost bool) {
 			b.Fatal(err)
 		}
 		if toHost {
-			if _, err := c.ToSlice(); err != nil {
+			if _, err := c.Compute(); err != nil {
 				b.Fatal(err)
 			}
 		}
