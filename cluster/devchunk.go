@@ -166,7 +166,7 @@ func heldBlock(t *plan.Task, slot int, c *devChunk, d *cuda.Device) bool {
 		return false
 	}
 	for _, in := range t.Kernel.Instrs {
-		if in.Code == plan.Input && in.Slot == slot && in.DType != c.dt {
+		if in.Code == plan.Input && in.Slot == slot && in.DType != c.dt || in.Code == plan.Search && in.Slot == slot && in.Sorted != c.dt {
 			return false
 		}
 	}

@@ -625,7 +625,7 @@ func runStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]dtype
 		return dtype.Slice{}, fmt.Errorf("compute: %w", err)
 	}
 	if g, ok := cfg.sched.(*gpuSched); ok && (st.Gathered || cuda.HostGathers(st)) {
-		g.hostStep(fmt.Sprintf("host gather: the take, mask or search that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
+		g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 	}
 	outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
 	if err != nil {

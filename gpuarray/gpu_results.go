@@ -278,7 +278,7 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 			return fail(err)
 		}
 		if st.Gathered || cuda.HostGathers(st) {
-			r.g.hostStep(fmt.Sprintf("host gather: the take, mask or search that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
+			r.g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 		}
 		if keepsOnDevice(st) {
 			gc, err := r.g.keep(cfg.ctx, n, st.Tasks, progress)

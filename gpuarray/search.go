@@ -10,11 +10,12 @@ import (
 // Searchsorted returns, for each value of x2, the int64 index where it would be inserted into
 // the ascending 1-d x1 to keep it sorted (the Array API's searchsorted and numpy.searchsorted):
 // before equal values for side "left" (or ""), after them for "right"; NaN sorts last as Sort
-// puts it. The result has x2's shape and chunks. x1 and x2 are computed first; each chunk is
-// then a binary search per value (log2(len(x1)) comparisons), in float64: integers beyond
-// 2^53 compare rounded. It runs inside the tasks on the CPU and cluster workers; under OnGPU
-// the binary searches run on the host (the device gather kernel does not search; Path says
-// so) and the fused kernel reads their positions.
+// puts it. The result has x2's shape and chunks. x1 is computed first and read whole by every
+// task (in place where a GPU holds it, as a persisted or kept Sort result); x2 is fused into
+// the search's kernel like any operand, a binary search per value (log2(len(x1)) comparisons),
+// in float64: integers beyond 2^53 compare rounded. On a GPU the searches run in the fused
+// kernel and an array result stays on the device; on the CPU and cluster workers inside the
+// tasks, with the same positions.
 func Searchsorted(x1, x2 *Array, side string) *Array {
 	for _, x := range []*Array{x1, x2} {
 		if err := x.Err(); err != nil {

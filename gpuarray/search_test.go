@@ -89,8 +89,8 @@ func TestSearchsortedErrors(t *testing.T) {
 	}
 }
 
-// TestGPUSearchsortedMatchesNumPy runs the searches under OnGPU (the binary searches on the
-// host, Path says so; the fused kernel reads their positions).
+// TestGPUSearchsortedMatchesNumPy runs the searches under OnGPU: binary searches in the
+// fused kernel.
 func TestGPUSearchsortedMatchesNumPy(t *testing.T) {
 	needGPU(t)
 	runChecks(t, searchCases(2, 10), OnGPU())

@@ -164,7 +164,7 @@ var Rows = []Row{
 	lazy("searching", "argmax", "(*Array).ArgMax", Kernel),
 	lazy("searching", "argmin", "(*Array).ArgMin", Kernel),
 	lazy("searching", "nonzero", "Nonzero", MaskGather),
-	{Group: "searching", API: "searchsorted", Go: "Searchsorted", GPU: Host, Cluster: true, Note: "on a GPU the binary searches run on the host, the rest fused"},
+	{Group: "searching", API: "searchsorted", Go: "Searchsorted", GPU: Fused, Cluster: true, Note: "a binary search per value, fused with the values searched for; the sorted array read whole, in place where a GPU holds it"},
 	lazy("searching", "where", "Where", Fused),
 
 	lazy("set", "unique_all", "UniqueAll", SortScanMask),

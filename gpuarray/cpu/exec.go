@@ -84,7 +84,7 @@ func (p *program) compileInstr(t *plan.Task, in *plan.Instr) (*operand, error) {
 		args[j] = p.ops[a]
 		allC = allC && args[j].isC
 	}
-	want := map[plan.Code]int{plan.Unary: 1, plan.Binary: 2, plan.Where: 3, plan.Cast: 1}[in.Code]
+	want := map[plan.Code]int{plan.Unary: 1, plan.Binary: 2, plan.Where: 3, plan.Cast: 1, plan.Search: 1}[in.Code]
 	if len(args) != want {
 		return nil, fmt.Errorf("%d operands, want %d", len(args), want)
 	}

@@ -165,6 +165,12 @@ func (p *program) compileLanes(t *plan.Task, in *plan.Instr, o *operand, args []
 		}
 	case plan.Cast:
 		o.apply = castFunc(o, args[0])
+	case plan.Search:
+		f, err := searchFunc(t, in, o, args[0])
+		if err != nil {
+			return nil, err
+		}
+		o.apply = f
 	case plan.Where:
 		c, x, y := args[0], args[1], args[2]
 		truth := truthFunc(c)

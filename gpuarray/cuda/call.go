@@ -21,8 +21,9 @@ import (
 type CallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals dtype.Slice, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error)
 
 // DeviceCallRunner is a CallRunner whose values a fused kernel left on device d: ptr holds them
-// as float64 elements (the fused kernels compute in float64) standing for values of dtype dt,
-// row-major over shape. The runner reads ptr and leaves freeing it to the caller.
+// as the fused kernel's words (EncodeWords: float64 elements, or for the sorts the integers'
+// int64 bits; see DeviceReads) standing for values of dtype dt, row-major over shape. The
+// runner reads ptr and leaves freeing it to the caller.
 type DeviceCallRunner func(ctx context.Context, d *Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error)
 
 // callLib is one registered library of calls.
@@ -161,9 +162,7 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 	err := eachDevice(devs, len(tasks), func(d *Device, lo, hi int) error {
 		// A take's block is gathered on the device by a fused kernel too.
 		fused := fused || gathers(tasks[lo:hi])
-		// Device runners read float64 words: integer and complex values (other words, see
-		// EncodeWords) reach the library through host memory.
-		if fused && lib.dev != nil && laneOf(ek.Instrs[ek.Result].DType) == laneF {
+		if fused && lib.dev != nil && DeviceReads(call.Fn, ek.Instrs[ek.Result].DType) {
 			return runDeviceCalls(ctx, d, lib, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
 		}
 		var vals []*plan.Output
@@ -197,6 +196,21 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 		return nil, err
 	}
 	return outs, nil
+}
+
+// DeviceReads reports whether a library's device runner reads the fused values of fn, of
+// dtype dt, where the fused kernel left them: float64 words (floats and bools) for every
+// library, integer words (the int64 value's bits) for the device sort, which narrows them
+// itself (Device.NarrowInts). Complex values, and integers for the other libraries (whose
+// values the planner casts to float64 anyway), reach the library through host memory.
+func DeviceReads(fn expr.CallFn, dt dtype.DType) bool {
+	switch laneOf(dt) {
+	case laneF:
+		return true
+	case laneI:
+		return fn.Sorts()
+	}
+	return false
 }
 
 // runDeviceCalls computes each task's fused values on d, left there, and passes them to the

@@ -34,9 +34,10 @@ func (g *Gather) Len() int64 {
 	return n
 }
 
-// gatherCache holds, for the tasks of one RunPlan, the kernel's words of each take's operand,
+// gatherCache holds, for the tasks of one RunPlan, the kernel's words of each take's operand
+// (by its *plan.Gather) and of each search's sorted array (by its storage, operandKey),
 // converted once.
-type gatherCache map[*plan.Gather][]float64
+type gatherCache map[any][]float64
 
 // lowerGather returns the device gather of a planned block whose Gather is set, read as dtype
 // dt (one word per element: not complex).

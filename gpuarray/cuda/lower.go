@@ -88,6 +88,11 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 			nd.Kind = NWhere
 		case plan.Cast:
 			nd.Kind = NCast
+		case plan.Search:
+			if Words(in.Sorted) != 1 {
+				return nil, nil, fmt.Errorf("cuda: a search of %v values", in.Sorted)
+			}
+			nd.Kind, nd.Leaf, nd.Sorted, nd.Right = NSearch, nleaf, in.Sorted, in.Right
 		default:
 			return nil, nil, fmt.Errorf("cuda: %v instructions are not fused on the GPU", in.Code)
 		}
@@ -128,15 +133,14 @@ func dryRun(s *Spec) error {
 	return err
 }
 
-// hostGather reports whether lowerTask gathers block b, of dtype dt, on the host: a search's
-// positions (binary searches), and complex values (the device gather copies one word per
-// element, a complex value takes two).
+// hostGather reports whether lowerTask gathers block b, of dtype dt, on the host: complex
+// values (the device gather copies one word per element, a complex value takes two).
 func hostGather(b *plan.Block, dt dtype.DType) bool {
-	return b.Gather.Search != 0 || Words(dt) != 1
+	return Words(dt) != 1
 }
 
-// HostGathers reports whether running st's tasks on a GPU gathers a take's or a search's block
-// on the host (hostGather), which Path should say.
+// HostGathers reports whether running st's tasks on a GPU gathers a take's block on the host
+// (hostGather), which Path should say.
 func HostGathers(st *plan.Stage) bool {
 	for _, t := range st.Tasks {
 		for _, in := range t.Kernel.Instrs {
@@ -172,6 +176,12 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 		in := &k.Instrs[i]
 		var base int64
 		var coef []int64
+		if in.Code == plan.Search {
+			if err := lowerSorted(t, in, leaf, nleaf, &gt, cache); err != nil {
+				return Task{}, err
+			}
+			continue
+		}
 		if in.Code == plan.Input {
 			if in.Slot < 0 || in.Slot >= len(t.Inputs) {
 				return Task{}, fmt.Errorf("cuda: task %d lacks input slot %d", t.Index, in.Slot)
@@ -236,6 +246,39 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 		}
 	}
 	return gt, nil
+}
+
+// lowerSorted gives search leaf leaf of gt the sorted array that instruction in reads whole:
+// where a GPU holds it (read in place), or its values as the kernel's words, converted once per
+// stage (cache). The leaf's map is not an index: its offset is the array's length, its strides
+// are 0, so the kernel finds the length in the leaf's row base.
+func lowerSorted(t *plan.Task, in *plan.Instr, leaf, nleaf int, gt *Task, cache gatherCache) error {
+	if in.Slot < 0 || in.Slot >= len(t.Inputs) {
+		return fmt.Errorf("cuda: task %d lacks input slot %d", t.Index, in.Slot)
+	}
+	b := &t.Inputs[in.Slot]
+	n := expr.Size(b.Shape)
+	switch {
+	case b.Held != nil:
+		if gt.Held == nil {
+			gt.Held = make([]HeldInput, nleaf)
+		}
+		gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: n}
+	case b.Data.IsNil() && n > 0:
+		return fmt.Errorf("cuda: task %d: the sorted array of a search is not in memory (internal)", t.Index)
+	default:
+		key, keyed := keyOf(b.Data)
+		words, ok := cache[key]
+		if !ok || !keyed {
+			words = EncodeWords(dtype.Convert(b.Data, in.Sorted))
+			if cache != nil && keyed {
+				cache[key] = words
+			}
+		}
+		gt.Inputs[leaf] = words
+	}
+	gt.Maps[leaf] = Map{Off: n, Strides: make([]int64, max(len(t.Shape), 1))}
+	return nil
 }
 
 // keptFirst returns, for a reduction over some axes only, the axes of the iteration space in

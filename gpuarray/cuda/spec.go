@@ -25,6 +25,7 @@ const (
 	NWhere                  // Args[0] != 0 ? Args[1] : Args[2]
 	NCast                   // Args[0] rounded to DType
 	NRange                  // Value + Step*i at source index i (Stop at index Last with Exact)
+	NSearch                 // where float64 Args[0] goes in the ascending buffer of leaf Leaf (see Node.Sorted)
 )
 
 // Node is one value of a fused element computation. Nodes refer to earlier nodes by index.
@@ -46,6 +47,12 @@ type Node struct {
 	// Transposed, for an NInput node of a tiled spec (Spec.Tile), says its data run along the
 	// iteration's axis Rank-2 (x.T of a stored x): the kernel reads it through shared memory.
 	Transposed bool
+	// Sorted, for an NSearch node, is the dtype of the sorted array its leaf's buffer holds
+	// (as EncodeWords writes it); the leaf's map offset is the array's length. The node is the
+	// int64 position of Args[0] in it, compared as float64 with NaN last, before equal values
+	// or after them with Right (numpy.searchsorted).
+	Sorted expr.DType
+	Right  bool
 }
 
 // outWords returns how many 64-bit words an elementwise kernel of s writes per element (see
@@ -53,7 +60,7 @@ type Node struct {
 func (s *Spec) outWords() int { return Words(s.Nodes[len(s.Nodes)-1].DType) }
 
 // leaf reports whether nodes of kind k are indexed through a task's Map.
-func (k NodeKind) leaf() bool { return k == NRandom || k == NInput || k == NRange }
+func (k NodeKind) leaf() bool { return k == NRandom || k == NInput || k == NRange || k == NSearch }
 
 // Reduce is what a fused kernel does with the value of its last node.
 type Reduce uint8
@@ -68,10 +75,13 @@ const (
 	RArgMin
 	RArgMax
 	RWelford
+	// RCount counts the value of the last node, an integer in [0, Spec.Bins), into the task's
+	// Bins int64 counters (a bincount: see ptxgen_count.go and Device.Count).
+	RCount
 )
 
 func (r Reduce) String() string {
-	return [...]string{"none", "sum", "min", "max", "argmin", "argmax", "welford"}[r]
+	return [...]string{"none", "sum", "min", "max", "argmin", "argmax", "welford", "count"}[r]
 }
 
 // words returns how many 64-bit words one partial takes.
@@ -109,6 +119,8 @@ type Spec struct {
 	// the straight one first (see mirrorLeaves): an element below the diagonal folds in its
 	// own value and its mirror's, one above it draws nothing.
 	Mirror []int
+	// Bins is the number of counters of an RCount kernel.
+	Bins int
 }
 
 // Leaves returns how many index maps a task of s must carry (one per distinct Leaf).
@@ -130,8 +142,11 @@ func (s *Spec) Validate() error {
 	if len(s.Nodes) == 0 {
 		return fmt.Errorf("kernel spec: no nodes")
 	}
-	if s.Reduce > RWelford {
+	if s.Reduce > RCount {
 		return fmt.Errorf("kernel spec: unknown reduction %d", s.Reduce)
+	}
+	if err := s.validCount(); err != nil {
+		return err
 	}
 	if s.Kept < 0 || s.Kept >= s.Rank || (s.Kept > 0 && s.Reduce == RNone) || (s.Rows && s.Kept == 0) {
 		return fmt.Errorf("kernel spec: %d kept axes of %d for reduction %v", s.Kept, s.Rank, s.Reduce)
@@ -170,6 +185,11 @@ func (s *Spec) Validate() error {
 		case NWhere:
 			nargs = 3
 		case NCast:
+			nargs = 1
+		case NSearch:
+			if nd.DType != expr.Int64 || Words(nd.Sorted) != 1 {
+				return fmt.Errorf("kernel spec: node %d: a search of %v values giving %v", i, nd.Sorted, nd.DType)
+			}
 			nargs = 1
 		default:
 			return fmt.Errorf("kernel spec: node %d: unknown kind %d", i, nd.Kind)
@@ -210,6 +230,9 @@ func (s *Spec) Key() string {
 	for _, m := range s.Mirror {
 		w(uint64(m) + 1)
 	}
+	if s.Reduce == RCount {
+		w(uint64(s.Bins))
+	}
 	for _, nd := range s.Nodes {
 		w(uint64(nd.Kind)<<32 | uint64(nd.DType)<<16 | uint64(nd.Op))
 		for _, a := range nd.Args {
@@ -224,6 +247,9 @@ func (s *Spec) Key() string {
 		w(uint64(nd.Leaf))
 		w(uint64(nd.SameKey))
 		w(boolWord(nd.Transposed))
+		if nd.Kind == NSearch {
+			w(uint64(nd.Sorted)<<1 | boolWord(nd.Right))
+		}
 		if nd.Kind == NRange {
 			w(math.Float64bits(nd.Step))
 			w(math.Float64bits(nd.Stop))
@@ -319,6 +345,20 @@ func (t *Task) validate(s *Spec) error {
 		}
 	}
 	for _, nd := range s.Nodes {
+		if nd.Kind == NSearch {
+			// The sorted array: its length is the map's offset, every stride 0.
+			size, ok := t.input(nd.Leaf, nd.Sorted)
+			m := t.Maps[nd.Leaf]
+			if !ok && m.Off > 0 || m.Off < 0 || ok && m.Off > size {
+				return fmt.Errorf("search leaf %d: a sorted array of %d elements in a buffer of %d", nd.Leaf, m.Off, size)
+			}
+			for _, st := range m.Strides {
+				if st != 0 {
+					return fmt.Errorf("search leaf %d: stride %d (the sorted array is read whole)", nd.Leaf, st)
+				}
+			}
+			continue
+		}
 		if nd.Kind != NInput {
 			continue
 		}

@@ -2,28 +2,27 @@ package plan
 
 import (
 	"fmt"
-	"math"
-	"sort"
-	"sync"
+	"slices"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
 // Takes (expr.KTake, expr.KTakeAlong) read their operand at positions an integer array gives,
-// which no affine map expresses; searches (expr.KSearch) read a sorted array at positions a
-// binary search finds. Order computes the operands first; the kernel then reads the take's or
-// search's result as an ordinary Input whose source is its own shape. Each task's block of it
+// which no affine map expresses. Order computes the operands first; the kernel then reads the
+// take's result as an ordinary Input whose source is its own shape. Each task's block of it
 // is either gathered on the host when the task is made (as cutBlock copies the box of any
 // input), so cluster workers see ordinary blocks, or, with Options.LateGather, left as a
 // Gather for the executor: a GPU gathers takes on the device before the fused kernel reads
 // the block, the CPU executor gathers in LoadInputs inside the task.
+//
+// Searches (expr.KSearch) are an instruction of the fused kernel (Search): the values searched
+// for are fused like any operand, the sorted array is computed first and every task reads it
+// whole (inputLeaf.whole), in place where a device or a keeper holds it.
 
 // Gather says how a take's result is read from its operand: element p of the result (shape
 // Shape) is Src at p with p[Axis] replaced by Idx[p[Axis]], or, for Along, by Idx at p
-// (Idx then has the result's shape). For a search (Search 1: before equal values, 2: after)
-// element p is instead where Keys at p goes in the ascending 1-d Src (NaN last). The tasks
-// of a stage share one Gather.
+// (Idx then has the result's shape). The tasks of a stage share one Gather.
 type Gather struct {
 	Src      dtype.Slice // the operand's values, row-major
 	SrcShape []int
@@ -31,13 +30,6 @@ type Gather struct {
 	Axis     int     // the indexed axis
 	Along    bool    // KTakeAlong
 	Idx      []int64 // indices, checked in range (negative ones resolved)
-	Search   int     // KSearch: 1 left, 2 right
-	Keys     dtype.Slice
-
-	once       sync.Once
-	sorted     []float64 // a search's Src as float64, made once
-	keys       []float64
-	sortedNaNs int // NaNs at the end of sorted
 }
 
 // takeInput adds the input leaf of take node n read through map m.
@@ -112,28 +104,62 @@ func cutGather(in inputLeaf, off, shp []int) Block {
 	return Block{Origin: origin, Shape: shape, Data: in.gather.Box(origin, shape)}
 }
 
-// searchInput adds the input leaf of search node n read through map m.
-func (l *lowerer) searchInput(n *expr.Node, m []expr.AxisMap) (int, error) {
-	sv, err := l.valuesOf(n.Args[0])
-	if err != nil {
-		return 0, err
-	}
-	kv, err := l.valuesOf(n.Args[1])
-	if err != nil {
-		return 0, err
+// search adds search node n read through map m: the values searched for (n.Args[1]) are
+// fused and cast to float64; the sorted array (n.Args[0]: computed by an earlier stage, or data,
+// perhaps held on a device) is an input that every task reads whole.
+func (l *lowerer) search(n *expr.Node, m []expr.AxisMap) (int, error) {
+	x := n.Args[0]
+	in := inputLeaf{shape: x.Shape, whole: true}
+	if x.Kind == expr.KData && x.Buf != nil && l.held {
+		in.held = x
+	} else {
+		sv, err := l.valuesOf(x)
+		if err != nil {
+			return 0, err
+		}
+		in.data = sv
 	}
 	slot := len(l.inputs)
-	l.inputs = append(l.inputs, inputLeaf{data: sv, shape: n.Shape, m: m,
-		gather: &Gather{Src: sv, SrcShape: n.Args[0].Shape, Shape: n.Shape, Search: 1 + n.Axes[0], Keys: kv}})
-	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: append([]int(nil), n.Shape...), Map: m}), nil
+	l.inputs = append(l.inputs, in)
+	key, err := l.emit(n.Args[1], m)
+	if err != nil {
+		return 0, err
+	}
+	if l.k.Instrs[key].DType != expr.Float64 {
+		key = l.add(Instr{Code: Cast, DType: expr.Float64, Args: []int{key}})
+	}
+	return l.add(Instr{Code: Search, DType: n.DType, Args: []int{key}, Slot: slot, Sorted: x.DType, Right: n.Axes[0] == 1}), nil
 }
 
-// Box gathers the values of the box of the take's result at origin with shape, row-major
-// (for a search: the positions).
-func (g *Gather) Box(origin, shape []int) dtype.Slice {
-	if g.Search != 0 {
-		return g.searchBox(origin, shape)
+// wholeBlock is the block of an input that every task reads whole (a search's sorted array):
+// its values, shared by the tasks, or where a device or a keeper holds them when one chunk
+// holds them all.
+func wholeBlock(in *inputLeaf, k *Kernel, opt Options) (Block, error) {
+	r := len(in.shape)
+	origin, shape := make([]int, r), slices.Clone(in.shape)
+	if in.held != nil {
+		if expr.Size(shape) > 0 && opt.Held != nil {
+			hi := make([]int, r)
+			for d := range hi {
+				hi[d] = shape[d] - 1
+			}
+			if b, ok := opt.Held(k, in.held, origin, hi); ok {
+				return b, nil
+			}
+		}
+		if in.data.IsNil() { // read on the host after all, once per stage
+			vals, err := in.held.Values()
+			if err != nil {
+				return Block{}, err
+			}
+			in.data = vals
+		}
 	}
+	return Block{Origin: origin, Shape: shape, Data: in.data}, nil
+}
+
+// Box gathers the values of the box of the take's result at origin with shape, row-major.
+func (g *Gather) Box(origin, shape []int) dtype.Slice {
 	n := expr.Size(shape)
 	out := dtype.Make(g.Src.DType(), int(n))
 	if n == 0 {
@@ -174,47 +200,4 @@ func (g *Gather) Box(origin, shape []int) dtype.Slice {
 	}
 	dtype.Gather(out, g.Src, at)
 	return out
-}
-
-// searchBox finds the positions of the keys in the box at origin with shape: a binary search
-// each, in float64 (exact for integers up to 2^53), with NaN after every number.
-func (g *Gather) searchBox(origin, shape []int) dtype.Slice {
-	g.once.Do(func() {
-		g.sorted, g.keys = g.Src.ToFloat64(), g.Keys.ToFloat64()
-		for g.sortedNaNs < len(g.sorted) && math.IsNaN(g.sorted[len(g.sorted)-1-g.sortedNaNs]) {
-			g.sortedNaNs++
-		}
-	})
-	n := expr.Size(shape)
-	out := make([]int64, n)
-	r := len(shape)
-	strides := rowStrides(g.Shape)
-	pos := make([]int, r)
-	nums := g.sorted[:len(g.sorted)-g.sortedNaNs] // NaNs sort last
-	right := g.Search == 2
-	for o := range out {
-		flat := 0
-		for d := 0; d < r; d++ {
-			flat += (origin[d] + pos[d]) * strides[d]
-		}
-		v := g.keys[flat]
-		switch {
-		case math.IsNaN(v) && right:
-			out[o] = int64(len(g.sorted))
-		case math.IsNaN(v):
-			out[o] = int64(len(nums))
-		case right:
-			out[o] = int64(sort.Search(len(nums), func(i int) bool { return nums[i] > v }))
-		default:
-			out[o] = int64(sort.Search(len(nums), func(i int) bool { return nums[i] >= v }))
-		}
-		for d := r - 1; d >= 0; d-- {
-			pos[d]++
-			if pos[d] < shape[d] {
-				break
-			}
-			pos[d] = 0
-		}
-	}
-	return dtype.OfInt64(out)
 }

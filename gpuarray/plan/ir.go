@@ -20,9 +20,10 @@ const (
 	Binary
 	Where
 	Cast
+	Search
 )
 
-var codeNames = [...]string{"const", "random", "range", "input", "unary", "binary", "where", "cast"}
+var codeNames = [...]string{"const", "random", "range", "input", "unary", "binary", "where", "cast", "search"}
 
 func (c Code) String() string {
 	if int(c) < len(codeNames) {
@@ -46,9 +47,14 @@ type Instr struct {
 	Step  float64        `json:",omitempty"` // Range
 	Stop  float64        `json:",omitempty"` // Range, with Exact
 	Exact bool           `json:",omitempty"` // Range
-	Slot  int            `json:",omitempty"` // Input
+	Slot  int            `json:",omitempty"` // Input; Search: the sorted operand's whole block
 	Src   []int          `json:",omitempty"` // leaves: the source array's shape
 	Map   []expr.AxisMap `json:",omitempty"` // leaves: one per source axis
+	// Search: where the float64 value Args[0] goes in the ascending 1-d block at Slot, of
+	// dtype Sorted, compared as float64 with NaN last: before equal values, or after them
+	// with Right (numpy.searchsorted). The result is int64.
+	Sorted expr.DType `json:",omitempty"`
+	Right  bool       `json:",omitempty"`
 }
 
 // Linear returns the source's row-major linear index of a leaf as base + sum coef[k]*o[k]

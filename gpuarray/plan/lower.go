@@ -41,7 +41,10 @@ func OrderAll(roots []*expr.Node) []*expr.Node {
 		for _, a := range n.Args {
 			walk(a)
 		}
-		if n.Kind == expr.KReshape || n.Kind == expr.KTake || n.Kind == expr.KTakeAlong || n.Kind == expr.KSearch {
+		if n.Kind == expr.KSearch && n.Args[0].Kind != expr.KData {
+			push(n.Args[0]) // read whole by every task; the values searched for are fused
+		}
+		if n.Kind == expr.KReshape || n.Kind == expr.KTake || n.Kind == expr.KTakeAlong {
 			for i, a := range n.Args {
 				// A take of a file reads the taken rows itself (fileTake), not the whole file.
 				if a.Kind != expr.KData && !(n.Kind == expr.KTake && i == 0 && a.Kind == expr.KFile) {
@@ -89,8 +92,8 @@ type Options struct {
 	// block with Held set that covers the box, or false, and the values are then read on the
 	// host.
 	Held func(k *Kernel, n *expr.Node, lo, hi []int) (Block, bool)
-	// LateGather leaves the blocks of takes and searches (Block.Gather) for the executor: a
-	// GPU gathers takes on the device, the CPU executor gathers and searches in LoadInputs,
+	// LateGather leaves the blocks of takes (Block.Gather) for the executor: a
+	// GPU gathers takes on the device, the CPU executor gathers in LoadInputs,
 	// inside the task (so on all cores). Without it they are gathered as the tasks are made,
 	// on the host (for cluster workers, which would otherwise be sent the whole operand).
 	LateGather bool
@@ -102,7 +105,7 @@ type Stage struct {
 	Kernel *Kernel    // the first task's kernel; tasks that read other pieces of a join have their own
 	Tasks  []*Task
 	grid   [][]int // chunk grid of the iteration space
-	// Gathered says that a take's, a mask's or a search's values were gathered on the host into
+	// Gathered says that a take's or a mask's values were gathered on the host into
 	// the tasks' blocks as they were made (gather.go): the one part of such a stage that no
 	// device runs.
 	Gathered bool
@@ -125,7 +128,9 @@ type inputLeaf struct {
 	held  *expr.Node // a data node held on a device, read through Options.Held where it can
 	// gather, for a take, says how data (the operand's values) gives the values of shape
 	gather *Gather
-	file   *expr.File // a file-backed node: tasks read their boxes themselves (file.go)
+	// whole: every task reads all of data (a search's sorted operand), not a box of it
+	whole bool
+	file  *expr.File // a file-backed node: tasks read their boxes themselves (file.go)
 }
 
 // Lower plans node n as stage number id. done holds the values (row-major) of nodes
@@ -327,7 +332,7 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 	case expr.KTake, expr.KTakeAlong:
 		return l.takeInput(n, m)
 	case expr.KSearch:
-		return l.searchInput(n, m)
+		return l.search(n, m)
 	case expr.KMask:
 		return 0, fmt.Errorf("plan: a masked array of shape %s must be resolved (its mask computed) before it is planned", expr.ShapeString(n.Shape))
 	case expr.KConcat:
@@ -388,6 +393,14 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 		task := &Task{Stage: id, Index: t, Kernel: l.k, Offset: off, Shape: shp}
 		for i := range inputs {
 			in := &inputs[i]
+			if in.whole {
+				b, err := wholeBlock(in, l.k, opt)
+				if err != nil {
+					return err
+				}
+				task.Inputs = append(task.Inputs, b)
+				continue
+			}
 			if in.file != nil {
 				task.Inputs = append(task.Inputs, fileBlock(*in, off, shp))
 				continue

@@ -29,7 +29,7 @@ func hasJoin(n *expr.Node, done map[*expr.Node]dtype.Slice) bool {
 		}
 		seen[n] = true
 		switch n.Kind {
-		case expr.KData, expr.KReshape, expr.KReduce, expr.KTake, expr.KTakeAlong, expr.KSearch, expr.KMask:
+		case expr.KData, expr.KReshape, expr.KReduce, expr.KTake, expr.KTakeAlong, expr.KMask:
 			return false
 		}
 		if _, ok := done[n]; ok {
@@ -38,7 +38,11 @@ func hasJoin(n *expr.Node, done map[*expr.Node]dtype.Slice) bool {
 		if n.Kind == expr.KConcat {
 			return true
 		}
-		for _, a := range n.Args {
+		args := n.Args
+		if n.Kind == expr.KSearch {
+			args = args[1:] // the sorted array is computed first and read whole
+		}
+		for _, a := range args {
 			if walk(a) {
 				return true
 			}

@@ -119,7 +119,19 @@ func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver
 			return nil
 		}
 		x := ptr
-		if dt != dtype.Float64 { // the fused values stand for float32 or bool values: convert
+		switch {
+		case dt == dtype.Float64, dt == dtype.Int64, dt == dtype.Uint64:
+			// The words are the values: float64s, or the 64-bit integers' bits (EncodeWords).
+		case dt.IsInteger(): // narrower integers: their words' low bytes
+			var err error
+			if x, err = d.Pool().Alloc(uint64(n * dt.Size())); err != nil {
+				return fmt.Errorf("devsort: input buffer: %w", err)
+			}
+			defer d.Pool().Free(x)
+			if err := d.NarrowInts(x, ptr, int64(n), dt); err != nil {
+				return fmt.Errorf("devsort: %w", err)
+			}
+		default: // the fused values stand for float32 or bool values: convert
 			kind := 0
 			switch dt {
 			case dtype.Float32:

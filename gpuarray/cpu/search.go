@@ -1,0 +1,55 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// searchFunc compiles a Search instruction: for each float64 value of key, a binary search of
+// the ascending sorted array the task's block at in.Slot holds, compared as float64 with NaN
+// after every number (numpy.searchsorted): the first position whose value is NaN or >= the key
+// (> with in.Right); a NaN key goes before the first NaN, or with Right after every value. The
+// GPU's search (cuda NSearch) finds the same positions.
+func searchFunc(t *plan.Task, in *plan.Instr, o, key *operand) (func(int), error) {
+	if in.Slot < 0 || in.Slot >= len(t.Inputs) {
+		return nil, fmt.Errorf("input slot %d of %d", in.Slot, len(t.Inputs))
+	}
+	if key.dt != dtype.Float64 || key.lane != laneF || o.lane != laneI {
+		return nil, fmt.Errorf("a search for %v values giving %v (the planner casts them to float64, the result is int64)", key.dt, o.dt)
+	}
+	b := &t.Inputs[in.Slot]
+	if len(b.Shape) != 1 || int64(b.Data.Len()) != int64(b.Shape[0]) {
+		return nil, fmt.Errorf("a sorted block of shape %v with %d values", b.Shape, b.Data.Len())
+	}
+	var sorted []float64
+	if b.Data.DType() == dtype.Float64 {
+		sorted = b.Data.Float64s() // read in place
+	} else {
+		sorted = dtype.Convert(b.Data, in.Sorted).ToFloat64()
+	}
+	nums := len(sorted)
+	for nums > 0 && math.IsNaN(sorted[nums-1]) { // NaNs sort last
+		nums--
+	}
+	all, right := int64(len(sorted)), in.Right
+	nan := int64(nums)
+	if right {
+		nan = all
+	}
+	return func(n int) {
+		for i, v := range key.vec[:n] {
+			switch {
+			case math.IsNaN(v):
+				o.ivec[i] = nan
+			case right:
+				o.ivec[i] = int64(sort.Search(nums, func(j int) bool { return sorted[j] > v }))
+			default:
+				o.ivec[i] = int64(sort.Search(nums, func(j int) bool { return sorted[j] >= v }))
+			}
+		}
+	}, nil
+}
