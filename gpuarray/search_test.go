@@ -8,6 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // searchCases returns random cases of Searchsorted against numpy.searchsorted: sorted arrays
@@ -135,5 +139,42 @@ func BenchmarkSearchsorted(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSearchsortedReadsHeldSortedArrays: a sorted array persisted in one chunk is read in
+// place by every task of the search; one persisted in several chunks is read into host memory
+// for the tasks, which the stage says (WholeOnHost, which a GPU's Path names), and either way
+// the positions are those of the same search of plain data.
+func TestSearchsortedReadsHeldSortedArrays(t *testing.T) {
+	vals := []float64{-3, -1, -1, 0, 2, 2, 2, 5, 9, math.NaN()}
+	keys := FromSlice([]float64{-5, -1, 0.5, 2, 9, 11, math.NaN(), 2}, Shape(2, 4), Chunks(1, 4)).Mul(1.5)
+	want, err := Searchsorted(FromSlice(vals), keys, "right").ToSlice(Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		chunks int
+		onHost bool
+	}{{10, false}, {4, true}} {
+		x1 := FromSlice(vals, Chunks(c.chunks)).Persist(Inline())
+		if err := x1.Err(); err != nil {
+			t.Fatal(err)
+		}
+		s := Searchsorted(x1, keys, "right")
+		st, err := plan.Lower(0, s.n, map[*expr.Node]dtype.Slice{}, planOptions(inlineScheduler{}, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.WholeOnHost != c.onHost {
+			t.Errorf("sorted array in chunks of %d: WholeOnHost %v, want %v", c.chunks, st.WholeOnHost, c.onHost)
+		}
+		got, err := s.ToSlice(Inline())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("sorted array in chunks of %d: %v, want %v", c.chunks, got, want)
+		}
 	}
 }

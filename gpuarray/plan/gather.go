@@ -133,8 +133,8 @@ func (l *lowerer) search(n *expr.Node, m []expr.AxisMap) (int, error) {
 
 // wholeBlock is the block of an input that every task reads whole (a search's sorted array):
 // its values, shared by the tasks, or where a device or a keeper holds them when one chunk
-// holds them all.
-func wholeBlock(in *inputLeaf, k *Kernel, opt Options) (Block, error) {
+// holds them all. onHost says that a held array was read into host memory instead.
+func wholeBlock(in *inputLeaf, k *Kernel, opt Options) (b Block, onHost bool, err error) {
 	r := len(in.shape)
 	origin, shape := make([]int, r), slices.Clone(in.shape)
 	if in.held != nil {
@@ -144,18 +144,19 @@ func wholeBlock(in *inputLeaf, k *Kernel, opt Options) (Block, error) {
 				hi[d] = shape[d] - 1
 			}
 			if b, ok := opt.Held(k, in.held, origin, hi); ok {
-				return b, nil
+				return b, false, nil
 			}
 		}
 		if in.data.IsNil() { // read on the host after all, once per stage
 			vals, err := in.held.Values()
 			if err != nil {
-				return Block{}, err
+				return Block{}, false, err
 			}
 			in.data = vals
 		}
+		onHost = expr.Size(shape) > 0
 	}
-	return Block{Origin: origin, Shape: shape, Data: in.data}, nil
+	return Block{Origin: origin, Shape: shape, Data: in.data}, onHost, nil
 }
 
 // Box gathers the values of the box of the take's result at origin with shape, row-major.
