@@ -178,3 +178,67 @@ func TestSearchsortedReadsHeldSortedArrays(t *testing.T) {
 		}
 	}
 }
+
+// intSearchCases returns Searchsorted cases of integers that float64 cannot tell apart,
+// against NumPy (which compares in the values' common dtype): int64 values past 2^60 whose
+// ties and neighbours differ by 1, the values searched for a fused expression; uint64 values
+// past 2^63; int8 values into an int32 array.
+func intSearchCases(seed uint64, n int) []check {
+	rs := rand.New(rand.NewPCG(seed, 17))
+	var cs []check
+	for i := 0; i < n; i++ {
+		m := 1 + rs.IntN(30)
+		s := make([]float64, m)
+		for j := range s {
+			s[j] = float64(rs.IntN(12))
+		}
+		slices.Sort(s)
+		shape := npShape(rs, 1+rs.IntN(2), 1, 7)
+		v := make([]float64, expr.Size(shape))
+		for j := range v {
+			v[j] = float64(rs.IntN(14)) - 1
+		}
+		sin, vin := input{"s", []int{m}, s}, input{"v", shape, v}
+		chunks := ChunkSizes(npChunks(rs, shape)...)
+		big := func(x []float64, off int64) []int64 {
+			out := make([]int64, len(x))
+			for j, f := range x {
+				out[j] = int64(f) + off
+			}
+			return out
+		}
+		side := []string{"left", "right"}[i%2]
+		cs = append(cs,
+			check{
+				what: fmt.Sprintf("Searchsorted of int64 past 2^60 (%v, %s)", s, side),
+				got: Searchsorted(FromSliceInt64(big(s, 1<<60), ChunkSizes(npChunks(rs, []int{m})...)),
+					FromSlice(v, Shape(shape...), chunks).AsType(Int64).Add(FromSliceInt64([]int64{1 << 60})), side),
+				code:   fmt.Sprintf("np.searchsorted(s.astype(np.int64) + 2**60, v.astype(np.int64) + 2**60, side=%q)", side),
+				inputs: []input{sin, vin},
+			},
+			check{
+				what: fmt.Sprintf("Searchsorted of uint64 past 2^63 (%v, %s)", s, side),
+				got: Searchsorted(FromSliceInt64(big(s, math.MinInt64)).AsType(Uint64),
+					FromSliceInt64(big(v, math.MinInt64), Shape(shape...), chunks).AsType(Uint64), side),
+				code:   fmt.Sprintf("np.searchsorted(s.astype(np.uint64) + np.uint64(2**63), v.astype(np.uint64) + np.uint64(2**63), side=%q)", side),
+				inputs: []input{sin, vin},
+			},
+			check{
+				what:   fmt.Sprintf("Searchsorted of int8 into int32 (%v, %s)", s, side),
+				got:    Searchsorted(FromSlice(s).AsType(Int32), FromSlice(v, Shape(shape...), chunks).AsType(Int8), side),
+				code:   fmt.Sprintf("np.searchsorted(s.astype(np.int32), v.astype(np.int8), side=%q)", side),
+				inputs: []input{sin, vin},
+			})
+	}
+	return cs
+}
+
+func TestSearchsortedIntegersMatchNumPy(t *testing.T) {
+	runChecks(t, intSearchCases(3, 12))
+}
+
+// TestGPUSearchsortedIntegersMatchNumPy: the exact integer searches, in the fused kernel.
+func TestGPUSearchsortedIntegersMatchNumPy(t *testing.T) {
+	needGPU(t)
+	runChecks(t, intSearchCases(4, 8), OnGPU())
+}
