@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -70,7 +71,8 @@ func TestGeneratePTXSeed(t *testing.T) {
 	if n := strings.Count(ptx, "mul.hi.u32"); n != 40 {
 		t.Errorf("got %d mul.hi.u32, want 40 (10 rounds x 2, twice)", n)
 	}
-	for _, want := range []string{".local .align 8 .b8 gpn_defer_q[128];", "st.local.u64", "ld.local.u64"} {
+	// The batch of values folded in element order, the queue of its slow elements' places.
+	for _, want := range []string{fmt.Sprintf(".local .align 8 .b8 gpn_defer_v[%d];", 8*deferBatchLen), ".local .align 4 .b8 gpn_defer_q[64];", "st.local.u64", "ld.local.u64", "ld.local.f64"} {
 		if !strings.Contains(ptx, want) {
 			t.Errorf("generated PTX lacks %q (the deferred slow draws)", want)
 		}

@@ -268,6 +268,14 @@ func TestScanKernelsInterpreted(t *testing.T) {
 // combined as the host combines them (collectAxes).
 func axesRun(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) Partial {
 	t.Helper()
+	words, k, sl := axesRunWords(t, s, task, mem)
+	return collectAxes(s, words, 0, k, sl)
+}
+
+// axesRunWords is axesRun before the host's combine: the partials' words, the task's kept
+// element count and its slices per kept element.
+func axesRunWords(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) ([]uint64, int64, int64) {
+	t.Helper()
 	lib, err := kernelsLib()
 	if err != nil {
 		t.Fatal(err)
@@ -293,7 +301,7 @@ func axesRun(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) Partial {
 	w[R], w[R+1], w[R+2], w[R+3] = uint64(k), uint64(n), uint64(sl), 0
 	for l := range L {
 		b := w[R+4+l*(R+2):]
-		b[0], b[1] = uint64(task.Held[l].Ptr), uint64(task.Maps[l].Off)
+		b[0], b[1] = leafWord(s, &task, l), uint64(task.Maps[l].Off)
 		for j, st := range task.Maps[l].Strides {
 			b[2+j] = uint64(st)
 		}
@@ -312,7 +320,7 @@ func axesRun(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) Partial {
 		}
 		words[i] = v
 	}
-	return collectAxes(s, words, 0, k, sl)
+	return words, k, sl
 }
 
 // TestLaneAxesKernelsInterpreted interprets the partial-reduction kernels of integer and

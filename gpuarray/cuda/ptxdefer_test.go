@@ -45,10 +45,11 @@ func TestKeyParams(t *testing.T) {
 	}
 }
 
-// TestDeferAxes: partial reductions (rows and columns) queue slow draws only under
-// GPUNOTES_PTX_DEFER_AXES=1 (not yet run on a GPU), and then as element kernels do: the loop
-// before the queue's computation calls no slow path, and the queue is kept in local memory.
+// TestDeferAxes: partial reductions (rows and columns) queue slow draws unless
+// GPUNOTES_PTX_DEFER_AXES=0, and then as element kernels do: the loop before the queue's
+// computation calls no slow path, and the batch and queue are kept in local memory.
 func TestDeferAxes(t *testing.T) {
+	defer func(on bool) { deferAxes = on }(deferAxes)
 	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
 	for _, s := range []*Spec{
 		{Rank: 2, Reduce: RSum, Kept: 1, Rows: true, Nodes: []Node{normal}},
@@ -58,7 +59,6 @@ func TestDeferAxes(t *testing.T) {
 		for _, on := range []bool{false, true} {
 			deferAxes = on
 			ptx, _, err := GeneratePTX(s, fakeLib)
-			deferAxes = false
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -255,6 +255,10 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	lv := g.loadLeaves(s, d, 8*(R+2))
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
+	var cnt *counter // counting kernels (ptxgen_count.go)
+	if s.Reduce == RCount {
+		cnt = g.countInit(s, tid32, out, outOff)
+	}
 	var ia accum // integer and complex reductions (reduce_lanes.go)
 	if s.accLane() != laneF {
 		var err error
@@ -264,7 +268,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	var dq *deferQueue
 	if deferSlow && drawsNormals(s) {
-		dq = g.newDeferQueue()
+		dq = g.newDeferQueue(s)
 	}
 
 	e, c, row, tid := g.rd(), g.rd(), g.rd(), g.rd()
@@ -302,6 +306,10 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	rowBase(lv, row)
 	each := func(ev val, e string) error {
+		if cnt != nil {
+			g.countAdd(cnt, ev.r)
+			return nil
+		}
 		if s.Reduce == RNone {
 			g.store(ev, e, out, outOff)
 			return nil
@@ -353,7 +361,9 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
 
-	if ia.l != laneF {
+	if cnt != nil {
+		g.countFlush(cnt, tid32)
+	} else if ia.l != laneF {
 		ptr := g.rd()
 		g.ins("add.u64 %s, %s, %s", t, outOff, sl)
 		g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.partialWords())

@@ -126,7 +126,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	}
 	var dq *deferQueue
 	if deferAxes && deferSlow && drawsNormals(s) {
-		dq = g.newDeferQueue()
+		dq = g.newDeferQueue(s)
 	}
 
 	// The reduced index n as (row over the reduced axes but the last, column c of the last).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/rng"
 	"github.com/gpunotes/gpunotes/kernels"
 )
 
@@ -17,13 +18,30 @@ type ptxProgram struct {
 	lines  []string
 	labels map[string]int
 	shared map[string]uint64 // shared arrays' base addresses (in their own space)
+	local  map[string]uint64 // per-thread local arrays' base addresses (in each thread's space)
+}
+
+// The device library's ziggurat tables as the interpreter places them in global memory
+// (zigTables writes them there).
+const (
+	zigKAddr = 1 << 40
+	zigWAddr = zigKAddr + 8*rng.ZigLayers
+)
+
+// zigTables writes the ziggurat tables (gpn_zig_k, gpn_zig_w) into mem.
+func zigTables(mem map[uint64]uint64) {
+	z := rng.ZigguratTables()
+	for j := range rng.ZigLayers {
+		mem[zigKAddr+uint64(8*j)] = z.K[j]
+		mem[zigWAddr+uint64(8*j)] = math.Float64bits(z.W[j])
+	}
 }
 
 func parsePTX(t *testing.T, ptx string) *ptxProgram {
 	t.Helper()
-	p := &ptxProgram{labels: map[string]int{}, shared: map[string]uint64{}}
+	p := &ptxProgram{labels: map[string]int{}, shared: map[string]uint64{}, local: map[string]uint64{}}
 	body := ptx[strings.Index(ptx, "\n{\n")+3 : strings.LastIndex(ptx, "}")]
-	var next uint64
+	var next, nextLocal uint64
 	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), ";"))
 		switch {
@@ -34,6 +52,12 @@ func parsePTX(t *testing.T, ptx string) *ptxProgram {
 			n, _ := strconv.Atoi(size)
 			p.shared[name] = next
 			next += uint64(n)
+		case strings.HasPrefix(l, ".local"):
+			f := strings.Fields(l) // .local .align 8 .b8 name[bytes]
+			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")
+			n, _ := strconv.Atoi(size)
+			p.local[name] = nextLocal
+			nextLocal += uint64(n)
 		case strings.HasSuffix(l, ":"):
 			p.labels[strings.TrimSuffix(l, ":")] = len(p.lines)
 		default:
@@ -49,7 +73,8 @@ type ptxThread struct {
 	reg   map[string]uint64
 	pc    int
 	done  bool
-	param map[string]uint64 // .param values stored before a call
+	param map[string]uint64 // .param values stored before a call, and a call's retval0
+	local map[uint64]uint64 // the thread's local memory (byte address -> 64-bit word)
 	shfl  bool              // stopped at a shfl.sync, which its warp's lanes take together
 }
 
@@ -63,7 +88,7 @@ func ptxRun(t *testing.T, p *ptxProgram, bx, by int, params map[string]uint64, m
 	shared := map[uint64]uint64{}
 	th := make([]*ptxThread, BlockSize)
 	for i := range th {
-		th[i] = &ptxThread{reg: map[string]uint64{}, param: map[string]uint64{}}
+		th[i] = &ptxThread{reg: map[string]uint64{}, param: map[string]uint64{}, local: map[uint64]uint64{}}
 	}
 	for {
 		waiting := 0
@@ -160,6 +185,15 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 		}
 		if b, ok := p.shared[s]; ok {
 			return b
+		}
+		if b, ok := p.local[s]; ok {
+			return b
+		}
+		switch s {
+		case "gpn_zig_k":
+			return zigKAddr
+		case "gpn_zig_w":
+			return zigWAddr
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -352,9 +386,47 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(f(val(a[1])) * f(val(a[2]))))
 		case "div.rn.f64":
 			set(b(f(val(a[1])) / f(val(a[2]))))
+		// The counting kernels' (ptxgen_count.go): 32-bit shared counters, atomics, and the
+		// integer test of a value.
+		case "shr.u32":
+			set(uint64(uint32(val(a[1])) >> val(a[2])))
+		case "st.shared.u32":
+			shared[addr(a[0])] = val(a[1]) & math.MaxUint32
+		case "ld.shared.u32":
+			set(shared[addr(a[1])] & math.MaxUint32)
+		case "red.shared.add.u32":
+			shared[addr(a[0])] = (shared[addr(a[0])] + val(a[1])) & math.MaxUint32
+		case "red.global.add.u64":
+			mem[addr(a[0])] += val(a[1])
+		case "cvt.rzi.s64.f64":
+			v := f(val(a[1]))
+			switch {
+			case math.IsNaN(v):
+				set(0)
+			case v >= math.MaxInt64:
+				set(math.MaxInt64)
+			case v <= math.MinInt64:
+				set(1 << 63)
+			default:
+				set(uint64(int64(v)))
+			}
 		case "st.param.b64":
 			x.param[strings.Trim(a[0], "[]")] = val(a[1])
+		case "st.param.b32":
+			x.param[strings.Trim(a[0], "[]")] = val(a[1]) & math.MaxUint32
+		case "ld.param.b64":
+			set(x.param[strings.Trim(a[1], "[]")])
 		case "call":
+			if a[0] == "(retval0)" {
+				// A library function with a result: the interpreter knows gpn_normal_slow,
+				// which finishes the normal draw of element idx (its result: rng's Normal).
+				if name := a[1]; name != "gpn_normal_slow" {
+					t.Fatalf("call %q: no result known", l)
+				}
+				k := rng.Key{K0: uint32(x.param["param1"]), K1: uint32(x.param["param2"])}
+				x.param["retval0"] = b(k.Normal(x.param["param0"]))
+				continue
+			}
 			name := strings.TrimSuffix(a[0], ",")
 			var args []uint64
 			for _, pn := range a[1:] {
@@ -364,6 +436,53 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 				t.Fatalf("call %q", l)
 			}
 			call(tid, name, args)
+		case "mov.pred":
+			set(val(a[1]))
+		case "add.u32":
+			set((val(a[1]) + val(a[2])) & math.MaxUint32)
+		case "mul.lo.u32":
+			set((val(a[1]) * val(a[2])) & math.MaxUint32)
+		case "mul.hi.u32":
+			set((val(a[1]) & math.MaxUint32) * (val(a[2]) & math.MaxUint32) >> 32)
+		case "mad.lo.u32":
+			set((val(a[1])*val(a[2]) + val(a[3])) & math.MaxUint32)
+		case "div.u32":
+			set((val(a[1]) & math.MaxUint32) / (val(a[2]) & math.MaxUint32))
+		case "xor.b32":
+			set((val(a[1]) ^ val(a[2])) & math.MaxUint32)
+		case "and.b32":
+			set(val(a[1]) & val(a[2]) & math.MaxUint32)
+		case "or.b32":
+			set((val(a[1]) | val(a[2])) & math.MaxUint32)
+		case "shl.b32":
+			set((val(a[1]) << val(a[2])) & math.MaxUint32)
+		case "shr.b32":
+			set((val(a[1]) & math.MaxUint32) >> val(a[2]))
+		case "setp.eq.u32":
+			pred(uint32(val(a[1])) == uint32(val(a[2])))
+		case "setp.ne.u32":
+			pred(uint32(val(a[1])) != uint32(val(a[2])))
+		case "setp.lt.u32":
+			pred(uint32(val(a[1])) < uint32(val(a[2])))
+		case "setp.ge.u32":
+			pred(uint32(val(a[1])) >= uint32(val(a[2])))
+		case "neg.f64":
+			set(b(-f(val(a[1]))))
+		case "setp.eq.f64":
+			pred(f(val(a[1])) == f(val(a[2])))
+		case "setp.neu.f64":
+			pred(!(f(val(a[1])) == f(val(a[2]))))
+		case "ld.local.u64", "ld.local.f64", "ld.local.u32":
+			// Unwritten local memory holds garbage: a NaN, which shows if it is used.
+			w, ok := x.local[addr(a[1])]
+			if !ok {
+				w = poisonBits
+			}
+			set(w)
+		case "st.local.u64", "st.local.f64":
+			x.local[addr(a[0])] = val(a[1])
+		case "st.local.u32":
+			x.local[addr(a[0])] = val(a[1]) & math.MaxUint32
 		default:
 			t.Fatalf("instruction %q not interpreted", l)
 		}
@@ -405,7 +524,7 @@ func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out ui
 		w[R], w[R+1] = uint64(Slices(elems[ti])), uint64(offs[ti])
 		for l := range L {
 			b := w[R+2+l*(R+2):]
-			b[0], b[1] = uint64(task.Held[l].Ptr), uint64(task.Maps[l].Off)
+			b[0], b[1] = leafWord(s, &task, l), uint64(task.Maps[l].Off)
 			for j, st := range task.Maps[l].Strides {
 				b[2+j] = uint64(st)
 			}
@@ -414,16 +533,29 @@ func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out ui
 			mem[desc+uint64(ti*W*8+8*j)] = v
 		}
 	}
+	params := map[string]uint64{"desc": desc, "out": out}
+	for i, l := range keyLeaves(s) {
+		params["key"+strconv.Itoa(i)] = randomKeys(s)[l]
+	}
 	for ti := range tasks {
 		got[ti] = make([][][]uint64, Slices(elems[ti]))
 		for b := range got[ti] {
 			got[ti][b] = make([][]uint64, BlockSize)
-			ptxRun(t, p, b, ti, map[string]uint64{"desc": desc, "out": out}, mem, func(tid int, name string, args []uint64) {
+			ptxRun(t, p, b, ti, params, mem, func(tid int, name string, args []uint64) {
 				got[ti][b][tid] = args
 			})
 		}
 	}
 	return got
+}
+
+// leafWord is the first descriptor word of leaf l of a task of s: a random leaf's Philox key,
+// another leaf's buffer address (task.Held).
+func leafWord(s *Spec, task *Task, l int) uint64 {
+	if k, ok := randomKeys(s)[l]; ok {
+		return k
+	}
+	return uint64(task.Held[l].Ptr)
 }
 
 func kernelsLib() (string, error) {

@@ -12,9 +12,13 @@ import (
 // square random x as mirrored (Spec.Mirror): element (i, j) with i < j draws x[i,j] and x[j,i]
 // once and folds in both f(x[i,j], x[j,i]) and f(x[j,i], x[i,j]), the value at (j, i), whose
 // element then draws nothing. Each normal is drawn once instead of twice: on an H100 at
-// N=40000, sum(x + x.T) 18.2 -> 11.5 ms, its GPU tests passing. Off by default: the mirrored
-// sum adds in another order than the same sum over the array persisted, whose bits the GPU
-// worker tests compare (bench/RESULTS.md).
+// N=40000, sum(x + x.T) 20.5 -> 14.3 ms, its GPU tests passing, its values added in its own
+// element order (deferredInOrder). Off by default: the value at (j, i) is added in (i, j)'s turn,
+// by another thread (of another chunk's task off the diagonal), where the same sum over the
+// array persisted adds it in its own (reading x.T through tiles on a local GPU,
+// generateTiled), so the GPU worker tests comparing the two bit for bit fail. Sharing an order
+// would take a walk over pairs of tiles in both kernels, and stored-data tasks that know their
+// chunk's place in the array to pair (i, j) with (j, i) (bench/RESULTS.md).
 var mirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") == "1"
 
 // mirrorLeaves returns the nodes of s's two random leaves, first the one read straight, and

@@ -61,8 +61,8 @@ func TestMirrorLower(t *testing.T) {
 
 // TestMirrorPTX: a mirrored kernel branches past an element above the diagonal before its
 // draws, draws each of its two normals once per element (as the unmirrored kernel does: the
-// mirrored value reuses them), folds in two values per element (the second not on the
-// diagonal), and keeps this in the deferred elements' computation too.
+// mirrored value reuses them), keeps two values per element in its batch (the second folded
+// in but on the diagonal), and keeps this in the deferred elements' computation too.
 func TestMirrorPTX(t *testing.T) {
 	lib, err := kernels.LibPTX(kernels.SM90)
 	if err != nil {
@@ -98,8 +98,13 @@ func TestMirrorPTX(t *testing.T) {
 	if past < 0 || past > strings.Index(loop, "mul.hi.u32") || !strings.Contains(loop, "setp.eq.s64") {
 		t.Errorf("the mirrored loop does not branch past elements above the diagonal before drawing")
 	}
-	if n := strings.Count(mirrored, "add.rn.f64 %fd1, %fd1,"); n != 4 {
-		t.Errorf("mirrored: %d sums folded in, want 4 (two values, in the loop and the deferred elements)", n)
+	// Both values of an element go to the batch (deferredInOrder), in the loop and where the
+	// deferred elements are computed, and are folded in from there, in order.
+	if n := strings.Count(mirrored, "st.local.f64"); n != 4 {
+		t.Errorf("mirrored: %d values stored in the batch, want 4 (two values, in the loop and the deferred elements)", n)
+	}
+	if n := strings.Count(mirrored, "add.rn.f64 %fd1, %fd1,"); n != 33 {
+		t.Errorf("mirrored: the sum folded in at %d places, want 33 (a full batch's 16 elements' 2 values unrolled, a partial batch's loop)", n)
 	}
 	bad := spec([]int{0, 1})
 	bad.Reduce = RArgMax

@@ -75,10 +75,13 @@ const (
 	RArgMin
 	RArgMax
 	RWelford
+	// RCount counts the value of the last node, an integer in [0, Spec.Bins), into the task's
+	// Bins int64 counters (a bincount: see ptxgen_count.go and Device.Count).
+	RCount
 )
 
 func (r Reduce) String() string {
-	return [...]string{"none", "sum", "min", "max", "argmin", "argmax", "welford"}[r]
+	return [...]string{"none", "sum", "min", "max", "argmin", "argmax", "welford", "count"}[r]
 }
 
 // words returns how many 64-bit words one partial takes.
@@ -116,6 +119,8 @@ type Spec struct {
 	// the straight one first (see mirrorLeaves): an element below the diagonal folds in its
 	// own value and its mirror's, one above it draws nothing.
 	Mirror []int
+	// Bins is the number of counters of an RCount kernel.
+	Bins int
 }
 
 // Leaves returns how many index maps a task of s must carry (one per distinct Leaf).
@@ -137,8 +142,11 @@ func (s *Spec) Validate() error {
 	if len(s.Nodes) == 0 {
 		return fmt.Errorf("kernel spec: no nodes")
 	}
-	if s.Reduce > RWelford {
+	if s.Reduce > RCount {
 		return fmt.Errorf("kernel spec: unknown reduction %d", s.Reduce)
+	}
+	if err := s.validCount(); err != nil {
+		return err
 	}
 	if s.Kept < 0 || s.Kept >= s.Rank || (s.Kept > 0 && s.Reduce == RNone) || (s.Rows && s.Kept == 0) {
 		return fmt.Errorf("kernel spec: %d kept axes of %d for reduction %v", s.Kept, s.Rank, s.Reduce)
@@ -221,6 +229,9 @@ func (s *Spec) Key() string {
 	w(boolWord(s.Tile))
 	for _, m := range s.Mirror {
 		w(uint64(m) + 1)
+	}
+	if s.Reduce == RCount {
+		w(uint64(s.Bins))
 	}
 	for _, nd := range s.Nodes {
 		w(uint64(nd.Kind)<<32 | uint64(nd.DType)<<16 | uint64(nd.Op))

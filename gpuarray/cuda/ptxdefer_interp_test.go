@@ -1,0 +1,179 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/rng"
+)
+
+// orderCase is a reduction of a normal array (loc 1, scale 2) over one task of dims (kept axes
+// first for partial reductions) read through strides from index 0.
+type orderCase struct {
+	name    string
+	red     Reduce
+	kept    int
+	rows    bool
+	dims    []int64
+	strides []int64
+}
+
+// storedNormals returns global memory holding the normals of key at indices [0, n) as the
+// CPU draws them (rng's NormalStrided: a persisted array's data), from byte address base, and
+// the ziggurat tables; and how many of the draws leave the ziggurat's fast path.
+func storedNormals(key rng.Key, base uint64, n int64) (map[uint64]uint64, int) {
+	mem := map[uint64]uint64{}
+	zigTables(mem)
+	x := make([]float64, n)
+	key.NormalStrided(x, 0, 1, 1, 2)
+	z := rng.ZigguratTables()
+	slow := 0
+	for i, v := range x {
+		mem[base+uint64(8*i)] = math.Float64bits(v)
+		x0, x1, x2, _ := key.Block(uint64(i), 0)
+		if (uint64(x1)<<32|uint64(x0))>>11 >= z.K[x2&255] {
+			slow++
+		}
+	}
+	return mem, slow
+}
+
+// orderRun interprets the kernel of c over a random leaf (regenerated) or an input leaf
+// reading the same values stored (persisted), and returns its partial words: the partial
+// reduction's slots, or for a full reduction each thread's accumulators (the arguments of the
+// library's block reduction) in slice and thread order.
+func orderRun(t *testing.T, c orderCase, stored bool) []uint64 {
+	t.Helper()
+	key := rng.Key{K0: 42, K1: 7}
+	const base = 1 << 32
+	n := int64(1)
+	for _, d := range c.dims {
+		n *= d
+	}
+	mem, _ := storedNormals(key, base, n)
+	node := Node{Kind: NRandom, DType: expr.Float64, Rand: expr.RandSpec{Dist: expr.Normal, P0: 1, P1: 2, Key: [2]uint32{key.K0, key.K1}}}
+	if stored {
+		node = Node{Kind: NInput, DType: expr.Float64}
+	}
+	s := &Spec{Rank: len(c.dims), Reduce: c.red, Kept: c.kept, Rows: c.rows, Nodes: []Node{node}}
+	task := heldTask(c.dims, []Map{{Strides: c.strides}}, []uint64{base}, []int64{n})
+	if c.kept > 0 {
+		words, _, _ := axesRunWords(t, s, task, mem)
+		return words
+	}
+	var words []uint64
+	for _, blk := range fusedRun(t, s, []Task{task}, mem, 1<<46)[0] {
+		for _, args := range blk {
+			words = append(words, args...)
+		}
+	}
+	return words
+}
+
+// orderCases are column and row reductions (both walks of partial reductions, over one axis
+// and over two, where a batch spans rows) and full ones, sums and Welford (means and standard
+// deviations), each thread's run long enough to hold several batches of deferred elements.
+var orderCases = []orderCase{
+	{"column sums", RSum, 1, false, []int64{8, 700}, []int64{1, 8}},
+	{"column Welford", RWelford, 1, false, []int64{8, 700}, []int64{1, 8}},
+	{"row sums", RSum, 1, true, []int64{2, 2600}, []int64{2600, 1}},
+	{"row Welford", RWelford, 1, true, []int64{2, 2600}, []int64{2600, 1}},
+	{"sums over axes 0 and 1 of (30, 40, 4)", RSum, 1, false, []int64{4, 30, 40}, []int64{1, 160, 4}},
+	{"row Welford over axes 1 and 2 of (3, 20, 130)", RWelford, 1, true, []int64{3, 20, 130}, []int64{2600, 130, 1}},
+	{"full sum", RSum, 0, false, []int64{20, 1000}, []int64{1000, 1}},
+	{"full Welford", RWelford, 0, false, []int64{20, 1000}, []int64{1000, 1}},
+}
+
+// TestDeferredReductionsKeepElementOrder interprets the generated kernels of reductions of a
+// normal array that defer slow draws (GPUNOTES_PTX_DEFER_AXES for the partial ones) and of the
+// same reductions of the array stored, as the CPU draws it (a persisted array): every thread's
+// partial has the same bits, so a reduction of a regenerated array equals the same reduction
+// of it persisted; for batches of 8, 32 and 64 elements (the last one partial, the full ones
+// folded unrolled) and for a queue of 2 slow elements (the batch ends when it is full). The
+// same kernels folding the deferred values after the others (the fold before element order,
+// deferOrdered off) give other bits in some case: the comparison sees the order.
+func TestDeferredReductionsKeepElementOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interprets kernels of 20000 normal draws each")
+	}
+	defer func(a, o bool, b, q int) { deferAxes, deferOrdered, deferBatchLen, deferQueueLen = a, o, b, q }(deferAxes, deferOrdered, deferBatchLen, deferQueueLen)
+	deferAxes = true
+	_, slow := storedNormals(rng.Key{K0: 42, K1: 7}, 0, 20000)
+	if slow < 100 {
+		t.Fatalf("%d of 20000 draws leave the fast path: too few to see the order", slow)
+	}
+	unordered := 0
+	for _, c := range orderCases {
+		stored := orderRun(t, c, true)
+		for _, v := range []struct {
+			ordered      bool
+			batch, queue int
+		}{{true, 32, deferCap}, {true, 8, deferCap}, {true, 64, 2}, {false, 32, deferCap}} {
+			deferOrdered, deferBatchLen, deferQueueLen = v.ordered, v.batch, v.queue
+			got := orderRun(t, c, false)
+			if len(got) != len(stored) {
+				t.Fatalf("%s: %d partial words regenerated, %d stored", c.name, len(got), len(stored))
+			}
+			diff := ""
+			for i := range got {
+				if got[i] != stored[i] {
+					diff = fmt.Sprintf("word %d is %v regenerated, %v stored", i, math.Float64frombits(got[i]), math.Float64frombits(stored[i]))
+					break
+				}
+			}
+			switch {
+			case v.ordered && diff != "":
+				t.Errorf("%s, batches of %d, queues of %d: %s", c.name, v.batch, v.queue, diff)
+			case !v.ordered && diff != "":
+				unordered++
+			}
+		}
+	}
+	if unordered == 0 {
+		t.Error("folding the deferred values last changed no bit of any case: the test does not see the order")
+	}
+}
+
+// TestMirroredReductionKeepsElementOrder interprets the mirrored sum of x + x.T over a square
+// normal x (GPUNOTES_PTX_MIRROR's kernel: element (i, j), i <= j, folds x[i,j] + x[j,i] and,
+// off the diagonal, the same at (j, i)) with its slow draws deferred: each thread's sum has
+// the bits of adding those values in that order, its elements in their order, as drawn on the
+// CPU.
+func TestMirroredReductionKeepsElementOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interprets a kernel of 2 x 14400 normal draws")
+	}
+	key := rng.Key{K0: 42, K1: 7}
+	const n = 120
+	mem, _ := storedNormals(key, 1<<32, n*n)
+	x := func(i, j int64) float64 { return math.Float64frombits(mem[1<<32+uint64(8*(i*n+j))]) }
+	normal := func(leaf, same int) Node {
+		return Node{Kind: NRandom, DType: expr.Float64, Leaf: leaf, SameKey: same, Rand: expr.RandSpec{Dist: expr.Normal, P0: 1, P1: 2, Key: [2]uint32{key.K0, key.K1}}}
+	}
+	s := &Spec{Rank: 2, Reduce: RSum, Mirror: []int{0, 1}, Nodes: []Node{normal(0, 0), normal(1, 1), {Kind: NBinary, DType: expr.Float64, Op: expr.OpAdd, Args: [3]int{0, 1}}}}
+	task := heldTask([]int64{n, n}, []Map{{Strides: []int64{n, 1}}, {Strides: []int64{1, n}}}, []uint64{0, 0}, []int64{n * n, n * n})
+	got := fusedRun(t, s, []Task{task}, mem, 1<<46)[0]
+	m := int64(n * n)
+	S := Slices(m)
+	for b := range S {
+		lo, hi := SliceRange(m, S, b)
+		for tid := range BlockSize {
+			var acc float64
+			for e := lo + int64(tid); e < hi; e += BlockSize {
+				i, j := e/n, e%n
+				if i > j {
+					continue
+				}
+				acc += x(i, j) + x(j, i)
+				if i != j {
+					acc += x(j, i) + x(i, j)
+				}
+			}
+			if a := got[b][tid][0]; a != math.Float64bits(acc) {
+				t.Fatalf("slice %d thread %d sums %v, want %v", b, tid, math.Float64frombits(a), acc)
+			}
+		}
+	}
+}
