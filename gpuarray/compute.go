@@ -360,6 +360,17 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 		roots[i] = arrays[i].n
 		defer pinGraph(arrays[i].n)() // arrays held on a GPU stay there while tasks read them in place
 	}
+	// Products that later work reads are computed on one GPU first and read there in place.
+	rebuilt, release, err := productsOnGPU(cfg, roots)
+	if err != nil {
+		return nil, fmt.Errorf("compute: %w", err)
+	}
+	defer release()
+	for i, n := range rebuilt {
+		if n != roots[i] {
+			arrays[i], roots[i] = &Array{n: n}, n
+		}
+	}
 	out := make([]*Array, len(arrays))
 	var todo []*expr.Node
 	products := map[*expr.Node]*Array{}

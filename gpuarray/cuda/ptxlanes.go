@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -68,6 +69,27 @@ func EncodeWords(s dtype.Slice) []float64 {
 		return w
 	}
 	return s.ToFloat64()
+}
+
+// EncodeNarrow returns s's values as 4-byte floats (float32, rounded as dtype.Convert
+// rounds), two to a word and the last word's upper half zero when there is an odd count: how
+// a GPU keeps a float32 array (Narrow), ready for CopyToDevice.
+func EncodeNarrow(s dtype.Slice) []float64 {
+	v := dtype.Convert(s, dtype.Float32).Float32s()
+	w := make([]float64, (len(v)+1)/2)
+	if len(v) > 0 {
+		copy(unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), 2*len(w)), v)
+	}
+	return w
+}
+
+// DecodeNarrow is the inverse of EncodeNarrow: the n float32 values that the words w hold.
+func DecodeNarrow(w []float64, n int) dtype.Slice {
+	v := make([]float32, n)
+	if n > 0 {
+		copy(v, unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), 2*len(w)))
+	}
+	return dtype.OfFloat32(v)
 }
 
 // DecodeWords is the inverse of EncodeWords: the values of dtype dt that the words w hold.
@@ -301,10 +323,19 @@ func (g *gen) constant(nd *Node) val {
 	return g.finish(nd.DType, val{l: laneF, r: o})
 }
 
-// input loads an input leaf's element at index idx (buffers in EncodeWords' format).
+// input loads an input leaf's element at index idx (buffers in EncodeWords' format, or
+// 4-byte floats for a Narrow leaf, widened exactly).
 func (g *gen) input(nd *Node, idx string) val {
 	ad := g.rd()
 	l := laneOf(nd.DType)
+	if nd.Narrow {
+		g.ins("shl.b64 %s, %s, 2", ad, idx)
+		g.ins("add.u64 %s, %s, %s", ad, ad, g.leafPtrs[nd.Leaf])
+		f, o := g.f(), g.fd()
+		g.ins("ld.global.nc.f32 %s, [%s]", f, ad)
+		g.ins("cvt.f64.f32 %s, %s", o, f)
+		return val{l: laneF, r: o} // a float32 already: finish would not change it
+	}
 	shift := 3
 	if l == laneC {
 		shift = 4
@@ -327,9 +358,19 @@ func (g *gen) input(nd *Node, idx string) val {
 	return g.finish(nd.DType, val{l: laneF, r: o})
 }
 
-// store writes v as element e of the output (at word (outOff+e)*Words).
+// store writes v as element e of the output (at word (outOff+e)*Words; at 4-byte float
+// outOff+e under narrowOut).
 func (g *gen) store(v val, e, out, outOff string) {
 	ad := g.rd()
+	if g.narrowOut {
+		f := g.f()
+		g.ins("add.u64 %s, %s, %s", ad, outOff, e)
+		g.ins("shl.b64 %s, %s, 2", ad, ad)
+		g.ins("add.u64 %s, %s, %s", ad, ad, out)
+		g.ins("cvt.rn.f32.f64 %s, %s", f, v.r) // exact: v is a float32 already
+		g.ins("st.global.f32 [%s], %s", ad, f)
+		return
+	}
 	shift := 3
 	if v.l == laneC {
 		shift = 4

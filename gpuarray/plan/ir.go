@@ -147,6 +147,9 @@ type Block struct {
 type Held struct {
 	Device int     // the GPU's index
 	Ptr    uintptr // device address of the block's first element
+	// Narrow says the values are 4-byte floats (a float32 array persisted on the GPU) instead
+	// of the fused kernels' 8-byte words.
+	Narrow bool `json:",omitempty"`
 }
 
 // Task computes one chunk of a stage: the region of the iteration space at Offset with Shape.
