@@ -307,6 +307,19 @@ func TestGPUHistogramTiming(t *testing.T) {
 	}
 }
 
+// BenchmarkWeightedHistogram: 4e6 generated normals with uniform weights in 4 chunks, into
+// 100 bins over [-5, 5], on all cores.
+func BenchmarkWeightedHistogram(b *testing.B) {
+	x := NewRandomState(1).Normal(0, 1, Shape(4_000_000), Chunks(1_000_000))
+	w := NewRandomState(2).Uniform(0, 1, Shape(4_000_000), Chunks(1_000_000))
+	h, _ := Histogram(x, 100, -5, 5, w)
+	for b.Loop() {
+		if _, err := h.ToSlice(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkHistogram is issue 17's histogram row on the CPU at a smaller size: 4e7 normals
 // (a 6325 x 6325 array in 4 chunks, as `bench ops --n --chunk` makes it) into 100 bins over
 // [-5, 5], generated, binned and counted, on all cores.
