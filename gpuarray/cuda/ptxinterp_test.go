@@ -422,12 +422,6 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(shared[addr(a[1])] & math.MaxUint32)
 		case "red.shared.add.u32":
 			shared[addr(a[0])] = (shared[addr(a[0])] + val(a[1])) & math.MaxUint32
-		case "selp.f64", "selp.b64":
-			if val(a[3]) != 0 {
-				set(val(a[1]))
-			} else {
-				set(val(a[2]))
-			}
 		case "red.global.add.u64":
 			mem[addr(a[0])] += val(a[1])
 		case "cvt.rzi.s64.f64":
