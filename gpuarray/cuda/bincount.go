@@ -235,7 +235,8 @@ func runBincounts(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*p
 				return err
 			}
 		}
-		if err := heldOn([]*Device{d}, gts); err != nil {
+		s, err := heldOn([]*Device{d}, s, gts)
+		if err != nil {
 			return err
 		}
 		counts, err := d.Count(ctx, s, gts)

@@ -97,6 +97,8 @@ type gen struct {
 	// deferring marks a kernel whose elements may be reduced out of order (argmin/argmax then
 	// break ties by index).
 	deferring bool
+	// narrowOut makes store write 4-byte floats (Spec.NarrowOut).
+	narrowOut bool
 }
 
 func (g *gen) reg(prefix string) string {
@@ -206,7 +208,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	if s.Tile {
 		return generateTiled(s, lib)
 	}
-	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves()}
+	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves(), narrowOut: s.NarrowOut}
 	name := "gpn_fused_" + s.Key()
 	R, L := s.Rank, g.leaves
 	words := descWords(R, L)
