@@ -15,7 +15,6 @@ import (
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
-	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -624,8 +623,8 @@ func runStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]dtype
 	if err != nil {
 		return dtype.Slice{}, fmt.Errorf("compute: %w", err)
 	}
-	if g, ok := cfg.sched.(*gpuSched); ok && (st.Gathered || cuda.HostGathers(st)) {
-		g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
+	if g, ok := cfg.sched.(*gpuSched); ok {
+		g.planSteps(st, t0)
 	}
 	outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
 	if err != nil {

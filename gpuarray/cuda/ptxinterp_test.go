@@ -402,6 +402,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(float64(i64(1))))
 		case "cvt.rn.f64.u64":
 			set(b(float64(val(a[1]))))
+		case "cvt.rzi.u64.f64":
+			set(uint64(f(val(a[1]))))
 		case "add.rn.f64":
 			set(b(f(val(a[1])) + f(val(a[2]))))
 		case "sub.rn.f64":
