@@ -134,6 +134,26 @@ func (s *gpuSched) planSteps(st *plan.Stage, t0 time.Time) {
 	if st.WholeOnHost {
 		s.hostStep(fmt.Sprintf("host read: the sorted array that the %s searches is held on the GPU in several chunks, so it was read into host memory (%.3g s) and is copied back with the tasks; persist it in one chunk to have it read in place", describeKernel(st.Kernel), time.Since(t0).Seconds()))
 	}
+	s.hostReads(st, t0)
+}
+
+// hostReads records, for Path, each array held on a GPU that the tasks of st read from host
+// memory instead of where it is held (plan.Stage.HostReads): its values went down to the
+// host (once, kept there) and go up again with the tasks.
+func (s *gpuSched) hostReads(st *plan.Stage, t0 time.Time) {
+	for _, n := range st.HostReads {
+		if _, ok := n.Buf.(*gpuChunks); !ok {
+			if _, ok := n.Buf.(*deviceBuffer); !ok {
+				continue // held on the host or on cluster workers: no GPU's memory to read
+			}
+		}
+		why := "a task's block spans several of its chunks; persist it in the chunks this step reads (one chunk along a sort's, transform's or matrix function's axes) to have it read in place"
+		if !readsHeldInPlace(st.Kernel) {
+			why = fmt.Sprintf("the GPU runs the %s from host memory", describeKernel(st.Kernel))
+		}
+		s.hostStep(fmt.Sprintf("host read: the %s array held on %s that the %s reads was read into host memory (%.3g s) and is copied back with the tasks: %s",
+			expr.ShapeString(n.Shape), n.Buf.Where(), describeKernel(st.Kernel), time.Since(t0).Seconds(), why))
+	}
 }
 
 // libStep records, once, a step that is no fallback, for Path: a library call that ran on the

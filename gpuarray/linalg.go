@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
@@ -109,9 +110,13 @@ func (c *linalgConfig) evalNode(ctx context.Context, n *expr.Node) ([]float64, e
 // with the configuration's scheduler, into done.
 func (c *linalgConfig) runStages(ctx context.Context, order []*expr.Node, done map[*expr.Node]dtype.Slice) error {
 	for id, x := range order {
+		t0 := time.Now()
 		st, err := plan.Lower(id, x, done, planOptions(c.sched, c.memLimit))
 		if err != nil {
 			return err
+		}
+		if g, ok := c.sched.(*gpuSched); ok {
+			g.planSteps(st, t0)
 		}
 		outs, err := c.sched.Run(ctx, st.Tasks, func(int) {})
 		if err != nil {

@@ -138,6 +138,9 @@ func deviceBytes(n *expr.Node, dev *cuda.Device) uint64 {
 	if b, ok := n.Buf.(*deviceBuffer); ok && b.dev == dev {
 		return 0
 	}
+	if g, ok := n.Buf.(*gpuChunks); ok && g.inPlaceOn(dev) {
+		return 0
+	}
 	return uint64(expr.Size(n.Shape)) * 8
 }
 
@@ -173,7 +176,14 @@ func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *
 			return held, done, true, nil
 		}
 	}
-	if n.Kind == expr.KData {
+	if g, ok := n.Buf.(*gpuChunks); ok {
+		if held, done, ok := g.blocksOn(dev); ok {
+			return held, done, true, nil
+		}
+	}
+	// Data held on a GPU otherwise (4-byte floats, another GPU) is read by the fused kernel
+	// below, where it is held or, named in Path, from host memory; other data is uploaded.
+	if _, onGPU := n.Buf.(onDevice); n.Kind == expr.KData && !onGPU {
 		vals, err := n.Values()
 		if err != nil {
 			return bl, nil, false, err
@@ -185,6 +195,7 @@ func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *
 	if err := c.runStages(ctx, order[:len(order)-1], done); err != nil {
 		return bl, nil, false, err
 	}
+	t0 := time.Now()
 	st, err := plan.Lower(len(order)-1, n, done, plan.Options{MemoryLimit: c.memLimit, Held: heldOn(dev)})
 	if err != nil {
 		return bl, nil, false, err
@@ -206,6 +217,9 @@ func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *
 			return bl, nil, false, nil
 		}
 		slot[t] = i*len(cc) + j
+	}
+	if g, ok := c.sched.(*gpuSched); ok {
+		g.planSteps(st, t0)
 	}
 	ptrs, free, err := cuda.RunPlanKeep(ctx, dev, st.Tasks)
 	if err != nil {
@@ -564,4 +578,42 @@ func substituteProducts(roots []*expr.Node, compute func(*expr.Node) (*expr.Node
 		}
 	}
 	return out, nil
+}
+
+// onDevice is a buffer held in GPU memory: a result kept there (deviceBuffer) or an array
+// persisted there (gpuChunks).
+type onDevice interface{ onGPU() }
+
+func (*deviceBuffer) onGPU() {}
+func (*gpuChunks) onGPU()    {}
+
+// inPlaceOn reports whether g's chunks are float64 matrix blocks all held on dev, which a
+// product reads where they are (blocksOn).
+func (g *gpuChunks) inPlaceOn(dev *cuda.Device) bool {
+	if g.dt != dtype.Float64 || g.narrow || len(g.grid.shape) != 2 {
+		return false
+	}
+	for _, d := range g.devs {
+		if d != dev {
+			return false
+		}
+	}
+	return true
+}
+
+// blocksOn returns g's chunks as device blocks on dev, read in place (each chunk is a packed
+// row-major block of float64s, chunks in row-major order), pinned until done is called; ok is
+// false when they are not all on dev (inPlaceOn), once released, or for an empty chunk.
+func (g *gpuChunks) blocksOn(dev *cuda.Device) (bl blas.Blocks, done func(), ok bool) {
+	if !g.inPlaceOn(dev) || !g.pin() {
+		return bl, nil, false
+	}
+	bl = blas.Blocks{Grid: linalg.Grid{RowChunks: g.grid.chunks[0], ColChunks: g.grid.chunks[1]}, Ptr: make([]driver.DevicePtr, len(g.devs))}
+	for i := range bl.Ptr {
+		if bl.Ptr[i] = g.ptr(i); bl.Ptr[i] == 0 {
+			g.unpin()
+			return bl, nil, false
+		}
+	}
+	return bl, g.unpin, true
 }

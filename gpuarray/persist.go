@@ -100,9 +100,13 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	if err := runOrder(cfg, order[:len(order)-1], []*expr.Node{root}, done, prog.add); err != nil {
 		return errArray(fmt.Errorf("persist: %w", err))
 	}
+	t0 := time.Now()
 	st, err := plan.Lower(len(order)-1, root, done, planOptions(cfg.sched, cfg.memLimit))
 	if err != nil {
 		return errArray(fmt.Errorf("persist: %w", err))
+	}
+	if onGPU {
+		g.planSteps(st, t0)
 	}
 	var buf offHost
 	if keeper {

@@ -316,17 +316,11 @@ func heldOn(devs ...*cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []in
 	}
 }
 
-// readsHeldInPlace reports whether the GPU runs kernel k reading its inputs' blocks where a GPU holds
-// them: a fused kernel, or a bincount (counted by a fused kernel, or its weighted rows
-// computed by one: cuda.runBincounts). Other library calls may read their values on the
-// host, and so read held arrays' host copies.
-func readsHeldInPlace(k *plan.Kernel) bool {
-	if k.Call != nil {
-		return k.Call.Fn == expr.FnBincount && cuda.Lowers(k) == nil
-	}
-	_, _, err := cuda.Lower(k)
-	return err == nil
-}
+// readsHeldInPlace reports whether the GPU runs kernel k reading its inputs' blocks where a
+// GPU holds them (cuda.ReadsHeld): a fused kernel, a bincount or scan, or a library call
+// whose fused values the library reads on the device (sorts, FFTs, products, matrix
+// functions). Other kernels read held arrays' host copies, which Path names (hostReads).
+func readsHeldInPlace(k *plan.Kernel) bool { return cuda.ReadsHeld(k) }
 
 // held returns the scheduler's plan hook for arrays held on its GPUs. With several GPUs it
 // notes which persisted chunk each block is, so that a task reading chunks held on two GPUs

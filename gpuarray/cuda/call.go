@@ -107,6 +107,23 @@ func Lowers(k *plan.Kernel) error {
 	return err
 }
 
+// ReadsHeld reports whether RunPlan runs k reading its input blocks where a GPU holds them
+// (plan.Held, a persisted array's chunk read in place, 4-byte floats widened as they are
+// read): a fused kernel; a bincount or a scan (their generated kernels read the fused values);
+// a library call whose device runner reads the fused values (DeviceReads), which runCalls
+// then computes on the device from the held block. Other calls read host copies, which the
+// caller says (plan.Stage.HostReads).
+func ReadsHeld(k *plan.Kernel) bool {
+	lib, err := lowers(k)
+	switch {
+	case err != nil:
+		return false
+	case k.Call == nil, k.Call.Fn == expr.FnBincount, k.Call.Fn.Scans():
+		return true
+	}
+	return lib != nil && lib.dev != nil && DeviceReads(k.Call.Fn, k.Instrs[k.Result].DType)
+}
+
 // lowers returns nil when k lowers to GPU work, with the library that runs its call (nil for
 // none or for a generated kernel), or why it does not.
 func lowers(k *plan.Kernel) (*callLib, error) {
@@ -160,8 +177,9 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 	fused := !ek.PlainInput() && !tasks[0].Kernel.PlainInput()
 	outs := make([]*plan.Output, len(tasks))
 	err := eachDevice(devs, len(tasks), func(d *Device, lo, hi int) error {
-		// A take's block is gathered on the device by a fused kernel too.
-		fused := fused || gathers(tasks[lo:hi])
+		// A take's block is gathered on the device by a fused kernel too, and a block held on
+		// the device (ReadsHeld) is read there by one, not through host memory.
+		fused := fused || gathers(tasks[lo:hi]) || readsHeld(tasks[lo:hi])
 		if fused && lib.dev != nil && DeviceReads(call.Fn, ek.Instrs[ek.Result].DType) {
 			return runDeviceCalls(ctx, d, lib, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
 		}
@@ -250,6 +268,18 @@ func gathers(tasks []*plan.Task) bool {
 	for _, t := range tasks {
 		for _, b := range t.Inputs {
 			if b.Gather != nil && b.Data.IsNil() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readsHeld reports whether a task reads a block held on a GPU (plan.Block.Held).
+func readsHeld(tasks []*plan.Task) bool {
+	for _, t := range tasks {
+		for _, b := range t.Inputs {
+			if b.Held != nil {
 				return true
 			}
 		}

@@ -112,6 +112,10 @@ type Stage struct {
 	// WholeOnHost says that an array a device holds, which every task reads whole (a search's
 	// sorted array), was read into host memory for the tasks: no one chunk of it held it all.
 	WholeOnHost bool
+	// HostReads are the data nodes held off the host (Options.Held) that the tasks read
+	// from host memory after all: the hook refused a block (it spans several chunks, or the
+	// kernel does not read held blocks where they are). A GPU's Path names them.
+	HostReads []*expr.Node
 }
 
 type lowerer struct {
@@ -425,6 +429,9 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 						return err
 					}
 					in.data = vals
+				}
+				if !slices.Contains(st.HostReads, in.held) {
+					st.HostReads = append(st.HostReads, in.held)
 				}
 			}
 			if in.gather != nil {

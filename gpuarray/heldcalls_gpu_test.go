@@ -1,0 +1,78 @@
+package gpuarray
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+)
+
+// TestGPUHeldCallsReadInPlace: sorts, FFTs, the lazy product, solve and other matrix
+// functions of an array persisted on the GPU (float64, and float32 held in 4-byte floats)
+// read its chunks where the GPU holds them: Path names no host step, and the values are
+// those of the same computation regenerating the array on the GPU, bit for bit. A sort across
+// the persisted chunks reads them through host memory, which Path names, with the same values.
+func TestGPUHeldCallsReadInPlace(t *testing.T) {
+	needGPU(t)
+	for _, dt := range []DType{Float64, Float32} {
+		rs := NewRandomState(31)
+		x := rs.StandardNormal(Shape(600, 512), Chunks(200, 512), WithDType(dt))
+		m0 := rs.StandardNormal(Shape(256, 256), Chunks(256, 256), WithDType(dt))
+		m := m0.Add(m0.T()).Add(Eye(256, 256, 0, Chunks(256, 256), WithDType(dt)).Mul(64))
+		b := rs.StandardNormal(Shape(256, 4), Chunks(256, 4))
+		y := rs.StandardNormal(Shape(512, 300), Chunks(512, 150))
+		px, pm := x.Persist(OnGPU()), m.Persist(OnGPU())
+		for _, p := range []*Array{px, pm} {
+			if err := p.Err(); err != nil {
+				t.Fatal(err)
+			}
+			defer p.Release()
+		}
+		ops := []struct {
+			what   string
+			op     func(x, m *Array) *Array
+			onHost bool // reads the persisted chunks through host memory, named in Path
+		}{
+			{"sort", func(x, _ *Array) *Array { return Sort(x, 1) }, false},
+			{"argsort", func(x, _ *Array) *Array { return Argsort(x, 1, Descending()) }, false},
+			{"rfft", func(x, _ *Array) *Array { return Rfft(x, FFTAxis(1)) }, false},
+			{"fft", func(x, _ *Array) *Array { return Fft(x, FFTAxis(1)) }, false},
+			{"matmul", func(x, _ *Array) *Array { return MatMul(x, y) }, false},
+			{"matmul of a slice", func(x, _ *Array) *Array { return MatMul(x.Slice(Span(0, 200)), y) }, false},
+			{"solve", func(_, m *Array) *Array { return Solve(m, b) }, false},
+			{"inv", func(_, m *Array) *Array { return Inv(m) }, false},
+			{"cholesky", func(_, m *Array) *Array { return Cholesky(m) }, false},
+			{"eigvalsh", func(_, m *Array) *Array { return Eigvalsh(m) }, false},
+			{"cumulative sum", func(x, _ *Array) *Array { return CumulativeSum(x, 1, false) }, false},
+			{"sort across chunks", func(x, _ *Array) *Array { return Sort(x, 0) }, true},
+		}
+		for _, c := range ops {
+			what := c.what + " of " + dt.String()
+			regen, err := c.op(x, m).Compute(OnGPU())
+			if err != nil {
+				t.Fatalf("%s regenerated: %v", what, err)
+			}
+			held, err := c.op(px, pm).Compute(OnGPU())
+			if err != nil {
+				t.Fatalf("%s persisted: %v", what, err)
+			}
+			p := held.Path()
+			if named := strings.Contains(p, "host read:"); named != c.onHost || !c.onHost && strings.Contains(p, "host") {
+				t.Errorf("%s of the persisted array: Path %q (a host read expected: %v)", what, p, c.onHost)
+			}
+			ra, err := regen.n.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ha, err := held.n.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !dtype.Equal(ra, ha) {
+				t.Errorf("%s: the persisted array's result differs from the regenerated one's (Path %q)", what, p)
+			}
+			regen.Release()
+			held.Release()
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package gpuarray
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// heldBase is where heldForPlanning's made-up device addresses start.
+const heldBase = 0x7f00_0000_0000
+
+// heldForPlanning returns x (computed on the CPU) as an array persisted on dev is, for
+// planning only: chunk i at the made-up device address heldBase + i<<24, which nothing reads
+// (the tests lower stages with the GPU's hook and run none on a device), its values in host
+// memory as a persisted array's host copy is. narrow holds float32 values in 4 bytes, as
+// Persist does.
+func heldForPlanning(t *testing.T, x *Array, dev *cuda.Device, narrow bool) (*Array, *gpuChunks) {
+	t.Helper()
+	c, err := x.Compute(Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := c.n.Values()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.n
+	g := &gpuChunks{grid: newChunkGrid(n.Shape, n.Chunks), dt: n.DType, narrow: narrow, host: vals}
+	g.idle.L = &g.mu
+	total := expr.NumChunks(n.Chunks)
+	idx := make([]int, len(n.Shape))
+	for i := range total {
+		off := make([]int, len(idx))
+		for ax, j := range idx {
+			off[ax] = g.grid.bounds[ax][j]
+		}
+		g.offs = append(g.offs, off)
+		g.devs = append(g.devs, dev)
+		g.ptrs = append(g.ptrs, driver.DevicePtr(heldBase+uint64(i)<<24))
+		for ax := len(idx) - 1; ax >= 0; ax-- {
+			if idx[ax]++; idx[ax] < len(n.Chunks[ax]) {
+				break
+			}
+			idx[ax] = 0
+		}
+	}
+	b, err := expr.NewBuffered(g, n.Shape, n.Chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.DType = n.DType // as Persist sets it
+	return &Array{n: b}, g
+}
+
+// heldStage is what the GPU's planning decided for one stage that reads a held array.
+type heldStage struct {
+	what    string // describeKernel
+	call    expr.CallFn
+	isCall  bool
+	inPlace int  // tasks reading their block of the array where the GPU holds it
+	onHost  bool // the stage reads the array from host memory (plan.Stage.HostReads)
+}
+
+// planHeld lowers r's stages as the GPU scheduler of one GPU, dev, does (heldOn, the late
+// gathers) and records, for each stage reading the held array x (g), whether its tasks read
+// their blocks in place and which host steps the scheduler names in Path (planSteps); each
+// stage's values are computed on the CPU for the next. It checks that every held block is
+// the chunk it says, at that chunk's address, narrow as g is.
+func planHeld(t *testing.T, r *Array, x *Array, g *gpuChunks, dev *cuda.Device) ([]heldStage, []string) {
+	t.Helper()
+	s := &gpuSched{}
+	cfg, err := configure([]ComputeOption{Inline()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stages []heldStage
+	done := map[*expr.Node]dtype.Slice{}
+	for id, n := range stageOrder([]*expr.Node{r.n}) {
+		st, err := plan.Lower(id, n, done, plan.Options{Held: heldOn(dev), LateGather: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.planSteps(st, time.Now())
+		hs := heldStage{what: describeKernel(st.Kernel), onHost: slices.Contains(st.HostReads, x.n)}
+		if c := st.Kernel.Call; c != nil {
+			hs.call, hs.isCall = c.Fn, true
+		}
+		for _, task := range st.Tasks {
+			for _, b := range task.Inputs {
+				if b.Held == nil {
+					continue
+				}
+				i, origin, shape := g.grid.within(b.Origin, lastOf(b.Origin, b.Shape))
+				if i < 0 || !slices.Equal(origin, b.Origin) || !slices.Equal(shape, b.Shape) ||
+					b.Held.Ptr != uintptr(g.ptrs[i]) || b.Held.Narrow != g.narrow || b.Held.Device != dev.Info.Index {
+					t.Fatalf("%s: task %d reads held block %+v at %v of shape %v, not chunk %d of the array", hs.what, task.Index, *b.Held, b.Origin, b.Shape, i)
+				}
+				hs.inPlace++
+			}
+		}
+		if hs.inPlace > 0 || hs.onHost {
+			stages = append(stages, hs)
+		}
+		if done[n], err = runStage(cfg, id, n, done, func(int) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return stages, s.host
+}
+
+// lastOf returns the last index of the box at origin with shape.
+func lastOf(origin, shape []int) []int {
+	hi := make([]int, len(origin))
+	for d := range hi {
+		hi[d] = origin[d] + shape[d] - 1
+	}
+	return hi
+}
+
+// TestHeldCallsReadOnTheDevice: the library calls (sorts, FFTs, the lazy product, solve and
+// the other matrix functions, scans) of an array persisted on a GPU read its chunks where the
+// GPU holds them, 4-byte float32 chunks included, when each task's block lies in one chunk;
+// otherwise (a sort across chunks, a transform of complex values, which cuFFT reads from host
+// memory) the host read is named in Path. Before, every call read
+// the array's host copy and Path said nothing: the values went down to the host and up again.
+func TestHeldCallsReadOnTheDevice(t *testing.T) {
+	dev := &cuda.Device{Info: cuda.DeviceInfo{Index: 0}}
+	rs := NewRandomState(11)
+	for _, f32 := range []bool{false, true} {
+		opts := []ArrayOption{Shape(40, 30), Chunks(10, 30)}
+		sq := []ArrayOption{Shape(12, 12), Chunks(12, 12)}
+		if f32 {
+			opts = append(opts, WithDType(Float32))
+			sq = append(sq, WithDType(Float32))
+		}
+		x, gx := heldForPlanning(t, rs.StandardNormal(opts...), dev, f32)
+		m0 := rs.StandardNormal(sq...)
+		// A symmetric positive definite matrix, for Cholesky and Eigvalsh.
+		m, gm := heldForPlanning(t, m0.Add(m0.T()).Add(Eye(12, 12, 0, sq[1:]...).Mul(30)), dev, f32)
+		// Complex values reach cuFFT through host memory (cuda.DeviceReads): named in Path.
+		z, gz := heldForPlanning(t, rs.StandardNormal(Shape(40, 30), Chunks(10, 30)).AsType(Complex128), dev, false)
+		y := rs.StandardNormal(Shape(30, 20), Chunks(30, 10))
+		b := rs.StandardNormal(Shape(12, 3), Chunks(12, 3))
+		cases := []struct {
+			what    string
+			r       *Array
+			x       *Array
+			g       *gpuChunks
+			inPlace bool // the call stage reads the held chunks where they are
+		}{
+			{"sort along the chunks' axis", Sort(x, 1), x, gx, true},
+			{"argsort descending", Argsort(x, 1, Descending()), x, gx, true},
+			{"sort across chunks", Sort(x, 0), x, gx, false},
+			{"rfft", Rfft(x, FFTAxis(1)), x, gx, true},
+			{"fft", Fft(x, FFTAxis(1)), x, gx, true},
+			{"ihfft", Ihfft(x, FFTAxis(1)), x, gx, true},
+			{"matmul", MatMul(x, y), x, gx, true},
+			{"cumulative sum", CumulativeSum(x, 1, false), x, gx, true},
+			{"solve", Solve(m, b), m, gm, true},
+			{"inv", Inv(m), m, gm, true},
+			{"det", Det(m), m, gm, true},
+			{"cholesky", Cholesky(m), m, gm, true},
+			{"eigvalsh", Eigvalsh(m), m, gm, true},
+			{"pinv", Pinv(m), m, gm, true},
+			{"fft of complex values", Fft(z, FFTAxis(1)), z, gz, false},
+		}
+		for _, c := range cases {
+			what := fmt.Sprintf("%s (float32 %v)", c.what, f32)
+			if err := c.r.Err(); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			stages, host := planHeld(t, c.r, c.x, c.g, dev)
+			calls := 0
+			for _, st := range stages {
+				named := slices.ContainsFunc(host, func(h string) bool {
+					return strings.HasPrefix(h, "host read:") && strings.Contains(h, "that the "+st.what+" reads")
+				})
+				switch {
+				case st.onHost && !named:
+					t.Errorf("%s: the %s reads the held array from host memory, and Path does not say so (host steps %q)", what, st.what, host)
+				case !st.onHost && named:
+					t.Errorf("%s: Path names a host read of the %s, which reads the array in place", what, st.what)
+				case !st.onHost && st.inPlace == 0:
+					t.Errorf("%s: the %s neither reads the held array in place nor from the host", what, st.what)
+				}
+				if !st.isCall {
+					continue
+				}
+				calls++
+				if c.inPlace && (st.onHost || st.inPlace == 0) {
+					t.Errorf("%s: the %v call reads the held array from host memory (%d blocks in place; host steps %q)", what, st.call, st.inPlace, host)
+				}
+			}
+			if c.inPlace && calls == 0 {
+				t.Errorf("%s: no call stage reads the held array (stages %+v)", what, stages)
+			}
+			if !c.inPlace && !slices.ContainsFunc(stages, func(s heldStage) bool { return s.onHost }) {
+				t.Errorf("%s: no stage reads the held array from the host (stages %+v)", what, stages)
+			}
+		}
+	}
+}
