@@ -141,11 +141,15 @@ func (s *gpuSched) planSteps(st *plan.Stage, t0 time.Time) {
 // memory instead of where it is held (plan.Stage.HostReads): its values went down to the
 // host (once, kept there) and go up again with the tasks.
 func (s *gpuSched) hostReads(st *plan.Stage, t0 time.Time) {
+	for _, n := range st.HostOperands {
+		if _, ok := n.Buf.(onDevice); ok {
+			s.hostStep(fmt.Sprintf("host read: the %s array held on %s that the %s reads was read into host memory (%.3g s) and is copied to the GPU with the tasks: a call's further operands (a product's b, a solve's right-hand sides) are read from host memory",
+				expr.ShapeString(n.Shape), n.Buf.Where(), describeKernel(st.Kernel), time.Since(t0).Seconds()))
+		}
+	}
 	for _, n := range st.HostReads {
-		if _, ok := n.Buf.(*gpuChunks); !ok {
-			if _, ok := n.Buf.(*deviceBuffer); !ok {
-				continue // held on the host or on cluster workers: no GPU's memory to read
-			}
+		if _, ok := n.Buf.(onDevice); !ok {
+			continue // held on the host or on cluster workers: no GPU's memory to read
 		}
 		why := "a task's block spans several of its chunks; persist it in the chunks this step reads (one chunk along a sort's, transform's or matrix function's axes) to have it read in place"
 		if !readsHeldInPlace(st.Kernel) {

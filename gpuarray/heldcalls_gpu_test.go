@@ -11,7 +11,8 @@ import (
 // functions of an array persisted on the GPU (float64, and float32 held in 4-byte floats)
 // read its chunks where the GPU holds them: Path names no host step, and the values are
 // those of the same computation regenerating the array on the GPU, bit for bit. A sort across
-// the persisted chunks reads them through host memory, which Path names, with the same values.
+// the persisted chunks, and a solve's persisted right-hand sides (a call's further operand),
+// are read through host memory, which Path names, with the same values.
 func TestGPUHeldCallsReadInPlace(t *testing.T) {
 	needGPU(t)
 	for _, dt := range []DType{Float64, Float32} {
@@ -21,8 +22,8 @@ func TestGPUHeldCallsReadInPlace(t *testing.T) {
 		m := m0.Add(m0.T()).Add(Eye(256, 256, 0, Chunks(256, 256), WithDType(dt)).Mul(64))
 		b := rs.StandardNormal(Shape(256, 4), Chunks(256, 4))
 		y := rs.StandardNormal(Shape(512, 300), Chunks(512, 150))
-		px, pm := x.Persist(OnGPU()), m.Persist(OnGPU())
-		for _, p := range []*Array{px, pm} {
+		px, pm, py, pb := x.Persist(OnGPU()), m.Persist(OnGPU()), y.Persist(OnGPU()), b.Persist(OnGPU())
+		for _, p := range []*Array{px, pm, py, pb} {
 			if err := p.Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -30,29 +31,31 @@ func TestGPUHeldCallsReadInPlace(t *testing.T) {
 		}
 		ops := []struct {
 			what   string
-			op     func(x, m *Array) *Array
-			onHost bool // reads the persisted chunks through host memory, named in Path
+			op     func(x, m, y, b *Array) *Array // the operands, persisted or not
+			onHost bool                           // reads the persisted chunks through host memory, named in Path
 		}{
-			{"sort", func(x, _ *Array) *Array { return Sort(x, 1) }, false},
-			{"argsort", func(x, _ *Array) *Array { return Argsort(x, 1, Descending()) }, false},
-			{"rfft", func(x, _ *Array) *Array { return Rfft(x, FFTAxis(1)) }, false},
-			{"fft", func(x, _ *Array) *Array { return Fft(x, FFTAxis(1)) }, false},
-			{"matmul", func(x, _ *Array) *Array { return MatMul(x, y) }, false},
-			{"matmul of a slice", func(x, _ *Array) *Array { return MatMul(x.Slice(Span(0, 200)), y) }, false},
-			{"solve", func(_, m *Array) *Array { return Solve(m, b) }, false},
-			{"inv", func(_, m *Array) *Array { return Inv(m) }, false},
-			{"cholesky", func(_, m *Array) *Array { return Cholesky(m) }, false},
-			{"eigvalsh", func(_, m *Array) *Array { return Eigvalsh(m) }, false},
-			{"cumulative sum", func(x, _ *Array) *Array { return CumulativeSum(x, 1, false) }, false},
-			{"sort across chunks", func(x, _ *Array) *Array { return Sort(x, 0) }, true},
+			{"sort", func(x, _, _, _ *Array) *Array { return Sort(x, 1) }, false},
+			{"argsort", func(x, _, _, _ *Array) *Array { return Argsort(x, 1, Descending()) }, false},
+			{"rfft", func(x, _, _, _ *Array) *Array { return Rfft(x, FFTAxis(1)) }, false},
+			{"fft", func(x, _, _, _ *Array) *Array { return Fft(x, FFTAxis(1)) }, false},
+			{"matmul", func(x, _, _, _ *Array) *Array { return MatMul(x, y) }, false},
+			{"matmul of a slice", func(x, _, _, _ *Array) *Array { return MatMul(x.Slice(Span(0, 200)), y) }, false},
+			{"solve", func(_, m, _, _ *Array) *Array { return Solve(m, b) }, false},
+			{"matmul by a persisted b", func(x, _, y, _ *Array) *Array { return MatMul(x, y) }, false},
+			{"solve for persisted right-hand sides", func(_, m, _, b *Array) *Array { return Solve(m, b) }, true},
+			{"inv", func(_, m, _, _ *Array) *Array { return Inv(m) }, false},
+			{"cholesky", func(_, m, _, _ *Array) *Array { return Cholesky(m) }, false},
+			{"eigvalsh", func(_, m, _, _ *Array) *Array { return Eigvalsh(m) }, false},
+			{"cumulative sum", func(x, _, _, _ *Array) *Array { return CumulativeSum(x, 1, false) }, false},
+			{"sort across chunks", func(x, _, _, _ *Array) *Array { return Sort(x, 0) }, true},
 		}
 		for _, c := range ops {
 			what := c.what + " of " + dt.String()
-			regen, err := c.op(x, m).Compute(OnGPU())
+			regen, err := c.op(x, m, y, b).Compute(OnGPU())
 			if err != nil {
 				t.Fatalf("%s regenerated: %v", what, err)
 			}
-			held, err := c.op(px, pm).Compute(OnGPU())
+			held, err := c.op(px, pm, py, pb).Compute(OnGPU())
 			if err != nil {
 				t.Fatalf("%s persisted: %v", what, err)
 			}

@@ -89,7 +89,7 @@ func planHeld(t *testing.T, r *Array, x *Array, g *gpuChunks, dev *cuda.Device) 
 			t.Fatal(err)
 		}
 		s.planSteps(st, time.Now())
-		hs := heldStage{what: describeKernel(st.Kernel), onHost: slices.Contains(st.HostReads, x.n)}
+		hs := heldStage{what: describeKernel(st.Kernel), onHost: slices.Contains(st.HostReads, x.n) || slices.Contains(st.HostOperands, x.n)}
 		if c := st.Kernel.Call; c != nil {
 			hs.call, hs.isCall = c.Fn, true
 		}
@@ -129,7 +129,8 @@ func lastOf(origin, shape []int) []int {
 // the other matrix functions, scans) of an array persisted on a GPU read its chunks where the
 // GPU holds them, 4-byte float32 chunks included, when each task's block lies in one chunk;
 // otherwise (a sort across chunks, a transform of complex values, which cuFFT reads from host
-// memory) the host read is named in Path. Before, every call read
+// memory, a solve's right-hand sides, read whole from host memory) the host read is named in
+// Path. Before, every call read
 // the array's host copy and Path said nothing: the values went down to the host and up again.
 func TestHeldCallsReadOnTheDevice(t *testing.T) {
 	dev := &cuda.Device{Info: cuda.DeviceInfo{Index: 0}}
@@ -149,6 +150,8 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 		z, gz := heldForPlanning(t, rs.StandardNormal(Shape(40, 30), Chunks(10, 30)).AsType(Complex128), dev, false)
 		y := rs.StandardNormal(Shape(30, 20), Chunks(30, 10))
 		b := rs.StandardNormal(Shape(12, 3), Chunks(12, 3))
+		// A call's further operand is read whole from host memory: named in Path.
+		hb, gb := heldForPlanning(t, b, dev, false)
 		cases := []struct {
 			what    string
 			r       *Array
@@ -171,6 +174,7 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 			{"eigvalsh", Eigvalsh(m), m, gm, true},
 			{"pinv", Pinv(m), m, gm, true},
 			{"fft of complex values", Fft(z, FFTAxis(1)), z, gz, false},
+			{"solve for held right-hand sides", Solve(m0.Add(Eye(12, 12, 0, sq[1:]...).Mul(30)), hb), hb, gb, false},
 		}
 		for _, c := range cases {
 			what := fmt.Sprintf("%s (float32 %v)", c.what, f32)

@@ -40,6 +40,9 @@ func (st *Stage) addOperands(args []*expr.Node, done map[*expr.Node]dtype.Slice)
 			if vals, err = a.Values(); err != nil {
 				return err
 			}
+			if a.Buf != nil && !slices.Contains(st.HostOperands, a) {
+				st.HostOperands = append(st.HostOperands, a)
+			}
 		}
 		blocks[i] = Block{Origin: make([]int, len(a.Shape)), Shape: slices.Clone(a.Shape), Data: vals}
 		if c := st.Kernel.Call; c != nil && c.Fn == expr.FnMatMul && len(a.Shape) == 2 && (c.Off != 0 || c.N != a.Shape[1]) {

@@ -116,6 +116,9 @@ type Stage struct {
 	// from host memory after all: the hook refused a block (it spans several chunks, or the
 	// kernel does not read held blocks where they are). A GPU's Path names them.
 	HostReads []*expr.Node
+	// HostOperands are the data nodes held off the host that a call reads as further
+	// operands (CallStep.Operands): those are read whole from host memory.
+	HostOperands []*expr.Node
 }
 
 type lowerer struct {
