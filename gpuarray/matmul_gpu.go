@@ -164,9 +164,12 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// blocksOnDevice puts the chunks of the 2-d node n on dev: an array held there already is
-// used in place, other data is uploaded chunk by chunk; a computed node has its earlier stages (reductions it reads) computed as usual and its last,
-// elementwise stage run on dev with the outputs left there.
+// blocksOnDevice puts the chunks of the 2-d node n on dev: an array held there already (a
+// result kept there, float64 chunks persisted there) is used in place, other data held on a
+// GPU (float32 in 4-byte floats) is copied by a fused kernel reading it where it is held,
+// host data is uploaded chunk by chunk; a computed node has its earlier stages (reductions it
+// reads) computed as usual and its last, elementwise stage run on dev with the outputs left
+// there.
 func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *expr.Node) (blas.Blocks, func(), bool, error) {
 	rc, cc := n.Chunks[0], n.Chunks[1]
 	bl := blas.Blocks{Grid: linalg.Grid{RowChunks: rc, ColChunks: cc}, Ptr: make([]driver.DevicePtr, len(rc)*len(cc))}
@@ -190,13 +193,15 @@ func (c *linalgConfig) blocksOnDevice(ctx context.Context, dev *cuda.Device, n *
 		}
 		return uploadChunks(ctx, dev, vals.ToFloat64(), n.Shape[1], rc, cc)
 	}
-	order := plan.Order(n)
+	order := plan.Order(n) // empty for data held on a GPU: its one stage copies it
 	done := map[*expr.Node]dtype.Slice{}
-	if err := c.runStages(ctx, order[:len(order)-1], done); err != nil {
-		return bl, nil, false, err
+	if len(order) > 0 {
+		if err := c.runStages(ctx, order[:len(order)-1], done); err != nil {
+			return bl, nil, false, err
+		}
 	}
 	t0 := time.Now()
-	st, err := plan.Lower(len(order)-1, n, done, plan.Options{MemoryLimit: c.memLimit, Held: heldOn(dev)})
+	st, err := plan.Lower(max(len(order)-1, 0), n, done, plan.Options{MemoryLimit: c.memLimit, Held: heldOn(dev)})
 	if err != nil {
 		return bl, nil, false, err
 	}
