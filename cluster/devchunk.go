@@ -16,19 +16,27 @@ import (
 )
 
 // devChunk is one array chunk a GPU worker holds in its device's memory, in the fused
-// kernel's words (cuda.EncodeWords), row-major over shape: a persisted chunk, which the
-// worker's kernels read in place (plan.Held).
+// kernel's words (cuda.EncodeWords) or, for float32, in 4-byte floats (cuda.EncodeNarrow),
+// row-major over shape: a persisted chunk, which the worker's kernels read in place
+// (plan.Held).
 type devChunk struct {
 	d      *cuda.Device
 	ptr    driver.DevicePtr
 	allocs []driver.DevicePtr // what to give back to d's pool
 	shape  []int
 	dt     dtype.DType
+	narrow bool // 4-byte floats (cuda.Narrow(dt))
 	// fallback says why the chunk was computed on the CPU and uploaded ("": on the GPU).
 	fallback string
 }
 
-func (c *devChunk) words() int64 { return expr.Size(c.shape) * int64(cuda.Words(c.dt)) }
+// words is how many 8-byte words the chunk takes (a narrow chunk's padding included).
+func (c *devChunk) words() int64 {
+	if c.narrow {
+		return (expr.Size(c.shape) + 1) / 2
+	}
+	return expr.Size(c.shape) * int64(cuda.Words(c.dt))
+}
 
 // Bytes is the device memory the chunk's values take.
 func (c *devChunk) Bytes() uint64 { return uint64(c.words()) * 8 }
@@ -39,7 +47,11 @@ func (c *devChunk) Host() (any, error) {
 	if err := c.d.Do(context.Background(), func() error { return c.d.CopyToHost(w, c.ptr) }); err != nil {
 		return nil, fmt.Errorf("copy a chunk of %s from GPU %d: %w", expr.ShapeString(c.shape), c.d.Info.Index, err)
 	}
-	return []*plan.Output{{Shape: slices.Clone(c.shape), Data: cuda.DecodeWords(w, c.dt), HostFallback: c.fallback}}, nil
+	data := cuda.DecodeWords(w, c.dt)
+	if c.narrow {
+		data = cuda.DecodeNarrow(w, int(expr.Size(c.shape)))
+	}
+	return []*plan.Output{{Shape: slices.Clone(c.shape), Data: data, HostFallback: c.fallback}}, nil
 }
 
 // Free gives the chunk's memory back to the device's pool.
@@ -77,6 +89,9 @@ func uploadOutput(o *plan.Output) (*devChunk, error) {
 		return nil, fmt.Errorf("a chunk of shape %s has %d values", expr.ShapeString(o.Shape), o.Data.Len())
 	}
 	w := cuda.EncodeWords(o.Data)
+	if dc.narrow = cuda.Narrow(dc.dt); dc.narrow {
+		w = cuda.EncodeNarrow(o.Data)
+	}
 	err = d.Do(context.Background(), func() error {
 		p, err := d.Pool().Alloc(uint64(max(len(w), 1)) * 8)
 		if err != nil {
@@ -116,12 +131,16 @@ func keepOnDevice(ctx context.Context, spec []byte, inputs []any) (any, error) {
 			if err := fillRefs(ts, inputs, d); err != nil {
 				return nil, fmt.Errorf("persisted inputs: %w", err)
 			}
-			ptrs, allocs, err := cuda.RunPlanKeepOwned(ctx, d, ts)
+			dt := t.Kernel.Instrs[t.Kernel.Result].DType
+			run := cuda.RunPlanKeepOwned
+			if cuda.Narrow(dt) {
+				run = cuda.RunPlanKeepNarrow // float32 in 4 bytes, as the local GPU keeps it
+			}
+			ptrs, allocs, err := run(ctx, d, ts)
 			if err != nil {
 				return nil, err
 			}
-			return &devChunk{d: d, ptr: ptrs[0], allocs: allocs, shape: slices.Clone(t.Shape),
-				dt: t.Kernel.Instrs[t.Kernel.Result].DType}, nil
+			return &devChunk{d: d, ptr: ptrs[0], allocs: allocs, shape: slices.Clone(t.Shape), dt: dt, narrow: cuda.Narrow(dt)}, nil
 		}
 	}
 	v, err := executeChunks(ctx, spec, inputs, true)

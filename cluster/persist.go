@@ -226,7 +226,7 @@ func fillRefs(ts []*plan.Task, inputs []any, d *cuda.Device) error {
 					return fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, expr.Size(c.shape), expr.Size(b.Shape))
 				}
 				if heldBlock(t, j, c, d) {
-					b.Held, b.Data, b.Ref = &plan.Held{Device: d.Info.Index, Ptr: uintptr(c.ptr)}, dtype.Slice{}, ""
+					b.Held, b.Data, b.Ref = &plan.Held{Device: d.Info.Index, Ptr: uintptr(c.ptr), Narrow: c.narrow}, dtype.Slice{}, ""
 					continue
 				}
 				v, err := c.Host()

@@ -15,7 +15,6 @@ import (
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
-	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -361,6 +360,17 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 		roots[i] = arrays[i].n
 		defer pinGraph(arrays[i].n)() // arrays held on a GPU stay there while tasks read them in place
 	}
+	// Products that later work reads are computed on one GPU first and read there in place.
+	rebuilt, release, err := productsOnGPU(cfg, roots)
+	if err != nil {
+		return nil, fmt.Errorf("compute: %w", err)
+	}
+	defer release()
+	for i, n := range rebuilt {
+		if n != roots[i] {
+			arrays[i], roots[i] = &Array{n: n}, n
+		}
+	}
 	out := make([]*Array, len(arrays))
 	var todo []*expr.Node
 	products := map[*expr.Node]*Array{}
@@ -613,8 +623,8 @@ func runStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]dtype
 	if err != nil {
 		return dtype.Slice{}, fmt.Errorf("compute: %w", err)
 	}
-	if g, ok := cfg.sched.(*gpuSched); ok && (st.Gathered || cuda.HostGathers(st)) {
-		g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
+	if g, ok := cfg.sched.(*gpuSched); ok {
+		g.planSteps(st, t0)
 	}
 	outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
 	if err != nil {

@@ -124,6 +124,18 @@ func (s *gpuSched) hostStep(msg string) {
 	s.mu.Unlock()
 }
 
+// planSteps records the host steps of planning stage st (begun at t0) for a GPU: takes or
+// masks gathered on the host, and a search's sorted array read into host memory because the
+// GPU holds it in several chunks.
+func (s *gpuSched) planSteps(st *plan.Stage, t0 time.Time) {
+	if st.Gathered || cuda.HostGathers(st) {
+		s.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
+	}
+	if st.WholeOnHost {
+		s.hostStep(fmt.Sprintf("host read: the sorted array that the %s searches is held on the GPU in several chunks, so it was read into host memory (%.3g s) and is copied back with the tasks; persist it in one chunk to have it read in place", describeKernel(st.Kernel), time.Since(t0).Seconds()))
+	}
+}
+
 // libStep records, once, a step that is no fallback, for Path: a library call that ran on the
 // GPUs, or host work every backend does (listing a mask's positions).
 func (s *gpuSched) libStep(msg string) {

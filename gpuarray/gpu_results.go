@@ -277,9 +277,7 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 		if err != nil {
 			return fail(err)
 		}
-		if st.Gathered || cuda.HostGathers(st) {
-			r.g.hostStep(fmt.Sprintf("host gather: the take or mask that the %s reads was gathered on the host in %.3g s", describeKernel(st.Kernel), time.Since(t0).Seconds()))
-		}
+		r.g.planSteps(st, t0)
 		if keepsOnDevice(st) {
 			gc, err := r.g.keep(cfg.ctx, n, st.Tasks, progress)
 			if err != nil {

@@ -9,9 +9,10 @@ import (
 )
 
 // Histograms and bincounts. Each chunk is counted on its own (a library call of the chunk's
-// fused values: the bin of each element is elementwise work fused before it), and the
-// chunks' counts are summed: int64 counts are exact, so the result is the same for any
-// chunking; weighted sums add each chunk's weights in order, then the chunks' sums.
+// fused values: the bin of each element is elementwise work fused before it, and on a GPU
+// the same kernel counts it), and the chunks' counts are summed: int64 counts are exact, so
+// the result is the same for any chunking; weighted sums add each chunk's weights in a fixed
+// order (on the CPU row by row, on a GPU as cuda's wbincount.go says), then the chunks' sums.
 
 // Bincount returns the number of occurrences of each value 0, 1, ... of the 1-d array x of
 // non-negative integers, as numpy.bincount: int64 counts, or with weights (nil for none; x's
@@ -154,7 +155,12 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 	}
 	step := (hi - lo) / float64(bins) // as numpy.linspace: delta/div
 	edges = Linspace(lo, hi, bins+1, WithDType(bt))
-	v := x.Ravel().AsType(bt)
+	// Counts need no order: unweighted, the bins are counted chunk by chunk of x as it is
+	// (a ravel would read across chunks: a persisted array's from the host).
+	v := x.AsType(bt)
+	if weights != nil || x.NDim() == 0 {
+		v = v.Ravel()
+	}
 	nb := float64(bins)
 	// edgeAt is edges[i] for a float64 array i of bin numbers below bins, as Linspace computes
 	// them (the last edge, hi, is never needed below).

@@ -179,9 +179,10 @@ func TestBincountErrors(t *testing.T) {
 	}
 }
 
-// TestGPUHistogramMatchesCPU: histograms on the GPU (the bins fused, the counts by the
-// bincount kernel) equal the CPU's bit for bit for any chunking, bin and count on the GPU,
-// and a value out of range is the CPU's error; the NumPy cases pass on the GPU too.
+// TestGPUHistogramMatchesCPU: histograms on the GPU (the bins computed and counted by one
+// fused kernel) equal the CPU's bit for bit for any chunking, bin and count on the GPU, of
+// generated and of persisted (held on the GPU) arrays, and a value out of range is the CPU's
+// error; the NumPy cases pass on the GPU too.
 func TestGPUHistogramMatchesCPU(t *testing.T) {
 	needGPU(t)
 	runChecks(t, histogramChecks(2, 10), OnGPU())
@@ -204,6 +205,61 @@ func TestGPUHistogramMatchesCPU(t *testing.T) {
 			}
 			if fmt.Sprint(gv) != fmt.Sprint(cv) {
 				t.Errorf("chunks of %d, %d bins: GPU and CPU counts differ", c, bins)
+			}
+		}
+	}
+	// A persisted 2-d array (chunks held on the GPU, read in place, raveled across chunks).
+	xp := NewRandomState(13).Normal(0, 1.5, Shape(3001, 2999), Chunks(1000, 1500)).Persist(OnGPU())
+	for _, bins := range []int{7, 100, 3000, 9000} {
+		h, _ := Histogram(xp, bins, -4, 4, nil)
+		g, err := h.Compute(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := g.Path(); strings.Contains(p, "host") {
+			t.Errorf("persisted, %d bins: Path %q names a host step", bins, p)
+		}
+		gv, _ := g.ToSlice()
+		cv, err := h.ToSlice(Threads(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(gv) != fmt.Sprint(cv) {
+			t.Errorf("persisted, %d bins: GPU and CPU counts differ", bins)
+		}
+	}
+	// Weighted: summed on the GPU in a fixed order (the same bits run to run), within 2n ulp
+	// of the CPU's sums in row order (n weights per bin, of magnitudes summing to mag).
+	xw := NewRandomState(14).Normal(0, 1, Shape(3_000_000), Chunks(700_000))
+	w := NewRandomState(15).Uniform(-1, 2, Shape(3_000_000), Chunks(1_000_000))
+	for _, bins := range []int{10, 700} {
+		h, _ := Histogram(xw, bins, -3, 3, w)
+		mag, _ := Histogram(xw, bins, -3, 3, w.Abs())
+		cnt, _ := Histogram(xw, bins, -3, 3, nil)
+		g1, err := h.Compute(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := g1.Path(); strings.Contains(p, "host") {
+			t.Errorf("weighted, %d bins: Path %q names a host step", bins, p)
+		}
+		a, _ := g1.ToSlice()
+		b, err := h.ToSlice(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cv, err := h.ToSlice(Threads(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mv, _ := mag.ToSlice(Threads(0))
+		nv, _ := cnt.ToSlice(Threads(0))
+		for k := range cv {
+			if math.Float64bits(a[k]) != math.Float64bits(b[k]) {
+				t.Fatalf("weighted, %d bins: bin %d %v then %v on the GPU", bins, k, a[k], b[k])
+			}
+			if math.Abs(a[k]-cv[k]) > 2*nv[k]*0x1p-53*mv[k] {
+				t.Errorf("weighted, %d bins: bin %d %v on the GPU, %v on the CPU", bins, k, a[k], cv[k])
 			}
 		}
 	}
@@ -230,6 +286,24 @@ func TestGPUHistogramTiming(t *testing.T) {
 			total += k
 		}
 		t.Logf("histogram of 1e9 normals into 100 bins on the GPU: %.3f s (%v counted)", time.Since(t0).Seconds(), total)
+	}
+	// Weighted (the [value, weight] rows computed on the GPU, then summed there in a fixed
+	// order), 2e8 normals with uniform weights.
+	xw := NewRandomState(1).Normal(0, 1, Shape(200_000_000), Chunks(50_000_000))
+	w := NewRandomState(2).Uniform(0, 1, Shape(200_000_000), Chunks(50_000_000))
+	hw, _ := Histogram(xw, 100, -5, 5, w)
+	for rep := 0; rep < 3; rep++ {
+		t0 := time.Now()
+		c, err := hw.Compute(OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := c.ToSlice()
+		total := 0.0
+		for _, k := range v {
+			total += k
+		}
+		t.Logf("weighted histogram of 2e8 normals into 100 bins on the GPU: %.3f s (weights %.6g; %s)", time.Since(t0).Seconds(), total, c.Path())
 	}
 }
 

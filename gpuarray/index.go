@@ -253,10 +253,13 @@ func takeMasked(cfg computeConfig, n *expr.Node) (*expr.Node, error) {
 
 // maskedReduce rewrites a reduction of elementwise work on one mask over all of an array's
 // axes (x.Mask(x > 1).Mean(), say) as a reduction of the same work on the whole array with
-// the mask applied: Sum of Where(mask, e, 0), divided by the mask's count for Mean, and
-// two such passes for Var and Std. That fuses into one pass per chunk (two for Var and Std)
-// and gathers nothing; the sum adds the selected values in chunk order, not in the order
-// of the selection, so it may differ from NumPy's in the last bits. Min, Max and their
+// the mask applied: Sum of Where(mask, e, 0); for Mean, the sum and the mask's count in one
+// pass, as the two parts of one complex sum (Where(mask, e + 1i, 0): the real parts add the
+// selected values, the imaginary parts count them, exactly below 2^53); Var and Std then
+// add the squared deviations from that mean in a second pass. That fuses into one pass per
+// chunk (two for Var and Std) and gathers nothing; the sum adds the selected values in chunk
+// order, not in the order of the selection, so it may differ from NumPy's in the last bits
+// (a sum of n terms: within about n ulp of the sum of their magnitudes). Min, Max and their
 // arguments keep the gather (NumPy raises on an empty selection; a Where would not).
 func maskedReduce(a *Array, r expr.Red, axes []int) (*Array, bool) {
 	n := a.n
@@ -301,11 +304,19 @@ func maskedReduce(a *Array, r expr.Red, axes []int) (*Array, bool) {
 	if m.DType() != Bool {
 		m = m.Ne(0)
 	}
-	sum := Where(m, x, 0).Sum()
 	if r == expr.Sum {
-		return sum.AsType(DType(want.DType)), true
+		return Where(m, x, 0).Sum().AsType(DType(want.DType)), true
 	}
-	count := m.Sum()
+	var sum, count *Array
+	if x.DType().IsComplex() {
+		sum, count = Where(m, x, 0).Sum(), m.Sum()
+	} else {
+		// Integers too: NumPy's mean of integers adds them in float64. The imaginary unit is
+		// a one-value array, broadcast (constants of a fused kernel are real).
+		unit := FromSliceComplex128([]complex128{1i})
+		both := Where(m, x.AsType(Complex128).Add(unit), 0).Sum()
+		sum, count = Real(both), Imag(both)
+	}
 	mean := sum.Div(count)
 	if r == expr.Mean {
 		return mean.AsType(DType(want.DType)), true

@@ -1,10 +1,14 @@
 package gpuarray
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // indexChecks returns random cases of Take, TakeAlongAxis, Indices in Slice and Mask against
@@ -60,6 +64,7 @@ func indexChecks(seed uint64, rounds int) []check {
 			check{what: "Mask(x > t)*2+1", got: x.Mask(x.Gt(t)).Mul(2).Add(1), code: fmt.Sprintf("x[x > %v]*2+1", t), inputs: []input{xi}},
 			check{what: "Mask(x > t).Sum", got: x.Mask(x.Gt(t)).Sum(), code: fmt.Sprintf("x[x > %v].sum()", t), inputs: []input{xi}},
 			check{what: "Mask(x > t).Mean (fused)", got: x.Mask(x.Gt(t)).Mul(3).Mean(), code: fmt.Sprintf("(x[x > %v]*3).mean()", t), inputs: []input{xi}},
+			check{what: "Mask(x > t).Mean of int32 (fused)", got: x.Mul(4).AsType(Int32).Mask(x.Gt(t)).Mean(), code: fmt.Sprintf("(x*4).astype(np.int32)[x > %v].mean()", t), inputs: []input{xi}},
 			check{what: "Mask(x > t).Max (gathered)", got: x.Mask(x.Ge(-1e9)).Max(), code: "x[x >= -1e9].max()", inputs: []input{xi}},
 			check{what: "Mask(x > t).Max(0)", got: Where(x.Gt(t), x, -1e9).Max(), code: fmt.Sprintf("np.where(x > %v, x, -1e9).max()", t), inputs: []input{xi}},
 		)
@@ -72,6 +77,70 @@ func indexChecks(seed uint64, rounds int) []check {
 
 func TestIndexMatchesNumPy(t *testing.T) {
 	runChecks(t, indexChecks(1, 25), Inline())
+}
+
+// reductionCounter records, as the GPU backend would decide them (gpuDecisions), the
+// reduction kernels of a computation.
+type reductionCounter struct {
+	gpuDecisions
+	reductions int
+}
+
+func (c *reductionCounter) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
+	seen := map[*plan.Kernel]bool{}
+	for _, t := range tasks {
+		if t.Kernel.Reduce != nil && !seen[t.Kernel] {
+			seen[t.Kernel] = true
+			c.reductions++
+		}
+	}
+	return c.gpuDecisions.Run(ctx, tasks, done)
+}
+
+// TestMaskedMeanOnePass: the mean of a masked array is one fused reduction (the sum and the
+// count as the parts of one complex sum), which the GPU runs (no host step); var and std add
+// one more. Their values are those of the same reductions of the gathered selection, to a
+// few ulp (the selection is added in chunk order either way, by other kernels).
+func TestMaskedMeanOnePass(t *testing.T) {
+	x := NewRandomState(4).Normal(0.5, 2, Shape(300, 200), Chunks(70, 90))
+	sel, err := x.Mask(x.Gt(1)).ComputeChunkSizes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	xi := x.Mul(3).AsType(Int32)
+	seli, err := xi.Mask(x.Gt(1)).ComputeChunkSizes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what       string
+		got, want  *Array
+		reductions int
+		ulps       float64
+	}{
+		{"mean", x.Mask(x.Gt(1)).Mean(), sel.Mean(), 1, 4},
+		{"mean of int32", xi.Mask(x.Gt(1)).Mean(), seli.Mean(), 1, 1},
+		{"var", x.Mask(x.Gt(1)).Var(), sel.Var(), 2, 64},
+		{"std", x.Mask(x.Gt(1)).Std(), sel.Std(), 2, 64},
+		{"var of float32", x.AsType(Float32).Mask(x.Gt(1)).Var(), sel.AsType(Float32).Var(), 2, 8 << 29},
+	} {
+		rc := &reductionCounter{}
+		g, err := c.got.Compute(On(rc))
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		if rc.reductions != c.reductions || len(rc.host) > 0 {
+			t.Errorf("%s: %d reduction kernels, want %d; host steps %v", c.what, rc.reductions, c.reductions, rc.host)
+		}
+		gv, _ := g.Float64()
+		wv, err := c.want.Float64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.DType() != c.want.DType() || math.Abs(gv-wv) > c.ulps*0x1p-52*math.Abs(wv) {
+			t.Errorf("%s: %v (%v), want %v (%v)", c.what, gv, g.DType(), wv, c.want.DType())
+		}
+	}
 }
 
 func TestMaskUnknownShape(t *testing.T) {

@@ -292,7 +292,7 @@ func lazyProduct(n *expr.Node, anyChunks bool) (a, b *expr.Node, ok bool) {
 	case p.Kind == expr.KConcat:
 		a, b, ok = panelProducts(p)
 	case isProduct(p):
-		a, b, ok = rechunkOf(p.Args[0]), p.Args[1], true
+		a, b, ok = productA(p), p.Args[1], true
 		if c := p.Call; len(b.Shape) == 2 && (c.Off != 0 || c.N != b.Shape[1]) {
 			var err error
 			b, err = expr.NewSlice(b, []expr.Index{{Step: 1}, {Start: c.Off, Stop: c.Off + c.N, Step: 1, HasStart: true, HasStop: true}})
@@ -335,7 +335,23 @@ func panelProducts(p *expr.Node) (a, b *expr.Node, ok bool) {
 	if len(b.Shape) != 2 || c0 != b.Shape[1] {
 		return nil, nil, false
 	}
-	return rechunkOf(a), b, true
+	return productA(p.Args[0]), b, true
+}
+
+// productA returns the a of the product node p with the column chunks it had before
+// productNode rechunked it to one (Call.Blocks[0]): the node it rechunked where that is a
+// node of its own, else (a view, such as a transpose, which the rechunk folded into one view)
+// a rechunk of p's operand back to them.
+func productA(p *expr.Node) *expr.Node {
+	a := rechunkOf(p.Args[0])
+	want := p.Call.Blocks
+	if len(want) != 3 || len(a.Shape) != 2 || slices.Equal(a.Chunks[1], want[0]) {
+		return a
+	}
+	if r, err := expr.NewRechunk(p.Args[0], [][]int{a.Chunks[0], want[0]}); err == nil {
+		return r
+	}
+	return a
 }
 
 // productOnGPU computes the lazy product n (lazyProduct) with one GPU scheduler as MatMul with
@@ -460,4 +476,92 @@ func readBesides(b *expr.Node, nodes []*expr.Node, inOrder map[*expr.Node]bool) 
 		}
 	}
 	return false
+}
+
+// productsOnGPU computes, with one GPU scheduler, the lazy products that the roots' graphs read
+// (not roots themselves: computeArrays computes those with productOnGPU) as a root product is
+// computed, and returns the roots rebuilt to read them where they are held: the kernels after
+// a product read it in place on the device, where its panels would otherwise come to host
+// memory for the stages that read them. release gives their device memory back. A product
+// that does not fit stays in the graph (its panels run as productValues or call stages).
+func productsOnGPU(cfg computeConfig, roots []*expr.Node) (out []*expr.Node, release func(), err error) {
+	if g, ok := cfg.sched.(*gpuSched); !ok || len(g.devs) != 1 {
+		return roots, func() {}, nil
+	}
+	var held []*Array
+	release = func() {
+		for _, p := range held {
+			p.Release()
+		}
+	}
+	out, err = substituteProducts(roots, func(n *expr.Node) (*expr.Node, error) {
+		p, err := productOnGPU(cfg, n, false)
+		if err != nil || p == nil {
+			return nil, err
+		}
+		held = append(held, p)
+		return p.n, nil
+	})
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return out, release, nil
+}
+
+// substituteProducts rebuilds the roots' graphs with each whole lazy product below them
+// (lazyProduct with its own chunks; not a panel product of a join, nor a root) replaced by the
+// node compute gives (of the same shape, chunks and dtype), or kept where it gives nil.
+func substituteProducts(roots []*expr.Node, compute func(*expr.Node) (*expr.Node, error)) ([]*expr.Node, error) {
+	isRoot := map[*expr.Node]bool{}
+	for _, r := range roots {
+		isRoot[r] = true
+	}
+	memo := map[*expr.Node]*expr.Node{}
+	var rebuild func(n *expr.Node) (*expr.Node, error)
+	rebuild = func(n *expr.Node) (*expr.Node, error) {
+		if r, ok := memo[n]; ok {
+			return r, nil
+		}
+		whole := n.Kind == expr.KConcat || isProduct(n) && n.Call.Off == 0 && len(n.Args[1].Shape) == 2 && n.Call.N == n.Args[1].Shape[1]
+		if _, _, ok := lazyProduct(n, false); ok && whole && !isRoot[n] {
+			r, err := compute(n)
+			if err != nil {
+				return nil, err
+			}
+			if r != nil {
+				memo[n] = r
+				return r, nil
+			}
+		}
+		var args []*expr.Node
+		for i, a := range n.Args {
+			x, err := rebuild(a)
+			if err != nil {
+				return nil, err
+			}
+			if x != a && args == nil {
+				args = slices.Clone(n.Args)
+			}
+			if args != nil {
+				args[i] = x
+			}
+		}
+		r := n
+		if args != nil {
+			c := *n
+			c.Args = args
+			r = &c
+		}
+		memo[n] = r
+		return r, nil
+	}
+	out := make([]*expr.Node, len(roots))
+	for i, r := range roots {
+		var err error
+		if out[i], err = rebuild(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -6,11 +6,14 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 )
 
 // TestGPUMatMulLargerThanGPUMemory: a product whose b is larger than the GPU's memory pool
-// still runs on the GPU, b's column panels one after another (call stages with cuBLAS), and
-// matches the CPU on the rows it checks. It runs itself again in a process whose pool is
+// still runs on the GPU, b's column panels one after another (each panel product with its
+// operands generated on the device, the whole product declined), and matches the CPU on the
+// rows it checks. It runs itself again in a process whose pool is
 // 0.2% of the GPU's memory (160 MB on an H100, 280 MB on an H200; b is 384 MB).
 func TestGPUMatMulLargerThanGPUMemory(t *testing.T) {
 	needGPU(t)
@@ -24,6 +27,16 @@ func TestGPUMatMulLargerThanGPUMemory(t *testing.T) {
 		}
 		return
 	}
+	dev, err := cuda.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var limit uint64
+	_ = dev.Do(t.Context(), func() error { limit = dev.Pool().Limit(); return nil })
+	if limit >= 8000*6000*8 {
+		t.Fatalf("the pool holds %d bytes, not less than b's 384 MB", limit)
+	}
+	t.Logf("pool limit %d bytes", limit)
 	rs := NewRandomState(31)
 	a := rs.StandardNormal(Shape(1000, 8000), Chunks(250, 8000))
 	b := rs.StandardNormal(Shape(8000, 6000), Chunks(8000, 500))

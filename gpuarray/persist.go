@@ -244,6 +244,10 @@ type gpuChunks struct {
 	combined bool        // a reduction's partials combined on the device (gpuResults.keepSum)
 	label    string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
 	dt       dtype.DType // the array's dtype; the GPUs hold its values as cuda.EncodeWords writes them
+	// narrow: the GPUs hold float32 values in 4 bytes each (cuda.EncodeNarrow), each chunk
+	// from an 8-byte aligned address and padded to a whole word; kernels read them so
+	// (plan.Held.Narrow).
+	narrow bool
 
 	mu      sync.Mutex
 	idle    sync.Cond
@@ -291,6 +295,12 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 	}
 	_, _, lerr := cuda.Lower(tasks[0].Kernel)
 	g.hostRun = lerr != nil
+	k := tasks[0].Kernel
+	g.narrow = narrowStore && k.Reduce == nil && cuda.Narrow(g.dt) && k.Instrs[k.Result].DType == g.dt
+	runKeep := cuda.RunPlanKeepOwned
+	if g.narrow {
+		runKeep = cuda.RunPlanKeepNarrow
+	}
 	for d, idx := range byDev {
 		dev := s.devs[d]
 		sub := make([]*plan.Task, len(idx))
@@ -298,7 +308,7 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 			sub[j] = tasks[i]
 		}
 		if !g.hostRun {
-			ptrs, allocs, err := cuda.RunPlanKeepOwned(ctx, dev, sub)
+			ptrs, allocs, err := runKeep(ctx, dev, sub)
 			if err != nil {
 				return fail(fmt.Errorf("gpu %d: %w", dev.Info.Index, err))
 			}
@@ -318,7 +328,7 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 				return fail(fmt.Errorf("chunk %d: %w", i, err))
 			}
 			err = dev.Do(ctx, func() error {
-				w := cuda.EncodeWords(dtype.Convert(o.Data, g.dt)) // the fused kernel's words
+				w := g.encode(dtype.Convert(o.Data, g.dt))
 				p, err := dev.Pool().Alloc(uint64(max(len(w), 1)) * 8)
 				if err != nil {
 					return err
@@ -336,6 +346,32 @@ func (s *gpuSched) keep(ctx context.Context, n *expr.Node, tasks []*plan.Task, d
 	g.addCleanup()
 	return g, nil
 }
+
+// encode returns a chunk's values as the GPU holds them (EncodeNarrow, or the fused kernel's
+// words).
+func (g *gpuChunks) encode(v dtype.Slice) []float64 {
+	if g.narrow {
+		return cuda.EncodeNarrow(v)
+	}
+	return cuda.EncodeWords(v)
+}
+
+// chunkBytes is how many bytes the GPU holds for chunk i (without a narrow chunk's padding).
+func (g *gpuChunks) chunkBytes(i int) int64 {
+	n := expr.Size(g.chunkShape(i))
+	if g.narrow {
+		return n * 4
+	}
+	return n * 8 * int64(cuda.Words(g.dt))
+}
+
+// chunkWords is how many 8-byte words the GPU holds for chunk i (a narrow chunk's padding
+// included): what a copy of the whole chunk moves.
+func (g *gpuChunks) chunkWords(i int) int64 { return (g.chunkBytes(i) + 7) / 8 }
+
+// narrowStore keeps float32 arrays on the GPU in 4-byte floats (off only in tests, to compare
+// with the 8-byte words every dtype took before).
+var narrowStore = true
 
 // keptChunkOf returns the corner, in the array of grid, of what task t computes: its offset,
 // less the reduced axes for a partial reduction; ok is false unless that box is exactly one
@@ -443,7 +479,7 @@ func (g *gpuChunks) Values() (dtype.Slice, error) {
 		return dtype.Slice{}, errReleased
 	}
 	defer g.unpin()
-	if g.dt == dtype.Float64 && cuda.Words(g.dt) == 1 {
+	if g.dt == dtype.Float64 && !g.narrow {
 		t0 := time.Now()
 		host, err := g.download()
 		if err != nil {
@@ -538,10 +574,13 @@ func scatterRuns(dst, piece []float64, off int, runs []run) {
 
 // chunkValues copies chunk i to the host; the caller keeps the chunks pinned.
 func (g *gpuChunks) chunkValues(i int) (dtype.Slice, error) {
-	v := make([]float64, expr.Size(g.chunkShape(i))*int64(cuda.Words(g.dt)))
+	v := make([]float64, g.chunkWords(i))
 	dev, p := g.devs[i], g.ptr(i)
 	if err := dev.Do(display.Context(), func() error { return dev.CopyToHost(v, p) }); err != nil {
 		return dtype.Slice{}, fmt.Errorf("copy chunk %d from gpu %d to the host: %w", i, dev.Info.Index, err)
+	}
+	if g.narrow {
+		return cuda.DecodeNarrow(v, int(expr.Size(g.chunkShape(i)))), nil
 	}
 	return cuda.DecodeWords(v, g.dt), nil
 }
@@ -582,7 +621,7 @@ func (g *gpuChunks) placement() []placeBytes {
 	}
 	m := map[string]int64{}
 	for i, d := range g.devs {
-		m[fmt.Sprintf("gpu %d", d.Info.Index)] += expr.Size(g.chunkShape(i)) * 8
+		m[fmt.Sprintf("gpu %d", d.Info.Index)] += g.chunkBytes(i)
 	}
 	return sortedPlaces(m)
 }
@@ -641,7 +680,7 @@ func (g *gpuChunks) heldBlock(devs []*cuda.Device, lo, hi []int) (plan.Block, bo
 	if p == 0 {
 		return plan.Block{}, false
 	}
-	return plan.Block{Origin: origin, Shape: shape, Held: &plan.Held{Device: g.devs[i].Info.Index, Ptr: uintptr(p)}}, true
+	return plan.Block{Origin: origin, Shape: shape, Held: &plan.Held{Device: g.devs[i].Info.Index, Ptr: uintptr(p), Narrow: g.narrow}}, true
 }
 
 // keptChunks holds an array's chunks on a cluster's workers (plan.Keeper), each on the worker
@@ -761,15 +800,21 @@ func (c *keptChunks) state() string {
 }
 
 // placement gives the bytes per worker and, where the keeper says (Tier: a cluster's), per
-// tier: "gpu0 (device)", "cpu1 (disk)".
+// tier: "gpu0 (device)", "cpu1 (disk)". A GPU worker's device holds a chunk as the local GPU
+// does (4-byte floats for float32, the fused kernel's words otherwise); other tiers hold the
+// values in their dtype.
 func (c *keptChunks) placement() []placeBytes {
 	m := map[string]int64{}
 	for i, k := range c.kept {
 		w := k.Where()
+		per := int64(c.dt.Size())
 		if t, ok := k.(interface{ Tier() string }); ok && t.Tier() != "" {
 			w += " (" + t.Tier() + ")"
+			if t.Tier() == "device" && !cuda.Narrow(c.dt) {
+				per = 8 * int64(cuda.Words(c.dt))
+			}
 		}
-		m[w] += expr.Size(c.chunkShape(i)) * 8
+		m[w] += expr.Size(c.chunkShape(i)) * per
 	}
 	return sortedPlaces(m)
 }

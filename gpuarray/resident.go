@@ -447,7 +447,7 @@ func (c *peerCopies) gather(ctx context.Context, t *plan.Task) (int, error) {
 		key := peerKey{src, dev}
 		p, ok := c.ptrs[key]
 		if !ok {
-			n := uint64(expr.Size(src.g.chunkShape(src.i))) * 8 // the kernel's 8-byte words
+			n := uint64(src.g.chunkWords(src.i)) * 8
 			var err error
 			p, err = target.CopyFromPeer(ctx, src.g.devs[src.i], base, n)
 			if err != nil {
@@ -465,7 +465,7 @@ func (c *peerCopies) gather(ctx context.Context, t *plan.Task) (int, error) {
 			c.ptrs[key] = p
 			c.bytes += n
 		}
-		moved[j] = plan.Held{Device: dev, Ptr: uintptr(p) + (b.Held.Ptr - uintptr(base))}
+		moved[j] = plan.Held{Device: dev, Ptr: uintptr(p) + (b.Held.Ptr - uintptr(base)), Narrow: b.Held.Narrow}
 	}
 	for j := range t.Inputs {
 		if moved[j].Ptr != 0 {

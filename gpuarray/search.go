@@ -11,9 +11,11 @@ import (
 // the ascending 1-d x1 to keep it sorted (the Array API's searchsorted and numpy.searchsorted):
 // before equal values for side "left" (or ""), after them for "right"; NaN sorts last as Sort
 // puts it. The result has x2's shape and chunks. x1 is computed first and read whole by every
-// task (in place where a GPU holds it, as a persisted or kept Sort result); x2 is fused into
-// the search's kernel like any operand, a binary search per value (log2(len(x1)) comparisons),
-// in float64: integers beyond 2^53 compare rounded. On a GPU the searches run in the fused
+// task (in place where a GPU holds it in one chunk, as a kept Sort result; held in several, it
+// goes through host memory, which Path says); x2 is fused into
+// the search's kernel like any operand, a binary search per value (log2(len(x1)) comparisons)
+// in x1's and x2's common dtype, as NumPy compares: exactly in int64 or uint64 for integers,
+// in float64 otherwise. On a GPU the searches run in the fused
 // kernel and an array result stays on the device; on the CPU and cluster workers inside the
 // tasks, with the same positions.
 func Searchsorted(x1, x2 *Array, side string) *Array {

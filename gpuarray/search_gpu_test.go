@@ -13,7 +13,8 @@ import (
 )
 
 // TestGPUSearchsortedOnTheDevice: searches into sorted arrays held on the GPU (a Sort result
-// kept there: float64 with NaNs at the end, int64 beyond 2^53) for values that are a fused
+// kept there: float64 with NaNs at the end, int64 beyond 2^53, uint64 past 2^63, bools) for
+// values that are a fused
 // expression run in the fused kernel, read the sorted array in place, leave their int64
 // result on the device, name no host step, and equal the CPU's positions bit for bit, both
 // sides; so do searches into a sorted array computed in the same graph, and integer sorts of
@@ -32,6 +33,10 @@ func TestGPUSearchsortedOnTheDevice(t *testing.T) {
 	}{
 		{"float64 with ties and NaNs", Sort(withNaN, 0), rs.Normal(0, 1.5, Shape(300, 1000), Chunks(100, 400)).Mul(2).Round().Div(2)},
 		{"int64 beyond 2^53", Sort(ints, 0), rs.Integers(-1<<60, 1<<60, Shape(700, 300), Chunks(256, 300), WithDType(Int64)).Sub(ints.Slice(At(5)))},
+		// Compared exactly as uint64 (values past 2^63: the sorted ints wrapped), and int64
+		// values into bools.
+		{"uint64 past 2^63", Sort(ints.AsType(Uint64), 0), ints.Slice(SpanStep(0, 20000, 7)).AsType(Uint64).Add(FromSliceInt64([]int64{1}).AsType(Uint64))},
+		{"int64 into bools", Sort(ints.Gt(0), 0), rs.Integers(-1, 3, Shape(500, 40), Chunks(200, 40), WithDType(Int64))},
 	} {
 		held, err := c.sorted.Compute(OnGPU())
 		if err != nil {

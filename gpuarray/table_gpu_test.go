@@ -246,12 +246,13 @@ func TestGPUCasts(t *testing.T) {
 }
 
 // TestGPUPersistIntegerAndComplex: integer and complex arrays persisted on the GPU, or left
-// there by a compute, hold the kernel's words and give back the CPU's values, also when a
-// later kernel reads them there.
+// there by a compute, hold the kernel's words (float32 ones 4-byte floats, with NaNs,
+// infinities, -0 and subnormals) and give back the CPU's values, also when a later kernel
+// reads them there.
 func TestGPUPersistIntegerAndComplex(t *testing.T) {
 	needGPU(t)
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, dt := range []DType{Int32, Uint8, Int64, Uint64, Complex64, Complex128} {
+	for _, dt := range []DType{Int32, Uint8, Int64, Uint64, Complex64, Complex128, Float32} {
 		x := gpuTestArray(r, dt, 2100)
 		y := x.Mul(x).Add(1)
 		p := y.Persist(OnGPU())

@@ -7,12 +7,13 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
-// applyBincount counts a block's values 0..N-1 (a 1-d block), or sums the weights of its
-// [value, weight] rows (an (m, 2) block) in row order, as numpy.bincount does for one chunk.
+// applyBincount counts a block's values 0..N-1 (a block of any shape), or sums the weights
+// of its [value, weight] rows (an (m, 2) block) in row order, as numpy.bincount does for one
+// chunk.
 // A value that is not an integer in [0, N) is an error: NumPy raises for negative ones, and
 // N is the length the caller promised.
 func applyBincount(c *plan.CallStep, in dtype.Slice, shape []int) (dtype.Slice, []int, error) {
-	if len(shape) == 1 {
+	if !c.Weighted() {
 		b := newBinCounts(c.N)
 		var err error
 		switch in.DType() {

@@ -14,7 +14,7 @@ import (
 // region, then the call.
 func executeCall(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 	vals, ok := t.CallValues()
-	if c := t.Kernel.Call; c.Fn == expr.FnBincount && len(t.Shape) == 1 {
+	if c := t.Kernel.Call; c.Fn == expr.FnBincount && !c.Weighted() {
 		if ok {
 			data, shape, err := applyBincount(c, vals, t.Shape) // reads vals, writes none
 			if err != nil {

@@ -9,21 +9,51 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
-// searchFunc compiles a Search instruction: for each float64 value of key, a binary search of
-// the ascending sorted array the task's block at in.Slot holds, compared as float64 with NaN
-// after every number (numpy.searchsorted): the first position whose value is NaN or >= the key
-// (> with in.Right); a NaN key goes before the first NaN, or with Right after every value. The
+// searchFunc compiles a Search instruction: for each value of key, a binary search of the
+// ascending sorted array the task's block at in.Slot holds, compared in key's dtype (see
+// plan.SearchDType). In float64, NaN sorts after every number (numpy.searchsorted): the first
+// position whose value is NaN or >= the key (> with in.Right); a NaN key goes before the first
+// NaN, or with Right after every value. In int64 or uint64 the comparisons are exact. The
 // GPU's search (cuda NSearch) finds the same positions.
 func searchFunc(t *plan.Task, in *plan.Instr, o, key *operand) (func(int), error) {
 	if in.Slot < 0 || in.Slot >= len(t.Inputs) {
 		return nil, fmt.Errorf("input slot %d of %d", in.Slot, len(t.Inputs))
 	}
-	if key.dt != dtype.Float64 || key.lane != laneF || o.lane != laneI {
-		return nil, fmt.Errorf("a search for %v values giving %v (the planner casts them to float64, the result is int64)", key.dt, o.dt)
+	if o.lane != laneI {
+		return nil, fmt.Errorf("a search giving %v (int64)", o.dt)
 	}
 	b := &t.Inputs[in.Slot]
 	if len(b.Shape) != 1 || int64(b.Data.Len()) != int64(b.Shape[0]) {
 		return nil, fmt.Errorf("a sorted block of shape %v with %d values", b.Shape, b.Data.Len())
+	}
+	right := in.Right
+	switch key.dt {
+	case dtype.Int64:
+		sorted := dtype.Convert(dtype.Convert(b.Data, in.Sorted), dtype.Int64).Int64s()
+		return func(n int) {
+			for i, v := range key.ivec[:n] {
+				if right {
+					o.ivec[i] = int64(sort.Search(len(sorted), func(j int) bool { return sorted[j] > v }))
+				} else {
+					o.ivec[i] = int64(sort.Search(len(sorted), func(j int) bool { return sorted[j] >= v }))
+				}
+			}
+		}, nil
+	case dtype.Uint64:
+		sorted := dtype.Convert(dtype.Convert(b.Data, in.Sorted), dtype.Uint64).Uint64s()
+		return func(n int) {
+			for i, w := range key.ivec[:n] {
+				v := uint64(w)
+				if right {
+					o.ivec[i] = int64(sort.Search(len(sorted), func(j int) bool { return sorted[j] > v }))
+				} else {
+					o.ivec[i] = int64(sort.Search(len(sorted), func(j int) bool { return sorted[j] >= v }))
+				}
+			}
+		}, nil
+	case dtype.Float64:
+	default:
+		return nil, fmt.Errorf("a search for %v values (the planner casts them to float64, int64 or uint64)", key.dt)
 	}
 	var sorted []float64
 	if b.Data.DType() == dtype.Float64 {
@@ -35,10 +65,9 @@ func searchFunc(t *plan.Task, in *plan.Instr, o, key *operand) (func(int), error
 	for nums > 0 && math.IsNaN(sorted[nums-1]) { // NaNs sort last
 		nums--
 	}
-	all, right := int64(len(sorted)), in.Right
 	nan := int64(nums)
 	if right {
-		nan = all
+		nan = int64(len(sorted))
 	}
 	return func(n int) {
 		for i, v := range key.vec[:n] {

@@ -158,9 +158,23 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		ew = int64(s.outWords())
 		maxOut = int64(d.pool.Limit()/2/8) / ew
 	}
+	if s.NarrowOut {
+		if !opt.Keep {
+			return fmt.Errorf("cuda: a kernel writing 4-byte floats runs only with Options.Keep (internal)")
+		}
+		// Each task's elements from an even element: 8-byte aligned chunks.
+		for i := range elems {
+			elems[i] += elems[i] & 1
+		}
+	}
 	launches, offs, err := planLaunches(elems, s.Reduce, maxOut)
 	if err != nil {
 		return err
+	}
+	if s.NarrowOut {
+		for i := range elems {
+			elems[i] = tasks[i].Elements()
+		}
 	}
 	R, L := s.Rank, s.Leaves()
 	W := descWords(R, L)
@@ -191,7 +205,9 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			sl := Slices(elems[ti])
 			w[R] = uint64(sl)
 			w[R+1] = uint64(offs[ti])
-			if s.Reduce == RNone {
+			if s.NarrowOut {
+				outWords = max(outWords, (offs[ti]+elems[ti]+1)/2)
+			} else if s.Reduce == RNone {
 				outWords = max(outWords, (offs[ti]+elems[ti])*ew)
 			} else {
 				outWords = max(outWords, (offs[ti]+int64(sl))*int64(pw))
@@ -248,7 +264,11 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			res.kept = append(res.kept, op)
 			for k := 0; k < ln.count; k++ {
 				ti := ln.first + k
-				res.Dev[ti] = op + driver.DevicePtr(offs[ti]*8*ew)
+				if s.NarrowOut {
+					res.Dev[ti] = op + driver.DevicePtr(offs[ti]*4)
+				} else {
+					res.Dev[ti] = op + driver.DevicePtr(offs[ti]*8*ew)
+				}
 			}
 			continue
 		}
@@ -600,6 +620,14 @@ func (u *uploads) leaf(b []uint64, t *Task, l int, keys map[int]uint64) error {
 	} else if l < len(t.Files) && t.Files[l] != nil {
 		if expr.Size(t.Files[l].Shape) > 0 {
 			p, err := u.uploadFile(t.Files[l])
+			if err != nil {
+				return err
+			}
+			b[0] = uint64(p)
+		}
+	} else if l < len(t.Inputs32) && t.Inputs32[l] != nil {
+		if in := t.Inputs32[l]; len(in) > 0 {
+			p, err := u.upload(unsafe.Pointer(&in[0]), uint64(len(in)*4))
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -192,7 +193,7 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 				if gt.Held == nil {
 					gt.Held = make([]HeldInput, nleaf)
 				}
-				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape)}
+				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape), Narrow: b.Held.Narrow}
 			} else if b.Gather != nil && b.Data.IsNil() && hostGather(b, in.DType) {
 				// Found on the host, which HostGathers reports for Path.
 				gt.Inputs[leaf] = EncodeWords(dtype.Convert(b.Gather.Box(b.Origin, b.Shape), in.DType))
@@ -325,7 +326,7 @@ func RunPlan(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.O
 			return nil, err
 		}
 	}
-	if err := heldOn(devs, gts); err != nil {
+	if s, err = heldOn(devs, s, gts); err != nil {
 		return nil, err
 	}
 	res, err := RunOn(ctx, devs, s, gts, Options{})
@@ -362,6 +363,22 @@ func RunPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs []dri
 // FreeLater from any other (a garbage-collector cleanup must not wait for the device, whose
 // goroutine may itself be waiting for cleanups to free memory).
 func RunPlanKeepOwned(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs, allocs []driver.DevicePtr, err error) {
+	return runPlanKeep(ctx, d, tasks, false)
+}
+
+// RunPlanKeepNarrow is RunPlanKeepOwned for elementwise tasks of a float32 result that leaves
+// each element as a 4-byte float (Spec.NarrowOut), each task's from an 8-byte aligned address:
+// a float32 array persisted on the GPU in half the memory, read by later kernels as Narrow
+// inputs (plan.Held.Narrow).
+func RunPlanKeepNarrow(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs, allocs []driver.DevicePtr, err error) {
+	return runPlanKeep(ctx, d, tasks, true)
+}
+
+// Narrow reports whether a GPU keeps an array of dtype dt in 4-byte floats
+// (RunPlanKeepNarrow): float32 does; other dtypes are kept in EncodeWords' format.
+func Narrow(dt dtype.DType) bool { return dt == dtype.Float32 }
+
+func runPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task, narrow bool) (ptrs, allocs []driver.DevicePtr, err error) {
 	if len(tasks) == 0 {
 		return nil, nil, nil
 	}
@@ -369,6 +386,14 @@ func RunPlanKeepOwned(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs,
 	s, leaves, err := Lower(k)
 	if err != nil {
 		return nil, nil, err
+	}
+	if narrow {
+		if s.Reduce != RNone || !Narrow(s.Nodes[len(s.Nodes)-1].DType) {
+			return nil, nil, fmt.Errorf("cuda: 4-byte results of a %v %v kernel (internal)", s.Nodes[len(s.Nodes)-1].DType, s.Reduce)
+		}
+		c := *s
+		c.NarrowOut = true
+		s = &c
 	}
 	gts := make([]Task, len(tasks))
 	cache := gatherCache{}
@@ -380,7 +405,7 @@ func RunPlanKeepOwned(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs,
 			return nil, nil, err
 		}
 	}
-	if err := heldOn([]*Device{d}, gts); err != nil {
+	if s, err = heldOn([]*Device{d}, s, gts); err != nil {
 		return nil, nil, err
 	}
 	res, err := d.Run(ctx, s, gts, Options{Keep: true})
@@ -468,14 +493,75 @@ func globalIndex(t *plan.Task, local int64) int64 {
 	return g
 }
 
-// heldOn checks that tasks reading arrays held on a GPU run on that GPU alone.
-func heldOn(devs []*Device, gts []Task) error {
-	for _, t := range gts {
-		for _, h := range t.Held {
-			if h.Ptr != 0 && (len(devs) != 1 || devs[0].Info.Index != h.Device) {
-				return fmt.Errorf("cuda: a task reads an array held on GPU %d but runs on %d GPU(s) starting with %d", h.Device, len(devs), devs[0].Info.Index)
+// narrowInputs returns s with Narrow set on each input leaf that some task reads from an
+// array held in 4-byte floats (HeldInput.Narrow), and makes the other tasks' data of that leaf
+// 4-byte floats too: host data (float32 values, so exact) move to Inputs32. s itself is not
+// changed (Lower caches it); it is returned as is when no task reads narrow data.
+func narrowInputs(s *Spec, gts []Task) (*Spec, error) {
+	var out *Spec
+	for i := range s.Nodes {
+		nd := &s.Nodes[i]
+		if nd.Kind != NInput {
+			continue
+		}
+		l := nd.Leaf
+		narrow := false
+		for _, t := range gts {
+			if l < len(t.Held) && t.Held[l].Ptr != 0 && t.Held[l].Narrow {
+				narrow = true
+				break
+			}
+		}
+		if !narrow {
+			continue
+		}
+		if nd.DType != dtype.Float32 {
+			return nil, fmt.Errorf("cuda: a %v input reads 4-byte floats held on the GPU (internal)", nd.DType)
+		}
+		if out == nil {
+			c := *s
+			c.Nodes = slices.Clone(s.Nodes)
+			out = &c
+		}
+		out.Nodes[i].Narrow = true
+		for ti := range gts {
+			t := &gts[ti]
+			switch {
+			case l < len(t.Held) && t.Held[l].Ptr != 0:
+				if !t.Held[l].Narrow {
+					return nil, fmt.Errorf("cuda: input leaf %d is held in 4-byte floats by one task and 8-byte words by another (internal)", l)
+				}
+			case l < len(t.Gathers) && t.Gathers[l] != nil, l < len(t.Files) && t.Files[l] != nil:
+				return nil, fmt.Errorf("cuda: input leaf %d is held in 4-byte floats by one task and gathered or read from a file by another (internal)", l)
+			case l < len(t.Inputs) && t.Inputs[l] != nil:
+				w := t.Inputs[l]
+				v := make([]float32, len(w))
+				for j, x := range w {
+					v[j] = float32(x) // a float32 value in a float64 word: exact
+				}
+				if t.Inputs32 == nil {
+					t.Inputs32 = make([][]float32, len(t.Inputs))
+				}
+				t.Inputs32[l], t.Inputs[l] = v, nil
 			}
 		}
 	}
-	return nil
+	if out == nil {
+		return s, nil
+	}
+	return out, nil
+}
+
+// heldOn checks that tasks reading arrays held on a GPU run on that GPU alone, and returns
+// the spec to run them with: s, or s with the leaves that read 4-byte floats held there
+// narrow (narrowInputs, which also narrows the other tasks' host data of those leaves).
+func heldOn(devs []*Device, s *Spec, gts []Task) (*Spec, error) {
+	for _, t := range gts {
+		for _, h := range t.Held {
+			if h.Ptr != 0 && (len(devs) != 1 || devs[0].Info.Index != h.Device) {
+				return nil, fmt.Errorf("cuda: a task reads an array held on GPU %d but runs on %d GPU(s) starting with %d", h.Device, len(devs), devs[0].Info.Index)
+			}
+		}
+	}
+	return narrowInputs(s, gts)
 }

@@ -97,6 +97,8 @@ type gen struct {
 	// deferring marks a kernel whose elements may be reduced out of order (argmin/argmax then
 	// break ties by index).
 	deferring bool
+	// narrowOut makes store write 4-byte floats (Spec.NarrowOut).
+	narrowOut bool
 }
 
 func (g *gen) reg(prefix string) string {
@@ -206,7 +208,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	if s.Tile {
 		return generateTiled(s, lib)
 	}
-	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves()}
+	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves(), narrowOut: s.NarrowOut}
 	name := "gpn_fused_" + s.Key()
 	R, L := s.Rank, g.leaves
 	words := descWords(R, L)
@@ -255,6 +257,10 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	lv := g.loadLeaves(s, d, 8*(R+2))
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
+	var cnt *counter // counting kernels (ptxgen_count.go)
+	if s.Reduce == RCount {
+		cnt = g.countInit(s, tid32, out, outOff)
+	}
 	var ia accum // integer and complex reductions (reduce_lanes.go)
 	if s.accLane() != laneF {
 		var err error
@@ -302,6 +308,10 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	rowBase(lv, row)
 	each := func(ev val, e string) error {
+		if cnt != nil {
+			g.countAdd(cnt, ev.r)
+			return nil
+		}
 		if s.Reduce == RNone {
 			g.store(ev, e, out, outOff)
 			return nil
@@ -356,7 +366,9 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("bra %s", loop)
 	g.put(loopEnd)
 
-	if ia.l != laneF {
+	if cnt != nil {
+		g.countFlush(cnt, tid32)
+	} else if ia.l != laneF {
 		ptr := g.rd()
 		g.ins("add.u64 %s, %s, %s", t, outOff, sl)
 		g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.partialWords())

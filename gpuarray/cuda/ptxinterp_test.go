@@ -3,6 +3,7 @@ package cuda
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -227,7 +228,7 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 		if strings.HasPrefix(s, "%") {
 			return x.reg[s]
 		}
-		if strings.HasPrefix(s, "0d") || strings.HasPrefix(s, "0x") {
+		if strings.HasPrefix(s, "0d") || strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0f") {
 			v, _ := strconv.ParseUint(s[2:], 16, 64)
 			return v
 		}
@@ -322,7 +323,7 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 				t.Fatalf("parameter %s", a[1])
 			}
 			set(v)
-		case "cvta.to.global.u64", "cvta.global.u64", "mov.u32", "mov.u64", "mov.s64", "mov.f64", "mov.b64", "cvt.u64.u32":
+		case "cvta.to.global.u64", "cvta.global.u64", "mov.u32", "mov.u64", "mov.s64", "mov.f64", "mov.b64", "cvt.u64.u32", "mov.f32":
 			set(val(a[1]))
 		case "mul.wide.u32", "mul.lo.u64":
 			set(val(a[1]) * val(a[2]))
@@ -354,11 +355,18 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten memory at %#x", tid, bx, by, l, addr(a[1]))
 			}
 			set(w)
+		case "ld.global.nc.f32": // from the aligned word that holds the element, as st.global.u32 writes it
+			at := addr(a[1])
+			w, ok := mem[at&^7]
+			if !ok || at%4 != 0 {
+				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten or misaligned memory at %#x", tid, bx, by, l, at)
+			}
+			set(w >> (8 * (at & 7)) & math.MaxUint32)
 		case "st.global.f64", "st.global.u64":
 			mem[addr(a[0])] = val(a[1])
-		case "st.global.u8", "st.global.u16", "st.global.u32":
+		case "st.global.u8", "st.global.u16", "st.global.u32", "st.global.f32":
 			// Into the aligned word that holds the element.
-			bits := map[string]uint64{"st.global.u8": 8, "st.global.u16": 16, "st.global.u32": 32}[op]
+			bits := map[string]uint64{"st.global.u8": 8, "st.global.u16": 16, "st.global.u32": 32, "st.global.f32": 32}[op]
 			at := addr(a[0])
 			if at%(bits/8) != 0 {
 				t.Fatalf("%q: misaligned address %#x", l, at)
@@ -415,6 +423,26 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			pred(val(a[1]) != 0 || val(a[2]) != 0)
 		case "setp.nan.f64":
 			pred(math.IsNaN(f(val(a[1]))) || math.IsNaN(f(val(a[2]))))
+		case "max.f64", "min.f64": // PTX's: NaN only when both are
+			x, y := f(val(a[1])), f(val(a[2]))
+			switch {
+			case math.IsNaN(x):
+				set(b(y))
+			case math.IsNaN(y), op == "max.f64" && x > y, op == "min.f64" && x < y:
+				set(b(x))
+			default:
+				set(b(y))
+			}
+		case "setp.num.f64":
+			pred(!math.IsNaN(f(val(a[1]))) && !math.IsNaN(f(val(a[2]))))
+		case "setp.lt.f64":
+			pred(f(val(a[1])) < f(val(a[2])))
+		case "selp.f64", "selp.b64":
+			if val(a[3]) != 0 {
+				set(val(a[1]))
+			} else {
+				set(val(a[2]))
+			}
 		case "setp.ge.f64": // ordered: false with a NaN
 			pred(f(val(a[1])) >= f(val(a[2])))
 		case "setp.gt.f64":
@@ -423,6 +451,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(float64(i64(1))))
 		case "cvt.rn.f64.u64":
 			set(b(float64(val(a[1]))))
+		case "cvt.rzi.u64.f64":
+			set(uint64(f(val(a[1]))))
 		case "add.rn.f64":
 			set(b(f(val(a[1])) + f(val(a[2]))))
 		case "sub.rn.f64":
@@ -431,6 +461,30 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(f(val(a[1])) * f(val(a[2]))))
 		case "div.rn.f64":
 			set(b(f(val(a[1])) / f(val(a[2]))))
+		// The counting kernels' (ptxgen_count.go): 32-bit shared counters, atomics, and the
+		// integer test of a value.
+		case "shr.u32":
+			set(uint64(uint32(val(a[1])) >> val(a[2])))
+		case "st.shared.u32":
+			shared[addr(a[0])] = val(a[1]) & math.MaxUint32
+		case "ld.shared.u32":
+			set(shared[addr(a[1])] & math.MaxUint32)
+		case "red.shared.add.u32":
+			shared[addr(a[0])] = (shared[addr(a[0])] + val(a[1])) & math.MaxUint32
+		case "red.global.add.u64":
+			mem[addr(a[0])] += val(a[1])
+		case "cvt.rzi.s64.f64":
+			v := f(val(a[1]))
+			switch {
+			case math.IsNaN(v):
+				set(0)
+			case v >= math.MaxInt64:
+				set(math.MaxInt64)
+			case v <= math.MinInt64:
+				set(1 << 63)
+			default:
+				set(uint64(int64(v)))
+			}
 		case "st.param.b64":
 			x.param[strings.Trim(a[0], "[]")] = val(a[1])
 		case "st.param.b32":
@@ -542,7 +596,13 @@ func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out ui
 	for i := range tasks {
 		elems[i] = tasks[i].Elements()
 	}
-	_, offs, err := planLaunches(elems, s.Reduce, 0)
+	padded := slices.Clone(elems)
+	if s.NarrowOut { // as Device.run: each task's elements from an even element
+		for i := range padded {
+			padded[i] += padded[i] & 1
+		}
+	}
+	_, offs, err := planLaunches(padded, s.Reduce, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -68,6 +69,27 @@ func EncodeWords(s dtype.Slice) []float64 {
 		return w
 	}
 	return s.ToFloat64()
+}
+
+// EncodeNarrow returns s's values as 4-byte floats (float32, rounded as dtype.Convert
+// rounds), two to a word and the last word's upper half zero when there is an odd count: how
+// a GPU keeps a float32 array (Narrow), ready for CopyToDevice.
+func EncodeNarrow(s dtype.Slice) []float64 {
+	v := dtype.Convert(s, dtype.Float32).Float32s()
+	w := make([]float64, (len(v)+1)/2)
+	if len(v) > 0 {
+		copy(unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), 2*len(w)), v)
+	}
+	return w
+}
+
+// DecodeNarrow is the inverse of EncodeNarrow: the n float32 values that the words w hold.
+func DecodeNarrow(w []float64, n int) dtype.Slice {
+	v := make([]float32, n)
+	if n > 0 {
+		copy(v, unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), 2*len(w)))
+	}
+	return dtype.OfFloat32(v)
 }
 
 // DecodeWords is the inverse of EncodeWords: the values of dtype dt that the words w hold.
@@ -301,10 +323,19 @@ func (g *gen) constant(nd *Node) val {
 	return g.finish(nd.DType, val{l: laneF, r: o})
 }
 
-// input loads an input leaf's element at index idx (buffers in EncodeWords' format).
+// input loads an input leaf's element at index idx (buffers in EncodeWords' format, or
+// 4-byte floats for a Narrow leaf, widened exactly).
 func (g *gen) input(nd *Node, idx string) val {
 	ad := g.rd()
 	l := laneOf(nd.DType)
+	if nd.Narrow {
+		g.ins("shl.b64 %s, %s, 2", ad, idx)
+		g.ins("add.u64 %s, %s, %s", ad, ad, g.leafPtrs[nd.Leaf])
+		f, o := g.f(), g.fd()
+		g.ins("ld.global.nc.f32 %s, [%s]", f, ad)
+		g.ins("cvt.f64.f32 %s, %s", o, f)
+		return val{l: laneF, r: o} // a float32 already: finish would not change it
+	}
 	shift := 3
 	if l == laneC {
 		shift = 4
@@ -327,9 +358,19 @@ func (g *gen) input(nd *Node, idx string) val {
 	return g.finish(nd.DType, val{l: laneF, r: o})
 }
 
-// store writes v as element e of the output (at word (outOff+e)*Words).
+// store writes v as element e of the output (at word (outOff+e)*Words; at 4-byte float
+// outOff+e under narrowOut).
 func (g *gen) store(v val, e, out, outOff string) {
 	ad := g.rd()
+	if g.narrowOut {
+		f := g.f()
+		g.ins("add.u64 %s, %s, %s", ad, outOff, e)
+		g.ins("shl.b64 %s, %s, 2", ad, ad)
+		g.ins("add.u64 %s, %s, %s", ad, ad, out)
+		g.ins("cvt.rn.f32.f64 %s, %s", f, v.r) // exact: v is a float32 already
+		g.ins("st.global.f32 [%s], %s", ad, f)
+		return
+	}
 	shift := 3
 	if v.l == laneC {
 		shift = 4
@@ -382,10 +423,12 @@ func (g *gen) node(s *Spec, i int, vals []val, idx []string) (val, error) {
 	case NCast:
 		return g.cast(a(0), adt(0), nd.DType)
 	case NSearch:
-		if adt(0) != dtype.Float64 {
-			return val{}, fmt.Errorf("kernel spec: a search for %v values (the planner casts them to float64)", adt(0))
+		switch adt(0) {
+		case dtype.Float64, dtype.Int64, dtype.Uint64:
+		default:
+			return val{}, fmt.Errorf("kernel spec: a search for %v values (the planner casts them to float64, int64 or uint64)", adt(0))
 		}
-		return g.search(nd, a(0), idx[nd.Leaf]), nil
+		return g.search(nd, a(0), adt(0), idx[nd.Leaf]), nil
 	case NWhere:
 		p := g.truth(a(0))
 		x, y := a(1), a(2)
@@ -426,14 +469,15 @@ func (g *gen) node(s *Spec, i int, vals []val, idx []string) (val, error) {
 	return val{}, fmt.Errorf("kernel spec: unknown node kind %d", nd.Kind)
 }
 
-// search emits the binary search of an NSearch node: where float64 v goes among the n sorted
-// values of its leaf's buffer (n: the leaf's index, its map offset), as the CPU's Search: the
-// first position whose value is NaN or >= v (> v with Right), so NaNs sort last; a NaN v goes
-// before the first NaN, or with Right after all n. Integer arrays' words are converted to
-// float64 as the CPU converts them (round to nearest).
-func (g *gen) search(nd *Node, v val, n string) val {
+// search emits the binary search of an NSearch node: where v (of dtype vdt: float64, int64
+// or uint64, see plan.SearchDType) goes among the n sorted values of its leaf's buffer (n: the
+// leaf's index, its map offset), as the CPU's Search: the first position whose value is >= v
+// (> v with Right). In float64 a NaN value counts as above every number, so NaNs sort last; a
+// NaN v goes before the first NaN, or with Right after all n. The sorted words are converted to
+// vdt as the CPU converts the sorted array (integers to float64 rounded to nearest, bools to
+// 0 and 1).
+func (g *gen) search(nd *Node, v val, vdt dtype.DType, n string) val {
 	lo, hi, mid, ad := g.rd(), g.rd(), g.rd(), g.rd()
-	s := g.fd()
 	p, pc := g.p(), g.p()
 	loop, done := g.label("search"), g.label("found")
 	g.ins("mov.u64 %s, 0", lo)
@@ -445,30 +489,48 @@ func (g *gen) search(nd *Node, v val, n string) val {
 	g.ins("shr.u64 %s, %s, 1", mid, mid)
 	g.ins("shl.b64 %s, %s, 3", ad, mid)
 	g.ins("add.u64 %s, %s, %s", ad, ad, g.leafPtrs[nd.Leaf])
-	switch {
-	case nd.Sorted == dtype.Uint64:
-		w := g.rd()
-		g.ins("ld.global.nc.u64 %s, [%s]", w, ad)
-		g.ins("cvt.rn.f64.u64 %s, %s", s, w)
-	case laneOf(nd.Sorted) == laneI:
-		w := g.rd()
-		g.ins("ld.global.nc.u64 %s, [%s]", w, ad)
-		g.ins("cvt.rn.f64.s64 %s, %s", s, w)
-	default:
-		g.ins("ld.global.nc.f64 %s, [%s]", s, ad)
-	}
 	cmp := "ge"
 	if nd.Right {
 		cmp = "gt"
 	}
-	g.ins("setp.nan.f64 %s, %s, %s", p, s, s)
-	g.ins("setp.%s.f64 %s, %s, %s", cmp, pc, s, v.r)
-	g.ins("or.pred %s, %s, %s", p, p, pc)
+	intWords := laneOf(nd.Sorted) == laneI
+	if vdt == dtype.Float64 {
+		s := g.fd()
+		switch {
+		case nd.Sorted == dtype.Uint64:
+			w := g.rd()
+			g.ins("ld.global.nc.u64 %s, [%s]", w, ad)
+			g.ins("cvt.rn.f64.u64 %s, %s", s, w)
+		case intWords:
+			w := g.rd()
+			g.ins("ld.global.nc.u64 %s, [%s]", w, ad)
+			g.ins("cvt.rn.f64.s64 %s, %s", s, w)
+		default:
+			g.ins("ld.global.nc.f64 %s, [%s]", s, ad)
+		}
+		g.ins("setp.nan.f64 %s, %s, %s", p, s, s)
+		g.ins("setp.%s.f64 %s, %s, %s", cmp, pc, s, v.r)
+		g.ins("or.pred %s, %s, %s", p, p, pc)
+	} else {
+		ty := "s64"
+		if vdt == dtype.Uint64 {
+			ty = "u64"
+		}
+		w := g.rd()
+		if intWords { // int64 values, or uint64 bits: as they are
+			g.ins("ld.global.nc.u64 %s, [%s]", w, ad)
+		} else { // bools' float64 words
+			f := g.fd()
+			g.ins("ld.global.nc.f64 %s, [%s]", f, ad)
+			g.ins("cvt.rzi.%s.f64 %s, %s", ty, w, f)
+		}
+		g.ins("setp.%s.%s %s, %s, %s", cmp, ty, p, w, v.r)
+	}
 	g.ins("@%s mov.u64 %s, %s", p, hi, mid)
 	g.ins("@!%s add.u64 %s, %s, 1", p, lo, mid)
 	g.ins("bra %s", loop)
 	g.put(done)
-	if nd.Right {
+	if nd.Right && vdt == dtype.Float64 {
 		g.ins("setp.nan.f64 %s, %s, %s", p, v.r, v.r)
 		g.ins("@%s mov.u64 %s, %s", p, lo, n)
 	}

@@ -58,7 +58,7 @@ func RunPlanSumKeep(ctx context.Context, d *Device, tasks []*plan.Task, groups [
 			return nil, fmt.Errorf("task %d: %w", i, err)
 		}
 	}
-	if err := heldOn([]*Device{d}, gts); err != nil {
+	if s, err = heldOn([]*Device{d}, s, gts); err != nil {
 		return nil, err
 	}
 	ks, ns, ss := make([]int64, len(gts)), make([]int64, len(gts)), make([]int64, len(gts))

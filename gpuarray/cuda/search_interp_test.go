@@ -43,8 +43,9 @@ func TestSearchKernelInterpreted(t *testing.T) {
 	slices.Sort(big)
 	ubig := make([]uint64, len(big))
 	for i, v := range big {
-		ubig[i] = uint64(v) << 3
+		ubig[i] = uint64(v) << (3 * (i % 2)) // below and above 2^63
 	}
+	slices.Sort(ubig)
 	cases := []sorted{
 		{"float64 with ties and NaNs", floats(1000, 37)},
 		{"float64 without NaNs", floats(513, 0)},
@@ -56,6 +57,40 @@ func TestSearchKernelInterpreted(t *testing.T) {
 		{"float32", dtype.Convert(floats(200, 3), dtype.Float32)},
 	}
 	const rows, cols = 3, 700
+	// Exact integer comparisons (plan.SearchDType): int64 values near big int64 ones, uint64
+	// values near uint64 ones past 2^63, int64 values into bools.
+	near := func(vals []int64) dtype.Slice {
+		k := make([]int64, rows*cols)
+		for i := range k {
+			k[i] = vals[r.IntN(len(vals))] + int64(r.IntN(5)) - 2
+		}
+		return dtype.OfInt64(k)
+	}
+	nearU := func(vals []uint64) dtype.Slice {
+		k := make([]uint64, rows*cols)
+		for i := range k {
+			k[i] = vals[r.IntN(len(vals))] + uint64(r.IntN(5)) - 2
+		}
+		return mustOf(t, k)
+	}
+	bools := make([]bool, 40)
+	for i := 25; i < len(bools); i++ {
+		bools[i] = true
+	}
+	ints := []struct {
+		what   string
+		sorted dtype.Slice
+		keys   dtype.Slice
+	}{
+		{"int64 values into int64 beyond 2^53", dtype.OfInt64(big), near(big)},
+		{"uint64 values into uint64 beyond 2^63", mustOf(t, ubig), nearU(ubig)},
+		{"int64 values into bools", mustOf(t, bools), near([]int64{0, 1})},
+	}
+	for _, c := range ints {
+		for _, right := range []bool{false, true} {
+			searchInterpreted(t, c.what, c.sorted, c.keys, right, rows, cols)
+		}
+	}
 	for _, c := range cases {
 		keys := make([]float64, rows*cols)
 		sv := c.vals.ToFloat64()
@@ -79,53 +114,60 @@ func TestSearchKernelInterpreted(t *testing.T) {
 			}
 		}
 		for _, right := range []bool{false, true} {
-			k := &plan.Kernel{Shape: []int{rows, cols}, Instrs: []plan.Instr{
-				{Code: plan.Input, DType: expr.Float64, Slot: 0, Src: []int{rows, cols}, Map: []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}},
-				{Code: plan.Search, DType: expr.Int64, Args: []int{0}, Slot: 1, Sorted: c.vals.DType(), Right: right},
-			}, Result: 1}
-			pt := &plan.Task{Kernel: k, Offset: []int{0, 0}, Shape: []int{rows, cols}, Inputs: []plan.Block{
-				{Origin: []int{0, 0}, Shape: []int{rows, cols}, Data: dtype.OfFloat64(keys)},
-				{Origin: []int{0}, Shape: []int{c.vals.Len()}, Data: c.vals},
-			}}
-			want, err := cpu.Execute(context.Background(), pt)
-			if err != nil {
-				t.Fatalf("%s: CPU: %v", c.what, err)
-			}
-			s, leaves, err := Lower(k)
-			if err != nil {
-				t.Fatalf("%s: %v", c.what, err)
-			}
-			gt, err := lowerTask(pt, leaves, s.Leaves(), gatherCache{})
-			if err != nil {
-				t.Fatalf("%s: %v", c.what, err)
-			}
-			// The leaves' words in the interpreter's memory, read in place.
-			mem := map[uint64]uint64{}
-			gt.Held = make([]HeldInput, len(gt.Inputs))
-			for l, words := range gt.Inputs {
-				base := uint64(l+1) << 36
-				for i, w := range words {
-					mem[base+uint64(8*i)] = math.Float64bits(w)
-				}
-				gt.Held[l] = HeldInput{Ptr: driver.DevicePtr(base), Len: int64(len(words))}
-			}
-			if err := gt.validate(s); err != nil {
-				t.Fatalf("%s: %v", c.what, err)
-			}
-			const out = 1 << 46
-			fusedRun(t, s, []Task{gt}, mem, out)
-			got := make([]int64, rows*cols)
-			for i := range got {
-				got[i] = int64(mem[out+uint64(8*i)])
-			}
-			if w := want.Data.Int64s(); !slices.Equal(got, w) {
-				for i := range got {
-					if got[i] != w[i] {
-						t.Errorf("%s (right %v): key %v at %d: the kernel's position %d, the CPU's %d", c.what, right, keys[i], i, got[i], w[i])
-						break
-					}
-				}
-			}
+			searchInterpreted(t, c.what, c.vals, dtype.OfFloat64(keys), right, rows, cols)
+		}
+	}
+}
+
+// searchInterpreted plans the search of keys (rows x cols, their dtype the comparisons') in
+// sorted, runs it on the CPU executor, lowers it to a fused kernel, interprets that, and
+// compares the positions.
+func searchInterpreted(t *testing.T, what string, sorted, keys dtype.Slice, right bool, rows, cols int) {
+	t.Helper()
+	k := &plan.Kernel{Shape: []int{rows, cols}, Instrs: []plan.Instr{
+		{Code: plan.Input, DType: keys.DType(), Slot: 0, Src: []int{rows, cols}, Map: []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}},
+		{Code: plan.Search, DType: expr.Int64, Args: []int{0}, Slot: 1, Sorted: sorted.DType(), Right: right},
+	}, Result: 1}
+	pt := &plan.Task{Kernel: k, Offset: []int{0, 0}, Shape: []int{rows, cols}, Inputs: []plan.Block{
+		{Origin: []int{0, 0}, Shape: []int{rows, cols}, Data: keys},
+		{Origin: []int{0}, Shape: []int{sorted.Len()}, Data: sorted},
+	}}
+	want, err := cpu.Execute(context.Background(), pt)
+	if err != nil {
+		t.Fatalf("%s: CPU: %v", what, err)
+	}
+	s, leaves, err := Lower(k)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	gt, err := lowerTask(pt, leaves, s.Leaves(), gatherCache{})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	// The leaves' words in the interpreter's memory, read in place.
+	mem := map[uint64]uint64{}
+	gt.Held = make([]HeldInput, len(gt.Inputs))
+	for l, words := range gt.Inputs {
+		base := uint64(l+1) << 36
+		for i, w := range words {
+			mem[base+uint64(8*i)] = math.Float64bits(w)
+		}
+		gt.Held[l] = HeldInput{Ptr: driver.DevicePtr(base), Len: int64(len(words))}
+	}
+	if err := gt.validate(s); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	const out = 1 << 46
+	fusedRun(t, s, []Task{gt}, mem, out)
+	got := make([]int64, rows*cols)
+	for i := range got {
+		got[i] = int64(mem[out+uint64(8*i)])
+	}
+	w := want.Data.Int64s()
+	for i := range got {
+		if got[i] != w[i] {
+			t.Errorf("%s (right %v): value %v at %d: the kernel's position %d, the CPU's %d", what, right, keys.Slice(i, i+1).Any(), i, got[i], w[i])
+			return
 		}
 	}
 }

@@ -47,6 +47,10 @@ type Node struct {
 	// Transposed, for an NInput node of a tiled spec (Spec.Tile), says its data run along the
 	// iteration's axis Rank-2 (x.T of a stored x): the kernel reads it through shared memory.
 	Transposed bool
+	// Narrow, for a float32 NInput node, says its data are 4-byte floats (a float32 array
+	// persisted on the GPU, HeldInput.Narrow), widened in registers: the same values, half
+	// the bytes read. See narrowInputs.
+	Narrow bool
 	// Sorted, for an NSearch node, is the dtype of the sorted array its leaf's buffer holds
 	// (as EncodeWords writes it); the leaf's map offset is the array's length. The node is the
 	// int64 position of Args[0] in it, compared as float64 with NaN last, before equal values
@@ -75,10 +79,13 @@ const (
 	RArgMin
 	RArgMax
 	RWelford
+	// RCount counts the value of the last node, an integer in [0, Spec.Bins), into the task's
+	// Bins int64 counters (a bincount: see ptxgen_count.go and Device.Count).
+	RCount
 )
 
 func (r Reduce) String() string {
-	return [...]string{"none", "sum", "min", "max", "argmin", "argmax", "welford"}[r]
+	return [...]string{"none", "sum", "min", "max", "argmin", "argmax", "welford", "count"}[r]
 }
 
 // words returns how many 64-bit words one partial takes.
@@ -116,6 +123,12 @@ type Spec struct {
 	// the straight one first (see mirrorLeaves): an element below the diagonal folds in its
 	// own value and its mirror's, one above it draws nothing.
 	Mirror []int
+	// NarrowOut makes an elementwise (RNone) kernel of a float32 result write 4-byte floats
+	// instead of 8-byte words, each task's elements from an even element offset (8-byte
+	// aligned): how a float32 array persisted on the GPU is stored (RunPlanKeepNarrow).
+	NarrowOut bool
+	// Bins is the number of counters of an RCount kernel.
+	Bins int
 }
 
 // Leaves returns how many index maps a task of s must carry (one per distinct Leaf).
@@ -137,14 +150,23 @@ func (s *Spec) Validate() error {
 	if len(s.Nodes) == 0 {
 		return fmt.Errorf("kernel spec: no nodes")
 	}
-	if s.Reduce > RWelford {
+	if s.Reduce > RCount {
 		return fmt.Errorf("kernel spec: unknown reduction %d", s.Reduce)
+	}
+	if err := s.validCount(); err != nil {
+		return err
 	}
 	if s.Kept < 0 || s.Kept >= s.Rank || (s.Kept > 0 && s.Reduce == RNone) || (s.Rows && s.Kept == 0) {
 		return fmt.Errorf("kernel spec: %d kept axes of %d for reduction %v", s.Kept, s.Rank, s.Reduce)
 	}
+	if s.NarrowOut && (s.Reduce != RNone || s.Nodes[len(s.Nodes)-1].DType != expr.Float32) {
+		return fmt.Errorf("kernel spec: 4-byte output of a %v %v kernel (only float32 elementwise results)", s.Nodes[len(s.Nodes)-1].DType, s.Reduce)
+	}
 	transposed := 0
 	for _, nd := range s.Nodes {
+		if nd.Narrow && (nd.Kind != NInput || nd.DType != expr.Float32) {
+			return fmt.Errorf("kernel spec: a 4-byte %v node of kind %d (only float32 inputs are stored narrow)", nd.DType, nd.Kind)
+		}
 		if nd.Transposed {
 			if nd.Kind != NInput || Words(nd.DType) != 1 {
 				return fmt.Errorf("kernel spec: a transposed %v node of kind %d (only real inputs read through tiles)", nd.DType, nd.Kind)
@@ -219,8 +241,14 @@ func (s *Spec) Key() string {
 		w(1)
 	}
 	w(boolWord(s.Tile))
+	if s.NarrowOut {
+		w(2)
+	}
 	for _, m := range s.Mirror {
 		w(uint64(m) + 1)
+	}
+	if s.Reduce == RCount {
+		w(uint64(s.Bins))
 	}
 	for _, nd := range s.Nodes {
 		w(uint64(nd.Kind)<<32 | uint64(nd.DType)<<16 | uint64(nd.Op))
@@ -236,6 +264,9 @@ func (s *Spec) Key() string {
 		w(uint64(nd.Leaf))
 		w(uint64(nd.SameKey))
 		w(boolWord(nd.Transposed))
+		if nd.Narrow {
+			w(3)
+		}
 		if nd.Kind == NSearch {
 			w(uint64(nd.Sorted)<<1 | boolWord(nd.Right))
 		}
@@ -267,14 +298,16 @@ type Map struct {
 }
 
 // Task is one chunk of work for a spec: its iteration space, one Map per leaf, and the data of
-// input leaves (Inputs[leaf] in EncodeWords' format, nil for random leaves), or for input
-// leaves that a GPU already holds, where it holds them (Held[leaf], in the same format, read in
-// place; nil or zero Ptr otherwise).
+// input leaves (Inputs[leaf] in EncodeWords' format, nil for random leaves; Inputs32[leaf] for
+// a Narrow leaf), or for input leaves that a GPU already holds, where it holds them
+// (Held[leaf], in the same format, read in place; nil or zero Ptr otherwise).
 type Task struct {
 	Dims   []int64
 	Maps   []Map
 	Inputs [][]float64
-	Held   []HeldInput
+	// Inputs32[leaf] holds a Narrow leaf's host data (float32 values, uploaded in 4 bytes each).
+	Inputs32 [][]float32
+	Held     []HeldInput
 	// Gathers[leaf], when set, is gathered on the device into the leaf's data (a take).
 	Gathers []*Gather
 	// Files[leaf], when set, is a box of a file read into the leaf's data at upload, through
@@ -282,11 +315,13 @@ type Task struct {
 	Files []*plan.Block
 }
 
-// HeldInput is an input leaf's data in a GPU's memory: Len elements from Ptr.
+// HeldInput is an input leaf's data in a GPU's memory: Len elements from Ptr, in EncodeWords'
+// format, or as 4-byte floats when Narrow (a float32 array persisted so).
 type HeldInput struct {
 	Device int
 	Ptr    driver.DevicePtr
 	Len    int64
+	Narrow bool
 }
 
 // input returns the number of elements of input leaf l's data, of dtype dt, and whether it
@@ -300,6 +335,9 @@ func (t *Task) input(l int, dt expr.DType) (int64, bool) {
 	}
 	if l < len(t.Files) && t.Files[l] != nil {
 		return expr.Size(t.Files[l].Shape), true
+	}
+	if l < len(t.Inputs32) && t.Inputs32[l] != nil {
+		return int64(len(t.Inputs32[l])), true
 	}
 	if l < len(t.Inputs) && t.Inputs[l] != nil {
 		return int64(len(t.Inputs[l]) / Words(dt)), true

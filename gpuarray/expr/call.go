@@ -74,9 +74,10 @@ const (
 	// b's along K and the panel's along N.
 	FnMatMul
 
-	// FnBincount counts the values 0..N-1 of each chunk of a 1-d array (int64 counts), or sums
-	// the weights of an (n, 2) array of [value, weight] rows (float64 sums): each chunk gives N
-	// results, one after another (NewBincount), which a sum over chunks combines.
+	// FnBincount counts the values 0..N-1 of each chunk of an array of any shape (int64
+	// counts), or sums the weights of an (n, 2) array of [value, weight] rows (float64 sums):
+	// each chunk gives N results, one after another in row-major chunk order (NewBincount),
+	// which a sum over chunks combines.
 	FnBincount
 )
 
@@ -162,9 +163,10 @@ func (c Call) OutOffset(off []int, chunk int) []int {
 	return slices.Clone(off)[:len(c.OutShape(off))]
 }
 
-// NewBincount counts the values 0..n-1 in each chunk of the 1-d array a (int64 counts), or
-// with weighted, sums the weights of each chunk's rows of the (m, 2) array a of [value,
-// weight] (float64 sums). The result has n values per chunk of a's first axis, chunk after
+// NewBincount counts the values 0..n-1 in each chunk of the array a of any rank (int64
+// counts: a histogram's bins need no ravel, which would read across chunks), or with
+// weighted, sums the weights of each chunk's rows of the (m, 2) array a of [value, weight]
+// (float64 sums). The result has n values per chunk (row-major chunk order), chunk after
 // chunk: its sum over chunks (reshaped to (chunks, n)) is the bincount.
 func NewBincount(a *Node, n int, weighted bool) (*Node, error) {
 	if HasUnknown(a.Shape) {
@@ -173,13 +175,16 @@ func NewBincount(a *Node, n int, weighted bool) (*Node, error) {
 	if weighted && (len(a.Shape) != 2 || a.Shape[1] != 2 || len(a.Chunks[1]) != 1) {
 		return nil, fmt.Errorf("bincount: weighted rows of shape %s, want (m, 2) in one chunk along axis 1", ShapeString(a.Shape))
 	}
-	if !weighted && len(a.Shape) != 1 {
-		return nil, fmt.Errorf("bincount: values of shape %s, want 1-d", ShapeString(a.Shape))
+	if !weighted && len(a.Shape) == 0 {
+		return nil, fmt.Errorf("bincount: values of shape (), want at least 1-d")
 	}
 	if n < 1 {
 		return nil, fmt.Errorf("bincount: %d bins, want at least 1", n)
 	}
-	k := len(a.Chunks[0])
+	k := 1
+	for _, c := range a.Chunks {
+		k *= len(c)
+	}
 	chunks := make([]int, k)
 	for i := range chunks {
 		chunks[i] = n

@@ -22,6 +22,10 @@ type CallStep struct {
 	Operands int `json:",omitempty"`
 }
 
+// Weighted reports whether c sums the weights of [value, weight] rows by value (a weighted
+// bincount: float64 sums) rather than counting values (int64 counts).
+func (c *CallStep) Weighted() bool { return c.Fn == expr.FnBincount && c.DType == dtype.Float64 }
+
 // addOperands gives every task of a call stage the values of the call's further operands, as
 // its last input blocks.
 func (st *Stage) addOperands(args []*expr.Node, done map[*expr.Node]dtype.Slice) error {

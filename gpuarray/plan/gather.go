@@ -105,8 +105,9 @@ func cutGather(in inputLeaf, off, shp []int) Block {
 }
 
 // search adds search node n read through map m: the values searched for (n.Args[1]) are
-// fused and cast to float64; the sorted array (n.Args[0]: computed by an earlier stage, or data,
-// perhaps held on a device) is an input that every task reads whole.
+// fused and cast to the dtype the comparisons use (SearchDType); the sorted array (n.Args[0]:
+// computed by an earlier stage, or data, perhaps held on a device) is an input that every task
+// reads whole.
 func (l *lowerer) search(n *expr.Node, m []expr.AxisMap) (int, error) {
 	x := n.Args[0]
 	in := inputLeaf{shape: x.Shape, whole: true}
@@ -125,16 +126,31 @@ func (l *lowerer) search(n *expr.Node, m []expr.AxisMap) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if l.k.Instrs[key].DType != expr.Float64 {
-		key = l.add(Instr{Code: Cast, DType: expr.Float64, Args: []int{key}})
+	if cmp := SearchDType(x.DType, n.Args[1].DType); l.k.Instrs[key].DType != cmp {
+		key = l.add(Instr{Code: Cast, DType: cmp, Args: []int{key}})
 	}
 	return l.add(Instr{Code: Search, DType: n.DType, Args: []int{key}, Slot: slot, Sorted: x.DType, Right: n.Axes[0] == 1}), nil
 }
 
+// SearchDType returns the dtype in which a search of values of dtype v in a sorted array of
+// dtype sorted compares them (numpy.searchsorted compares in their common dtype): int64 or
+// uint64 where that is an integer dtype (exact, past 2^53 too), float64 otherwise (float32
+// values widen exactly). The planner casts the values to it; the sorted array is converted
+// as it is read.
+func SearchDType(sorted, v dtype.DType) dtype.DType {
+	switch p := dtype.Promote(sorted, v); {
+	case p == dtype.Uint64:
+		return dtype.Uint64
+	case p.IsInteger():
+		return dtype.Int64
+	}
+	return dtype.Float64
+}
+
 // wholeBlock is the block of an input that every task reads whole (a search's sorted array):
 // its values, shared by the tasks, or where a device or a keeper holds them when one chunk
-// holds them all.
-func wholeBlock(in *inputLeaf, k *Kernel, opt Options) (Block, error) {
+// holds them all. onHost says that a held array was read into host memory instead.
+func wholeBlock(in *inputLeaf, k *Kernel, opt Options) (b Block, onHost bool, err error) {
 	r := len(in.shape)
 	origin, shape := make([]int, r), slices.Clone(in.shape)
 	if in.held != nil {
@@ -144,18 +160,19 @@ func wholeBlock(in *inputLeaf, k *Kernel, opt Options) (Block, error) {
 				hi[d] = shape[d] - 1
 			}
 			if b, ok := opt.Held(k, in.held, origin, hi); ok {
-				return b, nil
+				return b, false, nil
 			}
 		}
 		if in.data.IsNil() { // read on the host after all, once per stage
 			vals, err := in.held.Values()
 			if err != nil {
-				return Block{}, err
+				return Block{}, false, err
 			}
 			in.data = vals
 		}
+		onHost = expr.Size(shape) > 0
 	}
-	return Block{Origin: origin, Shape: shape, Data: in.data}, nil
+	return Block{Origin: origin, Shape: shape, Data: in.data}, onHost, nil
 }
 
 // Box gathers the values of the box of the take's result at origin with shape, row-major.

@@ -50,9 +50,10 @@ type Instr struct {
 	Slot  int            `json:",omitempty"` // Input; Search: the sorted operand's whole block
 	Src   []int          `json:",omitempty"` // leaves: the source array's shape
 	Map   []expr.AxisMap `json:",omitempty"` // leaves: one per source axis
-	// Search: where the float64 value Args[0] goes in the ascending 1-d block at Slot, of
-	// dtype Sorted, compared as float64 with NaN last: before equal values, or after them
-	// with Right (numpy.searchsorted). The result is int64.
+	// Search: where the value Args[0] goes in the ascending 1-d block at Slot, of dtype
+	// Sorted, compared in Args[0]'s dtype (SearchDType: float64 with NaN last, or int64 or
+	// uint64 exactly): before equal values, or after them with Right (numpy.searchsorted).
+	// The result is int64.
 	Sorted expr.DType `json:",omitempty"`
 	Right  bool       `json:",omitempty"`
 }
@@ -146,6 +147,9 @@ type Block struct {
 type Held struct {
 	Device int     // the GPU's index
 	Ptr    uintptr // device address of the block's first element
+	// Narrow says the values are 4-byte floats (a float32 array persisted on the GPU) instead
+	// of the fused kernels' 8-byte words.
+	Narrow bool `json:",omitempty"`
 }
 
 // Task computes one chunk of a stage: the region of the iteration space at Offset with Shape.

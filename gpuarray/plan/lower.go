@@ -109,6 +109,9 @@ type Stage struct {
 	// the tasks' blocks as they were made (gather.go): the one part of such a stage that no
 	// device runs.
 	Gathered bool
+	// WholeOnHost says that an array a device holds, which every task reads whole (a search's
+	// sorted array), was read into host memory for the tasks: no one chunk of it held it all.
+	WholeOnHost bool
 }
 
 type lowerer struct {
@@ -394,10 +397,11 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 		for i := range inputs {
 			in := &inputs[i]
 			if in.whole {
-				b, err := wholeBlock(in, l.k, opt)
+				b, onHost, err := wholeBlock(in, l.k, opt)
 				if err != nil {
 					return err
 				}
+				st.WholeOnHost = st.WholeOnHost || onHost
 				task.Inputs = append(task.Inputs, b)
 				continue
 			}
