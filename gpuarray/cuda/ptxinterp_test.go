@@ -539,8 +539,6 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(uint64(uint32(max(int32(val(a[1])), int32(val(a[2]))))))
 		case "setp.ge.s32":
 			pred(int32(val(a[1])) >= int32(val(a[2])))
-		case "ld.shared.u32":
-			set(shared[addr(a[1])] & math.MaxUint32)
 		case "shr.b32":
 			set((val(a[1]) & math.MaxUint32) >> val(a[2]))
 		case "setp.eq.u32":
