@@ -87,8 +87,12 @@ var deferQueueLen = 0
 // deferCoop makes the lanes of a warp compute their batches' slow elements together
 // (deferredSlowCoop): each lane one of the warp's queued elements, so the warp runs the slow
 // path about once per batch instead of as many times as its lane with the most slow elements.
-// GPUNOTES_PTX_DEFER_COOP=0 leaves each lane to compute its own, to measure.
+// GPUNOTES_PTX_DEFER_COOP=0 leaves each lane to compute its own, to measure
+// (GPUNOTES_PTX_DEFER_COOP=full: in full reductions only).
 var deferCoop = os.Getenv("GPUNOTES_PTX_DEFER_COOP") != "0"
+
+// deferCoopAxes lets partial reductions compute slow elements by warps too (deferCoop).
+var deferCoopAxes = os.Getenv("GPUNOTES_PTX_DEFER_COOP") != "full"
 
 // maxStageWords bounds the 64-bit words of one slot of the warp's shared stage (a slow
 // element's leaf indices, then its values): wider elements are computed by their own lanes.
@@ -226,16 +230,17 @@ func (g *gen) slowValues(s *Spec, lv []leafRegs, e2, dl, t string, rowBase func(
 }
 
 // deferBatch is the state of a reduction's in-order deferral (deferredInOrder). A thread holds
-// the values of its batch's elements in a local array (vals; cell, the next element's place)
-// and a record of each slow element (queue; rec, the next record): its place in the batch,
-// then its leaves' source indices, from which any lane of the warp can compute its values.
-// k counts the batch's elements, kend is where the batch ends (the batch length, or fewer
-// at the thread's last elements), n counts its slow elements, first is its first element's
-// index; mask (mirrored kernels, whose batches hold at most 16 elements) has bit j set for
-// each value j to fold in.
+// the values of its batch's elements in a local array (vals) and a record of each slow element
+// (queue): its place in the batch, then its leaves' source indices, from which any lane of the
+// warp can compute its values. k counts the batch's elements, kend is where the batch ends
+// (the batch length, or fewer at the thread's last elements), n counts its slow elements;
+// first, set where the batch ends, is its first element's index; mask (mirrored kernels, whose
+// batches hold at most 16 elements) has bit j set for each value j to fold in. The loop keeps
+// only k, kend and n (and mask) in registers: a register more through the element's draws can
+// cost an H100 half its blocks per SM.
 type deferBatch struct {
-	vals, queue, cell, rec, k, kend, n, first, mask string
-	size, nv, words, leaves                         int
+	vals, queue, k, kend, n, first, mask string
+	size, nv, words, leaves              int
 	// stage names the warp's shared slots (deferredSlowCoop), "" when the lanes compute their
 	// own slow elements.
 	stage string
@@ -263,9 +268,9 @@ func (g *gen) newDeferBatch(s *Spec) *deferQueue {
 	if nv > 1 {
 		size = min(size, 16) // the mask's 32 bits
 	}
-	b := &deferBatch{vals: g.rd(), queue: g.rd(), cell: g.rd(), rec: g.rd(), k: g.r(), kend: g.r(), n: g.r(), first: g.rd(), size: size, nv: nv, words: words, leaves: g.leaves}
+	b := &deferBatch{vals: g.rd(), queue: g.rd(), k: g.r(), kend: g.r(), n: g.r(), first: g.rd(), size: size, nv: nv, words: words, leaves: g.leaves}
 	g.locals = fmt.Sprintf("\t.local .align 8 .b8 gpn_defer_v[%d];\n\t.local .align 8 .b8 gpn_defer_q[%d];\n", 8*size*nv*words, b.recBytes()*size)
-	if deferCoop && b.stageWords() <= maxStageWords {
+	if deferCoop && (s.Kept == 0 || deferCoopAxes) && b.stageWords() <= maxStageWords {
 		b.stage = "gpn_defer_s"
 		g.shared += fmt.Sprintf("\t.shared .align 8 .b8 %s[%d];\n", b.stage, BlockSize*8*b.stageWords())
 	}
@@ -284,9 +289,6 @@ func (g *gen) deferStart(q *deferQueue, e, hi string, step int) {
 	if b == nil {
 		return
 	}
-	g.ins("mov.u64 %s, %s", b.first, e)
-	g.ins("mov.u64 %s, %s", b.cell, b.vals)
-	g.ins("mov.u64 %s, %s", b.rec, b.queue)
 	g.ins("mov.u32 %s, 0", b.k)
 	g.ins("mov.u32 %s, 0", b.n)
 	if b.mask != "" {
@@ -314,19 +316,31 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	slow := g.p()
 	g.ins("mov.pred %s, 0", slow)
 	idx := g.leafIndices(lv, c)
+	// The element's record goes to the queue's next place before its draws, so that its leaf
+	// indices need no registers through them; only a slow element's is kept (n counts it).
+	ra := g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", ra, b.n, b.recBytes())
+	g.ins("add.u64 %s, %s, %s", ra, ra, b.queue)
+	g.ins("st.local.u32 [%s], %s", ra, b.k)
+	for l, r := range idx {
+		g.ins("st.local.u64 [%s+%d], %s", ra, 8*(l+1), r)
+	}
 	g.deferPred = slow
 	vals, skip, end, err := g.elementValuesAt(s, idx)
 	g.deferPred = ""
 	if err != nil {
 		return err
 	}
+	va := g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", va, b.k, cell*b.nv)
+	g.ins("add.u64 %s, %s, %s", va, va, b.vals)
 	for i, v := range vals {
 		p := slow
 		if skip[i] != "" {
 			p = g.p()
 			g.ins("or.pred %s, %s, %s", p, skip[i], slow)
 		}
-		g.storeLocal(v, b.cell, i*cell, p)
+		g.storeLocal(v, va, i*cell, p)
 		if b.mask != "" {
 			// Value i of element k is bit k*nv+i, set unless the value is skipped.
 			bit, sh := g.r(), g.r()
@@ -339,17 +353,10 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 			}
 		}
 	}
-	// A slow element: its record.
-	g.ins("@%s st.local.u32 [%s], %s", slow, b.rec, b.k)
-	for l, r := range idx {
-		g.ins("@%s st.local.u64 [%s+%d], %s", slow, b.rec, 8*(l+1), r)
-	}
-	g.ins("@%s add.u64 %s, %s, %d", slow, b.rec, b.rec, b.recBytes())
 	g.ins("@%s add.u32 %s, %s, 1", slow, b.n, b.n)
 	if end != "" {
 		g.put(end) // a mirrored element past the diagonal: nothing to store
 	}
-	g.ins("add.u64 %s, %s, %d", b.cell, b.cell, cell*b.nv)
 	g.ins("add.u32 %s, %s, 1", b.k, b.k)
 
 	pl := g.p()
@@ -361,6 +368,11 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	}
 	done := g.label("dend")
 	g.ins("@%s bra %s", pl, done)
+	// The batch's first element: e - (k-1)*step.
+	back := g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", back, b.k, step)
+	g.ins("sub.u64 %s, %s, %s", b.first, e, back)
+	g.ins("add.u64 %s, %s, %d", b.first, b.first, step)
 	if err := g.deferredSlow(s, b); err != nil {
 		return err
 	}
@@ -464,32 +476,38 @@ func (g *gen) deferredSlowCoop(s *Spec, b *deferBatch, slowDone string) error {
 	pz := g.p()
 	g.ins("setp.eq.u32 %s, %s, 0", pz, tot)
 	g.ins("@%s bra %s", pz, slowDone)
-	// The warp's slots: stage + warp*32*slot bytes; this lane's slot.
+	// Only tot, pre and r0 stay in registers through the round (the slow path is where a
+	// kernel needs most); the lane, its warp's slots and its own slot are derived where used.
 	slot := 8 * b.stageWords()
-	ws, mine, tid := g.rd(), g.rd(), g.r()
-	g.ins("mov.u32 %s, %%tid.x", tid)
-	g.ins("shr.b32 %s, %s, 5", tid, tid)
-	g.ins("mul.wide.u32 %s, %s, %d", ws, tid, 32*slot)
-	g.ins("mov.u64 %s, %s", mine, b.stage)
-	g.ins("add.u64 %s, %s, %s", ws, ws, mine)
-	g.ins("mul.wide.u32 %s, %s, %d", mine, ln, slot)
-	g.ins("add.u64 %s, %s, %s", mine, mine, ws)
+	slots := func() (ws, mine string) {
+		ws, mine = g.rd(), g.rd()
+		w, l := g.r(), g.r()
+		g.ins("mov.u32 %s, %%tid.x", w)
+		g.ins("shr.b32 %s, %s, 5", w, w)
+		g.ins("mul.wide.u32 %s, %s, %d", ws, w, 32*slot)
+		g.ins("mov.u64 %s, %s", mine, b.stage)
+		g.ins("add.u64 %s, %s, %s", ws, ws, mine)
+		g.ins("mov.u32 %s, %%laneid", l)
+		g.ins("mul.wide.u32 %s, %s, %d", mine, l, slot)
+		g.ins("add.u64 %s, %s, %s", mine, mine, ws)
+		return ws, mine
+	}
 	r0 := g.r()
 	g.ins("mov.u32 %s, 0", r0)
 	round := g.label("dround")
 	g.put(round)
-	// This lane's items in the round: records ilo <= i < ihi, item pre+i in [r0, r0+32).
-	ilo, ihi := g.r(), g.r()
-	g.ins("sub.u32 %s, %s, %s", ilo, r0, pre)
-	g.ins("max.s32 %s, %s, 0", ilo, ilo)
-	g.ins("add.u32 %s, %s, 32", ihi, r0)
-	g.ins("sub.u32 %s, %s, %s", ihi, ihi, pre)
-	g.ins("min.s32 %s, %s, %s", ihi, ihi, b.n)
-	// items walks this lane's records in the round: record address ra, slot address sa.
+	// items walks this lane's records in the round, ilo <= i < ihi (item pre+i in [r0, r0+32)):
+	// record address ra, slot address sa.
 	items := func(body func(ra, sa string)) {
-		i, pi := g.r(), g.p()
+		ws, _ := slots()
+		ilo, ihi := g.r(), g.r()
+		g.ins("sub.u32 %s, %s, %s", ilo, r0, pre)
+		g.ins("max.s32 %s, %s, 0", ilo, ilo)
+		g.ins("add.u32 %s, %s, 32", ihi, r0)
+		g.ins("sub.u32 %s, %s, %s", ihi, ihi, pre)
+		g.ins("min.s32 %s, %s, %s", ihi, ihi, b.n)
+		i, pi := ilo, g.p()
 		loop, out := g.label("ditem"), g.label("ditemsend")
-		g.ins("mov.u32 %s, %s", i, ilo)
 		g.put(loop)
 		g.ins("setp.ge.s32 %s, %s, %s", pi, i, ihi)
 		g.ins("@%s bra %s", pi, out)
@@ -514,15 +532,18 @@ func (g *gen) deferredSlowCoop(s *Spec, b *deferBatch, slowDone string) error {
 	})
 	g.ins("bar.warp.sync -1")
 	// Lane j computes the round's item j, if there is one.
-	it, pn := g.r(), g.p()
+	it, pn, l := g.r(), g.p(), g.r()
 	none := g.label("dnone")
-	g.ins("add.u32 %s, %s, %s", it, r0, ln)
+	g.ins("mov.u32 %s, %%laneid", l)
+	g.ins("add.u32 %s, %s, %s", it, r0, l)
 	g.ins("setp.ge.u32 %s, %s, %s", pn, it, tot)
 	g.ins("@%s bra %s", pn, none)
+	_, mine := slots()
 	vals, end, err := g.slowFrom(s, b, mine, "shared", 0)
 	if err != nil {
 		return err
 	}
+	_, mine = slots()
 	for j, v := range vals {
 		g.storeSpace("shared", v, mine, j*8*b.words, "")
 	}

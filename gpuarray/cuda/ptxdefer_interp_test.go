@@ -91,14 +91,19 @@ var orderCases = []orderCase{
 // same reductions of the array stored, as the CPU draws it (a persisted array): every thread's
 // partial has the same bits, so a reduction of a regenerated array equals the same reduction
 // of it persisted; for batches of 8, 32 and 64 elements (the last one partial, the full ones
-// folded unrolled) and for a queue of 2 slow elements (the batch ends when it is full). The
+// folded unrolled), for a queue of 2 slow elements (the batch ends when it is full, at other
+// elements in each lane), with the slow elements computed by the warp together (where all its
+// lanes end a batch at once; the interpreter groups the lanes stopped at the same place) and
+// by each lane for its own (where some lanes are done, and GPUNOTES_PTX_DEFER_COOP=0). The
 // same kernels folding the deferred values after the others (the fold before element order,
 // deferOrdered off) give other bits in some case: the comparison sees the order.
 func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interprets kernels of 20000 normal draws each")
 	}
-	defer func(a, o bool, b, q int) { deferAxes, deferOrdered, deferBatchLen, deferQueueLen = a, o, b, q }(deferAxes, deferOrdered, deferBatchLen, deferQueueLen)
+	defer func(a, o, co bool, b, q int) {
+		deferAxes, deferOrdered, deferCoop, deferBatchLen, deferQueueLen = a, o, co, b, q
+	}(deferAxes, deferOrdered, deferCoop, deferBatchLen, deferQueueLen)
 	deferAxes = true
 	_, slow := storedNormals(rng.Key{K0: 42, K1: 7}, 0, 20000)
 	if slow < 100 {
@@ -108,10 +113,10 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 	for _, c := range orderCases {
 		stored := orderRun(t, c, true)
 		for _, v := range []struct {
-			ordered      bool
-			batch, queue int
-		}{{true, 32, deferCap}, {true, 8, deferCap}, {true, 64, 2}, {false, 32, deferCap}} {
-			deferOrdered, deferBatchLen, deferQueueLen = v.ordered, v.batch, v.queue
+			ordered, coop bool
+			batch, queue  int
+		}{{true, true, 32, 0}, {true, true, 8, 0}, {true, true, 64, 2}, {true, false, 32, 0}, {true, false, 64, 2}, {false, true, 32, 0}} {
+			deferOrdered, deferCoop, deferBatchLen, deferQueueLen = v.ordered, v.coop, v.batch, v.queue
 			got := orderRun(t, c, false)
 			if len(got) != len(stored) {
 				t.Fatalf("%s: %d partial words regenerated, %d stored", c.name, len(got), len(stored))
@@ -125,7 +130,7 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 			}
 			switch {
 			case v.ordered && diff != "":
-				t.Errorf("%s, batches of %d, queues of %d: %s", c.name, v.batch, v.queue, diff)
+				t.Errorf("%s, batches of %d, queues of %d, warp together %v: %s", c.name, v.batch, v.queue, v.coop, diff)
 			case !v.ordered && diff != "":
 				unordered++
 			}
