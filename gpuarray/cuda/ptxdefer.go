@@ -87,12 +87,25 @@ var deferQueueLen = 0
 // deferCoop makes the lanes of a warp compute their batches' slow elements together
 // (deferredSlowCoop): each lane one of the warp's queued elements, so the warp runs the slow
 // path about once per batch instead of as many times as its lane with the most slow elements.
-// GPUNOTES_PTX_DEFER_COOP=0 leaves each lane to compute its own, to measure
-// (GPUNOTES_PTX_DEFER_COOP=full: in full reductions only).
-var deferCoop = os.Getenv("GPUNOTES_PTX_DEFER_COOP") != "0"
+// GPUNOTES_PTX_DEFER_COOP=0 leaves each lane to compute its own, =all lets every kernel
+// compute them by warps, to measure; by default coopPays decides.
+var deferCoop = os.Getenv("GPUNOTES_PTX_DEFER_COOP")
 
-// deferCoopAxes lets partial reductions compute slow elements by warps too (deferCoop).
-var deferCoopAxes = os.Getenv("GPUNOTES_PTX_DEFER_COOP") != "full"
+// coopPays reports whether the warps of s's kernel compute their slow elements together by
+// default: reductions of one leaf but Welford along columns. On an H100 at N=40000, with warps
+// together against lanes alone: full sum 10.96 against 11.40 ms, axis sums 10.42-10.76 against
+// 10.85-11.18, full std 13.16 against 13.45; std along axis 0 and x + x.T were slower (in one
+// build 22.6 against 23.1 and 23.4 against 20.0, in another 26.6 against 23.8 and even), which
+// their larger kernels' registers may explain (bench/RESULTS.md).
+func coopPays(s *Spec) bool {
+	switch deferCoop {
+	case "0":
+		return false
+	case "all":
+		return true
+	}
+	return s.Leaves() == 1 && !(s.Kept > 0 && !s.Rows && s.Reduce == RWelford)
+}
 
 // maxStageWords bounds the 64-bit words of one slot of the warp's shared stage (a slow
 // element's leaf indices, then its values): wider elements are computed by their own lanes.
@@ -270,7 +283,7 @@ func (g *gen) newDeferBatch(s *Spec) *deferQueue {
 	}
 	b := &deferBatch{vals: g.rd(), queue: g.rd(), k: g.r(), kend: g.r(), n: g.r(), first: g.rd(), size: size, nv: nv, words: words, leaves: g.leaves}
 	g.locals = fmt.Sprintf("\t.local .align 8 .b8 gpn_defer_v[%d];\n\t.local .align 8 .b8 gpn_defer_q[%d];\n", 8*size*nv*words, b.recBytes()*size)
-	if deferCoop && (s.Kept == 0 || deferCoopAxes) && b.stageWords() <= maxStageWords {
+	if coopPays(s) && b.stageWords() <= maxStageWords {
 		b.stage = "gpn_defer_s"
 		g.shared += fmt.Sprintf("\t.shared .align 8 .b8 %s[%d];\n", b.stage, BlockSize*8*b.stageWords())
 	}
@@ -315,18 +328,8 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	cell := 8 * b.words // bytes of one value
 	slow := g.p()
 	g.ins("mov.pred %s, 0", slow)
-	idx := g.leafIndices(lv, c)
-	// The element's record goes to the queue's next place before its draws, so that its leaf
-	// indices need no registers through them; only a slow element's is kept (n counts it).
-	ra := g.rd()
-	g.ins("mul.wide.u32 %s, %s, %d", ra, b.n, b.recBytes())
-	g.ins("add.u64 %s, %s, %s", ra, ra, b.queue)
-	g.ins("st.local.u32 [%s], %s", ra, b.k)
-	for l, r := range idx {
-		g.ins("st.local.u64 [%s+%d], %s", ra, 8*(l+1), r)
-	}
 	g.deferPred = slow
-	vals, skip, end, err := g.elementValuesAt(s, idx)
+	vals, skip, end, err := g.elementValues(s, lv, c)
 	g.deferPred = ""
 	if err != nil {
 		return err
@@ -352,6 +355,16 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 				g.ins("or.b32 %s, %s, %s", b.mask, b.mask, bit)
 			}
 		}
+	}
+	// A slow element's record: its place, and its leaf indices computed again (held through
+	// the draws, they cost registers; stored by every element, the lanes' stores scatter:
+	// both measured slower on an H100).
+	ra := g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", ra, b.n, b.recBytes())
+	g.ins("add.u64 %s, %s, %s", ra, ra, b.queue)
+	g.ins("@%s st.local.u32 [%s], %s", slow, ra, b.k)
+	for l, r := range g.leafIndices(lv, c) {
+		g.ins("@%s st.local.u64 [%s+%d], %s", slow, ra, 8*(l+1), r)
 	}
 	g.ins("@%s add.u32 %s, %s, 1", slow, b.n, b.n)
 	if end != "" {

@@ -94,14 +94,15 @@ var orderCases = []orderCase{
 // folded unrolled), for a queue of 2 slow elements (the batch ends when it is full, at other
 // elements in each lane), with the slow elements computed by the warp together (where all its
 // lanes end a batch at once; the interpreter groups the lanes stopped at the same place) and
-// by each lane for its own (where some lanes are done, and GPUNOTES_PTX_DEFER_COOP=0). The
+// by each lane for its own (where some lanes are done, and GPUNOTES_PTX_DEFER_COOP=0), and as
+// coopPays chooses. The
 // same kernels folding the deferred values after the others (the fold before element order,
 // deferOrdered off) give other bits in some case: the comparison sees the order.
 func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interprets kernels of 20000 normal draws each")
 	}
-	defer func(a, o, co bool, b, q int) {
+	defer func(a, o bool, co string, b, q int) {
 		deferAxes, deferOrdered, deferCoop, deferBatchLen, deferQueueLen = a, o, co, b, q
 	}(deferAxes, deferOrdered, deferCoop, deferBatchLen, deferQueueLen)
 	deferAxes = true
@@ -113,9 +114,10 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 	for _, c := range orderCases {
 		stored := orderRun(t, c, true)
 		for _, v := range []struct {
-			ordered, coop bool
-			batch, queue  int
-		}{{true, true, 32, 0}, {true, true, 8, 0}, {true, true, 64, 2}, {true, false, 32, 0}, {true, false, 64, 2}, {false, true, 32, 0}} {
+			ordered      bool
+			coop         string
+			batch, queue int
+		}{{true, "", 32, 0}, {true, "all", 8, 0}, {true, "all", 64, 2}, {true, "0", 32, 0}, {true, "0", 64, 2}, {false, "", 32, 0}} {
 			deferOrdered, deferCoop, deferBatchLen, deferQueueLen = v.ordered, v.coop, v.batch, v.queue
 			got := orderRun(t, c, false)
 			if len(got) != len(stored) {
@@ -130,7 +132,7 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 			}
 			switch {
 			case v.ordered && diff != "":
-				t.Errorf("%s, batches of %d, queues of %d, warp together %v: %s", c.name, v.batch, v.queue, v.coop, diff)
+				t.Errorf("%s, batches of %d, queues of %d, GPUNOTES_PTX_DEFER_COOP=%q: %s", c.name, v.batch, v.queue, v.coop, diff)
 			case !v.ordered && diff != "":
 				unordered++
 			}
@@ -159,8 +161,18 @@ func TestMirroredReductionKeepsElementOrder(t *testing.T) {
 	}
 	s := &Spec{Rank: 2, Reduce: RSum, Mirror: []int{0, 1}, Nodes: []Node{normal(0, 0), normal(1, 1), {Kind: NBinary, DType: expr.Float64, Op: expr.OpAdd, Args: [3]int{0, 1}}}}
 	task := heldTask([]int64{n, n}, []Map{{Strides: []int64{n, 1}}, {Strides: []int64{1, n}}}, []uint64{0, 0}, []int64{n * n, n * n})
+	defer func(co string) { deferCoop = co }(deferCoop)
+	for _, co := range []string{"0", "all"} {
+		deferCoop = co
+		mirroredSums(t, s, task, mem, x, n)
+	}
+}
+
+// mirroredSums checks each thread's sum of TestMirroredReductionKeepsElementOrder's kernel.
+func mirroredSums(t *testing.T, s *Spec, task Task, mem map[uint64]uint64, x func(i, j int64) float64, n int64) {
+	t.Helper()
 	got := fusedRun(t, s, []Task{task}, mem, 1<<46)[0]
-	m := int64(n * n)
+	m := n * n
 	S := Slices(m)
 	for b := range S {
 		lo, hi := SliceRange(m, S, b)
@@ -177,7 +189,7 @@ func TestMirroredReductionKeepsElementOrder(t *testing.T) {
 				}
 			}
 			if a := got[b][tid][0]; a != math.Float64bits(acc) {
-				t.Fatalf("slice %d thread %d sums %v, want %v", b, tid, math.Float64frombits(a), acc)
+				t.Fatalf("GPUNOTES_PTX_DEFER_COOP=%s: slice %d thread %d sums %v, want %v", deferCoop, b, tid, math.Float64frombits(a), acc)
 			}
 		}
 	}
