@@ -75,8 +75,8 @@ var opsTable = []benchOp{
 	// The issue's user-kernel row: a 5-op expression through Elementwise (CuPy peer:
 	// ElementwiseKernel), fused with the sum.
 	{"sum(Elementwise: where(x > 0, x * x, exp(x)) + 1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return benchKernel.Apply(x).Sum() }},
-	// The histogram row of issue 17 (at --n 31623, about 1e9 normals): bins fused, counts
-	// per chunk (the GPU's bincount kernel), summed over chunks.
+	// The histogram row of issue 17 (at --n 31623, about 1e9 normals): bins computed and
+	// counted per chunk by one fused kernel on a GPU, the chunks' counts summed.
 	{"histogram(x, 100, range=(-5, 5))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
 		h, _ := gpuarray.Histogram(x, 100, -5, 5, nil)
 		return h

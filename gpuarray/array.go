@@ -39,17 +39,17 @@ const autoChunkElems = 1 << 24
 type Array struct {
 	n    *expr.Node
 	err  error
-	path string // which kernels computed an eager result (MatMul)
+	path string // which kernels computed a result (Compute), for Path
 	keep bool   // KeepDims: the next reduction keeps its axes
 }
 
-// Path says which kernels computed an array that an eager operation returned (MatMul, Dot),
-// like "cpu (OpenBLAS 0.3.21)" or "gpu 0 NVIDIA H100 80GB HBM3 (cuBLAS/cuSOLVER), operands
-// generated on the device", or that Compute returned on the GPU backend, like "gpu 0 NVIDIA
-// H100 80GB HBM3 (fused kernels)", followed by "; host fallback: …" for each part that ran on
-// the CPU instead, with its time and the reason, and "; result kept on gpu 0" for an array
-// result left in device memory; on a cluster it is "host fallback: …" when GPU workers ran
-// parts on their CPUs. It is "" for every other array.
+// Path says which kernels computed an array that Compute returned on the GPU backend, like
+// "gpu 0 NVIDIA H100 80GB HBM3 (fused kernels); matmul on cuBLAS (operands generated on the
+// device)", followed by "; host fallback: …" for each part that ran on the CPU instead, with
+// its time and the reason, and "; result kept on gpu 0" for an array result left in device
+// memory; on the CPU, the library calls that ran ("solve on the CPU with OpenBLAS 0.3.21
+// (LAPACK)"); on a cluster it is "host fallback: …" when GPU workers ran parts on their CPUs.
+// It is "" for every other array.
 func (a *Array) Path() string { return a.path }
 
 func errArray(err error) *Array { return &Array{err: err} }

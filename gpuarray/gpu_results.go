@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -93,11 +94,24 @@ func (r *gpuResults) stages(order []*expr.Node) []*expr.Node {
 }
 
 // sumOnDevice reports whether keep may combine reduction n on the device (keepSum): a float
-// sum or mean over some axes on one GPU.
+// sum, mean, variance or standard deviation over some axes on one GPU.
 func (r *gpuResults) sumOnDevice(n *expr.Node) bool {
-	return r.g != nil && len(r.g.devs) == 1 && (n.Red == expr.Sum || n.Red == expr.Mean) && (n.DType == dtype.Float64 || n.DType == dtype.Float32) &&
+	switch n.Red {
+	case expr.Sum, expr.Mean:
+	case expr.Var, expr.Std:
+		if !welfordKeep {
+			return false
+		}
+	default:
+		return false
+	}
+	return r.g != nil && len(r.g.devs) == 1 && (n.DType == dtype.Float64 || n.DType == dtype.Float32) &&
 		len(n.Args) == 1 && len(n.Axes) < len(n.Args[0].Shape)
 }
+
+// welfordKeep lets keepSum combine variances and standard deviations over some axes on the
+// device (cuda.RunPlanWelfordKeep); GPUNOTES_GPU_WELFORD_KEEP=0 combines them on the host.
+var welfordKeep = os.Getenv("GPUNOTES_GPU_WELFORD_KEEP") != "0"
 
 // partialsStay reports whether a reduction may leave its result on the device as its tasks'
 // partials, with no combine on the host: a float64 sum, min or max over axes that each lie
@@ -121,9 +135,10 @@ func partialsStay(n *expr.Node) bool {
 	return true
 }
 
-// keepSum computes the sum or mean n (stage st) with its partials combined on the GPU
-// (cuda.RunPlanSumKeep): result chunk by result chunk, in the order of the host's combine
-// (plan.Stage.Assemble), so the bits are those of a result combined on the host and put back.
+// keepSum computes the sum, mean, variance or standard deviation n (stage st) with its
+// partials combined on the GPU (cuda.RunPlanSumKeep, cuda.RunPlanWelfordKeep): result chunk by
+// result chunk, in the order of the host's combine (plan.Stage.Assemble), so the bits are
+// those of a result combined on the host and put back.
 // It returns cuda.ErrNotKept when the stage is not one it runs so.
 func (r *gpuResults) keepSum(cfg computeConfig, n *expr.Node, st *plan.Stage, progress func(int)) (*gpuChunks, error) {
 	if !oneKernel(st) || st.Gathered || cuda.HostGathers(st) || st.Kernel.Reduce == nil {
@@ -174,7 +189,19 @@ func (r *gpuResults) keepSum(cfg computeConfig, n *expr.Node, st *plan.Stage, pr
 		divisor = float64(total)
 	}
 	dev := r.g.devs[0]
-	ptrs, err := cuda.RunPlanSumKeep(cfg.ctx, dev, st.Tasks, groups, divisor, n.DType == dtype.Float32)
+	var ptrs []driver.DevicePtr
+	var err error
+	switch n.Red {
+	case expr.Var, expr.Std:
+		if !welfordKeep {
+			return nil, cuda.ErrNotKept
+		}
+		ptrs, err = cuda.RunPlanWelfordKeep(cfg.ctx, dev, st.Tasks, groups, n.Red == expr.Std, n.DType == dtype.Float32)
+	case expr.Sum, expr.Mean:
+		ptrs, err = cuda.RunPlanSumKeep(cfg.ctx, dev, st.Tasks, groups, divisor, n.DType == dtype.Float32)
+	default:
+		return nil, cuda.ErrNotKept
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -72,8 +72,8 @@ func TestGPUResultsChoice(t *testing.T) {
 	if has(y.n) || !has(m.n) || !has(roots[1]) || !has(roots[2]) {
 		t.Fatalf("host stages %v: want the column mean, the row std and the sum, not the difference", order)
 	}
-	// On one GPU, a float sum or mean over some axes that no other stage reads is combined on
-	// the device (keepSum); the column mean that x - mean reads, the std and the full sum are not.
+	// On one GPU, a float sum, mean or std over some axes that no other stage reads is combined
+	// on the device (keepSum); the column mean that x - mean reads and the full sum are not.
 	rowSum, m32 := x.Sum(1), x.AsType(Float32).Mean(0)
 	roots = []*expr.Node{y.n, x.Std(1).n, x.Sum().n, rowSum.n, m32.n}
 	r = &gpuResults{g: &gpuSched{devs: make([]*cuda.Device, 1)}, stay: map[*expr.Node]bool{}, host: map[*expr.Node]string{}}
@@ -83,11 +83,19 @@ func TestGPUResultsChoice(t *testing.T) {
 		}
 	}
 	order = r.stages(stageOrder(roots))
-	if len(r.direct) != 3 || r.direct[0] != y.n || !slices.Contains(r.direct, rowSum.n) || !slices.Contains(r.direct, m32.n) {
-		t.Fatalf("direct roots on one GPU: %v, want x - mean(x, 0), sum(x, 1), mean(float32(x), 0)", r.direct)
+	if len(r.direct) != 4 || r.direct[0] != y.n || !slices.Contains(r.direct, roots[1]) || !slices.Contains(r.direct, rowSum.n) || !slices.Contains(r.direct, m32.n) {
+		t.Fatalf("direct roots on one GPU: %v, want x - mean(x, 0), std(x, 1), sum(x, 1), mean(float32(x), 0)", r.direct)
 	}
-	if !has(m.n) || !has(roots[1]) || !has(roots[2]) || has(rowSum.n) {
-		t.Fatalf("host stages on one GPU %v: want the column mean, the row std and the sum", order)
+	if !has(m.n) || has(roots[1]) || !has(roots[2]) || has(rowSum.n) {
+		t.Fatalf("host stages on one GPU %v: want the column mean and the sum", order)
+	}
+	// GPUNOTES_GPU_WELFORD_KEEP=0: the std is combined on the host.
+	welfordKeep = false
+	r.direct = nil
+	order = r.stages(stageOrder(roots))
+	welfordKeep = true
+	if len(r.direct) != 3 || slices.Contains(r.direct, roots[1]) || !has(roots[1]) {
+		t.Fatalf("without welfordKeep: direct roots %v, host stages %v; want the std on the host", r.direct, order)
 	}
 	r.g.devs = make([]*cuda.Device, 2)
 	r.direct = nil

@@ -76,8 +76,10 @@ func bincount(x, weights *Array, n int) *Array {
 		if weights.DType().IsComplex() {
 			return errArray(fmt.Errorf("Bincount: complex weights are not supported"))
 		}
+		// [value, weight] rows by a where over a broadcast column index: elementwise work fused
+		// with what computes x and w (a stack would join them in a copy first).
 		w := weights.rechunkSizes(x.Chunks()[0])
-		rows := StackAxis(1, x.AsType(Float64), w.AsType(Float64)).rechunkSizes(x.Chunks()[0], []int{2})
+		rows := Where(Arange(0, 2, 1).Eq(0), ExpandDims(x.AsType(Float64), -1), ExpandDims(w.AsType(Float64), -1))
 		if err := rows.Err(); err != nil {
 			return errArray(fmt.Errorf("Bincount: %w", err))
 		}

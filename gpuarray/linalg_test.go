@@ -181,6 +181,14 @@ func TestDot(t *testing.T) {
 		if err := c.got.Err(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
+		// Computed, the product says which library ran, also in its HTML repr.
+		e, err := c.got.Compute()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !strings.HasPrefix(e.Path(), "matmul on the CPU with ") || !strings.Contains(e.HTML(), e.Path()) {
+			t.Errorf("%s: path %q, not in the HTML repr", c.name, e.Path())
+		}
 		if s := c.got.Shape(); len(s) != len(c.shape) || (len(s) > 0 && s[0] != c.shape[0]) {
 			t.Fatalf("%s: shape %v, want %v", c.name, s, c.shape)
 		}

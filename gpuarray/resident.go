@@ -287,8 +287,7 @@ func heldOn(devs ...*cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []in
 	return func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 		gpu, seen := onGPU[k]
 		if !seen {
-			_, _, err := cuda.Lower(k)
-			gpu = err == nil
+			gpu = readsHeldInPlace(k)
 			onGPU[k] = gpu
 		}
 		if !gpu {
@@ -315,6 +314,18 @@ func heldOn(devs ...*cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []in
 		}
 		return plan.Block{}, false
 	}
+}
+
+// readsHeldInPlace reports whether the GPU runs kernel k reading its inputs' blocks where a GPU holds
+// them: a fused kernel, or a bincount (counted by a fused kernel, or its weighted rows
+// computed by one: cuda.runBincounts). Other library calls may read their values on the
+// host, and so read held arrays' host copies.
+func readsHeldInPlace(k *plan.Kernel) bool {
+	if k.Call != nil {
+		return k.Call.Fn == expr.FnBincount && cuda.Lowers(k) == nil
+	}
+	_, _, err := cuda.Lower(k)
+	return err == nil
 }
 
 // held returns the scheduler's plan hook for arrays held on its GPUs. With several GPUs it

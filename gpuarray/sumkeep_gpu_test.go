@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// TestGPUSumsCombinedOnDevice: sums and means over random axes of random shapes and chunks
-// (float64 and float32, of regenerated, uploaded and persisted arrays), computed with
-// OnGPU, combine their partials on the device (gpuResults.keepSum) and equal bit for bit the
-// result combined on the host (ToSlice), and the CPU's within 1e-12 relative; a mean that
-// another result of the same compute reads is combined on the host, and right too.
+// TestGPUSumsCombinedOnDevice: sums, means, standard deviations and variances over random axes
+// of random shapes and chunks (float64 and float32, of regenerated, uploaded and persisted
+// arrays), computed with OnGPU, combine their partials on the device (gpuResults.keepSum) and
+// equal bit for bit the result combined on the host (ToSlice), and the CPU's within 1e-12
+// relative; a mean that another result of the same compute reads is combined on the host, and
+// right too.
 func TestGPUSumsCombinedOnDevice(t *testing.T) {
 	needGPU(t)
 	r := rand.New(rand.NewPCG(5, 7))
@@ -57,9 +58,16 @@ func TestGPUSumsCombinedOnDevice(t *testing.T) {
 				}
 			}
 		}
-		y := x.Sum(axes...)
-		if r.IntN(2) == 0 {
+		var y *Array
+		switch r.IntN(4) {
+		case 0:
+			y = x.Sum(axes...)
+		case 1:
 			y = x.Mean(axes...)
+		case 2:
+			y = x.Std(axes...)
+		default:
+			y = x.Var(axes...)
 		}
 		c, err := y.Compute(OnGPU())
 		if err != nil {

@@ -47,8 +47,11 @@ func executeCall(ctx context.Context, t *plan.Task) (*plan.Output, error) {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
 	o := &plan.Output{Shape: shape, Data: data}
-	if t.Kernel.Call.Fn.Matrix() {
-		o.Lib = fmt.Sprintf("%v on the CPU with %s", t.Kernel.Call.Fn, MatrixLibrary())
+	switch fn := t.Kernel.Call.Fn; {
+	case fn.Matrix():
+		o.Lib = fmt.Sprintf("%v on the CPU with %s", fn, MatrixLibrary())
+	case fn == expr.FnMatMul:
+		o.Lib = fmt.Sprintf("%v on the CPU with %s", fn, GemmLibrary())
 	}
 	return o, nil
 }

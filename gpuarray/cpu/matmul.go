@@ -29,9 +29,17 @@ func Gemm() linalg.Kernels {
 	return gemmKern
 }
 
+// GemmLibrary names the library of Gemm: OpenBLAS with its version, or gonum.
+func GemmLibrary() string {
+	if _, ok := Gemm().(*openblas.Kernels); ok {
+		return openblas.Version()
+	}
+	return "gonum"
+}
+
 // applyMatMul computes a task of a lazy product (expr.FnMatMul): its row panel of a (rows x K,
-// in) times the whole b (the call's operand), block by block in the order of c.Blocks, so the
-// values are those of linalg.MatMul on the same chunks.
+// in) times its panel of b (the call's operand, K x c.N), block by block in the order of
+// c.Blocks, so the values are those of linalg.MatMul on the same chunks.
 func applyMatMul(ctx context.Context, c *plan.CallStep, in dtype.Slice, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error) {
 	if len(shape) != 2 || len(operands) != 1 || len(c.Blocks) != 3 {
 		return dtype.Slice{}, nil, fmt.Errorf("%v: a block of shape %s with %d operands and %d block lists", c.Fn, expr.ShapeString(shape), len(operands), len(c.Blocks))

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/rng"
 )
 
 // countInputSpec is the counting kernel of an input leaf's values into bins counters.
@@ -156,7 +158,7 @@ func countRun(t *testing.T, lib string, s *Spec, tasks []Task, mem map[uint64]ui
 		w[R], w[R+1] = uint64(Slices(task.Elements())), uint64(ti*per)
 		for l := range L {
 			b := w[R+2+l*(R+2):]
-			b[0], b[1] = uint64(task.Held[l].Ptr), uint64(task.Maps[l].Off)
+			b[0], b[1] = leafWord(s, &task, l), uint64(task.Maps[l].Off)
 			for j, st := range task.Maps[l].Strides {
 				b[2+j] = uint64(st)
 			}
@@ -168,9 +170,13 @@ func countRun(t *testing.T, lib string, s *Spec, tasks []Task, mem map[uint64]ui
 			mem[out+uint64(8*(ti*per+k))] = 0
 		}
 	}
+	params := map[string]uint64{"desc": desc, "out": out}
+	for i, l := range keyLeaves(s) {
+		params["key"+strconv.Itoa(i)] = randomKeys(s)[l]
+	}
 	for ti, task := range tasks {
 		for b := range Slices(task.Elements()) {
-			ptxRun(t, p, b, ti, map[string]uint64{"desc": desc, "out": out}, mem, func(tid int, name string, args []uint64) {
+			ptxRun(t, p, b, ti, params, mem, func(tid int, name string, args []uint64) {
 				t.Fatalf("thread %d calls %s", tid, name)
 			})
 		}
@@ -284,5 +290,49 @@ func TestWeightedKernelInterpreted(t *testing.T) {
 		if got = run(); got[S*tc.bins] != 1 || math.Float64frombits(got[S*tc.bins+1]) != 2.5 {
 			t.Fatalf("flag %d, value %v after a value of 2.5", got[S*tc.bins], math.Float64frombits(got[S*tc.bins+1]))
 		}
+	}
+}
+
+// TestCountKernelOfNormalsInterpreted interprets the counting kernel of where(x > 0.5, 1, 0)
+// over a normal array drawn in the kernel, whose slow draws are deferred (a queue, out of
+// element order: counts need none): every element is counted once, in the bin of its value as
+// the CPU draws it.
+func TestCountKernelOfNormalsInterpreted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interprets a kernel of 20000 normal draws")
+	}
+	lib, err := kernelsLib()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := rng.Key{K0: 42, K1: 7}
+	const n = 20000
+	mem, slow := storedNormals(key, 1<<32, n)
+	if slow < 100 {
+		t.Fatalf("%d of %d draws leave the fast path: too few to defer", slow, n)
+	}
+	s := &Spec{Rank: 1, Reduce: RCount, Bins: 2, Nodes: []Node{
+		{Kind: NRandom, DType: expr.Float64, Rand: expr.RandSpec{Dist: expr.Normal, P0: 1, P1: 2, Key: [2]uint32{key.K0, key.K1}}},
+		{Kind: NConst, DType: expr.Float64, Value: 0.5},
+		{Kind: NBinary, DType: expr.Bool, Op: expr.OpGt, Args: [3]int{0, 1}},
+		{Kind: NConst, DType: expr.Float64, Value: 1},
+		{Kind: NConst, DType: expr.Float64, Value: 0},
+		{Kind: NWhere, DType: expr.Float64, Args: [3]int{2, 3, 4}},
+	}}
+	if !drawsNormals(s) || !deferSlow {
+		t.Fatal("the kernel defers no draw")
+	}
+	task := Task{Dims: []int64{n}, Maps: []Map{{Strides: []int64{1}}}}
+	got := countRun(t, lib, s, []Task{task}, mem, 1<<46)[0]
+	var want [2]uint64
+	for i := range n {
+		if math.Float64frombits(mem[1<<32+uint64(8*i)]) > 0.5 {
+			want[1]++
+		} else {
+			want[0]++
+		}
+	}
+	if got[0] != want[0] || got[1] != want[1] || got[2] != 0 {
+		t.Errorf("counts %v (flag %d), want %v", got[:2], got[2], want)
 	}
 }

@@ -297,7 +297,24 @@ func TestLibraryForKernel(t *testing.T) {
 			{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P0: 10, P1: 1}},
 			{Kind: NUnary, Op: expr.OpSin, Args: [3]int{0}},
 		}}
+		// Inlined (see inlineOn), sin's body and the module-local items it uses are the
+		// kernel's own, and its library part lacks gpn_sin.
 		ptx, _, err := GeneratePTX(spec, string(lib))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"gpn_sin inlined", ".global .align 16 .b8 __cudart_sin_cos_coeffs[128] = {",
+			".func  (.param .align 8 .b8 func_retval0[16]) __internal_trig_reduction_slowpathd(\n\t.param .b64 __internal_trig_reduction_slowpathd_param_0\n)\n{"} {
+			if !strings.Contains(ptx, want) {
+				t.Errorf("%s: the inlining kernel lacks %q", fl, want)
+			}
+		}
+		if got := string(parts.forKernel(ptx)); strings.Contains(got, "gpn_sin(") || strings.Contains(ptx, "call (retval0), gpn_sin") {
+			t.Errorf("%s: gpn_sin is inlined, yet called or linked", fl)
+		}
+		inlineOn = false
+		ptx, _, err = GeneratePTX(spec, string(lib))
+		inlineOn = true
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -292,3 +292,33 @@ func TestEncodeNarrowRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowCountKernelReadsSameValues interprets the counting kernel of a bincount over a
+// float32 leaf held in 4-byte floats (a histogram of a persisted float32 array, which reads
+// the chunks in place) and over the same values in 8-byte words: the same counts, and a value
+// out of range flagged the same way.
+func TestNarrowCountKernelReadsSameValues(t *testing.T) {
+	lib, err := kernelsLib()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(35, 36))
+	const wide, narrow, out, bins = 1 << 32, 1 << 40, 1 << 46, 37
+	dims := []int64{40, 1501}
+	n := dims[0] * dims[1]
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.IntN(bins))
+	}
+	v[n-1] = bins // out of range: flagged
+	mem := map[uint64]uint64{}
+	narrowMem(mem, v, wide, narrow)
+	task := heldTask(dims, []Map{{Strides: []int64{dims[1], 1}}}, []uint64{wide}, []int64{n})
+	s := &Spec{Rank: 2, Reduce: RCount, Bins: bins, Nodes: []Node{{Kind: NInput, DType: expr.Float32}}}
+	ns, nts := narrowed(s, []Task{task}, wide, narrow)
+	want := countRun(t, lib, s, []Task{task}, mem, out)
+	got := countRun(t, lib, ns, nts, mem, out)
+	if !slices.Equal(got[0], want[0]) || got[0][bins] != 1 {
+		t.Fatalf("counts from 4-byte floats %v, from 8-byte words %v", got[0], want[0])
+	}
+}

@@ -144,7 +144,8 @@ var deferOrdered = os.Getenv("GPUNOTES_PTX_DEFER_ORDER") != "0"
 // batch folded in element order for reductions (deferOrdered), a queue of element indices for
 // elementwise kernels.
 func (g *gen) newDeferQueue(s *Spec) *deferQueue {
-	if s.Reduce != RNone && deferOrdered {
+	// Counts (RCount) are integers: their order changes no bit, so they take the cheaper queue.
+	if s.Reduce != RNone && s.Reduce != RCount && deferOrdered {
 		return g.newDeferBatch(s)
 	}
 	g.deferring = true

@@ -32,12 +32,15 @@ type library struct {
 	// anyFunc accepts a call of any function: a dry run that only checks that the generator
 	// expresses a spec (Lower).
 	anyFunc bool
+	// text is the library PTX, and inline what the inliner reads of it (see inlineOn).
+	text   string
+	inline *inlineLib
 }
 
 // parseLibrary reads the PTX version, target and the .visible function prototypes of the
 // device library.
 func parseLibrary(ptx string) (*library, error) {
-	lib := &library{protos: map[string]libProto{}}
+	lib := &library{protos: map[string]libProto{}, text: ptx, inline: &inlineLib{}}
 	if m := versionRE.FindStringSubmatch(ptx); m != nil {
 		lib.version = m[1]
 	} else {
@@ -97,6 +100,11 @@ type gen struct {
 	// deferring marks a kernel whose elements may be reduced out of order (argmin/argmax then
 	// break ties by index).
 	deferring bool
+	// welfordRcp makes Welford updates multiply by the count's reciprocal (welfordMode).
+	welfordRcp bool
+	// localSet names the module-local library items that inlined bodies use (copied into the
+	// kernel module).
+	localSet map[string]bool
 	// narrowOut makes store write 4-byte floats (Spec.NarrowOut).
 	narrowOut bool
 }
@@ -559,6 +567,7 @@ func (g *gen) module(s *Spec, name string) string {
 	for _, fn := range g.usedList {
 		b.WriteString(lib.protos[fn].decl + "\n")
 	}
+	b.WriteString(g.localItems())
 	fmt.Fprintf(&b, "\n.visible .entry %s(\n\t.param .u64 desc,\n\t.param .u64 out", name)
 	for i := range len(g.keyParams) {
 		fmt.Fprintf(&b, ",\n\t.param .u64 key%d", i)
@@ -763,14 +772,7 @@ func (g *gen) accumulate(r Reduce, v, e, acc, accI, wn, wm, wq, out, outOff stri
 		g.ins("@%s mov.f64 %s, %s", take, acc, v)
 		g.ins("@%s mov.u64 %s, %s", take, accI, e)
 	case RWelford:
-		dd, t := g.fd(), g.fd()
-		g.ins("add.rn.f64 %s, %s, %s", wn, wn, f64imm(1))
-		g.ins("sub.rn.f64 %s, %s, %s", dd, v, wm)
-		g.ins("div.rn.f64 %s, %s, %s", t, dd, wn)
-		g.ins("add.rn.f64 %s, %s, %s", wm, wm, t)
-		g.ins("sub.rn.f64 %s, %s, %s", t, v, wm)
-		g.ins("mul.rn.f64 %s, %s, %s", t, dd, t)
-		g.ins("add.rn.f64 %s, %s, %s", wq, wq, t)
+		g.welfordStep(v, wn, wm, wq, g.welfordRcp)
 	default:
 		return fmt.Errorf("kernel spec: unknown reduction %d", r)
 	}

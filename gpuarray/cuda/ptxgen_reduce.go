@@ -117,6 +117,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
+	g.welfordRcp = welfordMode == "rcp"
 	var ia accum // integer and complex reductions (reduce_lanes.go)
 	if s.accLane() != laneF {
 		var err error

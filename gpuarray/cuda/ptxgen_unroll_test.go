@@ -38,6 +38,26 @@ func TestUnrolledLoads(t *testing.T) {
 			{Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 1}}, {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{5, 2}},
 			{Kind: NBinary, Op: expr.OpAdd, Args: [3]int{6, 3}}, {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{7, 4}}}}, 5, false},
 	}
+	// Inputs of 4-byte floats: narrowUnroll loads per pass, up to two inputs.
+	narrow := func(leaf int) Node { return Node{Kind: NInput, DType: expr.Float32, Leaf: leaf, Narrow: true} }
+	for _, c := range []struct {
+		name  string
+		s     Spec
+		loads int // ld.global.nc.f32, in the pass and in the one-element body
+	}{
+		{"narrow sum", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{narrow(0)}}, narrowUnroll + 1},
+		{"narrow rows", Spec{Rank: 2, Reduce: RSum, Kept: 1, Rows: true, Nodes: []Node{narrow(0)}}, narrowUnroll + 1},
+		{"narrow x+y", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{narrow(0), narrow(1), {Kind: NBinary, Op: expr.OpAdd, DType: expr.Float32, Args: [3]int{0, 1}}}}, 2 * (narrowUnroll + 1)},
+		{"narrow and wide", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{narrow(0), {Kind: NInput, DType: expr.Float32, Leaf: 1}, {Kind: NBinary, Op: expr.OpAdd, DType: expr.Float32, Args: [3]int{0, 1}}}}, unrollLoads + 1},
+	} {
+		ptx, _, err := GeneratePTX(&c.s, string(lib))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if n := strings.Count(ptx, "ld.global.nc.f32"); n != c.loads {
+			t.Errorf("%s: %d f32 loads, want %d", c.name, n, c.loads)
+		}
+	}
 	for _, c := range cases {
 		ptx, _, err := GeneratePTX(&c.s, string(lib))
 		if err != nil {

@@ -461,6 +461,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(f(val(a[1])) * f(val(a[2]))))
 		case "div.rn.f64":
 			set(b(f(val(a[1])) / f(val(a[2]))))
+		case "rcp.rn.f64":
+			set(b(1 / f(val(a[1]))))
 		// The counting kernels' (ptxgen_count.go): 32-bit shared counters, atomics, and the
 		// integer test of a value.
 		case "shr.u32":

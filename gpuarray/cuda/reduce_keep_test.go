@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // runCombine interprets the straight-line combine kernel (combinePTX) for every thread of
@@ -78,8 +82,22 @@ func runCombine(t *testing.T, ptx string, groups int, maxK int64, desc, parts ui
 					reg[a[0]] = map[string]uint64{"[desc]": desc, "[parts]": parts}[a[1]]
 				case "cvta.to.global.u64", "mov.u32", "cvt.u64.u32":
 					reg[a[0]] = val(a[1])
-				case "mul.wide.u32":
+				case "mul.wide.u32", "mul.lo.u64":
 					reg[a[0]] = val(a[1]) * val(a[2])
+				case "mov.f64":
+					reg[a[0]] = val(a[1])
+				case "sub.rn.f64":
+					reg[a[0]] = b(f(val(a[1])) - f(val(a[2])))
+				case "mul.rn.f64":
+					reg[a[0]] = b(f(val(a[1])) * f(val(a[2])))
+				case "sqrt.rn.f64":
+					reg[a[0]] = b(math.Sqrt(f(val(a[1]))))
+				case "setp.neu.f64":
+					reg[a[0]] = map[bool]uint64{true: 1}[!(f(val(a[1])) == f(val(a[2])))]
+				case "setp.eq.f64":
+					reg[a[0]] = map[bool]uint64{true: 1}[f(val(a[1])) == f(val(a[2]))]
+				case "and.pred":
+					reg[a[0]] = map[bool]uint64{true: 1}[val(a[1]) != 0 && val(a[2]) != 0]
 				case "add.u64":
 					reg[a[0]] = val(a[1]) + val(a[2])
 				case "shl.b64":
@@ -202,4 +220,110 @@ func hostTree(xs []float64) float64 {
 	}
 	h := len(xs) / 2
 	return hostTree(xs[:h]) + hostTree(xs[h:])
+}
+
+// TestWelfordCombineKernelMatchesHost: the combine kernel of RunPlanWelfordKeep, interpreted
+// on the host, gives each group's variances and standard deviations bit for bit as the host
+// does: collectAxes's merge of a task's slices, plan.Combine's tree over the group's tasks,
+// then M2 / count, the square root, the float32 rounding (plan.Stage.Assemble's steps), with
+// slices that reduced nothing (count 0) among them.
+func TestWelfordCombineKernelMatchesHost(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	spec := &Spec{Rank: 2, Kept: 1, Reduce: RWelford, Nodes: []Node{{Kind: NInput, DType: expr.Float64}}}
+	for trial := range 60 {
+		G := 1 + r.IntN(6)
+		sl := make([]int64, G)
+		for j := range sl {
+			sl[j] = int64(1 + r.IntN(5))
+		}
+		std, f32 := r.IntN(2) == 0, r.IntN(3) == 0
+		name := welfordCombineName(sl, std, f32)
+		ptx := welfordCombinePTX("8.0", "sm_90", name, sl, std, f32)
+		groups := 1 + r.IntN(3)
+		Ks := make([]int64, groups)
+		var maxK int64
+		for g := range Ks {
+			Ks[g] = int64(1 + r.IntN(200))
+			maxK = max(maxK, Ks[g])
+		}
+		mem := map[uint64]uint64{}
+		const parts, descAt, outAt = 1 << 20, 1 << 30, 1 << 40
+		var slot uint64
+		W := 2 + G
+		want := map[uint64]uint64{}
+		for g, K := range Ks {
+			out := uint64(outAt + g<<24)
+			mem[descAt+uint64(g*W*8)] = uint64(K)
+			mem[descAt+uint64(g*W*8+8)] = out
+			var words []uint64
+			offs := make([]int64, G)
+			for j := range G {
+				mem[descAt+uint64(g*W*8+16+8*j)] = slot
+				offs[j] = int64(len(words) / 3)
+				for range sl[j] * K {
+					n := float64(r.IntN(5000))
+					if r.IntN(8) == 0 {
+						n = 0
+					}
+					m := 1000 + r.NormFloat64()*3
+					q := n * 9 * (1 + r.Float64())
+					if n == 0 {
+						m, q = 0, 0
+					}
+					for _, v := range []float64{n, m, q} {
+						mem[parts+8*(3*slot)+8*uint64(len(words)%3)] = math.Float64bits(v)
+						words = append(words, math.Float64bits(v))
+						if len(words)%3 == 0 {
+							slot++
+						}
+					}
+				}
+			}
+			outs := make([]*plan.Output, G)
+			for j := range G {
+				p := collectAxes(spec, words, offs[j], K, sl[j])
+				outs[j] = &plan.Output{Shape: []int{int(K)}, Data: dtype.OfFloat64(p.Count), Aux: [][]float64{p.Mean, p.M2}}
+			}
+			red := expr.Var
+			if std {
+				red = expr.Std
+			}
+			var tree func(ps []*plan.Output) *plan.Output
+			tree = func(ps []*plan.Output) *plan.Output {
+				if len(ps) == 1 {
+					return ps[0]
+				}
+				h := len(ps) / 2
+				c, err := plan.Combine(red, tree(ps[:h]), tree(ps[h:]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			c := tree(outs)
+			for q := range K {
+				v := c.Aux[1][q] / c.Data.Float64s()[q]
+				if std {
+					v = math.Sqrt(v)
+				}
+				if f32 {
+					v = float64(float32(v))
+				}
+				want[out+uint64(8*q)] = math.Float64bits(v)
+			}
+		}
+		runCombine(t, ptx, groups, maxK, descAt, parts, mem)
+		for a, w := range want {
+			if mem[a] != w && !(math.IsNaN(math.Float64frombits(mem[a])) && math.IsNaN(math.Float64frombits(w))) {
+				t.Fatalf("trial %d (slices %v, std %v, f32 %v): word at %#x is %v, want %v", trial, sl, std, f32, a, math.Float64frombits(mem[a]), math.Float64frombits(w))
+			}
+		}
+		for a := range mem {
+			if a >= outAt {
+				if _, ok := want[a]; !ok {
+					t.Fatalf("trial %d: the kernel wrote %#x, past its group's elements", trial, a)
+				}
+			}
+		}
+	}
 }

@@ -94,8 +94,8 @@ func NewMask(x, m *Node) (*Node, error) {
 
 // NewSearch gives, for each value of v, the int64 position where it would be inserted into the
 // ascending 1-d sorted to keep it sorted, as numpy.searchsorted: before equal values, or after
-// them with right; NaN sorts last. The result has v's shape and chunks. As for a take, the
-// planner computes both first; each task then searches its box (a binary search per value).
+// them with right; NaN sorts last. The result has v's shape and chunks. The planner computes
+// sorted first; v is fused into the search's kernel (a binary search per value, plan.Search).
 func NewSearch(sorted, v *Node, right bool) (*Node, error) {
 	if HasUnknown(sorted.Shape) || HasUnknown(v.Shape) {
 		return nil, ErrUnknown("searchsorted", v.Shape)
