@@ -78,6 +78,7 @@ func orderRun(t *testing.T, c orderCase, stored bool) []uint64 {
 var orderCases = []orderCase{
 	{"column sums", RSum, 1, false, []int64{8, 700}, []int64{1, 8}},
 	{"column Welford", RWelford, 1, false, []int64{8, 700}, []int64{1, 8}},
+	{"sums of 40 columns (a whole warp's and 8)", RSum, 1, false, []int64{40, 300}, []int64{1, 40}},
 	{"row sums", RSum, 1, true, []int64{2, 2600}, []int64{2600, 1}},
 	{"row Welford", RWelford, 1, true, []int64{2, 2600}, []int64{2600, 1}},
 	{"sums over axes 0 and 1 of (30, 40, 4)", RSum, 1, false, []int64{4, 30, 40}, []int64{1, 160, 4}},
@@ -119,7 +120,16 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 			batch, queue int
 		}{{true, "", 32, 0}, {true, "all", 8, 0}, {true, "all", 64, 2}, {true, "0", 32, 0}, {true, "0", 64, 2}, {false, "", 32, 0}} {
 			deferOrdered, deferCoop, deferBatchLen, deferQueueLen = v.ordered, v.coop, v.batch, v.queue
+			whole, part := activemasks[true], activemasks[false]
 			got := orderRun(t, c, false)
+			// Warps end batches together, whole (their lanes compute the slow elements
+			// together), and some lanes without the others at the task's end.
+			switch together := activemasks[true] > whole; {
+			case v.coop == "0" && (together || activemasks[false] > part):
+				t.Errorf("%s, GPUNOTES_PTX_DEFER_COOP=0: the kernel asks which lanes are here", c.name)
+			case v.coop == "all" && !together && !(c.kept > 0 && !c.rows && c.dims[0] < 32): // a column walk of under 32 columns has no whole warp
+				t.Errorf("%s, GPUNOTES_PTX_DEFER_COOP=all: no whole warp computed slow elements together", c.name)
+			}
 			if len(got) != len(stored) {
 				t.Fatalf("%s: %d partial words regenerated, %d stored", c.name, len(got), len(stored))
 			}

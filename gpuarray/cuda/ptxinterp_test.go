@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -128,6 +129,10 @@ func ptxRun(t *testing.T, p *ptxProgram, bx, by int, params map[string]uint64, m
 	}
 }
 
+// activemasks counts the groups of lanes that ran an activemask.b32, by whether the group
+// was a whole warp (tests read it to see which path a kernel took).
+var activemasks = map[bool]int{}
+
 // collectives runs the warp collectives at which lanes of a warp stopped, each group of lanes
 // stopped at the same one together, and reports whether any ran. A shuffle or bar.warp.sync
 // waits until every lane it names is in its group. A shuffle reads, in each lane, its source
@@ -172,6 +177,9 @@ func (p *ptxProgram) collectives(t *testing.T, lanes []*ptxThread) bool {
 			switch op {
 			case "activemask.b32":
 				res[i] = uint64(gm)
+				if i == bits.TrailingZeros32(gm) {
+					activemasks[gm == math.MaxUint32]++
+				}
 				continue
 			case "bar.warp.sync":
 				continue
