@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -110,6 +111,43 @@ func TestSortOnClusterEqualsLocal(t *testing.T) {
 			prev, cur := x[row+int(local[i-1])], x[row+int(local[i])]
 			if prev < cur || prev == cur && local[i-1] > local[i] {
 				t.Fatalf("row %d: index %v (value %v) after %v (value %v): not a stable descending order", i/300, local[i], cur, local[i-1], prev)
+			}
+		}
+	}
+}
+
+// TestSearchsortedOnClusterEqualsLocal: searches (the values fused into the search's kernel,
+// the sorted array sent whole with each task, or read from the chunk a worker keeps when it is
+// persisted there) run on the workers and give the inline run's positions, float64 with NaNs
+// and int64 past 2^53 (compared exactly), both sides.
+func TestSearchsortedOnClusterEqualsLocal(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2})
+	rs := gpuarray.NewRandomState(4)
+	raw := rs.Normal(0, 1, gpuarray.Shape(500), gpuarray.Chunks(200))
+	floats := gpuarray.Sort(gpuarray.Where(raw.Gt(2), raw.Div(0), raw.Round()), 0) // 0/0: NaN
+	ints := gpuarray.Sort(rs.Integers(-1<<60, 1<<60, gpuarray.Shape(300), gpuarray.WithDType(gpuarray.Int64)), 0)
+	fv := rs.Normal(0, 1.5, gpuarray.Shape(40, 300), gpuarray.Chunks(10, 70)).Round()
+	iv := rs.Integers(-1<<60, 1<<60, gpuarray.Shape(40, 30), gpuarray.Chunks(15, 30), gpuarray.WithDType(gpuarray.Int64))
+	kept := ints.Persist(gpuarray.On(c))
+	if err := kept.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range []struct {
+		what           string
+		sorted, values *gpuarray.Array
+	}{{"float64", floats, fv}, {"int64", ints, iv}, {"int64 kept on a worker", kept, iv.Add(ints.Slice(gpuarray.At(7)))}} {
+		for _, side := range []string{"left", "right"} {
+			s := gpuarray.Searchsorted(cs.sorted, cs.values, side)
+			local, err := s.ToSlice(gpuarray.Inline())
+			if err != nil {
+				t.Fatal(err)
+			}
+			remote, err := s.ToSlice(gpuarray.On(c))
+			if err != nil {
+				t.Fatalf("%s %s: %v", cs.what, side, err)
+			}
+			if fmt.Sprint(local) != fmt.Sprint(remote) {
+				t.Errorf("%s %s: cluster %v, inline %v", cs.what, side, remote[:8], local[:8])
 			}
 		}
 	}

@@ -195,8 +195,11 @@ func TestPersistReprSaysWhereChunksAre(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer y.Release()
+	// Which worker takes how many chunks depends on timing (a loaded machine can give one of
+	// them 17 of 24), so each worker must hold some, and some must be in host memory and some
+	// on disk: at least one worker holds 12 or more, past its 7 in host memory.
 	h := y.HTML()
-	for _, place := range []string{"Held on cpu0 (host)", "Held on cpu0 (disk)", "Held on cpu1 (host)", "Held on cpu1 (disk)"} {
+	for _, place := range []string{"Held on cpu0 (", "Held on cpu1 (", " (host)", " (disk)"} {
 		if !strings.Contains(h, place) {
 			t.Fatalf("the HTML does not say %q: %s", place, h)
 		}

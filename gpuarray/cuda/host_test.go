@@ -67,19 +67,22 @@ func TestGeneratePTXSeed(t *testing.T) {
 		}
 	}
 	// Ten Philox rounds, two multiplies each for hi and lo, in the element loop and again where
-	// the elements whose normal left the fast path are computed (deferSlow).
-	if n := strings.Count(ptx, "mul.hi.u32"); n != 40 {
-		t.Errorf("got %d mul.hi.u32, want 40 (10 rounds x 2, twice)", n)
+	// the elements whose normal left the fast path are computed (deferSlow): by the warp's
+	// lanes together, and by each lane for its own.
+	if n := strings.Count(ptx, "mul.hi.u32"); n != 60 {
+		t.Errorf("got %d mul.hi.u32, want 60 (10 rounds x 2, three times)", n)
 	}
-	// The batch of values folded in element order, the queue of its slow elements' places.
-	for _, want := range []string{fmt.Sprintf(".local .align 8 .b8 gpn_defer_v[%d];", 8*deferBatchLen), ".local .align 4 .b8 gpn_defer_q[64];", "st.local.u64", "ld.local.u64", "ld.local.f64"} {
+	// The batch of values folded in element order, the queue of its slow elements' records
+	// (place and leaf index), the warp's shared slots.
+	for _, want := range []string{fmt.Sprintf(".local .align 8 .b8 gpn_defer_v[%d];", 8*deferBatchLen), fmt.Sprintf(".local .align 8 .b8 gpn_defer_q[%d];", 16*deferBatchLen),
+		".shared .align 8 .b8 gpn_defer_s[2048];", "st.local.u64", "ld.local.u64", "ld.local.f64", "activemask.b32", "bar.warp.sync -1"} {
 		if !strings.Contains(ptx, want) {
 			t.Errorf("generated PTX lacks %q (the deferred slow draws)", want)
 		}
 	}
 	// The slow path is called only where queued elements are computed: before that, a slow
 	// draw only sets the element's predicate.
-	loop := ptx[strings.Index(ptx, "\n$L_loop_"):strings.Index(ptx, "\n$L_dloop_")]
+	loop := loopBody(ptx)
 	if strings.Contains(loop, "gpn_normal_slow") || !strings.Contains(loop, "or.pred") {
 		t.Errorf("the element loop calls gpn_normal_slow or sets no predicate; it should queue the element")
 	}

@@ -264,7 +264,7 @@ func lowerSorted(t *plan.Task, in *plan.Instr, leaf, nleaf int, gt *Task, cache 
 		if gt.Held == nil {
 			gt.Held = make([]HeldInput, nleaf)
 		}
-		gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: n}
+		gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: n, Narrow: b.Held.Narrow}
 	case b.Data.IsNil() && n > 0:
 		return fmt.Errorf("cuda: task %d: the sorted array of a search is not in memory (internal)", t.Index)
 	default:
@@ -493,7 +493,7 @@ func globalIndex(t *plan.Task, local int64) int64 {
 	return g
 }
 
-// narrowInputs returns s with Narrow set on each input leaf that some task reads from an
+// narrowInputs returns s with Narrow set on each input leaf (and search's sorted array) that some task reads from an
 // array held in 4-byte floats (HeldInput.Narrow), and makes the other tasks' data of that leaf
 // 4-byte floats too: host data (float32 values, so exact) move to Inputs32. s itself is not
 // changed (Lower caches it); it is returned as is when no task reads narrow data.
@@ -501,7 +501,12 @@ func narrowInputs(s *Spec, gts []Task) (*Spec, error) {
 	var out *Spec
 	for i := range s.Nodes {
 		nd := &s.Nodes[i]
-		if nd.Kind != NInput {
+		dt := nd.DType
+		switch nd.Kind {
+		case NInput:
+		case NSearch: // the sorted array's leaf
+			dt = nd.Sorted
+		default:
 			continue
 		}
 		l := nd.Leaf
@@ -515,8 +520,8 @@ func narrowInputs(s *Spec, gts []Task) (*Spec, error) {
 		if !narrow {
 			continue
 		}
-		if nd.DType != dtype.Float32 {
-			return nil, fmt.Errorf("cuda: a %v input reads 4-byte floats held on the GPU (internal)", nd.DType)
+		if dt != dtype.Float32 {
+			return nil, fmt.Errorf("cuda: a %v input reads 4-byte floats held on the GPU (internal)", dt)
 		}
 		if out == nil {
 			c := *s

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math/bits"
 	"os"
 	"strconv"
 
@@ -78,9 +79,37 @@ var deferBatchLen = func() int {
 	return n
 }()
 
-// deferQueueLen is how many slow elements a reduction's batch queues before they are computed
-// and the batch folded in (deferCap; tests shorten it to reach that end of a batch).
-var deferQueueLen = deferCap
+// deferQueueLen, when between 1 and the batch length, ends a reduction's batch once it holds
+// that many slow elements (tests set it, to reach that end of a batch and lanes of a warp whose
+// batches end at different elements); 0 (the default) lets the queue hold a whole batch.
+var deferQueueLen = 0
+
+// deferCoop makes the lanes of a warp compute their batches' slow elements together
+// (deferredSlowCoop): each lane one of the warp's queued elements, so the warp runs the slow
+// path about once per batch instead of as many times as its lane with the most slow elements.
+// GPUNOTES_PTX_DEFER_COOP=0 leaves each lane to compute its own, =all lets every kernel
+// compute them by warps, to measure; by default coopPays decides.
+var deferCoop = os.Getenv("GPUNOTES_PTX_DEFER_COOP")
+
+// coopPays reports whether the warps of s's kernel compute their slow elements together by
+// default: reductions of one leaf but Welford along columns. On an H100 at N=40000, with warps
+// together against lanes alone: full sum 10.96 against 11.40 ms, axis sums 10.42-10.76 against
+// 10.85-11.18, full std 13.16 against 13.45; std along axis 0 and x + x.T were slower (in one
+// build 22.6 against 23.1 and 23.4 against 20.0, in another 26.6 against 23.8 and even), which
+// their larger kernels' registers may explain (bench/RESULTS.md).
+func coopPays(s *Spec) bool {
+	switch deferCoop {
+	case "0":
+		return false
+	case "all":
+		return true
+	}
+	return s.Leaves() == 1 && !(s.Kept > 0 && !s.Rows && s.Reduce == RWelford)
+}
+
+// maxStageWords bounds the 64-bit words of one slot of the warp's shared stage (a slow
+// element's leaf indices, then its values): wider elements are computed by their own lanes.
+const maxStageWords = 8
 
 // maxUnrolledFold bounds the words of a batch whose fold is unrolled (loads issued eight at a
 // time, then their values folded in): a longer batch is folded in a loop, as is a thread's
@@ -214,19 +243,32 @@ func (g *gen) slowValues(s *Spec, lv []leafRegs, e2, dl, t string, rowBase func(
 	return g.elementValues(s, lv2, c2)
 }
 
-// deferBatch is the state of a reduction's in-order deferral (deferredInOrder): a local
-// array of size elements' values (nv values of width words each), the queue of the batch's
-// slow elements (their places in the batch, u32, at most deferQueueLen), the batch's element count
-// k, the queue's length n, the batch's first element, and mask, the values to fold in (bit j
-// for value j, when some value of an element may be skipped: mirrored kernels, whose batches
-// hold at most 16 elements).
+// deferBatch is the state of a reduction's in-order deferral (deferredInOrder). A thread holds
+// the values of its batch's elements in a local array (vals) and a record of each slow element
+// (queue): its place in the batch, then its leaves' source indices, from which any lane of the
+// warp can compute its values. k counts the batch's elements, kend is where the batch ends
+// (the batch length, or fewer at the thread's last elements), n counts its slow elements;
+// first, set where the batch ends, is its first element's index; mask (mirrored kernels, whose
+// batches hold at most 16 elements) has bit j set for each value j to fold in. The loop keeps
+// only k, kend and n (and mask) in registers: a register more through the element's draws can
+// cost an H100 half its blocks per SM.
 type deferBatch struct {
-	vals, queue, k, n, first, mask string
-	size, nv, words                int
+	vals, queue, k, kend, n, first, mask string
+	size, nv, words, leaves              int
+	// stage names the warp's shared slots (deferredSlowCoop), "" when the lanes compute their
+	// own slow elements.
+	stage string
 }
 
+// recBytes is the bytes of a slow element's record: its place, then a source index per leaf.
+func (b *deferBatch) recBytes() int { return 8 * (1 + b.leaves) }
+
+// stageWords is the 64-bit words of one slot of the warp's stage: a slow element's leaf
+// indices, then its values.
+func (b *deferBatch) stageWords() int { return max(b.leaves, b.nv*b.words) }
+
 // newDeferBatch declares a reduction's batch for elements of nv values (elementValues) of s's
-// result lane, and empties it.
+// result lane. Its state is set at the loop's first element (deferStart).
 func (g *gen) newDeferBatch(s *Spec) *deferQueue {
 	nv := 1
 	if s.Mirror != nil {
@@ -238,53 +280,71 @@ func (g *gen) newDeferBatch(s *Spec) *deferQueue {
 	}
 	size := deferBatchLen
 	if nv > 1 {
-		size = 16 // the mask's 32 bits
+		size = min(size, 16) // the mask's 32 bits
 	}
-	b := &deferBatch{vals: g.rd(), queue: g.rd(), k: g.r(), n: g.r(), first: g.rd(), size: size, nv: nv, words: words}
-	g.locals = fmt.Sprintf("\t.local .align 8 .b8 gpn_defer_v[%d];\n\t.local .align 4 .b8 gpn_defer_q[%d];\n", 8*size*nv*words, 4*deferQueueLen)
+	b := &deferBatch{vals: g.rd(), queue: g.rd(), k: g.r(), kend: g.r(), n: g.r(), first: g.rd(), size: size, nv: nv, words: words, leaves: g.leaves}
+	g.locals = fmt.Sprintf("\t.local .align 8 .b8 gpn_defer_v[%d];\n\t.local .align 8 .b8 gpn_defer_q[%d];\n", 8*size*nv*words, b.recBytes()*size)
+	if coopPays(s) && b.stageWords() <= maxStageWords {
+		b.stage = "gpn_defer_s"
+		g.shared += fmt.Sprintf("\t.shared .align 8 .b8 %s[%d];\n", b.stage, BlockSize*8*b.stageWords())
+	}
 	g.ins("mov.u64 %s, gpn_defer_v", b.vals)
 	g.ins("mov.u64 %s, gpn_defer_q", b.queue)
-	g.ins("mov.u32 %s, 0", b.k)
-	g.ins("mov.u32 %s, 0", b.n)
 	if nv > 1 {
 		b.mask = g.r()
-		g.ins("mov.u32 %s, 0", b.mask)
 	}
 	return &deferQueue{batch: b}
 }
 
+// deferStart emits the start of a batch whose first element is e (the thread's elements
+// going on by step below hi): empty, ending after min(size, the thread's elements left).
+func (g *gen) deferStart(q *deferQueue, e, hi string, step int) {
+	b := q.batch
+	if b == nil {
+		return
+	}
+	g.ins("mov.u32 %s, 0", b.k)
+	g.ins("mov.u32 %s, 0", b.n)
+	if b.mask != "" {
+		g.ins("mov.u32 %s, 0", b.mask)
+	}
+	left := g.rd()
+	g.ins("sub.u64 %s, %s, %s", left, hi, e)
+	g.ins("add.u64 %s, %s, %d", left, left, step-1)
+	g.ins("shr.u64 %s, %s, %d", left, left, bits.TrailingZeros(uint(step)))
+	g.ins("min.u64 %s, %s, %d", left, left, b.size)
+	g.ins("cvt.u32.u64 %s, %s", b.kend, left)
+}
+
 // deferredInOrder emits the element loop's body of a reduction that defers slow draws, in
 // element order: element e's values, computed with every normal on its fast path, go to its
-// place k in the batch (a slow element's place holds its index e instead, and k joins the
-// queue); when the batch holds deferCap elements or e is the thread's last, the queued elements
-// are computed with the slow path into their places, and then every value of the batch is
-// handed to each in order. The thread's additions are those of a kernel without deferral, in
-// the same order, so the bits equal a reduction of the same values stored (a persisted array).
+// place k in the batch, and a slow element's record (its place and leaf indices) to the queue;
+// at the batch's end (kend, or a full queue where tests set deferQueueLen) the queued elements
+// are computed with the slow path into their places (deferredSlow), every value of the batch
+// is handed to each in order, and the next batch starts. The thread's additions are those of a
+// kernel without deferral, in the same order, so the bits equal a reduction of the same values
+// stored (a persisted array).
 func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, dl, t string, step int, rowBase func([]leafRegs, string), each func(val, string) error) error {
 	b := q.batch
 	cell := 8 * b.words // bytes of one value
 	slow := g.p()
 	g.ins("mov.pred %s, 0", slow)
-	pk := g.p()
-	g.ins("setp.eq.u32 %s, %s, 0", pk, b.k)
-	g.ins("@%s mov.u64 %s, %s", pk, b.first, e)
-	// a: the element's first value cell.
-	a := g.rd()
-	g.ins("mul.wide.u32 %s, %s, %d", a, b.k, cell*b.nv)
-	g.ins("add.u64 %s, %s, %s", a, a, b.vals)
 	g.deferPred = slow
 	vals, skip, end, err := g.elementValues(s, lv, c)
 	g.deferPred = ""
 	if err != nil {
 		return err
 	}
+	va := g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", va, b.k, cell*b.nv)
+	g.ins("add.u64 %s, %s, %s", va, va, b.vals)
 	for i, v := range vals {
 		p := slow
 		if skip[i] != "" {
 			p = g.p()
 			g.ins("or.pred %s, %s, %s", p, skip[i], slow)
 		}
-		g.storeLocal(v, a, i*cell, p)
+		g.storeLocal(v, va, i*cell, p)
 		if b.mask != "" {
 			// Value i of element k is bit k*nv+i, set unless the value is skipped.
 			bit, sh := g.r(), g.r()
@@ -297,60 +357,238 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 			}
 		}
 	}
-	// A slow element: its index in its first cell, its place in the queue.
-	qa := g.rd()
-	g.ins("@%s st.local.u64 [%s], %s", slow, a, e)
-	g.ins("mul.wide.u32 %s, %s, 4", qa, b.n)
-	g.ins("add.u64 %s, %s, %s", qa, qa, b.queue)
-	g.ins("@%s st.local.u32 [%s], %s", slow, qa, b.k)
+	// A slow element's record: its place, and its leaf indices computed again (held through
+	// the draws, they cost registers; stored by every element, the lanes' stores scatter:
+	// both measured slower on an H100).
+	ra := g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", ra, b.n, b.recBytes())
+	g.ins("add.u64 %s, %s, %s", ra, ra, b.queue)
+	g.ins("@%s st.local.u32 [%s], %s", slow, ra, b.k)
+	for l, r := range g.leafIndices(lv, c) {
+		g.ins("@%s st.local.u64 [%s+%d], %s", slow, ra, 8*(l+1), r)
+	}
 	g.ins("@%s add.u32 %s, %s, 1", slow, b.n, b.n)
 	if end != "" {
 		g.put(end) // a mirrored element past the diagonal: nothing to store
 	}
 	g.ins("add.u32 %s, %s, 1", b.k, b.k)
 
-	// The batch ends when full, when its queue is, or at the thread's last element.
-	en, pl, pf := g.rd(), g.p(), g.p()
-	g.ins("add.u64 %s, %s, %d", en, e, step)
-	g.ins("setp.ge.u64 %s, %s, %s", pl, en, hi)
-	g.ins("setp.ge.u32 %s, %s, %d", pf, b.k, b.size)
-	g.ins("or.pred %s, %s, %s", pl, pl, pf)
-	g.ins("setp.ge.u32 %s, %s, %d", pf, b.n, deferQueueLen)
-	g.ins("or.pred %s, %s, %s", pl, pl, pf)
+	pl := g.p()
+	g.ins("setp.lt.u32 %s, %s, %s", pl, b.k, b.kend)
+	if deferQueueLen > 0 && deferQueueLen < b.size {
+		pf := g.p()
+		g.ins("setp.lt.u32 %s, %s, %d", pf, b.n, deferQueueLen)
+		g.ins("and.pred %s, %s, %s", pl, pl, pf)
+	}
 	done := g.label("dend")
-	g.ins("@!%s bra %s", pl, done)
-	// The queued elements, with the slow path, into their places.
-	slowDone, slowLoop := g.label("dslowend"), g.label("dloop")
-	i := g.r()
-	g.ins("mov.u32 %s, 0", i)
-	pq := g.p()
+	g.ins("@%s bra %s", pl, done)
+	// The batch's first element: e - (k-1)*step.
+	back := g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", back, b.k, step)
+	g.ins("sub.u64 %s, %s, %s", b.first, e, back)
+	g.ins("add.u64 %s, %s, %d", b.first, b.first, step)
+	if err := g.deferredSlow(s, b); err != nil {
+		return err
+	}
+	if err := g.deferredFold(b, vals[0].l, step, each); err != nil {
+		return err
+	}
+	en := g.rd()
+	g.ins("add.u64 %s, %s, %d", en, e, step)
+	g.deferStart(q, en, hi, step)
+	g.put(done)
+	return nil
+}
+
+// deferredSlow emits the computation of the batch's slow elements into their places: by the
+// warp's lanes together (deferredSlowCoop) when the whole warp ends its batch here, else by
+// each lane for its own.
+func (g *gen) deferredSlow(s *Spec, b *deferBatch) error {
+	slowDone := g.label("dslowend")
+	if b.stage != "" {
+		m, pm := g.r(), g.p()
+		own := g.label("down")
+		g.ins("activemask.b32 %s", m)
+		g.ins("setp.ne.u32 %s, %s, -1", pm, m)
+		g.ins("@%s bra %s", pm, own)
+		if err := g.deferredSlowCoop(s, b, slowDone); err != nil {
+			return err
+		}
+		g.ins("bra %s", slowDone)
+		g.put(own)
+	}
+	// Each lane its own slow elements, record by record.
+	slowLoop := g.label("dloop")
+	i, pq := g.r(), g.p()
 	g.ins("setp.eq.u32 %s, %s, 0", pq, b.n)
 	g.ins("@%s bra %s", pq, slowDone)
+	g.ins("mov.u32 %s, 0", i)
 	g.put(slowLoop)
-	kq, e2, a2 := g.r(), g.rd(), g.rd()
-	g.ins("mul.wide.u32 %s, %s, 4", qa, i)
-	g.ins("add.u64 %s, %s, %s", qa, qa, b.queue)
-	g.ins("ld.local.u32 %s, [%s]", kq, qa)
-	g.ins("mul.wide.u32 %s, %s, %d", a2, kq, cell*b.nv)
-	g.ins("add.u64 %s, %s, %s", a2, a2, b.vals)
-	g.ins("ld.local.u64 %s, [%s]", e2, a2)
-	vals2, _, end2, err := g.slowValues(s, lv, e2, dl, t, rowBase)
+	ra := g.rd()
+	g.ins("mul.wide.u32 %s, %s, %d", ra, i, b.recBytes())
+	g.ins("add.u64 %s, %s, %s", ra, ra, b.queue)
+	vals, end, err := g.slowAt(s, b, ra)
 	if err != nil {
 		return err
 	}
+	kq, a := g.r(), g.rd()
+	g.ins("ld.local.u32 %s, [%s]", kq, ra)
+	g.ins("mul.wide.u32 %s, %s, %d", a, kq, 8*b.words*b.nv)
+	g.ins("add.u64 %s, %s, %s", a, a, b.vals)
 	// A queued element is never past the diagonal; its skipped values are masked out.
-	for j, v := range vals2 {
-		g.storeLocal(v, a2, j*cell, "")
+	for j, v := range vals {
+		g.storeLocal(v, a, j*8*b.words, "")
 	}
-	if end2 != "" {
-		g.put(end2)
+	if end != "" {
+		g.put(end)
 	}
 	g.ins("add.u32 %s, %s, 1", i, i)
 	g.ins("setp.lt.u32 %s, %s, %s", pq, i, b.n)
 	g.ins("@%s bra %s", pq, slowLoop)
 	g.put(slowDone)
-	// Every value of the batch, in order: value j of element j/nv, index first + (j/nv)*step.
-	// A full batch's fold is unrolled (the loads issued eight at a time), the rest loop.
+	return nil
+}
+
+// slowAt emits the values, every draw with its slow path, of the element whose leaf indices
+// follow the place at local (or, with space "shared", shared) address ra; end as in
+// elementValues.
+func (g *gen) slowAt(s *Spec, b *deferBatch, ra string) ([]val, string, error) {
+	return g.slowFrom(s, b, ra, "local", 8)
+}
+
+func (g *gen) slowFrom(s *Spec, b *deferBatch, ra, space string, off int) ([]val, string, error) {
+	idx := make([]string, b.leaves)
+	for l := range idx {
+		idx[l] = g.rd()
+		g.ins("ld.%s.u64 %s, [%s+%d]", space, idx[l], ra, off+8*l)
+	}
+	vals, _, end, err := g.elementValuesAt(s, idx)
+	return vals, end, err
+}
+
+// deferredSlowCoop emits the computation of the slow elements of the batches of a whole warp,
+// all 32 lanes ending a batch here, by its lanes together: the lanes' queues, in lane order,
+// are the warp's items (an exclusive scan of their lengths gives each lane's first); items
+// go 32 at a time through the warp's shared slots, lane j computing the round's item j: its
+// owner writes the item's leaf indices into slot j, lane j its values over them, and the
+// owner reads them back into the item's place. The warp runs the slow path about once per
+// batch (a batch of 32 elements holds 15 slow ones on average across the warp), where lanes
+// computing their own queues run it as often as the lane with most (2.3 times on average).
+// Only this warp's lanes use its slots, and all of them are here.
+func (g *gen) deferredSlowCoop(s *Spec, b *deferBatch, slowDone string) error {
+	ln, incl, tot, pre := g.r(), g.r(), g.r(), g.r()
+	g.ins("mov.u32 %s, %%laneid", ln)
+	g.ins("mov.u32 %s, %s", incl, b.n)
+	for o := 1; o < 32; o <<= 1 {
+		up, pu := g.r(), g.p()
+		g.ins("shfl.sync.up.b32 %s, %s, %d, 0, -1", up, incl, o)
+		g.ins("setp.ge.u32 %s, %s, %d", pu, ln, o)
+		g.ins("@%s add.u32 %s, %s, %s", pu, incl, incl, up)
+	}
+	g.ins("shfl.sync.idx.b32 %s, %s, 31, 31, -1", tot, incl)
+	g.ins("sub.u32 %s, %s, %s", pre, incl, b.n)
+	pz := g.p()
+	g.ins("setp.eq.u32 %s, %s, 0", pz, tot)
+	g.ins("@%s bra %s", pz, slowDone)
+	// Only tot, pre and r0 stay in registers through the round (the slow path is where a
+	// kernel needs most); the lane, its warp's slots and its own slot are derived where used.
+	slot := 8 * b.stageWords()
+	slots := func() (ws, mine string) {
+		ws, mine = g.rd(), g.rd()
+		w, l := g.r(), g.r()
+		g.ins("mov.u32 %s, %%tid.x", w)
+		g.ins("shr.b32 %s, %s, 5", w, w)
+		g.ins("mul.wide.u32 %s, %s, %d", ws, w, 32*slot)
+		g.ins("mov.u64 %s, %s", mine, b.stage)
+		g.ins("add.u64 %s, %s, %s", ws, ws, mine)
+		g.ins("mov.u32 %s, %%laneid", l)
+		g.ins("mul.wide.u32 %s, %s, %d", mine, l, slot)
+		g.ins("add.u64 %s, %s, %s", mine, mine, ws)
+		return ws, mine
+	}
+	r0 := g.r()
+	g.ins("mov.u32 %s, 0", r0)
+	round := g.label("dround")
+	g.put(round)
+	// items walks this lane's records in the round, ilo <= i < ihi (item pre+i in [r0, r0+32)):
+	// record address ra, slot address sa.
+	items := func(body func(ra, sa string)) {
+		ws, _ := slots()
+		ilo, ihi := g.r(), g.r()
+		g.ins("sub.u32 %s, %s, %s", ilo, r0, pre)
+		g.ins("max.s32 %s, %s, 0", ilo, ilo)
+		g.ins("add.u32 %s, %s, 32", ihi, r0)
+		g.ins("sub.u32 %s, %s, %s", ihi, ihi, pre)
+		g.ins("min.s32 %s, %s, %s", ihi, ihi, b.n)
+		i, pi := ilo, g.p()
+		loop, out := g.label("ditem"), g.label("ditemsend")
+		g.put(loop)
+		g.ins("setp.ge.s32 %s, %s, %s", pi, i, ihi)
+		g.ins("@%s bra %s", pi, out)
+		ra, sa, j := g.rd(), g.rd(), g.r()
+		g.ins("mul.wide.u32 %s, %s, %d", ra, i, b.recBytes())
+		g.ins("add.u64 %s, %s, %s", ra, ra, b.queue)
+		g.ins("add.u32 %s, %s, %s", j, pre, i)
+		g.ins("sub.u32 %s, %s, %s", j, j, r0)
+		g.ins("mul.wide.u32 %s, %s, %d", sa, j, slot)
+		g.ins("add.u64 %s, %s, %s", sa, sa, ws)
+		body(ra, sa)
+		g.ins("add.u32 %s, %s, 1", i, i)
+		g.ins("bra %s", loop)
+		g.put(out)
+	}
+	items(func(ra, sa string) {
+		for l := range b.leaves {
+			x := g.rd()
+			g.ins("ld.local.u64 %s, [%s+%d]", x, ra, 8*(l+1))
+			g.ins("st.shared.u64 [%s+%d], %s", sa, 8*l, x)
+		}
+	})
+	g.ins("bar.warp.sync -1")
+	// Lane j computes the round's item j, if there is one.
+	it, pn, l := g.r(), g.p(), g.r()
+	none := g.label("dnone")
+	g.ins("mov.u32 %s, %%laneid", l)
+	g.ins("add.u32 %s, %s, %s", it, r0, l)
+	g.ins("setp.ge.u32 %s, %s, %s", pn, it, tot)
+	g.ins("@%s bra %s", pn, none)
+	_, mine := slots()
+	vals, end, err := g.slowFrom(s, b, mine, "shared", 0)
+	if err != nil {
+		return err
+	}
+	_, mine = slots()
+	for j, v := range vals {
+		g.storeSpace("shared", v, mine, j*8*b.words, "")
+	}
+	if end != "" {
+		g.put(end)
+	}
+	g.put(none)
+	g.ins("bar.warp.sync -1")
+	items(func(ra, sa string) {
+		kq, a := g.r(), g.rd()
+		g.ins("ld.local.u32 %s, [%s]", kq, ra)
+		g.ins("mul.wide.u32 %s, %s, %d", a, kq, 8*b.words*b.nv)
+		g.ins("add.u64 %s, %s, %s", a, a, b.vals)
+		for j := range b.nv {
+			v := g.loadSpace("shared", vals[j].l, sa, j*8*b.words)
+			g.storeLocal(v, a, j*8*b.words, "")
+		}
+	})
+	g.ins("bar.warp.sync -1")
+	pr := g.p()
+	g.ins("add.u32 %s, %s, 32", r0, r0)
+	g.ins("setp.lt.u32 %s, %s, %s", pr, r0, tot)
+	g.ins("@%s bra %s", pr, round)
+	return nil
+}
+
+// deferredFold emits the fold of the batch's values (lane l), in order: value j of element
+// j/nv, index first + (j/nv)*step, handed to each. A full batch's fold is unrolled (the loads
+// issued eight at a time), the rest loop.
+func (g *gen) deferredFold(b *deferBatch, l lane, step int, each func(val, string) error) error {
+	cell := 8 * b.words
 	foldDone := g.label("dfolded")
 	if n := b.size * b.nv; n*b.words <= maxUnrolledFold {
 		partial, pfull := g.label("dpartial"), g.p()
@@ -359,9 +597,7 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 		for j0 := 0; j0 < n; j0 += 8 {
 			vs := make([]val, 0, 8)
 			for j := j0; j < min(j0+8, n); j++ {
-				aj := g.rd()
-				g.ins("add.u64 %s, %s, %d", aj, b.vals, j*cell)
-				vs = append(vs, g.loadLocal(vals[0].l, aj))
+				vs = append(vs, g.loadSpace("local", l, b.vals, j*cell))
 			}
 			for i, v := range vs {
 				j := j0 + i
@@ -388,6 +624,7 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	}
 	foldLoop := g.label("dfold")
 	j, nvals, ej, aj := g.r(), g.r(), g.rd(), g.rd()
+	pq := g.p()
 	g.ins("mul.lo.u32 %s, %s, %d", nvals, b.k, b.nv)
 	g.ins("mov.u32 %s, 0", j)
 	g.put(foldLoop)
@@ -400,7 +637,7 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	g.ins("add.u64 %s, %s, %s", ej, ej, b.first)
 	g.ins("mul.wide.u32 %s, %s, %d", aj, j, cell)
 	g.ins("add.u64 %s, %s, %s", aj, aj, b.vals)
-	v := g.loadLocal(vals[0].l, aj)
+	v := g.loadSpace("local", l, aj, 0)
 	skipV := ""
 	if b.mask != "" {
 		bit, pm := g.r(), g.p()
@@ -420,47 +657,47 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	g.ins("setp.lt.u32 %s, %s, %s", pq, j, nvals)
 	g.ins("@%s bra %s", pq, foldLoop)
 	g.put(foldDone)
-	g.ins("mov.u32 %s, 0", b.k)
-	g.ins("mov.u32 %s, 0", b.n)
-	if b.mask != "" {
-		g.ins("mov.u32 %s, 0", b.mask)
-	}
-	g.put(done)
 	return nil
 }
 
 // storeLocal stores value v at byte off of local address a, unless predicate skip holds
 // (skip "": always).
 func (g *gen) storeLocal(v val, a string, off int, skip string) {
+	g.storeSpace("local", v, a, off, skip)
+}
+
+// storeSpace stores value v at byte off of address a of state space sp ("local", "shared"),
+// unless predicate skip holds (skip "": always).
+func (g *gen) storeSpace(sp string, v val, a string, off int, skip string) {
 	guard := ""
 	if skip != "" {
 		guard = "@!" + skip + " "
 	}
 	switch v.l {
 	case laneI:
-		g.ins("%sst.local.u64 [%s+%d], %s", guard, a, off, v.r)
+		g.ins("%sst.%s.u64 [%s+%d], %s", guard, sp, a, off, v.r)
 	case laneC:
-		g.ins("%sst.local.f64 [%s+%d], %s", guard, a, off, v.r)
-		g.ins("%sst.local.f64 [%s+%d], %s", guard, a, off+8, v.im)
+		g.ins("%sst.%s.f64 [%s+%d], %s", guard, sp, a, off, v.r)
+		g.ins("%sst.%s.f64 [%s+%d], %s", guard, sp, a, off+8, v.im)
 	default:
-		g.ins("%sst.local.f64 [%s+%d], %s", guard, a, off, v.r)
+		g.ins("%sst.%s.f64 [%s+%d], %s", guard, sp, a, off, v.r)
 	}
 }
 
-// loadLocal loads a value of lane l from local address a.
-func (g *gen) loadLocal(l lane, a string) val {
+// loadSpace loads a value of lane l from byte off of address a of state space sp.
+func (g *gen) loadSpace(sp string, l lane, a string, off int) val {
 	switch l {
 	case laneI:
 		r := g.rd()
-		g.ins("ld.local.u64 %s, [%s]", r, a)
+		g.ins("ld.%s.u64 %s, [%s+%d]", sp, r, a, off)
 		return val{l: l, r: r}
 	case laneC:
 		re, im := g.fd(), g.fd()
-		g.ins("ld.local.f64 %s, [%s]", re, a)
-		g.ins("ld.local.f64 %s, [%s+8]", im, a)
+		g.ins("ld.%s.f64 %s, [%s+%d]", sp, re, a, off)
+		g.ins("ld.%s.f64 %s, [%s+%d]", sp, im, a, off+8)
 		return val{l: l, r: re, im: im}
 	}
 	r := g.fd()
-	g.ins("ld.local.f64 %s, [%s]", r, a)
+	g.ins("ld.%s.f64 %s, [%s+%d]", sp, r, a, off)
 	return val{l: l, r: r}
 }

@@ -78,6 +78,7 @@ func orderRun(t *testing.T, c orderCase, stored bool) []uint64 {
 var orderCases = []orderCase{
 	{"column sums", RSum, 1, false, []int64{8, 700}, []int64{1, 8}},
 	{"column Welford", RWelford, 1, false, []int64{8, 700}, []int64{1, 8}},
+	{"sums of 40 columns (a whole warp's and 8)", RSum, 1, false, []int64{40, 300}, []int64{1, 40}},
 	{"row sums", RSum, 1, true, []int64{2, 2600}, []int64{2600, 1}},
 	{"row Welford", RWelford, 1, true, []int64{2, 2600}, []int64{2600, 1}},
 	{"sums over axes 0 and 1 of (30, 40, 4)", RSum, 1, false, []int64{4, 30, 40}, []int64{1, 160, 4}},
@@ -91,14 +92,20 @@ var orderCases = []orderCase{
 // same reductions of the array stored, as the CPU draws it (a persisted array): every thread's
 // partial has the same bits, so a reduction of a regenerated array equals the same reduction
 // of it persisted; for batches of 8, 32 and 64 elements (the last one partial, the full ones
-// folded unrolled) and for a queue of 2 slow elements (the batch ends when it is full). The
+// folded unrolled), for a queue of 2 slow elements (the batch ends when it is full, at other
+// elements in each lane), with the slow elements computed by the warp together (where all its
+// lanes end a batch at once; the interpreter groups the lanes stopped at the same place) and
+// by each lane for its own (where some lanes are done, and GPUNOTES_PTX_DEFER_COOP=0), and as
+// coopPays chooses. The
 // same kernels folding the deferred values after the others (the fold before element order,
 // deferOrdered off) give other bits in some case: the comparison sees the order.
 func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interprets kernels of 20000 normal draws each")
 	}
-	defer func(a, o bool, b, q int) { deferAxes, deferOrdered, deferBatchLen, deferQueueLen = a, o, b, q }(deferAxes, deferOrdered, deferBatchLen, deferQueueLen)
+	defer func(a, o bool, co string, b, q int) {
+		deferAxes, deferOrdered, deferCoop, deferBatchLen, deferQueueLen = a, o, co, b, q
+	}(deferAxes, deferOrdered, deferCoop, deferBatchLen, deferQueueLen)
 	deferAxes = true
 	_, slow := storedNormals(rng.Key{K0: 42, K1: 7}, 0, 20000)
 	if slow < 100 {
@@ -109,10 +116,20 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 		stored := orderRun(t, c, true)
 		for _, v := range []struct {
 			ordered      bool
+			coop         string
 			batch, queue int
-		}{{true, 32, deferCap}, {true, 8, deferCap}, {true, 64, 2}, {false, 32, deferCap}} {
-			deferOrdered, deferBatchLen, deferQueueLen = v.ordered, v.batch, v.queue
+		}{{true, "", 32, 0}, {true, "all", 8, 0}, {true, "all", 64, 2}, {true, "0", 32, 0}, {true, "0", 64, 2}, {false, "", 32, 0}} {
+			deferOrdered, deferCoop, deferBatchLen, deferQueueLen = v.ordered, v.coop, v.batch, v.queue
+			whole, part := activemasks[true], activemasks[false]
 			got := orderRun(t, c, false)
+			// Warps end batches together, whole (their lanes compute the slow elements
+			// together), and some lanes without the others at the task's end.
+			switch together := activemasks[true] > whole; {
+			case v.coop == "0" && (together || activemasks[false] > part):
+				t.Errorf("%s, GPUNOTES_PTX_DEFER_COOP=0: the kernel asks which lanes are here", c.name)
+			case v.coop == "all" && !together && !(c.kept > 0 && !c.rows && c.dims[0] < 32): // a column walk of under 32 columns has no whole warp
+				t.Errorf("%s, GPUNOTES_PTX_DEFER_COOP=all: no whole warp computed slow elements together", c.name)
+			}
 			if len(got) != len(stored) {
 				t.Fatalf("%s: %d partial words regenerated, %d stored", c.name, len(got), len(stored))
 			}
@@ -125,7 +142,7 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 			}
 			switch {
 			case v.ordered && diff != "":
-				t.Errorf("%s, batches of %d, queues of %d: %s", c.name, v.batch, v.queue, diff)
+				t.Errorf("%s, batches of %d, queues of %d, GPUNOTES_PTX_DEFER_COOP=%q: %s", c.name, v.batch, v.queue, v.coop, diff)
 			case !v.ordered && diff != "":
 				unordered++
 			}
@@ -154,8 +171,18 @@ func TestMirroredReductionKeepsElementOrder(t *testing.T) {
 	}
 	s := &Spec{Rank: 2, Reduce: RSum, Mirror: []int{0, 1}, Nodes: []Node{normal(0, 0), normal(1, 1), {Kind: NBinary, DType: expr.Float64, Op: expr.OpAdd, Args: [3]int{0, 1}}}}
 	task := heldTask([]int64{n, n}, []Map{{Strides: []int64{n, 1}}, {Strides: []int64{1, n}}}, []uint64{0, 0}, []int64{n * n, n * n})
+	defer func(co string) { deferCoop = co }(deferCoop)
+	for _, co := range []string{"0", "all"} {
+		deferCoop = co
+		mirroredSums(t, s, task, mem, x, n)
+	}
+}
+
+// mirroredSums checks each thread's sum of TestMirroredReductionKeepsElementOrder's kernel.
+func mirroredSums(t *testing.T, s *Spec, task Task, mem map[uint64]uint64, x func(i, j int64) float64, n int64) {
+	t.Helper()
 	got := fusedRun(t, s, []Task{task}, mem, 1<<46)[0]
-	m := int64(n * n)
+	m := n * n
 	S := Slices(m)
 	for b := range S {
 		lo, hi := SliceRange(m, S, b)
@@ -172,7 +199,7 @@ func TestMirroredReductionKeepsElementOrder(t *testing.T) {
 				}
 			}
 			if a := got[b][tid][0]; a != math.Float64bits(acc) {
-				t.Fatalf("slice %d thread %d sums %v, want %v", b, tid, math.Float64frombits(a), acc)
+				t.Fatalf("GPUNOTES_PTX_DEFER_COOP=%s: slice %d thread %d sums %v, want %v", deferCoop, b, tid, math.Float64frombits(a), acc)
 			}
 		}
 	}

@@ -333,6 +333,9 @@ func generate(s *Spec, lib *library) (string, string, error) {
 		}
 		return g.accumulate(s.Reduce, v, e, acc, accI, wn, wm, wq, out, outOff)
 	}
+	if dq != nil {
+		g.deferStart(dq, e, hi, BlockSize)
+	}
 	g.put(loop)
 	check := g.label("check")
 	if u := unrollOf(s); u > 1 {
@@ -447,7 +450,12 @@ func (g *gen) leafIndices(lv []leafRegs, c string) []string {
 // elementValueFrom is elementValue with the values of input nodes already loaded (pre, by node
 // index; nil: load them here).
 func (g *gen) elementValueFrom(s *Spec, lv []leafRegs, c string, pre map[int]val) (val, error) {
-	idx := g.leafIndices(lv, c)
+	return g.valueAt(s, g.leafIndices(lv, c), pre)
+}
+
+// valueAt emits the expression's nodes at the element whose leaves' source indices are idx
+// (pre as in elementValueFrom) and returns the result's value.
+func (g *gen) valueAt(s *Spec, idx []string, pre map[int]val) (val, error) {
 	vals := make([]val, len(s.Nodes))
 	for i := range s.Nodes {
 		if v, ok := pre[i]; ok {

@@ -176,6 +176,9 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		}
 		return g.accumulate(s.Reduce, v, n, acc, accI, wn, wm, wq, "", "")
 	}
+	if dq != nil {
+		g.deferStart(dq, n, hi, step)
+	}
 	g.put(loop)
 	check := g.label("check")
 	if u := unrollOf(s); u > 1 {
@@ -233,7 +236,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	} else {
 		// Warp 0 gathers the block's eight inner slices in order through shared memory.
 		pw := s.partialWords()
-		g.shared = fmt.Sprintf("\t.shared .align 8 .b8 gpn_axes_part[%d];\n", BlockSize*pw*8)
+		g.shared += fmt.Sprintf("\t.shared .align 8 .b8 gpn_axes_part[%d];\n", BlockSize*pw*8)
 		base, ad := g.rd(), g.rd()
 		g.ins("mov.u64 %s, gpn_axes_part", base)
 		g.ins("mul.lo.u64 %s, %s, %d", ad, tid, pw*8)

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -76,14 +77,18 @@ type ptxThread struct {
 	done  bool
 	param map[string]uint64 // .param values stored before a call, and a call's retval0
 	local map[uint64]uint64 // the thread's local memory (byte address -> 64-bit word)
-	shfl  bool              // stopped at a shfl.sync, which its warp's lanes take together
+	coll  bool              // stopped at a warp collective (shfl.sync, activemask, bar.warp.sync)
+	bar   bool              // stopped at bar.sync
 }
 
 // ptxRun interprets one block (ctaid x, y) of 256 threads of p over global memory mem (byte
-// address -> 64-bit word) with kernel parameters params, the threads run in turn between
-// barriers and warp shuffles (which a warp's 32 lanes then take at once). call is run for each
-// library call (name, the thread's stored parameters in order). It supports the instructions
-// the fused kernels of input leaves, the integer and complex reductions and the scans use.
+// address -> 64-bit word) with kernel parameters params. Each thread runs until it stops at a
+// barrier or a warp collective; then the lanes of a warp stopped at the same collective take
+// it together (the group: an activemask's result, and a shuffle or bar.warp.sync must name
+// only lanes of it), and when every thread left waits at a barrier, all go on. call is run for
+// each library call (name, the thread's stored parameters in order). It supports the
+// instructions the fused kernels of input leaves, the integer and complex reductions, the
+// scans and the deferral of slow normal draws use.
 func ptxRun(t *testing.T, p *ptxProgram, bx, by int, params map[string]uint64, mem map[uint64]uint64, call func(tid int, name string, args []uint64)) {
 	t.Helper()
 	shared := map[uint64]uint64{}
@@ -92,78 +97,127 @@ func ptxRun(t *testing.T, p *ptxProgram, bx, by int, params map[string]uint64, m
 		th[i] = &ptxThread{reg: map[string]uint64{}, param: map[string]uint64{}, local: map[uint64]uint64{}}
 	}
 	for {
-		waiting := 0
 		for tid, x := range th {
-			if x.done {
-				continue
-			}
-			if p.step(t, x, tid, bx, by, params, mem, shared, call) {
-				waiting++
+			if !x.done && !x.coll && !x.bar {
+				p.step(t, x, tid, bx, by, params, mem, shared, call)
 			}
 		}
+		moved := false
 		for w := 0; w < BlockSize; w += 32 {
-			p.shuffle(t, th[w:w+32])
+			if p.collectives(t, th[w:w+32]) {
+				moved = true
+			}
 		}
-		if waiting == 0 {
+		if moved {
+			continue
+		}
+		live := 0
+		for _, x := range th {
+			if !x.done {
+				live++
+				if !x.bar {
+					t.Fatalf("block (%d, %d) is stuck: a thread neither returns nor waits at a barrier", bx, by)
+				}
+			}
+		}
+		if live == 0 {
 			return
 		}
+		for _, x := range th {
+			x.bar = false
+		}
 	}
 }
 
-// shuffle runs the shfl.sync at which the lanes of a warp stopped (all of them, or none): each
-// lane reads its source lane's operand before any lane writes its result.
-func (p *ptxProgram) shuffle(t *testing.T, lanes []*ptxThread) {
+// activemasks counts the groups of lanes that ran an activemask.b32, by whether the group
+// was a whole warp (tests read it to see which path a kernel took).
+var activemasks = map[bool]int{}
+
+// collectives runs the warp collectives at which lanes of a warp stopped, each group of lanes
+// stopped at the same one together, and reports whether any ran. A shuffle or bar.warp.sync
+// waits until every lane it names is in its group. A shuffle reads, in each lane, its source
+// lane's operand before any lane writes its result.
+func (p *ptxProgram) collectives(t *testing.T, lanes []*ptxThread) bool {
 	t.Helper()
-	if !lanes[0].shfl {
-		for _, x := range lanes {
-			if x.shfl {
-				t.Fatalf("a warp's lanes stopped at different places")
-			}
-		}
-		return
-	}
-	l0 := p.lines[lanes[0].pc]
-	res := make([]uint64, len(lanes))
+	groups := map[int]uint32{}
 	for i, x := range lanes {
-		if !x.shfl || x.pc != lanes[0].pc {
-			t.Fatalf("lane %d is not at the warp's shuffle %q", i, l0)
+		if x.coll {
+			groups[x.pc] |= 1 << i
 		}
-		op, rest, _ := strings.Cut(p.lines[x.pc], " ")
+	}
+	ran := false
+	for pc, gm := range groups {
+		l0 := p.lines[pc]
+		op, rest, _ := strings.Cut(l0, " ")
 		a := strings.Split(rest, ", ")
-		v := func(s string) int {
-			if strings.HasPrefix(s, "%") {
-				return int(x.reg[s])
+		if op != "activemask.b32" {
+			ms := a[len(a)-1]
+			m, err := strconv.ParseInt(ms, 0, 64)
+			if err != nil {
+				t.Fatalf("%q: member mask %q is no immediate", l0, ms)
 			}
-			n, _ := strconv.Atoi(s)
-			return n
+			if uint32(m)&^gm != 0 {
+				continue // named lanes are elsewhere: wait for them
+			}
 		}
-		src := i
-		switch op {
-		case "shfl.sync.down.b32":
-			if j := i + v(a[2]); j < 32 {
-				src = j
+		ran = true
+		res := make([]uint64, len(lanes))
+		for i, x := range lanes {
+			if gm&(1<<i) == 0 {
+				continue
 			}
-		case "shfl.sync.up.b32":
-			if j := i - v(a[2]); j >= 0 {
-				src = j
+			v := func(s string) int {
+				if strings.HasPrefix(s, "%") {
+					return int(x.reg[s])
+				}
+				n, _ := strconv.Atoi(s)
+				return n
 			}
-		case "shfl.sync.idx.b32":
-			src = v(a[2]) & 31
-		default:
-			t.Fatalf("shuffle %q", l0)
+			src := i
+			switch op {
+			case "activemask.b32":
+				res[i] = uint64(gm)
+				if i == bits.TrailingZeros32(gm) {
+					activemasks[gm == math.MaxUint32]++
+				}
+				continue
+			case "bar.warp.sync":
+				continue
+			case "shfl.sync.down.b32":
+				if j := i + v(a[2]); j < 32 {
+					src = j
+				}
+			case "shfl.sync.up.b32":
+				if j := i - v(a[2]); j >= 0 {
+					src = j
+				}
+			case "shfl.sync.idx.b32":
+				src = v(a[2]) & 31
+			default:
+				t.Fatalf("warp collective %q", l0)
+			}
+			if gm&(1<<src) == 0 {
+				t.Fatalf("%q: lane %d reads lane %d, which is elsewhere", l0, i, src)
+			}
+			res[i] = lanes[src].reg[a[1]] & math.MaxUint32
 		}
-		res[i] = lanes[src].reg[a[1]] & math.MaxUint32
+		for i, x := range lanes {
+			if gm&(1<<i) == 0 {
+				continue
+			}
+			if op != "bar.warp.sync" {
+				x.reg[a[0]] = res[i]
+			}
+			x.pc++
+			x.coll = false
+		}
 	}
-	for i, x := range lanes {
-		_, rest, _ := strings.Cut(p.lines[x.pc], " ")
-		x.reg[strings.Split(rest, ", ")[0]] = res[i]
-		x.pc++
-		x.shfl = false
-	}
+	return ran
 }
 
-// step runs thread x until it passes a barrier (true) or returns (false).
-func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params map[string]uint64, mem, shared map[uint64]uint64, call func(int, string, []uint64)) bool {
+// step runs thread x until it stops at a barrier (x.bar, past it) or a warp collective
+// (x.coll, at it), or returns (x.done).
+func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params map[string]uint64, mem, shared map[uint64]uint64, call func(int, string, []uint64)) {
 	val := func(s string) uint64 {
 		switch s {
 		case "%ctaid.x":
@@ -172,6 +226,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			return uint64(by)
 		case "%tid.x":
 			return uint64(tid)
+		case "%laneid":
+			return uint64(tid & 31)
 		case "%ntid.x":
 			return BlockSize
 		case "%nctaid.x": // the grid's width, where a test gives it
@@ -228,13 +284,13 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			l = l[sp+1:]
 		}
 		op, rest, _ := strings.Cut(l, " ")
-		if strings.HasPrefix(op, "shfl.sync.") {
+		if strings.HasPrefix(op, "shfl.sync.") || op == "activemask.b32" || op == "bar.warp.sync" {
 			if strings.HasPrefix(p.lines[x.pc-1], "@") {
-				t.Fatalf("a predicated shuffle %q", l)
+				t.Fatalf("a predicated warp collective %q", l)
 			}
 			x.pc--
-			x.shfl = true
-			return true
+			x.coll = true
+			return
 		}
 		if op == "mov.b64" && strings.Contains(rest, "{") {
 			// {lo, hi} from a 64-bit value, or a 64-bit value from {lo, hi}.
@@ -263,9 +319,10 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 		switch op {
 		case "ret":
 			x.done = true
-			return false
+			return
 		case "bar.sync":
-			return true
+			x.bar = true
+			return
 		case "bra":
 			x.pc = p.labels[a[0]]
 		case "ld.param.u64":
@@ -484,6 +541,14 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set((val(a[1]) | val(a[2])) & math.MaxUint32)
 		case "shl.b32":
 			set((val(a[1]) << val(a[2])) & math.MaxUint32)
+		case "sub.u32":
+			set((val(a[1]) - val(a[2])) & math.MaxUint32)
+		case "min.s32":
+			set(uint64(uint32(min(int32(val(a[1])), int32(val(a[2]))))))
+		case "max.s32":
+			set(uint64(uint32(max(int32(val(a[1])), int32(val(a[2]))))))
+		case "setp.ge.s32":
+			pred(int32(val(a[1])) >= int32(val(a[2])))
 		case "shr.b32":
 			set((val(a[1]) & math.MaxUint32) >> val(a[2]))
 		case "setp.eq.u32":

@@ -487,7 +487,11 @@ func (g *gen) search(nd *Node, v val, vdt dtype.DType, n string) val {
 	g.ins("@%s bra %s", p, done)
 	g.ins("add.u64 %s, %s, %s", mid, lo, hi)
 	g.ins("shr.u64 %s, %s, 1", mid, mid)
-	g.ins("shl.b64 %s, %s, 3", ad, mid)
+	shift := 3
+	if nd.Narrow { // a float32 array held in 4-byte floats
+		shift = 2
+	}
+	g.ins("shl.b64 %s, %s, %d", ad, mid, shift)
 	g.ins("add.u64 %s, %s, %s", ad, ad, g.leafPtrs[nd.Leaf])
 	cmp := "ge"
 	if nd.Right {
@@ -505,6 +509,10 @@ func (g *gen) search(nd *Node, v val, vdt dtype.DType, n string) val {
 			w := g.rd()
 			g.ins("ld.global.nc.u64 %s, [%s]", w, ad)
 			g.ins("cvt.rn.f64.s64 %s, %s", s, w)
+		case nd.Narrow:
+			f := g.f()
+			g.ins("ld.global.nc.f32 %s, [%s]", f, ad)
+			g.ins("cvt.f64.f32 %s, %s", s, f)
 		default:
 			g.ins("ld.global.nc.f64 %s, [%s]", s, ad)
 		}

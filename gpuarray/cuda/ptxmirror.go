@@ -65,13 +65,17 @@ func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 // must not be folded in ("" for none), and end a label the caller places after folding them
 // in: a mirrored element past the diagonal branches there before drawing anything.
 func (g *gen) elementValues(s *Spec, lv []leafRegs, c string) (vals []val, skip []string, end string, err error) {
+	return g.elementValuesAt(s, g.leafIndices(lv, c))
+}
+
+// elementValuesAt is elementValues at the element whose leaves' source indices are idx.
+func (g *gen) elementValuesAt(s *Spec, idx []string) (vals []val, skip []string, end string, err error) {
 	if s.Mirror == nil {
-		v, err := g.elementValue(s, lv, c)
+		v, err := g.valueAt(s, idx, nil)
 		return []val{v}, []string{""}, "", err
 	}
 	na, nb := s.Mirror[0], s.Mirror[1]
 	la, lb := s.Nodes[na].Leaf, s.Nodes[nb].Leaf
-	idx := g.leafIndices(lv, c)
 	// (i, j) reads x[i,j] at idx[la] = i*N + j and x[j,i] at idx[lb] = j*N + i: i > j exactly
 	// when idx[la] > idx[lb].
 	past, diag := g.p(), g.p()
@@ -86,7 +90,7 @@ func (g *gen) elementValues(s *Spec, lv []leafRegs, c string) (vals []val, skip 
 		}
 	}
 	// The value at (j, i): the same nodes with the two draws swapped.
-	mv, err := g.elementValueFrom(s, lv, c, map[int]val{na: nv[nb], nb: nv[na]})
+	mv, err := g.valueAt(s, idx, map[int]val{na: nv[nb], nb: nv[na]})
 	if err != nil {
 		return nil, nil, "", err
 	}

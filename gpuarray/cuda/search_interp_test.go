@@ -88,7 +88,7 @@ func TestSearchKernelInterpreted(t *testing.T) {
 	}
 	for _, c := range ints {
 		for _, right := range []bool{false, true} {
-			searchInterpreted(t, c.what, c.sorted, c.keys, right, rows, cols)
+			searchInterpreted(t, c.what, c.sorted, c.keys, right, false, rows, cols)
 		}
 	}
 	for _, c := range cases {
@@ -114,15 +114,18 @@ func TestSearchKernelInterpreted(t *testing.T) {
 			}
 		}
 		for _, right := range []bool{false, true} {
-			searchInterpreted(t, c.what, c.vals, dtype.OfFloat64(keys), right, rows, cols)
+			searchInterpreted(t, c.what, c.vals, dtype.OfFloat64(keys), right, false, rows, cols)
+			if c.vals.DType() == dtype.Float32 {
+				searchInterpreted(t, c.what+" held in 4-byte floats", c.vals, dtype.OfFloat64(keys), right, true, rows, cols)
+			}
 		}
 	}
 }
 
 // searchInterpreted plans the search of keys (rows x cols, their dtype the comparisons') in
 // sorted, runs it on the CPU executor, lowers it to a fused kernel, interprets that, and
-// compares the positions.
-func searchInterpreted(t *testing.T, what string, sorted, keys dtype.Slice, right bool, rows, cols int) {
+// compares the positions; with narrow, a float32 sorted array is held in 4-byte floats.
+func searchInterpreted(t *testing.T, what string, sorted, keys dtype.Slice, right, narrow bool, rows, cols int) {
 	t.Helper()
 	k := &plan.Kernel{Shape: []int{rows, cols}, Instrs: []plan.Instr{
 		{Code: plan.Input, DType: keys.DType(), Slot: 0, Src: []int{rows, cols}, Map: []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}},
@@ -144,7 +147,8 @@ func searchInterpreted(t *testing.T, what string, sorted, keys dtype.Slice, righ
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	// The leaves' words in the interpreter's memory, read in place.
+	// The leaves' words in the interpreter's memory, read in place; a float32 sorted array
+	// also as a GPU holds a persisted one, in 4-byte floats (narrow).
 	mem := map[uint64]uint64{}
 	gt.Held = make([]HeldInput, len(gt.Inputs))
 	for l, words := range gt.Inputs {
@@ -153,6 +157,23 @@ func searchInterpreted(t *testing.T, what string, sorted, keys dtype.Slice, righ
 			mem[base+uint64(8*i)] = math.Float64bits(w)
 		}
 		gt.Held[l] = HeldInput{Ptr: driver.DevicePtr(base), Len: int64(len(words))}
+		if l == leaves[1] && narrow {
+			for i := 0; i < len(words); i += 2 {
+				lo, hi := uint64(math.Float32bits(float32(words[i]))), uint64(0)
+				if i+1 < len(words) {
+					hi = uint64(math.Float32bits(float32(words[i+1])))
+				}
+				mem[base+uint64(4*i)] = lo | hi<<32
+			}
+			gt.Held[l].Narrow = true
+		}
+	}
+	s, err = narrowInputs(s, []Task{gt})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if narrow != s.Nodes[1].Narrow {
+		t.Fatalf("%s: the search node's Narrow is %v", what, s.Nodes[1].Narrow)
 	}
 	if err := gt.validate(s); err != nil {
 		t.Fatalf("%s: %v", what, err)

@@ -47,9 +47,9 @@ type Node struct {
 	// Transposed, for an NInput node of a tiled spec (Spec.Tile), says its data run along the
 	// iteration's axis Rank-2 (x.T of a stored x): the kernel reads it through shared memory.
 	Transposed bool
-	// Narrow, for a float32 NInput node, says its data are 4-byte floats (a float32 array
-	// persisted on the GPU, HeldInput.Narrow), widened in registers: the same values, half
-	// the bytes read. See narrowInputs.
+	// Narrow, for a float32 NInput node (or an NSearch node of a float32 sorted array), says
+	// its data are 4-byte floats (a float32 array persisted on the GPU, HeldInput.Narrow),
+	// widened in registers: the same values, half the bytes read. See narrowInputs.
 	Narrow bool
 	// Sorted, for an NSearch node, is the dtype of the sorted array its leaf's buffer holds
 	// (as EncodeWords writes it); the leaf's map offset is the array's length. The node is the
@@ -164,7 +164,7 @@ func (s *Spec) Validate() error {
 	}
 	transposed := 0
 	for _, nd := range s.Nodes {
-		if nd.Narrow && (nd.Kind != NInput || nd.DType != expr.Float32) {
+		if nd.Narrow && (nd.Kind != NInput || nd.DType != expr.Float32) && (nd.Kind != NSearch || nd.Sorted != expr.Float32) {
 			return fmt.Errorf("kernel spec: a 4-byte %v node of kind %d (only float32 inputs are stored narrow)", nd.DType, nd.Kind)
 		}
 		if nd.Transposed {
