@@ -179,9 +179,11 @@ func hostNote(t *taskMsg, v any) string {
 }
 
 // heldBlock reads a device-held chunk in place on d when every kernel input reading the
-// block's slot wants the chunk's dtype (the words are read as they are).
+// block's slot wants the chunk's dtype (the words are read as they are), and the kernel is
+// one whose calls, if any, read held blocks on the device (cuda.ReadsHeld: sorts, FFTs,
+// products, matrix functions); other calls read their block from the host.
 func heldBlock(t *plan.Task, slot int, c *devChunk, d *cuda.Device) bool {
-	if d == nil || c.d != d || t.Kernel.Call != nil { // a call reads its block from the host
+	if d == nil || c.d != d || t.Kernel.Call != nil && !cuda.ReadsHeld(t.Kernel) {
 		return false
 	}
 	for _, in := range t.Kernel.Instrs {
