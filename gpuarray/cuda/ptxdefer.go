@@ -92,11 +92,12 @@ var deferQueueLen = 0
 var deferCoop = os.Getenv("GPUNOTES_PTX_DEFER_COOP")
 
 // coopPays reports whether the warps of s's kernel compute their slow elements together by
-// default: reductions of one leaf but Welford along columns. On an H100 at N=40000, with warps
+// default: sums and full Welford reductions of one leaf. On an H100 at N=40000 (f313bb6), warps
 // together against lanes alone: full sum 10.96 against 11.40 ms, axis sums 10.42-10.76 against
-// 10.85-11.18, full std 13.16 against 13.45; std along axis 0 and x + x.T were slower (in one
-// build 22.6 against 23.1 and 23.4 against 20.0, in another 26.6 against 23.8 and even), which
-// their larger kernels' registers may explain (bench/RESULTS.md).
+// 10.85-11.18, full std 13.16 against 13.45; but std along axis 1 23.3 against 16.7, std along
+// axis 0 22.6 against 23.1 and x + x.T 23.4 against 20.0, which their larger kernels'
+// registers may explain (another build, with fewer: 22.9 against 23.6, 26.6 against 23.8, even;
+// bench/RESULTS.md).
 func coopPays(s *Spec) bool {
 	switch deferCoop {
 	case "0":
@@ -104,7 +105,7 @@ func coopPays(s *Spec) bool {
 	case "all":
 		return true
 	}
-	return s.Leaves() == 1 && !(s.Kept > 0 && !s.Rows && s.Reduce == RWelford)
+	return s.Leaves() == 1 && !(s.Kept > 0 && s.Reduce == RWelford)
 }
 
 // maxStageWords bounds the 64-bit words of one slot of the warp's shared stage (a slow
