@@ -87,25 +87,18 @@ var deferQueueLen = 0
 // deferCoop makes the lanes of a warp compute their batches' slow elements together
 // (deferredSlowCoop): each lane one of the warp's queued elements, so the warp runs the slow
 // path about once per batch instead of as many times as its lane with the most slow elements.
-// GPUNOTES_PTX_DEFER_COOP=0 leaves each lane to compute its own, =all lets every kernel
-// compute them by warps, to measure; by default coopPays decides.
+// GPUNOTES_PTX_DEFER_COOP=0 leaves each lane to compute its own (coopPays).
 var deferCoop = os.Getenv("GPUNOTES_PTX_DEFER_COOP")
 
-// coopPays reports whether the warps of s's kernel compute their slow elements together by
-// default: sums and full Welford reductions of one leaf. On an H100 at N=40000 (f313bb6), warps
-// together against lanes alone: full sum 10.96 against 11.40 ms, axis sums 10.42-10.76 against
-// 10.85-11.18, full std 13.16 against 13.45; but std along axis 1 23.3 against 16.7, std along
-// axis 0 22.6 against 23.1 and x + x.T 23.4 against 20.0, which their larger kernels'
-// registers may explain (another build, with fewer: 22.9 against 23.6, 26.6 against 23.8, even;
-// bench/RESULTS.md).
-func coopPays(s *Spec) bool {
-	switch deferCoop {
-	case "0":
-		return false
-	case "all":
-		return true
-	}
-	return s.Leaves() == 1 && !(s.Kept > 0 && s.Reduce == RWelford)
+// coopPays reports whether the warps of s's kernel compute their slow elements together: by
+// default every kernel. At f313bb6 the larger kernels (stds along an axis, x + x.T) were slower
+// with warps together, but at cc0e6fe (fewer registers, only slow elements storing their
+// records) warps together were as fast or faster on every row (H100, N=40000, against lanes
+// alone: sum 10.62 against 10.93 ms, axis sums 10.0-10.3 against 10.5-10.7, std along axis 0
+// 11.29 against 11.73, along axis 1 11.86 against 12.19, x + x.T 17.55 against 19.50;
+// bench/RESULTS.md). GPUNOTES_PTX_DEFER_COOP=0 leaves each lane to compute its own.
+func coopPays(_ *Spec) bool {
+	return deferCoop != "0"
 }
 
 // maxStageWords bounds the 64-bit words of one slot of the warp's shared stage (a slow

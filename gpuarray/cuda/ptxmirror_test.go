@@ -86,24 +86,30 @@ func TestMirrorPTX(t *testing.T) {
 	if spec(nil).Key() == spec([]int{0, 1}).Key() {
 		t.Fatal("a mirrored spec shares its key with the plain one")
 	}
-	if p, m := strings.Count(plain, "mul.hi.u32"), strings.Count(mirrored, "mul.hi.u32"); p != m || p != 80 {
-		t.Errorf("Philox multiplies: plain %d, mirrored %d, want 80 each (2 draws, in the loop and the deferred elements)", p, m)
+	// Values are made in the loop, in the deferred elements computed by their own lane, and by
+	// the warp together where coopPays.
+	places := 2
+	if coopPays(spec([]int{0, 1})) {
+		places = 3
 	}
-	// exp is called (or inlined, see inlineOn) once per value: plain 1 + 1, mirrored 2 + 2 (two
-	// leaves: the lanes compute their own slow elements, coopPays).
+	if p, m := strings.Count(plain, "mul.hi.u32"), strings.Count(mirrored, "mul.hi.u32"); p != m || p != 40*places {
+		t.Errorf("Philox multiplies: plain %d, mirrored %d, want %d each (2 draws in each of %d places)", p, m, 40*places, places)
+	}
+	// exp is called (or inlined, see inlineOn) once per value in each place (plain 1 value an
+	// element, mirrored 2).
 	exps := func(ptx string) int { return strings.Count(ptx, "gpn_exp, (") + strings.Count(ptx, "gpn_exp inlined") }
-	if p, m := exps(plain), exps(mirrored); p != 2 || m != 4 {
-		t.Errorf("exp calls: plain %d (want 2), mirrored %d (want 4)", p, m)
+	if p, m := exps(plain), exps(mirrored); p != places || m != 2*places {
+		t.Errorf("exp calls: plain %d (want %d), mirrored %d (want %d)", p, places, m, 2*places)
 	}
 	loop := loopBody(mirrored)
 	past := strings.Index(loop, "setp.gt.s64")
 	if past < 0 || past > strings.Index(loop, "mul.hi.u32") || !strings.Contains(loop, "setp.eq.s64") {
 		t.Errorf("the mirrored loop does not branch past elements above the diagonal before drawing")
 	}
-	// Both values of an element go to the batch (deferredInOrder), in the loop and where the
-	// deferred elements are computed, and are folded in from there, in order.
-	if n := strings.Count(mirrored, "st.local.f64"); n != 4 {
-		t.Errorf("mirrored: %d values stored in the batch, want 4 (two values, in the loop and the deferred elements)", n)
+	// Both values of an element go to the batch (deferredInOrder), in each place values are made,
+	// and are folded in from there, in order.
+	if n := strings.Count(mirrored, "st.local.f64"); n != 2*places {
+		t.Errorf("mirrored: %d values stored in the batch, want %d (two values in each of %d places)", n, 2*places, places)
 	}
 	if n := strings.Count(mirrored, "add.rn.f64 %fd1, %fd1,"); n != 33 {
 		t.Errorf("mirrored: the sum folded in at %d places, want 33 (a full batch's 16 elements' 2 values unrolled, a partial batch's loop)", n)
