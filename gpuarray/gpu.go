@@ -151,13 +151,34 @@ func (s *gpuSched) hostReads(st *plan.Stage, t0 time.Time) {
 		if _, ok := n.Buf.(onDevice); !ok {
 			continue // held on the host or on cluster workers: no GPU's memory to read
 		}
-		why := "a task's block spans several of its chunks; persist it in the chunks this step reads (one chunk along a sort's, transform's or matrix function's axes) to have it read in place"
-		if !readsHeldInPlace(st.Kernel) {
-			why = fmt.Sprintf("the GPU runs the %s from host memory", describeKernel(st.Kernel))
-		}
 		s.hostStep(fmt.Sprintf("host read: the %s array held on %s that the %s reads was read into host memory (%.3g s) and is copied back with the tasks: %s",
-			expr.ShapeString(n.Shape), n.Buf.Where(), describeKernel(st.Kernel), time.Since(t0).Seconds(), why))
+			expr.ShapeString(n.Shape), n.Buf.Where(), describeKernel(st.Kernel), time.Since(t0).Seconds(), s.whyOnHost(st.Kernel, n)))
 	}
+}
+
+// whyOnHost says why the tasks of kernel k read n, held on a GPU, from host memory (heldOn
+// refused their blocks).
+func (s *gpuSched) whyOnHost(k *plan.Kernel, n *expr.Node) string {
+	switch {
+	case k.Call != nil && cuda.Lowers(k) == nil && !readsHeldInPlace(k):
+		return fmt.Sprintf("%s reads %v values from host memory", cuda.CallLibrary(k.Call.Fn), k.Instrs[k.Result].DType)
+	case !readsHeldInPlace(k):
+		return fmt.Sprintf("the GPU runs the %s from host memory", describeKernel(k))
+	}
+	switch b := n.Buf.(type) {
+	case *gpuChunks:
+		for _, d := range b.devs {
+			if !slices.Contains(s.devs, d) {
+				return fmt.Sprintf("part of it is held on gpu %d, which this computation does not run on", d.Info.Index)
+			}
+		}
+	case *deviceBuffer:
+		if len(s.devs) != 1 || s.devs[0] != b.dev {
+			return fmt.Sprintf("a result kept on %s is read in place by computations on that GPU alone", b.Where())
+		}
+		return "a task's block spans several of its row panels"
+	}
+	return "a task's block spans several of its chunks; persist it in the chunks this step reads (one chunk along a sort's, transform's or matrix function's axes) to have it read in place"
 }
 
 // libStep records, once, a step that is no fallback, for Path: a library call that ran on the

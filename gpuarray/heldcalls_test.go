@@ -76,7 +76,7 @@ type heldStage struct {
 // the chunk it says, at that chunk's address, narrow as g is.
 func planHeld(t *testing.T, r *Array, x *Array, g *gpuChunks, dev *cuda.Device) ([]heldStage, []string) {
 	t.Helper()
-	s := &gpuSched{}
+	s := &gpuSched{devs: []*cuda.Device{dev}}
 	cfg, err := configure([]ComputeOption{Inline()})
 	if err != nil {
 		t.Fatal(err)
@@ -210,5 +210,13 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 				t.Errorf("%s: no stage reads the held array from the host (stages %+v)", what, stages)
 			}
 		}
+	}
+	// An array held on a GPU that the computation does not run on is read from the host,
+	// and Path says why.
+	other := &cuda.Device{Info: cuda.DeviceInfo{Index: 1}}
+	x1, g1 := heldForPlanning(t, rs.StandardNormal(Shape(40, 30), Chunks(10, 30)), other, false)
+	stages, host := planHeld(t, Sort(x1, 1), x1, g1, dev)
+	if len(stages) != 1 || !stages[0].onHost || len(host) != 1 || !strings.Contains(host[0], "held on gpu 1, which this computation does not run on") {
+		t.Errorf("a sort of an array held on another GPU: stages %+v, host steps %q", stages, host)
 	}
 }

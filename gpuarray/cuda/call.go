@@ -120,8 +120,13 @@ func ReadsHeld(k *plan.Kernel) bool {
 		return false
 	case k.Call == nil, k.Call.Fn == expr.FnBincount, k.Call.Fn.Scans():
 		return true
+	case lib == nil || lib.dev == nil || !DeviceReads(k.Call.Fn, k.Instrs[k.Result].DType):
+		return false
 	}
-	return lib != nil && lib.dev != nil && DeviceReads(k.Call.Fn, k.Instrs[k.Result].DType)
+	// A call that reads its input unchanged (PlainInput) reads a held block through the
+	// fused copy of its elementwise part, which must lower too.
+	_, _, err = Lower(k.Elementwise())
+	return err == nil
 }
 
 // lowers returns nil when k lowers to GPU work, with the library that runs its call (nil for
