@@ -177,7 +177,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		}
 	}
 	R, L := s.Rank, s.Leaves()
-	W := descWords(R, L)
+	W := specDescWords(s)
 	keys := randomKeys(s)
 	var keyArgs []uint64 // the kernel's key parameters (keyLeaves)
 	for _, l := range keyLeaves(s) {
@@ -217,6 +217,9 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 					release()
 					return err
 				}
+			}
+			if s.storedMirror() {
+				w[W-1] = uint64(t.MirrorBase)
 			}
 		}
 		dp, err := alloc(uint64(len(desc) * 8))

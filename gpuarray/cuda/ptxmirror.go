@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 	"slices"
 
@@ -65,6 +66,14 @@ func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 // must not be folded in ("" for none), and end a label the caller places after folding them
 // in: a mirrored element past the diagonal branches there before drawing anything.
 func (g *gen) elementValues(s *Spec, lv []leafRegs, c string) (vals []val, skip []string, end string, err error) {
+	if s.storedMirror() {
+		// The element's row minus column in the whole array: its task-local row minus column
+		// plus the task's (Task.MirrorBase).
+		dd := g.rd()
+		g.ins("sub.u64 %s, %s, %s", dd, g.mirrorRow, c)
+		g.ins("add.u64 %s, %s, %s", dd, dd, g.mirrorBase)
+		return g.mirroredValues(s, g.leafIndices(lv, c), dd, "0")
+	}
 	return g.elementValuesAt(s, g.leafIndices(lv, c))
 }
 
@@ -74,15 +83,23 @@ func (g *gen) elementValuesAt(s *Spec, idx []string) (vals []val, skip []string,
 		v, err := g.valueAt(s, idx, nil)
 		return []val{v}, []string{""}, "", err
 	}
-	na, nb := s.Mirror[0], s.Mirror[1]
-	la, lb := s.Nodes[na].Leaf, s.Nodes[nb].Leaf
+	if s.storedMirror() {
+		return nil, nil, "", fmt.Errorf("kernel spec: a mirrored spec of stored inputs placed by leaf indices (internal)")
+	}
 	// (i, j) reads x[i,j] at idx[la] = i*N + j and x[j,i] at idx[lb] = j*N + i: i > j exactly
 	// when idx[la] > idx[lb].
+	return g.mirroredValues(s, idx, idx[s.Nodes[s.Mirror[0]].Leaf], idx[s.Nodes[s.Mirror[1]].Leaf])
+}
+
+// mirroredValues emits a mirrored element's values (elementValues) where it lies past the
+// diagonal (row > column) exactly when a > b, on it when a == b (signed).
+func (g *gen) mirroredValues(s *Spec, idx []string, a, b string) (vals []val, skip []string, end string, err error) {
+	na, nb := s.Mirror[0], s.Mirror[1]
 	past, diag := g.p(), g.p()
 	end = g.label("mirrored")
-	g.ins("setp.gt.s64 %s, %s, %s", past, idx[la], idx[lb])
+	g.ins("setp.gt.s64 %s, %s, %s", past, a, b)
 	g.ins("@%s bra %s", past, end)
-	g.ins("setp.eq.s64 %s, %s, %s", diag, idx[la], idx[lb])
+	g.ins("setp.eq.s64 %s, %s, %s", diag, a, b)
 	nv := make([]val, len(s.Nodes))
 	for i := range s.Nodes {
 		if nv[i], err = g.node(s, i, nv, idx); err != nil {
