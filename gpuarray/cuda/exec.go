@@ -77,7 +77,7 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 			return nil, err
 		}
 	}
-	if s.Kept == 0 && !s.Tile {
+	if s.Kept == 0 && !s.Tile && s.Mirror == nil { // a mirrored kernel reads rows and columns
 		ct := make([]Task, len(tasks))
 		for i := range tasks {
 			ct[i] = collapsed(tasks[i])

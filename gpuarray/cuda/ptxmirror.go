@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -22,11 +23,13 @@ import (
 // chunk's place in the array to pair (i, j) with (j, i) (bench/RESULTS.md).
 var mirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") == "1"
 
-// mirrorLeaves returns the nodes of s's two random leaves, first the one read straight, and
-// whether kernel k is mirrored: a full reduction other than argmin/argmax (a mirrored value is
-// folded into another element's partial, and its index would be wrong) over the whole N x N
-// iteration space of two random reads of one N x N array (the same distribution and key), one
-// straight and one transposed, and no other leaf.
+// mirrorLeaves returns the nodes of s's two leaves, first the one read straight, and whether
+// kernel k is mirrored: a full reduction other than argmin/argmax (a mirrored value is folded
+// into another element's partial, and its index would be wrong) over the whole N x N iteration
+// space of two reads of one N x N array, one straight and one transposed, and no other leaf:
+// two random reads of the same distribution and key (regenerated), or two float64 inputs of
+// the same array (stored: Instr.Alias), which then are not tiled, so that both walk the same
+// elements in the same order and give the same bits.
 func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 	if !mirrorOn || k.Reduce == nil || s.Kept > 0 || s.Tile || len(k.Shape) != 2 || k.Shape[0] != k.Shape[1] || len(k.Reduce.Axes) != 2 {
 		return 0, 0, false
@@ -39,8 +42,8 @@ func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 	a, b = -1, -1
 	for i, in := range k.Instrs {
 		switch in.Code {
-		case plan.Random:
-			if !slices.Equal(in.Src, k.Shape) {
+		case plan.Random, plan.Input:
+			if !slices.Equal(in.Src, k.Shape) || (in.Code == plan.Input && in.DType != dtype.Float64) {
 				return 0, 0, false
 			}
 			switch {
@@ -51,11 +54,20 @@ func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 			default:
 				return 0, 0, false
 			}
-		case plan.Input, plan.Range, plan.Search:
+		case plan.Range, plan.Search:
 			return 0, 0, false
 		}
 	}
-	if a < 0 || b < 0 || k.Instrs[a].Rand != k.Instrs[b].Rand {
+	if a < 0 || b < 0 || k.Instrs[a].Code != k.Instrs[b].Code {
+		return 0, 0, false
+	}
+	ia, ib := &k.Instrs[a], &k.Instrs[b]
+	if ia.Code == plan.Random && ia.Rand != ib.Rand {
+		return 0, 0, false
+	}
+	// Stored: the two read one array (the planner's alias), so a task holds both x's block and
+	// the mirrored one.
+	if ia.Code == plan.Input && ia.Alias != b+1 && ib.Alias != a+1 {
 		return 0, 0, false
 	}
 	return a, b, true
