@@ -181,6 +181,14 @@ func (s *gpuSched) whyOnHost(k *plan.Kernel, n *expr.Node) string {
 	return "a task's block spans several of its chunks; persist it in the chunks this step reads (one chunk along a sort's, transform's or matrix function's axes) to have it read in place"
 }
 
+// tripStep records, for Path, a call whose fused values the GPU copies to host memory and
+// uploads again before its library reads them (cuda.HostTrip), with the reason.
+func (s *gpuSched) tripStep(tasks []*plan.Task) {
+	if why := cuda.HostTrip(tasks); why != "" {
+		s.hostStep(fmt.Sprintf("host trip: the values that the %s reads were copied from the GPU to host memory and back: %s", describeKernel(tasks[0].Kernel), why))
+	}
+}
+
 // libStep records, once, a step that is no fallback, for Path: a library call that ran on the
 // GPUs, or host work every backend does (listing a mask's positions).
 func (s *gpuSched) libStep(msg string) {
@@ -253,6 +261,7 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 	}
 	if c := tasks[0].Kernel.Call; c != nil {
 		s.libStep(fmt.Sprintf("%v on %s", c.Fn, cuda.CallLibrary(c.Fn)))
+		s.tripStep(tasks)
 	}
 	if len(s.devs) > 1 && readsHeld(tasks) {
 		// Tasks reading chunks held on a GPU run on that GPU (with peerCopy, the GPUs at once).

@@ -17,6 +17,23 @@ import (
 // GPUs (cuda.RunPlan); without cuFFT, cuda.Runs says why and they run on the CPU.
 func init() {
 	cuda.RegisterLibrary("cuFFT", runHost, runDevice, Load, func(fn expr.CallFn) bool { return fn.Transform() })
+	cuda.RegisterHostTrips("cuFFT", hostTrip)
+}
+
+// hostTrip is runDevice's rule (cuda.HostTripFunc): why it copies the fused values of c to host
+// memory before cuFFT transforms them, or "" when cuFFT reads them on the device.
+func hostTrip(c *plan.CallStep, dt dtype.DType, shape []int) string {
+	switch {
+	case c.Fn != expr.FnRFFT && c.Fn != expr.FnIHFFT:
+		return fmt.Sprintf("only the forward real transforms (rfft, ihfft) read the fused values on the device; %v gets them from host memory", c.Fn)
+	case dt.IsComplex():
+		return fmt.Sprintf("%v of %v values reads them from host memory", c.Fn, dt)
+	case c.Axis < 0 || c.Axis >= len(shape):
+		return fmt.Sprintf("%v: axis %d of a block of shape %v", c.Fn, c.Axis, shape)
+	case shape[c.Axis] != c.InLen():
+		return fmt.Sprintf("lines padded with zeros to length %d are padded in host memory", c.InLen())
+	}
+	return ""
 }
 
 // runHost transforms a block of values in host memory on d.
@@ -28,8 +45,7 @@ func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.S
 // forward real transform (Rfft, Ihfft) reads them there, so that only the spectrum crosses to
 // the host; other transforms, and a line padded with zeros, copy them to the host first.
 func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, ops []dtype.Slice) (dtype.Slice, []int, error) {
-	forward := c.Fn == expr.FnRFFT || c.Fn == expr.FnIHFFT
-	if !forward || c.Axis < 0 || c.Axis >= len(shape) || shape[c.Axis] != c.InLen() {
+	if hostTrip(c, dt, shape) != "" {
 		words := make([]float64, expr.Size(shape))
 		if err := d.Do(ctx, func() error { return d.CopyToHost(words, ptr) }); err != nil {
 			return dtype.Slice{}, nil, fmt.Errorf("cufft: copy the values to the host: %w", err)
