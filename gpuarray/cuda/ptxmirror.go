@@ -10,18 +10,16 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
-// mirrorOn (GPUNOTES_PTX_MIRROR=1) lets Lower mark full reductions of f(x, x.T) over a whole
-// square random x as mirrored (Spec.Mirror): element (i, j) with i < j draws x[i,j] and x[j,i]
-// once and folds in both f(x[i,j], x[j,i]) and f(x[j,i], x[i,j]), the value at (j, i), whose
-// element then draws nothing. Each normal is drawn once instead of twice: on an H100 at
-// N=40000, sum(x + x.T) 20.5 -> 14.3 ms, its GPU tests passing, its values added in its own
-// element order (deferredInOrder). Off by default: the value at (j, i) is added in (i, j)'s turn,
-// by another thread (of another chunk's task off the diagonal), where the same sum over the
-// array persisted adds it in its own (reading x.T through tiles on a local GPU,
-// generateTiled), so the GPU worker tests comparing the two bit for bit fail. Sharing an order
-// would take a walk over pairs of tiles in both kernels, and stored-data tasks that know their
-// chunk's place in the array to pair (i, j) with (j, i) (bench/RESULTS.md).
-var mirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") == "1"
+// mirrorOn lets Lower mark full reductions of f(x, x.T) over a whole square x as mirrored
+// (Spec.Mirror): element (i, j) with i < j reads x[i,j] and x[j,i] once and folds in both
+// f(x[i,j], x[j,i]) and f(x[j,i], x[i,j]), the value at (j, i), whose element then reads
+// nothing. Regenerated, each normal is drawn once instead of twice: on an H100 at N=40000,
+// sum(x + x.T) 20.5 -> 14.3 ms (bench/RESULTS.md). Stored (x persisted), the same kernel reads
+// the task's block of x and the mirrored one, untiled, in the same element order: each task
+// (its place against the diagonal in its descriptor, Task.MirrorBase) adds the same values in
+// the same order regenerated and stored, so their bits are equal (the interpreter proves it,
+// TestMirroredStoredReadSharesTheOrder). GPUNOTES_PTX_MIRROR=0 turns it off, to measure.
+var mirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") != "0"
 
 // mirrorLeaves returns the nodes of s's two leaves, first the one read straight, and whether
 // kernel k is mirrored: a full reduction other than argmin/argmax (a mirrored value is folded
