@@ -107,6 +107,12 @@ type gen struct {
 	localSet map[string]bool
 	// narrowOut makes store write 4-byte floats (Spec.NarrowOut).
 	narrowOut bool
+	// externDecls declares the library variables that inlined bodies read, beyond the
+	// ziggurat tables every module declares.
+	externDecls string
+	// slowInlined marks a kernel with the ziggurat's slow path copied in (inlineSlowOn): its
+	// registers are its own, so a cap (kernelMaxNReg) applies.
+	slowInlined bool
 }
 
 func (g *gen) reg(prefix string) string {
@@ -556,6 +562,43 @@ var maxNReg = func() int {
 	return max(n, 0)
 }()
 
+// kernelMaxNReg caps the registers of a kernel that draws normals with its slow path inlined
+// (.maxnreg on the entry; GPUNOTES_PTX_MAXNREG, 0: no cap) and kernelMinBlocks asks the
+// compiler to fit that many blocks per SM instead (.minnctapersm; GPUNOTES_PTX_MINBLOCKS).
+// An H100 SM holds 64K registers: 2 blocks of 256 threads up to 128 per thread, 3 up to 80,
+// 4 up to 64; the kernels are latency-bound, so blocks in flight are time.
+var (
+	kernelMaxNReg   = envCount("GPUNOTES_PTX_MAXNREG", 0)
+	kernelMinBlocks = envCount("GPUNOTES_PTX_MINBLOCKS", 0)
+)
+
+// envCount reads a non-negative integer setting, def when unset or not a number.
+func envCount(name string, def int) int {
+	n, err := strconv.Atoi(os.Getenv(name))
+	if err != nil || n < 0 {
+		return def
+	}
+	return n
+}
+
+// capDirectives returns the register directives of the kernel's entry: none unless its slow
+// path is inlined and the library functions it still calls are the block reductions (small,
+// compiled apart: an entry may not cap below a callee's count, see Device.kernel).
+func (g *gen) capDirectives() string {
+	if !g.slowInlined || kernelMaxNReg == 0 && kernelMinBlocks == 0 {
+		return ""
+	}
+	for _, fn := range g.usedList {
+		if !strings.HasPrefix(fn, "gpn_block_") {
+			return ""
+		}
+	}
+	if kernelMaxNReg > 0 {
+		return fmt.Sprintf(".maxnreg %d\n", kernelMaxNReg)
+	}
+	return fmt.Sprintf(".minnctapersm %d\n", kernelMinBlocks)
+}
+
 // module wraps the generated body into a PTX module with entry name.
 func (g *gen) module(s *Spec, name string) string {
 	lib := g.lib
@@ -564,6 +607,7 @@ func (g *gen) module(s *Spec, name string) string {
 	fmt.Fprintf(&b, ".version %s\n.target %s\n.address_size 64\n\n", lib.version, lib.target)
 	b.WriteString(".extern .global .align 8 .b64 gpn_zig_k[256];\n")
 	b.WriteString(".extern .global .align 8 .b64 gpn_zig_w[256];\n")
+	b.WriteString(g.externDecls)
 	for _, fn := range g.usedList {
 		b.WriteString(lib.protos[fn].decl + "\n")
 	}
@@ -572,7 +616,7 @@ func (g *gen) module(s *Spec, name string) string {
 	for i := range len(g.keyParams) {
 		fmt.Fprintf(&b, ",\n\t.param .u64 key%d", i)
 	}
-	fmt.Fprintf(&b, "\n)\n.maxntid %d, 1, 1\n{\n", BlockSize)
+	fmt.Fprintf(&b, "\n)\n.maxntid %d, 1, 1\n%s{\n", BlockSize, g.capDirectives())
 	for _, pre := range []string{"p", "r", "rd", "f", "fd"} {
 		if n := g.n[pre]; n > 0 {
 			typ := map[string]string{"p": ".pred", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64"}[pre]
@@ -678,7 +722,7 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		if g.deferPred == "" {
 			g.ins("bra %s", done)
 			g.put(slow)
-			if err := g.call("gpn_normal_slow", z, idx, k0, k1, x[0], x[1], x[2], x[3]); err != nil {
+			if err := g.slowPath(z, idx, k0, k1, x); err != nil {
 				return err
 			}
 			g.put(done)
@@ -690,6 +734,18 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)
 	}
 	return nil
+}
+
+// slowPath finishes normal draw z of element idx whose first Philox block x left the
+// ziggurat's fast path: the library's gpn_normal_slow, copied in (inlineSlowOn) or called.
+func (g *gen) slowPath(z, idx, k0, k1 string, x [4]string) error {
+	if inlineSlowOn {
+		if f := g.inlineFor("gpn_normal_slow"); f != nil {
+			g.slowInlined = true
+			return g.inline("gpn_normal_slow", f, z, idx, k0, k1, x[0], x[1], x[2], x[3])
+		}
+	}
+	return g.call("gpn_normal_slow", z, idx, k0, k1, x[0], x[1], x[2], x[3])
 }
 
 // randomLib emits a draw of the distributions that kernels/random.cu implements (the
