@@ -553,10 +553,10 @@ func (g *gen) accumulators(r Reduce) (acc, accI, wn, wm, wq string) {
 }
 
 // maxNReg caps the registers per thread of linked fused kernels (GPUNOTES_JIT_MAXREG; 0: the
-// JIT's choice), for measuring occupancy against spills: a kernel generating normals holds 116
-// registers, 2 blocks of 256 threads per SM on an H100, because the library's gpn_normal_slow
-// (the ziggurat's rare slow path) does; a cap applies to it too, and a directive in the entry
-// alone is refused at link time.
+// JIT's choice), for measuring occupancy against spills. Measured, it binds the library
+// functions a kernel calls but not the kernel itself (with the slow path inlined, a cap of 80
+// left 112 registers; likely the entry's .maxntid, which takes precedence over the option):
+// kernelMaxNReg caps a kernel.
 var maxNReg = func() int {
 	n, _ := strconv.Atoi(os.Getenv("GPUNOTES_JIT_MAXREG"))
 	return max(n, 0)
@@ -566,7 +566,9 @@ var maxNReg = func() int {
 // (.maxnreg on the entry; GPUNOTES_PTX_MAXNREG, 0: no cap) and kernelMinBlocks asks the
 // compiler to fit that many blocks per SM instead (.minnctapersm; GPUNOTES_PTX_MINBLOCKS).
 // An H100 SM holds 64K registers: 2 blocks of 256 threads up to 128 per thread, 3 up to 80,
-// 4 up to 64; the kernels are latency-bound, so blocks in flight are time.
+// 4 up to 64. Measured (H100, N=40000, bench/RESULTS.md), no cap is the best: the kernels
+// uncapped hold 105-116 registers, and at 80 (3 blocks) they spill in the element loop, the
+// full sum 10.6 -> 14.6 ms, exp + sin 16.95 -> 17.15; so the default is none.
 var (
 	kernelMaxNReg   = envCount("GPUNOTES_PTX_MAXNREG", 0)
 	kernelMinBlocks = envCount("GPUNOTES_PTX_MINBLOCKS", 0)

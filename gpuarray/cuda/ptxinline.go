@@ -81,6 +81,8 @@ var inlineExterns = map[string]string{
 // holds the most any function it calls holds: every normal kernel had 116 registers and 2
 // blocks of 256 threads per SM, though its own loop needs far fewer. Copied, the slow path is
 // compiled with the kernel, so a cap on the kernel's registers (kernelMaxNReg) applies to it.
+// Measured on an H100 (N=40000): 105-116 registers uncapped, every row 0.1-0.4 ms faster
+// (exp + sin 17.3 -> 16.95 ms), the same bits.
 var inlineSlowOn = os.Getenv("GPUNOTES_PTX_INLINE_SLOW") != "0"
 
 // build reads the inlinable functions and the module-local items of the library PTX.
