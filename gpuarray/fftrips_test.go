@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -44,7 +45,7 @@ func (r *tripRecorder) Run(ctx context.Context, tasks []*plan.Task, done func(in
 			continue
 		}
 		s := &gpuSched{}
-		s.tripStep(groups[k])
+		s.tripStep(groups[k], time.Now())
 		ek := k.Elementwise()
 		t0 := groups[k][0]
 		r.stages = append(r.stages, tripStage{
