@@ -33,7 +33,13 @@ type callLib struct {
 	dev      DeviceCallRunner       // nil: the values always come from host memory
 	ready    func() error           // whether the library can be used here (loads it)
 	supports func(expr.CallFn) bool // which functions it runs on a GPU
+	trip     HostTripFunc           // nil: dev reads every value it is given on the device
 }
+
+// HostTripFunc says why a library's device runner copies the fused values of call c (of dtype
+// dt, a task's block of shape shape) to host memory and uploads them again, or "" when it
+// reads them where the fused kernel left them. The runner must decide with the same function.
+type HostTripFunc func(c *plan.CallStep, dt dtype.DType, shape []int) string
 
 var (
 	callMu   sync.RWMutex
@@ -58,6 +64,51 @@ func RegisterLibrary(name string, run CallRunner, dev DeviceCallRunner, ready fu
 	callMu.Lock()
 	defer callMu.Unlock()
 	callLibs = append(callLibs, callLib{name: name, run: run, dev: dev, ready: ready, supports: supports})
+}
+
+// RegisterHostTrips installs the HostTripFunc of the library registered as name (its device
+// runner's own rule), so that Path can name every trip through host memory (HostTrip).
+func RegisterHostTrips(name string, trip HostTripFunc) {
+	callMu.Lock()
+	defer callMu.Unlock()
+	for i := range callLibs {
+		if callLibs[i].name == name {
+			callLibs[i].trip = trip
+		}
+	}
+}
+
+// HostTrip says why runCalls sends the fused values of the tasks of a call (one kernel) to host
+// memory and back up to the GPU before the library reads them, or "" when it gives them where
+// the fused kernel left them (or the call reads its input from host memory, where it is
+// anyway). Path names the trip (issue 20: no silent host step).
+func HostTrip(tasks []*plan.Task) string {
+	if len(tasks) == 0 || tasks[0].Kernel.Call == nil {
+		return ""
+	}
+	k := tasks[0].Kernel
+	call := k.Call
+	if call.Fn == expr.FnBincount || call.Fn.Scans() {
+		return ""
+	}
+	lib := callLibFor(call.Fn)
+	if lib == nil {
+		return ""
+	}
+	ek := k.Elementwise()
+	if !(!ek.PlainInput() && !k.PlainInput()) && !gathers(tasks) && !readsHeld(tasks) {
+		return "" // the values are in host memory already
+	}
+	dt := ek.Instrs[ek.Result].DType
+	switch {
+	case lib.dev == nil:
+		return fmt.Sprintf("%s reads its values from host memory", lib.name)
+	case !DeviceReads(call.Fn, dt):
+		return fmt.Sprintf("%s reads %v values from host memory", lib.name, dt)
+	case lib.trip != nil:
+		return lib.trip(call, dt, tasks[0].Shape)
+	}
+	return ""
 }
 
 // CallLibrary names what computes fn on a GPU (a registered library, or the generated counting
@@ -224,14 +275,18 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 // DeviceReads reports whether a library's device runner reads the fused values of fn, of
 // dtype dt, where the fused kernel left them: float64 words (floats and bools) for every
 // library, integer words (the int64 value's bits) for the device sort, which narrows them
-// itself (Device.NarrowInts). Complex values, and integers for the other libraries (whose
-// values the planner casts to float64 anyway), reach the library through host memory.
+// itself (Device.NarrowInts), complex pairs for the transforms (cuFFT reads interleaved pairs
+// of float64 words, which is how the fused kernel writes complex values). Other complex values,
+// and integers for the other libraries (whose values the planner casts to float64 anyway),
+// reach the library through host memory (HostTrip names it).
 func DeviceReads(fn expr.CallFn, dt dtype.DType) bool {
 	switch laneOf(dt) {
 	case laneF:
 		return true
 	case laneI:
 		return fn.Sorts()
+	case laneC:
+		return fn.Transform()
 	}
 	return false
 }

@@ -77,7 +77,7 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 			return nil, err
 		}
 	}
-	if s.Kept == 0 && !s.Tile {
+	if s.Kept == 0 && !s.Tile && s.Mirror == nil { // a mirrored kernel reads rows and columns
 		ct := make([]Task, len(tasks))
 		for i := range tasks {
 			ct[i] = collapsed(tasks[i])
@@ -177,7 +177,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		}
 	}
 	R, L := s.Rank, s.Leaves()
-	W := descWords(R, L)
+	W := specDescWords(s)
 	keys := randomKeys(s)
 	var keyArgs []uint64 // the kernel's key parameters (keyLeaves)
 	for _, l := range keyLeaves(s) {
@@ -217,6 +217,9 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 					release()
 					return err
 				}
+			}
+			if s.storedMirror() {
+				w[W-1] = uint64(t.MirrorBase)
 			}
 		}
 		dp, err := alloc(uint64(len(desc) * 8))

@@ -43,6 +43,16 @@ func mulDiv(m int64, b, s int) int64 { return int64(uint64(m) * uint64(b) / uint
 // strides[r].
 func descWords(r, l int) int { return r + 2 + l*(r+2) }
 
+// specDescWords returns the words of one task's descriptor for s: descWords, and for a
+// mirrored spec of stored inputs (Spec.storedMirror) one more, last, the task's MirrorBase.
+func specDescWords(s *Spec) int {
+	w := descWords(s.Rank, s.Leaves())
+	if s.storedMirror() {
+		w++
+	}
+	return w
+}
+
 // launch is one kernel launch over a batch of tasks.
 type launch struct {
 	first, count int // tasks [first, first+count)

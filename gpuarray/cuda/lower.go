@@ -103,9 +103,10 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 		}
 		s.Nodes = append(s.Nodes, nd)
 	}
-	markTiles(s, k)
 	if a, b, ok := mirrorLeaves(k, s); ok {
 		s.Mirror = []int{a, b}
+	} else {
+		markTiles(s, k)
 	}
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
@@ -168,6 +169,9 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 	}
 	for d, n := range t.Shape {
 		gt.Dims[d] = int64(n)
+	}
+	if rank == 2 {
+		gt.MirrorBase = int64(t.Offset[0] - t.Offset[1]) // read by mirrored kernels of stored inputs
 	}
 	for i := range k.Instrs {
 		leaf := leaves[i]

@@ -24,6 +24,9 @@ const maxNarrowUnrolledInputs = 2
 // compute bound, and its code large), narrowUnroll when those are up to
 // maxNarrowUnrolledInputs inputs all of 4-byte floats, 1 otherwise.
 func unrollOf(s *Spec) int {
+	if s.Mirror != nil {
+		return 1 // elementValues folds a mirrored element's two values
+	}
 	inputs, narrow := 0, 0
 	for _, nd := range s.Nodes {
 		switch nd.Kind {

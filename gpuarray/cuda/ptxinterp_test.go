@@ -599,7 +599,7 @@ func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out ui
 	}
 	p := parsePTX(t, ptx)
 	R, L := s.Rank, s.Leaves()
-	W := descWords(R, L)
+	W := specDescWords(s)
 	const desc = 1 << 44
 	elems := make([]int64, len(tasks))
 	for i := range tasks {
@@ -628,6 +628,9 @@ func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out ui
 			for j, st := range task.Maps[l].Strides {
 				b[2+j] = uint64(st)
 			}
+		}
+		if s.storedMirror() {
+			w[W-1] = uint64(task.MirrorBase)
 		}
 		for j, v := range w {
 			mem[desc+uint64(ti*W*8+8*j)] = v

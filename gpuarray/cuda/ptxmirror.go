@@ -1,9 +1,11 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 	"slices"
 
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -21,11 +23,13 @@ import (
 // chunk's place in the array to pair (i, j) with (j, i) (bench/RESULTS.md).
 var mirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") == "1"
 
-// mirrorLeaves returns the nodes of s's two random leaves, first the one read straight, and
-// whether kernel k is mirrored: a full reduction other than argmin/argmax (a mirrored value is
-// folded into another element's partial, and its index would be wrong) over the whole N x N
-// iteration space of two random reads of one N x N array (the same distribution and key), one
-// straight and one transposed, and no other leaf.
+// mirrorLeaves returns the nodes of s's two leaves, first the one read straight, and whether
+// kernel k is mirrored: a full reduction other than argmin/argmax (a mirrored value is folded
+// into another element's partial, and its index would be wrong) over the whole N x N iteration
+// space of two reads of one N x N array, one straight and one transposed, and no other leaf:
+// two random reads of the same distribution and key (regenerated), or two float64 inputs of
+// the same array (stored: Instr.Alias), which then are not tiled, so that both walk the same
+// elements in the same order and give the same bits.
 func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 	if !mirrorOn || k.Reduce == nil || s.Kept > 0 || s.Tile || len(k.Shape) != 2 || k.Shape[0] != k.Shape[1] || len(k.Reduce.Axes) != 2 {
 		return 0, 0, false
@@ -38,8 +42,8 @@ func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 	a, b = -1, -1
 	for i, in := range k.Instrs {
 		switch in.Code {
-		case plan.Random:
-			if !slices.Equal(in.Src, k.Shape) {
+		case plan.Random, plan.Input:
+			if !slices.Equal(in.Src, k.Shape) || (in.Code == plan.Input && in.DType != dtype.Float64) {
 				return 0, 0, false
 			}
 			switch {
@@ -50,11 +54,20 @@ func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 			default:
 				return 0, 0, false
 			}
-		case plan.Input, plan.Range, plan.Search:
+		case plan.Range, plan.Search:
 			return 0, 0, false
 		}
 	}
-	if a < 0 || b < 0 || k.Instrs[a].Rand != k.Instrs[b].Rand {
+	if a < 0 || b < 0 || k.Instrs[a].Code != k.Instrs[b].Code {
+		return 0, 0, false
+	}
+	ia, ib := &k.Instrs[a], &k.Instrs[b]
+	if ia.Code == plan.Random && ia.Rand != ib.Rand {
+		return 0, 0, false
+	}
+	// Stored: the two read one array (the planner's alias), so a task holds both x's block and
+	// the mirrored one.
+	if ia.Code == plan.Input && ia.Alias != b+1 && ib.Alias != a+1 {
 		return 0, 0, false
 	}
 	return a, b, true
@@ -65,6 +78,14 @@ func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 // must not be folded in ("" for none), and end a label the caller places after folding them
 // in: a mirrored element past the diagonal branches there before drawing anything.
 func (g *gen) elementValues(s *Spec, lv []leafRegs, c string) (vals []val, skip []string, end string, err error) {
+	if s.storedMirror() {
+		// The element's row minus column in the whole array: its task-local row minus column
+		// plus the task's (Task.MirrorBase).
+		dd := g.rd()
+		g.ins("sub.u64 %s, %s, %s", dd, g.mirrorRow, c)
+		g.ins("add.u64 %s, %s, %s", dd, dd, g.mirrorBase)
+		return g.mirroredValues(s, g.leafIndices(lv, c), dd, "0")
+	}
 	return g.elementValuesAt(s, g.leafIndices(lv, c))
 }
 
@@ -74,15 +95,23 @@ func (g *gen) elementValuesAt(s *Spec, idx []string) (vals []val, skip []string,
 		v, err := g.valueAt(s, idx, nil)
 		return []val{v}, []string{""}, "", err
 	}
-	na, nb := s.Mirror[0], s.Mirror[1]
-	la, lb := s.Nodes[na].Leaf, s.Nodes[nb].Leaf
+	if s.storedMirror() {
+		return nil, nil, "", fmt.Errorf("kernel spec: a mirrored spec of stored inputs placed by leaf indices (internal)")
+	}
 	// (i, j) reads x[i,j] at idx[la] = i*N + j and x[j,i] at idx[lb] = j*N + i: i > j exactly
 	// when idx[la] > idx[lb].
+	return g.mirroredValues(s, idx, idx[s.Nodes[s.Mirror[0]].Leaf], idx[s.Nodes[s.Mirror[1]].Leaf])
+}
+
+// mirroredValues emits a mirrored element's values (elementValues) where it lies past the
+// diagonal (row > column) exactly when a > b, on it when a == b (signed).
+func (g *gen) mirroredValues(s *Spec, idx []string, a, b string) (vals []val, skip []string, end string, err error) {
+	na, nb := s.Mirror[0], s.Mirror[1]
 	past, diag := g.p(), g.p()
 	end = g.label("mirrored")
-	g.ins("setp.gt.s64 %s, %s, %s", past, idx[la], idx[lb])
+	g.ins("setp.gt.s64 %s, %s, %s", past, a, b)
 	g.ins("@%s bra %s", past, end)
-	g.ins("setp.eq.s64 %s, %s, %s", diag, idx[la], idx[lb])
+	g.ins("setp.eq.s64 %s, %s, %s", diag, a, b)
 	nv := make([]val, len(s.Nodes))
 	for i := range s.Nodes {
 		if nv[i], err = g.node(s, i, nv, idx); err != nil {

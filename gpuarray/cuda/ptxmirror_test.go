@@ -9,15 +9,21 @@ import (
 	"github.com/gpunotes/gpunotes/kernels"
 )
 
-// TestMirrorLower: under GPUNOTES_PTX_MIRROR=1, Lower mirrors the full reductions of f(x, x.T)
-// over a whole square x and nothing else: not x + y, not a slice, not an axis reduction, not
-// argmax (its index), not a rectangle; with the switch off (the default), nothing.
+// TestMirrorLower: with the mirror on, Lower mirrors the full reductions of f(x, x.T) over a
+// whole square x, regenerated or stored (two float64 inputs the planner marks as one array,
+// then not tiled), and nothing else: not x + y, not a slice, not an axis reduction, not argmax
+// (its index), not a rectangle, not float32 inputs; with the switch off, nothing (and a stored
+// x.T is tiled).
 func TestMirrorLower(t *testing.T) {
+	defer func(on bool) { mirrorOn = on }(mirrorOn)
 	straight := []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}
 	swapped := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Step: 1}}
 	sliced := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Off: 1, Step: 1}}
 	rnd := func(key uint32, src []int, m []expr.AxisMap) plan.Instr {
 		return plan.Instr{Code: plan.Random, DType: expr.Float64, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{key, 7}}, Src: src, Map: m}
+	}
+	inp := func(slot, alias int, dt expr.DType, m []expr.AxisMap) plan.Instr {
+		return plan.Instr{Code: plan.Input, DType: dt, Slot: slot, Alias: alias, Src: []int{100, 100}, Map: m}
 	}
 	kernel := func(shape []int, red expr.Red, axes []int, a, b plan.Instr) *plan.Kernel {
 		return &plan.Kernel{Shape: shape, Instrs: []plan.Instr{a, b,
@@ -39,6 +45,12 @@ func TestMirrorLower(t *testing.T) {
 		{"sum(axis=0)", kernel(sq, expr.Sum, []int{0}, rnd(42, sq, straight), rnd(42, sq, swapped)), nil},
 		{"argmax", kernel(sq, expr.ArgMax, []int{0, 1}, rnd(42, sq, straight), rnd(42, sq, swapped)), nil},
 		{"x - x", kernel(sq, expr.Sum, []int{0, 1}, rnd(42, sq, straight), rnd(42, sq, straight)), nil},
+		{"stored sum exp(x - x.T)", kernel(sq, expr.Sum, []int{0, 1}, inp(0, 0, expr.Float64, straight), inp(1, 1, expr.Float64, swapped)), []int{0, 1}},
+		{"stored std exp(x.T - x)", kernel(sq, expr.Std, []int{0, 1}, inp(0, 0, expr.Float64, swapped), inp(1, 1, expr.Float64, straight)), []int{1, 0}},
+		{"stored x - y.T", kernel(sq, expr.Sum, []int{0, 1}, inp(0, 0, expr.Float64, straight), inp(1, 0, expr.Float64, swapped)), nil},
+		{"stored float32 x - x.T", kernel(sq, expr.Sum, []int{0, 1}, inp(0, 0, expr.Float32, straight), inp(1, 1, expr.Float32, swapped)), nil},
+		{"stored x - x.T, x random", kernel(sq, expr.Sum, []int{0, 1}, inp(0, 0, expr.Float64, straight), rnd(42, sq, swapped)), nil},
+		{"stored argmax", kernel(sq, expr.ArgMax, []int{0, 1}, inp(0, 0, expr.Float64, straight), inp(1, 1, expr.Float64, swapped)), nil},
 	}
 	for _, on := range []bool{false, true} {
 		mirrorOn = on
@@ -54,9 +66,11 @@ func TestMirrorLower(t *testing.T) {
 			if len(s.Mirror) != len(want) || (want != nil && (s.Mirror[0] != want[0] || s.Mirror[1] != want[1])) {
 				t.Errorf("switch %v, %s: Mirror %v, want %v", on, c.name, s.Mirror, want)
 			}
+			if stored := c.name == "stored sum exp(x - x.T)" || c.name == "stored std exp(x.T - x)"; stored && s.Tile == (want != nil) {
+				t.Errorf("switch %v, %s: Tile %v with Mirror %v", on, c.name, s.Tile, s.Mirror)
+			}
 		}
 	}
-	mirrorOn = false
 }
 
 // TestMirrorPTX: a mirrored kernel branches past an element above the diagonal before its

@@ -119,9 +119,12 @@ type Spec struct {
 	// run along the last axis and those that run along the one before are read in whole
 	// sectors (see generateTiled).
 	Tile bool
-	// Mirror, when set, holds the nodes of the two random reads of a mirrored full reduction,
-	// the straight one first (see mirrorLeaves): an element below the diagonal folds in its
-	// own value and its mirror's, one above it draws nothing.
+	// Mirror, when set, holds the nodes of the two reads of one square array of a mirrored
+	// full reduction, the straight one first (see mirrorLeaves): an element above the diagonal
+	// (row < column) folds in its own value and its mirror's, one below it reads nothing. The
+	// two are random leaves (the array regenerated) or input leaves (the array stored: the
+	// straight one reads the task's block, the other the block mirrored across the diagonal,
+	// and the task's descriptor places the task against the diagonal, Task.MirrorBase).
 	Mirror []int
 	// NarrowOut makes an elementwise (RNone) kernel of a float32 result write 4-byte floats
 	// instead of 8-byte words, each task's elements from an even element offset (8-byte
@@ -310,6 +313,10 @@ type Task struct {
 	Held     []HeldInput
 	// Gathers[leaf], when set, is gathered on the device into the leaf's data (a take).
 	Gathers []*Gather
+	// MirrorBase is, for a mirrored spec of stored inputs (Spec.storedMirror), the row minus the
+	// column of the task's first element in the whole array: the kernel adds its elements'
+	// task-local row minus column to it to place them against the array's diagonal.
+	MirrorBase int64
 	// Files[leaf], when set, is a box of a file read into the leaf's data at upload, through
 	// pinned buffers, the file reads overlapping the copies (see uploadFile).
 	Files []*plan.Block
@@ -415,15 +422,20 @@ func (t *Task) validate(s *Spec) error {
 	return nil
 }
 
-// validMirror checks a mirrored spec (Mirror): a full reduction other than argmin/argmax whose
-// only leaves are the two random nodes Mirror names.
+// validMirror checks a mirrored spec (Mirror): a rank-2 full reduction other than
+// argmin/argmax whose only leaves are the two nodes Mirror names, both random or both inputs
+// of 8-byte words.
 func (s *Spec) validMirror() error {
-	if len(s.Mirror) != 2 || s.Kept > 0 || s.Tile || (s.Reduce != RSum && s.Reduce != RMin && s.Reduce != RMax && s.Reduce != RWelford) {
-		return fmt.Errorf("kernel spec: mirror %v of a %v reduction with %d kept axes", s.Mirror, s.Reduce, s.Kept)
+	if len(s.Mirror) != 2 || s.Rank != 2 || s.Kept > 0 || s.Tile || (s.Reduce != RSum && s.Reduce != RMin && s.Reduce != RMax && s.Reduce != RWelford) {
+		return fmt.Errorf("kernel spec: mirror %v of a rank-%d %v reduction with %d kept axes", s.Mirror, s.Rank, s.Reduce, s.Kept)
 	}
 	for _, m := range s.Mirror {
-		if m < 0 || m >= len(s.Nodes) || s.Nodes[m].Kind != NRandom {
-			return fmt.Errorf("kernel spec: mirror node %d is not a random leaf", m)
+		if m < 0 || m >= len(s.Nodes) {
+			return fmt.Errorf("kernel spec: mirror node %d of %d", m, len(s.Nodes))
+		}
+		nd := &s.Nodes[m]
+		if nd.Kind != s.Nodes[s.Mirror[0]].Kind || (nd.Kind != NRandom && (nd.Kind != NInput || nd.Narrow || nd.Transposed || Words(nd.DType) != 1)) {
+			return fmt.Errorf("kernel spec: mirror node %d is not a random leaf or a stored input of 8-byte words like node %d", m, s.Mirror[0])
 		}
 	}
 	for i, nd := range s.Nodes {
@@ -432,4 +444,10 @@ func (s *Spec) validMirror() error {
 		}
 	}
 	return nil
+}
+
+// storedMirror reports whether s is mirrored (Mirror) over stored inputs, whose tasks carry
+// their place against the diagonal (Task.MirrorBase).
+func (s *Spec) storedMirror() bool {
+	return s.Mirror != nil && len(s.Mirror) == 2 && s.Mirror[0] < len(s.Nodes) && s.Nodes[s.Mirror[0]].Kind == NInput
 }

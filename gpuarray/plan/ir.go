@@ -56,6 +56,9 @@ type Instr struct {
 	// The result is int64.
 	Sorted expr.DType `json:",omitempty"`
 	Right  bool       `json:",omitempty"`
+	// Alias, for an Input, is 1 + the index of an earlier Input instruction that reads the
+	// same array through another map (x and x.T), 0 for none.
+	Alias int `json:",omitempty"`
 }
 
 // Linear returns the source's row-major linear index of a leaf as base + sum coef[k]*o[k]

@@ -136,6 +136,7 @@ type inputLeaf struct {
 	shape []int
 	m     []expr.AxisMap
 	held  *expr.Node // a data node held on a device, read through Options.Held where it can
+	node  *expr.Node // the node read (Instr.Alias)
 	// gather, for a take, says how data (the operand's values) gives the values of shape
 	gather *Gather
 	// whole: every task reads all of data (a search's sorted operand), not a box of it
@@ -370,8 +371,15 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 
 func (l *lowerer) input(vals dtype.Slice, n *expr.Node, m []expr.AxisMap) int {
 	slot := len(l.inputs)
-	l.inputs = append(l.inputs, inputLeaf{data: vals, shape: n.Shape, m: m})
-	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Src: slices.Clone(n.Shape), Map: m})
+	l.inputs = append(l.inputs, inputLeaf{data: vals, shape: n.Shape, m: m, node: n})
+	alias := 0
+	for i, in := range l.k.Instrs {
+		if in.Code == Input && in.Slot < slot && l.inputs[in.Slot].node == n {
+			alias = i + 1
+			break
+		}
+	}
+	return l.add(Instr{Code: Input, DType: n.DType, Slot: slot, Alias: alias, Src: slices.Clone(n.Shape), Map: m})
 }
 
 // makeTasks creates one task per chunk of the grid, in row-major chunk order; pick gives the
