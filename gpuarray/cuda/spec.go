@@ -449,5 +449,5 @@ func (s *Spec) validMirror() error {
 // storedMirror reports whether s is mirrored (Mirror) over stored inputs, whose tasks carry
 // their place against the diagonal (Task.MirrorBase).
 func (s *Spec) storedMirror() bool {
-	return s.Mirror != nil && len(s.Mirror) == 2 && s.Mirror[0] < len(s.Nodes) && s.Nodes[s.Mirror[0]].Kind == NInput
+	return len(s.Mirror) == 2 && s.Mirror[0] < len(s.Nodes) && s.Nodes[s.Mirror[0]].Kind == NInput
 }
