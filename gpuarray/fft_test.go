@@ -191,8 +191,9 @@ func TestGPUFFTMatchesNumPy(t *testing.T) {
 // TestGPURfftReadsFusedValuesInPlace checks cuFFT's device runner: a forward real transform
 // of generated values (Rfft, Ihfft; last axis and strided lines; float32; a norm) reads them
 // where the fused kernel left them and gives the bits of the same transform of those values
-// uploaded from the host (where the host data's transform reads them plain); transforms it does not take (a padded line, a complex one) still
-// give those bits through the host. All match the CPU to rounding.
+// uploaded from the host (where the host data's transform reads them plain); a padded line and
+// a complex transform of real values (read on the device too since cuda.PrepareLines) give
+// those bits as well. All match the CPU to rounding.
 func TestGPURfftReadsFusedValuesInPlace(t *testing.T) {
 	needGPU(t)
 	x := NewRandomState(31).StandardNormal(Shape(48, 1000), Chunks(16, 250))

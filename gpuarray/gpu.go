@@ -182,10 +182,11 @@ func (s *gpuSched) whyOnHost(k *plan.Kernel, n *expr.Node) string {
 }
 
 // tripStep records, for Path, a call whose fused values the GPU copies to host memory and
-// uploads again before its library reads them (cuda.HostTrip), with the reason.
-func (s *gpuSched) tripStep(tasks []*plan.Task) {
+// uploads again before its library reads them (cuda.HostTrip), with the reason and the time of
+// the stage begun at t0, trip included.
+func (s *gpuSched) tripStep(tasks []*plan.Task, t0 time.Time) {
 	if why := cuda.HostTrip(tasks); why != "" {
-		s.hostStep(fmt.Sprintf("host trip: the values that the %s reads were copied from the GPU to host memory and back: %s", describeKernel(tasks[0].Kernel), why))
+		s.hostStep(fmt.Sprintf("host trip: the values that the %s reads were copied from the GPU to host memory and back (the stage took %.3g s): %s", describeKernel(tasks[0].Kernel), time.Since(t0).Seconds(), why))
 	}
 }
 
@@ -261,7 +262,7 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 	}
 	if c := tasks[0].Kernel.Call; c != nil {
 		s.libStep(fmt.Sprintf("%v on %s", c.Fn, cuda.CallLibrary(c.Fn)))
-		s.tripStep(tasks)
+		defer s.tripStep(tasks, time.Now()) // after the run, with its cost
 	}
 	if len(s.devs) > 1 && readsHeld(tasks) {
 		// Tasks reading chunks held on a GPU run on that GPU (with peerCopy, the GPUs at once).

@@ -146,7 +146,7 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 		m0 := rs.StandardNormal(sq...)
 		// A symmetric positive definite matrix, for Cholesky and Eigvalsh.
 		m, gm := heldForPlanning(t, m0.Add(m0.T()).Add(Eye(12, 12, 0, sq[1:]...).Mul(30)), dev, f32)
-		// Complex values reach cuFFT through host memory (cuda.DeviceReads): named in Path.
+		// Complex values are read by cuFFT on the device too (cuda.DeviceReads).
 		z, gz := heldForPlanning(t, rs.StandardNormal(Shape(40, 30), Chunks(10, 30)).AsType(Complex128), dev, false)
 		y := rs.StandardNormal(Shape(30, 20), Chunks(30, 10))
 		b := rs.StandardNormal(Shape(12, 3), Chunks(12, 3))
@@ -173,7 +173,10 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 			{"cholesky", Cholesky(m), m, gm, true},
 			{"eigvalsh", Eigvalsh(m), m, gm, true},
 			{"pinv", Pinv(m), m, gm, true},
-			{"fft of complex values", Fft(z, FFTAxis(1)), z, gz, false},
+			{"fft of complex values", Fft(z, FFTAxis(1)), z, gz, true},
+			{"ifft of complex values", Ifft(z, FFTAxis(1)), z, gz, true},
+			{"irfft of complex values", Irfft(z, FFTAxis(1)), z, gz, true},
+			{"hfft of complex values, padded", Hfft(z, FFTAxis(1), FFTLen(70)), z, gz, true},
 			{"solve for held right-hand sides", Solve(m0.Add(Eye(12, 12, 0, sq[1:]...).Mul(30)), hb), hb, gb, false},
 		}
 		for _, c := range cases {

@@ -275,14 +275,18 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 // DeviceReads reports whether a library's device runner reads the fused values of fn, of
 // dtype dt, where the fused kernel left them: float64 words (floats and bools) for every
 // library, integer words (the int64 value's bits) for the device sort, which narrows them
-// itself (Device.NarrowInts). Complex values, and integers for the other libraries (whose
-// values the planner casts to float64 anyway), reach the library through host memory.
+// itself (Device.NarrowInts), complex pairs for the transforms (cuFFT reads interleaved pairs
+// of float64 words, which is how the fused kernel writes complex values). Other complex values,
+// and integers for the other libraries (whose values the planner casts to float64 anyway),
+// reach the library through host memory (HostTrip names it).
 func DeviceReads(fn expr.CallFn, dt dtype.DType) bool {
 	switch laneOf(dt) {
 	case laneF:
 		return true
 	case laneI:
 		return fn.Sorts()
+	case laneC:
+		return fn.Transform()
 	}
 	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -15,6 +16,9 @@ import (
 
 // ErrNoDriver is returned (wrapped) when there is no NVIDIA driver on this machine.
 var ErrNoDriver = driver.ErrNoDriver
+
+// capRE matches the register directives of a generated entry (gen.capDirectives).
+var capRE = regexp.MustCompile(`(?m)^\.(maxnreg|minnctapersm) \d+\n`)
 
 // DeviceInfo describes one visible GPU (CUDA_VISIBLE_DEVICES applies; Index is the ordinal
 // among visible devices).
@@ -223,6 +227,13 @@ func (d *Device) kernel(s *Spec) (driver.Function, error) {
 		}
 	}
 	mod, err := driver.LinkPTXMaxRegisters([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.forKernel(ptx), []byte(ptx)}, maxNReg)
+	if err != nil && capRE.MatchString(ptx) {
+		// A register cap below what a called library function holds is refused at link
+		// time; the kernel is correct without it, only slower.
+		Trace("kernel %s: linked without its register cap (%v)", name, err)
+		ptx = capRE.ReplaceAllString(ptx, "")
+		mod, err = driver.LinkPTXMaxRegisters([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.forKernel(ptx), []byte(ptx)}, maxNReg)
+	}
 	if err != nil {
 		if driver.IsCode(err, driver.ErrorUnsupportedPTX) {
 			v, _ := driver.DriverVersion()

@@ -64,8 +64,8 @@ func TestNarrowIntsPTX(t *testing.T) {
 }
 
 // TestDeviceReadsIntegerSorts: the device sort reads integer words where the fused kernel left
-// them (no trip through host memory); other libraries read float64 words only, and nothing
-// reads complex pairs in place.
+// them (no trip through host memory); other libraries read float64 words only, and only the
+// transforms read complex pairs in place.
 func TestDeviceReadsIntegerSorts(t *testing.T) {
 	for _, c := range []struct {
 		fn   expr.CallFn
@@ -75,6 +75,7 @@ func TestDeviceReadsIntegerSorts(t *testing.T) {
 		{expr.FnSort, dtype.Int32, true}, {expr.FnArgsortDesc, dtype.Uint64, true}, {expr.FnSort, dtype.Float64, true},
 		{expr.FnSort, dtype.Bool, true}, {expr.FnSort, dtype.Complex128, false},
 		{expr.FnSolve, dtype.Int64, false}, {expr.FnSolve, dtype.Float64, true},
+		{expr.FnFFT, dtype.Complex128, true}, {expr.FnIRFFT, dtype.Complex64, true}, {expr.FnSolve, dtype.Complex128, false},
 	} {
 		if got := DeviceReads(c.fn, c.dt); got != c.want {
 			t.Errorf("DeviceReads(%v, %v) = %v, want %v", c.fn, c.dt, got, c.want)

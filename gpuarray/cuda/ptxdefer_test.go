@@ -77,7 +77,7 @@ func TestDeferAxes(t *testing.T) {
 			if coopPays(s) {
 				want = 2 // and by the warp
 			}
-			if n := strings.Count(ptx, "call (retval0), gpn_normal_slow"); n != want {
+			if n := strings.Count(collapseInlinedSlow(ptx), "call (retval0), gpn_normal_slow"); n != want {
 				t.Errorf("rows %v, %v: %d slow-path calls, want %d (where the queue is computed)", s.Rows, s.Reduce, n, want)
 			}
 		}

@@ -107,6 +107,12 @@ type gen struct {
 	localSet map[string]bool
 	// narrowOut makes store write 4-byte floats (Spec.NarrowOut).
 	narrowOut bool
+	// externDecls declares the library variables that inlined bodies read, beyond the
+	// ziggurat tables every module declares.
+	externDecls string
+	// slowInlined marks a kernel with the ziggurat's slow path copied in (inlineSlowOn): its
+	// registers are its own, so a cap (kernelMaxNReg) applies.
+	slowInlined bool
 	// mirrorRow and mirrorBase hold, in a mirrored kernel of stored inputs (Spec.storedMirror),
 	// the current row and the task's MirrorBase: elementValues places an element against the
 	// array's diagonal from them and its column.
@@ -556,14 +562,53 @@ func (g *gen) accumulators(r Reduce) (acc, accI, wn, wm, wq string) {
 }
 
 // maxNReg caps the registers per thread of linked fused kernels (GPUNOTES_JIT_MAXREG; 0: the
-// JIT's choice), for measuring occupancy against spills: a kernel generating normals holds 116
-// registers, 2 blocks of 256 threads per SM on an H100, because the library's gpn_normal_slow
-// (the ziggurat's rare slow path) does; a cap applies to it too, and a directive in the entry
-// alone is refused at link time.
+// JIT's choice), for measuring occupancy against spills. Measured, it binds the library
+// functions a kernel calls but not the kernel itself (with the slow path inlined, a cap of 80
+// left 112 registers; likely the entry's .maxntid, which takes precedence over the option):
+// kernelMaxNReg caps a kernel.
 var maxNReg = func() int {
 	n, _ := strconv.Atoi(os.Getenv("GPUNOTES_JIT_MAXREG"))
 	return max(n, 0)
 }()
+
+// kernelMaxNReg caps the registers of a kernel that draws normals with its slow path inlined
+// (.maxnreg on the entry; GPUNOTES_PTX_MAXNREG, 0: no cap) and kernelMinBlocks asks the
+// compiler to fit that many blocks per SM instead (.minnctapersm; GPUNOTES_PTX_MINBLOCKS).
+// An H100 SM holds 64K registers: 2 blocks of 256 threads up to 128 per thread, 3 up to 80,
+// 4 up to 64. Measured (H100, N=40000, bench/RESULTS.md), no cap is the best: the kernels
+// uncapped hold 105-116 registers, and at 80 (3 blocks) they spill in the element loop, the
+// full sum 10.6 -> 14.6 ms, exp + sin 16.95 -> 17.15; so the default is none.
+var (
+	kernelMaxNReg   = envCount("GPUNOTES_PTX_MAXNREG", 0)
+	kernelMinBlocks = envCount("GPUNOTES_PTX_MINBLOCKS", 0)
+)
+
+// envCount reads a non-negative integer setting, def when unset or not a number.
+func envCount(name string, def int) int {
+	n, err := strconv.Atoi(os.Getenv(name))
+	if err != nil || n < 0 {
+		return def
+	}
+	return n
+}
+
+// capDirectives returns the register directives of the kernel's entry: none unless its slow
+// path is inlined and the library functions it still calls are the block reductions (small,
+// compiled apart: an entry may not cap below a callee's count, see Device.kernel).
+func (g *gen) capDirectives() string {
+	if !g.slowInlined || kernelMaxNReg == 0 && kernelMinBlocks == 0 {
+		return ""
+	}
+	for _, fn := range g.usedList {
+		if !strings.HasPrefix(fn, "gpn_block_") {
+			return ""
+		}
+	}
+	if kernelMaxNReg > 0 {
+		return fmt.Sprintf(".maxnreg %d\n", kernelMaxNReg)
+	}
+	return fmt.Sprintf(".minnctapersm %d\n", kernelMinBlocks)
+}
 
 // module wraps the generated body into a PTX module with entry name.
 func (g *gen) module(s *Spec, name string) string {
@@ -573,6 +618,7 @@ func (g *gen) module(s *Spec, name string) string {
 	fmt.Fprintf(&b, ".version %s\n.target %s\n.address_size 64\n\n", lib.version, lib.target)
 	b.WriteString(".extern .global .align 8 .b64 gpn_zig_k[256];\n")
 	b.WriteString(".extern .global .align 8 .b64 gpn_zig_w[256];\n")
+	b.WriteString(g.externDecls)
 	for _, fn := range g.usedList {
 		b.WriteString(lib.protos[fn].decl + "\n")
 	}
@@ -581,7 +627,7 @@ func (g *gen) module(s *Spec, name string) string {
 	for i := range len(g.keyParams) {
 		fmt.Fprintf(&b, ",\n\t.param .u64 key%d", i)
 	}
-	fmt.Fprintf(&b, "\n)\n.maxntid %d, 1, 1\n{\n", BlockSize)
+	fmt.Fprintf(&b, "\n)\n.maxntid %d, 1, 1\n%s{\n", BlockSize, g.capDirectives())
 	for _, pre := range []string{"p", "r", "rd", "f", "fd"} {
 		if n := g.n[pre]; n > 0 {
 			typ := map[string]string{"p": ".pred", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64"}[pre]
@@ -687,7 +733,7 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		if g.deferPred == "" {
 			g.ins("bra %s", done)
 			g.put(slow)
-			if err := g.call("gpn_normal_slow", z, idx, k0, k1, x[0], x[1], x[2], x[3]); err != nil {
+			if err := g.slowPath(z, idx, k0, k1, x); err != nil {
 				return err
 			}
 			g.put(done)
@@ -699,6 +745,18 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)
 	}
 	return nil
+}
+
+// slowPath finishes normal draw z of element idx whose first Philox block x left the
+// ziggurat's fast path: the library's gpn_normal_slow, copied in (inlineSlowOn) or called.
+func (g *gen) slowPath(z, idx, k0, k1 string, x [4]string) error {
+	if inlineSlowOn {
+		if f := g.inlineFor("gpn_normal_slow"); f != nil {
+			g.slowInlined = true
+			return g.inline("gpn_normal_slow", f, z, idx, k0, k1, x[0], x[1], x[2], x[3])
+		}
+	}
+	return g.call("gpn_normal_slow", z, idx, k0, k1, x[0], x[1], x[2], x[3])
 }
 
 // randomLib emits a draw of the distributions that kernels/random.cu implements (the

@@ -49,7 +49,7 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 				}
 				got = append(got, l)
 			}
-			if got[0] != "{ // "+name+" inlined" || got[len(got)-1] != "}" || !strings.HasPrefix(got[len(got)-2], "$L_inl_"+name+"_") {
+			if got[0] != "{ // "+name+" inlined: %fd900 = "+name+"("+strings.Join(args, ", ")+")" || got[len(got)-1] != "}" || !strings.HasPrefix(got[len(got)-2], "$L_inl_"+name+"_") {
 				t.Fatalf("%s: %s: not one block ending in its own label: %q … %q", fl, name, got[0], got[len(got)-2:])
 			}
 			end := strings.TrimSuffix(got[len(got)-2], ":")
@@ -72,7 +72,7 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 				switch {
 				case inlineLdParamRE.MatchString(w) && params[inlineLdParamRE.FindStringSubmatch(w)[3]] != "":
 					m := inlineLdParamRE.FindStringSubmatch(w)
-					if gl != "mov.b64 %i_"+m[2][1:]+", "+params[m[3]]+";" {
+					if gl != "mov."+movType(m[1], params[m[3]])+" %i_"+m[2][1:]+", "+params[m[3]]+";" {
 						t.Errorf("%s: %s: parameter load %q became %q", fl, name, w, gl)
 					}
 				case inlineStRetRE.MatchString(w):
@@ -117,5 +117,101 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 		if strings.Count(k, "call (retval0), gpn_exp,") != copies || strings.Contains(k, "inlined") {
 			t.Errorf("%s: with GPUNOTES_PTX_INLINE=0 the kernel does not call gpn_exp", fl)
 		}
+	}
+}
+
+// inlinedSlowRE matches a copied gpn_normal_slow (its header, which names the call, to its
+// end label and the block's close).
+var inlinedSlowRE = regexp.MustCompile(`(?s)\t\{ // gpn_normal_slow inlined: (%\w+) = gpn_normal_slow\(([^)]*)\)\n(?:.*?\n)?\$L_inl_gpn_normal_slow_\d+:\n\t\}\n`)
+
+// collapseInlinedSlow turns each copied gpn_normal_slow back into the call it stands for, as
+// gen.call writes it: the PTX interpreter runs the slow path as rng's Normal (it knows the
+// function, not the double-precision approximations of its log and exp), and
+// TestInlinedBodiesAreTheLibrarys proves the copy is the library's body.
+func collapseInlinedSlow(ptx string) string {
+	return inlinedSlowRE.ReplaceAllStringFunc(ptx, func(block string) string {
+		m := inlinedSlowRE.FindStringSubmatch(block)
+		args := strings.Split(m[2], ", ")
+		var b strings.Builder
+		b.WriteString("\t{\n")
+		var names []string
+		for i, a := range args {
+			typ := ".b32"
+			if i == 0 {
+				typ = ".b64"
+			}
+			names = append(names, fmt.Sprintf("param%d", i))
+			fmt.Fprintf(&b, "\t.param %s param%d;\n\tst.param%s [param%d], %s;\n", typ, i, typ, i, a)
+		}
+		fmt.Fprintf(&b, "\t.param .b64 retval0;\n\tcall (retval0), gpn_normal_slow, (%s);\n\tld.param.b64 %s, [retval0];\n\t}\n", strings.Join(names, ", "), m[1])
+		return b.String()
+	})
+}
+
+// TestSlowPathInlined: a kernel drawing normals copies the library's gpn_normal_slow where it
+// called it (GPUNOTES_PTX_INLINE_SLOW=0: the call), declares the table its body reads, and
+// takes a register cap (GPUNOTES_PTX_MAXNREG, GPUNOTES_PTX_MINBLOCKS) only then, and only
+// while the library functions it calls are the block reductions; collapsed for the
+// interpreter, the kernel is the calling one.
+func TestSlowPathInlined(t *testing.T) {
+	lib, err := kernelsLib()
+	if err != nil {
+		t.Fatal(err)
+	}
+	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
+	sum := &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{normal}}
+	gamma := &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{normal, {Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Gamma, P0: 2, P1: 1, Key: [2]uint32{1, 2}}},
+		{Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 1}}}}
+	defer func(on bool, n, b int) { inlineSlowOn, kernelMaxNReg, kernelMinBlocks = on, n, b }(inlineSlowOn, kernelMaxNReg, kernelMinBlocks)
+	gen := func(s *Spec) string {
+		t.Helper()
+		k, _, err := GeneratePTX(s, lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	inlineSlowOn, kernelMaxNReg, kernelMinBlocks = false, 0, 0
+	calling := gen(sum)
+	calls := strings.Count(calling, "call (retval0), gpn_normal_slow,")
+	if calls == 0 || strings.Contains(calling, "inlined") {
+		t.Fatalf("GPUNOTES_PTX_INLINE_SLOW=0: %d calls of gpn_normal_slow, inlined bodies %v", calls, strings.Contains(calling, "inlined"))
+	}
+	inlineSlowOn = true
+	k := gen(sum)
+	if strings.Contains(k, "gpn_normal_slow,") || strings.Count(k, "gpn_normal_slow inlined") != calls || !strings.Contains(k, ".extern .global .align 8 .b64 gpn_zig_f[257];") {
+		t.Fatalf("the slow path is not copied in place of its %d calls, or gpn_zig_f is not declared", calls)
+	}
+	if strings.Contains(k, ".maxnreg") || strings.Contains(k, ".minnctapersm") {
+		t.Errorf("a register directive without a cap set")
+	}
+	// The same entry but for the labels' numbers (an inlined body takes one).
+	entry := func(k string) string {
+		k = k[strings.Index(k, ".visible .entry"):]
+		seen := map[string]string{}
+		return regexp.MustCompile(`\$L_[A-Za-z]+_\d+`).ReplaceAllStringFunc(k, func(l string) string {
+			if seen[l] == "" {
+				seen[l] = fmt.Sprintf("$L_%d", len(seen))
+			}
+			return seen[l]
+		})
+	}
+	if got := entry(collapseInlinedSlow(k)); got != entry(calling) {
+		t.Errorf("collapsed, the inlined kernel is not the calling one")
+	}
+	kernelMaxNReg = 80
+	if k := gen(sum); !strings.Contains(k, "\n.maxntid 256, 1, 1\n.maxnreg 80\n{\n") {
+		t.Errorf("GPUNOTES_PTX_MAXNREG=80: no cap on the entry")
+	}
+	if k := gen(gamma); strings.Contains(k, ".maxnreg") || !strings.Contains(k, "gpn_normal_slow inlined") {
+		t.Errorf("a kernel calling the library's gamma draw took a cap, or lost its inlined slow path")
+	}
+	inlineSlowOn = false
+	if k := gen(sum); strings.Contains(k, ".maxnreg") {
+		t.Errorf("a kernel calling gpn_normal_slow took a cap")
+	}
+	inlineSlowOn, kernelMaxNReg, kernelMinBlocks = true, 0, 3
+	if k := gen(sum); !strings.Contains(k, "\n.maxntid 256, 1, 1\n.minnctapersm 3\n{\n") {
+		t.Errorf("GPUNOTES_PTX_MINBLOCKS=3: no .minnctapersm on the entry")
 	}
 }

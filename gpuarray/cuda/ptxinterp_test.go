@@ -42,6 +42,7 @@ func zigTables(mem map[uint64]uint64) {
 func parsePTX(t *testing.T, ptx string) *ptxProgram {
 	t.Helper()
 	p := &ptxProgram{labels: map[string]int{}, shared: map[string]uint64{}, local: map[string]uint64{}}
+	ptx = collapseInlinedSlow(ptx)
 	body := ptx[strings.Index(ptx, "\n{\n")+3 : strings.LastIndex(ptx, "}")]
 	var next, nextLocal uint64
 	for _, l := range strings.Split(body, "\n") {

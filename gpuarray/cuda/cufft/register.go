@@ -21,17 +21,16 @@ func init() {
 }
 
 // hostTrip is runDevice's rule (cuda.HostTripFunc): why it copies the fused values of c to host
-// memory before cuFFT transforms them, or "" when cuFFT reads them on the device.
+// memory before cuFFT transforms them, or "" when cuFFT reads them on the device. Every
+// transform reads them there now: padding, widening real values to complex ones, conjugating
+// (hfft) and the imaginary parts NumPy ignores (irfft) are done by a generated kernel
+// (cuda.PrepareLines) as the host path does them, so cuFFT reads the same words.
 func hostTrip(c *plan.CallStep, dt dtype.DType, shape []int) string {
-	switch {
-	case c.Fn != expr.FnRFFT && c.Fn != expr.FnIHFFT:
-		return fmt.Sprintf("only the forward real transforms (rfft, ihfft) read the fused values on the device; %v gets them from host memory", c.Fn)
-	case dt.IsComplex():
-		return fmt.Sprintf("%v of %v values reads them from host memory", c.Fn, dt)
-	case c.Axis < 0 || c.Axis >= len(shape):
+	if c.Axis < 0 || c.Axis >= len(shape) {
 		return fmt.Sprintf("%v: axis %d of a block of shape %v", c.Fn, c.Axis, shape)
-	case shape[c.Axis] != c.InLen():
-		return fmt.Sprintf("lines padded with zeros to length %d are padded in host memory", c.InLen())
+	}
+	if !c.Fn.Transform() {
+		return fmt.Sprintf("%v is no transform", c.Fn)
 	}
 	return ""
 }
@@ -41,38 +40,64 @@ func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.S
 	return cpu.ApplyCall(ctx, OnDevice(d), c, vals, shape)
 }
 
-// runDevice transforms a block of real values that a fused kernel left on d (as float64): a
-// forward real transform (Rfft, Ihfft) reads them there, so that only the spectrum crosses to
-// the host; other transforms, and a line padded with zeros, copy them to the host first.
+// runDevice transforms a block of values that a fused kernel left on d (float64 words, complex
+// values as pairs of them, see cuda.EncodeWords), reading them there: cuFFT gets the words the
+// host path would upload (see hostTrip), and only the result crosses to the host.
 func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, ops []dtype.Slice) (dtype.Slice, []int, error) {
-	if hostTrip(c, dt, shape) != "" {
-		words := make([]float64, expr.Size(shape))
+	if why := hostTrip(c, dt, shape); why != "" {
+		words := make([]float64, int(expr.Size(shape))*cuda.Words(dt))
 		if err := d.Do(ctx, func() error { return d.CopyToHost(words, ptr) }); err != nil {
 			return dtype.Slice{}, nil, fmt.Errorf("cufft: copy the values to the host: %w", err)
 		}
 		return runHost(ctx, d, c, cuda.DecodeWords(words, dt), shape, ops)
 	}
-	l, err := fft.Split(shape, c.Axis)
+	padded := append([]int(nil), shape...)
+	padded[c.Axis] = max(shape[c.Axis], c.InLen()) // as cpu.ApplyCall pads
+	l, err := fft.Split(padded, c.Axis)
 	if err != nil {
 		return dtype.Slice{}, nil, err
 	}
-	y, err := RealOnDevice(ctx, d, ptr, l, c.Scale)
-	if err != nil {
-		return dtype.Slice{}, nil, err
-	}
-	if c.Fn == expr.FnIHFFT {
-		for i, v := range y {
-			y[i] = complex(real(v), -imag(v))
+	lay := cuda.LineLayout{Outer: int64(l.Outer), Inner: int64(l.Inner), SrcLen: int64(shape[c.Axis]), Len: int64(l.N), SrcComplex: dt.IsComplex()}
+	var res dtype.Slice
+	switch c.Fn {
+	case expr.FnFFT, expr.FnIFFT:
+		lay.DstComplex = true
+		var y []complex128
+		if y, err = ComplexOnDevice(ctx, d, ptr, lay, l, c.Fn == expr.FnIFFT, c.Scale); err == nil {
+			res = dtype.OfComplex128(y)
 		}
+	case expr.FnRFFT, expr.FnIHFFT:
+		var y []complex128
+		if !lay.SrcComplex && lay.SrcLen == lay.Len {
+			y, err = RealOnDevice(ctx, d, ptr, l, c.Scale)
+		} else {
+			y, err = realPrepared(ctx, d, ptr, lay, l, c.Scale)
+		}
+		if err == nil && c.Fn == expr.FnIHFFT {
+			for i, v := range y {
+				y[i] = complex(real(v), -imag(v))
+			}
+		}
+		res = dtype.OfComplex128(y)
+	case expr.FnIRFFT, expr.FnHFFT:
+		lay.DstComplex, lay.Conj, lay.ZeroEnds = true, c.Fn == expr.FnHFFT, true
+		if c.N%2 == 0 {
+			lay.Last = lay.Len - 1
+		}
+		var y []float64
+		if y, err = InverseRealOnDevice(ctx, d, ptr, lay, l, c.N, c.Scale); err == nil {
+			res = dtype.OfFloat64(y)
+		}
+	default:
+		return dtype.Slice{}, nil, fmt.Errorf("cufft: %v is no transform", c.Fn)
 	}
-	res, err := dtype.Of(y)
 	if err != nil {
 		return dtype.Slice{}, nil, err
 	}
 	if res.DType() != c.DType {
 		res = dtype.Convert(res, c.DType)
 	}
-	return res, c.OutShape(shape), nil
+	return res, c.OutShape(padded), nil
 }
 
 // OnDevice returns the transforms of package fft computed on d.

@@ -220,3 +220,116 @@ func RealOnDevice(ctx context.Context, d *cuda.Device, x driver.DevicePtr, l fft
 	scaleComplex(out, scale)
 	return out, nil
 }
+
+// ComplexOnDevice is Complex with the lines' values already in device memory at src, as lay
+// says (cuda.LineLayout: real or complex words, padded to l.N on the device): cuFFT's Z2Z runs
+// in place on the prepared words, as Complex runs it on the uploaded ones, and only the result
+// comes to the host.
+func ComplexOnDevice(ctx context.Context, d *cuda.Device, src driver.DevicePtr, lay cuda.LineLayout, l fft.Lines, inverse bool, scale float64) ([]complex128, error) {
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	x := make([]complex128, l.Count()*l.N)
+	if len(x) == 0 {
+		return x, nil
+	}
+	dir := dirForward
+	if inverse {
+		dir = dirInverse
+	}
+	err := d.Do(ctx, func() error {
+		buf, err := d.Pool().Alloc(uint64(len(x)) * 16)
+		if err != nil {
+			return fmt.Errorf("cufft: input buffer: %w", err)
+		}
+		defer d.Pool().Free(buf)
+		if err := d.PrepareLines(buf, src, lay); err != nil {
+			return fmt.Errorf("cufft: %w", err)
+		}
+		if err := transform(ctx, d, typeZ2Z, l, l.N, buf, buf, func(p handle, in, out driver.DevicePtr) result {
+			return execZ2Z(p, in, out, dir)
+		}); err != nil {
+			return err
+		}
+		if err := d.CopyToHost(floats(x), buf); err != nil {
+			return fmt.Errorf("cufft: download: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	scaleComplex(x, scale)
+	return x, nil
+}
+
+// realPrepared is RealOnDevice of lines that lay first pads with zeros (or takes the real parts
+// of), on the device, into a buffer of their own.
+func realPrepared(ctx context.Context, d *cuda.Device, src driver.DevicePtr, lay cuda.LineLayout, l fft.Lines, scale float64) ([]complex128, error) {
+	var buf driver.DevicePtr
+	err := d.Do(ctx, func() error {
+		var err error
+		if buf, err = d.Pool().Alloc(uint64(l.Count()*l.N) * 8); err != nil {
+			return fmt.Errorf("cufft: input buffer: %w", err)
+		}
+		if err := d.PrepareLines(buf, src, lay); err != nil {
+			d.Pool().Free(buf)
+			buf = 0
+			return fmt.Errorf("cufft: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		_ = d.Do(context.WithoutCancel(ctx), func() error { d.Pool().Free(buf); return nil })
+	}()
+	return RealOnDevice(ctx, d, buf, l, scale)
+}
+
+// InverseRealOnDevice is InverseReal with the half spectra already in device memory at src, as
+// lay says (lay.ZeroEnds and Last set as InverseReal sets those imaginary parts, lay.Conj for
+// hfft): cuFFT's Z2D reads the prepared words, and only the real lines come to the host.
+func InverseRealOnDevice(ctx context.Context, d *cuda.Device, src driver.DevicePtr, lay cuda.LineLayout, l fft.Lines, n int, scale float64) ([]float64, error) {
+	if n < 1 || l.N != n/2+1 {
+		return nil, fmt.Errorf("cufft: an inverse real transform of length %d needs %d coefficients per line, not %d", n, n/2+1, l.N)
+	}
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	out := make([]float64, l.Count()*n)
+	if len(out) == 0 {
+		return out, nil
+	}
+	err := d.Do(ctx, func() error {
+		pool := d.Pool()
+		buf, err := pool.Alloc(uint64(l.Count()*l.N) * 16)
+		if err != nil {
+			return fmt.Errorf("cufft: input buffer: %w", err)
+		}
+		defer pool.Free(buf)
+		dout, err := pool.Alloc(uint64(len(out)) * 8)
+		if err != nil {
+			return fmt.Errorf("cufft: output buffer: %w", err)
+		}
+		defer pool.Free(dout)
+		if err := d.PrepareLines(buf, src, lay); err != nil {
+			return fmt.Errorf("cufft: %w", err)
+		}
+		if err := transform(ctx, d, typeZ2D, fft.Lines{Outer: l.Outer, N: n, Inner: l.Inner}, n, buf, dout, execZ2D); err != nil {
+			return err
+		}
+		if err := d.CopyToHost(out, dout); err != nil {
+			return fmt.Errorf("cufft: download: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i] *= scale
+	}
+	return out, nil
+}
