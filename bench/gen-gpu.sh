@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, with the binaries of bench/build-gpu.sh in
-# $C (default .devcarry): the switches of issue 20's generation work that are off by default
-# because no GPU had run them yet (GPUNOTES_PTX_DEFER_AXES=1, deferred slow normal draws in
-# axis reductions; GPUNOTES_PTX_MIRROR=1, mirrored f(x, x.T) reductions). First the GPU tests
-# with both on (TestGPUNormalReductionsMatchCPU checks exactly these kernels against the CPU),
-# then the op table's rows they touch, off and on. If the tests pass and the rows are faster,
-# make the switches the default (ptxdefer.go, ptxmirror.go) and record the run in
-# bench/RESULTS.md. Usage: bash bench/gen-gpu.sh [N] [CHUNK] (default 40000 10000); logs in $OUT.
+# $C (default .devcarry): the switches of issue 20's generation work, both on by default now
+# (GPUNOTES_PTX_DEFER_AXES, deferred slow normal draws in axis reductions; GPUNOTES_PTX_MIRROR,
+# mirrored f(x, x.T) reductions). First the GPU tests with both on
+# (TestGPUNormalReductionsMatchCPU checks exactly these kernels against the CPU), then the op
+# table's rows they touch, off (=0) and on. Record the run in bench/RESULTS.md. Usage: bash bench/gen-gpu.sh [N] [CHUNK] (default 40000 10000); logs in $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-40000}
@@ -23,7 +21,7 @@ env "${on[@]}" GPUNOTES_GPU_TESTS=1 "$C/gpuarray.test" -test.v -test.count=1 -te
 grep -E '^--- FAIL' "$OUT/gen_test.log"
 echo "GPU tests with ${on[*]}: passed $(grep -c -- '^--- PASS' "$OUT/gen_test.log"), failed $(grep -c -- '^--- FAIL' "$OUT/gen_test.log")"
 for op in sum 'sum(x + x.T)' 'sum(axis=0)' 'mean(axis=0)' 'std(axis=0)' 'sum(axis=1)' 'mean(axis=1)' 'std(axis=1)'; do
-	off=$("$C/gpunotes" bench ops --backend gpu --n "$N" --chunk "$CH" --op "$op" --json | python3 -c 'import json,sys; print("%.2f" % (json.loads(sys.stdin.readline())["seconds"]*1e3))')
+	off=$(env GPUNOTES_PTX_DEFER_AXES=0 GPUNOTES_PTX_MIRROR=0 "$C/gpunotes" bench ops --backend gpu --n "$N" --chunk "$CH" --op "$op" --json | python3 -c 'import json,sys; print("%.2f" % (json.loads(sys.stdin.readline())["seconds"]*1e3))')
 	with=$(env "${on[@]}" "$C/gpunotes" bench ops --backend gpu --n "$N" --chunk "$CH" --op "$op" --json | python3 -c 'import json,sys; print("%.2f" % (json.loads(sys.stdin.readline())["seconds"]*1e3))')
 	echo "| \`$op\` | $off | $with |"
 done
