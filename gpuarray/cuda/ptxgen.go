@@ -113,10 +113,6 @@ type gen struct {
 	// slowInlined marks a kernel with the ziggurat's slow path copied in (inlineSlowOn): its
 	// registers are its own, so a cap (kernelMaxNReg) applies.
 	slowInlined bool
-	// mirrorRow and mirrorBase hold, in a mirrored kernel of stored inputs (Spec.storedMirror),
-	// the current row and the task's MirrorBase: elementValues places an element against the
-	// array's diagonal from them and its column.
-	mirrorRow, mirrorBase string
 }
 
 func (g *gen) reg(prefix string) string {
@@ -275,8 +271,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	lv := g.loadLeaves(s, d, 8*(R+2))
 	if s.storedMirror() {
-		g.mirrorBase = g.rd()
-		g.ins("ld.global.nc.u64 %s, [%s+%d]", g.mirrorBase, d, 8*descWords(R, L))
+		lv = append(lv, g.mirrorPosition(d, dims, descWords(R, L)))
 	}
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
 	var cnt *counter // counting kernels (ptxgen_count.go)
@@ -306,7 +301,6 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("div.u64 %s, %s, %s", row, e, dl)
 	g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
 	g.ins("sub.u64 %s, %s, %s", c, e, t)
-	g.mirrorRow = row
 	rowBase := func(lv []leafRegs, row string) {
 		// Decompose row into the indices of dims 0..R-2 and set each leaf's row base.
 		for l := range lv {

@@ -76,15 +76,33 @@ func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 // must not be folded in ("" for none), and end a label the caller places after folding them
 // in: a mirrored element past the diagonal branches there before drawing anything.
 func (g *gen) elementValues(s *Spec, lv []leafRegs, c string) (vals []val, skip []string, end string, err error) {
+	idx := g.leafIndices(lv, c)
 	if s.storedMirror() {
-		// The element's row minus column in the whole array: its task-local row minus column
-		// plus the task's (Task.MirrorBase).
-		dd := g.rd()
-		g.ins("sub.u64 %s, %s, %s", dd, g.mirrorRow, c)
-		g.ins("add.u64 %s, %s, %s", dd, dd, g.mirrorBase)
-		return g.mirroredValues(s, g.leafIndices(lv, c), dd, "0")
+		// The last map is the element's row minus column in the whole array (mirrorPosition).
+		return g.mirroredValues(s, idx, idx[len(idx)-1], "0")
 	}
-	return g.elementValuesAt(s, g.leafIndices(lv, c))
+	return g.elementValuesAt(s, idx)
+}
+
+// mirrorPosition returns, for a mirrored kernel of stored inputs, a map that the element loop
+// walks like a leaf's (row bases, then the column): the element's row minus column in the
+// whole array, from the task's MirrorBase (descriptor word w of d) and its dims: rank 2 (i, j)
+// strides (1, -1), rank 3, strips of the columns (mirrorStrips: (s, i, w) at column s*W + w),
+// (-W, 1, -1).
+func (g *gen) mirrorPosition(d string, dims []string, w int) leafRegs {
+	p := leafRegs{off: g.rd(), rb: g.rd()}
+	g.ins("ld.global.nc.u64 %s, [%s+%d]", p.off, d, 8*w)
+	zero, one, minus := g.rd(), g.rd(), g.rd()
+	g.ins("mov.u64 %s, 0", zero)
+	g.ins("mov.u64 %s, 1", one)
+	g.ins("sub.u64 %s, %s, %s", minus, zero, one)
+	if len(dims) == 3 {
+		mw := g.rd()
+		g.ins("sub.u64 %s, %s, %s", mw, zero, dims[2])
+		p.str = append(p.str, mw)
+	}
+	p.str = append(p.str, one, minus)
+	return p
 }
 
 // elementValuesAt is elementValues at the element whose leaves' source indices are idx.

@@ -422,11 +422,12 @@ func (t *Task) validate(s *Spec) error {
 	return nil
 }
 
-// validMirror checks a mirrored spec (Mirror): a rank-2 full reduction other than
+// validMirror checks a mirrored spec (Mirror): a rank-2 full reduction (rank 3: its tasks
+// walk strips of columns, mirrorStrips) other than
 // argmin/argmax whose only leaves are the two nodes Mirror names, both random or both inputs
 // of 8-byte words.
 func (s *Spec) validMirror() error {
-	if len(s.Mirror) != 2 || s.Rank != 2 || s.Kept > 0 || s.Tile || (s.Reduce != RSum && s.Reduce != RMin && s.Reduce != RMax && s.Reduce != RWelford) {
+	if len(s.Mirror) != 2 || (s.Rank != 2 && s.Rank != 3) || s.Kept > 0 || s.Tile || (s.Reduce != RSum && s.Reduce != RMin && s.Reduce != RMax && s.Reduce != RWelford) {
 		return fmt.Errorf("kernel spec: mirror %v of a rank-%d %v reduction with %d kept axes", s.Mirror, s.Rank, s.Reduce, s.Kept)
 	}
 	for _, m := range s.Mirror {
