@@ -67,6 +67,13 @@ func (d *Device) Run(ctx context.Context, s *Spec, tasks []Task, opt Options) (*
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	if s.Mirror != nil && s.Rank == 3 {
+		st := make([]Task, len(tasks))
+		for i := range tasks {
+			st[i] = mirrorStrips(tasks[i], mirrorStrip)
+		}
+		tasks = st
+	}
 	for i := range tasks {
 		if err := tasks[i].validate(s); err != nil {
 			return nil, fmt.Errorf("task %d: %w", i, err)

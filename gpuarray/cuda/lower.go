@@ -105,6 +105,9 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 	}
 	if a, b, ok := mirrorLeaves(k, s); ok {
 		s.Mirror = []int{a, b}
+		if mirrorStrip > 0 {
+			s.Rank = 3 // Device.Run walks its tasks in strips (mirrorStrips)
+		}
 	} else {
 		markTiles(s, k)
 	}

@@ -30,8 +30,9 @@ func mirrorTasks(n int64, rb, cb []int64) []mirrorTask {
 // normal array (key, loc 1, scale 2): regenerated (random leaves at the array's indices), or
 // stored (input leaves, each task reading its own copy of its region of x and of the mirrored
 // region, row-major from index 0, placed against the diagonal by Task.MirrorBase, plus shift
-// to see that the test sees the placement). It returns each task's per-thread partial words.
-func mirrorRun(t *testing.T, red Reduce, key rng.Key, x []float64, n int64, tasks []mirrorTask, stored bool, shift int64) [][][][]uint64 {
+// to see that the test sees the placement), each task walked in strips of up to strip columns
+// (mirrorStrips, a rank-3 spec) when strip > 0. It returns each task's per-thread partial words.
+func mirrorRun(t *testing.T, red Reduce, key rng.Key, x []float64, n int64, tasks []mirrorTask, stored bool, shift, strip int64) [][][][]uint64 {
 	t.Helper()
 	leaf := func(l int) Node {
 		if stored {
@@ -42,6 +43,9 @@ func mirrorRun(t *testing.T, red Reduce, key rng.Key, x []float64, n int64, task
 	s := &Spec{Rank: 2, Reduce: red, Mirror: []int{0, 1}, Nodes: []Node{leaf(0), leaf(1),
 		{Kind: NBinary, DType: expr.Float64, Op: expr.OpMul, Args: [3]int{0, 1}},
 		{Kind: NBinary, DType: expr.Float64, Op: expr.OpAdd, Args: [3]int{2, 0}}}}
+	if strip > 0 {
+		s.Rank = 3
+	}
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +76,11 @@ func mirrorRun(t *testing.T, red Reduce, key rng.Key, x []float64, n int64, task
 		task.MirrorBase = m.i0 - m.j0 + shift
 		ts = append(ts, task)
 	}
+	if strip > 0 {
+		for i := range ts {
+			ts[i] = mirrorStrips(ts[i], strip)
+		}
+	}
 	return fusedRun(t, s, ts, mem, 1<<46)
 }
 
@@ -84,26 +93,32 @@ func mirrorRun(t *testing.T, red Reduce, key rng.Key, x []float64, n int64, task
 // exactly (a Go reference over the CPU's draws), and every thread's partial, sums and Welford
 // states, has the same bits regenerated and stored, over tasks above, below and across the
 // diagonal, square on it or not: the mirrored reduction of a persisted array equals the
-// regenerated one's. The stored kernel placed one row off the diagonal gives other bits.
+// regenerated one's; also with each task walked in strips of columns (GPUNOTES_PTX_MIRROR_STRIP,
+// mirrorStrips: here two strips a task, of 32 or 36 columns). The stored kernel placed one row
+// off the diagonal gives other bits.
 func TestMirroredStoredReadSharesTheOrder(t *testing.T) {
 	if testing.Short() {
-		t.Skip("interprets kernels of 2 x 12100 normal draws")
+		t.Skip("interprets kernels of 2 x 40000 normal draws")
 	}
 	key := rng.Key{K0: 42, K1: 7}
-	const n = 110
+	const n = 200
 	x := make([]float64, n*n)
 	key.NormalStrided(x, 0, 1, 1, 2)
-	tasks := mirrorTasks(n, []int64{40, 75}, []int64{30, 75})
-	for _, red := range []Reduce{RSum, RWelford} {
-		gen := mirrorRun(t, red, key, x, n, tasks, false, 0)
-		held := mirrorRun(t, red, key, x, n, tasks, true, 0)
+	tasks := mirrorTasks(n, []int64{50, 130}, []int64{64, 136})
+	for _, v := range []struct {
+		red   Reduce
+		strip int64
+	}{{RSum, 0}, {RWelford, 0}, {RSum, 40}, {RWelford, 40}} {
+		red := v.red
+		gen := mirrorRun(t, red, key, x, n, tasks, false, 0, v.strip)
+		held := mirrorRun(t, red, key, x, n, tasks, true, 0, v.strip)
 		words := 0
 		for ti, m := range tasks {
 			for b := range gen[ti] {
 				for tid := range gen[ti][b] {
 					g, h := gen[ti][b][tid], held[ti][b][tid]
 					if fmt.Sprint(g) != fmt.Sprint(h) {
-						t.Fatalf("%v, task %+v, slice %d, thread %d: regenerated %v, stored %v", red, m, b, tid, g, h)
+						t.Fatalf("%v, strips of %d, task %+v, slice %d, thread %d: regenerated %v, stored %v", red, v.strip, m, b, tid, g, h)
 					}
 					words += len(g)
 				}
@@ -111,8 +126,16 @@ func TestMirroredStoredReadSharesTheOrder(t *testing.T) {
 			if red != RSum {
 				continue
 			}
-			// The order: each thread's elements lo+tid, lo+tid+256, … of its slice.
-			v := func(i, j int64) float64 { return x[i*n+j]*x[j*n+i] + x[i*n+j] }
+			// The order: each thread's elements lo+tid, lo+tid+256, … of its slice, row-major
+			// over the task's dims: (i, j), or in strips (s, i, c) at column s*W + c.
+			val := func(i, j int64) float64 { return x[i*n+j]*x[j*n+i] + x[i*n+j] }
+			W := m.rj
+			if v.strip > 0 {
+				W = mirrorStrips(Task{Dims: []int64{m.ri, m.rj}, Maps: []Map{{Strides: []int64{0, 0}}}}, v.strip).Dims[2]
+				if m.rj >= 64 && W == m.rj {
+					t.Fatalf("task %+v: one strip of %d columns", m, W)
+				}
+			}
 			mm := m.ri * m.rj
 			S := Slices(mm)
 			for b := range S {
@@ -120,17 +143,18 @@ func TestMirroredStoredReadSharesTheOrder(t *testing.T) {
 				for tid := range BlockSize {
 					var acc float64
 					for e := lo + int64(tid); e < hi; e += BlockSize {
-						i, j := m.i0+e/m.rj, m.j0+e%m.rj
+						s, r := e/(m.ri*W), e%(m.ri*W)
+						i, j := m.i0+r/W, m.j0+s*W+r%W
 						if i > j {
 							continue
 						}
-						acc += v(i, j)
+						acc += val(i, j)
 						if i != j {
-							acc += v(j, i)
+							acc += val(j, i)
 						}
 					}
 					if got := gen[ti][b][tid][0]; got != math.Float64bits(acc) {
-						t.Fatalf("task %+v, slice %d, thread %d: sum %v, want %v", m, b, tid, math.Float64frombits(got), acc)
+						t.Fatalf("strips of %d, task %+v, slice %d, thread %d: sum %v, want %v", v.strip, m, b, tid, math.Float64frombits(got), acc)
 					}
 				}
 			}
@@ -140,8 +164,8 @@ func TestMirroredStoredReadSharesTheOrder(t *testing.T) {
 		}
 	}
 	// Placed one row off, the stored kernel adds other elements (or the same in other turns).
-	off := mirrorRun(t, RSum, key, x, n, tasks, true, 1)
-	held := mirrorRun(t, RSum, key, x, n, tasks, true, 0)
+	off := mirrorRun(t, RSum, key, x, n, tasks, true, 1, 0)
+	held := mirrorRun(t, RSum, key, x, n, tasks, true, 0, 0)
 	if fmt.Sprint(off) == fmt.Sprint(held) {
 		t.Error("the stored kernel placed one row off the diagonal gives the same bits: the test does not see the placement")
 	}

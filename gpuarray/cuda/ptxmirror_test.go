@@ -15,7 +15,7 @@ import (
 // (its index), not a rectangle, not float32 inputs; with the switch off, nothing (and a stored
 // x.T is tiled).
 func TestMirrorLower(t *testing.T) {
-	defer func(on bool) { mirrorOn = on }(mirrorOn)
+	defer func(on bool, w int64) { mirrorOn, mirrorStrip = on, w }(mirrorOn, mirrorStrip)
 	straight := []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}
 	swapped := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Step: 1}}
 	sliced := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Off: 1, Step: 1}}
@@ -66,9 +66,24 @@ func TestMirrorLower(t *testing.T) {
 			if len(s.Mirror) != len(want) || (want != nil && (s.Mirror[0] != want[0] || s.Mirror[1] != want[1])) {
 				t.Errorf("switch %v, %s: Mirror %v, want %v", on, c.name, s.Mirror, want)
 			}
+			if s.Rank != 2 {
+				t.Errorf("switch %v, %s: rank %d", on, c.name, s.Rank)
+			}
 			if stored := c.name == "stored sum exp(x - x.T)" || c.name == "stored std exp(x.T - x)"; stored && s.Tile == (want != nil) {
 				t.Errorf("switch %v, %s: Tile %v with Mirror %v", on, c.name, s.Tile, s.Mirror)
 			}
+		}
+	}
+	// GPUNOTES_PTX_MIRROR_STRIP: mirrored specs become rank 3 (Device.Run walks their tasks in
+	// strips), the others stay.
+	mirrorStrip = 40
+	for _, c := range cases {
+		s, _, err := Lower(c.k)
+		if err != nil {
+			t.Fatalf("strips, %s: %v", c.name, err)
+		}
+		if want := map[bool]int{true: 3, false: 2}[c.want != nil]; s.Rank != want {
+			t.Errorf("strips, %s: rank %d, want %d", c.name, s.Rank, want)
 		}
 	}
 }
