@@ -264,7 +264,7 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 		s.libStep(fmt.Sprintf("%v on %s", c.Fn, cuda.CallLibrary(c.Fn)))
 		defer s.tripStep(tasks, time.Now()) // after the run, with its cost
 	}
-	if len(s.devs) > 1 && readsHeld(tasks) {
+	if len(s.devs) > 1 && plan.ReadsHeld(tasks) {
 		// Tasks reading chunks held on a GPU run on that GPU (with peerCopy, the GPUs at once).
 		groups, copies, err := s.splitByDevice(ctx, tasks)
 		defer copies.free()
@@ -325,16 +325,4 @@ func (s *gpuSched) runGroup(ctx context.Context, tasks []*plan.Task, outs []*pla
 		done(hi - lo)
 	}
 	return nil
-}
-
-// readsHeld reports whether a task reads a block held on a GPU.
-func readsHeld(tasks []*plan.Task) bool {
-	for _, t := range tasks {
-		for _, b := range t.Inputs {
-			if b.Held != nil {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -96,7 +96,7 @@ func HostTrip(tasks []*plan.Task) string {
 		return ""
 	}
 	ek := k.Elementwise()
-	if !(!ek.PlainInput() && !k.PlainInput()) && !gathers(tasks) && !readsHeld(tasks) {
+	if !(!ek.PlainInput() && !k.PlainInput()) && !gathers(tasks) && !plan.ReadsHeld(tasks) {
 		return "" // the values are in host memory already
 	}
 	dt := ek.Instrs[ek.Result].DType
@@ -235,7 +235,7 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 	err := eachDevice(devs, len(tasks), func(d *Device, lo, hi int) error {
 		// A take's block is gathered on the device by a fused kernel too, and a block held on
 		// the device (ReadsHeld) is read there by one, not through host memory.
-		fused := fused || gathers(tasks[lo:hi]) || readsHeld(tasks[lo:hi])
+		fused := fused || gathers(tasks[lo:hi]) || plan.ReadsHeld(tasks[lo:hi])
 		if fused && lib.dev != nil && DeviceReads(call.Fn, ek.Instrs[ek.Result].DType) {
 			return runDeviceCalls(ctx, d, lib, call, tasks[lo:hi], sub[lo:hi], outs[lo:hi])
 		}
@@ -328,18 +328,6 @@ func gathers(tasks []*plan.Task) bool {
 	for _, t := range tasks {
 		for _, b := range t.Inputs {
 			if b.Gather != nil && b.Data.IsNil() {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// readsHeld reports whether a task reads a block held on a GPU (plan.Block.Held).
-func readsHeld(tasks []*plan.Task) bool {
-	for _, t := range tasks {
-		for _, b := range t.Inputs {
-			if b.Held != nil {
 				return true
 			}
 		}

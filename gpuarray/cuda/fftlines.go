@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 )
@@ -105,30 +104,13 @@ func (d *Device) PrepareLines(dst, src driver.DevicePtr, l LineLayout) error {
 		return nil
 	}
 	name := l.name()
-	f, ok := d.mods[name]
-	if !ok {
-		ptx := linesPTX(d.lib.version, d.lib.target, l)
-		mod, err := driver.LinkPTX([]string{name + ".ptx"}, [][]byte{[]byte(ptx)})
-		if err != nil {
-			return fmt.Errorf("link kernel %s: %w", name, err)
-		}
-		if f, err = mod.Function(name); err != nil {
-			return err
-		}
-		d.mods[name] = f
+	f, err := d.generated(name, func() (string, error) { return linesPTX(d.lib.version, d.lib.target, l), nil })
+	if err != nil {
+		return err
 	}
 	last := l.Last
 	if !l.ZeroEnds {
 		last = 0
 	}
-	args := []uint64{uint64(dst), uint64(src), uint64(n), uint64(l.Inner), uint64(l.SrcLen), uint64(l.Len), uint64(last)}
-	params := make([]unsafe.Pointer, len(args))
-	for i := range args {
-		params[i] = unsafe.Pointer(&args[i])
-	}
-	blocks := uint32(min((n+BlockSize-1)/BlockSize, maxGatherBlocks))
-	if err := f.Launch([3]uint32{blocks, 1, 1}, [3]uint32{BlockSize, 1, 1}, 0, d.stream, params); err != nil {
-		return fmt.Errorf("kernel %s (%d blocks): %w", name, blocks, err)
-	}
-	return nil
+	return d.launchWords(f, name, gridBlocks(n), uint64(dst), uint64(src), uint64(n), uint64(l.Inner), uint64(l.SrcLen), uint64(l.Len), uint64(last))
 }

@@ -157,21 +157,9 @@ func gatherPTX(version, target string, rank, axis int, along bool) string {
 // gatherFunction returns the linked gather kernel of a rank, axis and kind (on the device
 // goroutine).
 func (d *Device) gatherFunction(rank, axis int, along bool) (driver.Function, error) {
-	name := gatherName(rank, axis, along)
-	if f, ok := d.mods[name]; ok {
-		return f, nil
-	}
-	ptx := gatherPTX(d.lib.version, d.lib.target, rank, axis, along)
-	mod, err := driver.LinkPTX([]string{name + ".ptx"}, [][]byte{[]byte(ptx)})
-	if err != nil {
-		return 0, fmt.Errorf("link kernel %s: %w", name, err)
-	}
-	f, err := mod.Function(name)
-	if err != nil {
-		return 0, err
-	}
-	d.mods[name] = f
-	return f, nil
+	return d.generated(gatherName(rank, axis, along), func() (string, error) {
+		return gatherPTX(d.lib.version, d.lib.target, rank, axis, along), nil
+	})
 }
 
 // maxGatherBlocks bounds a gather's grid; the kernel's loop covers the rest.
@@ -202,13 +190,8 @@ func (u *uploads) gather(g *Gather) (driver.DevicePtr, error) {
 	for d := range g.Box {
 		args = append(args, uint64(g.Box[d]), uint64(g.Origin[d]), uint64(g.SrcStrides[d]), uint64(g.IdxStrides[d]))
 	}
-	params := make([]unsafe.Pointer, len(args))
-	for i := range args {
-		params[i] = unsafe.Pointer(&args[i])
-	}
-	blocks := uint32(min((n+BlockSize-1)/BlockSize, maxGatherBlocks))
-	if err := fn.Launch([3]uint32{blocks, 1, 1}, [3]uint32{BlockSize, 1, 1}, 0, u.d.stream, params); err != nil {
-		return 0, fmt.Errorf("gather kernel %s (%d blocks): %w", gatherName(len(g.Box), g.Axis, g.Along), blocks, err)
+	if err := u.d.launchWords(fn, gatherName(len(g.Box), g.Axis, g.Along), gridBlocks(n), args...); err != nil {
+		return 0, fmt.Errorf("gather: %w", err)
 	}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -70,29 +69,9 @@ func (d *Device) NarrowInts(dst, src driver.DevicePtr, n int64, dt dtype.DType) 
 		return nil
 	}
 	name := narrowName(dt.Size())
-	f, ok := d.mods[name]
-	if !ok {
-		ptx, err := narrowPTX(d.lib.version, d.lib.target, dt.Size())
-		if err != nil {
-			return err
-		}
-		mod, err := driver.LinkPTX([]string{name + ".ptx"}, [][]byte{[]byte(ptx)})
-		if err != nil {
-			return fmt.Errorf("link kernel %s: %w", name, err)
-		}
-		if f, err = mod.Function(name); err != nil {
-			return err
-		}
-		d.mods[name] = f
+	f, err := d.generated(name, func() (string, error) { return narrowPTX(d.lib.version, d.lib.target, dt.Size()) })
+	if err != nil {
+		return err
 	}
-	args := []uint64{uint64(dst), uint64(src), uint64(n)}
-	params := make([]unsafe.Pointer, len(args))
-	for i := range args {
-		params[i] = unsafe.Pointer(&args[i])
-	}
-	blocks := uint32(min((n+BlockSize-1)/BlockSize, maxGatherBlocks))
-	if err := f.Launch([3]uint32{blocks, 1, 1}, [3]uint32{BlockSize, 1, 1}, 0, d.stream, params); err != nil {
-		return fmt.Errorf("kernel %s (%d blocks): %w", name, blocks, err)
-	}
-	return nil
+	return d.launchWords(f, name, gridBlocks(n), uint64(dst), uint64(src), uint64(n))
 }

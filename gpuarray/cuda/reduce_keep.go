@@ -160,16 +160,9 @@ func runPlanCombine(ctx context.Context, d *Device, tasks []*plan.Task, groups [
 				sl[j] = ss[i]
 			}
 			name := name(sl)
-			cf, ok := d.mods[name]
-			if !ok {
-				mod, err := driver.LinkPTX([]string{name + ".ptx"}, [][]byte{[]byte(gen(d.lib.version, d.lib.target, name, sl))})
-				if err != nil {
-					return fmt.Errorf("link kernel %s: %w", name, err)
-				}
-				if cf, err = mod.Function(name); err != nil {
-					return err
-				}
-				d.mods[name] = cf
+			cf, err := d.generated(name, func() (string, error) { return gen(d.lib.version, d.lib.target, name, sl), nil })
+			if err != nil {
+				return err
 			}
 			// Per group: K, the result's address, then each task's first partial slot.
 			W := 2 + len(g0)

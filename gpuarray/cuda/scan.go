@@ -393,24 +393,10 @@ func scanShfl(g *gen, v val, mode, b string, c int) val {
 
 // scanFunction returns the linked scan kernel (on the device goroutine).
 func (d *Device) scanFunction(dt dtype.DType, op expr.Op, seg bool) (driver.Function, error) {
-	name := scanName(dt, op, seg)
-	if f, ok := d.mods[name]; ok {
-		return f, nil
-	}
-	ptx, _, err := scanPTX(d.lib.version, d.lib.target, dt, op, seg)
-	if err != nil {
-		return 0, err
-	}
-	mod, err := driver.LinkPTX([]string{name + ".ptx"}, [][]byte{[]byte(ptx)})
-	if err != nil {
-		return 0, fmt.Errorf("link kernel %s: %w", name, err)
-	}
-	f, err := mod.Function(name)
-	if err != nil {
-		return 0, err
-	}
-	d.mods[name] = f
-	return f, nil
+	return d.generated(scanName(dt, op, seg), func() (string, error) {
+		ptx, _, err := scanPTX(d.lib.version, d.lib.target, dt, op, seg)
+		return ptx, err
+	})
 }
 
 // launchScan launches scan kernel f over threads threads with u64 arguments args.

@@ -180,20 +180,7 @@ func weightedPTX(version, target string, bins int) string {
 // weightedFunction returns the linked weighted bincount kernel of bins bins (on the device
 // goroutine).
 func (d *Device) weightedFunction(bins int) (driver.Function, error) {
-	name := weightedName(bins)
-	if f, ok := d.mods[name]; ok {
-		return f, nil
-	}
-	mod, err := driver.LinkPTX([]string{name + ".ptx"}, [][]byte{[]byte(weightedPTX(d.lib.version, d.lib.target, bins))})
-	if err != nil {
-		return 0, fmt.Errorf("link kernel %s: %w", name, err)
-	}
-	f, err := mod.Function(name)
-	if err != nil {
-		return 0, err
-	}
-	d.mods[name] = f
-	return f, nil
+	return d.generated(weightedName(bins), func() (string, error) { return weightedPTX(d.lib.version, d.lib.target, bins), nil })
 }
 
 // weightedSums sums the weights of the m [value, weight] rows at rows (on d) by bin, in the
@@ -217,13 +204,8 @@ func (d *Device) weightedSums(rows driver.DevicePtr, m int64, bins int) ([]float
 	if err := driver.MemsetD32Async(out+driver.DevicePtr(S*bins*8), 0, 4, d.stream); err != nil {
 		return nil, err
 	}
-	args := []uint64{uint64(rows), uint64(m), uint64(out), uint64(S)}
-	params := make([]unsafe.Pointer, len(args))
-	for i := range args {
-		params[i] = unsafe.Pointer(&args[i])
-	}
-	if err := fn.Launch([3]uint32{uint32(S), 1, 1}, [3]uint32{BlockSize, 1, 1}, 0, d.stream, params); err != nil {
-		return nil, fmt.Errorf("kernel %s (%d blocks): %w", weightedName(bins), S, err)
+	if err := d.launchWords(fn, weightedName(bins), uint32(S), uint64(rows), uint64(m), uint64(out), uint64(S)); err != nil {
+		return nil, err
 	}
 	if err := d.stream.Synchronize(); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", weightedName(bins), err)

@@ -168,6 +168,18 @@ type Task struct {
 // Size returns the number of elements of the task's region.
 func (t *Task) Size() int64 { return expr.Size(t.Shape) }
 
+// ReadsHeld reports whether one of tasks reads a block held on a GPU (Block.Held).
+func ReadsHeld(tasks []*Task) bool {
+	for _, t := range tasks {
+		for _, b := range t.Inputs {
+			if b.Held != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Bytes estimates the memory a task holds while it runs: inputs, and output or partials.
 func (t *Task) Bytes() int64 {
 	var n int64
