@@ -2,6 +2,7 @@
 per list. Reads JSON [{"id": ..., "cells": [...]}] on stdin; writes JSON {id: {"stdout": ...,
 "errors": [...]}} on stdout."""
 import json
+import queue
 import sys
 
 from jupyter_client.manager import start_new_kernel
@@ -27,14 +28,35 @@ def run_cell(kc, code):
     return "".join(out), errors
 
 
+def nudge(kc):
+    """Waits until the IOPub subscription receives messages, as jupyter_server does before it
+    hands a kernel to a client: PUB drops what is sent before a subscriber joins, so a fast first
+    cell could lose its status messages and its client would wait for them forever."""
+    for _ in range(50):
+        kc.kernel_info()
+        try:
+            kc.get_iopub_msg(timeout=0.5)
+        except queue.Empty:
+            continue
+        for get in (kc.get_iopub_msg, kc.get_shell_msg):  # drain the nudges' messages
+            while True:
+                try:
+                    get(timeout=0.2)
+                except queue.Empty:
+                    break
+        return
+    raise RuntimeError("no IOPub message after 50 kernel_info requests")
+
+
 def main():
     jobs = json.load(sys.stdin)
     results = {}
     for job in jobs:
         km, kc = start_new_kernel(kernel_name="gpunotes")
+        stdout, errors, at = "", [], 0
         try:
-            stdout, errors = "", []
-            for cell in job["cells"]:
+            nudge(kc)
+            for at, cell in enumerate(job["cells"], 1):
                 o, e = run_cell(kc, cell)
                 stdout += o
                 errors += e
@@ -42,7 +64,8 @@ def main():
                     break
             results[job["id"]] = {"stdout": stdout, "errors": errors}
         except Exception as exc:  # a hung or dead kernel fails this list, not the run
-            results[job["id"]] = {"stdout": "", "errors": ["client: %r" % exc]}
+            where = "cell %d of %d" % (at, len(job["cells"])) if at else "before the first cell"
+            results[job["id"]] = {"stdout": stdout, "errors": errors + ["client: %r in %s" % (exc, where)]}
         finally:
             kc.stop_channels()
             km.shutdown_kernel(now=True)
