@@ -37,8 +37,7 @@ def main():
         requests = []
         page.on("request", lambda r: requests.append(r.url))
         page.goto(url)
-        page.wait_for_function(
-            f"document.querySelectorAll('#workers-table tbody tr').length === {nworkers}", timeout=30000)
+        chromium_env.wait_for(page, f"document.querySelectorAll('#workers-table tbody tr').length === {nworkers}", 30)
         names = [r.get_attribute("data-worker") for r in page.query_selector_all("#workers-table tbody tr")]
         log(f"workers: {names}")
         first, first_total = done_counts(page)
@@ -52,10 +51,9 @@ def main():
                 raise SystemExit(f"tables did not update: done per worker {first} -> {now}, cluster {first_total} -> {total}")
             time.sleep(0.25)
         log(f"done per worker now {now}, cluster {total}")
-        page.wait_for_function("document.querySelectorAll('#taskstream rect.task').length >= 3", timeout=30000)
+        chromium_env.wait_for(page, "document.querySelectorAll('#taskstream rect.task').length >= 3", 30)
         n_rects = len(page.query_selector_all("#taskstream rect.task"))
-        page.wait_for_function(
-            f"document.querySelectorAll('#utilplot path.series').length === {nworkers}", timeout=30000)
+        chromium_env.wait_for(page, f"document.querySelectorAll('#utilplot path.series').length === {nworkers}", 30)
         n_series = len(page.query_selector_all("#memplot path.series"))
         log(f"task stream: {n_rects} tasks; plot: {n_series} series")
         status = page.inner_text("#status")

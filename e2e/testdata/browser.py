@@ -177,8 +177,8 @@ def dashboard_link(page):
         link.click()
     dash = opened.value
     dash.wait_for_load_state("domcontentloaded", timeout=30000)
-    dash.wait_for_function("document.querySelectorAll('#workers-table tbody tr').length === 1", timeout=30000)
-    dash.wait_for_function("document.getElementById('status').textContent.startsWith('live')", timeout=30000)
+    chromium_env.wait_for(dash, "document.querySelectorAll('#workers-table tbody tr').length === 1", 30)
+    chromium_env.wait_for(dash, "document.getElementById('status').textContent.startsWith('live')", 30)
     log(f"the dashboard opened in a new tab at {dash.url}: {dash.title()!r}, status {dash.inner_text('#status')!r}")
     dash.close()
     out = new_cell(page, "fmt.Println(\"dashboard cluster closed:\", dashCluster.Close())")

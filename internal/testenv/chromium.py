@@ -3,6 +3,7 @@ e2e/testdata/browser.py), headless, with the flags a container without a display
 network needs. The scripts import it from internal/testenv beside the Go package that finds
 chromium for them.
 """
+import time
 
 FLAGS = [
     "--no-sandbox",
@@ -26,3 +27,16 @@ def launch(playwright, chromium, profile, width, height):
         viewport={"width": width, "height": height},
         timeout=60000,
     )
+
+
+def wait_for(page, expr, timeout):
+    """Polls the JavaScript expression expr in page until it is true, timeout seconds at most.
+    Not page.wait_for_function: when its first check fails it polls by eval inside the page,
+    which a page whose Content Security Policy has no 'unsafe-eval' (the cluster dashboard)
+    refuses, so it failed whenever the page was slower than the first check; page.evaluate
+    runs outside the page's policy."""
+    deadline = time.time() + timeout
+    while not page.evaluate(expr):
+        if time.time() > deadline:
+            raise SystemExit(f"waited {timeout} s for {expr}")
+        time.sleep(0.1)
