@@ -492,21 +492,9 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 				return nil, "", fmt.Errorf("argument %d: %w", i, err)
 			}
 		}
-		res, err := w.ev.Call(ctx, t.Spec.Source, t.Spec.Func, args)
+		res, trace, err := w.callShipped(ctx, t, args)
 		if err != nil {
-			var tb interface {
-				Parts() (string, string, []string)
-			}
-			if errors.As(err, &tb) {
-				_, _, lines := tb.Parts()
-				return nil, strings.Join(lines, "\n"), err
-			}
-			return nil, "", err
-		}
-		if n := len(res); n > 0 {
-			if e, ok := res[n-1].(error); ok {
-				return nil, "", e
-			}
+			return nil, trace, err
 		}
 		switch len(res) {
 		case 0:
@@ -544,21 +532,9 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 		if err != nil {
 			return nil, "", fmt.Errorf("shape: %w", err)
 		}
-		res, err := w.ev.Call(ctx, t.Spec.Source, t.Spec.Func, []any{blocks, shape})
+		res, trace, err := w.callShipped(ctx, t, []any{blocks, shape})
 		if err != nil {
-			var tb interface {
-				Parts() (string, string, []string)
-			}
-			if errors.As(err, &tb) {
-				_, _, lines := tb.Parts()
-				return nil, strings.Join(lines, "\n"), err
-			}
-			return nil, "", err
-		}
-		if k := len(res); k > 0 {
-			if e, ok := res[k-1].(error); ok {
-				return nil, "", e
-			}
+			return nil, trace, err
 		}
 		if len(res) != 1 {
 			return nil, "", fmt.Errorf("%s returned %d values, want one []float64", t.Spec.Func, len(res))
@@ -601,6 +577,28 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 		return v, "", err
 	}
 	return nil, "", fmt.Errorf("unknown task kind %q", t.Spec.Kind)
+}
+
+// callShipped calls t's shipped function with args. An interpreted panic's error comes with
+// its traceback's lines; an error the function returns as its last result is the call's error.
+func (w *worker) callShipped(ctx context.Context, t *taskMsg, args []any) ([]any, string, error) {
+	res, err := w.ev.Call(ctx, t.Spec.Source, t.Spec.Func, args)
+	if err != nil {
+		var tb interface {
+			Parts() (string, string, []string)
+		}
+		if errors.As(err, &tb) {
+			_, _, lines := tb.Parts()
+			return nil, strings.Join(lines, "\n"), err
+		}
+		return nil, "", err
+	}
+	if n := len(res); n > 0 {
+		if e, ok := res[n-1].(error); ok {
+			return nil, "", e
+		}
+	}
+	return res, "", nil
 }
 
 func (w *worker) reportStats(ctx context.Context) {
