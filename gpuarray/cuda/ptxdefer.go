@@ -110,8 +110,9 @@ const maxStageWords = 8
 // foldGroup values, a thread's last, partial batch by a loop over its values. ptxas issues an
 // unrolled fold's loads all at once, a register pair per word: a complex batch of 32 (64
 // words, the masked mean's sum and count) unrolled took its kernel from 115 to 188 registers,
-// one block of 256 threads per SM instead of two.
-const maxUnrolledFold = 32
+// one block of 256 threads per SM instead of two. GPUNOTES_PTX_FOLD_UNROLL=N sets it, to
+// measure (128: the complex batch unrolled again; 0: every full batch in groups).
+var maxUnrolledFold = envCount("GPUNOTES_PTX_FOLD_UNROLL", 32)
 
 // foldGroup is the values a grouped fold loads before it folds them in.
 const foldGroup = 8
