@@ -67,8 +67,8 @@ const deferCap = 16
 // word an element, two for complex values) before its slow elements are computed and its
 // values folded in; GPUNOTES_PTX_DEFER_BATCH=N (8 to 256) sets it, to measure. Complex batches
 // hold half the elements, so that a block's batches fit the SM's L1 as a real sum's do (a
-// masked mean's complex batch of 32 elements, 512 bytes a thread, took 15.3-15.7 ms where the
-// real where-sum took 10.9). A longer batch runs the slow path less often (a warp runs it as many
+// masked mean's complex batch of 32 elements, 512 bytes a thread, took 15.3-16.0 ms, of 16
+// 13.9-14.1, of 8 15.7, where the real where-sum took 10.9-11.2; H100, N=40000). A longer batch runs the slow path less often (a warp runs it as many
 // times as its lane with the most slow elements in the batch) but holds more values in local
 // memory and unrolls a longer fold. On an H100 at N=40000 (bench/RESULTS.md), sum 13.2, 12.2,
 // 11.9, 14.3 and 19.8 ms for 16, 32, 64, 128 and 256, std along an axis 19.0-19.4, 16.4-16.8,
