@@ -48,7 +48,7 @@ func parsePTX(t *testing.T, ptx string) *ptxProgram {
 	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), ";"))
 		switch {
-		case l == "" || l == "{" || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, "//"):
+		case l == "" || l == "{" || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, ".pragma") || strings.HasPrefix(l, "//"):
 		case strings.HasPrefix(l, ".shared"):
 			f := strings.Fields(l) // .shared .align 8 .b8 name[bytes]
 			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")

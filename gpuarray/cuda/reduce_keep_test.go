@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -134,11 +135,8 @@ func runCombine(t *testing.T, ptx string, groups int, maxK int64, desc, parts ui
 func TestCombineKernelMatchesHostOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for trial := range 60 {
-		G := 1 + r.IntN(6)
-		sl := make([]int64, G)
-		for j := range sl {
-			sl[j] = int64(1 + r.IntN(5))
-		}
+		sl := combineSlices(r)
+		G := len(sl)
 		divisor := 0.0
 		if r.IntN(2) == 0 {
 			divisor = float64(1 + r.IntN(1000))
@@ -146,13 +144,8 @@ func TestCombineKernelMatchesHostOrder(t *testing.T) {
 		f32 := r.IntN(3) == 0
 		name := combineName(sl, divisor, f32)
 		ptx := combinePTX("8.0", "sm_90", name, sl, divisor, f32)
-		groups := 1 + r.IntN(3)
-		Ks := make([]int64, groups)
-		var maxK int64
-		for g := range Ks {
-			Ks[g] = int64(1 + r.IntN(300))
-			maxK = max(maxK, Ks[g])
-		}
+		Ks, maxK := combineGroups(r, 300)
+		groups := len(Ks)
 		// Partials of every group's tasks, slot off_j + b*K + q, at order-sensitive magnitudes.
 		mem := map[uint64]uint64{}
 		const parts, descAt, outAt = 1 << 20, 1 << 30, 1 << 40
@@ -194,20 +187,48 @@ func TestCombineKernelMatchesHostOrder(t *testing.T) {
 			}
 		}
 		runCombine(t, ptx, groups, maxK, descAt, parts, mem)
-		for a, w := range want {
-			if mem[a] != w {
-				t.Fatalf("trial %d (slices %v, divisor %v, f32 %v): word at %#x is %v, want %v", trial, sl, divisor, f32, a, math.Float64frombits(mem[a]), math.Float64frombits(w))
-			}
-		}
-		for a := range mem {
-			if a >= outAt {
-				if _, ok := want[a]; !ok {
-					t.Fatalf("trial %d: the kernel wrote %#x, past its group's elements", trial, a)
-				}
-			}
-		}
+		checkCombined(t, fmt.Sprintf("trial %d (slices %v, divisor %v, f32 %v)", trial, sl, divisor, f32), mem, want, outAt)
 		if !strings.Contains(ptx, ".visible .entry "+name+"(") {
 			t.Fatalf("no entry %s", name)
+		}
+	}
+}
+
+// combineSlices draws a combine kernel's tasks (1 to 6) and each one's slices (1 to 5).
+func combineSlices(r *rand.Rand) []int64 {
+	sl := make([]int64, 1+r.IntN(6))
+	for j := range sl {
+		sl[j] = int64(1 + r.IntN(5))
+	}
+	return sl
+}
+
+// combineGroups draws a combine kernel's groups (1 to 3), each one's kept elements (1 to
+// most), and the largest of them.
+func combineGroups(r *rand.Rand, most int) (Ks []int64, maxK int64) {
+	Ks = make([]int64, 1+r.IntN(3))
+	for g := range Ks {
+		Ks[g] = int64(1 + r.IntN(most))
+		maxK = max(maxK, Ks[g])
+	}
+	return Ks, maxK
+}
+
+// checkCombined fails unless every word the host wants is in mem (the same bits, or NaN for
+// NaN: the sums' inputs are finite, so only the Welford kernel's can be NaN) and the kernel
+// wrote no word at or past outAt that is not one of them.
+func checkCombined(t *testing.T, what string, mem, want map[uint64]uint64, outAt uint64) {
+	t.Helper()
+	for a, w := range want {
+		if mem[a] != w && !(math.IsNaN(math.Float64frombits(mem[a])) && math.IsNaN(math.Float64frombits(w))) {
+			t.Fatalf("%s: word at %#x is %v, want %v", what, a, math.Float64frombits(mem[a]), math.Float64frombits(w))
+		}
+	}
+	for a := range mem {
+		if a >= outAt {
+			if _, ok := want[a]; !ok {
+				t.Fatalf("%s: the kernel wrote %#x, past its group's elements", what, a)
+			}
 		}
 	}
 }
@@ -231,21 +252,13 @@ func TestWelfordCombineKernelMatchesHost(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	spec := &Spec{Rank: 2, Kept: 1, Reduce: RWelford, Nodes: []Node{{Kind: NInput, DType: expr.Float64}}}
 	for trial := range 60 {
-		G := 1 + r.IntN(6)
-		sl := make([]int64, G)
-		for j := range sl {
-			sl[j] = int64(1 + r.IntN(5))
-		}
+		sl := combineSlices(r)
+		G := len(sl)
 		std, f32 := r.IntN(2) == 0, r.IntN(3) == 0
 		name := welfordCombineName(sl, std, f32)
 		ptx := welfordCombinePTX("8.0", "sm_90", name, sl, std, f32)
-		groups := 1 + r.IntN(3)
-		Ks := make([]int64, groups)
-		var maxK int64
-		for g := range Ks {
-			Ks[g] = int64(1 + r.IntN(200))
-			maxK = max(maxK, Ks[g])
-		}
+		Ks, maxK := combineGroups(r, 200)
+		groups := len(Ks)
 		mem := map[uint64]uint64{}
 		const parts, descAt, outAt = 1 << 20, 1 << 30, 1 << 40
 		var slot uint64
@@ -313,17 +326,6 @@ func TestWelfordCombineKernelMatchesHost(t *testing.T) {
 			}
 		}
 		runCombine(t, ptx, groups, maxK, descAt, parts, mem)
-		for a, w := range want {
-			if mem[a] != w && !(math.IsNaN(math.Float64frombits(mem[a])) && math.IsNaN(math.Float64frombits(w))) {
-				t.Fatalf("trial %d (slices %v, std %v, f32 %v): word at %#x is %v, want %v", trial, sl, std, f32, a, math.Float64frombits(mem[a]), math.Float64frombits(w))
-			}
-		}
-		for a := range mem {
-			if a >= outAt {
-				if _, ok := want[a]; !ok {
-					t.Fatalf("trial %d: the kernel wrote %#x, past its group's elements", trial, a)
-				}
-			}
-		}
+		checkCombined(t, fmt.Sprintf("trial %d (slices %v, std %v, f32 %v)", trial, sl, std, f32), mem, want, outAt)
 	}
 }
