@@ -148,24 +148,19 @@ func TestCombineKernelMatchesHostOrder(t *testing.T) {
 		groups := len(Ks)
 		// Partials of every group's tasks, slot off_j + b*K + q, at order-sensitive magnitudes.
 		mem := map[uint64]uint64{}
-		const parts, descAt, outAt = 1 << 20, 1 << 30, 1 << 40
 		var slot uint64
-		W := 2 + G
 		want := map[uint64]uint64{}
 		for g, K := range Ks {
-			out := uint64(outAt + g<<24)
-			mem[descAt+uint64(g*W*8)] = uint64(K)
-			mem[descAt+uint64(g*W*8+8)] = out
+			out, first, next := describeGroup(mem, g, sl, K, slot)
+			slot = next
 			taskVals := make([][]float64, G)
 			for j := range G {
-				mem[descAt+uint64(g*W*8+16+8*j)] = slot
 				taskVals[j] = make([]float64, sl[j]*K)
 				for i := range taskVals[j] {
 					v := math.Ldexp(r.Float64()-0.5, r.IntN(120)-60)
 					taskVals[j][i] = v
-					mem[parts+8*(slot+uint64(i))] = math.Float64bits(v)
+					mem[combineParts+8*(first[j]+uint64(i))] = math.Float64bits(v)
 				}
-				slot += uint64(sl[j] * K)
 			}
 			for q := range K {
 				per := make([]float64, G)
@@ -186,8 +181,8 @@ func TestCombineKernelMatchesHostOrder(t *testing.T) {
 				want[out+uint64(8*q)] = math.Float64bits(v)
 			}
 		}
-		runCombine(t, ptx, groups, maxK, descAt, parts, mem)
-		checkCombined(t, fmt.Sprintf("trial %d (slices %v, divisor %v, f32 %v)", trial, sl, divisor, f32), mem, want, outAt)
+		runCombine(t, ptx, groups, maxK, combineDesc, combineParts, mem)
+		checkCombined(t, fmt.Sprintf("trial %d (slices %v, divisor %v, f32 %v)", trial, sl, divisor, f32), mem, want, combineOut)
 		if !strings.Contains(ptx, ".visible .entry "+name+"(") {
 			t.Fatalf("no entry %s", name)
 		}
@@ -212,6 +207,27 @@ func combineGroups(r *rand.Rand, most int) (Ks []int64, maxK int64) {
 		maxK = max(maxK, Ks[g])
 	}
 	return Ks, maxK
+}
+
+// Where the combine tests place things in the interpreter's memory: the partials from
+// combineParts (slot s at byte 8s, or 24s for Welford's three words), the groups' descriptors
+// from combineDesc, group g's output from combineOut + g<<24.
+const combineParts, combineDesc, combineOut = 1 << 20, 1 << 30, 1 << 40
+
+// describeGroup writes the descriptor of group g, whose tasks have sl slices of K kept
+// elements each and whose partials start at slot: K, the output's address (returned), each
+// task's first slot (returned in first); next is the slot after the group's partials.
+func describeGroup(mem map[uint64]uint64, g int, sl []int64, K int64, slot uint64) (out uint64, first []uint64, next uint64) {
+	at := uint64(combineDesc + g*(2+len(sl))*8)
+	out = uint64(combineOut + g<<24)
+	mem[at], mem[at+8] = uint64(K), out
+	first = make([]uint64, len(sl))
+	for j := range sl {
+		mem[at+16+8*uint64(j)] = slot
+		first[j] = slot
+		slot += uint64(sl[j] * K)
+	}
+	return out, first, slot
 }
 
 // checkCombined fails unless every word the host wants is in mem (the same bits, or NaN for
@@ -260,20 +276,16 @@ func TestWelfordCombineKernelMatchesHost(t *testing.T) {
 		Ks, maxK := combineGroups(r, 200)
 		groups := len(Ks)
 		mem := map[uint64]uint64{}
-		const parts, descAt, outAt = 1 << 20, 1 << 30, 1 << 40
 		var slot uint64
-		W := 2 + G
 		want := map[uint64]uint64{}
 		for g, K := range Ks {
-			out := uint64(outAt + g<<24)
-			mem[descAt+uint64(g*W*8)] = uint64(K)
-			mem[descAt+uint64(g*W*8+8)] = out
+			out, first, next := describeGroup(mem, g, sl, K, slot)
+			slot = next
 			var words []uint64
 			offs := make([]int64, G)
 			for j := range G {
-				mem[descAt+uint64(g*W*8+16+8*j)] = slot
 				offs[j] = int64(len(words) / 3)
-				for range sl[j] * K {
+				for e := range uint64(sl[j] * K) {
 					n := float64(r.IntN(5000))
 					if r.IntN(8) == 0 {
 						n = 0
@@ -283,12 +295,10 @@ func TestWelfordCombineKernelMatchesHost(t *testing.T) {
 					if n == 0 {
 						m, q = 0, 0
 					}
-					for _, v := range []float64{n, m, q} {
-						mem[parts+8*(3*slot)+8*uint64(len(words)%3)] = math.Float64bits(v)
+					for w, v := range []float64{n, m, q} {
+						// A slot holds an element's three words.
+						mem[combineParts+8*(3*(first[j]+e)+uint64(w))] = math.Float64bits(v)
 						words = append(words, math.Float64bits(v))
-						if len(words)%3 == 0 {
-							slot++
-						}
 					}
 				}
 			}
@@ -325,7 +335,7 @@ func TestWelfordCombineKernelMatchesHost(t *testing.T) {
 				want[out+uint64(8*q)] = math.Float64bits(v)
 			}
 		}
-		runCombine(t, ptx, groups, maxK, descAt, parts, mem)
-		checkCombined(t, fmt.Sprintf("trial %d (slices %v, std %v, f32 %v)", trial, sl, std, f32), mem, want, outAt)
+		runCombine(t, ptx, groups, maxK, combineDesc, combineParts, mem)
+		checkCombined(t, fmt.Sprintf("trial %d (slices %v, std %v, f32 %v)", trial, sl, std, f32), mem, want, combineOut)
 	}
 }
