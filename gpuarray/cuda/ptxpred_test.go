@@ -10,7 +10,7 @@ import (
 )
 
 // histSpec is the counting kernel of a histogram of the input (bins equal bins over [lo, hi]),
-// the nodes gpuarray.Histogram fuses: the guess (v-lo)*s, NumPy's two corrections against the
+// the nodes gpuarray.Histogram fuses: the guess (v-lo)*s rounded, NumPy's two corrections against the
 // edges i*step+lo, and values outside [lo, hi] (NaN too) in an extra bin.
 func histSpec(bins int, lo, hi float64) *Spec {
 	var ns []Node
@@ -25,7 +25,8 @@ func histSpec(bins int, lo, hi float64) *Spec {
 	edge := func(i int) int { return bin(expr.OpAdd, bin(expr.OpMul, i, c(step), f), c(lo), f) }
 	v := add(Node{Kind: NInput, DType: f})
 	keep := bin(expr.OpLogicalAnd, bin(expr.OpGe, v, c(lo), b), bin(expr.OpLe, v, c(hi), b), b)
-	idx := add(Node{Kind: NUnary, DType: f, Op: expr.OpTrunc, Args: [3]int{bin(expr.OpMul, bin(expr.OpSub, v, c(lo), f), c(nb/(hi-lo)), f)}})
+	const round = 0x1.8p52 // to the nearest integer
+	idx := bin(expr.OpSub, bin(expr.OpAdd, bin(expr.OpMul, bin(expr.OpSub, v, c(lo), f), c(nb/(hi-lo)), f), c(round), f), c(round), f)
 	idx = where(bin(expr.OpEq, idx, c(nb), b), c(nb-1), idx)
 	idx = where(bin(expr.OpLt, v, edge(idx), b), bin(expr.OpSub, idx, c(1), f), idx)
 	next := bin(expr.OpAdd, idx, c(1), f)
