@@ -143,7 +143,7 @@ func (s *gpuSched) planSteps(st *plan.Stage, t0 time.Time) {
 func (s *gpuSched) hostReads(st *plan.Stage, t0 time.Time) {
 	for _, n := range st.HostOperands {
 		if _, ok := n.Buf.(onDevice); ok {
-			s.hostStep(fmt.Sprintf("host read: the %s array held on %s that the %s reads was read into host memory (%.3g s) and is copied to the GPU with the tasks: a call's further operands (a product's b, a solve's right-hand sides) are read from host memory",
+			s.hostStep(fmt.Sprintf("host read: the %s array held on %s that the %s reads was read into host memory (%.3g s) and is copied to the GPU with the tasks: a call's further operands (a product's b, a solve's right-hand sides) are read where a GPU holds them only when they are floats and the computation runs on that GPU alone",
 				expr.ShapeString(n.Shape), n.Buf.Where(), describeKernel(st.Kernel), time.Since(t0).Seconds()))
 		}
 	}

@@ -600,6 +600,9 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 	case *gpuSched:
 		opt.Held = s.held()
 		opt.LateGather = deviceGather
+		// One GPU reads a call's held further operands there (several GPUs would need the
+		// operand's chunks on the GPU that runs each task: read from host memory, named).
+		opt.HeldOperands = len(s.devs) == 1
 	case gpuPlanned:
 		opt.LateGather = deviceGather
 	case plan.Keeper:
