@@ -89,3 +89,32 @@ func TestDeferAxes(t *testing.T) {
 func loopBody(ptx string) string {
 	return ptx[strings.Index(ptx, "\n$L_loop_"):strings.Index(ptx, "bra $L_dend_")]
 }
+
+// TestFoldLoadsBounded: a reduction's batch of complex values (a masked mean's sum and count,
+// 64 words) is folded by rounds of foldGroup values, whose loads alone are in flight (unrolled,
+// ptxas issued all 64 at once: 188 registers, one block per SM instead of two), while a batch
+// of real values (32 words) keeps its unrolled fold; a thread's partial batch loops either way.
+func TestFoldLoadsBounded(t *testing.T) {
+	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
+	c128 := expr.Complex128
+	for _, c := range []struct {
+		name  string
+		nodes []Node
+		loads int // ld.local.f64 of the fold
+	}{
+		{"sum", []Node{normal}, deferBatchLen + 1},
+		{"complex sum", []Node{normal, {Kind: NCast, DType: c128}}, 2*foldGroup + 2},
+	} {
+		s := &Spec{Rank: 2, Reduce: RSum, Nodes: c.nodes}
+		ptx, _, err := GeneratePTX(s, fakeLib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(ptx, "ld.local.f64"); n != c.loads {
+			t.Errorf("%s: %d local loads of values, want %d", c.name, n, c.loads)
+		}
+		if grouped := strings.Contains(ptx, ".pragma \"nounroll\""); grouped != (c.loads < deferBatchLen) {
+			t.Errorf("%s: folded in groups %v", c.name, grouped)
+		}
+	}
+}
