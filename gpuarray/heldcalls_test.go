@@ -226,6 +226,9 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 			yOpts = append(yOpts, WithDType(Float32))
 		}
 		hy, gy := heldForPlanning(t, rs.StandardNormal(yOpts...), dev, f32)
+		// Integers and bools held in their own size, joined in that size.
+		xi, gxi := heldForPlanning(t, rs.Integers(-300, 300, Shape(40, 30), Chunks(10, 30), WithDType(Int16)), dev, true)
+		xb, gxb := heldForPlanning(t, rs.StandardNormal(Shape(40, 30), Chunks(10, 30)).Gt(0), dev, true)
 		cases := []struct {
 			what    string
 			r       *Array
@@ -254,6 +257,8 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 			{"solve for held right-hand sides", Solve(m0.Add(Eye(12, 12, 0, sq[1:]...).Mul(30)), hb), hb, gb, true},
 			{"solve for held right-hand sides in several chunks", Solve(m0.Add(Eye(12, 12, 0, sq[1:]...).Mul(30)), hb2), hb2, gb2, true},
 			{"matmul by a held b", MatMul(x, hy), hy, gy, true},
+			{"sort across chunks of int16 held in 2 bytes", Sort(xi, 0), xi, gxi, true},
+			{"cumulative sum across chunks of bools held in 1 byte", CumulativeSum(xb, 0, false), xb, gxb, true},
 		}
 		for _, c := range cases {
 			what := fmt.Sprintf("%s (float32 %v)", c.what, f32)

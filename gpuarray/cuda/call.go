@@ -409,7 +409,7 @@ func (d *Device) heldOperands(ctx context.Context, tasks []*plan.Task) (map[*pla
 			}
 			t0 := time.Now()
 			unit := joinWords
-			if b.Held.Narrow {
+			if b.Held.Narrow { // a float32 operand in 4-byte floats (addOperands reads floats only)
 				unit = joinWiden
 			}
 			copies := joinCopies(&b, 1)

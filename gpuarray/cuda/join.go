@@ -5,40 +5,53 @@ import (
 	"strings"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
-// joinUnit is how a join kernel moves one unit of a copy: 8-byte words, 4-byte floats kept
-// narrow, or 4-byte floats widened to float64 words (for a reader of 8-byte words only, such
-// as a call's further operands).
-type joinUnit int
-
-const (
-	joinWords joinUnit = iota
-	joinNarrow
-	joinWiden
-)
-
-func (u joinUnit) String() string { return [...]string{"w8", "w4", "widen"}[u] }
-
-// srcBytes and dstBytes are the sizes of a unit where it is read and where it is written.
-func (u joinUnit) srcBytes() int64 {
-	if u == joinWords {
-		return 8
-	}
-	return 4
+// joinUnit is what a join kernel moves per element of a copy: size bytes (8-byte words, or
+// the 1-, 2- or 4-byte elements of an array a GPU keeps in its own element size), or with
+// widen a 4-byte float written as a float64 word (for a reader of 8-byte words only, such as a
+// library reading a call's further operands).
+type joinUnit struct {
+	size  int
+	widen bool
 }
 
-func (u joinUnit) dstBytes() int64 {
-	if u == joinNarrow {
-		return 4
+var (
+	joinWords = joinUnit{size: 8}
+	joinWiden = joinUnit{size: 4, widen: true}
+)
+
+// heldUnit is the join unit of a held block of dtype dt: its own element size when narrow.
+func heldUnit(narrow bool, dt dtype.DType) joinUnit {
+	if narrow {
+		return joinUnit{size: dt.Size()}
 	}
-	return 8
+	return joinWords
+}
+
+func (u joinUnit) String() string {
+	if u.widen {
+		return "widen"
+	}
+	return fmt.Sprintf("b%d", u.size)
+}
+
+// srcBytes and dstBytes are the sizes of a unit where it is read and where it is written.
+func (u joinUnit) srcBytes() int64 { return int64(u.size) }
+
+func (u joinUnit) dstBytes() int64 {
+	if u.widen {
+		return 8
+	}
+	return int64(u.size)
 }
 
 // joinCopies returns the copies that fill a held block from its pieces (plan.PieceCopies) in
-// units of a join kernel: words elements of 8 bytes each (EncodeWords' format of the leaf's
-// dtype), or one 4-byte float each for narrow pieces; axes collapsed.
+// units of a join kernel: words units of 8 bytes per element (EncodeWords' format of the
+// leaf's dtype), or one unit per element for narrow pieces (held in their own element size);
+// axes collapsed.
 func joinCopies(b *plan.Block, words int) []plan.PieceCopy {
 	cs := plan.PieceCopies(b)
 	for i, c := range cs {
@@ -72,7 +85,7 @@ func joinPTX(version, target string, rank int, u joinUnit) string {
 	for d := 0; d < rank; d++ {
 		fmt.Fprintf(&b, ",\n\t.param .u64 len%d,\n\t.param .u64 ss%d,\n\t.param .u64 ds%d", d, d, d)
 	}
-	fmt.Fprintf(&b, "\n)\n.maxntid %d, 1, 1\n{\n\t.reg .pred %%p<2>;\n\t.reg .b32 %%r<6>;\n\t.reg .f32 %%f<2>;\n\t.reg .f64 %%fd<2>;\n\t.reg .b64 %%rd<%d>;\n", BlockSize, 16+3*rank)
+	fmt.Fprintf(&b, "\n)\n.maxntid %d, 1, 1\n{\n\t.reg .pred %%p<2>;\n\t.reg .b16 %%rs<2>;\n\t.reg .b32 %%r<6>;\n\t.reg .f32 %%f<2>;\n\t.reg .f64 %%fd<2>;\n\t.reg .b64 %%rd<%d>;\n", BlockSize, 16+3*rank)
 	ins := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
 	// %rd1 src, %rd2 dst, %rd3 n, %rd4 o, %rd5 grid stride, %rd6 rem, %rd7 source index,
 	// %rd8 destination index, %rd9 coordinate, %rd10 address, %rd11 value;
@@ -112,25 +125,23 @@ func joinPTX(version, target string, rank int, u joinUnit) string {
 		ins("mad.lo.u64 %%rd7, %%rd9, %s, %%rd7;", reg(d, 1))
 		ins("mad.lo.u64 %%rd8, %%rd9, %s, %%rd8;", reg(d, 2))
 	}
-	shift := map[int64]int{4: 2, 8: 3}
+	shift := map[int64]int{1: 0, 2: 1, 4: 2, 8: 3}
+	// The unit's register: %rs1 (1 and 2 bytes), %r5 (4), %rd11 (8), %f1 (a float widened).
+	val := map[int]string{1: "%rs1", 2: "%rs1", 4: "%r5", 8: "%rd11"}[u.size]
 	ins("shl.b64 %%rd10, %%rd7, %d;", shift[u.srcBytes()])
 	ins("add.u64 %%rd10, %%rd1, %%rd10;")
-	switch u {
-	case joinWords:
-		ins("ld.global.nc.u64 %%rd11, [%%rd10];")
-	default:
+	if u.widen {
 		ins("ld.global.nc.f32 %%f1, [%%rd10];")
+	} else {
+		ins("ld.global.nc.u%d %s, [%%rd10];", 8*u.size, val)
 	}
 	ins("shl.b64 %%rd10, %%rd8, %d;", shift[u.dstBytes()])
 	ins("add.u64 %%rd10, %%rd2, %%rd10;")
-	switch u {
-	case joinWords:
-		ins("st.global.u64 [%%rd10], %%rd11;")
-	case joinNarrow:
-		ins("st.global.f32 [%%rd10], %%f1;")
-	case joinWiden:
+	if u.widen {
 		ins("cvt.f64.f32 %%fd1, %%f1;")
 		ins("st.global.f64 [%%rd10], %%fd1;")
+	} else {
+		ins("st.global.u%d [%%rd10], %s;", 8*u.size, val)
 	}
 	ins("add.u64 %%rd4, %%rd4, %%rd5;")
 	ins("bra LOOP;")
@@ -169,13 +180,10 @@ func (d *Device) joinInto(dst driver.DevicePtr, copies []plan.PieceCopy, u joinU
 }
 
 // join copies the pieces of held input h into a new buffer of the launch and returns it: the
-// block as one chunk would hold it, in h's format (8-byte words, or 4-byte floats padded to a
-// whole word).
+// block as one chunk would hold it, in h's format (8-byte words, or elements of their own size
+// padded to a whole word).
 func (u *uploads) join(h *HeldInput) (driver.DevicePtr, error) {
-	unit := joinWords
-	if h.Narrow {
-		unit = joinNarrow
-	}
+	unit := h.unit
 	// Tasks of a launch that read one block (a search's sorted array) share its join.
 	key := fmt.Sprint(unit, h.Copies)
 	if p, ok := u.joined[key]; ok {

@@ -46,17 +46,22 @@ func randomChunked(rs *rand.Rand, r int) (shape []int, offs, shapes [][]int) {
 
 // TestJoinKernelCopiesHeldPieces: the generated join kernels, interpreted, fill a random box
 // of a random chunked array from the chunks it meets (plan.HeldJoin) with exactly the box's
-// values: 8-byte words (and complex pairs of them), 4-byte floats kept narrow, and 4-byte
-// floats widened to float64 words; nothing outside the box's buffer is written.
+// values: 8-byte words (and complex pairs of them), elements of 4, 2 and 1 bytes kept in their
+// size, and 4-byte floats widened to float64 words; nothing outside the box's buffer is
+// written.
 func TestJoinKernelCopiesHeldPieces(t *testing.T) {
 	rs := rand.New(rand.NewPCG(11, 12))
 	progs := map[string]*ptxProgram{}
-	for round := range 45 {
+	for round := range 60 {
 		r := 1 + round%3
-		unit := []joinUnit{joinWords, joinNarrow, joinWiden}[(round/3)%3]
+		unit := []joinUnit{joinWords, {size: 4}, joinWiden, {size: 2}, {size: 1}}[(round/3)%5]
 		words := 1
 		if unit == joinWords && round%2 == 0 {
 			words = 2 // complex values: two words per element
+		}
+		mask := uint64(1)<<(8*unit.size) - 1
+		if unit.size == 8 {
+			mask = math.MaxUint64
 		}
 		shape, offs, shapes := randomChunked(rs, r)
 		// The array's units: words per element, or one 4-byte float each.
@@ -64,7 +69,7 @@ func TestJoinKernelCopiesHeldPieces(t *testing.T) {
 		val := func(flat int64, w int) uint64 { return uint64(flat*7+int64(w))*0x9e3779b97f4a7c15 | 1 }
 		if unit != joinWords {
 			per = 1
-			val = func(flat int64, _ int) uint64 { return (uint64(flat)*2654435761 + 12345) & 0xffffffff }
+			val = func(flat int64, _ int) uint64 { return (uint64(flat)*2654435761 + 12345) & mask }
 		}
 		mem := map[uint64]uint64{}
 		join := &plan.HeldJoin{}
@@ -82,7 +87,7 @@ func TestJoinKernelCopiesHeldPieces(t *testing.T) {
 					if unit == joinWords {
 						mem[base+uint64(8*(e*int64(per)+int64(w)))] = val(flat, w)
 					} else {
-						at := base + uint64(4*e)
+						at := base + uint64(int64(unit.size)*e)
 						mem[at&^7] |= val(flat, w) << (8 * (at & 7))
 					}
 				}
@@ -135,12 +140,12 @@ func TestJoinKernelCopiesHeldPieces(t *testing.T) {
 				switch unit {
 				case joinWords:
 					got, want = mem[dst+uint64(8*(e*int64(per)+int64(w)))], val(flat, w)
-				case joinNarrow:
-					at := dst + uint64(4*e)
-					got, want = mem[at&^7]>>(8*(at&7))&0xffffffff, val(flat, w)
 				case joinWiden:
 					got = mem[dst+uint64(8*e)]
 					want = widened(val(flat, w))
+				default:
+					at := dst + uint64(int64(unit.size)*e)
+					got, want = mem[at&^7]>>(8*(at&7))&mask, val(flat, w)
 				}
 				if got != want {
 					t.Fatalf("round %d (%s, rank %d, array %v, box %v at %v, %d copies): element %d unit %d is %#x, want %#x",
@@ -149,8 +154,8 @@ func TestJoinKernelCopiesHeldPieces(t *testing.T) {
 			}
 		}
 		wantWords := int(n) * per
-		if unit == joinNarrow {
-			wantWords = int(n+1) / 2
+		if unit != joinWords && !unit.widen {
+			wantWords = (int(n)*unit.size + 7) / 8
 		}
 		if written != wantWords {
 			t.Fatalf("round %d: %d words written, want %d", round, written, wantWords)

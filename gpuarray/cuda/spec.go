@@ -335,6 +335,7 @@ type HeldInput struct {
 	// Copies, when set, join the block from several chunks held on Device (plan.HeldJoin) into
 	// a buffer of the launch, which the kernel reads instead of Ptr (joinCopies' units).
 	Copies []plan.PieceCopy
+	unit   joinUnit // what Copies move per element
 }
 
 // heldInput returns the held input of a planned block held on a GPU (b.Held) that a leaf of
@@ -342,7 +343,7 @@ type HeldInput struct {
 func heldInput(b *plan.Block, dt expr.DType) HeldInput {
 	h := HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape), Narrow: b.Held.Narrow}
 	if b.Held.Join != nil {
-		h.Copies = joinCopies(b, Words(dt))
+		h.Copies, h.unit = joinCopies(b, Words(dt)), heldUnit(b.Held.Narrow, dt)
 	}
 	return h
 }
