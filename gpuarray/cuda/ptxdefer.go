@@ -63,9 +63,12 @@ func keyLeaves(s *Spec) []int {
 // threads even then.
 const deferCap = 16
 
-// deferBatchLen is how many elements a reduction's batch holds (deferredInOrder) before its
-// slow elements are computed and its values folded in; GPUNOTES_PTX_DEFER_BATCH=N (8 to 256)
-// sets it, to measure. A longer batch runs the slow path less often (a warp runs it as many
+// deferBatchLen is how many words of values a reduction's batch holds (deferredInOrder: one
+// word an element, two for complex values) before its slow elements are computed and its
+// values folded in; GPUNOTES_PTX_DEFER_BATCH=N (8 to 256) sets it, to measure. Complex batches
+// hold half the elements, so that a block's batches fit the SM's L1 as a real sum's do (a
+// masked mean's complex batch of 32 elements, 512 bytes a thread, took 15.3-16.0 ms, of 16
+// 13.9-14.1, of 8 15.7, where the real where-sum took 10.9-11.2; H100, N=40000). A longer batch runs the slow path less often (a warp runs it as many
 // times as its lane with the most slow elements in the batch) but holds more values in local
 // memory and unrolls a longer fold. On an H100 at N=40000 (bench/RESULTS.md), sum 13.2, 12.2,
 // 11.9, 14.3 and 19.8 ms for 16, 32, 64, 128 and 256, std along an axis 19.0-19.4, 16.4-16.8,
@@ -108,10 +111,11 @@ const maxStageWords = 8
 // maxUnrolledFold bounds the words of a batch whose fold is unrolled (loads issued eight at a
 // time, then their values folded in); a longer full batch is folded by a loop over groups of
 // foldGroup values, a thread's last, partial batch by a loop over its values. ptxas issues an
-// unrolled fold's loads all at once, a register pair per word: a complex batch of 32 (64
-// words, the masked mean's sum and count) unrolled took its kernel from 115 to 188 registers,
-// one block of 256 threads per SM instead of two. GPUNOTES_PTX_FOLD_UNROLL=N sets it, to
-// measure (128: the complex batch unrolled again; 0: every full batch in groups).
+// unrolled fold's loads all at once, a register pair per word: a complex batch of 32 elements
+// (64 words, the masked mean's sum and count) unrolled took its kernel from 115 to 188
+// registers, one block of 256 threads per SM instead of two (H100, N=40000: 17.9 ms, grouped
+// 15.3-15.7; bench/RESULTS.md). GPUNOTES_PTX_FOLD_UNROLL=N sets it, to measure (0: every full
+// batch in groups: sum 10.47 ms against 10.33-10.37 unrolled).
 var maxUnrolledFold = envCount("GPUNOTES_PTX_FOLD_UNROLL", 32)
 
 // foldGroup is the values a grouped fold loads before it folds them in.
@@ -279,7 +283,8 @@ func (g *gen) newDeferBatch(s *Spec) *deferQueue {
 	if laneOf(s.Nodes[len(s.Nodes)-1].DType) == laneC {
 		words = 2
 	}
-	size := deferBatchLen
+	// A batch holds deferBatchLen words of values: fewer complex or mirrored elements.
+	size := max(deferBatchLen/(words*nv), 4)
 	if nv > 1 {
 		size = min(size, 16) // the mask's 32 bits
 	}
