@@ -46,7 +46,7 @@
 // to the CPU, normals agree within 2 ulp (measured: 1 ulp at most). A kernel that draws
 // normals defers an element whose draw leaves the ziggurat's fast path (1.5% of draws), so the
 // warp does not wait on one lane's slow draw at every step (ptxdefer.go): a reduction holds a
-// thread's values in batches (32 elements), the warp's lanes compute the batch's slow draws
+// thread's values in batches (32 words), the warp's lanes compute the batch's slow draws
 // together, then the batch is added in element order, so the bits are those of the same
 // reduction of the values stored; an elementwise or counting kernel, whose order does not
 // matter, queues slow elements and computes them when the queue is full or at its last one.
