@@ -16,6 +16,7 @@ type orderCase struct {
 	red     Reduce
 	kept    int
 	rows    bool
+	short   bool
 	dims    []int64
 	strides []int64
 }
@@ -57,7 +58,7 @@ func orderRun(t *testing.T, c orderCase, stored bool) []uint64 {
 	if stored {
 		node = Node{Kind: NInput, DType: expr.Float64}
 	}
-	s := &Spec{Rank: len(c.dims), Reduce: c.red, Kept: c.kept, Rows: c.rows, Nodes: []Node{node}}
+	s := &Spec{Rank: len(c.dims), Reduce: c.red, Kept: c.kept, Rows: c.rows, Short: c.short, Nodes: []Node{node}}
 	task := heldTask(c.dims, []Map{{Strides: c.strides}}, []uint64{base}, []int64{n})
 	if c.kept > 0 {
 		words, _, _ := axesRunWords(t, s, task, mem)
@@ -72,19 +73,22 @@ func orderRun(t *testing.T, c orderCase, stored bool) []uint64 {
 	return words
 }
 
-// orderCases are column and row reductions (both walks of partial reductions, over one axis
-// and over two, where a batch spans rows) and full ones, sums and Welford (means and standard
+// orderCases are column and row reductions (the three walks of partial reductions, over one
+// axis and over two, where a batch spans rows) and full ones, sums and Welford (means and standard
 // deviations), each thread's run long enough to hold several batches of deferred elements.
 var orderCases = []orderCase{
-	{"column sums", RSum, 1, false, []int64{8, 700}, []int64{1, 8}},
-	{"column Welford", RWelford, 1, false, []int64{8, 700}, []int64{1, 8}},
-	{"sums of 40 columns (a whole warp's and 8)", RSum, 1, false, []int64{40, 300}, []int64{1, 40}},
-	{"row sums", RSum, 1, true, []int64{2, 2600}, []int64{2600, 1}},
-	{"row Welford", RWelford, 1, true, []int64{2, 2600}, []int64{2600, 1}},
-	{"sums over axes 0 and 1 of (30, 40, 4)", RSum, 1, false, []int64{4, 30, 40}, []int64{1, 160, 4}},
-	{"row Welford over axes 1 and 2 of (3, 20, 130)", RWelford, 1, true, []int64{3, 20, 130}, []int64{2600, 130, 1}},
-	{"full sum", RSum, 0, false, []int64{20, 1000}, []int64{1000, 1}},
-	{"full Welford", RWelford, 0, false, []int64{20, 1000}, []int64{1000, 1}},
+	{"column sums", RSum, 1, false, false, []int64{8, 700}, []int64{1, 8}},
+	{"column Welford", RWelford, 1, false, false, []int64{8, 700}, []int64{1, 8}},
+	{"sums of 40 columns (a whole warp's and 8)", RSum, 1, false, false, []int64{40, 300}, []int64{1, 40}},
+	{"row sums", RSum, 1, true, false, []int64{2, 2600}, []int64{2600, 1}},
+	{"row Welford", RWelford, 1, true, false, []int64{2, 2600}, []int64{2600, 1}},
+	{"sums over axes 0 and 1 of (30, 40, 4)", RSum, 1, false, false, []int64{4, 30, 40}, []int64{1, 160, 4}},
+	{"row Welford over axes 1 and 2 of (3, 20, 130)", RWelford, 1, true, false, []int64{3, 20, 130}, []int64{2600, 130, 1}},
+	{"full sum", RSum, 0, false, false, []int64{20, 1000}, []int64{1000, 1}},
+	{"full Welford", RWelford, 0, false, false, []int64{20, 1000}, []int64{1000, 1}},
+	{"short column sums of a (3, 2, 300) array over axis 1", RSum, 2, false, true, []int64{3, 300, 2}, []int64{600, 1, 300}},
+	{"short column Welford of a (3, 2, 300) array over axis 1", RWelford, 2, false, true, []int64{3, 300, 2}, []int64{600, 1, 300}},
+	{"short sums over axes 0 and 2 of (4, 50, 5)", RSum, 1, false, true, []int64{50, 4, 5}, []int64{5, 250, 1}},
 }
 
 // TestDeferredReductionsKeepElementOrder interprets the generated kernels of reductions of a

@@ -10,11 +10,14 @@ func axesDescWords(r, l int) int { return r + 4 + l*(r+2) }
 
 // generateAxes writes the PTX of a partial reduction (s.Kept > 0): a task's iteration space
 // is (kept index q, reduced index n), q row-major over its first Kept axes and n over the rest.
-// Thread g of a task (blockIdx.x*BlockSize + threadIdx.x) takes q = g mod K and slice
-// b = g div K, walks n over the slice's range [N*b/S, N*(b+1)/S) in order, and stores its partial
-// at slot outOff + b*K + q. Neighbouring threads take neighbouring q: when the innermost axis is
-// kept (a column reduction) their leaves read neighbouring elements. The host combines the S
-// slices of each q in order, so the bits do not depend on timing or on the GPU.
+// Each kept element's run is split into slices walked in order, each slice's partial stored at
+// slot outOff + b*K + q for slice b. Block x of the block walk takes kept elements 32j … 32j+31
+// (one per lane) and outer slice b, its eight warps eight inner slices merged in order through
+// shared memory; a warp of the row walk (Spec.Rows) takes one (q, slice), its lanes every 32nd
+// element, merged by shuffles; a thread of the short walk (Spec.Short) takes q = its global
+// index and the whole run, one slice. Neighbouring threads take neighbouring q: when the
+// innermost axis is kept (a column reduction) their leaves read neighbouring elements. The host
+// combines the S slices of each q in order, so the bits do not depend on timing or on the GPU.
 func generateAxes(s *Spec, lib *library) (string, string, error) {
 	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves()}
 	name := "gpn_axes_" + s.Key()
@@ -60,13 +63,22 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("shr.u64 %s, %s, 5", wi, gid)
 		g.ins("setp.ge.u64 %s, %s, %s", pExit, wi, ks)
 		g.ins("@%s bra %s", pExit, exit)
-		g.ins("rem.u64 %s, %s, %s", q, wi, K)
-		g.ins("div.u64 %s, %s, %s", sl, wi, K)
+		g.ins("mov.u64 %s, %s", sl, g.divmod(q, wi, K))
 		g.ins("mul.lo.u64 %s, %s, %s", t, N, sl)
-		g.ins("div.u64 %s, %s, %s", lo, t, S)
+		g.ins("mov.u64 %s, %s", lo, g.divmod("", t, S))
 		g.ins("add.u64 %s, %s, 1", hi, sl)
 		g.ins("mul.lo.u64 %s, %s, %s", t, N, hi)
-		g.ins("div.u64 %s, %s, %s", hi, t, S)
+		g.ins("mov.u64 %s, %s", hi, g.divmod("", t, S))
+	} else if s.Short {
+		// Thread gid takes kept element gid and walks its whole run; threads past the last
+		// kept element walk nothing (and leave the warp's collectives to the others).
+		g.ins("mov.u64 %s, %s", q, gid)
+		g.ins("mov.u64 %s, 0", sl)
+		g.ins("mov.u64 %s, 0", lo)
+		g.ins("mov.u64 %s, %s", hi, N)
+		active = g.p()
+		g.ins("setp.lt.u64 %s, %s, %s", active, q, K)
+		g.ins("@!%s mov.u64 %s, %s", active, hi, lo)
 	} else {
 		// Block x takes kept elements 32j … 32j+31 (one per lane) and outer slice b; its warp w
 		// walks inner slice 8b+w of the task's 8S slices.
@@ -77,18 +89,17 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("cvt.u64.u32 %s, %s", bx64, bx)
 		g.ins("setp.ge.u64 %s, %s, %s", pExit, bx64, gs)
 		g.ins("@%s bra %s", pExit, exit)
-		g.ins("rem.u64 %s, %s, %s", q, bx64, G)
-		g.ins("div.u64 %s, %s, %s", sl, bx64, G)
+		g.ins("mov.u64 %s, %s", sl, g.divmod(q, bx64, G))
 		g.ins("shl.b64 %s, %s, 5", q, q)
 		g.ins("add.u64 %s, %s, %s", q, q, lane)
 		g.ins("shr.u64 %s, %s, 5", w, tid)
 		g.ins("shl.b64 %s, %s, 3", s8, S)
 		g.ins("mad.lo.u64 %s, %s, 8, %s", sub, sl, w)
 		g.ins("mul.lo.u64 %s, %s, %s", t, N, sub)
-		g.ins("div.u64 %s, %s, %s", lo, t, s8)
+		g.ins("mov.u64 %s, %s", lo, g.divmod("", t, s8))
 		g.ins("add.u64 %s, %s, 1", hi, sub)
 		g.ins("mul.lo.u64 %s, %s, %s", t, N, hi)
-		g.ins("div.u64 %s, %s, %s", hi, t, s8)
+		g.ins("mov.u64 %s, %s", hi, g.divmod("", t, s8))
 		// Lanes past the last kept element walk nothing but take part in the block's merge.
 		active = g.p()
 		g.ins("setp.lt.u64 %s, %s, %s", active, q, K)
@@ -109,8 +120,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		if k == 0 {
 			g.ins("mov.u64 %s, %s", ik, rem)
 		} else {
-			g.ins("rem.u64 %s, %s, %s", ik, rem, dims[k])
-			g.ins("div.u64 %s, %s, %s", rem, rem, dims[k])
+			g.ins("mov.u64 %s, %s", rem, g.divmod(ik, rem, dims[k]))
 		}
 		for l := range lv {
 			g.ins("mad.lo.s64 %s, %s, %s, %s", kb[l], ik, lv[l].str[k], kb[l])
@@ -143,9 +153,13 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	}
 	g.ins("setp.ge.u64 %s, %s, %s", pe, n, hi)
 	g.ins("@%s bra %s", pe, loopEnd)
-	g.ins("div.u64 %s, %s, %s", row, n, dl)
-	g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
-	g.ins("sub.u64 %s, %s, %s", c, n, t)
+	if s.Short {
+		// A short walk starts its run at element 0: row 0, column 0.
+		g.ins("mov.u64 %s, 0", row)
+		g.ins("mov.u64 %s, 0", c)
+	} else {
+		g.ins("mov.u64 %s, %s", row, g.divmod(c, n, dl))
+	}
 	rowBase := func(lv []leafRegs, row string) {
 		for l := range lv {
 			g.ins("mov.u64 %s, %s", lv[l].rb, kb[l])
@@ -157,8 +171,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 			if k == nk {
 				g.ins("mov.u64 %s, %s", ik, r)
 			} else {
-				g.ins("rem.u64 %s, %s, %s", ik, r, dims[k])
-				g.ins("div.u64 %s, %s, %s", r, r, dims[k])
+				g.ins("mov.u64 %s, %s", r, g.divmod(ik, r, dims[k]))
 			}
 			for l := range lv {
 				g.ins("mad.lo.s64 %s, %s, %s, %s", lv[l].rb, ik, lv[l].str[k], lv[l].rb)
@@ -209,9 +222,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	g.ins("setp.lt.u64 %s, %s, %s", pc, c, dl)
 	g.ins("@%s bra %s", pc, loop)
 	if s.Rows {
-		g.ins("div.u64 %s, %s, %s", row, n, dl)
-		g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
-		g.ins("sub.u64 %s, %s, %s", c, n, t)
+		g.ins("mov.u64 %s, %s", row, g.divmod(c, n, dl))
 	} else {
 		g.ins("mov.u64 %s, 0", c)
 		g.ins("add.u64 %s, %s, 1", row, row)
@@ -233,6 +244,9 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		p0 := g.p()
 		g.ins("setp.ne.u64 %s, %s, 0", p0, lane)
 		g.ins("@%s bra %s", p0, exit)
+	} else if s.Short {
+		// The thread's partial is its kept element's (one slice, nothing to merge).
+		g.ins("@!%s bra %s", active, exit)
 	} else {
 		// Warp 0 gathers the block's eight inner slices in order through shared memory.
 		pw := s.partialWords()
@@ -311,6 +325,33 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	g.put(exit)
 	g.ins("ret")
 	return g.module(s, name), name, nil
+}
+
+// divmod emits the unsigned 64-bit division a / b into a new register, which it returns, and
+// where rem is not "" the remainder a - (a/b)*b into rem (rem may be a). Operands that both
+// fit in 32 bits (task sizes, almost always) take a 32-bit division, as nvcc's code does: a
+// 64-bit one is a subroutine of several dozen instructions, paid per thread.
+func (g *gen) divmod(rem, a, b string) string {
+	quo, t, p := g.rd(), g.rd(), g.p()
+	fast, done := g.label("div32"), g.label("divdone")
+	g.ins("or.b64 %s, %s, %s", t, a, b)
+	g.ins("shr.u64 %s, %s, 32", t, t)
+	g.ins("setp.eq.u64 %s, %s, 0", p, t)
+	g.ins("@%s bra %s", p, fast)
+	g.ins("div.u64 %s, %s, %s", quo, a, b)
+	g.ins("bra %s", done)
+	g.put(fast)
+	a32, b32, q32 := g.r(), g.r(), g.r()
+	g.ins("cvt.u32.u64 %s, %s", a32, a)
+	g.ins("cvt.u32.u64 %s, %s", b32, b)
+	g.ins("div.u32 %s, %s, %s", q32, a32, b32)
+	g.ins("cvt.u64.u32 %s, %s", quo, q32)
+	g.put(done)
+	if rem != "" {
+		g.ins("mul.lo.u64 %s, %s, %s", t, quo, b)
+		g.ins("sub.u64 %s, %s, %s", rem, a, t)
+	}
+	return quo
 }
 
 // shfl64 returns the f64 or b64 register v of the lane o above (shfl.sync.down on both halves).
