@@ -306,7 +306,7 @@ func axesRunWords(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) ([]ui
 		mem[desc+uint64(8*j)] = v
 	}
 	for bx := range gridX {
-		ptxRun(t, p, int(bx), 0, map[string]uint64{"desc": desc, "out": out}, mem, nil)
+		ptxRun(t, p, int(bx), 0, map[string]uint64{"desc": desc, "out": out, "nctaid.x": uint64(gridX)}, mem, nil)
 	}
 	words := make([]uint64, k*sl*int64(s.partialWords()))
 	for i := range words {

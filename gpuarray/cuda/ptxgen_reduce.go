@@ -15,7 +15,7 @@ func axesDescWords(r, l int) int { return r + 4 + l*(r+2) }
 // (one per lane) and outer slice b, its eight warps eight inner slices merged in order through
 // shared memory; a warp of the row walk (Spec.Rows) takes one (q, slice), its lanes every 32nd
 // element, merged by shuffles; a thread of the short walk (Spec.Short) takes q = its global
-// index and the whole run, one slice. Neighbouring threads take neighbouring q: when the
+// index (then q plus the grid's threads, …) and the whole run, one slice. Neighbouring threads take neighbouring q: when the
 // innermost axis is kept (a column reduction) their leaves read neighbouring elements. The host
 // combines the S slices of each q in order, so the bits do not depend on timing or on the GPU.
 func generateAxes(s *Spec, lib *library) (string, string, error) {
@@ -55,7 +55,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	lane := g.rd()
 	g.ins("and.b64 %s, %s, 31", lane, tid)
 	q, sl, lo, hi := g.rd(), g.rd(), g.rd(), g.rd()
-	var active string
+	var active, stride, shortNext string
 	if s.Rows {
 		// Warp gid/32 takes (q, slice) and its lane the run's elements lane, lane+32, …
 		ks, wi := g.rd(), g.rd()
@@ -70,15 +70,15 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("mul.lo.u64 %s, %s, %s", t, N, hi)
 		g.ins("mov.u64 %s, %s", hi, g.divmod("", t, S))
 	} else if s.Short {
-		// Thread gid takes kept element gid and walks its whole run; threads past the last
-		// kept element walk nothing (and leave the warp's collectives to the others).
+		// Thread gid takes kept elements gid, gid + stride, … (stride: the grid's threads)
+		// and walks each one's whole run (shortNext, below).
 		g.ins("mov.u64 %s, %s", q, gid)
 		g.ins("mov.u64 %s, 0", sl)
 		g.ins("mov.u64 %s, 0", lo)
-		g.ins("mov.u64 %s, %s", hi, N)
-		active = g.p()
-		g.ins("setp.lt.u64 %s, %s, %s", active, q, K)
-		g.ins("@!%s mov.u64 %s, %s", active, hi, lo)
+		nx := g.r()
+		stride = g.rd()
+		g.ins("mov.u32 %s, %%nctaid.x", nx)
+		g.ins("mul.wide.u32 %s, %s, %d", stride, nx, BlockSize)
 	} else {
 		// Block x takes kept elements 32j … 32j+31 (one per lane) and outer slice b; its warp w
 		// walks inner slice 8b+w of the task's 8S slices.
@@ -107,6 +107,17 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	}
 
 	lv := g.loadLeaves(s, d, 8*(R+4))
+	if s.Short {
+		// Each of the thread's kept elements from here; lanes past the last one walk nothing
+		// and store nothing, and go round with their warp.
+		next := g.label("shortnext")
+		g.put(next)
+		shortNext = next
+		active = g.p()
+		g.ins("mov.u64 %s, %s", hi, N)
+		g.ins("setp.lt.u64 %s, %s, %s", active, q, K)
+		g.ins("@!%s mov.u64 %s, %s", active, hi, lo)
+	}
 	// The kept index's part of each leaf's index, once per thread.
 	kb := make([]string, L)
 	for l := range lv {
@@ -136,7 +147,10 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	var dq *deferQueue
-	if deferAxes && deferSlow && drawsNormals(s) {
+	// A short walk does not defer: a batch would end every few elements, and the warp's
+	// round for its slow draws cost more than it saved (measured, H100: the reshape row's
+	// runs of 2, 30.9 ms deferred, 21.0 not).
+	if deferAxes && deferSlow && drawsNormals(s) && !s.Short {
 		dq = g.newDeferQueue(s)
 	}
 
@@ -246,7 +260,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("@%s bra %s", p0, exit)
 	} else if s.Short {
 		// The thread's partial is its kept element's (one slice, nothing to merge).
-		g.ins("@!%s bra %s", active, exit)
+		g.ins("@!%s bra %s", active, shortNext+"_store")
 	} else {
 		// Warp 0 gathers the block's eight inner slices in order through shared memory.
 		pw := s.partialWords()
@@ -321,6 +335,15 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		default:
 			return "", "", fmt.Errorf("kernel spec: partial reduction %v", s.Reduce)
 		}
+	}
+	if s.Short {
+		// The next kept element, while the warp's first lane has one.
+		g.put(shortNext + "_store")
+		first, more := g.rd(), g.p()
+		g.ins("add.u64 %s, %s, %s", q, q, stride)
+		g.ins("sub.u64 %s, %s, %s", first, q, lane)
+		g.ins("setp.lt.u64 %s, %s, %s", more, first, K)
+		g.ins("@%s bra %s", more, shortNext)
 	}
 	g.put(exit)
 	g.ins("ret")

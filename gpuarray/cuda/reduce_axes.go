@@ -67,6 +67,20 @@ func AxesWarpSlices(k, n int64) int64 {
 // per kept element at once instead of eight warps per 32 of them.
 const axesMaxShort = 32
 
+// shortMinThreads is the fewest threads a short walk's task aims at; past them a thread takes
+// up to shortMaxPerThread kept elements (a grid-stride loop), so that its start (descriptor
+// loads, the leaves' strides) is paid for more than a run or two. Which thread takes a kept
+// element changes no bit. GPUNOTES_AXES_SHORT_PER_THREAD sets the most (for measuring).
+var (
+	shortMinThreads   int64 = 1 << 17
+	shortMaxPerThread       = int64(max(1, envCount("GPUNOTES_AXES_SHORT_PER_THREAD", 8)))
+)
+
+// shortPerThread returns how many of a task's k kept elements a short walk's thread takes.
+func shortPerThread(k int64) int64 {
+	return max(1, min(shortMaxPerThread, k/shortMinThreads))
+}
+
 // axesSlices returns how many slices each of a task's k kept elements (n reduced elements
 // each) is split into in s's walk.
 func axesSlices(s *Spec, k, n int64) int64 {
@@ -84,7 +98,8 @@ func axesSlices(s *Spec, k, n int64) int64 {
 func axesGridX(s *Spec, k, sl int64) int64 {
 	switch {
 	case s.Short:
-		return (k*sl + BlockSize - 1) / BlockSize
+		per := BlockSize * shortPerThread(k)
+		return (k*sl + per - 1) / per
 	case s.Rows:
 		return (k*sl*32 + BlockSize - 1) / BlockSize
 	}

@@ -14,10 +14,12 @@ import (
 // the run's elements in order from +0 (the CPU's loop over the rows of a column reduction,
 // cpu's sumAcc.each), each min, max, argmin and argmax those of taking the run's elements in
 // order (NaNs and ties included), and each Welford partial counts the run with its mean and M2
-// within 1e-13 of a two-pass reference. For runs of up to 8 elements the block walk's kernel
-// (eight warps per 32 kept elements, an element or none each, merged through shared memory)
-// gives the same bits for all but Welford: the new walk moved no bit of those.
+// within 1e-13 of a two-pass reference; with a thread per kept element, and with threads that
+// take up to 3 (the grid-stride loop of a big result). For runs of up to 8 elements the block
+// walk's kernel (eight warps per 32 kept elements, an element or none each, merged through
+// shared memory) gives the same bits for all but Welford: the new walk moved no bit of those.
 func TestShortRunsFoldInElementOrder(t *testing.T) {
+	defer func(m, p int64) { shortMinThreads, shortMaxPerThread = m, p }(shortMinThreads, shortMaxPerThread)
 	r := rand.New(rand.NewPCG(31, 32))
 	const base = 1 << 32
 	cases := []struct {
@@ -31,7 +33,11 @@ func TestShortRunsFoldInElementOrder(t *testing.T) {
 		{"(3, 70, 4) over axes 0 and 2", 1, []int64{70, 3, 4}, []int64{4, 280, 1}},
 		{"(32, 40) over axis 0", 1, []int64{40, 32}, []int64{1, 40}},
 	}
-	for _, c := range cases {
+	for i, c := range cases {
+		shortMinThreads, shortMaxPerThread = 1<<17, 8
+		if i%2 == 1 {
+			shortMinThreads, shortMaxPerThread = 32, 3
+		}
 		k, n := int64(1), int64(1)
 		for j, d := range c.dims {
 			if j < c.kept {
@@ -42,6 +48,9 @@ func TestShortRunsFoldInElementOrder(t *testing.T) {
 		}
 		if n > axesMaxShort {
 			t.Fatalf("%s: a run of %d is not short", c.name, n)
+		}
+		if per := shortPerThread(k); per != min(3, max(1, k/32)) && i%2 == 1 {
+			t.Fatalf("%s: %d kept elements per thread", c.name, per)
 		}
 		for _, red := range []Reduce{RSum, RMin, RMax, RArgMin, RArgMax, RWelford} {
 			// Sums and Welford: normals with signed zeros; extremes: few distinct values (ties)
@@ -151,19 +160,26 @@ func TestShortRunsFoldInElementOrder(t *testing.T) {
 	}
 }
 
-// TestShortWalkLaunch: a partial reduction over runs of at most axesMaxShort elements lowers
-// to the short walk, one slice per kept element and a thread each (the reshape row's task, 5e7
-// kept elements of runs of 2: 195313 blocks, where the block walk took 1562500), and keeps its
-// partials on the device as its values; longer runs keep the block or warp walk.
+// TestShortWalkLaunch: a short walk takes one slice per kept element, a thread per kept
+// element up to shortMinThreads threads and then up to shortMaxPerThread kept elements per
+// thread (the reshape row's task, 5e7 kept elements of runs of 2: 24415 blocks of 8 per thread,
+// where the block walk took 1562500 blocks), and keeps its partials on the device as its values.
 func TestShortWalkLaunch(t *testing.T) {
+	if shortMaxPerThread != 8 {
+		t.Skipf("GPUNOTES_AXES_SHORT_PER_THREAD=%d", shortMaxPerThread)
+	}
 	s := &Spec{Rank: 3, Kept: 2, Short: true, Reduce: RSum, Nodes: []Node{{Kind: NRandom, DType: expr.Float64, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1}}}}
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	task := Task{Dims: []int64{5000, 10000, 2}, Maps: []Map{{Strides: []int64{80000, 1, 40000}}}}
 	k, n := axesShape(s, &task)
-	if sl, g := axesSlices(s, k, n), axesGridX(s, k, 1); sl != 1 || g != 195313 {
+	if sl, g := axesSlices(s, k, n), axesGridX(s, k, 1); sl != 1 || g != 24415 {
 		t.Fatalf("short walk of %d kept elements: %d slices, %d blocks", k, sl, g)
+	}
+	// A small result: a thread per kept element.
+	if g := axesGridX(s, 1000, 1); g != 4 {
+		t.Fatalf("short walk of 1000 kept elements: %d blocks", g)
 	}
 	b := *s
 	b.Short = false

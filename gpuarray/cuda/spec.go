@@ -116,7 +116,8 @@ type Spec struct {
 	Rows bool
 	// Short makes a partial reduction whose reduced runs are short (at most axesMaxShort
 	// elements) walk each kept element's whole run with one thread, in element order: a block
-	// takes BlockSize neighbouring kept elements, one slice each, no merge. (The block walk
+	// takes BlockSize neighbouring kept elements, one slice each, no merge, and for a big result
+	// each thread then the kept elements a grid's width on (shortPerThread). (The block walk
 	// spreads a run over eight warps: for a run of 2 it left most threads idle, and the index
 	// arithmetic of every thread was paid for a value or two.)
 	Short bool
