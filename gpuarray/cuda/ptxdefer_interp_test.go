@@ -219,9 +219,12 @@ func TestMirroredReductionKeepsElementOrder(t *testing.T) {
 	}
 	s := &Spec{Rank: 2, Reduce: RSum, Mirror: []int{0, 1}, Nodes: []Node{normal(0, 0), normal(1, 1), {Kind: NBinary, DType: expr.Float64, Op: expr.OpAdd, Args: [3]int{0, 1}}}}
 	task := heldTask([]int64{n, n}, []Map{{Strides: []int64{n, 1}}, {Strides: []int64{1, n}}}, []uint64{0, 0}, []int64{n * n, n * n})
-	defer func(co string) { deferCoop = co }(deferCoop)
-	for _, co := range []string{"0", "all"} {
-		deferCoop = co
+	defer func(co string, u int) { deferCoop, maxUnrolledFold = co, u }(deferCoop, maxUnrolledFold)
+	for _, v := range []struct {
+		coop   string
+		unroll int
+	}{{"0", 32}, {"all", 32}, {"all", 0}} { // 0: the batch folded in groups, skipping by its mask
+		deferCoop, maxUnrolledFold = v.coop, v.unroll
 		mirroredSums(t, s, task, mem, x, n)
 	}
 }
