@@ -342,6 +342,20 @@ type HeldInput struct {
 	Ptr    driver.DevicePtr
 	Len    int64
 	Narrow bool
+	// Copies, when set, join the block from several chunks held on Device (plan.HeldJoin) into
+	// a buffer of the launch, which the kernel reads instead of Ptr (joinCopies' units).
+	Copies []plan.PieceCopy
+	unit   joinUnit // what Copies move per element
+}
+
+// heldInput returns the held input of a planned block held on a GPU (b.Held) that a leaf of
+// dtype dt reads.
+func heldInput(b *plan.Block, dt expr.DType) HeldInput {
+	h := HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape), Narrow: b.Held.Narrow}
+	if b.Held.Join != nil {
+		h.Copies, h.unit = joinCopies(b, Words(dt)), heldUnit(b.Held.Narrow, dt)
+	}
+	return h
 }
 
 // input returns the number of elements of input leaf l's data, of dtype dt, and whether it
