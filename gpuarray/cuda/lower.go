@@ -36,6 +36,8 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 				}
 			}
 			s.Rows = red[rank-1] && n >= axesMinRow
+			// Runs of a few elements: a thread per kept element walks its whole run.
+			s.Short = !s.Rows && n <= axesMaxShort
 		}
 		switch k.Reduce.Red {
 		case expr.Sum, expr.Mean:
