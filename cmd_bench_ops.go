@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -39,6 +40,32 @@ type benchOp struct {
 	build func(x *gpuarray.Array, n, chunk int) *gpuarray.Array
 }
 
+// of names the array a row with no build reads, a sum of it: its name's "float32", "int32"
+// or "bool" (benchArray); "" for the others' float64 normal array.
+func (op benchOp) of() string {
+	if op.build != nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(op.name, "sum("), ")")
+}
+
+// benchArray is the n x n array an op of the table reads: the standard normal one (seed 42),
+// generated as float32, or from it, int32(1000 x) or x > 0.
+func benchArray(of string, n, chunk int) *gpuarray.Array {
+	dt := gpuarray.Float64
+	if of == "float32" {
+		dt = gpuarray.Float32
+	}
+	x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(chunk, chunk), gpuarray.WithDType(dt))
+	switch of {
+	case "int32":
+		return x.Mul(1000).AsType(gpuarray.Int32)
+	case "bool":
+		return x.Gt(0)
+	}
+	return x
+}
+
 // opsTable is the fixed table of `bench ops`; bench/cupy_ops.py runs the same ops.
 var opsTable = []benchOp{
 	{"sum", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Sum() }},
@@ -61,6 +88,9 @@ var opsTable = []benchOp{
 		return x.Slice(gpuarray.Every(2), gpuarray.Every(3)).Mean()
 	}},
 	{"sum(float32)", nil}, // x generated as float32
+	// Integer and bool arrays (held in their own element size when persisted on a GPU).
+	{"sum(int32)", nil},
+	{"sum(bool)", nil},
 	{"sum(arange(n*n))", func(_ *gpuarray.Array, n, chunk int) *gpuarray.Array {
 		return gpuarray.Arange(0, float64(n)*float64(n), 1, gpuarray.Chunks(chunk*chunk)).Sum()
 	}},
@@ -129,26 +159,20 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	selected := func(op benchOp) bool {
 		return (*only == "" || op.name == *only) && (re == nil || re.MatchString(op.name))
 	}
-	var held, held32 *gpuarray.Array
+	held := map[string]*gpuarray.Array{} // by benchOp.of()
 	if *persist {
-		// Each dtype's array is persisted only when a selected op reads it: the float32 copy
-		// would take device memory the float64 one may need (a 120000^2 array on two GPUs).
+		// Each array is persisted only when a selected op reads it: the float32 copy would
+		// take device memory the float64 one may need (a 120000^2 array on two GPUs).
 		for _, op := range opsTable {
-			if !selected(op) {
+			if !selected(op) || held[op.of()] != nil {
 				continue
 			}
-			dt, h := gpuarray.Float64, &held
-			if op.build == nil {
-				dt, h = gpuarray.Float32, &held32
-			}
-			if *h != nil {
-				continue
-			}
-			*h = gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(dt)).Persist(opt, gpuarray.WithContext(ctx))
-			if err := (*h).Err(); err != nil {
+			h := benchArray(op.of(), *n, *chunk).Persist(opt, gpuarray.WithContext(ctx))
+			if err := h.Err(); err != nil {
 				return fmt.Errorf("bench ops: persist: %w", err)
 			}
-			defer (*h).Release()
+			held[op.of()] = h
+			defer h.Release()
 		}
 	}
 	enc := json.NewEncoder(w)
@@ -165,16 +189,9 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 		}
 		for rep := 0; rep < 4; rep++ { // a warm-up, then best of 3
 			t0 := time.Now()
-			dt := gpuarray.Float64
-			if op.build == nil {
-				dt = gpuarray.Float32
-			}
-			x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(*n, *n), gpuarray.Chunks(*chunk, *chunk), gpuarray.WithDType(dt))
+			x := benchArray(op.of(), *n, *chunk)
 			if *persist {
-				x = held
-				if dt == gpuarray.Float32 {
-					x = held32
-				}
+				x = held[op.of()]
 			}
 			var y *gpuarray.Array
 			if op.build == nil {

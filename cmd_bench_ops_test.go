@@ -51,7 +51,7 @@ func TestBenchOpsCPU(t *testing.T) {
 	}
 	x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(chunk, chunk))
 	kernel := gpuarray.Where(x.Gt(0), x.Mul(x), x.Exp()).Add(1).Sum()
-	for op, y := range map[string]*gpuarray.Array{"sum(Elementwise: where(x > 0, x * x, exp(x)) + 1)": kernel, "sum(axis=0)": x.Sum(0), "std(axis=1)": x.Std(1), "argmax": x.ArgMax(), "max": x.Max()} {
+	for op, y := range map[string]*gpuarray.Array{"sum(Elementwise: where(x > 0, x * x, exp(x)) + 1)": kernel, "sum(axis=0)": x.Sum(0), "std(axis=1)": x.Std(1), "argmax": x.ArgMax(), "max": x.Max(), "sum(int32)": x.Mul(1000).AsType(gpuarray.Int32).Sum(), "sum(bool)": x.Gt(0).Sum()} {
 		v, err := y.ToSlice(gpuarray.Inline())
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,8 @@ The same table of ops on an N x N standard normal array, in up to three variants
                  (CuPy's best case);
   dask-cupy:     dask.array with CuPy chunks of C x C, regenerated per op as dask does (only
                  where dask is importable; the float32 row generates float64 and casts).
+The int32 and bool rows read int32(1000 x) and x > 0 of the float64 array (derived per op by
+cupy-regen and dask-cupy, once by cupy-resident).
 Every variant brings the result to the host (float() or .get()), as gpunotes' Compute does.
 Each figure is the best of 3 after a warm-up.
 Usage: python3 bench/cupy_ops.py --n 40000 [--chunk 10000] [--variants cupy-regen,cupy-resident,dask-cupy]
@@ -47,6 +49,8 @@ OPS = [
     ("sum(where(x > 0, x, -x))", lambda x, xp: xp.where(x > 0, x, -x).sum()),
     ("mean(x[::2, ::3])", lambda x, xp: x[::2, ::3].mean()),
     ("sum(float32)", lambda x, xp: x.sum()),
+    ("sum(int32)", lambda x, xp: x.sum()),
+    ("sum(bool)", lambda x, xp: x.sum()),
     ("sum(arange(n*n))", None),
     ("mean(x[x > 1])", lambda x, xp: x[x > 1].mean()),
     ("sum(x.reshape(n/2, 2, n), axis=1)", lambda x, xp: x.reshape(N // 2, 2, N).sum(axis=1)),
@@ -95,6 +99,15 @@ def report(peer, op, secs, v):
                       "seconds": round(secs, 6), "value": v}), flush=True)
 
 
+def derive(name, x, xp):
+    """The array an op reads, from the float64 normal x: int32(1000 x), x > 0, or x."""
+    if name == "sum(int32)":
+        return (x * 1000).astype("int32")
+    if name == "sum(bool)":
+        return x > 0
+    return x
+
+
 def free():
     cp.get_default_memory_pool().free_all_blocks()
 
@@ -105,7 +118,7 @@ def regen():
         if op is None:
             f = lambda: first(cp.arange(N * N, dtype=cp.float64).sum())
         else:
-            f = lambda: first(op(cp.random.RandomState(42).standard_normal((N, N), dtype=dt), cp))
+            f = lambda: first(op(derive(name, cp.random.RandomState(42).standard_normal((N, N), dtype=dt), cp), cp))
         secs, v = best(f)
         report("cupy-regen", name, secs, v)
         free()
@@ -115,18 +128,21 @@ def resident():
     x = cp.random.RandomState(42).standard_normal((N, N), dtype=cp.float64)
     x32 = cp.random.RandomState(42).standard_normal((N, N), dtype=cp.float32)
     r = cp.arange(N * N, dtype=cp.float64)
+    held = {n: derive(n, x, cp) for n in ("sum(int32)", "sum(bool)") if any(o[0] == n for o in OPS)}
     dev.synchronize()
     for name, op in OPS:
         if op is None:
             f = lambda: first(r.sum())
         elif name == "sum(float32)":
             f = lambda: first(op(x32, cp))
+        elif name in held:
+            f = lambda: first(op(held[name], cp))
         else:
             f = lambda: first(op(x, cp))
         secs, v = best(f)
         report("cupy-resident", name, secs, v)
         free()
-    del x, x32, r
+    del x, x32, r, held
     free()
 
 
@@ -149,7 +165,7 @@ def dask_cupy():
         if op is None:
             f = lambda: first(da.arange(N * N, chunks=C * C, dtype=cp.float64, like=cp.empty(0)).sum().compute())
         else:
-            f = lambda: first(op(gen(dt), da).compute())
+            f = lambda: first(op(derive(name, gen(dt), da), da).compute())
         try:
             secs, v = best(f)
         except Exception as e:  # a dask version without an API used here: say so, go on

@@ -9,31 +9,14 @@ Rows: searchsorted of N float64 standard normals into a sorted array of M standa
   cupy-resident: the values are generated once and stay on the device; each run does the op
                  alone, with the result handled as above (CuPy's best case).
 Each figure is the best of 3 after a warm-up. Prints one JSON line per row and variant.
-Usage: python3 bench/cupy_search.py [--n 100000000] [--m 1000000]
+Usage: python3 bench/cupy_search.py [--n 100000000] [--m 1000000] [--dry]
+(--dry: on NumPy, no GPU, to check the script; see bench/peer.py.)
 """
-import argparse
-import json
-import time
+import peer
+from peer import best, emit, to_host
 
-import cupy as cp
-
-p = argparse.ArgumentParser()
-p.add_argument("--n", type=int, default=100_000_000)
-p.add_argument("--m", type=int, default=1_000_000)
-a = p.parse_args()
-GPU = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()
-
-
-def best(fn):
-    t = []
-    for _ in range(4):
-        cp.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        v = fn()
-        cp.cuda.Device().synchronize()
-        t.append(time.perf_counter() - t0)
-    return min(t[1:]), v
-
+a = peer.setup(n=100_000_000, m=1_000_000)
+cp = peer.xp
 
 x1 = cp.sort(cp.random.standard_normal(a.m))
 
@@ -50,21 +33,21 @@ rows = [
     ("searchsorted", lambda: cp.random.standard_normal(a.n), search, False),
     ("sort int64", ints, cp.sort, True),
 ]
-for op, gen, f, to_host in rows:
+for op, gen, f, host in rows:
     def regen():
         r = f(gen())
-        return r.get() if to_host else r
+        return to_host(r) if host else r
 
     s, v = best(regen)
-    print(json.dumps({"peer": "cupy-regen", "op": op, "n": a.n, "m": a.m, "device": GPU, "seconds": s, "value": float(v[a.n // 2])}), flush=True)
+    emit(peer="cupy-regen", op=op, n=a.n, m=a.m, seconds=s, value=float(v[a.n // 2]))
     del v
     x = gen()
 
     def resident():
         r = f(x)
-        return r.get() if to_host else r
+        return to_host(r) if host else r
 
     s, v = best(resident)
-    print(json.dumps({"peer": "cupy-resident", "op": op, "n": a.n, "m": a.m, "device": GPU, "seconds": s, "value": float(v[a.n // 2])}), flush=True)
+    emit(peer="cupy-resident", op=op, n=a.n, m=a.m, seconds=s, value=float(v[a.n // 2]))
     del v, x
-    cp.get_default_memory_pool().free_all_blocks()
+    peer.free()

@@ -9,30 +9,14 @@ standard normal array (cupy.median). Variants:
   cupy-device:   the resident input's op alone, its result left on the device (synchronized):
                  the device time that gpunotes' trace (GPUNOTES_GPU_TRACE=1) reports for its sort.
 Each figure is the best of 3 after a warm-up. Prints one JSON line per row and variant.
-Usage: python3 bench/cupy_sort.py [--n 100000000] [--m 40000]
+Usage: python3 bench/cupy_sort.py [--n 100000000] [--m 40000] [--dry]
+(--dry: on NumPy, no GPU, to check the script; see bench/peer.py.)
 """
-import argparse
-import json
-import time
+import peer
+from peer import best, emit, to_host
 
-import cupy as cp
-
-p = argparse.ArgumentParser()
-p.add_argument("--n", type=int, default=100_000_000)
-p.add_argument("--m", type=int, default=40000)
-a = p.parse_args()
-GPU = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()
-
-
-def best(fn):
-    t = []
-    for _ in range(4):
-        cp.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        v = fn()
-        t.append(time.perf_counter() - t0)
-    return min(t[1:]), v
-
+a = peer.setup(n=100_000_000, m=40000)
+cp = peer.xp
 
 rows = [
     ("sort", a.n, lambda: cp.random.standard_normal(a.n), lambda x: cp.sort(x)),
@@ -41,19 +25,20 @@ rows = [
 for op, n, gen, f in rows:
     if n == 0:  # --m 0 or --n 0 leaves the row out
         continue
-    s, v = best(lambda: f(gen()).get())
-    print(json.dumps({"peer": "cupy-regen", "op": op, "n": n, "device": GPU, "seconds": s, "value": float(v[len(v) // 2])}), flush=True)
+    # Each run brings its result to the host or synchronizes: no sync after it (as before).
+    s, v = best(lambda: to_host(f(gen())), sync_after=False)
+    emit(peer="cupy-regen", op=op, n=n, seconds=s, value=float(v[len(v) // 2]))
     x = gen()
-    s, v = best(lambda: f(x).get())
-    print(json.dumps({"peer": "cupy-resident", "op": op, "n": n, "device": GPU, "seconds": s, "value": float(v[len(v) // 2])}), flush=True)
+    s, v = best(lambda: to_host(f(x)), sync_after=False)
+    emit(peer="cupy-resident", op=op, n=n, seconds=s, value=float(v[len(v) // 2]))
 
     def device():
         r = f(x)
-        cp.cuda.Device().synchronize()
+        peer.sync()
         return r
 
-    s, v = best(device)
-    print(json.dumps({"peer": "cupy-device", "op": op, "n": n, "device": GPU, "seconds": s, "value": float(v[len(v) // 2])}), flush=True)
+    s, v = best(device, sync_after=False)
+    emit(peer="cupy-device", op=op, n=n, seconds=s, value=float(v[len(v) // 2]))
     del v
     del x
-    cp.get_default_memory_pool().free_all_blocks()
+    peer.free()

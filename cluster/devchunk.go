@@ -16,7 +16,8 @@ import (
 )
 
 // devChunk is one array chunk a GPU worker holds in its device's memory, in the fused
-// kernel's words (cuda.EncodeWords) or, for float32, in 4-byte floats (cuda.EncodeNarrow),
+// kernel's words (cuda.EncodeWords) or, for float32, bools and integers of 1 to 4 bytes, in
+// their own element size (cuda.Narrow, cuda.EncodeNarrow),
 // row-major over shape: a persisted chunk, which the worker's kernels read in place
 // (plan.Held).
 type devChunk struct {
@@ -25,7 +26,7 @@ type devChunk struct {
 	allocs []driver.DevicePtr // what to give back to d's pool
 	shape  []int
 	dt     dtype.DType
-	narrow bool // 4-byte floats (cuda.Narrow(dt))
+	narrow bool // elements of their own size (cuda.Narrow(dt))
 	// fallback says why the chunk was computed on the CPU and uploaded ("": on the GPU).
 	fallback string
 }
@@ -33,7 +34,7 @@ type devChunk struct {
 // words is how many 8-byte words the chunk takes (a narrow chunk's padding included).
 func (c *devChunk) words() int64 {
 	if c.narrow {
-		return (expr.Size(c.shape) + 1) / 2
+		return (expr.Size(c.shape)*int64(c.dt.Size()) + 7) / 8
 	}
 	return expr.Size(c.shape) * int64(cuda.Words(c.dt))
 }
@@ -47,9 +48,11 @@ func (c *devChunk) Host() (any, error) {
 	if err := c.d.Do(context.Background(), func() error { return c.d.CopyToHost(w, c.ptr) }); err != nil {
 		return nil, fmt.Errorf("copy a chunk of %s from GPU %d: %w", expr.ShapeString(c.shape), c.d.Info.Index, err)
 	}
-	data := cuda.DecodeWords(w, c.dt)
+	var data dtype.Slice
 	if c.narrow {
-		data = cuda.DecodeNarrow(w, int(expr.Size(c.shape)))
+		data = cuda.DecodeNarrow(w, int(expr.Size(c.shape)), c.dt)
+	} else {
+		data = cuda.DecodeWords(w, c.dt)
 	}
 	return []*plan.Output{{Shape: slices.Clone(c.shape), Data: data, HostFallback: c.fallback}}, nil
 }
@@ -134,7 +137,7 @@ func keepOnDevice(ctx context.Context, spec []byte, inputs []any) (any, error) {
 			dt := t.Kernel.Instrs[t.Kernel.Result].DType
 			run := cuda.RunPlanKeepOwned
 			if cuda.Narrow(dt) {
-				run = cuda.RunPlanKeepNarrow // float32 in 4 bytes, as the local GPU keeps it
+				run = cuda.RunPlanKeepNarrow // in their own size, as the local GPU keeps them
 			}
 			ptrs, allocs, err := run(ctx, d, ts)
 			if err != nil {

@@ -1,8 +1,6 @@
 package gpuarray_test
 
 import (
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -14,12 +12,7 @@ import (
 // peer's .get() does. GPUNOTES_BENCH_N overrides n (default 40000).
 func benchReshapeSum(b *testing.B, toHost bool) {
 	needGPUBench(b)
-	n := 40000
-	if v := os.Getenv("GPUNOTES_BENCH_N"); v != "" {
-		if r, err := strconv.Atoi(v); err == nil {
-			n = r
-		}
-	}
+	n := benchEnv("GPUNOTES_BENCH_N", 40000)
 	for i := 0; i < b.N; i++ {
 		x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
 		c, err := x.Reshape(n/2, 2, n).Sum(1).Compute(gpuarray.OnGPU())
@@ -53,16 +46,9 @@ func BenchmarkReshapeSumGPUToHost(b *testing.B) { benchReshapeSum(b, true) }
 // 10000), chunks of N/4, the result kept on the device.
 func BenchmarkMatMulLazyFusedGPU(b *testing.B) {
 	needGPUBench(b)
-	n := 10000
-	if v := os.Getenv("GPUNOTES_BENCH_N"); v != "" {
-		if r, err := strconv.Atoi(v); err == nil {
-			n = r
-		}
-	}
+	n := benchEnv("GPUNOTES_BENCH_N", 10000)
 	for i := 0; i < b.N; i++ {
-		rs := gpuarray.NewRandomState(42)
-		x := rs.StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
-		y := rs.StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(n/4, n/4))
+		x, y := squareNormals(n)
 		c, err := gpuarray.MatMul(x, y).Mul(2).Sub(3).Compute(gpuarray.OnGPU())
 		if err != nil {
 			b.Fatal(err)

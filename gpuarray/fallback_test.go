@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -16,17 +15,12 @@ import (
 type workerLike struct{ fallback int }
 
 func (s workerLike) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
-	outs := make([]*plan.Output, len(tasks))
-	for i, t := range tasks {
-		o, err := cpu.Execute(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		if i < s.fallback {
-			o.HostFallback, o.HostSeconds = "cuda: no GPU kernel for this", 0.25
-		}
-		outs[i] = o
-		done(1)
+	outs, err := inlineScheduler{}.Run(ctx, tasks, done)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range outs[:min(s.fallback, len(outs))] {
+		o.HostFallback, o.HostSeconds = "cuda: no GPU kernel for this", 0.25
 	}
 	return outs, nil
 }

@@ -1,8 +1,6 @@
 package gpuarray_test
 
 import (
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -12,11 +10,7 @@ import (
 // chunks of n/8 (the transformed axis brought into one chunk, as dask does), the spectrum
 // brought to the host. GPUNOTES_BENCH_N overrides n.
 func benchRfft(b *testing.B, n int, opts ...gpuarray.ComputeOption) {
-	if v := os.Getenv("GPUNOTES_BENCH_N"); v != "" {
-		if r, err := strconv.Atoi(v); err == nil {
-			n = r
-		}
-	}
+	n = benchEnv("GPUNOTES_BENCH_N", n)
 	for i := 0; i < b.N; i++ {
 		x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(n), gpuarray.Chunks(max(n/8, 1)))
 		c, err := gpuarray.Rfft(x).Compute(opts...)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -32,14 +31,7 @@ type tripRecorder struct{ stages []tripStage }
 func (r *tripRecorder) plansForGPU() {}
 
 func (r *tripRecorder) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
-	groups := map[*plan.Kernel][]*plan.Task{}
-	var kernels []*plan.Kernel
-	for _, t := range tasks {
-		if _, ok := groups[t.Kernel]; !ok {
-			kernels = append(kernels, t.Kernel)
-		}
-		groups[t.Kernel] = append(groups[t.Kernel], t)
-	}
+	kernels, groups := byKernel(tasks)
 	for _, k := range kernels {
 		if k.Call == nil || !k.Call.Fn.Transform() {
 			continue
@@ -57,16 +49,7 @@ func (r *tripRecorder) Run(ctx context.Context, tasks []*plan.Task, done func(in
 			host:   s.host,
 		})
 	}
-	outs := make([]*plan.Output, len(tasks))
-	for i, t := range tasks {
-		o, err := cpu.Execute(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		outs[i] = o
-		done(1)
-	}
-	return outs, nil
+	return inlineScheduler{}.Run(ctx, tasks, done)
 }
 
 // fftDeviceReads is what cuFFT's device runner is meant to do with fused values of dtype dt:

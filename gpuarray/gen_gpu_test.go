@@ -9,7 +9,7 @@ import (
 
 // TestGPUNormalReductionsMatchCPU checks the kernels that draw normals, whose slow draws are
 // deferred (issue 20), against the CPU: full and axis reductions of expressions of a normal
-// x, and full reductions of f(x, x.T) over the whole square x, which are mirrored unless
+// x, a masked mean and variance (a complex sum: the selection's sum and count), and full reductions of f(x, x.T) over the whole square x, which are mirrored unless
 // GPUNOTES_PTX_MIRROR=0. N is odd and the chunks do not divide it. Normals agree with the CPU
 // within 2 ulp (the slow path's exp and log): argmin/argmax exactly, the rest within 1e-10
 // (relative; per term for sums). The deferred draws are folded in element order, and the
@@ -39,6 +39,8 @@ func TestGPUNormalReductionsMatchCPU(t *testing.T) {
 			"std(where(x > x.T, x, x.T))": Where(x.Gt(x.T()), x, x.T()).Std(),
 			"max(x * x.T - x)":            x.Mul(x.T()).Sub(x).Max(),
 			"min(x.T / (1 + x * x))":      x.T().Div(x.Mul(x).Add(1)).Min(),
+			"mean(x[x > 1])":              x.Mask(x.Gt(1)).Mean(),
+			"var(x[x > 1])":               x.Mask(x.Gt(1)).Var(),
 		}
 	}
 	cases := build(x)

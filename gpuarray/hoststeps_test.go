@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/apicov"
-	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -32,14 +31,7 @@ type gpuDecisions struct {
 func (c *gpuDecisions) plansForGPU() {}
 
 func (c *gpuDecisions) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
-	var kernels []*plan.Kernel
-	groups := map[*plan.Kernel][]*plan.Task{}
-	for _, t := range tasks {
-		if _, ok := groups[t.Kernel]; !ok {
-			kernels = append(kernels, t.Kernel)
-		}
-		groups[t.Kernel] = append(groups[t.Kernel], t)
-	}
+	kernels, groups := byKernel(tasks)
 	for _, k := range kernels {
 		if err := cuda.Lowers(k); err != nil {
 			c.host = append(c.host, fmt.Sprintf("host fallback: %s (%v)", describeKernel(k), err))
@@ -60,16 +52,7 @@ func (c *gpuDecisions) Run(ctx context.Context, tasks []*plan.Task, done func(in
 			}
 		}
 	}
-	outs := make([]*plan.Output, len(tasks))
-	for i, t := range tasks {
-		o, err := cpu.Execute(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		outs[i] = o
-		done(1)
-	}
-	return outs, nil
+	return inlineScheduler{}.Run(ctx, tasks, done)
 }
 
 // gathersOnDevice reports whether a task reads a block that a device kernel gathers.

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 	"github.com/gpunotes/gpunotes/kernels"
@@ -21,8 +20,7 @@ type lowerCheck struct {
 }
 
 func (c *lowerCheck) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
-	outs := make([]*plan.Output, len(tasks))
-	for i, t := range tasks {
+	for _, t := range tasks {
 		key := t.Kernel.Key()
 		if !c.kernels[key] {
 			spec, _, err := cuda.Lower(t.Kernel)
@@ -34,14 +32,8 @@ func (c *lowerCheck) Run(ctx context.Context, tasks []*plan.Task, done func(int)
 			}
 			c.kernels[key] = true
 		}
-		o, err := cpu.Execute(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		outs[i] = o
-		done(1)
 	}
-	return outs, nil
+	return inlineScheduler{}.Run(ctx, tasks, done)
 }
 
 // TestPropertySetLowersToTheGPU: every kernel of the property-test set (random fused graphs,

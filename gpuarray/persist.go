@@ -248,9 +248,9 @@ type gpuChunks struct {
 	combined bool        // a reduction's partials combined on the device (gpuResults.keepSum)
 	label    string      // how state names the holding: "persisted on" (Persist), "on" (Compute)
 	dt       dtype.DType // the array's dtype; the GPUs hold its values as cuda.EncodeWords writes them
-	// narrow: the GPUs hold float32 values in 4 bytes each (cuda.EncodeNarrow), each chunk
-	// from an 8-byte aligned address and padded to a whole word; kernels read them so
-	// (plan.Held.Narrow).
+	// narrow: the GPUs hold the values in their own size (float32, bool, integers of 1 to 4
+	// bytes: cuda.Narrow, cuda.EncodeNarrow), each chunk from an 8-byte aligned address and
+	// padded to a whole word; kernels read them so (plan.Held.Narrow).
 	narrow bool
 
 	mu      sync.Mutex
@@ -364,7 +364,7 @@ func (g *gpuChunks) encode(v dtype.Slice) []float64 {
 func (g *gpuChunks) chunkBytes(i int) int64 {
 	n := expr.Size(g.chunkShape(i))
 	if g.narrow {
-		return n * 4
+		return n * int64(g.dt.Size())
 	}
 	return n * 8 * int64(cuda.Words(g.dt))
 }
@@ -373,8 +373,9 @@ func (g *gpuChunks) chunkBytes(i int) int64 {
 // included): what a copy of the whole chunk moves.
 func (g *gpuChunks) chunkWords(i int) int64 { return (g.chunkBytes(i) + 7) / 8 }
 
-// narrowStore keeps float32 arrays on the GPU in 4-byte floats (off only in tests, to compare
-// with the 8-byte words every dtype took before).
+// narrowStore keeps arrays of float32, bools and integers of 1 to 4 bytes on the GPU in their
+// own element size (off only in tests, to compare with the 8-byte words every dtype took
+// before).
 var narrowStore = true
 
 // keptChunkOf returns the corner, in the array of grid, of what task t computes: its offset,
@@ -584,7 +585,7 @@ func (g *gpuChunks) chunkValues(i int) (dtype.Slice, error) {
 		return dtype.Slice{}, fmt.Errorf("copy chunk %d from gpu %d to the host: %w", i, dev.Info.Index, err)
 	}
 	if g.narrow {
-		return cuda.DecodeNarrow(v, int(expr.Size(g.chunkShape(i)))), nil
+		return cuda.DecodeNarrow(v, int(expr.Size(g.chunkShape(i))), g.dt), nil
 	}
 	return cuda.DecodeWords(v, g.dt), nil
 }
@@ -610,10 +611,14 @@ func (g *gpuChunks) state() string {
 	if g.ptrs == nil {
 		return "released from " + g.Where()
 	}
+	label := "persisted on"
 	if g.label != "" {
-		return g.label + " " + g.Where()
+		label = g.label
 	}
-	return "persisted on " + g.Where()
+	if g.narrow { // what a reader of the HTML's bytes held needs to know
+		return fmt.Sprintf("%s %s in %d-byte elements", label, g.Where(), g.dt.Size())
+	}
+	return label + " " + g.Where()
 }
 
 func (g *gpuChunks) placement() []placeBytes {
@@ -805,7 +810,7 @@ func (c *keptChunks) state() string {
 
 // placement gives the bytes per worker and, where the keeper says (Tier: a cluster's), per
 // tier: "gpu0 (device)", "cpu1 (disk)". A GPU worker's device holds a chunk as the local GPU
-// does (4-byte floats for float32, the fused kernel's words otherwise); other tiers hold the
+// does (its own element size where cuda.Narrow holds, the fused kernel's words otherwise); other tiers hold the
 // values in their dtype.
 func (c *keptChunks) placement() []placeBytes {
 	m := map[string]int64{}

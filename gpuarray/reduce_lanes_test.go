@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -127,32 +126,14 @@ func TestGPULaneReductionsMatchCPU(t *testing.T) {
 // each part within 2*n*eps*sum|part| (divided by n for means), and no host step.
 func complexWithinBound(t *testing.T, what string, x, y *Array, axes []int, mean bool) {
 	t.Helper()
-	gc, err := y.Compute(OnGPU())
-	if err != nil {
-		t.Errorf("%s on the GPU: %v", what, err)
-		return
-	}
-	if p := gc.Path(); strings.Contains(p, "host") {
-		t.Errorf("%s: part of it ran on the host: %s", what, p)
-	}
-	cc, err := y.Compute()
-	if err != nil {
-		t.Errorf("%s on the CPU: %v", what, err)
-		return
-	}
 	if !y.DType().IsComplex() { // count_nonzero, any, all of complex values: exact
 		sameOnGPU(t, what, y, 0)
 		return
 	}
-	a0, _ := cc.n.Values()
-	b0, _ := gc.n.Values()
-	if a0.DType() != b0.DType() || a0.Len() != b0.Len() {
-		t.Errorf("%s: %v x %d on the CPU, %v x %d on the GPU", what, a0.DType(), a0.Len(), b0.DType(), b0.Len())
+	a, b, ok := onGPUAndCPU(t, what, y)
+	if !ok {
 		return
 	}
-	a, b := dtype.Convert(a0, Complex128).Complex128s(), dtype.Convert(b0, Complex128).Complex128s()
-	runtime.KeepAlive(cc) // their host copies are unmapped when they are collected
-	runtime.KeepAlive(gc)
 	absRe, err := Real(x).Abs().Sum(axes...).ToSlice()
 	if err != nil {
 		t.Fatal(err)
@@ -186,22 +167,15 @@ func complexWithinBound(t *testing.T, what string, x, y *Array, axes []int, mean
 type scanRunsCheck struct{ calls int }
 
 func (c *scanRunsCheck) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
-	outs := make([]*plan.Output, len(tasks))
-	for i, t := range tasks {
+	for _, t := range tasks {
 		if t.Kernel.Call != nil {
 			if err := cuda.Runs(t.Kernel); err != nil {
 				return nil, fmt.Errorf("host fallback for %s: %w", describeKernel(t.Kernel), err)
 			}
 			c.calls++
 		}
-		o, err := cpu.Execute(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		outs[i] = o
-		done(1)
 	}
-	return outs, nil
+	return inlineScheduler{}.Run(ctx, tasks, done)
 }
 
 // scanCases are cumulative sums and products and products along an axis of x, by name.
@@ -274,14 +248,15 @@ func TestGPUScansMatchCPU(t *testing.T) {
 	}
 }
 
-// scanWithinBound checks a float or complex scan y of x along axis on the GPU against the CPU
-// (see TestGPUScansMatchCPU for the bound).
-func scanWithinBound(t *testing.T, what string, x, y *Array, axis int, name string) {
+// onGPUAndCPU computes y on the GPU and on the CPU and gives their values as complex128 (CPU
+// first), failing where either computation fails, part of the GPU's ran on the host, or the two
+// differ in dtype or length; ok is false where the values cannot be compared.
+func onGPUAndCPU(t *testing.T, what string, y *Array) (a, b []complex128, ok bool) {
 	t.Helper()
 	gc, err := y.Compute(OnGPU())
 	if err != nil {
 		t.Errorf("%s on the GPU: %v", what, err)
-		return
+		return nil, nil, false
 	}
 	if p := gc.Path(); strings.Contains(p, "host") {
 		t.Errorf("%s: part of it ran on the host: %s", what, p)
@@ -289,20 +264,35 @@ func scanWithinBound(t *testing.T, what string, x, y *Array, axis int, name stri
 	cc, err := y.Compute()
 	if err != nil {
 		t.Errorf("%s on the CPU: %v", what, err)
-		return
+		return nil, nil, false
 	}
 	a0, _ := cc.n.Values()
 	b0, _ := gc.n.Values()
 	if a0.DType() != b0.DType() || a0.Len() != b0.Len() {
 		t.Errorf("%s: %v x %d on the CPU, %v x %d on the GPU", what, a0.DType(), a0.Len(), b0.DType(), b0.Len())
+		return nil, nil, false
+	}
+	// Copies: the host copies are unmapped when cc and gc are collected (Convert gives
+	// complex128 values back as they are).
+	a = slices.Clone(dtype.Convert(a0, Complex128).Complex128s())
+	b = slices.Clone(dtype.Convert(b0, Complex128).Complex128s())
+	runtime.KeepAlive(cc)
+	runtime.KeepAlive(gc)
+	return a, b, true
+}
+
+// scanWithinBound checks a float or complex scan y of x along axis on the GPU against the CPU
+// (see TestGPUScansMatchCPU for the bound).
+func scanWithinBound(t *testing.T, what string, x, y *Array, axis int, name string) {
+	t.Helper()
+	a, b, ok := onGPUAndCPU(t, what, y)
+	if !ok {
 		return
 	}
-	a, b := dtype.Convert(a0, Complex128).Complex128s(), dtype.Convert(b0, Complex128).Complex128s()
-	runtime.KeepAlive(cc) // their host copies are unmapped when they are collected
-	runtime.KeepAlive(gc)
 	// sum|x| along the axis so far, per part, for sums.
 	var absRe, absIm []float64
 	if name == "cumsum" {
+		var err error
 		re, im := Real(x).Abs(), Imag(x).Abs()
 		if absRe, err = CumulativeSum(re, axis, false).ToSlice(); err != nil {
 			t.Fatal(err)

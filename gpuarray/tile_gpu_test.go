@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -110,16 +109,7 @@ func (c *tileRecorder) Run(ctx context.Context, tasks []*plan.Task, done func(in
 		return nil, fmt.Errorf("host fallback for %s: %w", describeKernel(tasks[0].Kernel), err)
 	}
 	c.specs = append(c.specs, spec)
-	outs := make([]*plan.Output, len(tasks))
-	for i, t := range tasks {
-		o, err := cpu.Execute(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		outs[i] = o
-		done(1)
-	}
-	return outs, nil
+	return inlineScheduler{}.Run(ctx, tasks, done)
 }
 
 // TestTransposedInputsLowerToTiles: kernels that read stored data across its rows lower to

@@ -2,7 +2,10 @@
 // Spec: random, constant and input leaves, elementwise ops, an optional reduction) into PTX at
 // run time, links it with the embedded device library (package kernels) through the driver's
 // JIT linker, caches the module per spec, and runs many chunks (Tasks) per launch without
-// storing any intermediate array. Only the driver (libcuda.so.1, bound by package
+// storing any intermediate array. The linker compiles each module on its own and inlines no
+// call between them, so the library's elementwise math and the normal draw's slow path are
+// copied into the kernel as the library's own PTX (ptxinline.go: the same bits, without the
+// calls' cost); the block reductions and the other samplers stay calls. Only the driver (libcuda.so.1, bound by package
 // cuda/driver) is needed; without one, Devices and Open return an error wrapping ErrNoDriver
 // ("no NVIDIA driver found: libcuda.so.1").
 //
@@ -26,8 +29,11 @@
 // a thread per kept element and slice walks the reduced elements in order (neighbouring
 // threads on neighbouring kept elements: a column sum reads contiguously), or, when the
 // innermost axis is reduced (Spec.Rows), a warp per kept element and slice whose lanes read
-// neighbouring elements and merge by shuffles in a fixed order. Slices are combined on the
-// host in slice order; how many a task has depends on its shape alone. Range leaves (Arange,
+// neighbouring elements and merge by shuffles in a fixed order. Slices are combined in slice
+// order, then a result's tasks in the host's tree order: for sums, means, variances and
+// standard deviations by a generated kernel on the device (RunPlanSumKeep,
+// RunPlanWelfordKeep, reduce_keep.go, the host's bits), for the others on the host; how many
+// slices a task has depends on its shape alone. Range leaves (Arange,
 // Linspace) are computed in the kernel as the CPU computes them, bit for bit.
 //
 // Integer reductions (sum, min, max, argmin, argmax; counts of bools) accumulate in 64-bit
@@ -37,9 +43,11 @@
 // an axis, are generated scans over a task's values left on the device (scan.go).
 //
 // Random numbers follow package gpuarray/rng exactly: uniforms and integers are bit-identical
-// to the CPU, normals agree within 2 ulp (measured: 1 ulp at most). A thread of an element
-// kernel that draws normals folds in an element whose draw leaves the ziggurat's fast path
-// (1.5% of draws) only after its queue of such elements is computed, when full or at the
-// thread's last element, so the warp does not wait on one lane's slow draw at every step; a
-// partial's order of elements is still fixed by its shape (ptxdefer.go).
+// to the CPU, normals agree within 2 ulp (measured: 1 ulp at most). A kernel that draws
+// normals defers an element whose draw leaves the ziggurat's fast path (1.5% of draws), so the
+// warp does not wait on one lane's slow draw at every step (ptxdefer.go): a reduction holds a
+// thread's values in batches (32 elements), the warp's lanes compute the batch's slow draws
+// together, then the batch is added in element order, so the bits are those of the same
+// reduction of the values stored; an elementwise or counting kernel, whose order does not
+// matter, queues slow elements and computes them when the queue is full or at its last one.
 package cuda

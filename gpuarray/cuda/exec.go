@@ -165,13 +165,16 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		ew = int64(s.outWords())
 		maxOut = int64(d.pool.Limit()/2/8) / ew
 	}
+	var nb int64 // bytes per element of a narrow output
 	if s.NarrowOut {
 		if !opt.Keep {
-			return fmt.Errorf("cuda: a kernel writing 4-byte floats runs only with Options.Keep (internal)")
+			return fmt.Errorf("cuda: a kernel writing narrow elements runs only with Options.Keep (internal)")
 		}
-		// Each task's elements from an even element: 8-byte aligned chunks.
+		nb = int64(s.Nodes[len(s.Nodes)-1].DType.Size())
+		// Each task's elements from a multiple of narrowAlign: 8-byte aligned chunks.
+		a := narrowAlign(s.Nodes[len(s.Nodes)-1].DType)
 		for i := range elems {
-			elems[i] += elems[i] & 1
+			elems[i] = (elems[i] + a - 1) / a * a
 		}
 	}
 	launches, offs, err := planLaunches(elems, s.Reduce, maxOut)
@@ -213,7 +216,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			w[R] = uint64(sl)
 			w[R+1] = uint64(offs[ti])
 			if s.NarrowOut {
-				outWords = max(outWords, (offs[ti]+elems[ti]+1)/2)
+				outWords = max(outWords, ((offs[ti]+elems[ti])*nb+7)/8)
 			} else if s.Reduce == RNone {
 				outWords = max(outWords, (offs[ti]+elems[ti])*ew)
 			} else {
@@ -275,7 +278,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			for k := 0; k < ln.count; k++ {
 				ti := ln.first + k
 				if s.NarrowOut {
-					res.Dev[ti] = op + driver.DevicePtr(offs[ti]*4)
+					res.Dev[ti] = op + driver.DevicePtr(offs[ti]*nb)
 				} else {
 					res.Dev[ti] = op + driver.DevicePtr(offs[ti]*8*ew)
 				}
@@ -635,9 +638,9 @@ func (u *uploads) leaf(b []uint64, t *Task, l int, keys map[int]uint64) error {
 			}
 			b[0] = uint64(p)
 		}
-	} else if l < len(t.Inputs32) && t.Inputs32[l] != nil {
-		if in := t.Inputs32[l]; len(in) > 0 {
-			p, err := u.upload(unsafe.Pointer(&in[0]), uint64(len(in)*4))
+	} else if l < len(t.InputsNarrow) && t.InputsNarrow[l] != nil {
+		if in := t.InputsNarrow[l]; len(in) > 0 {
+			p, err := u.upload(unsafe.Pointer(&in[0]), uint64(len(in)))
 			if err != nil {
 				return err
 			}

@@ -373,17 +373,29 @@ func RunPlanKeepOwned(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs,
 	return runPlanKeep(ctx, d, tasks, false)
 }
 
-// RunPlanKeepNarrow is RunPlanKeepOwned for elementwise tasks of a float32 result that leaves
-// each element as a 4-byte float (Spec.NarrowOut), each task's from an 8-byte aligned address:
-// a float32 array persisted on the GPU in half the memory, read by later kernels as Narrow
-// inputs (plan.Held.Narrow).
+// RunPlanKeepNarrow is RunPlanKeepOwned for elementwise tasks of a result of a Narrow dtype
+// that leaves each element in its own size (Spec.NarrowOut), each task's from an 8-byte
+// aligned address: such an array persisted on the GPU in 1/8 to 1/2 of the memory, read by
+// later kernels as Narrow inputs (plan.Held.Narrow).
 func RunPlanKeepNarrow(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs, allocs []driver.DevicePtr, err error) {
 	return runPlanKeep(ctx, d, tasks, true)
 }
 
-// Narrow reports whether a GPU keeps an array of dtype dt in 4-byte floats
-// (RunPlanKeepNarrow): float32 does; other dtypes are kept in EncodeWords' format.
-func Narrow(dt dtype.DType) bool { return dt == dtype.Float32 }
+// Narrow reports whether a GPU keeps an array of dtype dt in its own element size, dt.Size()
+// bytes (RunPlanKeepNarrow, EncodeNarrow): float32, bool and the integers of 1, 2 and 4 bytes
+// do; other dtypes are kept in EncodeWords' format (8-byte words, two for complex values).
+func Narrow(dt dtype.DType) bool {
+	switch dt {
+	case dtype.Float32, dtype.Bool, dtype.Int8, dtype.Int16, dtype.Int32, dtype.Uint8, dtype.Uint16, dtype.Uint32:
+		return true
+	}
+	return false
+}
+
+// narrowAlign is the element count, a multiple of which starts each task's narrow output of
+// dtype dt (Spec.NarrowOut) and each chunk a GPU keeps narrow: 8 bytes' worth, so every chunk
+// starts 8-byte aligned.
+func narrowAlign(dt dtype.DType) int64 { return int64(8 / dt.Size()) }
 
 func runPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task, narrow bool) (ptrs, allocs []driver.DevicePtr, err error) {
 	if len(tasks) == 0 {
@@ -396,7 +408,7 @@ func runPlanKeep(ctx context.Context, d *Device, tasks []*plan.Task, narrow bool
 	}
 	if narrow {
 		if s.Reduce != RNone || !Narrow(s.Nodes[len(s.Nodes)-1].DType) {
-			return nil, nil, fmt.Errorf("cuda: 4-byte results of a %v %v kernel (internal)", s.Nodes[len(s.Nodes)-1].DType, s.Reduce)
+			return nil, nil, fmt.Errorf("cuda: narrow results of a %v %v kernel (internal)", s.Nodes[len(s.Nodes)-1].DType, s.Reduce)
 		}
 		c := *s
 		c.NarrowOut = true
@@ -500,10 +512,11 @@ func globalIndex(t *plan.Task, local int64) int64 {
 	return g
 }
 
-// narrowInputs returns s with Narrow set on each input leaf (and search's sorted array) that some task reads from an
-// array held in 4-byte floats (HeldInput.Narrow), and makes the other tasks' data of that leaf
-// 4-byte floats too: host data (float32 values, so exact) move to Inputs32. s itself is not
-// changed (Lower caches it); it is returned as is when no task reads narrow data.
+// narrowInputs returns s with Narrow set on each input leaf (and search's sorted array) that
+// some task reads from an array held in its own element size (HeldInput.Narrow), and makes
+// the other tasks' data of that leaf narrow too: host data (values of the leaf's dtype, so
+// exact) move to InputsNarrow. s itself is not changed (Lower caches it); it is returned as
+// is when no task reads narrow data.
 func narrowInputs(s *Spec, gts []Task) (*Spec, error) {
 	var out *Spec
 	for i := range s.Nodes {
@@ -527,8 +540,8 @@ func narrowInputs(s *Spec, gts []Task) (*Spec, error) {
 		if !narrow {
 			continue
 		}
-		if dt != dtype.Float32 {
-			return nil, fmt.Errorf("cuda: a %v input reads 4-byte floats held on the GPU (internal)", dt)
+		if !Narrow(dt) {
+			return nil, fmt.Errorf("cuda: a %v input reads narrow elements held on the GPU (internal)", dt)
 		}
 		if out == nil {
 			c := *s
@@ -541,20 +554,20 @@ func narrowInputs(s *Spec, gts []Task) (*Spec, error) {
 			switch {
 			case l < len(t.Held) && t.Held[l].Ptr != 0:
 				if !t.Held[l].Narrow {
-					return nil, fmt.Errorf("cuda: input leaf %d is held in 4-byte floats by one task and 8-byte words by another (internal)", l)
+					return nil, fmt.Errorf("cuda: input leaf %d is held in %d-byte elements by one task and 8-byte words by another (internal)", l, dt.Size())
 				}
 			case l < len(t.Gathers) && t.Gathers[l] != nil, l < len(t.Files) && t.Files[l] != nil:
-				return nil, fmt.Errorf("cuda: input leaf %d is held in 4-byte floats by one task and gathered or read from a file by another (internal)", l)
+				return nil, fmt.Errorf("cuda: input leaf %d is held in %d-byte elements by one task and gathered or read from a file by another (internal)", l, dt.Size())
 			case l < len(t.Inputs) && t.Inputs[l] != nil:
-				w := t.Inputs[l]
-				v := make([]float32, len(w))
-				for j, x := range w {
-					v[j] = float32(x) // a float32 value in a float64 word: exact
+				// Values of dt in the kernel's words: narrowed exactly.
+				v := DecodeWords(t.Inputs[l], dt).Bytes()
+				if v == nil {
+					v = []byte{} // no elements, but data
 				}
-				if t.Inputs32 == nil {
-					t.Inputs32 = make([][]float32, len(t.Inputs))
+				if t.InputsNarrow == nil {
+					t.InputsNarrow = make([][]byte, len(t.Inputs))
 				}
-				t.Inputs32[l], t.Inputs[l] = v, nil
+				t.InputsNarrow[l], t.Inputs[l] = v, nil
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -246,8 +247,8 @@ func TestNarrowInputsMixTasks(t *testing.T) {
 	if !ns.Nodes[0].Narrow || s.Nodes[0].Narrow || ns.Key() == s.Key() {
 		t.Fatalf("narrow spec %v, cached spec %v, keys %s %s", ns.Nodes[0].Narrow, s.Nodes[0].Narrow, ns.Key(), s.Key())
 	}
-	if gts[1].Inputs[0] != nil || len(gts[1].Inputs32) != 1 || !slices.Equal(gts[1].Inputs32[0], []float32{1.5, 0.1, -3}) {
-		t.Fatalf("host data %v / %v", gts[1].Inputs, gts[1].Inputs32)
+	if gts[1].Inputs[0] != nil || len(gts[1].InputsNarrow) != 1 || !bytes.Equal(gts[1].InputsNarrow[0], dtype.OfFloat32([]float32{1.5, 0.1, -3}).Bytes()) {
+		t.Fatalf("host data %v / %v", gts[1].Inputs, gts[1].InputsNarrow)
 	}
 	if err := gts[1].validate(ns); err != nil {
 		t.Fatalf("the narrowed host task: %v", err)
@@ -284,7 +285,7 @@ func TestEncodeNarrowRoundTrip(t *testing.T) {
 		if n%2 == 1 && math.Float64bits(w[len(w)-1])>>32 != 0 {
 			t.Fatalf("%d values: padding %#x", n, math.Float64bits(w[len(w)-1]))
 		}
-		got := DecodeNarrow(w, n).Float32s()
+		got := DecodeNarrow(w, n, dtype.Float32).Float32s()
 		for i := range v {
 			if math.Float32bits(got[i]) != math.Float32bits(v[i]) {
 				t.Fatalf("%d values: element %d %v, want %v", n, i, got[i], v[i])

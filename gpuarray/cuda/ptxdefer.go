@@ -63,9 +63,12 @@ func keyLeaves(s *Spec) []int {
 // threads even then.
 const deferCap = 16
 
-// deferBatchLen is how many elements a reduction's batch holds (deferredInOrder) before its
-// slow elements are computed and its values folded in; GPUNOTES_PTX_DEFER_BATCH=N (8 to 256)
-// sets it, to measure. A longer batch runs the slow path less often (a warp runs it as many
+// deferBatchLen is how many words of values a reduction's batch holds (deferredInOrder: one
+// word an element, two for complex values) before its slow elements are computed and its
+// values folded in; GPUNOTES_PTX_DEFER_BATCH=N (8 to 256) sets it, to measure. Complex batches
+// hold half the elements, so that a block's batches fit the SM's L1 as a real sum's do (a
+// masked mean's complex batch of 32 elements, 512 bytes a thread, took 15.3-16.0 ms, of 16
+// 13.9-14.1, of 8 15.7, where the real where-sum took 10.9-11.2; H100, N=40000). A longer batch runs the slow path less often (a warp runs it as many
 // times as its lane with the most slow elements in the batch) but holds more values in local
 // memory and unrolls a longer fold. On an H100 at N=40000 (bench/RESULTS.md), sum 13.2, 12.2,
 // 11.9, 14.3 and 19.8 ms for 16, 32, 64, 128 and 256, std along an axis 19.0-19.4, 16.4-16.8,
@@ -106,9 +109,17 @@ func coopPays(_ *Spec) bool {
 const maxStageWords = 8
 
 // maxUnrolledFold bounds the words of a batch whose fold is unrolled (loads issued eight at a
-// time, then their values folded in): a longer batch is folded in a loop, as is a thread's
-// last, partial batch.
-const maxUnrolledFold = 128
+// time, then their values folded in); a longer full batch is folded by a loop over groups of
+// foldGroup values, a thread's last, partial batch by a loop over its values. ptxas issues an
+// unrolled fold's loads all at once, a register pair per word: a complex batch of 32 elements
+// (64 words, the masked mean's sum and count) unrolled took its kernel from 115 to 188
+// registers, one block of 256 threads per SM instead of two (H100, N=40000: 17.9 ms, grouped
+// 15.3-15.7; bench/RESULTS.md). GPUNOTES_PTX_FOLD_UNROLL=N sets it, to measure (0: every full
+// batch in groups: sum 10.47 ms against 10.33-10.37 unrolled).
+var maxUnrolledFold = envCount("GPUNOTES_PTX_FOLD_UNROLL", 32)
+
+// foldGroup is the values a grouped fold loads before it folds them in.
+const foldGroup = 8
 
 // deferQueue is a thread's queue of deferred elements: a local array of element indices and
 // its length.
@@ -272,7 +283,8 @@ func (g *gen) newDeferBatch(s *Spec) *deferQueue {
 	if laneOf(s.Nodes[len(s.Nodes)-1].DType) == laneC {
 		words = 2
 	}
-	size := deferBatchLen
+	// A batch holds deferBatchLen words of values: fewer complex elements (two words each).
+	size := max(deferBatchLen/words, 4)
 	if nv > 1 {
 		size = min(size, 16) // the mask's 32 bits
 	}
@@ -580,15 +592,24 @@ func (g *gen) deferredSlowCoop(s *Spec, b *deferBatch, slowDone string) error {
 
 // deferredFold emits the fold of the batch's values (lane l), in order: value j of element
 // j/nv, index first + (j/nv)*step, handed to each. A full batch's fold is unrolled (the loads
-// issued eight at a time), the rest loop.
+// issued eight at a time) up to maxUnrolledFold words, grouped above (foldGroup values a
+// round); a partial batch loops over its values.
 func (g *gen) deferredFold(b *deferBatch, l lane, step int, each func(val, string) error) error {
 	cell := 8 * b.words
 	foldDone := g.label("dfolded")
-	if n := b.size * b.nv; n*b.words <= maxUnrolledFold {
+	n := b.size * b.nv
+	unrolled := n*b.words <= maxUnrolledFold
+	grouped := !unrolled && n%foldGroup == 0 && foldGroup%b.nv == 0
+	if unrolled || grouped {
 		partial, pfull := g.label("dpartial"), g.p()
 		g.ins("setp.ne.u32 %s, %s, %d", pfull, b.k, b.size)
 		g.ins("@%s bra %s", pfull, partial)
-		for j0 := 0; j0 < n; j0 += 8 {
+		if grouped {
+			if err := g.deferredFoldGroups(b, l, step, each); err != nil {
+				return err
+			}
+		}
+		for j0 := 0; unrolled && j0 < n; j0 += 8 {
 			vs := make([]val, 0, 8)
 			for j := j0; j < min(j0+8, n); j++ {
 				vs = append(vs, g.loadSpace("local", l, b.vals, j*cell))
@@ -651,6 +672,58 @@ func (g *gen) deferredFold(b *deferBatch, l lane, step int, each func(val, strin
 	g.ins("setp.lt.u32 %s, %s, %s", pq, j, nvals)
 	g.ins("@%s bra %s", pq, foldLoop)
 	g.put(foldDone)
+	return nil
+}
+
+// deferredFoldGroups emits the fold of a full batch's values by rounds of foldGroup: each
+// round loads its values, then hands them to each in order (value j of the round is value
+// r*foldGroup+j of the batch, of element (r*foldGroup+j)/nv). The loads of one round are in
+// flight together, as in an unrolled fold, without the registers of the whole batch's.
+func (g *gen) deferredFoldGroups(b *deferBatch, l lane, step int, each func(val, string) error) error {
+	cell := 8 * b.words
+	rounds := b.size * b.nv / foldGroup
+	r, va, e0, pr := g.r(), g.rd(), g.rd(), g.p()
+	mw := ""
+	g.ins("mov.u32 %s, 0", r)
+	g.ins("mov.u64 %s, %s", va, b.vals)
+	g.ins("mov.u64 %s, %s", e0, b.first)
+	if b.mask != "" {
+		mw = g.r()
+		g.ins("mov.u32 %s, %s", mw, b.mask)
+	}
+	loop := g.label("dgroup")
+	g.put(loop)
+	g.ins(`.pragma "nounroll"`) // unrolled, ptxas issues every round's loads at once
+	vs := make([]val, foldGroup)
+	for j := range vs {
+		vs[j] = g.loadSpace("local", l, va, j*cell)
+	}
+	for j, v := range vs {
+		ej := g.rd()
+		g.ins("add.u64 %s, %s, %d", ej, e0, (j/b.nv)*step)
+		skipV := ""
+		if mw != "" {
+			bit, pm := g.r(), g.p()
+			skipV = g.label("dskip")
+			g.ins("and.b32 %s, %s, %d", bit, mw, 1<<j)
+			g.ins("setp.eq.u32 %s, %s, 0", pm, bit)
+			g.ins("@%s bra %s", pm, skipV)
+		}
+		if err := each(v, ej); err != nil {
+			return err
+		}
+		if skipV != "" {
+			g.put(skipV)
+		}
+	}
+	g.ins("add.u64 %s, %s, %d", va, va, foldGroup*cell)
+	g.ins("add.u64 %s, %s, %d", e0, e0, foldGroup/b.nv*step)
+	if mw != "" {
+		g.ins("shr.b32 %s, %s, %d", mw, mw, foldGroup)
+	}
+	g.ins("add.u32 %s, %s, 1", r, r)
+	g.ins("setp.lt.u32 %s, %s, %d", pr, r, rounds)
+	g.ins("@%s bra %s", pr, loop)
 	return nil
 }
 

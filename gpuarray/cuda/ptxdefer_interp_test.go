@@ -18,6 +18,10 @@ type orderCase struct {
 	rows    bool
 	dims    []int64
 	strides []int64
+	// masked makes the reduced value that of a masked mean, x.Mask(x > 1).Mean(): the sum of
+	// where(x > 1, x + 1i, 0), the 1i read from a one-value complex input (a complex batch,
+	// two words a value).
+	masked bool
 }
 
 // storedNormals returns global memory holding the normals of key at indices [0, n) as the
@@ -59,14 +63,34 @@ func orderRun(t *testing.T, c orderCase, stored bool) []uint64 {
 	}
 	s := &Spec{Rank: len(c.dims), Reduce: c.red, Kept: c.kept, Rows: c.rows, Nodes: []Node{node}}
 	task := heldTask(c.dims, []Map{{Strides: c.strides}}, []uint64{base}, []int64{n})
+	if c.masked {
+		const unit = 1 << 36 // 0 + 1i
+		mem[unit], mem[unit+8] = 0, math.Float64bits(1)
+		c128 := expr.Complex128
+		s.Nodes = append(s.Nodes,
+			Node{Kind: NConst, DType: expr.Float64, Value: 1},
+			Node{Kind: NBinary, DType: expr.Bool, Op: expr.OpGt, Args: [3]int{0, 1}},
+			Node{Kind: NCast, DType: c128, Args: [3]int{0}},
+			Node{Kind: NInput, DType: c128, Leaf: 1},
+			Node{Kind: NBinary, DType: c128, Op: expr.OpAdd, Args: [3]int{3, 4}},
+			Node{Kind: NConst, DType: c128},
+			Node{Kind: NWhere, DType: c128, Args: [3]int{2, 5, 6}})
+		task = heldTask(c.dims, []Map{{Strides: c.strides}, {Strides: make([]int64, len(c.dims))}}, []uint64{base, unit}, []int64{n, 1})
+	}
 	if c.kept > 0 {
 		words, _, _ := axesRunWords(t, s, task, mem)
 		return words
 	}
+	const out = 1 << 46
 	var words []uint64
-	for _, blk := range fusedRun(t, s, []Task{task}, mem, 1<<46)[0] {
+	for _, blk := range fusedRun(t, s, []Task{task}, mem, out)[0] {
 		for _, args := range blk {
 			words = append(words, args...)
+		}
+	}
+	if c.masked { // a complex sum's blocks add their threads' sums inline: their sums, in order
+		for i := range 2 * Slices(task.Elements()) {
+			words = append(words, mem[out+uint64(8*i)])
 		}
 	}
 	return words
@@ -76,15 +100,17 @@ func orderRun(t *testing.T, c orderCase, stored bool) []uint64 {
 // and over two, where a batch spans rows) and full ones, sums and Welford (means and standard
 // deviations), each thread's run long enough to hold several batches of deferred elements.
 var orderCases = []orderCase{
-	{"column sums", RSum, 1, false, []int64{8, 700}, []int64{1, 8}},
-	{"column Welford", RWelford, 1, false, []int64{8, 700}, []int64{1, 8}},
-	{"sums of 40 columns (a whole warp's and 8)", RSum, 1, false, []int64{40, 300}, []int64{1, 40}},
-	{"row sums", RSum, 1, true, []int64{2, 2600}, []int64{2600, 1}},
-	{"row Welford", RWelford, 1, true, []int64{2, 2600}, []int64{2600, 1}},
-	{"sums over axes 0 and 1 of (30, 40, 4)", RSum, 1, false, []int64{4, 30, 40}, []int64{1, 160, 4}},
-	{"row Welford over axes 1 and 2 of (3, 20, 130)", RWelford, 1, true, []int64{3, 20, 130}, []int64{2600, 130, 1}},
-	{"full sum", RSum, 0, false, []int64{20, 1000}, []int64{1000, 1}},
-	{"full Welford", RWelford, 0, false, []int64{20, 1000}, []int64{1000, 1}},
+	{"column sums", RSum, 1, false, []int64{8, 700}, []int64{1, 8}, false},
+	{"column Welford", RWelford, 1, false, []int64{8, 700}, []int64{1, 8}, false},
+	{"sums of 40 columns (a whole warp's and 8)", RSum, 1, false, []int64{40, 300}, []int64{1, 40}, false},
+	{"row sums", RSum, 1, true, []int64{2, 2600}, []int64{2600, 1}, false},
+	{"row Welford", RWelford, 1, true, []int64{2, 2600}, []int64{2600, 1}, false},
+	{"sums over axes 0 and 1 of (30, 40, 4)", RSum, 1, false, []int64{4, 30, 40}, []int64{1, 160, 4}, false},
+	{"row Welford over axes 1 and 2 of (3, 20, 130)", RWelford, 1, true, []int64{3, 20, 130}, []int64{2600, 130, 1}, false},
+	{"full sum", RSum, 0, false, []int64{20, 1000}, []int64{1000, 1}, false},
+	{"full Welford", RWelford, 0, false, []int64{20, 1000}, []int64{1000, 1}, false},
+	{"masked mean (a complex sum)", RSum, 0, false, []int64{20, 1000}, []int64{1000, 1}, true},
+	{"masked means of columns", RSum, 1, false, []int64{40, 300}, []int64{1, 40}, true},
 }
 
 // TestDeferredReductionsKeepElementOrder interprets the generated kernels of reductions of a
@@ -92,7 +118,7 @@ var orderCases = []orderCase{
 // same reductions of the array stored, as the CPU draws it (a persisted array): every thread's
 // partial has the same bits, so a reduction of a regenerated array equals the same reduction
 // of it persisted; for batches of 8, 32 and 64 elements (the last one partial, the full ones
-// folded unrolled), for a queue of 2 slow elements (the batch ends when it is full, at other
+// folded unrolled, or in groups: 64 values, and a masked mean's complex values), for a queue of 2 slow elements (the batch ends when it is full, at other
 // elements in each lane), with the slow elements computed by the warp together (where all its
 // lanes end a batch at once; the interpreter groups the lanes stopped at the same place) and
 // by each lane for its own (where some lanes are done, and GPUNOTES_PTX_DEFER_COOP=0), and as
@@ -114,6 +140,24 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 	unordered := 0
 	for _, c := range orderCases {
 		stored := orderRun(t, c, true)
+		if c.masked {
+			// The imaginary parts count the selected values, exactly.
+			n := c.dims[0] * c.dims[1]
+			x := make([]float64, n)
+			rng.Key{K0: 42, K1: 7}.NormalStrided(x, 0, 1, 1, 2)
+			want, got := 0.0, 0.0
+			for _, v := range x {
+				if v > 1 {
+					want++
+				}
+			}
+			for i := 1; i < len(stored); i += 2 {
+				got += math.Float64frombits(stored[i])
+			}
+			if got != want || want == 0 {
+				t.Fatalf("%s: the stored kernel counts %v values above 1, want %v", c.name, got, want)
+			}
+		}
 		for _, v := range []struct {
 			ordered      bool
 			coop         string

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -88,4 +89,43 @@ func TestDeferAxes(t *testing.T) {
 // past its slow elements' computation and fold).
 func loopBody(ptx string) string {
 	return ptx[strings.Index(ptx, "\n$L_loop_"):strings.Index(ptx, "bra $L_dend_")]
+}
+
+// TestFoldLoadsBounded: a reduction's batch holds deferBatchLen words of values (16 complex
+// values at 32: a masked mean's sum and count), folded unrolled up to maxUnrolledFold words and
+// above by rounds of foldGroup values, whose loads alone are in flight (a complex batch of 32
+// unrolled: ptxas issued all 64 loads at once, 188 registers, one block per SM instead of two);
+// a thread's partial batch loops either way.
+func TestFoldLoadsBounded(t *testing.T) {
+	defer func(n int) { deferBatchLen = n }(deferBatchLen)
+	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
+	c128 := expr.Complex128
+	for _, c := range []struct {
+		name    string
+		nodes   []Node
+		batch   int
+		loads   int // ld.local.f64 of the fold
+		grouped bool
+	}{
+		{"sum", []Node{normal}, 32, 32 + 1, false},
+		{"complex sum", []Node{normal, {Kind: NCast, DType: c128}}, 32, 2*16 + 2, false},
+		{"sum, batch 64", []Node{normal}, 64, foldGroup + 1, true},
+		{"complex sum, batch 64", []Node{normal, {Kind: NCast, DType: c128}}, 64, 2*foldGroup + 2, true},
+	} {
+		deferBatchLen = c.batch
+		s := &Spec{Rank: 2, Reduce: RSum, Nodes: c.nodes}
+		ptx, _, err := GeneratePTX(s, fakeLib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(ptx, "ld.local.f64"); n != c.loads {
+			t.Errorf("%s: %d local loads of values, want %d", c.name, n, c.loads)
+		}
+		if grouped := strings.Contains(ptx, ".pragma \"nounroll\""); grouped != c.grouped {
+			t.Errorf("%s: folded in groups %v, want %v", c.name, grouped, c.grouped)
+		}
+		if want := fmt.Sprintf("gpn_defer_v[%d]", 8*c.batch); !strings.Contains(ptx, want) {
+			t.Errorf("%s: no %s (a batch of %d words)", c.name, want, c.batch)
+		}
+	}
 }

@@ -105,8 +105,9 @@ type gen struct {
 	// localSet names the module-local library items that inlined bodies use (copied into the
 	// kernel module).
 	localSet map[string]bool
-	// narrowOut makes store write 4-byte floats (Spec.NarrowOut).
+	// narrowOut makes store write elements of their own size (Spec.NarrowOut), of dtype outDT.
 	narrowOut bool
+	outDT     expr.DType
 	// externDecls declares the library variables that inlined bodies read, beyond the
 	// ziggurat tables every module declares.
 	externDecls string
@@ -128,6 +129,7 @@ func (g *gen) reg(prefix string) string {
 
 func (g *gen) rd() string { return g.reg("rd") }
 func (g *gen) r() string  { return g.reg("r") }
+func (g *gen) rs() string { return g.reg("rs") }
 func (g *gen) fd() string { return g.reg("fd") }
 func (g *gen) f() string  { return g.reg("f") }
 func (g *gen) p() string  { return g.reg("p") }
@@ -228,7 +230,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	if s.Tile {
 		return generateTiled(s, lib)
 	}
-	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves(), narrowOut: s.NarrowOut}
+	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves(), narrowOut: s.NarrowOut, outDT: s.Nodes[len(s.Nodes)-1].DType}
 	name := "gpn_fused_" + s.Key()
 	R, L := s.Rank, g.leaves
 	words := specDescWords(s)
@@ -634,9 +636,9 @@ func (g *gen) module(s *Spec, name string) string {
 		fmt.Fprintf(&b, ",\n\t.param .u64 key%d", i)
 	}
 	fmt.Fprintf(&b, "\n)\n.maxntid %d, 1, 1\n%s{\n", BlockSize, g.capDirectives())
-	for _, pre := range []string{"p", "r", "rd", "f", "fd"} {
+	for _, pre := range []string{"p", "rs", "r", "rd", "f", "fd"} {
 		if n := g.n[pre]; n > 0 {
-			typ := map[string]string{"p": ".pred", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64"}[pre]
+			typ := map[string]string{"p": ".pred", "rs": ".b16", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64"}[pre]
 			fmt.Fprintf(&b, "\t.reg %s %%%s<%d>;\n", typ, pre, n+1)
 		}
 	}

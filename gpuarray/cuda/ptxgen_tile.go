@@ -27,7 +27,7 @@ const tileRows = tileSide * tileSide / BlockSize
 // from the untiled kernel's (another order of the same elements), which the spec's key tells
 // apart. Partials are one per block, as in the untiled kernel (Slices).
 func generateTiled(s *Spec, lib *library) (string, string, error) {
-	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves(), narrowOut: s.NarrowOut}
+	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves(), narrowOut: s.NarrowOut, outDT: s.Nodes[len(s.Nodes)-1].DType}
 	name := "gpn_fused_" + s.Key()
 	R, L := s.Rank, g.leaves
 	words := descWords(R, L)
@@ -159,14 +159,10 @@ func generateTiled(s *Spec, lib *library) (string, string, error) {
 			g.ins("mad.lo.s64 %s, %s, %s, %s", idx, ci, lv[l].str[R-2], ob[l])
 			g.ins("mad.lo.s64 %s, %s, %s, %s", idx, cj, lv[l].str[R-1], idx)
 			g.ins("mov.u64 %s, 0", v)
-			if nd.Narrow { // 4-byte floats, widened into the tile's 8-byte word
-				f, wide := g.f(), g.fd()
-				g.ins("shl.b64 %s, %s, 2", ad, idx)
+			if nd.Narrow { // elements of their own size, widened into the tile's 8-byte word
+				g.ins("mul.lo.u64 %s, %s, %d", ad, idx, nd.DType.Size())
 				g.ins("add.u64 %s, %s, %s", ad, ad, lv[l].ptr)
-				g.ins("mov.f32 %s, 0f00000000", f)
-				g.ins("@%s ld.global.nc.f32 %s, [%s]", pin, f, ad)
-				g.ins("cvt.f64.f32 %s, %s", wide, f)
-				g.ins("mov.b64 %s, %s", v, wide)
+				g.ins("mov.b64 %s, %s", v, g.loadNarrow(nd.DType, ad, pin).r)
 			} else {
 				g.ins("shl.b64 %s, %s, 3", ad, idx)
 				g.ins("add.u64 %s, %s, %s", ad, ad, lv[l].ptr)
@@ -213,13 +209,9 @@ func generateTiled(s *Spec, lib *library) (string, string, error) {
 			}
 			ad, v := g.rd(), g.rd()
 			if nd.Narrow {
-				f, wide := g.f(), g.fd()
-				g.ins("shl.b64 %s, %s, 2", ad, idx[nd.Leaf])
+				g.ins("mul.lo.u64 %s, %s, %d", ad, idx[nd.Leaf], nd.DType.Size())
 				g.ins("add.u64 %s, %s, %s", ad, ad, lv[nd.Leaf].ptr)
-				g.ins("mov.f32 %s, 0f00000000", f)
-				g.ins("@%s ld.global.nc.f32 %s, [%s]", el.in, f, ad)
-				g.ins("cvt.f64.f32 %s, %s", wide, f)
-				el.pre[i] = val{l: laneF, r: wide}
+				el.pre[i] = g.loadNarrow(nd.DType, ad, el.in)
 				continue
 			}
 			shift := 3

@@ -48,7 +48,7 @@ func parsePTX(t *testing.T, ptx string) *ptxProgram {
 	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), ";"))
 		switch {
-		case l == "" || l == "{" || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, "//"):
+		case l == "" || l == "{" || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, ".pragma") || strings.HasPrefix(l, "//"):
 		case strings.HasPrefix(l, ".shared"):
 			f := strings.Fields(l) // .shared .align 8 .b8 name[bytes]
 			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")
@@ -332,7 +332,7 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 				t.Fatalf("parameter %s", a[1])
 			}
 			set(v)
-		case "cvta.to.global.u64", "cvta.global.u64", "mov.u32", "mov.u64", "mov.s64", "mov.f64", "mov.b64", "cvt.u64.u32", "mov.f32":
+		case "cvta.to.global.u64", "cvta.global.u64", "mov.u32", "mov.u64", "mov.s64", "mov.f64", "mov.b64", "cvt.u64.u32", "mov.f32", "mov.b32", "mov.b16":
 			set(val(a[1]))
 		case "mul.wide.u32", "mul.lo.u64":
 			set(val(a[1]) * val(a[2]))
@@ -371,6 +371,25 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten or misaligned memory at %#x", tid, bx, by, l, at)
 			}
 			set(w >> (8 * (at & 7)) & math.MaxUint32)
+		case "ld.global.nc.u8", "ld.global.nc.u16", "ld.global.nc.u32":
+			// From the aligned word that holds the element, zero-extended (as st.global.u8..u32
+			// write it); the register's width is at least the element's.
+			bits := map[string]uint64{"ld.global.nc.u8": 8, "ld.global.nc.u16": 16, "ld.global.nc.u32": 32}[op]
+			at := addr(a[1])
+			w, ok := mem[at&^7]
+			if !ok || at%(bits/8) != 0 {
+				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten or misaligned memory at %#x", tid, bx, by, l, at)
+			}
+			set(w >> (8 * (at & 7)) & (1<<bits - 1))
+		case "cvt.s64.s8", "cvt.s64.s16", "cvt.s64.s32": // sign extension of the low bits
+			sh := 64 - map[string]uint64{"cvt.s64.s8": 8, "cvt.s64.s16": 16, "cvt.s64.s32": 32}[op]
+			set(uint64(int64(val(a[1])<<sh) >> sh))
+		case "cvt.u64.u8", "cvt.u64.u16": // zero extension of the low bits
+			set(val(a[1]) & (1<<map[string]uint64{"cvt.u64.u8": 8, "cvt.u64.u16": 16}[op] - 1))
+		case "cvt.rn.f64.u16":
+			set(b(float64(val(a[1]) & math.MaxUint16)))
+		case "cvt.rzi.u16.f64":
+			set(uint64(uint16(f(val(a[1])))))
 		case "st.global.f64", "st.global.u64":
 			mem[addr(a[0])] = val(a[1])
 		case "st.global.u8", "st.global.u16", "st.global.u32", "st.global.f32":
@@ -446,6 +465,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			pred(!math.IsNaN(f(val(a[1]))) && !math.IsNaN(f(val(a[2]))))
 		case "setp.lt.f64":
 			pred(f(val(a[1])) < f(val(a[2])))
+		case "setp.lt.and.f64":
+			pred(f(val(a[1])) < f(val(a[2])) && val(a[3]) != 0)
 		case "selp.f64", "selp.b64":
 			if val(a[3]) != 0 {
 				set(val(a[1]))
@@ -606,9 +627,10 @@ func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out ui
 		elems[i] = tasks[i].Elements()
 	}
 	padded := slices.Clone(elems)
-	if s.NarrowOut { // as Device.run: each task's elements from an even element
+	if s.NarrowOut { // as Device.run: each task's elements from a multiple of narrowAlign
+		a := narrowAlign(s.Nodes[len(s.Nodes)-1].DType)
 		for i := range padded {
-			padded[i] += padded[i] & 1
+			padded[i] = (padded[i] + a - 1) / a * a
 		}
 	}
 	_, offs, err := planLaunches(padded, s.Reduce, 0)

@@ -71,25 +71,25 @@ func EncodeWords(s dtype.Slice) []float64 {
 	return s.ToFloat64()
 }
 
-// EncodeNarrow returns s's values as 4-byte floats (float32, rounded as dtype.Convert
-// rounds), two to a word and the last word's upper half zero when there is an odd count: how
-// a GPU keeps a float32 array (Narrow), ready for CopyToDevice.
+// EncodeNarrow returns s's elements in their own size (dt.Size() bytes, for a dtype where
+// Narrow holds), packed into words, the last word's unused bytes zero: how a GPU keeps an
+// array of a Narrow dtype, ready for CopyToDevice. Bools are bytes 0 and 1.
 func EncodeNarrow(s dtype.Slice) []float64 {
-	v := dtype.Convert(s, dtype.Float32).Float32s()
-	w := make([]float64, (len(v)+1)/2)
-	if len(v) > 0 {
-		copy(unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), 2*len(w)), v)
+	b := s.Bytes()
+	w := make([]float64, (len(b)+7)/8)
+	if len(b) > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w)), b)
 	}
 	return w
 }
 
-// DecodeNarrow is the inverse of EncodeNarrow: the n float32 values that the words w hold.
-func DecodeNarrow(w []float64, n int) dtype.Slice {
-	v := make([]float32, n)
+// DecodeNarrow is the inverse of EncodeNarrow: the n values of dtype dt that the words w hold.
+func DecodeNarrow(w []float64, n int, dt dtype.DType) dtype.Slice {
+	v := dtype.Make(dt, n)
 	if n > 0 {
-		copy(v, unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), 2*len(w)))
+		copy(v.Bytes(), unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w)))
 	}
-	return dtype.OfFloat32(v)
+	return v
 }
 
 // DecodeWords is the inverse of EncodeWords: the values of dtype dt that the words w hold.
@@ -324,17 +324,14 @@ func (g *gen) constant(nd *Node) val {
 }
 
 // input loads an input leaf's element at index idx (buffers in EncodeWords' format, or
-// 4-byte floats for a Narrow leaf, widened exactly).
+// elements of their own size for a Narrow leaf, widened exactly).
 func (g *gen) input(nd *Node, idx string) val {
 	ad := g.rd()
 	l := laneOf(nd.DType)
 	if nd.Narrow {
-		g.ins("shl.b64 %s, %s, 2", ad, idx)
+		g.ins("mul.lo.u64 %s, %s, %d", ad, idx, nd.DType.Size())
 		g.ins("add.u64 %s, %s, %s", ad, ad, g.leafPtrs[nd.Leaf])
-		f, o := g.f(), g.fd()
-		g.ins("ld.global.nc.f32 %s, [%s]", f, ad)
-		g.ins("cvt.f64.f32 %s, %s", o, f)
-		return val{l: laneF, r: o} // a float32 already: finish would not change it
+		return g.loadNarrow(nd.DType, ad, "")
 	}
 	shift := 3
 	if l == laneC {
@@ -358,17 +355,74 @@ func (g *gen) input(nd *Node, idx string) val {
 	return g.finish(nd.DType, val{l: laneF, r: o})
 }
 
-// store writes v as element e of the output (at word (outOff+e)*Words; at 4-byte float
-// outOff+e under narrowOut).
+// loadNarrow loads the element of Narrow dtype dt at address ad (under predicate pred when
+// not "": zero where it is false) and widens it to its lane as EncodeWords holds it: a
+// float32 to float64 exactly, a bool (byte 0 or 1) to 0 or 1, an integer sign- or
+// zero-extended to 64 bits as its dtype says.
+func (g *gen) loadNarrow(dt dtype.DType, ad, pred string) val {
+	guard := ""
+	if pred != "" {
+		guard = "@" + pred + " "
+	}
+	if dt == dtype.Float32 {
+		f, o := g.f(), g.fd()
+		if pred != "" {
+			g.ins("mov.f32 %s, 0f00000000", f)
+		}
+		g.ins("%sld.global.nc.f32 %s, [%s]", guard, f, ad)
+		g.ins("cvt.f64.f32 %s, %s", o, f)
+		return val{l: laneF, r: o} // a float32 already: finish would not change it
+	}
+	// Integers and bools: into a 16-bit register (1 and 2 bytes) or a 32-bit one (4 bytes),
+	// then a conversion from the element's own type.
+	bits := 8 * dt.Size()
+	var w string
+	if bits == 32 {
+		w = g.r()
+	} else {
+		w = g.rs()
+	}
+	if pred != "" {
+		g.ins("mov.b%d %s, 0", max(bits, 16), w)
+	}
+	g.ins("%sld.global.nc.u%d %s, [%s]", guard, bits, w, ad)
+	if dt == dtype.Bool {
+		o := g.fd()
+		g.ins("cvt.rn.f64.u16 %s, %s", o, w)
+		return val{l: laneF, r: o}
+	}
+	o := g.rd()
+	g.ins("cvt.%s64.%s%d %s, %s", signed(dt), signed(dt), bits, o, w)
+	return val{l: laneI, r: o}
+}
+
+// store writes v as element e of the output (at word (outOff+e)*Words; under narrowOut at
+// element outOff+e of its own size).
 func (g *gen) store(v val, e, out, outOff string) {
 	ad := g.rd()
 	if g.narrowOut {
-		f := g.f()
+		dt := g.outDT
 		g.ins("add.u64 %s, %s, %s", ad, outOff, e)
-		g.ins("shl.b64 %s, %s, 2", ad, ad)
+		g.ins("mul.lo.u64 %s, %s, %d", ad, ad, dt.Size())
 		g.ins("add.u64 %s, %s, %s", ad, ad, out)
-		g.ins("cvt.rn.f32.f64 %s, %s", f, v.r) // exact: v is a float32 already
-		g.ins("st.global.f32 [%s], %s", ad, f)
+		switch {
+		case dt == dtype.Float32:
+			f := g.f()
+			g.ins("cvt.rn.f32.f64 %s, %s", f, v.r) // exact: v is a float32 already
+			g.ins("st.global.f32 [%s], %s", ad, f)
+		case dt == dtype.Bool:
+			w := g.rs()
+			g.ins("cvt.rzi.u16.f64 %s, %s", w, v.r) // 0 or 1
+			g.ins("st.global.u8 [%s], %s", ad, w)
+		case dt.Size() == 4:
+			w := g.r()
+			g.ins("cvt.u32.u64 %s, %s", w, v.r) // the low bytes: the value, wrapped to dt
+			g.ins("st.global.u32 [%s], %s", ad, w)
+		default:
+			w := g.rs()
+			g.ins("cvt.u16.u64 %s, %s", w, v.r)
+			g.ins("st.global.u%d [%s], %s", 8*dt.Size(), ad, w)
+		}
 		return
 	}
 	shift := 3
@@ -487,34 +541,37 @@ func (g *gen) search(nd *Node, v val, vdt dtype.DType, n string) val {
 	g.ins("@%s bra %s", p, done)
 	g.ins("add.u64 %s, %s, %s", mid, lo, hi)
 	g.ins("shr.u64 %s, %s, 1", mid, mid)
-	shift := 3
-	if nd.Narrow { // a float32 array held in 4-byte floats
-		shift = 2
+	if nd.Narrow { // an array held in its own element size
+		g.ins("mul.lo.u64 %s, %s, %d", ad, mid, nd.Sorted.Size())
+	} else {
+		g.ins("shl.b64 %s, %s, 3", ad, mid)
 	}
-	g.ins("shl.b64 %s, %s, %d", ad, mid, shift)
 	g.ins("add.u64 %s, %s, %s", ad, ad, g.leafPtrs[nd.Leaf])
 	cmp := "ge"
 	if nd.Right {
 		cmp = "gt"
 	}
 	intWords := laneOf(nd.Sorted) == laneI
+	var e val // the sorted element in its lane, as EncodeWords holds it
+	switch {
+	case nd.Narrow:
+		e = g.loadNarrow(nd.Sorted, ad, "")
+	case intWords:
+		e = val{l: laneI, r: g.rd()}
+		g.ins("ld.global.nc.u64 %s, [%s]", e.r, ad)
+	default:
+		e = val{l: laneF, r: g.fd()}
+		g.ins("ld.global.nc.f64 %s, [%s]", e.r, ad)
+	}
 	if vdt == dtype.Float64 {
-		s := g.fd()
+		s := e.r
 		switch {
 		case nd.Sorted == dtype.Uint64:
-			w := g.rd()
-			g.ins("ld.global.nc.u64 %s, [%s]", w, ad)
-			g.ins("cvt.rn.f64.u64 %s, %s", s, w)
+			s = g.fd()
+			g.ins("cvt.rn.f64.u64 %s, %s", s, e.r)
 		case intWords:
-			w := g.rd()
-			g.ins("ld.global.nc.u64 %s, [%s]", w, ad)
-			g.ins("cvt.rn.f64.s64 %s, %s", s, w)
-		case nd.Narrow:
-			f := g.f()
-			g.ins("ld.global.nc.f32 %s, [%s]", f, ad)
-			g.ins("cvt.f64.f32 %s, %s", s, f)
-		default:
-			g.ins("ld.global.nc.f64 %s, [%s]", s, ad)
+			s = g.fd()
+			g.ins("cvt.rn.f64.s64 %s, %s", s, e.r)
 		}
 		g.ins("setp.nan.f64 %s, %s, %s", p, s, s)
 		g.ins("setp.%s.f64 %s, %s, %s", cmp, pc, s, v.r)
@@ -524,13 +581,10 @@ func (g *gen) search(nd *Node, v val, vdt dtype.DType, n string) val {
 		if vdt == dtype.Uint64 {
 			ty = "u64"
 		}
-		w := g.rd()
-		if intWords { // int64 values, or uint64 bits: as they are
-			g.ins("ld.global.nc.u64 %s, [%s]", w, ad)
-		} else { // bools' float64 words
-			f := g.fd()
-			g.ins("ld.global.nc.f64 %s, [%s]", f, ad)
-			g.ins("cvt.rzi.%s.f64 %s, %s", ty, w, f)
+		w := e.r       // int64 values, or uint64 bits: as they are
+		if !intWords { // bools' float64 values
+			w = g.rd()
+			g.ins("cvt.rzi.%s.f64 %s, %s", ty, w, e.r)
 		}
 		g.ins("setp.%s.%s %s, %s, %s", cmp, ty, p, w, v.r)
 	}

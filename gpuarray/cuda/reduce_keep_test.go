@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -134,11 +135,8 @@ func runCombine(t *testing.T, ptx string, groups int, maxK int64, desc, parts ui
 func TestCombineKernelMatchesHostOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for trial := range 60 {
-		G := 1 + r.IntN(6)
-		sl := make([]int64, G)
-		for j := range sl {
-			sl[j] = int64(1 + r.IntN(5))
-		}
+		sl := combineSlices(r)
+		G := len(sl)
 		divisor := 0.0
 		if r.IntN(2) == 0 {
 			divisor = float64(1 + r.IntN(1000))
@@ -146,33 +144,23 @@ func TestCombineKernelMatchesHostOrder(t *testing.T) {
 		f32 := r.IntN(3) == 0
 		name := combineName(sl, divisor, f32)
 		ptx := combinePTX("8.0", "sm_90", name, sl, divisor, f32)
-		groups := 1 + r.IntN(3)
-		Ks := make([]int64, groups)
-		var maxK int64
-		for g := range Ks {
-			Ks[g] = int64(1 + r.IntN(300))
-			maxK = max(maxK, Ks[g])
-		}
+		Ks, maxK := combineGroups(r, 300)
+		groups := len(Ks)
 		// Partials of every group's tasks, slot off_j + b*K + q, at order-sensitive magnitudes.
 		mem := map[uint64]uint64{}
-		const parts, descAt, outAt = 1 << 20, 1 << 30, 1 << 40
 		var slot uint64
-		W := 2 + G
 		want := map[uint64]uint64{}
 		for g, K := range Ks {
-			out := uint64(outAt + g<<24)
-			mem[descAt+uint64(g*W*8)] = uint64(K)
-			mem[descAt+uint64(g*W*8+8)] = out
+			out, first, next := describeGroup(mem, g, sl, K, slot)
+			slot = next
 			taskVals := make([][]float64, G)
 			for j := range G {
-				mem[descAt+uint64(g*W*8+16+8*j)] = slot
 				taskVals[j] = make([]float64, sl[j]*K)
 				for i := range taskVals[j] {
 					v := math.Ldexp(r.Float64()-0.5, r.IntN(120)-60)
 					taskVals[j][i] = v
-					mem[parts+8*(slot+uint64(i))] = math.Float64bits(v)
+					mem[combineParts+8*(first[j]+uint64(i))] = math.Float64bits(v)
 				}
-				slot += uint64(sl[j] * K)
 			}
 			for q := range K {
 				per := make([]float64, G)
@@ -193,21 +181,70 @@ func TestCombineKernelMatchesHostOrder(t *testing.T) {
 				want[out+uint64(8*q)] = math.Float64bits(v)
 			}
 		}
-		runCombine(t, ptx, groups, maxK, descAt, parts, mem)
-		for a, w := range want {
-			if mem[a] != w {
-				t.Fatalf("trial %d (slices %v, divisor %v, f32 %v): word at %#x is %v, want %v", trial, sl, divisor, f32, a, math.Float64frombits(mem[a]), math.Float64frombits(w))
-			}
-		}
-		for a := range mem {
-			if a >= outAt {
-				if _, ok := want[a]; !ok {
-					t.Fatalf("trial %d: the kernel wrote %#x, past its group's elements", trial, a)
-				}
-			}
-		}
+		runCombine(t, ptx, groups, maxK, combineDesc, combineParts, mem)
+		checkCombined(t, fmt.Sprintf("trial %d (slices %v, divisor %v, f32 %v)", trial, sl, divisor, f32), mem, want, combineOut)
 		if !strings.Contains(ptx, ".visible .entry "+name+"(") {
 			t.Fatalf("no entry %s", name)
+		}
+	}
+}
+
+// combineSlices draws a combine kernel's tasks (1 to 6) and each one's slices (1 to 5).
+func combineSlices(r *rand.Rand) []int64 {
+	sl := make([]int64, 1+r.IntN(6))
+	for j := range sl {
+		sl[j] = int64(1 + r.IntN(5))
+	}
+	return sl
+}
+
+// combineGroups draws a combine kernel's groups (1 to 3), each one's kept elements (1 to
+// most), and the largest of them.
+func combineGroups(r *rand.Rand, most int) (Ks []int64, maxK int64) {
+	Ks = make([]int64, 1+r.IntN(3))
+	for g := range Ks {
+		Ks[g] = int64(1 + r.IntN(most))
+		maxK = max(maxK, Ks[g])
+	}
+	return Ks, maxK
+}
+
+// Where the combine tests place things in the interpreter's memory: the partials from
+// combineParts (slot s at byte 8s, or 24s for Welford's three words), the groups' descriptors
+// from combineDesc, group g's output from combineOut + g<<24.
+const combineParts, combineDesc, combineOut = 1 << 20, 1 << 30, 1 << 40
+
+// describeGroup writes the descriptor of group g, whose tasks have sl slices of K kept
+// elements each and whose partials start at slot: K, the output's address (returned), each
+// task's first slot (returned in first); next is the slot after the group's partials.
+func describeGroup(mem map[uint64]uint64, g int, sl []int64, K int64, slot uint64) (out uint64, first []uint64, next uint64) {
+	at := uint64(combineDesc + g*(2+len(sl))*8)
+	out = uint64(combineOut + g<<24)
+	mem[at], mem[at+8] = uint64(K), out
+	first = make([]uint64, len(sl))
+	for j := range sl {
+		mem[at+16+8*uint64(j)] = slot
+		first[j] = slot
+		slot += uint64(sl[j] * K)
+	}
+	return out, first, slot
+}
+
+// checkCombined fails unless every word the host wants is in mem (the same bits, or NaN for
+// NaN: the sums' inputs are finite, so only the Welford kernel's can be NaN) and the kernel
+// wrote no word at or past outAt that is not one of them.
+func checkCombined(t *testing.T, what string, mem, want map[uint64]uint64, outAt uint64) {
+	t.Helper()
+	for a, w := range want {
+		if mem[a] != w && !(math.IsNaN(math.Float64frombits(mem[a])) && math.IsNaN(math.Float64frombits(w))) {
+			t.Fatalf("%s: word at %#x is %v, want %v", what, a, math.Float64frombits(mem[a]), math.Float64frombits(w))
+		}
+	}
+	for a := range mem {
+		if a >= outAt {
+			if _, ok := want[a]; !ok {
+				t.Fatalf("%s: the kernel wrote %#x, past its group's elements", what, a)
+			}
 		}
 	}
 }
@@ -231,36 +268,24 @@ func TestWelfordCombineKernelMatchesHost(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	spec := &Spec{Rank: 2, Kept: 1, Reduce: RWelford, Nodes: []Node{{Kind: NInput, DType: expr.Float64}}}
 	for trial := range 60 {
-		G := 1 + r.IntN(6)
-		sl := make([]int64, G)
-		for j := range sl {
-			sl[j] = int64(1 + r.IntN(5))
-		}
+		sl := combineSlices(r)
+		G := len(sl)
 		std, f32 := r.IntN(2) == 0, r.IntN(3) == 0
 		name := welfordCombineName(sl, std, f32)
 		ptx := welfordCombinePTX("8.0", "sm_90", name, sl, std, f32)
-		groups := 1 + r.IntN(3)
-		Ks := make([]int64, groups)
-		var maxK int64
-		for g := range Ks {
-			Ks[g] = int64(1 + r.IntN(200))
-			maxK = max(maxK, Ks[g])
-		}
+		Ks, maxK := combineGroups(r, 200)
+		groups := len(Ks)
 		mem := map[uint64]uint64{}
-		const parts, descAt, outAt = 1 << 20, 1 << 30, 1 << 40
 		var slot uint64
-		W := 2 + G
 		want := map[uint64]uint64{}
 		for g, K := range Ks {
-			out := uint64(outAt + g<<24)
-			mem[descAt+uint64(g*W*8)] = uint64(K)
-			mem[descAt+uint64(g*W*8+8)] = out
+			out, first, next := describeGroup(mem, g, sl, K, slot)
+			slot = next
 			var words []uint64
 			offs := make([]int64, G)
 			for j := range G {
-				mem[descAt+uint64(g*W*8+16+8*j)] = slot
 				offs[j] = int64(len(words) / 3)
-				for range sl[j] * K {
+				for e := range uint64(sl[j] * K) {
 					n := float64(r.IntN(5000))
 					if r.IntN(8) == 0 {
 						n = 0
@@ -270,12 +295,10 @@ func TestWelfordCombineKernelMatchesHost(t *testing.T) {
 					if n == 0 {
 						m, q = 0, 0
 					}
-					for _, v := range []float64{n, m, q} {
-						mem[parts+8*(3*slot)+8*uint64(len(words)%3)] = math.Float64bits(v)
+					for w, v := range []float64{n, m, q} {
+						// A slot holds an element's three words.
+						mem[combineParts+8*(3*(first[j]+e)+uint64(w))] = math.Float64bits(v)
 						words = append(words, math.Float64bits(v))
-						if len(words)%3 == 0 {
-							slot++
-						}
 					}
 				}
 			}
@@ -312,18 +335,7 @@ func TestWelfordCombineKernelMatchesHost(t *testing.T) {
 				want[out+uint64(8*q)] = math.Float64bits(v)
 			}
 		}
-		runCombine(t, ptx, groups, maxK, descAt, parts, mem)
-		for a, w := range want {
-			if mem[a] != w && !(math.IsNaN(math.Float64frombits(mem[a])) && math.IsNaN(math.Float64frombits(w))) {
-				t.Fatalf("trial %d (slices %v, std %v, f32 %v): word at %#x is %v, want %v", trial, sl, std, f32, a, math.Float64frombits(mem[a]), math.Float64frombits(w))
-			}
-		}
-		for a := range mem {
-			if a >= outAt {
-				if _, ok := want[a]; !ok {
-					t.Fatalf("trial %d: the kernel wrote %#x, past its group's elements", trial, a)
-				}
-			}
-		}
+		runCombine(t, ptx, groups, maxK, combineDesc, combineParts, mem)
+		checkCombined(t, fmt.Sprintf("trial %d (slices %v, std %v, f32 %v)", trial, sl, std, f32), mem, want, combineOut)
 	}
 }

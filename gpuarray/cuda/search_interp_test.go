@@ -18,7 +18,8 @@ import (
 // block whole, the values searched for an input of a 2-d task) to a fused kernel, interprets
 // it on the host (ptxinterp_test.go), and finds the CPU executor's positions: sorted float64
 // arrays with ties and trailing NaNs, all NaNs, one value and none, int64 and uint64 arrays
-// beyond 2^53 (their words converted as the CPU converts them), both sides, NaN keys included.
+// beyond 2^53 (their words converted as the CPU converts them), both sides, NaN keys included;
+// float32, bool and narrow integer arrays also held in their own element size.
 func TestSearchKernelInterpreted(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 1))
 	type sorted struct {
@@ -55,6 +56,8 @@ func TestSearchKernelInterpreted(t *testing.T) {
 		{"int64 beyond 2^53", dtype.OfInt64(big)},
 		{"uint64 beyond 2^63", mustOf(t, ubig)},
 		{"float32", dtype.Convert(floats(200, 3), dtype.Float32)},
+		{"int16", dtype.Convert(floats(300, 0), dtype.Int16)},
+		{"uint8", dtype.Convert(dtype.OfFloat64([]float64{0, 3, 3, 200, 255}), dtype.Uint8)},
 	}
 	const rows, cols = 3, 700
 	// Exact integer comparisons (plan.SearchDType): int64 values near big int64 ones, uint64
@@ -73,6 +76,17 @@ func TestSearchKernelInterpreted(t *testing.T) {
 		}
 		return mustOf(t, k)
 	}
+	// Sorted int8, int16 and uint32 values whose sign or zero extension matters.
+	sortedInts := func(n int, lo, hi int64) []int64 {
+		v := make([]int64, n)
+		for i := range v {
+			v[i] = lo + r.Int64N(hi-lo+1)
+		}
+		v[0], v[n-1] = lo, hi
+		slices.Sort(v)
+		return v
+	}
+	small, mid, u32 := sortedInts(90, -128, 127), sortedInts(400, -32768, 32767), sortedInts(400, 0, 1<<32-1)
 	bools := make([]bool, 40)
 	for i := 25; i < len(bools); i++ {
 		bools[i] = true
@@ -85,10 +99,16 @@ func TestSearchKernelInterpreted(t *testing.T) {
 		{"int64 values into int64 beyond 2^53", dtype.OfInt64(big), near(big)},
 		{"uint64 values into uint64 beyond 2^63", mustOf(t, ubig), nearU(ubig)},
 		{"int64 values into bools", mustOf(t, bools), near([]int64{0, 1})},
+		{"int64 values into int8 with negatives", dtype.Convert(dtype.OfInt64(small), dtype.Int8), near(small)},
+		{"int64 values into int16 with negatives", dtype.Convert(dtype.OfInt64(mid), dtype.Int16), near(mid)},
+		{"int64 values into uint32 past 2^31", dtype.Convert(dtype.OfInt64(u32), dtype.Uint32), near(u32)},
 	}
 	for _, c := range ints {
 		for _, right := range []bool{false, true} {
 			searchInterpreted(t, c.what, c.sorted, c.keys, right, false, rows, cols)
+			if Narrow(c.sorted.DType()) {
+				searchInterpreted(t, c.what+" held narrow", c.sorted, c.keys, right, true, rows, cols)
+			}
 		}
 	}
 	for _, c := range cases {
@@ -115,8 +135,8 @@ func TestSearchKernelInterpreted(t *testing.T) {
 		}
 		for _, right := range []bool{false, true} {
 			searchInterpreted(t, c.what, c.vals, dtype.OfFloat64(keys), right, false, rows, cols)
-			if c.vals.DType() == dtype.Float32 {
-				searchInterpreted(t, c.what+" held in 4-byte floats", c.vals, dtype.OfFloat64(keys), right, true, rows, cols)
+			if Narrow(c.vals.DType()) {
+				searchInterpreted(t, c.what+" held narrow", c.vals, dtype.OfFloat64(keys), right, true, rows, cols)
 			}
 		}
 	}
@@ -124,7 +144,8 @@ func TestSearchKernelInterpreted(t *testing.T) {
 
 // searchInterpreted plans the search of keys (rows x cols, their dtype the comparisons') in
 // sorted, runs it on the CPU executor, lowers it to a fused kernel, interprets that, and
-// compares the positions; with narrow, a float32 sorted array is held in 4-byte floats.
+// compares the positions; with narrow, the sorted array (of a dtype Narrow holds) is held in
+// its own element size.
 func searchInterpreted(t *testing.T, what string, sorted, keys dtype.Slice, right, narrow bool, rows, cols int) {
 	t.Helper()
 	k := &plan.Kernel{Shape: []int{rows, cols}, Instrs: []plan.Instr{
@@ -147,8 +168,8 @@ func searchInterpreted(t *testing.T, what string, sorted, keys dtype.Slice, righ
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	// The leaves' words in the interpreter's memory, read in place; a float32 sorted array
-	// also as a GPU holds a persisted one, in 4-byte floats (narrow).
+	// The leaves' words in the interpreter's memory, read in place; with narrow, the sorted
+	// array as a GPU holds a persisted one, in its own element size.
 	mem := map[uint64]uint64{}
 	gt.Held = make([]HeldInput, len(gt.Inputs))
 	for l, words := range gt.Inputs {
@@ -158,12 +179,8 @@ func searchInterpreted(t *testing.T, what string, sorted, keys dtype.Slice, righ
 		}
 		gt.Held[l] = HeldInput{Ptr: driver.DevicePtr(base), Len: int64(len(words))}
 		if l == leaves[1] && narrow {
-			for i := 0; i < len(words); i += 2 {
-				lo, hi := uint64(math.Float32bits(float32(words[i]))), uint64(0)
-				if i+1 < len(words) {
-					hi = uint64(math.Float32bits(float32(words[i+1])))
-				}
-				mem[base+uint64(4*i)] = lo | hi<<32
+			for i, w := range EncodeNarrow(DecodeWords(words, sorted.DType())) {
+				mem[base+uint64(8*i)] = math.Float64bits(w)
 			}
 			gt.Held[l].Narrow = true
 		}

@@ -47,8 +47,9 @@ type Node struct {
 	// Transposed, for an NInput node of a tiled spec (Spec.Tile), says its data run along the
 	// iteration's axis Rank-2 (x.T of a stored x): the kernel reads it through shared memory.
 	Transposed bool
-	// Narrow, for a float32 NInput node (or an NSearch node of a float32 sorted array), says
-	// its data are 4-byte floats (a float32 array persisted on the GPU, HeldInput.Narrow),
+	// Narrow, for an NInput node of a dtype a GPU keeps in its own element size (see Narrow:
+	// float32, bool, the integers of 1 to 4 bytes), or an NSearch node of such a sorted
+	// array, says its data are those elements (an array persisted on the GPU, HeldInput.Narrow),
 	// widened in registers: the same values, half the bytes read. See narrowInputs.
 	Narrow bool
 	// Sorted, for an NSearch node, is the dtype of the sorted array its leaf's buffer holds
@@ -126,9 +127,10 @@ type Spec struct {
 	// straight one reads the task's block, the other the block mirrored across the diagonal,
 	// and the task's descriptor places the task against the diagonal, Task.MirrorBase).
 	Mirror []int
-	// NarrowOut makes an elementwise (RNone) kernel of a float32 result write 4-byte floats
-	// instead of 8-byte words, each task's elements from an even element offset (8-byte
-	// aligned): how a float32 array persisted on the GPU is stored (RunPlanKeepNarrow).
+	// NarrowOut makes an elementwise (RNone) kernel of a result of a Narrow dtype write its
+	// elements in their own size instead of 8-byte words, each task's from an 8-byte aligned
+	// element offset (narrowAlign): how such an array persisted on the GPU is stored
+	// (RunPlanKeepNarrow).
 	NarrowOut bool
 	// Bins is the number of counters of an RCount kernel.
 	Bins int
@@ -162,13 +164,13 @@ func (s *Spec) Validate() error {
 	if s.Kept < 0 || s.Kept >= s.Rank || (s.Kept > 0 && s.Reduce == RNone) || (s.Rows && s.Kept == 0) {
 		return fmt.Errorf("kernel spec: %d kept axes of %d for reduction %v", s.Kept, s.Rank, s.Reduce)
 	}
-	if s.NarrowOut && (s.Reduce != RNone || s.Nodes[len(s.Nodes)-1].DType != expr.Float32) {
-		return fmt.Errorf("kernel spec: 4-byte output of a %v %v kernel (only float32 elementwise results)", s.Nodes[len(s.Nodes)-1].DType, s.Reduce)
+	if s.NarrowOut && (s.Reduce != RNone || !Narrow(s.Nodes[len(s.Nodes)-1].DType)) {
+		return fmt.Errorf("kernel spec: narrow output of a %v %v kernel (only elementwise results of float32, bool and integers of 1 to 4 bytes)", s.Nodes[len(s.Nodes)-1].DType, s.Reduce)
 	}
 	transposed := 0
 	for _, nd := range s.Nodes {
-		if nd.Narrow && (nd.Kind != NInput || nd.DType != expr.Float32) && (nd.Kind != NSearch || nd.Sorted != expr.Float32) {
-			return fmt.Errorf("kernel spec: a 4-byte %v node of kind %d (only float32 inputs are stored narrow)", nd.DType, nd.Kind)
+		if nd.Narrow && (nd.Kind != NInput || !Narrow(nd.DType)) && (nd.Kind != NSearch || !Narrow(nd.Sorted)) {
+			return fmt.Errorf("kernel spec: a narrow %v node of kind %d (only inputs of float32, bool and integers of 1 to 4 bytes are stored narrow)", nd.DType, nd.Kind)
 		}
 		if nd.Transposed {
 			if nd.Kind != NInput || Words(nd.DType) != 1 {
@@ -301,16 +303,17 @@ type Map struct {
 }
 
 // Task is one chunk of work for a spec: its iteration space, one Map per leaf, and the data of
-// input leaves (Inputs[leaf] in EncodeWords' format, nil for random leaves; Inputs32[leaf] for
-// a Narrow leaf), or for input leaves that a GPU already holds, where it holds them
+// input leaves (Inputs[leaf] in EncodeWords' format, nil for random leaves; InputsNarrow[leaf]
+// for a Narrow leaf), or for input leaves that a GPU already holds, where it holds them
 // (Held[leaf], in the same format, read in place; nil or zero Ptr otherwise).
 type Task struct {
 	Dims   []int64
 	Maps   []Map
 	Inputs [][]float64
-	// Inputs32[leaf] holds a Narrow leaf's host data (float32 values, uploaded in 4 bytes each).
-	Inputs32 [][]float32
-	Held     []HeldInput
+	// InputsNarrow[leaf] holds a Narrow leaf's host data: its elements in their own size
+	// (EncodeNarrow's bytes), uploaded as they are.
+	InputsNarrow [][]byte
+	Held         []HeldInput
 	// Gathers[leaf], when set, is gathered on the device into the leaf's data (a take).
 	Gathers []*Gather
 	// MirrorBase is, for a mirrored spec of stored inputs (Spec.storedMirror), the row minus the
@@ -323,7 +326,7 @@ type Task struct {
 }
 
 // HeldInput is an input leaf's data in a GPU's memory: Len elements from Ptr, in EncodeWords'
-// format, or as 4-byte floats when Narrow (a float32 array persisted so).
+// format, or in the dtype's own element size when Narrow (an array persisted so, see Narrow).
 type HeldInput struct {
 	Device int
 	Ptr    driver.DevicePtr
@@ -343,8 +346,8 @@ func (t *Task) input(l int, dt expr.DType) (int64, bool) {
 	if l < len(t.Files) && t.Files[l] != nil {
 		return expr.Size(t.Files[l].Shape), true
 	}
-	if l < len(t.Inputs32) && t.Inputs32[l] != nil {
-		return int64(len(t.Inputs32[l])), true
+	if l < len(t.InputsNarrow) && t.InputsNarrow[l] != nil {
+		return int64(len(t.InputsNarrow[l]) / dt.Size()), true
 	}
 	if l < len(t.Inputs) && t.Inputs[l] != nil {
 		return int64(len(t.Inputs[l]) / Words(dt)), true

@@ -8,8 +8,11 @@
 // step, integer indexing, transposition, broadcasting, rechunking). Materialized inputs (arrays
 // from FromSlice or an earlier Compute) are read through views as input blocks. A reduction ends
 // a stage: Order lists the reductions a graph needs first, each is planned by Lower into one
-// Stage, run, and its result becomes an input of the stages that use it. (Matrix multiply will
-// be another stage kind with its own task type; it is not part of this IR.)
+// Stage, run, and its result becomes an input of the stages that use it. So does a library
+// call (sorts, scans, FFTs, bincounts, the matrix product and solve): its kernel computes the
+// fused values, then passes them through the call (Kernel.Call, call.go); a call's further
+// operands (the product's panel of b, a solve's right-hand sides) are the tasks' last input
+// blocks.
 //
 // # The fused kernel
 //
@@ -34,12 +37,21 @@
 //	Input   element s(o) of input array Slot, whose values come in Task.Inputs[Slot]
 //	Unary   Op(Args[0]); Binary Op(Args[0], Args[1]); Where Args[0] != 0 ? Args[1] : Args[2]
 //	Cast    Args[0] rounded to DType
+//	Search  the int64 position of Args[0] in the ascending 1-d block at Slot, which every task
+//	        reads whole (numpy.searchsorted; Right for after equal values)
 //
 // Leaves (Random, Range, Input) carry Map: source axis d of the leaf is read at index
 // s(o)[d] = Map[d].Off + Map[d].Step*o[Map[d].Axis], or Map[d].Off when Axis is -1. The source
 // linear index is therefore affine in o: Linear gives its base and per-axis coefficients, which
 // may be negative (reversed slices) or zero (broadcasting). A strided slice of a random array
-// thus generates only the elements it keeps.
+// thus generates only the elements it keeps. Two Inputs reading one array through different
+// maps (x and x.T) are marked as one (Instr.Alias), so a GPU can read them in one order.
+//
+// An input block may be held in a GPU's memory (Block.Held, 4-byte floats for a float32 array
+// persisted there) and read in place by that GPU's kernels and library calls. What is held off
+// the host but read from host memory after all is named on the Stage, so a GPU's Path can say
+// so: HostReads (a block its GPU could not read where it is held, one spanning several chunks
+// say), HostOperands (a call's further operands), WholeOnHost (a search's sorted array).
 //
 // A Kernel without Reduce stores its value: the task's Output.Data is the task region,
 // row-major. With Reduce, the task reduces its region over Reduce.Axes into partials whose
