@@ -15,7 +15,8 @@ import (
 // the constant bank it is one uniform load. The module-local tables that the bodies read
 // through ld.global.nc (sin's and cos's coefficients) are read from a constant-bank copy
 // too, whose latency the compiler schedules for: sin's polynomial then overlaps exp's. Same
-// values, same bits: the constants are the library's words.
+// values, same bits: the constants are the library's words. Measured on an H100 (N=40000):
+// alone, exp + sin 17.1 -> 16.8 ms; with inlineSplitOn 15.5-15.7; other rows unchanged.
 var inlineConstOn = os.Getenv("GPUNOTES_PTX_INLINE_CONST") != "0"
 
 var (
