@@ -26,12 +26,14 @@
 // or on which GPU ran it; the caller combines chunk partials in its own fixed tree order.
 //
 // A reduction over some axes only (Spec.Kept) gives one partial per kept element (Result.Axes):
-// a thread per kept element and slice walks the reduced elements in order (neighbouring
-// threads on neighbouring kept elements: a column sum reads contiguously), or, when the
-// innermost axis is reduced (Spec.Rows), a warp per kept element and slice whose lanes read
-// neighbouring elements and merge by shuffles in a fixed order. Slices are combined in slice
-// order, then a result's tasks in the host's tree order: for sums, means, variances and
-// standard deviations by a generated kernel on the device (RunPlanSumKeep,
+// eight warps per 32 kept elements and slice walk the reduced elements in order (neighbouring
+// lanes on neighbouring kept elements: a column sum reads contiguously) and merge through
+// shared memory; when the innermost axis is reduced over long runs (Spec.Rows), a warp per
+// kept element and slice whose lanes read neighbouring elements and merge by shuffles in a
+// fixed order; over runs of at most 32 elements (Spec.Short: a reshape's pairs, a few rows), a
+// thread per kept element walks its whole run, one slice, nothing to merge. Slices are
+// combined in slice order, then a result's tasks in the host's tree order: for sums, means,
+// variances and standard deviations by a generated kernel on the device (RunPlanSumKeep,
 // RunPlanWelfordKeep, reduce_keep.go, the host's bits), for the others on the host; how many
 // slices a task has depends on its shape alone. Range leaves (Arange,
 // Linspace) are computed in the kernel as the CPU computes them, bit for bit.
@@ -46,7 +48,7 @@
 // to the CPU, normals agree within 2 ulp (measured: 1 ulp at most). A kernel that draws
 // normals defers an element whose draw leaves the ziggurat's fast path (1.5% of draws), so the
 // warp does not wait on one lane's slow draw at every step (ptxdefer.go): a reduction holds a
-// thread's values in batches (32 elements), the warp's lanes compute the batch's slow draws
+// thread's values in batches (32 words), the warp's lanes compute the batch's slow draws
 // together, then the batch is added in element order, so the bits are those of the same
 // reduction of the values stored; an elementwise or counting kernel, whose order does not
 // matter, queues slow elements and computes them when the queue is full or at its last one.

@@ -283,8 +283,8 @@ func (g *gen) newDeferBatch(s *Spec) *deferQueue {
 	if laneOf(s.Nodes[len(s.Nodes)-1].DType) == laneC {
 		words = 2
 	}
-	// A batch holds deferBatchLen words of values: fewer complex elements (two words each).
-	size := max(deferBatchLen/words, 4)
+	// A batch holds deferBatchLen words of values: fewer complex or mirrored elements.
+	size := max(deferBatchLen/(words*nv), 4)
 	if nv > 1 {
 		size = min(size, 16) // the mask's 32 bits
 	}

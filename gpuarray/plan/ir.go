@@ -153,6 +153,9 @@ type Held struct {
 	// Narrow says the values are 4-byte floats (a float32 array persisted on the GPU) instead
 	// of the fused kernels' 8-byte words.
 	Narrow bool `json:",omitempty"`
+	// Join, when set, says the block spans several chunks held on Device (Ptr is the first
+	// one's address): they are copied into one buffer there before the task reads it.
+	Join *HeldJoin `json:",omitempty"`
 }
 
 // Task computes one chunk of a stage: the region of the iteration space at Offset with Shape.
