@@ -117,6 +117,12 @@ type gen struct {
 	// slowInlined marks a kernel with the ziggurat's slow path copied in (inlineSlowOn): its
 	// registers are its own, so a cap (kernelMaxNReg) applies.
 	slowInlined bool
+	// split is the open group of split inlined bodies (inlineSplitOn); splitArm lets the node
+	// being emitted join it.
+	split    splitGroup
+	splitArm bool
+	// consts is the constant bank of inlined bodies (inlineConstOn).
+	consts inlineConsts
 }
 
 func (g *gen) reg(prefix string) string {
@@ -476,7 +482,12 @@ func (g *gen) valueAt(s *Spec, idx []string, pre map[int]val) (val, error) {
 			vals[i] = v
 			continue
 		}
+		g.splitArm = g.splitArmed(s, i, vals)
+		if !g.splitArm {
+			g.flushSplit()
+		}
 		v, err := g.node(s, i, vals, idx)
+		g.splitArm = false
 		if err != nil {
 			return val{}, err
 		}
@@ -485,6 +496,7 @@ func (g *gen) valueAt(s *Spec, idx []string, pre map[int]val) (val, error) {
 		}
 		vals[i] = v
 	}
+	g.flushSplit()
 	return vals[len(vals)-1], nil
 }
 

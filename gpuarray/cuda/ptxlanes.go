@@ -809,6 +809,12 @@ func (g *gen) emitBody(nd *Node, xdt dtype.DType, body string, args ...val) (val
 			for k := range ops {
 				ops[k] = strings.TrimSpace(ops[k])
 			}
+			if f := g.inlineFor(name); f != nil && g.splitArm && f.split != nil {
+				if err := g.inlineHot(name, f, ops[0], ops[1:]...); err != nil {
+					return val{}, err
+				}
+				continue
+			}
 			if f := g.inlineFor(name); f != nil {
 				if err := g.inline(name, f, ops[0], ops[1:]...); err != nil {
 					return val{}, err
