@@ -26,12 +26,14 @@
 // or on which GPU ran it; the caller combines chunk partials in its own fixed tree order.
 //
 // A reduction over some axes only (Spec.Kept) gives one partial per kept element (Result.Axes):
-// a thread per kept element and slice walks the reduced elements in order (neighbouring
-// threads on neighbouring kept elements: a column sum reads contiguously), or, when the
-// innermost axis is reduced (Spec.Rows), a warp per kept element and slice whose lanes read
-// neighbouring elements and merge by shuffles in a fixed order. Slices are combined in slice
-// order, then a result's tasks in the host's tree order: for sums, means, variances and
-// standard deviations by a generated kernel on the device (RunPlanSumKeep,
+// eight warps per 32 kept elements and slice walk the reduced elements in order (neighbouring
+// lanes on neighbouring kept elements: a column sum reads contiguously) and merge through
+// shared memory; when the innermost axis is reduced over long runs (Spec.Rows), a warp per
+// kept element and slice whose lanes read neighbouring elements and merge by shuffles in a
+// fixed order; over runs of at most 32 elements (Spec.Short: a reshape's pairs, a few rows), a
+// thread per kept element walks its whole run, one slice, nothing to merge. Slices are
+// combined in slice order, then a result's tasks in the host's tree order: for sums, means,
+// variances and standard deviations by a generated kernel on the device (RunPlanSumKeep,
 // RunPlanWelfordKeep, reduce_keep.go, the host's bits), for the others on the host; how many
 // slices a task has depends on its shape alone. Range leaves (Arange,
 // Linspace) are computed in the kernel as the CPU computes them, bit for bit.
