@@ -108,6 +108,9 @@ type gen struct {
 	// narrowOut makes store write elements of their own size (Spec.NarrowOut), of dtype outDT.
 	narrowOut bool
 	outDT     expr.DType
+	// boolBits maps the f64 register of a bool loaded narrow (loadNarrow) to the 16-bit
+	// register of its byte.
+	boolBits map[string]string
 	// externDecls declares the library variables that inlined bodies read, beyond the
 	// ziggurat tables every module declares.
 	externDecls string
