@@ -43,6 +43,8 @@ for op, r in ours.items():
         t = peers[p].get(op)
         cells += [f"{t*1e3:.2f}", f"{t/(h or s):.2f}x"] if t else ["-", "-"]
     print("| " + " | ".join(cells) + " |")
+if "sum(concat([x, x]))" in ours:
+    print("sum(concat([x, x])) sums 2 n^2 elements: twice our full sum is its floor (its ratio is the doubled count, not a defect)")
 bad = [op for op, r in ours.items() if "host" in r.get("path", "")]
 print("host fallbacks:", bad or "none")
 PY

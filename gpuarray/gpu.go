@@ -143,7 +143,7 @@ func (s *gpuSched) planSteps(st *plan.Stage, t0 time.Time) {
 func (s *gpuSched) hostReads(st *plan.Stage, t0 time.Time) {
 	for _, n := range st.HostOperands {
 		if _, ok := n.Buf.(onDevice); ok {
-			s.hostStep(fmt.Sprintf("host read: the %s array held on %s that the %s reads was read into host memory (%.3g s) and is copied to the GPU with the tasks: a call's further operands (a product's b, a solve's right-hand sides) are read from host memory",
+			s.hostStep(fmt.Sprintf("host read: the %s array held on %s that the %s reads was read into host memory (%.3g s) and is copied to the GPU with the tasks: a call's further operands (a product's b, a solve's right-hand sides) are read where a GPU holds them only when they are floats and the computation runs on that GPU alone",
 				expr.ShapeString(n.Shape), n.Buf.Where(), describeKernel(st.Kernel), time.Since(t0).Seconds()))
 		}
 	}
@@ -176,9 +176,9 @@ func (s *gpuSched) whyOnHost(k *plan.Kernel, n *expr.Node) string {
 		if len(s.devs) != 1 || s.devs[0] != b.dev {
 			return fmt.Sprintf("a result kept on %s is read in place by computations on that GPU alone", b.Where())
 		}
-		return "a task's block spans several of its row panels"
+		return "a task's block lies outside its row panels"
 	}
-	return "a task's block spans several of its chunks; persist it in the chunks this step reads (one chunk along a sort's, transform's or matrix function's axes) to have it read in place"
+	return "a task's block spans chunks held on several GPUs, which are joined on one GPU only when that GPU holds them all; persist it in the chunks this step reads (one chunk along a sort's, transform's or matrix function's axes) to have it read in place"
 }
 
 // tripStep records, for Path, a call whose fused values the GPU copies to host memory and

@@ -415,6 +415,8 @@ func TestGPUPartialsKeptOnDevice(t *testing.T) {
 	}{
 		{"sum(x.reshape(300, 2, 500), 1)", x.Reshape(300, 2, 500).Sum(1), true},
 		{"max(x.reshape(300, 2, 500), 1)", x.Reshape(300, 2, 500).Max(1), true},
+		{"min(x.reshape(100, 6, 500) * 2, 1)", x.Reshape(100, 6, 500).Mul(2).Min(1), true},
+		{"std(x.reshape(300, 2, 500), 1)", x.Reshape(300, 2, 500).Std(1), false},
 		{"min(exp(rows), 1)", rows.Exp().Min(1), true},
 		{"sum(rows * 2, 1)", rows.Mul(2).Sum(1), true},
 		{"sum(long, 1)", long.Sum(1), false},

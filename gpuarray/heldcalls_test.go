@@ -17,8 +17,12 @@ import (
 // heldBase is where heldForPlanning's made-up device addresses start.
 const heldBase = 0x7f00_0000_0000
 
+// heldArrays counts heldForPlanning's arrays, each at its own made-up addresses.
+var heldArrays uint64
+
 // heldForPlanning returns x (computed on the CPU) as an array persisted on dev is, for
-// planning only: chunk i at the made-up device address heldBase + i<<24, which nothing reads
+// planning only: chunk i at the made-up device address heldBase + a<<32 + i<<24 (array a),
+// which nothing reads
 // (the tests lower stages with the GPU's hook and run none on a device), its values in host
 // memory as a persisted array's host copy is. narrow holds float32 values in 4 bytes, as
 // Persist does.
@@ -44,7 +48,7 @@ func heldForPlanning(t *testing.T, x *Array, dev *cuda.Device, narrow bool) (*Ar
 		}
 		g.offs = append(g.offs, off)
 		g.devs = append(g.devs, dev)
-		g.ptrs = append(g.ptrs, driver.DevicePtr(heldBase+uint64(i)<<24))
+		g.ptrs = append(g.ptrs, driver.DevicePtr(heldBase+heldArrays<<32+uint64(i)<<24))
 		for ax := len(idx) - 1; ax >= 0; ax-- {
 			if idx[ax]++; idx[ax] < len(n.Chunks[ax]) {
 				break
@@ -52,6 +56,7 @@ func heldForPlanning(t *testing.T, x *Array, dev *cuda.Device, narrow bool) (*Ar
 			idx[ax] = 0
 		}
 	}
+	heldArrays++
 	b, err := expr.NewBuffered(g, n.Shape, n.Chunks)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +89,7 @@ func planHeld(t *testing.T, r *Array, x *Array, g *gpuChunks, dev *cuda.Device) 
 	var stages []heldStage
 	done := map[*expr.Node]dtype.Slice{}
 	for id, n := range stageOrder([]*expr.Node{r.n}) {
-		st, err := plan.Lower(id, n, done, plan.Options{Held: heldOn(dev), LateGather: true})
+		st, err := plan.Lower(id, n, done, plan.Options{Held: heldOn(dev), LateGather: true, HeldOperands: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +100,12 @@ func planHeld(t *testing.T, r *Array, x *Array, g *gpuChunks, dev *cuda.Device) 
 		}
 		for _, task := range st.Tasks {
 			for _, b := range task.Inputs {
-				if b.Held == nil {
+				if b.Held == nil || !heldBy(b.Held, g) {
+					continue // another held array's block
+				}
+				if b.Held.Join != nil {
+					checkJoin(t, hs.what, task.Index, &b, g, dev)
+					hs.inPlace++
 					continue
 				}
 				i, origin, shape := g.grid.within(b.Origin, lastOf(b.Origin, b.Shape))
@@ -114,6 +124,62 @@ func planHeld(t *testing.T, r *Array, x *Array, g *gpuChunks, dev *cuda.Device) 
 		}
 	}
 	return stages, s.host
+}
+
+// heldBy reports whether a held block reads g's chunks (by their made-up addresses).
+func heldBy(h *plan.Held, g *gpuChunks) bool {
+	lo, hi := uintptr(g.ptrs[0]), uintptr(g.ptrs[len(g.ptrs)-1])
+	return h.Ptr >= lo && h.Ptr <= hi+(1<<24)
+}
+
+// checkJoin checks a held block joined from several chunks of g (plan.HeldJoin): its pieces
+// are the chunks its box meets, at their addresses, narrow as g is; and the copies the device
+// makes from them (plan.PieceCopies, as given and collapsed), done here on the chunks' host
+// values, give the box's values.
+func checkJoin(t *testing.T, what string, task int, b *plan.Block, g *gpuChunks, dev *cuda.Device) {
+	t.Helper()
+	chunks, ok := g.grid.meeting(b.Origin, lastOf(b.Origin, b.Shape))
+	if !ok || len(b.Held.Join.Pieces) != len(chunks) || b.Held.Narrow != g.narrow || b.Held.Device != dev.Info.Index {
+		t.Fatalf("%s: task %d reads a block at %v of shape %v joined from %d pieces; its box meets chunks %v", what, task, b.Origin, b.Shape, len(b.Held.Join.Pieces), chunks)
+	}
+	chunkVals := map[uintptr]dtype.Slice{}
+	for j, i := range chunks {
+		p := b.Held.Join.Pieces[j]
+		if p.Ptr != uintptr(g.ptrs[i]) || !slices.Equal(p.Origin, g.offs[i]) || !slices.Equal(p.Shape, g.chunkShape(i)) {
+			t.Fatalf("%s: task %d: piece %d is %+v, not chunk %d at %v of shape %v", what, task, j, p, i, g.offs[i], g.chunkShape(i))
+		}
+		chunkVals[p.Ptr] = cutBox(g.host, g.grid.shape, p.Origin, p.Shape)
+	}
+	want := cutBox(g.host, g.grid.shape, b.Origin, b.Shape)
+	for _, collapse := range []bool{false, true} {
+		got := dtype.Make(want.DType(), want.Len())
+		written := make([]int, want.Len())
+		for _, c := range plan.PieceCopies(b) {
+			if collapse {
+				c = c.Collapse()
+			}
+			src := chunkVals[c.Ptr]
+			idx := make([]int, len(c.Shape))
+			for range c.Elements() {
+				s, d := c.Src, c.Dst
+				for k, x := range idx {
+					s += int64(x) * c.SrcStrides[k]
+					d += int64(x) * c.DstStrides[k]
+				}
+				dtype.Copy(got.Slice(int(d), int(d)+1), src.Slice(int(s), int(s)+1))
+				written[d]++
+				for k := len(idx) - 1; k >= 0; k-- {
+					if idx[k]++; idx[k] < c.Shape[k] {
+						break
+					}
+					idx[k] = 0
+				}
+			}
+		}
+		if !dtype.Equal(got, want) || slices.ContainsFunc(written, func(n int) bool { return n != 1 }) {
+			t.Fatalf("%s: task %d: the copies joining the block at %v of shape %v (collapsed %v) do not give its values once each", what, task, b.Origin, b.Shape, collapse)
+		}
+	}
 }
 
 // lastOf returns the last index of the box at origin with shape.
@@ -150,8 +216,19 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 		z, gz := heldForPlanning(t, rs.StandardNormal(Shape(40, 30), Chunks(10, 30)).AsType(Complex128), dev, false)
 		y := rs.StandardNormal(Shape(30, 20), Chunks(30, 10))
 		b := rs.StandardNormal(Shape(12, 3), Chunks(12, 3))
-		// A call's further operand is read whole from host memory: named in Path.
+		// A call's further operands are read where the GPU holds them: the right-hand sides
+		// of a solve, in one chunk or spanning two, and a product's b, whose panels of
+		// columns span chunks along both axes.
 		hb, gb := heldForPlanning(t, b, dev, false)
+		hb2, gb2 := heldForPlanning(t, rs.StandardNormal(Shape(12, 3), Chunks(5, 2)), dev, false)
+		yOpts := []ArrayOption{Shape(30, 20), Chunks(12, 7)}
+		if f32 {
+			yOpts = append(yOpts, WithDType(Float32))
+		}
+		hy, gy := heldForPlanning(t, rs.StandardNormal(yOpts...), dev, f32)
+		// Integers and bools held in their own size, joined in that size.
+		xi, gxi := heldForPlanning(t, rs.Integers(-300, 300, Shape(40, 30), Chunks(10, 30), WithDType(Int16)), dev, true)
+		xb, gxb := heldForPlanning(t, rs.StandardNormal(Shape(40, 30), Chunks(10, 30)).Gt(0), dev, true)
 		cases := []struct {
 			what    string
 			r       *Array
@@ -161,7 +238,7 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 		}{
 			{"sort along the chunks' axis", Sort(x, 1), x, gx, true},
 			{"argsort descending", Argsort(x, 1, Descending()), x, gx, true},
-			{"sort across chunks", Sort(x, 0), x, gx, false},
+			{"sort across chunks", Sort(x, 0), x, gx, true},
 			{"rfft", Rfft(x, FFTAxis(1)), x, gx, true},
 			{"fft", Fft(x, FFTAxis(1)), x, gx, true},
 			{"ihfft", Ihfft(x, FFTAxis(1)), x, gx, true},
@@ -177,7 +254,11 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 			{"ifft of complex values", Ifft(z, FFTAxis(1)), z, gz, true},
 			{"irfft of complex values", Irfft(z, FFTAxis(1)), z, gz, true},
 			{"hfft of complex values, padded", Hfft(z, FFTAxis(1), FFTLen(70)), z, gz, true},
-			{"solve for held right-hand sides", Solve(m0.Add(Eye(12, 12, 0, sq[1:]...).Mul(30)), hb), hb, gb, false},
+			{"solve for held right-hand sides", Solve(m0.Add(Eye(12, 12, 0, sq[1:]...).Mul(30)), hb), hb, gb, true},
+			{"solve for held right-hand sides in several chunks", Solve(m0.Add(Eye(12, 12, 0, sq[1:]...).Mul(30)), hb2), hb2, gb2, true},
+			{"matmul by a held b", MatMul(x, hy), hy, gy, true},
+			{"sort across chunks of int16 held in 2 bytes", Sort(xi, 0), xi, gxi, true},
+			{"cumulative sum across chunks of bools held in 1 byte", CumulativeSum(xb, 0, false), xb, gxb, true},
 		}
 		for _, c := range cases {
 			what := fmt.Sprintf("%s (float32 %v)", c.what, f32)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 	"github.com/gpunotes/gpunotes/kernels"
 )
@@ -66,4 +68,38 @@ func TestPropertySetLowersToTheGPU(t *testing.T) {
 		t.Fatalf("only %d partial reductions in the set", partial)
 	}
 	t.Logf("%d kernels lowered, %d partial reductions", len(c.kernels), partial)
+}
+
+// TestShortRunsLowerToTheShortWalk: the op table's reshape row and other partial reductions
+// over runs of at most 32 elements (a middle axis of 2 or 10, an innermost one of 20) lower,
+// from the array through the planner, to the short walk (a thread per kept element); the sums
+// and maxima among them, as the block walk's of one slice, to tasks whose partials are their
+// values, left on the device; longer runs keep the block walk. It needs no GPU.
+func TestShortRunsLowerToTheShortWalk(t *testing.T) {
+	x := NewRandomState(1).StandardNormal(Shape(400, 400), Chunks(100, 100))
+	for _, c := range []struct {
+		name        string
+		a           *Array
+		short, kept bool
+	}{
+		{"sum(x.reshape(200, 2, 400), 1)", x.Reshape(200, 2, 400).Sum(1), true, true},
+		{"max(x.reshape(40, 10, 400), 1)", x.Reshape(40, 10, 400).Max(1), true, true},
+		{"std(x.reshape(400, 20, 20), 2)", x.Reshape(400, 20, 20).Std(2), true, false},
+		{"sum(x.reshape(10, 40, 400), 1)", x.Reshape(10, 40, 400).Sum(1), false, true},
+	} {
+		st, err := plan.Lower(0, c.a.n, map[*expr.Node]dtype.Slice{}, plan.Options{MemoryLimit: 1 << 30})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		s, _, err := cuda.Lower(st.Kernel)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if s.Short != c.short || s.Kept == 0 {
+			t.Fatalf("%s: short walk %v, want %v (kept axes %d, rows %v)", c.name, s.Short, c.short, s.Kept, s.Rows)
+		}
+		if kept := cuda.KeepsPartials(st.Tasks) == nil && partialsStay(c.a.n); kept != c.kept {
+			t.Fatalf("%s: partials kept as values %v, want %v", c.name, kept, c.kept)
+		}
+	}
 }

@@ -197,6 +197,42 @@ func (g chunkGrid) within(lo, hi []int) (int, []int, []int) {
 	return i, origin, shape
 }
 
+// meeting returns the chunks (row-major numbers) that the box [lo, hi] (inclusive) meets, in
+// row-major order; false when the box is not inside the array.
+func (g chunkGrid) meeting(lo, hi []int) ([]int, bool) {
+	r := len(g.bounds)
+	if len(lo) != r || len(hi) != r {
+		return nil, false
+	}
+	first, last := make([]int, r), make([]int, r)
+	for ax := range lo {
+		if lo[ax] < 0 || hi[ax] < lo[ax] || hi[ax] >= g.bounds[ax][len(g.bounds[ax])-1] {
+			return nil, false
+		}
+		first[ax] = sort.SearchInts(g.bounds[ax], lo[ax]+1) - 1
+		last[ax] = sort.SearchInts(g.bounds[ax], hi[ax]+1) - 1
+	}
+	var out []int
+	idx := slices.Clone(first)
+	for {
+		i := 0
+		for ax := range idx {
+			i = i*len(g.chunks[ax]) + idx[ax]
+		}
+		out = append(out, i)
+		ax := r - 1
+		for ; ax >= 0; ax-- {
+			if idx[ax]++; idx[ax] <= last[ax] {
+				break
+			}
+			idx[ax] = first[ax]
+		}
+		if ax < 0 {
+			return out, true
+		}
+	}
+}
+
 // runs calls f for each contiguous run of a chunk at off with shape inside the whole array
 // (row-major): at is the run's start in the array, o in the chunk, n its length.
 func (g chunkGrid) runs(off, shape []int, f func(at, o, n int)) {
@@ -678,11 +714,15 @@ func (g *gpuChunks) release() {
 	g.freeNow()
 }
 
-// heldBlock returns the block for a box [lo, hi] of the array that lies within one chunk held
-// on one of devs, read in place.
+// heldBlock returns the block for a box [lo, hi] of the array held on one of devs, read in
+// place: the chunk that holds the box, or the box itself joined on the device from the chunks
+// it spans when one GPU holds them all (plan.HeldJoin).
 func (g *gpuChunks) heldBlock(devs []*cuda.Device, lo, hi []int) (plan.Block, bool) {
 	i, origin, shape := g.grid.within(lo, hi)
-	if i < 0 || !slices.Contains(devs, g.devs[i]) {
+	if i < 0 {
+		return g.joinedBlock(devs, lo, hi)
+	}
+	if !slices.Contains(devs, g.devs[i]) {
 		return plan.Block{}, false
 	}
 	p := g.ptr(i)
@@ -690,6 +730,33 @@ func (g *gpuChunks) heldBlock(devs []*cuda.Device, lo, hi []int) (plan.Block, bo
 		return plan.Block{}, false
 	}
 	return plan.Block{Origin: origin, Shape: shape, Held: &plan.Held{Device: g.devs[i].Info.Index, Ptr: uintptr(p), Narrow: g.narrow}}, true
+}
+
+// joinedBlock returns the block of exactly the box [lo, hi] of the array, joined from the
+// chunks it meets, when one of devs holds them all.
+func (g *gpuChunks) joinedBlock(devs []*cuda.Device, lo, hi []int) (plan.Block, bool) {
+	chunks, ok := g.grid.meeting(lo, hi)
+	if !ok || len(chunks) == 0 {
+		return plan.Block{}, false
+	}
+	dev := g.devs[chunks[0]]
+	if !slices.Contains(devs, dev) {
+		return plan.Block{}, false
+	}
+	join := &plan.HeldJoin{}
+	for _, i := range chunks {
+		p := g.ptr(i)
+		if g.devs[i] != dev || p == 0 {
+			return plan.Block{}, false
+		}
+		join.Pieces = append(join.Pieces, plan.HeldPiece{Ptr: uintptr(p), Origin: slices.Clone(g.offs[i]), Shape: g.chunkShape(i)})
+	}
+	shape := make([]int, len(lo))
+	for d := range lo {
+		shape[d] = hi[d] - lo[d] + 1
+	}
+	return plan.Block{Origin: slices.Clone(lo), Shape: shape,
+		Held: &plan.Held{Device: dev.Info.Index, Ptr: join.Pieces[0].Ptr, Narrow: g.narrow, Join: join}}, true
 }
 
 // keptChunks holds an array's chunks on a cluster's workers (plan.Keeper), each on the worker
@@ -864,8 +931,9 @@ func (c *keptChunks) release() {
 	}
 }
 
-// refBlock returns the block for a box [lo, hi] that lies within one chunk, read where it is
-// kept by tasks that k runs.
+// refBlock returns the block for a box [lo, hi], read where it is kept by tasks that k runs:
+// the chunk that holds it, or the box itself joined from the chunks it meets (plan.Block.
+// RefJoin), which the worker running the task joins on its GPU or in its memory.
 func (c *keptChunks) refBlock(k plan.Keeper, lo, hi []int) (plan.Block, bool) {
 	c.mu.Lock()
 	released := c.released
@@ -874,8 +942,26 @@ func (c *keptChunks) refBlock(k plan.Keeper, lo, hi []int) (plan.Block, bool) {
 		return plan.Block{}, false
 	}
 	i, origin, shape := c.grid.within(lo, hi)
-	if i < 0 || !k.Holds(c.kept[i]) {
+	if i >= 0 {
+		if !k.Holds(c.kept[i]) {
+			return plan.Block{}, false
+		}
+		return plan.Block{Origin: origin, Shape: shape, Ref: c.kept[i].Ref()}, true
+	}
+	chunks, ok := c.grid.meeting(lo, hi)
+	if !ok || len(chunks) == 0 {
 		return plan.Block{}, false
 	}
-	return plan.Block{Origin: origin, Shape: shape, Ref: c.kept[i].Ref()}, true
+	join := &plan.HeldJoin{}
+	for _, i := range chunks {
+		if !k.Holds(c.kept[i]) {
+			return plan.Block{}, false
+		}
+		join.Pieces = append(join.Pieces, plan.HeldPiece{Ref: c.kept[i].Ref(), Origin: slices.Clone(c.offs[i]), Shape: c.chunkShape(i)})
+	}
+	shape = make([]int, len(lo))
+	for d := range lo {
+		shape[d] = hi[d] - lo[d] + 1
+	}
+	return plan.Block{Origin: slices.Clone(lo), Shape: shape, RefJoin: join}, true
 }

@@ -301,6 +301,7 @@ func heldOn(devs ...*cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []in
 			return plan.Block{}, false
 		}
 		row := 0
+		join := &plan.HeldJoin{}
 		for i, r := range b.rows {
 			if lo[0] >= row && hi[0] < row+r {
 				p := b.panel(i)
@@ -310,9 +311,20 @@ func heldOn(devs ...*cuda.Device) func(k *plan.Kernel, n *expr.Node, lo, hi []in
 				return plan.Block{Origin: []int{row, 0}, Shape: []int{r, b.cols},
 					Held: &plan.Held{Device: devs[0].Info.Index, Ptr: uintptr(p)}}, true
 			}
+			if hi[0] >= row && lo[0] < row+r { // the box spans this panel and others
+				p := b.panel(i)
+				if p == 0 {
+					return plan.Block{}, false
+				}
+				join.Pieces = append(join.Pieces, plan.HeldPiece{Ptr: uintptr(p), Origin: []int{row, 0}, Shape: []int{r, b.cols}})
+			}
 			row += r
 		}
-		return plan.Block{}, false
+		if len(join.Pieces) < 2 || lo[0] < 0 || hi[0] >= row || lo[1] < 0 || hi[1] >= b.cols {
+			return plan.Block{}, false
+		}
+		return plan.Block{Origin: slices.Clone(lo), Shape: []int{hi[0] - lo[0] + 1, hi[1] - lo[1] + 1},
+			Held: &plan.Held{Device: devs[0].Info.Index, Ptr: join.Pieces[0].Ptr, Join: join}}, true
 	}
 }
 
@@ -333,22 +345,41 @@ func (s *gpuSched) held() func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan
 	return func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 		b, ok := h(k, n, lo, hi)
 		if g, isChunks := n.Buf.(*gpuChunks); ok && isChunks {
-			i, _, _ := g.grid.within(lo, hi)
+			src := heldSource{g: g, i: -1}
+			if b.Held.Join == nil {
+				src.i, _, _ = g.grid.within(lo, hi)
+			} else {
+				src.box = &plan.Block{Origin: b.Origin, Shape: b.Shape}
+			}
 			s.mu.Lock()
 			if s.sources == nil {
 				s.sources = map[plan.Held]heldSource{}
 			}
-			s.sources[*b.Held] = heldSource{g, i}
+			s.sources[*b.Held] = src
 			s.mu.Unlock()
 		}
 		return b, ok
 	}
 }
 
-// heldSource is the persisted chunk behind a held block.
+// heldSource is the persisted chunk behind a held block (i), or for a block joined from
+// several chunks (plan.HeldJoin, i < 0) the block's box of the array.
 type heldSource struct {
-	g *gpuChunks
-	i int
+	g   *gpuChunks
+	i   int
+	box *plan.Block
+}
+
+// values copies the source's values to the host: the chunk, or the joined block's box.
+func (src heldSource) values() (dtype.Slice, error) {
+	if src.i >= 0 {
+		return src.g.chunkValues(src.i)
+	}
+	all, err := src.g.Values()
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	return cutBox(all, src.g.grid.shape, src.box.Origin, src.box.Shape), nil
 }
 
 // splitByDevice groups tasks by the GPU they run on (-1: any, they read nothing held): the one
@@ -445,6 +476,15 @@ func (c *peerCopies) gather(ctx context.Context, t *plan.Task) (int, error) {
 		if !ok {
 			return 0, fmt.Errorf("gpuarray: a block held on gpu %d has no known source (internal)", b.Held.Device)
 		}
+		if src.i < 0 {
+			// A block joined from chunks of another GPU: this task reads its blocks from the
+			// host.
+			c.host++
+			if err := c.s.unhold(t); err != nil {
+				return 0, err
+			}
+			return -1, nil
+		}
 		base := src.g.ptr(src.i)
 		if target == nil || base == 0 {
 			return 0, fmt.Errorf("gpuarray: a persisted chunk read on gpu %d was released (internal)", dev)
@@ -533,7 +573,7 @@ func (s *gpuSched) unhold(t *plan.Task) error {
 		if !ok {
 			return fmt.Errorf("gpuarray: a block held on gpu %d has no known source (internal)", b.Held.Device)
 		}
-		v, err := src.g.chunkValues(src.i)
+		v, err := src.values()
 		if err != nil {
 			return err
 		}
@@ -560,9 +600,13 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 	case *gpuSched:
 		opt.Held = s.held()
 		opt.LateGather = deviceGather
+		// One GPU reads a call's held further operands there (several GPUs would need the
+		// operand's chunks on the GPU that runs each task: read from host memory, named).
+		opt.HeldOperands = len(s.devs) == 1
 	case gpuPlanned:
 		opt.LateGather = deviceGather
 	case plan.Keeper:
+		opt.HeldOperands = true // a call's operands kept there are read by the workers
 		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 			if c, ok := n.Buf.(*keptChunks); ok {
 				return c.refBlock(s, lo, hi)
@@ -580,4 +624,40 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 		}
 	}
 	return opt
+}
+
+// cutBox copies the box at origin with shape out of all, the row-major values of an array of
+// the given shape.
+func cutBox(all dtype.Slice, shape, origin, box []int) dtype.Slice {
+	out := dtype.Make(all.DType(), int(expr.Size(box)))
+	if out.Len() == 0 {
+		return out
+	}
+	r := len(shape)
+	if r == 0 {
+		dtype.Copy(out, all)
+		return out
+	}
+	strides := make([]int, r)
+	st := 1
+	for d := r - 1; d >= 0; d-- {
+		strides[d] = st
+		st *= shape[d]
+	}
+	inner := box[r-1]
+	pos := make([]int, r)
+	for o := 0; o < out.Len(); o += inner {
+		at := 0
+		for d := range r {
+			at += (origin[d] + pos[d]) * strides[d]
+		}
+		dtype.Copy(out.Slice(o, o+inner), all.Slice(at, at+inner))
+		for d := r - 2; d >= 0; d-- {
+			if pos[d]++; pos[d] < box[d] {
+				break
+			}
+			pos[d] = 0
+		}
+	}
+	return out
 }

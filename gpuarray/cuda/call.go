@@ -23,8 +23,37 @@ type CallRunner func(ctx context.Context, d *Device, c *plan.CallStep, vals dtyp
 // DeviceCallRunner is a CallRunner whose values a fused kernel left on device d: ptr holds them
 // as the fused kernel's words (EncodeWords: float64 elements, or for the sorts the integers'
 // int64 bits; see DeviceReads) standing for values of dtype dt, row-major over shape. The
-// runner reads ptr and leaves freeing it to the caller.
-type DeviceCallRunner func(ctx context.Context, d *Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error)
+// runner reads ptr and leaves freeing it to the caller. Its further operands may be on d
+// already (Operand.Dev).
+type DeviceCallRunner func(ctx context.Context, d *Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, operands []Operand) (dtype.Slice, []int, error)
+
+// Operand is a call's further operand as a device runner gets it: its values in host memory
+// (Host), or, for an operand of floats held on the GPU (plan.Task.OperandBlocks), N float64
+// elements in d's memory at Dev, copied from where it is held for the call's tasks: the runner
+// reads them and neither writes nor frees them.
+type Operand struct {
+	Host  dtype.Slice
+	Dev   driver.DevicePtr
+	N     int
+	DType dtype.DType
+}
+
+// Len returns the operand's number of values.
+func (o Operand) Len() int {
+	if o.Dev != 0 {
+		return o.N
+	}
+	return o.Host.Len()
+}
+
+// OnHost returns operands of host values.
+func OnHost(ops []dtype.Slice) []Operand {
+	out := make([]Operand, len(ops))
+	for i, s := range ops {
+		out[i] = Operand{Host: s, DType: s.DType()}
+	}
+	return out
+}
 
 // callLib is one registered library of calls.
 type callLib struct {
@@ -255,6 +284,9 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 			} else {
 				return fmt.Errorf("cuda: %v of chunk %d: its input block is not in host memory", call.Fn, tasks[i].Index)
 			}
+			if heldOperand(tasks[i]) {
+				return fmt.Errorf("cuda: %v of chunk %d: a further operand held on the GPU for a runner of host values (internal)", call.Fn, tasks[i].Index)
+			}
 			data, shape, err := lib.run(ctx, d, call, in, tasks[i].Shape, tasks[i].Operands())
 			if err != nil {
 				return fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
@@ -305,6 +337,11 @@ func runDeviceCalls(ctx context.Context, d *Device, lib *callLib, call *plan.Cal
 		defer release()
 		Trace("%v: %d operands copied to GPU %d once for %d tasks in %.4f s", call.Fn, len(ops), d.Info.Index, len(tasks), time.Since(t0).Seconds())
 	}
+	held, freeHeld, err := d.heldOperands(ctx, tasks)
+	if err != nil {
+		return fmt.Errorf("%v: %w", call.Fn, err)
+	}
+	defer freeHeld()
 	for i, t := range sub {
 		t0 := time.Now()
 		ptrs, free, err := RunPlanKeep(ctx, d, []*plan.Task{t})
@@ -312,7 +349,7 @@ func runDeviceCalls(ctx context.Context, d *Device, lib *callLib, call *plan.Cal
 			return err
 		}
 		t1 := time.Now()
-		data, shape, err := lib.dev(ctx, d, call, ptrs[0], dt, tasks[i].Shape, tasks[i].Operands())
+		data, shape, err := lib.dev(ctx, d, call, ptrs[0], dt, tasks[i].Shape, operandsOf(tasks[i], held))
 		free()
 		if err != nil {
 			return fmt.Errorf("%v of chunk %d: %w", call.Fn, tasks[i].Index, err)
@@ -333,4 +370,95 @@ func gathers(tasks []*plan.Task) bool {
 		}
 	}
 	return false
+}
+
+// heldOperand reports whether one of t's further operands is held on a GPU.
+func heldOperand(t *plan.Task) bool {
+	for _, b := range t.OperandBlocks() {
+		if b.Held != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// heldOperands copies the further operands of tasks (one call stage's, which share them) that
+// a GPU holds (plan.Task.OperandBlocks' Held: joins of exactly the box read) into buffers of
+// float64 elements on d, 4-byte floats widened, once for the tasks; free gives them back.
+func (d *Device) heldOperands(ctx context.Context, tasks []*plan.Task) (map[*plan.Held]driver.DevicePtr, func(), error) {
+	out := map[*plan.Held]driver.DevicePtr{}
+	free := func() {
+		_ = d.Do(context.Background(), func() error {
+			for _, p := range out {
+				d.pool.Free(p)
+			}
+			return nil
+		})
+	}
+	for _, t := range tasks {
+		for _, b := range t.OperandBlocks() {
+			if b.Held == nil {
+				continue
+			}
+			if _, ok := out[b.Held]; ok {
+				continue
+			}
+			if b.Held.Device != d.Info.Index {
+				free()
+				return nil, func() {}, fmt.Errorf("a further operand held on GPU %d read on GPU %d (internal)", b.Held.Device, d.Info.Index)
+			}
+			t0 := time.Now()
+			unit := joinWords
+			if b.Held.Narrow { // a float32 operand in 4-byte floats (addOperands reads floats only)
+				unit = joinWiden
+			}
+			copies := joinCopies(&b, 1)
+			n := expr.Size(b.Shape)
+			err := d.Do(ctx, func() error {
+				p, err := d.pool.Alloc(uint64(max(n, 1)) * 8)
+				if err != nil {
+					return err
+				}
+				out[b.Held] = p
+				if err := d.joinInto(p, copies, unit); err != nil {
+					return err
+				}
+				return d.stream.Synchronize()
+			})
+			if err != nil {
+				free()
+				return nil, func() {}, fmt.Errorf("copy a further operand of shape %s held on GPU %d: %w", expr.ShapeString(b.Shape), d.Info.Index, err)
+			}
+			Trace("a further operand of shape %s read where GPU %d holds it (%d pieces) in %.4f s", expr.ShapeString(b.Shape), d.Info.Index, len(copies), time.Since(t0).Seconds())
+		}
+	}
+	return out, free, nil
+}
+
+// operandsOf returns t's further operands for a device runner: host values, or the copies of
+// held ones that heldOperands made.
+func operandsOf(t *plan.Task, held map[*plan.Held]driver.DevicePtr) []Operand {
+	blocks := t.OperandBlocks()
+	out := make([]Operand, len(blocks))
+	for i, b := range blocks {
+		if b.Held != nil {
+			out[i] = Operand{Dev: held[b.Held], N: int(expr.Size(b.Shape)), DType: dtype.Float64}
+			continue
+		}
+		out[i] = Operand{Host: b.Data, DType: b.Data.DType()}
+	}
+	return out
+}
+
+// HostValues returns the host values of operands, for a device runner that reads them there;
+// an operand on the device is an error (such runners are not given one: ReadsHeld).
+func HostValues(ops []Operand) ([]dtype.Slice, error) {
+	out := make([]dtype.Slice, len(ops))
+	for i, o := range ops {
+		if o.Dev != 0 {
+			return nil, fmt.Errorf("cuda: operand %d is on the device, and this library reads operands from host memory (internal)", i+1)
+		}
+		out[i] = o.Host
+	}
+	return out, nil
 }

@@ -5,7 +5,8 @@
 // storing any intermediate array. The linker compiles each module on its own and inlines no
 // call between them, so the library's elementwise math and the normal draw's slow path are
 // copied into the kernel as the library's own PTX (ptxinline.go: the same bits, without the
-// calls' cost); the block reductions and the other samplers stay calls. Only the driver (libcuda.so.1, bound by package
+// calls' cost; consecutive calls' fast paths first, ptxsplit.go, and their float64 constants
+// from the constant bank, ptxconst.go, so exp's and sin's chains overlap); the block reductions and the other samplers stay calls. Only the driver (libcuda.so.1, bound by package
 // cuda/driver) is needed; without one, Devices and Open return an error wrapping ErrNoDriver
 // ("no NVIDIA driver found: libcuda.so.1").
 //
@@ -26,12 +27,14 @@
 // or on which GPU ran it; the caller combines chunk partials in its own fixed tree order.
 //
 // A reduction over some axes only (Spec.Kept) gives one partial per kept element (Result.Axes):
-// a thread per kept element and slice walks the reduced elements in order (neighbouring
-// threads on neighbouring kept elements: a column sum reads contiguously), or, when the
-// innermost axis is reduced (Spec.Rows), a warp per kept element and slice whose lanes read
-// neighbouring elements and merge by shuffles in a fixed order. Slices are combined in slice
-// order, then a result's tasks in the host's tree order: for sums, means, variances and
-// standard deviations by a generated kernel on the device (RunPlanSumKeep,
+// eight warps per 32 kept elements and slice walk the reduced elements in order (neighbouring
+// lanes on neighbouring kept elements: a column sum reads contiguously) and merge through
+// shared memory; when the innermost axis is reduced over long runs (Spec.Rows), a warp per
+// kept element and slice whose lanes read neighbouring elements and merge by shuffles in a
+// fixed order; over runs of at most 32 elements (Spec.Short: a reshape's pairs, a few rows), a
+// thread per kept element walks its whole run, one slice, nothing to merge. Slices are
+// combined in slice order, then a result's tasks in the host's tree order: for sums, means,
+// variances and standard deviations by a generated kernel on the device (RunPlanSumKeep,
 // RunPlanWelfordKeep, reduce_keep.go, the host's bits), for the others on the host; how many
 // slices a task has depends on its shape alone. Range leaves (Arange,
 // Linspace) are computed in the kernel as the CPU computes them, bit for bit.

@@ -522,6 +522,7 @@ type uploads struct {
 	d        *Device
 	bufs     []driver.DevicePtr
 	uploaded map[unsafe.Pointer]driver.DevicePtr
+	joined   map[string]driver.DevicePtr // held blocks joined from chunks, by their copies
 }
 
 func newUploads(d *Device) *uploads {
@@ -620,7 +621,13 @@ func (u *uploads) release() {
 // leaf fills leaf l's descriptor words b (buffer address or Philox key, offset, strides) for
 // task t, uploading the leaf's input data unless the device holds it already.
 func (u *uploads) leaf(b []uint64, t *Task, l int, keys map[int]uint64) error {
-	if l < len(t.Held) && t.Held[l].Ptr != 0 {
+	if l < len(t.Held) && t.Held[l].Ptr != 0 && t.Held[l].Copies != nil {
+		p, err := u.join(&t.Held[l]) // chunks held on this GPU, joined there
+		if err != nil {
+			return err
+		}
+		b[0] = uint64(p)
+	} else if l < len(t.Held) && t.Held[l].Ptr != 0 {
 		b[0] = uint64(t.Held[l].Ptr) // an array held on this GPU, read in place
 	} else if l < len(t.Gathers) && t.Gathers[l] != nil {
 		if t.Gathers[l].Len() > 0 {

@@ -287,12 +287,8 @@ func axesRunWords(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) ([]ui
 	p := parsePTX(t, ptx)
 	R, L := s.Rank, s.Leaves()
 	k, n := axesShape(s, &task)
-	sl := AxesSlices(k, n)
-	gridX := (k + 31) / 32 * sl
-	if s.Rows {
-		sl = AxesWarpSlices(k, n)
-		gridX = (k*sl*32 + BlockSize - 1) / BlockSize
-	}
+	sl := axesSlices(s, k, n)
+	gridX := axesGridX(s, k, sl)
 	const desc, out = 1 << 44, 1 << 46
 	w := make([]uint64, axesDescWords(R, L))
 	for j, d := range task.Dims {
@@ -310,7 +306,7 @@ func axesRunWords(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) ([]ui
 		mem[desc+uint64(8*j)] = v
 	}
 	for bx := range gridX {
-		ptxRun(t, p, int(bx), 0, map[string]uint64{"desc": desc, "out": out}, mem, nil)
+		ptxRun(t, p, int(bx), 0, map[string]uint64{"desc": desc, "out": out, "nctaid.x": uint64(gridX)}, mem, nil)
 	}
 	words := make([]uint64, k*sl*int64(s.partialWords()))
 	for i := range words {

@@ -36,6 +36,8 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 				}
 			}
 			s.Rows = red[rank-1] && n >= axesMinRow
+			// Runs of a few elements: a thread per kept element walks its whole run.
+			s.Short = !s.Rows && n <= axesMaxShort
 		}
 		switch k.Reduce.Red {
 		case expr.Sum, expr.Mean:
@@ -200,7 +202,7 @@ func lowerTask(t *plan.Task, leaves []int, nleaf int, cache gatherCache) (Task, 
 				if gt.Held == nil {
 					gt.Held = make([]HeldInput, nleaf)
 				}
-				gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape), Narrow: b.Held.Narrow}
+				gt.Held[leaf] = heldInput(b, in.DType)
 			} else if b.Gather != nil && b.Data.IsNil() && hostGather(b, in.DType) {
 				// Found on the host, which HostGathers reports for Path.
 				gt.Inputs[leaf] = EncodeWords(dtype.Convert(b.Gather.Box(b.Origin, b.Shape), in.DType))
@@ -271,7 +273,7 @@ func lowerSorted(t *plan.Task, in *plan.Instr, leaf, nleaf int, gt *Task, cache 
 		if gt.Held == nil {
 			gt.Held = make([]HeldInput, nleaf)
 		}
-		gt.Held[leaf] = HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: n, Narrow: b.Held.Narrow}
+		gt.Held[leaf] = heldInput(b, in.Sorted)
 	case b.Data.IsNil() && n > 0:
 		return fmt.Errorf("cuda: task %d: the sorted array of a search is not in memory (internal)", t.Index)
 	default:
@@ -578,8 +580,8 @@ func narrowInputs(s *Spec, gts []Task) (*Spec, error) {
 }
 
 // heldOn checks that tasks reading arrays held on a GPU run on that GPU alone, and returns
-// the spec to run them with: s, or s with the leaves that read 4-byte floats held there
-// narrow (narrowInputs, which also narrows the other tasks' host data of those leaves).
+// the spec to run them with: s, or s with the leaves that read elements held there in their
+// own size narrow (narrowInputs, which also narrows the other tasks' host data of those leaves).
 func heldOn(devs []*Device, s *Spec, gts []Task) (*Spec, error) {
 	for _, t := range gts {
 		for _, h := range t.Held {

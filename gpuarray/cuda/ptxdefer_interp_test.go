@@ -16,6 +16,7 @@ type orderCase struct {
 	red     Reduce
 	kept    int
 	rows    bool
+	short   bool
 	dims    []int64
 	strides []int64
 	// masked makes the reduced value that of a masked mean, x.Mask(x > 1).Mean(): the sum of
@@ -61,7 +62,7 @@ func orderRun(t *testing.T, c orderCase, stored bool) []uint64 {
 	if stored {
 		node = Node{Kind: NInput, DType: expr.Float64}
 	}
-	s := &Spec{Rank: len(c.dims), Reduce: c.red, Kept: c.kept, Rows: c.rows, Nodes: []Node{node}}
+	s := &Spec{Rank: len(c.dims), Reduce: c.red, Kept: c.kept, Rows: c.rows, Short: c.short, Nodes: []Node{node}}
 	task := heldTask(c.dims, []Map{{Strides: c.strides}}, []uint64{base}, []int64{n})
 	if c.masked {
 		const unit = 1 << 36 // 0 + 1i
@@ -96,21 +97,24 @@ func orderRun(t *testing.T, c orderCase, stored bool) []uint64 {
 	return words
 }
 
-// orderCases are column and row reductions (both walks of partial reductions, over one axis
-// and over two, where a batch spans rows) and full ones, sums and Welford (means and standard
+// orderCases are column and row reductions (the three walks of partial reductions, over one
+// axis and over two, where a batch spans rows) and full ones, sums and Welford (means and standard
 // deviations), each thread's run long enough to hold several batches of deferred elements.
 var orderCases = []orderCase{
-	{"column sums", RSum, 1, false, []int64{8, 700}, []int64{1, 8}, false},
-	{"column Welford", RWelford, 1, false, []int64{8, 700}, []int64{1, 8}, false},
-	{"sums of 40 columns (a whole warp's and 8)", RSum, 1, false, []int64{40, 300}, []int64{1, 40}, false},
-	{"row sums", RSum, 1, true, []int64{2, 2600}, []int64{2600, 1}, false},
-	{"row Welford", RWelford, 1, true, []int64{2, 2600}, []int64{2600, 1}, false},
-	{"sums over axes 0 and 1 of (30, 40, 4)", RSum, 1, false, []int64{4, 30, 40}, []int64{1, 160, 4}, false},
-	{"row Welford over axes 1 and 2 of (3, 20, 130)", RWelford, 1, true, []int64{3, 20, 130}, []int64{2600, 130, 1}, false},
-	{"full sum", RSum, 0, false, []int64{20, 1000}, []int64{1000, 1}, false},
-	{"full Welford", RWelford, 0, false, []int64{20, 1000}, []int64{1000, 1}, false},
-	{"masked mean (a complex sum)", RSum, 0, false, []int64{20, 1000}, []int64{1000, 1}, true},
-	{"masked means of columns", RSum, 1, false, []int64{40, 300}, []int64{1, 40}, true},
+	{"column sums", RSum, 1, false, false, []int64{8, 700}, []int64{1, 8}, false},
+	{"column Welford", RWelford, 1, false, false, []int64{8, 700}, []int64{1, 8}, false},
+	{"sums of 40 columns (a whole warp's and 8)", RSum, 1, false, false, []int64{40, 300}, []int64{1, 40}, false},
+	{"row sums", RSum, 1, true, false, []int64{2, 2600}, []int64{2600, 1}, false},
+	{"row Welford", RWelford, 1, true, false, []int64{2, 2600}, []int64{2600, 1}, false},
+	{"sums over axes 0 and 1 of (30, 40, 4)", RSum, 1, false, false, []int64{4, 30, 40}, []int64{1, 160, 4}, false},
+	{"row Welford over axes 1 and 2 of (3, 20, 130)", RWelford, 1, true, false, []int64{3, 20, 130}, []int64{2600, 130, 1}, false},
+	{"full sum", RSum, 0, false, false, []int64{20, 1000}, []int64{1000, 1}, false},
+	{"full Welford", RWelford, 0, false, false, []int64{20, 1000}, []int64{1000, 1}, false},
+	{"masked mean (a complex sum)", RSum, 0, false, false, []int64{20, 1000}, []int64{1000, 1}, true},
+	{"masked means of columns", RSum, 1, false, false, []int64{40, 300}, []int64{1, 40}, true},
+	{"short column sums of a (3, 2, 300) array over axis 1", RSum, 2, false, true, []int64{3, 300, 2}, []int64{600, 1, 300}, false},
+	{"short column Welford of a (3, 2, 300) array over axis 1", RWelford, 2, false, true, []int64{3, 300, 2}, []int64{600, 1, 300}, false},
+	{"short sums over axes 0 and 2 of (4, 50, 5)", RSum, 1, false, true, []int64{50, 4, 5}, []int64{5, 250, 1}, false},
 }
 
 // TestDeferredReductionsKeepElementOrder interprets the generated kernels of reductions of a
@@ -171,7 +175,7 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 			switch together := activemasks[true] > whole; {
 			case v.coop == "0" && (together || activemasks[false] > part):
 				t.Errorf("%s, GPUNOTES_PTX_DEFER_COOP=0: the kernel asks which lanes are here", c.name)
-			case v.coop == "all" && !together && !(c.kept > 0 && !c.rows && c.dims[0] < 32): // a column walk of under 32 columns has no whole warp
+			case v.coop == "all" && !together && !(c.kept > 0 && !c.rows && c.dims[0] < 32) && !c.short: // a column walk of under 32 columns has no whole warp; a short walk defers nothing
 				t.Errorf("%s, GPUNOTES_PTX_DEFER_COOP=all: no whole warp computed slow elements together", c.name)
 			}
 			if len(got) != len(stored) {

@@ -10,11 +10,14 @@ func axesDescWords(r, l int) int { return r + 4 + l*(r+2) }
 
 // generateAxes writes the PTX of a partial reduction (s.Kept > 0): a task's iteration space
 // is (kept index q, reduced index n), q row-major over its first Kept axes and n over the rest.
-// Thread g of a task (blockIdx.x*BlockSize + threadIdx.x) takes q = g mod K and slice
-// b = g div K, walks n over the slice's range [N*b/S, N*(b+1)/S) in order, and stores its partial
-// at slot outOff + b*K + q. Neighbouring threads take neighbouring q: when the innermost axis is
-// kept (a column reduction) their leaves read neighbouring elements. The host combines the S
-// slices of each q in order, so the bits do not depend on timing or on the GPU.
+// Each kept element's run is split into slices walked in order, each slice's partial stored at
+// slot outOff + b*K + q for slice b. Block x of the block walk takes kept elements 32j … 32j+31
+// (one per lane) and outer slice b, its eight warps eight inner slices merged in order through
+// shared memory; a warp of the row walk (Spec.Rows) takes one (q, slice), its lanes every 32nd
+// element, merged by shuffles; a thread of the short walk (Spec.Short) takes q = its global
+// index (then q plus the grid's threads, …) and the whole run, one slice. Neighbouring threads take neighbouring q: when the
+// innermost axis is kept (a column reduction) their leaves read neighbouring elements. The host
+// combines the S slices of each q in order, so the bits do not depend on timing or on the GPU.
 func generateAxes(s *Spec, lib *library) (string, string, error) {
 	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves()}
 	name := "gpn_axes_" + s.Key()
@@ -52,7 +55,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	lane := g.rd()
 	g.ins("and.b64 %s, %s, 31", lane, tid)
 	q, sl, lo, hi := g.rd(), g.rd(), g.rd(), g.rd()
-	var active string
+	var active, stride, shortNext string
 	if s.Rows {
 		// Warp gid/32 takes (q, slice) and its lane the run's elements lane, lane+32, …
 		ks, wi := g.rd(), g.rd()
@@ -60,13 +63,22 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("shr.u64 %s, %s, 5", wi, gid)
 		g.ins("setp.ge.u64 %s, %s, %s", pExit, wi, ks)
 		g.ins("@%s bra %s", pExit, exit)
-		g.ins("rem.u64 %s, %s, %s", q, wi, K)
-		g.ins("div.u64 %s, %s, %s", sl, wi, K)
+		g.ins("mov.u64 %s, %s", sl, g.divmod(q, wi, K))
 		g.ins("mul.lo.u64 %s, %s, %s", t, N, sl)
-		g.ins("div.u64 %s, %s, %s", lo, t, S)
+		g.ins("mov.u64 %s, %s", lo, g.divmod("", t, S))
 		g.ins("add.u64 %s, %s, 1", hi, sl)
 		g.ins("mul.lo.u64 %s, %s, %s", t, N, hi)
-		g.ins("div.u64 %s, %s, %s", hi, t, S)
+		g.ins("mov.u64 %s, %s", hi, g.divmod("", t, S))
+	} else if s.Short {
+		// Thread gid takes kept elements gid, gid + stride, … (stride: the grid's threads)
+		// and walks each one's whole run (shortNext, below).
+		g.ins("mov.u64 %s, %s", q, gid)
+		g.ins("mov.u64 %s, 0", sl)
+		g.ins("mov.u64 %s, 0", lo)
+		nx := g.r()
+		stride = g.rd()
+		g.ins("mov.u32 %s, %%nctaid.x", nx)
+		g.ins("mul.wide.u32 %s, %s, %d", stride, nx, BlockSize)
 	} else {
 		// Block x takes kept elements 32j … 32j+31 (one per lane) and outer slice b; its warp w
 		// walks inner slice 8b+w of the task's 8S slices.
@@ -77,18 +89,17 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("cvt.u64.u32 %s, %s", bx64, bx)
 		g.ins("setp.ge.u64 %s, %s, %s", pExit, bx64, gs)
 		g.ins("@%s bra %s", pExit, exit)
-		g.ins("rem.u64 %s, %s, %s", q, bx64, G)
-		g.ins("div.u64 %s, %s, %s", sl, bx64, G)
+		g.ins("mov.u64 %s, %s", sl, g.divmod(q, bx64, G))
 		g.ins("shl.b64 %s, %s, 5", q, q)
 		g.ins("add.u64 %s, %s, %s", q, q, lane)
 		g.ins("shr.u64 %s, %s, 5", w, tid)
 		g.ins("shl.b64 %s, %s, 3", s8, S)
 		g.ins("mad.lo.u64 %s, %s, 8, %s", sub, sl, w)
 		g.ins("mul.lo.u64 %s, %s, %s", t, N, sub)
-		g.ins("div.u64 %s, %s, %s", lo, t, s8)
+		g.ins("mov.u64 %s, %s", lo, g.divmod("", t, s8))
 		g.ins("add.u64 %s, %s, 1", hi, sub)
 		g.ins("mul.lo.u64 %s, %s, %s", t, N, hi)
-		g.ins("div.u64 %s, %s, %s", hi, t, s8)
+		g.ins("mov.u64 %s, %s", hi, g.divmod("", t, s8))
 		// Lanes past the last kept element walk nothing but take part in the block's merge.
 		active = g.p()
 		g.ins("setp.lt.u64 %s, %s, %s", active, q, K)
@@ -96,6 +107,17 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	}
 
 	lv := g.loadLeaves(s, d, 8*(R+4))
+	if s.Short {
+		// Each of the thread's kept elements from here; lanes past the last one walk nothing
+		// and store nothing, and go round with their warp.
+		next := g.label("shortnext")
+		g.put(next)
+		shortNext = next
+		active = g.p()
+		g.ins("mov.u64 %s, %s", hi, N)
+		g.ins("setp.lt.u64 %s, %s, %s", active, q, K)
+		g.ins("@!%s mov.u64 %s, %s", active, hi, lo)
+	}
 	// The kept index's part of each leaf's index, once per thread.
 	kb := make([]string, L)
 	for l := range lv {
@@ -109,8 +131,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		if k == 0 {
 			g.ins("mov.u64 %s, %s", ik, rem)
 		} else {
-			g.ins("rem.u64 %s, %s, %s", ik, rem, dims[k])
-			g.ins("div.u64 %s, %s, %s", rem, rem, dims[k])
+			g.ins("mov.u64 %s, %s", rem, g.divmod(ik, rem, dims[k]))
 		}
 		for l := range lv {
 			g.ins("mad.lo.s64 %s, %s, %s, %s", kb[l], ik, lv[l].str[k], kb[l])
@@ -126,7 +147,10 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	var dq *deferQueue
-	if deferAxes && deferSlow && drawsNormals(s) {
+	// A short walk does not defer: a batch would end every few elements, and the warp's
+	// round for its slow draws cost more than it saved (measured, H100: the reshape row's
+	// runs of 2, 30.9 ms deferred, 21.0 not).
+	if deferAxes && deferSlow && drawsNormals(s) && !s.Short {
 		dq = g.newDeferQueue(s)
 	}
 
@@ -143,9 +167,13 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	}
 	g.ins("setp.ge.u64 %s, %s, %s", pe, n, hi)
 	g.ins("@%s bra %s", pe, loopEnd)
-	g.ins("div.u64 %s, %s, %s", row, n, dl)
-	g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
-	g.ins("sub.u64 %s, %s, %s", c, n, t)
+	if s.Short {
+		// A short walk starts its run at element 0: row 0, column 0.
+		g.ins("mov.u64 %s, 0", row)
+		g.ins("mov.u64 %s, 0", c)
+	} else {
+		g.ins("mov.u64 %s, %s", row, g.divmod(c, n, dl))
+	}
 	rowBase := func(lv []leafRegs, row string) {
 		for l := range lv {
 			g.ins("mov.u64 %s, %s", lv[l].rb, kb[l])
@@ -157,8 +185,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 			if k == nk {
 				g.ins("mov.u64 %s, %s", ik, r)
 			} else {
-				g.ins("rem.u64 %s, %s, %s", ik, r, dims[k])
-				g.ins("div.u64 %s, %s, %s", r, r, dims[k])
+				g.ins("mov.u64 %s, %s", r, g.divmod(ik, r, dims[k]))
 			}
 			for l := range lv {
 				g.ins("mad.lo.s64 %s, %s, %s, %s", lv[l].rb, ik, lv[l].str[k], lv[l].rb)
@@ -209,9 +236,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	g.ins("setp.lt.u64 %s, %s, %s", pc, c, dl)
 	g.ins("@%s bra %s", pc, loop)
 	if s.Rows {
-		g.ins("div.u64 %s, %s, %s", row, n, dl)
-		g.ins("mul.lo.u64 %s, %s, %s", t, row, dl)
-		g.ins("sub.u64 %s, %s, %s", c, n, t)
+		g.ins("mov.u64 %s, %s", row, g.divmod(c, n, dl))
 	} else {
 		g.ins("mov.u64 %s, 0", c)
 		g.ins("add.u64 %s, %s, 1", row, row)
@@ -233,6 +258,9 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		p0 := g.p()
 		g.ins("setp.ne.u64 %s, %s, 0", p0, lane)
 		g.ins("@%s bra %s", p0, exit)
+	} else if s.Short {
+		// The thread's partial is its kept element's (one slice, nothing to merge).
+		g.ins("@!%s bra %s", active, shortNext+"_store")
 	} else {
 		// Warp 0 gathers the block's eight inner slices in order through shared memory.
 		pw := s.partialWords()
@@ -308,9 +336,45 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 			return "", "", fmt.Errorf("kernel spec: partial reduction %v", s.Reduce)
 		}
 	}
+	if s.Short {
+		// The next kept element, while the warp's first lane has one.
+		g.put(shortNext + "_store")
+		first, more := g.rd(), g.p()
+		g.ins("add.u64 %s, %s, %s", q, q, stride)
+		g.ins("sub.u64 %s, %s, %s", first, q, lane)
+		g.ins("setp.lt.u64 %s, %s, %s", more, first, K)
+		g.ins("@%s bra %s", more, shortNext)
+	}
 	g.put(exit)
 	g.ins("ret")
 	return g.module(s, name), name, nil
+}
+
+// divmod emits the unsigned 64-bit division a / b into a new register, which it returns, and
+// where rem is not "" the remainder a - (a/b)*b into rem (rem may be a). Operands that both
+// fit in 32 bits (task sizes, almost always) take a 32-bit division, as nvcc's code does: a
+// 64-bit one is a subroutine of several dozen instructions, paid per thread.
+func (g *gen) divmod(rem, a, b string) string {
+	quo, t, p := g.rd(), g.rd(), g.p()
+	fast, done := g.label("div32"), g.label("divdone")
+	g.ins("or.b64 %s, %s, %s", t, a, b)
+	g.ins("shr.u64 %s, %s, 32", t, t)
+	g.ins("setp.eq.u64 %s, %s, 0", p, t)
+	g.ins("@%s bra %s", p, fast)
+	g.ins("div.u64 %s, %s, %s", quo, a, b)
+	g.ins("bra %s", done)
+	g.put(fast)
+	a32, b32, q32 := g.r(), g.r(), g.r()
+	g.ins("cvt.u32.u64 %s, %s", a32, a)
+	g.ins("cvt.u32.u64 %s, %s", b32, b)
+	g.ins("div.u32 %s, %s, %s", q32, a32, b32)
+	g.ins("cvt.u64.u32 %s, %s", quo, q32)
+	g.put(done)
+	if rem != "" {
+		g.ins("mul.lo.u64 %s, %s, %s", t, quo, b)
+		g.ins("sub.u64 %s, %s, %s", rem, a, t)
+	}
+	return quo
 }
 
 // shfl64 returns the f64 or b64 register v of the lane o above (shfl.sync.down on both halves).

@@ -82,6 +82,10 @@ type ptxThread struct {
 	bar   bool              // stopped at bar.sync
 }
 
+// ptxExecuted, where a test sets it, counts the instructions the interpreter runs by opcode
+// (those a false predicate skips left out; a warp collective counted once per lane).
+var ptxExecuted map[string]int
+
 // ptxRun interprets one block (ctaid x, y) of 256 threads of p over global memory mem (byte
 // address -> 64-bit word) with kernel parameters params. Each thread runs until it stops at a
 // barrier or a warp collective; then the lanes of a warp stopped at the same collective take
@@ -285,6 +289,9 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			l = l[sp+1:]
 		}
 		op, rest, _ := strings.Cut(l, " ")
+		if ptxExecuted != nil {
+			ptxExecuted[op]++
+		}
 		if strings.HasPrefix(op, "shfl.sync.") || op == "activemask.b32" || op == "bar.warp.sync" {
 			if strings.HasPrefix(p.lines[x.pc-1], "@") {
 				t.Fatalf("a predicated warp collective %q", l)
@@ -352,6 +359,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(val(a[1]) >> val(a[2]))
 		case "and.b64":
 			set(val(a[1]) & val(a[2]))
+		case "or.b64":
+			set(val(a[1]) | val(a[2]))
 		case "setp.ge.u64":
 			set(map[bool]uint64{true: 1}[val(a[1]) >= val(a[2])])
 		case "setp.lt.u64":
@@ -499,7 +508,7 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(float64(val(a[1]))))
 		case "cvt.rzi.u64.f64":
 			set(uint64(f(val(a[1]))))
-		case "add.rn.f64":
+		case "add.rn.f64", "add.f64": // add.f64 rounds to nearest too
 			set(b(f(val(a[1])) + f(val(a[2]))))
 		case "sub.rn.f64":
 			set(b(f(val(a[1])) - f(val(a[2]))))

@@ -61,6 +61,52 @@ func AxesWarpSlices(k, n int64) int64 {
 	return max(min(s, MaxSlices), 1)
 }
 
+// axesMaxShort is the longest reduced run (of a whole kernel) that one thread walks alone
+// (Spec.Short). Up to 8 the block walk's warps take an element or none each; up to 32, four at
+// most, each warp's start still paid for a few elements. (Measured on an H100 for runs of 2
+// only, the reshape row: 302 -> 16.7 ms; 32 is a choice: a longer run of a small result would
+// leave a thread walking it alone while the block walk spread it over eight warps.)
+const axesMaxShort = 32
+
+// shortMinThreads is the fewest threads a short walk's task aims at; past them a thread takes
+// up to shortMaxPerThread kept elements (a grid-stride loop), so that its start (descriptor
+// loads, the leaves' strides) is paid for more than a run or two. Which thread takes a kept
+// element changes no bit. GPUNOTES_AXES_SHORT_PER_THREAD sets the most (for measuring).
+var (
+	shortMinThreads   int64 = 1 << 17
+	shortMaxPerThread       = int64(max(1, envCount("GPUNOTES_AXES_SHORT_PER_THREAD", 8)))
+)
+
+// shortPerThread returns how many of a task's k kept elements a short walk's thread takes.
+func shortPerThread(k int64) int64 {
+	return max(1, min(shortMaxPerThread, k/shortMinThreads))
+}
+
+// axesSlices returns how many slices each of a task's k kept elements (n reduced elements
+// each) is split into in s's walk.
+func axesSlices(s *Spec, k, n int64) int64 {
+	switch {
+	case s.Short:
+		return 1
+	case s.Rows:
+		return AxesWarpSlices(k, n)
+	}
+	return AxesSlices(k, n)
+}
+
+// axesGridX returns the blocks of a task's launch in s's walk, for k kept elements and sl
+// slices each.
+func axesGridX(s *Spec, k, sl int64) int64 {
+	switch {
+	case s.Short:
+		per := BlockSize * shortPerThread(k)
+		return (k*sl + per - 1) / per
+	case s.Rows:
+		return (k*sl*32 + BlockSize - 1) / BlockSize
+	}
+	return (k + 31) / 32 * sl
+}
+
 // axesShape returns a task's kept and reduced element counts (dims are kept first).
 func axesShape(s *Spec, t *Task) (k, n int64) {
 	k, n = 1, 1
@@ -84,10 +130,7 @@ func keepsPartials(s *Spec, tasks []Task) error {
 	}
 	for i := range tasks {
 		k, n := axesShape(s, &tasks[i])
-		sl := AxesSlices(k, n)
-		if s.Rows {
-			sl = AxesWarpSlices(k, n)
-		}
+		sl := axesSlices(s, k, n)
 		if k == 0 || n == 0 || sl != 1 {
 			return fmt.Errorf("cuda: task %d of a partial reduction (%d kept, %d reduced elements) combines %d slices per element on the host", i, k, n, sl)
 		}
@@ -112,10 +155,7 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 	ks, ns, ss := make([]int64, len(tasks)), make([]int64, len(tasks)), make([]int64, len(tasks))
 	for i := range tasks {
 		ks[i], ns[i] = axesShape(s, &tasks[i])
-		ss[i] = AxesSlices(ks[i], ns[i])
-		if s.Rows {
-			ss[i] = AxesWarpSlices(ks[i], ns[i])
-		}
+		ss[i] = axesSlices(s, ks[i], ns[i])
 	}
 	for first := 0; first < len(tasks); {
 		if err := ctx.Err(); err != nil {
@@ -132,11 +172,7 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 			}
 			offs[last] = slots
 			slots += need
-			if s.Rows {
-				gridX = max(gridX, (need*32+BlockSize-1)/BlockSize)
-			} else {
-				gridX = max(gridX, (ks[last]+31)/32*ss[last])
-			}
+			gridX = max(gridX, axesGridX(s, ks[last], ss[last]))
 			last++
 		}
 		if err := d.launchAxes(ctx, fn, name, s, tasks[first:last], first, ks, ns, ss, offs, slots, gridX, W, keys, opt, res); err != nil {

@@ -92,13 +92,8 @@ func runPlanCombine(ctx context.Context, d *Device, tasks []*plan.Task, groups [
 		if ks[i] == 0 || ns[i] == 0 {
 			return nil, ErrNotKept
 		}
-		ss[i] = AxesSlices(ks[i], ns[i])
-		if s.Rows {
-			ss[i] = AxesWarpSlices(ks[i], ns[i])
-			gridX = max(gridX, (ks[i]*ss[i]*32+BlockSize-1)/BlockSize)
-		} else {
-			gridX = max(gridX, (ks[i]+31)/32*ss[i])
-		}
+		ss[i] = axesSlices(s, ks[i], ns[i])
+		gridX = max(gridX, axesGridX(s, ks[i], ss[i]))
 		offs[i] = slots
 		slots += ks[i] * ss[i]
 	}

@@ -115,6 +115,13 @@ type Spec struct {
 	// neighbouring elements, combined by shuffles in a fixed order) instead of one thread: for
 	// reductions over the innermost axis, whose runs are contiguous.
 	Rows bool
+	// Short makes a partial reduction whose reduced runs are short (at most axesMaxShort
+	// elements) walk each kept element's whole run with one thread, in element order: a block
+	// takes BlockSize neighbouring kept elements, one slice each, no merge, and for a big result
+	// each thread then the kept elements a grid's width on (shortPerThread). (The block walk
+	// spreads a run over eight warps: for a run of 2 it left most threads idle, and the index
+	// arithmetic of every thread was paid for a value or two.)
+	Short bool
 	// Tile makes a full reduction or an elementwise kernel walk square tiles of the last two
 	// axes, reading its Transposed inputs through shared memory, so that both the inputs that
 	// run along the last axis and those that run along the one before are read in whole
@@ -161,7 +168,7 @@ func (s *Spec) Validate() error {
 	if err := s.validCount(); err != nil {
 		return err
 	}
-	if s.Kept < 0 || s.Kept >= s.Rank || (s.Kept > 0 && s.Reduce == RNone) || (s.Rows && s.Kept == 0) {
+	if s.Kept < 0 || s.Kept >= s.Rank || (s.Kept > 0 && s.Reduce == RNone) || (s.Rows && s.Kept == 0) || (s.Short && (s.Kept == 0 || s.Rows)) {
 		return fmt.Errorf("kernel spec: %d kept axes of %d for reduction %v", s.Kept, s.Rank, s.Reduce)
 	}
 	if s.NarrowOut && (s.Reduce != RNone || !Narrow(s.Nodes[len(s.Nodes)-1].DType)) {
@@ -244,6 +251,9 @@ func (s *Spec) Key() string {
 	w(uint64(s.Kept))
 	if s.Rows {
 		w(1)
+	}
+	if s.Short {
+		w(3)
 	}
 	w(boolWord(s.Tile))
 	if s.NarrowOut {
@@ -332,6 +342,20 @@ type HeldInput struct {
 	Ptr    driver.DevicePtr
 	Len    int64
 	Narrow bool
+	// Copies, when set, join the block from several chunks held on Device (plan.HeldJoin) into
+	// a buffer of the launch, which the kernel reads instead of Ptr (joinCopies' units).
+	Copies []plan.PieceCopy
+	unit   joinUnit // what Copies move per element
+}
+
+// heldInput returns the held input of a planned block held on a GPU (b.Held) that a leaf of
+// dtype dt reads.
+func heldInput(b *plan.Block, dt expr.DType) HeldInput {
+	h := HeldInput{Device: b.Held.Device, Ptr: driver.DevicePtr(b.Held.Ptr), Len: expr.Size(b.Shape), Narrow: b.Held.Narrow}
+	if b.Held.Join != nil {
+		h.Copies, h.unit = joinCopies(b, Words(dt)), heldUnit(b.Held.Narrow, dt)
+	}
+	return h
 }
 
 // input returns the number of elements of input leaf l's data, of dtype dt, and whether it

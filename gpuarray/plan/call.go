@@ -15,7 +15,8 @@ import (
 // Axis (Call.OutLen) and dtype DType.
 //
 // A call with further operands (expr.NewCallRHS) reads them whole: each task's last Operands
-// input blocks hold their values (Task.Operands), which no kernel instruction reads.
+// input blocks hold their values (Task.Operands), or where a GPU holds them (Held, a join
+// of exactly the box read; see addOperands), which no kernel instruction reads.
 type CallStep struct {
 	expr.Call
 	DType    dtype.DType
@@ -27,14 +28,20 @@ type CallStep struct {
 func (c *CallStep) Weighted() bool { return c.Fn == expr.FnBincount && c.DType == dtype.Float64 }
 
 // addOperands gives every task of a call stage the values of the call's further operands, as
-// its last input blocks.
-func (st *Stage) addOperands(args []*expr.Node, done map[*expr.Node]dtype.Slice) error {
+// its last input blocks: the values, or with Options.HeldOperands an operand of floats that a
+// device holds, where it holds it (opHeld).
+func (st *Stage) addOperands(args []*expr.Node, done map[*expr.Node]dtype.Slice, opt Options) error {
 	blocks := make([]Block, len(args))
 	for i, a := range args {
+		lo, hi := operandBox(st.Kernel.Call, a.Shape)
 		vals, ok := done[a]
 		if !ok {
 			if a.Kind != expr.KData {
 				return fmt.Errorf("plan: operand %d of a call, of shape %s, was not computed before its use", i+1, expr.ShapeString(a.Shape))
+			}
+			if b, ok := opHeld(st.Kernel, a, lo, hi, opt); ok {
+				blocks[i] = b
+				continue
 			}
 			var err error
 			if vals, err = a.Values(); err != nil {
@@ -55,6 +62,50 @@ func (st *Stage) addOperands(args []*expr.Node, done map[*expr.Node]dtype.Slice)
 	return nil
 }
 
+// operandBox returns the box [lo, hi] (inclusive) of an operand of shape that a call's tasks
+// read: all of it, or for a product the panel of columns [Off, Off+N) of b.
+func operandBox(c *CallStep, shape []int) (lo, hi []int) {
+	lo, hi = make([]int, len(shape)), make([]int, len(shape))
+	for d, n := range shape {
+		hi[d] = n - 1
+	}
+	if c != nil && c.Fn == expr.FnMatMul && len(shape) == 2 && (c.Off != 0 || c.N != shape[1]) {
+		lo[1], hi[1] = c.Off, c.Off+c.N-1
+	}
+	return lo, hi
+}
+
+// opHeld returns the block of an operand held on a device or kept by a cluster (Options.Held)
+// that the call's tasks read there: exactly the box [lo, hi], joined from the chunks that hold
+// it (a Held join, or a RefJoin; one piece where one chunk holds it), which whoever runs the
+// tasks copies into one buffer of float64 elements first (a GPU) or joins in its memory. Only
+// floats are read so (the device runners read float64 elements; 4-byte floats are widened as
+// they are copied).
+func opHeld(k *Kernel, a *expr.Node, lo, hi []int, opt Options) (Block, bool) {
+	if a.Buf == nil || opt.Held == nil || !opt.HeldOperands || !a.DType.IsFloat() || slices.Contains(a.Shape, 0) {
+		return Block{}, false
+	}
+	b, ok := opt.Held(k, a, lo, hi)
+	if !ok {
+		return Block{}, false
+	}
+	shape := make([]int, len(lo))
+	for d := range lo {
+		shape[d] = hi[d] - lo[d] + 1
+	}
+	switch {
+	case b.Held != nil:
+		h := *b.Held
+		h.Join = &HeldJoin{Pieces: HeldPieces(&b)}
+		return Block{Origin: slices.Clone(lo), Shape: shape, Held: &h}, true
+	case b.Ref != "": // a chunk a cluster keeps: joined (cut) by the worker
+		return Block{Origin: slices.Clone(lo), Shape: shape, RefJoin: &HeldJoin{Pieces: []HeldPiece{{Ref: b.Ref, Origin: b.Origin, Shape: b.Shape}}}}, true
+	case b.RefJoin != nil:
+		return Block{Origin: slices.Clone(lo), Shape: shape, RefJoin: b.RefJoin}, true
+	}
+	return Block{}, false
+}
+
 // panelBlock copies columns [off, off+n) of a row-major rows x cols matrix: the one panel of a
 // product's operand that its tasks read, so that no task (or worker) is sent all of it.
 func panelBlock(vals dtype.Slice, shape []int, off, n int) Block {
@@ -66,7 +117,8 @@ func panelBlock(vals dtype.Slice, shape []int, off, n int) Block {
 	return Block{Origin: []int{0, off}, Shape: []int{rows, n}, Data: out}
 }
 
-// Operands returns the values of a call task's further operands (CallStep.Operands), row-major.
+// Operands returns the values of a call task's further operands (CallStep.Operands),
+// row-major; an operand held on a GPU (OperandBlocks' Held) has none here.
 func (t *Task) Operands() []dtype.Slice {
 	c := t.Kernel.Call
 	if c == nil || c.Operands == 0 || len(t.Inputs) < c.Operands {
@@ -77,6 +129,15 @@ func (t *Task) Operands() []dtype.Slice {
 		out[i] = b.Data
 	}
 	return out
+}
+
+// OperandBlocks returns a call task's further operands' blocks (CallStep.Operands).
+func (t *Task) OperandBlocks() []Block {
+	c := t.Kernel.Call
+	if c == nil || c.Operands == 0 || len(t.Inputs) < c.Operands {
+		return nil
+	}
+	return t.Inputs[len(t.Inputs)-c.Operands:]
 }
 
 // InputDType returns the dtype a call's fused values are computed in.

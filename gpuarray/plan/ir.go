@@ -136,6 +136,10 @@ type Block struct {
 	// Ref, when set, names a chunk that a Keeper keeps (Kept.Ref) whose values are the
 	// block's: whoever runs the task fills Data from it first.
 	Ref string `json:",omitempty"`
+	// RefJoin, when set, says the block spans several chunks that a Keeper keeps: its pieces'
+	// Refs name them, and whoever runs the task joins their parts first (where its GPU holds
+	// them all, into a Held join; else on the host, JoinValues).
+	RefJoin *HeldJoin `json:",omitempty"`
 	// File, when set, is the file-backed array whose box the block is: whoever runs the
 	// task reads Data from it first (LoadInputs).
 	File *expr.File `json:",omitempty"`
@@ -150,9 +154,12 @@ type Block struct {
 type Held struct {
 	Device int     // the GPU's index
 	Ptr    uintptr // device address of the block's first element
-	// Narrow says the values are 4-byte floats (a float32 array persisted on the GPU) instead
-	// of the fused kernels' 8-byte words.
+	// Narrow says the values are in their dtype's own size (float32, bool and integers of 1
+	// to 4 bytes persisted on the GPU: cuda.Narrow) instead of the fused kernels' 8-byte words.
 	Narrow bool `json:",omitempty"`
+	// Join, when set, says the block spans several chunks held on Device (Ptr is the first
+	// one's address): they are copied into one buffer there before the task reads it.
+	Join *HeldJoin `json:",omitempty"`
 }
 
 // Task computes one chunk of a stage: the region of the iteration space at Offset with Shape.

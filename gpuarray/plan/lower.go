@@ -92,6 +92,10 @@ type Options struct {
 	// block with Held set that covers the box, or false, and the values are then read on the
 	// host.
 	Held func(k *Kernel, n *expr.Node, lo, hi []int) (Block, bool)
+	// HeldOperands asks Held for the box of a call's further operand that the call reads (all
+	// of it, a product's panel of b) when a device holds it, for device runners that read it
+	// there (see addOperands); without it such operands are read whole from host memory.
+	HeldOperands bool
 	// LateGather leaves the blocks of takes (Block.Gather) for the executor: a
 	// GPU gathers takes on the device, the CPU executor gathers in LoadInputs,
 	// inside the task (so on all cores). Without it they are gathered as the tasks are made,
@@ -117,7 +121,8 @@ type Stage struct {
 	// kernel does not read held blocks where they are). A GPU's Path names them.
 	HostReads []*expr.Node
 	// HostOperands are the data nodes held off the host that a call reads as further
-	// operands (CallStep.Operands): those are read whole from host memory.
+	// operands (CallStep.Operands) from host memory: Options.HeldOperands was off, or the
+	// hook refused them.
 	HostOperands []*expr.Node
 }
 
@@ -190,7 +195,7 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 		return nil, err
 	}
 	if n.Kind == expr.KCall && len(n.Args) > 1 {
-		if err := st.addOperands(n.Args[1:], done); err != nil {
+		if err := st.addOperands(n.Args[1:], done, opt); err != nil {
 			return nil, err
 		}
 		// The operands count towards a task's memory too (a product's panel of b).

@@ -51,14 +51,14 @@ func RunMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, in dtype.S
 	if len(x) != prod(shape) {
 		return dtype.Slice{}, nil, fmt.Errorf("%v: %d values for a block of shape %s", c.Fn, len(x), expr.ShapeString(shape))
 	}
-	return runMatrix(ctx, d, c, shape, operands, func(mm *mem) (devPtr, error) { return mm.upload(x) })
+	return runMatrix(ctx, d, c, shape, cuda.OnHost(operands), func(mm *mem) (devPtr, error) { return mm.upload(x) })
 }
 
 // RunMatrixOnDevice is RunMatrix for a block already in d's memory (float64 elements,
 // row-major; the fused values of a matrix call are float64 whatever the array's dtype), as a
 // fused kernel left it: nothing crosses to the host but the results. It may overwrite the
 // block.
-func RunMatrixOnDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, _ dtype.DType, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error) {
+func RunMatrixOnDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, _ dtype.DType, shape []int, operands []cuda.Operand) (dtype.Slice, []int, error) {
 	return runMatrix(ctx, d, c, shape, operands, func(*mem) (devPtr, error) { return in, nil })
 }
 
@@ -71,7 +71,7 @@ func prod(shape []int) int {
 }
 
 // runMatrix runs c on each matrix of the block that src places on the device.
-func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []int, operands []dtype.Slice, src func(*mem) (devPtr, error)) (dtype.Slice, []int, error) {
+func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []int, operands []cuda.Operand, src func(*mem) (devPtr, error)) (dtype.Slice, []int, error) {
 	if !c.Fn.Matrix() {
 		return dtype.Slice{}, nil, fmt.Errorf("cuSOLVER: %v is not a matrix function", c.Fn)
 	}
@@ -87,15 +87,17 @@ func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []in
 	batch := prod(shape[:r-2])
 	out := c.OutShape(shape)
 	per := prod(out[r-2:])
-	var rhs []float64 // right-hand sides given apart: row-major m x c.RHS
+	var rhs sides // right-hand sides given apart: row-major m x c.RHS
 	if c.RHS > 0 {
 		if len(operands) != 1 || batch != 1 || operands[0].Len() != m*c.RHS {
 			return dtype.Slice{}, nil, fmt.Errorf("%v: %d right-hand sides of %d rows for a block of shape %s", c.Fn, c.RHS, m, expr.ShapeString(shape))
 		}
-		if operands[0].DType().Kind() == dtype.KindComplex {
+		if operands[0].DType.Kind() == dtype.KindComplex {
 			return dtype.Slice{}, nil, fmt.Errorf("%v of complex right-hand sides is not supported yet", c.Fn)
 		}
-		rhs = dtype.Convert(operands[0], dtype.Float64).Float64s()
+		if rhs.dev = devPtr(operands[0].Dev); rhs.dev == 0 {
+			rhs.host = dtype.Convert(operands[0].Host, dtype.Float64).Float64s()
+		}
 	}
 	y := make([]float64, batch*per)
 	err = k.doCtx(ctx, func(mm *mem) error {
@@ -103,13 +105,13 @@ func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []in
 		if err != nil {
 			return err
 		}
-		if batchedLU(c, batch, m, n, rhs) {
+		if batchedLU(c, batch, m, n, rhs.host) && !rhs.given() {
 			if err := k.luBatch(mm, c, x, batch, m, n, y); err != nil {
 				return fmt.Errorf("%v: %w", c.Fn, err)
 			}
 			return nil
 		}
-		if batchedSVD(c, batch, m, n, rhs) {
+		if batchedSVD(c, batch, m, n, rhs.host) && !rhs.given() {
 			if err := k.svdBatch(mm, c, x, batch, m, n, y); err != nil {
 				return fmt.Errorf("%v: %w", c.Fn, err)
 			}
@@ -144,11 +146,20 @@ func runMatrix(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []in
 	return res, out, nil
 }
 
+// sides are the right-hand sides of a solve or least squares given apart (c.RHS columns,
+// row-major): in host memory, or on the device (a copy of an operand held there, which the
+// solvers only read).
+type sides struct {
+	host []float64
+	dev  devPtr
+}
+
+func (s sides) given() bool { return s.host != nil || s.dev != 0 }
+
 // matrixFn computes one row-major m x n matrix's result (the matrix at a on the device, which
-// it may overwrite) into dst (row-major). rhs, when not nil, holds the right-hand sides of a
-// solve or least squares (c.RHS columns, row-major, in host memory); else they are a's columns
-// from c.N on.
-func (k *Kernels) matrixFn(mm *mem, c *plan.CallStep, a devPtr, rhs []float64, m, n int, dst []float64) error {
+// it may overwrite) into dst (row-major). rhs, when given, holds the right-hand sides of a
+// solve or least squares; else they are a's columns from c.N on.
+func (k *Kernels) matrixFn(mm *mem, c *plan.CallStep, a devPtr, rhs sides, m, n int, dst []float64) error {
 	if m == 0 || n == 0 {
 		if c.Fn == expr.FnDet || c.Fn == expr.FnSlogdetSign {
 			dst[0] = 1
@@ -163,7 +174,7 @@ func (k *Kernels) matrixFn(mm *mem, c *plan.CallStep, a devPtr, rhs []float64, m
 	case expr.FnDet, expr.FnSlogdetSign, expr.FnSlogdetLog:
 		return k.det(mm, c.Fn, a, n, dst)
 	case expr.FnSolve:
-		if rhs != nil {
+		if rhs.given() {
 			return k.solveRHS(mm, a, n, rhs, c.RHS, dst)
 		}
 		return k.solve(mm, a, m, n-c.N, dst)
@@ -363,8 +374,21 @@ func (k *Kernels) solve(mm *mem, a devPtr, n, nrhs int, dst []float64) error {
 }
 
 // solveRHS is solve with A alone at a (n x n, leading dimension n) and B (n x nrhs,
-// row-major) in host memory, moved to column-major there.
-func (k *Kernels) solveRHS(mm *mem, a devPtr, n int, b []float64, nrhs int, dst []float64) error {
+// row-major) in host memory, moved to column-major there, or on the device, transposed into a
+// column-major copy there (cublasDgeam: exact).
+func (k *Kernels) solveRHS(mm *mem, a devPtr, n int, rhs sides, nrhs int, dst []float64) error {
+	if rhs.dev != 0 {
+		db, err := mm.alloc(n * nrhs)
+		if err != nil {
+			return err
+		}
+		one, zero := 1.0, 0.0
+		if err := check("cublasDgeam", cublasDgeam(k.cublas, opT, opN, int32(n), int32(nrhs), &one, rhs.dev, int32(nrhs), &zero, db, int32(n), db, int32(n))); err != nil {
+			return err
+		}
+		return k.luSolve(mm, a, n, n, db, nrhs, dst)
+	}
+	b := rhs.host
 	bc := b
 	if nrhs > 1 {
 		bc = make([]float64, n*nrhs)
@@ -454,11 +478,11 @@ func (k *Kernels) eigh(mm *mem, a devPtr, n int, vectors bool, dst []float64) er
 // p x q matrices with p >= q: the row-major m x N matrix A's view A^T when N >= m, else A
 // transposed on the device (cublasDgeam). The pseudo-inverse is formed on the device with one
 // GEMM from U, the cut singular values and V^T; Lstsq multiplies it with b (a second GEMM).
-func (k *Kernels) svdFn(mm *mem, c *plan.CallStep, a devPtr, rhs []float64, m, n int, dst []float64) error {
+func (k *Kernels) svdFn(mm *mem, c *plan.CallStep, a devPtr, rhs sides, m, n int, dst []float64) error {
 	cols, nrhs := n, 0 // A's columns; right-hand sides
 	if c.Fn == expr.FnLstsq {
 		cols, nrhs = c.N, n-c.N
-		if rhs != nil {
+		if rhs.given() {
 			nrhs = c.RHS
 		}
 	}
@@ -481,8 +505,10 @@ func (k *Kernels) svdFn(mm *mem, c *plan.CallStep, a devPtr, rhs []float64, m, n
 		return err
 	}
 	var bt devPtr // b row-major m x nrhs: column-major b^T, nrhs x m
-	if rhs != nil {
-		if bt, err = mm.upload(rhs); err != nil {
+	if rhs.dev != 0 {
+		bt = rhs.dev // read only
+	} else if rhs.host != nil {
+		if bt, err = mm.upload(rhs.host); err != nil {
 			return err
 		}
 	} else if nrhs > 0 {

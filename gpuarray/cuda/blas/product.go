@@ -22,15 +22,15 @@ func init() {
 // the CPU it does not sum block by block: the GPU's bits are cuBLAS's.
 func RunProduct(ctx context.Context, d *cuda.Device, c *plan.CallStep, in dtype.Slice, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error) {
 	x := dtype.Convert(in, dtype.Float64).Float64s()
-	return runProduct(ctx, d, c, shape, operands, func(mm *mem) (devPtr, error) { return mm.upload(x) })
+	return runProduct(ctx, d, c, shape, cuda.OnHost(operands), func(mm *mem) (devPtr, error) { return mm.upload(x) })
 }
 
 // RunProductOnDevice is RunProduct for a panel already in d's memory (float64, row-major).
-func RunProductOnDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, _ dtype.DType, shape []int, operands []dtype.Slice) (dtype.Slice, []int, error) {
+func RunProductOnDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, _ dtype.DType, shape []int, operands []cuda.Operand) (dtype.Slice, []int, error) {
 	return runProduct(ctx, d, c, shape, operands, func(*mem) (devPtr, error) { return in, nil })
 }
 
-func runProduct(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []int, operands []dtype.Slice, src func(*mem) (devPtr, error)) (dtype.Slice, []int, error) {
+func runProduct(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []int, operands []cuda.Operand, src func(*mem) (devPtr, error)) (dtype.Slice, []int, error) {
 	if c.Fn != expr.FnMatMul || len(shape) != 2 || len(operands) != 1 {
 		return dtype.Slice{}, nil, fmt.Errorf("cuBLAS: %v of a block of shape %s with %d operands is not a product", c.Fn, expr.ShapeString(shape), len(operands))
 	}
@@ -38,7 +38,7 @@ func runProduct(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []i
 	if operands[0].Len() != kk*n {
 		return dtype.Slice{}, nil, fmt.Errorf("%v: b holds %d values, want %d x %d", c.Fn, operands[0].Len(), kk, n)
 	}
-	if operands[0].DType().Kind() == dtype.KindComplex {
+	if operands[0].DType.Kind() == dtype.KindComplex {
 		return dtype.Slice{}, nil, fmt.Errorf("%v of complex matrices is not supported yet", c.Fn)
 	}
 	k, err := New(d.Info.Index)
@@ -52,9 +52,12 @@ func runProduct(ctx context.Context, d *cuda.Device, c *plan.CallStep, shape []i
 			if err != nil {
 				return err
 			}
-			db, held := d.Operand(operands[0]) // copied once for the stage's tasks
+			db, held := devPtr(operands[0].Dev), operands[0].Dev != 0 // read where the GPU holds it
 			if !held {
-				if db, err = mm.upload(dtype.Convert(operands[0], dtype.Float64).Float64s()); err != nil {
+				db, held = d.Operand(operands[0].Host) // copied once for the stage's tasks
+			}
+			if !held {
+				if db, err = mm.upload(dtype.Convert(operands[0].Host, dtype.Float64).Float64s()); err != nil {
 					return err
 				}
 			}

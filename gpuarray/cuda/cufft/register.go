@@ -43,7 +43,11 @@ func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.S
 // runDevice transforms a block of values that a fused kernel left on d (float64 words, complex
 // values as pairs of them, see cuda.EncodeWords), reading them there: cuFFT gets the words the
 // host path would upload (see hostTrip), and only the result crosses to the host.
-func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, ops []dtype.Slice) (dtype.Slice, []int, error) {
+func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, dops []cuda.Operand) (dtype.Slice, []int, error) {
+	ops, err := cuda.HostValues(dops)
+	if err != nil {
+		return dtype.Slice{}, nil, err
+	}
 	if why := hostTrip(c, dt, shape); why != "" {
 		words := make([]float64, int(expr.Size(shape))*cuda.Words(dt))
 		if err := d.Do(ctx, func() error { return d.CopyToHost(words, ptr) }); err != nil {

@@ -107,7 +107,7 @@ func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.S
 	return out, c.OutShape(shape), nil
 }
 
-func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, _ []dtype.Slice) (dtype.Slice, []int, error) {
+func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, _ []cuda.Operand) (dtype.Slice, []int, error) {
 	var out dtype.Slice
 	err := d.Do(ctx, func() error {
 		n := 1
