@@ -580,8 +580,8 @@ func narrowInputs(s *Spec, gts []Task) (*Spec, error) {
 }
 
 // heldOn checks that tasks reading arrays held on a GPU run on that GPU alone, and returns
-// the spec to run them with: s, or s with the leaves that read 4-byte floats held there
-// narrow (narrowInputs, which also narrows the other tasks' host data of those leaves).
+// the spec to run them with: s, or s with the leaves that read elements held there in their
+// own size narrow (narrowInputs, which also narrows the other tasks' host data of those leaves).
 func heldOn(devs []*Device, s *Spec, gts []Task) (*Spec, error) {
 	for _, t := range gts {
 		for _, h := range t.Held {

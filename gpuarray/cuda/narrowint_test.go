@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -393,6 +394,36 @@ func TestNarrowIntCountKernelReadsSameValues(t *testing.T) {
 		got := countRun(t, lib, ns, nts, mem, out)
 		if !slices.Equal(got[0], want[0]) || got[0][bins] != 1 {
 			t.Fatalf("%v: counts from narrow elements %v, from 8-byte words %v", dt, got[0], want[0])
+		}
+	}
+}
+
+// TestBoolToIntCastsConvertNoFloats: a cast of bools to an integer type reads a narrow bool's
+// byte (cvt.u64.u16) and an 8-byte bool's truth (selp), never a float-to-integer conversion
+// (a bool sum, a cast to int64, spent about half its time in them); the values are checked
+// by TestNarrowIntInputsReadSameBits. Kernels of bools and 1- or 2-byte integers held narrow
+// take smallUnroll elements per pass.
+func TestBoolToIntCastsConvertNoFloats(t *testing.T) {
+	lib, err := kernelsLib()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, narrow := range []bool{false, true} {
+		s := &Spec{Rank: 1, Reduce: RSum, Nodes: []Node{{Kind: NInput, DType: expr.Bool, Narrow: narrow}, {Kind: NCast, DType: expr.Int64, Args: [3]int{0}}}}
+		ptx, _, err := GeneratePTX(s, lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := ptx[strings.Index(ptx, ".entry"):]
+		if strings.Contains(body, "cvt.rzi") {
+			t.Errorf("narrow %v: a float-to-integer conversion in a bool-to-int64 cast", narrow)
+		}
+		want := map[bool]string{false: "selp.b64", true: "cvt.u64.u16"}[narrow]
+		if !strings.Contains(body, want) {
+			t.Errorf("narrow %v: no %s", narrow, want)
+		}
+		if u := unrollOf(s); narrow && u != smallUnroll || !narrow && u != unrollLoads {
+			t.Errorf("narrow %v: %d elements per pass", narrow, u)
 		}
 	}
 }

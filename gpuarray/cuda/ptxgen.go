@@ -108,12 +108,21 @@ type gen struct {
 	// narrowOut makes store write elements of their own size (Spec.NarrowOut), of dtype outDT.
 	narrowOut bool
 	outDT     expr.DType
+	// boolBits maps the f64 register of a bool loaded narrow (loadNarrow) to the 16-bit
+	// register of its byte.
+	boolBits map[string]string
 	// externDecls declares the library variables that inlined bodies read, beyond the
 	// ziggurat tables every module declares.
 	externDecls string
 	// slowInlined marks a kernel with the ziggurat's slow path copied in (inlineSlowOn): its
 	// registers are its own, so a cap (kernelMaxNReg) applies.
 	slowInlined bool
+	// split is the open group of split inlined bodies (inlineSplitOn); splitArm lets the node
+	// being emitted join it.
+	split    splitGroup
+	splitArm bool
+	// consts is the constant bank of inlined bodies (inlineConstOn).
+	consts inlineConsts
 }
 
 func (g *gen) reg(prefix string) string {
@@ -473,7 +482,12 @@ func (g *gen) valueAt(s *Spec, idx []string, pre map[int]val) (val, error) {
 			vals[i] = v
 			continue
 		}
+		g.splitArm = g.splitArmed(s, i, vals)
+		if !g.splitArm {
+			g.flushSplit()
+		}
 		v, err := g.node(s, i, vals, idx)
+		g.splitArm = false
 		if err != nil {
 			return val{}, err
 		}
@@ -482,6 +496,7 @@ func (g *gen) valueAt(s *Spec, idx []string, pre map[int]val) (val, error) {
 		}
 		vals[i] = v
 	}
+	g.flushSplit()
 	return vals[len(vals)-1], nil
 }
 

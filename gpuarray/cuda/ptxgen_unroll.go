@@ -10,10 +10,14 @@ const unrollLoads = 4
 // unrollLoads values of each in registers).
 const maxUnrolledInputs = 4
 
-// narrowUnroll is the elements per pass when every input is 4-byte floats (Node.Narrow): twice
+// narrowUnroll is the elements per pass when every input is held narrow (Node.Narrow): twice
 // the loads of half the bytes keep as many bytes in flight per thread as unrollLoads 8-byte
 // loads do (four 4-byte loads left a float32 sum at 2.25 TB/s where the 8-byte one ran at 2.65).
 const narrowUnroll = 2 * unrollLoads
+
+// smallUnroll is the elements per pass when every input is of 1 or 2 bytes (bools, int8,
+// int16, uint8, uint16 held narrow); GPUNOTES_PTX_SMALL_UNROLL=N sets it, to measure.
+var smallUnroll = envCount("GPUNOTES_PTX_SMALL_UNROLL", narrowUnroll)
 
 // maxNarrowUnrolledInputs bounds the inputs of a kernel unrolled narrowUnroll times (the
 // registers the pass holds, as maxUnrolledInputs does for unrollLoads).
@@ -22,12 +26,13 @@ const maxNarrowUnrolledInputs = 2
 // unrollOf returns how many elements per pass the element loop of s takes: unrollLoads when
 // s reads between 1 and maxUnrolledInputs inputs and draws no random numbers (generation is
 // compute bound, and its code large), narrowUnroll when those are up to
-// maxNarrowUnrolledInputs inputs all of 4-byte floats, 1 otherwise.
+// maxNarrowUnrolledInputs inputs all held narrow (Node.Narrow), smallUnroll when those are
+// all of 1 or 2 bytes, 1 otherwise.
 func unrollOf(s *Spec) int {
 	if s.Mirror != nil {
 		return 1 // elementValues folds a mirrored element's two values
 	}
-	inputs, narrow := 0, 0
+	inputs, narrow, small := 0, 0, 0
 	for _, nd := range s.Nodes {
 		switch nd.Kind {
 		case NRandom:
@@ -36,12 +41,17 @@ func unrollOf(s *Spec) int {
 			inputs++
 			if nd.Narrow {
 				narrow++
+				if nd.DType.Size() <= 2 {
+					small++
+				}
 			}
 		}
 	}
 	switch {
 	case inputs == 0 || inputs > maxUnrolledInputs:
 		return 1
+	case small == inputs && inputs <= maxNarrowUnrolledInputs && smallUnroll > 0:
+		return smallUnroll
 	case narrow == inputs && inputs <= maxNarrowUnrolledInputs:
 		return narrowUnroll
 	}

@@ -14,7 +14,9 @@ import (
 // which compiles each on its own: a call between them cannot be inlined, so every element paid
 // the call's ABI (arguments through the parameter space, the callee-saved registers it spills to
 // local memory and loads back) around a dozen floating-point instructions. The copied body is
-// the library's own PTX, instruction for instruction, so the values keep their bits.
+// the library's own PTX, instruction for instruction, so the values keep their bits (its
+// float64 immediates read from the constant bank, inlineConstOn; consecutive bodies' fast paths
+// first, inlineSplitOn).
 var inlineOn = os.Getenv("GPUNOTES_PTX_INLINE") != "0"
 
 // inlineFunc is a library function that generated kernels copy into place: a .visible .func
@@ -32,6 +34,8 @@ type inlineFunc struct {
 	calls []string
 	// externs names the .visible library variables the body reads (see inlineExterns).
 	externs []string
+	// split is the body's split form (inlineSplitOn), nil where it has none.
+	split *splitForm
 }
 
 // inlineLib is what the inliner knows of one library PTX text: its inlinable functions and the
@@ -254,6 +258,7 @@ func (il *inlineLib) parse(name, text, params string, visible map[string]bool) *
 			}
 		}
 	}
+	f.split = splitBody(f.body)
 	return f
 }
 
@@ -290,17 +295,30 @@ func (g *gen) inline(name string, f *inlineFunc, ret string, args ...string) err
 	g.labels++
 	k := g.labels
 	end := fmt.Sprintf("$L_inl_%s_%d", name, k)
+	// The header names the call it stands for (the PTX interpreter of the tests reads it).
+	fmt.Fprintf(&g.body, "\t{ // %s inlined: %s = %s(%s)\n", name, ret, name, strings.Join(args, ", "))
+	g.renderInline(&g.body, f.body, f, "%i_", "", k, end, ret, args)
+	g.put(end)
+	g.body.WriteString("\t}\n")
+	return g.inlineDeps(name, f)
+}
+
+// renderInline writes lines of f's body to w for the call ret = f(args): registers renamed
+// with prefix, labels with renameInline's suffix, parameter loads and the result's store turned
+// into moves, and each ret a branch to end. It reports whether any ret was met.
+func (g *gen) renderInline(w *strings.Builder, lines []string, f *inlineFunc, prefix, tag string, k int, end, ret string, args []string) bool {
 	param := map[string]string{}
 	for i, p := range f.params {
 		param[p] = args[i]
 	}
-	rename := func(l string) string {
-		l = inlineTokenRE.ReplaceAllStringFunc(l, func(t string) string { return "%i_" + t[1:] })
-		return inlineLabelRE.ReplaceAllStringFunc(l, func(t string) string { return fmt.Sprintf("%s_i%d", t, k) })
+	rename := func(l string) string { return renameInline(l, prefix, tag, k) }
+	ins := func(format string, a ...any) {
+		w.WriteString("\t")
+		fmt.Fprintf(w, format, a...)
+		w.WriteString(";\n")
 	}
-	// The header names the call it stands for (the PTX interpreter of the tests reads it).
-	fmt.Fprintf(&g.body, "\t{ // %s inlined: %s = %s(%s)\n", name, ret, name, strings.Join(args, ", "))
-	for _, l := range f.body {
+	rets := false
+	for _, l := range lines {
 		switch {
 		case l == "":
 			continue
@@ -309,25 +327,30 @@ func (g *gen) inline(name string, f *inlineFunc, ret string, args ...string) err
 		}
 		if m := inlineLdParamRE.FindStringSubmatch(l); m != nil && param[m[3]] != "" {
 			a := param[m[3]]
-			g.ins("mov.%s %s, %s", movType(m[1], a), rename(m[2]), a)
+			ins("mov.%s %s, %s", movType(m[1], a), rename(m[2]), a)
 			continue
 		}
 		if m := inlineStRetRE.FindStringSubmatch(l); m != nil {
-			g.ins("mov.%s %s, %s", movType(m[1], m[2]), ret, rename(m[2]))
+			ins("mov.%s %s, %s", movType(m[1], m[2]), ret, rename(m[2]))
 			continue
 		}
 		if m := inlineRetRE.FindStringSubmatch(l); m != nil {
-			g.ins("%sbra %s", rename(m[1]), end)
+			ins("%sbra %s", rename(m[1]), end)
+			rets = true
 			continue
 		}
 		if strings.HasSuffix(l, ":") || strings.HasPrefix(l, "{") || strings.HasPrefix(l, "}") || strings.HasPrefix(l, ".") || !strings.HasSuffix(l, ";") {
-			g.body.WriteString(rename(l) + "\n")
+			w.WriteString(rename(l) + "\n")
 			continue
 		}
-		g.body.WriteString("\t" + rename(l) + "\n")
+		w.WriteString("\t" + g.constLine(rename(l)) + "\n")
 	}
-	g.put(end)
-	g.body.WriteString("\t}\n")
+	return rets
+}
+
+// inlineDeps records what an inlined body of name needs in the kernel module: the library
+// functions it calls, its module-local items, the library variables it reads.
+func (g *gen) inlineDeps(name string, f *inlineFunc) error {
 	for _, c := range f.calls {
 		if _, ok := g.lib.protos[c]; !ok {
 			return fmt.Errorf("inline %s: calls %s, which the library does not declare", name, c)
@@ -381,7 +404,7 @@ func (g *gen) addLocal(name string) {
 // the functions' forward declarations and definitions, in the library's order.
 func (g *gen) localItems() string {
 	if len(g.localSet) == 0 {
-		return ""
+		return g.constItems()
 	}
 	il := g.lib.inline
 	var vars, decls, defs strings.Builder
@@ -397,7 +420,7 @@ func (g *gen) localItems() string {
 		}
 		vars.WriteString(text)
 	}
-	return vars.String() + decls.String() + "\n" + defs.String() + "\n"
+	return vars.String() + g.constItems() + decls.String() + "\n" + defs.String() + "\n"
 }
 
 var inlineHeadLocalRE = regexp.MustCompile(`(?s)^\s*\.func\s*(?:\([^)]*\)\s*)?[A-Za-z_$][\w$]*\s*\([^)]*\)`)

@@ -291,6 +291,18 @@ func (g *gen) cast(a val, from, to dtype.DType) (val, error) {
 		if a.l == laneI {
 			return val{l: laneI, r: g.wrap(to, a.r)}, nil
 		}
+		if from == dtype.Bool {
+			// 0 or 1 in every integer type, with no float conversion: a bool sum (a cast to
+			// int64) spent about half its time in the two 64-bit conversions of a byte widened
+			// to a float64 and back (Hopper runs those at 16 per clock per SM).
+			o := g.rd()
+			if w, ok := g.boolBits[a.r]; ok { // the byte a narrow bool was loaded from
+				g.ins("cvt.u64.u16 %s, %s", o, w)
+			} else {
+				g.ins("selp.b64 %s, 1, 0, %s", o, g.truth(a))
+			}
+			return val{l: laneI, r: o}, nil
+		}
 		return val{l: laneI, r: g.floatToInt(a.r, to)}, nil
 	}
 	re, im := a.r, a.im
@@ -389,6 +401,10 @@ func (g *gen) loadNarrow(dt dtype.DType, ad, pred string) val {
 	if dt == dtype.Bool {
 		o := g.fd()
 		g.ins("cvt.rn.f64.u16 %s, %s", o, w)
+		if g.boolBits == nil {
+			g.boolBits = map[string]string{}
+		}
+		g.boolBits[o] = w // a cast to an integer reads the byte (cast), leaving this unused
 		return val{l: laneF, r: o}
 	}
 	o := g.rd()
@@ -792,6 +808,12 @@ func (g *gen) emitBody(nd *Node, xdt dtype.DType, body string, args ...val) (val
 			ops := strings.Split(rest, ",")
 			for k := range ops {
 				ops[k] = strings.TrimSpace(ops[k])
+			}
+			if f := g.inlineFor(name); f != nil && g.splitArm && f.split != nil {
+				if err := g.inlineHot(name, f, ops[0], ops[1:]...); err != nil {
+					return val{}, err
+				}
+				continue
 			}
 			if f := g.inlineFor(name); f != nil {
 				if err := g.inline(name, f, ops[0], ops[1:]...); err != nil {

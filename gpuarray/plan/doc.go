@@ -47,11 +47,12 @@
 // thus generates only the elements it keeps. Two Inputs reading one array through different
 // maps (x and x.T) are marked as one (Instr.Alias), so a GPU can read them in one order.
 //
-// An input block may be held in a GPU's memory (Block.Held, 4-byte floats for a float32 array
-// persisted there) and read in place by that GPU's kernels and library calls. What is held off
-// the host but read from host memory after all is named on the Stage, so a GPU's Path can say
-// so: HostReads (a block its GPU could not read where it is held, one spanning several chunks
-// say), HostOperands (a call's further operands), WholeOnHost (a search's sorted array).
+// An input block may be held in a GPU's memory (Block.Held, in the dtype's own size for a
+// float32, bool or 1- to 4-byte integer array persisted there) and read in place by that GPU's
+// kernels and library calls. What is held off the host but read from host memory after all is
+// named on the Stage, so a GPU's Path can say so: HostReads (a block its GPU could not read
+// where it is held, one spanning several chunks say), HostOperands (a call's further
+// operands), WholeOnHost (a search's sorted array).
 //
 // A Kernel without Reduce stores its value: the task's Output.Data is the task region,
 // row-major. With Reduce, the task reduces its region over Reduce.Axes into partials whose

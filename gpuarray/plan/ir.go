@@ -150,8 +150,8 @@ type Block struct {
 type Held struct {
 	Device int     // the GPU's index
 	Ptr    uintptr // device address of the block's first element
-	// Narrow says the values are 4-byte floats (a float32 array persisted on the GPU) instead
-	// of the fused kernels' 8-byte words.
+	// Narrow says the values are in their dtype's own size (float32, bool and integers of 1
+	// to 4 bytes persisted on the GPU: cuda.Narrow) instead of the fused kernels' 8-byte words.
 	Narrow bool `json:",omitempty"`
 	// Join, when set, says the block spans several chunks held on Device (Ptr is the first
 	// one's address): they are copied into one buffer there before the task reads it.
