@@ -5,7 +5,8 @@
 // storing any intermediate array. The linker compiles each module on its own and inlines no
 // call between them, so the library's elementwise math and the normal draw's slow path are
 // copied into the kernel as the library's own PTX (ptxinline.go: the same bits, without the
-// calls' cost); the block reductions and the other samplers stay calls. Only the driver (libcuda.so.1, bound by package
+// calls' cost; consecutive calls' fast paths first, ptxsplit.go, and their float64 constants
+// from the constant bank, ptxconst.go, so exp's and sin's chains overlap); the block reductions and the other samplers stay calls. Only the driver (libcuda.so.1, bound by package
 // cuda/driver) is needed; without one, Devices and Open return an error wrapping ErrNoDriver
 // ("no NVIDIA driver found: libcuda.so.1").
 //

@@ -14,7 +14,9 @@ import (
 // which compiles each on its own: a call between them cannot be inlined, so every element paid
 // the call's ABI (arguments through the parameter space, the callee-saved registers it spills to
 // local memory and loads back) around a dozen floating-point instructions. The copied body is
-// the library's own PTX, instruction for instruction, so the values keep their bits.
+// the library's own PTX, instruction for instruction, so the values keep their bits (its
+// float64 immediates read from the constant bank, inlineConstOn; consecutive bodies' fast paths
+// first, inlineSplitOn).
 var inlineOn = os.Getenv("GPUNOTES_PTX_INLINE") != "0"
 
 // inlineFunc is a library function that generated kernels copy into place: a .visible .func

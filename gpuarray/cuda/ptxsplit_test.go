@@ -187,9 +187,12 @@ func TestInlinedConstants(t *testing.T) {
 	back = regexp.MustCompile(`ld\.const\.f64 (%\w+), \[gpn_fconst\+(\d+)\];`).ReplaceAllStringFunc(back, func(l string) string {
 		m := regexp.MustCompile(`(%\w+), \[gpn_fconst\+(\d+)\]`).FindStringSubmatch(l)
 		off, _ := strconv.Atoi(m[2])
-		w, err := strconv.ParseUint(strings.TrimPrefix(words[off/8], "0x"), 16, 64)
-		if err != nil || off%8 != 0 {
+		if off%8 != 0 || off/8 >= len(words) {
 			t.Fatalf("%q: not a word of gpn_fconst", l)
+		}
+		w, err := strconv.ParseUint(strings.TrimPrefix(words[off/8], "0x"), 16, 64)
+		if err != nil {
+			t.Fatalf("%q: word %q", l, words[off/8])
 		}
 		if w&0xffffffff == 0 {
 			t.Errorf("%q: an immediate the instructions take as it is went to the constant bank", l)
