@@ -159,18 +159,20 @@ func (c *Client) chunkTask(batch []*plan.Task) (*task, error) {
 	seen := map[string]bool{}
 	for _, pt := range batch {
 		for _, b := range pt.Inputs {
-			if b.Ref == "" || seen[b.Ref] {
-				continue
+			for _, ref := range b.Refs() {
+				if seen[ref] {
+					continue
+				}
+				seen[ref] = true
+				keptMu.Lock()
+				d := kept[keptID{c.s, ref}]
+				keptMu.Unlock()
+				if d == nil {
+					return nil, fmt.Errorf("cluster: chunk %d reads persisted chunk %s, which this cluster does not hold (released?)", pt.Index, ref)
+				}
+				t.deps = append(t.deps, d)
+				t.spec.Inputs = append(t.spec.Inputs, ref)
 			}
-			seen[b.Ref] = true
-			keptMu.Lock()
-			d := kept[keptID{c.s, b.Ref}]
-			keptMu.Unlock()
-			if d == nil {
-				return nil, fmt.Errorf("cluster: chunk %d reads persisted chunk %s, which this cluster does not hold (released?)", pt.Index, b.Ref)
-			}
-			t.deps = append(t.deps, d)
-			t.spec.Inputs = append(t.spec.Inputs, b.Ref)
 		}
 	}
 	return t, nil
@@ -180,11 +182,12 @@ func (c *Client) chunkTask(batch []*plan.Task) (*task, error) {
 // it reads none, or it is not known).
 func (c *Client) holderOf(t *plan.Task) string {
 	for _, b := range t.Inputs {
-		if b.Ref == "" {
+		refs := b.Refs()
+		if len(refs) == 0 {
 			continue
 		}
 		keptMu.Lock()
-		d := kept[keptID{c.s, b.Ref}]
+		d := kept[keptID{c.s, refs[0]}]
 		keptMu.Unlock()
 		if d == nil {
 			return ""
@@ -202,25 +205,39 @@ func (c *Client) holderOf(t *plan.Task) string {
 
 // fillRefs gives the blocks of ts that read kept chunks their values: inputs[i] is the
 // result of the i-th distinct Ref in order of appearance (see chunkTask). A chunk held in the
-// memory of d (the GPU that runs ts; nil: the CPU) is read there in place (plan.Held); other
-// device-held chunks are copied to the host.
+// memory of d (the GPU that runs ts; nil: the CPU) is read there in place (plan.Held); a block
+// joined from several kept chunks (plan.Block.RefJoin) is joined there when d holds them all
+// (a Held join), else in host memory (plan.JoinValues); other device-held chunks are copied to
+// the host.
 func fillRefs(ts []*plan.Task, inputs []any, d *cuda.Device) error {
 	at := map[string]int{}
+	input := func(t *plan.Task, ref string) (any, error) {
+		i, ok := at[ref]
+		if !ok {
+			i = len(at)
+			at[ref] = i
+		}
+		if i >= len(inputs) {
+			return nil, fmt.Errorf("chunk %d reads %s: %d inputs given", t.Index, ref, len(inputs))
+		}
+		return inputs[i], nil
+	}
 	for _, t := range ts {
 		for j := range t.Inputs {
 			b := &t.Inputs[j]
+			if b.RefJoin != nil {
+				if err := fillJoin(t, j, input, d); err != nil {
+					return err
+				}
+				continue
+			}
 			if b.Ref == "" {
 				continue
 			}
-			i, ok := at[b.Ref]
-			if !ok {
-				i = len(at)
-				at[b.Ref] = i
+			in, err := input(t, b.Ref)
+			if err != nil {
+				return err
 			}
-			if i >= len(inputs) {
-				return fmt.Errorf("chunk %d reads %s: %d inputs given", t.Index, b.Ref, len(inputs))
-			}
-			in := inputs[i]
 			if c, ok := in.(*devChunk); ok {
 				if expr.Size(c.shape) != expr.Size(b.Shape) {
 					return fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, expr.Size(c.shape), expr.Size(b.Shape))
@@ -229,28 +246,82 @@ func fillRefs(ts []*plan.Task, inputs []any, d *cuda.Device) error {
 					b.Held, b.Data, b.Ref = &plan.Held{Device: d.Info.Index, Ptr: uintptr(c.ptr), Narrow: c.narrow}, dtype.Slice{}, ""
 					continue
 				}
-				v, err := c.Host()
-				if err != nil {
-					return fmt.Errorf("chunk %d reads %s: %w", t.Index, b.Ref, err)
-				}
-				in = v
 			}
-			outs, ok := in.([]*plan.Output)
-			if !ok || len(outs) != 1 {
-				return fmt.Errorf("chunk %d reads %s: a %T, not one chunk", t.Index, b.Ref, inputs[i])
+			v, err := keptValues(in)
+			if err != nil {
+				return fmt.Errorf("chunk %d reads %s: %w", t.Index, b.Ref, err)
 			}
-			var n int64 = 1
-			for _, d := range b.Shape {
-				n *= int64(d)
+			if int64(v.Len()) != expr.Size(b.Shape) {
+				return fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, v.Len(), expr.Size(b.Shape))
 			}
-			if int64(outs[0].Data.Len()) != n {
-				return fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, outs[0].Data.Len(), n)
-			}
-			b.Data, b.Ref = outs[0].Data, ""
+			b.Data, b.Ref = v, ""
 		}
 	}
 	if len(at) != len(inputs) {
 		return fmt.Errorf("%d persisted chunks read, %d inputs given", len(at), len(inputs))
 	}
+	return nil
+}
+
+// keptValues returns the host values of a kept chunk given to a task: one chunk task's output,
+// or a chunk held on this worker's GPU, copied to the host.
+func keptValues(in any) (dtype.Slice, error) {
+	if c, ok := in.(*devChunk); ok {
+		v, err := c.Host()
+		if err != nil {
+			return dtype.Slice{}, err
+		}
+		in = v
+	}
+	outs, ok := in.([]*plan.Output)
+	if !ok || len(outs) != 1 {
+		return dtype.Slice{}, fmt.Errorf("a %T, not one chunk", in)
+	}
+	return outs[0].Data, nil
+}
+
+// fillJoin gives block j of t, joined from kept chunks (plan.Block.RefJoin), its values: on d
+// where d holds every piece in the format t's kernel reads (a Held join, the pieces copied
+// into one buffer there), else joined in host memory.
+func fillJoin(t *plan.Task, j int, input func(*plan.Task, string) (any, error), d *cuda.Device) error {
+	b := &t.Inputs[j]
+	ins := make([]any, len(b.RefJoin.Pieces))
+	onDevice := d != nil
+	narrow := false
+	for k, p := range b.RefJoin.Pieces {
+		in, err := input(t, p.Ref)
+		if err != nil {
+			return err
+		}
+		ins[k] = in
+		c, ok := in.(*devChunk)
+		if !ok || expr.Size(c.shape) != expr.Size(p.Shape) || !heldBlock(t, j, c, d) || k > 0 && c.narrow != narrow {
+			onDevice = false
+			continue
+		}
+		narrow = c.narrow
+	}
+	if onDevice {
+		join := &plan.HeldJoin{Pieces: make([]plan.HeldPiece, len(ins))}
+		for k, p := range b.RefJoin.Pieces {
+			join.Pieces[k] = plan.HeldPiece{Ptr: uintptr(ins[k].(*devChunk).ptr), Origin: p.Origin, Shape: p.Shape}
+		}
+		b.Held = &plan.Held{Device: d.Info.Index, Ptr: join.Pieces[0].Ptr, Narrow: narrow, Join: join}
+		b.Data, b.RefJoin = dtype.Slice{}, nil
+		return nil
+	}
+	vals := make([]dtype.Slice, len(ins))
+	for k, in := range ins {
+		v, err := keptValues(in)
+		if err != nil {
+			return fmt.Errorf("chunk %d reads %s: %w", t.Index, b.RefJoin.Pieces[k].Ref, err)
+		}
+		vals[k] = v
+	}
+	v, err := plan.JoinValues(b, vals)
+	if err != nil {
+		return fmt.Errorf("chunk %d: %w", t.Index, err)
+	}
+	b.Data, b.RefJoin = v, nil
 	return nil
 }

@@ -931,8 +931,9 @@ func (c *keptChunks) release() {
 	}
 }
 
-// refBlock returns the block for a box [lo, hi] that lies within one chunk, read where it is
-// kept by tasks that k runs.
+// refBlock returns the block for a box [lo, hi], read where it is kept by tasks that k runs:
+// the chunk that holds it, or the box itself joined from the chunks it meets (plan.Block.
+// RefJoin), which the worker running the task joins on its GPU or in its memory.
 func (c *keptChunks) refBlock(k plan.Keeper, lo, hi []int) (plan.Block, bool) {
 	c.mu.Lock()
 	released := c.released
@@ -941,8 +942,26 @@ func (c *keptChunks) refBlock(k plan.Keeper, lo, hi []int) (plan.Block, bool) {
 		return plan.Block{}, false
 	}
 	i, origin, shape := c.grid.within(lo, hi)
-	if i < 0 || !k.Holds(c.kept[i]) {
+	if i >= 0 {
+		if !k.Holds(c.kept[i]) {
+			return plan.Block{}, false
+		}
+		return plan.Block{Origin: origin, Shape: shape, Ref: c.kept[i].Ref()}, true
+	}
+	chunks, ok := c.grid.meeting(lo, hi)
+	if !ok || len(chunks) == 0 {
 		return plan.Block{}, false
 	}
-	return plan.Block{Origin: origin, Shape: shape, Ref: c.kept[i].Ref()}, true
+	join := &plan.HeldJoin{}
+	for _, i := range chunks {
+		if !k.Holds(c.kept[i]) {
+			return plan.Block{}, false
+		}
+		join.Pieces = append(join.Pieces, plan.HeldPiece{Ref: c.kept[i].Ref(), Origin: slices.Clone(c.offs[i]), Shape: c.chunkShape(i)})
+	}
+	shape = make([]int, len(lo))
+	for d := range lo {
+		shape[d] = hi[d] - lo[d] + 1
+	}
+	return plan.Block{Origin: slices.Clone(lo), Shape: shape, RefJoin: join}, true
 }

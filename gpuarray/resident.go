@@ -606,6 +606,7 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 	case gpuPlanned:
 		opt.LateGather = deviceGather
 	case plan.Keeper:
+		opt.HeldOperands = true // a call's operands kept there are read by the workers
 		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 			if c, ok := n.Buf.(*keptChunks); ok {
 				return c.refBlock(s, lo, hi)

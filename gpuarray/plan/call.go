@@ -75,26 +75,35 @@ func operandBox(c *CallStep, shape []int) (lo, hi []int) {
 	return lo, hi
 }
 
-// opHeld returns the block of an operand held on a device (Options.Held) that the call's tasks
-// read there: exactly the box [lo, hi], joined from the chunks that hold it (HeldJoin, one
-// piece where one chunk holds it), which whoever runs the tasks copies into one buffer of
-// float64 elements first. Only floats are read so (the device runners read float64 elements;
-// 4-byte floats are widened as they are copied).
+// opHeld returns the block of an operand held on a device or kept by a cluster (Options.Held)
+// that the call's tasks read there: exactly the box [lo, hi], joined from the chunks that hold
+// it (a Held join, or a RefJoin; one piece where one chunk holds it), which whoever runs the
+// tasks copies into one buffer of float64 elements first (a GPU) or joins in its memory. Only
+// floats are read so (the device runners read float64 elements; 4-byte floats are widened as
+// they are copied).
 func opHeld(k *Kernel, a *expr.Node, lo, hi []int, opt Options) (Block, bool) {
 	if a.Buf == nil || opt.Held == nil || !opt.HeldOperands || !a.DType.IsFloat() || slices.Contains(a.Shape, 0) {
 		return Block{}, false
 	}
 	b, ok := opt.Held(k, a, lo, hi)
-	if !ok || b.Held == nil {
+	if !ok {
 		return Block{}, false
 	}
 	shape := make([]int, len(lo))
 	for d := range lo {
 		shape[d] = hi[d] - lo[d] + 1
 	}
-	h := *b.Held
-	h.Join = &HeldJoin{Pieces: HeldPieces(&b)}
-	return Block{Origin: slices.Clone(lo), Shape: shape, Held: &h}, true
+	switch {
+	case b.Held != nil:
+		h := *b.Held
+		h.Join = &HeldJoin{Pieces: HeldPieces(&b)}
+		return Block{Origin: slices.Clone(lo), Shape: shape, Held: &h}, true
+	case b.Ref != "": // a chunk a cluster keeps: joined (cut) by the worker
+		return Block{Origin: slices.Clone(lo), Shape: shape, RefJoin: &HeldJoin{Pieces: []HeldPiece{{Ref: b.Ref, Origin: b.Origin, Shape: b.Shape}}}}, true
+	case b.RefJoin != nil:
+		return Block{Origin: slices.Clone(lo), Shape: shape, RefJoin: b.RefJoin}, true
+	}
+	return Block{}, false
 }
 
 // panelBlock copies columns [off, off+n) of a row-major rows x cols matrix: the one panel of a

@@ -136,6 +136,10 @@ type Block struct {
 	// Ref, when set, names a chunk that a Keeper keeps (Kept.Ref) whose values are the
 	// block's: whoever runs the task fills Data from it first.
 	Ref string `json:",omitempty"`
+	// RefJoin, when set, says the block spans several chunks that a Keeper keeps: its pieces'
+	// Refs name them, and whoever runs the task joins their parts first (where its GPU holds
+	// them all, into a Held join; else on the host, JoinValues).
+	RefJoin *HeldJoin `json:",omitempty"`
 	// File, when set, is the file-backed array whose box the block is: whoever runs the
 	// task reads Data from it first (LoadInputs).
 	File *expr.File `json:",omitempty"`

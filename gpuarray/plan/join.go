@@ -1,6 +1,12 @@
 package plan
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
+)
 
 // HeldJoin says a held block spans several chunks of an array held on one GPU (Held.Device):
 // whoever runs the task first copies each piece's part of the block into one buffer on that
@@ -9,12 +15,76 @@ type HeldJoin struct {
 	Pieces []HeldPiece
 }
 
-// HeldPiece is one chunk of a held array: its device address and its box in the array. The
-// chunk's values are row-major over Shape, in the held format (Held.Narrow).
+// HeldPiece is one chunk of a held array: its device address (or for a Block.RefJoin the
+// kept chunk's Ref) and its box in the array. The chunk's values are row-major over Shape, in
+// the held format (Held.Narrow).
 type HeldPiece struct {
-	Ptr    uintptr
+	Ptr    uintptr `json:",omitempty"`
+	Ref    string  `json:",omitempty"`
 	Origin []int
 	Shape  []int
+}
+
+// Refs returns the kept chunks a block reads: its Ref, or its RefJoin's pieces' Refs.
+func (b *Block) Refs() []string {
+	if b.Ref != "" {
+		return []string{b.Ref}
+	}
+	if b.RefJoin == nil {
+		return nil
+	}
+	out := make([]string, len(b.RefJoin.Pieces))
+	for i, p := range b.RefJoin.Pieces {
+		out[i] = p.Ref
+	}
+	return out
+}
+
+// JoinValues returns the values of a block that joins pieces (its Held join's or RefJoin's),
+// row-major over its Shape, from vals[i], piece i's values row-major over its chunk.
+func JoinValues(b *Block, vals []dtype.Slice) (dtype.Slice, error) {
+	pieces := HeldPieces(b)
+	if b.RefJoin != nil {
+		pieces = b.RefJoin.Pieces
+	}
+	if len(vals) != len(pieces) || len(vals) == 0 {
+		return dtype.Slice{}, fmt.Errorf("plan: %d values for a block joined from %d chunks", len(vals), len(pieces))
+	}
+	for i, p := range pieces {
+		if int64(vals[i].Len()) != expr.Size(p.Shape) {
+			return dtype.Slice{}, fmt.Errorf("plan: %d values for a chunk of shape %s", vals[i].Len(), expr.ShapeString(p.Shape))
+		}
+	}
+	out := dtype.Make(vals[0].DType(), int(expr.Size(b.Shape)))
+	for _, c := range pieceCopies(b.Origin, b.Shape, pieces) {
+		c = c.Collapse()
+		src := dtype.Convert(vals[c.piece], out.DType())
+		r := len(c.Shape)
+		inner := int64(c.Shape[r-1])
+		if c.SrcStrides[r-1] != 1 || c.DstStrides[r-1] != 1 {
+			inner = 1
+		}
+		idx := make([]int, r)
+		for n := int64(0); n < c.Elements(); n += inner {
+			s, d := c.Src, c.Dst
+			for k, x := range idx {
+				s += int64(x) * c.SrcStrides[k]
+				d += int64(x) * c.DstStrides[k]
+			}
+			dtype.Copy(out.Slice(int(d), int(d+inner)), src.Slice(int(s), int(s+inner)))
+			k := r - 1
+			if inner > 1 {
+				k = r - 2
+			}
+			for ; k >= 0; k-- {
+				if idx[k]++; idx[k] < c.Shape[k] {
+					break
+				}
+				idx[k] = 0
+			}
+		}
+	}
+	return out, nil
 }
 
 // PieceCopy is the part of one held chunk that a block reads: Shape elements, the element at
@@ -26,6 +96,7 @@ type PieceCopy struct {
 	Src, Dst   int64
 	SrcStrides []int64
 	DstStrides []int64
+	piece      int // the piece's index in its join
 }
 
 // HeldPieces returns the chunks a held block reads: its join's pieces, or the one chunk that
@@ -44,25 +115,33 @@ func HeldPieces(b *Block) []HeldPiece {
 // pieces (HeldPieces), one per piece that meets it, in the pieces' order. Together they write
 // every element of the block once when the pieces tile the array.
 func PieceCopies(b *Block) []PieceCopy {
+	pieces := HeldPieces(b)
+	if b.Held == nil && b.RefJoin != nil {
+		pieces = b.RefJoin.Pieces
+	}
+	return pieceCopies(b.Origin, b.Shape, pieces)
+}
+
+func pieceCopies(origin, shape []int, pieces []HeldPiece) []PieceCopy {
 	var out []PieceCopy
-	r := len(b.Shape)
-	dstStr := rowStrides64(b.Shape)
-	for _, p := range HeldPieces(b) {
+	r := len(shape)
+	dstStr := rowStrides64(shape)
+	for pi, p := range pieces {
 		if len(p.Origin) != r || len(p.Shape) != r {
 			continue
 		}
-		c := PieceCopy{Ptr: p.Ptr, Shape: make([]int, r), SrcStrides: rowStrides64(p.Shape), DstStrides: dstStr}
+		c := PieceCopy{Ptr: p.Ptr, Shape: make([]int, r), SrcStrides: rowStrides64(p.Shape), DstStrides: dstStr, piece: pi}
 		empty := false
 		for d := range r {
-			lo := max(b.Origin[d], p.Origin[d])
-			hi := min(b.Origin[d]+b.Shape[d], p.Origin[d]+p.Shape[d])
+			lo := max(origin[d], p.Origin[d])
+			hi := min(origin[d]+shape[d], p.Origin[d]+p.Shape[d])
 			if hi <= lo {
 				empty = true
 				break
 			}
 			c.Shape[d] = hi - lo
 			c.Src += int64(lo-p.Origin[d]) * c.SrcStrides[d]
-			c.Dst += int64(lo-b.Origin[d]) * dstStr[d]
+			c.Dst += int64(lo-origin[d]) * dstStr[d]
 		}
 		if !empty {
 			out = append(out, c)
@@ -75,7 +154,7 @@ func PieceCopies(b *Block) []PieceCopy {
 // axes of length 1 dropped, so that a copy of whole rows is one run: the fewest axes that
 // describe the same copy (at least one).
 func (c PieceCopy) Collapse() PieceCopy {
-	out := PieceCopy{Ptr: c.Ptr, Src: c.Src, Dst: c.Dst}
+	out := PieceCopy{Ptr: c.Ptr, Src: c.Src, Dst: c.Dst, piece: c.piece}
 	for d, n := range c.Shape {
 		if n == 1 {
 			continue

@@ -1,0 +1,68 @@
+package cluster_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/cluster"
+	"github.com/gpunotes/gpunotes/gpuarray"
+)
+
+// TestGPUWorkerJoinsPersistedChunks: on a GPU worker, blocks spanning several chunks kept on
+// its GPU (a sort along the chunked rows, the rows of a product) and persisted further
+// operands of calls (a product's b, a solve's right-hand sides, in several chunks) are joined
+// on the worker's GPU, float64 and float32 (held in 4 bytes): the results equal those of the
+// unpersisted arrays on the same worker bit for bit, Path names no host step, and the client
+// never copies the persisted arrays.
+func TestGPUWorkerJoinsPersistedChunks(t *testing.T) {
+	needGPU(t)
+	c := newGPUCluster(t, cluster.Options{})
+	for _, dt := range []gpuarray.DType{gpuarray.Float64, gpuarray.Float32} {
+		rs := gpuarray.NewRandomState(61)
+		x := rs.StandardNormal(gpuarray.Shape(600, 400), gpuarray.Chunks(200, 200), gpuarray.WithDType(dt))
+		b := rs.StandardNormal(gpuarray.Shape(400, 60), gpuarray.Chunks(100, 40), gpuarray.WithDType(dt))
+		m0 := rs.StandardNormal(gpuarray.Shape(300, 300), gpuarray.Chunks(300, 300))
+		m := m0.Add(gpuarray.Eye(300, 300, 0, gpuarray.Chunks(300, 300)).Mul(60))
+		rhs := rs.StandardNormal(gpuarray.Shape(300, 4), gpuarray.Chunks(100, 4), gpuarray.WithDType(dt))
+		persist := func(a *gpuarray.Array) *gpuarray.Array {
+			p := a.Persist(gpuarray.On(c))
+			if err := p.Err(); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		px, pb, pm, prhs := persist(x), persist(b), persist(m), persist(rhs)
+		ops := map[string]func(x, b, m, rhs *gpuarray.Array) *gpuarray.Array{
+			"sort along the chunked rows": func(x, _, _, _ *gpuarray.Array) *gpuarray.Array { return gpuarray.Sort(x, 0) },
+			"product by a b in chunks":    func(x, b, _, _ *gpuarray.Array) *gpuarray.Array { return gpuarray.MatMul(x, b) },
+			"solve for right-hand sides":  func(_, _, m, rhs *gpuarray.Array) *gpuarray.Array { return gpuarray.Solve(m, rhs) },
+		}
+		for what, op := range ops {
+			what += " of " + dt.String()
+			want, err := op(x, b, m, rhs).ToSlice(gpuarray.On(c))
+			if err != nil {
+				t.Fatalf("%s unpersisted: %v", what, err)
+			}
+			g, err := op(px, pb, pm, prhs).Compute(gpuarray.On(c))
+			if err != nil {
+				t.Fatalf("%s on the persisted arrays: %v", what, err)
+			}
+			if p := g.Path(); strings.Contains(p, "host") {
+				t.Errorf("%s: Path %q names a host step", what, p)
+			}
+			got, err := g.ToSlice()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bitEqual(got, want) {
+				t.Errorf("%s on the persisted arrays differs from the unpersisted ones on the worker", what)
+			}
+		}
+		for name, p := range map[string]*gpuarray.Array{"x": px, "b": pb, "m": pm, "rhs": prhs} {
+			if s := p.String(); !strings.HasPrefix(s, "gpuarray.Array<") {
+				t.Errorf("%v: the client copied the persisted %s to its memory: %.80s", dt, name, s)
+			}
+			p.Release()
+		}
+	}
+}
