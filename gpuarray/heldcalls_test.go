@@ -384,3 +384,23 @@ func mustConfig(t *testing.T) computeConfig {
 	}
 	return cfg
 }
+
+// TestWorkerHostReadsNamed: outputs of a GPU cluster worker that read chunks kept on its GPU
+// through host memory (plan.Output.HostRead) are named for Path, once per reason with the
+// count of such chunks; outputs without it add nothing.
+func TestWorkerHostReadsNamed(t *testing.T) {
+	cfg := mustConfig(t)
+	cfg.notes = &hostNotes{} // as Compute gives a cluster computation
+	k := &plan.Kernel{Shape: []int{40, 30}, Call: &plan.CallStep{Call: expr.Call{Fn: expr.FnSort}}}
+	st := &plan.Stage{Kernel: k}
+	reportFallbacks(cfg, st, []*plan.Output{{}, {}})
+	if s := cfg.notes.String(); s != "" {
+		t.Fatalf("notes %q for outputs that read nothing through host memory", s)
+	}
+	why := "a block joins chunks kept on other workers, which come through host memory"
+	reportFallbacks(cfg, st, []*plan.Output{{HostRead: why}, {}, {HostRead: why}})
+	want := "host read: 2 of 3 chunks of the sort of shape (40, 30) read chunks kept on a GPU cluster worker's GPU through its host memory (" + why + ")"
+	if s := cfg.notes.String(); s != want {
+		t.Fatalf("notes %q, want %q", s, want)
+	}
+}
