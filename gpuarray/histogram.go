@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -170,7 +171,18 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 	keep := LogicalAnd(v.Ge(lo), v.Le(hi))
 	// numpy.histogram's guess, then its corrections by the edges within one bin. For a kept
 	// value the guess is in [0, bins-1] after the first Where, and stays there.
-	idx := Trunc(v.AsType(Float64).Sub(lo).Div(hi - lo).Mul(nb))
+	var idx *Array
+	if s := nb / (hi - lo); guessByProduct(lo, hi, step, s, bt) {
+		// A product in place of NumPy's quotient (a division costs a GPU about ten fp64
+		// operations), rounded to the nearest integer by adding and taking away 1.5*2^52
+		// (two additions, where a truncation takes the slower conversion unit): both
+		// guesses are within one bin of the edges' bin, which the corrections below then
+		// find, so the counts are NumPy's.
+		const round = 0x1.8p52
+		idx = v.AsType(Float64).Sub(lo).Mul(s).Add(round).Sub(round)
+	} else {
+		idx = Trunc(v.AsType(Float64).Sub(lo).Div(hi - lo).Mul(nb))
+	}
 	idx = Where(idx.Eq(nb), nb-1, idx)
 	idx = Where(v.Lt(edgeAt(idx)), idx.Sub(1), idx)
 	// At next == bins the test fails on idx == bins-1 whatever edgeAt(next) is.
@@ -179,6 +191,30 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 	// Values left out count in an extra last bin, dropped.
 	idx = Where(keep, idx, nb)
 	return histogramOf(idx, weights, x, bins), edges
+}
+
+// histGuessQuotient (GPUNOTES_HIST_GUESS=quotient) keeps NumPy's guess for every range (to
+// measure the product).
+var histGuessQuotient = os.Getenv("GPUNOTES_HIST_GUESS") == "quotient"
+
+// guessByProduct reports whether a histogram's first guess of a bin may be (v-lo)*s, s =
+// bins/(hi-lo), rounded to an integer, rather than NumPy's (v-lo)/(hi-lo)*bins truncated. Both
+// products are then within 1/32 of a bin of the exact position, and the edges (as Linspace
+// computes them, in bt) within 1/16 of a bin of theirs, so both guesses, truncated or rounded
+// to the nearest, are within one bin of the edges' bin: that holds while a bin spans at least
+// 64 units in the last place of the range's ends. Narrower bins keep NumPy's arithmetic,
+// whose guess can then be off by more.
+func guessByProduct(lo, hi, step, s float64, bt DType) bool {
+	if histGuessQuotient || math.IsInf(hi-lo, 0) || math.IsInf(s, 0) || math.IsNaN(s) {
+		return false
+	}
+	m := max(math.Abs(lo), math.Abs(hi))
+	ulp := math.Nextafter(m, math.Inf(1)) - m
+	if bt == Float32 {
+		m32 := float32(m)
+		ulp = float64(math.Nextafter32(m32, float32(math.Inf(1)))) - float64(m32)
+	}
+	return !math.IsInf(ulp, 0) && !math.IsNaN(ulp) && step >= 64*ulp
 }
 
 // HistogramEdges returns the histogram of x's values (flattened) in the bins between the

@@ -458,6 +458,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			pred(val(a[1]) != 0 && val(a[2]) != 0)
 		case "or.pred":
 			pred(val(a[1]) != 0 || val(a[2]) != 0)
+		case "xor.pred":
+			pred((val(a[1]) != 0) != (val(a[2]) != 0))
 		case "not.pred":
 			pred(val(a[1]) == 0)
 		case "setp.nan.f64":
@@ -488,6 +490,18 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			pred(f(val(a[1])) >= f(val(a[2])))
 		case "setp.gt.f64":
 			pred(f(val(a[1])) > f(val(a[2])))
+		// Bin arithmetic (histograms): comparisons (neu: true with a NaN), their bools
+		// combined, truncation.
+		case "setp.le.f64":
+			pred(f(val(a[1])) <= f(val(a[2])))
+		case "setp.neu.and.f64":
+			pred(!(f(val(a[1])) == f(val(a[2]))) && val(a[3]) != 0)
+		case "setp.neu.or.f64":
+			pred(!(f(val(a[1])) == f(val(a[2]))) || val(a[3]) != 0)
+		case "setp.neu.xor.f64":
+			pred(!(f(val(a[1])) == f(val(a[2]))) != (val(a[3]) != 0))
+		case "cvt.rzi.f64.f64":
+			set(b(math.Trunc(f(val(a[1])))))
 		case "cvt.rn.f64.s64":
 			set(b(float64(i64(1))))
 		case "cvt.rn.f64.u64":
