@@ -192,14 +192,16 @@ func ReadsHeld(tasks []*Task) bool {
 	return false
 }
 
-// Bytes estimates the memory a task holds while it runs: inputs, and output or partials.
+// Bytes estimates the memory a task holds while it runs: inputs, and output or partials. A
+// block joined from several chunks (JoinBytes) counts the buffer its join fills.
 func (t *Task) Bytes() int64 {
 	var n int64
-	for _, b := range t.Inputs {
+	for i, b := range t.Inputs {
 		n += int64(len(b.Data.Bytes()))
 		if b.File != nil {
 			n += 8 * expr.Size(b.Shape)
 		}
+		n += t.JoinBytes(i)
 	}
 	if t.Kernel.Reduce == nil {
 		n += 8 * t.Size()

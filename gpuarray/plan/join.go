@@ -40,6 +40,43 @@ func (b *Block) Refs() []string {
 	return out
 }
 
+// JoinBytes returns the bytes of the buffer that whoever runs t fills to join its input
+// block i (a Held join, or a RefJoin), 0 for a block read where it is: the block's elements
+// in the held format (Held.Narrow: the dtype's own size; else 8-byte words, two for complex
+// values), a further operand's as float64 words (what the device runners read). A worker
+// joining a RefJoin on its host needs no more than that.
+func (t *Task) JoinBytes(i int) int64 {
+	b := &t.Inputs[i]
+	if (b.Held == nil || b.Held.Join == nil) && b.RefJoin == nil {
+		return 0
+	}
+	n := expr.Size(b.Shape)
+	dt, ok := t.slotDType(i)
+	switch {
+	case !ok: // a further operand: floats, read as float64 words
+		return 8 * n
+	case b.Held != nil && b.Held.Narrow:
+		return int64(dt.Size()) * n
+	case dt.IsComplex():
+		return 16 * n
+	}
+	return 8 * n
+}
+
+// slotDType returns the dtype of the source that input slot i holds, as the kernel's leaf (or
+// search) reading it has it, and false when no instruction reads the slot.
+func (t *Task) slotDType(i int) (dtype.DType, bool) {
+	for _, in := range t.Kernel.Instrs {
+		switch {
+		case in.Code == Input && in.Slot == i:
+			return in.DType, true
+		case in.Code == Search && in.Slot == i:
+			return in.Sorted, true
+		}
+	}
+	return 0, false
+}
+
 // JoinValues returns the values of a block that joins pieces (its Held join's or RefJoin's),
 // row-major over its Shape, from vals[i], piece i's values row-major over its chunk.
 func JoinValues(b *Block, vals []dtype.Slice) (dtype.Slice, error) {

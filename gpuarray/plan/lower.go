@@ -206,12 +206,25 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 		// The operands count towards a task's memory too (a product's panel of b).
 		for _, task := range st.Tasks {
 			if b := task.Bytes(); opt.MemoryLimit > 0 && b > opt.MemoryLimit {
-				return nil, fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes with the %v's further operands, more than the memory limit of %d bytes; use smaller chunks",
-					expr.ShapeString(task.Shape), expr.ShapeString(iter.Shape), b, n.Call.Fn, opt.MemoryLimit)
+				return nil, fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes with the %v's further operands%s, more than the memory limit of %d bytes; use smaller chunks",
+					expr.ShapeString(task.Shape), expr.ShapeString(iter.Shape), b, n.Call.Fn, joinNote(task), opt.MemoryLimit)
 			}
 		}
 	}
 	return st, nil
+}
+
+// joinNote says how many of a task's bytes (Task.Bytes) go to joining blocks that span
+// several chunks into one buffer, for the memory limit's error; "" when none do.
+func joinNote(t *Task) string {
+	var n int64
+	for i := range t.Inputs {
+		n += t.JoinBytes(i)
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them to join blocks that span several chunks into one buffer)", n)
 }
 
 // lowerKernel lowers iter into a kernel; the region (off, shp) picks the pieces of joins.
@@ -483,8 +496,8 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 			task.Inputs = append(task.Inputs, cutBlock(*in, off, shp))
 		}
 		if b := task.Bytes(); opt.MemoryLimit > 0 && b > opt.MemoryLimit {
-			return fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes, more than the memory limit of %d bytes; use smaller chunks",
-				expr.ShapeString(shp), expr.ShapeString(l.k.Shape), b, opt.MemoryLimit)
+			return fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes%s, more than the memory limit of %d bytes; use smaller chunks",
+				expr.ShapeString(shp), expr.ShapeString(l.k.Shape), b, joinNote(task), opt.MemoryLimit)
 		}
 		st.Tasks = append(st.Tasks, task)
 		for ax := rank - 1; ax >= 0; ax-- {
