@@ -146,6 +146,11 @@ type Block struct {
 	// Gather, when set, says how the block's values are gathered from a take's operand
 	// (Options.LateGather): a GPU gathers them on the device, others with LoadInputs.
 	Gather *Gather `json:",omitempty"`
+	// Source, when set, is the box of the array whose values the block holds, for a block of
+	// a reshape of a held array: Origin and Shape are the block's box of the reshape, which
+	// lists the same elements in the same order. Joins (Held.Join, RefJoin) copy this box of
+	// their pieces.
+	Source *Box `json:",omitempty"`
 }
 
 // Held places a block's values, row-major as Data would hold them, in a GPU's memory: an array

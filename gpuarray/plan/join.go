@@ -93,7 +93,8 @@ func JoinValues(b *Block, vals []dtype.Slice) (dtype.Slice, error) {
 		}
 	}
 	out := dtype.Make(vals[0].DType(), int(expr.Size(b.Shape)))
-	for _, c := range pieceCopies(b.Origin, b.Shape, pieces) {
+	origin, shape := b.box()
+	for _, c := range pieceCopies(origin, shape, pieces) {
 		c = c.Collapse()
 		src := dtype.Convert(vals[c.piece], out.DType())
 		r := len(c.Shape)
@@ -145,18 +146,21 @@ func HeldPieces(b *Block) []HeldPiece {
 	if b.Held.Join != nil {
 		return b.Held.Join.Pieces
 	}
-	return []HeldPiece{{Ptr: b.Held.Ptr, Origin: b.Origin, Shape: b.Shape}}
+	origin, shape := b.box()
+	return []HeldPiece{{Ptr: b.Held.Ptr, Origin: origin, Shape: shape}}
 }
 
-// PieceCopies returns the copies that fill a held block (row-major over its Shape) from its
-// pieces (HeldPieces), one per piece that meets it, in the pieces' order. Together they write
-// every element of the block once when the pieces tile the array.
+// PieceCopies returns the copies that fill a held block (row-major over its Shape, or its
+// Source box of the array) from its pieces (HeldPieces), one per piece that meets it, in the
+// pieces' order. Together they write every element of the block once when the pieces tile
+// the array.
 func PieceCopies(b *Block) []PieceCopy {
 	pieces := HeldPieces(b)
 	if b.Held == nil && b.RefJoin != nil {
 		pieces = b.RefJoin.Pieces
 	}
-	return pieceCopies(b.Origin, b.Shape, pieces)
+	origin, shape := b.box()
+	return pieceCopies(origin, shape, pieces)
 }
 
 func pieceCopies(origin, shape []int, pieces []HeldPiece) []PieceCopy {
