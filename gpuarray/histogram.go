@@ -164,6 +164,12 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 	if weights != nil || x.NDim() == 0 {
 		v = v.Ravel()
 	}
+	return histogramOf(histogramBins(v, bins, lo, hi, step, bt), weights, x, bins), edges
+}
+
+// histogramBins returns the float64 bin numbers of the values v (of dtype bt) in bins equal
+// bins of width step over [lo, hi], as numpy.histogram finds them; bins for values left out.
+func histogramBins(v *Array, bins int, lo, hi, step float64, bt DType) *Array {
 	nb := float64(bins)
 	// edgeAt is edges[i] for a float64 array i of bin numbers below bins, as Linspace computes
 	// them (the last edge, hi, is never needed below).
@@ -190,7 +196,7 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 	idx = Where(LogicalAnd(v.Ge(edgeAt(next)), idx.Ne(nb-1)), next, idx)
 	// Values left out count in an extra last bin, dropped.
 	idx = Where(keep, idx, nb)
-	return histogramOf(idx, weights, x, bins), edges
+	return idx
 }
 
 // histGuessQuotient (GPUNOTES_HIST_GUESS=quotient) keeps NumPy's guess for every range (to
