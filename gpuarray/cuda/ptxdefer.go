@@ -145,12 +145,17 @@ func drawsNormals(s *Spec) bool {
 // measure what the order costs (the bits then differ from a reduction of stored data).
 var deferOrdered = os.Getenv("GPUNOTES_PTX_DEFER_ORDER") != "0"
 
+// countInBatches (GPUNOTES_PTX_COUNT_BATCH=1) defers a count's slow draws in batches as a
+// sum's, to measure the warps computing them together against each lane its own queue.
+var countInBatches = os.Getenv("GPUNOTES_PTX_COUNT_BATCH") == "1"
+
 // newDeferQueue declares a thread's queue for the deferred elements of s and empties it: a
 // batch folded in element order for reductions (deferOrdered), a queue of element indices for
 // elementwise kernels.
 func (g *gen) newDeferQueue(s *Spec) *deferQueue {
-	// Counts (RCount) are integers: their order changes no bit, so they take the cheaper queue.
-	if s.Reduce != RNone && s.Reduce != RCount && deferOrdered {
+	// Counts (RCount) are integers: their order changes no bit, so they take the cheaper queue
+	// (countInBatches: the batches, for their warps computing slow elements together).
+	if s.Reduce != RNone && (s.Reduce != RCount || countInBatches) && deferOrdered {
 		return g.newDeferBatch(s)
 	}
 	g.deferring = true

@@ -50,11 +50,12 @@ func parsePTX(t *testing.T, ptx string) *ptxProgram {
 		switch {
 		case l == "" || l == "{" || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, ".pragma") || strings.HasPrefix(l, "//"):
 		case strings.HasPrefix(l, ".shared"):
-			f := strings.Fields(l) // .shared .align 8 .b8 name[bytes]
+			f := strings.Fields(l) // .shared .align 8 .b8 name[elements of .bN]
 			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")
 			n, _ := strconv.Atoi(size)
+			bits, _ := strconv.Atoi(strings.TrimPrefix(f[len(f)-2], ".b"))
 			p.shared[name] = next
-			next += uint64(n)
+			next += uint64(n * max(bits/8, 1))
 		case strings.HasPrefix(l, ".local"):
 			f := strings.Fields(l) // .local .align 8 .b8 name[bytes]
 			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")
