@@ -365,6 +365,12 @@ func generate(s *Spec, lib *library) (string, string, error) {
 		}
 		g.ins("bra %s", check)
 		g.put(single)
+	} else if g.pairs(s, dq) {
+		single := g.label("single")
+		if err := g.pairedInOrder(s, dq, lv, e, c, dl, BlockSize, single); err != nil {
+			return "", "", err
+		}
+		g.put(single)
 	}
 	if dq == nil {
 		vals, skip, end, err := g.elementValues(s, lv, c)

@@ -47,8 +47,11 @@ func parsePTX(t *testing.T, ptx string) *ptxProgram {
 	var next, nextLocal uint64
 	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), ";"))
+		if !strings.HasPrefix(l, "//") {
+			l = strings.Join(strings.Fields(l), " ") // the library's lines (inlined bodies) hold tabs
+		}
 		switch {
-		case l == "" || l == "{" || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, ".pragma") || strings.HasPrefix(l, "//"):
+		case l == "" || l == "{" || strings.HasPrefix(l, "{ //") || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, ".pragma") || strings.HasPrefix(l, "//"):
 		case strings.HasPrefix(l, ".shared"):
 			f := strings.Fields(l) // .shared .align 8 .b8 name[bytes]
 			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")
@@ -504,6 +507,18 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(f(val(a[1])) / f(val(a[2]))))
 		case "rcp.rn.f64":
 			set(b(1 / f(val(a[1]))))
+		// The inlined fast path of exp (the library's, constants as immediates): f32 registers
+		// hold the float32's bits.
+		case "fma.rn.f64":
+			set(b(math.FMA(f(val(a[1])), f(val(a[2])), f(val(a[3])))))
+		case "add.s32":
+			set((val(a[1]) + val(a[2])) & math.MaxUint32)
+		case "abs.f32":
+			set(val(a[1]) & (math.MaxUint32 >> 1))
+		case "setp.lt.f32":
+			pred(math.Float32frombits(uint32(val(a[1]))) < math.Float32frombits(uint32(val(a[2]))))
+		case "setp.geu.f32": // unordered: true with a NaN
+			pred(!(math.Float32frombits(uint32(val(a[1]))) < math.Float32frombits(uint32(val(a[2])))))
 		// The counting kernels' (ptxgen_count.go): 32-bit shared counters, atomics, and the
 		// integer test of a value.
 		case "shr.u32":
