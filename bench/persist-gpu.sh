@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, with the binaries of bench/build-gpu.sh in
 # $C (default .devcarry): data that stays on the GPU (issue 16).
-#  1. ops on a persisted N x N normal array (mean, std, column means, x + x.T sum, and the sum
-#     of a float32 one, held in 4 bytes per element):
+#  1. ops on a persisted N x N normal array (mean, std, column means, x + x.T sum, and the sums
+#     of a float32 one, of int32(1000 x) and of x > 0, held in 4, 4 and 1 bytes per element):
 #     `gpunotes bench ops --backend gpu --persist` against CuPy on an array already in device
 #     memory (bench/cupy_ops.py --variants cupy-resident); target: within 1.3x of CuPy;
 #  2. the iterative workload (`gpunotes bench iterate --backend gpu`) against dask + CuPy with
@@ -21,7 +21,7 @@ log="$OUT/persist_$N.jsonl"
 : >"$log"
 echo "commit $(cat "$C/COMMIT" 2>/dev/null); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 rc=0
-for op in "mean" "std" "mean(axis=0)" "sum(x + x.T)" "sum(float32)"; do
+for op in "mean" "std" "mean(axis=0)" "sum(x + x.T)" "sum(float32)" "sum(int32)" "sum(bool)"; do
 	"$C/gpunotes" bench ops --backend gpu --persist --n "$N" --chunk "$CH" --op "$op" --json >>"$log" || rc=1
 done
 python3 bench/cupy_ops.py --n "$N" --chunk "$CH" --variants cupy-resident >>"$log" 2>"$OUT/cupy_resident_$N.err" || { rc=1; tail -5 "$OUT/cupy_resident_$N.err"; }

@@ -45,17 +45,27 @@ func executeChunks(ctx context.Context, spec []byte, inputs []any, onGPU bool) (
 			if err != nil {
 				return nil, fmt.Errorf("open this worker's GPU: %w", err)
 			}
-			if err := fillRefs(ts, inputs, d); err != nil {
+			reads, err := fillRefs(ts, inputs, d)
+			if err != nil {
 				return nil, fmt.Errorf("persisted inputs: %w", err)
 			}
-			return cuda.RunPlan(ctx, []*cuda.Device{d}, ts)
+			outs, err := cuda.RunPlan(ctx, []*cuda.Device{d}, ts)
+			if err != nil {
+				return nil, err
+			}
+			for i, why := range reads {
+				if why != "" {
+					outs[i].HostRead = why
+				}
+			}
+			return outs, nil
 		}
 		// Never silently: the worker's log says which kernel ran on the host and why, and so
 		// do the outputs, which the client reports in the cell and in Path.
 		fallback = err.Error()
 		fmt.Fprintf(os.Stderr, "gpunotes worker: warning: host fallback: %d chunk(s) of a kernel of shape %v run on the CPU: %v\n", len(ts), ts[0].Kernel.Shape, err)
 	}
-	if err := fillRefs(ts, inputs, nil); err != nil {
+	if _, err := fillRefs(ts, inputs, nil); err != nil {
 		return nil, fmt.Errorf("persisted inputs: %w", err)
 	}
 	outs := make([]*plan.Output, len(ts))

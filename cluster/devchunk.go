@@ -131,8 +131,12 @@ func keepOnDevice(ctx context.Context, spec []byte, inputs []any) (any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("open this worker's GPU: %w", err)
 			}
-			if err := fillRefs(ts, inputs, d); err != nil {
+			reads, err := fillRefs(ts, inputs, d)
+			if err != nil {
 				return nil, fmt.Errorf("persisted inputs: %w", err)
+			}
+			if reads[0] != "" { // no output to carry it: the worker's log says it
+				fmt.Fprintf(os.Stderr, "gpunotes worker: warning: host read: a persisted chunk's task read chunks kept on this GPU through host memory: %s\n", reads[0])
 			}
 			dt := t.Kernel.Instrs[t.Kernel.Result].DType
 			run := cuda.RunPlanKeepOwned

@@ -209,7 +209,16 @@ func (c *Client) holderOf(t *plan.Task) string {
 // joined from several kept chunks (plan.Block.RefJoin) is joined there when d holds them all
 // (a Held join), else in host memory (plan.JoinValues); other device-held chunks are copied to
 // the host.
-func fillRefs(ts []*plan.Task, inputs []any, d *cuda.Device) error {
+//
+// On a GPU (d set) it returns, per task, why the task reads chunks held on d from host memory
+// after all ("" for none): what the client names in Path (plan.Output.HostRead).
+func fillRefs(ts []*plan.Task, inputs []any, d *cuda.Device) (hostReads []string, err error) {
+	hostReads = make([]string, len(ts))
+	note := func(ti int, why string) {
+		if d != nil && hostReads[ti] == "" {
+			hostReads[ti] = why
+		}
+	}
 	at := map[string]int{}
 	input := func(t *plan.Task, ref string) (any, error) {
 		i, ok := at[ref]
@@ -222,13 +231,15 @@ func fillRefs(ts []*plan.Task, inputs []any, d *cuda.Device) error {
 		}
 		return inputs[i], nil
 	}
-	for _, t := range ts {
+	for ti, t := range ts {
 		for j := range t.Inputs {
 			b := &t.Inputs[j]
 			if b.RefJoin != nil {
-				if err := fillJoin(t, j, input, d); err != nil {
-					return err
+				why, err := fillJoin(t, j, input, d)
+				if err != nil {
+					return nil, err
 				}
+				note(ti, why)
 				continue
 			}
 			if b.Ref == "" {
@@ -236,31 +247,32 @@ func fillRefs(ts []*plan.Task, inputs []any, d *cuda.Device) error {
 			}
 			in, err := input(t, b.Ref)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if c, ok := in.(*devChunk); ok {
 				if expr.Size(c.shape) != expr.Size(b.Shape) {
-					return fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, expr.Size(c.shape), expr.Size(b.Shape))
+					return nil, fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, expr.Size(c.shape), expr.Size(b.Shape))
 				}
 				if heldBlock(t, j, c, d) {
 					b.Held, b.Data, b.Ref = &plan.Held{Device: d.Info.Index, Ptr: uintptr(c.ptr), Narrow: c.narrow}, dtype.Slice{}, ""
 					continue
 				}
+				note(ti, whyHost(t, j, c, d))
 			}
 			v, err := keptValues(in)
 			if err != nil {
-				return fmt.Errorf("chunk %d reads %s: %w", t.Index, b.Ref, err)
+				return nil, fmt.Errorf("chunk %d reads %s: %w", t.Index, b.Ref, err)
 			}
 			if int64(v.Len()) != expr.Size(b.Shape) {
-				return fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, v.Len(), expr.Size(b.Shape))
+				return nil, fmt.Errorf("chunk %d reads %s: %d values for a block of %d", t.Index, b.Ref, v.Len(), expr.Size(b.Shape))
 			}
 			b.Data, b.Ref = v, ""
 		}
 	}
 	if len(at) != len(inputs) {
-		return fmt.Errorf("%d persisted chunks read, %d inputs given", len(at), len(inputs))
+		return nil, fmt.Errorf("%d persisted chunks read, %d inputs given", len(at), len(inputs))
 	}
-	return nil
+	return hostReads, nil
 }
 
 // keptValues returns the host values of a kept chunk given to a task: one chunk task's output,
@@ -282,20 +294,35 @@ func keptValues(in any) (dtype.Slice, error) {
 
 // fillJoin gives block j of t, joined from kept chunks (plan.Block.RefJoin), its values: on d
 // where d holds every piece in the format t's kernel reads (a Held join, the pieces copied
-// into one buffer there), else joined in host memory.
-func fillJoin(t *plan.Task, j int, input func(*plan.Task, string) (any, error), d *cuda.Device) error {
+// into one buffer there), else joined in host memory. It returns why pieces that d holds were
+// read from host memory, or "".
+func fillJoin(t *plan.Task, j int, input func(*plan.Task, string) (any, error), d *cuda.Device) (string, error) {
 	b := &t.Inputs[j]
 	ins := make([]any, len(b.RefJoin.Pieces))
 	onDevice := d != nil
 	narrow := false
+	why, held := "", false // why not on d; whether d holds some piece
 	for k, p := range b.RefJoin.Pieces {
 		in, err := input(t, p.Ref)
 		if err != nil {
-			return err
+			return "", err
 		}
 		ins[k] = in
 		c, ok := in.(*devChunk)
-		if !ok || expr.Size(c.shape) != expr.Size(p.Shape) || !heldBlock(t, j, c, d) || k > 0 && c.narrow != narrow {
+		switch {
+		case !ok:
+			why = "a block joins chunks kept on other workers, which come through host memory"
+		case expr.Size(c.shape) != expr.Size(p.Shape):
+			return "", fmt.Errorf("chunk %d reads %s: %d values for a chunk of %d", t.Index, p.Ref, expr.Size(c.shape), expr.Size(p.Shape))
+		case !heldBlock(t, j, c, d):
+			why = whyHost(t, j, c, d)
+		case k > 0 && c.narrow != narrow:
+			why = "a block joins chunks kept in different formats (internal)"
+		}
+		if ok && c.d == d {
+			held = true
+		}
+		if why != "" {
 			onDevice = false
 			continue
 		}
@@ -308,20 +335,41 @@ func fillJoin(t *plan.Task, j int, input func(*plan.Task, string) (any, error), 
 		}
 		b.Held = &plan.Held{Device: d.Info.Index, Ptr: join.Pieces[0].Ptr, Narrow: narrow, Join: join}
 		b.Data, b.RefJoin = dtype.Slice{}, nil
-		return nil
+		return "", nil
 	}
 	vals := make([]dtype.Slice, len(ins))
 	for k, in := range ins {
 		v, err := keptValues(in)
 		if err != nil {
-			return fmt.Errorf("chunk %d reads %s: %w", t.Index, b.RefJoin.Pieces[k].Ref, err)
+			return "", fmt.Errorf("chunk %d reads %s: %w", t.Index, b.RefJoin.Pieces[k].Ref, err)
 		}
 		vals[k] = v
 	}
 	v, err := plan.JoinValues(b, vals)
 	if err != nil {
-		return fmt.Errorf("chunk %d: %w", t.Index, err)
+		return "", fmt.Errorf("chunk %d: %w", t.Index, err)
 	}
 	b.Data, b.RefJoin = v, nil
-	return nil
+	if !held {
+		why = "" // nothing this GPU holds went through host memory
+	}
+	return why, nil
+}
+
+// whyHost says why task t reads chunk c, which GPU d holds, as block slot from host memory
+// (heldBlock refused it).
+func whyHost(t *plan.Task, slot int, c *devChunk, d *cuda.Device) string {
+	k := t.Kernel
+	switch {
+	case c.d != d:
+		return "a chunk is kept on another GPU of the worker"
+	case k.Call != nil && !cuda.ReadsHeld(k):
+		return fmt.Sprintf("the %v reads %v values from host memory", k.Call.Fn, k.Instrs[k.Result].DType)
+	}
+	for _, in := range k.Instrs {
+		if in.Code == plan.Input && in.Slot == slot && in.DType != c.dt || in.Code == plan.Search && in.Slot == slot && in.Sorted != c.dt {
+			return fmt.Sprintf("a chunk kept as %v is read as %v", c.dt, in.DType)
+		}
+	}
+	return "a chunk is not read in place (internal)"
 }

@@ -78,6 +78,7 @@ func (h *hostNotes) String() string {
 // note for Path, as a local GPU compute reports its host steps.
 func reportFallbacks(cfg computeConfig, st *plan.Stage, outs []*plan.Output) {
 	reportLibs(cfg, outs)
+	reportHostReads(cfg, st, outs)
 	n, secs := 0, 0.0
 	var reasons []string
 	for _, o := range outs {
@@ -94,6 +95,35 @@ func reportFallbacks(cfg computeConfig, st *plan.Stage, outs []*plan.Output) {
 		return
 	}
 	msg := fmt.Sprintf("host fallback: %d of %d chunks of the %s ran on the CPU of GPU cluster workers in %.3g s (%s)", n, len(outs), describeKernel(st.Kernel), secs, strings.Join(reasons, "; "))
+	if g, ok := cfg.sched.(*gpuSched); ok {
+		g.hostStep(msg)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "gpuarray warning: %s\n", msg)
+	if cfg.notes != nil {
+		cfg.notes.add(msg)
+	}
+}
+
+// reportHostReads reports the tasks of st that read chunks kept on a GPU cluster worker's GPU
+// through its host memory (their outputs say why, plan.Output.HostRead): one warning and a
+// note for Path, as a local GPU names its host reads.
+func reportHostReads(cfg computeConfig, st *plan.Stage, outs []*plan.Output) {
+	n := 0
+	var reasons []string
+	for _, o := range outs {
+		if o == nil || o.HostRead == "" {
+			continue
+		}
+		n++
+		if !slices.Contains(reasons, o.HostRead) {
+			reasons = append(reasons, o.HostRead)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	msg := fmt.Sprintf("host read: %d of %d chunks of the %s read chunks kept on a GPU cluster worker's GPU through its host memory (%s)", n, len(outs), describeKernel(st.Kernel), strings.Join(reasons, "; "))
 	if g, ok := cfg.sched.(*gpuSched); ok {
 		g.hostStep(msg)
 		return

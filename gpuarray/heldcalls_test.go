@@ -304,3 +304,103 @@ func TestHeldCallsReadOnTheDevice(t *testing.T) {
 		t.Errorf("a sort of an array held on another GPU: stages %+v, host steps %q", stages, host)
 	}
 }
+
+// TestHeldPanelsJoinedOnTheDevice: a sort along the rows of a result a GPU keeps in row panels
+// (a deviceBuffer, as linear algebra leaves its results) reads, per task, a block spanning all
+// the panels: a join of those panels (the panels at their addresses, whole width) whose copies,
+// done here on the panels' host values (plan.JoinValues), give the block's values.
+func TestHeldPanelsJoinedOnTheDevice(t *testing.T) {
+	dev := &cuda.Device{Info: cuda.DeviceInfo{Index: 0}}
+	x, err := NewRandomState(3).StandardNormal(Shape(40, 12), Chunks(10, 12)).Compute(Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := x.n.Values()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []int{10, 15, 15}
+	b := &deviceBuffer{dev: dev, rows: rows, cols: 12, host: vals.Float64s()}
+	b.idle.L = &b.mu
+	at := map[uintptr]dtype.Slice{}
+	row := 0
+	for i, r := range rows {
+		p := driver.DevicePtr(heldBase + uint64(i)<<24)
+		b.panels = append(b.panels, p)
+		at[uintptr(p)] = cutBox(vals, []int{40, 12}, []int{row, 0}, []int{r, 12})
+		row += r
+	}
+	n, err := expr.NewBuffered(b, []int{40, 12}, [][]int{rows, {6, 6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Array{n: n}
+	joined := 0
+	done := map[*expr.Node]dtype.Slice{}
+	for id, node := range stageOrder([]*expr.Node{Sort(a, 0).n}) {
+		st, err := plan.Lower(id, node, done, plan.Options{Held: heldOn(dev), LateGather: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.HostReads) > 0 {
+			t.Errorf("the %s reads the kept result from host memory", describeKernel(st.Kernel))
+		}
+		for _, task := range st.Tasks {
+			for _, blk := range task.Inputs {
+				if blk.Held == nil || blk.Held.Join == nil {
+					continue
+				}
+				joined++
+				var pv []dtype.Slice
+				for i, p := range blk.Held.Join.Pieces {
+					if p.Ptr != uintptr(b.panels[i]) || p.Shape[0] != rows[i] || p.Shape[1] != 12 {
+						t.Fatalf("task %d: piece %d is %+v, not panel %d", task.Index, i, p, i)
+					}
+					pv = append(pv, at[p.Ptr])
+				}
+				got, err := plan.JoinValues(&blk, pv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := cutBox(vals, []int{40, 12}, blk.Origin, blk.Shape); !dtype.Equal(got, want) {
+					t.Fatalf("task %d: the joined block at %v of shape %v differs from the result's values there", task.Index, blk.Origin, blk.Shape)
+				}
+			}
+		}
+		if done[node], err = runStage(mustConfig(t), id, node, done, func(int) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if joined == 0 {
+		t.Fatal("no task reads a block joined from the row panels")
+	}
+}
+
+func mustConfig(t *testing.T) computeConfig {
+	t.Helper()
+	cfg, err := configure([]ComputeOption{Inline()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestWorkerHostReadsNamed: outputs of a GPU cluster worker that read chunks kept on its GPU
+// through host memory (plan.Output.HostRead) are named for Path, once per reason with the
+// count of such chunks; outputs without it add nothing.
+func TestWorkerHostReadsNamed(t *testing.T) {
+	cfg := mustConfig(t)
+	cfg.notes = &hostNotes{} // as Compute gives a cluster computation
+	k := &plan.Kernel{Shape: []int{40, 30}, Call: &plan.CallStep{Call: expr.Call{Fn: expr.FnSort}}}
+	st := &plan.Stage{Kernel: k}
+	reportFallbacks(cfg, st, []*plan.Output{{}, {}})
+	if s := cfg.notes.String(); s != "" {
+		t.Fatalf("notes %q for outputs that read nothing through host memory", s)
+	}
+	why := "a block joins chunks kept on other workers, which come through host memory"
+	reportFallbacks(cfg, st, []*plan.Output{{HostRead: why}, {}, {HostRead: why}})
+	want := "host read: 2 of 3 chunks of the sort of shape (40, 30) read chunks kept on a GPU cluster worker's GPU through its host memory (" + why + ")"
+	if s := cfg.notes.String(); s != want {
+		t.Fatalf("notes %q, want %q", s, want)
+	}
+}

@@ -200,7 +200,8 @@ func TestNarrowIntInputsReadSameBits(t *testing.T) {
 
 // TestNarrowIntTiledReads interprets the tiled kernel of a + b.T (b through shared memory)
 // with both inputs int16 or uint8 held in their own size: every element, and every partial
-// of its sum as float64, the same as from 8-byte words.
+// of its sum as float64, the same as from 8-byte words, and the elements written in their
+// own size (NarrowOut) the low bytes of those words.
 func TestNarrowIntTiledReads(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	const wide, narrow, out = 1 << 32, 1 << 40, 1 << 46
@@ -230,6 +231,21 @@ func TestNarrowIntTiledReads(t *testing.T) {
 			if s.Reduce == RSum && (!samePartials(got, want) || !maps.Equal(gotOut, wantOut)) {
 				t.Fatalf("%v: tiled sum of a + b.T: the narrow reads' partials differ", dt)
 			}
+			if s.Reduce != RNone {
+				continue
+			}
+			// Written narrow too (a persisted a + b.T): each element the low bytes of the word.
+			ns.NarrowOut = true
+			fusedRun(t, &ns, []Task{nt}, mem, out)
+			size := uint64(dt.Size())
+			for e := range uint64(n) {
+				at := out + size*e
+				w := wantOut[out+8*e] & (1<<(8*size) - 1)
+				if got := mem[at&^7] >> (8 * (at & 7)) & (1<<(8*size) - 1); got != w {
+					t.Fatalf("%v: tiled a + b.T written narrow: element %d is %#x, want %#x", dt, e, got, w)
+				}
+			}
+			takeOut(mem, out)
 		}
 	}
 }

@@ -221,6 +221,10 @@ type Output struct {
 	// client reports both (Path, a warning), as a local GPU compute does.
 	HostFallback string  `json:",omitempty"`
 	HostSeconds  float64 `json:",omitempty"`
+	// HostRead, from a GPU cluster worker, says why the task read chunks kept on that
+	// worker's GPU through its host memory (copied down, then up again with the task); the
+	// client reports it in Path, as a local GPU reports its host reads.
+	HostRead string `json:",omitempty"`
 	// Lib names the library that ran the task's call where there is a choice, like "solve on
 	// the CPU with OpenBLAS 0.3.21 (LAPACK)"; the client reports it in Path.
 	Lib string `json:",omitempty"`

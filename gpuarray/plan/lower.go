@@ -120,6 +120,10 @@ type Stage struct {
 	// from host memory after all: the hook refused a block (it spans several chunks, or the
 	// kernel does not read held blocks where they are). A GPU's Path names them.
 	HostReads []*expr.Node
+	// ReshapeReads are the reshapes of data nodes held off the host (Options.Held) that the
+	// tasks read: a reshape reads its operand's host copy (the values went down to the host
+	// once, and go up again with the tasks). A GPU's Path names them.
+	ReshapeReads []*expr.Node
 	// HostOperands are the data nodes held off the host that a call reads as further
 	// operands (CallStep.Operands) from host memory: Options.HeldOperands was off, or the
 	// hook refused them.
@@ -416,6 +420,9 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 		task := &Task{Stage: id, Index: t, Kernel: l.k, Offset: off, Shape: shp}
 		for i := range inputs {
 			in := &inputs[i]
+			if n := in.node; opt.Held != nil && n != nil && n.Kind == expr.KReshape && n.Args[0].Kind == expr.KData && n.Args[0].Buf != nil && !slices.Contains(st.ReshapeReads, n) {
+				st.ReshapeReads = append(st.ReshapeReads, n)
+			}
 			if in.whole {
 				b, onHost, err := wholeBlock(in, l.k, opt)
 				if err != nil {
