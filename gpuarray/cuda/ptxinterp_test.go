@@ -28,6 +28,8 @@ type ptxProgram struct {
 const (
 	zigKAddr = 1 << 40
 	zigWAddr = zigKAddr + 8*rng.ZigLayers
+	// zigKWAddr is where a kernel's own interleaved copy (gpn_zig_kw, normalFold) lies.
+	zigKWAddr = zigWAddr + 8*rng.ZigLayers
 )
 
 // zigTables writes the ziggurat tables (gpn_zig_k, gpn_zig_w) into mem.
@@ -36,6 +38,8 @@ func zigTables(mem map[uint64]uint64) {
 	for j := range rng.ZigLayers {
 		mem[zigKAddr+uint64(8*j)] = z.K[j]
 		mem[zigWAddr+uint64(8*j)] = math.Float64bits(z.W[j])
+		mem[zigKWAddr+uint64(16*j)] = z.K[j]
+		mem[zigKWAddr+uint64(16*j+8)] = math.Float64bits(z.W[j])
 	}
 }
 
@@ -259,6 +263,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			return zigKAddr
 		case "gpn_zig_w":
 			return zigWAddr
+		case "gpn_zig_kw":
+			return zigKWAddr
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -302,6 +308,19 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			x.pc--
 			x.coll = true
 			return
+		}
+		if op == "ld.global.nc.v2.u64" {
+			// {k, w} of a ziggurat layer: two words at a 16-byte aligned address.
+			halves, src, _ := strings.Cut(strings.TrimPrefix(rest, "{"), "}, ")
+			lo, hi, _ := strings.Cut(halves, ", ")
+			at := addr(src)
+			w0, ok0 := mem[at]
+			w1, ok1 := mem[at+8]
+			if !ok0 || !ok1 || at%16 != 0 {
+				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten or misaligned memory at %#x", tid, bx, by, l, at)
+			}
+			x.reg[lo], x.reg[hi] = w0, w1
+			continue
 		}
 		if op == "mov.b64" && strings.Contains(rest, "{") {
 			// {lo, hi} from a 64-bit value, or a 64-bit value from {lo, hi}.

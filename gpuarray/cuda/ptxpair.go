@@ -7,15 +7,18 @@ import (
 
 // pairMode sets which reductions that defer slow draws in element order (deferredInOrder)
 // compute two of a thread's elements per pass of the element loop, their nodes emitted in
-// turn (pairedInOrder): "auto" (the default) those with an inlined split body (inlineSplitOn:
-// exp(x) + sin(x)), where the FP64 chains of one element leave the schedulers waiting at 4
-// warps each; "1" every such reduction; "0" none (GPUNOTES_PTX_PAIR).
+// turn (pairedInOrder): "0" (the default) none; "auto" those with an inlined split body
+// (inlineSplitOn: exp(x) + sin(x)); "1" every such reduction (GPUNOTES_PTX_PAIR). Measured on
+// an H100 (N=40000, bench/RESULTS.md): exp + sin 15.64-15.83 ms one a pass, 16.59-16.76 two,
+// the same 112 registers, its two elements' FP64 chains interleaved in the SASS: the loop
+// issues about 222 instructions an element at some 0.68 of the schedulers' one a cycle, so it
+// is bound by issue more than by waiting on results, and the longer loop lost.
 var pairMode = func() string {
 	switch m := os.Getenv("GPUNOTES_PTX_PAIR"); m {
-	case "0", "1":
+	case "auto", "1":
 		return m
 	}
-	return "auto"
+	return "0"
 }()
 
 // pairMark starts a paired pass in the kernel's text.
