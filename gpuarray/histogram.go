@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -163,11 +164,28 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 	if weights != nil || x.NDim() == 0 {
 		v = v.Ravel()
 	}
+	return histogramOf(histogramBins(v, bins, lo, hi, step, bt), weights, x, bins), edges
+}
+
+// histogramBins returns the float64 bin numbers of the values v (of dtype bt) in bins equal
+// bins of width step over [lo, hi], as numpy.histogram finds them; bins for values left out.
+func histogramBins(v *Array, bins int, lo, hi, step float64, bt DType) *Array {
 	nb := float64(bins)
 	// edgeAt is edges[i] for a float64 array i of bin numbers below bins, as Linspace computes
 	// them (the last edge, hi, is never needed below).
 	edgeAt := func(i *Array) *Array { return i.Mul(step).Add(lo).AsType(bt) }
 	keep := LogicalAnd(v.Ge(lo), v.Le(hi))
+	if s := nb / (hi - lo); guessByProduct(lo, hi, step, s, bt) {
+		// A product in place of NumPy's quotient (a division costs a GPU about ten fp64
+		// operations), rounded to the nearest integer r by adding and taking away 1.5*2^52
+		// (two additions, where a truncation takes the slower conversion unit). The edges'
+		// bin is then r or r-1 (guessByProduct), as the edge r tells: one correction, and
+		// the counts are NumPy's.
+		const round = 0x1.8p52
+		r := v.AsType(Float64).Sub(lo).Mul(s).Add(round).Sub(round)
+		r = Where(r.Eq(nb), nb-1, r) // v in the last half of the last bin, which holds hi
+		return Where(keep, Where(v.Lt(edgeAt(r)), r.Sub(1), r), nb)
+	}
 	// numpy.histogram's guess, then its corrections by the edges within one bin. For a kept
 	// value the guess is in [0, bins-1] after the first Where, and stays there.
 	idx := Trunc(v.AsType(Float64).Sub(lo).Div(hi - lo).Mul(nb))
@@ -178,7 +196,33 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 	idx = Where(LogicalAnd(v.Ge(edgeAt(next)), idx.Ne(nb-1)), next, idx)
 	// Values left out count in an extra last bin, dropped.
 	idx = Where(keep, idx, nb)
-	return histogramOf(idx, weights, x, bins), edges
+	return idx
+}
+
+// histGuessQuotient (GPUNOTES_HIST_GUESS=quotient) keeps NumPy's guess for every range (to
+// measure the product).
+var histGuessQuotient = os.Getenv("GPUNOTES_HIST_GUESS") == "quotient"
+
+// guessByProduct reports whether a histogram's first guess of a bin may be r, (v-lo)*s
+// rounded to the nearest integer (s = bins/(hi-lo)), rather than NumPy's (v-lo)/(hi-lo)*bins
+// truncated. Both products are then within 1/32 of a bin of v's exact place p (in bins from
+// lo), and the edges (as Linspace computes them, in bt) within 1/16 of a bin of theirs, while
+// a bin spans at least 64 units in the last place of the range's ends. So NumPy's guess is
+// within one bin of the edges' bin, which its two corrections find; and |r - p| <= 1/2 +
+// 1/32, so edge r+1 lies above v and edge r-1 below it: the edges' bin is r where v >= edge
+// r, else r-1 (one correction). Narrower bins keep NumPy's arithmetic, whose guess can then
+// be off by more.
+func guessByProduct(lo, hi, step, s float64, bt DType) bool {
+	if histGuessQuotient || math.IsInf(hi-lo, 0) || math.IsInf(s, 0) || math.IsNaN(s) {
+		return false
+	}
+	m := max(math.Abs(lo), math.Abs(hi))
+	ulp := math.Nextafter(m, math.Inf(1)) - m
+	if bt == Float32 {
+		m32 := float32(m)
+		ulp = float64(math.Nextafter32(m32, float32(math.Inf(1)))) - float64(m32)
+	}
+	return !math.IsInf(ulp, 0) && !math.IsNaN(ulp) && step >= 64*ulp
 }
 
 // HistogramEdges returns the histogram of x's values (flattened) in the bins between the

@@ -323,7 +323,6 @@ func TestCountKernelOfNormalsInterpreted(t *testing.T) {
 		t.Fatal("the kernel defers no draw")
 	}
 	task := Task{Dims: []int64{n}, Maps: []Map{{Strides: []int64{1}}}}
-	got := countRun(t, lib, s, []Task{task}, mem, 1<<46)[0]
 	var want [2]uint64
 	for i := range n {
 		if math.Float64frombits(mem[1<<32+uint64(8*i)]) > 0.5 {
@@ -332,7 +331,50 @@ func TestCountKernelOfNormalsInterpreted(t *testing.T) {
 			want[0]++
 		}
 	}
-	if got[0] != want[0] || got[1] != want[1] || got[2] != 0 {
-		t.Errorf("counts %v (flag %d), want %v", got[:2], got[2], want)
+	defer func(on bool) { countInBatches = on }(countInBatches)
+	for _, batches := range []bool{false, true} { // each lane its queue; warps together
+		countInBatches = batches
+		got := countRun(t, lib, s, []Task{task}, mem, 1<<46)[0]
+		if got[0] != want[0] || got[1] != want[1] || got[2] != 0 {
+			t.Errorf("batches %v: counts %v (flag %d), want %v", batches, got[:2], got[2], want)
+		}
+	}
+}
+
+// TestCountKernelFlagsValuesNotBins interprets a count of 7 bins over values that are no bin:
+// each alone among bins 0..6 sets the flag with its value and leaves the counts right; -0
+// counts in bin 0. Values of 2^32 and more would have low words below 7.
+func TestCountKernelFlagsValuesNotBins(t *testing.T) {
+	lib, err := kernelsLib()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base, out, bins, n = 1 << 32, 1 << 46, 7, 300
+	s := &Spec{Rank: 1, Reduce: RCount, Bins: bins, Nodes: []Node{{Kind: NInput, DType: expr.Float64}}}
+	task := heldTask([]int64{n}, []Map{{Strides: []int64{1}}}, []uint64{base}, []int64{n})
+	for _, bad := range []float64{7, 8, 2.5, 0.25, 6.999999999999999, -1, -0.3, math.NaN(), math.Inf(1), math.Inf(-1), 1<<32 + 3, 1<<40 + 1, 1 << 52, 1<<52 + 2, 1e300, -1e300, 5e-324} {
+		mem := map[uint64]uint64{}
+		var want [bins]uint64
+		for i := range n {
+			v := float64(i % bins)
+			if i == 1 {
+				v = math.Copysign(0, -1)
+			}
+			if i == n/2 {
+				v = bad
+			} else {
+				want[int(v)]++
+			}
+			mem[base+8*uint64(i)] = math.Float64bits(v)
+		}
+		got := countRun(t, lib, s, []Task{task}, mem, out)[0]
+		if got[bins] != 1 || math.Float64bits(math.Float64frombits(got[bins+1])) != math.Float64bits(bad) && !math.IsNaN(bad) {
+			t.Errorf("value %v: flag %d, value %v", bad, got[bins], math.Float64frombits(got[bins+1]))
+		}
+		for k := range bins {
+			if got[k] != want[k] {
+				t.Errorf("value %v: bin %d holds %d, want %d", bad, k, got[k], want[k])
+			}
+		}
 	}
 }

@@ -145,12 +145,17 @@ func drawsNormals(s *Spec) bool {
 // measure what the order costs (the bits then differ from a reduction of stored data).
 var deferOrdered = os.Getenv("GPUNOTES_PTX_DEFER_ORDER") != "0"
 
+// countInBatches (GPUNOTES_PTX_COUNT_BATCH=1) defers a count's slow draws in batches as a
+// sum's, to measure the warps computing them together against each lane its own queue.
+var countInBatches = os.Getenv("GPUNOTES_PTX_COUNT_BATCH") == "1"
+
 // newDeferQueue declares a thread's queue for the deferred elements of s and empties it: a
 // batch folded in element order for reductions (deferOrdered), a queue of element indices for
 // elementwise kernels.
 func (g *gen) newDeferQueue(s *Spec) *deferQueue {
-	// Counts (RCount) are integers: their order changes no bit, so they take the cheaper queue.
-	if s.Reduce != RNone && s.Reduce != RCount && deferOrdered {
+	// Counts (RCount) are integers: their order changes no bit, so they take the cheaper queue
+	// (countInBatches: the batches, for their warps computing slow elements together).
+	if s.Reduce != RNone && (s.Reduce != RCount || countInBatches) && deferOrdered {
 		return g.newDeferBatch(s)
 	}
 	g.deferring = true
@@ -212,11 +217,7 @@ func (g *gen) deferredLoopBody(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, 
 	if q.batch != nil {
 		return g.deferredInOrder(s, q, lv, e, c, hi, dl, t, step, rowBase, each)
 	}
-	slow := g.p()
-	g.ins("mov.pred %s, 0", slow)
-	g.deferPred = slow
-	vals, skip, end, err := g.elementValues(s, lv, c)
-	g.deferPred = ""
+	slow, vals, skip, end, err := g.fastValues(s, lv, c)
 	if err != nil {
 		return err
 	}
@@ -230,6 +231,18 @@ func (g *gen) deferredLoopBody(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, 
 		}
 		return g.foldValues(vals, skip, end, "", e2, each)
 	})
+}
+
+// fastValues emits the values of the element at column c (elementValues) with every normal
+// draw on its fast path, and the predicate (slow) that a draw sets where its element needs the
+// slow path.
+func (g *gen) fastValues(s *Spec, lv []leafRegs, c string) (slow string, vals []val, skip []string, end string, err error) {
+	slow = g.p()
+	g.ins("mov.pred %s, 0", slow)
+	g.deferPred = slow
+	vals, skip, end, err = g.elementValues(s, lv, c)
+	g.deferPred = ""
+	return slow, vals, skip, end, err
 }
 
 // slowValues emits the values of a queued element e2 (as elementValues, every draw with its
@@ -336,11 +349,7 @@ func (g *gen) deferStart(q *deferQueue, e, hi string, step int) {
 func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, dl, t string, step int, rowBase func([]leafRegs, string), each func(val, string) error) error {
 	b := q.batch
 	cell := 8 * b.words // bytes of one value
-	slow := g.p()
-	g.ins("mov.pred %s, 0", slow)
-	g.deferPred = slow
-	vals, skip, end, err := g.elementValues(s, lv, c)
-	g.deferPred = ""
+	slow, vals, skip, end, err := g.fastValues(s, lv, c)
 	if err != nil {
 		return err
 	}
@@ -631,19 +640,8 @@ func (g *gen) deferredFold(b *deferBatch, l lane, step int, each func(val, strin
 				j := j0 + i
 				ej := g.rd()
 				g.ins("add.u64 %s, %s, %d", ej, b.first, (j/b.nv)*step)
-				skipV := ""
-				if b.mask != "" {
-					bit, pm := g.r(), g.p()
-					skipV = g.label("dskip")
-					g.ins("and.b32 %s, %s, %d", bit, b.mask, 1<<j)
-					g.ins("setp.eq.u32 %s, %s, 0", pm, bit)
-					g.ins("@%s bra %s", pm, skipV)
-				}
-				if err := each(v, ej); err != nil {
+				if err := g.foldValue(b.mask, g.maskBitAt(b.mask, j), v, ej, each); err != nil {
 					return err
-				}
-				if skipV != "" {
-					g.put(skipV)
 				}
 			}
 		}
@@ -666,20 +664,12 @@ func (g *gen) deferredFold(b *deferBatch, l lane, step int, each func(val, strin
 	g.ins("mul.wide.u32 %s, %s, %d", aj, j, cell)
 	g.ins("add.u64 %s, %s, %s", aj, aj, b.vals)
 	v := g.loadSpace("local", l, aj, 0)
-	skipV := ""
-	if b.mask != "" {
-		bit, pm := g.r(), g.p()
-		skipV = g.label("dskip")
+	maskBit := func(bit string) {
 		g.ins("shr.b32 %s, %s, %s", bit, b.mask, j)
 		g.ins("and.b32 %s, %s, 1", bit, bit)
-		g.ins("setp.eq.u32 %s, %s, 0", pm, bit)
-		g.ins("@%s bra %s", pm, skipV)
 	}
-	if err := each(v, ej); err != nil {
+	if err := g.foldValue(b.mask, maskBit, v, ej, each); err != nil {
 		return err
-	}
-	if skipV != "" {
-		g.put(skipV)
 	}
 	g.ins("add.u32 %s, %s, 1", j, j)
 	g.ins("setp.lt.u32 %s, %s, %s", pq, j, nvals)
@@ -714,19 +704,8 @@ func (g *gen) deferredFoldGroups(b *deferBatch, l lane, step int, each func(val,
 	for j, v := range vs {
 		ej := g.rd()
 		g.ins("add.u64 %s, %s, %d", ej, e0, (j/b.nv)*step)
-		skipV := ""
-		if mw != "" {
-			bit, pm := g.r(), g.p()
-			skipV = g.label("dskip")
-			g.ins("and.b32 %s, %s, %d", bit, mw, 1<<j)
-			g.ins("setp.eq.u32 %s, %s, 0", pm, bit)
-			g.ins("@%s bra %s", pm, skipV)
-		}
-		if err := each(v, ej); err != nil {
+		if err := g.foldValue(mw, g.maskBitAt(mw, j), v, ej, each); err != nil {
 			return err
-		}
-		if skipV != "" {
-			g.put(skipV)
 		}
 	}
 	g.ins("add.u64 %s, %s, %d", va, va, foldGroup*cell)
@@ -738,6 +717,32 @@ func (g *gen) deferredFoldGroups(b *deferBatch, l lane, step int, each func(val,
 	g.ins("setp.lt.u32 %s, %s, %d", pr, r, rounds)
 	g.ins("@%s bra %s", pr, loop)
 	return nil
+}
+
+// foldValue hands value v, of element index ej, to each, unless the mask register (none: "")
+// leaves it out: maskBit emits the value's bit of the mask (zero: left out) into the register
+// it is given.
+func (g *gen) foldValue(mask string, maskBit func(bit string), v val, ej string, each func(val, string) error) error {
+	skip := ""
+	if mask != "" {
+		bit, pm := g.r(), g.p()
+		skip = g.label("dskip")
+		maskBit(bit)
+		g.ins("setp.eq.u32 %s, %s, 0", pm, bit)
+		g.ins("@%s bra %s", pm, skip)
+	}
+	if err := each(v, ej); err != nil {
+		return err
+	}
+	if skip != "" {
+		g.put(skip)
+	}
+	return nil
+}
+
+// maskBitAt is foldValue's maskBit for value j of a mask register: its bit j.
+func (g *gen) maskBitAt(mask string, j int) func(bit string) {
+	return func(bit string) { g.ins("and.b32 %s, %s, %d", bit, mask, 1<<j) }
 }
 
 // storeLocal stores value v at byte off of local address a, unless predicate skip holds

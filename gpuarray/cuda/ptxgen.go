@@ -659,7 +659,7 @@ func (g *gen) module(s *Spec, name string) string {
 	}
 	b.WriteString(g.shared)
 	b.WriteString(g.locals)
-	b.WriteString(g.body.String())
+	b.WriteString(predBools(g.body.String()))
 	b.WriteString("}\n")
 	return b.String()
 }

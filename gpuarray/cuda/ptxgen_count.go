@@ -1,6 +1,9 @@
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // Counting kernels (Spec.Reduce RCount): a bincount fused with the elementwise work that
 // computes its values (a histogram's bin numbers), in one pass. Each element's value is
@@ -34,7 +37,7 @@ func (s *Spec) validCount() error {
 		}
 		return nil
 	}
-	if s.Bins < 1 || s.Kept > 0 || s.Tile || s.Mirror != nil {
+	if s.Bins < 1 || s.Bins >= 1<<31 || s.Kept > 0 || s.Tile || s.Mirror != nil {
 		return fmt.Errorf("kernel spec: a count of %d bins with %d kept axes, tiles %v, mirror %v", s.Bins, s.Kept, s.Tile, s.Mirror)
 	}
 	if l := laneOf(s.Nodes[len(s.Nodes)-1].DType); l != laneF {
@@ -91,7 +94,52 @@ func (g *gen) countInit(s *Spec, tid32, out, outOff string) *counter {
 
 // countAdd counts the value v (an f64 register): one more in its counter, or for a value
 // that is not an integer in [0, bins) (NaN too), the flag and the value after the counts.
+//
+// The bin comes from t = v + 2^52: for an integer v in [0, 2^52) t is exact, its high word
+// 0x43300000 and its low word v; a v that is not an integer rounds, so t - 2^52 != v; a v
+// outside [0, 2^52) (NaN, infinities) gives another high word. Two fp64 additions where a
+// conversion to an integer and back took the slower conversion unit twice.
 func (g *gen) countAdd(c *counter, v string) {
+	if countByConversion {
+		g.countAddConverted(c, v)
+		return
+	}
+	t, u := g.fd(), g.fd()
+	lo, hi := g.r(), g.r()
+	g.ins("add.rn.f64 %s, %s, 0d4330000000000000", t, v)
+	g.ins("sub.rn.f64 %s, %s, 0d4330000000000000", u, t)
+	g.ins("mov.b64 {%s, %s}, %s", lo, hi, t)
+	bad, q := g.p(), g.p()
+	g.ins("setp.neu.f64 %s, %s, %s", bad, u, v)
+	g.ins("setp.ne.u32 %s, %s, 1127219200", q, hi) // 0x43300000
+	g.ins("or.pred %s, %s, %s", bad, bad, q)
+	g.ins("setp.ge.u32 %s, %s, %d", q, lo, c.bins)
+	g.ins("or.pred %s, %s, %s", bad, bad, q)
+	flag, next := g.label("cbad"), g.label("cnext")
+	g.ins("@%s bra %s", bad, flag)
+	if c.copies > 0 {
+		a := g.r()
+		g.ins("mad.lo.u32 %s, %s, 4, %s", a, lo, c.mine)
+		g.ins("red.shared.add.u32 [%s], 1", a)
+	} else {
+		a := g.rd()
+		g.ins("mul.wide.u32 %s, %s, 8", a, lo)
+		g.ins("add.u64 %s, %s, %s", a, a, c.counts)
+		g.ins("red.global.add.u64 [%s], 1", a)
+	}
+	g.ins("bra %s", next)
+	g.put(flag)
+	g.ins("st.global.f64 [%s+%d], %s", c.counts, 8*(c.bins+1), v)
+	g.ins("st.global.u64 [%s+%d], 1", c.counts, 8*c.bins)
+	g.put(next)
+}
+
+// countByConversion (GPUNOTES_PTX_COUNT_CVT=1) finds bins by conversions, as before the
+// additions of countAdd (to measure them).
+var countByConversion = os.Getenv("GPUNOTES_PTX_COUNT_CVT") == "1"
+
+// countAddConverted is countAdd by a conversion to an integer and back.
+func (g *gen) countAddConverted(c *counter, v string) {
 	k, kf := g.rd(), g.fd()
 	g.ins("cvt.rzi.s64.f64 %s, %s", k, v)
 	g.ins("cvt.rn.f64.s64 %s, %s", kf, k)

@@ -57,11 +57,12 @@ func parsePTX(t *testing.T, ptx string) *ptxProgram {
 		switch {
 		case l == "" || l == "{" || strings.HasPrefix(l, "{ //") || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, ".pragma") || strings.HasPrefix(l, "//"):
 		case strings.HasPrefix(l, ".shared"):
-			f := strings.Fields(l) // .shared .align 8 .b8 name[bytes]
+			f := strings.Fields(l) // .shared .align 8 .b8 name[elements of .bN]
 			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")
 			n, _ := strconv.Atoi(size)
+			bits, _ := strconv.Atoi(strings.TrimPrefix(f[len(f)-2], ".b"))
 			p.shared[name] = next
-			next += uint64(n)
+			next += uint64(n * max(bits/8, 1))
 		case strings.HasPrefix(l, ".local"):
 			f := strings.Fields(l) // .local .align 8 .b8 name[bytes]
 			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")
@@ -480,6 +481,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			pred(val(a[1]) != 0 && val(a[2]) != 0)
 		case "or.pred":
 			pred(val(a[1]) != 0 || val(a[2]) != 0)
+		case "xor.pred":
+			pred((val(a[1]) != 0) != (val(a[2]) != 0))
 		case "not.pred":
 			pred(val(a[1]) == 0)
 		case "setp.nan.f64":
@@ -510,6 +513,18 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			pred(f(val(a[1])) >= f(val(a[2])))
 		case "setp.gt.f64":
 			pred(f(val(a[1])) > f(val(a[2])))
+		// Bin arithmetic (histograms): comparisons (neu: true with a NaN), their bools
+		// combined, truncation.
+		case "setp.le.f64":
+			pred(f(val(a[1])) <= f(val(a[2])))
+		case "setp.neu.and.f64":
+			pred(!(f(val(a[1])) == f(val(a[2]))) && val(a[3]) != 0)
+		case "setp.neu.or.f64":
+			pred(!(f(val(a[1])) == f(val(a[2]))) || val(a[3]) != 0)
+		case "setp.neu.xor.f64":
+			pred(!(f(val(a[1])) == f(val(a[2]))) != (val(a[3]) != 0))
+		case "cvt.rzi.f64.f64":
+			set(b(math.Trunc(f(val(a[1])))))
 		case "cvt.rn.f64.s64":
 			set(b(float64(i64(1))))
 		case "cvt.rn.f64.u64":

@@ -57,6 +57,9 @@ func TestTableOpsLowerToTheGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The ops' own bodies, before predBools turns tests of bool words into predicate logic.
+	defer func(on bool) { predBoolsOn = on }(predBoolsOn)
+	predBoolsOn = false
 	op := expr.OpGe + 1
 	for _, o := range optable.Ops {
 		if op.String() != o.Name {
