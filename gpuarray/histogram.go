@@ -111,7 +111,8 @@ func (a *Array) rechunkSizes(sizes ...[]int) *Array {
 // weights=weights): int64 counts, or the float64 sums of weights (nil for none; x's shape).
 // Each bin holds lo+i*w <= v < lo+(i+1)*w, the last one hi too; values outside [lo, hi]
 // (and NaN) are left out. With lo and hi both NaN the range is x's minimum and maximum,
-// computed first (NumPy's range=None); lo == hi widens it by 0.5 on each side, as NumPy.
+// computed first (NumPy's range=None); lo == hi widens it by 0.5 on each side, as NumPy. Bins
+// so narrow that their edges repeat in x's dtype are an error, as in NumPy.
 func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges *Array) {
 	if err := x.Err(); err != nil {
 		return errArray(err), errArray(err)
@@ -157,6 +158,9 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 		bt = Float32
 	}
 	step := (hi - lo) / float64(bins) // as numpy.linspace: delta/div
+	if !edgesIncrease(lo, hi, step, bins, bt) {
+		return fail(fmt.Errorf("too many bins for data range: cannot create %d finite-sized bins (edges of %v over [%v, %v] repeat)", bins, bt, lo, hi))
+	}
 	edges = Linspace(lo, hi, bins+1, WithDType(bt))
 	// Counts need no order: unweighted, the bins are counted chunk by chunk of x as it is
 	// (a ravel would read across chunks: a persisted array's from the host).
@@ -197,6 +201,34 @@ func histogramBins(v *Array, bins int, lo, hi, step float64, bt DType) *Array {
 	// Values left out count in an extra last bin, dropped.
 	idx = Where(keep, idx, nb)
 	return idx
+}
+
+// edgesIncrease reports whether the bins+1 edges of a histogram over [lo, hi] (as Linspace
+// computes them in bt: i*step + lo, the last hi) increase strictly; NumPy refuses to count
+// into edges that do not. Bins wider than 64 units in the last place need no look.
+func edgesIncrease(lo, hi, step float64, bins int, bt DType) bool {
+	if guessByProduct(lo, hi, step, float64(bins)/(hi-lo), bt) && !histGuessQuotient {
+		return true
+	}
+	edge := func(i int) float64 {
+		e := hi
+		if i < bins {
+			e = float64(float64(i)*step) + lo // two roundings, as Linspace
+		}
+		if bt == Float32 {
+			return float64(float32(e))
+		}
+		return e
+	}
+	prev := edge(0)
+	for i := 1; i <= bins; i++ {
+		e := edge(i)
+		if !(e > prev) {
+			return false
+		}
+		prev = e
+	}
+	return true
 }
 
 // histGuessQuotient (GPUNOTES_HIST_GUESS=quotient) keeps NumPy's guess for every range (to

@@ -96,12 +96,12 @@ func TestHistogramMatchesNumPy(t *testing.T) {
 // TestHistogramValuesOnEdges: values on every bin edge, one ulp around them and in between, for
 // ranges and bin counts that make the edges inexact (the guess of a bin and NumPy's two
 // corrections against the edges as Linspace computes them), float64 and float32, against
-// NumPy. The last rounds' bins span a few units in the last place of lo (repeated edges), where
-// the guess keeps NumPy's quotient.
+// NumPy. The last rounds' bins span a few units in the last place of lo, where the guess keeps
+// NumPy's quotient, and float32 edges may repeat: Histogram then refuses as NumPy does.
 func TestHistogramValuesOnEdges(t *testing.T) {
 	rs := rand.New(rand.NewPCG(5, 7))
 	var cs []check
-	product := 0
+	product, refusals := 0, 0
 	for r := 0; r < 40; r++ {
 		n := 5000
 		v := make([]float64, n)
@@ -111,7 +111,10 @@ func TestHistogramValuesOnEdges(t *testing.T) {
 		if r >= 30 {
 			lo = 1000 + rs.Float64()
 			ulp := math.Nextafter(lo, 2000) - lo
-			hi = lo + ulp*float64(bins)*float64(1+rs.IntN(100))
+			if r >= 35 { // float32's: some refused, some not
+				ulp = float64(math.Nextafter32(float32(lo), 2000) - float32(lo))
+			}
+			hi = lo + ulp*float64(bins)*float64(1+rs.IntN(3))
 		}
 		if guessByProduct(lo, hi, (hi-lo)/float64(bins), float64(bins)/(hi-lo), Float64) {
 			product++
@@ -133,12 +136,26 @@ func TestHistogramValuesOnEdges(t *testing.T) {
 		xi := input{"x", []int{n}, v}
 		rng := fmt.Sprintf("range=(%v, %v)", lo, hi)
 		cs = append(cs, check{what: "Histogram on edges", got: h, code: fmt.Sprintf("np.histogram(x, %d, %s)[0]", bins, rng), inputs: []input{xi}})
-		if r < 30 { // NumPy refuses float32 bins narrower than float32's resolution
+		if r < 30 || h32.Err() == nil {
 			cs = append(cs, check{what: "Histogram float32 on edges", got: h32, code: fmt.Sprintf("np.histogram(x.astype(np.float32), %d, %s)[0]", bins, rng), inputs: []input{xi}})
 		}
+		if r >= 30 {
+			// Bins narrower than float32's resolution: NumPy refuses edges that repeat ("Too
+			// many bins for data range"), and so does Histogram.
+			refused := 0.0
+			if h32.Err() != nil {
+				if !strings.Contains(h32.Err().Error(), "too many bins") {
+					t.Fatalf("float32 bins over %s: %v", rng, h32.Err())
+				}
+				refused = 1
+				refusals++
+			}
+			e := fmt.Sprintf("np.linspace(%v, %v, %d, dtype=np.float32)", lo, hi, bins+1)
+			cs = append(cs, check{what: "Histogram float32 refused", got: FromSlice([]float64{refused}), code: fmt.Sprintf("np.array([float(np.any(%s[:-1] >= %s[1:]))])", e, e)})
+		}
 	}
-	if product < 20 || product > 36 {
-		t.Fatalf("%d of 40 ranges guess by a product, want both guesses tested", product)
+	if product < 20 || product > 36 || refusals == 0 || refusals == 10 {
+		t.Fatalf("%d of 40 ranges guess by a product, %d of 10 narrow float32 ones refused: want both ways tested", product, refusals)
 	}
 	runChecks(t, cs, Threads(2))
 }
