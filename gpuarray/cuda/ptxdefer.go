@@ -276,6 +276,9 @@ type deferBatch struct {
 	// stage names the warp's shared slots (deferredSlowCoop), "" when the lanes compute their
 	// own slow elements.
 	stage string
+	// tail, when set, labels the one-element body's batch end (batchEnd), where a paired
+	// pass (pairedInOrder) goes on.
+	tail string
 }
 
 // recBytes is the bytes of a slow element's record: its place, then a source index per leaf.
@@ -387,7 +390,17 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 		g.put(end) // a mirrored element past the diagonal: nothing to store
 	}
 	g.ins("add.u32 %s, %s, 1", b.k, b.k)
+	return g.batchEnd(s, q, e, hi, step, vals[0].l, each)
+}
 
+// batchEnd emits, after element e (the last one put in the batch), the end of the batch when
+// it is full (kend) or its queue is (deferQueueLen): the slow elements computed into their
+// places, every value handed to each in order (lane l), and the next batch started.
+func (g *gen) batchEnd(s *Spec, q *deferQueue, e, hi string, step int, l lane, each func(val, string) error) error {
+	b := q.batch
+	if b.tail != "" {
+		g.put(b.tail)
+	}
 	pl := g.p()
 	g.ins("setp.lt.u32 %s, %s, %s", pl, b.k, b.kend)
 	if deferQueueLen > 0 && deferQueueLen < b.size {
@@ -405,7 +418,7 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	if err := g.deferredSlow(s, b); err != nil {
 		return err
 	}
-	if err := g.deferredFold(b, vals[0].l, step, each); err != nil {
+	if err := g.deferredFold(b, l, step, each); err != nil {
 		return err
 	}
 	en := g.rd()
