@@ -166,11 +166,23 @@ func (p *ptxProgram) collectives(t *testing.T, lanes []*ptxThread) bool {
 		if op != "activemask.b32" {
 			ms := a[len(a)-1]
 			m, err := strconv.ParseInt(ms, 0, 64)
+			if strings.HasPrefix(ms, "%") {
+				// A register mask (an activemask's): the same in every lane of the group.
+				m, err = int64(lanes[bits.TrailingZeros32(gm)].reg[ms]), nil
+				for i, x := range lanes {
+					if gm&(1<<i) != 0 && x.reg[ms] != uint64(m) {
+						t.Fatalf("%q: lanes of one group name different member masks", l0)
+					}
+				}
+			}
 			if err != nil {
 				t.Fatalf("%q: member mask %q is no immediate", l0, ms)
 			}
 			if uint32(m)&^gm != 0 {
 				continue // named lanes are elsewhere: wait for them
+			}
+			if strings.HasPrefix(op, "vote.") && uint32(m) != gm {
+				t.Fatalf("%q: a vote of lanes %#x among the group %#x", l0, uint32(m), gm)
 			}
 		}
 		ran = true
@@ -195,6 +207,13 @@ func (p *ptxProgram) collectives(t *testing.T, lanes []*ptxThread) bool {
 				}
 				continue
 			case "bar.warp.sync":
+				continue
+			case "vote.sync.any.pred":
+				for j, y := range lanes {
+					if gm&(1<<j) != 0 && y.reg[a[1]] != 0 {
+						res[i] = 1
+					}
+				}
 				continue
 			case "shfl.sync.down.b32":
 				if j := i + v(a[2]); j < 32 {
@@ -302,7 +321,7 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 		if ptxExecuted != nil {
 			ptxExecuted[op]++
 		}
-		if strings.HasPrefix(op, "shfl.sync.") || op == "activemask.b32" || op == "bar.warp.sync" {
+		if strings.HasPrefix(op, "shfl.sync.") || strings.HasPrefix(op, "vote.sync.") || op == "activemask.b32" || op == "bar.warp.sync" {
 			if strings.HasPrefix(p.lines[x.pc-1], "@") {
 				t.Fatalf("a predicated warp collective %q", l)
 			}
@@ -354,7 +373,7 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 		case "bar.sync":
 			x.bar = true
 			return
-		case "bra":
+		case "bra", "bra.uni":
 			x.pc = p.labels[a[0]]
 		case "ld.param.u64":
 			v, ok := params[strings.Trim(a[1], "[]")]
@@ -535,7 +554,7 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(f(val(a[1])) + f(val(a[2]))))
 		case "sub.rn.f64":
 			set(b(f(val(a[1])) - f(val(a[2]))))
-		case "mul.rn.f64":
+		case "mul.rn.f64", "mul.f64": // mul.f64 rounds to nearest too
 			set(b(f(val(a[1])) * f(val(a[2]))))
 		case "div.rn.f64":
 			set(b(f(val(a[1])) / f(val(a[2]))))
@@ -557,6 +576,10 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 		// integer test of a value.
 		case "shr.u32":
 			set(uint64(uint32(val(a[1])) >> val(a[2])))
+		case "shr.s32": // exp's rest (the scale split in two halves)
+			set(uint64(uint32(int32(uint32(val(a[1]))) >> val(a[2]))))
+		case "sub.s32":
+			set((val(a[1]) - val(a[2])) & math.MaxUint32)
 		case "st.shared.u32":
 			shared[addr(a[0])] = val(a[1]) & math.MaxUint32
 		case "ld.shared.u32":

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,9 @@ import (
 // for its coefficients' global loads).
 var inlineSplitOn = os.Getenv("GPUNOTES_PTX_INLINE_SPLIT") != "0"
 
+// rareMark is the comment that opens the branch around a group's rests (rareSkipMode).
+const rareMark = "GPUNOTES_PTX_RARE_SKIP"
+
 // inlineSplitMin is the fewest instructions a fast path must hold to be worth splitting.
 const inlineSplitMin = 8
 
@@ -41,6 +45,49 @@ type splitForm struct {
 	// guard, when set, is the predicate register under which hot computed the result: rest is
 	// then the whole body, run where guard is false.
 	guard string
+	// skip ("!"-prefixed where negated), when set, holds in the lanes whose rest runs only
+	// rest[skipAt:] (the lines at its first branch's target, nothing for a guarded form): the
+	// common case, which rareSkipMode lets lanes take without entering the rest.
+	skip   string
+	skipAt int
+}
+
+// rareSkipMode puts the rests of a group of split bodies behind one branch taken where no
+// lane needs a rest (no exp overflow or underflow, no |x| >= 2^31 for sin): then the lanes run
+// only the rests' common tails; elsewhere the rests run as before, the library's lines
+// unchanged, so the bits stay. GPUNOTES_PTX_RARE_SKIP: "1" a plain branch on the lane's own
+// predicates, "vote" a warp-uniform branch on their vote (activemask, vote.sync.any), "0" none.
+// ptxas already branches around each rest (a divergent branch with its BSSY and BSYNC, three
+// instructions an element each): one branch for the group (with its BSSY and BSYNC) takes 166
+// SASS instructions an element on the exp + sin loop against 169; the vote's 168.
+var rareSkipMode = os.Getenv("GPUNOTES_PTX_RARE_SKIP")
+
+var splitFirstBraRE = regexp.MustCompile(`^@(!?%\w+)\s+bra(?:\.uni)?\s+(\$[\w$]+);$`)
+
+// prefixSkip fills sf.skip and sf.skipAt for a prefix form whose rest starts with a branch
+// to a label after which the body only stores its result and returns.
+func (sf *splitForm) prefixSkip() {
+	i := 0
+	for i < len(sf.rest) && sf.rest[i] == "" {
+		i++
+	}
+	if i == len(sf.rest) {
+		return
+	}
+	m := splitFirstBraRE.FindStringSubmatch(sf.rest[i])
+	if m == nil {
+		return
+	}
+	at := slices.Index(sf.rest, m[2]+":")
+	if at < 0 {
+		return
+	}
+	for _, l := range sf.rest[at+1:] {
+		if !straightLine(l) && !inlineStRetRE.MatchString(l) && !inlineRetRE.MatchString(l) {
+			return
+		}
+	}
+	sf.skip, sf.skipAt = m[1], at
 }
 
 var (
@@ -117,6 +164,7 @@ func splitBody(body []string) *splitForm {
 		return nil
 	}
 	sf.hot, sf.rest = prefix, rest
+	sf.prefixSkip()
 	return sf
 }
 
@@ -225,6 +273,7 @@ func (sf *splitForm) sinShaped(prefix, rest []string) bool {
 	sf.hot = hot
 	sf.guard = gm[1]
 	sf.rest = append(append([]string{}, prefix...), rest...)
+	sf.skip, sf.skipAt = sf.guard, len(sf.rest)
 	return true
 }
 
@@ -245,6 +294,11 @@ type splitGroup struct {
 	open    bool
 	rests   strings.Builder
 	pending map[string]bool
+	// skips are the group's bodies' skip predicates (renamed), common their common tails;
+	// noSkip is set when a body of the group has none (then no uniform branch).
+	skips  []string
+	common strings.Builder
+	noSkip bool
 }
 
 // splitArmed reports whether node i of s, about to be emitted, may be a split body's fast path
@@ -311,6 +365,17 @@ func (g *gen) inlineHot(name string, f *inlineFunc, ret string, args ...string) 
 	g.renderInline(w, sf.rest, f, prefix, "", k, end, ret, args)
 	w.WriteString(end + ":\n")
 	g.split.pending[ret] = true
+	if sf.skip == "" {
+		g.split.noSkip = true
+	} else {
+		g.split.skips = append(g.split.skips, renameInline(sf.skip, prefix, "", k))
+		if sf.skipAt < len(sf.rest) {
+			cend := end + "c"
+			if g.renderInline(&g.split.common, sf.rest[sf.skipAt:], f, prefix, "c", k, cend, ret, args) {
+				g.split.common.WriteString(cend + ":\n")
+			}
+		}
+	}
 	return g.inlineDeps(name, f)
 }
 
@@ -319,8 +384,43 @@ func (g *gen) flushSplit() {
 	if !g.split.open {
 		return
 	}
-	g.body.WriteString(g.split.rests.String())
-	g.body.WriteString("\t}\n")
+	if (rareSkipMode != "1" && rareSkipMode != "vote") || g.split.noSkip || len(g.split.skips) == 0 {
+		g.body.WriteString(g.split.rests.String())
+		g.body.WriteString("\t}\n")
+		g.split = splitGroup{}
+		return
+	}
+	// rare: the lane's skip predicates are not all true; any: rare in some lane of the warp.
+	g.labels++
+	k := g.labels
+	rare, any, mask := fmt.Sprintf("%%rare%d", k), fmt.Sprintf("%%rany%d", k), fmt.Sprintf("%%rmask%d", k)
+	skipTo, join := fmt.Sprintf("$L_rare_%d_common", k), fmt.Sprintf("$L_rare_%d_join", k)
+	b := &g.body
+	fmt.Fprintf(b, "\t// the rests, where a lane of the warp needs one (%s)\n", rareMark)
+	fmt.Fprintf(b, "\t.reg .pred %s, %s, %s_t;\n\t.reg .b32 %s;\n", rare, any, rare, mask)
+	for i, p := range g.split.skips {
+		neg := !strings.HasPrefix(p, "!")
+		p = strings.TrimPrefix(p, "!")
+		switch {
+		case i == 0 && neg:
+			fmt.Fprintf(b, "\tnot.pred %s, %s;\n", rare, p)
+		case i == 0:
+			fmt.Fprintf(b, "\tmov.pred %s, %s;\n", rare, p)
+		case neg:
+			fmt.Fprintf(b, "\tnot.pred %s_t, %s;\n\tor.pred %s, %s, %s_t;\n", rare, p, rare, rare, rare)
+		default:
+			fmt.Fprintf(b, "\tor.pred %s, %s, %s;\n", rare, rare, p)
+		}
+	}
+	if rareSkipMode == "vote" {
+		fmt.Fprintf(b, "\tactivemask.b32 %s;\n\tvote.sync.any.pred %s, %s, %s;\n\t@!%s bra.uni %s;\n", mask, any, rare, mask, any, skipTo)
+	} else {
+		fmt.Fprintf(b, "\t@!%s bra %s;\n", rare, skipTo)
+	}
+	b.WriteString(g.split.rests.String())
+	fmt.Fprintf(b, "\tbra %s;\n%s:\n", join, skipTo)
+	b.WriteString(g.split.common.String())
+	fmt.Fprintf(b, "%s:\n\t}\n", join)
 	g.split = splitGroup{}
 }
 

@@ -38,7 +38,9 @@ func splitInputs() []float64 {
 // a pass (pairMode) or one, have the bits of the library's bodies copied whole, one a pass.
 func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 	d := gpu(t)
-	defer func(s, c bool, p string) { inlineSplitOn, inlineConstOn, pairMode = s, c, p }(inlineSplitOn, inlineConstOn, pairMode)
+	defer func(s, c bool, p, r string) {
+		inlineSplitOn, inlineConstOn, pairMode, rareSkipMode = s, c, p, r
+	}(inlineSplitOn, inlineConstOn, pairMode, rareSkipMode)
 	in := splitInputs()
 	task := Task{Dims: []int64{int64(len(in))}, Maps: []Map{{Strides: []int64{1}}}, Inputs: [][]float64{in}}
 	un := func(op expr.Op, a int) Node { return Node{Kind: NUnary, Op: op, Args: [3]int{a}} }
@@ -77,11 +79,14 @@ func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 		}
 		return res
 	}
-	settings := []struct{ split, cnst bool }{{false, false}, {true, false}, {false, true}, {true, true}}
+	settings := []struct {
+		split, cnst bool
+		skip        string
+	}{{false, false, "0"}, {true, false, "0"}, {false, true, "0"}, {true, true, "0"}, {true, true, "1"}, {true, true, "vote"}}
 	for name, nodes := range cases {
 		var want []float64
 		for i, st := range settings {
-			inlineSplitOn, inlineConstOn = st.split, st.cnst
+			inlineSplitOn, inlineConstOn, rareSkipMode = st.split, st.cnst, st.skip
 			got := run(i, nodes, RNone, []Task{task}).Out[0]
 			if i == 0 {
 				want = got
@@ -89,7 +94,7 @@ func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 			}
 			for k := range got {
 				if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
-					t.Errorf("%s(%v), split %v, constant bank %v: %v, the whole bodies give %v", name, in[k], st.split, st.cnst, got[k], want[k])
+					t.Errorf("%s(%v), split %v, constant bank %v, GPUNOTES_PTX_RARE_SKIP=%s: %v, the whole bodies give %v", name, in[k], st.split, st.cnst, st.skip, got[k], want[k])
 					break
 				}
 			}
@@ -99,12 +104,13 @@ func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 	// the bodies are split) and without.
 	pairs := []struct {
 		split, cnst bool
-		pair        string
-	}{{false, false, "auto"}, {true, false, "auto"}, {false, true, "auto"}, {true, true, "auto"}, {true, true, "0"}, {false, false, "1"}}
+		pair, skip  string
+	}{{false, false, "auto", "0"}, {true, false, "auto", "0"}, {false, true, "auto", "0"}, {true, true, "auto", "0"}, {true, true, "0", "0"}, {false, false, "1", "0"},
+		{true, true, "0", "1"}, {true, true, "0", "vote"}, {true, true, "1", "1"}}
 	for ri, red := range []Reduce{RSum, RWelford} {
 		var want []float64
 		for i, st := range pairs {
-			inlineSplitOn, inlineConstOn, pairMode = st.split, st.cnst, st.pair
+			inlineSplitOn, inlineConstOn, pairMode, rareSkipMode = st.split, st.cnst, st.pair, st.skip
 			res := run(len(settings)+ri*len(pairs)+i, draws, red, drawTasks)
 			got := append(res.Values, append(res.Mean, res.M2...)...)
 			if len(got) != len(drawTasks)*map[Reduce]int{RSum: 1, RWelford: 2}[red] {
@@ -116,7 +122,7 @@ func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 			}
 			for k := range got {
 				if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
-					t.Errorf("reduction %d of exp(x) + sin(x) of normals, value %d, split %v, constant bank %v, GPUNOTES_PTX_PAIR=%s: %v, the whole bodies one a pass give %v", red, k, st.split, st.cnst, st.pair, got[k], want[k])
+					t.Errorf("reduction %d of exp(x) + sin(x) of normals, value %d, split %v, constant bank %v, GPUNOTES_PTX_PAIR=%s, GPUNOTES_PTX_RARE_SKIP=%s: %v, the whole bodies one a pass give %v", red, k, st.split, st.cnst, st.pair, st.skip, got[k], want[k])
 				}
 			}
 		}
