@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -55,12 +56,15 @@ type splitForm struct {
 // rareSkipMode puts the rests of a group of split bodies behind one branch taken where no
 // lane needs a rest (no exp overflow or underflow, no |x| >= 2^31 for sin): then the lanes run
 // only the rests' common tails; elsewhere the rests run as before, the library's lines
-// unchanged, so the bits stay. GPUNOTES_PTX_RARE_SKIP: "1" a plain branch on the lane's own
-// predicates, "vote" a warp-uniform branch on their vote (activemask, vote.sync.any), "0" none.
-// ptxas already branches around each rest (a divergent branch with its BSSY and BSYNC, three
-// instructions an element each): one branch for the group (with its BSSY and BSYNC) takes 166
-// SASS instructions an element on the exp + sin loop against 169; the vote's 168.
-var rareSkipMode = os.Getenv("GPUNOTES_PTX_RARE_SKIP")
+// unchanged, so the bits stay. GPUNOTES_PTX_RARE_SKIP: "1" (the default) a plain branch on the
+// lane's own predicates, "vote" a warp-uniform branch on their vote (activemask,
+// vote.sync.any), "0" none. ptxas already branches around each rest (a divergent branch with
+// its BSSY and BSYNC, three instructions an element each): one branch for the group takes 166
+// SASS instructions an element on the exp + sin loop against 169, the vote's 168 (and 3-4 more
+// for a group of one body, where the branch gives the same SASS as none).
+// Measured on an H100 (N=40000, bench/RESULTS.md): exp + sin 14.96-15.58 ms -> 14.61-14.80
+// with "1", 14.77-14.98 with "vote"; where(x > 0, x*x, exp(x)) 0.5 ms slower with "vote".
+var rareSkipMode = cmp.Or(os.Getenv("GPUNOTES_PTX_RARE_SKIP"), "1")
 
 var splitFirstBraRE = regexp.MustCompile(`^@(!?%\w+)\s+bra(?:\.uni)?\s+(\$[\w$]+);$`)
 
