@@ -304,4 +304,3 @@ func PowComplex(x, y complex128) complex128 {
 	s, c := math.Sincos(theta)
 	return complex(r*c, r*s)
 }
-
