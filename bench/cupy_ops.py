@@ -10,7 +10,9 @@ The same table of ops on an N x N standard normal array, in up to three variants
                  where dask is importable; the float32 row generates float64 and casts).
 The int32 and bool rows read int32(1000 x) and x > 0 of the float64 array (derived per op by
 cupy-regen and dask-cupy, once by cupy-resident).
-Every variant brings the result to the host (float() or .get()), as gpunotes' Compute does.
+Every variant brings the result to the host (float() or .get()), as gpunotes' Compute does,
+except with --on-device, where array results stay in device memory (as a Compute with OnGPU
+leaves them; "seconds" of gpunotes bench ops) and only their first element is read.
 Each figure is the best of 3 after a warm-up.
 Usage: python3 bench/cupy_ops.py --n 40000 [--chunk 10000] [--variants cupy-regen,cupy-resident,dask-cupy]
 Prints one JSON line per op and variant: {"peer","op","n","chunk","device","seconds","value"}.
@@ -26,6 +28,8 @@ p.add_argument("--n", type=int, default=40000)
 p.add_argument("--chunk", type=int, default=10000)
 p.add_argument("--variants", default="cupy-regen,cupy-resident,dask-cupy")
 p.add_argument("--op", default="", help="run only this op")
+p.add_argument("--on-device", action="store_true",
+               help="leave array results in device memory (read one element), as gpunotes' Compute with OnGPU does")
 a = p.parse_args()
 N, C = a.n, a.chunk
 dev = cp.cuda.Device()
@@ -75,6 +79,8 @@ def user_kernel(x, xp):
 
 def first(v):
     """The result on the host: a float, or the first element of an array."""
+    if isinstance(v, cp.ndarray) and a.on_device:
+        v = v.ravel()[:1]  # the result stays in device memory; only its first element comes back
     v = cp.asnumpy(v) if isinstance(v, cp.ndarray) else v
     try:
         return float(v.ravel()[0])
@@ -95,6 +101,8 @@ def best(f):
 
 
 def report(peer, op, secs, v):
+    if a.on_device:
+        peer += " (on device)"
     print(json.dumps({"peer": peer, "op": op, "n": N, "chunk": C, "device": GPU,
                       "seconds": round(secs, 6), "value": v}), flush=True)
 

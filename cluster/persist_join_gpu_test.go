@@ -24,26 +24,15 @@ func TestGPUWorkerJoinsPersistedChunks(t *testing.T) {
 		m0 := rs.StandardNormal(gpuarray.Shape(300, 300), gpuarray.Chunks(300, 300))
 		m := m0.Add(gpuarray.Eye(300, 300, 0, gpuarray.Chunks(300, 300)).Mul(60))
 		rhs := rs.StandardNormal(gpuarray.Shape(300, 4), gpuarray.Chunks(100, 4), gpuarray.WithDType(dt))
-		persist := func(a *gpuarray.Array) *gpuarray.Array {
-			p := a.Persist(gpuarray.On(c))
-			if err := p.Err(); err != nil {
-				t.Fatal(err)
-			}
-			return p
-		}
-		px, pb, pm, prhs := persist(x), persist(b), persist(m), persist(rhs)
-		ops := map[string]func(x, b, m, rhs *gpuarray.Array) *gpuarray.Array{
-			"sort along the chunked rows": func(x, _, _, _ *gpuarray.Array) *gpuarray.Array { return gpuarray.Sort(x, 0) },
-			"product by a b in chunks":    func(x, b, _, _ *gpuarray.Array) *gpuarray.Array { return gpuarray.MatMul(x, b) },
-			"solve for right-hand sides":  func(_, _, m, rhs *gpuarray.Array) *gpuarray.Array { return gpuarray.Solve(m, rhs) },
-		}
-		for what, op := range ops {
+		s := spanning{x, b, m, rhs}
+		ps := s.persist(t, c)
+		for what, op := range spanOps {
 			what += " of " + dt.String()
-			want, err := op(x, b, m, rhs).ToSlice(gpuarray.On(c))
+			want, err := op(s).ToSlice(gpuarray.On(c))
 			if err != nil {
 				t.Fatalf("%s unpersisted: %v", what, err)
 			}
-			g, err := op(px, pb, pm, prhs).Compute(gpuarray.On(c))
+			g, err := op(ps).Compute(gpuarray.On(c))
 			if err != nil {
 				t.Fatalf("%s on the persisted arrays: %v", what, err)
 			}
@@ -58,10 +47,8 @@ func TestGPUWorkerJoinsPersistedChunks(t *testing.T) {
 				t.Errorf("%s on the persisted arrays differs from the unpersisted ones on the worker", what)
 			}
 		}
-		for name, p := range map[string]*gpuarray.Array{"x": px, "b": pb, "m": pm, "rhs": prhs} {
-			if s := p.String(); !strings.HasPrefix(s, "gpuarray.Array<") {
-				t.Errorf("%v: the client copied the persisted %s to its memory: %.80s", dt, name, s)
-			}
+		ps.checkNotCopied(t, dt.String()+": ")
+		for _, p := range ps.byName() {
 			p.Release()
 		}
 	}

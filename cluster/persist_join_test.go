@@ -8,6 +8,48 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray"
 )
 
+// spanning holds the operands of spanOps: x, chunked along the rows a sort and a product read
+// across; a product's b and a solve's right-hand sides rhs, in several chunks; a solve's m.
+type spanning struct{ x, b, m, rhs *gpuarray.Array }
+
+// spanOps are the computations whose blocks of persisted arrays span chunks kept on the
+// workers: a sort along the chunked rows, a product (its rows, and b as a further operand),
+// and a solve (its right-hand sides as a further operand).
+var spanOps = map[string]func(s spanning) *gpuarray.Array{
+	"sort along the chunked rows": func(s spanning) *gpuarray.Array { return gpuarray.Sort(s.x, 0) },
+	"product by a b in chunks":    func(s spanning) *gpuarray.Array { return gpuarray.MatMul(s.x, s.b) },
+	"solve for right-hand sides":  func(s spanning) *gpuarray.Array { return gpuarray.Solve(s.m, s.rhs) },
+}
+
+// persist returns s's arrays persisted on c.
+func (s spanning) persist(t *testing.T, c *cluster.LocalCUDA) spanning {
+	t.Helper()
+	persist := func(a *gpuarray.Array) *gpuarray.Array {
+		p := a.Persist(gpuarray.On(c))
+		if err := p.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	return spanning{persist(s.x), persist(s.b), persist(s.m), persist(s.rhs)}
+}
+
+// byName returns s's arrays by their names.
+func (s spanning) byName() map[string]*gpuarray.Array {
+	return map[string]*gpuarray.Array{"x": s.x, "b": s.b, "m": s.m, "rhs": s.rhs}
+}
+
+// checkNotCopied checks that the client holds none of s's persisted arrays in its memory
+// (their String would show values); what prefixes the errors.
+func (s spanning) checkNotCopied(t *testing.T, what string) {
+	t.Helper()
+	for name, p := range s.byName() {
+		if str := p.String(); !strings.HasPrefix(str, "gpuarray.Array<") {
+			t.Errorf("%sthe client copied the persisted %s to its memory: %.80s", what, name, str)
+		}
+	}
+}
+
 // TestPersistedJoinsOnWorkers: blocks of persisted arrays that span several chunks kept on the
 // workers (a sort along the chunked axis, the rows of a product) and a call's persisted further
 // operands (a product's b, a solve's right-hand sides, in several chunks) are joined by the
@@ -22,25 +64,14 @@ func TestPersistedJoinsOnWorkers(t *testing.T) {
 	m0 := rs.StandardNormal(gpuarray.Shape(120, 120), gpuarray.Chunks(120, 120))
 	m := m0.Add(gpuarray.Eye(120, 120, 0, gpuarray.Chunks(120, 120)).Mul(40))
 	rhs := rs.StandardNormal(gpuarray.Shape(120, 3), gpuarray.Chunks(40, 3))
-	persist := func(a *gpuarray.Array) *gpuarray.Array {
-		p := a.Persist(gpuarray.On(c))
-		if err := p.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	px, pb, pm, prhs := persist(x), persist(b), persist(m), persist(rhs)
-	ops := map[string]func(x, b, m, rhs *gpuarray.Array) *gpuarray.Array{
-		"sort along the chunked rows": func(x, _, _, _ *gpuarray.Array) *gpuarray.Array { return gpuarray.Sort(x, 0) },
-		"product by a b in chunks":    func(x, b, _, _ *gpuarray.Array) *gpuarray.Array { return gpuarray.MatMul(x, b) },
-		"solve for right-hand sides":  func(_, _, m, rhs *gpuarray.Array) *gpuarray.Array { return gpuarray.Solve(m, rhs) },
-	}
-	for what, op := range ops {
-		want, err := op(x, b, m, rhs).ToSlice(gpuarray.Inline())
+	s := spanning{x, b, m, rhs}
+	ps := s.persist(t, c)
+	for what, op := range spanOps {
+		want, err := op(s).ToSlice(gpuarray.Inline())
 		if err != nil {
 			t.Fatalf("%s inline: %v", what, err)
 		}
-		got, err := op(px, pb, pm, prhs).ToSlice(gpuarray.On(c))
+		got, err := op(ps).ToSlice(gpuarray.On(c))
 		if err != nil {
 			t.Fatalf("%s on the persisted arrays: %v", what, err)
 		}
@@ -48,9 +79,5 @@ func TestPersistedJoinsOnWorkers(t *testing.T) {
 			t.Errorf("%s on the persisted arrays differs from the inline computation", what)
 		}
 	}
-	for name, p := range map[string]*gpuarray.Array{"x": px, "b": pb, "m": pm, "rhs": prhs} {
-		if s := p.String(); !strings.HasPrefix(s, "gpuarray.Array<") {
-			t.Errorf("the client copied the persisted %s to its memory: %.80s", name, s)
-		}
-	}
+	ps.checkNotCopied(t, "")
 }

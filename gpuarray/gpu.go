@@ -148,10 +148,14 @@ func (s *gpuSched) hostReads(st *plan.Stage, t0 time.Time) {
 		}
 	}
 	for _, r := range st.ReshapeReads {
-		n := r.Args[0]
+		n := r.Reshape.Args[0]
 		if _, ok := n.Buf.(onDevice); ok {
-			s.hostStep(fmt.Sprintf("host read: the %s array held on %s that the %s reads through a reshape to %s was read into host memory (%.3g s) and is copied back with the tasks: a reshape reads an array held on a GPU from its host copy (a reshape of a regenerated or file-backed array reads in place)",
-				expr.ShapeString(n.Shape), n.Buf.Where(), describeKernel(st.Kernel), expr.ShapeString(r.Shape), time.Since(t0).Seconds()))
+			why := r.Why
+			if why == "" {
+				why = s.whyOnHost(st.Kernel, n)
+			}
+			s.hostStep(fmt.Sprintf("host read: the %s array held on %s that the %s reads through a reshape to %s was read into host memory (%.3g s) and is copied back with the tasks: %s",
+				expr.ShapeString(n.Shape), n.Buf.Where(), describeKernel(st.Kernel), expr.ShapeString(r.Reshape.Shape), time.Since(t0).Seconds(), why))
 		}
 	}
 	for _, n := range st.HostReads {

@@ -19,7 +19,10 @@
 // A Stage has one Task per chunk and, unless it reads a join (concatenation), one Kernel for
 // all of them; a join gives a kernel per combination of pieces (see pieces.go). A reshape
 // that cannot be pushed to the leaves reads its operand, computed first, as an Input with
-// the new shape.
+// the new shape. A reshape of an array held off the host (Options.Held) reads the held chunks
+// in place where a task's block of the reshape is a box of the array whose elements come in
+// the same row-major order (axes split or merged within chunks): the block is the reshape's
+// box, and Block.Source the array's (reshape.go); elsewhere Stage.ReshapeReads says why.
 //
 // Tasks cover the chunks of the kernel's iteration space (Kernel.Shape, the shape of the
 // stage's value before any reduction). A Kernel is a list of instructions in

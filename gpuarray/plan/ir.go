@@ -146,6 +146,11 @@ type Block struct {
 	// Gather, when set, says how the block's values are gathered from a take's operand
 	// (Options.LateGather): a GPU gathers them on the device, others with LoadInputs.
 	Gather *Gather `json:",omitempty"`
+	// Source, when set, is the box of the array whose values the block holds, for a block of
+	// a reshape of a held array: Origin and Shape are the block's box of the reshape, which
+	// lists the same elements in the same order. Joins (Held.Join, RefJoin) copy this box of
+	// their pieces.
+	Source *Box `json:",omitempty"`
 }
 
 // Held places a block's values, row-major as Data would hold them, in a GPU's memory: an array
@@ -187,14 +192,16 @@ func ReadsHeld(tasks []*Task) bool {
 	return false
 }
 
-// Bytes estimates the memory a task holds while it runs: inputs, and output or partials.
+// Bytes estimates the memory a task holds while it runs: inputs, and output or partials. A
+// block joined from several chunks (JoinBytes) counts the buffer its join fills.
 func (t *Task) Bytes() int64 {
 	var n int64
-	for _, b := range t.Inputs {
+	for i, b := range t.Inputs {
 		n += int64(len(b.Data.Bytes()))
 		if b.File != nil {
 			n += 8 * expr.Size(b.Shape)
 		}
+		n += t.JoinBytes(i)
 	}
 	if t.Kernel.Reduce == nil {
 		n += 8 * t.Size()

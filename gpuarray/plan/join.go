@@ -40,6 +40,43 @@ func (b *Block) Refs() []string {
 	return out
 }
 
+// JoinBytes returns the bytes of the buffer that whoever runs t fills to join its input
+// block i (a Held join, or a RefJoin), 0 for a block read where it is: the block's elements
+// in the held format (Held.Narrow: the dtype's own size; else 8-byte words, two for complex
+// values), a further operand's as float64 words (what the device runners read). A worker
+// joining a RefJoin on its host needs no more than that.
+func (t *Task) JoinBytes(i int) int64 {
+	b := &t.Inputs[i]
+	if (b.Held == nil || b.Held.Join == nil) && b.RefJoin == nil {
+		return 0
+	}
+	n := expr.Size(b.Shape)
+	dt, ok := t.slotDType(i)
+	switch {
+	case !ok: // a further operand: floats, read as float64 words
+		return 8 * n
+	case b.Held != nil && b.Held.Narrow:
+		return int64(dt.Size()) * n
+	case dt.IsComplex():
+		return 16 * n
+	}
+	return 8 * n
+}
+
+// slotDType returns the dtype of the source that input slot i holds, as the kernel's leaf (or
+// search) reading it has it, and false when no instruction reads the slot.
+func (t *Task) slotDType(i int) (dtype.DType, bool) {
+	for _, in := range t.Kernel.Instrs {
+		switch {
+		case in.Code == Input && in.Slot == i:
+			return in.DType, true
+		case in.Code == Search && in.Slot == i:
+			return in.Sorted, true
+		}
+	}
+	return 0, false
+}
+
 // JoinValues returns the values of a block that joins pieces (its Held join's or RefJoin's),
 // row-major over its Shape, from vals[i], piece i's values row-major over its chunk.
 func JoinValues(b *Block, vals []dtype.Slice) (dtype.Slice, error) {
@@ -56,7 +93,8 @@ func JoinValues(b *Block, vals []dtype.Slice) (dtype.Slice, error) {
 		}
 	}
 	out := dtype.Make(vals[0].DType(), int(expr.Size(b.Shape)))
-	for _, c := range pieceCopies(b.Origin, b.Shape, pieces) {
+	origin, shape := b.box()
+	for _, c := range pieceCopies(origin, shape, pieces) {
 		c = c.Collapse()
 		src := dtype.Convert(vals[c.piece], out.DType())
 		r := len(c.Shape)
@@ -108,18 +146,21 @@ func HeldPieces(b *Block) []HeldPiece {
 	if b.Held.Join != nil {
 		return b.Held.Join.Pieces
 	}
-	return []HeldPiece{{Ptr: b.Held.Ptr, Origin: b.Origin, Shape: b.Shape}}
+	origin, shape := b.box()
+	return []HeldPiece{{Ptr: b.Held.Ptr, Origin: origin, Shape: shape}}
 }
 
-// PieceCopies returns the copies that fill a held block (row-major over its Shape) from its
-// pieces (HeldPieces), one per piece that meets it, in the pieces' order. Together they write
-// every element of the block once when the pieces tile the array.
+// PieceCopies returns the copies that fill a held block (row-major over its Shape, or its
+// Source box of the array) from its pieces (HeldPieces), one per piece that meets it, in the
+// pieces' order. Together they write every element of the block once when the pieces tile
+// the array.
 func PieceCopies(b *Block) []PieceCopy {
 	pieces := HeldPieces(b)
 	if b.Held == nil && b.RefJoin != nil {
 		pieces = b.RefJoin.Pieces
 	}
-	return pieceCopies(b.Origin, b.Shape, pieces)
+	origin, shape := b.box()
+	return pieceCopies(origin, shape, pieces)
 }
 
 func pieceCopies(origin, shape []int, pieces []HeldPiece) []PieceCopy {

@@ -120,10 +120,9 @@ type Stage struct {
 	// from host memory after all: the hook refused a block (it spans several chunks, or the
 	// kernel does not read held blocks where they are). A GPU's Path names them.
 	HostReads []*expr.Node
-	// ReshapeReads are the reshapes of data nodes held off the host (Options.Held) that the
-	// tasks read: a reshape reads its operand's host copy (the values went down to the host
-	// once, and go up again with the tasks). A GPU's Path names them.
-	ReshapeReads []*expr.Node
+	// ReshapeReads are the reshapes of data nodes held off the host (Options.Held) whose
+	// tasks read the array's host copy after all (see reshapedBlock). A GPU's Path names them.
+	ReshapeReads []ReshapeRead
 	// HostOperands are the data nodes held off the host that a call reads as further
 	// operands (CallStep.Operands) from host memory: Options.HeldOperands was off, or the
 	// hook refused them.
@@ -145,7 +144,9 @@ type inputLeaf struct {
 	shape []int
 	m     []expr.AxisMap
 	held  *expr.Node // a data node held on a device, read through Options.Held where it can
-	node  *expr.Node // the node read (Instr.Alias)
+	// reshaped: node is a reshape of held, and the leaf reads it as a block of the reshape
+	reshaped bool
+	node     *expr.Node // the node read (Instr.Alias)
 	// gather, for a take, says how data (the operand's values) gives the values of shape
 	gather *Gather
 	// whole: every task reads all of data (a search's sorted operand), not a box of it
@@ -205,12 +206,25 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 		// The operands count towards a task's memory too (a product's panel of b).
 		for _, task := range st.Tasks {
 			if b := task.Bytes(); opt.MemoryLimit > 0 && b > opt.MemoryLimit {
-				return nil, fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes with the %v's further operands, more than the memory limit of %d bytes; use smaller chunks",
-					expr.ShapeString(task.Shape), expr.ShapeString(iter.Shape), b, n.Call.Fn, opt.MemoryLimit)
+				return nil, fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes with the %v's further operands%s, more than the memory limit of %d bytes; use smaller chunks",
+					expr.ShapeString(task.Shape), expr.ShapeString(iter.Shape), b, n.Call.Fn, joinNote(task), opt.MemoryLimit)
 			}
 		}
 	}
 	return st, nil
+}
+
+// joinNote says how many of a task's bytes (Task.Bytes) go to joining blocks that span
+// several chunks into one buffer, for the memory limit's error; "" when none do.
+func joinNote(t *Task) string {
+	var n int64
+	for i := range t.Inputs {
+		n += t.JoinBytes(i)
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them to join blocks that span several chunks into one buffer)", n)
 }
 
 // lowerKernel lowers iter into a kernel; the region (off, shp) picks the pieces of joins.
@@ -339,6 +353,13 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 	case expr.KReshape:
 		a := n.Args[0]
 		vals, ok := l.done[a]
+		if !ok && a.Kind == expr.KData && a.Buf != nil && l.held {
+			// Held off the host: read in place where a task's block of the reshape is a box
+			// of the array (reshapedBlock), else from its host copy, once per stage.
+			slot := l.input(dtype.Slice{}, n, m)
+			l.inputs[len(l.inputs)-1].held, l.inputs[len(l.inputs)-1].reshaped = a, true
+			return slot, nil
+		}
 		if !ok {
 			if a.Kind != expr.KData {
 				return 0, fmt.Errorf("plan: the operand of a reshape to %s was not computed before its use", expr.ShapeString(n.Shape))
@@ -420,9 +441,6 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 		task := &Task{Stage: id, Index: t, Kernel: l.k, Offset: off, Shape: shp}
 		for i := range inputs {
 			in := &inputs[i]
-			if n := in.node; opt.Held != nil && n != nil && n.Kind == expr.KReshape && n.Args[0].Kind == expr.KData && n.Args[0].Buf != nil && !slices.Contains(st.ReshapeReads, n) {
-				st.ReshapeReads = append(st.ReshapeReads, n)
-			}
 			if in.whole {
 				b, onHost, err := wholeBlock(in, l.k, opt)
 				if err != nil {
@@ -442,7 +460,16 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 				for d := range hi {
 					hi[d] = origin[d] + shape[d] - 1
 				}
-				if b, ok := opt.Held(l.k, in.held, lo, hi); ok && expr.Size(shape) > 0 {
+				if in.reshaped {
+					b, ok, why := reshapedBlock(opt, l.k, *in, origin, shape)
+					if ok {
+						task.Inputs = append(task.Inputs, b)
+						continue
+					}
+					if expr.Size(shape) > 0 && !slices.ContainsFunc(st.ReshapeReads, func(r ReshapeRead) bool { return r.Reshape == in.node }) {
+						st.ReshapeReads = append(st.ReshapeReads, ReshapeRead{Reshape: in.node, Why: why})
+					}
+				} else if b, ok := opt.Held(l.k, in.held, lo, hi); ok && expr.Size(shape) > 0 {
 					task.Inputs = append(task.Inputs, b)
 					continue
 				}
@@ -453,7 +480,7 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 					}
 					in.data = vals
 				}
-				if !slices.Contains(st.HostReads, in.held) {
+				if !in.reshaped && !slices.Contains(st.HostReads, in.held) {
 					st.HostReads = append(st.HostReads, in.held)
 				}
 			}
@@ -469,8 +496,8 @@ func (st *Stage) makeTasks(id int, pick func(off, shp []int) (*lowerer, error), 
 			task.Inputs = append(task.Inputs, cutBlock(*in, off, shp))
 		}
 		if b := task.Bytes(); opt.MemoryLimit > 0 && b > opt.MemoryLimit {
-			return fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes, more than the memory limit of %d bytes; use smaller chunks",
-				expr.ShapeString(shp), expr.ShapeString(l.k.Shape), b, opt.MemoryLimit)
+			return fmt.Errorf("a task of chunk shape %s (array %s) needs %d bytes%s, more than the memory limit of %d bytes; use smaller chunks",
+				expr.ShapeString(shp), expr.ShapeString(l.k.Shape), b, joinNote(task), opt.MemoryLimit)
 		}
 		st.Tasks = append(st.Tasks, task)
 		for ax := rank - 1; ax >= 0; ax-- {
