@@ -12,9 +12,10 @@ import (
 // largest term the formula forms, not of the result where the formula cancels:
 //   - sin, cos: cosh(Im x), the factor the real sine and cosine are multiplied by (the result
 //     is smaller near their zeros); sinh, cosh: cosh(Re x);
-//   - tan, tanh: |want| times the cancellation of the denominator cos(2 Re x) + cosh(2 Im x)
-//     (cosh(2 Re x) + cos(2 Im x) for tanh), +Inf at a pole (that denominator 1e-12 of its
-//     terms or less: one side's zero is the other's tiny number);
+//   - tan, tanh: (sin(2 Re x), sinh(2 Im x)) / d with d = cos(2 Re x) + cosh(2 Im x) (the
+//     parts swapped for tanh): the numerators' magnitude (at least 1, an ulp of a sine near its
+//     zero being one of 1) plus |want| times d's terms, over |d|; +Inf at a pole (d 1e-12 of
+//     its terms or less: one side's zero is the other's tiny number);
 //   - pow: |want| times 1 + |y| (|log |x|| + pi), the growth of an ulp of log x in y log x;
 //     +Inf where |x|**Re y or exp(-Im y arg x) over- or underflows, as there a part's sign, or
 //     0 * Inf, comes from the angle's last bits;
@@ -36,7 +37,7 @@ func ComplexScale(name string, x, y, want complex128) float64 {
 		if d <= 1e-12*terms {
 			return math.Inf(1)
 		}
-		return norm * (1 + terms/d)
+		return (max(1, math.Abs(math.Sinh(2*b))) + norm*terms) / d
 	case "pow":
 		m, arg := cmplx.Abs(x), cmplx.Phase(x)
 		if p, e := math.Pow(m, real(y)), math.Abs(imag(y)*arg); p == 0 || math.IsInf(p, 0) || p < 1e-300 || p > 1e300 || e > 690 {
