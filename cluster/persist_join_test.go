@@ -1,6 +1,8 @@
 package cluster_test
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,6 +79,70 @@ func TestPersistedJoinsOnWorkers(t *testing.T) {
 		}
 		if !bitEqual(got, want) {
 			t.Errorf("%s on the persisted arrays differs from the inline computation", what)
+		}
+	}
+	ps.checkNotCopied(t, "")
+}
+
+// TestPersistedJoinsCountTowardsTheMemoryLimit: a worker joining the parts of kept chunks that
+// a task's block spans (plan.Block.RefJoin) fills a buffer as large as the block that the task
+// would be sent if the array were in the client's memory, so the memory limit counts it: each
+// computation on the persisted arrays runs under the smallest limit that the same computation
+// on the arrays in memory runs under, and one byte less is refused, the error naming the join.
+// Before, such a block counted 0 bytes.
+func TestPersistedJoinsCountTowardsTheMemoryLimit(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 2})
+	rs := gpuarray.NewRandomState(52)
+	inMemory := func(a *gpuarray.Array) *gpuarray.Array {
+		v, err := a.Compute(gpuarray.Inline())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// m in two row chunks too: a solve reads all of it, a join on the worker.
+	m0 := rs.StandardNormal(gpuarray.Shape(120, 120), gpuarray.Chunks(60, 120))
+	s := spanning{
+		x:   inMemory(rs.StandardNormal(gpuarray.Shape(300, 200), gpuarray.Chunks(100, 100))),
+		b:   inMemory(rs.StandardNormal(gpuarray.Shape(200, 30), gpuarray.Chunks(50, 20))),
+		m:   inMemory(m0.Add(gpuarray.Eye(120, 120, 0, gpuarray.Chunks(60, 120)).Mul(40))),
+		rhs: inMemory(rs.StandardNormal(gpuarray.Shape(120, 3), gpuarray.Chunks(40, 3))),
+	}
+	ps := s.persist(t, c)
+	needs := regexp.MustCompile(`needs (\d+) bytes`)
+	for what, op := range spanOps {
+		// Summed over the rows, so that the limit bounds the tasks rather than the result.
+		run := func(s spanning, limit int64) ([]float64, error) {
+			return op(s).Sum(0).ToSlice(gpuarray.On(c), gpuarray.MemoryLimit(limit))
+		}
+		// The smallest limit the arrays in memory run under: raised to what each refused
+		// task needs.
+		limit := int64(4096)
+		var want []float64
+		for {
+			var err error
+			if want, err = run(s, limit); err == nil {
+				break
+			}
+			m := needs.FindStringSubmatch(err.Error())
+			if m == nil {
+				t.Fatalf("%s in memory, limit %d: %v", what, limit, err)
+			}
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			if n <= limit {
+				t.Fatalf("%s in memory: a task needing %d bytes refused under a limit of %d", what, n, limit)
+			}
+			limit = n
+		}
+		got, err := run(ps, limit)
+		if err != nil {
+			t.Fatalf("%s on the persisted arrays, under the limit of %d bytes the arrays in memory run under: %v", what, limit, err)
+		}
+		if !bitEqual(got, want) {
+			t.Errorf("%s on the persisted arrays differs from the arrays in memory", what)
+		}
+		if _, err := run(ps, limit-1); err == nil || !strings.Contains(err.Error(), "memory limit") || !strings.Contains(err.Error(), "to join blocks that span several chunks") {
+			t.Errorf("%s on the persisted arrays under a limit of %d bytes, one less than a task needs: error %v, want the memory limit's, naming the join", what, limit-1, err)
 		}
 	}
 	ps.checkNotCopied(t, "")

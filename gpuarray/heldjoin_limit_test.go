@@ -106,3 +106,49 @@ func planBytes(r *Array, opt plan.Options, each func(*plan.Task)) ([][]int64, er
 	}
 	return out, nil
 }
+
+// TestLateGathersCountTowardsTheMemoryLimit: a take's block that the executor gathers inside
+// the task (Options.LateGather: a GPU on the device, the CPU in LoadInputs) counts the values
+// gathered, as the block gathered while planning does, so both plans need the same bytes per
+// task and the same memory limit refuses both. Before, a late gather counted 0 bytes.
+func TestLateGathersCountTowardsTheMemoryLimit(t *testing.T) {
+	rs := NewRandomState(6)
+	x := rs.StandardNormal(Shape(40, 30), Chunks(10, 30))
+	idx := rs.Integers(0, 40, Shape(25), Chunks(25))
+	for what, r := range map[string]*Array{
+		"take of rows":    Take(x, idx, 0).Add(1),
+		"take along rows": TakeAlongAxis(x, rs.Integers(0, 40, Shape(40, 30), Chunks(20, 30)), 0).Mul(2),
+	} {
+		if err := r.Err(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		early, err := planBytes(r, plan.Options{}, nil)
+		if err != nil {
+			t.Fatalf("%s, gathered while planning: %v", what, err)
+		}
+		limit := int64(0)
+		for _, st := range early {
+			limit = max(limit, slices.Max(st))
+		}
+		gathers := 0
+		late, err := planBytes(r, plan.Options{LateGather: true, MemoryLimit: limit}, func(task *plan.Task) {
+			for _, b := range task.Inputs {
+				if b.Gather != nil {
+					gathers++
+				}
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s, gathered late, under the early plan's limit of %d bytes: %v", what, limit, err)
+		}
+		if gathers == 0 {
+			t.Fatalf("%s: no task gathers late", what)
+		}
+		if !slices.EqualFunc(early, late, slices.Equal) {
+			t.Errorf("%s: task bytes gathered while planning %v, late %v", what, early, late)
+		}
+		if _, err := planBytes(r, plan.Options{LateGather: true, MemoryLimit: limit - 1}, nil); err == nil || !strings.Contains(err.Error(), "memory limit") {
+			t.Errorf("%s: gathered late under a limit of %d bytes, one less than a task needs: error %v, want the memory limit's", what, limit-1, err)
+		}
+	}
+}

@@ -111,7 +111,8 @@ func (a *Array) rechunkSizes(sizes ...[]int) *Array {
 // weights=weights): int64 counts, or the float64 sums of weights (nil for none; x's shape).
 // Each bin holds lo+i*w <= v < lo+(i+1)*w, the last one hi too; values outside [lo, hi]
 // (and NaN) are left out. With lo and hi both NaN the range is x's minimum and maximum,
-// computed first (NumPy's range=None); lo == hi widens it by 0.5 on each side, as NumPy.
+// computed first (NumPy's range=None); lo == hi widens it by 0.5 on each side, as NumPy. Bins
+// so narrow that their edges repeat in x's dtype are an error, as in NumPy.
 func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges *Array) {
 	if err := x.Err(); err != nil {
 		return errArray(err), errArray(err)
@@ -157,6 +158,9 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 		bt = Float32
 	}
 	step := (hi - lo) / float64(bins) // as numpy.linspace: delta/div
+	if !edgesIncrease(lo, hi, step, bins, bt) {
+		return fail(fmt.Errorf("too many bins for data range: cannot create %d finite-sized bins (edges of %v over [%v, %v] repeat)", bins, bt, lo, hi))
+	}
 	edges = Linspace(lo, hi, bins+1, WithDType(bt))
 	// Counts need no order: unweighted, the bins are counted chunk by chunk of x as it is
 	// (a ravel would read across chunks: a persisted array's from the host).
@@ -164,25 +168,31 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 	if weights != nil || x.NDim() == 0 {
 		v = v.Ravel()
 	}
+	return histogramOf(histogramBins(v, bins, lo, hi, step, bt), weights, x, bins), edges
+}
+
+// histogramBins returns the float64 bin numbers of the values v (of dtype bt) in bins equal
+// bins of width step over [lo, hi], as numpy.histogram finds them; bins for values left out.
+func histogramBins(v *Array, bins int, lo, hi, step float64, bt DType) *Array {
 	nb := float64(bins)
 	// edgeAt is edges[i] for a float64 array i of bin numbers below bins, as Linspace computes
 	// them (the last edge, hi, is never needed below).
 	edgeAt := func(i *Array) *Array { return i.Mul(step).Add(lo).AsType(bt) }
 	keep := LogicalAnd(v.Ge(lo), v.Le(hi))
-	// numpy.histogram's guess, then its corrections by the edges within one bin. For a kept
-	// value the guess is in [0, bins-1] after the first Where, and stays there.
-	var idx *Array
 	if s := nb / (hi - lo); guessByProduct(lo, hi, step, s, bt) {
 		// A product in place of NumPy's quotient (a division costs a GPU about ten fp64
-		// operations), rounded to the nearest integer by adding and taking away 1.5*2^52
-		// (two additions, where a truncation takes the slower conversion unit): both
-		// guesses are within one bin of the edges' bin, which the corrections below then
-		// find, so the counts are NumPy's.
+		// operations), rounded to the nearest integer r by adding and taking away 1.5*2^52
+		// (two additions, where a truncation takes the slower conversion unit). The edges'
+		// bin is then r or r-1 (guessByProduct), as the edge r tells: one correction, and
+		// the counts are NumPy's.
 		const round = 0x1.8p52
-		idx = v.AsType(Float64).Sub(lo).Mul(s).Add(round).Sub(round)
-	} else {
-		idx = Trunc(v.AsType(Float64).Sub(lo).Div(hi - lo).Mul(nb))
+		r := v.AsType(Float64).Sub(lo).Mul(s).Add(round).Sub(round)
+		r = Where(r.Eq(nb), nb-1, r) // v in the last half of the last bin, which holds hi
+		return Where(keep, Where(v.Lt(edgeAt(r)), r.Sub(1), r), nb)
 	}
+	// numpy.histogram's guess, then its corrections by the edges within one bin. For a kept
+	// value the guess is in [0, bins-1] after the first Where, and stays there.
+	idx := Trunc(v.AsType(Float64).Sub(lo).Div(hi - lo).Mul(nb))
 	idx = Where(idx.Eq(nb), nb-1, idx)
 	idx = Where(v.Lt(edgeAt(idx)), idx.Sub(1), idx)
 	// At next == bins the test fails on idx == bins-1 whatever edgeAt(next) is.
@@ -190,20 +200,50 @@ func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges 
 	idx = Where(LogicalAnd(v.Ge(edgeAt(next)), idx.Ne(nb-1)), next, idx)
 	// Values left out count in an extra last bin, dropped.
 	idx = Where(keep, idx, nb)
-	return histogramOf(idx, weights, x, bins), edges
+	return idx
+}
+
+// edgesIncrease reports whether the bins+1 edges of a histogram over [lo, hi] (as Linspace
+// computes them in bt: i*step + lo, the last hi) increase strictly; NumPy refuses to count
+// into edges that do not. Bins wider than 64 units in the last place need no look.
+func edgesIncrease(lo, hi, step float64, bins int, bt DType) bool {
+	if guessByProduct(lo, hi, step, float64(bins)/(hi-lo), bt) && !histGuessQuotient {
+		return true
+	}
+	edge := func(i int) float64 {
+		e := hi
+		if i < bins {
+			e = float64(float64(i)*step) + lo // two roundings, as Linspace
+		}
+		if bt == Float32 {
+			return float64(float32(e))
+		}
+		return e
+	}
+	prev := edge(0)
+	for i := 1; i <= bins; i++ {
+		e := edge(i)
+		if !(e > prev) {
+			return false
+		}
+		prev = e
+	}
+	return true
 }
 
 // histGuessQuotient (GPUNOTES_HIST_GUESS=quotient) keeps NumPy's guess for every range (to
 // measure the product).
 var histGuessQuotient = os.Getenv("GPUNOTES_HIST_GUESS") == "quotient"
 
-// guessByProduct reports whether a histogram's first guess of a bin may be (v-lo)*s, s =
-// bins/(hi-lo), rounded to an integer, rather than NumPy's (v-lo)/(hi-lo)*bins truncated. Both
-// products are then within 1/32 of a bin of the exact position, and the edges (as Linspace
-// computes them, in bt) within 1/16 of a bin of theirs, so both guesses, truncated or rounded
-// to the nearest, are within one bin of the edges' bin: that holds while a bin spans at least
-// 64 units in the last place of the range's ends. Narrower bins keep NumPy's arithmetic,
-// whose guess can then be off by more.
+// guessByProduct reports whether a histogram's first guess of a bin may be r, (v-lo)*s
+// rounded to the nearest integer (s = bins/(hi-lo)), rather than NumPy's (v-lo)/(hi-lo)*bins
+// truncated. Both products are then within 1/32 of a bin of v's exact place p (in bins from
+// lo), and the edges (as Linspace computes them, in bt) within 1/16 of a bin of theirs, while
+// a bin spans at least 64 units in the last place of the range's ends. So NumPy's guess is
+// within one bin of the edges' bin, which its two corrections find; and |r - p| <= 1/2 +
+// 1/32, so edge r+1 lies above v and edge r-1 below it: the edges' bin is r where v >= edge
+// r, else r-1 (one correction). Narrower bins keep NumPy's arithmetic, whose guess can then
+// be off by more.
 func guessByProduct(lo, hi, step, s float64, bt DType) bool {
 	if histGuessQuotient || math.IsInf(hi-lo, 0) || math.IsInf(s, 0) || math.IsNaN(s) {
 		return false

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,12 +96,12 @@ func TestHistogramMatchesNumPy(t *testing.T) {
 // TestHistogramValuesOnEdges: values on every bin edge, one ulp around them and in between, for
 // ranges and bin counts that make the edges inexact (the guess of a bin and NumPy's two
 // corrections against the edges as Linspace computes them), float64 and float32, against
-// NumPy. The last rounds' bins span a few units in the last place of lo (repeated edges), where
-// the guess keeps NumPy's quotient.
+// NumPy. The last rounds' bins span a few units in the last place of lo, where the guess keeps
+// NumPy's quotient, and float32 edges may repeat: Histogram then refuses as NumPy does.
 func TestHistogramValuesOnEdges(t *testing.T) {
 	rs := rand.New(rand.NewPCG(5, 7))
 	var cs []check
-	product := 0
+	product, refusals := 0, 0
 	for r := 0; r < 40; r++ {
 		n := 5000
 		v := make([]float64, n)
@@ -109,7 +111,10 @@ func TestHistogramValuesOnEdges(t *testing.T) {
 		if r >= 30 {
 			lo = 1000 + rs.Float64()
 			ulp := math.Nextafter(lo, 2000) - lo
-			hi = lo + ulp*float64(bins)*float64(1+rs.IntN(100))
+			if r >= 35 { // float32's: some refused, some not
+				ulp = float64(math.Nextafter32(float32(lo), 2000) - float32(lo))
+			}
+			hi = lo + ulp*float64(bins)*float64(1+rs.IntN(3))
 		}
 		if guessByProduct(lo, hi, (hi-lo)/float64(bins), float64(bins)/(hi-lo), Float64) {
 			product++
@@ -131,12 +136,26 @@ func TestHistogramValuesOnEdges(t *testing.T) {
 		xi := input{"x", []int{n}, v}
 		rng := fmt.Sprintf("range=(%v, %v)", lo, hi)
 		cs = append(cs, check{what: "Histogram on edges", got: h, code: fmt.Sprintf("np.histogram(x, %d, %s)[0]", bins, rng), inputs: []input{xi}})
-		if r < 30 { // NumPy refuses float32 bins narrower than float32's resolution
+		if r < 30 || h32.Err() == nil {
 			cs = append(cs, check{what: "Histogram float32 on edges", got: h32, code: fmt.Sprintf("np.histogram(x.astype(np.float32), %d, %s)[0]", bins, rng), inputs: []input{xi}})
 		}
+		if r >= 30 {
+			// Bins narrower than float32's resolution: NumPy refuses edges that repeat ("Too
+			// many bins for data range"), and so does Histogram.
+			refused := 0.0
+			if h32.Err() != nil {
+				if !strings.Contains(h32.Err().Error(), "too many bins") {
+					t.Fatalf("float32 bins over %s: %v", rng, h32.Err())
+				}
+				refused = 1
+				refusals++
+			}
+			e := fmt.Sprintf("np.linspace(%v, %v, %d, dtype=np.float32)", lo, hi, bins+1)
+			cs = append(cs, check{what: "Histogram float32 refused", got: FromSlice([]float64{refused}), code: fmt.Sprintf("np.array([float(np.any(%s[:-1] >= %s[1:]))])", e, e)})
+		}
 	}
-	if product < 20 || product > 36 {
-		t.Fatalf("%d of 40 ranges guess by a product, want both guesses tested", product)
+	if product < 20 || product > 36 || refusals == 0 || refusals == 10 {
+		t.Fatalf("%d of 40 ranges guess by a product, %d of 10 narrow float32 ones refused: want both ways tested", product, refusals)
 	}
 	runChecks(t, cs, Threads(2))
 }
@@ -322,6 +341,58 @@ func TestGPUHistogramTiming(t *testing.T) {
 			total += k
 		}
 		t.Logf("weighted histogram of 2e8 normals into 100 bins on the GPU: %.3f s (weights %.6g; %s)", time.Since(t0).Seconds(), total, c.Path())
+	}
+}
+
+// TestGPUHistogramCosts times, on the bench's array (N x N normals in chunks of C, N = 40000
+// and C = 10000 unless GPUNOTES_BENCH_N and _CHUNK say otherwise), the histogram row and what
+// it is made of: the sum (the draws), the sum of the same bin numbers (the bin arithmetic, no
+// count), a count of where(x > 0.5, 1, 0) (the count, little arithmetic), and histograms whose
+// values crowd into two bins or spread over 2000 (one copy of the counters per block): best of
+// 3 after a warm-up, each result checked against the counts' total.
+func TestGPUHistogramCosts(t *testing.T) {
+	needGPU(t)
+	n, c := 40000, 10000
+	if v, err := strconv.Atoi(os.Getenv("GPUNOTES_BENCH_N")); err == nil && v > 0 {
+		n = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("GPUNOTES_BENCH_CHUNK")); err == nil && v > 0 {
+		c = v
+	}
+	x := NewRandomState(42).StandardNormal(Shape(n, n), Chunks(c, c))
+	h := func(bins int, lo, hi float64) *Array { a, _ := Histogram(x, bins, lo, hi, nil); return a }
+	rows := []struct {
+		what string
+		a    *Array
+	}{
+		{"sum", x.Sum()},
+		{"histogram(x, 100, range=(-5, 5))", h(100, -5, 5)},
+		{"sum of its bin numbers", histogramBins(x, 100, -5, 5, 0.1, Float64).Sum()},
+		{"count of where(x > 0.5, 1, 0)", bincount(Where(x.Gt(0.5), 1.0, 0.0), nil, 2)},
+		{"histogram(x, 100, range=(-500, 500)): two bins", h(100, -500, 500)},
+		{"histogram(x, 2000, range=(-5, 5)): one copy", h(2000, -5, 5)},
+	}
+	for _, r := range rows {
+		best := math.Inf(1)
+		var v []float64
+		for rep := 0; rep < 4; rep++ {
+			t0 := time.Now()
+			var err error
+			if v, err = r.a.ToSlice(OnGPU()); err != nil {
+				t.Fatalf("%s: %v", r.what, err)
+			}
+			if rep > 0 {
+				best = min(best, time.Since(t0).Seconds())
+			}
+		}
+		total := 0.0
+		for _, k := range v {
+			total += k
+		}
+		if len(v) > 1 && (total > float64(n)*float64(n) || total < 0.99*float64(n)*float64(n)) {
+			t.Errorf("%s: %v values counted of %d", r.what, total, n*n)
+		}
+		t.Logf("%-50s %8.2f ms", r.what, 1e3*best)
 	}
 }
 

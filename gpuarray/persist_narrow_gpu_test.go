@@ -2,10 +2,12 @@ package gpuarray
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 )
 
@@ -19,57 +21,9 @@ func TestGPUPersistFloat32Narrow(t *testing.T) {
 	needGPU(t)
 	const n = 1600
 	x := NewRandomState(21).StandardNormal(Shape(n, n), Chunks(400, 500), WithDType(Float32))
-	s, err := gpuScheduler([]int{0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev := s.(*gpuSched).devs[0]
-	inUse := func() uint64 {
-		var u uint64
-		_ = dev.Do(context.Background(), func() error { u = dev.Pool().InUse(); return nil })
-		return u
-	}
-	u0 := inUse()
-	narrowStore = false
-	wide := x.Persist(OnGPU()) // as every dtype was held before: 8-byte words
-	narrowStore = true
-	if err := wide.Err(); err != nil {
-		t.Fatal(err)
-	}
+	wide, y := persistNarrowAndWide(t, narrowDevice(t), x, n)
 	defer wide.Release()
-	if g, ok := wide.n.Buf.(*gpuChunks); !ok || g.narrow {
-		t.Fatalf("the 8-byte copy is not one (%T)", wide.n.Buf)
-	}
-	u1 := inUse()
-	y := x.Persist(OnGPU())
-	if err := y.Err(); err != nil {
-		t.Fatal(err)
-	}
 	defer y.Release()
-	u2 := inUse()
-	gc, ok := y.n.Buf.(*gpuChunks)
-	if !ok || !gc.narrow {
-		t.Fatalf("the float32 array is not held in 4-byte floats (%T)", y.n.Buf)
-	}
-	if p := gc.placement(); len(p) != 1 || p[0].Bytes != 4*n*n {
-		t.Fatalf("placement %v, want %d bytes on gpu 0", p, 4*n*n)
-	}
-	if d32, d64 := u2-u1, u1-u0; d32 < 4*n*n || float64(d32) > 0.6*float64(d64) {
-		t.Fatalf("device memory taken: %d bytes in 4-byte floats, %d in 8-byte words", d32, d64)
-	}
-	if h := y.HTML(); !strings.Contains(h, "<th>Held on gpu 0</th><td>10.24 MB</td>") {
-		t.Fatalf("HTML does not show 10.24 MB on gpu 0: %s", h)
-	}
-	// The held values are the CPU's, bit for bit.
-	want, err := x.Compute()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := want.n.Values()
-	b, err := y.n.Values()
-	if err != nil || !dtype.Equal(a, b) {
-		t.Fatalf("persisted values differ from the CPU's (%v)", err)
-	}
 	ops := map[string]func(x *Array) *Array{
 		"sum":          func(x *Array) *Array { return x.Sum() },
 		"mean":         func(x *Array) *Array { return x.Mean() },
@@ -145,19 +99,100 @@ func TestGPUPersistFloat32Narrow(t *testing.T) {
 	}
 	// A float32 result left on the GPU by a compute, and a persisted array computed from the
 	// narrow one, are narrow too, with the CPU's values.
+	checkNarrowResults(t, x, y, func(x *Array) *Array { return x.Mul(3) }, func(name string, z *Array) {
+		if v, err := z.Sum().Float64(OnGPU()); err != nil || math.IsNaN(v) {
+			t.Errorf("%s: sum %v, %v", name, v, err)
+		}
+	})
+}
+
+// narrowDevice returns the GPU scheduler's first device.
+func narrowDevice(t *testing.T) *cuda.Device {
+	t.Helper()
+	s, err := gpuScheduler([]int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.(*gpuSched).devs[0]
+}
+
+// persistNarrowAndWide persists x, an n x n array, on dev (GPU 0) twice: as an 8-byte copy
+// (narrowStore off, as every dtype was held before) and held in its dtype's own size. It
+// checks that the narrow one is (the placement's bytes; the pool's bytes in use at most size/8
+// + 0.1 of the 8-byte copy's; the HTML's bytes held, in size-byte elements) and has the CPU's
+// values. The caller releases both.
+func persistNarrowAndWide(t *testing.T, dev *cuda.Device, x *Array, n int64) (wide, y *Array) {
+	t.Helper()
+	dt := x.DType()
+	size := int64(dt.Size())
+	inUse := func() uint64 {
+		var u uint64
+		_ = dev.Do(context.Background(), func() error { u = dev.Pool().InUse(); return nil })
+		return u
+	}
+	u0 := inUse()
+	narrowStore = false
+	wide = x.Persist(OnGPU())
+	narrowStore = true
+	if err := wide.Err(); err != nil {
+		t.Fatalf("%v: %v", dt, err)
+	}
+	if g, ok := wide.n.Buf.(*gpuChunks); !ok || g.narrow {
+		t.Fatalf("%v: the 8-byte copy is not one (%T)", dt, wide.n.Buf)
+	}
+	u1 := inUse()
+	y = x.Persist(OnGPU())
+	if err := y.Err(); err != nil {
+		t.Fatalf("%v: %v", dt, err)
+	}
+	u2 := inUse()
+	gc, ok := y.n.Buf.(*gpuChunks)
+	if !ok || !gc.narrow {
+		t.Fatalf("%v: not held in its own element size (%T)", dt, y.n.Buf)
+	}
+	if p := gc.placement(); len(p) != 1 || p[0].Bytes != size*n*n {
+		t.Fatalf("%v: placement %v, want %d bytes on gpu 0", dt, p, size*n*n)
+	}
+	if dn, dw := u2-u1, u1-u0; dn < uint64(size*n*n) || float64(dn) > (float64(size)/8+0.1)*float64(dw) {
+		t.Fatalf("%v: device memory taken: %d bytes narrow, %d in 8-byte words", dt, dn, dw)
+	}
+	h := y.HTML()
+	if held := fmt.Sprintf("<th>Held on gpu 0</th><td>%s</td>", bytesString(size*n*n)); !strings.Contains(h, held) || !strings.Contains(h, fmt.Sprintf("in %d-byte elements", size)) {
+		t.Fatalf("%v: the HTML does not show %s held in %d-byte elements: %s", dt, bytesString(size*n*n), size, h)
+	}
+	// The held values are the CPU's, bit for bit.
+	want, err := x.Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := want.n.Values()
+	b, err := y.n.Values()
+	if err != nil || !dtype.Equal(a, b) {
+		t.Fatalf("%v: persisted values differ from the CPU's (%v)", dt, err)
+	}
+	return wide, y
+}
+
+// checkNarrowResults checks that f's result on y, x persisted narrow, left on the GPU by a
+// compute or persisted, is held in its dtype's own size too, with the values of f(x) on the
+// CPU; also, when set, checks more of each.
+func checkNarrowResults(t *testing.T, x, y *Array, f func(*Array) *Array, also func(name string, z *Array)) {
+	t.Helper()
+	dt := x.DType()
 	for name, z := range map[string]*Array{
-		"compute": func() *Array { c, _ := y.Mul(3).Compute(OnGPU()); return c }(),
-		"persist": y.Mul(3).Persist(OnGPU()),
+		"compute": func() *Array { c, _ := f(y).Compute(OnGPU()); return c }(),
+		"persist": f(y).Persist(OnGPU()),
 	} {
+		name = fmt.Sprintf("%v, %s", dt, name)
 		if z == nil || z.Err() != nil {
 			t.Fatalf("%s: %v", name, z.Err())
 		}
 		g, ok := z.n.Buf.(*gpuChunks)
-		if !ok || !g.narrow {
-			t.Errorf("%s: a float32 result not held in 4-byte floats (%T)", name, z.n.Buf)
+		if !ok || !g.narrow || g.dt != dt {
+			t.Errorf("%s: a result not held in its own element size (%T)", name, z.n.Buf)
 			continue
 		}
-		c, err := x.Mul(3).Compute()
+		c, err := f(x).Compute()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,8 +201,8 @@ func TestGPUPersistFloat32Narrow(t *testing.T) {
 		if err != nil || !dtype.Equal(ca, za) {
 			t.Errorf("%s: values differ from the CPU's (%v)", name, err)
 		}
-		if v, err := z.Sum().Float64(OnGPU()); err != nil || math.IsNaN(v) {
-			t.Errorf("%s: sum %v, %v", name, v, err)
+		if also != nil {
+			also(name, z)
 		}
 		z.Release()
 	}

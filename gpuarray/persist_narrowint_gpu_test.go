@@ -1,8 +1,6 @@
 package gpuarray
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -39,7 +37,7 @@ func narrowIntArray(r *rand.Rand, dt DType, n int) *Array {
 
 // narrowIntOps are computations on an integer (ints) or bool array: reductions over all and
 // some axes, arg reductions, the tiled x + x.T, elementwise results left as arrays, strided
-// and reversed reads, casts, a count, and a sort (through the device's 8-byte copy).
+// and reversed reads, casts, a count, and a sort (its blocks span chunks: joined on the GPU).
 func narrowIntOps(n int, ints bool) map[string]func(x *Array) *Array {
 	ops := map[string]func(x *Array) *Array{
 		"sum":          func(x *Array) *Array { return x.Sum() },
@@ -81,66 +79,20 @@ func TestGPUPersistIntegerNarrow(t *testing.T) {
 	needGPU(t)
 	const n = 1200
 	r := rand.New(rand.NewPCG(51, 52))
-	s, err := gpuScheduler([]int{0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev := s.(*gpuSched).devs[0]
-	inUse := func() uint64 {
-		var u uint64
-		_ = dev.Do(context.Background(), func() error { u = dev.Pool().InUse(); return nil })
-		return u
-	}
+	dev := narrowDevice(t)
 	for _, dt := range []DType{Bool, Int8, Int16, Int32, Uint8, Uint16, Uint32} {
 		x := narrowIntArray(r, dt, n)
 		size := int64(dt.Size())
-		u0 := inUse()
-		narrowStore = false
-		wide := x.Persist(OnGPU())
-		narrowStore = true
-		if err := wide.Err(); err != nil {
-			t.Fatalf("%v: %v", dt, err)
-		}
-		if g, ok := wide.n.Buf.(*gpuChunks); !ok || g.narrow {
-			t.Fatalf("%v: the 8-byte copy is not one (%T)", dt, wide.n.Buf)
-		}
-		u1 := inUse()
-		y := x.Persist(OnGPU())
-		if err := y.Err(); err != nil {
-			t.Fatalf("%v: %v", dt, err)
-		}
-		u2 := inUse()
-		gc, ok := y.n.Buf.(*gpuChunks)
-		if !ok || !gc.narrow {
-			t.Fatalf("%v: not held in its own element size (%T)", dt, y.n.Buf)
-		}
-		if p := gc.placement(); len(p) != 1 || p[0].Bytes != size*n*n {
-			t.Fatalf("%v: placement %v, want %d bytes on gpu 0", dt, p, size*n*n)
-		}
-		if dn, dw := u2-u1, u1-u0; dn < uint64(size*n*n) || float64(dn) > (float64(size)/8+0.1)*float64(dw) {
-			t.Fatalf("%v: device memory taken: %d bytes narrow, %d in 8-byte words", dt, dn, dw)
-		}
-		h := y.HTML()
-		if held := fmt.Sprintf("<th>Held on gpu 0</th><td>%s</td>", bytesString(size*n*n)); !strings.Contains(h, held) || !strings.Contains(h, fmt.Sprintf("in %d-byte elements", size)) {
-			t.Fatalf("%v: the HTML does not show %s held in %d-byte elements: %s", dt, bytesString(size*n*n), size, h)
-		}
-		want, err := x.Compute()
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, _ := want.n.Values()
-		b, err := y.n.Values()
-		if err != nil || !dtype.Equal(a, b) {
-			t.Fatalf("%v: persisted values differ from the CPU's (%v)", dt, err)
-		}
+		wide, y := persistNarrowAndWide(t, dev, x, n)
 		for name, op := range narrowIntOps(n, dt != Bool) {
 			held, err := op(y).Compute(OnGPU())
 			if err != nil {
 				t.Fatalf("%v, %s of the persisted array: %v", dt, name, err)
 			}
-			// The sort reads blocks spanning two held chunks: through host memory, named.
-			if p := held.Path(); name == "sort" && !strings.Contains(p, "host read:") || name != "sort" && strings.Contains(p, "host") {
-				t.Errorf("%v, %s of the persisted array: Path %q", dt, name, p)
+			// The sort reads blocks spanning two held chunks: joined on the GPU in the
+			// dtype's own size, with no host step.
+			if p := held.Path(); strings.Contains(p, "host") {
+				t.Errorf("%v, %s of the persisted array: Path %q names a host step", dt, name, p)
 			}
 			ha, err := held.n.Values()
 			if err != nil {
@@ -184,29 +136,7 @@ func TestGPUPersistIntegerNarrow(t *testing.T) {
 		if dt != Bool {
 			f = func(x *Array) *Array { return x.Mul(3).Add(x.T()) }
 		}
-		for name, z := range map[string]*Array{
-			"compute": func() *Array { c, _ := f(y).Compute(OnGPU()); return c }(),
-			"persist": f(y).Persist(OnGPU()),
-		} {
-			if z == nil || z.Err() != nil {
-				t.Fatalf("%v, %s: %v", dt, name, z.Err())
-			}
-			g, ok := z.n.Buf.(*gpuChunks)
-			if !ok || !g.narrow || g.dt != dt {
-				t.Errorf("%v, %s: a result not held in its own element size (%T)", dt, name, z.n.Buf)
-				continue
-			}
-			c, err := f(x).Compute()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ca, _ := c.n.Values()
-			za, err := z.n.Values()
-			if err != nil || !dtype.Equal(ca, za) {
-				t.Errorf("%v, %s: values differ from the CPU's (%v)", dt, name, err)
-			}
-			z.Release()
-		}
+		checkNarrowResults(t, x, y, f, nil)
 		y.Release()
 		wide.Release()
 	}

@@ -154,3 +154,32 @@ func TestHostHeldReshapeReadInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldReshapeOnSeveralGPUs: with chunks persisted on two GPUs (OnGPUs), each task of a
+// reshape reads its chunk on the GPU holding it, and the scheduler knows the chunk behind each
+// block (for a task that must read it from the host or from the other GPU).
+func TestHeldReshapeOnSeveralGPUs(t *testing.T) {
+	devs := []*cuda.Device{{Info: cuda.DeviceInfo{Index: 0}}, {Info: cuda.DeviceInfo{Index: 1}}}
+	x, g := heldForPlanning(t, NewRandomState(3).StandardNormal(Shape(40, 30), Chunks(10, 30)), devs[0], false)
+	for i := range g.devs {
+		g.devs[i] = devs[i%2] // row chunks dealt round-robin, as OnGPUs deals them
+	}
+	s := &gpuSched{devs: devs}
+	st, err := plan.Lower(0, x.Reshape(20, 2, 30).Sum(1).n, map[*expr.Node]dtype.Slice{}, planOptions(s, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Tasks) != 4 || len(st.ReshapeReads) != 0 {
+		t.Fatalf("%d tasks, reshape reads %+v", len(st.Tasks), st.ReshapeReads)
+	}
+	for _, task := range st.Tasks {
+		b := task.Inputs[0]
+		i := task.Index
+		if b.Held == nil || b.Held.Join != nil || b.Held.Ptr != uintptr(g.ptrs[i]) || b.Held.Device != i%2 || !slices.Equal(b.Source.Origin, g.offs[i]) {
+			t.Fatalf("task %d reads %+v (source %+v), not chunk %d on gpu %d", i, b.Held, b.Source, i, i%2)
+		}
+		if src, ok := s.sources[*b.Held]; !ok || src.i != i || src.g != g {
+			t.Fatalf("task %d: the scheduler's source of its block is %+v", i, src)
+		}
+	}
+}

@@ -323,7 +323,6 @@ func TestCountKernelOfNormalsInterpreted(t *testing.T) {
 		t.Fatal("the kernel defers no draw")
 	}
 	task := Task{Dims: []int64{n}, Maps: []Map{{Strides: []int64{1}}}}
-	got := countRun(t, lib, s, []Task{task}, mem, 1<<46)[0]
 	var want [2]uint64
 	for i := range n {
 		if math.Float64frombits(mem[1<<32+uint64(8*i)]) > 0.5 {
@@ -332,8 +331,13 @@ func TestCountKernelOfNormalsInterpreted(t *testing.T) {
 			want[0]++
 		}
 	}
-	if got[0] != want[0] || got[1] != want[1] || got[2] != 0 {
-		t.Errorf("counts %v (flag %d), want %v", got[:2], got[2], want)
+	defer func(on bool) { countInBatches = on }(countInBatches)
+	for _, batches := range []bool{false, true} { // each lane its queue; warps together
+		countInBatches = batches
+		got := countRun(t, lib, s, []Task{task}, mem, 1<<46)[0]
+		if got[0] != want[0] || got[1] != want[1] || got[2] != 0 {
+			t.Errorf("batches %v: counts %v (flag %d), want %v", batches, got[:2], got[2], want)
+		}
 	}
 }
 

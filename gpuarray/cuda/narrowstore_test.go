@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -27,28 +26,6 @@ func narrowMem(mem map[uint64]uint64, v []float32, wide, narrow uint64) {
 // narrowAt reads the 4-byte float at address at of an interpreter memory.
 func narrowAt(mem map[uint64]uint64, at uint64) uint32 {
 	return uint32(mem[at&^7] >> (8 * (at & 7)))
-}
-
-// narrowed returns s with its input nodes Narrow, and tasks reading the narrow buffers: each
-// held pointer moved from the wide buffer to the same element of the narrow one.
-func narrowed(s *Spec, tasks []Task, wide, narrow uint64) (*Spec, []Task) {
-	c := *s
-	c.Nodes = slices.Clone(s.Nodes)
-	for i := range c.Nodes {
-		if c.Nodes[i].Kind == NInput {
-			c.Nodes[i].Narrow = true
-		}
-	}
-	ts := make([]Task, len(tasks))
-	for i, t := range tasks {
-		t.Held = slices.Clone(t.Held)
-		for l := range t.Held {
-			t.Held[l].Ptr = driver.DevicePtr(narrow + (uint64(t.Held[l].Ptr)-wide)/2)
-			t.Held[l].Narrow = true
-		}
-		ts[i] = t
-	}
-	return &c, ts
 }
 
 // narrowValues returns n float32 values of varied magnitudes and signs, zeros and a NaN
@@ -96,7 +73,7 @@ func TestNarrowInputsReadSameBits(t *testing.T) {
 			{Rank: 2, Reduce: RMax, Nodes: []Node{in}},
 			{Rank: 2, Reduce: RSum, Nodes: []Node{in, two, mul}},
 		} {
-			ns, nts := narrowed(s, []Task{task}, wide, narrow)
+			ns, nts := narrowedTo(s, []Task{task}, wide, narrow, 4)
 			for _, tk := range [][]Task{{task}, {collapsed(task)}} {
 				want := fusedRun(t, s, tk, mem, out)
 				ntk := nts
@@ -104,7 +81,7 @@ func TestNarrowInputsReadSameBits(t *testing.T) {
 					ntk = []Task{collapsed(nts[0])}
 				}
 				got := fusedRun(t, ns, ntk, mem, out)
-				if !slices.EqualFunc(got[0], want[0], func(a, b [][]uint64) bool { return slices.EqualFunc(a, b, slices.Equal) }) {
+				if !samePartials(got, want) {
 					t.Fatalf("case %d, %v: the narrow reads' partials differ from the wide reads'", ci, s.Reduce)
 				}
 			}
@@ -114,7 +91,7 @@ func TestNarrowInputsReadSameBits(t *testing.T) {
 		}
 		// Elementwise: 2.5 * x, written as 8-byte words.
 		s := &Spec{Rank: 2, Reduce: RNone, Nodes: []Node{in, two, mul}}
-		ns, nts := narrowed(s, []Task{task}, wide, narrow)
+		ns, nts := narrowedTo(s, []Task{task}, wide, narrow, 4)
 		m := task.Elements()
 		fusedRun(t, s, []Task{task}, mem, out)
 		want := make([]uint64, m)
@@ -158,7 +135,7 @@ func TestNarrowInputsReadSameBits(t *testing.T) {
 				t.Fatalf("tiled a + b.T: element %d differs between narrow and wide reads", e)
 			}
 		}
-		if red == RSum && !slices.EqualFunc(got[0], want[0], func(a, b [][]uint64) bool { return slices.EqualFunc(a, b, slices.Equal) }) {
+		if red == RSum && !samePartials(got, want) {
 			t.Fatalf("tiled sum of a + b.T: the narrow reads' partials differ")
 		}
 	}
@@ -316,7 +293,7 @@ func TestNarrowCountKernelReadsSameValues(t *testing.T) {
 	narrowMem(mem, v, wide, narrow)
 	task := heldTask(dims, []Map{{Strides: []int64{dims[1], 1}}}, []uint64{wide}, []int64{n})
 	s := &Spec{Rank: 2, Reduce: RCount, Bins: bins, Nodes: []Node{{Kind: NInput, DType: expr.Float32}}}
-	ns, nts := narrowed(s, []Task{task}, wide, narrow)
+	ns, nts := narrowedTo(s, []Task{task}, wide, narrow, 4)
 	want := countRun(t, lib, s, []Task{task}, mem, out)
 	got := countRun(t, lib, ns, nts, mem, out)
 	if !slices.Equal(got[0], want[0]) || got[0][bins] != 1 {

@@ -145,12 +145,17 @@ func drawsNormals(s *Spec) bool {
 // measure what the order costs (the bits then differ from a reduction of stored data).
 var deferOrdered = os.Getenv("GPUNOTES_PTX_DEFER_ORDER") != "0"
 
+// countInBatches (GPUNOTES_PTX_COUNT_BATCH=1) defers a count's slow draws in batches as a
+// sum's, to measure the warps computing them together against each lane its own queue.
+var countInBatches = os.Getenv("GPUNOTES_PTX_COUNT_BATCH") == "1"
+
 // newDeferQueue declares a thread's queue for the deferred elements of s and empties it: a
 // batch folded in element order for reductions (deferOrdered), a queue of element indices for
 // elementwise kernels.
 func (g *gen) newDeferQueue(s *Spec) *deferQueue {
-	// Counts (RCount) are integers: their order changes no bit, so they take the cheaper queue.
-	if s.Reduce != RNone && s.Reduce != RCount && deferOrdered {
+	// Counts (RCount) are integers: their order changes no bit, so they take the cheaper queue
+	// (countInBatches: the batches, for their warps computing slow elements together).
+	if s.Reduce != RNone && (s.Reduce != RCount || countInBatches) && deferOrdered {
 		return g.newDeferBatch(s)
 	}
 	g.deferring = true
@@ -271,6 +276,9 @@ type deferBatch struct {
 	// stage names the warp's shared slots (deferredSlowCoop), "" when the lanes compute their
 	// own slow elements.
 	stage string
+	// tail, when set, labels the one-element body's batch end (batchEnd), where a paired
+	// pass (pairedInOrder) goes on.
+	tail string
 }
 
 // recBytes is the bytes of a slow element's record: its place, then a source index per leaf.
@@ -382,7 +390,17 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 		g.put(end) // a mirrored element past the diagonal: nothing to store
 	}
 	g.ins("add.u32 %s, %s, 1", b.k, b.k)
+	return g.batchEnd(s, q, e, hi, step, vals[0].l, each)
+}
 
+// batchEnd emits, after element e (the last one put in the batch), the end of the batch when
+// it is full (kend) or its queue is (deferQueueLen): the slow elements computed into their
+// places, every value handed to each in order (lane l), and the next batch started.
+func (g *gen) batchEnd(s *Spec, q *deferQueue, e, hi string, step int, l lane, each func(val, string) error) error {
+	b := q.batch
+	if b.tail != "" {
+		g.put(b.tail)
+	}
 	pl := g.p()
 	g.ins("setp.lt.u32 %s, %s, %s", pl, b.k, b.kend)
 	if deferQueueLen > 0 && deferQueueLen < b.size {
@@ -400,7 +418,7 @@ func (g *gen) deferredInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, hi, d
 	if err := g.deferredSlow(s, b); err != nil {
 		return err
 	}
-	if err := g.deferredFold(b, vals[0].l, step, each); err != nil {
+	if err := g.deferredFold(b, l, step, each); err != nil {
 		return err
 	}
 	en := g.rd()

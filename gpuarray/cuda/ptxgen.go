@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
+	"github.com/gpunotes/gpunotes/gpuarray/rng"
 )
 
 // libProto is the prototype of a device library function, as nvcc wrote it in the library PTX.
@@ -123,6 +124,8 @@ type gen struct {
 	splitArm bool
 	// consts is the constant bank of inlined bodies (inlineConstOn).
 	consts inlineConsts
+	// zigKW marks a kernel that reads its own copy of the ziggurat tables (normalFold).
+	zigKW bool
 }
 
 func (g *gen) reg(prefix string) string {
@@ -364,6 +367,12 @@ func generate(s *Spec, lib *library) (string, string, error) {
 			return "", "", err
 		}
 		g.ins("bra %s", check)
+		g.put(single)
+	} else if g.pairs(s, dq) {
+		single := g.label("single")
+		if err := g.pairedInOrder(s, dq, lv, e, c, dl, BlockSize, single); err != nil {
+			return "", "", err
+		}
 		g.put(single)
 	}
 	if dq == nil {
@@ -630,6 +639,9 @@ func (g *gen) module(s *Spec, name string) string {
 	b.WriteString(".extern .global .align 8 .b64 gpn_zig_k[256];\n")
 	b.WriteString(".extern .global .align 8 .b64 gpn_zig_w[256];\n")
 	b.WriteString(g.externDecls)
+	if g.zigKW {
+		b.WriteString(zigKWDecl)
+	}
 	for _, fn := range g.usedList {
 		b.WriteString(lib.protos[fn].decl + "\n")
 	}
@@ -682,6 +694,34 @@ func (g *gen) philox(idx string, s uint32, rk [10][2]string) [4]string {
 	return c
 }
 
+// normalFold makes the ziggurat's fast path cheaper with the same bits: layer j's k and w
+// come in one 16-byte load from the kernel's own interleaved copy of the tables (gpn_zig_kw;
+// two table addresses cost ptxas eight instructions an element to remake), the draw's sign is
+// set by an integer xor of its sign bit (neg.f64 took an FP64 add and two selects), and a
+// scale of 1 is not multiplied (z * 1 is z); GPUNOTES_PTX_NORMAL_FOLD=0 turns it off, to
+// measure.
+var normalFold = os.Getenv("GPUNOTES_PTX_NORMAL_FOLD") != "0"
+
+// zigKWDecl declares gpn_zig_kw, a kernel module's own copy of the ziggurat tables K and W of
+// package rng (the library's gpn_zig_k and gpn_zig_w, which kernels.TablesHeader writes from
+// the same tables), interleaved: K[j], W[j] bits, for j in 0..255.
+var zigKWDecl = func() string {
+	t := rng.ZigguratTables()
+	var b strings.Builder
+	fmt.Fprintf(&b, ".global .align 16 .b64 gpn_zig_kw[%d] = {", 2*rng.ZigLayers)
+	for j := range rng.ZigLayers {
+		if j > 0 {
+			b.WriteString(",")
+		}
+		if j%4 == 0 {
+			b.WriteString("\n\t")
+		}
+		fmt.Fprintf(&b, "%d, %d", t.K[j], math.Float64bits(t.W[j]))
+	}
+	b.WriteString("};\n")
+	return b.String()
+}()
+
 // random emits the value of a random leaf at linear index idx into o (see package gpuarray/rng).
 // The leaf's Philox key is the first word of its descriptor (k0 low, k1 high).
 func (g *gen) random(nd *Node, idx, o string) error {
@@ -716,10 +756,23 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		z := g.fd()
 		g.ins("shr.u64 %s, %s, 11", u, w)
 		g.ins("and.b32 %s, %s, 255", j, x[2])
-		g.ins("mul.wide.u32 %s, %s, 8", jo, j)
-		g.ins("mov.u64 %s, gpn_zig_k", kb)
-		g.ins("add.u64 %s, %s, %s", kb, kb, jo)
-		g.ins("ld.global.nc.u64 %s, [%s]", kv, kb)
+		wv := ""
+		if normalFold {
+			// Layer j's k and w in one 16-byte load from the kernel's own copy of the tables.
+			g.zigKW = true
+			wv = g.fd()
+			wbits := g.rd()
+			g.ins("mul.wide.u32 %s, %s, 16", jo, j)
+			g.ins("mov.u64 %s, gpn_zig_kw", kb)
+			g.ins("add.u64 %s, %s, %s", kb, kb, jo)
+			g.ins("ld.global.nc.v2.u64 {%s, %s}, [%s]", kv, wbits, kb)
+			g.ins("mov.b64 %s, %s", wv, wbits)
+		} else {
+			g.ins("mul.wide.u32 %s, %s, 8", jo, j)
+			g.ins("mov.u64 %s, gpn_zig_k", kb)
+			g.ins("add.u64 %s, %s, %s", kb, kb, jo)
+			g.ins("ld.global.nc.u64 %s, [%s]", kv, kb)
+		}
 		pf := g.p()
 		slow, done := g.label("slow"), g.label("done")
 		g.ins("setp.ge.u64 %s, %s, %s", pf, u, kv)
@@ -730,17 +783,30 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		} else {
 			g.ins("@%s bra %s", pf, slow)
 		}
-		wb := g.rd()
-		wv, zf := g.fd(), g.fd()
-		g.ins("mov.u64 %s, gpn_zig_w", wb)
-		g.ins("add.u64 %s, %s, %s", wb, wb, jo)
-		g.ins("ld.global.nc.f64 %s, [%s]", wv, wb)
+		zf := g.fd()
+		if wv == "" {
+			wb := g.rd()
+			wv = g.fd()
+			g.ins("mov.u64 %s, gpn_zig_w", wb)
+			g.ins("add.u64 %s, %s, %s", wb, wb, jo)
+			g.ins("ld.global.nc.f64 %s, [%s]", wv, wb)
+		}
 		g.ins("cvt.rn.f64.u64 %s, %s", zf, u)
 		g.ins("mul.rn.f64 %s, %s, %s", z, zf, wv)
-		sg, ps := g.r(), g.p()
+		sg := g.r()
 		g.ins("and.b32 %s, %s, 256", sg, x[2])
-		g.ins("setp.ne.u32 %s, %s, 0", ps, sg)
-		g.ins("@%s neg.f64 %s, %s", ps, z, z)
+		if normalFold {
+			// The sign bit set by an integer xor: neg.f64 is an FP64 add and two selects.
+			lo, hi := g.r(), g.r()
+			g.ins("shl.b32 %s, %s, 23", sg, sg)
+			g.ins("mov.b64 {%s, %s}, %s", lo, hi, z)
+			g.ins("xor.b32 %s, %s, %s", hi, hi, sg)
+			g.ins("mov.b64 %s, {%s, %s}", z, lo, hi)
+		} else {
+			ps := g.p()
+			g.ins("setp.ne.u32 %s, %s, 0", ps, sg)
+			g.ins("@%s neg.f64 %s, %s", ps, z, z)
+		}
 		if g.deferPred == "" {
 			g.ins("bra %s", done)
 			g.put(slow)
@@ -749,8 +815,11 @@ func (g *gen) random(nd *Node, idx, o string) error {
 			}
 			g.put(done)
 		}
-		t := g.fd()
-		g.ins("mul.rn.f64 %s, %s, %s", t, z, f64imm(nd.Rand.P1))
+		t := z
+		if !normalFold || nd.Rand.P1 != 1 {
+			t = g.fd()
+			g.ins("mul.rn.f64 %s, %s, %s", t, z, f64imm(nd.Rand.P1))
+		} // z * 1 is z, bit for bit (z is never NaN)
 		g.ins("add.rn.f64 %s, %s, %s", o, t, f64imm(nd.Rand.P0))
 	default:
 		return fmt.Errorf("kernel spec: distribution %v not supported on the GPU", nd.Rand.Dist)

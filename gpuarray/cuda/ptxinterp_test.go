@@ -28,6 +28,8 @@ type ptxProgram struct {
 const (
 	zigKAddr = 1 << 40
 	zigWAddr = zigKAddr + 8*rng.ZigLayers
+	// zigKWAddr is where a kernel's own interleaved copy (gpn_zig_kw, normalFold) lies.
+	zigKWAddr = zigWAddr + 8*rng.ZigLayers
 )
 
 // zigTables writes the ziggurat tables (gpn_zig_k, gpn_zig_w) into mem.
@@ -36,6 +38,8 @@ func zigTables(mem map[uint64]uint64) {
 	for j := range rng.ZigLayers {
 		mem[zigKAddr+uint64(8*j)] = z.K[j]
 		mem[zigWAddr+uint64(8*j)] = math.Float64bits(z.W[j])
+		mem[zigKWAddr+uint64(16*j)] = z.K[j]
+		mem[zigKWAddr+uint64(16*j+8)] = math.Float64bits(z.W[j])
 	}
 }
 
@@ -47,14 +51,18 @@ func parsePTX(t *testing.T, ptx string) *ptxProgram {
 	var next, nextLocal uint64
 	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), ";"))
+		if !strings.HasPrefix(l, "//") {
+			l = strings.Join(strings.Fields(l), " ") // the library's lines (inlined bodies) hold tabs
+		}
 		switch {
-		case l == "" || l == "{" || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, ".pragma") || strings.HasPrefix(l, "//"):
+		case l == "" || l == "{" || strings.HasPrefix(l, "{ //") || l == "}" || strings.HasPrefix(l, ".reg") || strings.HasPrefix(l, ".param") || strings.HasPrefix(l, ".pragma") || strings.HasPrefix(l, "//"):
 		case strings.HasPrefix(l, ".shared"):
-			f := strings.Fields(l) // .shared .align 8 .b8 name[bytes]
+			f := strings.Fields(l) // .shared .align 8 .b8 name[elements of .bN]
 			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")
 			n, _ := strconv.Atoi(size)
+			bits, _ := strconv.Atoi(strings.TrimPrefix(f[len(f)-2], ".b"))
 			p.shared[name] = next
-			next += uint64(n)
+			next += uint64(n * max(bits/8, 1))
 		case strings.HasPrefix(l, ".local"):
 			f := strings.Fields(l) // .local .align 8 .b8 name[bytes]
 			name, size, _ := strings.Cut(strings.TrimSuffix(f[len(f)-1], "]"), "[")
@@ -256,6 +264,8 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			return zigKAddr
 		case "gpn_zig_w":
 			return zigWAddr
+		case "gpn_zig_kw":
+			return zigKWAddr
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -299,6 +309,19 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			x.pc--
 			x.coll = true
 			return
+		}
+		if op == "ld.global.nc.v2.u64" {
+			// {k, w} of a ziggurat layer: two words at a 16-byte aligned address.
+			halves, src, _ := strings.Cut(strings.TrimPrefix(rest, "{"), "}, ")
+			lo, hi, _ := strings.Cut(halves, ", ")
+			at := addr(src)
+			w0, ok0 := mem[at]
+			w1, ok1 := mem[at+8]
+			if !ok0 || !ok1 || at%16 != 0 {
+				t.Fatalf("thread %d of block (%d, %d): %q reads unwritten or misaligned memory at %#x", tid, bx, by, l, at)
+			}
+			x.reg[lo], x.reg[hi] = w0, w1
+			continue
 		}
 		if op == "mov.b64" && strings.Contains(rest, "{") {
 			// {lo, hi} from a 64-bit value, or a 64-bit value from {lo, hi}.
@@ -518,6 +541,18 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			set(b(f(val(a[1])) / f(val(a[2]))))
 		case "rcp.rn.f64":
 			set(b(1 / f(val(a[1]))))
+		// The inlined fast path of exp (the library's, constants as immediates): f32 registers
+		// hold the float32's bits.
+		case "fma.rn.f64":
+			set(b(math.FMA(f(val(a[1])), f(val(a[2])), f(val(a[3])))))
+		case "add.s32":
+			set((val(a[1]) + val(a[2])) & math.MaxUint32)
+		case "abs.f32":
+			set(val(a[1]) & (math.MaxUint32 >> 1))
+		case "setp.lt.f32":
+			pred(math.Float32frombits(uint32(val(a[1]))) < math.Float32frombits(uint32(val(a[2]))))
+		case "setp.geu.f32": // unordered: true with a NaN
+			pred(!(math.Float32frombits(uint32(val(a[1]))) < math.Float32frombits(uint32(val(a[2])))))
 		// The counting kernels' (ptxgen_count.go): 32-bit shared counters, atomics, and the
 		// integer test of a value.
 		case "shr.u32":

@@ -10,8 +10,8 @@ import (
 )
 
 // histSpec is the counting kernel of a histogram of the input (bins equal bins over [lo, hi]),
-// the nodes gpuarray.Histogram fuses: the guess (v-lo)*s rounded, NumPy's two corrections against the
-// edges i*step+lo, and values outside [lo, hi] (NaN too) in an extra bin.
+// the nodes gpuarray.Histogram fuses: the guess r, (v-lo)*s rounded, less one where v lies below
+// the edge r*step+lo, and values outside [lo, hi] (NaN too) in an extra bin.
 func histSpec(bins int, lo, hi float64) *Spec {
 	var ns []Node
 	add := func(n Node) int { ns = append(ns, n); return len(ns) - 1 }
@@ -29,9 +29,6 @@ func histSpec(bins int, lo, hi float64) *Spec {
 	idx := bin(expr.OpSub, bin(expr.OpAdd, bin(expr.OpMul, bin(expr.OpSub, v, c(lo), f), c(nb/(hi-lo)), f), c(round), f), c(round), f)
 	idx = where(bin(expr.OpEq, idx, c(nb), b), c(nb-1), idx)
 	idx = where(bin(expr.OpLt, v, edge(idx), b), bin(expr.OpSub, idx, c(1), f), idx)
-	next := bin(expr.OpAdd, idx, c(1), f)
-	up := bin(expr.OpLogicalAnd, bin(expr.OpGe, v, edge(next), b), bin(expr.OpNe, idx, c(nb-1), b), b)
-	idx = where(up, next, idx)
 	// A logical not and an xor, so that every rewritten form is interpreted: not(not keep)
 	// and keep xor false are keep.
 	keep = add(Node{Kind: NUnary, DType: b, Op: expr.OpLogicalNot, Args: [3]int{add(Node{Kind: NUnary, DType: b, Op: expr.OpLogicalNot, Args: [3]int{keep}})}})

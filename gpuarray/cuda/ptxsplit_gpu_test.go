@@ -33,12 +33,12 @@ func splitInputs() []float64 {
 
 // TestGPUInlinedFastPathsKeepBits: with the inlined bodies split into fast paths and rests
 // (inlineSplitOn) and their constants in the constant bank (inlineConstOn), exp, sin, cos,
-// tan, exp(x) + sin(x) of every value of splitInputs and the sum of exp(x) + sin(x) of normal
-// draws (the bench's kernel, slow draws deferred) have the bits of the library's bodies
-// copied whole.
+// tan, exp(x) + sin(x) of every value of splitInputs and the sum and Welford reduction of
+// exp(x) + sin(x) of normal draws (the bench's kernel, slow draws deferred), with two elements
+// a pass (pairMode) or one, have the bits of the library's bodies copied whole, one a pass.
 func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 	d := gpu(t)
-	defer func(s, c bool) { inlineSplitOn, inlineConstOn = s, c }(inlineSplitOn, inlineConstOn)
+	defer func(s, c bool, p string) { inlineSplitOn, inlineConstOn, pairMode = s, c, p }(inlineSplitOn, inlineConstOn, pairMode)
 	in := splitInputs()
 	task := Task{Dims: []int64{int64(len(in))}, Maps: []Map{{Strides: []int64{1}}}, Inputs: [][]float64{in}}
 	un := func(op expr.Op, a int) Node { return Node{Kind: NUnary, Op: op, Args: [3]int{a}} }
@@ -95,17 +95,29 @@ func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 			}
 		}
 	}
-	var want []float64
-	for i, st := range settings {
-		inlineSplitOn, inlineConstOn = st.split, st.cnst
-		got := run(i, draws, RSum, drawTasks).Values
-		if i == 0 {
-			want = got
-			continue
-		}
-		for k := range got {
-			if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
-				t.Errorf("sum(exp(x) + sin(x)) of normals, task %d, split %v, constant bank %v: %v, the whole bodies give %v", k, st.split, st.cnst, got[k], want[k])
+	// The reductions of draws also with two elements a pass (pairMode: "auto" pairs where
+	// the bodies are split) and without.
+	pairs := []struct {
+		split, cnst bool
+		pair        string
+	}{{false, false, "auto"}, {true, false, "auto"}, {false, true, "auto"}, {true, true, "auto"}, {true, true, "0"}, {false, false, "1"}}
+	for ri, red := range []Reduce{RSum, RWelford} {
+		var want []float64
+		for i, st := range pairs {
+			inlineSplitOn, inlineConstOn, pairMode = st.split, st.cnst, st.pair
+			res := run(len(settings)+ri*len(pairs)+i, draws, red, drawTasks)
+			got := append(res.Values, append(res.Mean, res.M2...)...)
+			if len(got) != len(drawTasks)*map[Reduce]int{RSum: 1, RWelford: 2}[red] {
+				t.Fatalf("reduction %d: %d values for %d tasks", red, len(got), len(drawTasks))
+			}
+			if i == 0 {
+				want = got
+				continue
+			}
+			for k := range got {
+				if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+					t.Errorf("reduction %d of exp(x) + sin(x) of normals, value %d, split %v, constant bank %v, GPUNOTES_PTX_PAIR=%s: %v, the whole bodies one a pass give %v", red, k, st.split, st.cnst, st.pair, got[k], want[k])
+				}
 			}
 		}
 	}

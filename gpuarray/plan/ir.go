@@ -193,12 +193,13 @@ func ReadsHeld(tasks []*Task) bool {
 }
 
 // Bytes estimates the memory a task holds while it runs: inputs, and output or partials. A
-// block joined from several chunks (JoinBytes) counts the buffer its join fills.
+// block joined from several chunks (JoinBytes) counts the buffer its join fills; one read
+// from a file or gathered late (Options.LateGather), the values the task reads or gathers.
 func (t *Task) Bytes() int64 {
 	var n int64
 	for i, b := range t.Inputs {
 		n += int64(len(b.Data.Bytes()))
-		if b.File != nil {
+		if b.File != nil || b.Gather != nil { // read or gathered inside the task
 			n += 8 * expr.Size(b.Shape)
 		}
 		n += t.JoinBytes(i)
