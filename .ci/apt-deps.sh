@@ -2,7 +2,8 @@
 # apt-deps.sh installs, from Debian's packages, what the tests drive besides the virtualenv:
 # chromium (the browser tests; never a browser a test tool downloads), and slurm-wlm + munge
 # (the SLURM tests start a one-node SLURM on loopback: cluster/slurm/testdata/start-slurm.sh),
-# and libopenblas0-pthread (the CPU linear algebra's kernels).
+# libopenblas0-pthread (the CPU linear algebra's kernels) and g++ (lib.cu's complex functions
+# built for the host).
 # Only what is missing is installed, after one apt-get update. Without root (or passwordless
 # sudo) or apt-get it says why and exits 0; the tests then skip with the reason, and fail
 # under CI=true.
@@ -16,6 +17,8 @@ done
 for cmd in munged mungekey; do
 	command -v "$cmd" >/dev/null 2>&1 || { need+=(munge); break; }
 done
+# g++ for kernels' host build of lib.cu's complex functions (TestComplexMathMatchesGo).
+command -v g++ >/dev/null 2>&1 || need+=(g++)
 # OpenBLAS for the CPU linear algebra (gpuarray/linalg/openblas loads it at run time).
 ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' || [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ] || need+=(libopenblas0-pthread)
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -27,29 +27,36 @@ func TestGPUWorkerJoinsPersistedChunks(t *testing.T) {
 		s := spanning{x, b, m, rhs}
 		ps := s.persist(t, c)
 		for what, op := range spanOps {
-			what += " of " + dt.String()
-			want, err := op(s).ToSlice(gpuarray.On(c))
-			if err != nil {
-				t.Fatalf("%s unpersisted: %v", what, err)
-			}
-			g, err := op(ps).Compute(gpuarray.On(c))
-			if err != nil {
-				t.Fatalf("%s on the persisted arrays: %v", what, err)
-			}
-			if p := g.Path(); strings.Contains(p, "host") {
-				t.Errorf("%s: Path %q names a host step", what, p)
-			}
-			got, err := g.ToSlice()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bitEqual(got, want) {
-				t.Errorf("%s on the persisted arrays differs from the unpersisted ones on the worker", what)
-			}
+			sameOnWorker(t, c, what+" of "+dt.String(), op(s), op(ps))
 		}
 		ps.checkNotCopied(t, dt.String()+": ")
 		for _, p := range ps.byName() {
 			p.Release()
 		}
+	}
+}
+
+// sameOnWorker checks that persisted, a computation on arrays persisted on c's GPU worker,
+// names no host step in its Path and equals unpersisted, the same computation on the arrays
+// not persisted, on the same worker bit for bit.
+func sameOnWorker(t *testing.T, c *cluster.LocalCUDA, what string, unpersisted, persisted *gpuarray.Array) {
+	t.Helper()
+	want, err := unpersisted.ToSlice(gpuarray.On(c))
+	if err != nil {
+		t.Fatalf("%s unpersisted: %v", what, err)
+	}
+	g, err := persisted.Compute(gpuarray.On(c))
+	if err != nil {
+		t.Fatalf("%s persisted: %v", what, err)
+	}
+	if p := g.Path(); strings.Contains(p, "host") {
+		t.Errorf("%s: Path %q names a host step", what, p)
+	}
+	got, err := g.ToSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bitEqual(got, want) {
+		t.Errorf("%s persisted differs from unpersisted on the worker", what)
 	}
 }

@@ -25,25 +25,7 @@ func TestGPUWorkerReshapesPersistedChunks(t *testing.T) {
 			if strings.HasPrefix(what, "flattened") {
 				continue // read from the client's copy
 			}
-			what += " of " + dt.String()
-			want, err := op(x).ToSlice(gpuarray.On(c))
-			if err != nil {
-				t.Fatalf("%s unpersisted: %v", what, err)
-			}
-			g, err := op(px).Compute(gpuarray.On(c))
-			if err != nil {
-				t.Fatalf("%s on the persisted array: %v", what, err)
-			}
-			if p := g.Path(); strings.Contains(p, "host") {
-				t.Errorf("%s: Path %q names a host step", what, p)
-			}
-			got, err := g.ToSlice()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bitEqual(got, want) {
-				t.Errorf("%s on the persisted array differs from the unpersisted one on the worker", what)
-			}
+			sameOnWorker(t, c, what+" of "+dt.String(), op(x), op(px))
 		}
 		if s := px.String(); !strings.HasPrefix(s, "gpuarray.Array<") {
 			t.Errorf("%v: the client copied the persisted array to its memory: %.80s", dt, s)

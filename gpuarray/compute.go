@@ -95,14 +95,7 @@ func reportFallbacks(cfg computeConfig, st *plan.Stage, outs []*plan.Output) {
 		return
 	}
 	msg := fmt.Sprintf("host fallback: %d of %d chunks of the %s ran on the CPU of GPU cluster workers in %.3g s (%s)", n, len(outs), describeKernel(st.Kernel), secs, strings.Join(reasons, "; "))
-	if g, ok := cfg.sched.(*gpuSched); ok {
-		g.hostStep(msg)
-		return
-	}
-	fmt.Fprintf(os.Stderr, "gpuarray warning: %s\n", msg)
-	if cfg.notes != nil {
-		cfg.notes.add(msg)
-	}
+	reportHost(cfg, msg)
 }
 
 // reportHostReads reports the tasks of st that read chunks kept on a GPU cluster worker's GPU
@@ -124,6 +117,12 @@ func reportHostReads(cfg computeConfig, st *plan.Stage, outs []*plan.Output) {
 		return
 	}
 	msg := fmt.Sprintf("host read: %d of %d chunks of the %s read chunks kept on a GPU cluster worker's GPU through its host memory (%s)", n, len(outs), describeKernel(st.Kernel), strings.Join(reasons, "; "))
+	reportHost(cfg, msg)
+}
+
+// reportHost warns of msg, a host step of a cluster worker's task, and notes it for Path: a
+// GPU scheduler's host step, or a warning and a note of cfg.
+func reportHost(cfg computeConfig, msg string) {
 	if g, ok := cfg.sched.(*gpuSched); ok {
 		g.hostStep(msg)
 		return

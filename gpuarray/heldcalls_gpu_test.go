@@ -77,31 +77,10 @@ func TestGPUHeldCallsReadInPlace(t *testing.T) {
 		}
 		for _, c := range ops {
 			what := c.what + " of " + dt.String()
-			regen, err := c.op(x, m, y, b).Compute(OnGPU())
-			if err != nil {
-				t.Fatalf("%s regenerated: %v", what, err)
-			}
-			held, err := c.op(px, pm, py, pb).Compute(OnGPU())
-			if err != nil {
-				t.Fatalf("%s persisted: %v", what, err)
-			}
-			p := held.Path()
+			p := sameAsRegenerated(t, what, c.op(x, m, y, b), c.op(px, pm, py, pb))
 			if named := strings.Contains(p, "host read:"); named != c.onHost || !c.onHost && strings.Contains(p, "host") {
 				t.Errorf("%s of the persisted array: Path %q (a host read expected: %v)", what, p, c.onHost)
 			}
-			ra, err := regen.n.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ha, err := held.n.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !dtype.Equal(ra, ha) {
-				t.Errorf("%s: the persisted array's result differs from the regenerated one's (Path %q)", what, p)
-			}
-			regen.Release()
-			held.Release()
 		}
 	}
 }
@@ -133,31 +112,40 @@ func TestGPUJoinsNarrowIntegers(t *testing.T) {
 			"x + x.T summed along the chunks": func(a *Array) *Array { return a.AsType(Int64).Add(a.T().AsType(Int64)).Sum(1) },
 		} {
 			what += " of " + dt.String()
-			regen, err := op(x).Compute(OnGPU())
-			if err != nil {
-				t.Fatalf("%s regenerated: %v", what, err)
-			}
-			held, err := op(px).Compute(OnGPU())
-			if err != nil {
-				t.Fatalf("%s persisted: %v", what, err)
-			}
-			if p := held.Path(); strings.Contains(p, "host") {
+			if p := sameAsRegenerated(t, what, op(x), op(px)); strings.Contains(p, "host") {
 				t.Errorf("%s of the persisted array: Path %q names a host step", what, p)
 			}
-			ra, err := regen.n.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ha, err := held.n.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !dtype.Equal(ra, ha) {
-				t.Errorf("%s: the persisted array's result differs from the regenerated one's", what)
-			}
-			regen.Release()
-			held.Release()
 		}
 		px.Release()
 	}
+}
+
+// sameAsRegenerated computes regen (of arrays generated on the GPU) and held (the same of
+// their persisted copies) on the GPU, checks that they have the same bits, and returns held's
+// Path.
+func sameAsRegenerated(t *testing.T, what string, regen, held *Array) string {
+	t.Helper()
+	r, err := regen.Compute(OnGPU())
+	if err != nil {
+		t.Fatalf("%s regenerated: %v", what, err)
+	}
+	defer r.Release()
+	h, err := held.Compute(OnGPU())
+	if err != nil {
+		t.Fatalf("%s persisted: %v", what, err)
+	}
+	defer h.Release()
+	p := h.Path()
+	ra, err := r.n.Values()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ha, err := h.n.Values()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dtype.Equal(ra, ha) {
+		t.Errorf("%s: the persisted array's result differs from the regenerated one's (Path %q)", what, p)
+	}
+	return p
 }

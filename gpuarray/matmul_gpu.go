@@ -24,7 +24,7 @@ import (
 // last stage is not an elementwise GPU kernel; the caller then takes the block-by-block path.
 func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a, b *Array) (out *Array, ok bool, err error) {
 	sa, sb := a.n.Shape, b.n.Shape
-	if len(sa) != 2 || len(sb) != 2 || !equalInts(a.n.Chunks[1], b.n.Chunks[0]) {
+	if len(sa) != 2 || len(sb) != 2 || !slices.Equal(a.n.Chunks[1], b.n.Chunks[0]) {
 		return nil, false, nil
 	}
 	dev := g.Device()
@@ -150,18 +150,6 @@ func available(ctx context.Context, dev *cuda.Device) uint64 {
 	var n uint64
 	_ = dev.Do(ctx, func() error { n = dev.Pool().Available(); return nil })
 	return n
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // blocksOnDevice puts the chunks of the 2-d node n on dev: an array held there already (a

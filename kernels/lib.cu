@@ -129,6 +129,7 @@ extern "C" __device__ double gpn_logaddexp(double x, double y) {
   return d;
 }
 
+// cmath-host: begin (gpn_cmath's host test compiles the parts between these marks with g++)
 // gpn_hypot is sqrt(p*p + q*q) as Go's math.Hypot computes it on x86-64 (the CPU executor's):
 // +Inf when either is infinite, NaN when either is NaN, 0 for two zeros, else
 // max * sqrt(1 + (min/max)^2), each step rounded once.
@@ -142,6 +143,7 @@ extern "C" __device__ double gpn_hypot(double p, double q) {
   const double r = __ddiv_rn(lo, hi);
   return __dmul_rn(hi, __dsqrt_rn(__dadd_rn(__dmul_rn(r, r), 1.0)));
 }
+// cmath-host: end
 
 // gpn_nextafter is the next float64 after x toward y, as Go's math.Nextafter: NaN for a NaN,
 // x when x == y, the smallest subnormal with y's sign after a zero.
@@ -243,6 +245,7 @@ extern "C" __device__ long long gpn_power_int(long long x, long long y, int u) {
 
 // Complex lanes: pairs of float64.
 
+// cmath-host: begin
 // gpn_cdiv_re and gpn_cdiv_im are the parts of (a+bi)/(c+di) by Go's complex division (the
 // CPU executor's): Smith's algorithm, then C99 Annex G's recovery of infinities and zeros where
 // both parts came out NaN.
@@ -290,6 +293,7 @@ extern "C" __device__ double gpn_cdiv_im(double a, double b, double c, double d)
   gpn_cdiv(a, b, c, d, &e, &f);
   return f;
 }
+// cmath-host: end
 
 // gpn_crecip_re and gpn_crecip_im are the parts of 1/(a+bi) by NumPy's reciprocal (Smith's,
 // so that 1/(a+0i) has imaginary part -0), the CPU executor's.
@@ -326,6 +330,567 @@ extern "C" __device__ double gpn_crecip_im(double a, double b) {
   gpn_crecip(a, b, &e, &f);
   return f;
 }
+
+// cmath-host: begin
+// Complex elementwise math, Go's math/cmplx (the CPU executor's) step by step: its special
+// cases (infinities, NaNs, signed zeros, branch cuts) and its formulas, each operation rounded
+// once (no contraction); the real functions it calls are CUDA's libm, within a few ulp of Go's
+// math, so results are within the op table's stated bound of the CPU's, not its bits. Each op
+// is a pair of functions, NAME_re and NAME_im, as a library call returns one value.
+#define GPN_INF __longlong_as_double(0x7FF0000000000000LL)
+#define GPN_NAN __longlong_as_double(0x7FF8000000000001LL)
+#define GPN_PI 3.141592653589793
+#define GPN_PI2 1.5707963267948966
+#define GPN_PI4 0.7853981633974483
+
+// gpn_cmul is Go's complex product (a+bi)(c+di): (ac - bd) + (ad + bc)i.
+__device__ __forceinline__ void gpn_cmul(double a, double b, double c, double d, double* e, double* f) {
+  *e = __dsub_rn(__dmul_rn(a, c), __dmul_rn(b, d));
+  *f = __dadd_rn(__dmul_rn(a, d), __dmul_rn(b, c));
+}
+
+// gpn_sinhcosh is sinh and cosh of x, from one exp where |x| > 0.5.
+__device__ __forceinline__ void gpn_sinhcosh(double x, double* sh, double* ch) {
+  if (fabs(x) <= 0.5) {
+    *sh = sinh(x);
+    *ch = cosh(x);
+    return;
+  }
+  double e = exp(x);
+  const double ei = __ddiv_rn(0.5, e);
+  e = __dmul_rn(e, 0.5);
+  *sh = __dsub_rn(e, ei);
+  *ch = __dadd_rn(e, ei);
+}
+
+__device__ __forceinline__ void gpn_cexp(double re, double im, double* e, double* f) {
+  if (isinf(re)) {
+    if (re > 0 && im == 0) {
+      *e = re, *f = im;
+      return;
+    }
+    if (isinf(im) || isnan(im)) {
+      if (re < 0) {
+        *e = 0.0, *f = copysign(0.0, im);
+      } else {
+        *e = GPN_INF, *f = GPN_NAN;
+      }
+      return;
+    }
+  } else if (isnan(re) && im == 0) {
+    *e = GPN_NAN, *f = im;
+    return;
+  }
+  const double r = exp(re);
+  double s, c;
+  sincos(im, &s, &c);
+  *e = __dmul_rn(r, c);
+  *f = __dmul_rn(r, s);
+}
+
+__device__ __forceinline__ void gpn_clog(double re, double im, double* e, double* f) {
+  *e = log(gpn_hypot(re, im));
+  *f = atan2(im, re);
+}
+
+__device__ __forceinline__ void gpn_clog10(double re, double im, double* e, double* f) {
+  gpn_clog(re, im, e, f);
+  const double log10e = __longlong_as_double(0x3FDBCB7B1526E50ELL); // Go's math.Log10E
+  *e = __dmul_rn(log10e, *e);
+  *f = __dmul_rn(log10e, *f);
+}
+
+// gpn_clog2 is log(z) / ln 2, by Go's complex division, as the CPU executor computes it.
+__device__ __forceinline__ void gpn_clog2(double re, double im, double* e, double* f) {
+  double a, b;
+  gpn_clog(re, im, &a, &b);
+  gpn_cdiv(a, b, __longlong_as_double(0x3FE62E42FEFA39EFLL), 0.0, e, f);
+}
+
+// gpn_csqrt scales the operand away from overflow (by 1/4) and underflow (by 2^54) before
+// |z|, as Go does.
+__device__ __forceinline__ void gpn_csqrt(double re, double im, double* e, double* f) {
+  if (im == 0) {
+    if (re == 0) {
+      *e = 0.0, *f = im;
+    } else if (re < 0) {
+      *e = 0.0, *f = copysign(__dsqrt_rn(-re), im);
+    } else {
+      *e = __dsqrt_rn(re), *f = im;
+    }
+    return;
+  }
+  if (isinf(im)) {
+    *e = GPN_INF, *f = im;
+    return;
+  }
+  if (re == 0) {
+    if (im < 0) {
+      const double r = __dsqrt_rn(__dmul_rn(-0.5, im));
+      *e = r, *f = -r;
+    } else {
+      const double r = __dsqrt_rn(__dmul_rn(0.5, im));
+      *e = r, *f = r;
+    }
+    return;
+  }
+  double a = re, b = im, scale;
+  if (fabs(a) > 4 || fabs(b) > 4) {
+    a = __dmul_rn(a, 0.25);
+    b = __dmul_rn(b, 0.25);
+    scale = 2;
+  } else {
+    a = __dmul_rn(a, 1.8014398509481984e16);  // 2^54
+    b = __dmul_rn(b, 1.8014398509481984e16);
+    scale = 7.450580596923828125e-9;  // 2^-27
+  }
+  double r = gpn_hypot(a, b), t;
+  if (a > 0) {
+    t = __dsqrt_rn(__dadd_rn(__dmul_rn(0.5, r), __dmul_rn(0.5, a)));
+    r = __dmul_rn(scale, fabs(__ddiv_rn(__dmul_rn(0.5, b), t)));
+    t = __dmul_rn(t, scale);
+  } else {
+    r = __dsqrt_rn(__dsub_rn(__dmul_rn(0.5, r), __dmul_rn(0.5, a)));
+    t = __dmul_rn(scale, fabs(__ddiv_rn(__dmul_rn(0.5, b), r)));
+    r = __dmul_rn(r, scale);
+  }
+  *e = t;
+  *f = b < 0 ? -r : r;
+}
+
+__device__ __forceinline__ void gpn_csin(double re, double im, double* e, double* f) {
+  if (im == 0 && (isinf(re) || isnan(re))) {
+    *e = GPN_NAN, *f = im;
+    return;
+  }
+  if (isinf(im)) {
+    if (re == 0) {
+      *e = re, *f = im;
+      return;
+    }
+    if (isinf(re) || isnan(re)) {
+      *e = GPN_NAN, *f = im;
+      return;
+    }
+  } else if (re == 0 && isnan(im)) {
+    *e = re, *f = im;
+    return;
+  }
+  double s, c, sh, ch;
+  sincos(re, &s, &c);
+  gpn_sinhcosh(im, &sh, &ch);
+  *e = __dmul_rn(s, ch);
+  *f = __dmul_rn(c, sh);
+}
+
+__device__ __forceinline__ void gpn_csinh(double re, double im, double* e, double* f) {
+  if (re == 0 && (isinf(im) || isnan(im))) {
+    *e = re, *f = GPN_NAN;
+    return;
+  }
+  if (isinf(re)) {
+    if (im == 0) {
+      *e = re, *f = im;
+      return;
+    }
+    if (isinf(im) || isnan(im)) {
+      *e = re, *f = GPN_NAN;
+      return;
+    }
+  } else if (im == 0 && isnan(re)) {
+    *e = GPN_NAN, *f = im;
+    return;
+  }
+  double s, c, sh, ch;
+  sincos(im, &s, &c);
+  gpn_sinhcosh(re, &sh, &ch);
+  *e = __dmul_rn(c, sh);
+  *f = __dmul_rn(s, ch);
+}
+
+__device__ __forceinline__ void gpn_ccos(double re, double im, double* e, double* f) {
+  if (im == 0 && (isinf(re) || isnan(re))) {
+    *e = GPN_NAN, *f = __dmul_rn(-im, copysign(0.0, re));
+    return;
+  }
+  if (isinf(im)) {
+    if (re == 0) {
+      *e = GPN_INF, *f = __dmul_rn(-re, copysign(0.0, im));
+      return;
+    }
+    if (isinf(re) || isnan(re)) {
+      *e = GPN_INF, *f = GPN_NAN;
+      return;
+    }
+  } else if (re == 0 && isnan(im)) {
+    *e = GPN_NAN, *f = 0.0;
+    return;
+  }
+  double s, c, sh, ch;
+  sincos(re, &s, &c);
+  gpn_sinhcosh(im, &sh, &ch);
+  *e = __dmul_rn(c, ch);
+  *f = __dmul_rn(-s, sh);
+}
+
+__device__ __forceinline__ void gpn_ccosh(double re, double im, double* e, double* f) {
+  if (re == 0 && (isinf(im) || isnan(im))) {
+    *e = GPN_NAN, *f = __dmul_rn(re, copysign(0.0, im));
+    return;
+  }
+  if (isinf(re)) {
+    if (im == 0) {
+      *e = GPN_INF, *f = __dmul_rn(im, copysign(0.0, re));
+      return;
+    }
+    if (isinf(im) || isnan(im)) {
+      *e = GPN_INF, *f = GPN_NAN;
+      return;
+    }
+  } else if (im == 0 && isnan(re)) {
+    *e = GPN_NAN, *f = im;
+    return;
+  }
+  double s, c, sh, ch;
+  sincos(im, &s, &c);
+  gpn_sinhcosh(re, &sh, &ch);
+  *e = __dmul_rn(c, ch);
+  *f = __dmul_rn(s, sh);
+}
+
+// gpn_reduce_pi is x reduced to [-pi/2, pi/2] by multiples of pi: Cody and Waite's three-part
+// pi below 2^30, else Payne and Hanek's with the bits of 1/pi (x >= 0 there), as Go's tan
+// series reduces.
+__device__ __forceinline__ double gpn_reduce_pi(double x) {
+  if (fabs(x) < 1073741824.0) {
+    const double pi1 = __longlong_as_double(0x400921fb40000000LL);
+    const double pi2 = __longlong_as_double(0x3e84442d00000000LL);
+    const double pi3 = __longlong_as_double(0x3d08469898cc5170LL);
+    double t = __dadd_rn(__ddiv_rn(x, GPN_PI), 0.5);
+    t = (double)(long long)t;
+    return __dsub_rn(__dsub_rn(__dsub_rn(x, __dmul_rn(t, pi1)), __dmul_rn(t, pi2)), __dmul_rn(t, pi3));
+  }
+  // The bits of 1/pi, 64 at a time, after a zero word.
+  const u64 inv_pi[20] = {0x0000000000000000ULL, 0x517cc1b727220a94ULL, 0xfe13abe8fa9a6ee0ULL, 0x6db14acc9e21c820ULL,
+                          0xff28b1d5ef5de2b0ULL, 0xdb92371d2126e970ULL, 0x0324977504e8c90eULL, 0x7f0ef58e5894d39fULL,
+                          0x74411afa975da242ULL, 0x74ce38135a2fbf20ULL, 0x9cc8eb1cc1a99cfaULL, 0x4e422fc5defc941dULL,
+                          0x8ffc4bffef02cc07ULL, 0xf79788c5ad05368fULL, 0xb69b3f6793e584dbULL, 0xa7a31fb34f2ff516ULL,
+                          0xba93dd63f5f2f8bdULL, 0x9e839cfbc5294975ULL, 0x35fdafd88fc6ae84ULL, 0x2b0198237e3db5d5ULL};
+  u64 ix = (u64)__double_as_longlong(x);
+  const int ex = (int)((ix >> 52) & 0x7FF) - 1023 - 52;
+  ix = (ix & ((1ULL << 52) - 1)) | (1ULL << 52);
+  const unsigned digit = (unsigned)(ex + 64) / 64, sh = (unsigned)(ex + 64) % 64;
+  // x >= 2^30 makes ex + 64 >= 42, and x finite keeps digit + 3 < 20.
+  // (A shift by 64 is undefined in C++: sh == 0 takes the words as they are.)
+  const u64 z0 = sh == 0 ? inv_pi[digit] : (inv_pi[digit] << sh) | (inv_pi[digit + 1] >> (64 - sh));
+  const u64 z1 = sh == 0 ? inv_pi[digit + 1] : (inv_pi[digit + 1] << sh) | (inv_pi[digit + 2] >> (64 - sh));
+  const u64 z2 = sh == 0 ? inv_pi[digit + 2] : (inv_pi[digit + 2] << sh) | (inv_pi[digit + 3] >> (64 - sh));
+  const u64 z2hi = __umul64hi(z2, ix);
+  const u64 z1hi = __umul64hi(z1, ix), z1lo = z1 * ix;
+  const u64 z0lo = z0 * ix;
+  const u64 lo = z1lo + z2hi;
+  u64 hi = z0lo + z1hi + (lo < z1lo ? 1 : 0);
+  if (hi == 0) return 0.0;  // x a multiple of pi to all the bits of the table
+  const unsigned lz = (unsigned)__clzll((long long)hi);
+  const u64 e = (u64)(1023 - (lz + 1));
+  hi = lz == 63 ? lo : (hi << (lz + 1)) | (lo >> (64 - (lz + 1)));
+  hi >>= 64 - 52;
+  hi |= e << 52;
+  double r = __longlong_as_double((long long)hi);
+  if (r > 0.5) r = __dsub_rn(r, 1.0);
+  return __dmul_rn(GPN_PI, r);
+}
+
+// gpn_tan_series is cos(2x) + cosh(2y) by its Taylor series where it cancels (|value| < 1/4).
+__device__ __forceinline__ double gpn_tan_series(double re, double im) {
+  double x = fabs(__dmul_rn(2, re)), y = fabs(__dmul_rn(2, im));
+  x = gpn_reduce_pi(x);
+  x = __dmul_rn(x, x);
+  y = __dmul_rn(y, y);
+  double x2 = 1, y2 = 1, fct = 1, rn = 0, d = 0;
+  for (;;) {
+    rn = __dadd_rn(rn, 1), fct = __dmul_rn(fct, rn);
+    rn = __dadd_rn(rn, 1), fct = __dmul_rn(fct, rn);
+    x2 = __dmul_rn(x2, x), y2 = __dmul_rn(y2, y);
+    double t = __ddiv_rn(__dadd_rn(y2, x2), fct);
+    d = __dadd_rn(d, t);
+    rn = __dadd_rn(rn, 1), fct = __dmul_rn(fct, rn);
+    rn = __dadd_rn(rn, 1), fct = __dmul_rn(fct, rn);
+    x2 = __dmul_rn(x2, x), y2 = __dmul_rn(y2, y);
+    t = __ddiv_rn(__dsub_rn(y2, x2), fct);
+    d = __dadd_rn(d, t);
+    if (!(fabs(__ddiv_rn(t, d)) > 1.1102230246251565e-16)) break;  // 2^-53
+  }
+  return d;
+}
+
+__device__ __forceinline__ void gpn_ctan(double re, double im, double* e, double* f) {
+  if (isinf(im)) {
+    if (isinf(re) || isnan(re)) {
+      *e = copysign(0.0, re), *f = copysign(1.0, im);
+    } else {
+      *e = copysign(0.0, sin(__dmul_rn(2, re))), *f = copysign(1.0, im);
+    }
+    return;
+  }
+  if (re == 0 && isnan(im)) {
+    *e = re, *f = im;
+    return;
+  }
+  double d = __dadd_rn(cos(__dmul_rn(2, re)), cosh(__dmul_rn(2, im)));
+  if (fabs(d) < 0.25) d = gpn_tan_series(re, im);
+  if (d == 0) {
+    *e = GPN_INF, *f = GPN_INF;
+    return;
+  }
+  *e = __ddiv_rn(sin(__dmul_rn(2, re)), d);
+  *f = __ddiv_rn(sinh(__dmul_rn(2, im)), d);
+}
+
+__device__ __forceinline__ void gpn_ctanh(double re, double im, double* e, double* f) {
+  if (isinf(re)) {
+    if (isinf(im) || isnan(im)) {
+      *e = copysign(1.0, re), *f = copysign(0.0, im);
+    } else {
+      *e = copysign(1.0, re), *f = copysign(0.0, sin(__dmul_rn(2, im)));
+    }
+    return;
+  }
+  if (im == 0 && isnan(re)) {
+    *e = re, *f = im;
+    return;
+  }
+  const double d = __dadd_rn(cosh(__dmul_rn(2, re)), cos(__dmul_rn(2, im)));
+  if (d == 0) {
+    *e = GPN_INF, *f = GPN_INF;
+    return;
+  }
+  *e = __ddiv_rn(sinh(__dmul_rn(2, re)), d);
+  *f = __ddiv_rn(sin(__dmul_rn(2, im)), d);
+}
+
+// gpn_casin is -i log(iz + sqrt(1 - z*z)) past Go's special cases.
+__device__ __forceinline__ void gpn_casin(double re, double im, double* e, double* f) {
+  if (im == 0 && fabs(re) <= 1) {
+    *e = asin(re), *f = im;
+    return;
+  }
+  if (re == 0 && fabs(im) <= 1) {
+    *e = re, *f = asinh(im);
+    return;
+  }
+  if (isnan(im)) {
+    if (re == 0) {
+      *e = re, *f = GPN_NAN;
+    } else if (isinf(re)) {
+      *e = GPN_NAN, *f = re;
+    } else {
+      *e = GPN_NAN, *f = GPN_NAN;
+    }
+    return;
+  }
+  if (isinf(im)) {
+    if (isnan(re)) {
+      *e = re, *f = im;
+    } else if (isinf(re)) {
+      *e = copysign(GPN_PI4, re), *f = im;
+    } else {
+      *e = copysign(0.0, re), *f = im;
+    }
+    return;
+  }
+  if (isinf(re)) {
+    *e = copysign(GPN_PI2, re), *f = copysign(re, im);
+    return;
+  }
+  double xr, xi, sr, si, wr, wi;
+  gpn_cmul(re, im, re, im, &xr, &xi);
+  gpn_csqrt(__dsub_rn(1, xr), -xi, &sr, &si);
+  gpn_clog(__dadd_rn(-im, sr), __dadd_rn(re, si), &wr, &wi);
+  *e = wi, *f = -wr;
+}
+
+__device__ __forceinline__ void gpn_cacos(double re, double im, double* e, double* f) {
+  double wr, wi;
+  gpn_casin(re, im, &wr, &wi);
+  *e = __dsub_rn(GPN_PI2, wr), *f = -wi;
+}
+
+__device__ __forceinline__ void gpn_cacosh(double re, double im, double* e, double* f) {
+  if (re == 0 && im == 0) {
+    *e = 0.0, *f = copysign(GPN_PI2, im);
+    return;
+  }
+  double wr, wi;
+  gpn_cacos(re, im, &wr, &wi);
+  if (wi <= 0) {
+    *e = -wi, *f = wr;
+  } else {
+    *e = wi, *f = -wr;
+  }
+}
+
+// gpn_casinh is log(z + sqrt(1 + z*z)) past Go's special cases.
+__device__ __forceinline__ void gpn_casinh(double re, double im, double* e, double* f) {
+  if (im == 0 && fabs(re) <= 1) {
+    *e = asinh(re), *f = im;
+    return;
+  }
+  if (re == 0 && fabs(im) <= 1) {
+    *e = re, *f = asin(im);
+    return;
+  }
+  if (isinf(re)) {
+    if (isinf(im)) {
+      *e = re, *f = copysign(GPN_PI4, im);
+    } else if (isnan(im)) {
+      *e = re, *f = im;
+    } else {
+      *e = re, *f = copysign(0.0, im);
+    }
+    return;
+  }
+  if (isnan(re)) {
+    if (im == 0) {
+      *e = re, *f = im;
+    } else if (isinf(im)) {
+      *e = im, *f = re;
+    } else {
+      *e = GPN_NAN, *f = GPN_NAN;
+    }
+    return;
+  }
+  if (isinf(im)) {
+    *e = copysign(im, re), *f = copysign(GPN_PI2, im);
+    return;
+  }
+  double xr, xi, sr, si;
+  gpn_cmul(re, im, re, im, &xr, &xi);
+  gpn_csqrt(__dadd_rn(1, xr), xi, &sr, &si);
+  gpn_clog(__dadd_rn(re, sr), __dadd_rn(im, si), e, f);
+}
+
+// gpn_catan is Go's: the real part from atan2 reduced by pi, the imaginary from a log of a
+// ratio of squared distances to ±i.
+__device__ __forceinline__ void gpn_catan(double re, double im, double* e, double* f) {
+  if (im == 0) {
+    *e = atan(re), *f = im;
+    return;
+  }
+  if (re == 0 && fabs(im) <= 1) {
+    *e = re, *f = atanh(im);
+    return;
+  }
+  if (isinf(im) || isinf(re)) {
+    *e = isnan(re) ? GPN_NAN : copysign(GPN_PI2, re), *f = copysign(0.0, im);
+    return;
+  }
+  if (isnan(re) || isnan(im)) {
+    *e = GPN_NAN, *f = GPN_NAN;
+    return;
+  }
+  const double x2 = __dmul_rn(re, re);
+  const double a = __dsub_rn(__dsub_rn(1, x2), __dmul_rn(im, im));
+  if (a == 0) {
+    *e = GPN_NAN, *f = GPN_NAN;
+    return;
+  }
+  const double w = gpn_reduce_pi(__dmul_rn(0.5, atan2(__dmul_rn(2, re), a)));
+  double t = __dsub_rn(im, 1);
+  const double b = __dadd_rn(x2, __dmul_rn(t, t));
+  if (b == 0) {
+    *e = GPN_NAN, *f = GPN_NAN;
+    return;
+  }
+  t = __dadd_rn(im, 1);
+  const double c = __ddiv_rn(__dadd_rn(x2, __dmul_rn(t, t)), b);
+  *e = w, *f = __dmul_rn(0.25, log(c));
+}
+
+__device__ __forceinline__ void gpn_catanh(double re, double im, double* e, double* f) {
+  double wr, wi;
+  gpn_catan(-im, re, &wr, &wi);
+  *e = wi, *f = -wr;
+}
+
+// gpn_cpow is Go's x**y: |x|**y's real part times exp(-Im(y) arg x), at the angle
+// Re(y) arg x + Im(y) log|x|; a zero base by Go's table.
+__device__ __forceinline__ void gpn_cpow(double a, double b, double c, double d, double* e, double* f) {
+  if (a == 0 && b == 0) {
+    const bool nan = (isnan(c) || isnan(d)) && !isinf(c) && !isinf(d);
+    if (nan) {
+      *e = GPN_NAN, *f = GPN_NAN;
+    } else if (c == 0) {
+      *e = 1.0, *f = 0.0;
+    } else if (c < 0) {
+      *e = GPN_INF, *f = d == 0 ? 0.0 : GPN_INF;
+    } else if (c > 0) {
+      *e = 0.0, *f = 0.0;
+    } else {
+      *e = GPN_NAN, *f = GPN_NAN;  // NaN real part with an infinite imaginary one: Go panics
+    }
+    return;
+  }
+  const double modulus = gpn_hypot(a, b);
+  if (modulus == 0) {
+    *e = 0.0, *f = 0.0;
+    return;
+  }
+  double r = pow(modulus, c);
+  const double arg = atan2(b, a);
+  double theta = __dmul_rn(c, arg);
+  if (d != 0) {
+    r = __dmul_rn(r, exp(__dmul_rn(-d, arg)));
+    theta = __dadd_rn(theta, __dmul_rn(d, log(modulus)));
+  }
+  double s, co;
+  sincos(theta, &s, &co);
+  *e = __dmul_rn(r, co);
+  *f = __dmul_rn(r, s);
+}
+
+#define GPN_CUNARY(name)                                                                  \
+  extern "C" __device__ double name##_re(double a, double b) {                             \
+    double e, f;                                                                          \
+    name(a, b, &e, &f);                                                                   \
+    return e;                                                                             \
+  }                                                                                       \
+  extern "C" __device__ double name##_im(double a, double b) {                             \
+    double e, f;                                                                          \
+    name(a, b, &e, &f);                                                                   \
+    return f;                                                                             \
+  }
+GPN_CUNARY(gpn_cexp)
+GPN_CUNARY(gpn_clog)
+GPN_CUNARY(gpn_clog2)
+GPN_CUNARY(gpn_clog10)
+GPN_CUNARY(gpn_csqrt)
+GPN_CUNARY(gpn_csin)
+GPN_CUNARY(gpn_ccos)
+GPN_CUNARY(gpn_ctan)
+GPN_CUNARY(gpn_csinh)
+GPN_CUNARY(gpn_ccosh)
+GPN_CUNARY(gpn_ctanh)
+GPN_CUNARY(gpn_casin)
+GPN_CUNARY(gpn_cacos)
+GPN_CUNARY(gpn_catan)
+GPN_CUNARY(gpn_casinh)
+GPN_CUNARY(gpn_cacosh)
+GPN_CUNARY(gpn_catanh)
+#undef GPN_CUNARY
+
+extern "C" __device__ double gpn_cpow_re(double a, double b, double c, double d) {
+  double e, f;
+  gpn_cpow(a, b, c, d, &e, &f);
+  return e;
+}
+
+extern "C" __device__ double gpn_cpow_im(double a, double b, double c, double d) {
+  double e, f;
+  gpn_cpow(a, b, c, d, &e, &f);
+  return f;
+}
+// cmath-host: end
 
 // Block reductions. Every thread of the block calls one with its own value; thread 0 stores the
 // block's result at out. The order of combination is fixed (warp shuffles down, then warp 0 over

@@ -231,7 +231,7 @@ func genComplex1(op expr.Op) func(x complex128) complex128 {
 	case expr.OpExp:
 		return func(x complex128) complex128 { return cmplx.Exp(x) }
 	case expr.OpLog:
-		return func(x complex128) complex128 { return cmplx.Log(x) }
+		return func(x complex128) complex128 { return LogComplex(x) }
 	case expr.OpSqrt:
 		return func(x complex128) complex128 { return cmplx.Sqrt(x) }
 	case expr.OpSin:
@@ -241,13 +241,13 @@ func genComplex1(op expr.Op) func(x complex128) complex128 {
 	case expr.OpTanh:
 		return func(x complex128) complex128 { return cmplx.Tanh(x) }
 	case expr.OpAcos:
-		return func(x complex128) complex128 { return cmplx.Acos(x) }
+		return func(x complex128) complex128 { return AcosComplex(x) }
 	case expr.OpAcosh:
-		return func(x complex128) complex128 { return cmplx.Acosh(x) }
+		return func(x complex128) complex128 { return AcoshComplex(x) }
 	case expr.OpAsin:
-		return func(x complex128) complex128 { return cmplx.Asin(x) }
+		return func(x complex128) complex128 { return AsinComplex(x) }
 	case expr.OpAsinh:
-		return func(x complex128) complex128 { return cmplx.Asinh(x) }
+		return func(x complex128) complex128 { return AsinhComplex(x) }
 	case expr.OpAtan:
 		return func(x complex128) complex128 { return cmplx.Atan(x) }
 	case expr.OpAtanh:
@@ -259,9 +259,9 @@ func genComplex1(op expr.Op) func(x complex128) complex128 {
 	case expr.OpTan:
 		return func(x complex128) complex128 { return cmplx.Tan(x) }
 	case expr.OpLog2:
-		return func(x complex128) complex128 { return cmplx.Log(x) / math.Ln2 }
+		return func(x complex128) complex128 { return LogComplex(x) / math.Ln2 }
 	case expr.OpLog10:
-		return func(x complex128) complex128 { return cmplx.Log10(x) }
+		return func(x complex128) complex128 { return Log10Complex(x) }
 	case expr.OpRound:
 		return func(x complex128) complex128 { return complex(math.RoundToEven(real(x)), math.RoundToEven(imag(x))) }
 	case expr.OpSign:
@@ -288,7 +288,7 @@ func genComplex2(op expr.Op) func(x, y complex128) complex128 {
 	case expr.OpDiv:
 		return func(x, y complex128) complex128 { return x / y }
 	case expr.OpPow:
-		return func(x, y complex128) complex128 { return cmplx.Pow(x, y) }
+		return func(x, y complex128) complex128 { return PowComplex(x, y) }
 	}
 	return nil
 }

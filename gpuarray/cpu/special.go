@@ -215,3 +215,103 @@ func Invert(x int64, bits int) int64 {
 	}
 	return ^x
 }
+
+// Atan2 is math.Atan2 with y's sign, which it loses where y/x underflows to a zero of the
+// other sign (math.Atan2(-5e-324, -3) is +Pi).
+func Atan2(y, x float64) float64 {
+	r := math.Atan2(y, x)
+	if y == y {
+		r = math.Copysign(r, y)
+	}
+	return r
+}
+
+// LogComplex is the principal logarithm log|x| + i arg x, as math/cmplx.Log, but with Log for
+// log|x| (cmplx.Log(1e-310i) has real part -709.09, not -713.80, on amd64) and Atan2 for
+// arg x (cmplx.Log(-3-5e-324i) has imaginary part +Pi).
+func LogComplex(x complex128) complex128 {
+	return complex(Log(cmplx.Abs(x)), Atan2(imag(x), real(x)))
+}
+
+// Log10Complex is LogComplex(x) / ln 10, as math/cmplx.Log10 scales cmplx.Log.
+func Log10Complex(x complex128) complex128 {
+	z := LogComplex(x)
+	return complex(math.Log10E*real(z), math.Log10E*imag(z))
+}
+
+// cmplxSpecial reports whether math/cmplx's inverse functions treat x by a case of their own
+// (a part infinite or NaN, or x on the real or imaginary axis within [-1, 1]) rather than by
+// their logarithm formula.
+func cmplxSpecial(x complex128) bool {
+	re, im := real(x), imag(x)
+	return im == 0 && math.Abs(re) <= 1 || re == 0 && math.Abs(im) <= 1 || math.IsInf(re, 0) || math.IsInf(im, 0) || re != re || im != im
+}
+
+// AsinComplex is math/cmplx.Asin with LogComplex in its formula -i log(ix + sqrt(1 - x*x)).
+func AsinComplex(x complex128) complex128 {
+	if cmplxSpecial(x) {
+		return cmplx.Asin(x)
+	}
+	xx := x * x
+	w := LogComplex(complex(-imag(x), real(x)) + cmplx.Sqrt(complex(1-real(xx), -imag(xx))))
+	return complex(imag(w), -real(w))
+}
+
+// AcosComplex is Pi/2 - AsinComplex(x), as math/cmplx.Acos.
+func AcosComplex(x complex128) complex128 {
+	w := AsinComplex(x)
+	return complex(math.Pi/2-real(w), -imag(w))
+}
+
+// AsinhComplex is math/cmplx.Asinh with LogComplex in its formula log(x + sqrt(1 + x*x)).
+func AsinhComplex(x complex128) complex128 {
+	if cmplxSpecial(x) {
+		return cmplx.Asinh(x)
+	}
+	xx := x * x
+	return LogComplex(x + cmplx.Sqrt(complex(1+real(xx), imag(xx))))
+}
+
+// AcoshComplex is math/cmplx.Acosh on AcosComplex.
+func AcoshComplex(x complex128) complex128 {
+	if x == 0 {
+		return cmplx.Acosh(x)
+	}
+	w := AcosComplex(x)
+	if imag(w) <= 0 {
+		return complex(-imag(w), real(w))
+	}
+	return complex(imag(w), -real(w))
+}
+
+// pow is math.Pow(x, y) for x >= 0, subnormal x too: math.Pow takes math.Log of x's
+// fraction, wrong for subnormals on amd64 (math.Pow(1e-310, 1e-13) is 1.077e-12 off); x is
+// scaled into the normal range by 2^54 and the power of 2^-54 multiplied back (where that
+// over- or underflows, so does the result).
+func pow(x, y float64) float64 {
+	if x > 0 && x < minNormal {
+		return math.Pow(x*(1<<54), y) * math.Pow(1.0/(1<<54), y)
+	}
+	return math.Pow(x, y)
+}
+
+// PowComplex is math/cmplx.Pow with pow, Log and Atan2 for the modulus and logarithm of x,
+// and NaN where cmplx.Pow panics (x zero, y's real part NaN and its imaginary part infinite).
+func PowComplex(x, y complex128) complex128 {
+	if x == 0 {
+		if math.IsNaN(real(y)) && math.IsInf(imag(y), 0) {
+			return cmplx.NaN()
+		}
+		return cmplx.Pow(x, y)
+	}
+	modulus := cmplx.Abs(x)
+	r := pow(modulus, real(y))
+	arg := Atan2(imag(x), real(x))
+	theta := real(y) * arg
+	if imag(y) != 0 {
+		r *= math.Exp(-imag(y) * arg)
+		theta += imag(y) * Log(modulus)
+	}
+	s, c := math.Sincos(theta)
+	return complex(r*c, r*s)
+}

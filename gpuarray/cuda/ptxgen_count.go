@@ -127,6 +127,12 @@ func (g *gen) countAdd(c *counter, v string) {
 		g.ins("add.u64 %s, %s, %s", a, a, c.counts)
 		g.ins("red.global.add.u64 [%s], 1", a)
 	}
+	g.countFlagged(c, v, flag, next)
+}
+
+// countFlagged ends a count of v: the counted value branches past label flag, where a value
+// that is not a bin's (the branch to flag) is flagged, its value stored after the counts.
+func (g *gen) countFlagged(c *counter, v, flag, next string) {
 	g.ins("bra %s", next)
 	g.put(flag)
 	g.ins("st.global.f64 [%s+%d], %s", c.counts, 8*(c.bins+1), v)
@@ -161,11 +167,7 @@ func (g *gen) countAddConverted(c *counter, v string) {
 		g.ins("mad.lo.u64 %s, %s, 8, %s", a, k, c.counts)
 		g.ins("red.global.add.u64 [%s], 1", a)
 	}
-	g.ins("bra %s", next)
-	g.put(flag)
-	g.ins("st.global.f64 [%s+%d], %s", c.counts, 8*(c.bins+1), v)
-	g.ins("st.global.u64 [%s+%d], 1", c.counts, 8*c.bins)
-	g.put(next)
+	g.countFlagged(c, v, flag, next)
 }
 
 // countFlush adds the block's counters (its copies summed per bin) to the task's counts, once

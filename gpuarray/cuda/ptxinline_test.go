@@ -10,6 +10,29 @@ import (
 	"github.com/gpunotes/gpunotes/kernels"
 )
 
+// libGen returns the device library of flavour fl (kernels.LibPTX), parsed, and a generator
+// over it.
+func libGen(t *testing.T, fl string) ([]byte, *library, *gen) {
+	t.Helper()
+	ptx, err := kernels.LibPTX(fl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := parseLibrary(string(ptx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ptx, lib, &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}}
+}
+
+// expSinOfNormals is the kernel of sum(exp(x) + sin(x)) of normals x, whose exp and sin the
+// library has inlined.
+func expSinOfNormals() *Spec {
+	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
+	return &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{normal, {Kind: NUnary, Op: expr.OpExp, Args: [3]int{0}},
+		{Kind: NUnary, Op: expr.OpSin, Args: [3]int{0}}, {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{1, 2}}}}
+}
+
 // TestInlinedBodiesAreTheLibrarys: every library function the inliner copies into kernels
 // (exp and sin among them) comes out as the library's own instructions, in order, with only
 // its registers and labels renamed, its parameter loads and result store turned into moves
@@ -17,15 +40,7 @@ import (
 // exp(x) + sin(x) of a normal x then calls neither.
 func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 	for _, fl := range []string{kernels.SM90, kernels.Generic} {
-		ptx, err := kernels.LibPTX(fl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lib, err := parseLibrary(string(ptx))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}}
+		ptx, lib, g := libGen(t, fl)
 		// Line for line with the immediates as the library has them (TestInlinedConstants
 		// checks the constant bank's words).
 		defer func(c bool) { inlineConstOn = c }(inlineConstOn)
@@ -96,9 +111,7 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 				}
 			}
 		}
-		normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
-		s := &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{normal, {Kind: NUnary, Op: expr.OpExp, Args: [3]int{0}},
-			{Kind: NUnary, Op: expr.OpSin, Args: [3]int{0}}, {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{1, 2}}}}
+		s := expSinOfNormals()
 		k, _, err := GeneratePTX(s, string(ptx))
 		if err != nil {
 			t.Fatal(err)

@@ -55,12 +55,19 @@ var corePTXInt = map[expr.Op]string{
 
 // corePTXComplex holds the fused kernel's body of each first op (gpuarray/optable's Core) on complex values.
 var corePTXComplex = map[expr.Op]string{
-	expr.OpNeg: "neg.f64 {or}, {xr}\nneg.f64 {oi}, {xi}",
-	expr.OpAbs: "call gpn_hypot {o}, {xr}, {xi}",
-	expr.OpAdd: "add.rn.f64 {or}, {xr}, {yr}\nadd.rn.f64 {oi}, {xi}, {yi}",
-	expr.OpSub: "sub.rn.f64 {or}, {xr}, {yr}\nsub.rn.f64 {oi}, {xi}, {yi}",
-	expr.OpMul: "mul.rn.f64 {t}, {xr}, {yr}\nmul.rn.f64 {s}, {xi}, {yi}\nsub.rn.f64 {or}, {t}, {s}\nmul.rn.f64 {t}, {xr}, {yi}\nmul.rn.f64 {s}, {xi}, {yr}\nadd.rn.f64 {oi}, {t}, {s}",
-	expr.OpDiv: "call gpn_cdiv_re {or}, {xr}, {xi}, {yr}, {yi}\ncall gpn_cdiv_im {oi}, {xr}, {xi}, {yr}, {yi}",
+	expr.OpNeg:  "neg.f64 {or}, {xr}\nneg.f64 {oi}, {xi}",
+	expr.OpAbs:  "call gpn_hypot {o}, {xr}, {xi}",
+	expr.OpExp:  "call gpn_cexp_re {or}, {xr}, {xi}\ncall gpn_cexp_im {oi}, {xr}, {xi}",
+	expr.OpLog:  "call gpn_clog_re {or}, {xr}, {xi}\ncall gpn_clog_im {oi}, {xr}, {xi}",
+	expr.OpSqrt: "call gpn_csqrt_re {or}, {xr}, {xi}\ncall gpn_csqrt_im {oi}, {xr}, {xi}",
+	expr.OpSin:  "call gpn_csin_re {or}, {xr}, {xi}\ncall gpn_csin_im {oi}, {xr}, {xi}",
+	expr.OpCos:  "call gpn_ccos_re {or}, {xr}, {xi}\ncall gpn_ccos_im {oi}, {xr}, {xi}",
+	expr.OpTanh: "call gpn_ctanh_re {or}, {xr}, {xi}\ncall gpn_ctanh_im {oi}, {xr}, {xi}",
+	expr.OpAdd:  "add.rn.f64 {or}, {xr}, {yr}\nadd.rn.f64 {oi}, {xi}, {yi}",
+	expr.OpSub:  "sub.rn.f64 {or}, {xr}, {yr}\nsub.rn.f64 {oi}, {xi}, {yi}",
+	expr.OpMul:  "mul.rn.f64 {t}, {xr}, {yr}\nmul.rn.f64 {s}, {xi}, {yi}\nsub.rn.f64 {or}, {t}, {s}\nmul.rn.f64 {t}, {xr}, {yi}\nmul.rn.f64 {s}, {xi}, {yr}\nadd.rn.f64 {oi}, {t}, {s}",
+	expr.OpDiv:  "call gpn_cdiv_re {or}, {xr}, {xi}, {yr}, {yi}\ncall gpn_cdiv_im {oi}, {xr}, {xi}, {yr}, {yi}",
+	expr.OpPow:  "call gpn_cpow_re {or}, {xr}, {xi}, {yr}, {yi}\ncall gpn_cpow_im {oi}, {xr}, {xi}, {yr}, {yi}",
 }
 
 // genPTX holds the fused kernel's body of each table op the GPU computes on float (and bool) values (see
@@ -139,6 +146,17 @@ var genPTXInt = map[expr.Op]string{
 // genPTXComplex holds the fused kernel's body of each table op the GPU computes on complex values (see
 // gpuarray/optable).
 var genPTXComplex = map[expr.Op]string{
+	expr.OpAcos:       "call gpn_cacos_re {or}, {xr}, {xi}\ncall gpn_cacos_im {oi}, {xr}, {xi}",
+	expr.OpAcosh:      "call gpn_cacosh_re {or}, {xr}, {xi}\ncall gpn_cacosh_im {oi}, {xr}, {xi}",
+	expr.OpAsin:       "call gpn_casin_re {or}, {xr}, {xi}\ncall gpn_casin_im {oi}, {xr}, {xi}",
+	expr.OpAsinh:      "call gpn_casinh_re {or}, {xr}, {xi}\ncall gpn_casinh_im {oi}, {xr}, {xi}",
+	expr.OpAtan:       "call gpn_catan_re {or}, {xr}, {xi}\ncall gpn_catan_im {oi}, {xr}, {xi}",
+	expr.OpAtanh:      "call gpn_catanh_re {or}, {xr}, {xi}\ncall gpn_catanh_im {oi}, {xr}, {xi}",
+	expr.OpSinh:       "call gpn_csinh_re {or}, {xr}, {xi}\ncall gpn_csinh_im {oi}, {xr}, {xi}",
+	expr.OpCosh:       "call gpn_ccosh_re {or}, {xr}, {xi}\ncall gpn_ccosh_im {oi}, {xr}, {xi}",
+	expr.OpTan:        "call gpn_ctan_re {or}, {xr}, {xi}\ncall gpn_ctan_im {oi}, {xr}, {xi}",
+	expr.OpLog2:       "call gpn_clog2_re {or}, {xr}, {xi}\ncall gpn_clog2_im {oi}, {xr}, {xi}",
+	expr.OpLog10:      "call gpn_clog10_re {or}, {xr}, {xi}\ncall gpn_clog10_im {oi}, {xr}, {xi}",
 	expr.OpRound:      "cvt.rni.f64.f64 {or}, {xr}\ncvt.rni.f64.f64 {oi}, {xi}",
 	expr.OpSign:       "call gpn_hypot {t}, {xr}, {xi}\ndiv.rn.f64 {or}, {xr}, {t}\ndiv.rn.f64 {oi}, {xi}, {t}\nsetp.eq.f64 {p}, {xr}, 0d0000000000000000\nsetp.eq.and.f64 {p}, {xi}, 0d0000000000000000, {p}\n@{p} mov.f64 {or}, 0d0000000000000000\n@{p} mov.f64 {oi}, 0d0000000000000000",
 	expr.OpSquare:     "mul.rn.f64 {t}, {xr}, {xr}\nmul.rn.f64 {s}, {xi}, {xi}\nsub.rn.f64 {or}, {t}, {s}\nmul.rn.f64 {t}, {xr}, {xi}\nmul.rn.f64 {s}, {xi}, {xr}\nadd.rn.f64 {oi}, {t}, {s}",

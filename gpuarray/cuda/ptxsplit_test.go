@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/kernels"
 )
 
@@ -30,15 +29,7 @@ func nonBlank(lines []string) []string {
 // the sm_90 library have one.
 func TestInlinedFastPathsAreTheLibrarys(t *testing.T) {
 	for _, fl := range []string{kernels.SM90, kernels.Generic} {
-		ptx, err := kernels.LibPTX(fl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lib, err := parseLibrary(string(ptx))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}}
+		_, lib, g := libGen(t, fl)
 		for _, name := range []string{"gpn_exp", "gpn_sin", "gpn_cos"} {
 			if f := g.inlineFor(name); fl == kernels.SM90 && (f == nil || f.split == nil) {
 				t.Errorf("%s: %s has no split form", fl, name)
@@ -103,9 +94,7 @@ func TestInlinedFastPathsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
-	s := &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{normal, {Kind: NUnary, Op: expr.OpExp, Args: [3]int{0}},
-		{Kind: NUnary, Op: expr.OpSin, Args: [3]int{0}}, {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{1, 2}}}}
+	s := expSinOfNormals()
 	defer func(on bool, m string) { inlineSplitOn, pairMode = on, m }(inlineSplitOn, pairMode)
 	inlineSplitOn, pairMode = true, "auto"
 	k, _, err := GeneratePTX(s, string(ptx))
@@ -162,9 +151,7 @@ func TestInlinedConstants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
-	s := &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{normal, {Kind: NUnary, Op: expr.OpExp, Args: [3]int{0}},
-		{Kind: NUnary, Op: expr.OpSin, Args: [3]int{0}}, {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{1, 2}}}}
+	s := expSinOfNormals()
 	defer func(on bool) { inlineConstOn = on }(inlineConstOn)
 	gen := func(on bool) string {
 		t.Helper()

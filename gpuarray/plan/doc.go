@@ -55,10 +55,12 @@
 // kernels and library calls. A block spanning several chunks held on one GPU, and a call's
 // further operand held there (Options.HeldOperands), is a join (Held.Join): the GPU copies the
 // parts of the chunks into one buffer first (PieceCopies); a cluster's workers do the same with
-// kept chunks (Block.RefJoin). What is held off the host but read from host memory after all is
-// named on the Stage, so a GPU's Path can say so: HostReads (a block its GPU could not read
-// where it is held, one spanning chunks held on two GPUs say), HostOperands (a call's further
-// operands on several GPUs, or of integers), WholeOnHost (a search's sorted array).
+// kept chunks (Block.RefJoin). That buffer counts towards the memory limit (Task.JoinBytes, in
+// Task.Bytes) as the block read from host memory would. What is held off the host but read
+// from host memory after all is named on the Stage, so a GPU's Path can say so: HostReads (a
+// block its GPU could not read where it is held, one spanning chunks held on two GPUs say),
+// HostOperands (a call's further operands on several GPUs, or of integers), WholeOnHost (a
+// search's sorted array).
 //
 // A Kernel without Reduce stores its value: the task's Output.Data is the task region,
 // row-major. With Reduce, the task reduces its region over Reduce.Axes into partials whose

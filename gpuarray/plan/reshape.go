@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -82,7 +83,7 @@ func sameOrderBox(from, to, origin, shape []int) ([]int, []int, bool) {
 			return nil, nil, false
 		}
 	}
-	if !equalRuns(runs(fs, shape), runs(ts, out)) {
+	if !slices.Equal(runs(fs, shape), runs(ts, out)) {
 		return nil, nil, false
 	}
 	return lo, out, true
@@ -126,16 +127,4 @@ func runs(strides []int64, shape []int) []run {
 		out = append(out, run{n, strides[d]})
 	}
 	return out
-}
-
-func equalRuns(a, b []run) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
