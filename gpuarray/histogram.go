@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -297,22 +298,10 @@ func histogramOf(idx, weights, x *Array, bins int) *Array {
 		if err := weights.Err(); err != nil {
 			return errArray(err)
 		}
-		if !sameShape(weights.Shape(), x.Shape()) {
+		if !slices.Equal(weights.Shape(), x.Shape()) {
 			return errArray(fmt.Errorf("Histogram: weights of shape %s for x of shape %s", expr.ShapeString(weights.Shape()), expr.ShapeString(x.Shape())))
 		}
 		w = weights.Ravel()
 	}
 	return bincount(idx, w, bins+1).Slice(Span(0, bins))
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
