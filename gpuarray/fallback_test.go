@@ -68,3 +68,31 @@ func TestWorkerFallbackReachesTheCell(t *testing.T) {
 		t.Fatalf("no fallback: %v, Path %q", err, c.Path())
 	}
 }
+
+// TestWorkerFallbackReachesPersistedPath checks that a persisted array's Path names the host
+// fallbacks of the stages computed on the way (a reduction, then what reads it), as Compute's
+// does, and stays empty without any.
+func TestWorkerFallbackReachesPersistedPath(t *testing.T) {
+	x := NewRandomState(3).StandardNormal(Shape(40, 30), Chunks(10, 10))
+	line := "host fallback: 3 of 12 chunks of the mean over axes [0] of shape (40, 30) ran on the CPU of GPU cluster workers in 0.75 s (cuda: no GPU kernel for this)"
+	stderr := os.Stderr
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	os.Stderr = devnull
+	defer func() { os.Stderr = stderr }()
+	for name, a := range map[string]*Array{"the reduction": x.Mean(0), "a stage reading it": x.Mean(0).Add(1)} {
+		p := a.Persist(On(workerLike{fallback: 3}))
+		if err := p.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p.Path(), line) {
+			t.Errorf("%s: Path %q does not name the fallback %q", name, p.Path(), line)
+		}
+		if p := a.Persist(On(workerLike{})); p.Err() != nil || p.Path() != "" {
+			t.Errorf("%s without a fallback: %v, Path %q", name, p.Err(), p.Path())
+		}
+	}
+}

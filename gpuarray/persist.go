@@ -66,6 +66,8 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	}
 	k, keeper := cfg.sched.(plan.Keeper)
 	g, onGPU := cfg.sched.(*gpuSched)
+	// Host steps of the stages before the kept one (cluster workers' fallbacks) reach Path.
+	cfg.notes = &hostNotes{}
 	defer pinGraph(a.n)()
 	root := a.n
 	if hasMask(root) { // boolean masks are computed first, to know the lengths
@@ -81,6 +83,9 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 			return errArray(fmt.Errorf("persist: %w", err))
 		}
 		root = c[0].n
+		if c[0].path != "" {
+			cfg.notes.addOnce(c[0].path)
+		}
 	}
 	order := stageOrder([]*expr.Node{root})
 	if len(order) == 0 || order[len(order)-1] != root {
@@ -145,6 +150,9 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 			out.path = fmt.Sprintf("persisted on %s; %d of %d chunks computed on a GPU worker's CPU (host fallback: %s)", kc.Where(), n, len(kc.kept), why)
 			fmt.Fprintln(os.Stderr, "gpuarray: warning: "+out.path)
 		}
+	}
+	if notes := cfg.notes.String(); notes != "" && !onGPU { // warned already, where they ran
+		out.path = strings.TrimPrefix(out.path+"; "+notes, "; ")
 	}
 	return out
 }
