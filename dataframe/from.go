@@ -39,7 +39,9 @@ func Columns(names ...string) Option { return func(o *options) { o.columns = nam
 
 // Filters are conditions pushed into a Parquet read: row groups whose statistics show that no
 // row can pass are skipped, and the rows read are filtered (col op constant, joined by And).
-func Filters(conds ...*Expr) Option { return func(o *options) { o.filters = append(o.filters, conds...) } }
+func Filters(conds ...*Expr) Option {
+	return func(o *options) { o.filters = append(o.filters, conds...) }
+}
 
 // Delimiter sets a CSV file's field separator (default ',').
 func Delimiter(r rune) Option { return func(o *options) { o.delim = r } }
@@ -250,3 +252,6 @@ func hostColOf(name string, c any) (*hostCol, error) {
 	}
 	return h, nil
 }
+
+// ComputeOption is gpuarray's ComputeOption (Threads, OnGPU, On a cluster client, ...).
+type ComputeOption = gpuarray.ComputeOption
