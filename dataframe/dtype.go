@@ -41,7 +41,7 @@ func (t DType) IsDatetime() bool { return strings.HasPrefix(string(t), "datetime
 // IsNumeric reports whether t is an integer or floating type.
 func (t DType) IsNumeric() bool {
 	a, ok := t.array()
-	return ok && t != Bool && !t.IsDatetime() && a != gpuarray.Bool
+	return ok && t != Bool && t != String && t != Category && !t.IsDatetime() && a != gpuarray.Bool
 }
 
 // IsFloat reports whether t is a floating type.

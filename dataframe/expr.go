@@ -2,6 +2,7 @@ package dataframe
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -342,6 +343,7 @@ func castType(from, to DType) (DType, error) {
 	ok := from == to ||
 		((from.IsNumeric() || from == Bool) && (to.IsNumeric() || to == Bool)) ||
 		(from == String && to == Category) || (from == Category && to == String) ||
+		((from == String || from == Category) && to.IsNumeric()) ||
 		(from.IsDatetime() && (to == Int64 || to.IsDatetime())) || (from == Int64 && to.IsDatetime())
 	if !ok {
 		return "", fmt.Errorf("cannot convert %s to %s", from, to)
@@ -725,6 +727,40 @@ func castColumn(rc *runCtx, x *column, to DType) (*column, error) {
 			return nil, err
 		}
 		out.arr, out.heap = arr.AsType(gpuarray.Int32), dict
+	case (x.dt == String || x.dt == Category) && to.IsNumeric():
+		// Parsed once per distinct heap entry on the host; a string that is not a number
+		// becomes null.
+		rc.host("string to %s: parsed on the host (%d strings)", to, x.heap.len())
+		n := x.heap.len()
+		vals := make([]float64, n)
+		ok := make([]bool, n)
+		for i := range vals {
+			s := strings.TrimSpace(x.heap.at(int64(i)))
+			if to.IsInteger() {
+				v, err := strconv.ParseInt(s, 10, 64)
+				vals[i], ok[i] = float64(v), err == nil
+			} else {
+				v, err := strconv.ParseFloat(s, 64)
+				vals[i], ok[i] = v, err == nil
+			}
+		}
+		adt, _ := to.array()
+		pos := x.arr
+		if x.dt == Category {
+			pos = x.arr.AsType(gpuarray.Int64)
+		}
+		arr, err := gather(rc, dtype.Convert(dtype.OfFloat64(vals), adt), pos)
+		if err != nil {
+			return nil, err
+		}
+		out.arr = arr
+		if !allTrue(ok) {
+			v, err := gather(rc, dtype.OfBool(ok), pos)
+			if err != nil {
+				return nil, err
+			}
+			out.valid = andValid(x.valid, v)
+		}
 	case x.dt == Category && to == String:
 		out.arr, out.heap = x.arr.AsType(gpuarray.Int64), x.heap
 	case x.dt.IsDatetime() && to.IsDatetime():
