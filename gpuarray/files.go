@@ -442,6 +442,11 @@ func writeAtomic(path string, write func(*os.File) error) (err error) {
 	if err = fh.Chmod(0o644); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
+	// On the disk before the rename, so that a crash of the machine cannot leave an empty
+	// file in place of the one path had.
+	if err = fh.Sync(); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
 	if err = fh.Close(); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
@@ -568,6 +573,15 @@ func (a *Array) ToZarr(path string, opts ...ZarrOption) error {
 		return fail(err)
 	}
 	if _, err := os.Stat(path); err == nil {
+		// Swapped in one step where the system can: renaming the old store away and the
+		// new one in left a moment with no store at path, and a process killed there left
+		// the good store under a temporary name.
+		if ok, err := exchange(tmp, path); err != nil {
+			return fail(err)
+		} else if ok {
+			os.RemoveAll(tmp) // the old store, now
+			return nil
+		}
 		old := tmp + ".old"
 		if err := os.Rename(path, old); err != nil {
 			return fail(err)
