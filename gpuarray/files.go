@@ -158,6 +158,12 @@ func LoadNpz(path, name string, opts ...ArrayOption) *Array {
 	if err != nil {
 		return errArray(err)
 	}
+	// The header and the archive's directory both come from the file: before allocating,
+	// the data must be what the member holds, and what its compressed bytes can give.
+	if need := m.Header.DataBytes(); need > m.DataBytes() || need > m.MaxDataBytes() {
+		return errArray(fmt.Errorf("%s: the header (%s %s) needs %d data bytes, the member holds %d (%d compressed): the file is corrupt",
+			what, m.Header.Type, expr.ShapeString(m.Header.Shape), need, m.DataBytes(), m.CompressedBytes()))
+	}
 	raw := make([]byte, m.Header.DataBytes())
 	if _, err := readFull(rc, raw); err != nil {
 		return errArray(fmt.Errorf("%s: %w", what, err))

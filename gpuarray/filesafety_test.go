@@ -1,16 +1,21 @@
 package gpuarray
 
 import (
+	"archive/zip"
 	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpunotes/gpunotes/gpuarray/io/elem"
+	"github.com/gpunotes/gpunotes/gpuarray/io/npy"
 )
 
 // killChildEnv makes the test binary a child that writes a large array (TestKilledWriterChild)
@@ -187,5 +192,35 @@ func TestToZarrOverwriteNeverLeavesPathEmpty(t *testing.T) {
 	}
 	if vals, err := OpenZarr(path).ToSlice(); err != nil || len(vals) != 64 || vals[63] != 63 {
 		t.Fatalf("the store reads back %d values, %v", len(vals), err)
+	}
+}
+
+// TestLoadNpzRefusesDataTheMemberCannotHold: a compressed member whose header claims 16 GiB
+// in an archive of a few hundred bytes is an error before anything is allocated (it was
+// allocated at the header's size, then found truncated).
+func TestLoadNpzRefusesDataTheMemberCannotHold(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lie.npz")
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
+	w, err := z.CreateHeader(&zip.FileHeader{Name: "a.npy", Method: zip.Deflate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(npy.AppendHeader(nil, npy.Header{Type: elem.MustParse("<f8"), Shape: []int{1 << 31}}))
+	w.Write(make([]byte, 64))
+	z.Close()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	x := LoadNpz(path, "a")
+	runtime.ReadMemStats(&b)
+	if x.Err() == nil {
+		t.Fatal("a member of 64 data bytes loaded as 16 GiB")
+	}
+	t.Log(x.Err())
+	if n := b.TotalAlloc - a.TotalAlloc; n > 64<<20 {
+		t.Fatalf("allocated %d bytes before refusing", n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -82,6 +83,9 @@ var depthWatcher = &depthWatch{running: map[*watched]bool{}, wake: make(chan str
 
 var startDepthWatch sync.Once
 
+// depthDumps counts the goroutine dumps the watcher took (for the benchmark).
+var depthDumps atomic.Int64
+
 // watch registers an evaluation until the returned func is called.
 func (d *depthWatch) watch(cancel context.CancelCauseFunc, limit int) func() {
 	startDepthWatch.Do(func() { go d.loop() })
@@ -145,6 +149,7 @@ func (d *depthWatch) loop() {
 			continue
 		}
 		lastStack, lastDump = stack, time.Now()
+		depthDumps.Add(1)
 		depth, calls := deepestInterpretedDepth(allStacks())
 		dumpTook = time.Since(lastDump)
 		d.mu.Lock()

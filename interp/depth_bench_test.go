@@ -32,6 +32,7 @@ func BenchmarkCallDepthWatch(b *testing.B) {
 				sessions[k] = s
 			}
 			var took [2]time.Duration
+			dumps := depthDumps.Load()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				for j := 0; j < 2; j++ {
@@ -46,6 +47,7 @@ func BenchmarkCallDepthWatch(b *testing.B) {
 			b.ReportMetric(float64(took[0].Nanoseconds())/float64(b.N), "ns-limit/op")
 			b.ReportMetric(float64(took[1].Nanoseconds())/float64(b.N), "ns-nolimit/op")
 			b.ReportMetric(float64(took[0])/float64(took[1]), "limit/nolimit")
+			b.ReportMetric(float64(depthDumps.Load()-dumps)/float64(b.N), "dumps/op")
 		})
 	}
 }

@@ -24,7 +24,7 @@ const goroutineBytes = 32 << 10
 var liveGoroutines atomic.Int64
 
 // maxGoroutines is the bound: Options.MaxGoroutines, else GPUNOTES_MAX_GOROUTINES, else a
-// quarter of the memory the process can still get at goroutineBytes each, between 10,000 and
+// quarter of the memory the process can still get at goroutineBytes each, between 1,000 and
 // 1,000,000.
 func (s *Session) maxGoroutines() (int64, string) {
 	if s.opts.MaxGoroutines > 0 {
@@ -36,7 +36,7 @@ func (s *Session) maxGoroutines() (int64, string) {
 	now := time.Now().UnixNano()
 	if now-memBoundAt.Load() > int64(time.Second) { // /proc/meminfo once a second, not per go statement
 		n := int64(makeLimit() / 4 / goroutineBytes)
-		memBound.Store(min(max(n, 10_000), 1_000_000))
+		memBound.Store(min(max(n, 1000), 1_000_000))
 		memBoundAt.Store(now)
 	}
 	return memBound.Load(), "sized from free memory; GPUNOTES_MAX_GOROUTINES sets another"

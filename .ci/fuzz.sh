@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of .ci/fuzz-targets for FUZZTIME (default 15s) each, beyond their
+# seeds (which `go test` runs anyway). A failure leaves the input that failed under the
+# package's testdata/fuzz/<Target>/, where `go test` runs it from then on: commit it with the
+# fix. FUZZPARALLEL sets the fuzzing processes (default 2: CI's cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+FUZZTIME=${FUZZTIME:-15s}
+FUZZPARALLEL=${FUZZPARALLEL:-2}
+fail=0
+while read -r pkg target; do
+	case "$pkg" in ''|'#'*) continue ;; esac
+	echo "fuzz $pkg $target for $FUZZTIME"
+	if ! $GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -parallel "$FUZZPARALLEL" "$pkg"; then
+		echo "FAIL: fuzz $pkg $target"
+		fail=1
+	fi
+done < .ci/fuzz-targets
+exit $fail
