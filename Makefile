@@ -51,7 +51,7 @@ test: venv apt-deps build lint
 
 # Every fuzz target of .ci/fuzz-targets for FUZZTIME each (15s: about 3 minutes in all).
 fuzz:
-	GO=$(GO) ./.ci/fuzz.sh
+	$(TEST_ENV) GO=$(GO) ./.ci/fuzz.sh
 
 demo: build
 	mkdir -p out

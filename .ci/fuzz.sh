@@ -4,7 +4,9 @@
 # package's testdata/fuzz/<Target>/, where `go test` runs it from then on: commit it with the
 # fix. FUZZPARALLEL sets the fuzzing processes (default 2: CI's cores). New inputs that widen
 # coverage are minimized for at most FUZZMINIMIZETIME (default 1s; Go's 60s spent most of a
-# 20 s budget minimizing: 7 inputs run in 20 s instead of 45,000).
+# 20 s budget minimizing: 7 inputs run in 20 s instead of 45,000). Run it with make's TEST_ENV
+# (`make fuzz`): without GPUNOTES_BIN, cluster's TestMain builds the binary in every fuzzing
+# process, and its target spent its budget on that (no input run in 58 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
