@@ -1,0 +1,148 @@
+"""Widgets of gpunotes in JupyterLab (jupyterlab_widgets) in Debian's chromium: a slider
+renders, keyboard steps on its handle reach the Go callback, a later cell sees the value, a
+Go-side change moves the handle, and a page reload restores the widgets. It prints the slider
+round trip (key press -> comm update -> Go callback -> label update -> repaint) as p50/p90.
+
+Usage: GPUNOTES_E2E_TOKEN=TOKEN widgets.py URL NOTEBOOK CHROMIUM PROFILE_DIR SCREENSHOT
+"""
+import os
+import statistics
+import sys
+import time
+
+from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "internal", "testenv"))
+import chromium as chromium_env  # noqa: E402
+
+STEPS = 30
+
+
+def log(msg):
+    print(f"[widgets {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def main():
+    url, notebook, chromium, profile, shot = sys.argv[1:6]
+    with sync_playwright() as p:
+        ctx = chromium_env.launch(p, chromium, profile, 1400, 1000)
+        ctx.set_default_timeout(60000)
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        page.on("pageerror", lambda e: log(f"page error: {e}"))
+        page.on("console", lambda m: log(f"console: {m.text}") if "widget" in m.text.lower() else None)
+        try:
+            run(page, url, notebook, shot)
+        except BaseException:
+            try:
+                page.screenshot(path=shot + ".failed.png")
+                log(f"screenshot of the failure: {shot}.failed.png")
+            except Exception as e:
+                log(f"no failure screenshot: {e}")
+            raise
+        finally:
+            ctx.close()
+
+
+def wait_idle(page, timeout=120000):
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
+
+
+def slider_rendered(page):
+    handle = page.locator(".jp-OutputArea-output .widget-slider .noUi-handle").first
+    handle.wait_for(timeout=60000)
+    loading = page.locator(".jp-OutputArea-output", has_text="Loading widget...")
+    if loading.count():
+        raise SystemExit(f"{loading.count()} outputs still say 'Loading widget...'")
+    return handle
+
+
+def new_cell(page, source):
+    page.locator(".jp-Notebook .jp-Cell").last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    editor = page.locator(".jp-Notebook .jp-Cell").last.locator(".cm-content")
+    editor.click()
+    page.keyboard.insert_text(source)
+    page.keyboard.press("Shift+Enter")
+    wait_idle(page)
+    return page.locator(".jp-Notebook .jp-CodeCell").nth(-2)
+
+
+def run(page, url, notebook, shot):
+    token = os.environ["GPUNOTES_E2E_TOKEN"]
+    page.goto(f"{url}/lab/tree/{notebook}?token={token}", wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-Notebook", timeout=90000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90000)
+    page.locator(".jp-NotebookPanel").first.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+b")
+    log("run all cells")
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item[data-command='runmenu:run-all']").first.click()
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
+                 .every(p => /\\[\\d+\\]/.test(p.textContent))""", timeout=240000)
+    wait_idle(page)
+    handle = slider_rendered(page)
+    start = int(handle.get_attribute("aria-valuenow"))
+    log(f"the slider rendered at {start}")
+    label = page.locator(".jp-OutputArea-output .widget-label", has_text="seen").first
+    label.wait_for(timeout=60000)
+
+    # Keyboard steps: each waits for the Go callback's label update.
+    handle.focus()
+    times = []
+    for i in range(1, STEPS + 1):
+        want = f"seen {start + i}"
+        t0 = page.evaluate("performance.now()")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "want => [...document.querySelectorAll('.widget-label')].some(e => e.textContent === want)",
+            arg=want, timeout=60000, polling="raf")
+        times.append(page.evaluate("performance.now()") - t0)
+    now = int(handle.get_attribute("aria-valuenow"))
+    if now != start + STEPS:
+        raise SystemExit(f"the handle is at {now} after {STEPS} steps from {start}")
+    times.sort()
+    log(f"slider round trip over {STEPS} steps: p50 {statistics.median(times):.1f} ms, "
+        f"p90 {times[int(0.9 * len(times)) - 1]:.1f} ms, min {times[0]:.1f} ms, max {times[-1]:.1f} ms")
+    print(f"ROUNDTRIP_P50_MS {statistics.median(times):.2f}", flush=True)
+
+    out = new_cell(page, "seen")
+    got = out.locator(".jp-OutputArea-output").first.inner_text()
+    if got.strip() != str(start + STEPS):
+        raise SystemExit(f"a later cell sees seen = {got!r}, want {start + STEPS}")
+    log(f"a later cell sees {got.strip()}")
+
+    new_cell(page, "s.SetValue(77)")
+    page.wait_for_selector(".widget-slider .noUi-handle[aria-valuenow='77']", timeout=60000)
+    log("a Go-side SetValue(77) moved the handle")
+    page.screenshot(path=shot, full_page=False)
+
+    # Save, reload, and every widget comes back from the kernel.
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(500)
+    page.wait_for_function("() => !document.title.startsWith('*') && !document.querySelector('.jp-mod-dirty')",
+                           timeout=60000)
+    views = page.locator(".jp-OutputArea-output .widget-slider").count()
+    log(f"reload ({views} sliders shown)")
+    page.reload(wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-Notebook", timeout=90000)
+    page.wait_for_selector(".widget-slider .noUi-handle[aria-valuenow='77']", timeout=90000)
+    slider_rendered(page)
+    label = page.locator(".jp-OutputArea-output .widget-label", has_text="seen").first
+    label.wait_for(timeout=60000)
+    if page.locator(".jp-OutputArea-output .widget-slider").count() != views:
+        raise SystemExit("the reload lost sliders")
+    log(f"after the reload: the slider at 77, label {label.inner_text()!r}")
+    # and it still talks to Go
+    handle = page.locator(".widget-slider .noUi-handle").first
+    handle.focus()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("() => [...document.querySelectorAll('.widget-label')].some(e => e.textContent === 'seen 76')",
+                           timeout=60000)
+    log("after the reload a step still reaches Go: ok")
+
+
+if __name__ == "__main__":
+    main()
