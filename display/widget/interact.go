@@ -40,6 +40,7 @@ func Interact(fn any, args ...any) *Box {
 //   - Fixed(v): v itself, no control; Named(label, abbrev): abbrev with a label;
 //   - nil, or nothing: a control from the parameter's type (int: a slider 0-100, float64:
 //     0-1, bool, string, time.Time: a date picker).
+//
 // fn runs once at once, then after each change of a control; a value it returns (other than
 // a nil error) is shown below its output; an error it returns is shown as stderr.
 func Interactive(fn any, args ...any) (*Box, error) {
