@@ -33,8 +33,8 @@ func writeNotebook(t *testing.T, path string, cells []string) {
 		cs = append(cs, map[string]any{"cell_type": "code", "metadata": map[string]any{}, "source": c,
 			"outputs": []any{}, "execution_count": nil})
 	}
-	nb := map[string]any{"nbformat": 4, "nbformat_minor": 5, "cells": cs, "metadata": map[string]any{
-		"kernelspec": map[string]any{"name": "gpunotes", "display_name": "Go (gpunotes)", "language": "go"}}}
+	// No kernelspec: JupyterLab asks, and the script picks Go (gpunotes), as users do.
+	nb := map[string]any{"nbformat": 4, "nbformat_minor": 5, "cells": cs, "metadata": map[string]any{}}
 	b, _ := json.MarshalIndent(nb, "", " ")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)

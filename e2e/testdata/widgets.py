@@ -47,6 +47,13 @@ def wait_idle(page, timeout=120000):
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
 
 
+def wait_handle(page, value, timeout):
+    """Waits until the slider's handle says value (noUiSlider writes "77.0")."""
+    page.wait_for_function(
+        "v => [...document.querySelectorAll('.widget-slider .noUi-handle')].some(h => parseFloat(h.getAttribute('aria-valuenow')) === v)",
+        arg=value, timeout=timeout)
+
+
 def slider_rendered(page):
     handle = page.locator(".jp-OutputArea-output .widget-slider .noUi-handle").first
     handle.wait_for(timeout=60000)
@@ -72,7 +79,13 @@ def run(page, url, notebook, shot):
     token = os.environ["GPUNOTES_E2E_TOKEN"]
     page.goto(f"{url}/lab/tree/{notebook}?token={token}", wait_until="domcontentloaded")
     page.wait_for_selector(".jp-Notebook", timeout=90000)
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90000)
+    # The notebook names no kernel, so JupyterLab asks; pick "Go (gpunotes)".
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for(timeout=60000)
+    dialog.locator("select").select_option(label="Go (gpunotes)")
+    dialog.locator("button.jp-mod-accept").click()
+    dialog.wait_for(state="detached", timeout=30000)
+    wait_idle(page, 90000)
     page.locator(".jp-NotebookPanel").first.click()
     page.keyboard.press("Escape")
     page.keyboard.press("Control+b")
@@ -84,7 +97,7 @@ def run(page, url, notebook, shot):
                  .every(p => /\\[\\d+\\]/.test(p.textContent))""", timeout=240000)
     wait_idle(page)
     handle = slider_rendered(page)
-    start = int(handle.get_attribute("aria-valuenow"))
+    start = round(float(handle.get_attribute("aria-valuenow")))
     log(f"the slider rendered at {start}")
     label = page.locator(".jp-OutputArea-output .widget-label", has_text="seen").first
     label.wait_for(timeout=60000)
@@ -100,7 +113,7 @@ def run(page, url, notebook, shot):
             "want => [...document.querySelectorAll('.widget-label')].some(e => e.textContent === want)",
             arg=want, timeout=60000, polling="raf")
         times.append(page.evaluate("performance.now()") - t0)
-    now = int(handle.get_attribute("aria-valuenow"))
+    now = round(float(handle.get_attribute("aria-valuenow")))
     if now != start + STEPS:
         raise SystemExit(f"the handle is at {now} after {STEPS} steps from {start}")
     times.sort()
@@ -115,7 +128,7 @@ def run(page, url, notebook, shot):
     log(f"a later cell sees {got.strip()}")
 
     new_cell(page, "s.SetValue(77)")
-    page.wait_for_selector(".widget-slider .noUi-handle[aria-valuenow='77']", timeout=60000)
+    wait_handle(page, 77, 60000)
     log("a Go-side SetValue(77) moved the handle")
     page.screenshot(path=shot, full_page=False)
 
@@ -128,7 +141,7 @@ def run(page, url, notebook, shot):
     log(f"reload ({views} sliders shown)")
     page.reload(wait_until="domcontentloaded")
     page.wait_for_selector(".jp-Notebook", timeout=90000)
-    page.wait_for_selector(".widget-slider .noUi-handle[aria-valuenow='77']", timeout=90000)
+    wait_handle(page, 77, 90000)
     slider_rendered(page)
     label = page.locator(".jp-OutputArea-output .widget-label", has_text="seen").first
     label.wait_for(timeout=60000)
