@@ -26,6 +26,17 @@ var widgetCells = []string{
 		"widget.NewVBox(s, lbl)",
 }
 
+// peerCells is the same slider and label in Python (ipykernel + ipywidgets), the peer whose
+// round trip the test logs beside ours.
+var peerCells = []string{
+	"import ipywidgets as w\n" +
+		"s = w.IntSlider(10, 0, 100, description='n')\n" +
+		"lbl = w.Label('seen 10')\n" +
+		"def on(c):\n    lbl.value = f\"seen {c['new']}\"\n" +
+		"s.observe(on, 'value')\n" +
+		"w.VBox([s, lbl])",
+}
+
 func writeNotebook(t *testing.T, path string, cells []string) {
 	t.Helper()
 	var cs []map[string]any
@@ -53,20 +64,32 @@ func TestBrowserWidgets(t *testing.T) {
 	env := testenv.InstallKernel(t)
 	root := t.TempDir()
 	writeNotebook(t, filepath.Join(root, "widgets.ipynb"), widgetCells)
+	writeNotebook(t, filepath.Join(root, "peer.ipynb"), peerCells)
 	l := startLab(t, env, root)
 	py := testenv.Python(t)
 	chromium := testenv.Chromium(t)
 	dir := t.TempDir()
 	shot := filepath.Join(dir, "widgets.png")
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "widgets.py"),
-		l.URL, "widgets.ipynb", chromium, filepath.Join(dir, "profile"), shot)
-	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "GPUNOTES_E2E_TOKEN="+l.Token)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
+	browse := func(notebook, kernel, shot string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "widgets.py"),
+			l.URL, notebook, chromium, filepath.Join(t.TempDir(), "profile"), shot)
+		cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "GPUNOTES_E2E_TOKEN="+l.Token, "GPUNOTES_E2E_KERNEL="+kernel)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 10 * time.Second
+		return cmd.CombinedOutput()
+	}
+	// The peer first, when this environment has ipykernel: its round trip is logged beside ours.
+	if exec.Command(py, "-c", "import ipykernel, ipywidgets").Run() == nil {
+		out, err := browse("peer.ipynb", "Python 3 (ipykernel)", filepath.Join(dir, "peer.png"))
+		t.Logf("peer browser:\n%s", out)
+		if err != nil {
+			t.Errorf("the ipykernel peer run failed: %v", err)
+		}
+	}
+	out, err := browse("widgets.ipynb", "Go (gpunotes)", shot)
 	t.Logf("browser:\n%s", out)
 	if err != nil {
 		if keep := os.Getenv("GPUNOTES_E2E_KEEP"); keep != "" {
