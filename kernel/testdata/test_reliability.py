@@ -116,6 +116,22 @@ class InterruptTests(KernelCase):
         self.assertEqual(reply["status"], "error", reply)
         self.assert_next_cell("input()")
 
+    def test_interrupt_a_comm_callback(self):
+        msg_id = self.kc.execute('s := widget.NewIntSlider(5, 0, 100, widget.T{"description": "n"}); s')
+        wait_reply(self.kc, msg_id)
+        opens = [c for t, c in outputs(self.kc, msg_id) if t == "comm_open"]
+        self.assertEqual(len(opens), 1)
+        reply, _ = run(self.kc, 's.Observe("value", func(c widget.Change) { for {} })')
+        self.assertEqual(reply["status"], "ok", reply)
+        msg = self.kc.session.msg("comm_msg", {"comm_id": opens[0]["comm_id"],
+                                               "data": {"method": "update", "state": {"value": 8}, "buffer_paths": []}})
+        self.kc.shell_channel.send(msg)
+        wait_busy(self.kc, msg["header"]["msg_id"])
+        time.sleep(0.3)
+        self.km.interrupt_kernel()
+        outputs(self.kc, msg["header"]["msg_id"])  # its idle: the callback stopped
+        self.assert_next_cell("a comm callback")
+
     def test_interrupt_a_long_compute(self):
         code = ("x := gpuarray.NewRandomState(1).Normal(0, 1, gpuarray.Shape(200000, 20000), gpuarray.Chunks(2000, 20000))\n"
                 "x.Sum().Compute()")
