@@ -257,7 +257,10 @@ func (r *rewriter) goStmt(n *ast.GoStmt) {
 		// go func(...) {...}(...) stays a go statement (yaegi evaluates its arguments in place
 		// and gives the closure the variables of its iteration; handed to compiled code as a
 		// func value it would see the loop's last ones), with a recover at its top.
-		r.edits = append(r.edits, edit{r.off(lit.Body.Lbrace) + 1, 0, " defer func() { gnrt.GoPanic(recover()) }();"})
+		// gnrt.GoAdmit counts it against the session's bound on goroutines (goguard.go), and
+		// gnrt.GoEnd, its last deferred call, reports its panic and releases the count.
+		r.edits = append(r.edits, edit{start, 0, "gnrt.GoAdmit(); "},
+			edit{r.off(lit.Body.Lbrace) + 1, 0, " defer func() { gnrt.GoEnd(recover()) }();"})
 		return
 	}
 	if len(call.Args) == 0 || (isIdent && goBuiltins[id.Name]) || generic {

@@ -42,6 +42,13 @@ type Options struct {
 	Preload []string
 	// Dir is the working directory for shell commands (default: the process's).
 	Dir string
+	// MaxCallDepth is the interpreted call depth at which a cell is stopped with a
+	// RecursionError (0: GPUNOTES_MAX_CALL_DEPTH, else DefaultMaxCallDepth; negative: no
+	// limit, as before, when the Go runtime's stack overflow kills the process; see depth.go).
+	MaxCallDepth int
+	// MaxGoroutines bounds the goroutines that cells start and that still run (0:
+	// GPUNOTES_MAX_GOROUTINES, else a bound sized from memory; see goguard.go).
+	MaxGoroutines int
 }
 
 // CellError is a failed cell: a compile error, a panic, or an interrupt.
@@ -131,6 +138,8 @@ func New(opts Options) (*Session, error) {
 		"Go":           reflect.ValueOf(s.goCall),
 		"GoSpread":     reflect.ValueOf(s.goSpread),
 		"GoPanic":      reflect.ValueOf(s.goPanic),
+		"GoAdmit":      reflect.ValueOf(s.goAdmit), // goguard.go
+		"GoEnd":        reflect.ValueOf(s.goEnd),
 		"Compare":      reflect.ValueOf(compareValues),
 		"Sort":         reflect.ValueOf(sortValues),
 		"CompiledCall": reflect.ValueOf(s.compiledCall),
@@ -621,11 +630,22 @@ func (s *Session) rewriteEnv() rewriteEnv {
 }
 
 // eval runs src under ctx, turning panics that escape yaegi into errors.
+// A cell that recurses past the session's call depth is stopped (depth.go), and its error
+// is then a panic whose value is the *depthError.
 func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err error) {
 	s.frames.take()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if limit := s.maxCallDepth(); limit > 0 {
+		defer depthWatcher.watch(cancel, limit)()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = interp.Panic{Value: r, Stack: debug.Stack()}
+		}
+		var de *depthError
+		if err != nil && errors.As(context.Cause(ctx), &de) {
+			err = interp.Panic{Value: de}
 		}
 	}()
 	return s.i.EvalWithContext(ctx, src)
@@ -644,6 +664,11 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 	var p interp.Panic
 	if errors.As(err, &p) && compilePanic(p) {
 		return s.compileCrash(p, seg)
+	}
+	if errors.As(err, &p) {
+		if de, ok := p.Value.(*depthError); ok {
+			return s.depthTrace(de, seg)
+		}
 	}
 	if errors.As(err, &p) {
 		name := "panic"
@@ -932,7 +957,7 @@ func (s *Session) names() []string {
 func (s *Session) EvalExpr(ctx context.Context, expr string) (display.Data, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, err := s.eval(ctx, expr)
+	v, err := s.eval(ctx, exprSource(expr))
 	if err != nil {
 		return display.Data{}, s.evalError(ctx, err, segment{kind: segStmt, src: expr, line: 1, col: 1})
 	}
@@ -941,6 +966,18 @@ func (s *Session) EvalExpr(ctx context.Context, expr string) (display.Data, erro
 		return display.Data{MIME: map[string]any{"text/plain": ""}}, nil
 	}
 	return d, nil
+}
+
+// exprSource is the source EvalExpr hands yaegi for expr: in parentheses when it is an
+// expression. yaegi picks its mode from a source's first token, and an expression that opens
+// with "func" (`func() int { for {} }()`) was compiled as the declaration of a func main,
+// which yaegi then ran again before every later cell: after such a user expression every cell
+// hung, or silently repeated the expression's effects.
+func exprSource(expr string) string {
+	if isExpr(expr) {
+		return "(" + expr + ")"
+	}
+	return expr
 }
 
 // newImports returns an import declaration for the imports not yet in the session ("" if none).
