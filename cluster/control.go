@@ -69,8 +69,8 @@ type controller interface {
 // holder is who sent a control request: leases (locks, semaphores) end when it goes away.
 type holder struct {
 	id string
-	cc *cconn  // a remote client
-	w  *wconn  // a worker
+	cc *cconn // a remote client
+	w  *wconn // a worker
 }
 
 // control answers a request of a client in this process.

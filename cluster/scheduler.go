@@ -77,8 +77,8 @@ type task struct {
 	stealing   bool
 	queued     bool // in the ready list
 	submitted  time.Time
-	owner      *cconn // the remote client that submitted it (nil: an in-process client)
-	missing    int    // times a worker could not fetch its inputs from peers
+	owner      *cconn   // the remote client that submitted it (nil: an in-process client)
+	missing    int      // times a worker could not fetch its inputs from peers
 	replicas   []*wconn // further workers holding copies of the result (Replicate)
 	priority   int      // higher runs first among ready tasks
 	faf        bool     // fire and forget: the scheduler holds a reference until it finishes

@@ -12,9 +12,9 @@ import (
 
 // logRing keeps a worker's last log lines for WorkerLogs.
 type logRing struct {
-	name  string
-	mu  sync.Mutex
-	buf []string
+	name string
+	mu   sync.Mutex
+	buf  []string
 }
 
 const logRingLen = 1000
