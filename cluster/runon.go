@@ -267,6 +267,17 @@ func (s *scheduler) plugin(ctx context.Context, m *ctlMsg) *ctlReply {
 	}
 	wg.Wait()
 	if len(errs) > 0 {
+		if m.Op == "plugin" {
+			// A plugin whose setup fails is not set up on later workers either.
+			s.mu.Lock()
+			for i, q := range s.plugins {
+				if q.Name == m.Name {
+					s.plugins = append(s.plugins[:i], s.plugins[i+1:]...)
+					break
+				}
+			}
+			s.mu.Unlock()
+		}
 		var parts []string
 		for _, k := range sortedKeys(errs) {
 			parts = append(parts, k+": "+errs[k])
