@@ -186,24 +186,21 @@ func (s *scheduler) runOnWorkers(ctx context.Context, m *ctlMsg) *ctlReply {
 
 // RegisterWorkerPlugin runs setup (a func of a cell, no arguments) on every worker now and on
 // every worker that joins later, and teardown ("" for none) as each worker leaves or when the
-// plugin is unregistered, as dask's worker plugins. Both are functions of the same cell
-// source (names, or pass a Source whose Code declares both and Func names setup). A name
-// registered again replaces the plugin (its old teardown runs first).
+// plugin is unregistered, as dask's worker plugins. Both are top-level funcs of cells (names),
+// or setup is a Source whose Code declares teardown too. A name registered again replaces the
+// plugin (its old teardown runs first).
 func (c *Client) RegisterWorkerPlugin(name string, setup any, teardown string) error {
 	src, fn, err := resolveFunc(setup)
 	if err != nil {
 		return fmt.Errorf("cluster: plugin %s: %w", name, err)
 	}
-	if teardown != "" && !strings.Contains(src, "func "+teardown) {
-		if _, isSrc := setup.(Source); !isSrc {
-			tsrc, _, err := resolveFunc(teardown)
-			if err != nil {
-				return fmt.Errorf("cluster: plugin %s teardown: %w", name, err)
-			}
-			src += "\n" + tsrc
+	tsrc := src
+	if _, isSrc := setup.(Source); !isSrc && teardown != "" {
+		if tsrc, _, err = resolveFunc(teardown); err != nil {
+			return fmt.Errorf("cluster: plugin %s teardown: %w", name, err)
 		}
 	}
-	_, err = c.ctlCall(cellContext(), &ctlMsg{Op: "plugin", Name: name, Source: src, Func: fn, Names: []string{teardown}})
+	_, err = c.ctlCall(cellContext(), &ctlMsg{Op: "plugin", Name: name, Source: src, Func: fn, Names: []string{teardown}, Keys: []string{tsrc}})
 	return err
 }
 
@@ -233,8 +230,8 @@ func (s *scheduler) plugin(ctx context.Context, m *ctlMsg) *ctlReply {
 	var p pluginSpec
 	if m.Op == "plugin" {
 		p = pluginSpec{Name: m.Name, Source: m.Source, Setup: m.Func}
-		if len(m.Names) == 1 {
-			p.Teardown = m.Names[0]
+		if len(m.Names) == 1 && len(m.Keys) == 1 {
+			p.Teardown, p.TeardownSource = m.Names[0], m.Keys[0]
 		}
 		s.plugins = append(s.plugins, p)
 	}
@@ -250,7 +247,7 @@ func (s *scheduler) plugin(ctx context.Context, m *ctlMsg) *ctlReply {
 		go func() {
 			defer wg.Done()
 			if old != nil && old.Teardown != "" {
-				if _, err := s.ask(ctx, w, &frame{Op: "run", Ctl: &ctlMsg{Op: "unplugin", Name: old.Name, Source: old.Source, Func: old.Teardown}}); err != nil {
+				if _, err := s.ask(ctx, w, &frame{Op: "run", Ctl: &ctlMsg{Op: "unplugin", Name: old.Name, Source: old.TeardownSource, Func: old.Teardown}}); err != nil {
 					mu.Lock()
 					errs[w.info.Name] = "teardown: " + err.Error()
 					mu.Unlock()
@@ -288,7 +285,8 @@ func (s *scheduler) plugin(ctx context.Context, m *ctlMsg) *ctlReply {
 }
 
 func (s *scheduler) setupPlugin(ctx context.Context, w *wconn, p pluginSpec) error {
-	_, err := s.ask(ctx, w, &frame{Op: "run", Ctl: &ctlMsg{Op: "plugin", Name: p.Name, Source: p.Source, Func: p.Setup, Names: []string{p.Teardown}}})
+	_, err := s.ask(ctx, w, &frame{Op: "run", Ctl: &ctlMsg{Op: "plugin", Name: p.Name, Source: p.Source, Func: p.Setup,
+		Names: []string{p.Teardown}, Keys: []string{p.TeardownSource}}})
 	return err
 }
 

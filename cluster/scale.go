@@ -217,9 +217,10 @@ func (c *LocalCUDA) retire(ctx context.Context, names []string) error {
 }
 
 // Restart starts every worker process afresh (new PIDs), as dask's client.restart, and
-// waits until they have joined again. Results they held are computed again where their
-// graph still exists (persisted arrays, futures of live inputs); the others err saying their
-// input was released.
+// waits until they have joined again. Persisted array chunks they held are computed again
+// from their graph (an input released meanwhile errs saying so); the futures of submitted
+// functions they ran or held err (Result says the worker was restarted), as their side
+// effects must not repeat.
 func (c *LocalCUDA) Restart() error {
 	c.mu.Lock()
 	var names []string
@@ -246,6 +247,10 @@ func (c *LocalCUDA) RestartWorkers(names ...string) error {
 		if nn == nil {
 			return fmt.Errorf("cluster: RestartWorkers: no worker %q started by this cluster", name)
 		}
+	}
+	c.sched.markRestarting(names)
+	for _, name := range names {
+		nn := byName[name]
 		nn.mu.Lock()
 		old[name] = nn.pid
 		nn.expected = true
@@ -405,4 +410,29 @@ func (c *LocalCUDA) adaptOnce(ctx context.Context, lo, hi int, idle map[string]i
 			c.sched.logf("adapt: %v", err)
 		}
 	}
+}
+
+// markRestarting flags the named workers' connections: when they drop, the submitted calls
+// they ran or held err instead of running again (their side effects would repeat), while
+// array chunks and scattered values are computed or placed again.
+func (s *scheduler) markRestarting(names []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range names {
+		if w := s.workers[n]; w != nil {
+			w.restarting = true
+		}
+	}
+}
+
+// dropRestartedLocked errs a submitted call whose worker was restarted on request.
+func (s *scheduler) dropRestartedLocked(t *task, w *wconn) {
+	t.state = StateErred
+	t.err = &TaskError{Key: t.key, Worker: w.info.Name, Message: "its worker was restarted (Restart): the result " +
+		"of a submitted function is not computed again; submit it again"}
+	s.erred++
+	s.failDependents(t)
+	t.notify()
+	s.finishLocked(t)
+	s.finishedFAF(t)
 }

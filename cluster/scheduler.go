@@ -121,6 +121,7 @@ type wconn struct {
 	sent       uint64
 	id         string // lease holder of its coordination requests
 	retiring   bool   // being retired: no new tasks
+	restarting bool   // restarted on request: submitted calls it ran or held are dropped
 }
 
 func (w *wconn) capacity() int {
@@ -678,6 +679,10 @@ func (s *scheduler) lostLocked(w *wconn, reason string) {
 			s.finishLocked(t)
 			continue
 		}
+		if w.restarting && t.spec.Kind == "call" {
+			s.dropRestartedLocked(t, w)
+			continue
+		}
 		t.retries++
 		if t.retries > t.maxRetries {
 			t.state = StateErred
@@ -701,6 +706,11 @@ func (s *scheduler) lostLocked(w *wconn, reason string) {
 		if len(t.replicas) > 0 {
 			// A copy elsewhere becomes the result: nothing to compute again.
 			t.worker, t.replicas = t.replicas[0], t.replicas[1:]
+			continue
+		}
+		if w.restarting && t.spec.Kind == "call" {
+			t.worker = nil
+			s.dropRestartedLocked(t, w)
 			continue
 		}
 		t.worker = nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -222,6 +223,10 @@ func TestRestartGivesNewPIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := c.Persist(x)
+	sub := c.Submit(inc, 1)
+	if err := c.Wait([]*cluster.Future{sub}); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Restart(); err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +250,9 @@ func TestRestartGivesNewPIDs(t *testing.T) {
 	}
 	if !bitEqual(got, want) {
 		t.Fatal("the persisted array after Restart differs from the inline values")
+	}
+	if _, err := sub.Result(ctxT(t)); err == nil || !strings.Contains(err.Error(), "restarted") {
+		t.Fatalf("a submitted call held across Restart: %v, want an error saying its worker was restarted", err)
 	}
 	if err := c.RestartWorkers("cpu1"); err != nil {
 		t.Fatal(err)

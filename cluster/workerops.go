@@ -119,9 +119,9 @@ func (w *worker) runFunc(f *frame) {
 		w.teardowns = kept
 		w.pluginMu.Unlock()
 	}
-	if m.Op == "plugin" && len(m.Names) == 1 && m.Names[0] != "" {
+	if m.Op == "plugin" && len(m.Names) == 1 && m.Names[0] != "" && len(m.Keys) == 1 {
 		w.pluginMu.Lock()
-		w.teardowns = append(w.teardowns, pluginSpec{Name: m.Name, Source: m.Source, Teardown: m.Names[0]})
+		w.teardowns = append(w.teardowns, pluginSpec{Name: m.Name, TeardownSource: m.Keys[0], Teardown: m.Names[0]})
 		w.pluginMu.Unlock()
 		w.logs.printf("plugin %s set up", m.Name)
 	}
@@ -166,7 +166,7 @@ func (w *worker) runPluginTeardowns() {
 	w.pluginMu.Unlock()
 	for i := len(ps) - 1; i >= 0; i-- {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if _, _, err := w.callOne(ctx, ps[i].Source, ps[i].Teardown, nil); err != nil {
+		if _, _, err := w.callOne(ctx, ps[i].TeardownSource, ps[i].Teardown, nil); err != nil {
 			fmt.Fprintf(os.Stderr, "gpunotes worker %s: plugin %s teardown: %v\n", w.cfg.Name, ps[i].Name, err)
 		}
 		cancel()
@@ -176,5 +176,5 @@ func (w *worker) runPluginTeardowns() {
 // pluginSpec is a worker plugin: functions of Source run on every worker as it joins (Setup)
 // and as it leaves or the plugin is removed (Teardown).
 type pluginSpec struct {
-	Name, Source, Setup, Teardown string
+	Name, Source, Setup, Teardown, TeardownSource string
 }
