@@ -14,14 +14,13 @@ import (
 // lease), queues, variables and events, by name. Leases belong to the connection that took
 // them and end when it goes away (a worker that dies, a client that disconnects).
 type coord struct {
-	mu        sync.Mutex
-	changed   chan struct{}
-	seq       uint64
-	sems      map[string]*sem
-	queues    map[string][]*blob
-	vars      map[string]*blob
-	events    map[string]bool
-	leaseWait time.Duration
+	mu      sync.Mutex
+	changed chan struct{}
+	seq     uint64
+	sems    map[string]*sem
+	queues  map[string][]*blob
+	vars    map[string]*blob
+	events  map[string]bool
 }
 
 type sem struct {
@@ -247,7 +246,7 @@ func (l *Lock) Release() error { return release(&l.mu, &l.lease, "lock/"+l.name)
 
 // Locked reports whether anyone holds the lock.
 func (l *Lock) Locked() (bool, error) {
-	r, err := coordCall(nil, &ctlMsg{Op: "held", Name: "lock/" + l.name})
+	r, err := coordCall(cellContext(), &ctlMsg{Op: "held", Name: "lock/" + l.name})
 	if err != nil {
 		return false, err
 	}
@@ -264,7 +263,7 @@ func acquire(mu *sync.Mutex, lease *uint64, name string, max int, timeout time.D
 	if held {
 		return false, fmt.Errorf("cluster: %q: this handle holds a lease already; release it first or make another handle", name)
 	}
-	r, err := coordCall(nil, &ctlMsg{Op: "acquire", Name: name, N: max, Timeout: wireTimeout(timeout)})
+	r, err := coordCall(cellContext(), &ctlMsg{Op: "acquire", Name: name, N: max, Timeout: wireTimeout(timeout)})
 	if err != nil {
 		return false, err
 	}
@@ -284,7 +283,7 @@ func release(mu *sync.Mutex, lease *uint64, name string) error {
 	if l == 0 {
 		return fmt.Errorf("cluster: %q: released, but this handle holds no lease", name)
 	}
-	_, err := coordCall(nil, &ctlMsg{Op: "release", Name: name, Lease: l})
+	_, err := coordCall(cellContext(), &ctlMsg{Op: "release", Name: name, Lease: l})
 	return err
 }
 
@@ -317,7 +316,7 @@ func (s *Semaphore) Release() error { return release(&s.mu, &s.lease, "sem/"+s.n
 
 // Held is how many leases are taken now.
 func (s *Semaphore) Held() (int, error) {
-	r, err := coordCall(nil, &ctlMsg{Op: "held", Name: "sem/" + s.name})
+	r, err := coordCall(cellContext(), &ctlMsg{Op: "held", Name: "sem/" + s.name})
 	if err != nil {
 		return 0, err
 	}
@@ -337,14 +336,14 @@ func (q *Queue) Put(v any) error {
 	if err != nil {
 		return fmt.Errorf("cluster: queue %q: %w", q.name, err)
 	}
-	_, err = coordCall(nil, &ctlMsg{Op: "q_put", Name: q.name, Value: b})
+	_, err = coordCall(cellContext(), &ctlMsg{Op: "q_put", Name: q.name, Value: b})
 	return err
 }
 
 // Get takes the oldest value, waiting at most timeout for one (0: without limit; < 0: not at
 // all); an empty queue past the timeout is an error.
 func (q *Queue) Get(timeout time.Duration) (any, error) {
-	r, err := coordCall(nil, &ctlMsg{Op: "q_get", Name: q.name, Timeout: wireTimeout(timeout)})
+	r, err := coordCall(cellContext(), &ctlMsg{Op: "q_get", Name: q.name, Timeout: wireTimeout(timeout)})
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +355,7 @@ func (q *Queue) Get(timeout time.Duration) (any, error) {
 
 // Len is how many values wait in the queue.
 func (q *Queue) Len() (int, error) {
-	r, err := coordCall(nil, &ctlMsg{Op: "q_len", Name: q.name})
+	r, err := coordCall(cellContext(), &ctlMsg{Op: "q_len", Name: q.name})
 	if err != nil {
 		return 0, err
 	}
@@ -376,14 +375,14 @@ func (v *Variable) Set(x any) error {
 	if err != nil {
 		return fmt.Errorf("cluster: variable %q: %w", v.name, err)
 	}
-	_, err = coordCall(nil, &ctlMsg{Op: "v_set", Name: v.name, Value: b})
+	_, err = coordCall(cellContext(), &ctlMsg{Op: "v_set", Name: v.name, Value: b})
 	return err
 }
 
 // Get returns the value, waiting at most timeout until one is set (0: without limit; < 0:
 // not at all); an unset variable past the timeout is an error.
 func (v *Variable) Get(timeout time.Duration) (any, error) {
-	r, err := coordCall(nil, &ctlMsg{Op: "v_get", Name: v.name, Timeout: wireTimeout(timeout)})
+	r, err := coordCall(cellContext(), &ctlMsg{Op: "v_get", Name: v.name, Timeout: wireTimeout(timeout)})
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +394,7 @@ func (v *Variable) Get(timeout time.Duration) (any, error) {
 
 // Delete unsets the variable.
 func (v *Variable) Delete() error {
-	_, err := coordCall(nil, &ctlMsg{Op: "v_del", Name: v.name})
+	_, err := coordCall(cellContext(), &ctlMsg{Op: "v_del", Name: v.name})
 	return err
 }
 
@@ -407,20 +406,20 @@ func NewEvent(name string) *Event { return &Event{name: name} }
 
 // Set sets the flag and wakes every waiter.
 func (e *Event) Set() error {
-	_, err := coordCall(nil, &ctlMsg{Op: "e_set", Name: e.name})
+	_, err := coordCall(cellContext(), &ctlMsg{Op: "e_set", Name: e.name})
 	return err
 }
 
 // Clear clears the flag.
 func (e *Event) Clear() error {
-	_, err := coordCall(nil, &ctlMsg{Op: "e_clear", Name: e.name})
+	_, err := coordCall(cellContext(), &ctlMsg{Op: "e_clear", Name: e.name})
 	return err
 }
 
 // Wait waits at most timeout (0: without limit; < 0: not at all) for the flag; it reports
 // whether it is set.
 func (e *Event) Wait(timeout time.Duration) (bool, error) {
-	r, err := coordCall(nil, &ctlMsg{Op: "e_wait", Name: e.name, Timeout: wireTimeout(timeout)})
+	r, err := coordCall(cellContext(), &ctlMsg{Op: "e_wait", Name: e.name, Timeout: wireTimeout(timeout)})
 	if err != nil {
 		return false, err
 	}
@@ -461,19 +460,19 @@ func (c *Client) Publish(name string, x any) error {
 		}
 		m.Value = b
 	}
-	_, err := c.ctlCall(nil, m)
+	_, err := c.ctlCall(cellContext(), m)
 	return err
 }
 
 // Unpublish removes a published name (a published future's result may then be released).
 func (c *Client) Unpublish(name string) error {
-	_, err := c.ctlCall(nil, &ctlMsg{Op: "unpublish", Name: name})
+	_, err := c.ctlCall(cellContext(), &ctlMsg{Op: "unpublish", Name: name})
 	return err
 }
 
 // Datasets lists the published names, sorted.
 func (c *Client) Datasets() ([]string, error) {
-	r, err := c.ctlCall(nil, &ctlMsg{Op: "datasets"})
+	r, err := c.ctlCall(cellContext(), &ctlMsg{Op: "datasets"})
 	if err != nil {
 		return nil, err
 	}
@@ -483,7 +482,7 @@ func (c *Client) Datasets() ([]string, error) {
 // GetDataset returns what was published under name: the value, or, for a published future, a
 // *Future of this client on the same result.
 func (c *Client) GetDataset(name string) (any, error) {
-	r, err := c.ctlCall(nil, &ctlMsg{Op: "get_dataset", Name: name})
+	r, err := c.ctlCall(cellContext(), &ctlMsg{Op: "get_dataset", Name: name})
 	if err != nil {
 		return nil, err
 	}

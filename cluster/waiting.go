@@ -17,7 +17,7 @@ func (c *Client) FireAndForget(fs ...*Future) error {
 		}
 		keys = append(keys, f.t.key)
 	}
-	_, err := c.ctlCall(nil, &ctlMsg{Op: "faf", Keys: keys})
+	_, err := c.ctlCall(cellContext(), &ctlMsg{Op: "faf", Keys: keys})
 	return err
 }
 

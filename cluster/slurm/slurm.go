@@ -517,7 +517,7 @@ func (c *Cluster) scaleJobs(ctx context.Context, n int, onlyIdle bool) error {
 // names every job that has not started its workers, with its state and the end of its
 // output; jobs that ended end the wait at once.
 func (c *Cluster) WaitForWorkers(n int, timeout time.Duration) error {
-	ctx := ctxOr(nil)
+	ctx := display.Context()
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
