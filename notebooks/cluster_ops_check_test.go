@@ -3,7 +3,7 @@ package notebooks_test
 import "testing"
 
 func init() {
-	checks["15-cluster-ops"] = func(t *testing.T, cells []cellOutput) {
+	checks["17-cluster-ops"] = func(t *testing.T, cells []cellOutput) {
 		text := joined(cells, func(c cellOutput) string { return c.text })
 		html := joined(cells, func(c cellOutput) string { return c.html })
 		svg := html + joined(cells, func(c cellOutput) string { return c.svg })
