@@ -165,6 +165,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 		}
 		return true
 	})
+	r.loopClosures(f)
 	if len(r.edits) == 0 {
 		return seg.src, r.ints, nil
 	}
@@ -245,6 +246,77 @@ func (r *rewriter) renameMain(n ast.Node) bool {
 var goBuiltins = map[string]bool{"append": true, "cap": true, "clear": true, "close": true, "complex": true,
 	"copy": true, "delete": true, "imag": true, "len": true, "make": true, "max": true, "min": true, "new": true,
 	"panic": true, "print": true, "println": true, "real": true, "recover": true}
+
+// loopClosures puts each statement inside a loop that makes a func literal whose closure
+// outlives the statement's evaluation (a go statement's, an argument's, an assigned one's) in
+// a call of its own: `use(func() {...})` becomes `func() { use(func() {...}) }()`. yaegi
+// (v0.16.1, getFunc) keeps a literal's value in a slot of the frame that makes it and, whenever
+// one of its closures returns, writes back the value the slot held when that closure was
+// made. In a loop, a closure that returned between the making of the next one and its use (on
+// another goroutine, or called meanwhile) replaced the new closure with the old one or with
+// nil: a go statement started no goroutine, so a WaitGroup waited forever (TestPrograms'
+// split/mutex_counter on a busy machine), and an argument arrived as nil (testdata
+// closure_reentry). Inside the call, the slot is in that call's frame, which nothing else
+// reads. Only expression statements, go statements and plain assignments are wrapped: they
+// declare nothing and hold no return, break or continue outside their literals.
+func (r *rewriter) loopClosures(f *ast.File) {
+	escapes := func(st ast.Stmt) bool {
+		found := false
+		called := map[*ast.FuncLit]bool{} // literals called where they stand, in this goroutine
+		if _, ok := st.(*ast.GoStmt); ok {
+			return true // goStmt may make a literal of it: `go f()` is `gnrt.Go(func() { f() })`
+		}
+		ast.Inspect(st, func(m ast.Node) bool {
+			switch m := m.(type) {
+			case *ast.CallExpr:
+				if lit, ok := m.Fun.(*ast.FuncLit); ok {
+					called[lit] = true
+				}
+			case *ast.FuncLit:
+				if !called[m] {
+					found = true
+				}
+				return false // its body runs in frames of its own
+			}
+			return !found
+		})
+		return found
+	}
+	var walk func(n ast.Node, inLoop bool)
+	walk = func(n ast.Node, inLoop bool) {
+		ast.Inspect(n, func(m ast.Node) bool {
+			switch m := m.(type) {
+			case *ast.ForStmt, *ast.RangeStmt:
+				if !inLoop && m != n {
+					walk(m, true)
+					return false
+				}
+			case *ast.ExprStmt, *ast.GoStmt, *ast.AssignStmt:
+				if a, ok := m.(*ast.AssignStmt); ok && a.Tok == token.DEFINE {
+					break
+				}
+				if inLoop && escapes(m.(ast.Stmt)) {
+					// At the same offsets as other edits, the start goes before their text and
+					// the end after it (applyEdits: of equal offsets, the later edit comes first).
+					r.edits = append([]edit{{r.off(m.End()), 0, " }()"}}, r.edits...)
+					r.edits = append(r.edits, edit{r.off(m.Pos()), 0, "func() { "})
+				}
+			case *ast.FuncLit:
+				if m != n {
+					walk(m.Body, false)
+					return false
+				}
+			case *ast.FuncDecl:
+				if m.Body != nil {
+					walk(m.Body, false)
+				}
+				return false
+			}
+			return true
+		})
+	}
+	walk(f, false)
+}
 
 // goStmt: `go f(a, b)` -> `gnrt.Go(f, a, b)`; `go f(a, xs...)` -> `gnrt.GoSpread(f, a, xs)`.
 // Calls of builtins and calls without arguments run in a closure, as before.
