@@ -91,6 +91,7 @@ type Session struct {
 	late    lateOutput               // what cells' goroutines printed between cells (guard.go)
 	defers  []func()                 // the running cell's top-level defers (trace.go)
 	kept    map[string]reflect.Value // variables of statements that ran in a func (retryInFunc)
+	varType map[string]string        // static types of cell variables of non-struct cell types (typearg.go; under declMu)
 	panicV  any                      // the cell's panic while its defers run, for gnrt.Recover
 	hasPan  bool
 	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
@@ -112,6 +113,7 @@ func New(opts Options) (*Session, error) {
 		declAt:   map[string]declPos{},
 		types:    newTypeRegistry(),
 		notes:    map[string]bool{},
+		varType:  map[string]string{},
 	}
 	quietYaegiLog.Do(func() { log.SetOutput(yaegiLogFilter{}) })
 	s.stdin = &stdinReader{s: s}
@@ -146,6 +148,7 @@ func New(opts Options) (*Session, error) {
 		"Keep":         reflect.ValueOf(s.keepVar),
 		"Restore":      reflect.ValueOf(s.restoreVar),
 		"Recover":      reflect.ValueOf(s.recoverCell),
+		"Typed":        reflect.ValueOf(typed), // typearg.go
 		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
 	}
 	if err := s.reset(); err != nil {
@@ -299,7 +302,9 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 			}
 			continue
 		}
-		src, ints, err := rewriteGo(seg, s.rewriteEnv())
+		typedSeg := seg
+		typedSeg.src = s.typedFormatArgs(seg)
+		src, ints, err := rewriteGo(typedSeg, s.rewriteEnv())
 		if err != nil {
 			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
 		}
@@ -477,7 +482,9 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 	if e := s.checkRedeclare(seg.src, names); e != nil {
 		return e
 	}
-	src, ints, err := rewriteGo(seg, s.rewriteEnv())
+	typedSeg := seg
+	typedSeg.src = s.typedFormatArgs(seg)
+	src, ints, err := rewriteGo(typedSeg, s.rewriteEnv())
 	if err != nil {
 		return syntaxError(err, seg.line, seg.col, code, seg.kind)
 	}
