@@ -615,7 +615,15 @@ func (s *Session) methodSrc(name string) string {
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}}
+	for n := range s.vars {
+		env.vars[n] = true
+	}
+	for n, src := range s.decls {
+		if strings.HasPrefix(strings.TrimSpace(src), "var") {
+			env.vars[n] = true
+		}
+	}
 	for n := range s.imported {
 		env.pkgs[n] = true
 	}
@@ -649,6 +657,13 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the cell was interrupted"}}
 	}
 	var p interp.Panic
+	if !errors.As(err, &p) || compilePanic(p) {
+		// A compile error or a crash of yaegi's compiler: a misspelt package name gets Go's
+		// answer rather than yaegi's.
+		if cerr := s.undefinedPackage(seg); cerr != nil {
+			return cerr
+		}
+	}
 	if errors.As(err, &p) && compilePanic(p) {
 		return s.compileCrash(p, seg)
 	}
