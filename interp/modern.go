@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"regexp"
 	"sort"
 	"strconv"
@@ -23,6 +24,7 @@ type rewriteEnv struct {
 	pkgs     map[string]bool          // local names of imported packages
 	userFunc map[string]bool          // builtins the user redeclared (clear, min, max)
 	method   func(name string) string // source of an earlier cell's method name, if one type has it
+	vars     map[string]bool          // variables of earlier cells
 }
 
 // edit replaces del bytes at off with text.
@@ -42,7 +44,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func("} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func(", "new("} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -125,6 +127,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 		case *ast.CallExpr:
 			r.untypedFloats(n)
 			r.inferTypeArgs(n)
+			r.newExpr(n)
 			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !env.userFunc["clear"] && len(n.Args) == 1 {
 				r.edits = append(r.edits, edit{off(id.Pos()), len("clear"), "gnrt.Clear"})
 			}
@@ -185,6 +188,8 @@ type rewriter struct {
 	top       map[ast.Stmt]ast.Stmt
 	cellDefer map[*ast.DeferStmt]bool // defers of a statement segment outside func literals
 	file      *ast.File
+	uses      map[*ast.Ident]types.Object // go/types' resolution of file's names (typeCheck)
+	types     map[ast.Expr]types.TypeAndValue
 }
 
 // visit is the same walk as rewriteGo's, for subtrees it hands back.
@@ -203,6 +208,7 @@ func (r *rewriter) visit(n ast.Node) bool {
 	case *ast.CallExpr:
 		r.untypedFloats(n)
 		r.inferTypeArgs(n)
+		r.newExpr(n)
 		if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !r.env.userFunc["clear"] && len(n.Args) == 1 {
 			r.edits = append(r.edits, edit{r.off(id.Pos()), len("clear"), "gnrt.Clear"})
 		}
@@ -316,6 +322,97 @@ func (r *rewriter) loopClosures(f *ast.File) {
 		})
 	}
 	walk(f, false)
+}
+
+// newExpr: Go 1.26's `new(expr)` (a pointer to a new variable holding expr) becomes
+// `&[]T{expr}[0]` where the segment tells expr's type T, else `gnNew(expr)` (a generic, which
+// yaegi cannot define a cell's variable from); yaegi took the expression for a type and
+// pointed at a zero. A name is an expression when it names a variable.
+func (r *rewriter) newExpr(n *ast.CallExpr) {
+	id, ok := n.Fun.(*ast.Ident)
+	if !ok || id.Name != "new" || len(n.Args) != 1 || r.env.decl != nil && r.env.decl("new") != "" {
+		return
+	}
+	arg := n.Args[0]
+	if a, isID := arg.(*ast.Ident); !isValueExpr(arg) && (!isID || !r.isVar(a)) {
+		return
+	}
+	typ := ""
+	switch a := ast.Unparen(arg).(type) {
+	case *ast.BasicLit:
+		typ = map[token.Token]string{token.INT: "int", token.FLOAT: "float64", token.IMAG: "complex128", token.CHAR: "rune", token.STRING: "string"}[a.Kind]
+	case *ast.CompositeLit:
+		if a.Type != nil && !strings.Contains(r.text(a.Type), "\n") {
+			typ = r.text(a.Type)
+		}
+	case *ast.Ident:
+		if a.Name == "true" || a.Name == "false" {
+			typ = "bool"
+		}
+	}
+	if typ == "" {
+		r.typeCheck()
+		if t := r.types[arg].Type; t != nil && t != types.Typ[types.Invalid] {
+			typ = types.TypeString(types.Default(t), func(p *types.Package) string {
+				if p.Path() == "p" {
+					return ""
+				}
+				return p.Name()
+			})
+			if strings.Contains(typ, "invalid type") || strings.Contains(typ, "untyped") {
+				typ = ""
+			}
+		}
+	}
+	if typ == "" {
+		r.edits = append(r.edits, edit{r.off(id.Pos()), len("new"), "gnNew"})
+		return
+	}
+	r.edits = append(r.edits, edit{r.off(id.Pos()), r.off(n.Lparen) + 1 - r.off(id.Pos()), "&[]" + typ + "{"},
+		edit{r.off(n.Rparen), 1, "}[0]"})
+}
+
+// typeCheck resolves the names and types of the segment with go/types, once (imported
+// packages are empty stand-ins, so what comes from them has no type).
+func (r *rewriter) typeCheck() {
+	if r.uses != nil {
+		return
+	}
+	r.uses = map[*ast.Ident]types.Object{}
+	r.types = map[ast.Expr]types.TypeAndValue{}
+	conf := types.Config{
+		Importer: importerFunc(func(path string) (*types.Package, error) {
+			p := types.NewPackage(path, path[strings.LastIndexByte(path, '/')+1:])
+			p.MarkComplete()
+			return p, nil
+		}),
+		Error: func(error) {},
+	}
+	_, _ = conf.Check("p", r.fset, []*ast.File{r.file}, &types.Info{Uses: r.uses, Types: r.types})
+}
+
+// isVar reports whether id names a variable: of the segment, as go/types resolves it, or of
+// an earlier cell.
+func (r *rewriter) isVar(id *ast.Ident) bool {
+	r.typeCheck()
+	if obj, ok := r.uses[id]; ok {
+		_, v := obj.(*types.Var)
+		return v
+	}
+	return r.env.vars[id.Name]
+}
+
+// isValueExpr reports whether e is certainly an expression, not a type.
+func isValueExpr(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.BasicLit, *ast.CompositeLit, *ast.BinaryExpr, *ast.UnaryExpr, *ast.CallExpr, *ast.FuncLit:
+		return true
+	case *ast.ParenExpr:
+		return isValueExpr(e.X)
+	case *ast.Ident:
+		return e.Name == "true" || e.Name == "false"
+	}
+	return false
 }
 
 // goStmt: `go f(a, b)` -> `gnrt.Go(f, a, b)`; `go f(a, xs...)` -> `gnrt.GoSpread(f, a, xs)`.
@@ -1142,6 +1239,8 @@ func max[T gnOrdered](x T, ys ...T) T {
 	}
 	return x
 }
+
+func gnNew[T any](v T) *T { return &v }
 
 func gnAsType[E any](err error) (E, bool) {
 	var e E

@@ -646,3 +646,54 @@ func TestClosuresInLoopsKeepTheirValue(t *testing.T) {
 		t.Fatalf("printed %q, go run printed %q; error %v", out.out("stdout"), want, err)
 	}
 }
+
+// runProgram runs testdata/programs/name.go pasted whole and compares with go run's output.
+func runProgram(t *testing.T, name string) {
+	t.Helper()
+	src, err := os.ReadFile("testdata/programs/" + name + ".go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/programs/" + name + ".out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out, err := run(t, newSession(t), string(src))
+	if err != nil || out.out("stdout") != string(want) {
+		t.Errorf("%s printed %q, go run printed %q; error %v", name, out.out("stdout"), want, err)
+	}
+}
+
+// TestNewOfExpression: Go 1.26's new(expr) points at expr's value (yaegi pointed at a zero),
+// in a func and at a cell's top level, where the variables stay for later cells.
+func TestNewOfExpression(t *testing.T) {
+	runProgram(t, "new_expr")
+	s := newSession(t)
+	for _, c := range []struct{ code, want string }{
+		{"import \"fmt\"\ntype Point struct{ X, Y int }", ""},
+		{"x := 3\np := new(x)\nq := new(42)\npt := new(Point{1, 2})\nn := new(len(\"four\"))\nf := new(2.5 * 2)\nz := new(int)", ""},
+		{"*p++\nfmt.Println(*p, *q, *pt, *n, *f, x, *z)", "4 42 {1 2} 4 5 3 0\n"},
+	} {
+		_, out, err := run(t, s, c.code)
+		if err != nil || out.out("stdout") != c.want {
+			t.Errorf("%q printed %q, want %q; error %v", c.code, out.out("stdout"), c.want, err)
+		}
+	}
+}
+
+// TestGenericInferenceThroughConstraints: type arguments inferred through a constraint's core
+// type (S ~[]E, M ~map[K]V) and a generic map function's K (yaegi: "undefined type for E").
+func TestGenericInferenceThroughConstraints(t *testing.T) {
+	runProgram(t, "generic_constraints")
+	s := newSession(t)
+	for _, c := range []struct{ code, want string }{
+		{"import \"fmt\"\nfunc Equal[S ~[]E, E comparable](a, b S) bool {\n\tif len(a) != len(b) {\n\t\treturn false\n\t}\n\tfor i := range a {\n\t\tif a[i] != b[i] {\n\t\t\treturn false\n\t\t}\n\t}\n\treturn true\n}", ""},
+		{"type IDs []int", ""},
+		{"a := IDs{1, 2}\nfmt.Println(Equal(a, IDs{1, 2}), Equal([]string{\"x\"}, nil))", "true false\n"},
+	} {
+		_, out, err := run(t, s, c.code)
+		if err != nil || out.out("stdout") != c.want {
+			t.Errorf("%q printed %q, want %q; error %v", c.code, out.out("stdout"), c.want, err)
+		}
+	}
+}

@@ -40,75 +40,28 @@ func typed(v any, name string) any { return typedArg{v: v, name: name} }
 func (s *Session) typedFormatArgs(seg segment) string {
 	src := seg.src
 	hasT := strings.Contains(src, "fmt.") && typeVerbRE.MatchString(src)
-	if !hasT && (seg.kind != segStmt || !s.types.mentionsNamed(src)) {
+	if !hasT && !s.callsCellGeneric(src) && (seg.kind != segStmt || !s.types.mentionsNamed(src)) {
 		return src
 	}
-	s.declMu.RLock()
-	var earlier []string
-	names := make([]string, 0, len(s.decls))
-	for n := range s.decls {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		earlier = append(earlier, s.decls[n])
-	}
-	for _, n := range sortedKeys(s.varType) {
-		earlier = append(earlier, "var "+n+" "+s.varType[n])
-	}
-	imports := map[string]string{}
-	for local, path := range s.imported {
-		imports[local] = path
-	}
-	s.declMu.RUnlock()
-	var head strings.Builder
-	head.WriteString("package main;")
-	for local, path := range imports {
-		fmt.Fprintf(&head, "import %s %q;", local, path)
-	}
-	head.WriteString(` import fmt "fmt";`)
-	prefix := head.String()
-	if seg.kind == segStmt {
-		prefix += "func _() {"
-	}
-	body := prefix + src
-	if seg.kind == segStmt {
-		body += "\n}"
-	}
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "cell", body, parser.SkipObjectResolution)
-	if err != nil {
+	c := s.check(seg)
+	if c == nil {
 		return src
 	}
-	files := []*ast.File{f}
-	if len(earlier) > 0 {
-		// Earlier cells' declarations; one that fails to parse is left out.
-		for _, d := range earlier {
-			if ef, err := parser.ParseFile(fset, "earlier", head.String()+d, parser.SkipObjectResolution); err == nil {
-				files = append(files, ef)
-			}
-		}
-	}
-	pkg := types.NewPackage("main", "main")
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}}
-	conf := types.Config{
-		// Packages are empty: what the check needs is the cell's own types.
-		Importer: importerFunc(func(path string) (*types.Package, error) {
-			p := types.NewPackage(path, path[strings.LastIndexByte(path, '/')+1:])
-			p.MarkComplete()
-			return p, nil
-		}),
-		Error: func(error) {}, // keep going: references to packages do not type
-	}
-	_ = types.NewChecker(&conf, fset, pkg, info).Files(files)
+	f, info, pkg, fset, prefix := c.file, c.info, c.pkg, c.fset, c.prefix
 	if seg.kind == segStmt {
 		s.recordVarTypes(f, info, pkg)
 	}
-	off := func(p token.Pos) int { return fset.Position(p).Offset - len(prefix) }
+	off := func(p token.Pos) int { return fset.Position(p).Offset - prefix }
 	var edits []edit
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
-		if !ok || call.Ellipsis.IsValid() {
+		if !ok {
+			return true
+		}
+		if e, ok := explicitTypeArgs(call, info, pkg, off, len(src)); ok {
+			edits = append(edits, e)
+		}
+		if call.Ellipsis.IsValid() {
 			return true
 		}
 		sel, ok := call.Fun.(*ast.SelectorExpr)
@@ -149,6 +102,154 @@ func (s *Session) typedFormatArgs(seg segment) string {
 		return src
 	}
 	return applyEdits(src, dedupEdits(edits))
+}
+
+// checked is a segment type-checked with go/types: the session's earlier declarations and
+// variables beside it, imported packages as empty stand-ins (what they export is unknown).
+type checked struct {
+	file   *ast.File // the segment's file (a statement segment is the body of func _)
+	info   *types.Info
+	pkg    *types.Package
+	fset   *token.FileSet
+	prefix int           // bytes before the segment's source in file
+	errs   []types.Error // what the checker reported, references into packages included
+}
+
+// check type-checks seg, or returns nil when it does not parse.
+func (s *Session) check(seg segment) *checked {
+	src := seg.src
+	s.declMu.RLock()
+	var earlier []string
+	names := make([]string, 0, len(s.decls))
+	for n := range s.decls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		earlier = append(earlier, s.decls[n])
+	}
+	for _, n := range sortedKeys(s.varType) {
+		earlier = append(earlier, "var "+n+" "+s.varType[n])
+	}
+	for n := range s.vars {
+		if _, typed := s.varType[n]; !typed && s.decls[n] == "" {
+			earlier = append(earlier, "var "+n+" any") // its type is unknown here
+		}
+	}
+	imports := map[string]string{}
+	for local, path := range s.imported {
+		imports[local] = path
+	}
+	s.declMu.RUnlock()
+	var head strings.Builder
+	head.WriteString("package main;")
+	for _, local := range sortedKeys(imports) {
+		fmt.Fprintf(&head, "import %s %q;", local, imports[local])
+	}
+	if _, ok := imports["fmt"]; !ok {
+		head.WriteString(` import fmt "fmt";`)
+	}
+	head.WriteString(` import gnrt "gpunotes.internal/rt";`)
+	prefix := head.String()
+	if seg.kind == segStmt {
+		prefix += "func _() {"
+	}
+	body := prefix + src
+	if seg.kind == segStmt {
+		body += "\n}"
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", body, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	files := []*ast.File{f}
+	for _, d := range earlier {
+		// Earlier cells' declarations; one that fails to parse is left out.
+		if ef, err := parser.ParseFile(fset, "earlier", head.String()+d, parser.SkipObjectResolution); err == nil {
+			files = append(files, ef)
+		}
+	}
+	c := &checked{file: f, fset: fset, prefix: len(prefix), pkg: types.NewPackage("main", "main"),
+		info: &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{},
+			Instances: map[*ast.Ident]types.Instance{}}}
+	conf := types.Config{
+		// Packages are empty: what the checks need is the cell's own names and types.
+		Importer: importerFunc(func(path string) (*types.Package, error) {
+			p := types.NewPackage(path, path[strings.LastIndexByte(path, '/')+1:])
+			p.MarkComplete()
+			return p, nil
+		}),
+		Error: func(err error) {
+			if te, ok := err.(types.Error); ok {
+				c.errs = append(c.errs, te)
+			}
+		},
+	}
+	_ = types.NewChecker(&conf, fset, c.pkg, c.info).Files(files)
+	return c
+}
+
+// genericDeclRE finds the generic funcs a source declares.
+var genericDeclRE = regexp.MustCompile(`func\s+(\w+)\s*\[`)
+
+// callsCellGeneric reports whether src calls a generic func declared in it or in a cell.
+func (s *Session) callsCellGeneric(src string) bool {
+	var names []string
+	for _, m := range genericDeclRE.FindAllStringSubmatch(src, -1) {
+		names = append(names, m[1])
+	}
+	s.declMu.RLock()
+	for n, d := range s.decls {
+		if strings.Contains(d, "func "+n+"[") {
+			names = append(names, n)
+		}
+	}
+	s.declMu.RUnlock()
+	for _, n := range names {
+		if strings.Contains(src, n+"(") {
+			return true
+		}
+	}
+	return false
+}
+
+// explicitTypeArgs writes out the type arguments that go/types inferred for a call of a
+// generic func declared in a cell, `Equal(a, b)` -> `Equal[IDs, int](a, b)`: yaegi does not
+// infer through constraints (`S ~[]E` said "undefined type for E"). Calls whose inferred types
+// come from packages (unknown to the check) stay as written.
+func explicitTypeArgs(call *ast.CallExpr, info *types.Info, pkg *types.Package, off func(token.Pos) int, n int) (edit, bool) {
+	id, ok := call.Fun.(*ast.Ident)
+	if !ok {
+		return edit{}, false
+	}
+	fn, ok := info.Uses[id].(*types.Func)
+	inst, has := info.Instances[id]
+	if !ok || !has || fn.Pkg() != pkg || fn.Parent() != pkg.Scope() || inst.TypeArgs == nil {
+		return edit{}, false
+	}
+	var args []string
+	for i := 0; i < inst.TypeArgs.Len(); i++ {
+		t := inst.TypeArgs.At(i)
+		str := types.TypeString(t, func(p *types.Package) string {
+			if p == pkg {
+				return ""
+			}
+			return p.Name()
+		})
+		if strings.Contains(str, "invalid type") || strings.Contains(str, "untyped") {
+			return edit{}, false
+		}
+		if nm, ok := t.(*types.Named); ok && nm.Obj().Parent() != pkg.Scope() && nm.Obj().Pkg() == pkg {
+			return edit{}, false // a type local to a func: its name may not reach the call
+		}
+		args = append(args, str)
+	}
+	at := off(id.End())
+	if at < 0 || at > n {
+		return edit{}, false
+	}
+	return edit{at, 0, "[" + strings.Join(args, ", ") + "]"}, true
 }
 
 // recordVarTypes keeps the static types of the variables that the statements at f's top
