@@ -1104,6 +1104,6 @@ func importError(err error, imps []importSpec) *CellError {
 			path = im.path
 		}
 	}
-	msg := fmt.Sprintf("package %q is not in this kernel: it has the standard library, display, gpuarray, cluster, gonum.org/v1/gonum/mat and stat, gonum.org/v1/plot (plot, plotter, plotutil, vg, vg/draw, vg/vgimg, font) and github.com/google/uuid compiled in; use the Go code of another module in a %%%%compile cell, where the go command fetches it", path)
+	msg := fmt.Sprintf("package %q is not in this kernel: it has the standard library, display, gpuarray, cluster, dataframe, gonum.org/v1/gonum/mat and stat, gonum.org/v1/plot (plot, plotter, plotutil, vg, vg/draw, vg/vgimg, font) and github.com/google/uuid compiled in; use the Go code of another module in a %%%%compile cell, where the go command fetches it", path)
 	return &CellError{Name: "ImportError", Value: msg, Traceback: []string{"ImportError: " + msg}}
 }
