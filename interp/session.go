@@ -98,6 +98,7 @@ type Session struct {
 	late    lateOutput               // what cells' goroutines printed between cells (guard.go)
 	defers  []func()                 // the running cell's top-level defers (trace.go)
 	kept    map[string]reflect.Value // variables of statements that ran in a func (retryInFunc)
+	varType map[string]string        // static types of cell variables of non-struct cell types (typearg.go; under declMu)
 	panicV  any                      // the cell's panic while its defers run, for gnrt.Recover
 	hasPan  bool
 	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
@@ -119,6 +120,7 @@ func New(opts Options) (*Session, error) {
 		declAt:   map[string]declPos{},
 		types:    newTypeRegistry(),
 		notes:    map[string]bool{},
+		varType:  map[string]string{},
 	}
 	quietYaegiLog.Do(func() { log.SetOutput(yaegiLogFilter{}) })
 	s.stdin = &stdinReader{s: s}
@@ -155,6 +157,7 @@ func New(opts Options) (*Session, error) {
 		"Keep":         reflect.ValueOf(s.keepVar),
 		"Restore":      reflect.ValueOf(s.restoreVar),
 		"Recover":      reflect.ValueOf(s.recoverCell),
+		"Typed":        reflect.ValueOf(typed), // typearg.go
 		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
 	}
 	if err := s.reset(); err != nil {
@@ -308,7 +311,9 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 			}
 			continue
 		}
-		src, ints, err := rewriteGo(seg, s.rewriteEnv())
+		typedSeg := seg
+		typedSeg.src = s.typedFormatArgs(seg)
+		src, ints, err := rewriteGo(typedSeg, s.rewriteEnv())
 		if err != nil {
 			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
 		}
@@ -486,7 +491,9 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 	if e := s.checkRedeclare(seg.src, names); e != nil {
 		return e
 	}
-	src, ints, err := rewriteGo(seg, s.rewriteEnv())
+	typedSeg := seg
+	typedSeg.src = s.typedFormatArgs(seg)
+	src, ints, err := rewriteGo(typedSeg, s.rewriteEnv())
 	if err != nil {
 		return syntaxError(err, seg.line, seg.col, code, seg.kind)
 	}
@@ -617,7 +624,15 @@ func (s *Session) methodSrc(name string) string {
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}}
+	for n := range s.vars {
+		env.vars[n] = true
+	}
+	for n, src := range s.decls {
+		if strings.HasPrefix(strings.TrimSpace(src), "var") {
+			env.vars[n] = true
+		}
+	}
 	for n := range s.imported {
 		env.pkgs[n] = true
 	}
@@ -662,6 +677,13 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the cell was interrupted"}}
 	}
 	var p interp.Panic
+	if !errors.As(err, &p) || compilePanic(p) {
+		// A compile error or a crash of yaegi's compiler: a misspelt package name gets Go's
+		// answer rather than yaegi's.
+		if cerr := s.undefinedPackage(seg); cerr != nil {
+			return cerr
+		}
+	}
 	if errors.As(err, &p) && compilePanic(p) {
 		return s.compileCrash(p, seg)
 	}
