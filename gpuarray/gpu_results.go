@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -25,6 +26,8 @@ type gpuResults struct {
 	stay   map[*expr.Node]bool   // roots whose results stay on the device
 	direct []*expr.Node          // stay roots computed straight into device memory
 	host   map[*expr.Node]string // roots left in host memory, and why (for Path)
+	// notKept: call roots whose outputs were assembled on the host, and why (keepCall)
+	notKept map[*expr.Node]string
 }
 
 // staysOnDevice reports whether a GPU compute leaves root's result on the device: arrays of
@@ -41,7 +44,7 @@ func fitsOnDevice(bytes int64, avail uint64) bool {
 }
 
 func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
-	r := &gpuResults{g: g, stay: map[*expr.Node]bool{}, host: map[*expr.Node]string{}}
+	r := &gpuResults{g: g, stay: map[*expr.Node]bool{}, host: map[*expr.Node]string{}, notKept: map[*expr.Node]string{}}
 	var bytes int64
 	for _, n := range roots {
 		if staysOnDevice(n) && !r.stay[n] {
@@ -324,9 +327,21 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 				return fail(err)
 			}
 		}
-		// Not one fused kernel (a call, the pieces of a join, a host fallback, a reduction
-		// whose partials the host combines): run it as any stage, then put the values on
-		// the device.
+		if n.Kind == expr.KCall {
+			// A call's output is written into device memory where the call runs.
+			gc, err := r.g.keepCall(cfg.ctx, n, st, progress)
+			if err == nil {
+				held[n] = gc
+				continue
+			}
+			if !errors.Is(err, cuda.ErrNotKept) {
+				return fail(err)
+			}
+			r.notKept[n] = strings.TrimPrefix(err.Error(), cuda.ErrNotKept.Error()+": ")
+		}
+		// Not one fused kernel (a call whose output its library does not leave on the device,
+		// the pieces of a join, a host fallback, a reduction whose partials the host
+		// combines): run it as any stage, then put the values on the device.
 		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
 		if err != nil {
 			return fail(err)
@@ -347,7 +362,11 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 			continue
 		}
 		if expr.Size(n.Shape) > maxCombined {
-			r.host[n] = fmt.Sprintf("result in main memory: it was assembled on the host (a reduction's partials, a call's output), and putting %.3g GB back on the GPU costs more than it saves", float64(expr.Size(n.Shape))*8/1e9)
+			what := "a reduction's partials"
+			if why, ok := r.notKept[n]; ok {
+				what = fmt.Sprintf("the %v's output, which stays on the device only when %s", n.Call.Fn, "its library leaves it there: "+why)
+			}
+			r.host[n] = fmt.Sprintf("result in main memory: it was assembled on the host (%s), and putting %.3g GB back on the GPU costs more than it saves", what, float64(expr.Size(n.Shape))*8/1e9)
 			continue
 		}
 		gc, err := r.upload(cfg, n, vals)
