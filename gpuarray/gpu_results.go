@@ -71,12 +71,26 @@ func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
 		avail = free()
 	}
 	if !fitsOnDevice(bytes, avail) {
+		var limit uint64
+		for _, d := range g.devs {
+			_ = d.Do(context.Background(), func() error { limit += d.Pool().Limit(); return nil })
+		}
+		why := residencyNote(bytes, avail, limit)
 		for n := range r.stay {
-			r.host[n] = fmt.Sprintf("result in main memory: %.3g GB does not fit in half the free memory of the GPUs (%.3g GB)", float64(bytes)/1e9, float64(avail)/1e9)
+			r.host[n] = why
 		}
 		r.stay = map[*expr.Node]bool{}
 	}
 	return r
+}
+
+// residencyNote says why results of bytes were left in host memory: with avail bytes free in
+// the GPUs' pools (of limit bytes in all), after the arrays nobody holds gave theirs back, they
+// would take more than half of what is free (fitsOnDevice), which later work needs.
+func residencyNote(bytes int64, avail, limit uint64) string {
+	held := limit - min(limit, avail)
+	return fmt.Sprintf("result in main memory: the results (%.3g GB) may take at most half of the GPUs' free memory, %.3g GB of %.3g GB free (arrays still held on the GPUs use %.3g GB; Release the ones you no longer need)",
+		float64(bytes)/1e9, float64(avail)/1e9, float64(limit)/1e9, float64(held)/1e9)
 }
 
 // stages removes from order the roots computed straight into device memory (elementwise and
@@ -302,7 +316,7 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 	}
 	for _, n := range r.direct {
 		t0 := time.Now()
-		st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
+		st, err := plan.Lower(id, n, done, cfg.planOpts())
 		id++
 		if err != nil {
 			return fail(err)
