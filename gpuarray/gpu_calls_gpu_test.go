@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
 // closeSlices compares got with want: bit for bit where exact, else within tol relative to the
@@ -53,6 +54,20 @@ func closeSlices(t *testing.T, what string, got, want dtype.Slice, exact bool, t
 	}
 }
 
+// hostCopy returns a's values (held on a GPU) as an array in host memory, with a's chunks.
+func hostCopy(t *testing.T, a *Array) *Array {
+	t.Helper()
+	v, err := a.n.Values()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := expr.NewData(v.Clone(), a.n.Shape, a.n.Chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Array{n: d}
+}
+
 // TestGPUCallOutputsStayOnDevice: each call stage on an input persisted on the GPU leaves its
 // output in device memory (Where is the GPU; Path names no host assembly), with the CPU's
 // values (bit for bit for sorts and scans; transforms within cuFFT's rounding), and a chained
@@ -70,6 +85,9 @@ func TestGPUCallOutputsStayOnDevice(t *testing.T) {
 	if err := pints.Err(); err != nil {
 		t.Fatal(err)
 	}
+	// The CPU's values of the same inputs: the persisted ones (the GPU's normals may differ
+	// from the CPU's in the last bit).
+	x, ints = hostCopy(t, px), hostCopy(t, pints)
 	cases := []struct {
 		name  string
 		f     func(*Array) *Array
@@ -170,6 +188,59 @@ func TestGPUResultsDroppedInLoop(t *testing.T) {
 		}
 		if c.Where() != "gpu 0" {
 			t.Fatalf("result %d of %d x 4096 (%.3g GB) is not on the GPU: %s", i, rows, float64(rows)*4096*8/1e9, c.Path())
+		}
+	}
+}
+
+// TestGPUCallSequenceOnPersisted runs call stages one after another on one persisted array, as
+// a notebook does, each result brought to the host and released before the next (the order of
+// bench ops --calls): every value matches the CPU's, and the persisted input stays intact.
+func TestGPUCallSequenceOnPersisted(t *testing.T) {
+	needGPU(t)
+	x := NewRandomState(42).StandardNormal(Shape(2000, 2000), Chunks(500, 500))
+	px := x.Persist(OnGPU())
+	if err := px.Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer px.Release()
+	x = hostCopy(t, px)
+	ops := []struct {
+		name  string
+		f     func(*Array) *Array
+		exact bool
+	}{
+		{"sum", func(a *Array) *Array { return a.Sum() }, false},
+		{"cumsum(axis=1)", func(a *Array) *Array { return CumulativeSum(a, 1, false) }, false},
+		{"cumsum(axis=0)", func(a *Array) *Array { return CumulativeSum(a, 0, false) }, false},
+		{"sort(axis=1)", func(a *Array) *Array { return Sort(a, 1) }, true},
+		{"argsort(axis=1)", func(a *Array) *Array { return Argsort(a, 1) }, true},
+		{"sort(axis=1)[:, :10]", func(a *Array) *Array { return Sort(a, 1).Slice(All(), Span(0, 10)) }, true},
+		{"fft(axis=1)", func(a *Array) *Array { return Fft(a, FFTAxis(1)) }, false},
+		{"sum(abs(fft(axis=1)))", func(a *Array) *Array { return Fft(a, FFTAxis(1)).Abs().Sum() }, false},
+		{"rfft(axis=0)", func(a *Array) *Array { return Rfft(a, FFTAxis(0)) }, false},
+		{"sum(cumsum(axis=1))", func(a *Array) *Array { return CumulativeSum(a, 1, false).Sum() }, false},
+		{"sort(axis=1) again", func(a *Array) *Array { return Sort(a, 1) }, true},
+	}
+	for _, op := range ops {
+		want, err := op.f(x).Compute(Inline())
+		if err != nil {
+			t.Fatalf("%s on the CPU: %v", op.name, err)
+		}
+		wv, err := want.n.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rep := range 3 {
+			got, err := op.f(px).Compute(OnGPU())
+			if err != nil {
+				t.Fatalf("%s, run %d: %v", op.name, rep, err)
+			}
+			gv, err := got.n.Values()
+			if err != nil {
+				t.Fatalf("%s, run %d: %v", op.name, rep, err)
+			}
+			closeSlices(t, op.name, gv, wv, op.exact, 1e-9)
+			got.Release()
 		}
 	}
 }

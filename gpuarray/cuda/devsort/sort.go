@@ -185,6 +185,13 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 			}
 			cuda.Trace("devsort: %v of %d %v values (%d lines) %s on the device in %.3g s (%.3g s of it allocating), left there", c.Fn, s.l.Count()*s.l.N, dt, s.l.Count(), how, time.Since(s.t0).Seconds(), s.allocated.Seconds())
 		}
+		// The sort's scratch goes back to the pool below, and the next allocation may hand it out
+		// to a copy that does not wait for this stream (a synchronous upload of a kernel's task
+		// descriptors): the sort must be done first. Without this wait such an upload overwrote
+		// the tile counters of a sort still running (CUDA_ERROR_ILLEGAL_ADDRESS on an H200).
+		if err := d.Stream().Synchronize(); err != nil {
+			return fmt.Errorf("devsort: %w", err)
+		}
 		out.Ptr = s.res
 		s.bufs = slices.DeleteFunc(s.bufs, func(p driver.DevicePtr) bool { return p == s.res }) // the caller's now
 		return nil
