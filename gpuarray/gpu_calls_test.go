@@ -178,3 +178,22 @@ func TestKeptCallReadInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestResidencyNote: the reason a result was left in host memory names the rule (at most half
+// of the free memory) with figures that bear it out, as the H200's failure at 1f661fa did not
+// ("36 GB does not fit in half the free memory of the GPUs (42.8 GB)").
+func TestResidencyNote(t *testing.T) {
+	const gb = 1e9
+	if fitsOnDevice(36*gb, 42.8*gb) {
+		t.Fatal("36 GB fits in 42.8 GB free: the rule is half of it")
+	}
+	if !fitsOnDevice(36*gb, 114*gb) {
+		t.Fatal("36 GB does not fit in 114 GB free")
+	}
+	msg := residencyNote(36*gb, 42.8*gb, 120.6*gb)
+	for _, want := range []string{"36 GB", "at most half", "42.8 GB of 121 GB free", "77.8 GB", "Release"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q does not say %q", msg, want)
+		}
+	}
+}
