@@ -49,6 +49,9 @@ type computeConfig struct {
 	// keepCall) to data nodes holding them, which later stages read in place (plan.Options.Kept);
 	// nil when the scheduler is no GPU's.
 	kept map[*expr.Node]*expr.Node
+	// stayRoots are the roots a GPU compute leaves on the device (gpuResults.stay): runOrder
+	// keeps such a root's call output there too, where another root reads it.
+	stayRoots map[*expr.Node]bool
 }
 
 // planOpts returns the planning options of cfg's scheduler, with the stages kept on the GPU.
@@ -484,6 +487,9 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	done := map[*expr.Node]dtype.Slice{}
 	cfg, releaseKept := withKept(cfg)
 	defer releaseKept()
+	if res != nil {
+		cfg.stayRoots = res.stay
+	}
 	if err := runOrder(cfg, order, todo, done, prog.add); err != nil {
 		return nil, err
 	}
@@ -600,7 +606,7 @@ func runOrder(cfg computeConfig, order, roots []*expr.Node, done map[*expr.Node]
 				}
 			}
 		}
-		if n := order[id]; n.Kind == expr.KCall && cfg.kept != nil && !slices.Contains(roots, n) {
+		if n := order[id]; n.Kind == expr.KCall && cfg.kept != nil && (!slices.Contains(roots, n) || cfg.stayRoots[n]) {
 			// A call stage that later stages read: its output stays on the GPU.
 			if err := runCallStage(cfg, id, n, done, progress); err != nil {
 				return err

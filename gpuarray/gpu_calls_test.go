@@ -2,6 +2,7 @@ package gpuarray
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,5 +196,24 @@ func TestResidencyNote(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("%q does not say %q", msg, want)
 		}
+	}
+}
+
+// TestCallRootReadByAnotherStaysInOrder: a call root that another root reads is computed in the
+// stage order (runOrder keeps its output on the device for both), not after it as the other call
+// roots are (gpuResults.keep), which would leave the reader with nothing to read.
+func TestCallRootReadByAnotherStaysInOrder(t *testing.T) {
+	x := NewRandomState(7).StandardNormal(Shape(40, 30), Chunks(10, 30))
+	s := Sort(x, 1)
+	alone := Argsort(x, 1)
+	sum := s.Abs().Sum(1)
+	roots := []*expr.Node{s.n, alone.n, sum.n}
+	r := &gpuResults{stay: map[*expr.Node]bool{s.n: true, alone.n: true, sum.n: true}, host: map[*expr.Node]string{}}
+	order := r.stages(stageOrder(roots))
+	if !slices.Contains(order, s.n) {
+		t.Errorf("the sort another root reads is not in the stage order")
+	}
+	if slices.Contains(order, alone.n) || !slices.Contains(r.direct, alone.n) {
+		t.Errorf("the argsort no other root reads is not computed straight onto the device")
 	}
 }

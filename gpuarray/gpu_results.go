@@ -101,7 +101,9 @@ func residencyNote(bytes int64, avail, limit uint64) string {
 func (r *gpuResults) stages(order []*expr.Node) []*expr.Node {
 	var out []*expr.Node
 	for _, n := range order {
-		if r.stay[n] && (n.Kind != expr.KReduce || (partialsStay(n) || r.sumOnDevice(n)) && !readByOthers(n, order)) {
+		// A call another root reads stays in order too: runOrder keeps its output on the device
+		// (runCallStage) for both, and keep takes it from there.
+		if r.stay[n] && (n.Kind != expr.KReduce && n.Kind != expr.KCall || (n.Kind == expr.KCall || partialsStay(n) || r.sumOnDevice(n)) && !readByOthers(n, order)) {
 			r.direct = append(r.direct, n)
 			continue
 		}
@@ -368,6 +370,13 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 		done[n] = vals
 	}
 	for n := range r.stay {
+		if d, ok := cfg.kept[n]; ok && held[n] == nil {
+			// Computed in order (another root read it) with its output left on the device.
+			if gc, ok := d.Buf.(*gpuChunks); ok {
+				held[n] = gc
+				delete(cfg.kept, n) // the result's now, not freed with the computation's
+			}
+		}
 		if held[n] != nil {
 			continue
 		}
