@@ -194,7 +194,7 @@ func (d *Device) ScaleWords(p driver.DevicePtr, n int64, scale float64, complexP
 	if complexPairs {
 		name = "gpn_scale_pairs"
 	}
-	f, err := d.generated(name, func() (string, error) { return scalePTX(d.lib.version, d.lib.target, name, complexPairs), nil })
+	f, err := d.generated(name, func() (string, error) { return scalePTX(d.lib.Version(), d.lib.Target(), name, complexPairs), nil })
 	if err != nil {
 		return err
 	}

@@ -141,7 +141,7 @@ func (d *Device) scanInPlace(c *plan.CallStep, buf driver.DevicePtr, shape []int
 	if err != nil {
 		return err
 	}
-	name := scanName(c.DType, op, segs > 0)
+	name := ptx.ScanName(c.DType, op, segs > 0)
 	if segs == 0 {
 		return d.launchScan(f, name, l.lines(), uint64(buf), uint64(l.outer), uint64(l.n), uint64(l.inner), 0, 0)
 	}
