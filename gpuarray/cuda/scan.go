@@ -228,13 +228,6 @@ func chainSegments(dt dtype.DType, op expr.Op, tots []float64, lines, segs int64
 	return carries, totals
 }
 
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // hostScanOp returns x op y for one value of dt in its words (as the kernel computes it).
 func hostScanOp(dt dtype.DType, op expr.Op, x, y []float64) []float64 {
 	mul := op == expr.OpMul
