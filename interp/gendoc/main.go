@@ -29,6 +29,7 @@ var preloaded = []string{
 	"github.com/gpunotes/gpunotes/gpuarray",
 	"github.com/gpunotes/gpunotes/cluster",
 	"github.com/gpunotes/gpunotes/cluster/slurm",
+	"github.com/gpunotes/gpunotes/dataframe",
 }
 
 const maxDoc = 1500

@@ -194,6 +194,7 @@ func init() {
 		"Take":                reflect.ValueOf(gpuarray.Take),
 		"TakeAlongAxis":       reflect.ValueOf(gpuarray.TakeAlongAxis),
 		"Tan":                 reflect.ValueOf(gpuarray.Tan),
+		"TargetOf":            reflect.ValueOf(gpuarray.TargetOf),
 		"Tensordot":           reflect.ValueOf(gpuarray.Tensordot),
 		"TensordotAxes":       reflect.ValueOf(gpuarray.TensordotAxes),
 		"Threads":             reflect.ValueOf(gpuarray.Threads),
@@ -218,6 +219,7 @@ func init() {
 		"WithContext":         reflect.ValueOf(gpuarray.WithContext),
 		"WithDType":           reflect.ValueOf(gpuarray.WithDType),
 		"WithProgress":        reflect.ValueOf(gpuarray.WithProgress),
+		"WrapValues":          reflect.ValueOf(gpuarray.WrapValues),
 		"ZarrAttributes":      reflect.ValueOf(gpuarray.ZarrAttributes),
 		"ZarrAttrs":           reflect.ValueOf(gpuarray.ZarrAttrs),
 		"ZarrChunks":          reflect.ValueOf(gpuarray.ZarrChunks),
@@ -246,6 +248,7 @@ func init() {
 		"SVDResult":     reflect.ValueOf((*gpuarray.SVDResult)(nil)),
 		"Scheduler":     reflect.ValueOf((*gpuarray.Scheduler)(nil)),
 		"SortOption":    reflect.ValueOf((*gpuarray.SortOption)(nil)),
+		"Target":        reflect.ValueOf((*gpuarray.Target)(nil)),
 		"ZarrOption":    reflect.ValueOf((*gpuarray.ZarrOption)(nil)),
 
 		// interface wrapper definitions
