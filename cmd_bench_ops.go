@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,6 +115,27 @@ var opsTable = []benchOp{
 	}},
 }
 
+// callsTable are the call rows of `bench ops` (issue 32: sorts, scans, transforms), run with
+// --calls or when --op/--match names them; bench/cupy_ops.py --calls runs the same. Their
+// outputs stay on the GPU (array results) or are read in place by the stage after them.
+var callsTable = []benchOp{
+	{"cumsum(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.CumulativeSum(x, 1, false) }},
+	{"cumsum(axis=0)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.CumulativeSum(x, 0, false) }},
+	{"sort(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Sort(x, 1) }},
+	{"argsort(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Argsort(x, 1) }},
+	{"sort(axis=1)[:, :10]", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
+		return gpuarray.Sort(x, 1).Slice(gpuarray.All(), gpuarray.Span(0, 10))
+	}},
+	{"fft(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Fft(x, gpuarray.FFTAxis(1)) }},
+	{"sum(abs(fft(axis=1)))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
+		return gpuarray.Fft(x, gpuarray.FFTAxis(1)).Abs().Sum()
+	}},
+	{"rfft(axis=0)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Rfft(x, gpuarray.FFTAxis(0)) }},
+	{"sum(cumsum(axis=1))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
+		return gpuarray.CumulativeSum(x, 1, false).Sum()
+	}},
+}
+
 // benchKernel is the Elementwise row's kernel.
 var benchKernel = func() *gpuarray.Kernel {
 	k, err := gpuarray.Elementwise("x", "where(x > 0, x * x, exp(x)) + 1")
@@ -136,6 +158,8 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	only := fs.String("op", "", "run only this op")
 	match := fs.String("match", "", "run only the ops whose names match this regular expression")
 	persist := fs.Bool("persist", false, "compute the array once and keep it where it was computed (Persist), then run the ops on it")
+	fs.BoolVar(persist, "persisted", false, "the same as --persist")
+	calls := fs.Bool("calls", false, "run the call rows too (sorts, scans, transforms), or with --op/--match only those named")
 	asJSON := fs.Bool("json", false, "print one JSON line per op")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: bench ops: %v", errUsage, err)
@@ -160,11 +184,15 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	selected := func(op benchOp) bool {
 		return (*only == "" || op.name == *only) && (re == nil || re.MatchString(op.name))
 	}
+	table := opsTable
+	if *calls || *only != "" || re != nil {
+		table = append(slices.Clip(opsTable), callsTable...)
+	}
 	held := map[string]*gpuarray.Array{} // by benchOp.of()
 	if *persist {
 		// Each array is persisted only when a selected op reads it: the float32 copy would
 		// take device memory the float64 one may need (a 120000^2 array on two GPUs).
-		for _, op := range opsTable {
+		for _, op := range table {
 			if !selected(op) || held[op.of()] != nil {
 				continue
 			}
@@ -179,7 +207,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	ran := false
-	for _, op := range opsTable {
+	for _, op := range table {
 		if !selected(op) {
 			continue
 		}

@@ -88,3 +88,42 @@ func TestBenchOpsMatch(t *testing.T) {
 		t.Fatalf("ran %v, want [mean std(axis=1)]", ops)
 	}
 }
+
+// TestBenchOpsCalls runs the call rows (--calls, --persisted) on the CPU backend: every row of
+// callsTable once, each value the first element of the same op computed directly, and the
+// rows of the op table with them.
+func TestBenchOpsCalls(t *testing.T) {
+	var out bytes.Buffer
+	if err := benchOps(context.Background(), []string{"--backend", "cpu", "--n", "48", "--chunk", "16", "--calls", "--persisted", "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]opsResult{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var r opsResult
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("not JSON: %q: %v", sc.Text(), err)
+		}
+		if !r.Persisted {
+			t.Errorf("%s: not marked persisted", r.Op)
+		}
+		seen[r.Op] = r
+	}
+	if len(seen) != len(opsTable)+len(callsTable) {
+		t.Fatalf("%d ops printed, the tables have %d", len(seen), len(opsTable)+len(callsTable))
+	}
+	x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(48, 48), gpuarray.Chunks(16, 16))
+	for _, op := range callsTable {
+		v, err := op.build(x, 48, 16).ToSlice(gpuarray.Inline())
+		if err != nil {
+			t.Fatalf("%s: %v", op.name, err)
+		}
+		r, ok := seen[op.name]
+		if !ok {
+			t.Fatalf("%s: no row", op.name)
+		}
+		if math.Abs(r.Value-v[0]) > 1e-12*(1+math.Abs(v[0])) {
+			t.Errorf("%s: bench value %v, computed %v", op.name, r.Value, v[0])
+		}
+	}
+}

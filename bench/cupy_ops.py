@@ -28,6 +28,8 @@ p.add_argument("--n", type=int, default=40000)
 p.add_argument("--chunk", type=int, default=10000)
 p.add_argument("--variants", default="cupy-regen,cupy-resident,dask-cupy")
 p.add_argument("--op", default="", help="run only this op")
+p.add_argument("--calls", action="store_true",
+               help="run the call rows too (sorts, scans, transforms), as gpunotes bench ops --calls")
 p.add_argument("--on-device", action="store_true",
                help="leave array results in device memory (read one element), as gpunotes' Compute with OnGPU does")
 a = p.parse_args()
@@ -63,8 +65,23 @@ OPS = [
     ("histogram(x, 100, range=(-5, 5))", lambda x, xp: xp.histogram(x, bins=100, range=(-5, 5))[0]),
 ]
 
+# The call rows (issue 32), run with --calls, as gpunotes bench ops --calls.
+CALLS = [
+    ("cumsum(axis=1)", lambda x, xp: xp.cumsum(x, axis=1)),
+    ("cumsum(axis=0)", lambda x, xp: xp.cumsum(x, axis=0)),
+    ("sort(axis=1)", lambda x, xp: xp.sort(x, axis=1)),
+    ("argsort(axis=1)", lambda x, xp: xp.argsort(x, axis=1)),
+    ("sort(axis=1)[:, :10]", lambda x, xp: xp.sort(x, axis=1)[:, :10]),
+    ("fft(axis=1)", lambda x, xp: xp.fft.fft(x, axis=1)),
+    ("sum(abs(fft(axis=1)))", lambda x, xp: xp.abs(xp.fft.fft(x, axis=1)).sum()),
+    ("rfft(axis=0)", lambda x, xp: xp.fft.rfft(x, axis=0)),
+    ("sum(cumsum(axis=1))", lambda x, xp: xp.cumsum(x, axis=1).sum()),
+]
+if a.calls:
+    OPS = OPS + CALLS
+
 if a.op:
-    OPS = [o for o in OPS if o[0] == a.op]
+    OPS = [o for o in OPS + ([] if a.calls else CALLS) if o[0] == a.op]
 
 
 # CuPy's ElementwiseKernel is the peer of gpuarray.Elementwise; dask + CuPy composes the ops.

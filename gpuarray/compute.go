@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -44,6 +45,36 @@ type computeConfig struct {
 	// notes collects, for Path, the host fallbacks that schedulers other than the GPU's
 	// report in their outputs (GPU cluster workers).
 	notes *hostNotes
+	// kept maps the call stages of this computation whose outputs a GPU holds (runOrder,
+	// keepCall) to data nodes holding them, which later stages read in place (plan.Options.Kept);
+	// nil when the scheduler is no GPU's.
+	kept map[*expr.Node]*expr.Node
+	// stayRoots are the roots a GPU compute leaves on the device (gpuResults.stay): runOrder
+	// keeps such a root's call output there too, where another root reads it.
+	stayRoots map[*expr.Node]bool
+}
+
+// planOpts returns the planning options of cfg's scheduler, with the stages kept on the GPU.
+func (cfg computeConfig) planOpts() plan.Options {
+	o := planOptions(cfg.sched, cfg.memLimit)
+	o.Kept = cfg.kept
+	return o
+}
+
+// withKept returns cfg set to keep the outputs of call stages on the GPU (a GPU scheduler's
+// only), and the function that frees them once the computation is done with them.
+func withKept(cfg computeConfig) (computeConfig, func()) {
+	if _, ok := cfg.sched.(*gpuSched); !ok {
+		return cfg, func() {}
+	}
+	cfg.kept = map[*expr.Node]*expr.Node{}
+	return cfg, func() {
+		for _, d := range cfg.kept {
+			if gc, ok := d.Buf.(*gpuChunks); ok {
+				gc.release()
+			}
+		}
+	}
 }
 
 // hostNotes are the host fallbacks of one computation, in the order reported.
@@ -454,6 +485,11 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
 	done := map[*expr.Node]dtype.Slice{}
+	cfg, releaseKept := withKept(cfg)
+	defer releaseKept()
+	if res != nil {
+		cfg.stayRoots = res.stay
+	}
 	if err := runOrder(cfg, order, todo, done, prog.add); err != nil {
 		return nil, err
 	}
@@ -570,6 +606,14 @@ func runOrder(cfg computeConfig, order, roots []*expr.Node, done map[*expr.Node]
 				}
 			}
 		}
+		if n := order[id]; n.Kind == expr.KCall && cfg.kept != nil && (!slices.Contains(roots, n) || cfg.stayRoots[n]) {
+			// A call stage that later stages read: its output stays on the GPU.
+			if err := runCallStage(cfg, id, n, done, progress); err != nil {
+				return err
+			}
+			id++
+			continue
+		}
 		vals, err := runStage(cfg, id, order[id], done, progress)
 		if err != nil {
 			return err
@@ -577,6 +621,44 @@ func runOrder(cfg computeConfig, order, roots []*expr.Node, done map[*expr.Node]
 		done[order[id]] = vals
 		id++
 	}
+	return nil
+}
+
+// runCallStage plans call node n as stage id on a GPU and runs it with its output left on the
+// device (keepCall), recorded in cfg.kept for the later stages; a call whose output its library
+// does not leave there runs as any stage, its values in done.
+func runCallStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) error {
+	g := cfg.sched.(*gpuSched)
+	t0 := time.Now()
+	st, err := plan.Lower(id, n, done, cfg.planOpts())
+	if err != nil {
+		return fmt.Errorf("compute: %w", err)
+	}
+	g.planSteps(st, t0)
+	gc, err := g.keepCall(cfg.ctx, n, st, progress)
+	if err == nil {
+		d, err := expr.NewBuffered(gc, n.Shape, n.Chunks)
+		if err != nil {
+			gc.release()
+			return fmt.Errorf("compute: %w", err)
+		}
+		d.DType = n.DType
+		cfg.kept[n] = d
+		return nil
+	}
+	if !errors.Is(err, cuda.ErrNotKept) {
+		return fmt.Errorf("compute: %w", err)
+	}
+	outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
+	if err != nil {
+		return fmt.Errorf("compute: %w", err)
+	}
+	reportFallbacks(cfg, st, outs)
+	vals, err := st.Assemble(outs)
+	if err != nil {
+		return fmt.Errorf("compute: %w", err)
+	}
+	done[n] = vals
 	return nil
 }
 
@@ -602,7 +684,7 @@ func runTogether(cfg computeConfig, id int, nodes []*expr.Node, done map[*expr.N
 	stages := make([]*plan.Stage, len(nodes))
 	var tasks []*plan.Task
 	for i, n := range nodes {
-		st, err := plan.Lower(id+i, n, done, planOptions(cfg.sched, cfg.memLimit))
+		st, err := plan.Lower(id+i, n, done, cfg.planOpts())
 		if err != nil {
 			return fmt.Errorf("compute: %w", err)
 		}
@@ -648,7 +730,7 @@ func runTogether(cfg computeConfig, id int, nodes []*expr.Node, done map[*expr.N
 // runStage plans n as stage id and runs it with cfg's scheduler; it returns n's values.
 func runStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) (dtype.Slice, error) {
 	t0 := time.Now()
-	st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
+	st, err := plan.Lower(id, n, done, cfg.planOpts())
 	if err != nil {
 		return dtype.Slice{}, fmt.Errorf("compute: %w", err)
 	}

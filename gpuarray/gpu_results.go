@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -25,6 +26,8 @@ type gpuResults struct {
 	stay   map[*expr.Node]bool   // roots whose results stay on the device
 	direct []*expr.Node          // stay roots computed straight into device memory
 	host   map[*expr.Node]string // roots left in host memory, and why (for Path)
+	// notKept: call roots whose outputs were assembled on the host, and why (keepCall)
+	notKept map[*expr.Node]string
 }
 
 // staysOnDevice reports whether a GPU compute leaves root's result on the device: arrays of
@@ -41,7 +44,7 @@ func fitsOnDevice(bytes int64, avail uint64) bool {
 }
 
 func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
-	r := &gpuResults{g: g, stay: map[*expr.Node]bool{}, host: map[*expr.Node]string{}}
+	r := &gpuResults{g: g, stay: map[*expr.Node]bool{}, host: map[*expr.Node]string{}, notKept: map[*expr.Node]string{}}
 	var bytes int64
 	for _, n := range roots {
 		if staysOnDevice(n) && !r.stay[n] {
@@ -68,12 +71,26 @@ func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
 		avail = free()
 	}
 	if !fitsOnDevice(bytes, avail) {
+		var limit uint64
+		for _, d := range g.devs {
+			_ = d.Do(context.Background(), func() error { limit += d.Pool().Limit(); return nil })
+		}
+		why := residencyNote(bytes, avail, limit)
 		for n := range r.stay {
-			r.host[n] = fmt.Sprintf("result in main memory: %.3g GB does not fit in half the free memory of the GPUs (%.3g GB)", float64(bytes)/1e9, float64(avail)/1e9)
+			r.host[n] = why
 		}
 		r.stay = map[*expr.Node]bool{}
 	}
 	return r
+}
+
+// residencyNote says why results of bytes were left in host memory: with avail bytes free in
+// the GPUs' pools (of limit bytes in all), after the arrays nobody holds gave theirs back, they
+// would take more than half of what is free (fitsOnDevice), which later work needs.
+func residencyNote(bytes int64, avail, limit uint64) string {
+	held := limit - min(limit, avail)
+	return fmt.Sprintf("result in main memory: the results (%.3g GB) may take at most half of the GPUs' free memory, %.3g GB of %.3g GB free (arrays still held on the GPUs use %.3g GB; Release the ones you no longer need)",
+		float64(bytes)/1e9, float64(avail)/1e9, float64(limit)/1e9, float64(held)/1e9)
 }
 
 // stages removes from order the roots computed straight into device memory (elementwise and
@@ -84,7 +101,9 @@ func newGPUResults(g *gpuSched, roots []*expr.Node) *gpuResults {
 func (r *gpuResults) stages(order []*expr.Node) []*expr.Node {
 	var out []*expr.Node
 	for _, n := range order {
-		if r.stay[n] && (n.Kind != expr.KReduce || (partialsStay(n) || r.sumOnDevice(n)) && !readByOthers(n, order)) {
+		// A call another root reads stays in order too: runOrder keeps its output on the device
+		// (runCallStage) for both, and keep takes it from there.
+		if r.stay[n] && (n.Kind != expr.KReduce && n.Kind != expr.KCall || (n.Kind == expr.KCall || partialsStay(n) || r.sumOnDevice(n)) && !readByOthers(n, order)) {
 			r.direct = append(r.direct, n)
 			continue
 		}
@@ -299,7 +318,7 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 	}
 	for _, n := range r.direct {
 		t0 := time.Now()
-		st, err := plan.Lower(id, n, done, planOptions(cfg.sched, cfg.memLimit))
+		st, err := plan.Lower(id, n, done, cfg.planOpts())
 		id++
 		if err != nil {
 			return fail(err)
@@ -324,9 +343,21 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 				return fail(err)
 			}
 		}
-		// Not one fused kernel (a call, the pieces of a join, a host fallback, a reduction
-		// whose partials the host combines): run it as any stage, then put the values on
-		// the device.
+		if n.Kind == expr.KCall {
+			// A call's output is written into device memory where the call runs.
+			gc, err := r.g.keepCall(cfg.ctx, n, st, progress)
+			if err == nil {
+				held[n] = gc
+				continue
+			}
+			if !errors.Is(err, cuda.ErrNotKept) {
+				return fail(err)
+			}
+			r.notKept[n] = strings.TrimPrefix(err.Error(), cuda.ErrNotKept.Error()+": ")
+		}
+		// Not one fused kernel (a call whose output its library does not leave on the device,
+		// the pieces of a join, a host fallback, a reduction whose partials the host
+		// combines): run it as any stage, then put the values on the device.
 		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, progress)
 		if err != nil {
 			return fail(err)
@@ -339,6 +370,13 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 		done[n] = vals
 	}
 	for n := range r.stay {
+		if d, ok := cfg.kept[n]; ok && held[n] == nil {
+			// Computed in order (another root read it) with its output left on the device.
+			if gc, ok := d.Buf.(*gpuChunks); ok {
+				held[n] = gc
+				delete(cfg.kept, n) // the result's now, not freed with the computation's
+			}
+		}
 		if held[n] != nil {
 			continue
 		}
@@ -347,7 +385,11 @@ func (r *gpuResults) keep(cfg computeConfig, id int, done map[*expr.Node]dtype.S
 			continue
 		}
 		if expr.Size(n.Shape) > maxCombined {
-			r.host[n] = fmt.Sprintf("result in main memory: it was assembled on the host (a reduction's partials, a call's output), and putting %.3g GB back on the GPU costs more than it saves", float64(expr.Size(n.Shape))*8/1e9)
+			what := "a reduction's partials"
+			if why, ok := r.notKept[n]; ok {
+				what = fmt.Sprintf("the %v's output, which stays on the device only when %s", n.Call.Fn, "its library leaves it there: "+why)
+			}
+			r.host[n] = fmt.Sprintf("result in main memory: it was assembled on the host (%s), and putting %.3g GB back on the GPU costs more than it saves", what, float64(expr.Size(n.Shape))*8/1e9)
 			continue
 		}
 		gc, err := r.upload(cfg, n, vals)

@@ -2,6 +2,7 @@ package gpuarray
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -102,11 +103,13 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	prog := newProgress(total, cfg.progress, cfg.quiet)
 	defer prog.finish()
 	done := map[*expr.Node]dtype.Slice{}
+	cfg, releaseKept := withKept(cfg)
+	defer releaseKept()
 	if err := runOrder(cfg, order[:len(order)-1], []*expr.Node{root}, done, prog.add); err != nil {
 		return errArray(fmt.Errorf("persist: %w", err))
 	}
 	t0 := time.Now()
-	st, err := plan.Lower(len(order)-1, root, done, planOptions(cfg.sched, cfg.memLimit))
+	st, err := plan.Lower(len(order)-1, root, done, cfg.planOpts())
 	if err != nil {
 		return errArray(fmt.Errorf("persist: %w", err))
 	}
@@ -121,10 +124,16 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 		}
 		buf = newKeptChunks(k, root, st.Tasks, kept)
 	} else if onGPU {
-		gc, err := g.keep(cfg.ctx, root, st.Tasks, prog.add)
+		// A call's output is written into device memory where the call runs (keepCall); other
+		// stages, and calls whose library does not leave their outputs there, run through keep.
+		gc, err := g.keepCall(cfg.ctx, root, st, prog.add)
+		if errors.Is(err, cuda.ErrNotKept) {
+			gc, err = g.keep(cfg.ctx, root, st.Tasks, prog.add)
+		}
 		if err != nil {
 			return errArray(fmt.Errorf("persist: %w", err))
 		}
+		gc.label = "persisted on"
 		buf = gc
 	} else {
 		hc, err := keepOnHost(cfg.ctx, cfg.sched, root, st.Tasks, prog.add)

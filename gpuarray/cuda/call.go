@@ -64,6 +64,8 @@ type callLib struct {
 	ready    func() error           // whether the library can be used here (loads it)
 	supports func(expr.CallFn) bool // which functions it runs on a GPU
 	trip     HostTripFunc           // nil: dev reads every value it is given on the device
+	keep     KeepCallRunner         // nil: the output always comes to the host (RegisterKeep)
+	keepRule KeepRule               // which calls keep leaves on the device (nil: all)
 }
 
 // HostTripFunc says why a library's device runner copies the fused values of call c (of dtype

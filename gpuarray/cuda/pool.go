@@ -89,11 +89,22 @@ func (p *Pool) drainLater() bool {
 }
 
 // Reclaim runs the garbage collector so that arrays nobody holds give their device memory
-// back (through FreeLater), waits briefly for their cleanups, and trims the cache.
+// back (through FreeLater), waits until the cleanups of every array unreachable by then have
+// run (gcwait.Collect: not only the first one, and not on a clock), and trims the cache. It
+// repeats while a round gives memory back (an array freed by another's cleanup), at most
+// reclaimRounds times.
 func (p *Pool) Reclaim() {
-	gcwait.Until(p.drainLater)
+	for range reclaimRounds {
+		gcwait.Collect()
+		if !p.drainLater() {
+			break
+		}
+	}
 	p.Trim()
 }
+
+// reclaimRounds bounds Reclaim's rounds of collection.
+const reclaimRounds = 3
 
 // Alloc returns a device block of at least n bytes.
 func (p *Pool) Alloc(n uint64) (driver.DevicePtr, error) {

@@ -109,11 +109,69 @@ func (d *Device) launchScan(f driver.Function, name string, threads int64, args 
 func (d *Device) scan(c *plan.CallStep, buf driver.DevicePtr, shape []int) ([]float64, error) {
 	l := linesOf(shape, c.Axis)
 	w := int64(Words(c.DType))
-	op := scanOp(c.Fn)
-	last := c.Fn == expr.FnProd
 	if l.lines()*l.n == 0 {
 		return nil, nil
 	}
+	if c.Fn == expr.FnProd {
+		return d.scanTotals(c, buf, shape)
+	}
+	if err := d.scanInPlace(c, buf, shape); err != nil {
+		return nil, err
+	}
+	out := make([]float64, l.lines()*l.n*w)
+	return out, d.CopyToHost(out, buf)
+}
+
+// scanInPlace runs a running scan c (not FnProd) on the words at buf, dtype c.DType, row-major
+// over shape, in place, and leaves the result there: the segments' carries are chained on the
+// host (a few words per segment), the values never leave the device. It runs on the device
+// goroutine.
+func (d *Device) scanInPlace(c *plan.CallStep, buf driver.DevicePtr, shape []int) error {
+	if c.Fn == expr.FnProd {
+		return fmt.Errorf("cuda: %v gives line totals, not a running scan (internal)", c.Fn)
+	}
+	l := linesOf(shape, c.Axis)
+	w := int64(Words(c.DType))
+	op := scanOp(c.Fn)
+	if l.lines()*l.n == 0 {
+		return nil
+	}
+	segs := l.segments()
+	f, err := d.scanFunction(c.DType, op, segs > 0)
+	if err != nil {
+		return err
+	}
+	name := ptx.ScanName(c.DType, op, segs > 0)
+	if segs == 0 {
+		return d.launchScan(f, name, l.lines(), uint64(buf), uint64(l.outer), uint64(l.n), uint64(l.inner), 0, 0)
+	}
+	nseg := l.lines() * segs
+	tout, err := d.pool.Alloc(uint64(nseg * w * 8))
+	if err != nil {
+		return err
+	}
+	defer d.pool.Free(tout)
+	args := []uint64{uint64(buf), uint64(l.outer), uint64(l.n), uint64(l.inner), uint64(segs)}
+	if err := d.launchScan(f, name, nseg*32, append(args, 0, uint64(tout), 0)...); err != nil {
+		return err
+	}
+	tots := make([]float64, nseg*w)
+	if err := d.CopyToHost(tots, tout); err != nil {
+		return err
+	}
+	carries, _ := chainSegments(c.DType, op, tots, l.lines(), segs)
+	if err := d.CopyToDevice(tout, carries); err != nil {
+		return err
+	}
+	return d.launchScan(f, name, nseg*32, append(args, uint64(tout), 0, 1)...)
+}
+
+// scanTotals runs FnProd (the product along an axis) on the words at buf and returns each
+// line's total's words. It runs on the device goroutine.
+func (d *Device) scanTotals(c *plan.CallStep, buf driver.DevicePtr, shape []int) ([]float64, error) {
+	l := linesOf(shape, c.Axis)
+	w := int64(Words(c.DType))
+	op := scanOp(c.Fn)
 	segs := l.segments()
 	f, err := d.scanFunction(c.DType, op, segs > 0)
 	if err != nil {
@@ -121,22 +179,16 @@ func (d *Device) scan(c *plan.CallStep, buf driver.DevicePtr, shape []int) ([]fl
 	}
 	name := ptx.ScanName(c.DType, op, segs > 0)
 	if segs == 0 {
-		var tot driver.DevicePtr
-		if last {
-			if tot, err = d.pool.Alloc(uint64(l.lines() * w * 8)); err != nil {
-				return nil, err
-			}
-			defer d.pool.Free(tot)
-		}
-		if err := d.launchScan(f, name, l.lines(), uint64(buf), uint64(l.outer), uint64(l.n), uint64(l.inner), uint64(tot), b2u(last)); err != nil {
+		tot, err := d.pool.Alloc(uint64(l.lines() * w * 8))
+		if err != nil {
 			return nil, err
 		}
-		if last {
-			out := make([]float64, l.lines()*w)
-			return out, d.CopyToHost(out, tot)
+		defer d.pool.Free(tot)
+		if err := d.launchScan(f, name, l.lines(), uint64(buf), uint64(l.outer), uint64(l.n), uint64(l.inner), uint64(tot), 1); err != nil {
+			return nil, err
 		}
-		out := make([]float64, l.lines()*l.n*w)
-		return out, d.CopyToHost(out, buf)
+		out := make([]float64, l.lines()*w)
+		return out, d.CopyToHost(out, tot)
 	}
 	nseg := l.lines() * segs
 	tout, err := d.pool.Alloc(uint64(nseg * w * 8))
@@ -152,18 +204,8 @@ func (d *Device) scan(c *plan.CallStep, buf driver.DevicePtr, shape []int) ([]fl
 	if err := d.CopyToHost(tots, tout); err != nil {
 		return nil, err
 	}
-	carries, totals := chainSegments(c.DType, op, tots, l.lines(), segs)
-	if last {
-		return totals, nil
-	}
-	if err := d.CopyToDevice(tout, carries); err != nil {
-		return nil, err
-	}
-	if err := d.launchScan(f, name, nseg*32, append(args, uint64(tout), 0, 1)...); err != nil {
-		return nil, err
-	}
-	out := make([]float64, l.lines()*l.n*w)
-	return out, d.CopyToHost(out, buf)
+	_, totals := chainSegments(c.DType, op, tots, l.lines(), segs)
+	return totals, nil
 }
 
 // chainSegments chains each of lines lines' segs segment totals (tots, words of dt, segment
@@ -184,13 +226,6 @@ func chainSegments(dt dtype.DType, op expr.Op, tots []float64, lines, segs int64
 		copy(totals[ln*w:(ln+1)*w], acc)
 	}
 	return carries, totals
-}
-
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // hostScanOp returns x op y for one value of dt in its words (as the kernel computes it).

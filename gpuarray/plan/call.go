@@ -34,6 +34,9 @@ func (st *Stage) addOperands(args []*expr.Node, done map[*expr.Node]dtype.Slice,
 	blocks := make([]Block, len(args))
 	for i, a := range args {
 		lo, hi := operandBox(st.Kernel.Call, a.Shape)
+		if d, ok := opt.Kept[a]; ok {
+			a = d // held on a device, as data
+		}
 		vals, ok := done[a]
 		if !ok {
 			if a.Kind != expr.KData {

@@ -85,6 +85,9 @@ func (l *lowerer) valuesOf(n *expr.Node) (dtype.Slice, error) {
 	if v, ok := l.done[n]; ok {
 		return v, nil
 	}
+	if d, ok := l.kept[n]; ok {
+		n = d // held on a device: its host copy
+	}
 	if n.Kind != expr.KData {
 		return dtype.Slice{}, fmt.Errorf("plan: an operand of shape %s of an indexing operation was not computed before its use", expr.ShapeString(n.Shape))
 	}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,6 +102,11 @@ type Options struct {
 	// inside the task (so on all cores). Without it they are gathered as the tasks are made,
 	// on the host (for cluster workers, which would otherwise be sent the whole operand).
 	LateGather bool
+	// Kept maps nodes materialized by earlier stages whose values a device holds (a call's
+	// output left on the GPU) to data nodes whose Buf holds them: tasks read such a node as
+	// they read that data node (through Held, in place), never from host memory unless Held
+	// refuses a block.
+	Kept map[*expr.Node]*expr.Node
 }
 
 // Stage is one planned stage: a kernel and its tasks.
@@ -132,6 +138,7 @@ type Stage struct {
 type lowerer struct {
 	k      *Kernel
 	done   map[*expr.Node]dtype.Slice
+	kept   map[*expr.Node]*expr.Node // Options.Kept
 	memo   map[string]int
 	inputs []inputLeaf
 	held   bool  // Options.Held is set
@@ -170,13 +177,21 @@ func Lower(id int, n *expr.Node, done map[*expr.Node]dtype.Slice, opt Options) (
 		call = &CallStep{Call: *n.Call, DType: n.DType}
 	}
 	st := &Stage{Node: n, grid: iter.Chunks}
-	joins := hasJoin(iter, done)
+	// Nodes a device holds (Options.Kept) end the walks for joins as computed nodes do.
+	jd := done
+	if len(opt.Kept) > 0 {
+		jd = maps.Clone(done)
+		for k := range opt.Kept {
+			jd[k] = dtype.Slice{}
+		}
+	}
+	joins := hasJoin(iter, jd)
 	kernels := map[string]*lowerer{}
 	pick := func(off, shp []int) (*lowerer, error) {
 		key := ""
 		if joins {
 			var c *expr.Node
-			if key, c = pieceKey(iter, done, off, shp); c != nil {
+			if key, c = pieceKey(iter, jd, off, shp); c != nil {
 				return nil, fmt.Errorf("plan: a chunk at %v of shape %s reads across the pieces of a concatenation of shape %s", off, expr.ShapeString(shp), expr.ShapeString(c.Shape))
 			}
 		}
@@ -230,7 +245,7 @@ func joinNote(t *Task) string {
 // lowerKernel lowers iter into a kernel; the region (off, shp) picks the pieces of joins.
 func lowerKernel(iter *expr.Node, red *Reduction, call *CallStep, done map[*expr.Node]dtype.Slice, opt Options, off, shp []int) (*lowerer, error) {
 	k := &Kernel{Shape: slices.Clone(iter.Shape), Reduce: red, Call: call}
-	l := &lowerer{k: k, done: done, memo: map[string]int{}, held: opt.Held != nil, off: off, shp: shp}
+	l := &lowerer{k: k, done: done, kept: opt.Kept, memo: map[string]int{}, held: opt.Held != nil, off: off, shp: shp}
 	res, err := l.emit(iter, nil)
 	if err != nil {
 		return nil, err
@@ -328,6 +343,9 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 	if vals, ok := l.done[n]; ok {
 		return l.input(vals, n, m), nil
 	}
+	if d, ok := l.kept[n]; ok {
+		return l.emitNew(d, m)
+	}
 	switch n.Kind {
 	case expr.KConst:
 		return l.add(Instr{Code: Const, DType: n.DType, Value: n.Value}), nil
@@ -352,6 +370,9 @@ func (l *lowerer) emitNew(n *expr.Node, m []expr.AxisMap) (int, error) {
 		return l.emit(n.Args[0], compose(n.Map, m))
 	case expr.KReshape:
 		a := n.Args[0]
+		if d, ok := l.kept[a]; ok {
+			a = d
+		}
 		vals, ok := l.done[a]
 		if !ok && a.Kind == expr.KData && a.Buf != nil && l.held {
 			// Held off the host: read in place where a task's block of the reshape is a box

@@ -3,6 +3,7 @@ package cufft
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
@@ -18,6 +19,7 @@ import (
 func init() {
 	cuda.RegisterLibrary("cuFFT", runHost, runDevice, Load, func(fn expr.CallFn) bool { return fn.Transform() })
 	cuda.RegisterHostTrips("cuFFT", hostTrip)
+	cuda.RegisterKeep("cuFFT", runKeep, keepRule)
 }
 
 // hostTrip is runDevice's rule (cuda.HostTripFunc): why it copies the fused values of c to host
@@ -119,4 +121,135 @@ func (g device) Real(ctx context.Context, x []float64, l fft.Lines, scale float6
 
 func (g device) InverseReal(ctx context.Context, x []complex128, l fft.Lines, n int, scale float64) ([]float64, error) {
 	return InverseReal(ctx, g.d, x, l, n, scale)
+}
+
+// keepRule is runKeep's rule (cuda.KeepRule): a transform's output stays on the device when its
+// dtype is complex128 or float64, the words cuFFT writes (a complex64 or float32 result is
+// rounded on the host).
+func keepRule(c *plan.CallStep, dt dtype.DType) string {
+	if !c.Fn.Transform() {
+		return fmt.Sprintf("%v is no transform", c.Fn)
+	}
+	if c.Fn == expr.FnIHFFT {
+		return "ihfft conjugates its half spectrum on the host"
+	}
+	switch c.DType {
+	case dtype.Complex128, dtype.Float64:
+		return ""
+	}
+	return fmt.Sprintf("%v giving %v: cuFFT writes double precision, rounded on the host", c.Fn, c.DType)
+}
+
+// runKeep is runDevice leaving the transform on the device (cuda.KeepCallRunner): cuFFT's output
+// buffer becomes the call's output (complex pairs of float64 words, or float64 words for the
+// inverse real transforms), scaled there as the host scales it (Device.ScaleWords).
+func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, _ []cuda.Operand) (cuda.KeptCall, error) {
+	if why := keepRule(c, dt); why != "" {
+		return cuda.KeptCall{}, fmt.Errorf("cufft: %w: %s", cuda.ErrNotKept, why)
+	}
+	if err := Load(); err != nil {
+		return cuda.KeptCall{}, err
+	}
+	padded := append([]int(nil), shape...)
+	padded[c.Axis] = max(shape[c.Axis], c.InLen()) // as cpu.ApplyCall pads
+	l, err := fft.Split(padded, c.Axis)
+	if err != nil {
+		return cuda.KeptCall{}, err
+	}
+	lay := cuda.LineLayout{Outer: int64(l.Outer), Inner: int64(l.Inner), SrcLen: int64(shape[c.Axis]), Len: int64(l.N), SrcComplex: dt.IsComplex()}
+	out := cuda.KeptCall{Shape: c.OutShape(padded)}
+	n := expr.Size(out.Shape)
+	err = d.Do(ctx, func() error {
+		pool := d.Pool()
+		var res driver.DevicePtr
+		ok := false
+		defer func() {
+			if !ok && res != 0 {
+				pool.Free(res)
+			}
+		}()
+		t0 := time.Now()
+		switch c.Fn {
+		case expr.FnFFT, expr.FnIFFT:
+			lay.DstComplex = true
+			if res, err = pool.Alloc(uint64(max(l.Count()*l.N, 1)) * 16); err != nil {
+				return fmt.Errorf("cufft: output buffer: %w", err)
+			}
+			if l.Count()*l.N > 0 {
+				if err := d.PrepareLines(res, ptr, lay); err != nil {
+					return fmt.Errorf("cufft: %w", err)
+				}
+				dir := dirForward
+				if c.Fn == expr.FnIFFT {
+					dir = dirInverse
+				}
+				if err := transform(ctx, d, typeZ2Z, l, l.N, res, res, func(p handle, in, out driver.DevicePtr) result {
+					return execZ2Z(p, in, out, dir)
+				}); err != nil {
+					return err
+				}
+			}
+		case expr.FnRFFT, expr.FnIHFFT:
+			src := ptr
+			if lay.SrcComplex || lay.SrcLen != lay.Len {
+				buf, err := pool.Alloc(uint64(max(l.Count()*l.N, 1)) * 8)
+				if err != nil {
+					return fmt.Errorf("cufft: input buffer: %w", err)
+				}
+				defer pool.Free(buf)
+				if err := d.PrepareLines(buf, ptr, lay); err != nil {
+					return fmt.Errorf("cufft: %w", err)
+				}
+				src = buf
+			}
+			if res, err = pool.Alloc(uint64(max(l.Count()*(l.N/2+1), 1)) * 16); err != nil {
+				return fmt.Errorf("cufft: output buffer: %w", err)
+			}
+			if l.Count()*l.N > 0 {
+				if err := transform(ctx, d, typeD2Z, l, l.N, src, res, execD2Z); err != nil {
+					return err
+				}
+			}
+		case expr.FnIRFFT, expr.FnHFFT:
+			lay.DstComplex, lay.Conj, lay.ZeroEnds = true, c.Fn == expr.FnHFFT, true
+			if c.N%2 == 0 {
+				lay.Last = lay.Len - 1
+			}
+			if c.N < 1 || l.N != c.N/2+1 {
+				return fmt.Errorf("cufft: an inverse real transform of length %d needs %d coefficients per line, not %d", c.N, c.N/2+1, l.N)
+			}
+			buf, err := pool.Alloc(uint64(max(l.Count()*l.N, 1)) * 16)
+			if err != nil {
+				return fmt.Errorf("cufft: input buffer: %w", err)
+			}
+			defer pool.Free(buf)
+			if res, err = pool.Alloc(uint64(max(l.Count()*c.N, 1)) * 8); err != nil {
+				return fmt.Errorf("cufft: output buffer: %w", err)
+			}
+			if l.Count()*l.N > 0 {
+				if err := d.PrepareLines(buf, ptr, lay); err != nil {
+					return fmt.Errorf("cufft: %w", err)
+				}
+				if err := transform(ctx, d, typeZ2D, fft.Lines{Outer: l.Outer, N: c.N, Inner: l.Inner}, c.N, buf, res, execZ2D); err != nil {
+					return err
+				}
+			}
+		default:
+			return fmt.Errorf("cufft: %v is no transform", c.Fn)
+		}
+		complexOut := c.DType == dtype.Complex128
+		if err := d.ScaleWords(res, n, c.Scale, complexOut); err != nil {
+			return fmt.Errorf("cufft: scale: %w", err)
+		}
+		if err := d.Stream().Synchronize(); err != nil {
+			return fmt.Errorf("cufft: %w", err)
+		}
+		cuda.Trace("cufft: %v of %d lines of %d on GPU %d in %.4f s, left there", c.Fn, l.Count(), l.N, d.Info.Index, time.Since(t0).Seconds())
+		out.Ptr, ok = res, true
+		return nil
+	})
+	if err != nil {
+		return cuda.KeptCall{}, err
+	}
+	return out, nil
 }

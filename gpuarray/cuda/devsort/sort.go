@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -19,7 +20,28 @@ import (
 )
 
 func init() {
-	cuda.RegisterLibrary("the device radix sort", runHost, runDevice, driver.Load, func(fn expr.CallFn) bool { return fn.Sorts() })
+	cuda.RegisterLibrary(libName, runHost, runDevice, driver.Load, func(fn expr.CallFn) bool { return fn.Sorts() })
+	cuda.RegisterKeep(libName, runKeep, keepRule)
+}
+
+// libName names the device sort in Path.
+const libName = "the device radix sort"
+
+// keepRule is runKeep's rule (cuda.KeepRule): a sort's output stays on the device when it has
+// the values' dtype (an argsort's: int64) and the GPU keeps that dtype as the sort writes it:
+// float64 and int64 in 8-byte words, float32, bool and integers of 1 to 4 bytes narrow.
+func keepRule(c *plan.CallStep, dt dtype.DType) string {
+	odt := dt
+	if c.Fn == expr.FnArgsort || c.Fn == expr.FnArgsortDesc {
+		odt = dtype.Int64
+	}
+	switch {
+	case odt != c.DType:
+		return fmt.Sprintf("%v of %v values gives %v: converted on the host", c.Fn, odt, c.DType)
+	case odt == dtype.Float64, odt == dtype.Int64, cuda.Narrow(odt):
+		return ""
+	}
+	return fmt.Sprintf("%v of %v values: the GPU keeps no such array as the sort writes it", c.Fn, odt)
 }
 
 // Element type codes of sort.cu.
@@ -110,46 +132,15 @@ func runHost(ctx context.Context, d *cuda.Device, c *plan.CallStep, vals dtype.S
 func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, _ []cuda.Operand) (dtype.Slice, []int, error) {
 	var out dtype.Slice
 	err := d.Do(ctx, func() error {
-		n := 1
-		for _, s := range shape {
-			n *= s
-		}
-		if n == 0 {
+		if expr.Size(shape) == 0 {
 			out = dtype.Make(c.DType, int(expr.Size(c.OutShape(shape))))
 			return nil
 		}
-		x := ptr
-		switch {
-		case dt == dtype.Float64, dt == dtype.Int64, dt == dtype.Uint64:
-			// The words are the values: float64s, or the 64-bit integers' bits (EncodeWords).
-		case dt.IsInteger(): // narrower integers: their words' low bytes
-			var err error
-			if x, err = d.Pool().Alloc(uint64(n * dt.Size())); err != nil {
-				return fmt.Errorf("devsort: input buffer: %w", err)
-			}
-			defer d.Pool().Free(x)
-			if err := d.NarrowInts(x, ptr, int64(n), dt); err != nil {
-				return fmt.Errorf("devsort: %w", err)
-			}
-		default: // the fused values stand for float32 or bool values: convert
-			kind := 0
-			switch dt {
-			case dtype.Float32:
-			case dtype.Bool:
-				kind = 1
-			default:
-				return fmt.Errorf("devsort: fused values of dtype %v", dt)
-			}
-			var err error
-			if x, err = d.Pool().Alloc(uint64(n * dt.Size())); err != nil {
-				return fmt.Errorf("devsort: input buffer: %w", err)
-			}
-			defer d.Pool().Free(x)
-			if err := launch(d, "gpn_sort_narrow", grid(n), loopThreads, x, ptr, uint64(n), int32(kind)); err != nil {
-				return err
-			}
+		x, free, err := sortInput(d, ptr, dt, int(expr.Size(shape)))
+		if err != nil {
+			return err
 		}
-		var err error
+		defer free()
 		out, err = sortOn(ctx, d, c, x, dt, shape)
 		return err
 	})
@@ -157,6 +148,98 @@ func runDevice(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver
 		return dtype.Slice{}, nil, err
 	}
 	return out, c.OutShape(shape), nil
+}
+
+// runKeep is runDevice leaving the sorted values (or positions) on the device
+// (cuda.KeepCallRunner): the sort's result buffer becomes the output, in the dtype's own size
+// where the GPU keeps that dtype narrow, else in 8-byte words (see keepRule).
+func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.DevicePtr, dt dtype.DType, shape []int, _ []cuda.Operand) (cuda.KeptCall, error) {
+	if why := keepRule(c, dt); why != "" {
+		return cuda.KeptCall{}, fmt.Errorf("devsort: %w: %s", cuda.ErrNotKept, why)
+	}
+	oshape := c.OutShape(shape)
+	out := cuda.KeptCall{Shape: oshape, Narrow: cuda.Narrow(c.DType)}
+	err := d.Do(ctx, func() error {
+		if expr.Size(shape) == 0 {
+			var err error
+			out.Ptr, err = d.Pool().Alloc(8)
+			return err
+		}
+		x, free, err := sortInput(d, ptr, dt, int(expr.Size(shape)))
+		if err != nil {
+			return err
+		}
+		defer free()
+		s, err := newSorter(d, c, x, dt, shape)
+		if err != nil {
+			return err
+		}
+		defer s.free()
+		how, err := s.sort(ctx)
+		if err != nil {
+			return err
+		}
+		if traced {
+			if err := d.Stream().Synchronize(); err != nil {
+				return fmt.Errorf("devsort: %w", err)
+			}
+			cuda.Trace("devsort: %v of %d %v values (%d lines) %s on the device in %.3g s (%.3g s of it allocating), left there", c.Fn, s.l.Count()*s.l.N, dt, s.l.Count(), how, time.Since(s.t0).Seconds(), s.allocated.Seconds())
+		}
+		// The sort's scratch goes back to the pool below, and the next allocation may hand it out
+		// to a copy that does not wait for this stream (a synchronous upload of a kernel's task
+		// descriptors): the sort must be done first. Without this wait such an upload overwrote
+		// the tile counters of a sort still running (CUDA_ERROR_ILLEGAL_ADDRESS on an H200).
+		if err := d.Stream().Synchronize(); err != nil {
+			return fmt.Errorf("devsort: %w", err)
+		}
+		out.Ptr = s.res
+		s.bufs = slices.DeleteFunc(s.bufs, func(p driver.DevicePtr) bool { return p == s.res }) // the caller's now
+		return nil
+	})
+	if err != nil {
+		return cuda.KeptCall{}, err
+	}
+	return out, nil
+}
+
+// sortInput returns the values the sort reads from the fused words at ptr (n of them, standing
+// for values of dt): ptr itself for 8-byte values, else a buffer of the values in their own
+// size, which free gives back. Call it on the device goroutine.
+func sortInput(d *cuda.Device, ptr driver.DevicePtr, dt dtype.DType, n int) (x driver.DevicePtr, free func(), err error) {
+	none := func() {}
+	switch {
+	case dt == dtype.Float64, dt == dtype.Int64, dt == dtype.Uint64:
+		// The words are the values: float64s, or the 64-bit integers' bits (EncodeWords).
+		return ptr, none, nil
+	case dt.IsInteger(): // narrower integers: their words' low bytes
+		if x, err = d.Pool().Alloc(uint64(n * dt.Size())); err != nil {
+			return 0, none, fmt.Errorf("devsort: input buffer: %w", err)
+		}
+		free = func() { d.Pool().Free(x) }
+		if err := d.NarrowInts(x, ptr, int64(n), dt); err != nil {
+			free()
+			return 0, none, fmt.Errorf("devsort: %w", err)
+		}
+		return x, free, nil
+	}
+	// The fused values stand for float32 or bool values: convert.
+	kind := 0
+	switch dt {
+	case dtype.Float32:
+	case dtype.Bool:
+		kind = 1
+	default:
+		return 0, none, fmt.Errorf("devsort: fused values of dtype %v", dt)
+	}
+	if x, err = d.Pool().Alloc(uint64(n * dt.Size())); err != nil {
+		return 0, none, fmt.Errorf("devsort: input buffer: %w", err)
+	}
+	free = func() { d.Pool().Free(x) }
+	if err := launch(d, "gpn_sort_narrow", grid(n), loopThreads, x, ptr, uint64(n), int32(kind)); err != nil {
+		free()
+		return 0, none, err
+	}
+	return x, free, nil
 }
 
 // sortOn sorts the block at x (dtype dt, row-major, shape) on d's goroutine and downloads the
