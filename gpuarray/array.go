@@ -253,16 +253,6 @@ func Linspace(start, stop float64, num int, opts ...ArrayOption) *Array {
 	return wrap(expr.NewRange(start, step, stop, num > 1, num, dt, chunks))
 }
 
-// FromSlice returns an array over a copy of data (row-major), shaped by Shape (default: 1-d).
-func FromSlice(data []float64, opts ...ArrayOption) *Array {
-	shape, chunks, dt, err := resolve("FromSlice", []int{len(data)}, opts)
-	if err != nil {
-		return errArray(err)
-	}
-	d := dtype.OfFloat64(data).Clone()
-	return wrap(expr.NewData(dtype.Convert(d, dt), shape, chunks))
-}
-
 // FromSlice32 returns a float32 array over a copy of data (row-major).
 func FromSlice32(data []float32, opts ...ArrayOption) *Array {
 	shape, chunks, _, err := resolve("FromSlice32", []int{len(data)}, opts)

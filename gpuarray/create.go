@@ -56,9 +56,9 @@ func indexAlong(x *Array, axis int) *Array {
 	return wrap(expr.IndexAlong(x.n.Shape, x.n.Chunks, axis, x.n.DType))
 }
 
-// Eye returns the nRows x nCols array with ones on diagonal k (0 the main one, k > 0 above
+// eye returns the nRows x nCols array with ones on diagonal k (0 the main one, k > 0 above
 // it, k < 0 below) and zeros elsewhere.
-func Eye(nRows, nCols, k int, opts ...ArrayOption) *Array {
+func eye(nRows, nCols, k int, opts ...ArrayOption) *Array {
 	if nRows < 0 || nCols < 0 {
 		return errArray(fmt.Errorf("Eye: negative size %d x %d", nRows, nCols))
 	}
