@@ -90,11 +90,11 @@ func triangle(what string, x *Array, k int, lower bool) *Array {
 	return Where(keep, x, ZerosLike(x))
 }
 
-// Tril returns x with the elements above diagonal k of its last two axes set to zero.
-func Tril(x *Array, k int) *Array { return triangle("Tril", x, k, true) }
+// Tril returns x with the elements above diagonal k (default 0) of its last two axes set to zero.
+func Tril(x *Array, k ...int) *Array { return triangle("Tril", x, offset(k), true) }
 
-// Triu returns x with the elements below diagonal k of its last two axes set to zero.
-func Triu(x *Array, k int) *Array { return triangle("Triu", x, k, false) }
+// Triu returns x with the elements below diagonal k (default 0) of its last two axes set to zero.
+func Triu(x *Array, k ...int) *Array { return triangle("Triu", x, offset(k), false) }
 
 // Meshgrid returns coordinate arrays from 1-d arrays with Cartesian ("xy") indexing, as NumPy's
 // default: for inputs of lengths m and n the outputs have shape (n, m). Each output is a view

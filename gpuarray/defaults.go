@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"fmt"
 	"math"
+	"reflect"
 )
 
 // This file holds the entry points whose NumPy counterparts have defaults: the common call is
@@ -10,19 +11,17 @@ import (
 // that earlier releases required still compile, since the optional arguments are read in
 // NumPy's order from a variadic list.
 
-// number reads an int or float argument of a variadic list as float64.
+// number reads a numeric argument of a variadic list (any int, uint or float kind) as
+// float64.
 func number(v any) (float64, bool) {
-	switch v := v.(type) {
-	case int:
-		return float64(v), true
-	case int64:
-		return float64(v), true
-	case int32:
-		return float64(v), true
-	case float64:
-		return v, true
-	case float32:
-		return float64(v), true
+	r := reflect.ValueOf(v)
+	switch r.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(r.Int()), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(r.Uint()), true
+	case reflect.Float32, reflect.Float64:
+		return r.Float(), true
 	}
 	return 0, false
 }
@@ -164,4 +163,91 @@ func (r *RandomState) Choice(a *Array, size int, args ...any) *Array {
 		}
 	}
 	return r.choice(a, size, replace, p)
+}
+
+// Arange returns the 1-d array start, start+step, … below stop (above it for a negative
+// step), ceil((stop-start)/step) elements as NumPy counts them (none for an empty range), as
+// numpy.arange: args are one to three numbers, stop, or start and stop, or start, stop and
+// step (default start 0, step 1), then ArrayOptions. Arange(10) is 0, 1, …, 9. The dtype is
+// float64 unless WithDType says otherwise (NumPy gives int64 for integer arguments).
+func Arange(args ...any) *Array {
+	var nums []float64
+	var opts []ArrayOption
+	for i, v := range args {
+		if o, ok := v.(ArrayOption); ok {
+			opts = append(opts, o)
+			continue
+		}
+		f, ok := number(v)
+		if !ok || len(opts) > 0 {
+			return errArray(fmt.Errorf("Arange: argument %d is a %T, want start, stop and step (numbers) first, then ArrayOptions", i+1, v))
+		}
+		nums = append(nums, f)
+	}
+	switch len(nums) {
+	case 1:
+		return arange(0, nums[0], 1, opts...)
+	case 2:
+		return arange(nums[0], nums[1], 1, opts...)
+	case 3:
+		return arange(nums[0], nums[1], nums[2], opts...)
+	}
+	return errArray(fmt.Errorf("Arange: %d numbers given, want stop, start and stop, or start, stop and step", len(nums)))
+}
+
+// Diff returns the n-th discrete difference along axis, as numpy.diff(x, n=1, axis=-1): args
+// are, in order and both optional, n and axis (negative: from the end). It is x[1:]-x[:-1]
+// applied n times, lazily (slices and a subtraction, fused); bools give x[1:] != x[:-1] as
+// NumPy's diff. An axis of at most n elements gives an empty axis. (Array API diff)
+func Diff(x *Array, args ...int) *Array {
+	n, axis := 1, -1
+	switch len(args) {
+	case 0:
+	case 1:
+		n = args[0]
+	case 2:
+		n, axis = args[0], args[1]
+	default:
+		return errArray(fmt.Errorf("Diff: %d ints given, want n and axis at most", len(args)))
+	}
+	return diff(x, n, axis)
+}
+
+// freqArgs reads the optional sample spacing d (default 1) and ArrayOptions of FFTFreq.
+func freqArgs(what string, args []any) (float64, []ArrayOption, error) {
+	d := 1.0
+	var opts []ArrayOption
+	for i, v := range args {
+		if o, ok := v.(ArrayOption); ok {
+			opts = append(opts, o)
+			continue
+		}
+		f, ok := number(v)
+		if !ok || i > 0 {
+			return 0, nil, fmt.Errorf("%s: argument %d is a %T, want the spacing d (a number) first, then ArrayOptions", what, i+2, v)
+		}
+		d = f
+	}
+	return d, opts, nil
+}
+
+// FFTFreq returns the sample frequencies of a transform of length n with sample spacing d
+// (numpy.fft.fftfreq(n, d=1.0)): 0, 1, …, n/2-1 (or (n-1)/2), then the negative ones,
+// divided by d*n. args are d (optional) and ArrayOptions.
+func FFTFreq(n int, args ...any) *Array {
+	d, opts, err := freqArgs("FFTFreq", args)
+	if err != nil {
+		return errArray(err)
+	}
+	return fftFreq(n, d, opts...)
+}
+
+// RFFTFreq returns the sample frequencies of RFFT's terms (numpy.fft.rfftfreq(n, d=1.0)):
+// 0, 1, …, n/2, divided by d*n. args are d (optional) and ArrayOptions.
+func RFFTFreq(n int, args ...any) *Array {
+	d, opts, err := freqArgs("RFFTFreq", args)
+	if err != nil {
+		return errArray(err)
+	}
+	return rfftFreq(n, d, opts...)
 }

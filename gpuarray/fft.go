@@ -273,9 +273,9 @@ func fftn(x *Array, fn expr.CallFn, name string, opts []FFTOption) *Array {
 	return wrap(a, err)
 }
 
-// FFTFreq returns the sample frequencies of a transform of length n with sample spacing d
+// fftFreq returns the sample frequencies of a transform of length n with sample spacing d
 // (numpy.fft.fftfreq): 0, 1, …, n/2-1 (or (n-1)/2), then the negative ones, divided by d*n.
-func FFTFreq(n int, d float64, opts ...ArrayOption) *Array {
+func fftFreq(n int, d float64, opts ...ArrayOption) *Array {
 	if n < 1 {
 		return errArray(fmt.Errorf("FftFreq: n %d must be positive", n))
 	}
@@ -291,9 +291,9 @@ func FFTFreq(n int, d float64, opts ...ArrayOption) *Array {
 	return FromSlice(f, opts...)
 }
 
-// RFFTFreq returns the sample frequencies of Rfft's terms (numpy.fft.rfftfreq): 0, 1, …, n/2,
+// rfftFreq returns the sample frequencies of Rfft's terms (numpy.fft.rfftfreq): 0, 1, …, n/2,
 // divided by d*n.
-func RFFTFreq(n int, d float64, opts ...ArrayOption) *Array {
+func rfftFreq(n int, d float64, opts ...ArrayOption) *Array {
 	if n < 1 {
 		return errArray(fmt.Errorf("RfftFreq: n %d must be positive", n))
 	}

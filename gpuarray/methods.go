@@ -2,6 +2,7 @@ package gpuarray
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -145,7 +146,8 @@ func (a *Array) Searchsorted(v *Array, side ...string) *Array {
 
 // Compress returns the slices of a along axis whose condition is true (ndarray.compress),
 // or the selected elements of the flattened a when no axis is given. condition is a 1-d bool
-// array; as NumPy, it may be shorter than the axis (the rest is not selected).
+// array; as NumPy, it may be shorter than the axis (the rest is not selected). The condition
+// is computed when Compress is called: its true positions set the result's length.
 func (a *Array) Compress(condition *Array, axis ...int) *Array {
 	if err := firstErr([]*Array{a, condition}); err != nil {
 		return errArray(err)
@@ -153,7 +155,10 @@ func (a *Array) Compress(condition *Array, axis ...int) *Array {
 	if condition.NDim() != 1 {
 		return errArray(fmt.Errorf("Compress: condition of shape %s, want 1-d", expr.ShapeString(condition.Shape())))
 	}
-	idx := Nonzero(condition)[0]
+	idx, err := Nonzero(condition)[0].ComputeChunkSizes()
+	if err != nil {
+		return errArray(fmt.Errorf("Compress: the condition: %w", err))
+	}
 	return a.Take(idx, axis...)
 }
 
@@ -270,3 +275,58 @@ func nest(v reflect.Value, shape []int, off int) (reflect.Value, int) {
 	}
 	return out, off
 }
+
+// ToBytes computes a and returns its values' bytes in row-major order, each element in the
+// machine's byte order (ndarray.tobytes()).
+func (a *Array) ToBytes(opts ...ComputeOption) ([]byte, error) {
+	if err := a.Err(); err != nil {
+		return nil, err
+	}
+	c, err := a.computeHost(opts)
+	if err != nil {
+		return nil, fmt.Errorf("ToBytes: %w", err)
+	}
+	vals, err := c.n.Values()
+	if err != nil {
+		return nil, fmt.Errorf("ToBytes: %w", err)
+	}
+	return append([]byte(nil), vals.Bytes()...), nil
+}
+
+// ToFile computes a and writes its bytes (see ToBytes) to the file at path, with no header
+// (ndarray.tofile; SaveNPY writes a .npy file that keeps the dtype and shape).
+func (a *Array) ToFile(path string, opts ...ComputeOption) error {
+	b, err := a.ToBytes(opts...)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("ToFile: %w", err)
+	}
+	return nil
+}
+
+// Choose returns, element by element, choices[a] (ndarray.choose): a holds integers in
+// [0, len(choices)), and a and the choices broadcast together. Indices are not checked (that
+// would compute a first): one out of range gives the last choice's value where NumPy raises.
+func (a *Array) Choose(choices ...*Array) *Array {
+	if err := firstErr(append([]*Array{a}, choices...)); err != nil {
+		return errArray(err)
+	}
+	if len(choices) == 0 {
+		return errArray(fmt.Errorf("Choose: no choices"))
+	}
+	if dt := a.DType(); !dt.IsInteger() {
+		return errArray(fmt.Errorf("Choose: indices of dtype %v, want integers", dt))
+	}
+	out := choices[len(choices)-1]
+	for i := len(choices) - 2; i >= 0; i-- {
+		out = Where(a.Eq(i), choices[i], out)
+	}
+	return out
+}
+
+// Checked returns a and the error it holds (nil for a valid array), for the Go habit
+// y, err := gpuarray.LoadNPY(path).Checked(): constructors and ops return *Array and hold
+// their error so that expressions chain (README: "Errors").
+func (a *Array) Checked() (*Array, error) { return a, a.Err() }

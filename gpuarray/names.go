@@ -90,12 +90,12 @@ func Irfftn(x *Array, opts ...FFTOption) *Array { return IRFFTN(x, opts...) }
 // FftFreq is FFTFreq.
 //
 // Deprecated: use FFTFreq.
-func FftFreq(n int, d float64, opts ...ArrayOption) *Array { return FFTFreq(n, d, opts...) }
+func FftFreq(n int, d float64, opts ...ArrayOption) *Array { return fftFreq(n, d, opts...) }
 
 // RfftFreq is RFFTFreq.
 //
 // Deprecated: use RFFTFreq.
-func RfftFreq(n int, d float64, opts ...ArrayOption) *Array { return RFFTFreq(n, d, opts...) }
+func RfftFreq(n int, d float64, opts ...ArrayOption) *Array { return rfftFreq(n, d, opts...) }
 
 // FftShift is FFTShift.
 //

@@ -173,10 +173,10 @@ func (a *Array) varDdof(name string, ddof float64, axes []int) *Array {
 	return d.Mul(d).Sum(ax...).Div(max(float64(n)-ddof, 0))
 }
 
-// Diff returns the n-th discrete difference along axis (negative: from the end): x[1:]-x[:-1]
+// diff returns the n-th discrete difference along axis (negative: from the end): x[1:]-x[:-1]
 // applied n times, lazily (slices and a subtraction, fused); bools give x[1:] != x[:-1] as
 // NumPy's diff. An axis of at most n elements gives an empty axis. (Array API diff)
-func Diff(x *Array, n, axis int) *Array {
+func diff(x *Array, n, axis int) *Array {
 	if err := x.Err(); err != nil {
 		return errArray(err)
 	}
