@@ -45,7 +45,7 @@ const magicHelp = `gpunotes magics:
   %who                list the names defined by cells
   %help               this help
   !command            run a shell command; its output streams into the cell
-Preloaded packages, usable without import: display, gpuarray, cluster, slurm.
+Preloaded packages, usable without import: display, gpuarray, cluster, slurm, dataframe.
 Interrupt stops a running cell; compiled code sees the cell's context (display.Context()).`
 
 func (s *Session) runMagic(ctx context.Context, m magic, out Output) (*display.Data, error) {

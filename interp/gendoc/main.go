@@ -25,9 +25,11 @@ import (
 // preloaded are the project's packages whose docs cells can inspect.
 var preloaded = []string{
 	"github.com/gpunotes/gpunotes/display",
+	"github.com/gpunotes/gpunotes/display/widget",
 	"github.com/gpunotes/gpunotes/gpuarray",
 	"github.com/gpunotes/gpunotes/cluster",
 	"github.com/gpunotes/gpunotes/cluster/slurm",
+	"github.com/gpunotes/gpunotes/dataframe",
 }
 
 const maxDoc = 1500

@@ -236,6 +236,7 @@ func init() {
 		"TakeAlongAxis":       reflect.ValueOf(gpuarray.TakeAlongAxis),
 		"Tan":                 reflect.ValueOf(gpuarray.Tan),
 		"Tanh":                reflect.ValueOf(gpuarray.Tanh),
+		"TargetOf":            reflect.ValueOf(gpuarray.TargetOf),
 		"Tensordot":           reflect.ValueOf(gpuarray.Tensordot),
 		"TensordotAxes":       reflect.ValueOf(gpuarray.TensordotAxes),
 		"Threads":             reflect.ValueOf(gpuarray.Threads),
@@ -263,6 +264,7 @@ func init() {
 		"WithContext":         reflect.ValueOf(gpuarray.WithContext),
 		"WithDType":           reflect.ValueOf(gpuarray.WithDType),
 		"WithProgress":        reflect.ValueOf(gpuarray.WithProgress),
+		"WrapValues":          reflect.ValueOf(gpuarray.WrapValues),
 		"ZarrAttributes":      reflect.ValueOf(gpuarray.ZarrAttributes),
 		"ZarrAttrs":           reflect.ValueOf(gpuarray.ZarrAttrs),
 		"ZarrChunks":          reflect.ValueOf(gpuarray.ZarrChunks),
@@ -291,6 +293,7 @@ func init() {
 		"SVDResult":     reflect.ValueOf((*gpuarray.SVDResult)(nil)),
 		"Scheduler":     reflect.ValueOf((*gpuarray.Scheduler)(nil)),
 		"SortOption":    reflect.ValueOf((*gpuarray.SortOption)(nil)),
+		"Target":        reflect.ValueOf((*gpuarray.Target)(nil)),
 		"ZarrOption":    reflect.ValueOf((*gpuarray.ZarrOption)(nil)),
 
 		// interface wrapper definitions

@@ -1,0 +1,660 @@
+package dataframe
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gpunotes/gpunotes/dataframe/hashagg"
+	"github.com/gpunotes/gpunotes/gpuarray"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+)
+
+// Agg is one aggregation of a column: Sum("v1"), Mean("v3"), Quantile("v2", 0.9), Size(), ...
+type Agg struct {
+	op  hashagg.Op
+	col string
+	q   float64
+	as  string
+}
+
+// As names the aggregation's output column (default: the column's name, or name_op when
+// several aggregations read one column).
+func (a Agg) As(name string) Agg { a.as = name; return a }
+
+// Sum is the sum of col (nulls skipped; 0 for a group of nulls, as pandas).
+func Sum(col string) Agg { return Agg{op: hashagg.Sum, col: col} }
+
+// Count is the number of non-null values of col.
+func Count(col string) Agg { return Agg{op: hashagg.Count, col: col} }
+
+// Size is the number of rows.
+func Size() Agg { return Agg{op: hashagg.Size, col: ""} }
+
+// Min is the smallest value of col.
+func Min(col string) Agg { return Agg{op: hashagg.Min, col: col} }
+
+// Max is the largest value of col.
+func Max(col string) Agg { return Agg{op: hashagg.Max, col: col} }
+
+// Mean is the mean of col.
+func Mean(col string) Agg { return Agg{op: hashagg.Mean, col: col} }
+
+// Var is the variance of col (ddof 1, as pandas).
+func Var(col string) Agg { return Agg{op: hashagg.Var, col: col} }
+
+// Std is the standard deviation of col (ddof 1, as pandas).
+func Std(col string) Agg { return Agg{op: hashagg.Std, col: col} }
+
+// First is the first non-null value of col, in row order.
+func First(col string) Agg { return Agg{op: hashagg.First, col: col} }
+
+// Last is the last non-null value of col, in row order.
+func Last(col string) Agg { return Agg{op: hashagg.Last, col: col} }
+
+// NUnique is the number of distinct non-null values of col.
+func NUnique(col string) Agg { return Agg{op: hashagg.NUnique, col: col} }
+
+// Median is the median of col.
+func Median(col string) Agg { return Agg{op: hashagg.Median, col: col} }
+
+// Quantile is the q-quantile of col (linear interpolation, as pandas).
+func Quantile(col string, q float64) Agg { return Agg{op: hashagg.Quantile, col: col, q: q} }
+
+// outType is the type of a's result over a column of type in.
+func (a Agg) outType(in DType) (DType, error) {
+	numeric := in.IsNumeric() || in == Bool
+	switch a.op {
+	case hashagg.Size, hashagg.Count, hashagg.NUnique:
+		return Int64, nil
+	case hashagg.Sum:
+		if !numeric {
+			return "", fmt.Errorf("sum of %q: a %s column, want a number", a.col, in)
+		}
+		if in.IsFloat() {
+			return Float64, nil
+		}
+		return Int64, nil
+	case hashagg.Mean, hashagg.Var, hashagg.Std, hashagg.Median, hashagg.Quantile:
+		if !numeric {
+			return "", fmt.Errorf("%v of %q: a %s column, want a number", a.op, a.col, in)
+		}
+		return Float64, nil
+	case hashagg.Min, hashagg.Max:
+		if !numeric && !in.IsDatetime() {
+			return "", fmt.Errorf("%v of %q: a %s column, want a number or a datetime", a.op, a.col, in)
+		}
+		return in, nil
+	}
+	return in, nil // First, Last
+}
+
+// GroupBy groups a frame's rows by key columns for Agg.
+type GroupBy struct {
+	f        *Frame
+	keys     []string
+	splitOut int
+	sorted   bool
+	err      error
+}
+
+// GroupBy groups the rows by the named key columns (integers, bools, datetimes, strings,
+// categoricals). Rows with a null key are dropped, as pandas' dropna=True.
+func (f *Frame) GroupBy(keys ...string) *GroupBy {
+	g := &GroupBy{f: f, keys: keys, splitOut: 1, err: f.err}
+	if len(keys) == 0 && g.err == nil {
+		g.err = fmt.Errorf("GroupBy: no key columns")
+	}
+	for _, k := range keys {
+		if g.err != nil {
+			break
+		}
+		fd, err := f.field(k)
+		if err != nil {
+			g.err = fmt.Errorf("GroupBy: %w", err)
+		} else if fd.DType.IsFloat() {
+			g.err = fmt.Errorf("GroupBy: key %q is %s; group by integer, bool, datetime, string or category keys", k, fd.DType)
+		}
+	}
+	return g
+}
+
+// SplitOut spreads the groups over n output partitions by key hash (for many groups), as
+// dask's split_out.
+func (g *GroupBy) SplitOut(n int) *GroupBy {
+	h := *g
+	h.splitOut = max(1, n)
+	return &h
+}
+
+// Sorted sorts the result by its keys (one partition); by default groups come in no
+// particular order, as dask's.
+func (g *GroupBy) Sorted() *GroupBy {
+	h := *g
+	h.sorted = true
+	return &h
+}
+
+// Sum is Agg(Sum(c)) for each column named (all non-key numeric columns when none are).
+func (g *GroupBy) Sum(cols ...string) *Frame { return g.Agg(g.each(Sum, cols)...) }
+
+// Mean is Agg(Mean(c)) for each column named (all non-key numeric columns when none are).
+func (g *GroupBy) Mean(cols ...string) *Frame { return g.Agg(g.each(Mean, cols)...) }
+
+// Min is Agg(Min(c)) for each column named (all non-key numeric columns when none are).
+func (g *GroupBy) Min(cols ...string) *Frame { return g.Agg(g.each(Min, cols)...) }
+
+// Max is Agg(Max(c)) for each column named (all non-key numeric columns when none are).
+func (g *GroupBy) Max(cols ...string) *Frame { return g.Agg(g.each(Max, cols)...) }
+
+// Count is Agg(Count(c)) for each column named (all non-key columns when none are).
+func (g *GroupBy) Count(cols ...string) *Frame { return g.Agg(g.each(Count, cols)...) }
+
+// Size is Agg(Size()): the rows of each group.
+func (g *GroupBy) Size() *Frame { return g.Agg(Size()) }
+
+func (g *GroupBy) each(f func(string) Agg, cols []string) []Agg {
+	if len(cols) == 0 {
+		for _, fd := range g.f.fields {
+			if !slices.Contains(g.keys, fd.Name) && (fd.DType.IsNumeric() || f("").op == hashagg.Count) {
+				cols = append(cols, fd.Name)
+			}
+		}
+	}
+	out := make([]Agg, len(cols))
+	for i, c := range cols {
+		out[i] = f(c)
+	}
+	return out
+}
+
+// aggPlan is the checked form of a list of Aggs.
+type aggPlan struct {
+	aggs   []Agg
+	names  []string
+	out    []DType
+	vals   []string // value columns read, each once
+	specs  []hashagg.Spec
+	inType []DType
+}
+
+func planAggs(f *Frame, keys []string, aggs []Agg) (*aggPlan, error) {
+	if len(aggs) == 0 {
+		return nil, fmt.Errorf("no aggregations")
+	}
+	p := &aggPlan{aggs: aggs}
+	uses := map[string]int{}
+	for _, a := range aggs {
+		if a.as == "" {
+			uses[a.col]++
+		}
+	}
+	for _, a := range aggs {
+		in := Int64
+		col := -1
+		if a.op != hashagg.Size {
+			fd, err := f.field(a.col)
+			if err != nil {
+				return nil, err
+			}
+			in = fd.DType
+			col = slices.Index(p.vals, a.col)
+			if col < 0 {
+				col = len(p.vals)
+				p.vals = append(p.vals, a.col)
+				p.inType = append(p.inType, in)
+			}
+		}
+		ot, err := a.outType(in)
+		if err != nil {
+			return nil, err
+		}
+		name := a.as
+		switch {
+		case name != "":
+		case a.op == hashagg.Size:
+			name = "size"
+		case uses[a.col] > 1:
+			name = a.col + "_" + a.op.String()
+			if a.op == hashagg.Quantile {
+				name = fmt.Sprintf("%s_q%g", a.col, a.q)
+			}
+		default:
+			name = a.col
+		}
+		if slices.Contains(p.names, name) || slices.Contains(keys, name) {
+			return nil, fmt.Errorf("two output columns named %q: name them with As", name)
+		}
+		p.names = append(p.names, name)
+		p.out = append(p.out, ot)
+		p.specs = append(p.specs, hashagg.Spec{Op: a.op, Col: col, Q: a.q})
+	}
+	return p, nil
+}
+
+// Agg aggregates each group: one row per group, the keys then one column per Agg.
+func (g *GroupBy) Agg(aggs ...Agg) *Frame {
+	if g.err != nil {
+		return errFrame(g.err)
+	}
+	p, err := planAggs(g.f, g.keys, aggs)
+	if err != nil {
+		return errFrame(fmt.Errorf("GroupBy(%s).Agg: %w", quoteList(g.keys), err))
+	}
+	var fields []Field
+	for _, k := range g.keys {
+		fd, _ := g.f.field(k)
+		fields = append(fields, fd)
+	}
+	for i, n := range p.names {
+		fields = append(fields, Field{n, p.out[i]})
+	}
+	uses := append(slices.Clone(g.keys), p.vals...)
+	h := g.f.step(fmt.Sprintf("groupby %s agg", quoteList(g.keys)), fields, only(uses...), func(rc *runCtx, t *table) (*table, error) {
+		return aggregate(rc, t, g.keys, p, g.splitOut, g.sorted)
+	})
+	h.nrows = -1
+	h.nparts = g.splitOut
+	return h
+}
+
+// Agg aggregates the whole frame: one row, one column per Agg.
+func (f *Frame) Agg(aggs ...Agg) *Frame {
+	if f.err != nil {
+		return f
+	}
+	p, err := planAggs(f, nil, aggs)
+	if err != nil {
+		return errFrame(fmt.Errorf("Agg: %w", err))
+	}
+	var fields []Field
+	for i, n := range p.names {
+		fields = append(fields, Field{n, p.out[i]})
+	}
+	h := f.step("agg", fields, only(p.vals...), func(rc *runCtx, t *table) (*table, error) {
+		if p.algebraic() {
+			return reduceArrays(rc, t, p)
+		}
+		return aggregate(rc, t, nil, p, 1, false)
+	})
+	h.nrows, h.nparts = 1, 1
+	return h
+}
+
+func (p *aggPlan) algebraic() bool {
+	for _, s := range p.specs {
+		switch s.Op {
+		case hashagg.First, hashagg.Last, hashagg.NUnique, hashagg.Median, hashagg.Quantile:
+			return false
+		}
+	}
+	return true
+}
+
+// keyArray returns column c as int64 codes for hashing, with its validity.
+func keyArray(rc *runCtx, c *column) (*gpuarray.Array, error) {
+	switch c.dt {
+	case String:
+		codes, _ := c.heap.encode()
+		rc.host("string keys dictionary-encoded on the host (%d strings)", c.heap.len())
+		return gather(rc, dtype.OfInt64(codes), c.arr)
+	}
+	return c.arr.AsType(gpuarray.Int64), nil
+}
+
+// valueArray returns column c as the int64 or float64 array hashagg reads.
+func valueArray(rc *runCtx, c *column) (*gpuarray.Array, bool, error) {
+	switch {
+	case c.dt.IsFloat():
+		return c.arr.AsType(gpuarray.Float64), false, nil
+	case c.dt == String:
+		a, err := keyArray(rc, c)
+		return a, true, err
+	}
+	return c.arr.AsType(gpuarray.Int64), true, nil
+}
+
+// aggregate runs the hash aggregation: key and value columns computed by the array engine
+// (where rc's options say), then per partition on the host in parallel, then a tree combine.
+func aggregate(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, sorted bool) (*table, error) {
+	var arrs []*gpuarray.Array
+	var keyCols, valCols []*column
+	for _, k := range keys {
+		c, err := t.find(k)
+		if err != nil {
+			return nil, err
+		}
+		a, err := keyArray(rc, c)
+		if err != nil {
+			return nil, err
+		}
+		keyCols = append(keyCols, c)
+		arrs = append(arrs, a)
+		if c.valid != nil {
+			arrs = append(arrs, c.valid)
+		}
+	}
+	isInt := make([]bool, len(p.vals))
+	for i, v := range p.vals {
+		c, err := t.find(v)
+		if err != nil {
+			return nil, err
+		}
+		a, ii, err := valueArray(rc, c)
+		if err != nil {
+			return nil, err
+		}
+		isInt[i] = ii
+		valCols = append(valCols, c)
+		arrs = append(arrs, a)
+		if c.valid != nil {
+			arrs = append(arrs, c.valid)
+		}
+	}
+	arrs = append(arrs, t.rows)
+	out, err := rc.computeArrays(arrs)
+	if err != nil {
+		return nil, err
+	}
+	lens := out[len(out)-1].Chunks()[0]
+	rows, err := out[len(out)-1].ToSliceInt64()
+	if err != nil {
+		return nil, err
+	}
+	// Host copies of the computed columns, then views per partition.
+	k := 0
+	next := func() *gpuarray.Array { a := out[k]; k++; return a }
+	keyVals := make([][]int64, len(keyCols))
+	keyValid := make([][]bool, len(keyCols))
+	for i, c := range keyCols {
+		if keyVals[i], err = next().ToSliceInt64(); err != nil {
+			return nil, err
+		}
+		if c.valid != nil {
+			if keyValid[i], err = next().ToSliceBool(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	valI := make([][]int64, len(valCols))
+	valF := make([][]float64, len(valCols))
+	valValid := make([][]bool, len(valCols))
+	for i, c := range valCols {
+		a := next()
+		if isInt[i] {
+			valI[i], err = a.ToSliceInt64()
+		} else {
+			valF[i], err = a.ToSlice()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c.valid != nil {
+			if valValid[i], err = next().ToSliceBool(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	where := rc.target.Backend
+	if where == "scheduler" {
+		where = "the scheduler's workers"
+	}
+	rc.host("groupby: hash aggregation on the host (dataframe/hashagg) over %d partitions, key and value columns computed on %s", len(lens), where)
+
+	// Per partition, in parallel.
+	partials := make([]*hashagg.Partial, len(lens))
+	errs := make([]error, len(lens))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	at := 0
+	for pi, l := range lens {
+		lo, hi := at, at+l
+		at = hi
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			var pk []hashagg.Key
+			for i := range keyCols {
+				key := hashagg.Key{Values: keyVals[i][lo:hi]}
+				if keyValid[i] != nil {
+					key.Valid = keyValid[i][lo:hi]
+				}
+				pk = append(pk, key)
+			}
+			if len(pk) == 0 {
+				pk = []hashagg.Key{{Values: make([]int64, hi-lo)}}
+			}
+			var pv []hashagg.Values
+			for i := range valCols {
+				v := hashagg.Values{Pos: rows[lo:hi]}
+				if isInt[i] {
+					v.Int = valI[i][lo:hi]
+				} else {
+					v.Float = valF[i][lo:hi]
+				}
+				if valValid[i] != nil {
+					v.Valid = valValid[i][lo:hi]
+				}
+				pv = append(pv, v)
+			}
+			g, err := hashagg.Group(pk)
+			if err == nil {
+				partials[pi], err = hashagg.Aggregate(g, p.specs, pv)
+			}
+			errs[pi] = err
+		}()
+	}
+	wg.Wait()
+	for pi, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("partition %d: %w", pi, err)
+		}
+	}
+	if err := rc.ctxErr(); err != nil {
+		return nil, err
+	}
+	if len(partials) == 0 {
+		g, _ := hashagg.Group([]hashagg.Key{{Values: []int64{}}})
+		pp, err := hashagg.Aggregate(g, p.specs, emptyValues(isInt))
+		if err != nil {
+			return nil, err
+		}
+		partials = []*hashagg.Partial{pp}
+	}
+	buckets := [][]*hashagg.Partial{partials}
+	if splitOut > 1 {
+		buckets = make([][]*hashagg.Partial, splitOut)
+		for _, pp := range partials {
+			for b, s := range pp.Split(splitOut) {
+				buckets[b] = append(buckets[b], s)
+			}
+		}
+	}
+	results := make([]*hashagg.Partial, len(buckets))
+	for b, ps := range buckets {
+		r, err := treeCombine(ps)
+		if err != nil {
+			return nil, err
+		}
+		results[b] = r
+	}
+	if sorted && len(results) > 1 {
+		r, err := hashagg.Combine(results...)
+		if err != nil {
+			return nil, err
+		}
+		results = []*hashagg.Partial{r}
+	}
+	ht := &hostTable{}
+	for _, r := range results {
+		part, err := finalTable(r, keyCols, valCols, p, len(keys) == 0)
+		if err != nil {
+			return nil, err
+		}
+		if sorted {
+			sortTable(part, len(keyCols))
+		}
+		if ht.cols == nil {
+			ht = part
+			continue
+		}
+		if ht, err = concatHost([]*hostTable{ht, part}); err != nil {
+			return nil, err
+		}
+	}
+	return tableOf(ht)
+}
+
+func emptyValues(isInt []bool) []hashagg.Values {
+	v := make([]hashagg.Values, len(isInt))
+	for i, ii := range isInt {
+		if ii {
+			v[i].Int = []int64{}
+		} else {
+			v[i].Float = []float64{}
+		}
+	}
+	return v
+}
+
+// treeCombine combines partials pairwise, level by level, in a fixed order (as dask's tree
+// reduction), so results do not depend on timing.
+func treeCombine(ps []*hashagg.Partial) (*hashagg.Partial, error) {
+	for len(ps) > 1 {
+		var next []*hashagg.Partial
+		for i := 0; i < len(ps); i += 2 {
+			if i+1 == len(ps) {
+				next = append(next, ps[i])
+				continue
+			}
+			c, err := hashagg.Combine(ps[i], ps[i+1])
+			if err != nil {
+				return nil, err
+			}
+			next = append(next, c)
+		}
+		ps = next
+	}
+	return ps[0], nil
+}
+
+// finalTable turns a combined partial into host columns of the output types.
+func finalTable(r *hashagg.Partial, keyCols, valCols []*column, p *aggPlan, noKeys bool) (*hostTable, error) {
+	ht := &hostTable{lens: []int{r.N}}
+	ht.rows = rowsArange([]int{r.N})
+	if !noKeys {
+		for i, c := range keyCols {
+			ht.cols = append(ht.cols, decodeInts(c.name, c.dt, c.heap, r.Keys[i], nil))
+		}
+	}
+	for i, res := range r.Finalize() {
+		ot := p.out[i]
+		var h *hostCol
+		if res.IsInt {
+			var heap *strHeap
+			if s := p.specs[i]; s.Col >= 0 {
+				vc := valCols[s.Col]
+				heap = vc.heap
+				if vc.dt == String {
+					_, heap = vc.heap.encode()
+				}
+			}
+			h = decodeInts(p.names[i], ot, heap, res.Int, res.Valid)
+		} else {
+			f := res.Float
+			if ot == Float64 {
+				h = &hostCol{name: p.names[i], dt: ot, vals: dtype.OfFloat64(f), valid: res.Valid}
+			} else {
+				adt, _ := ot.array()
+				h = &hostCol{name: p.names[i], dt: ot, vals: dtype.Convert(dtype.OfFloat64(f), adt), valid: res.Valid}
+			}
+			if h.valid != nil && ot.IsFloat() {
+				fs := dtype.Convert(h.vals, gpuarray.Float64).Float64s()
+				for j, ok := range h.valid {
+					if !ok {
+						fs[j] = math.NaN()
+					}
+				}
+				adt, _ := ot.array()
+				h.vals = dtype.Convert(dtype.OfFloat64(fs), adt)
+			}
+		}
+		ht.cols = append(ht.cols, h)
+	}
+	return ht, nil
+}
+
+// decodeInts builds a column of type dt from int64 codes or values (strings: codes of the
+// heap's dictionary; category: codes of its dictionary).
+func decodeInts(name string, dt DType, heap *strHeap, v []int64, valid []bool) *hostCol {
+	h := &hostCol{name: name, dt: dt, valid: valid}
+	switch dt {
+	case String:
+		_, dict := heap.encode()
+		pos := slices.Clone(v)
+		for i := range pos {
+			if valid != nil && !valid[i] {
+				pos[i] = 0
+			}
+		}
+		if dict.len() == 0 {
+			dict = heapOf([]string{""})
+		}
+		h.heap, h.vals = dict, dtype.OfInt64(pos)
+	case Category:
+		c := make([]int32, len(v))
+		for i, x := range v {
+			c[i] = int32(x)
+		}
+		s, _ := dtype.Of(c)
+		h.heap, h.vals = heap, s
+	default:
+		adt, _ := dt.array()
+		h.vals = dtype.Convert(dtype.OfInt64(v), adt)
+	}
+	return h
+}
+
+// sortTable sorts a one-partition host table by its first nkeys columns (strings and
+// categories by their text, as pandas sorts them; nulls last).
+func sortTable(ht *hostTable, nkeys int) {
+	n := len(ht.rows)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		for _, c := range ht.cols[:nkeys] {
+			va, vb := c.isValid(a), c.isValid(b)
+			if va != vb {
+				if va {
+					return -1
+				}
+				return 1
+			}
+			var r int
+			switch c.dt {
+			case String, Category:
+				r = strings.Compare(c.stringAt(a), c.stringAt(b))
+			default:
+				r = cmp.Compare(c.vals.Float(a), c.vals.Float(b))
+				if r == 0 && c.vals.DType() == gpuarray.Int64 {
+					r = cmp.Compare(c.vals.Int64s()[a], c.vals.Int64s()[b])
+				}
+			}
+			if r != 0 {
+				return r
+			}
+		}
+		return 0
+	})
+	for i, c := range ht.cols {
+		ht.cols[i] = c.gatherRows(idx)
+	}
+}

@@ -1,0 +1,555 @@
+package dataframe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+)
+
+// pqPart is one partition of a Parquet read: a row group of a file, with the hive keys of
+// its directory.
+type pqPart struct {
+	file     string
+	rowGroup int
+	rows     int64
+	hive     map[string]string
+}
+
+// listParquet expands a file, a glob or a directory (searched recursively for *.parquet and
+// hive key=value directories) into files, sorted.
+func listParquet(path string) ([]string, error) {
+	if strings.ContainsAny(path, "*?[") {
+		m, err := filepath.Glob(path)
+		if err != nil {
+			return nil, err
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("no files match %s", path)
+		}
+		sort.Strings(m)
+		return m, nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{path}, nil
+	}
+	var out []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if p != path && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && (strings.HasSuffix(name, ".parquet") || strings.HasSuffix(name, ".parq")) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no Parquet files under %s", path)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// hiveKeys returns the key=value directories between root and file.
+func hiveKeys(root, file string) (map[string]string, []string) {
+	rel, err := filepath.Rel(root, filepath.Dir(file))
+	if err != nil || rel == "." {
+		return nil, nil
+	}
+	m := map[string]string{}
+	var order []string
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if k, v, ok := strings.Cut(part, "="); ok {
+			m[k] = v
+			order = append(order, k)
+		}
+	}
+	return m, order
+}
+
+// ReadParquet reads a Parquet file, a glob of files, or a directory of them (hive
+// partitions, key=value directories, become category columns), one partition per row group.
+// Columns projects; Filters skips row groups by their statistics (and hive partitions by
+// their keys) and filters the rows read. The files' metadata is read now; the data when the
+// frame is computed, only the columns the result needs.
+func ReadParquet(path string, opts ...Option) *Frame {
+	o := applyOpts(opts)
+	files, err := listParquet(path)
+	if err != nil {
+		return errFrame(fmt.Errorf("ReadParquet: %w", err))
+	}
+	root := path
+	if strings.ContainsAny(path, "*?[") {
+		root = filepath.Dir(path)
+	}
+	var fields []Field
+	var hiveOrder []string
+	var parts []pqPart
+	var total int64
+	hiveText := map[string]bool{}
+	for fi, name := range files {
+		r, err := file.OpenParquetFile(name, false)
+		if err != nil {
+			return errFrame(fmt.Errorf("ReadParquet %s: %w", name, err))
+		}
+		fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			r.Close()
+			return errFrame(fmt.Errorf("ReadParquet %s: %w", name, err))
+		}
+		sc, err := fr.Schema()
+		if err != nil {
+			r.Close()
+			return errFrame(fmt.Errorf("ReadParquet %s: %w", name, err))
+		}
+		var ff []Field
+		for _, af := range sc.Fields() {
+			if af.Name == "__index_level_0__" {
+				continue
+			}
+			dt, err := dtypeOfArrow(af.Type)
+			if err != nil {
+				r.Close()
+				return errFrame(fmt.Errorf("ReadParquet %s: column %q: %w", name, af.Name, err))
+			}
+			ff = append(ff, Field{af.Name, dt})
+		}
+		hive, order := hiveKeys(root, name)
+		for k, v := range hive {
+			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+				hiveText[k] = true
+			}
+		}
+		if fi == 0 {
+			fields, hiveOrder = ff, order
+			for _, k := range order {
+				fields = append(fields, Field{k, Category})
+			}
+		} else if !slices.Equal(ff, fields[:len(fields)-len(hiveOrder)]) {
+			r.Close()
+			return errFrame(fmt.Errorf("ReadParquet: %s has columns %v, %s has %v", name, ff, files[0], fields))
+		}
+		md := r.MetaData()
+		for rg := 0; rg < md.NumRowGroups(); rg++ {
+			rgm := md.RowGroup(rg)
+			keep, err := statsMayPass(md, rgm, hive, o.filters)
+			if err != nil {
+				r.Close()
+				return errFrame(fmt.Errorf("ReadParquet %s row group %d: %w", name, rg, err))
+			}
+			if keep {
+				parts = append(parts, pqPart{file: name, rowGroup: rg, rows: rgm.NumRows(), hive: hive})
+				total += rgm.NumRows()
+			}
+		}
+		r.Close()
+	}
+	// Hive keys that are all integers are int64 columns (as pyarrow infers them), others
+	// categoricals.
+	hiveSet := map[string]bool{}
+	for _, k := range hiveOrder {
+		hiveSet[k] = true
+		if !hiveText[k] {
+			fields[slices.IndexFunc(fields, func(f Field) bool { return f.Name == k })].DType = Int64
+		}
+	}
+	f := &Frame{what: fmt.Sprintf("read_parquet %s", path), fields: fields, nparts: len(parts), nrows: int(total)}
+	f.read = func(rc *runCtx, need map[string]bool) (*table, error) {
+		var cols []string
+		for _, fd := range fields {
+			if need[fd.Name] {
+				cols = append(cols, fd.Name)
+			}
+		}
+		rc.host("read_parquet: %d row groups of %d files decoded on the host (arrow-go pqarrow)", len(parts), len(files))
+		ht, err := readParts(rc.target.Context, parts, cols, hiveSet, hiveText)
+		if err != nil {
+			return nil, err
+		}
+		return tableOf(ht)
+	}
+	if len(parts) == 0 {
+		f = emptyFrame(f)
+	}
+	for _, c := range o.filters {
+		f = f.Filter(c)
+	}
+	if len(o.columns) > 0 {
+		f = f.Select(o.columns...)
+		if f.err != nil {
+			return errFrame(fmt.Errorf("ReadParquet %s: %w", path, f.err))
+		}
+	}
+	return f
+}
+
+// emptyFrame is f with no rows (every row group skipped).
+func emptyFrame(f *Frame) *Frame {
+	ht := &hostTable{lens: []int{0}}
+	for _, fd := range f.fields {
+		adt, _ := fd.DType.array()
+		h := &hostCol{name: fd.Name, dt: fd.DType, vals: dtype.Make(adt, 0)}
+		if fd.DType == String || fd.DType == Category {
+			h.heap = newHeap(0)
+		}
+		ht.cols = append(ht.cols, h)
+	}
+	m := memFrame(f.what, ht)
+	m.nparts = 1
+	return m
+}
+
+func readParts(ctx context.Context, parts []pqPart, cols []string, hive, hiveText map[string]bool) (*hostTable, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	outs := make([]*hostTable, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, p := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			outs[i], errs[i] = readPart(ctx, p, cols, hive, hiveText)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if len(cols) == 0 {
+		ht := &hostTable{}
+		for _, o := range outs {
+			ht.lens = append(ht.lens, o.lens...)
+		}
+		ht.rows = rowsArange(ht.lens)
+		return ht, nil
+	}
+	ht, err := concatHost(outs)
+	if err != nil {
+		return nil, err
+	}
+	ht.rows = rowsArange(ht.lens)
+	return ht, nil
+}
+
+func readPart(ctx context.Context, p pqPart, cols []string, hive, hiveText map[string]bool) (ht *hostTable, err error) {
+	defer func() {
+		// arrow-go can panic on corrupt pages; name the file and row group.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("read %s row group %d: corrupt data: %v", p.file, p.rowGroup, r)
+		}
+	}()
+	wrap := func(err error) error { return fmt.Errorf("read %s row group %d: %w", p.file, p.rowGroup, err) }
+	r, err := file.OpenParquetFile(p.file, false)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer r.Close()
+	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	sc := r.MetaData().Schema
+	var idx []int
+	var fileCols []string
+	for _, c := range cols {
+		if hive[c] {
+			continue
+		}
+		i := sc.ColumnIndexByName(c)
+		if i < 0 {
+			return nil, wrap(fmt.Errorf("no column %q", c))
+		}
+		idx = append(idx, i)
+		fileCols = append(fileCols, c)
+	}
+	n := int(r.MetaData().RowGroup(p.rowGroup).NumRows())
+	ht = &hostTable{lens: []int{n}}
+	if len(idx) > 0 {
+		tbl, err := fr.ReadRowGroups(ctx, idx, []int{p.rowGroup})
+		if err != nil {
+			return nil, wrap(err)
+		}
+		defer tbl.Release()
+		for j := range fileCols {
+			h, err := hostColOfChunks(fileCols[j], tbl.Column(j).Data().Chunks())
+			if err != nil {
+				return nil, wrap(err)
+			}
+			if h.vals.Len() != n {
+				return nil, wrap(fmt.Errorf("column %q has %d rows, the row group %d", fileCols[j], h.vals.Len(), n))
+			}
+			ht.cols = append(ht.cols, h)
+		}
+	}
+	var out []*hostCol
+	k := 0
+	for _, c := range cols {
+		if hive[c] && !hiveText[c] {
+			v, _ := strconv.ParseInt(p.hive[c], 10, 64)
+			vals := make([]int64, n)
+			for i := range vals {
+				vals[i] = v
+			}
+			out = append(out, &hostCol{name: c, dt: Int64, vals: dtype.OfInt64(vals)})
+			continue
+		}
+		if hive[c] {
+			h := &hostCol{name: c, dt: Category, heap: heapOf([]string{p.hive[c]})}
+			h.vals, _ = dtype.Of(make([]int32, n))
+			out = append(out, h)
+			continue
+		}
+		out = append(out, ht.cols[k])
+		k++
+	}
+	ht.cols = out
+	return ht, nil
+}
+
+// statsMayPass reports whether some row of a row group may pass every filter, from its
+// column statistics (min, max) and hive keys; conditions it cannot judge keep the group.
+func statsMayPass(md *metadata.FileMetaData, rg *metadata.RowGroupMetaData, hive map[string]string, filters []*Expr) (bool, error) {
+	for _, f := range filters {
+		for _, c := range conjuncts(f) {
+			if c.kind != "bin" || c.args[0].kind != "col" || c.args[1].kind != "lit" {
+				continue
+			}
+			name, op, lit := c.args[0].name, c.name, c.args[1].lit
+			if v, ok := hive[name]; ok {
+				if !compareLit(op, v, lit) {
+					return false, nil
+				}
+				continue
+			}
+			i := md.Schema.ColumnIndexByName(name)
+			if i < 0 {
+				continue
+			}
+			cc, err := rg.ColumnChunk(i)
+			if err != nil {
+				return false, err
+			}
+			ok, err := cc.StatsSet()
+			if err != nil || !ok {
+				continue
+			}
+			st, err := cc.Statistics()
+			if err != nil || st == nil || !st.HasMinMax() {
+				continue
+			}
+			var lo, hi any
+			switch s := st.(type) {
+			case *metadata.Int32Statistics:
+				lo, hi = float64(s.Min()), float64(s.Max())
+			case *metadata.Int64Statistics:
+				lo, hi = float64(s.Min()), float64(s.Max())
+			case *metadata.Float32Statistics:
+				lo, hi = float64(s.Min()), float64(s.Max())
+			case *metadata.Float64Statistics:
+				lo, hi = s.Min(), s.Max()
+			case *metadata.ByteArrayStatistics:
+				lo, hi = string(s.Min()), string(s.Max())
+			default:
+				continue
+			}
+			if !rangeMayPass(op, lo, hi, lit) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+func conjuncts(e *Expr) []*Expr {
+	if e.kind == "bin" && e.name == "and" {
+		return append(conjuncts(e.args[0]), conjuncts(e.args[1])...)
+	}
+	return []*Expr{e}
+}
+
+func litFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// rangeMayPass reports whether a value in [lo, hi] may satisfy "value op lit".
+func rangeMayPass(op string, lo, hi, lit any) bool {
+	switch l := lo.(type) {
+	case float64:
+		x, ok := litFloat(lit)
+		if !ok {
+			return true
+		}
+		h := hi.(float64)
+		switch op {
+		case "eq":
+			return l <= x && x <= h
+		case "lt":
+			return l < x
+		case "le":
+			return l <= x
+		case "gt":
+			return h > x
+		case "ge":
+			return h >= x
+		}
+	case string:
+		x, ok := lit.(string)
+		if !ok {
+			return true
+		}
+		h := hi.(string)
+		switch op {
+		case "eq":
+			return l <= x && x <= h
+		case "lt":
+			return l < x
+		case "le":
+			return l <= x
+		case "gt":
+			return h > x
+		case "ge":
+			return h >= x
+		}
+	}
+	return true
+}
+
+// compareLit evaluates "hive value op lit" (numbers compare as numbers).
+func compareLit(op, v string, lit any) bool {
+	if x, ok := litFloat(lit); ok {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return true
+		}
+		return rangeMayPass(op, f, f, x)
+	}
+	if s, ok := lit.(string); ok {
+		if op == "ne" {
+			return v != s
+		}
+		return rangeMayPass(op, v, v, s)
+	}
+	return true
+}
+
+// ToParquet computes the frame and writes it as Parquet, one row group per partition: to
+// one file when path ends in .parquet, else to a directory of part.N.parquet files (one per
+// partition). It writes under a temporary name and renames when complete, so a failed write
+// never leaves a dataset that looks whole.
+func (f *Frame) ToParquet(path string, opts ...ComputeOption) error {
+	_, ht, err := f.host(opts)
+	if err != nil {
+		return fmt.Errorf("ToParquet %s: %w", path, err)
+	}
+	if strings.HasSuffix(path, ".parquet") {
+		tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
+		if err := writeParquetFile(tmp, ht, ht.lens); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("ToParquet %s: %w", path, err)
+		}
+		return os.Rename(tmp, path)
+	}
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.tmp-%d", filepath.Base(path), os.Getpid()))
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("ToParquet %s: %w", path, err)
+	}
+	at := 0
+	for i, l := range ht.lens {
+		part := ht.slice(at, at+l)
+		at += l
+		if err := writeParquetFile(filepath.Join(tmp, fmt.Sprintf("part.%d.parquet", i)), part, []int{l}); err != nil {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("ToParquet %s: partition %d: %w", path, i, err)
+		}
+	}
+	if err := os.RemoveAll(path); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("ToParquet %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+func writeParquetFile(name string, ht *hostTable, lens []int) (err error) {
+	out, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	var w *pqarrow.FileWriter
+	defer func() {
+		if w == nil { // the writer closes out
+			out.Close()
+		}
+	}()
+	at := 0
+	if len(lens) == 0 {
+		lens = []int{0}
+	}
+	for _, l := range lens {
+		rec, err := recordOf(ht, at, at+l)
+		if err != nil {
+			return err
+		}
+		at += l
+		if w == nil {
+			props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(int64(max(l, 1)+1<<30)))
+			w, err = pqarrow.NewFileWriter(rec.Schema(), out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			if err != nil {
+				rec.Release()
+				return err
+			}
+		}
+		err = w.Write(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return w.Close()
+}

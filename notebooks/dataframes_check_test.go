@@ -1,0 +1,37 @@
+package notebooks_test
+
+import (
+	"strings"
+	"testing"
+)
+
+func init() {
+	checks["15-dataframes"] = func(t *testing.T, cells []cellOutput) {
+		text := joined(cells, func(c cellOutput) string { return c.text })
+		html := joined(cells, func(c cellOutput) string { return c.html })
+		contains(t, "output", text,
+			"wrote 20000 rows in 4 Parquet files",
+			"[seq id1 id4 v1 v3 when] 4 partitions",
+			"with seq >= N-100 pushed down: 1 row group kept, 100 rows pass",
+			// 20000 rows, v1 = i%5 summed by id4 = i%11 (checked against a loop).
+			"sum of v1 by id4: [3636 3640 3639 3637 3635 3633 3636 3639 3637 3635 3633]",
+			"groupby: hash aggregation on the host (dataframe/hashagg) over 4 partitions",
+			"cluster groupby equal to the local one: true",
+			"persisted: true held on 2 cluster workers",
+			"[A B A C] [true false false true]",
+			"shape 4 2", "len 4",
+			"[100] [25] [10] [40] [4] [12.909944487358056] [166.66666666666666] [4] [25]",
+			"tail [30 40]",
+			"sum of y through its array: 140",
+			"MapPartitions: [0 2 8 18 32 50 72 98] <nil> true")
+		if gpuPresent() {
+			contains(t, "output", text, "GPU groupby equal to the CPU's: true", "GPU path: ")
+		} else {
+			contains(t, "output", text, "GPU groupby skipped: ")
+		}
+		contains(t, "HTML", html, `<table class="dataframe"`, "<th>statistic</th>", "<i>float64</i>", "11 rows × 7 columns, 1 partitions, held on host", "held on")
+		if strings.Contains(text, "equal to the local one: false") {
+			t.Errorf("cluster result differs:\n%s", text)
+		}
+	}
+}
