@@ -130,7 +130,8 @@ func Shape(dims ...int) ArrayOption {
 	return func(s *spec) { s.shape, s.hasShape = slices.Clone(dims), true }
 }
 
-// Chunks sets the chunk size of each axis; the last chunk of an axis may be smaller.
+// Chunks sets the chunk size of each axis (one size: the same on every axis, as dask's
+// chunks=n); the last chunk of an axis may be smaller.
 func Chunks(sizes ...int) ArrayOption {
 	return func(s *spec) { s.size, s.hasChunks = slices.Clone(sizes), true }
 }
@@ -188,6 +189,9 @@ func resolveDT(what string, defShape []int, def DType, opts []ArrayOption) (shap
 			return nil, nil, 0, fmt.Errorf("%s: %w", what, err)
 		}
 	case s.hasChunks:
+		if len(s.size) == 1 && len(shape) > 1 { // one size for every axis, as dask's chunks=n
+			s.size = slices.Repeat(s.size, len(shape))
+		}
 		if chunks, err = expr.RegularChunks(shape, s.size); err != nil {
 			return nil, nil, 0, fmt.Errorf("%s: %w", what, err)
 		}
@@ -212,9 +216,9 @@ func Zeros(opts ...ArrayOption) *Array { return Full(0, opts...) }
 // Ones returns an array of ones.
 func Ones(opts ...ArrayOption) *Array { return Full(1, opts...) }
 
-// Arange returns the 1-d array start, start+step, … below stop (above it for a negative step),
+// arange returns the 1-d array start, start+step, … below stop (above it for a negative step),
 // ceil((stop-start)/step) elements as NumPy counts them (none for an empty range).
-func Arange(start, stop, step float64, opts ...ArrayOption) *Array {
+func arange(start, stop, step float64, opts ...ArrayOption) *Array {
 	if step == 0 || math.IsNaN(step) || math.IsInf(step, 0) {
 		return errArray(fmt.Errorf("Arange: step %v must be finite and nonzero", step))
 	}
@@ -251,16 +255,6 @@ func Linspace(start, stop float64, num int, opts ...ArrayOption) *Array {
 	// As NumPy: element i is i*step + start, and the last of several is stop exactly; one
 	// number is start.
 	return wrap(expr.NewRange(start, step, stop, num > 1, num, dt, chunks))
-}
-
-// FromSlice returns an array over a copy of data (row-major), shaped by Shape (default: 1-d).
-func FromSlice(data []float64, opts ...ArrayOption) *Array {
-	shape, chunks, dt, err := resolve("FromSlice", []int{len(data)}, opts)
-	if err != nil {
-		return errArray(err)
-	}
-	d := dtype.OfFloat64(data).Clone()
-	return wrap(expr.NewData(dtype.Convert(d, dt), shape, chunks))
 }
 
 // FromSlice32 returns a float32 array over a copy of data (row-major).

@@ -56,9 +56,9 @@ func indexAlong(x *Array, axis int) *Array {
 	return wrap(expr.IndexAlong(x.n.Shape, x.n.Chunks, axis, x.n.DType))
 }
 
-// Eye returns the nRows x nCols array with ones on diagonal k (0 the main one, k > 0 above
+// eye returns the nRows x nCols array with ones on diagonal k (0 the main one, k > 0 above
 // it, k < 0 below) and zeros elsewhere.
-func Eye(nRows, nCols, k int, opts ...ArrayOption) *Array {
+func eye(nRows, nCols, k int, opts ...ArrayOption) *Array {
 	if nRows < 0 || nCols < 0 {
 		return errArray(fmt.Errorf("Eye: negative size %d x %d", nRows, nCols))
 	}
@@ -90,11 +90,11 @@ func triangle(what string, x *Array, k int, lower bool) *Array {
 	return Where(keep, x, ZerosLike(x))
 }
 
-// Tril returns x with the elements above diagonal k of its last two axes set to zero.
-func Tril(x *Array, k int) *Array { return triangle("Tril", x, k, true) }
+// Tril returns x with the elements above diagonal k (default 0) of its last two axes set to zero.
+func Tril(x *Array, k ...int) *Array { return triangle("Tril", x, offset(k), true) }
 
-// Triu returns x with the elements below diagonal k of its last two axes set to zero.
-func Triu(x *Array, k int) *Array { return triangle("Triu", x, k, false) }
+// Triu returns x with the elements below diagonal k (default 0) of its last two axes set to zero.
+func Triu(x *Array, k ...int) *Array { return triangle("Triu", x, offset(k), false) }
 
 // Meshgrid returns coordinate arrays from 1-d arrays with Cartesian ("xy") indexing, as NumPy's
 // default: for inputs of lengths m and n the outputs have shape (n, m). Each output is a view

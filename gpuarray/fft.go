@@ -39,45 +39,45 @@ func FFTAxes(axes ...int) FFTOption {
 // "ortho" (both by sqrt(n)) or "forward" (the forward transforms divide by n).
 func FFTNorm(norm string) FFTOption { return func(c *fftConfig) { c.norm = norm } }
 
-// Fft returns the discrete Fourier transform of x along one axis, complex128 (complex64 for
+// FFT returns the discrete Fourier transform of x along one axis, complex128 (complex64 for
 // float32 and complex64 input), as numpy.fft.fft. The transformed axis is brought into one
 // chunk, as dask does; the other axes keep their chunks. Every task runs on the CPU (gonum's
 // FFTPACK algorithms) or, with OnGPU, on a GPU (cuFFT, loaded at run time).
-func Fft(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnFFT, "Fft", opts) }
+func FFT(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnFFT, "FFT", opts) }
 
-// Ifft returns the inverse discrete Fourier transform of x along one axis (numpy.fft.ifft).
-func Ifft(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnIFFT, "Ifft", opts) }
+// IFFT returns the inverse discrete Fourier transform of x along one axis (numpy.fft.ifft).
+func IFFT(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnIFFT, "IFFT", opts) }
 
-// Rfft returns the n/2+1 non-negative-frequency terms of the transform of real x along one
+// RFFT returns the n/2+1 non-negative-frequency terms of the transform of real x along one
 // axis (numpy.fft.rfft).
-func Rfft(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnRFFT, "Rfft", opts) }
+func RFFT(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnRFFT, "RFFT", opts) }
 
-// Irfft returns the real inverse of Rfft along one axis, of length FFTLen (default
+// IRFFT returns the real inverse of Rfft along one axis, of length FFTLen (default
 // 2*(m-1) for m input terms), as numpy.fft.irfft.
-func Irfft(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnIRFFT, "Irfft", opts) }
+func IRFFT(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnIRFFT, "IRFFT", opts) }
 
-// Hfft returns the real spectrum of a signal with Hermitian symmetry given by its first half
+// HFFT returns the real spectrum of a signal with Hermitian symmetry given by its first half
 // (numpy.fft.hfft): Irfft of the conjugate, scaled as a forward transform.
-func Hfft(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnHFFT, "Hfft", opts) }
+func HFFT(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnHFFT, "HFFT", opts) }
 
-// Ihfft returns the inverse of Hfft (numpy.fft.ihfft): the conjugate of Rfft, scaled as an
+// IHFFT returns the inverse of Hfft (numpy.fft.ihfft): the conjugate of Rfft, scaled as an
 // inverse transform.
-func Ihfft(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnIHFFT, "Ihfft", opts) }
+func IHFFT(x *Array, opts ...FFTOption) *Array { return fft1(x, expr.FnIHFFT, "IHFFT", opts) }
 
-// Fftn returns the n-d discrete Fourier transform over FFTAxes (default: every axis), as
+// FFTN returns the n-d discrete Fourier transform over FFTAxes (default: every axis), as
 // numpy.fft.fftn: one 1-d transform per axis, each axis brought into one chunk in turn.
-func Fftn(x *Array, opts ...FFTOption) *Array { return fftn(x, expr.FnFFT, "Fftn", opts) }
+func FFTN(x *Array, opts ...FFTOption) *Array { return fftn(x, expr.FnFFT, "FFTN", opts) }
 
-// Ifftn returns the n-d inverse discrete Fourier transform (numpy.fft.ifftn).
-func Ifftn(x *Array, opts ...FFTOption) *Array { return fftn(x, expr.FnIFFT, "Ifftn", opts) }
+// IFFTN returns the n-d inverse discrete Fourier transform (numpy.fft.ifftn).
+func IFFTN(x *Array, opts ...FFTOption) *Array { return fftn(x, expr.FnIFFT, "IFFTN", opts) }
 
-// Rfftn returns the n-d transform of real x (numpy.fft.rfftn): Rfft along the last of the
+// RFFTN returns the n-d transform of real x (numpy.fft.rfftn): Rfft along the last of the
 // axes, then Fft along the others.
-func Rfftn(x *Array, opts ...FFTOption) *Array { return fftn(x, expr.FnRFFT, "Rfftn", opts) }
+func RFFTN(x *Array, opts ...FFTOption) *Array { return fftn(x, expr.FnRFFT, "RFFTN", opts) }
 
-// Irfftn returns the real inverse of Rfftn (numpy.fft.irfftn): Ifft along all but the last
+// IRFFTN returns the real inverse of Rfftn (numpy.fft.irfftn): Ifft along all but the last
 // axis, then Irfft along it.
-func Irfftn(x *Array, opts ...FFTOption) *Array { return fftn(x, expr.FnIRFFT, "Irfftn", opts) }
+func IRFFTN(x *Array, opts ...FFTOption) *Array { return fftn(x, expr.FnIRFFT, "IRFFTN", opts) }
 
 func fftOptions(name string, opts []FFTOption) (fftConfig, error) {
 	c := fftConfig{norm: "backward"}
@@ -273,9 +273,9 @@ func fftn(x *Array, fn expr.CallFn, name string, opts []FFTOption) *Array {
 	return wrap(a, err)
 }
 
-// FftFreq returns the sample frequencies of a transform of length n with sample spacing d
+// fftFreq returns the sample frequencies of a transform of length n with sample spacing d
 // (numpy.fft.fftfreq): 0, 1, …, n/2-1 (or (n-1)/2), then the negative ones, divided by d*n.
-func FftFreq(n int, d float64, opts ...ArrayOption) *Array {
+func fftFreq(n int, d float64, opts ...ArrayOption) *Array {
 	if n < 1 {
 		return errArray(fmt.Errorf("FftFreq: n %d must be positive", n))
 	}
@@ -291,9 +291,9 @@ func FftFreq(n int, d float64, opts ...ArrayOption) *Array {
 	return FromSlice(f, opts...)
 }
 
-// RfftFreq returns the sample frequencies of Rfft's terms (numpy.fft.rfftfreq): 0, 1, …, n/2,
+// rfftFreq returns the sample frequencies of Rfft's terms (numpy.fft.rfftfreq): 0, 1, …, n/2,
 // divided by d*n.
-func RfftFreq(n int, d float64, opts ...ArrayOption) *Array {
+func rfftFreq(n int, d float64, opts ...ArrayOption) *Array {
 	if n < 1 {
 		return errArray(fmt.Errorf("RfftFreq: n %d must be positive", n))
 	}
@@ -304,12 +304,12 @@ func RfftFreq(n int, d float64, opts ...ArrayOption) *Array {
 	return FromSlice(f, opts...)
 }
 
-// FftShift moves the zero-frequency term to the center of the given axes (default: all), as
+// FFTShift moves the zero-frequency term to the center of the given axes (default: all), as
 // numpy.fft.fftshift: a roll by n/2 along each.
-func FftShift(x *Array, axes ...int) *Array { return fftShift(x, axes, false) }
+func FFTShift(x *Array, axes ...int) *Array { return fftShift(x, axes, false) }
 
-// IfftShift undoes FftShift (numpy.fft.ifftshift): a roll by -(n/2) along each axis.
-func IfftShift(x *Array, axes ...int) *Array { return fftShift(x, axes, true) }
+// IFFTShift undoes FftShift (numpy.fft.ifftshift): a roll by -(n/2) along each axis.
+func IFFTShift(x *Array, axes ...int) *Array { return fftShift(x, axes, true) }
 
 func fftShift(x *Array, axes []int, inverse bool) *Array {
 	if err := x.Err(); err != nil {

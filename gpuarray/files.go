@@ -67,10 +67,10 @@ func fileArray(what string, f *expr.File, def [][]int, opts []ArrayOption) *Arra
 	return wrap(expr.NewFile(f, dt, chunks))
 }
 
-// LoadNpy returns a lazy array over a .npy file: each chunk reads only its own bytes when
+// LoadNPY returns a lazy array over a .npy file: each chunk reads only its own bytes when
 // it is computed. Chunks (or ChunkSizes) set the chunks; by default chunks of up to 128 MiB
 // of float64. Both byte orders and C and Fortran order are read.
-func LoadNpy(path string, opts ...ArrayOption) *Array {
+func LoadNPY(path string, opts ...ArrayOption) *Array {
 	fh, err := os.Open(path)
 	if err != nil {
 		return errArray(fmt.Errorf("LoadNpy: %w", err))
@@ -91,8 +91,8 @@ func LoadNpy(path string, opts ...ArrayOption) *Array {
 	return fileArray("LoadNpy "+path, f, nil, opts)
 }
 
-// NpzNames lists the arrays of a .npz file.
-func NpzNames(path string) ([]string, error) {
+// NPZNames lists the arrays of a .npz file.
+func NPZNames(path string) ([]string, error) {
 	ms, closer, err := npzMembers(path)
 	if err != nil {
 		return nil, err
@@ -122,10 +122,10 @@ func npzMembers(path string) (ms []*npy.Member, close func(), err error) {
 	return ms, func() { fh.Close() }, nil
 }
 
-// LoadNpz returns the array name of a .npz file. Arrays stored uncompressed (np.savez) are
+// LoadNPZ returns the array name of a .npz file. Arrays stored uncompressed (np.savez) are
 // read lazily in place, like LoadNpy; compressed ones (np.savez_compressed) are decompressed
 // into memory at once.
-func LoadNpz(path, name string, opts ...ArrayOption) *Array {
+func LoadNPZ(path, name string, opts ...ArrayOption) *Array {
 	what := fmt.Sprintf("LoadNpz %s[%s]", path, name)
 	ms, closer, err := npzMembers(path)
 	if err != nil {
@@ -401,10 +401,10 @@ func storedBytes(dt dtype.DType, vals dtype.Slice) []byte {
 	return vals.Bytes()
 }
 
-// SaveNpy computes x chunk by chunk and writes it to a .npy file at path (x's dtype, this
+// SaveNPY computes x chunk by chunk and writes it to a .npy file at path (x's dtype, this
 // machine's byte order, C order), never holding the whole array in memory. The file appears
 // complete or not at all: it is written under a temporary name and renamed at the end.
-func SaveNpy(path string, x *Array, opts ...ComputeOption) error {
+func SaveNPY(path string, x *Array, opts ...ComputeOption) error {
 	if err := x.Err(); err != nil {
 		return fmt.Errorf("SaveNpy %s: %w", path, err)
 	}

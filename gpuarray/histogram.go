@@ -16,13 +16,13 @@ import (
 // the result is the same for any chunking; weighted sums add each chunk's weights in a fixed
 // order (on the CPU row by row, on a GPU as cuda's wbincount.go says), then the chunks' sums.
 
-// Bincount returns the number of occurrences of each value 0, 1, ... of the 1-d array x of
+// bincountOf returns the number of occurrences of each value 0, 1, ... of the 1-d array x of
 // non-negative integers, as numpy.bincount: int64 counts, or with weights (nil for none; x's
 // shape) the float64 sums of the weights of each value. The result has length
 // max(minlength, max(x)+1): with minlength 0 the maximum of x is computed first (as dask
 // must); with minlength > 0 the result stays lazy with that length, and a value of x at or
 // above it is an error when computed.
-func Bincount(x, weights *Array, minlength int) *Array {
+func bincountOf(x, weights *Array, minlength int) *Array {
 	if err := x.Err(); err != nil {
 		return errArray(err)
 	}
@@ -107,14 +107,14 @@ func (a *Array) rechunkSizes(sizes ...[]int) *Array {
 	return wrap(expr.NewRechunk(a.n, sizes))
 }
 
-// Histogram returns the histogram of x's values (all of them, flattened) in bins equal bins
+// histogram returns the histogram of x's values (all of them, flattened) in bins equal bins
 // over [lo, hi], and the bins' edges, as numpy.histogram(x, bins, range=(lo, hi),
 // weights=weights): int64 counts, or the float64 sums of weights (nil for none; x's shape).
 // Each bin holds lo+i*w <= v < lo+(i+1)*w, the last one hi too; values outside [lo, hi]
 // (and NaN) are left out. With lo and hi both NaN the range is x's minimum and maximum,
 // computed first (NumPy's range=None); lo == hi widens it by 0.5 on each side, as NumPy. Bins
 // so narrow that their edges repeat in x's dtype are an error, as in NumPy.
-func Histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges *Array) {
+func histogram(x *Array, bins int, lo, hi float64, weights *Array) (hist, edges *Array) {
 	if err := x.Err(); err != nil {
 		return errArray(err), errArray(err)
 	}

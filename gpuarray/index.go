@@ -24,8 +24,9 @@ func Take(x, indices *Array, axis int) *Array {
 	return wrap(expr.NewTake(x.n, indices.n, axis))
 }
 
-// Take returns Take(a, indices, axis).
-func (a *Array) Take(indices *Array, axis int) *Array { return Take(a, indices, axis) }
+// Take returns Take(a, indices, axis); without an axis it takes from a flattened, as
+// ndarray.take.
+func (a *Array) Take(indices *Array, axis ...int) *Array { return takeMethod(a, indices, axis) }
 
 // TakeAlongAxis returns x[..., indices[i, ...], ...] element by element along axis, as
 // NumPy's take_along_axis: indices has x's rank and x's lengths on the other axes (what

@@ -23,14 +23,14 @@ func Diagonal(x *Array, k int) *Array {
 	return wrap(expr.NewDiagonal(x.n, k))
 }
 
-// Diagonal returns the diagonal of a's last two axes with offset k (see the function).
-func (a *Array) Diagonal(k int) *Array { return Diagonal(a, k) }
+// Diagonal returns the diagonal of a's last two axes with offset k (default 0; see the function).
+func (a *Array) Diagonal(k ...int) *Array { return Diagonal(a, offset(k)) }
 
 // Trace returns the sum of the diagonal of the last two axes with offset k (linalg.trace).
 func Trace(x *Array, k int) *Array { return Diagonal(x, k).Sum(-1) }
 
-// Trace returns the sum of a's diagonal with offset k (see the function).
-func (a *Array) Trace(k int) *Array { return Trace(a, k) }
+// Trace returns the sum of a's diagonal with offset k (default 0; see the function).
+func (a *Array) Trace(k ...int) *Array { return Trace(a, offset(k)) }
 
 // Outer returns the outer product of two 1-d arrays (linalg.outer): out[i, j] = x1[i]*x2[j].
 func Outer(x1, x2 *Array) *Array {

@@ -8,22 +8,22 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
-// Quantile returns the q-th quantile (0 <= q <= 1) of x along axis, exact, with NumPy's
-// default linear interpolation between the two sorted values around (n-1)*q (computed as
-// NumPy's lerp does, so results are equal bit for bit). A line holding NaN gives NaN;
+// Quantile returns the q-th quantile (0 <= q <= 1) of x along axis (all of x when none is
+// given), exact, with NumPy's default linear interpolation between the two sorted values
+// around (n-1)*q (computed as NumPy's lerp does, so results are equal bit for bit). A line holding NaN gives NaN;
 // integers give float64 values. The axis is sorted in one chunk (Sort).
-func Quantile(x *Array, q float64, axis int) *Array {
-	return quantiles(x, []float64{q}, []int{axis}, "Quantile", false)
+func Quantile(x *Array, q float64, axis ...int) *Array {
+	return quantiles(x, []float64{q}, axis, "Quantile", false)
 }
 
-// Percentile returns Quantile(x, p/100, axis), 0 <= p <= 100.
-func Percentile(x *Array, p float64, axis int) *Array {
-	return quantiles(x, []float64{p / 100}, []int{axis}, "Percentile", false)
+// Percentile returns Quantile(x, p/100, axis...), 0 <= p <= 100.
+func Percentile(x *Array, p float64, axis ...int) *Array {
+	return quantiles(x, []float64{p / 100}, axis, "Percentile", false)
 }
 
-// Median returns the median of x along axis: the middle sorted value, or the mean of the two
+// Median returns the median of x along axis (all of x when none is given): the middle sorted value, or the mean of the two
 // middle ones (NaN where a line holds NaN), as NumPy's median.
-func Median(x *Array, axis int) *Array { return quantiles(x, nil, []int{axis}, "Median", false) }
+func Median(x *Array, axis ...int) *Array { return quantiles(x, nil, axis, "Median", false) }
 
 // MedianAxes returns the median of x over axes (all when none are given), as
 // numpy.median(x, axis=axes).

@@ -172,14 +172,14 @@ func (r *RandomState) Shuffle(x *Array) *Array {
 	return x.Take(r.Permutation(x.Shape()[0]), 0)
 }
 
-// Choice returns size elements drawn from the 1-d array a, as numpy's choice(a, size, replace,
+// choice returns size elements drawn from the 1-d array a, as numpy's choice(a, size, replace,
 // p): with replacement (replace true) each element independently, else size distinct
 // positions (size <= len(a)). p gives the probability of each element of a (nil: all equal;
 // else len(a) numbers >= 0 that sum to 1 within 1e-8). Weighted choice with replacement uses
 // Walker's alias table (built here from p: constant work per draw for any len(a));
 // without replacement it takes the size largest keys log(u)/p (Efraimidis and Spirakis),
 // which is numpy's sequential rule in distribution.
-func (r *RandomState) Choice(a *Array, size int, replace bool, p []float64) *Array {
+func (r *RandomState) choice(a *Array, size int, replace bool, p []float64) *Array {
 	if err := a.Err(); err != nil {
 		return errArray(err)
 	}

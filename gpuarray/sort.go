@@ -34,8 +34,9 @@ func Sort(x *Array, axis int, opts ...SortOption) *Array {
 	return sortCall(x, axis, false, "Sort", opts)
 }
 
-// Sort returns a sorted along axis (see the function).
-func (a *Array) Sort(axis int, opts ...SortOption) *Array { return Sort(a, axis, opts...) }
+// Sort returns a sorted along an axis (see the function), as ndarray.sort: args are the axis
+// (default -1, the last) and SortOptions.
+func (a *Array) Sort(args ...any) *Array { return sortMethod(a, false, "Sort", args) }
 
 // Argsort returns the int64 indices that sort x along axis (the Array API's argsort, stable):
 // equal values keep their index order, NaN sorts last (first with Descending).
@@ -43,8 +44,9 @@ func Argsort(x *Array, axis int, opts ...SortOption) *Array {
 	return sortCall(x, axis, true, "Argsort", opts)
 }
 
-// Argsort returns the indices that sort a along axis (see the function).
-func (a *Array) Argsort(axis int, opts ...SortOption) *Array { return Argsort(a, axis, opts...) }
+// Argsort returns the indices that sort a along an axis (see the function), as
+// ndarray.argsort: args are the axis (default -1, the last) and SortOptions.
+func (a *Array) Argsort(args ...any) *Array { return sortMethod(a, true, "Argsort", args) }
 
 // TopK returns the k largest values of x along axis, largest first, or for k < 0 the -k
 // smallest, smallest first, as dask's topk (NaN counts as the largest value).

@@ -49,8 +49,8 @@ func (a *Array) count(axes []int) *Array {
 	return LogicalNot(IsNaN(a)).Sum(axes...).AsType(a.DType())
 }
 
-// NanSum returns the sum over axes with NaN taken as zero (an all-NaN slice sums to 0).
-func (a *Array) NanSum(axes ...int) *Array {
+// NaNSum returns the sum over axes with NaN taken as zero (an all-NaN slice sums to 0).
+func (a *Array) NaNSum(axes ...int) *Array {
 	if a.marked() {
 		return a.kept(axes, (*Array).NanSum)
 	}
@@ -60,9 +60,9 @@ func (a *Array) NanSum(axes ...int) *Array {
 	return a.noNaN(0).Sum(axes...)
 }
 
-// NanMean returns the mean of the non-NaN elements over axes; an all-NaN slice gives NaN
+// NaNMean returns the mean of the non-NaN elements over axes; an all-NaN slice gives NaN
 // (NumPy warns there). Integers give float64 values, floats keep their dtype.
-func (a *Array) NanMean(axes ...int) *Array {
+func (a *Array) NaNMean(axes ...int) *Array {
 	if a.marked() {
 		return a.kept(axes, (*Array).NanMean)
 	}
@@ -72,34 +72,34 @@ func (a *Array) NanMean(axes ...int) *Array {
 	return a.noNaN(0).Sum(axes...).Div(a.count(axes))
 }
 
-// NanVar returns the variance (ddof 0) of the non-NaN elements over axes, two-pass as
+// NaNVar returns the variance (ddof 0) of the non-NaN elements over axes, two-pass as
 // NumPy's nanvar; an all-NaN slice gives NaN.
-func (a *Array) NanVar(axes ...int) *Array {
+func (a *Array) NaNVar(axes ...int) *Array {
 	if a.marked() {
 		return a.kept(axes, (*Array).NanVar)
 	}
 	return a.nanVar("NanVar", 0, axes)
 }
 
-// NanStd returns the square root of NanVar.
-func (a *Array) NanStd(axes ...int) *Array {
+// NaNStd returns the square root of NanVar.
+func (a *Array) NaNStd(axes ...int) *Array {
 	if a.marked() {
 		return a.kept(axes, (*Array).NanStd)
 	}
 	return a.NanVar(axes...).Sqrt()
 }
 
-// NanVarDdof returns NanVar with ddof delta degrees of freedom: the sum of squared
+// NaNVarDdof returns NanVar with ddof delta degrees of freedom: the sum of squared
 // deviations divided by count-ddof, NaN where that is not positive (as NumPy's nanvar).
-func (a *Array) NanVarDdof(ddof float64, axes ...int) *Array {
+func (a *Array) NaNVarDdof(ddof float64, axes ...int) *Array {
 	if a.marked() {
 		return a.kept(axes, func(b *Array, ax ...int) *Array { return b.NanVarDdof(ddof, ax...) })
 	}
 	return a.nanVar("NanVarDdof", ddof, axes)
 }
 
-// NanStdDdof returns the square root of NanVarDdof.
-func (a *Array) NanStdDdof(ddof float64, axes ...int) *Array {
+// NaNStdDdof returns the square root of NanVarDdof.
+func (a *Array) NaNStdDdof(ddof float64, axes ...int) *Array {
 	if a.marked() {
 		return a.kept(axes, func(b *Array, ax ...int) *Array { return b.NanStdDdof(ddof, ax...) })
 	}
@@ -173,10 +173,10 @@ func (a *Array) varDdof(name string, ddof float64, axes []int) *Array {
 	return d.Mul(d).Sum(ax...).Div(max(float64(n)-ddof, 0))
 }
 
-// Diff returns the n-th discrete difference along axis (negative: from the end): x[1:]-x[:-1]
+// diff returns the n-th discrete difference along axis (negative: from the end): x[1:]-x[:-1]
 // applied n times, lazily (slices and a subtraction, fused); bools give x[1:] != x[:-1] as
 // NumPy's diff. An axis of at most n elements gives an empty axis. (Array API diff)
-func Diff(x *Array, n, axis int) *Array {
+func diff(x *Array, n, axis int) *Array {
 	if err := x.Err(); err != nil {
 		return errArray(err)
 	}
@@ -210,17 +210,17 @@ func Diff(x *Array, n, axis int) *Array {
 	return x
 }
 
-// NanMin returns the minimum of the non-NaN elements over axes; an all-NaN slice gives NaN
+// NaNMin returns the minimum of the non-NaN elements over axes; an all-NaN slice gives NaN
 // (NumPy warns there).
-func (a *Array) NanMin(axes ...int) *Array {
+func (a *Array) NaNMin(axes ...int) *Array {
 	if a.marked() {
 		return a.kept(axes, (*Array).NanMin)
 	}
 	return a.nanExtreme(axes, math.Inf(1))
 }
 
-// NanMax returns the maximum of the non-NaN elements over axes (see NanMin).
-func (a *Array) NanMax(axes ...int) *Array {
+// NaNMax returns the maximum of the non-NaN elements over axes (see NanMin).
+func (a *Array) NaNMax(axes ...int) *Array {
 	if a.marked() {
 		return a.kept(axes, (*Array).NanMax)
 	}
@@ -243,19 +243,19 @@ func (a *Array) nanExtreme(axes []int, fill float64) *Array {
 	return Where(IsNaN(a).All(axes...), math.NaN(), m)
 }
 
-// NanArgMin returns the index of the first minimum ignoring NaN along axis (the flat index
+// NaNArgMin returns the index of the first minimum ignoring NaN along axis (the flat index
 // when none is given), as int64 values. NaN is taken as +Inf, as NumPy's nanargmin does;
 // where a slice is all NaN the result is -1 (NumPy raises an error; a lazy array cannot).
-func (a *Array) NanArgMin(axis ...int) *Array {
+func (a *Array) NaNArgMin(axis ...int) *Array {
 	if a.marked() {
 		return a.kept(axis, (*Array).NanArgMin)
 	}
 	return a.nanArg(axis, math.Inf(1))
 }
 
-// NanArgMax returns the index of the first maximum ignoring NaN (see NanArgMin; NaN is
+// NaNArgMax returns the index of the first maximum ignoring NaN (see NanArgMin; NaN is
 // taken as -Inf).
-func (a *Array) NanArgMax(axis ...int) *Array {
+func (a *Array) NaNArgMax(axis ...int) *Array {
 	if a.marked() {
 		return a.kept(axis, (*Array).NanArgMax)
 	}

@@ -35,7 +35,7 @@ const (
 type Row struct {
 	Group   string // the standard's module
 	API     string // its name in the standard
-	Go      string // gpuarray's name: "Fft" (a function) or "(*Array).Sum" (a method); "" when missing
+	Go      string // gpuarray's name: "FFT" (a function) or "(*Array).Sum" (a method); "" when missing
 	GPU     string // where it runs with OnGPU
 	Cluster bool   // whether its tasks run on cluster workers (lazy stages do; eager calls run in the notebook)
 	Note    string
@@ -216,18 +216,18 @@ var Rows = []Row{
 	lazy("linalg", "vecdot", "Vecdot", Kernel),
 	lazy("linalg", "vector_norm", "VectorNorm", Kernel),
 
-	lazy("fft", "fft", "Fft", CuFFT),
-	lazy("fft", "ifft", "Ifft", CuFFT),
-	lazy("fft", "fftn", "Fftn", CuFFT),
-	lazy("fft", "ifftn", "Ifftn", CuFFT),
-	lazy("fft", "rfft", "Rfft", CuFFT),
-	lazy("fft", "irfft", "Irfft", CuFFT),
-	lazy("fft", "rfftn", "Rfftn", CuFFT),
-	lazy("fft", "irfftn", "Irfftn", CuFFT),
-	lazy("fft", "hfft", "Hfft", CuFFT),
-	lazy("fft", "ihfft", "Ihfft", CuFFT),
-	lazy("fft", "fftfreq", "FftFreq", Create),
-	lazy("fft", "rfftfreq", "RfftFreq", Create),
-	lazy("fft", "fftshift", "FftShift", Fused),
-	lazy("fft", "ifftshift", "IfftShift", Fused),
+	lazy("fft", "fft", "FFT", CuFFT),
+	lazy("fft", "ifft", "IFFT", CuFFT),
+	lazy("fft", "fftn", "FFTN", CuFFT),
+	lazy("fft", "ifftn", "IFFTN", CuFFT),
+	lazy("fft", "rfft", "RFFT", CuFFT),
+	lazy("fft", "irfft", "IRFFT", CuFFT),
+	lazy("fft", "rfftn", "RFFTN", CuFFT),
+	lazy("fft", "irfftn", "IRFFTN", CuFFT),
+	lazy("fft", "hfft", "HFFT", CuFFT),
+	lazy("fft", "ihfft", "IHFFT", CuFFT),
+	lazy("fft", "fftfreq", "FFTFreq", Create),
+	lazy("fft", "rfftfreq", "RFFTFreq", Create),
+	lazy("fft", "fftshift", "FFTShift", Fused),
+	lazy("fft", "ifftshift", "IFFTShift", Fused),
 }

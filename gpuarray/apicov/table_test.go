@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,4 +124,56 @@ func TestElementwiseRowsFollowTheOpTable(t *testing.T) {
 			t.Errorf("%s: the row says %q, the op table %q", o.Name, r.GPU, want)
 		}
 	}
+}
+
+// TestNDArrayMethods fails when NumPy's ndarray has a method or attribute that NDArrayRows
+// does not list (read from the NumPy of GPUNOTES_PYTHON when set, which must also match the
+// committed ndarray_methods.txt), when a row names a method *Array does not have, and when a
+// row without a method gives no reason.
+func TestNDArrayMethods(t *testing.T) {
+	b, err := os.ReadFile("ndarray_methods.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := strings.Fields(string(b))
+	if py := os.Getenv("GPUNOTES_PYTHON"); py != "" {
+		out, err := exec.Command(py, "-c", apicov.NDArrayListCommand).Output()
+		if err != nil {
+			t.Fatalf("%s -c %q: %v", py, apicov.NDArrayListCommand, err)
+		}
+		if got := strings.Fields(string(out)); !slices.Equal(got, names) {
+			t.Errorf("ndarray_methods.txt is not this NumPy's list: regenerate it with\n%s -c %q > gpuarray/apicov/ndarray_methods.txt\nNumPy lists %v", py, apicov.NDArrayListCommand, got)
+			names = got
+		}
+	}
+	api := exported(t)
+	rows := map[string]apicov.NDArrayRow{}
+	for _, r := range apicov.NDArrayRows {
+		rows[r.NumPy] = r
+		if r.Go == "" {
+			if r.Note == "" {
+				t.Errorf("ndarray.%s: no method and no reason", r.NumPy)
+			}
+			continue
+		}
+		if !api["(*Array)."+r.Go] {
+			t.Errorf("ndarray.%s: (*Array).%s is not in gpuarray's exported API", r.NumPy, r.Go)
+		}
+	}
+	have := 0
+	for _, n := range names {
+		r, ok := rows[n]
+		if !ok {
+			t.Errorf("ndarray.%s has no row in apicov.NDArrayRows", n)
+			continue
+		}
+		if r.Go != "" {
+			have++
+		}
+		delete(rows, n)
+	}
+	for n := range rows {
+		t.Errorf("apicov.NDArrayRows lists ndarray.%s, which NumPy's ndarray does not have", n)
+	}
+	t.Logf("%d of NumPy's %d ndarray methods and attributes are *Array methods", have, len(names))
 }
