@@ -9,12 +9,13 @@ cd "$(dirname "$0")/.."
 mkdir -p .devcarry
 export GOOS=linux GOARCH=amd64
 # Without symbol tables and DWARF (-s -w; Go's tracebacks keep their function names and lines):
-# the eight binaries compress to about 29 MB instead of 59 MB, under the device tool's 64 MiB
+# the nine binaries compress to about 29 MB instead of 59 MB, under the device tool's 64 MiB
 # carry with the working tree (measured at e76d593).
 ld='-s -w'
 # The main binary links NVML (cluster/) through cgo; the GPU test binaries need no cgo.
 go build -ldflags="$ld" -o .devcarry/gpunotes . || echo "warning: gpunotes binary not built; bench/gpu.sh falls back to the test binary's benchmark"
 CGO_ENABLED=0 go test -c -ldflags="$ld" -o .devcarry/cuda.test ./gpuarray/cuda
+CGO_ENABLED=0 go test -c -ldflags="$ld" -o .devcarry/ptx.test ./gpuarray/cuda/ptx
 CGO_ENABLED=0 go test -c -ldflags="$ld" -o .devcarry/kernels.test ./kernels
 CGO_ENABLED=0 go test -c -ldflags="$ld" -o .devcarry/gpuarray.test ./gpuarray
 CGO_ENABLED=0 go test -c -ldflags="$ld" -o .devcarry/blas.test ./gpuarray/cuda/blas

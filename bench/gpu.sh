@@ -58,6 +58,11 @@ if [[ $mode == test || $mode == test1 || $mode == all ]]; then
 fi
 if [[ $mode == test || $mode == test2 || $mode == all ]]; then
 	export GPUNOTES_PYTHON=${GPUNOTES_PYTHON:-$(command -v python3)}
+	if [[ -x $C/ptx.test ]]; then
+		# The generator's tests need no GPU; run from the package for its testdata/.
+		(cd gpuarray/cuda/ptx && "$OLDPWD/$C/ptx.test" -test.v -test.count=1 -test.timeout=900s) 2>&1 | tee -a "$OUT/test.log" | grep -E '^(--- |PASS|FAIL|ok)|Error|error'
+		[[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+	fi
 	if [[ -x $C/devsort.test ]]; then
 		GPUNOTES_GPU_TESTS=1 $C/devsort.test -test.v -test.count=1 -test.timeout=900s 2>&1 | tee -a "$OUT/test.log" | grep -E '^(--- |PASS|FAIL|ok)|Error|error'
 		[[ ${PIPESTATUS[0]} == 0 ]] || rc=1

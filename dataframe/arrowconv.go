@@ -57,7 +57,7 @@ func dtypeOfArrow(t arrow.DataType) (DType, error) {
 	case arrow.DATE64:
 		return DatetimeMS, nil
 	}
-	return "", fmt.Errorf("Arrow type %v has no column type here (have integers, floats, bool, strings, string dictionaries, timestamps, dates)", t)
+	return "", fmt.Errorf("the Arrow type %v has no column type here (have integers, floats, bool, strings, string dictionaries, timestamps, dates)", t)
 }
 
 // arrowType maps a column type to the Arrow type written.

@@ -15,17 +15,16 @@ import (
 type Option func(*options)
 
 type options struct {
-	nparts     int
-	partRows   int
-	columns    []string
-	filters    []*Expr
-	delim      rune
-	noHeader   bool
-	nulls      []string
-	hasNulls   bool
-	schema     []Field
-	dates      []string
-	dictionary []string
+	nparts   int
+	partRows int
+	columns  []string
+	filters  []*Expr
+	delim    rune
+	noHeader bool
+	nulls    []string
+	hasNulls bool
+	schema   []Field
+	dates    []string
 }
 
 // NPartitions splits a frame built from memory into n partitions of equal length.

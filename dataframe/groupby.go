@@ -318,11 +318,6 @@ func valueArray(rc *runCtx, c *column) (*gpuarray.Array, bool, error) {
 	return c.arr.AsType(gpuarray.Int64), true, nil
 }
 
-type partData struct {
-	keys []hashagg.Key
-	vals []hashagg.Values
-}
-
 // aggregate runs the hash aggregation: key and value columns computed by the array engine
 // (where rc's options say), then per partition on the host in parallel, then a tree combine.
 func aggregate(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, sorted bool) (*table, error) {

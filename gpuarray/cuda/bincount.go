@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"slices"
 	"unsafe"
@@ -20,10 +21,6 @@ import (
 // integers, so the order of the additions changes no bit: the result equals the CPU's for
 // any chunking and any timing. Weighted sums (rows of [value, weight]) depend on that order:
 // they are added in a fixed one (wbincount.go).
-
-// maxSharedBins is the most counters a block keeps in shared memory (32 KiB of uint32); more
-// bins are counted with atomics on the task's counts in device memory.
-const maxSharedBins = 8192
 
 // bincountRuns reports whether the GPU counts a bincount kernel (or sums its weights), or why
 // not.
@@ -113,10 +110,10 @@ func (d *Device) runCounts(ctx context.Context, s *Spec, tasks []Task, out [][]i
 	}
 	name := "gpn_fused_" + s.Key()
 	R, L := s.Rank, s.Leaves()
-	W := descWords(R, L)
+	W := ptx.DescWords(R, L)
 	keys := randomKeys(s)
 	var keyArgs []uint64
-	for _, l := range keyLeaves(s) {
+	for _, l := range ptx.KeyLeaves(s) {
 		keyArgs = append(keyArgs, keys[l])
 	}
 	per := s.Bins + 2
@@ -260,7 +257,7 @@ func runBincounts(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*p
 // a bincount) k with its result cast to float64, so that the counting kernel reads float64
 // words; the cast is exact below 2^53, and larger values are flagged as out of range either way.
 func floatWords(k *plan.Kernel) *plan.Kernel {
-	if laneOf(k.Instrs[k.Result].DType) == laneF {
+	if ptx.LaneOf(k.Instrs[k.Result].DType) == ptx.LaneF {
 		return k
 	}
 	c := *k

@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"errors"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -28,7 +29,7 @@ func TestGPUBincountMatchesHost(t *testing.T) {
 	for _, tc := range []struct {
 		n     int
 		nbins int
-	}{{1, 1}, {1000, 7}, {3_000_001, 100}, {2_000_000, maxSharedBins / 8}, {2_000_000, maxSharedBins}, {500_000, maxSharedBins + 1}, {100_000, 100_000}} {
+	}{{1, 1}, {1000, 7}, {3_000_001, 100}, {2_000_000, ptx.MaxSharedBins / 8}, {2_000_000, ptx.MaxSharedBins}, {500_000, ptx.MaxSharedBins + 1}, {100_000, 100_000}} {
 		var tasks []Task
 		var want [][]int64
 		for _, n := range []int{tc.n, tc.n / 3, 0} {
@@ -80,9 +81,9 @@ func TestCountKernelInterpreted(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	const base, out = 1 << 32, 1 << 46
-	for _, bins := range []int{7, 2000, maxSharedBins + 5} {
-		if want := map[int]int{7: 8, 2000: 1, maxSharedBins + 5: 0}[bins]; countCopies(bins) != want {
-			t.Fatalf("%d bins: %d copies, want %d", bins, countCopies(bins), want)
+	for _, bins := range []int{7, 2000, ptx.MaxSharedBins + 5} {
+		if want := map[int]int{7: 8, 2000: 1, ptx.MaxSharedBins + 5: 0}[bins]; ptx.CountCopies(bins) != want {
+			t.Fatalf("%d bins: %d copies, want %d", bins, ptx.CountCopies(bins), want)
 		}
 		tasks := []Task{
 			heldTask([]int64{1, 70001}, []Map{{Off: 3, Strides: []int64{0, 1}}}, []uint64{base}, []int64{1 << 40}),
@@ -138,16 +139,16 @@ func TestCountKernelInterpreted(t *testing.T) {
 // Bins+2 output words from out+8*k*(Bins+2), zeroed first) and returns each task's words.
 func countRun(t *testing.T, lib string, s *Spec, tasks []Task, mem map[uint64]uint64, out uint64) [][]uint64 {
 	t.Helper()
-	ptx, _, err := GeneratePTX(s, lib)
+	text, _, err := GeneratePTX(s, lib)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := countCopies(s.Bins); (c > 0) != strings.Contains(ptx, "red.shared.add.u32") || !strings.Contains(ptx, "st.global.f64 [%rd") {
-		t.Fatalf("%d bins (%d copies): the kernel counts elsewhere:\n%s", s.Bins, c, ptx)
+	if c := ptx.CountCopies(s.Bins); (c > 0) != strings.Contains(text, "red.shared.add.u32") || !strings.Contains(text, "st.global.f64 [%rd") {
+		t.Fatalf("%d bins (%d copies): the kernel counts elsewhere:\n%s", s.Bins, c, text)
 	}
-	p := parsePTX(t, ptx)
+	p := parsePTX(t, text)
 	R, L := s.Rank, s.Leaves()
-	W := descWords(R, L)
+	W := ptx.DescWords(R, L)
 	const desc = 1 << 44
 	per := s.Bins + 2
 	for ti, task := range tasks {
@@ -171,7 +172,7 @@ func countRun(t *testing.T, lib string, s *Spec, tasks []Task, mem map[uint64]ui
 		}
 	}
 	params := map[string]uint64{"desc": desc, "out": out}
-	for i, l := range keyLeaves(s) {
+	for i, l := range ptx.KeyLeaves(s) {
 		params["key"+strconv.Itoa(i)] = randomKeys(s)[l]
 	}
 	for ti, task := range tasks {
@@ -202,7 +203,7 @@ func TestWeightedKernelInterpreted(t *testing.T) {
 		m    int64
 		bins int
 	}{{70001, 5}, {1000, 300}} {
-		p := parsePTX(t, weightedPTX("8.0", "sm_90", tc.bins))
+		p := parsePTX(t, ptx.WeightedPTX("8.0", "sm_90", tc.bins))
 		mem := map[uint64]uint64{}
 		vals := make([]int, tc.m)
 		ws := make([]float64, tc.m)
@@ -319,7 +320,7 @@ func TestCountKernelOfNormalsInterpreted(t *testing.T) {
 		{Kind: NConst, DType: expr.Float64, Value: 0},
 		{Kind: NWhere, DType: expr.Float64, Args: [3]int{2, 3, 4}},
 	}}
-	if !drawsNormals(s) || !deferSlow {
+	if !ptx.DrawsNormals(s) || !ptx.DeferSlow {
 		t.Fatal("the kernel defers no draw")
 	}
 	task := Task{Dims: []int64{n}, Maps: []Map{{Strides: []int64{1}}}}
@@ -331,9 +332,9 @@ func TestCountKernelOfNormalsInterpreted(t *testing.T) {
 			want[0]++
 		}
 	}
-	defer func(on bool) { countInBatches = on }(countInBatches)
+	defer func(on bool) { ptx.CountInBatches = on }(ptx.CountInBatches)
 	for _, batches := range []bool{false, true} { // each lane its queue; warps together
-		countInBatches = batches
+		ptx.CountInBatches = batches
 		got := countRun(t, lib, s, []Task{task}, mem, 1<<46)[0]
 		if got[0] != want[0] || got[1] != want[1] || got[2] != 0 {
 			t.Errorf("batches %v: counts %v (flag %d), want %v", batches, got[:2], got[2], want)

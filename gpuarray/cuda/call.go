@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"sync"
 	"time"
 
@@ -312,12 +313,12 @@ func runCalls(ctx context.Context, devs []*Device, tasks []*plan.Task) ([]*plan.
 // and integers for the other libraries (whose values the planner casts to float64 anyway),
 // reach the library through host memory (HostTrip names it).
 func DeviceReads(fn expr.CallFn, dt dtype.DType) bool {
-	switch laneOf(dt) {
-	case laneF:
+	switch ptx.LaneOf(dt) {
+	case ptx.LaneF:
 		return true
-	case laneI:
+	case ptx.LaneI:
 		return fn.Sorts()
-	case laneC:
+	case ptx.LaneC:
 		return fn.Transform()
 	}
 	return false

@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -83,9 +84,9 @@ type Device struct {
 	ctx    driver.Context // the primary context, current on the device goroutine
 	stream driver.Stream
 	pool   *Pool
-	lib    *library
+	lib    *ptx.Library
 	libPTX []byte
-	parts  *libParts                  // libPTX cut up, for linking kernels with what they call
+	parts  *ptx.LibParts              // libPTX cut up, for linking kernels with what they call
 	mods   map[string]driver.Function // by spec key; used on the device goroutine only
 	libMod driver.Module              // the library linked alone, for LibFunction
 
@@ -125,10 +126,10 @@ func Open(index int) (*Device, error) {
 	if d.libPTX, err = libraryPTX(fl); err != nil {
 		return nil, err
 	}
-	if d.lib, err = parseLibrary(string(d.libPTX)); err != nil {
+	if d.lib, err = ptx.ParseLibrary(string(d.libPTX)); err != nil {
 		return nil, err
 	}
-	d.parts = splitLibrary(string(d.libPTX))
+	d.parts = ptx.SplitLibrary(string(d.libPTX))
 	ready := make(chan error)
 	go d.loop(ready)
 	if err := <-ready; err != nil {
@@ -216,28 +217,28 @@ func (d *Device) kernel(s *Spec) (driver.Function, error) {
 	if f, ok := d.mods[key]; ok {
 		return f, nil
 	}
-	ptx, name, err := generate(s, d.lib)
+	text, name, err := ptx.Generate(s, d.lib)
 	if err != nil {
 		return 0, err
 	}
 	if dir := os.Getenv("GPUNOTES_PTX_DUMP"); dir != "" {
 		// For reading what the JIT makes of a kernel (ptxas -v, cuobjdump -res-usage).
-		if err := os.WriteFile(filepath.Join(dir, name+".ptx"), []byte(ptx), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name+".ptx"), []byte(text), 0o644); err != nil {
 			Trace("GPUNOTES_PTX_DUMP: %v", err)
 		}
 	}
-	mod, err := driver.LinkPTXMaxRegisters([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.forKernel(ptx), []byte(ptx)}, maxNReg)
-	if err != nil && capRE.MatchString(ptx) {
+	mod, err := driver.LinkPTXMaxRegisters([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.ForKernel(text), []byte(text)}, ptx.MaxNReg)
+	if err != nil && capRE.MatchString(text) {
 		// A register cap below what a called library function holds is refused at link
 		// time; the kernel is correct without it, only slower.
 		Trace("kernel %s: linked without its register cap (%v)", name, err)
-		ptx = capRE.ReplaceAllString(ptx, "")
-		mod, err = driver.LinkPTXMaxRegisters([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.forKernel(ptx), []byte(ptx)}, maxNReg)
+		text = capRE.ReplaceAllString(text, "")
+		mod, err = driver.LinkPTXMaxRegisters([]string{"gpunotes_lib.ptx", name + ".ptx"}, [][]byte{d.parts.ForKernel(text), []byte(text)}, ptx.MaxNReg)
 	}
 	if err != nil {
 		if driver.IsCode(err, driver.ErrorUnsupportedPTX) {
 			v, _ := driver.DriverVersion()
-			return 0, fmt.Errorf("link kernel %s: the NVIDIA driver (CUDA %d.%d) is too old for this PTX (version %s): update the driver: %w", name, v/1000, v%1000/10, d.lib.version, err)
+			return 0, fmt.Errorf("link kernel %s: the NVIDIA driver (CUDA %d.%d) is too old for this PTX (version %s): update the driver: %w", name, v/1000, v%1000/10, d.lib.Version(), err)
 		}
 		return 0, fmt.Errorf("link kernel %s: %w", name, err)
 	}
@@ -281,6 +282,6 @@ func (d *Device) LibFunction(name string) (driver.Function, error) {
 
 // KernelPTX returns the PTX that would be generated for s on this device (for inspection).
 func (d *Device) KernelPTX(s *Spec) (string, error) {
-	ptx, _, err := generate(s, d.lib)
-	return ptx, err
+	text, _, err := ptx.Generate(s, d.lib)
+	return text, err
 }

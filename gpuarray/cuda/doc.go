@@ -1,14 +1,12 @@
-// Package cuda is the NVIDIA GPU executor of gpuarray: it turns a fused chunk computation (a
-// Spec: random, constant and input leaves, elementwise ops, an optional reduction) into PTX at
-// run time, links it with the embedded device library (package kernels) through the driver's
-// JIT linker, caches the module per spec, and runs many chunks (Tasks) per launch without
-// storing any intermediate array. The linker compiles each module on its own and inlines no
-// call between them, so the library's elementwise math and the normal draw's slow path are
-// copied into the kernel as the library's own PTX (ptxinline.go: the same bits, without the
-// calls' cost; consecutive calls' fast paths first, ptxsplit.go, and their float64 constants
-// from the constant bank, ptxconst.go, so exp's and sin's chains overlap); the block reductions and the other samplers stay calls. Only the driver (libcuda.so.1, bound by package
-// cuda/driver) is needed; without one, Devices and Open return an error wrapping ErrNoDriver
-// ("no NVIDIA driver found: libcuda.so.1").
+// Package cuda is the NVIDIA GPU executor of gpuarray: it lowers a fused chunk computation
+// (a plan.Kernel) to a kernel spec (Spec, Lower), has package cuda/ptx generate its PTX, links
+// it with the embedded device library (package kernels) through the driver's JIT linker,
+// caches the module per spec, and runs many chunks (Tasks) per launch without storing any
+// intermediate array; it keeps devices, the memory pool, transfers, launches and the assembly
+// of results. The generator (inlined library bodies, deferred slow draws, tiles, mirrors,
+// scans) is package cuda/ptx, which imports no driver. Only the driver (libcuda.so.1, bound by
+// package cuda/driver) is needed; without one, Devices and Open return an error wrapping
+// ErrNoDriver ("no NVIDIA driver found: libcuda.so.1").
 //
 // How gpuarray calls it:
 //
@@ -42,13 +40,13 @@
 // Integer reductions (sum, min, max, argmin, argmax; counts of bools) accumulate in 64-bit
 // integer registers, compared signed or unsigned by the dtype (Result.Ints, Partial.Ints), so
 // any order gives the CPU's bits; complex sums accumulate pairs of floats (Result.Imag) in the
-// float sums' fixed order (reduce_lanes.go). Cumulative sums and products, and products along
+// float sums' fixed order (ptx/reduce_lanes.go, lanes.go). Cumulative sums and products, and products along
 // an axis, are generated scans over a task's values left on the device (scan.go).
 //
 // Random numbers follow package gpuarray/rng exactly: uniforms and integers are bit-identical
 // to the CPU, normals agree within 2 ulp (measured: 1 ulp at most). A kernel that draws
 // normals defers an element whose draw leaves the ziggurat's fast path (1.5% of draws), so the
-// warp does not wait on one lane's slow draw at every step (ptxdefer.go): a reduction holds a
+// warp does not wait on one lane's slow draw at every step (ptx/ptxdefer.go): a reduction holds a
 // thread's values in batches (32 words), the warp's lanes compute the batch's slow draws
 // together, then the batch is added in element order, so the bits are those of the same
 // reduction of the values stored; an elementwise or counting kernel, whose order does not

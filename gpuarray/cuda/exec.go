@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"os"
 	"runtime"
@@ -124,14 +125,14 @@ func (d *Device) FreeResult(res *Result) {
 
 func newResult(s *Spec, n int) *Result {
 	res := &Result{}
-	switch s.accLane() {
-	case laneI:
+	switch s.AccLane() {
+	case ptx.LaneI:
 		res.Ints = make([]int64, n)
 		if s.Reduce == RArgMin || s.Reduce == RArgMax {
 			res.Index = make([]int64, n)
 		}
 		return res
-	case laneC:
+	case ptx.LaneC:
 		res.Values, res.Imag = make([]float64, n), make([]float64, n)
 		return res
 	}
@@ -162,7 +163,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 	var maxOut int64
 	ew := int64(1) // words per output element
 	if s.Reduce == RNone {
-		ew = int64(s.outWords())
+		ew = int64(s.OutWords())
 		maxOut = int64(d.pool.Limit()/2/8) / ew
 	}
 	var nb int64 // bytes per element of a narrow output
@@ -177,7 +178,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			elems[i] = (elems[i] + a - 1) / a * a
 		}
 	}
-	launches, offs, err := planLaunches(elems, s.Reduce, maxOut)
+	launches, offs, err := ptx.PlanLaunches(elems, s.Reduce, maxOut)
 	if err != nil {
 		return err
 	}
@@ -187,26 +188,26 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		}
 	}
 	R, L := s.Rank, s.Leaves()
-	W := specDescWords(s)
+	W := ptx.SpecDescWords(s)
 	keys := randomKeys(s)
 	var keyArgs []uint64 // the kernel's key parameters (keyLeaves)
-	for _, l := range keyLeaves(s) {
+	for _, l := range ptx.KeyLeaves(s) {
 		keyArgs = append(keyArgs, keys[l])
 	}
-	pw := s.partialWords()
+	pw := s.PartialWords()
 	for _, ln := range launches {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if ln.gridX == 0 {
+		if ln.GridX == 0 {
 			continue // only empty tasks
 		}
 		up := newUploads(d)
 		release, alloc := up.release, up.alloc
-		desc := make([]uint64, W*ln.count)
-		var outWords int64
-		for k := 0; k < ln.count; k++ {
-			ti := ln.first + k
+		desc := make([]uint64, W*ln.Count)
+		var OutWords int64
+		for k := 0; k < ln.Count; k++ {
+			ti := ln.First + k
 			t := &tasks[ti]
 			w := desc[k*W : (k+1)*W]
 			for j, dim := range t.Dims {
@@ -216,11 +217,11 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			w[R] = uint64(sl)
 			w[R+1] = uint64(offs[ti])
 			if s.NarrowOut {
-				outWords = max(outWords, ((offs[ti]+elems[ti])*nb+7)/8)
+				OutWords = max(OutWords, ((offs[ti]+elems[ti])*nb+7)/8)
 			} else if s.Reduce == RNone {
-				outWords = max(outWords, (offs[ti]+elems[ti])*ew)
+				OutWords = max(OutWords, (offs[ti]+elems[ti])*ew)
 			} else {
-				outWords = max(outWords, (offs[ti]+int64(sl))*int64(pw))
+				OutWords = max(OutWords, (offs[ti]+int64(sl))*int64(pw))
 			}
 			for l := 0; l < L; l++ {
 				if err := up.leaf(w[R+2+l*(R+2):], t, l, keys); err != nil {
@@ -228,7 +229,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 					return err
 				}
 			}
-			if s.storedMirror() {
+			if s.StoredMirror() {
 				w[W-1] = uint64(t.MirrorBase)
 			}
 		}
@@ -241,7 +242,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			release()
 			return fmt.Errorf("upload task descriptors: %w", err)
 		}
-		outBytes := uint64(max(outWords, 1) * 8)
+		outBytes := uint64(max(OutWords, 1) * 8)
 		op, err := alloc(outBytes)
 		if err != nil {
 			release()
@@ -253,7 +254,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 				return err
 			}
 		}
-		grid := [3]uint32{uint32(ln.gridX), uint32(ln.count), 1}
+		grid := [3]uint32{uint32(ln.GridX), uint32(ln.Count), 1}
 		block := [3]uint32{BlockSize, 1, 1}
 		descArg, outArg := uint64(dp), uint64(op)
 		params := []unsafe.Pointer{unsafe.Pointer(&descArg), unsafe.Pointer(&outArg)}
@@ -267,16 +268,16 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		}
 		if lerr != nil {
 			release()
-			return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, ln.count, lerr)
+			return fmt.Errorf("kernel %s (grid %dx%dx1, block %dx1x1, %d tasks): %w", name, grid[0], grid[1], BlockSize, ln.Count, lerr)
 		}
-		Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], ln.count, tasks[ln.first].Dims, float64(time.Since(t0).Microseconds())/1e3)
+		Trace("kernel %s: grid %dx%d, %d tasks, dims %v: launch to sync %.3f ms", name, grid[0], grid[1], ln.Count, tasks[ln.First].Dims, float64(time.Since(t0).Microseconds())/1e3)
 		if opt.Keep {
 			// The output buffer, allocated last, stays; inputs and descriptors go.
 			up.bufs = up.bufs[:len(up.bufs)-1]
 			release()
 			res.kept = append(res.kept, op)
-			for k := 0; k < ln.count; k++ {
-				ti := ln.first + k
+			for k := 0; k < ln.Count; k++ {
+				ti := ln.First + k
 				if s.NarrowOut {
 					res.Dev[ti] = op + driver.DevicePtr(offs[ti]*nb)
 				} else {
@@ -295,7 +296,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 			return fmt.Errorf("download results: %w", err)
 		}
 		release()
-		words := host[:outWords]
+		words := host[:OutWords]
 		if opt.Poison {
 			for i, v := range words {
 				if v == poisonBits {
@@ -303,9 +304,9 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 				}
 			}
 		}
-		for k := 0; k < ln.count; k++ {
-			ti := ln.first + k
-			if s.accLane() != laneF {
+		for k := 0; k < ln.Count; k++ {
+			ti := ln.First + k
+			if s.AccLane() != ptx.LaneF {
 				collectLane(s, res, ti, words, offs[ti], Slices(elems[ti]))
 				continue
 			}
@@ -314,7 +315,7 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 	}
 	// Tasks with no elements.
 	for i, m := range elems {
-		if m == 0 && s.accLane() != laneF {
+		if m == 0 && s.AccLane() != ptx.LaneF {
 			collectLane(s, res, i, nil, 0, 0)
 		} else if m == 0 {
 			collect(s.Reduce, res, i, nil, 0, 0)

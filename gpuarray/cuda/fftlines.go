@@ -104,7 +104,7 @@ func (d *Device) PrepareLines(dst, src driver.DevicePtr, l LineLayout) error {
 		return nil
 	}
 	name := l.name()
-	f, err := d.generated(name, func() (string, error) { return linesPTX(d.lib.version, d.lib.target, l), nil })
+	f, err := d.generated(name, func() (string, error) { return linesPTX(d.lib.Version(), d.lib.Target(), l), nil })
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,7 @@ func gatherPTX(version, target string, rank, axis int, along bool) string {
 // goroutine).
 func (d *Device) gatherFunction(rank, axis int, along bool) (driver.Function, error) {
 	return d.generated(gatherName(rank, axis, along), func() (string, error) {
-		return gatherPTX(d.lib.version, d.lib.target, rank, axis, along), nil
+		return gatherPTX(d.lib.Version(), d.lib.Target(), rank, axis, along), nil
 	})
 }
 

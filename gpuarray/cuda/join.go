@@ -11,7 +11,7 @@ import (
 // joinUnit is what a join kernel moves per element of a copy: size bytes (8-byte words, or
 // the 1-, 2- or 4-byte elements of an array a GPU keeps in its own element size), or with
 // widen a 4-byte float written as a float64 word (for a reader of 8-byte words only, such as a
-// library reading a call's further operands).
+// Library reading a call's further operands).
 type joinUnit struct {
 	size  int
 	widen bool
@@ -113,7 +113,7 @@ func joinPTX(version, target string, rank int, u joinUnit) string {
 // joinFunction returns the linked join kernel of a rank and a unit (on the device goroutine).
 func (d *Device) joinFunction(rank int, u joinUnit) (driver.Function, error) {
 	return d.generated(joinName(rank, u), func() (string, error) {
-		return joinPTX(d.lib.version, d.lib.target, rank, u), nil
+		return joinPTX(d.lib.Version(), d.lib.Target(), rank, u), nil
 	})
 }
 

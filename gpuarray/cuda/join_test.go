@@ -106,11 +106,11 @@ func TestJoinKernelCopiesHeldPieces(t *testing.T) {
 			name := joinName(len(c.Shape), unit)
 			p, ok := progs[name]
 			if !ok {
-				ptx := joinPTX("8.0", "sm_80", len(c.Shape), unit)
-				if !strings.Contains(ptx, ".visible .entry "+name+"(") {
-					t.Fatalf("the join kernel lacks its entry %s:\n%s", name, ptx)
+				text := joinPTX("8.0", "sm_80", len(c.Shape), unit)
+				if !strings.Contains(text, ".visible .entry "+name+"(") {
+					t.Fatalf("the join kernel lacks its entry %s:\n%s", name, text)
 				}
-				p = parsePTX(t, ptx)
+				p = parsePTX(t, text)
 				progs[name] = p
 			}
 			params := map[string]uint64{"src": uint64(c.Ptr) + uint64(c.Src*unit.srcBytes()), "dst": dst + uint64(c.Dst*unit.dstBytes()), "n": uint64(c.Elements()), "nctaid.x": 2}

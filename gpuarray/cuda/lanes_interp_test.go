@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -59,7 +60,7 @@ func TestLaneReductionKernelsInterpreted(t *testing.T) {
 		task := heldTask(c.dims, []Map{{Strides: []int64{c.dims[1], 1}}}, []uint64{base}, []int64{m})
 		fusedRun(t, s, []Task{task}, mem, out)
 		S := Slices(m)
-		pw := s.partialWords()
+		pw := s.PartialWords()
 		got := make([]uint64, S*pw)
 		for i := range got {
 			got[i] = mem[out+uint64(8*i)]
@@ -76,7 +77,7 @@ func TestLaneReductionKernelsInterpreted(t *testing.T) {
 		v, idx := intIdentity(s), int64(-1)
 		for i := range m {
 			x := int64(math.Float64bits(words[i]))
-			v, idx = mergeInt(c.red, s.unsignedAcc(), v, idx, x, func() int64 { return i })
+			v, idx = mergeInt(c.red, s.UnsignedAcc(), v, idx, x, func() int64 { return i })
 		}
 		if res.Ints[0] != v || (res.Index != nil && res.Index[0] != idx) {
 			t.Errorf("%v of %v over %d elements (%d slices): %d at %v, want %d at %d", c.red, c.dt, m, S, res.Ints[0], res.Index, v, idx)
@@ -172,11 +173,11 @@ func TestScanKernelsInterpreted(t *testing.T) {
 			}
 		}
 		run := func(seg bool, params map[string]uint64, mem map[uint64]uint64, threads int64) {
-			ptx, _, err := scanPTX("8.0", "sm_90", c.dt, c.op, seg)
+			text, _, err := ptx.ScanPTX("8.0", "sm_90", c.dt, c.op, seg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := parsePTX(t, ptx)
+			p := parsePTX(t, text)
 			for bx := range (threads + BlockSize - 1) / BlockSize {
 				ptxRun(t, p, int(bx), 0, params, mem, nil)
 			}
@@ -242,7 +243,7 @@ func TestScanKernelsInterpreted(t *testing.T) {
 						at := ((o*n+k)*inner+i)*w + j
 						got, exact := math.Float64frombits(mem[buf+uint64(8*at)]), want[at]
 						abs[j] += math.Abs(words[at])
-						if laneOf(c.dt) == laneI {
+						if ptx.LaneOf(c.dt) == ptx.LaneI {
 							if math.Float64bits(got) != math.Float64bits(exact) {
 								t.Fatalf("%v %v, segments: element %d of line (%d, %d) is %d, want %d", c.dt, c.op, k, o, i, int64(math.Float64bits(got)), int64(math.Float64bits(exact)))
 							}
@@ -280,17 +281,17 @@ func axesRunWords(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) ([]ui
 	if err != nil {
 		t.Fatal(err)
 	}
-	ptx, _, err := GeneratePTX(s, lib)
+	text, _, err := GeneratePTX(s, lib)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := parsePTX(t, ptx)
+	p := parsePTX(t, text)
 	R, L := s.Rank, s.Leaves()
 	k, n := axesShape(s, &task)
 	sl := axesSlices(s, k, n)
 	gridX := axesGridX(s, k, sl)
 	const desc, out = 1 << 44, 1 << 46
-	w := make([]uint64, axesDescWords(R, L))
+	w := make([]uint64, ptx.AxesDescWords(R, L))
 	for j, d := range task.Dims {
 		w[j] = uint64(d)
 	}
@@ -308,7 +309,7 @@ func axesRunWords(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) ([]ui
 	for bx := range gridX {
 		ptxRun(t, p, int(bx), 0, map[string]uint64{"desc": desc, "out": out, "nctaid.x": uint64(gridX)}, mem, nil)
 	}
-	words := make([]uint64, k*sl*int64(s.partialWords()))
+	words := make([]uint64, k*sl*int64(s.PartialWords()))
 	for i := range words {
 		v, ok := mem[out+uint64(8*i)]
 		if !ok {
@@ -378,7 +379,7 @@ func TestLaneAxesKernelsInterpreted(t *testing.T) {
 			v, idx := intIdentity(s), int64(-1)
 			for e := range c.n {
 				x := int64(math.Float64bits(words[q*c.n+e]))
-				v, idx = mergeInt(c.red, s.unsignedAcc(), v, idx, x, func() int64 { return e })
+				v, idx = mergeInt(c.red, s.UnsignedAcc(), v, idx, x, func() int64 { return e })
 			}
 			if p.Ints[q] != v || (p.Index != nil && p.Index[q] != idx) {
 				t.Errorf("%v of %v (rows %v) of kept %d: %d at %v, want %d at %d", c.red, c.dt, c.rows, q, p.Ints[q], p.Index, v, idx)

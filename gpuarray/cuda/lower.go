@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"slices"
 	"sync"
 
@@ -99,19 +100,19 @@ func Lower(k *plan.Kernel) (*Spec, []int, error) {
 		default:
 			return nil, nil, fmt.Errorf("cuda: %v instructions are not fused on the GPU", in.Code)
 		}
-		if nd.Kind.leaf() {
+		if nd.Kind.IsLeaf() {
 			leaves[i] = nleaf
 			nleaf++
 		}
 		s.Nodes = append(s.Nodes, nd)
 	}
-	if a, b, ok := mirrorLeaves(k, s); ok {
+	if a, b, ok := ptx.MirrorLeaves(k, s); ok {
 		s.Mirror = []int{a, b}
 		if mirrorStrip > 0 {
 			s.Rank = 3 // Device.Run walks its tasks in strips (mirrorStrips)
 		}
 	} else {
-		markTiles(s, k)
+		ptx.MarkTiles(s, k)
 	}
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
@@ -135,7 +136,7 @@ func dryRun(s *Spec) error {
 		err, _ := v.(error)
 		return err
 	}
-	_, _, err := generate(s, &library{version: "0", target: "0", anyFunc: true})
+	_, _, err := ptx.Generate(s, ptx.DryRunLibrary())
 	dryRuns.Store(key, err)
 	return err
 }
@@ -383,16 +384,9 @@ func RunPlanKeepNarrow(ctx context.Context, d *Device, tasks []*plan.Task) (ptrs
 	return runPlanKeep(ctx, d, tasks, true)
 }
 
-// Narrow reports whether a GPU keeps an array of dtype dt in its own element size, dt.Size()
-// bytes (RunPlanKeepNarrow, EncodeNarrow): float32, bool and the integers of 1, 2 and 4 bytes
-// do; other dtypes are kept in EncodeWords' format (8-byte words, two for complex values).
-func Narrow(dt dtype.DType) bool {
-	switch dt {
-	case dtype.Float32, dtype.Bool, dtype.Int8, dtype.Int16, dtype.Int32, dtype.Uint8, dtype.Uint16, dtype.Uint32:
-		return true
-	}
-	return false
-}
+// Narrow reports whether a GPU keeps an array of dtype dt in its own element size (see
+// ptx.Narrow).
+func Narrow(dt dtype.DType) bool { return ptx.Narrow(dt) }
 
 // narrowAlign is the element count, a multiple of which starts each task's narrow output of
 // dtype dt (Spec.NarrowOut) and each chunk a GPU keeps narrow: 8 bytes' worth, so every chunk
@@ -476,13 +470,13 @@ func toOutput(t *plan.Task, s *Spec, res *Result, i int) *plan.Output {
 		shape[d] = 1
 	}
 	o := &plan.Output{Shape: shape}
-	switch l := s.accLane(); {
-	case l == laneI:
+	switch l := s.AccLane(); {
+	case l == ptx.LaneI:
 		o.Data = laneData(s, []int64{res.Ints[i]}, nil, nil)
 		if res.Index != nil {
 			o.Aux = [][]float64{{float64(globalIndex(t, res.Index[i]))}}
 		}
-	case l == laneC:
+	case l == ptx.LaneC:
 		o.Data = laneData(s, nil, []float64{res.Values[i]}, []float64{res.Imag[i]})
 	case r == RWelford:
 		o.Data = dtype.OfFloat64([]float64{res.Count[i]})

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"reflect"
 	"slices"
@@ -197,20 +198,20 @@ func TestGenerateAxesPTX(t *testing.T) {
 		}
 		s.Nodes = append(s.Nodes, Node{Kind: NRange, Leaf: 1, Value: 1, Step: 2, Stop: 5, Exact: true, Last: 2, DType: expr.Float32},
 			Node{Kind: NBinary, Op: expr.OpMul, Args: [3]int{2, 3}})
-		ptx, name, err := GeneratePTX(s, string(lib))
+		text, name, err := GeneratePTX(s, string(lib))
 		if err != nil {
 			t.Fatalf("%v: %v", r, err)
 		}
-		if !strings.HasPrefix(name, "gpn_axes_") || !strings.Contains(ptx, ".visible .entry "+name+"(") {
+		if !strings.HasPrefix(name, "gpn_axes_") || !strings.Contains(text, ".visible .entry "+name+"(") {
 			t.Fatalf("%v: entry %s", r, name)
 		}
 		stores := map[Reduce]int{RSum: 1, RMin: 1, RMax: 1, RArgMin: 2, RArgMax: 2, RWelford: 3}[r]
-		if n := strings.Count(ptx, "st.global."); n != stores {
+		if n := strings.Count(text, "st.global."); n != stores {
 			t.Errorf("%v: %d stores, want %d", r, n, stores)
 		}
 		for _, want := range []string{"div.u32", "cvt.rn.f64.s64", "cvt.rn.f32.f64", "setp.eq.s64"} {
 			// (A short walk of one kept axis divides nothing: its runs start at element 0.)
-			if !strings.Contains(ptx, want) && !(s.Short && want == "div.u32") {
+			if !strings.Contains(text, want) && !(s.Short && want == "div.u32") {
 				t.Errorf("%v: PTX lacks %q", r, want)
 			}
 		}
@@ -218,14 +219,14 @@ func TestGenerateAxesPTX(t *testing.T) {
 		if !s.Rows {
 			shfl = 0
 		}
-		if n := strings.Count(ptx, "shfl.sync.down.b32"); n != shfl {
+		if n := strings.Count(text, "shfl.sync.down.b32"); n != shfl {
 			t.Errorf("%v rows %v: %d shuffles, want %d", r, s.Rows, n, shfl)
 		}
-		if block := !s.Rows && !s.Short; block != strings.Contains(ptx, "bar.sync 0") || block != strings.Contains(ptx, "gpn_axes_part") {
+		if block := !s.Rows && !s.Short; block != strings.Contains(text, "bar.sync 0") || block != strings.Contains(text, "gpn_axes_part") {
 			t.Errorf("%v rows %v short %v: a merge through shared memory in a warp's or a thread's kernel, or none in a block's", r, s.Rows, s.Short)
 		}
 		// (The library's slow normal path, copied in, has its own fma: its log and exp.)
-		if own := collapseInlinedSlow(ptx); strings.Contains(own, "fma.") || strings.Contains(own, "gpn_block_") {
+		if own := ptx.CollapseInlinedSlow(text); strings.Contains(own, "fma.") || strings.Contains(own, "gpn_block_") {
 			t.Errorf("%v: PTX uses fma or a block reduction", r)
 		}
 	}
@@ -262,12 +263,12 @@ func TestSpecKeyIgnoresRandomKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ptx, _, err := GeneratePTX(a, string(lib))
+	text, _, err := GeneratePTX(a, string(lib))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"19088743", "124076833"} { // 0x1234567, 0x7654321
-		if strings.Contains(ptx, k) {
+		if strings.Contains(text, k) {
 			t.Errorf("the key %s is compiled into the PTX", k)
 		}
 	}
@@ -309,11 +310,11 @@ func TestLowerSharesPhiloxKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	schedules := func(s *Spec) int {
-		ptx, _, err := GeneratePTX(s, string(lib))
+		text, _, err := GeneratePTX(s, string(lib))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return strings.Count(ptx, "-1640531527") / 9
+		return strings.Count(text, "-1640531527") / 9
 	}
 	xt, _, err := Lower(kernel(42, swapped))
 	if err != nil {

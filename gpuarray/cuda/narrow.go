@@ -69,7 +69,7 @@ func (d *Device) NarrowInts(dst, src driver.DevicePtr, n int64, dt dtype.DType) 
 		return nil
 	}
 	name := narrowName(dt.Size())
-	f, err := d.generated(name, func() (string, error) { return narrowPTX(d.lib.version, d.lib.target, dt.Size()) })
+	f, err := d.generated(name, func() (string, error) { return narrowPTX(d.lib.Version(), d.lib.Target(), dt.Size()) })
 	if err != nil {
 		return err
 	}

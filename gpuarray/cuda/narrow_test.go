@@ -41,11 +41,11 @@ func TestNarrowIntsPTX(t *testing.T) {
 		for i, w := range words {
 			mem[src+uint64(8*i)] = math.Float64bits(w)
 		}
-		ptx, err := narrowPTX("8.0", "sm_90", dt.Size())
+		text, err := narrowPTX("8.0", "sm_90", dt.Size())
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := parsePTX(t, ptx)
+		p := parsePTX(t, text)
 		for b := range blocks {
 			ptxRun(t, p, b, 0, map[string]uint64{"dst": dst, "src": src, "n": n, "nctaid.x": blocks}, mem, nil)
 		}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"bytes"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -426,11 +427,11 @@ func TestBoolToIntCastsConvertNoFloats(t *testing.T) {
 	}
 	for _, narrow := range []bool{false, true} {
 		s := &Spec{Rank: 1, Reduce: RSum, Nodes: []Node{{Kind: NInput, DType: expr.Bool, Narrow: narrow}, {Kind: NCast, DType: expr.Int64, Args: [3]int{0}}}}
-		ptx, _, err := GeneratePTX(s, lib)
+		text, _, err := GeneratePTX(s, lib)
 		if err != nil {
 			t.Fatal(err)
 		}
-		body := ptx[strings.Index(ptx, ".entry"):]
+		body := text[strings.Index(text, ".entry"):]
 		if strings.Contains(body, "cvt.rzi") {
 			t.Errorf("narrow %v: a float-to-integer conversion in a bool-to-int64 cast", narrow)
 		}
@@ -438,7 +439,7 @@ func TestBoolToIntCastsConvertNoFloats(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("narrow %v: no %s", narrow, want)
 		}
-		if u := unrollOf(s); narrow && u != smallUnroll || !narrow && u != unrollLoads {
+		if u := ptx.UnrollOf(s); narrow && u != ptx.SmallUnroll || !narrow && u != ptx.UnrollLoads {
 			t.Errorf("narrow %v: %d elements per pass", narrow, u)
 		}
 	}

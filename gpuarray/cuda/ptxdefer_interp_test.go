@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"testing"
 
@@ -134,9 +135,9 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 		t.Skip("interprets kernels of 20000 normal draws each")
 	}
 	defer func(a, o bool, co string, b, q int) {
-		deferAxes, deferOrdered, deferCoop, deferBatchLen, deferQueueLen = a, o, co, b, q
-	}(deferAxes, deferOrdered, deferCoop, deferBatchLen, deferQueueLen)
-	deferAxes = true
+		ptx.DeferAxes, ptx.DeferOrdered, ptx.DeferCoop, ptx.DeferBatchLen, ptx.DeferQueueLen = a, o, co, b, q
+	}(ptx.DeferAxes, ptx.DeferOrdered, ptx.DeferCoop, ptx.DeferBatchLen, ptx.DeferQueueLen)
+	ptx.DeferAxes = true
 	_, slow := storedNormals(rng.Key{K0: 42, K1: 7}, 0, 20000)
 	if slow < 100 {
 		t.Fatalf("%d of 20000 draws leave the fast path: too few to see the order", slow)
@@ -167,7 +168,7 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 			coop         string
 			batch, queue int
 		}{{true, "", 32, 0}, {true, "all", 8, 0}, {true, "all", 64, 2}, {true, "0", 32, 0}, {true, "0", 64, 2}, {false, "", 32, 0}} {
-			deferOrdered, deferCoop, deferBatchLen, deferQueueLen = v.ordered, v.coop, v.batch, v.queue
+			ptx.DeferOrdered, ptx.DeferCoop, ptx.DeferBatchLen, ptx.DeferQueueLen = v.ordered, v.coop, v.batch, v.queue
 			whole, part := activemasks[true], activemasks[false]
 			got := orderRun(t, c, false)
 			// Warps end batches together, whole (their lanes compute the slow elements
@@ -219,12 +220,12 @@ func TestMirroredReductionKeepsElementOrder(t *testing.T) {
 	}
 	s := &Spec{Rank: 2, Reduce: RSum, Mirror: []int{0, 1}, Nodes: []Node{normal(0, 0), normal(1, 1), {Kind: NBinary, DType: expr.Float64, Op: expr.OpAdd, Args: [3]int{0, 1}}}}
 	task := heldTask([]int64{n, n}, []Map{{Strides: []int64{n, 1}}, {Strides: []int64{1, n}}}, []uint64{0, 0}, []int64{n * n, n * n})
-	defer func(co string, u int) { deferCoop, maxUnrolledFold = co, u }(deferCoop, maxUnrolledFold)
+	defer func(co string, u int) { ptx.DeferCoop, ptx.MaxUnrolledFold = co, u }(ptx.DeferCoop, ptx.MaxUnrolledFold)
 	for _, v := range []struct {
 		coop   string
 		unroll int
 	}{{"0", 32}, {"all", 32}, {"all", 0}} { // 0: the batch folded in groups, skipping by its mask
-		deferCoop, maxUnrolledFold = v.coop, v.unroll
+		ptx.DeferCoop, ptx.MaxUnrolledFold = v.coop, v.unroll
 		mirroredSums(t, s, task, mem, x, n)
 	}
 }
@@ -250,7 +251,7 @@ func mirroredSums(t *testing.T, s *Spec, task Task, mem map[uint64]uint64, x fun
 				}
 			}
 			if a := got[b][tid][0]; a != math.Float64bits(acc) {
-				t.Fatalf("GPUNOTES_PTX_DEFER_COOP=%s: slice %d thread %d sums %v, want %v", deferCoop, b, tid, math.Float64frombits(a), acc)
+				t.Fatalf("GPUNOTES_PTX_DEFER_COOP=%s: slice %d thread %d sums %v, want %v", ptx.DeferCoop, b, tid, math.Float64frombits(a), acc)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -43,11 +44,11 @@ func zigTables(mem map[uint64]uint64) {
 	}
 }
 
-func parsePTX(t *testing.T, ptx string) *ptxProgram {
+func parsePTX(t *testing.T, text string) *ptxProgram {
 	t.Helper()
 	p := &ptxProgram{labels: map[string]int{}, shared: map[string]uint64{}, local: map[string]uint64{}}
-	ptx = collapseInlinedSlow(ptx)
-	body := ptx[strings.Index(ptx, "\n{\n")+3 : strings.LastIndex(ptx, "}")]
+	text = ptx.CollapseInlinedSlow(text)
+	body := text[strings.Index(text, "\n{\n")+3 : strings.LastIndex(text, "}")]
 	var next, nextLocal uint64
 	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), ";"))
@@ -697,13 +698,13 @@ func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out ui
 	if err != nil {
 		t.Fatal(err)
 	}
-	ptx, _, err := GeneratePTX(s, lib)
+	text, _, err := GeneratePTX(s, lib)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := parsePTX(t, ptx)
+	p := parsePTX(t, text)
 	R, L := s.Rank, s.Leaves()
-	W := specDescWords(s)
+	W := ptx.SpecDescWords(s)
 	const desc = 1 << 44
 	elems := make([]int64, len(tasks))
 	for i := range tasks {
@@ -716,7 +717,7 @@ func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out ui
 			padded[i] = (padded[i] + a - 1) / a * a
 		}
 	}
-	_, offs, err := planLaunches(padded, s.Reduce, 0)
+	_, offs, err := ptx.PlanLaunches(padded, s.Reduce, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -734,7 +735,7 @@ func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out ui
 				b[2+j] = uint64(st)
 			}
 		}
-		if s.storedMirror() {
+		if s.StoredMirror() {
 			w[W-1] = uint64(task.MirrorBase)
 		}
 		for j, v := range w {
@@ -742,7 +743,7 @@ func fusedRun(t *testing.T, s *Spec, tasks []Task, mem map[uint64]uint64, out ui
 		}
 	}
 	params := map[string]uint64{"desc": desc, "out": out}
-	for i, l := range keyLeaves(s) {
+	for i, l := range ptx.KeyLeaves(s) {
 		params["key"+strconv.Itoa(i)] = randomKeys(s)[l]
 	}
 	for ti := range tasks {

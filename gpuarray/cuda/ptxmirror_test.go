@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // (its index), not a rectangle, not float32 inputs; with the switch off, nothing (and a stored
 // x.T is tiled).
 func TestMirrorLower(t *testing.T) {
-	defer func(on bool, w int64) { mirrorOn, mirrorStrip = on, w }(mirrorOn, mirrorStrip)
+	defer func(on bool, w int64) { ptx.MirrorOn, mirrorStrip = on, w }(ptx.MirrorOn, mirrorStrip)
 	straight := []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}
 	swapped := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Step: 1}}
 	sliced := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Off: 1, Step: 1}}
@@ -53,7 +54,7 @@ func TestMirrorLower(t *testing.T) {
 		{"stored argmax", kernel(sq, expr.ArgMax, []int{0, 1}, inp(0, 0, expr.Float64, straight), inp(1, 1, expr.Float64, swapped)), nil},
 	}
 	for _, on := range []bool{false, true} {
-		mirrorOn = on
+		ptx.MirrorOn = on
 		for _, c := range cases {
 			s, _, err := Lower(c.k)
 			if err != nil {
@@ -118,21 +119,23 @@ func TestMirrorPTX(t *testing.T) {
 	// Values are made in the loop, in the deferred elements computed by their own lane, and by
 	// the warp together where coopPays.
 	places := 2
-	if coopPays(spec([]int{0, 1})) {
+	if ptx.CoopPays(spec([]int{0, 1})) {
 		places = 3
 	}
 	// A paired pass (pairedInOrder) makes two more values in the plain kernel.
-	pairs := 2 * strings.Count(plain, pairMark)
-	if p, m := strings.Count(collapseInlinedSlow(plain), "mul.hi.u32"), strings.Count(collapseInlinedSlow(mirrored), "mul.hi.u32"); p != 40*(places+pairs) || m != 40*places {
+	pairs := 2 * strings.Count(plain, ptx.PairMark)
+	if p, m := strings.Count(ptx.CollapseInlinedSlow(plain), "mul.hi.u32"), strings.Count(ptx.CollapseInlinedSlow(mirrored), "mul.hi.u32"); p != 40*(places+pairs) || m != 40*places {
 		t.Errorf("Philox multiplies: plain %d, mirrored %d, want %d and %d (2 draws in each of %d places, %d more plain)", p, m, 40*(places+pairs), 40*places, places, pairs)
 	}
 	// exp is called (or inlined, see inlineOn) once per value in each place (plain 1 value an
 	// element, mirrored 2).
-	exps := func(ptx string) int { return strings.Count(ptx, "gpn_exp, (") + strings.Count(ptx, "gpn_exp inlined") }
+	exps := func(text string) int {
+		return strings.Count(text, "gpn_exp, (") + strings.Count(text, "gpn_exp inlined")
+	}
 	if p, m := exps(plain), exps(mirrored); p != places+pairs || m != 2*places {
 		t.Errorf("exp calls: plain %d (want %d), mirrored %d (want %d)", p, places+pairs, m, 2*places)
 	}
-	loop := loopBody(mirrored)
+	loop := ptx.LoopBody(mirrored)
 	past := strings.Index(loop, "setp.gt.s64")
 	if past < 0 || past > strings.Index(loop, "mul.hi.u32") || !strings.Contains(loop, "setp.eq.s64") {
 		t.Errorf("the mirrored loop does not branch past elements above the diagonal before drawing")

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func expSinSpec(red Reduce, expSin bool, expX ...bool) *Spec {
 // inlined bodies (exp(x) + sin(x)) takes two elements a pass, a plain sum of normals one; "1"
 // pairs every reduction that defers in element order, "0" none.
 func TestPairedPasses(t *testing.T) {
-	defer func(m string) { pairMode = m }(pairMode)
+	defer func(m string) { ptx.PairMode = m }(ptx.PairMode)
 	lib, err := kernelsLib()
 	if err != nil {
 		t.Fatal(err)
@@ -39,13 +40,13 @@ func TestPairedPasses(t *testing.T) {
 		expSin bool
 		want   int
 	}{{"auto", true, 1}, {"auto", false, 0}, {"1", false, 1}, {"0", true, 0}} {
-		pairMode = c.mode
+		ptx.PairMode = c.mode
 		for _, red := range []Reduce{RSum, RWelford} {
-			ptx, _, err := GeneratePTX(expSinSpec(red, c.expSin), lib)
+			text, _, err := GeneratePTX(expSinSpec(red, c.expSin), lib)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := strings.Count(ptx, pairMark); n != c.want {
+			if n := strings.Count(text, ptx.PairMark); n != c.want {
 				t.Errorf("GPUNOTES_PTX_PAIR=%s, exp + sin %v, reduction %d: %d paired passes, want %d", c.mode, c.expSin, red, n, c.want)
 			}
 		}
@@ -63,9 +64,9 @@ func TestPairedPassesKeepBits(t *testing.T) {
 		t.Skip("interprets kernels of 20000 normal draws each")
 	}
 	defer func(m string, b, q int, c bool) {
-		pairMode, deferBatchLen, deferQueueLen, inlineConstOn = m, b, q, c
-	}(pairMode, deferBatchLen, deferQueueLen, inlineConstOn)
-	inlineConstOn = false // the interpreter reads no constant bank
+		ptx.PairMode, ptx.DeferBatchLen, ptx.DeferQueueLen, ptx.InlineConstOn = m, b, q, c
+	}(ptx.PairMode, ptx.DeferBatchLen, ptx.DeferQueueLen, ptx.InlineConstOn)
+	ptx.InlineConstOn = false // the interpreter reads no constant bank
 	key := rng.Key{K0: 42, K1: 7}
 	dims := []int64{20, 1000}
 	const base, out = 1 << 32, 1 << 46
@@ -83,10 +84,10 @@ func TestPairedPassesKeepBits(t *testing.T) {
 	for _, expSin := range []bool{false, true} {
 		for _, red := range []Reduce{RSum, RWelford} {
 			for _, v := range [][2]int{{32, 0}, {8, 2}} {
-				deferBatchLen, deferQueueLen = v[0], v[1]
-				pairMode = "0"
+				ptx.DeferBatchLen, ptx.DeferQueueLen = v[0], v[1]
+				ptx.PairMode = "0"
 				one := run(expSinSpec(red, expSin, true))
-				pairMode = "1"
+				ptx.PairMode = "1"
 				two := run(expSinSpec(red, expSin, true))
 				if len(one) != len(two) || len(one) == 0 {
 					t.Fatalf("exp + x %v, reduction %d: %d partial words one a pass, %d two", expSin, red, len(one), len(two))

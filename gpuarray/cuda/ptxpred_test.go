@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -101,12 +102,12 @@ func TestHistogramKernelInterpreted(t *testing.T) {
 		}
 		task := heldTask([]int64{n}, []Map{{Strides: []int64{1}}}, []uint64{base}, []int64{n})
 		for _, on := range []bool{true, false} {
-			predBoolsOn = on
-			ptx, _, err := GeneratePTX(s, lib)
+			ptx.PredBoolsOn = on
+			text, _, err := GeneratePTX(s, lib)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rewritten := strings.Contains(ptx, "not.pred") && strings.Contains(ptx, "xor.pred") && strings.Contains(ptx, "and.pred")
+			rewritten := strings.Contains(text, "not.pred") && strings.Contains(text, "xor.pred") && strings.Contains(text, "and.pred")
 			if rewritten != on {
 				t.Fatalf("predicates rewritten: %v, want %v", rewritten, on)
 			}
@@ -120,7 +121,7 @@ func TestHistogramKernelInterpreted(t *testing.T) {
 				}
 			}
 		}
-		predBoolsOn = true
+		ptx.PredBoolsOn = true
 	}
 }
 
@@ -139,7 +140,7 @@ func TestPredBoolsKeepsTestsOfRedefinedPredicates(t *testing.T) {
 		"\t@%p2 setp.eq.f64 %p6, %fd5, 0d0000000000000000;",
 		"",
 	}, "\n")
-	got := strings.Split(predBools(body), "\n")
+	got := strings.Split(ptx.PredBools(body), "\n")
 	want := []string{
 		"\tsetp.lt.f64 %p1, %fd1, %fd2;",
 		"\tselp.f64 %fd3, 0d3FF0000000000000, 0d0000000000000000, %p1;",

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -18,8 +19,8 @@ func TestRareSkipKeepsBits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interprets kernels of 12000 elements each")
 	}
-	defer func(m string, s, c bool) { rareSkipMode, inlineSplitOn, inlineConstOn = m, s, c }(rareSkipMode, inlineSplitOn, inlineConstOn)
-	inlineSplitOn, inlineConstOn = true, false // the interpreter reads no constant bank
+	defer func(m string, s, c bool) { ptx.RareSkipMode, ptx.InlineSplitOn, ptx.InlineConstOn = m, s, c }(ptx.RareSkipMode, ptx.InlineSplitOn, ptx.InlineConstOn)
+	ptx.InlineSplitOn, ptx.InlineConstOn = true, false // the interpreter reads no constant bank
 	dims := []int64{12, 1000}
 	const base, out = 1 << 32, 1 << 46
 	r := rand.New(rand.NewPCG(20, 3))
@@ -42,17 +43,17 @@ func TestRareSkipKeepsBits(t *testing.T) {
 			{Kind: NUnary, DType: f64, Op: expr.OpExp, Args: [3]int{0}}, {Kind: NBinary, DType: f64, Op: expr.OpAdd, Args: [3]int{1, 0}}}}
 		var want []uint64
 		for _, mode := range []string{"0", "1", "vote"} {
-			rareSkipMode = mode
+			ptx.RareSkipMode = mode
 			lib, err := kernelsLib()
 			if err != nil {
 				t.Fatal(err)
 			}
-			ptx, _, err := GeneratePTX(s, lib)
+			text, _, err := GeneratePTX(s, lib)
 			if err != nil {
 				t.Fatal(err)
 			}
-			groups := strings.Count(ptx, "{ // inlined bodies, their fast paths first")
-			marks, votes := strings.Count(ptx, rareMark), strings.Count(ptx, "vote.sync.any.pred")
+			groups := strings.Count(text, "{ // inlined bodies, their fast paths first")
+			marks, votes := strings.Count(text, ptx.RareMark), strings.Count(text, "vote.sync.any.pred")
 			switch {
 			case groups == 0:
 				t.Fatalf("reduction %d: no split bodies", red)

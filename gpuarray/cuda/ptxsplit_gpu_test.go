@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand"
 	"testing"
@@ -39,8 +40,8 @@ func splitInputs() []float64 {
 func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 	d := gpu(t)
 	defer func(s, c bool, p, r string) {
-		inlineSplitOn, inlineConstOn, pairMode, rareSkipMode = s, c, p, r
-	}(inlineSplitOn, inlineConstOn, pairMode, rareSkipMode)
+		ptx.InlineSplitOn, ptx.InlineConstOn, ptx.PairMode, ptx.RareSkipMode = s, c, p, r
+	}(ptx.InlineSplitOn, ptx.InlineConstOn, ptx.PairMode, ptx.RareSkipMode)
 	in := splitInputs()
 	task := Task{Dims: []int64{int64(len(in))}, Maps: []Map{{Strides: []int64{1}}}, Inputs: [][]float64{in}}
 	un := func(op expr.Op, a int) Node { return Node{Kind: NUnary, Op: op, Args: [3]int{a}} }
@@ -86,7 +87,7 @@ func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 	for name, nodes := range cases {
 		var want []float64
 		for i, st := range settings {
-			inlineSplitOn, inlineConstOn, rareSkipMode = st.split, st.cnst, st.skip
+			ptx.InlineSplitOn, ptx.InlineConstOn, ptx.RareSkipMode = st.split, st.cnst, st.skip
 			got := run(i, nodes, RNone, []Task{task}).Out[0]
 			if i == 0 {
 				want = got
@@ -110,7 +111,7 @@ func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 	for ri, red := range []Reduce{RSum, RWelford} {
 		var want []float64
 		for i, st := range pairs {
-			inlineSplitOn, inlineConstOn, pairMode, rareSkipMode = st.split, st.cnst, st.pair, st.skip
+			ptx.InlineSplitOn, ptx.InlineConstOn, ptx.PairMode, ptx.RareSkipMode = st.split, st.cnst, st.pair, st.skip
 			res := run(len(settings)+ri*len(pairs)+i, draws, red, drawTasks)
 			got := append(res.Values, append(res.Mean, res.M2...)...)
 			if len(got) != len(drawTasks)*map[Reduce]int{RSum: 1, RWelford: 2}[red] {

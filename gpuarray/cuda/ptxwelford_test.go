@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -29,7 +30,7 @@ func TestWelfordAxesInterpreted(t *testing.T) {
 			vals[i] = 1000 + 3*r.NormFloat64()
 		}
 		for _, mode := range []string{"div", "rcp"} {
-			welfordMode = mode
+			ptx.WelfordMode = mode
 			mem := map[uint64]uint64{}
 			for i, v := range vals {
 				mem[base+uint64(8*i)] = math.Float64bits(v)
@@ -53,7 +54,7 @@ func TestWelfordAxesInterpreted(t *testing.T) {
 			}
 		}
 	}
-	welfordMode = "rcp"
+	ptx.WelfordMode = "rcp"
 	// Each of the loop's fold sites (an unrolled pass of four, then the single element) divides
 	// once (div) or takes a reciprocal (rcp).
 	s := &Spec{Rank: 2, Kept: 1, Reduce: RWelford, Nodes: []Node{{Kind: NInput, DType: expr.Float64}}}
@@ -61,18 +62,18 @@ func TestWelfordAxesInterpreted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sites := unrollOf(s) + 1
+	sites := ptx.UnrollOf(s) + 1
 	for _, c := range []struct {
 		mode     string
 		div, rcp int
 	}{{"div", sites, 0}, {"rcp", 0, sites}} {
-		welfordMode = c.mode
-		ptx, _, err := GeneratePTX(s, lib)
-		welfordMode = "rcp"
+		ptx.WelfordMode = c.mode
+		text, _, err := GeneratePTX(s, lib)
+		ptx.WelfordMode = "rcp"
 		if err != nil {
 			t.Fatal(err)
 		}
-		loop := ptx[strings.Index(ptx, "\n$L_loop_"):strings.Index(ptx, "\n$L_loopend_")]
+		loop := text[strings.Index(text, "\n$L_loop_"):strings.Index(text, "\n$L_loopend_")]
 		if d, r := strings.Count(loop, "div.rn.f64"), strings.Count(loop, "rcp.rn.f64"); d != c.div || r != c.rcp {
 			t.Errorf("mode %s: the loop has %d divisions, %d reciprocals; want %d, %d", c.mode, d, r, c.div, c.rcp)
 		}

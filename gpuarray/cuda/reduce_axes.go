@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"runtime"
 	"sync"
@@ -74,7 +75,7 @@ const axesMaxShort = 32
 // element changes no bit. GPUNOTES_AXES_SHORT_PER_THREAD sets the most (for measuring).
 var (
 	shortMinThreads   int64 = 1 << 17
-	shortMaxPerThread       = int64(max(1, envCount("GPUNOTES_AXES_SHORT_PER_THREAD", 8)))
+	shortMaxPerThread       = int64(max(1, ptx.EnvCount("GPUNOTES_AXES_SHORT_PER_THREAD", 8)))
 )
 
 // shortPerThread returns how many of a task's k kept elements a short walk's thread takes.
@@ -125,7 +126,7 @@ func axesShape(s *Spec, t *Task) (k, n int64) {
 // max) and one slice per kept element, which is what the host's combine of a task's slices
 // then returns unchanged (PairwiseSum of one value, pick of an identity and one value).
 func keepsPartials(s *Spec, tasks []Task) error {
-	if s.Kept == 0 || s.partialWords() != 1 || s.Reduce == RArgMin || s.Reduce == RArgMax || s.accLane() == laneC {
+	if s.Kept == 0 || s.PartialWords() != 1 || s.Reduce == RArgMin || s.Reduce == RArgMax || s.AccLane() == ptx.LaneC {
 		return fmt.Errorf("cuda: Options.Keep needs an elementwise kernel or a partial sum, min or max")
 	}
 	for i := range tasks {
@@ -149,8 +150,8 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 	}
 	name := "gpn_axes_" + s.Key()
 	R, L := s.Rank, s.Leaves()
-	W := axesDescWords(R, L)
-	pw := int64(s.partialWords())
+	W := ptx.AxesDescWords(R, L)
+	pw := int64(s.PartialWords())
 	keys := randomKeys(s)
 	ks, ns, ss := make([]int64, len(tasks)), make([]int64, len(tasks)), make([]int64, len(tasks))
 	for i := range tasks {
@@ -187,7 +188,7 @@ func (d *Device) runAxes(ctx context.Context, s *Spec, tasks []Task, opt Options
 // combines each kept element's slices in slice order.
 func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string, s *Spec, tasks []Task, first int,
 	ks, ns, ss []int64, offs map[int]int64, slots, gridX int64, W int, keys map[int]uint64, opt Options, res *Result) error {
-	pw := int64(s.partialWords())
+	pw := int64(s.PartialWords())
 	up := newUploads(d)
 	defer up.release()
 	if gridX == 0 {
@@ -255,7 +256,7 @@ func (d *Device) launchAxes(ctx context.Context, fn driver.Function, name string
 func (d *Device) axesPartials(up *uploads, fn driver.Function, name string, s *Spec, tasks []Task, first int,
 	ks, ns, ss []int64, offs map[int]int64, slots, gridX int64, W int, keys map[int]uint64, opt Options) (driver.DevicePtr, error) {
 	R, L := s.Rank, s.Leaves()
-	pw := int64(s.partialWords())
+	pw := int64(s.PartialWords())
 	desc := make([]uint64, W*len(tasks))
 	for k := range tasks {
 		ti := first + k
@@ -308,14 +309,14 @@ func (d *Device) axesPartials(up *uploads, fn driver.Function, name string, s *S
 // off + b*k + q) in slice order.
 func collectAxes(s *Spec, words []uint64, off, k, sl int64) Partial {
 	r := s.Reduce
-	pw := int64(s.partialWords())
+	pw := int64(s.PartialWords())
 	f := func(slot, j int64) float64 { return math.Float64frombits(words[slot*pw+j]) }
 	p := emptyPartial(s, k)
 	parts := make([]float64, sl)
-	l := s.accLane()
+	l := s.AccLane()
 	for q := int64(0); q < k; q++ {
 		switch {
-		case l == laneC:
+		case l == ptx.LaneC:
 			for b := range parts {
 				parts[b] = f(off+int64(b)*k+q, 0)
 			}
@@ -325,11 +326,11 @@ func collectAxes(s *Spec, words []uint64, off, k, sl int64) Partial {
 			}
 			p.Imag[q] = PairwiseSum(parts)
 			continue
-		case l == laneI:
+		case l == ptx.LaneI:
 			v, idx := p.Ints[q], int64(-1)
 			for b := int64(0); b < sl; b++ {
 				slot := off + b*k + q
-				v, idx = mergeInt(r, s.unsignedAcc(), v, idx, int64(words[slot*pw]), func() int64 { return int64(words[slot*pw+1]) })
+				v, idx = mergeInt(r, s.UnsignedAcc(), v, idx, int64(words[slot*pw]), func() int64 { return int64(words[slot*pw+1]) })
 			}
 			p.Ints[q] = v
 			if p.Index != nil {
@@ -378,8 +379,8 @@ func collectAxes(s *Spec, words []uint64, off, k, sl int64) Partial {
 func emptyPartial(s *Spec, k int64) Partial {
 	r := s.Reduce
 	var p Partial
-	switch s.accLane() {
-	case laneI:
+	switch s.AccLane() {
+	case ptx.LaneI:
 		p.Ints = make([]int64, k)
 		for i := range p.Ints {
 			p.Ints[i] = intIdentity(s)
@@ -391,7 +392,7 @@ func emptyPartial(s *Spec, k int64) Partial {
 			}
 		}
 		return p
-	case laneC:
+	case ptx.LaneC:
 		p.Values, p.Imag = make([]float64, k), make([]float64, k)
 		return p
 	}
@@ -432,7 +433,7 @@ func axesOutput(t *plan.Task, s *Spec, p *Partial) *plan.Output {
 	}
 	o := &plan.Output{Shape: shape}
 	switch {
-	case s.accLane() != laneF:
+	case s.AccLane() != ptx.LaneF:
 		o.Data = laneData(s, p.Ints, p.Values, p.Imag)
 	case r == RWelford:
 		o.Data = dtype.OfFloat64(p.Count)

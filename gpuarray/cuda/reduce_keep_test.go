@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -15,9 +16,9 @@ import (
 
 // runCombine interprets the straight-line combine kernel (combinePTX) for every thread of
 // every group on host memory mem (byte address -> 64-bit word), the instructions it uses only.
-func runCombine(t *testing.T, ptx string, groups int, maxK int64, desc, parts uint64, mem map[uint64]uint64) {
+func runCombine(t *testing.T, text string, groups int, maxK int64, desc, parts uint64, mem map[uint64]uint64) {
 	t.Helper()
-	body := ptx[strings.Index(ptx, "{\n")+2 : strings.LastIndex(ptx, "}")]
+	body := text[strings.Index(text, "{\n")+2 : strings.LastIndex(text, "}")]
 	var lines []string
 	labels := map[string]int{}
 	for _, l := range strings.Split(body, "\n") {
@@ -142,8 +143,8 @@ func TestCombineKernelMatchesHostOrder(t *testing.T) {
 			divisor = float64(1 + r.IntN(1000))
 		}
 		f32 := r.IntN(3) == 0
-		name := combineName(sl, divisor, f32)
-		ptx := combinePTX("8.0", "sm_90", name, sl, divisor, f32)
+		name := ptx.CombineName(sl, divisor, f32)
+		text := ptx.CombinePTX("8.0", "sm_90", name, sl, divisor, f32)
 		Ks, maxK := combineGroups(r, 300)
 		groups := len(Ks)
 		// Partials of every group's tasks, slot off_j + b*K + q, at order-sensitive magnitudes.
@@ -181,9 +182,9 @@ func TestCombineKernelMatchesHostOrder(t *testing.T) {
 				want[out+uint64(8*q)] = math.Float64bits(v)
 			}
 		}
-		runCombine(t, ptx, groups, maxK, combineDesc, combineParts, mem)
+		runCombine(t, text, groups, maxK, combineDesc, combineParts, mem)
 		checkCombined(t, fmt.Sprintf("trial %d (slices %v, divisor %v, f32 %v)", trial, sl, divisor, f32), mem, want, combineOut)
-		if !strings.Contains(ptx, ".visible .entry "+name+"(") {
+		if !strings.Contains(text, ".visible .entry "+name+"(") {
 			t.Fatalf("no entry %s", name)
 		}
 	}
@@ -271,8 +272,8 @@ func TestWelfordCombineKernelMatchesHost(t *testing.T) {
 		sl := combineSlices(r)
 		G := len(sl)
 		std, f32 := r.IntN(2) == 0, r.IntN(3) == 0
-		name := welfordCombineName(sl, std, f32)
-		ptx := welfordCombinePTX("8.0", "sm_90", name, sl, std, f32)
+		name := ptx.WelfordCombineName(sl, std, f32)
+		text := ptx.WelfordCombinePTX("8.0", "sm_90", name, sl, std, f32)
 		Ks, maxK := combineGroups(r, 200)
 		groups := len(Ks)
 		mem := map[uint64]uint64{}
@@ -335,7 +336,7 @@ func TestWelfordCombineKernelMatchesHost(t *testing.T) {
 				want[out+uint64(8*q)] = math.Float64bits(v)
 			}
 		}
-		runCombine(t, ptx, groups, maxK, combineDesc, combineParts, mem)
+		runCombine(t, text, groups, maxK, combineDesc, combineParts, mem)
 		checkCombined(t, fmt.Sprintf("trial %d (slices %v, std %v, f32 %v)", trial, sl, std, f32), mem, want, combineOut)
 	}
 }

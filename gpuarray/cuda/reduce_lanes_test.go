@@ -94,14 +94,14 @@ func TestIntegerAndComplexReductionsGeneratePTX(t *testing.T) {
 			if mode != "full" {
 				s.Kept, s.Rows = 1, mode == "rows"
 			}
-			ptx, _, err := GeneratePTX(s, string(lib))
+			text, _, err := GeneratePTX(s, string(lib))
 			if err != nil {
 				t.Fatalf("%v of %v (%s): %v", c.r, c.dt, mode, err)
 			}
-			if strings.Contains(ptx, "gpn_block_") {
+			if strings.Contains(text, "gpn_block_") {
 				t.Errorf("%v of %v (%s): calls a float block reduction", c.r, c.dt, mode)
 			}
-			if mode != "rows" && !strings.Contains(ptx, "bar.sync 0") {
+			if mode != "rows" && !strings.Contains(text, "bar.sync 0") {
 				t.Errorf("%v of %v (%s): no block combine", c.r, c.dt, mode)
 			}
 			want := map[Reduce]string{RSum: "add.s64", RMin: "min.s64", RMax: "max.s64", RArgMin: "setp.lt.s64", RArgMax: "setp.gt.s64"}[c.r]
@@ -110,17 +110,17 @@ func TestIntegerAndComplexReductionsGeneratePTX(t *testing.T) {
 			}
 			if c.dt.IsComplex() {
 				want = "add.rn.f64"
-				if strings.Contains(ptx, "add.s64") {
+				if strings.Contains(text, "add.s64") {
 					t.Errorf("complex sum (%s) adds integers", mode)
 				}
-			} else if strings.Contains(ptx, "cvt.rn.f64.s64") || strings.Contains(ptx, "add.rn.f64") {
+			} else if strings.Contains(text, "cvt.rn.f64.s64") || strings.Contains(text, "add.rn.f64") {
 				t.Errorf("%v of %v (%s): accumulates in floating point", c.r, c.dt, mode)
 			}
-			if !strings.Contains(ptx, want) {
+			if !strings.Contains(text, want) {
 				t.Errorf("%v of %v (%s): PTX lacks %q", c.r, c.dt, mode, want)
 			}
-			stores := s.partialWords()
-			if n := strings.Count(ptx, "st.global."); n != stores {
+			stores := s.PartialWords()
+			if n := strings.Count(text, "st.global."); n != stores {
 				t.Errorf("%v of %v (%s): %d global stores, want %d", c.r, c.dt, mode, n, stores)
 			}
 		}

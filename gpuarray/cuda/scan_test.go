@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"strings"
 	"testing"
@@ -40,30 +41,30 @@ func TestScanPTX(t *testing.T) {
 	for _, dt := range []dtype.DType{dtype.Int64, dtype.Uint64, dtype.Float32, dtype.Float64, dtype.Complex64, dtype.Complex128} {
 		for _, op := range []expr.Op{expr.OpAdd, expr.OpMul} {
 			for _, seg := range []bool{false, true} {
-				ptx, name, err := scanPTX("8.0", "sm_90", dt, op, seg)
+				text, name, err := ptx.ScanPTX("8.0", "sm_90", dt, op, seg)
 				if err != nil {
 					t.Fatalf("%v %v seg %v: %v", dt, op, seg, err)
 				}
-				if !strings.Contains(ptx, ".visible .entry "+name+"(") {
+				if !strings.Contains(text, ".visible .entry "+name+"(") {
 					t.Errorf("%s: no entry", name)
 				}
 				want := map[expr.Op]string{expr.OpAdd: "add.rn.f64", expr.OpMul: "mul.rn.f64"}[op]
-				if laneOf(dt) == laneI {
+				if ptx.LaneOf(dt) == ptx.LaneI {
 					want = map[expr.Op]string{expr.OpAdd: "add.s64", expr.OpMul: "mul.lo.s64"}[op]
 				}
-				if !strings.Contains(ptx, want) {
+				if !strings.Contains(text, want) {
 					t.Errorf("%s lacks %q", name, want)
 				}
-				if round := strings.Contains(ptx, "cvt.rn.f32.f64"); round != (dt == dtype.Float32 || dt == dtype.Complex64) {
+				if round := strings.Contains(text, "cvt.rn.f32.f64"); round != (dt == dtype.Float32 || dt == dtype.Complex64) {
 					t.Errorf("%s: float32 rounding %v", name, round)
 				}
-				if dt.IsComplex() && op == expr.OpMul && !strings.Contains(ptx, "sub.rn.f64") {
+				if dt.IsComplex() && op == expr.OpMul && !strings.Contains(text, "sub.rn.f64") {
 					t.Errorf("%s: no complex product", name)
 				}
-				if shfl := strings.Contains(ptx, "shfl.sync.up.b32"); shfl != seg {
+				if shfl := strings.Contains(text, "shfl.sync.up.b32"); shfl != seg {
 					t.Errorf("%s: shuffles %v", name, shfl)
 				}
-				if strings.Contains(ptx, "fma.") || strings.Contains(ptx, "call ") {
+				if strings.Contains(text, "fma.") || strings.Contains(text, "call ") {
 					t.Errorf("%s: fma or a call", name)
 				}
 			}

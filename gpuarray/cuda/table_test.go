@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"strings"
 	"testing"
 
@@ -58,8 +59,8 @@ func TestTableOpsLowerToTheGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The ops' own bodies, before predBools turns tests of bool words into predicate logic.
-	defer func(on bool) { predBoolsOn = on }(predBoolsOn)
-	predBoolsOn = false
+	defer func(on bool) { ptx.PredBoolsOn = on }(ptx.PredBoolsOn)
+	ptx.PredBoolsOn = false
 	op := expr.OpGe + 1
 	for _, o := range optable.Ops {
 		if op.String() != o.Name {
@@ -86,7 +87,7 @@ func TestTableOpsLowerToTheGPU(t *testing.T) {
 			case c.body != "" && err != nil:
 				t.Errorf("%s of %v: has a PTX body but does not lower: %v", o.Name, c.in, err)
 			case c.body != "":
-				ptx, _, err := GeneratePTX(s, string(lib))
+				text, _, err := GeneratePTX(s, string(lib))
 				first := strings.Fields(strings.Split(c.body, "\n")[0])
 				want, _, _ := strings.Cut(first[0], "{") // the mnemonic, without placeholders
 				if want == "call" {
@@ -94,7 +95,7 @@ func TestTableOpsLowerToTheGPU(t *testing.T) {
 				}
 				if err != nil {
 					t.Errorf("%s of %v: %v", o.Name, c.in, err)
-				} else if !strings.Contains(ptx, want) {
+				} else if !strings.Contains(text, want) {
 					t.Errorf("%s of %v: the PTX lacks %q", o.Name, c.in, want)
 				}
 			}
@@ -125,7 +126,7 @@ func TestMaskCountLowersToTheGPU(t *testing.T) {
 
 // TestCoreOpsLowerToTheGPU: the first ops (optable.Core) are expr's first constants in the
 // table's order, and each lowers to the fused kernel and generates PTX with the real device
-// library through its row's body for every kind of operand it has one for (float, bool
+// Library through its row's body for every kind of operand it has one for (float, bool
 // results of bools, integers, complex numbers); a kind the CPU computes without a GPU body
 // is refused with the op's name (the host path), and its row says why in Host.
 func TestCoreOpsLowerToTheGPU(t *testing.T) {
@@ -172,7 +173,7 @@ func TestCoreOpsLowerToTheGPU(t *testing.T) {
 			case (c.body != "" || special) && err != nil:
 				t.Errorf("%s of %v: has a PTX body but does not lower: %v", o.Name, c.in, err)
 			case c.body != "" || special:
-				ptx, _, err := GeneratePTX(s, string(lib))
+				text, _, err := GeneratePTX(s, string(lib))
 				if err != nil {
 					t.Errorf("%s of %v: %v", o.Name, c.in, err)
 					continue
@@ -185,7 +186,7 @@ func TestCoreOpsLowerToTheGPU(t *testing.T) {
 				if want == "call" {
 					want = first[1]
 				}
-				if !strings.Contains(ptx, want) {
+				if !strings.Contains(text, want) {
 					t.Errorf("%s of %v: the PTX lacks %q", o.Name, c.in, want)
 				}
 			}

@@ -25,7 +25,7 @@ func main() {
 	root := strings.TrimSpace(string(out))
 	write(filepath.Join(root, "gpuarray/expr/ops_gen.go"), exprFile())
 	write(filepath.Join(root, "gpuarray/cpu/ops_gen.go"), cpuFile())
-	write(filepath.Join(root, "gpuarray/cuda/ptxops_gen.go"), cudaFile())
+	write(filepath.Join(root, "gpuarray/cuda/ptx/ptxops_gen.go"), cudaFile())
 	write(filepath.Join(root, "gpuarray/ops_gen.go"), apiFile())
 	if err := readme(filepath.Join(root, "README.md")); err != nil {
 		log.Fatal(err)
@@ -180,7 +180,7 @@ func corePick(sec string, o optable.Op) (string, bool) {
 
 func cudaFile() string {
 	var b strings.Builder
-	b.WriteString(header + "package cuda\n\nimport \"github.com/gpunotes/gpunotes/gpuarray/expr\"\n\n")
+	b.WriteString(header + "package ptx\n\nimport \"github.com/gpunotes/gpunotes/gpuarray/expr\"\n\n")
 	maps := []struct {
 		name, what string
 		body       func(o optable.Op) string

@@ -15,7 +15,7 @@ func TestGeneratedFilesCurrent(t *testing.T) {
 	for path, src := range map[string]string{
 		"gpuarray/expr/ops_gen.go":    exprFile(),
 		"gpuarray/cpu/ops_gen.go":     cpuFile(),
-		"gpuarray/cuda/ptxops_gen.go": cudaFile(),
+		"gpuarray/cuda/ptx/ptxops_gen.go": cudaFile(),
 		"gpuarray/ops_gen.go":         apiFile(),
 	} {
 		want, err := format.Source([]byte(src))

@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func TestKeyParams(t *testing.T) {
 		s      *Spec
 		leaves []int
 	}{{"x + x.T", xt, []int{0}}, {"x + y", xy, []int{0, 1}}, {"sum(x, 1)", axes, nil}} {
-		if got := keyLeaves(c.s); !slices.Equal(got, c.leaves) {
+		if got := KeyLeaves(c.s); !slices.Equal(got, c.leaves) {
 			t.Errorf("%s: key parameters for leaves %v, want %v", c.name, got, c.leaves)
 		}
 		ptx, _, err := GeneratePTX(c.s, fakeLib)
@@ -41,7 +41,7 @@ func TestKeyParams(t *testing.T) {
 	}
 	keyParamsOn = false
 	defer func() { keyParamsOn = true }()
-	if got := keyLeaves(xy); got != nil {
+	if got := KeyLeaves(xy); got != nil {
 		t.Errorf("GPUNOTES_PTX_KEYPARAMS=0: key parameters for leaves %v", got)
 	}
 }
@@ -50,7 +50,7 @@ func TestKeyParams(t *testing.T) {
 // GPUNOTES_PTX_DEFER_AXES=0, and then as element kernels do: the loop before the queue's
 // computation calls no slow path, and the batch and queue are kept in local memory.
 func TestDeferAxes(t *testing.T) {
-	defer func(on bool) { deferAxes = on }(deferAxes)
+	defer func(on bool) { DeferAxes = on }(DeferAxes)
 	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
 	for _, s := range []*Spec{
 		{Rank: 2, Reduce: RSum, Kept: 1, Rows: true, Nodes: []Node{normal}},
@@ -58,7 +58,7 @@ func TestDeferAxes(t *testing.T) {
 		{Rank: 3, Reduce: RArgMax, Kept: 1, Nodes: []Node{normal}},
 	} {
 		for _, on := range []bool{false, true} {
-			deferAxes = on
+			DeferAxes = on
 			ptx, _, err := GeneratePTX(s, fakeLib)
 			if err != nil {
 				t.Fatal(err)
@@ -70,25 +70,19 @@ func TestDeferAxes(t *testing.T) {
 			if !on {
 				continue
 			}
-			loop := loopBody(ptx)
+			loop := LoopBody(ptx)
 			if strings.Contains(loop, "gpn_normal_slow") || !strings.Contains(loop, "or.pred") {
 				t.Errorf("rows %v, %v: the loop calls the slow path or sets no predicate", s.Rows, s.Reduce)
 			}
 			want := 1 // where the queue is computed by each lane for its own
-			if coopPays(s) {
+			if CoopPays(s) {
 				want = 2 // and by the warp
 			}
-			if n := strings.Count(collapseInlinedSlow(ptx), "call (retval0), gpn_normal_slow"); n != want {
+			if n := strings.Count(CollapseInlinedSlow(ptx), "call (retval0), gpn_normal_slow"); n != want {
 				t.Errorf("rows %v, %v: %d slow-path calls, want %d (where the queue is computed)", s.Rows, s.Reduce, n, want)
 			}
 		}
 	}
-}
-
-// loopBody returns a generated reduction's element loop up to the end of a batch (the branch
-// past its slow elements' computation and fold).
-func loopBody(ptx string) string {
-	return ptx[strings.Index(ptx, "\n$L_loop_"):strings.Index(ptx, "bra $L_dend_")]
 }
 
 // TestFoldLoadsBounded: a reduction's batch holds deferBatchLen words of values (16 complex
@@ -97,7 +91,7 @@ func loopBody(ptx string) string {
 // unrolled: ptxas issued all 64 loads at once, 188 registers, one block per SM instead of two);
 // a thread's partial batch loops either way.
 func TestFoldLoadsBounded(t *testing.T) {
-	defer func(n int) { deferBatchLen = n }(deferBatchLen)
+	defer func(n int) { DeferBatchLen = n }(DeferBatchLen)
 	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
 	c128 := expr.Complex128
 	for _, c := range []struct {
@@ -112,7 +106,7 @@ func TestFoldLoadsBounded(t *testing.T) {
 		{"sum, batch 64", []Node{normal}, 64, foldGroup + 1, true},
 		{"complex sum, batch 64", []Node{normal, {Kind: NCast, DType: c128}}, 64, 2*foldGroup + 2, true},
 	} {
-		deferBatchLen = c.batch
+		DeferBatchLen = c.batch
 		s := &Spec{Rank: 2, Reduce: RSum, Nodes: c.nodes}
 		ptx, _, err := GeneratePTX(s, fakeLib)
 		if err != nil {

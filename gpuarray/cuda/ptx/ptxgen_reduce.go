@@ -1,12 +1,12 @@
-package cuda
+package ptx
 
 import "fmt"
 
-// axesDescWords returns the 64-bit words of one task's descriptor for a partial reduction of
+// AxesDescWords returns the 64-bit words of one task's descriptor for a partial reduction of
 // rank r with l leaves: dims[r] (kept axes first), the kept count K, the reduced count N, the
 // slice count S, the output offset (in partial slots), then for each leaf its buffer address,
 // offset and strides[r].
-func axesDescWords(r, l int) int { return r + 4 + l*(r+2) }
+func AxesDescWords(r, l int) int { return r + 4 + l*(r+2) }
 
 // generateAxes writes the PTX of a partial reduction (s.Kept > 0): a task's iteration space
 // is (kept index q, reduced index n), q row-major over its first Kept axes and n over the rest.
@@ -18,11 +18,11 @@ func axesDescWords(r, l int) int { return r + 4 + l*(r+2) }
 // index (then q plus the grid's threads, …) and the whole run, one slice. Neighbouring threads take neighbouring q: when the
 // innermost axis is kept (a column reduction) their leaves read neighbouring elements. The host
 // combines the S slices of each q in order, so the bits do not depend on timing or on the GPU.
-func generateAxes(s *Spec, lib *library) (string, string, error) {
+func generateAxes(s *Spec, lib *Library) (string, string, error) {
 	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves()}
 	name := "gpn_axes_" + s.Key()
 	R, L, nk := s.Rank, g.leaves, s.Kept
-	words := axesDescWords(R, L)
+	words := AxesDescWords(R, L)
 
 	desc, out := g.rd(), g.rd()
 	g.ins("ld.param.u64 %s, [desc]", desc)
@@ -138,9 +138,9 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		}
 	}
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
-	g.welfordRcp = welfordMode == "rcp"
+	g.welfordRcp = WelfordMode == "rcp"
 	var ia accum // integer and complex reductions (reduce_lanes.go)
-	if s.accLane() != laneF {
+	if s.AccLane() != LaneF {
 		var err error
 		if ia, err = g.newAccum(s); err != nil {
 			return "", "", err
@@ -150,7 +150,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	// A short walk does not defer: a batch would end every few elements, and the warp's
 	// round for its slow draws cost more than it saved (measured, H100: the reshape row's
 	// runs of 2, 30.9 ms deferred, 21.0 not).
-	if deferAxes && deferSlow && drawsNormals(s) && !s.Short {
+	if DeferAxes && DeferSlow && DrawsNormals(s) && !s.Short {
 		dq = g.newDeferQueue(s)
 	}
 
@@ -194,7 +194,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	}
 	rowBase(lv, row)
 	each := func(ev val, n string) error {
-		if ia.l != laneF {
+		if ia.l != LaneF {
 			return g.accAdd(ia, ev, n)
 		}
 		v, err := g.reduceValue(s, ev)
@@ -208,7 +208,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	}
 	g.put(loop)
 	check := g.label("check")
-	if u := unrollOf(s); u > 1 {
+	if u := UnrollOf(s); u > 1 {
 		single := g.label("single")
 		if err := g.unrolled(s, lv, n, c, hi, dl, step, u, single, each); err != nil {
 			return "", "", err
@@ -249,7 +249,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		for o := 16; o > 0; o >>= 1 {
 			in := g.p()
 			g.ins("setp.lt.u64 %s, %s, %d", in, lane, 32-o)
-			if ia.l != laneF {
+			if ia.l != LaneF {
 				g.accMerge(ia, g.accShfl(ia, o), in)
 			} else {
 				g.warpMerge(s.Reduce, o, in, acc, accI, wn, wm, wq)
@@ -263,14 +263,14 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		g.ins("@!%s bra %s", active, shortNext+"_store")
 	} else {
 		// Warp 0 gathers the block's eight inner slices in order through shared memory.
-		pw := s.partialWords()
+		pw := s.PartialWords()
 		g.shared += fmt.Sprintf("\t.shared .align 8 .b8 gpn_axes_part[%d];\n", BlockSize*pw*8)
 		base, ad := g.rd(), g.rd()
 		g.ins("mov.u64 %s, gpn_axes_part", base)
 		g.ins("mul.lo.u64 %s, %s, %d", ad, tid, pw*8)
 		g.ins("add.u64 %s, %s, %s", ad, ad, base)
 		switch {
-		case ia.l != laneF:
+		case ia.l != LaneF:
 			g.accStore(ia, "shared", ad)
 		case s.Reduce == RSum, s.Reduce == RMin, s.Reduce == RMax:
 			g.ins("st.shared.f64 [%s], %s", ad, acc)
@@ -289,7 +289,7 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 		for w := 1; w < BlockSize/32; w++ {
 			a := g.rd()
 			g.ins("add.u64 %s, %s, %d", a, ad, w*32*pw*8)
-			if ia.l != laneF {
+			if ia.l != LaneF {
 				g.accMerge(ia, g.accLoad(ia, "shared", a), "")
 				continue
 			}
@@ -317,9 +317,9 @@ func generateAxes(s *Spec, lib *library) (string, string, error) {
 	slot, ad := g.rd(), g.rd()
 	g.ins("mad.lo.u64 %s, %s, %s, %s", slot, sl, K, q)
 	g.ins("add.u64 %s, %s, %s", slot, slot, outOff)
-	g.ins("mul.lo.u64 %s, %s, %d", slot, slot, 8*s.partialWords())
+	g.ins("mul.lo.u64 %s, %s, %d", slot, slot, 8*s.PartialWords())
 	g.ins("add.u64 %s, %s, %s", ad, out, slot)
-	if ia.l != laneF {
+	if ia.l != LaneF {
 		g.accStore(ia, "global", ad)
 	} else {
 		switch s.Reduce {

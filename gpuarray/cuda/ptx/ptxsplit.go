@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 )
 
-// inlineSplitOn emits the inlined bodies of consecutive elementwise library calls (exp(x) +
+// InlineSplitOn emits the inlined bodies of consecutive elementwise library calls (exp(x) +
 // sin(x)) fast paths first: each body's straight-line common path, then, after all of them,
 // each body's rest (GPUNOTES_PTX_INLINE_SPLIT=0: each body whole, one after the other). A
 // body's branches end the compiler's basic blocks, so exp's polynomial and sin's could not be
@@ -30,10 +30,10 @@ import (
 // Measured on an H100 (N=40000, bench/RESULTS.md): with inlineConstOn, exp + sin 17.06-17.21
 // -> 15.54-15.69 ms (1.47-1.50x the full sum); alone 16.90 (sin's polynomial then still waits
 // for its coefficients' global loads).
-var inlineSplitOn = os.Getenv("GPUNOTES_PTX_INLINE_SPLIT") != "0"
+var InlineSplitOn = os.Getenv("GPUNOTES_PTX_INLINE_SPLIT") != "0"
 
-// rareMark is the comment that opens the branch around a group's rests (rareSkipMode).
-const rareMark = "GPUNOTES_PTX_RARE_SKIP"
+// RareMark is the comment that opens the branch around a group's rests (rareSkipMode).
+const RareMark = "GPUNOTES_PTX_RARE_SKIP"
 
 // inlineSplitMin is the fewest instructions a fast path must hold to be worth splitting.
 const inlineSplitMin = 8
@@ -53,7 +53,7 @@ type splitForm struct {
 	skipAt int
 }
 
-// rareSkipMode puts the rests of a group of split bodies behind one branch taken where no
+// RareSkipMode puts the rests of a group of split bodies behind one branch taken where no
 // lane needs a rest (no exp overflow or underflow, no |x| >= 2^31 for sin): then the lanes run
 // only the rests' common tails; elsewhere the rests run as before, the library's lines
 // unchanged, so the bits stay. GPUNOTES_PTX_RARE_SKIP: "1" (the default) a plain branch on the
@@ -64,7 +64,7 @@ type splitForm struct {
 // for a group of one body, where the branch gives the same SASS as none).
 // Measured on an H100 (N=40000, bench/RESULTS.md): exp + sin 14.96-15.58 ms -> 14.61-14.80
 // with "1", 14.77-14.98 with "vote"; where(x > 0, x*x, exp(x)) 0.5 ms slower with "vote".
-var rareSkipMode = cmp.Or(os.Getenv("GPUNOTES_PTX_RARE_SKIP"), "1")
+var RareSkipMode = cmp.Or(os.Getenv("GPUNOTES_PTX_RARE_SKIP"), "1")
 
 var splitFirstBraRE = regexp.MustCompile(`^@(!?%\w+)\s+bra(?:\.uni)?\s+(\$[\w$]+);$`)
 
@@ -309,7 +309,7 @@ type splitGroup struct {
 // in the current group: a float64 elementwise op whose table body is one library call that has
 // a split form, on a value no rest of the group writes.
 func (g *gen) splitArmed(s *Spec, i int, vals []val) bool {
-	if !inlineSplitOn {
+	if !InlineSplitOn {
 		return false
 	}
 	nd := &s.Nodes[i]
@@ -334,7 +334,7 @@ func (g *gen) splitArmed(s *Spec, i int, vals []val) bool {
 		return false
 	}
 	a := vals[nd.Args[0]]
-	return a.l == laneF && !g.split.pending[a.r]
+	return a.l == LaneF && !g.split.pending[a.r]
 }
 
 // inlineHot emits the fast path of library function name's split body (see inlineSplitOn)
@@ -388,7 +388,7 @@ func (g *gen) flushSplit() {
 	if !g.split.open {
 		return
 	}
-	if (rareSkipMode != "1" && rareSkipMode != "vote") || g.split.noSkip || len(g.split.skips) == 0 {
+	if (RareSkipMode != "1" && RareSkipMode != "vote") || g.split.noSkip || len(g.split.skips) == 0 {
 		g.body.WriteString(g.split.rests.String())
 		g.body.WriteString("\t}\n")
 		g.split = splitGroup{}
@@ -400,7 +400,7 @@ func (g *gen) flushSplit() {
 	rare, any, mask := fmt.Sprintf("%%rare%d", k), fmt.Sprintf("%%rany%d", k), fmt.Sprintf("%%rmask%d", k)
 	skipTo, join := fmt.Sprintf("$L_rare_%d_common", k), fmt.Sprintf("$L_rare_%d_join", k)
 	b := &g.body
-	fmt.Fprintf(b, "\t// the rests, where a lane of the warp needs one (%s)\n", rareMark)
+	fmt.Fprintf(b, "\t// the rests, where a lane of the warp needs one (%s)\n", RareMark)
 	fmt.Fprintf(b, "\t.reg .pred %s, %s, %s_t;\n\t.reg .b32 %s;\n", rare, any, rare, mask)
 	for i, p := range g.split.skips {
 		neg := !strings.HasPrefix(p, "!")
@@ -416,7 +416,7 @@ func (g *gen) flushSplit() {
 			fmt.Fprintf(b, "\tor.pred %s, %s, %s;\n", rare, rare, p)
 		}
 	}
-	if rareSkipMode == "vote" {
+	if RareSkipMode == "vote" {
 		fmt.Fprintf(b, "\tactivemask.b32 %s;\n\tvote.sync.any.pred %s, %s, %s;\n\t@!%s bra.uni %s;\n", mask, any, rare, mask, any, skipTo)
 	} else {
 		fmt.Fprintf(b, "\t@!%s bra %s;\n", rare, skipTo)

@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
@@ -26,11 +26,11 @@ const tileRows = tileSide * tileSide / BlockSize
 // stores them. The per-thread order is fixed, so the bits do not depend on timing; they differ
 // from the untiled kernel's (another order of the same elements), which the spec's key tells
 // apart. Partials are one per block, as in the untiled kernel (Slices).
-func generateTiled(s *Spec, lib *library) (string, string, error) {
+func generateTiled(s *Spec, lib *Library) (string, string, error) {
 	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves(), narrowOut: s.NarrowOut, outDT: s.Nodes[len(s.Nodes)-1].DType}
 	name := "gpn_fused_" + s.Key()
 	R, L := s.Rank, g.leaves
-	words := descWords(R, L)
+	words := DescWords(R, L)
 
 	desc, out := g.rd(), g.rd()
 	g.ins("ld.param.u64 %s, [desc]", desc)
@@ -220,23 +220,23 @@ func generateTiled(s *Spec, lib *library) (string, string, error) {
 			}
 			g.ins("shl.b64 %s, %s, %d", ad, idx[nd.Leaf], shift)
 			g.ins("add.u64 %s, %s, %s", ad, ad, lv[nd.Leaf].ptr)
-			switch laneOf(nd.DType) {
-			case laneI:
+			switch LaneOf(nd.DType) {
+			case LaneI:
 				g.ins("mov.u64 %s, 0", v)
 				g.ins("@%s ld.global.nc.u64 %s, [%s]", el.in, v, ad)
-				el.pre[i] = val{l: laneI, r: v}
-			case laneC:
+				el.pre[i] = val{l: LaneI, r: v}
+			case LaneC:
 				re, im := g.fd(), g.fd()
 				g.ins("mov.f64 %s, 0d0000000000000000", re)
 				g.ins("mov.f64 %s, 0d0000000000000000", im)
 				g.ins("@%s ld.global.nc.f64 %s, [%s]", el.in, re, ad)
 				g.ins("@%s ld.global.nc.f64 %s, [%s+8]", el.in, im, ad)
-				el.pre[i] = val{l: laneC, r: re, im: im}
+				el.pre[i] = val{l: LaneC, r: re, im: im}
 			default:
 				f := g.fd()
 				g.ins("mov.f64 %s, 0d0000000000000000", f)
 				g.ins("@%s ld.global.nc.f64 %s, [%s]", el.in, f, ad)
-				el.pre[i] = g.finish(nd.DType, val{l: laneF, r: f})
+				el.pre[i] = g.finish(nd.DType, val{l: LaneF, r: f})
 			}
 		}
 		if s.Reduce == RNone || s.Reduce == RArgMin || s.Reduce == RArgMax {
@@ -261,12 +261,12 @@ func generateTiled(s *Spec, lib *library) (string, string, error) {
 			g.ins("mov.u64 %s, %s", a, tiles[i])
 			g.ins("add.u64 %s, %s, %s", sa, sa, a)
 			g.ins("ld.shared.u64 %s, [%s]", v, sa)
-			if laneOf(nd.DType) == laneI {
-				el.pre[i] = val{l: laneI, r: v}
+			if LaneOf(nd.DType) == LaneI {
+				el.pre[i] = val{l: LaneI, r: v}
 			} else {
 				f := g.fd()
 				g.ins("mov.b64 %s, %s", f, v)
-				el.pre[i] = g.finish(nd.DType, val{l: laneF, r: f})
+				el.pre[i] = g.finish(nd.DType, val{l: LaneF, r: f})
 			}
 		}
 		skip := g.label("skip")
@@ -315,15 +315,15 @@ func generateTiled(s *Spec, lib *library) (string, string, error) {
 	return g.module(s, name), name, nil
 }
 
-// markTiles makes s a tiled kernel (Spec.Tile) when k reads some input across its rows: the
+// MarkTiles makes s a tiled kernel (Spec.Tile) when k reads some input across its rows: the
 // input's last (contiguous) source axis walks the iteration's axis Rank-2 (x.T of a stored x),
 // so an untiled kernel's warp would read 32 rows for 32 neighbouring elements. Only full
 // reductions (but argmin/argmax, whose ties need the element order) and elementwise kernels of
 // inputs without random numbers are tiled, over last two axes of at least a tile's side each
 // (a skinny tile would leave most of a block's lanes idle); integer and complex reductions
 // (reduce_lanes.go) are not.
-func markTiles(s *Spec, k *plan.Kernel) {
-	if s.Kept > 0 || s.Rank < 2 || s.Reduce == RArgMin || s.Reduce == RArgMax || unrollOf(s) == 1 || s.accLane() != laneF {
+func MarkTiles(s *Spec, k *plan.Kernel) {
+	if s.Kept > 0 || s.Rank < 2 || s.Reduce == RArgMin || s.Reduce == RArgMax || UnrollOf(s) == 1 || s.AccLane() != LaneF {
 		return
 	}
 	if len(k.Shape) != s.Rank || k.Shape[s.Rank-2] < tileSide || k.Shape[s.Rank-1] < tileSide {

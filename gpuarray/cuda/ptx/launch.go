@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import "fmt"
 
@@ -38,35 +38,35 @@ func SliceRange(m int64, s, b int) (lo, hi int64) {
 // mulDiv is m*b/s without overflow for m < 2^47 and b <= s <= 2^16 (as the kernel computes it).
 func mulDiv(m int64, b, s int) int64 { return int64(uint64(m) * uint64(b) / uint64(s)) }
 
-// descWords returns the 64-bit words of one task's descriptor for rank r and l leaves: dims[r],
+// DescWords returns the 64-bit words of one task's descriptor for rank r and l leaves: dims[r],
 // the slice count, the output offset, then for each leaf its buffer address, offset and
 // strides[r].
-func descWords(r, l int) int { return r + 2 + l*(r+2) }
+func DescWords(r, l int) int { return r + 2 + l*(r+2) }
 
-// specDescWords returns the words of one task's descriptor for s: descWords, and for a
+// SpecDescWords returns the words of one task's descriptor for s: descWords, and for a
 // mirrored spec of stored inputs (Spec.storedMirror) one more, last, the task's MirrorBase.
-func specDescWords(s *Spec) int {
-	w := descWords(s.Rank, s.Leaves())
-	if s.storedMirror() {
+func SpecDescWords(s *Spec) int {
+	w := DescWords(s.Rank, s.Leaves())
+	if s.StoredMirror() {
 		w++
 	}
 	return w
 }
 
-// launch is one kernel launch over a batch of tasks.
-type launch struct {
-	first, count int // tasks [first, first+count)
-	gridX        int // the largest slice count in the batch
+// Launch is one kernel launch over a batch of tasks.
+type Launch struct {
+	First, Count int // tasks [First, First+Count)
+	GridX        int // the largest slice count in the batch
 }
 
-// planLaunches splits tasks into launches of at most MaxTasksPerLaunch tasks and at most
+// PlanLaunches splits tasks into launches of at most MaxTasksPerLaunch tasks and at most
 // maxOut output words (store kernels, whose outputs must fit the device memory budget; 0 means
 // no limit). It returns, for each task, its output offset (in elements for RNone, in partial
 // slots otherwise) counted from the start of its launch.
-func planLaunches(elems []int64, reduce Reduce, maxOut int64) ([]launch, []int64, error) {
-	var ls []launch
+func PlanLaunches(elems []int64, reduce Reduce, maxOut int64) ([]Launch, []int64, error) {
+	var ls []Launch
 	offs := make([]int64, len(elems))
-	cur := launch{}
+	cur := Launch{}
 	var used int64
 	for i, m := range elems {
 		var need int64
@@ -78,9 +78,9 @@ func planLaunches(elems []int64, reduce Reduce, maxOut int64) ([]launch, []int64
 		if maxOut > 0 && need > maxOut {
 			return nil, nil, fmt.Errorf("one chunk's output (%d elements) exceeds the device memory budget (%d elements): use smaller chunks", need, maxOut)
 		}
-		if cur.count == MaxTasksPerLaunch || (maxOut > 0 && used+need > maxOut) {
+		if cur.Count == MaxTasksPerLaunch || (maxOut > 0 && used+need > maxOut) {
 			ls = append(ls, cur)
-			cur = launch{first: i}
+			cur = Launch{First: i}
 			used = 0
 		}
 		if reduce == RNone {
@@ -89,12 +89,12 @@ func planLaunches(elems []int64, reduce Reduce, maxOut int64) ([]launch, []int64
 			offs[i] = used / int64(reduce.words())
 		}
 		used += need
-		cur.count++
-		if s := Slices(m); s > cur.gridX {
-			cur.gridX = s
+		cur.Count++
+		if s := Slices(m); s > cur.GridX {
+			cur.GridX = s
 		}
 	}
-	if cur.count > 0 {
+	if cur.Count > 0 {
 		ls = append(ls, cur)
 	}
 	return ls, offs, nil

@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
@@ -12,13 +12,13 @@ import (
 
 // libGen returns the device library of flavour fl (kernels.LibPTX), parsed, and a generator
 // over it.
-func libGen(t *testing.T, fl string) ([]byte, *library, *gen) {
+func libGen(t *testing.T, fl string) ([]byte, *Library, *gen) {
 	t.Helper()
 	ptx, err := kernels.LibPTX(fl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib, err := parseLibrary(string(ptx))
+	lib, err := ParseLibrary(string(ptx))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func libGen(t *testing.T, fl string) ([]byte, *library, *gen) {
 }
 
 // expSinOfNormals is the kernel of sum(exp(x) + sin(x)) of normals x, whose exp and sin the
-// library has inlined.
+// Library has inlined.
 func expSinOfNormals() *Spec {
 	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
 	return &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{normal, {Kind: NUnary, Op: expr.OpExp, Args: [3]int{0}},
@@ -43,8 +43,8 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 		ptx, lib, g := libGen(t, fl)
 		// Line for line with the immediates as the library has them (TestInlinedConstants
 		// checks the constant bank's words).
-		defer func(c bool) { inlineConstOn = c }(inlineConstOn)
-		inlineConstOn = false
+		defer func(c bool) { InlineConstOn = c }(InlineConstOn)
+		InlineConstOn = false
 		for _, name := range []string{"gpn_exp", "gpn_sin", "gpn_cos", "gpn_log", "gpn_tanh", "gpn_pow"} {
 			if g.inlineFor(name) == nil {
 				t.Errorf("%s: %s is not inlined", fl, name)
@@ -119,11 +119,11 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 		// Once each in the element loop and where deferred elements are computed: by each lane
 		// for its own, and by the warp together where coopPays.
 		copies := 2
-		if coopPays(s) {
+		if CoopPays(s) {
 			copies = 3
 		}
 		// And twice in a paired pass (pairedInOrder).
-		paired := strings.Count(k, pairMark)
+		paired := strings.Count(k, PairMark)
 		copies += 2 * paired
 		if strings.Contains(k, "gpn_exp,") || strings.Contains(k, "gpn_sin,") || strings.Count(k, "gpn_exp inlined") != copies || strings.Count(k, "gpn_sin inlined") != copies {
 			t.Errorf("%s: exp(x) + sin(x): calls or inlined bodies not as expected", fl)
@@ -134,39 +134,11 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		copies += 2 * (strings.Count(k, pairMark) - paired)
+		copies += 2 * (strings.Count(k, PairMark) - paired)
 		if strings.Count(k, "call (retval0), gpn_exp,") != copies || strings.Contains(k, "inlined") {
 			t.Errorf("%s: with GPUNOTES_PTX_INLINE=0 the kernel does not call gpn_exp", fl)
 		}
 	}
-}
-
-// inlinedSlowRE matches a copied gpn_normal_slow (its header, which names the call, to its
-// end label and the block's close).
-var inlinedSlowRE = regexp.MustCompile(`(?s)\t\{ // gpn_normal_slow inlined: (%\w+) = gpn_normal_slow\(([^)]*)\)\n(?:.*?\n)?\$L_inl_gpn_normal_slow_\d+:\n\t\}\n`)
-
-// collapseInlinedSlow turns each copied gpn_normal_slow back into the call it stands for, as
-// gen.call writes it: the PTX interpreter runs the slow path as rng's Normal (it knows the
-// function, not the double-precision approximations of its log and exp), and
-// TestInlinedBodiesAreTheLibrarys proves the copy is the library's body.
-func collapseInlinedSlow(ptx string) string {
-	return inlinedSlowRE.ReplaceAllStringFunc(ptx, func(block string) string {
-		m := inlinedSlowRE.FindStringSubmatch(block)
-		args := strings.Split(m[2], ", ")
-		var b strings.Builder
-		b.WriteString("\t{\n")
-		var names []string
-		for i, a := range args {
-			typ := ".b32"
-			if i == 0 {
-				typ = ".b64"
-			}
-			names = append(names, fmt.Sprintf("param%d", i))
-			fmt.Fprintf(&b, "\t.param %s param%d;\n\tst.param%s [param%d], %s;\n", typ, i, typ, i, a)
-		}
-		fmt.Fprintf(&b, "\t.param .b64 retval0;\n\tcall (retval0), gpn_normal_slow, (%s);\n\tld.param.b64 %s, [retval0];\n\t}\n", strings.Join(names, ", "), m[1])
-		return b.String()
-	})
 }
 
 // TestSlowPathInlined: a kernel drawing normals copies the library's gpn_normal_slow where it
@@ -217,7 +189,7 @@ func TestSlowPathInlined(t *testing.T) {
 			return seen[l]
 		})
 	}
-	if got := entry(collapseInlinedSlow(k)); got != entry(calling) {
+	if got := entry(CollapseInlinedSlow(k)); got != entry(calling) {
 		t.Errorf("collapsed, the inlined kernel is not the calling one")
 	}
 	kernelMaxNReg = 80

@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
@@ -17,19 +17,19 @@ import (
 type lane uint8
 
 const (
-	laneF lane = iota
-	laneI
-	laneC
+	LaneF lane = iota
+	LaneI
+	LaneC
 )
 
-func laneOf(dt dtype.DType) lane {
+func LaneOf(dt dtype.DType) lane {
 	switch {
 	case dt.IsComplex():
-		return laneC
+		return LaneC
 	case dt.IsInteger():
-		return laneI
+		return LaneI
 	}
-	return laneF
+	return LaneF
 }
 
 // val is a node's value: r the f64 or b64 register, im the imaginary part's (laneC).
@@ -52,15 +52,15 @@ func Words(dt dtype.DType) int {
 // (real, imaginary) float64 pairs for complex values.
 func EncodeWords(s dtype.Slice) []float64 {
 	dt := s.DType()
-	switch laneOf(dt) {
-	case laneI:
+	switch LaneOf(dt) {
+	case LaneI:
 		v := dtype.Convert(s, dtype.Int64).Int64s()
 		w := make([]float64, len(v))
 		for i, x := range v {
 			w[i] = math.Float64frombits(uint64(x))
 		}
 		return w
-	case laneC:
+	case LaneC:
 		v := dtype.Convert(s, dtype.Complex128).Complex128s()
 		w := make([]float64, 2*len(v))
 		for i, c := range v {
@@ -94,14 +94,14 @@ func DecodeNarrow(w []float64, n int, dt dtype.DType) dtype.Slice {
 
 // DecodeWords is the inverse of EncodeWords: the values of dtype dt that the words w hold.
 func DecodeWords(w []float64, dt dtype.DType) dtype.Slice {
-	switch laneOf(dt) {
-	case laneI:
+	switch LaneOf(dt) {
+	case LaneI:
 		v := make([]int64, len(w))
 		for i, x := range w {
 			v[i] = int64(math.Float64bits(x))
 		}
 		return dtype.Convert(dtype.OfInt64(v), dt)
-	case laneC:
+	case LaneC:
 		v := make([]complex128, len(w)/2)
 		for i := range v {
 			v[i] = complex(w[2*i], w[2*i+1])
@@ -154,15 +154,15 @@ func signed(dt dtype.DType) string {
 // wrap-around.
 func (g *gen) finish(dt dtype.DType, v val) val {
 	switch v.l {
-	case laneF:
+	case LaneF:
 		if dt == dtype.Float32 {
 			v.r = g.round32(v.r)
 		}
-	case laneC:
+	case LaneC:
 		if dt == dtype.Complex64 {
 			v.r, v.im = g.round32(v.r), g.round32(v.im)
 		}
-	case laneI:
+	case LaneI:
 		v.r = g.wrap(dt, v.r)
 	}
 	return v
@@ -196,9 +196,9 @@ func (g *gen) wrap(dt dtype.DType, r string) string {
 func (g *gen) truth(v val) string {
 	p := g.p()
 	switch v.l {
-	case laneI:
+	case LaneI:
 		g.ins("setp.ne.b64 %s, %s, 0", p, v.r)
-	case laneC:
+	case LaneC:
 		g.ins("setp.neu.f64 %s, %s, %s", p, v.r, f64imm(0))
 		g.ins("setp.neu.or.f64 %s, %s, %s, %s", p, v.im, f64imm(0), p)
 	default:
@@ -211,7 +211,7 @@ func (g *gen) truth(v val) string {
 func (g *gen) boolOf(p string) val {
 	o := g.fd()
 	g.ins("selp.f64 %s, %s, %s, %s", o, f64imm(1), f64imm(0), p)
-	return val{l: laneF, r: o}
+	return val{l: LaneF, r: o}
 }
 
 // intToFloat converts the integer r of dtype from to float64, or with f32 to float32 in one
@@ -280,16 +280,16 @@ func (g *gen) cast(a val, from, to dtype.DType) (val, error) {
 	if to == dtype.Bool {
 		return g.boolOf(g.truth(a)), nil
 	}
-	switch laneOf(to) {
-	case laneF:
+	switch LaneOf(to) {
+	case LaneF:
 		o := a.r // a complex value's real part
-		if a.l == laneI {
+		if a.l == LaneI {
 			o = g.intToFloat(a.r, from, to == dtype.Float32)
 		}
-		return g.finish(to, val{l: laneF, r: o}), nil
-	case laneI:
-		if a.l == laneI {
-			return val{l: laneI, r: g.wrap(to, a.r)}, nil
+		return g.finish(to, val{l: LaneF, r: o}), nil
+	case LaneI:
+		if a.l == LaneI {
+			return val{l: LaneI, r: g.wrap(to, a.r)}, nil
 		}
 		if from == dtype.Bool {
 			// 0 or 1 in every integer type, with no float conversion: a bool sum (a cast to
@@ -301,70 +301,70 @@ func (g *gen) cast(a val, from, to dtype.DType) (val, error) {
 			} else {
 				g.ins("selp.b64 %s, 1, 0, %s", o, g.truth(a))
 			}
-			return val{l: laneI, r: o}, nil
+			return val{l: LaneI, r: o}, nil
 		}
-		return val{l: laneI, r: g.floatToInt(a.r, to)}, nil
+		return val{l: LaneI, r: g.floatToInt(a.r, to)}, nil
 	}
 	re, im := a.r, a.im
 	switch a.l {
-	case laneI:
+	case LaneI:
 		re = g.intToFloat(a.r, from, to == dtype.Complex64)
 		fallthrough
-	case laneF:
+	case LaneF:
 		im = g.fd()
 		g.ins("mov.f64 %s, %s", im, f64imm(0))
 	}
-	return g.finish(to, val{l: laneC, r: re, im: im}), nil
+	return g.finish(to, val{l: LaneC, r: re, im: im}), nil
 }
 
 // constant emits a constant node.
 func (g *gen) constant(nd *Node) val {
-	switch laneOf(nd.DType) {
-	case laneI:
+	switch LaneOf(nd.DType) {
+	case LaneI:
 		o := g.rd()
 		g.ins("mov.b64 %s, 0x%016X", o, uint64(intConst(nd.Value, nd.DType)))
-		return val{l: laneI, r: o}
-	case laneC:
+		return val{l: LaneI, r: o}
+	case LaneC:
 		re, im := g.fd(), g.fd()
 		g.ins("mov.f64 %s, %s", re, f64imm(nd.Value))
 		g.ins("mov.f64 %s, %s", im, f64imm(0))
-		return g.finish(nd.DType, val{l: laneC, r: re, im: im})
+		return g.finish(nd.DType, val{l: LaneC, r: re, im: im})
 	}
 	o := g.fd()
 	g.ins("mov.f64 %s, %s", o, f64imm(nd.Value))
-	return g.finish(nd.DType, val{l: laneF, r: o})
+	return g.finish(nd.DType, val{l: LaneF, r: o})
 }
 
 // input loads an input leaf's element at index idx (buffers in EncodeWords' format, or
 // elements of their own size for a Narrow leaf, widened exactly).
 func (g *gen) input(nd *Node, idx string) val {
 	ad := g.rd()
-	l := laneOf(nd.DType)
+	l := LaneOf(nd.DType)
 	if nd.Narrow {
 		g.ins("mul.lo.u64 %s, %s, %d", ad, idx, nd.DType.Size())
 		g.ins("add.u64 %s, %s, %s", ad, ad, g.leafPtrs[nd.Leaf])
 		return g.loadNarrow(nd.DType, ad, "")
 	}
 	shift := 3
-	if l == laneC {
+	if l == LaneC {
 		shift = 4
 	}
 	g.ins("shl.b64 %s, %s, %d", ad, idx, shift)
 	g.ins("add.u64 %s, %s, %s", ad, ad, g.leafPtrs[nd.Leaf])
 	switch l {
-	case laneI:
+	case LaneI:
 		o := g.rd()
 		g.ins("ld.global.nc.u64 %s, [%s]", o, ad)
-		return val{l: laneI, r: o}
-	case laneC:
+		return val{l: LaneI, r: o}
+	case LaneC:
 		re, im := g.fd(), g.fd()
 		g.ins("ld.global.nc.f64 %s, [%s]", re, ad)
 		g.ins("ld.global.nc.f64 %s, [%s+8]", im, ad)
-		return val{l: laneC, r: re, im: im}
+		return val{l: LaneC, r: re, im: im}
 	}
 	o := g.fd()
 	g.ins("ld.global.nc.f64 %s, [%s]", o, ad)
-	return g.finish(nd.DType, val{l: laneF, r: o})
+	return g.finish(nd.DType, val{l: LaneF, r: o})
 }
 
 // loadNarrow loads the element of Narrow dtype dt at address ad (under predicate pred when
@@ -383,7 +383,7 @@ func (g *gen) loadNarrow(dt dtype.DType, ad, pred string) val {
 		}
 		g.ins("%sld.global.nc.f32 %s, [%s]", guard, f, ad)
 		g.ins("cvt.f64.f32 %s, %s", o, f)
-		return val{l: laneF, r: o} // a float32 already: finish would not change it
+		return val{l: LaneF, r: o} // a float32 already: finish would not change it
 	}
 	// Integers and bools: into a 16-bit register (1 and 2 bytes) or a 32-bit one (4 bytes),
 	// then a conversion from the element's own type.
@@ -405,11 +405,11 @@ func (g *gen) loadNarrow(dt dtype.DType, ad, pred string) val {
 			g.boolBits = map[string]string{}
 		}
 		g.boolBits[o] = w // a cast to an integer reads the byte (cast), leaving this unused
-		return val{l: laneF, r: o}
+		return val{l: LaneF, r: o}
 	}
 	o := g.rd()
 	g.ins("cvt.%s64.%s%d %s, %s", signed(dt), signed(dt), bits, o, w)
-	return val{l: laneI, r: o}
+	return val{l: LaneI, r: o}
 }
 
 // store writes v as element e of the output (at word (outOff+e)*Words; under narrowOut at
@@ -442,16 +442,16 @@ func (g *gen) store(v val, e, out, outOff string) {
 		return
 	}
 	shift := 3
-	if v.l == laneC {
+	if v.l == LaneC {
 		shift = 4
 	}
 	g.ins("add.u64 %s, %s, %s", ad, outOff, e)
 	g.ins("shl.b64 %s, %s, %d", ad, ad, shift)
 	g.ins("add.u64 %s, %s, %s", ad, ad, out)
 	switch v.l {
-	case laneI:
+	case LaneI:
 		g.ins("st.global.u64 [%s], %s", ad, v.r)
-	case laneC:
+	case LaneC:
 		g.ins("st.global.f64 [%s], %s", ad, v.r)
 		g.ins("st.global.f64 [%s+8], %s", ad, v.im)
 	default:
@@ -462,7 +462,7 @@ func (g *gen) store(v val, e, out, outOff string) {
 // reduceValue returns the f64 register a float reduction accumulates (float values, and
 // bools as 0 or 1). Integer and complex values accumulate in their own lanes (accum).
 func (g *gen) reduceValue(s *Spec, v val) (string, error) {
-	if v.l == laneF {
+	if v.l == LaneF {
 		return v.r, nil
 	}
 	last := &s.Nodes[len(s.Nodes)-1]
@@ -489,7 +489,7 @@ func (g *gen) node(s *Spec, i int, vals []val, idx []string) (val, error) {
 			g.rangeValue(nd, idx[nd.Leaf], o)
 		}
 		// As the CPU: float64 values, then cast to the node's dtype.
-		return g.cast(val{l: laneF, r: o}, dtype.Float64, nd.DType)
+		return g.cast(val{l: LaneF, r: o}, dtype.Float64, nd.DType)
 	case NCast:
 		return g.cast(a(0), adt(0), nd.DType)
 	case NSearch:
@@ -502,15 +502,15 @@ func (g *gen) node(s *Spec, i int, vals []val, idx []string) (val, error) {
 	case NWhere:
 		p := g.truth(a(0))
 		x, y := a(1), a(2)
-		if x.l != y.l || x.l != laneOf(nd.DType) {
+		if x.l != y.l || x.l != LaneOf(nd.DType) {
 			return val{}, fmt.Errorf("kernel spec: where of %v between lanes %d and %d", nd.DType, x.l, y.l)
 		}
 		o := val{l: x.l}
 		switch x.l {
-		case laneI:
+		case LaneI:
 			o.r = g.rd()
 			g.ins("selp.b64 %s, %s, %s, %s", o.r, x.r, y.r, p)
-		case laneC:
+		case LaneC:
 			o.r, o.im = g.fd(), g.fd()
 			g.ins("selp.f64 %s, %s, %s, %s", o.r, x.r, y.r, p)
 			g.ins("selp.f64 %s, %s, %s, %s", o.im, x.im, y.im, p)
@@ -567,16 +567,16 @@ func (g *gen) search(nd *Node, v val, vdt dtype.DType, n string) val {
 	if nd.Right {
 		cmp = "gt"
 	}
-	intWords := laneOf(nd.Sorted) == laneI
+	intWords := LaneOf(nd.Sorted) == LaneI
 	var e val // the sorted element in its lane, as EncodeWords holds it
 	switch {
 	case nd.Narrow:
 		e = g.loadNarrow(nd.Sorted, ad, "")
 	case intWords:
-		e = val{l: laneI, r: g.rd()}
+		e = val{l: LaneI, r: g.rd()}
 		g.ins("ld.global.nc.u64 %s, [%s]", e.r, ad)
 	default:
-		e = val{l: laneF, r: g.fd()}
+		e = val{l: LaneF, r: g.fd()}
 		g.ins("ld.global.nc.f64 %s, [%s]", e.r, ad)
 	}
 	if vdt == dtype.Float64 {
@@ -612,7 +612,7 @@ func (g *gen) search(nd *Node, v val, vdt dtype.DType, n string) val {
 		g.ins("setp.nan.f64 %s, %s, %s", p, v.r, v.r)
 		g.ins("@%s mov.u64 %s, %s", p, lo, n)
 	}
-	return val{l: laneI, r: lo}
+	return val{l: LaneI, r: lo}
 }
 
 // rangeValue emits a range leaf's float64 value at source index idx into o.
@@ -634,7 +634,7 @@ func (g *gen) unary(nd *Node, x val, xdt dtype.DType) (val, error) {
 	if _, gen := nd.Op.Generated(); gen {
 		return g.table(nd, xdt, x)
 	}
-	if x.l == laneI && nd.Op == expr.OpAbs {
+	if x.l == LaneI && nd.Op == expr.OpAbs {
 		// Not the table's: abs of unsigned values is a move, of signed ones abs.s64 ({u}
 		// cannot pick between them).
 		o := g.rd()
@@ -643,7 +643,7 @@ func (g *gen) unary(nd *Node, x val, xdt dtype.DType) (val, error) {
 		} else {
 			g.ins("abs.s64 %s, %s", o, x.r)
 		}
-		return val{l: laneI, r: o}, nil
+		return val{l: LaneI, r: o}, nil
 	}
 	return g.core(nd, xdt, x)
 }
@@ -653,7 +653,7 @@ func (g *gen) binary(nd *Node, x, y val, xdt dtype.DType) (val, error) {
 	if _, gen := nd.Op.Generated(); gen {
 		return g.table(nd, xdt, x, y)
 	}
-	if nd.Op.Comparison() && x.l == laneC {
+	if nd.Op.Comparison() && x.l == LaneC {
 		return g.compare(nd.Op, x, y)
 	}
 	return g.core(nd, xdt, x, y)
@@ -724,14 +724,14 @@ func (g *gen) table(nd *Node, xdt dtype.DType, args ...val) (val, error) {
 	var body string
 	var ok bool
 	switch args[0].l {
-	case laneF:
+	case LaneF:
 		body, ok = genPTX[op]
 		if op == expr.OpNextafter && nd.DType == dtype.Float32 {
 			body = "call gpn_nextafterf {o}, {x}, {y}" // the next float32, as the CPU
 		}
-	case laneI:
+	case LaneI:
 		body, ok = genPTXInt[op]
-	case laneC:
+	case LaneC:
 		body, ok = genPTXComplex[op]
 	}
 	if !ok {
@@ -747,14 +747,14 @@ func (g *gen) core(nd *Node, xdt dtype.DType, args ...val) (val, error) {
 	var body string
 	var ok bool
 	switch args[0].l {
-	case laneF:
+	case LaneF:
 		body, ok = corePTXBool[nd.Op]
 		if !ok || nd.DType != dtype.Bool {
 			body, ok = corePTX[nd.Op]
 		}
-	case laneI:
+	case LaneI:
 		body, ok = corePTXInt[nd.Op]
-	case laneC:
+	case LaneC:
 		body, ok = corePTXComplex[nd.Op]
 	}
 	if !ok {
@@ -766,11 +766,11 @@ func (g *gen) core(nd *Node, xdt dtype.DType, args ...val) (val, error) {
 // emitBody emits a table body (see gpuarray/optable's PTX fields) for nd on args, placeholders
 // replaced by registers.
 func (g *gen) emitBody(nd *Node, xdt dtype.DType, body string, args ...val) (val, error) {
-	out := laneOf(nd.DType)
+	out := LaneOf(nd.DType)
 	o := val{l: out}
 	regs := map[string]string{"{u}": signed(xdt), "{U}": unsignedFlag(xdt), "{bits}": fmt.Sprint(8 * xdt.Size())}
 	switch args[0].l {
-	case laneC:
+	case LaneC:
 		regs["{xr}"], regs["{xi}"] = args[0].r, args[0].im
 		if len(args) > 1 {
 			regs["{yr}"], regs["{yi}"] = args[1].r, args[1].im
@@ -782,10 +782,10 @@ func (g *gen) emitBody(nd *Node, xdt dtype.DType, body string, args ...val) (val
 		}
 	}
 	switch out {
-	case laneC:
+	case LaneC:
 		o.r, o.im = g.fd(), g.fd()
 		regs["{or}"], regs["{oi}"] = o.r, o.im
-	case laneI:
+	case LaneI:
 		o.r = g.rd()
 		regs["{o}"] = o.r
 	default:

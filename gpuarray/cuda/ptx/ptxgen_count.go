@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
@@ -16,14 +16,14 @@ import (
 // A task's output is Bins+2 words from its descriptor's output offset (in words): the counts,
 // then a flag and a value that is not an integer in [0, Bins) (one of them, if any).
 
-// countCopies returns how many copies of the counters a block keeps in shared memory: one per
-// warp while they fit in maxSharedBins words, else one; 0 for more bins than that, which
+// CountCopies returns how many copies of the counters a block keeps in shared memory: one per
+// warp while they fit in MaxSharedBins words, else one; 0 for more bins than that, which
 // are counted with atomics on the task's counts in device memory.
-func countCopies(bins int) int {
+func CountCopies(bins int) int {
 	switch {
-	case bins*(BlockSize/32) <= maxSharedBins:
+	case bins*(BlockSize/32) <= MaxSharedBins:
 		return BlockSize / 32
-	case bins <= maxSharedBins:
+	case bins <= MaxSharedBins:
 		return 1
 	}
 	return 0
@@ -40,7 +40,7 @@ func (s *Spec) validCount() error {
 	if s.Bins < 1 || s.Bins >= 1<<31 || s.Kept > 0 || s.Tile || s.Mirror != nil {
 		return fmt.Errorf("kernel spec: a count of %d bins with %d kept axes, tiles %v, mirror %v", s.Bins, s.Kept, s.Tile, s.Mirror)
 	}
-	if l := laneOf(s.Nodes[len(s.Nodes)-1].DType); l != laneF {
+	if l := LaneOf(s.Nodes[len(s.Nodes)-1].DType); l != LaneF {
 		return fmt.Errorf("kernel spec: a count of %v values (float words only)", s.Nodes[len(s.Nodes)-1].DType)
 	}
 	return nil
@@ -58,7 +58,7 @@ type counter struct {
 // countInit declares the block's counters, zeroes them, and waits for the block (every
 // thread of a block runs it: the exit before the loop is taken by a whole block).
 func (g *gen) countInit(s *Spec, tid32, out, outOff string) *counter {
-	c := &counter{bins: s.Bins, copies: countCopies(s.Bins), counts: g.rd()}
+	c := &counter{bins: s.Bins, copies: CountCopies(s.Bins), counts: g.rd()}
 	t := g.rd()
 	g.ins("shl.b64 %s, %s, 3", t, outOff)
 	g.ins("add.u64 %s, %s, %s", c.counts, out, t)
@@ -203,3 +203,7 @@ func (g *gen) countFlush(c *counter, tid32 string) {
 	g.ins("bra %s", loop)
 	g.put(done)
 }
+
+// MaxSharedBins is the most counters a block keeps in shared memory (32 KiB of uint32); more
+// bins are counted with atomics on the task's counts in device memory.
+const MaxSharedBins = 8192

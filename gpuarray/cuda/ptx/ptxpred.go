@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"os"
@@ -12,8 +12,8 @@ import (
 // fp64 pipe is what a histogram's bin arithmetic is bound by). predBools rewrites those tests
 // into uses of the predicate the word was selected from.
 
-// predBoolsOn turns the rewrite off with GPUNOTES_PTX_PRED=0 (to measure it).
-var predBoolsOn = os.Getenv("GPUNOTES_PTX_PRED") != "0"
+// PredBoolsOn turns the rewrite off with GPUNOTES_PTX_PRED=0 (to measure it).
+var PredBoolsOn = os.Getenv("GPUNOTES_PTX_PRED") != "0"
 
 var (
 	// selp.f64 %fdN, 1, 0, %pM: a bool word selected from a predicate.
@@ -23,13 +23,13 @@ var (
 	regName  = regexp.MustCompile(`%[a-z_]+\d+`)
 )
 
-// predBools rewrites, in a kernel body, each test of a bool word against 0 into an operation
+// PredBools rewrites, in a kernel body, each test of a bool word against 0 into an operation
 // on the predicate the word was selected from, where that is the same value: the word has one
 // definition (the selp), and every definition of the predicate lies in the straight run of
 // instructions just before it (no label, branch or call), so wherever the word is read after
 // the selp the predicate still holds what was selected. Tests inside that run are left alone.
-func predBools(body string) string {
-	if !predBoolsOn {
+func PredBools(body string) string {
+	if !PredBoolsOn {
 		return body
 	}
 	lines := strings.Split(body, "\n")

@@ -1,17 +1,16 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
-// mirrorOn lets Lower mark full reductions of f(x, x.T) over a whole square x as mirrored
+// MirrorOn lets Lower mark full reductions of f(x, x.T) over a whole square x as mirrored
 // (Spec.Mirror): element (i, j) with i < j reads x[i,j] and x[j,i] once and folds in both
 // f(x[i,j], x[j,i]) and f(x[j,i], x[i,j]), the value at (j, i), whose element then reads
 // nothing. Regenerated, each normal is drawn once instead of twice: on an H100 at N=40000,
@@ -20,17 +19,17 @@ import (
 // (its place against the diagonal in its descriptor, Task.MirrorBase) adds the same values in
 // the same order regenerated and stored, so their bits are equal (the interpreter proves it,
 // TestMirroredStoredReadSharesTheOrder). GPUNOTES_PTX_MIRROR=0 turns it off, to measure.
-var mirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") != "0"
+var MirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") != "0"
 
-// mirrorLeaves returns the nodes of s's two leaves, first the one read straight, and whether
+// MirrorLeaves returns the nodes of s's two leaves, first the one read straight, and whether
 // kernel k is mirrored: a full reduction other than argmin/argmax (a mirrored value is folded
 // into another element's partial, and its index would be wrong) over the whole N x N iteration
 // space of two reads of one N x N array, one straight and one transposed, and no other leaf:
 // two random reads of the same distribution and key (regenerated), or two float64 inputs of
 // the same array (stored: Instr.Alias), which then are not tiled, so that both walk the same
 // elements in the same order and give the same bits.
-func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
-	if !mirrorOn || k.Reduce == nil || s.Kept > 0 || s.Tile || len(k.Shape) != 2 || k.Shape[0] != k.Shape[1] || len(k.Reduce.Axes) != 2 {
+func MirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
+	if !MirrorOn || k.Reduce == nil || s.Kept > 0 || s.Tile || len(k.Shape) != 2 || k.Shape[0] != k.Shape[1] || len(k.Reduce.Axes) != 2 {
 		return 0, 0, false
 	}
 	if s.Reduce != RSum && s.Reduce != RMin && s.Reduce != RMax && s.Reduce != RWelford {
@@ -78,7 +77,7 @@ func mirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
 // in: a mirrored element past the diagonal branches there before drawing anything.
 func (g *gen) elementValues(s *Spec, lv []leafRegs, c string) (vals []val, skip []string, end string, err error) {
 	idx := g.leafIndices(lv, c)
-	if s.storedMirror() {
+	if s.StoredMirror() {
 		// The last map is the element's row minus column in the whole array (mirrorPosition).
 		return g.mirroredValues(s, idx, idx[len(idx)-1], "0")
 	}
@@ -112,7 +111,7 @@ func (g *gen) elementValuesAt(s *Spec, idx []string) (vals []val, skip []string,
 		v, err := g.valueAt(s, idx, nil)
 		return []val{v}, []string{""}, "", err
 	}
-	if s.storedMirror() {
+	if s.StoredMirror() {
 		return nil, nil, "", fmt.Errorf("kernel spec: a mirrored spec of stored inputs placed by leaf indices (internal)")
 	}
 	// (i, j) reads x[i,j] at idx[la] = i*N + j and x[j,i] at idx[lb] = j*N + i: i > j exactly
@@ -174,42 +173,4 @@ func (g *gen) foldValues(vals []val, skip []string, end, slow, e string, each fu
 		g.put(end)
 	}
 	return nil
-}
-
-// mirrorStrip (GPUNOTES_PTX_MIRROR_STRIP=W, an experiment, 0 by default) makes mirrored
-// kernels walk each task in strips of about W columns (mirrorStrips), regenerated and stored
-// alike, so that their bits stay equal: the stored kernel's lanes then read the mirrored
-// block's rows again a row later, from the cache, instead of a whole task row later (persisted
-// sum(x + x.T) 27.6 ms on an H100 at N=40000 with row-major tasks, against 9.4 tiled).
-var mirrorStrip = func() int64 {
-	w, err := strconv.ParseInt(os.Getenv("GPUNOTES_PTX_MIRROR_STRIP"), 10, 64)
-	if err != nil || w < 32 {
-		return 0
-	}
-	return w
-}()
-
-// mirrorStrips returns the rank-3 task of a mirrored spec (Spec.Rank 3) for t of rank 2 (rows
-// ri, columns rj): dims (rj/W, ri, W), W the largest divisor of rj up to w (rj itself, one
-// strip, when that is under 32), so element (s, i, c) is t's (i, s*W + c); each map, the
-// position's included (MirrorBase), reads what it read there.
-func mirrorStrips(t Task, w int64) Task {
-	if len(t.Dims) != 2 {
-		return t
-	}
-	ri, rj := t.Dims[0], t.Dims[1]
-	W := rj
-	for d := min(w, rj); d >= 32; d-- {
-		if rj%d == 0 {
-			W = d
-			break
-		}
-	}
-	out := t
-	out.Dims = []int64{rj / W, ri, W}
-	out.Maps = make([]Map, len(t.Maps))
-	for l, m := range t.Maps {
-		out.Maps[l] = Map{Off: m.Off, Strides: []int64{m.Strides[1] * W, m.Strides[0], m.Strides[1]}}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
@@ -12,23 +12,23 @@ import (
 // so any combine order gives the CPU's bits. Complex sums accumulate the real and imaginary
 // parts as two float sums, combined in a fixed order like the float reductions.
 
-// accLane returns the lane a reduction of s accumulates in: laneI for integer values, laneC for
+// AccLane returns the lane a reduction of s accumulates in: laneI for integer values, laneC for
 // complex ones, laneF for floats and bools (and for elementwise kernels).
-func (s *Spec) accLane() lane {
+func (s *Spec) AccLane() lane {
 	if s.Reduce == RNone {
-		return laneF
+		return LaneF
 	}
-	return laneOf(s.Nodes[len(s.Nodes)-1].DType)
+	return LaneOf(s.Nodes[len(s.Nodes)-1].DType)
 }
 
-// unsignedAcc reports whether s reduces unsigned integers (compared as such).
-func (s *Spec) unsignedAcc() bool {
+// UnsignedAcc reports whether s reduces unsigned integers (compared as such).
+func (s *Spec) UnsignedAcc() bool {
 	return s.Nodes[len(s.Nodes)-1].DType.Kind() == dtype.KindUint
 }
 
-// partialWords returns how many 64-bit words one partial of s takes.
-func (s *Spec) partialWords() int {
-	if s.accLane() == laneC {
+// PartialWords returns how many 64-bit words one partial of s takes.
+func (s *Spec) PartialWords() int {
+	if s.AccLane() == LaneC {
 		return 2
 	}
 	return s.Reduce.words()
@@ -46,13 +46,13 @@ type accum struct {
 // newAccum declares and initializes a thread's accumulator for an integer or complex
 // reduction of s; it fails for reductions NumPy's dtype rules send through float64 first.
 func (g *gen) newAccum(s *Spec) (accum, error) {
-	a := accum{r: s.Reduce, l: s.accLane(), unsigned: s.unsignedAcc()}
+	a := accum{r: s.Reduce, l: s.AccLane(), unsigned: s.UnsignedAcc()}
 	switch {
-	case a.l == laneC && a.r == RSum:
+	case a.l == LaneC && a.r == RSum:
 		a.v, a.im = g.fd(), g.fd()
 		g.ins("mov.f64 %s, %s", a.v, f64imm(0))
 		g.ins("mov.f64 %s, %s", a.im, f64imm(0))
-	case a.l == laneI && a.r != RWelford:
+	case a.l == LaneI && a.r != RWelford:
 		a.v = g.rd()
 		init := int64(0)
 		switch {
@@ -89,7 +89,7 @@ func (g *gen) accAdd(a accum, x val, e string) error {
 		return fmt.Errorf("kernel spec: %v of a lane %d value into a lane %d accumulator (internal)", a.r, x.l, a.l)
 	}
 	switch {
-	case a.l == laneC:
+	case a.l == LaneC:
 		g.ins("add.rn.f64 %s, %s, %s", a.v, a.v, x.r)
 		g.ins("add.rn.f64 %s, %s, %s", a.im, a.im, x.im)
 	case a.r == RSum:
@@ -127,7 +127,7 @@ func (g *gen) accMerge(a, b accum, in string) {
 		guard = "@" + in + " "
 	}
 	switch {
-	case a.l == laneC:
+	case a.l == LaneC:
 		g.ins("%sadd.rn.f64 %s, %s, %s", guard, a.v, a.v, b.v)
 		g.ins("%sadd.rn.f64 %s, %s, %s", guard, a.im, a.im, b.im)
 	case a.r == RSum:
@@ -162,8 +162,8 @@ func (g *gen) accMerge(a, b accum, in string) {
 // accShfl returns the accumulator of the lane o above (shfl.sync.down).
 func (g *gen) accShfl(a accum, o int) accum {
 	b := a
-	b.v = g.shfl64(a.v, o, a.l == laneC)
-	if a.l == laneC {
+	b.v = g.shfl64(a.v, o, a.l == LaneC)
+	if a.l == LaneC {
 		b.im = g.shfl64(a.im, o, true)
 	}
 	if a.i != "" {
@@ -174,7 +174,7 @@ func (g *gen) accShfl(a accum, o int) accum {
 
 // accStore stores a at address ad of state space sp ("global", "shared"): partialWords words.
 func (g *gen) accStore(a accum, sp, ad string) {
-	if a.l == laneC {
+	if a.l == LaneC {
 		g.ins("st.%s.f64 [%s], %s", sp, ad, a.v)
 		g.ins("st.%s.f64 [%s+8], %s", sp, ad, a.im)
 		return
@@ -188,7 +188,7 @@ func (g *gen) accStore(a accum, sp, ad string) {
 // accLoad loads an accumulator like a from address ad of state space sp.
 func (g *gen) accLoad(a accum, sp, ad string) accum {
 	b := a
-	if a.l == laneC {
+	if a.l == LaneC {
 		b.v, b.im = g.fd(), g.fd()
 		g.ins("ld.%s.f64 %s, [%s]", sp, b.v, ad)
 		g.ins("ld.%s.f64 %s, [%s+8]", sp, b.im, ad)
@@ -236,94 +236,4 @@ func (g *gen) laneBlockReduce(a accum, tid, ad string, pw int) {
 	}
 	g.accStore(a, "global", ad)
 	g.put(done)
-}
-
-// collectLane is collect for integer and complex reductions: task ti's s slice partials at
-// words[off*pw…], combined in slice order (pairwise for complex sums, as float sums are).
-func collectLane(sp *Spec, res *Result, ti int, words []uint64, off int64, s int) {
-	pw := int64(sp.partialWords())
-	w := func(b, j int) uint64 { return words[(off+int64(b))*pw+int64(j)] }
-	if sp.accLane() == laneC {
-		re, im := make([]float64, s), make([]float64, s)
-		for b := range s {
-			re[b], im[b] = math.Float64frombits(w(b, 0)), math.Float64frombits(w(b, 1))
-		}
-		res.Values[ti], res.Imag[ti] = PairwiseSum(re), PairwiseSum(im)
-		return
-	}
-	v, idx := intIdentity(sp), int64(-1)
-	for b := range s {
-		v, idx = mergeInt(sp.Reduce, sp.unsignedAcc(), v, idx, int64(w(b, 0)), func() int64 { return int64(w(b, 1)) })
-	}
-	res.Ints[ti] = v
-	if res.Index != nil {
-		res.Index[ti] = idx
-	}
-}
-
-// intIdentity is the value an integer reduction of s starts from.
-func intIdentity(s *Spec) int64 {
-	switch {
-	case s.Reduce == RMin && s.unsignedAcc():
-		return -1
-	case s.Reduce == RMin:
-		return math.MaxInt64
-	case s.Reduce == RMax && !s.unsignedAcc():
-		return math.MinInt64
-	}
-	return 0
-}
-
-// mergeInt merges the integer partial (v2, index i2()) that covers later elements into (v,
-// idx), as accMerge does on the device.
-func mergeInt(r Reduce, unsigned bool, v, idx, v2 int64, i2 func() int64) (int64, int64) {
-	less := func(x, y int64) bool {
-		if unsigned {
-			return uint64(x) < uint64(y)
-		}
-		return x < y
-	}
-	switch r {
-	case RSum:
-		return v + v2, idx
-	case RMin:
-		if less(v2, v) {
-			return v2, idx
-		}
-		return v, idx
-	case RMax:
-		if less(v, v2) {
-			return v2, idx
-		}
-		return v, idx
-	}
-	j := i2()
-	if j < 0 {
-		return v, idx
-	}
-	better := less(v2, v)
-	if r == RArgMax {
-		better = less(v, v2)
-	}
-	if idx < 0 || better || v2 == v && j < idx {
-		return v2, j
-	}
-	return v, idx
-}
-
-// laneData returns the planner's Data of integer or complex partials (the CPU executor's
-// format: int64, uint64 for unsigned values, complex128).
-func laneData(s *Spec, ints []int64, re, im []float64) dtype.Slice {
-	if s.accLane() == laneC {
-		c := make([]complex128, len(re))
-		for i := range c {
-			c[i] = complex(re[i], im[i])
-		}
-		return dtype.OfComplex128(c)
-	}
-	d := dtype.OfInt64(ints)
-	if s.unsignedAcc() {
-		d = dtype.Convert(d, dtype.Uint64) // the same bits
-	}
-	return d
 }

@@ -1,8 +1,8 @@
-package cuda
+package ptx
 
 import "os"
 
-// welfordMode picks how the kernels of partial (axis) reductions fold a thread's Welford
+// WelfordMode picks how the kernels of partial (axis) reductions fold a thread's Welford
 // values (GPUNOTES_PTX_WELFORD, for measuring): "div" divides the deviation by the count for
 // each element; "rcp" (the default) multiplies it by the count's reciprocal (rcp.rn, correctly
 // rounded), as the CPU executor does (mean += d * (1/c)): four fewer registers than "div" in
@@ -10,7 +10,7 @@ import "os"
 // measured and dropped: a batch of four held in registers took the axis kernel from 120 to
 // 136 registers and one block per SM (std(axis=0) 19.3 -> 27.2 ms on an H100), pairs gained
 // nothing measurable (bench/RESULTS.md).
-var welfordMode = func() string {
+var WelfordMode = func() string {
 	if os.Getenv("GPUNOTES_PTX_WELFORD") == "div" {
 		return "div"
 	}

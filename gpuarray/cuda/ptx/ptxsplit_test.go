@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
@@ -95,18 +95,18 @@ func TestInlinedFastPathsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := expSinOfNormals()
-	defer func(on bool, m string) { inlineSplitOn, pairMode = on, m }(inlineSplitOn, pairMode)
-	inlineSplitOn, pairMode = true, "auto"
+	defer func(on bool, m string) { InlineSplitOn, PairMode = on, m }(InlineSplitOn, PairMode)
+	InlineSplitOn, PairMode = true, "auto"
 	k, _, err := GeneratePTX(s, string(ptx))
 	if err != nil {
 		t.Fatal(err)
 	}
 	copies := 2
-	if coopPays(s) {
+	if CoopPays(s) {
 		copies = 3
 	}
-	if strings.Count(k, pairMark) != 1 {
-		t.Fatalf("%d paired passes, want 1 (pairMode %q)", strings.Count(k, pairMark), pairMode)
+	if strings.Count(k, PairMark) != 1 {
+		t.Fatalf("%d paired passes, want 1 (pairMode %q)", strings.Count(k, PairMark), PairMode)
 	}
 	copies++ // the paired pass's group holds both elements' bodies
 	marks := []string{"// gpn_exp inlined, fast path first: %fd", "// gpn_sin inlined, fast path first: %fd",
@@ -131,13 +131,13 @@ func TestInlinedFastPathsFirst(t *testing.T) {
 			t.Errorf("group %d: %d branches or a call among the fast paths", gi, n)
 		}
 	}
-	inlineSplitOn = false
+	InlineSplitOn = false
 	k, _, err = GeneratePTX(s, string(ptx))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Without split bodies the kernel takes one element a pass (pairMode "auto").
-	if strings.Contains(k, "fast path first") || strings.Contains(k, pairMark) || strings.Count(k, "{ // gpn_exp inlined: ") != copies-1 {
+	if strings.Contains(k, "fast path first") || strings.Contains(k, PairMark) || strings.Count(k, "{ // gpn_exp inlined: ") != copies-1 {
 		t.Errorf("GPUNOTES_PTX_INLINE_SPLIT=0: the bodies are still split")
 	}
 }
@@ -152,10 +152,10 @@ func TestInlinedConstants(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := expSinOfNormals()
-	defer func(on bool) { inlineConstOn = on }(inlineConstOn)
+	defer func(on bool) { InlineConstOn = on }(InlineConstOn)
 	gen := func(on bool) string {
 		t.Helper()
-		inlineConstOn = on
+		InlineConstOn = on
 		k, _, err := GeneratePTX(s, string(ptx))
 		if err != nil {
 			t.Fatal(err)

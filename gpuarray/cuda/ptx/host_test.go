@@ -1,10 +1,7 @@
-package cuda
+package ptx
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -74,7 +71,7 @@ func TestGeneratePTXSeed(t *testing.T) {
 	}
 	// The batch of values folded in element order, the queue of its slow elements' records
 	// (place and leaf index), the warp's shared slots.
-	for _, want := range []string{fmt.Sprintf(".local .align 8 .b8 gpn_defer_v[%d];", 8*deferBatchLen), fmt.Sprintf(".local .align 8 .b8 gpn_defer_q[%d];", 16*deferBatchLen),
+	for _, want := range []string{fmt.Sprintf(".local .align 8 .b8 gpn_defer_v[%d];", 8*DeferBatchLen), fmt.Sprintf(".local .align 8 .b8 gpn_defer_q[%d];", 16*DeferBatchLen),
 		".shared .align 8 .b8 gpn_defer_s[2048];", "st.local.u64", "ld.local.u64", "ld.local.f64", "activemask.b32", "bar.warp.sync -1"} {
 		if !strings.Contains(ptx, want) {
 			t.Errorf("generated PTX lacks %q (the deferred slow draws)", want)
@@ -82,13 +79,13 @@ func TestGeneratePTXSeed(t *testing.T) {
 	}
 	// The slow path is called only where queued elements are computed: before that, a slow
 	// draw only sets the element's predicate.
-	loop := loopBody(ptx)
+	loop := LoopBody(ptx)
 	if strings.Contains(loop, "gpn_normal_slow") || !strings.Contains(loop, "or.pred") {
 		t.Errorf("the element loop calls gpn_normal_slow or sets no predicate; it should queue the element")
 	}
-	deferSlow = false
+	DeferSlow = false
 	inline, _, err := GeneratePTX(seedSpec(), fakeLib)
-	deferSlow = true
+	DeferSlow = true
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,96 +169,28 @@ func TestPlanLaunches(t *testing.T) {
 	for i := range elems {
 		elems[i] = 100
 	}
-	ls, offs, err := planLaunches(elems, RSum, 0)
+	ls, offs, err := PlanLaunches(elems, RSum, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 2 || ls[0].count != MaxTasksPerLaunch || ls[1].first != MaxTasksPerLaunch || ls[0].gridX != 1 {
+	if len(ls) != 2 || ls[0].Count != MaxTasksPerLaunch || ls[1].First != MaxTasksPerLaunch || ls[0].GridX != 1 {
 		t.Fatalf("launches %+v", ls)
 	}
 	if offs[1] != 1 || offs[MaxTasksPerLaunch] != 0 {
 		t.Fatalf("partial offsets %d %d", offs[1], offs[MaxTasksPerLaunch])
 	}
 	// Store kernels are split by the output budget.
-	ls, offs, err = planLaunches([]int64{60, 60, 60}, RNone, 130)
-	if err != nil || len(ls) != 2 || ls[1].first != 2 || offs[1] != 60 || offs[2] != 0 {
+	ls, offs, err = PlanLaunches([]int64{60, 60, 60}, RNone, 130)
+	if err != nil || len(ls) != 2 || ls[1].First != 2 || offs[1] != 60 || offs[2] != 0 {
 		t.Fatalf("budgeted launches %+v %v %v", ls, offs, err)
 	}
-	if _, _, err := planLaunches([]int64{200}, RNone, 130); err == nil || !strings.Contains(err.Error(), "smaller chunks") {
+	if _, _, err := PlanLaunches([]int64{200}, RNone, 130); err == nil || !strings.Contains(err.Error(), "smaller chunks") {
 		t.Fatalf("oversized chunk: %v", err)
 	}
 	// Argmin partials take two words: offsets count partial slots.
-	_, offs, _ = planLaunches([]int64{ElemsPerBlock * 3, 5}, RArgMin, 0)
+	_, offs, _ = PlanLaunches([]int64{ElemsPerBlock * 3, 5}, RArgMin, 0)
 	if offs[1] != 3 {
 		t.Fatalf("arg offsets %v", offs)
-	}
-}
-
-func TestTaskValidate(t *testing.T) {
-	s := &Spec{Rank: 1, Reduce: RSum, Nodes: []Node{{Kind: NInput}}}
-	tk := Task{Dims: []int64{4}, Maps: []Map{{Off: 1, Strides: []int64{1}}}, Inputs: [][]float64{make([]float64, 4)}}
-	if err := tk.validate(s); err == nil || !strings.Contains(err.Error(), "reaches [1, 4]") {
-		t.Fatalf("out-of-bounds map accepted: %v", err)
-	}
-	tk.Maps[0].Off = 0
-	if err := tk.validate(s); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestCombine(t *testing.T) {
-	if PairwiseSum([]float64{1, 2, 3, 4, 5}) != 15 {
-		t.Fatal("pairwise sum")
-	}
-	n, m, q := MergeWelford(0, 0, 0, 2, 1.5, 0.5) // {1, 2}
-	n, m, q = MergeWelford(n, m, q, 2, 3.5, 0.5)  // {3, 4}
-	if n != 4 || m != 2.5 || q != 5 {
-		t.Fatalf("welford %v %v %v", n, m, q)
-	}
-	if !better(1, 5, 2, 1, false) || better(2, 0, 1, 5, false) || !better(1, 0, 1, 5, true) {
-		t.Fatal("better")
-	}
-}
-
-// TestNoDriver checks the error path on machines without an NVIDIA driver (CI).
-func TestNoDriver(t *testing.T) {
-	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
-		t.Skip("this machine has an NVIDIA device")
-	}
-	devs, err := Devices()
-	if len(devs) != 0 {
-		t.Fatalf("devices without a driver: %v", devs)
-	}
-	if err == nil {
-		t.Skip("a driver library is installed but no GPU is present")
-	}
-	if !errors.Is(err, ErrNoDriver) || !strings.Contains(err.Error(), "no NVIDIA driver found: libcuda.so.1") {
-		t.Fatalf("error %v", err)
-	}
-	if _, err := Open(0); !errors.Is(err, ErrNoDriver) {
-		t.Fatalf("Open: %v", err)
-	}
-	_, err = RunOn(context.Background(), nil, seedSpec(), nil, Options{})
-	if err == nil {
-		t.Fatal("RunOn with no devices succeeded")
-	}
-}
-
-func TestSizeClass(t *testing.T) {
-	for _, tc := range []struct{ n, want uint64 }{
-		{0, 256}, {1, 256}, {256, 256}, {257, 512}, {1 << 20, 1 << 20},
-		{1<<20 + 1, 1<<20 + 1<<17},          // just past 1 MiB: the next eighth of it
-		{800_000_000, 12 << 26},             // an 800 MB chunk: 805306368, not 1 GiB
-		{1 << 30, 1 << 30},                  // a power of two stays
-		{12_800_000_000, 1<<33 + 4*(1<<30)}, // a 12.8 GB block: 12 GiB, not 16
-	} {
-		got := sizeClass(tc.n)
-		if got != tc.want {
-			t.Errorf("sizeClass(%d) = %d, want %d", tc.n, got, tc.want)
-		}
-		if got < tc.n || (tc.n > 1<<20 && float64(got) > 1.125*float64(tc.n)) {
-			t.Errorf("sizeClass(%d) = %d: less than asked, or more than an eighth above it", tc.n, got)
-		}
 	}
 }
 
@@ -273,7 +202,7 @@ func TestLibraryForKernel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts := splitLibrary(string(lib))
+		parts := SplitLibrary(string(lib))
 		var fns []string
 		for _, it := range parts.items {
 			if it.fn != "" {
@@ -309,7 +238,7 @@ func TestLibraryForKernel(t *testing.T) {
 				t.Errorf("%s: the inlining kernel lacks %q", fl, want)
 			}
 		}
-		if got := string(parts.forKernel(ptx)); strings.Contains(got, "gpn_sin(") || strings.Contains(ptx, "call (retval0), gpn_sin") {
+		if got := string(parts.ForKernel(ptx)); strings.Contains(got, "gpn_sin(") || strings.Contains(ptx, "call (retval0), gpn_sin") {
 			t.Errorf("%s: gpn_sin is inlined, yet called or linked", fl)
 		}
 		inlineOn = false
@@ -318,7 +247,7 @@ func TestLibraryForKernel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := string(parts.forKernel(ptx))
+		got := string(parts.ForKernel(ptx))
 		for _, want := range []string{".version", ".target", "gpn_zig_k", "gpn_red_v", "__cudart_sin_cos_coeffs",
 			".func  (.param .b64 func_retval0) gpn_sin(", "gpn_normal_slow(", "gpn_block_sum(", "__internal_trig_reduction_slowpathd"} {
 			if !strings.Contains(got, want) {
@@ -335,4 +264,10 @@ func TestLibraryForKernel(t *testing.T) {
 		}
 		t.Logf("%s: %d of %d bytes of library PTX for a normal-sin-sum kernel", fl, len(got), len(lib))
 	}
+}
+
+// kernelsLib returns the embedded device library's PTX for sm_90.
+func kernelsLib() (string, error) {
+	lib, err := kernels.LibPTX(kernels.SM90)
+	return string(lib), err
 }

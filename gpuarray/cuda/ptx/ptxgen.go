@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
@@ -26,8 +26,8 @@ var (
 	targetRE  = regexp.MustCompile(`(?m)^\s*\.target\s+(\S+)`)
 )
 
-// library is what generated kernels need to know about the device library PTX.
-type library struct {
+// Library is what generated kernels need to know about the device library PTX.
+type Library struct {
 	version, target string
 	protos          map[string]libProto
 	// anyFunc accepts a call of any function: a dry run that only checks that the generator
@@ -38,10 +38,22 @@ type library struct {
 	inline *inlineLib
 }
 
-// parseLibrary reads the PTX version, target and the .visible function prototypes of the
+// Version returns the PTX version of the device library (its .version line).
+func (l *Library) Version() string { return l.version }
+
+// Target returns the target of the device library (its .target line).
+func (l *Library) Target() string { return l.target }
+
+// DryRunLibrary returns a library that accepts a call of any function, for a dry run that
+// only checks that the generator expresses a spec.
+func DryRunLibrary() *Library {
+	return &Library{version: "0", target: "0", anyFunc: true}
+}
+
+// ParseLibrary reads the PTX version, target and the .visible function prototypes of the
 // device library.
-func parseLibrary(ptx string) (*library, error) {
-	lib := &library{protos: map[string]libProto{}, text: ptx, inline: &inlineLib{}}
+func ParseLibrary(ptx string) (*Library, error) {
+	lib := &Library{protos: map[string]libProto{}, text: ptx, inline: &inlineLib{}}
 	if m := versionRE.FindStringSubmatch(ptx); m != nil {
 		lib.version = m[1]
 	} else {
@@ -76,7 +88,7 @@ func parseLibrary(ptx string) (*library, error) {
 
 // gen writes the PTX of one fused kernel.
 type gen struct {
-	lib      *library
+	lib      *Library
 	body     strings.Builder
 	n        map[string]int // register counts by prefix
 	labels   int
@@ -209,7 +221,7 @@ func sizeType(t string) string {
 }
 
 // GeneratePTX returns the PTX module of the fused kernel for s, to be linked with the device
-// library libPTX, and the kernel's name.
+// Library libPTX, and the kernel's name.
 //
 // The kernel takes (descriptors, out): blockIdx.y picks a task of the launch, blockIdx.x one of
 // its slices (see Slices); each thread walks its slice's elements with a stride of BlockSize,
@@ -222,14 +234,14 @@ func GeneratePTX(s *Spec, libPTX string) (ptx, name string, err error) {
 	if err := s.Validate(); err != nil {
 		return "", "", err
 	}
-	lib, err := parseLibrary(libPTX)
+	lib, err := ParseLibrary(libPTX)
 	if err != nil {
 		return "", "", err
 	}
-	return generate(s, lib)
+	return Generate(s, lib)
 }
 
-func generate(s *Spec, lib *library) (string, string, error) {
+func Generate(s *Spec, lib *Library) (string, string, error) {
 	if s.Kept > 0 {
 		return generateAxes(s, lib)
 	}
@@ -239,7 +251,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g := &gen{lib: lib, n: map[string]int{}, used: map[string]bool{}, rank: s.Rank, leaves: s.Leaves(), narrowOut: s.NarrowOut, outDT: s.Nodes[len(s.Nodes)-1].DType}
 	name := "gpn_fused_" + s.Key()
 	R, L := s.Rank, g.leaves
-	words := specDescWords(s)
+	words := SpecDescWords(s)
 
 	desc, out := g.rd(), g.rd()
 	g.ins("ld.param.u64 %s, [desc]", desc)
@@ -280,12 +292,12 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	g.ins("div.u64 %s, %s, %s", hi, t, S)
 
 	g.keyParams = map[int]string{}
-	for i, l := range keyLeaves(s) {
+	for i, l := range KeyLeaves(s) {
 		g.keyParams[l] = fmt.Sprintf("key%d", i)
 	}
 	lv := g.loadLeaves(s, d, 8*(R+2))
-	if s.storedMirror() {
-		lv = append(lv, g.mirrorPosition(d, dims, descWords(R, L)))
+	if s.StoredMirror() {
+		lv = append(lv, g.mirrorPosition(d, dims, DescWords(R, L)))
 	}
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
 	var cnt *counter // counting kernels (ptxgen_count.go)
@@ -293,14 +305,14 @@ func generate(s *Spec, lib *library) (string, string, error) {
 		cnt = g.countInit(s, tid32, out, outOff)
 	}
 	var ia accum // integer and complex reductions (reduce_lanes.go)
-	if s.accLane() != laneF {
+	if s.AccLane() != LaneF {
 		var err error
 		if ia, err = g.newAccum(s); err != nil {
 			return "", "", err
 		}
 	}
 	var dq *deferQueue
-	if deferSlow && drawsNormals(s) {
+	if DeferSlow && DrawsNormals(s) {
 		dq = g.newDeferQueue(s)
 	}
 
@@ -347,7 +359,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 			g.store(ev, e, out, outOff)
 			return nil
 		}
-		if ia.l != laneF {
+		if ia.l != LaneF {
 			return g.accAdd(ia, ev, e)
 		}
 		v, err := g.reduceValue(s, ev)
@@ -361,7 +373,7 @@ func generate(s *Spec, lib *library) (string, string, error) {
 	}
 	g.put(loop)
 	check := g.label("check")
-	if u := unrollOf(s); u > 1 {
+	if u := UnrollOf(s); u > 1 {
 		single := g.label("single")
 		if err := g.unrolled(s, lv, e, c, hi, dl, BlockSize, u, single, each); err != nil {
 			return "", "", err
@@ -405,12 +417,12 @@ func generate(s *Spec, lib *library) (string, string, error) {
 
 	if cnt != nil {
 		g.countFlush(cnt, tid32)
-	} else if ia.l != laneF {
+	} else if ia.l != LaneF {
 		ptr := g.rd()
 		g.ins("add.u64 %s, %s, %s", t, outOff, sl)
-		g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.partialWords())
+		g.ins("mul.lo.u64 %s, %s, %d", t, t, 8*s.PartialWords())
 		g.ins("add.u64 %s, %s, %s", ptr, out, t)
-		g.laneBlockReduce(ia, tid, ptr, s.partialWords())
+		g.laneBlockReduce(ia, tid, ptr, s.PartialWords())
 	} else if err := g.blockReduce(s, out, outOff, sl, acc, accI, wn, wm, wq); err != nil {
 		return "", "", err
 	}
@@ -500,7 +512,7 @@ func (g *gen) valueAt(s *Spec, idx []string, pre map[int]val) (val, error) {
 		if err != nil {
 			return val{}, err
 		}
-		if v.l != laneOf(s.Nodes[i].DType) {
+		if v.l != LaneOf(s.Nodes[i].DType) {
 			return val{}, fmt.Errorf("kernel spec: node %d of %v computed in lane %d (internal)", i, s.Nodes[i].DType, v.l)
 		}
 		vals[i] = v
@@ -581,12 +593,12 @@ func (g *gen) accumulators(r Reduce) (acc, accI, wn, wm, wq string) {
 	return acc, accI, wn, wm, wq
 }
 
-// maxNReg caps the registers per thread of linked fused kernels (GPUNOTES_JIT_MAXREG; 0: the
+// MaxNReg caps the registers per thread of linked fused kernels (GPUNOTES_JIT_MAXREG; 0: the
 // JIT's choice), for measuring occupancy against spills. Measured, it binds the library
 // functions a kernel calls but not the kernel itself (with the slow path inlined, a cap of 80
 // left 112 registers; likely the entry's .maxntid, which takes precedence over the option):
 // kernelMaxNReg caps a kernel.
-var maxNReg = func() int {
+var MaxNReg = func() int {
 	n, _ := strconv.Atoi(os.Getenv("GPUNOTES_JIT_MAXREG"))
 	return max(n, 0)
 }()
@@ -599,12 +611,12 @@ var maxNReg = func() int {
 // uncapped hold 105-116 registers, and at 80 (3 blocks) they spill in the element loop, the
 // full sum 10.6 -> 14.6 ms, exp + sin 16.95 -> 17.15; so the default is none.
 var (
-	kernelMaxNReg   = envCount("GPUNOTES_PTX_MAXNREG", 0)
-	kernelMinBlocks = envCount("GPUNOTES_PTX_MINBLOCKS", 0)
+	kernelMaxNReg   = EnvCount("GPUNOTES_PTX_MAXNREG", 0)
+	kernelMinBlocks = EnvCount("GPUNOTES_PTX_MINBLOCKS", 0)
 )
 
-// envCount reads a non-negative integer setting, def when unset or not a number.
-func envCount(name string, def int) int {
+// EnvCount reads a non-negative integer setting, def when unset or not a number.
+func EnvCount(name string, def int) int {
 	n, err := strconv.Atoi(os.Getenv(name))
 	if err != nil || n < 0 {
 		return def
@@ -659,7 +671,7 @@ func (g *gen) module(s *Spec, name string) string {
 	}
 	b.WriteString(g.shared)
 	b.WriteString(g.locals)
-	b.WriteString(predBools(g.body.String()))
+	b.WriteString(PredBools(g.body.String()))
 	b.WriteString("}\n")
 	return b.String()
 }

@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"regexp"
@@ -15,11 +15,11 @@ type libItem struct {
 	deps []string // the library functions a definition's body names
 }
 
-// libParts is the library PTX cut into items, so that a generated kernel links with only the
+// LibParts is the library PTX cut into items, so that a generated kernel links with only the
 // functions it calls (and theirs), not the whole library: the driver compiles everything it is
 // given at each link, and most of the library (the BLAS kernels, the block reductions a kernel
 // does not use) is not needed by any one fused kernel.
-type libParts struct {
+type LibParts struct {
 	header string
 	items  []libItem
 
@@ -33,11 +33,11 @@ var (
 	externRE   = regexp.MustCompile(`\.extern\s+\.func\s*(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)\s*\(`)
 )
 
-// splitLibrary cuts library PTX into its header (up to the first item) and top-level items.
+// SplitLibrary cuts library PTX into its header (up to the first item) and top-level items.
 // An item ends with a ';' outside braces (variables, declarations) or with the brace that
 // closes a function body.
-func splitLibrary(ptx string) *libParts {
-	p := &libParts{shaken: map[string][]byte{}}
+func SplitLibrary(ptx string) *LibParts {
+	p := &LibParts{shaken: map[string][]byte{}}
 	var cur strings.Builder
 	depth, inItem, opened := 0, false, false
 	var header strings.Builder
@@ -97,9 +97,9 @@ func splitLibrary(ptx string) *libParts {
 	return p
 }
 
-// forKernel returns the library PTX a kernel needs: the header, every variable, and the
+// ForKernel returns the library PTX a kernel needs: the header, every variable, and the
 // functions that kernelPTX declares .extern with those they call, in the library's order.
-func (p *libParts) forKernel(kernelPTX string) []byte {
+func (p *LibParts) ForKernel(kernelPTX string) []byte {
 	var roots []string
 	for _, m := range externRE.FindAllStringSubmatch(kernelPTX, -1) {
 		roots = append(roots, m[1])

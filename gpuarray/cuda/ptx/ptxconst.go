@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// inlineConstOn makes the inlined library bodies read their float64 constants from the kernel
+// InlineConstOn makes the inlined library bodies read their float64 constants from the kernel
 // module's constant bank instead of moving them in as immediates (GPUNOTES_PTX_INLINE_CONST=0:
 // immediates, as the library). An FP64 immediate whose low word is not zero fits no
 // instruction: the compiler re-materializes each, in every element, as two 32-bit moves; from
@@ -17,7 +17,7 @@ import (
 // too, whose latency the compiler schedules for: sin's polynomial then overlaps exp's. Same
 // values, same bits: the constants are the library's words. Measured on an H100 (N=40000):
 // alone, exp + sin 17.1 -> 16.8 ms; with inlineSplitOn 15.5-15.7; other rows unchanged.
-var inlineConstOn = os.Getenv("GPUNOTES_PTX_INLINE_CONST") != "0"
+var InlineConstOn = os.Getenv("GPUNOTES_PTX_INLINE_CONST") != "0"
 
 var (
 	constMovRE  = regexp.MustCompile(`^mov\.f64\s+(%\w+),\s*0d([0-9A-F]{16});$`)
@@ -43,7 +43,7 @@ func constTableName(name string) string { return "gpn_c_" + strings.TrimLeft(nam
 // constLine rewrites one renamed instruction line of an inlined body to read the constant bank
 // (see inlineConstOn), and returns it.
 func (g *gen) constLine(line string) string {
-	if !inlineConstOn || g.lib == nil || g.lib.inline == nil {
+	if !InlineConstOn || g.lib == nil || g.lib.inline == nil {
 		return line
 	}
 	c := &g.consts

@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
@@ -96,7 +96,7 @@ func (il *inlineLib) build(ptx string) {
 	il.deps = map[string][]string{}
 	il.calls = map[string][]string{}
 	il.noCopy = map[string]bool{}
-	parts := splitLibrary(ptx)
+	parts := SplitLibrary(ptx)
 	visible := map[string]bool{} // .visible items: true for functions, false for variables
 	for _, it := range parts.items {
 		name := it.fn

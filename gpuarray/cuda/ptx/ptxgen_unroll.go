@@ -1,34 +1,34 @@
-package cuda
+package ptx
 
-// unrollLoads is how many elements a thread takes per pass of its element loop in kernels that
+// UnrollLoads is how many elements a thread takes per pass of its element loop in kernels that
 // read data and generate none: their loads are issued together, so each thread keeps that
 // many in flight instead of one (one 8-byte load per thread in flight at a time left a sum of
 // a persisted array at about 2.2 TB/s of the H100's 3.35).
-const unrollLoads = 4
+const UnrollLoads = 4
 
 // maxUnrolledInputs bounds the input leaves of an unrolled kernel (each pass holds
-// unrollLoads values of each in registers).
+// UnrollLoads values of each in registers).
 const maxUnrolledInputs = 4
 
 // narrowUnroll is the elements per pass when every input is held narrow (Node.Narrow): twice
 // the loads of half the bytes keep as many bytes in flight per thread as unrollLoads 8-byte
 // loads do (four 4-byte loads left a float32 sum at 2.25 TB/s where the 8-byte one ran at 2.65).
-const narrowUnroll = 2 * unrollLoads
+const narrowUnroll = 2 * UnrollLoads
 
-// smallUnroll is the elements per pass when every input is of 1 or 2 bytes (bools, int8,
+// SmallUnroll is the elements per pass when every input is of 1 or 2 bytes (bools, int8,
 // int16, uint8, uint16 held narrow); GPUNOTES_PTX_SMALL_UNROLL=N sets it, to measure.
-var smallUnroll = envCount("GPUNOTES_PTX_SMALL_UNROLL", narrowUnroll)
+var SmallUnroll = EnvCount("GPUNOTES_PTX_SMALL_UNROLL", narrowUnroll)
 
 // maxNarrowUnrolledInputs bounds the inputs of a kernel unrolled narrowUnroll times (the
 // registers the pass holds, as maxUnrolledInputs does for unrollLoads).
 const maxNarrowUnrolledInputs = 2
 
-// unrollOf returns how many elements per pass the element loop of s takes: unrollLoads when
+// UnrollOf returns how many elements per pass the element loop of s takes: unrollLoads when
 // s reads between 1 and maxUnrolledInputs inputs and draws no random numbers (generation is
 // compute bound, and its code large), narrowUnroll when those are up to
 // maxNarrowUnrolledInputs inputs all held narrow (Node.Narrow), smallUnroll when those are
 // all of 1 or 2 bytes, 1 otherwise.
-func unrollOf(s *Spec) int {
+func UnrollOf(s *Spec) int {
 	if s.Mirror != nil {
 		return 1 // elementValues folds a mirrored element's two values
 	}
@@ -50,12 +50,12 @@ func unrollOf(s *Spec) int {
 	switch {
 	case inputs == 0 || inputs > maxUnrolledInputs:
 		return 1
-	case small == inputs && inputs <= maxNarrowUnrolledInputs && smallUnroll > 0:
-		return smallUnroll
+	case small == inputs && inputs <= maxNarrowUnrolledInputs && SmallUnroll > 0:
+		return SmallUnroll
 	case narrow == inputs && inputs <= maxNarrowUnrolledInputs:
 		return narrowUnroll
 	}
-	return unrollLoads
+	return UnrollLoads
 }
 
 // unrolled emits one pass of an element loop over u elements at once: elements e, e+step, …,

@@ -1,11 +1,11 @@
-package cuda
+package ptx
 
 import (
 	"fmt"
 	"os"
 )
 
-// pairMode sets which reductions that defer slow draws in element order (deferredInOrder)
+// PairMode sets which reductions that defer slow draws in element order (deferredInOrder)
 // compute two of a thread's elements per pass of the element loop, their nodes emitted in
 // turn (pairedInOrder): "0" (the default) none; "auto" those with an inlined split body
 // (inlineSplitOn: exp(x) + sin(x)); "1" every such reduction (GPUNOTES_PTX_PAIR). Measured on
@@ -13,7 +13,7 @@ import (
 // the same 112 registers, its two elements' FP64 chains interleaved in the SASS: the loop
 // issues about 222 instructions an element at some 0.68 of the schedulers' one a cycle, so it
 // is bound by issue more than by waiting on results, and the longer loop lost.
-var pairMode = func() string {
+var PairMode = func() string {
 	switch m := os.Getenv("GPUNOTES_PTX_PAIR"); m {
 	case "auto", "1":
 		return m
@@ -21,15 +21,15 @@ var pairMode = func() string {
 	return "0"
 }()
 
-// pairMark starts a paired pass in the kernel's text.
-const pairMark = "// two elements a pass (pairedInOrder)"
+// PairMark starts a paired pass in the kernel's text.
+const PairMark = "// two elements a pass (pairedInOrder)"
 
 // pairs reports whether the element loop of s takes two elements a pass (pairMode).
 func (g *gen) pairs(s *Spec, q *deferQueue) bool {
-	if q == nil || q.batch == nil || q.batch.nv != 1 || pairMode == "0" {
+	if q == nil || q.batch == nil || q.batch.nv != 1 || PairMode == "0" {
 		return false
 	}
-	if pairMode == "1" {
+	if PairMode == "1" {
 		return true
 	}
 	for i, nd := range s.Nodes {
@@ -45,7 +45,7 @@ func (g *gen) pairs(s *Spec, q *deferQueue) bool {
 func (g *gen) argLanes(s *Spec) []val {
 	vs := make([]val, len(s.Nodes))
 	for i, nd := range s.Nodes {
-		vs[i] = val{l: laneOf(nd.DType)}
+		vs[i] = val{l: LaneOf(nd.DType)}
 	}
 	return vs
 }
@@ -70,7 +70,7 @@ func (g *gen) valuesAt2(s *Spec, idx [2][]string, slow [2]string) ([2]val, error
 			if err != nil {
 				return [2]val{}, err
 			}
-			if v.l != laneOf(s.Nodes[i].DType) {
+			if v.l != LaneOf(s.Nodes[i].DType) {
 				return [2]val{}, fmt.Errorf("kernel spec: node %d of %v computed in lane %d (internal)", i, s.Nodes[i].DType, v.l)
 			}
 			vals[h][i] = v
@@ -99,12 +99,12 @@ func (g *gen) pairedInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, dl stri
 	g.ins("add.u64 %s, %s, %d", c2, c, step)
 	g.ins("setp.ge.u64 %s, %s, %s", p, c2, dl)
 	g.ins("@%s bra %s", p, single)
-	if deferQueueLen > 0 && deferQueueLen < b.size {
+	if DeferQueueLen > 0 && DeferQueueLen < b.size {
 		// A queue that may end the batch after the first of the two: one at a time.
-		g.ins("setp.ge.u32 %s, %s, %d", p, b.n, deferQueueLen-1)
+		g.ins("setp.ge.u32 %s, %s, %d", p, b.n, DeferQueueLen-1)
 		g.ins("@%s bra %s", p, single)
 	}
-	g.body.WriteString("\t" + pairMark + "\n")
+	g.body.WriteString("\t" + PairMark + "\n")
 	cs := [2]string{c, c2}
 	slow := [2]string{g.p(), g.p()}
 	var idx [2][]string

@@ -1,4 +1,4 @@
-package cuda
+package ptx
 
 import (
 	"regexp"
@@ -27,12 +27,12 @@ func TestUnrolledLoads(t *testing.T) {
 		loads  int // ld.global.nc.f64 in the kernel
 		unroll bool
 	}{
-		{"sum", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{in(0)}}, unrollLoads + 1, true},
-		{"sum x+y", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{in(0), in(1), {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 1}}}}, 2 * (unrollLoads + 1), true},
-		{"argmax", Spec{Rank: 3, Reduce: RArgMax, Nodes: []Node{in(0)}}, unrollLoads + 1, true},
-		{"store", Spec{Rank: 2, Reduce: RNone, Nodes: []Node{in(0), {Kind: NConst, Value: 1}, {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 1}}}}, unrollLoads + 1, true},
-		{"rows", Spec{Rank: 2, Reduce: RSum, Kept: 1, Rows: true, Nodes: []Node{in(0)}}, unrollLoads + 1, true},
-		{"columns", Spec{Rank: 2, Reduce: RWelford, Kept: 1, Nodes: []Node{in(0)}}, unrollLoads + 1, true},
+		{"sum", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{in(0)}}, UnrollLoads + 1, true},
+		{"sum x+y", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{in(0), in(1), {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 1}}}}, 2 * (UnrollLoads + 1), true},
+		{"argmax", Spec{Rank: 3, Reduce: RArgMax, Nodes: []Node{in(0)}}, UnrollLoads + 1, true},
+		{"store", Spec{Rank: 2, Reduce: RNone, Nodes: []Node{in(0), {Kind: NConst, Value: 1}, {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 1}}}}, UnrollLoads + 1, true},
+		{"rows", Spec{Rank: 2, Reduce: RSum, Kept: 1, Rows: true, Nodes: []Node{in(0)}}, UnrollLoads + 1, true},
+		{"columns", Spec{Rank: 2, Reduce: RWelford, Kept: 1, Nodes: []Node{in(0)}}, UnrollLoads + 1, true},
 		{"random", *seedSpec(), 3, false}, // the ziggurat's table, in the loop and where deferred elements are computed (by the warp, by each lane)
 		{"five inputs", Spec{Rank: 1, Reduce: RSum, Nodes: []Node{in(0), in(1), in(2), in(3), in(4),
 			{Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 1}}, {Kind: NBinary, Op: expr.OpAdd, Args: [3]int{5, 2}},
@@ -48,7 +48,7 @@ func TestUnrolledLoads(t *testing.T) {
 		{"narrow sum", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{narrow(0)}}, narrowUnroll + 1},
 		{"narrow rows", Spec{Rank: 2, Reduce: RSum, Kept: 1, Rows: true, Nodes: []Node{narrow(0)}}, narrowUnroll + 1},
 		{"narrow x+y", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{narrow(0), narrow(1), {Kind: NBinary, Op: expr.OpAdd, DType: expr.Float32, Args: [3]int{0, 1}}}}, 2 * (narrowUnroll + 1)},
-		{"narrow and wide", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{narrow(0), {Kind: NInput, DType: expr.Float32, Leaf: 1}, {Kind: NBinary, Op: expr.OpAdd, DType: expr.Float32, Args: [3]int{0, 1}}}}, unrollLoads + 1},
+		{"narrow and wide", Spec{Rank: 2, Reduce: RSum, Nodes: []Node{narrow(0), {Kind: NInput, DType: expr.Float32, Leaf: 1}, {Kind: NBinary, Op: expr.OpAdd, DType: expr.Float32, Args: [3]int{0, 1}}}}, UnrollLoads + 1},
 	} {
 		ptx, _, err := GeneratePTX(&c.s, string(lib))
 		if err != nil {
@@ -81,7 +81,7 @@ func TestUnrolledLoads(t *testing.T) {
 				t.Errorf("%s: %s before the pass's last load", c.name, use)
 			}
 		}
-		if n := strings.Count(body, "ld.global.nc.f64"); n != c.loads/(unrollLoads+1)*unrollLoads {
+		if n := strings.Count(body, "ld.global.nc.f64"); n != c.loads/(UnrollLoads+1)*UnrollLoads {
 			t.Errorf("%s: %d loads in the unrolled pass", c.name, n)
 		}
 	}
