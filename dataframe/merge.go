@@ -474,7 +474,7 @@ func runMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.How, 
 		strategy = fmt.Sprintf("left side (%d rows) broadcast to %d right partitions", nl, len(rh.lens))
 		parts, err = broadcastJoin(rk, lk, rh.lens, how, true)
 	case left.layout != nil && right.layout != nil && slices.Equal(left.layout.hashedOn, keyNames(keys, 0)) &&
-		slices.Equal(right.layout.hashedOn, keyNames(keys, 1)) && len(lh.lens) == len(rh.lens):
+		slices.Equal(right.layout.hashedOn, keyNames(keys, 1)) && len(lh.lens) == len(rh.lens) && sameEncoding(keys):
 		strategy = fmt.Sprintf("both sides hash-partitioned on the key (%d partitions), no shuffle", len(lh.lens))
 		parts, err = partitionJoin(lk, rk, splitByLens(lh.lens), splitByLens(rh.lens), how)
 	default:
@@ -821,4 +821,15 @@ func gatherMerge(lh, rh *hostTable, parts []pairs, plan []outCol) (*hostTable, e
 // String names a merge option set, for error messages.
 func (o mergeOpts) String() string {
 	return fmt.Sprintf("how=%s on=%s", o.how, strings.Join(o.on, ","))
+}
+
+// sameEncoding reports whether Shuffle encodes both sides' keys alike (partitionKeys), so that
+// equal keys are in partitions of the same number.
+func sameEncoding(keys []keyPair) bool {
+	for _, k := range keys {
+		if k.l.DType.IsFloat() != k.r.DType.IsFloat() {
+			return false
+		}
+	}
+	return true
 }

@@ -372,3 +372,19 @@ func Join(left, right Keys, how How) (li, ri []int32, err error) {
 	}
 	return pa, pb, nil
 }
+
+// First returns, for every row of probe, the first build row of its key, or -1.
+func (t *Table) First(probe Keys) ([]int32, error) {
+	if err := probe.check(); err != nil {
+		return nil, fmt.Errorf("hashjoin.First: %w", err)
+	}
+	if len(probe) != len(t.keys) {
+		return nil, fmt.Errorf("hashjoin.First: %d key columns against a table of %d", len(probe), len(t.keys))
+	}
+	hs := probe.hashes()
+	out := make([]int32, probe.Len())
+	for j := range out {
+		out[j] = t.first(probe, j, hs[j])
+	}
+	return out, nil
+}
