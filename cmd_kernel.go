@@ -19,6 +19,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/display"
+	"github.com/gpunotes/gpunotes/display/widget"
 	"github.com/gpunotes/gpunotes/install"
 	"github.com/gpunotes/gpunotes/interp"
 	"github.com/gpunotes/gpunotes/interp/preload"
@@ -129,7 +130,7 @@ func runKernel(ctx context.Context, args []string) error {
 	// kernel then exits, its report in the log (the real stderr, saved before cells capture
 	// fd 2), and the front end sees the kernel die and restarts it.
 	interp.SetSystemMemoryLimit()
-	opts := kernel.Options{Version: version}
+	opts := kernel.Options{Version: version, Comms: widget.Comms()}
 	if onExec, err := startCrashReporter(args[0]); err != nil {
 		// Without the reporter a fatal error still reaches the log.
 		fmt.Fprintf(os.Stderr, "gpunotes kernel: crash reporter: %v\n", err)

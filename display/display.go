@@ -30,14 +30,27 @@ type Sink interface {
 type binding struct {
 	ctx  context.Context
 	sink Sink
+	id   uint64
 }
 
-var current atomic.Pointer[binding]
+var (
+	current  atomic.Pointer[binding]
+	bindings atomic.Uint64
+)
 
 // Bind makes ctx and s the running cell's context and sink until restore is called.
 func Bind(ctx context.Context, s Sink) (restore func()) {
-	prev := current.Swap(&binding{ctx: ctx, sink: s})
+	prev := current.Swap(&binding{ctx: ctx, sink: s, id: bindings.Add(1)})
 	return func() { current.Store(prev) }
+}
+
+// BindingID identifies the running cell's (or callback's) binding: a new number for each Bind,
+// 0 outside any.
+func BindingID() uint64 {
+	if b := current.Load(); b != nil {
+		return b.id
+	}
+	return 0
 }
 
 // Context returns the running cell's context, or context.Background outside a cell.
@@ -134,9 +147,13 @@ func Clear(wait bool) {
 	}
 }
 
-// Bundle returns v's MIME bundle. It is rich (ok is true) when v has an HTML, Markdown, SVG or
-// PNG method, or is an image.Image; text/plain is always present.
+// Bundle returns v's MIME bundle. It is rich (ok is true) when v has a DisplayData, HTML,
+// Markdown, SVG or PNG method, or is an image.Image; text/plain is always present.
 func Bundle(v any) (d Data, ok bool) {
+	if x, ok := v.(interface{ DisplayData() Data }); ok {
+		// A value with its own bundle (a widget's view) shows just that.
+		return x.DisplayData(), true
+	}
 	m := map[string]any{"text/plain": plain(v)}
 	d = Data{MIME: m}
 	switch x := v.(type) {

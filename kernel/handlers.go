@@ -151,6 +151,7 @@ func (k *Kernel) execute(s zmq4.Socket, m *Message) {
 		}
 	}
 
+	k.setLast(m)
 	if k.opts.OnExecute != nil {
 		k.opts.OnExecute(m.HeaderRaw)
 	}
@@ -211,6 +212,10 @@ func (k *Kernel) drainAborted() {
 	for {
 		select {
 		case q := <-k.queue:
+			if q.run != nil { // a widget callback: not a cell, so not aborted
+				q.run()
+				continue
+			}
 			k.status(q, "busy")
 			k.reply(k.shell, q, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.execCount})
 			k.status(q, "idle")

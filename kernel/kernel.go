@@ -59,6 +59,9 @@ type Options struct {
 	// OnExecute, when set, receives each execute request's header (verbatim) before its code
 	// runs: a crash reporter outside the process names that request when the process dies.
 	OnExecute func(header []byte)
+	// Comms serves comms of kernel-side targets (widgets); nil closes every comm the front
+	// end opens.
+	Comms CommHandler
 }
 
 // Kernel serves one connection file.
@@ -83,6 +86,8 @@ type Kernel struct {
 
 	stdinReplies chan *Message
 	comms        *comms
+	parentMu     sync.Mutex
+	lastReq      *Message // the parent of comm messages sent between requests
 
 	done     chan struct{}
 	doneOnce sync.Once
@@ -184,6 +189,8 @@ func (k *Kernel) Serve(ctx context.Context) (restart bool, err error) {
 		}
 	}()
 
+	display.SetCommSink(lastParent{k})
+	defer display.SetCommSink(nil)
 	go k.heartbeat()
 	go k.readLoop(k.shell, "shell", k.onShell)
 	go k.readLoop(k.control, "control", k.onControl)
@@ -273,7 +280,12 @@ func (k *Kernel) reply(s zmq4.Socket, req *Message, msgType string, content any)
 
 // publish sends an IOPub message whose parent is req.
 func (k *Kernel) publish(req *Message, msgType string, content any) {
-	frames, err := k.signer.Encode(k.session, msgType, req, content, [][]byte{[]byte("kernel." + msgType)})
+	k.publishFull(req, msgType, content, nil, nil)
+}
+
+// publishFull sends an IOPub message with metadata and binary buffers.
+func (k *Kernel) publishFull(req *Message, msgType string, content any, metadata map[string]any, buffers [][]byte) {
+	frames, err := k.signer.EncodeFull(k.session, msgType, req, content, metadata, buffers, [][]byte{[]byte("kernel." + msgType)})
 	if err != nil {
 		k.log.Printf("encode %s: %v", msgType, err)
 		return
@@ -295,6 +307,8 @@ func (k *Kernel) onShell(m *Message) {
 	switch m.Header.MsgType {
 	case "execute_request":
 		k.queue <- m
+	case "comm_info_request", "comm_open", "comm_msg", "comm_close":
+		k.onComm(m)
 	default:
 		k.handle(k.shell, m)
 	}
@@ -322,6 +336,10 @@ func (k *Kernel) worker(ctx context.Context) {
 	for {
 		select {
 		case m := <-k.queue:
+			if m.run != nil {
+				m.run()
+				continue
+			}
 			k.handle(k.shell, m)
 		case <-ctx.Done():
 			return
@@ -348,8 +366,6 @@ func (k *Kernel) handle(s zmq4.Socket, m *Message) {
 		k.isComplete(s, m)
 	case "history_request":
 		k.history(s, m)
-	case "comm_info_request", "comm_open", "comm_msg", "comm_close":
-		k.comm(s, m)
 	case "interrupt_request":
 		k.interrupt()
 		k.reply(s, m, "interrupt_reply", map[string]any{"status": "ok"})

@@ -41,6 +41,8 @@ type Message struct {
 	Metadata   map[string]any
 	Content    json.RawMessage
 	Buffers    [][]byte
+
+	run func() // set on a comm_msg queued to run Go callbacks of the cells
 }
 
 // Signer computes and checks HMAC signatures; with an empty key, messages are unsigned.
@@ -166,6 +168,11 @@ func (s *Signer) Decode(frames [][]byte) (m *Message, err error) {
 
 // Encode builds the frames of a new message of msgType, in reply to parent (may be nil).
 func (s *Signer) Encode(session, msgType string, parent *Message, content any, idents [][]byte) ([][]byte, error) {
+	return s.EncodeFull(session, msgType, parent, content, nil, nil, idents)
+}
+
+// EncodeFull is Encode with message metadata and binary buffers (frames after the content).
+func (s *Signer) EncodeFull(session, msgType string, parent *Message, content any, metadata map[string]any, buffers, idents [][]byte) ([][]byte, error) {
 	h := Header{MsgID: uuid.NewString(), Session: session, Username: "kernel",
 		Date: time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"), MsgType: msgType, Version: ProtocolVersion}
 	hb, err := json.Marshal(h)
@@ -181,9 +188,15 @@ func (s *Signer) Encode(session, msgType string, parent *Message, content any, i
 		return nil, fmt.Errorf("encode %s content: %w", msgType, err)
 	}
 	mb := []byte("{}")
-	sig := s.sign(hb, pb, mb, cb)
-	frames := make([][]byte, 0, len(idents)+6)
+	if len(metadata) > 0 {
+		if mb, err = json.Marshal(metadata); err != nil {
+			return nil, fmt.Errorf("encode %s metadata: %w", msgType, err)
+		}
+	}
+	sig := s.sign(hb, pb, mb, cb) // buffers are not signed (jupyter_client signs the four)
+	frames := make([][]byte, 0, len(idents)+6+len(buffers))
 	frames = append(frames, idents...)
 	frames = append(frames, []byte(delimiter), sig, hb, pb, mb, cb)
+	frames = append(frames, buffers...)
 	return frames, nil
 }

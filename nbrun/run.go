@@ -82,6 +82,7 @@ func Run(ctx context.Context, nb *Notebook, ex Executor, opts Options) (Result, 
 		return Result{}, err
 	}
 	setGoMetadata(nb)
+	defer storeWidgetState(nb)
 	var code []int
 	for i, c := range nb.Cells {
 		if c.Type != "code" {

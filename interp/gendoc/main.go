@@ -25,6 +25,7 @@ import (
 // preloaded are the project's packages whose docs cells can inspect.
 var preloaded = []string{
 	"github.com/gpunotes/gpunotes/display",
+	"github.com/gpunotes/gpunotes/display/widget",
 	"github.com/gpunotes/gpunotes/gpuarray",
 	"github.com/gpunotes/gpunotes/cluster",
 	"github.com/gpunotes/gpunotes/cluster/slurm",

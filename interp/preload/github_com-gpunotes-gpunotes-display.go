@@ -11,19 +11,24 @@ func init() {
 	Symbols["github.com/gpunotes/gpunotes/display/display"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Bind":        reflect.ValueOf(display.Bind),
+		"BindingID":   reflect.ValueOf(display.BindingID),
 		"Bundle":      reflect.ValueOf(display.Bundle),
 		"Clear":       reflect.ValueOf(display.Clear),
+		"Comms":       reflect.ValueOf(display.Comms),
 		"Context":     reflect.ValueOf(display.Context),
+		"CurrentSink": reflect.ValueOf(display.CurrentSink),
 		"HTML":        reflect.ValueOf(display.HTML),
 		"JSON":        reflect.ValueOf(display.JSON),
 		"Markdown":    reflect.ValueOf(display.Markdown),
 		"NewProgress": reflect.ValueOf(display.NewProgress),
 		"PNG":         reflect.ValueOf(display.PNG),
 		"SVG":         reflect.ValueOf(display.SVG),
+		"SetCommSink": reflect.ValueOf(display.SetCommSink),
 		"Show":        reflect.ValueOf(display.Show),
 
 		// type definitions
 		"BarChart":  reflect.ValueOf((*display.BarChart)(nil)),
+		"CommSink":  reflect.ValueOf((*display.CommSink)(nil)),
 		"Data":      reflect.ValueOf((*display.Data)(nil)),
 		"Handle":    reflect.ValueOf((*display.Handle)(nil)),
 		"LineChart": reflect.ValueOf((*display.LineChart)(nil)),
@@ -32,8 +37,19 @@ func init() {
 		"Sink":      reflect.ValueOf((*display.Sink)(nil)),
 
 		// interface wrapper definitions
-		"_Sink": reflect.ValueOf((*_github_com_gpunotes_gpunotes_display_Sink)(nil)),
+		"_CommSink": reflect.ValueOf((*_github_com_gpunotes_gpunotes_display_CommSink)(nil)),
+		"_Sink":     reflect.ValueOf((*_github_com_gpunotes_gpunotes_display_Sink)(nil)),
 	}
+}
+
+// _github_com_gpunotes_gpunotes_display_CommSink is an interface wrapper for CommSink type
+type _github_com_gpunotes_gpunotes_display_CommSink struct {
+	IValue interface{}
+	WComm  func(msgType string, content map[string]any, metadata map[string]any, buffers [][]byte)
+}
+
+func (W _github_com_gpunotes_gpunotes_display_CommSink) Comm(msgType string, content map[string]any, metadata map[string]any, buffers [][]byte) {
+	W.WComm(msgType, content, metadata, buffers)
 }
 
 // _github_com_gpunotes_gpunotes_display_Sink is an interface wrapper for Sink type

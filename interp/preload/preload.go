@@ -12,6 +12,7 @@ var Symbols = map[string]map[string]reflect.Value{}
 // Packages are the import paths that cells import implicitly.
 var Packages = []string{
 	"github.com/gpunotes/gpunotes/display",
+	"github.com/gpunotes/gpunotes/display/widget",
 	"github.com/gpunotes/gpunotes/cluster",
 	"github.com/gpunotes/gpunotes/gpuarray",
 	"github.com/gpunotes/gpunotes/cluster/slurm",
@@ -19,6 +20,7 @@ var Packages = []string{
 }
 
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/gpunotes/gpunotes/display
+//go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/gpunotes/gpunotes/display/widget
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/gpunotes/gpunotes/cluster
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/gpunotes/gpunotes/gpuarray
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/gpunotes/gpunotes/cluster/slurm

@@ -1,0 +1,89 @@
+"""db-benchmark groupby questions for pandas, Polars and DuckDB, in memory, one JSON line each.
+
+The data follows groupby-datagen.R's distributions (G1_N_K_0_0) as cmd_bench_frame.go generates
+them: id1, id2 "id%03d" of 1..K, id3 "id%010d" of 1..N/K (categoricals, as the db-benchmark
+solutions load them), id4-id6 int32, v1 in 1..5, v2 in 1..15, v3 uniform [0, 100) rounded to 6
+places. Each question runs twice; the best time is printed. The same questions as
+`gpunotes bench frame --task groupby` (q1-q7, q10).
+
+    python bench/groupby_peers.py --rows 1000000 [--k 100] [--engines pandas,polars,duckdb]
+"""
+import argparse, json, time
+import numpy as np
+import pandas as pd
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--rows", type=int, default=1_000_000)
+ap.add_argument("--k", type=int, default=100)
+ap.add_argument("--engines", default="pandas,polars,duckdb")
+a = ap.parse_args()
+n, k = a.rows, a.k
+nk = max(1, n // k)
+rng = np.random.default_rng(108)
+cat = lambda fmt, m: pd.Categorical.from_codes(rng.integers(0, m, n), [fmt % (i + 1) for i in range(m)])
+x = pd.DataFrame({
+    "id1": cat("id%03d", k), "id2": cat("id%03d", k), "id3": cat("id%010d", nk),
+    "id4": rng.integers(1, k + 1, n).astype("int32"), "id5": rng.integers(1, k + 1, n).astype("int32"),
+    "id6": rng.integers(1, nk + 1, n).astype("int32"),
+    "v1": rng.integers(1, 6, n).astype("int32"), "v2": rng.integers(1, 16, n).astype("int32"),
+    "v3": np.round(rng.random(n) * 100, 6),
+})
+
+def timed(engine, name, f):
+    best, out = None, None
+    for _ in range(2):
+        t = time.perf_counter()
+        out = f()
+        s = time.perf_counter() - t
+        best = s if best is None else min(best, s)
+    print(json.dumps({"engine": engine, "question": name, "rows": n, "seconds": best, "out_rows": int(out)}), flush=True)
+
+engines = a.engines.split(",")
+if "pandas" in engines:
+    g = lambda *ks: x.groupby(list(ks), observed=True, sort=False, dropna=False)
+    qs = [
+        ("q1 sum v1 by id1", lambda: len(g("id1").agg(v1=("v1", "sum")))),
+        ("q2 sum v1 by id1:id2", lambda: len(g("id1", "id2").agg(v1=("v1", "sum")))),
+        ("q3 sum v1 mean v3 by id3", lambda: len(g("id3").agg(v1=("v1", "sum"), v3=("v3", "mean")))),
+        ("q4 mean v1:v3 by id4", lambda: len(g("id4").agg(v1=("v1", "mean"), v2=("v2", "mean"), v3=("v3", "mean")))),
+        ("q5 sum v1:v3 by id6", lambda: len(g("id6").agg(v1=("v1", "sum"), v2=("v2", "sum"), v3=("v3", "sum")))),
+        ("q6 median v3 sd v3 by id4 id5", lambda: len(g("id4", "id5").agg(median_v3=("v3", "median"), sd_v3=("v3", "std")))),
+        ("q7 max v1 - min v2 by id3", lambda: len(g("id3").agg(v1=("v1", "max"), v2=("v2", "min")).assign(r=lambda d: d.v1 - d.v2))),
+        ("q10 sum v3 count by id1:id6", lambda: len(g("id1", "id2", "id3", "id4", "id5", "id6").agg(v3=("v3", "sum"), count=("v1", "size")))),
+    ]
+    for name, f in qs:
+        timed("pandas", name, f)
+if "polars" in engines:
+    import polars as pl
+    px = pl.from_pandas(x)
+    gb = lambda *ks: px.group_by(list(ks))
+    qs = [
+        ("q1 sum v1 by id1", lambda: gb("id1").agg(pl.sum("v1")).height),
+        ("q2 sum v1 by id1:id2", lambda: gb("id1", "id2").agg(pl.sum("v1")).height),
+        ("q3 sum v1 mean v3 by id3", lambda: gb("id3").agg(pl.sum("v1"), pl.mean("v3")).height),
+        ("q4 mean v1:v3 by id4", lambda: gb("id4").agg(pl.mean("v1"), pl.mean("v2"), pl.mean("v3")).height),
+        ("q5 sum v1:v3 by id6", lambda: gb("id6").agg(pl.sum("v1"), pl.sum("v2"), pl.sum("v3")).height),
+        ("q6 median v3 sd v3 by id4 id5", lambda: gb("id4", "id5").agg(pl.median("v3"), pl.std("v3").alias("sd")).height),
+        ("q7 max v1 - min v2 by id3", lambda: gb("id3").agg((pl.max("v1") - pl.min("v2")).alias("r")).height),
+        ("q10 sum v3 count by id1:id6", lambda: gb("id1", "id2", "id3", "id4", "id5", "id6").agg(pl.sum("v3"), pl.len()).height),
+    ]
+    for name, f in qs:
+        timed("polars", name, f)
+if "duckdb" in engines:
+    import duckdb
+    con = duckdb.connect()
+    con.register("xv", x)
+    con.execute("CREATE TABLE x AS SELECT * FROM xv")
+    q = lambda sql: (lambda: con.execute("SELECT count(*) FROM (" + sql + ")").fetchone()[0])
+    qs = [
+        ("q1 sum v1 by id1", q("SELECT id1, sum(v1) FROM x GROUP BY id1")),
+        ("q2 sum v1 by id1:id2", q("SELECT id1, id2, sum(v1) FROM x GROUP BY id1, id2")),
+        ("q3 sum v1 mean v3 by id3", q("SELECT id3, sum(v1), avg(v3) FROM x GROUP BY id3")),
+        ("q4 mean v1:v3 by id4", q("SELECT id4, avg(v1), avg(v2), avg(v3) FROM x GROUP BY id4")),
+        ("q5 sum v1:v3 by id6", q("SELECT id6, sum(v1), sum(v2), sum(v3) FROM x GROUP BY id6")),
+        ("q6 median v3 sd v3 by id4 id5", q("SELECT id4, id5, median(v3), stddev(v3) FROM x GROUP BY id4, id5")),
+        ("q7 max v1 - min v2 by id3", q("SELECT id3, max(v1) - min(v2) FROM x GROUP BY id3")),
+        ("q10 sum v3 count by id1:id6", q("SELECT id1, id2, id3, id4, id5, id6, sum(v3), count(*) FROM x GROUP BY id1, id2, id3, id4, id5, id6")),
+    ]
+    for name, f in qs:
+        timed("duckdb", name, f)

@@ -1,0 +1,110 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpunotes/gpunotes/internal/testenv"
+)
+
+// widgetCells is the notebook the widget browser test runs: a slider whose observer, a
+// declared func, records the value and shows it in a label.
+var widgetCells = []string{
+	`import "fmt"`,
+	"s := widget.NewIntSlider(10, 0, 100, widget.T{\"description\": \"n\"})\n" +
+		"lbl := widget.NewLabel(\"seen 10\")\n" +
+		"seen := 10\n" +
+		"func onSlide(c widget.Change) {\n\tseen = c.Int()\n\tlbl.SetValue(fmt.Sprint(\"seen \", seen))\n}\n" +
+		"s.Observe(\"value\", onSlide)\n" +
+		"widget.NewVBox(s, lbl)",
+}
+
+// peerCells is the same slider and label in Python (ipykernel + ipywidgets), the peer whose
+// round trip the test logs beside ours.
+var peerCells = []string{
+	"import ipywidgets as w\n" +
+		"s = w.IntSlider(10, 0, 100, description='n')\n" +
+		"lbl = w.Label('seen 10')\n" +
+		"def on(c):\n    lbl.value = f\"seen {c['new']}\"\n" +
+		"s.observe(on, 'value')\n" +
+		"w.VBox([s, lbl])",
+}
+
+func writeNotebook(t *testing.T, path string, cells []string) {
+	t.Helper()
+	var cs []map[string]any
+	for _, c := range cells {
+		cs = append(cs, map[string]any{"cell_type": "code", "metadata": map[string]any{}, "source": c,
+			"outputs": []any{}, "execution_count": nil})
+	}
+	// No kernelspec: JupyterLab asks, and the script picks Go (gpunotes), as users do.
+	nb := map[string]any{"nbformat": 4, "nbformat_minor": 5, "cells": cs, "metadata": map[string]any{}}
+	b, _ := json.MarshalIndent(nb, "", " ")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBrowserWidgets runs a slider in JupyterLab with jupyterlab_widgets in chromium: it
+// renders (not "Loading widget..."), keyboard steps on its handle reach the Go callback, a
+// later cell sees the value, SetValue in Go moves the handle, and after a save and a page
+// reload the widgets render again from the kernel and still reach Go. It logs the slider's
+// round trip p50 (ROUNDTRIP_P50_MS); no time is asserted.
+func TestBrowserWidgets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	env := testenv.InstallKernel(t)
+	root := t.TempDir()
+	writeNotebook(t, filepath.Join(root, "widgets.ipynb"), widgetCells)
+	writeNotebook(t, filepath.Join(root, "peer.ipynb"), peerCells)
+	l := startLab(t, env, root)
+	py := testenv.Python(t)
+	chromium := testenv.Chromium(t)
+	dir := t.TempDir()
+	shot := filepath.Join(dir, "widgets.png")
+	browse := func(notebook, kernel, shot string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "widgets.py"),
+			l.URL, notebook, chromium, filepath.Join(t.TempDir(), "profile"), shot)
+		cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "GPUNOTES_E2E_TOKEN="+l.Token, "GPUNOTES_E2E_KERNEL="+kernel)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 10 * time.Second
+		return cmd.CombinedOutput()
+	}
+	// The peer first, when this environment has ipykernel: its round trip is logged beside ours.
+	if exec.Command(py, "-c", "import ipykernel, ipywidgets").Run() == nil {
+		out, err := browse("peer.ipynb", "Python 3 (ipykernel)", filepath.Join(dir, "peer.png"))
+		t.Logf("peer browser:\n%s", out)
+		if err != nil {
+			t.Errorf("the ipykernel peer run failed: %v", err)
+		}
+	}
+	out, err := browse("widgets.ipynb", "Go (gpunotes)", shot)
+	t.Logf("browser:\n%s", out)
+	if err != nil {
+		if keep := os.Getenv("GPUNOTES_E2E_KEEP"); keep != "" {
+			b, _ := os.ReadFile(shot + ".failed.png")
+			_ = os.WriteFile(keep, b, 0o644)
+		}
+		t.Fatalf("widget browser test failed: %v (screenshots in %s)", err, dir)
+	}
+	if !strings.Contains(string(out), "ROUNDTRIP_P50_MS") {
+		t.Fatalf("no round trip measured")
+	}
+	if dst := os.Getenv("GPUNOTES_SCREENSHOT"); dst != "" {
+		b, _ := os.ReadFile(shot)
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Errorf("copy screenshot: %v", err)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package interp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gpunotes/gpunotes/display"
+)
+
+// Comm forwards a widget's comm message to the cell's output when it reaches the front end's
+// comms (the kernel's); elsewhere (a headless run) it is dropped: the widget keeps its state.
+func (f flushingSink) Comm(msgType string, content, metadata map[string]any, buffers [][]byte) {
+	if c, ok := f.Output.(display.CommSink); ok {
+		c.Comm(msgType, content, metadata, buffers)
+	}
+}
+
+// RunCallback runs fn, Go code of the cells called for a front-end event (a widget's observer
+// or click handler), as a cell runs: its fd 1/2 output and displays go to out, and ctx's
+// cancellation (an interrupt) stops its interpreted loops. A panic becomes a *CellError.
+func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cap, err := startCapture(out.Stream)
+	if err != nil {
+		return &CellError{Name: "InternalError", Value: err.Error(), Traceback: []string{err.Error()}}
+	}
+	restore := display.Bind(ctx, flushingSink{out, cap})
+	defer cap.stop()
+	defer restore()
+	done := make(chan *CellError, 1)
+	go func() {
+		var cerr *CellError
+		defer func() {
+			if r := recover(); r != nil {
+				msg := fmt.Sprint(r)
+				cerr = &CellError{Name: "panic", Value: msg, Traceback: []string{"panic in a widget callback: " + msg}}
+			}
+			done <- cerr
+		}()
+		fn()
+	}()
+	select {
+	case cerr := <-done:
+		if cerr != nil {
+			return cerr
+		}
+		return nil
+	case <-ctx.Done():
+		// yaegi stops interpreted code only from EvalWithContext: a loop evaluated under the
+		// cancelled context makes the interpreter stop every running frame, the callback's too.
+		_, _ = s.i.EvalWithContext(ctx, "for {}")
+		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the widget callback was interrupted"}}
+	}
+}

@@ -1,0 +1,229 @@
+"""The Jupyter widget protocol 2.1.0 of gpunotes, through jupyter_client."""
+import sys
+import time
+import unittest
+
+from jupyter_client.manager import start_new_kernel
+
+TIMEOUT = 60
+VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class WidgetTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.km, cls.kc = start_new_kernel(kernel_name="gpunotes")
+        cls.kc.execute_interactive('import "fmt"', timeout=TIMEOUT)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.kc.stop_channels()
+        cls.km.shutdown_kernel(now=True)
+
+    def drain(self, msg_id):
+        """Every iopub message with parent msg_id up to its idle (returned without the idle)."""
+        out = []
+        while True:
+            m = self.kc.get_iopub_msg(timeout=TIMEOUT)
+            if m["parent_header"].get("msg_id") != msg_id:
+                self.others.append(m)
+                continue
+            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+                return out
+            out.append(m)
+
+    def setUp(self):
+        self.others = []
+
+    def run_cell(self, code):
+        msg_id = self.kc.execute(code)
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        out = self.drain(msg_id)
+        self.assertEqual(reply["content"]["status"], "ok", (reply["content"], out))
+        return out
+
+    def result(self, code):
+        for m in self.run_cell(code):
+            if m["msg_type"] == "execute_result":
+                return m["content"]["data"]["text/plain"]
+        self.fail("no result for " + code)
+
+    def comm_send(self, comm_id, data, buffers=None, msg_type="comm_msg"):
+        content = {"comm_id": comm_id, "data": data}
+        msg = self.kc.session.msg(msg_type, content)
+        self.kc.shell_channel.send(msg) if not buffers else self.kc.session.send(
+            self.kc.shell_channel.socket, msg, buffers=buffers)
+        return msg["header"]["msg_id"]
+
+    def open_slider(self, value=5):
+        out = self.run_cell(f's := widget.NewIntSlider({value}, 0, 100, widget.T{{"description": "n"}}); s')
+        opens = [m for m in out if m["msg_type"] == "comm_open"]
+        self.assertEqual(len(opens), 1, out)
+        return opens[0], out
+
+    def test_open_and_display_shapes(self):
+        op, out = self.open_slider()
+        c = op["content"]
+        self.assertEqual(c["target_name"], "jupyter.widget")
+        self.assertEqual(op["metadata"], {"version": "2.1.0"})
+        st = c["data"]["state"]
+        self.assertEqual(st["_model_name"], "IntSliderModel")
+        self.assertEqual(st["_view_name"], "IntSliderView")
+        self.assertEqual(st["_model_module"], "@jupyter-widgets/controls")
+        self.assertEqual(st["_model_module_version"], "2.0.0")
+        self.assertEqual((st["value"], st["min"], st["max"], st["step"], st["description"]), (5, 0, 100, 1, "n"))
+        self.assertEqual(c["data"]["buffer_paths"], [])
+        res = [m for m in out if m["msg_type"] == "execute_result"][0]["content"]["data"]
+        self.assertEqual(res[VIEW], {"model_id": c["comm_id"], "version_major": 2, "version_minor": 0})
+        self.assertIn("text/plain", res)
+
+    def test_update_echo_observe_and_busy_idle_parents(self):
+        op, _ = self.open_slider()
+        cid = op["content"]["comm_id"]
+        self.run_cell('last := 0\ns.Observe("value", func(c widget.Change) { last = c.Int(); fmt.Println("got", c.Int()) })')
+        mid = self.comm_send(cid, {"method": "update", "state": {"value": 8}, "buffer_paths": []})
+        # busy first, with the comm message as parent; idle (drain's end) too.
+        first = self.kc.get_iopub_msg(timeout=TIMEOUT)
+        while first["parent_header"].get("msg_id") != mid:
+            first = self.kc.get_iopub_msg(timeout=TIMEOUT)
+        self.assertEqual((first["msg_type"], first["content"]["execution_state"]), ("status", "busy"))
+        out = self.drain(mid)
+        echo = [m for m in out if m["msg_type"] == "comm_msg" and m["content"]["data"]["method"] == "echo_update"]
+        self.assertEqual(len(echo), 1, out)
+        self.assertEqual(echo[0]["content"]["data"]["state"], {"value": 8})
+        # the callback's print lands in the Output widget shown in the observing cell
+        texts = [o.get("text", "") for m in out if m["msg_type"] == "comm_msg"
+                 for o in m["content"]["data"].get("state", {}).get("outputs", [])]
+        self.assertIn("got 8\n", texts, out)
+        self.assertEqual(self.result("last"), "8")
+        self.assertEqual(self.result("s.Value()"), "8")
+
+    def test_go_side_change_sends_update(self):
+        op, _ = self.open_slider()
+        out = self.run_cell("s.SetValue(42)")
+        ups = [m for m in out if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == op["content"]["comm_id"]]
+        self.assertEqual(ups[0]["content"]["data"], {"method": "update", "state": {"value": 42}, "buffer_paths": []})
+
+    def test_request_state(self):
+        op, _ = self.open_slider(value=13)
+        cid = op["content"]["comm_id"]
+        mid = self.comm_send(cid, {"method": "request_state"})
+        out = self.drain(mid)
+        ups = [m for m in out if m["msg_type"] == "comm_msg"]
+        self.assertEqual(len(ups), 1, out)
+        d = ups[0]["content"]["data"]
+        self.assertEqual(d["method"], "update")
+        self.assertEqual(d["state"]["value"], 13)
+        self.assertEqual(d["state"]["_model_name"], "IntSliderModel")
+
+    def test_request_state_after_reconnect(self):
+        op, _ = self.open_slider(value=21)
+        cid = op["content"]["comm_id"]
+        self.kc.stop_channels()
+        kc = self.km.client()
+        kc.start_channels()
+        kc.wait_for_ready(timeout=TIMEOUT)
+        type(self).kc = kc
+        self.kc = kc
+        mid = self.kc.comm_info(target_name="jupyter.widget")
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        while reply["parent_header"].get("msg_id") != mid:
+            reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertIn(cid, reply["content"]["comms"])
+        self.assertEqual(reply["content"]["comms"][cid], {"target_name": "jupyter.widget"})
+        mid = self.comm_send(cid, {"method": "request_state"})
+        ups = [m for m in self.drain(mid) if m["msg_type"] == "comm_msg"]
+        self.assertEqual(ups[0]["content"]["data"]["state"]["value"], 21)
+
+    def test_control_comm_update_states(self):
+        op, _ = self.open_slider(value=3)
+        cid = op["content"]["comm_id"]
+        ctl = "ctl-" + cid
+        msg = self.kc.session.msg("comm_open", {"comm_id": ctl, "target_name": "jupyter.widget.control", "data": {}})
+        self.kc.shell_channel.send(msg)
+        out = self.drain(msg["header"]["msg_id"])
+        self.assertFalse([m for m in out if m["msg_type"] == "comm_close"], out)
+        mid = self.comm_send(ctl, {"method": "request_states"})
+        ups = [m for m in self.drain(mid) if m["msg_type"] == "comm_msg"]
+        self.assertEqual(len(ups), 1)
+        d = ups[0]["content"]["data"]
+        self.assertEqual(d["method"], "update_states")
+        s = d["states"][cid]
+        self.assertEqual((s["model_name"], s["model_module"], s["model_module_version"]),
+                         ("IntSliderModel", "@jupyter-widgets/controls", "2.0.0"))
+        self.assertEqual(s["state"]["value"], 3)
+
+    def test_unknown_target_closed(self):
+        msg = self.kc.session.msg("comm_open", {"comm_id": "x1", "target_name": "no.such.target", "data": {}})
+        self.kc.shell_channel.send(msg)
+        out = self.drain(msg["header"]["msg_id"])
+        self.assertTrue([m for m in out if m["msg_type"] == "comm_close"], out)
+
+    def test_buffers_both_ways(self):
+        op, _ = self.open_slider()
+        cid = op["content"]["comm_id"]
+        out = self.run_cell('s.Set("blob", []byte{1, 2, 3})')
+        ups = [m for m in out if m["msg_type"] == "comm_msg"]
+        self.assertEqual(ups[0]["content"]["data"]["buffer_paths"], [["blob"]])
+        self.assertEqual([bytes(b) for b in ups[0]["buffers"]], [b"\x01\x02\x03"])
+        self.assertNotIn("blob", ups[0]["content"]["data"]["state"])
+        mid = self.comm_send(cid, {"method": "update", "state": {}, "buffer_paths": [["blob"]]}, buffers=[b"\x07\x08"])
+        out = self.drain(mid)
+        echo = [m for m in out if m["msg_type"] == "comm_msg"][0]
+        self.assertEqual([bytes(b) for b in echo["buffers"]], [b"\x07\x08"])
+        self.assertEqual(self.result('fmt.Sprint(s.Get("blob"))'), '"[7 8]"')
+
+    def test_button_click_custom(self):
+        out = self.run_cell('clicks := 0\nb := widget.NewButton("go")\nb.OnClick(func() { clicks++ })\nb')
+        cid = [m for m in out if m["msg_type"] == "comm_open"
+               and m["content"]["data"]["state"]["_model_name"] == "ButtonModel"][0]["content"]["comm_id"]
+        for _ in range(3):
+            self.drain(self.comm_send(cid, {"method": "custom", "content": {"event": "click"}}))
+        self.assertEqual(self.result("clicks"), "3")
+
+    def test_200_updates_all_answered(self):
+        op, _ = self.open_slider()
+        cid = op["content"]["comm_id"]
+        self.run_cell('n200 := 0\ns.Observe("value", func(c widget.Change) { n200++ })')
+        ids = [self.comm_send(cid, {"method": "update", "state": {"value": i % 100}, "buffer_paths": []})
+               for i in range(1, 201)]
+        pending = set(ids)
+        deadline = time.time() + 300
+        while pending and time.time() < deadline:
+            m = self.kc.get_iopub_msg(timeout=TIMEOUT)
+            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+                pending.discard(m["parent_header"].get("msg_id"))
+        self.assertFalse(pending, f"{len(pending)} of 200 updates never answered with idle")
+        # values repeat (i % 100): only real changes reach the observer; the slider starts at 5
+        changes = sum(1 for i in range(1, 201) if (i % 100) != ((i - 1) % 100 if i > 1 else 5))
+        self.assertEqual(self.result("n200"), str(changes))
+        self.assertEqual(self.result("s.Value()"), "0")
+
+    def test_interrupt_callback(self):
+        op, _ = self.open_slider()
+        cid = op["content"]["comm_id"]
+        self.run_cell('hits := 0\nfunc spin(c widget.Change) { hits++; if c.Int() == 99 { for {} } }\ns.Observe("value", spin)')
+        mid = self.comm_send(cid, {"method": "update", "state": {"value": 99}, "buffer_paths": []})
+        time.sleep(1)
+        self.km.interrupt_kernel()
+        self.drain(mid)  # idle comes after the interrupted callback
+        self.drain(self.comm_send(cid, {"method": "update", "state": {"value": 50}, "buffer_paths": []}))
+        self.assertEqual(self.result("hits"), "2")
+
+    def test_close_sends_comm_close(self):
+        op, _ = self.open_slider()
+        cid = op["content"]["comm_id"]
+        out = self.run_cell("s.Close()")
+        self.assertTrue([m for m in out if m["msg_type"] == "comm_close" and m["content"]["comm_id"] == cid], out)
+        mid = self.kc.comm_info(target_name="jupyter.widget")
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        while reply["parent_header"].get("msg_id") != mid:
+            reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertNotIn(cid, reply["content"]["comms"])
+
+
+if __name__ == "__main__":
+    r = unittest.main(argv=sys.argv[:1], verbosity=2, exit=False).result
+    sys.exit(0 if r.wasSuccessful() else 1)
