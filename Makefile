@@ -9,7 +9,7 @@ CHROMIUM ?= /usr/bin/chromium
 # go-nvml's cgo glue uses declarations newer drivers deprecate; the warnings are noise.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build demo test test-go lint venv apt-deps bench bench-kernel bench-kernel-profile bench-gpu test-gpu install generate clean
+.PHONY: all build demo test test-go fuzz lint venv apt-deps bench bench-kernel bench-kernel-profile bench-gpu test-gpu install generate clean
 
 all: build
 
@@ -47,6 +47,11 @@ TEST_ENV = GPUNOTES_BIN=$(CURDIR)/$(BIN) GPUNOTES_PYTHON=$(CURDIR)/$(PY) GPUNOTE
 
 test: venv apt-deps build lint
 	$(TEST_ENV) $(GO) test -count=1 -timeout 40m ./...
+	$(MAKE) fuzz
+
+# Every fuzz target of .ci/fuzz-targets for FUZZTIME each (15s: about 3 minutes in all).
+fuzz:
+	$(TEST_ENV) GO=$(GO) ./.ci/fuzz.sh
 
 demo: build
 	mkdir -p out

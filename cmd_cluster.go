@@ -109,6 +109,7 @@ func runScheduler(ctx context.Context, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
+	cluster.SetSchedulerEvaluator(newSourceEvaluator()) // RunOnScheduler
 	return cluster.ServeScheduler(ctx, cfg)
 }
 

@@ -47,6 +47,7 @@ func newUserSession() (*interp.Session, error) {
 		return nil, err
 	}
 	cluster.SetSourceResolver(s.SourceOf)
+	cluster.SetSchedulerEvaluator(newSourceEvaluator()) // RunOnScheduler of a LocalCUDA
 	cluster.SetResultTypeResolver(s.ResultTypes)
 	return s, nil
 }

@@ -81,9 +81,11 @@ func resolveFunc(fn any) (src, name string, err error) {
 
 // SubmitOption restricts or tunes a submitted task; pass it among Submit's or Map's arguments.
 type SubmitOption struct {
-	workers   []string
-	resources map[string]float64
-	retries   int
+	workers     []string
+	resources   map[string]float64
+	retries     int
+	priority    int
+	prioritySet bool
 }
 
 // Workers restricts a task to the named workers (names, addresses or GPU UUIDs), like
@@ -97,10 +99,16 @@ func Resources(r map[string]float64) SubmitOption { return SubmitOption{resource
 // Retries sets how often a task is retried after its worker died.
 func Retries(n int) SubmitOption { return SubmitOption{retries: n} }
 
+// Priority orders a task among those ready to run: higher runs first (default 0), as dask's
+// priority=. For Compute and Persist, use Client.WithPriority.
+func Priority(n int) SubmitOption { return SubmitOption{priority: n, prioritySet: true, retries: -1} }
+
 type submitConfig struct {
-	workers   []string
-	resources map[string]float64
-	retries   int
+	workers     []string
+	resources   map[string]float64
+	retries     int
+	priority    int
+	prioritySet bool
 }
 
 func splitOptions(args []any, defRetries int) ([]any, submitConfig) {
@@ -129,6 +137,9 @@ func splitOptions(args []any, defRetries int) ([]any, submitConfig) {
 		if o.retries >= 0 {
 			cfg.retries = o.retries
 		}
+		if o.prioritySet {
+			cfg.priority, cfg.prioritySet = o.priority, true
+		}
 	}
 	return rest, cfg
 }
@@ -139,6 +150,9 @@ type Client struct {
 	s       backend
 	retries int
 	owner   *LocalCUDA
+	pa      *persistedArrays
+	// priority is given to the tasks this client submits (WithPriority).
+	priority int
 }
 
 // backend is what a Client talks to: the scheduler in this process, or a remote one.
@@ -156,13 +170,14 @@ type backend interface {
 	// secure reports whether connections to the scheduler are under TLS.
 	secure() bool
 	dashboard() string
+	controller
 }
 
 func newClient(s backend, retries int) *Client {
 	if retries == 0 {
 		retries = DefaultRetries
 	}
-	return &Client{s: s, retries: retries}
+	return &Client{s: s, retries: retries, pa: &persistedArrays{}}
 }
 
 // NewClient returns another client of the same cluster (each client's futures are its own).
@@ -383,7 +398,11 @@ func (c *Client) submit(fn any, calls [][]any) []*Future {
 		if err := c.checkWorkers(cfg.workers); err != nil {
 			return fail(err)
 		}
-		t := &task{key: c.s.newKey(name), restrict: cfg.workers, resources: cfg.resources, maxRetries: cfg.retries, refs: 1}
+		t := &task{key: c.s.newKey(name), restrict: cfg.workers, resources: cfg.resources, maxRetries: cfg.retries, refs: 1,
+			priority: c.priority}
+		if cfg.prioritySet {
+			t.priority = cfg.priority
+		}
 		t.spec = taskSpec{Kind: "call", Source: src, Func: name}
 		for i, a := range args {
 			if f, ok := a.(*Future); ok {

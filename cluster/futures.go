@@ -40,7 +40,9 @@ func (c *Client) Scatter(values ...any) ([]*Future, error) {
 // Persist computes x on the cluster and keeps its chunks on the workers that computed them,
 // as dask's client.persist does: x.Persist(gpuarray.On(c)).
 func (c *Client) Persist(x *gpuarray.Array, opts ...gpuarray.ComputeOption) *gpuarray.Array {
-	return x.Persist(append(append([]gpuarray.ComputeOption{}, opts...), gpuarray.On(c))...)
+	return c.persistTracked(func() *gpuarray.Array {
+		return x.Persist(append(append([]gpuarray.ComputeOption{}, opts...), gpuarray.On(c))...)
+	})
 }
 
 // ArrayFuture is an array being computed on the cluster while the cell goes on (Compute).

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -57,10 +56,9 @@ func TestComputeFutureGoesOnWhileTheCellDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	f := c.Compute(x.Std(1))
-	if took := time.Since(start); took > 50*time.Millisecond {
-		t.Fatalf("Compute took %v to return", took)
+	if f.Done() {
+		t.Fatal("Compute returned after the computation had finished, not while it runs")
 	}
 	r, err := f.Result(context.Background())
 	if err != nil {

@@ -95,6 +95,13 @@ type LocalCUDA struct {
 	watchers sync.WaitGroup
 	stopCh   chan struct{}
 	stopDash func()
+	bin      string
+	// mu guards nannies (Scale, Adapt and RetireWorkers change them); scaleMu orders the
+	// changes.
+	mu        sync.Mutex
+	scaleMu   sync.Mutex
+	adaptStop context.CancelFunc
+	adaptDone chan struct{}
 }
 
 // NewLocalCUDA starts a local cluster and waits until every worker has joined. It discovers
@@ -116,6 +123,7 @@ func NewLocalCUDA(opts Options) (*LocalCUDA, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("cluster: worker binary: %w", err)
 	}
+	c.bin = bin
 	tok := make([]byte, 24)
 	if _, err := rand.Read(tok); err != nil {
 		return nil, fmt.Errorf("cluster: token: %w", err)
@@ -188,6 +196,7 @@ func NewLocalCUDA(opts Options) (*LocalCUDA, error) {
 		}
 	}
 	c.startDur = time.Since(start)
+	defaultClient.Store(c.Client)
 	return c, nil
 }
 
@@ -199,7 +208,7 @@ func (c *LocalCUDA) plan() error {
 			return c.gpuErr
 		}
 	}
-	env, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
+	env, set := envCUDA()
 	specs, err := planWorkers(c.opts, c.gpus, c.gpuErr, env, set, hostMemory())
 	if err != nil {
 		return err
@@ -297,6 +306,8 @@ func planWorkers(o Options, gpus []gpuinfo.GPU, gpuErr error, env string, envSet
 	return specs, nil
 }
 
+func envCUDA() (string, bool) { return os.LookupEnv("CUDA_VISIBLE_DEVICES") }
+
 // Address returns the scheduler's address ("tcp://127.0.0.1:PORT").
 func (c *LocalCUDA) Address() string { return c.sched.address() }
 
@@ -306,9 +317,11 @@ func (c *LocalCUDA) StartTime() time.Duration { return c.startDur }
 // WorkerPIDs returns the process ids of the running workers, by worker name.
 func (c *LocalCUDA) WorkerPIDs() map[string]int {
 	out := map[string]int{}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, n := range c.nannies {
 		n.mu.Lock()
-		if n.pid != 0 {
+		if n.pid != 0 && n.proc != nil {
 			out[n.spec.name] = n.pid
 		}
 		n.mu.Unlock()
@@ -319,6 +332,8 @@ func (c *LocalCUDA) WorkerPIDs() map[string]int {
 // Restarts returns how often the nanny restarted each worker, and why it last died.
 func (c *LocalCUDA) Restarts() map[string]string {
 	out := map[string]string{}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, n := range c.nannies {
 		n.mu.Lock()
 		if n.restarts > 0 {
@@ -340,7 +355,12 @@ func (c *LocalCUDA) Close() error {
 	c.closed = true
 	close(c.stopCh)
 	c.closeMu.Unlock()
-	for _, n := range c.nannies {
+	c.StopAdapt()
+	defaultClient.CompareAndSwap(c.Client, nil)
+	c.mu.Lock()
+	nannies := append([]*nanny(nil), c.nannies...)
+	c.mu.Unlock()
+	for _, n := range nannies {
 		n.stop()
 	}
 	if c.sched != nil {
@@ -350,7 +370,7 @@ func (c *LocalCUDA) Close() error {
 		c.stopDash()
 	}
 	deadline := time.After(2 * time.Second)
-	for _, n := range c.nannies {
+	for _, n := range nannies {
 		select {
 		case <-n.exited():
 		case <-deadline:
@@ -378,6 +398,9 @@ type nanny struct {
 	restarts int
 	lastExit string
 	stopping bool
+	expected bool  // the next exit was asked for (RestartWorkers): restart without counting it
+	failErr  error // why the nanny gave up
+	log      *tail // the worker's last output (WorkerLogs)
 	done     chan struct{}
 	doneOnce sync.Once
 }
@@ -494,6 +517,9 @@ func (n *nanny) run() {
 	for {
 		cmd := n.command()
 		errTail := &tail{}
+		n.mu.Lock()
+		n.log = errTail
+		n.mu.Unlock()
 		cmd.Stderr = errTail
 		cmd.Stdout = errTail
 		if err := cmd.Start(); err != nil {
@@ -512,9 +538,15 @@ func (n *nanny) run() {
 			reason += ": " + lastLines(msg, 3)
 		}
 		n.lastExit = reason
+		expected := n.expected
+		n.expected = false
 		n.mu.Unlock()
 		if stopping {
 			return
+		}
+		if expected {
+			n.note(n.spec.name, "restarted on request")
+			continue
 		}
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Exited() && ws.ExitStatus() == ExitRefused {
 			n.reportFailure(fmt.Errorf("worker %s was refused by the scheduler: %s", n.spec.name, reason))
@@ -541,6 +573,9 @@ func (n *nanny) run() {
 const ExitRefused = 3
 
 func (n *nanny) reportFailure(err error) {
+	n.mu.Lock()
+	n.failErr = err
+	n.mu.Unlock()
 	select {
 	case n.failed <- err:
 	default:

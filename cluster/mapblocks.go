@@ -59,7 +59,7 @@ func (c *Client) submitBlock(fn any, vals [][]float64, refs []string, shape []in
 	if err != nil {
 		return c.newFuture(nil, fmt.Errorf("cluster: %w", err))
 	}
-	t := &task{key: c.s.newKey(name), maxRetries: c.retries, refs: 1}
+	t := &task{key: c.s.newKey(name), maxRetries: c.retries, refs: 1, priority: c.priority}
 	t.spec = taskSpec{Kind: "blocks", Source: src, Func: name}
 	for i, v := range vals {
 		if refs[i] != "" {

@@ -56,6 +56,11 @@ func (c *Client) Keep(ctx context.Context, tasks []*plan.Task, done func(n int))
 	if err := c.s.add(ts); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
+	keys := make([]string, len(ts))
+	for i, t := range ts {
+		keys[i] = t.key
+	}
+	c.noteKept(keys)
 	out := make([]plan.Kept, len(ts))
 	keptMu.Lock()
 	for i, t := range ts {
@@ -155,7 +160,7 @@ func (c *Client) chunkTask(batch []*plan.Task) (*task, error) {
 	if err := gob.NewEncoder(&buf).Encode(batch); err != nil {
 		return nil, fmt.Errorf("cluster: encode chunk tasks: %w", err)
 	}
-	t := &task{spec: taskSpec{Kind: "chunk", Chunk: buf.Bytes()}, maxRetries: c.retries, refs: 1}
+	t := &task{spec: taskSpec{Kind: "chunk", Chunk: buf.Bytes()}, maxRetries: c.retries, refs: 1, priority: c.priority}
 	seen := map[string]bool{}
 	for _, pt := range batch {
 		for _, b := range pt.Inputs {

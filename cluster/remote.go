@@ -22,6 +22,7 @@ import (
 
 // cconn is a remote client as the scheduler sees it.
 type cconn struct {
+	id   string
 	addr string
 	name string
 	out  *outbox
@@ -30,7 +31,8 @@ type cconn struct {
 
 // serveClient runs one remote client's connection.
 func (s *scheduler) serveClient(c net.Conn, l *link, h *hello) {
-	cc := &cconn{addr: c.RemoteAddr().String(), name: h.Name, held: map[string]*task{}}
+	cc := &cconn{addr: c.RemoteAddr().String(), name: h.Name, held: map[string]*task{},
+		id: fmt.Sprintf("client:%s#%d", h.Name, connSeq.Add(1))}
 	cc.out = newOutbox(l, func(error) { _ = l.close() })
 	s.mu.Lock()
 	if s.closed {
@@ -79,8 +81,14 @@ func (s *scheduler) serveClient(c net.Conn, l *link, h *hello) {
 			}(f.Key, f.ReqID)
 		case "info":
 			cc.out.push(&frame{Op: "workers", ReqID: f.ReqID, Workers: s.workerInfo()})
+		case "ctl":
+			go func(m *ctlMsg, id uint64) {
+				r := s.handleCtl(ctx, holder{id: cc.id, cc: cc}, m)
+				cc.out.push(&frame{Op: "ctlr", ReqID: id, CtlReply: r})
+			}(f.Ctl, f.ReqID)
 		}
 	}
+	s.co.dropHolder(cc.id)
 	s.mu.Lock()
 	delete(s.clients, cc)
 	for k, t := range cc.held {
@@ -105,7 +113,7 @@ func (s *scheduler) clientSubmit(cc *cconn, cts []clientTask) {
 	var bad []*task
 	for _, ct := range cts {
 		t := &task{key: ct.Key, spec: ct.Spec, restrict: ct.Restrict, resources: ct.Resources,
-			maxRetries: ct.MaxRetries, refs: 1, owner: cc}
+			maxRetries: ct.MaxRetries, refs: 1, owner: cc, priority: ct.Priority}
 		var err error
 		if s.tasks[ct.Key] != nil {
 			err = fmt.Errorf("task %s was submitted twice", ct.Key)
@@ -238,7 +246,9 @@ func ConnectTLSContext(ctx context.Context, addr, token string, cfg *tls.Config)
 	_ = c.SetDeadline(time.Time{})
 	r.dash = f.Dashboard
 	go r.read()
-	return newClient(r, 0), nil
+	cl := newClient(r, 0)
+	defaultClient.Store(cl)
+	return cl, nil
 }
 
 // read applies the scheduler's frames until the connection ends.
@@ -271,7 +281,7 @@ func (r *remote) read() {
 				}
 				t.notify()
 			}
-		case "data", "workers":
+		case "data", "workers", "ctlr":
 			if ch := r.pending[f.ReqID]; ch != nil {
 				delete(r.pending, f.ReqID)
 				ch <- f
@@ -314,7 +324,7 @@ func (r *remote) add(ts []*task) error {
 		t.changed = make(chan struct{})
 		t.submitted = time.Now()
 		r.tasks[t.key] = t
-		ct := clientTask{Key: t.key, Spec: t.spec, Restrict: t.restrict, Resources: t.resources, MaxRetries: t.maxRetries}
+		ct := clientTask{Key: t.key, Spec: t.spec, Restrict: t.restrict, Resources: t.resources, MaxRetries: t.maxRetries, Priority: t.priority}
 		for _, d := range t.deps {
 			ct.Deps = append(ct.Deps, d.key)
 		}
@@ -416,6 +426,7 @@ func (c *Client) Close() error {
 		r.err = errors.New("client closed")
 	}
 	r.mu.Unlock()
+	defaultClient.CompareAndSwap(c, nil)
 	err := r.l.close()
 	<-r.done
 	if err != nil && !errors.Is(err, net.ErrClosed) {

@@ -77,8 +77,11 @@ type task struct {
 	stealing   bool
 	queued     bool // in the ready list
 	submitted  time.Time
-	owner      *cconn // the remote client that submitted it (nil: an in-process client)
-	missing    int    // times a worker could not fetch its inputs from peers
+	owner      *cconn   // the remote client that submitted it (nil: an in-process client)
+	missing    int      // times a worker could not fetch its inputs from peers
+	replicas   []*wconn // further workers holding copies of the result (Replicate)
+	priority   int      // higher runs first among ready tasks
+	faf        bool     // fire and forget: the scheduler holds a reference until it finishes
 }
 
 // notify wakes everyone waiting for t to change; the caller holds the scheduler's lock.
@@ -87,6 +90,17 @@ func (t *task) notify() {
 	t.changed = make(chan struct{})
 	if t.owner != nil {
 		t.owner.out.push(stateFrame(t))
+	}
+}
+
+// finishedFAF drops the scheduler's reference on a fire-and-forget task that finished; the
+// caller holds the lock.
+func (s *scheduler) finishedFAF(t *task) {
+	if t.faf && (t.state == StateMemory || t.state == StateErred || t.state == StateCancelled) {
+		t.faf = false
+		if !t.forgotten {
+			s.unrefLocked(t)
+		}
 	}
 }
 
@@ -105,6 +119,9 @@ type wconn struct {
 	pending    map[uint64]chan *frame
 	gone       bool
 	sent       uint64
+	id         string // lease holder of its coordination requests
+	retiring   bool   // being retired: no new tasks
+	restarting bool   // restarted on request: submitted calls it ran or held are dropped
 }
 
 func (w *wconn) capacity() int {
@@ -208,6 +225,12 @@ type scheduler struct {
 	erred     int64
 	conns     sync.WaitGroup
 	deaths    map[string]death
+	co        *coord
+	datasets  map[string]*dataset
+	sources   map[string]string // shipped functions' source by task kind (PerformanceReport)
+	plugins   []pluginSpec
+	// prioritized is set once a task with a priority was added: ready tasks are then sorted.
+	prioritized bool
 }
 
 // death records a worker's restarts and why it last died.
@@ -245,6 +268,9 @@ func newScheduler(addr, token string, tlsCfg *tls.Config) (*scheduler, error) {
 		history:   map[string][]Sample{},
 		started:   time.Now(),
 		stopPing:  make(chan struct{}),
+		co:        newCoord(),
+		sources:   map[string]string{},
+		datasets:  map[string]*dataset{},
 	}
 	go s.accept()
 	go s.pingLoop()
@@ -394,6 +420,7 @@ func (s *scheduler) serveConn(raw net.Conn) {
 		info: *h, addr: "tcp://" + c.RemoteAddr().String(), link: l, dataAddr: h.DataAddr,
 		processing: map[string]*task{}, memory: map[string]*task{}, used: map[string]float64{},
 		pending: map[uint64]chan *frame{}, lastSeen: time.Now(), joined: time.Now(),
+		id: fmt.Sprintf("worker:%s#%d", h.Name, connSeq.Add(1)),
 	}
 	if w.info.Resources == nil {
 		w.info.Resources = map[string]float64{}
@@ -412,9 +439,13 @@ func (s *scheduler) serveConn(raw net.Conn) {
 	s.workers[h.Name] = w
 	s.logf("worker %s joined from %s (%d threads%s)", h.Name, c.RemoteAddr(), h.NThreads, gpuNote(h))
 	w.out.push(&frame{Op: "welcome"})
+	plugins := append([]pluginSpec(nil), s.plugins...)
 	s.scheduleLocked()
 	s.stateChanged()
 	s.mu.Unlock()
+	if len(plugins) > 0 {
+		go s.setupPlugins(w, plugins)
+	}
 	select {
 	case s.joinCh <- h.Name:
 	default:
@@ -482,7 +513,13 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 		})
 		s.scheduleLocked()
 		return
-	case "data":
+	case "ctl":
+		go func() {
+			r := s.handleCtl(context.Background(), holder{id: w.id, w: w}, f.Ctl)
+			w.out.push(&frame{Op: "ctlr", ReqID: f.ReqID, CtlReply: r})
+		}()
+		return
+	case "data", "pulled", "ran", "logs":
 		if ch := w.pending[f.ReqID]; ch != nil {
 			delete(w.pending, f.ReqID)
 			ch <- f
@@ -527,6 +564,7 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 		}
 		t.notify()
 		s.finishLocked(t)
+		s.finishedFAF(t)
 		s.scheduleLocked()
 		s.stateChanged()
 	case "stolen":
@@ -582,6 +620,11 @@ func (s *scheduler) forgetLocked(t *task) {
 			delete(w.memory, t.key)
 			w.out.push(&frame{Op: "release", Keys: []string{t.key}})
 		}
+		for _, r := range t.replicas {
+			delete(r.memory, t.key)
+			r.out.push(&frame{Op: "release", Keys: []string{t.key}})
+		}
+		t.replicas = nil
 	}
 	if t.queued {
 		s.removeReady(t)
@@ -609,6 +652,7 @@ func (s *scheduler) failDependents(t *task) {
 		d.notify()
 		s.failDependents(d)
 		s.finishLocked(d)
+		s.finishedFAF(d)
 	}
 }
 
@@ -622,6 +666,7 @@ func (s *scheduler) lostLocked(w *wconn, reason string) {
 	if s.workers[w.info.Name] == w {
 		delete(s.workers, w.info.Name)
 	}
+	s.co.dropHolder(w.id)
 	for id, ch := range w.pending {
 		ch <- &frame{Op: "data", ReqID: id, Err: errWorkerLost.Error()}
 		delete(w.pending, id)
@@ -632,6 +677,10 @@ func (s *scheduler) lostLocked(w *wconn, reason string) {
 		t.stealing = false
 		if t.forgotten || t.state == StateCancelled {
 			s.finishLocked(t)
+			continue
+		}
+		if w.restarting && t.spec.Kind == "call" {
+			s.dropRestartedLocked(t, w)
 			continue
 		}
 		t.retries++
@@ -650,6 +699,20 @@ func (s *scheduler) lostLocked(w *wconn, reason string) {
 	}
 	for _, t := range sortedTasks(w.memory) {
 		delete(w.memory, t.key)
+		if t.worker != w {
+			t.replicas = dropWorker(t.replicas, w) // w held a copy
+			continue
+		}
+		if len(t.replicas) > 0 {
+			// A copy elsewhere becomes the result: nothing to compute again.
+			t.worker, t.replicas = t.replicas[0], t.replicas[1:]
+			continue
+		}
+		if w.restarting && t.spec.Kind == "call" {
+			t.worker = nil
+			s.dropRestartedLocked(t, w)
+			continue
+		}
 		t.worker = nil
 		t.state = StateWaiting
 		t.notify()
@@ -734,6 +797,9 @@ func (s *scheduler) add(ts []*task) error {
 		t.state = StateWaiting
 		t.changed = make(chan struct{})
 		t.submitted = time.Now()
+		if t.priority != 0 {
+			s.prioritized = true
+		}
 		s.tasks[t.key] = t
 		for _, d := range t.deps {
 			d.refs++
@@ -787,9 +853,14 @@ func (s *scheduler) scheduleLocked() {
 	}
 	ws := make([]*wconn, 0, len(s.workers))
 	for _, w := range s.workers {
-		ws = append(ws, w)
+		if !w.retiring {
+			ws = append(ws, w)
+		}
 	}
 	sort.Slice(ws, func(i, j int) bool { return ws[i].info.Name < ws[j].info.Name })
+	if s.prioritized {
+		sort.SliceStable(s.ready, func(i, j int) bool { return s.ready[i].priority > s.ready[j].priority })
+	}
 	kept := s.ready[:0]
 	for _, t := range s.ready {
 		var best *wconn
@@ -808,7 +879,7 @@ func (s *scheduler) scheduleLocked() {
 				best, bestLocal = w, local
 			}
 		}
-		if h := homeOf(t); h != nil && !h.gone && allowed(t, h) && best != h {
+		if h := homeOf(t); h != nil && !h.gone && !h.retiring && allowed(t, h) && best != h {
 			// A chunk task whose inputs (persisted chunks) one worker holds waits for
 			// that worker instead of moving the chunks.
 			best = nil

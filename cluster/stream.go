@@ -65,6 +65,11 @@ func (s *scheduler) recordLocked(t *task, w *wconn, f *frame) {
 		s.stream = s.stream[:n]
 	}
 	s.stream = append(s.stream, ev)
+	if t.spec.Kind == "call" || t.spec.Kind == "blocks" {
+		if _, ok := s.sources[ev.Prefix]; !ok && len(s.sources) < 256 {
+			s.sources[ev.Prefix] = t.spec.Source
+		}
+	}
 }
 
 // sampleLocked records w's latest report in its history.

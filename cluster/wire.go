@@ -12,7 +12,7 @@ import (
 )
 
 // protoVersion is the scheduler/worker protocol version; both ends must agree.
-const protoVersion = 3
+const protoVersion = 4
 
 // The wire protocol: after TCP connect (and TLS) both sides prove they know the shared token
 // (auth.go), then the worker sends a hello frame; the scheduler answers welcome or refused. Then both sides exchange frames: one gob
@@ -48,6 +48,10 @@ type frame struct {
 	Workers   []WorkerInfo
 	Dashboard string
 	Address   string
+	// Ctl is a control request (op "ctl", answered by "ctlr" with CtlReply): sizing, data
+	// placement, runs on workers, coordination primitives (control.go).
+	Ctl      *ctlMsg
+	CtlReply *ctlReply
 }
 
 // clientTask is a task submitted by a remote client (Connect).
@@ -58,6 +62,7 @@ type clientTask struct {
 	Restrict   []string
 	Resources  map[string]float64
 	MaxRetries int
+	Priority   int
 }
 
 // hello introduces a worker (or, with Role "client", a remote client) to the scheduler.

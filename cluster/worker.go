@@ -225,7 +225,18 @@ func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evalua
 		spillDir: filepath.Join(dir, fmt.Sprintf("gpunotes-worker-%s-%d", sanitize(cfg.Name), os.Getpid())),
 		start:    time.Now(),
 	}
-	w.store = newWorkerStore(cfg, w.spillDir)
+	w.logs = newLogRing(cfg.Name)
+	logf := cfg.Logf
+	w.cfg.Logf = func(format string, args ...any) {
+		w.logs.printf(format, args...)
+		logf(format, args...)
+	}
+	w.store = newWorkerStore(w.cfg, w.spillDir)
+	w.store.logf = func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		w.logs.printf("warning: %s", msg)
+		fmt.Fprintf(os.Stderr, "gpunotes worker %s: warning: %s\n", cfg.Name, msg)
+	}
 	w.cond = sync.NewCond(&w.mu)
 	defer os.RemoveAll(w.spillDir)
 	defer w.store.close()
@@ -234,7 +245,12 @@ func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evalua
 	} else {
 		go w.serveData(dln)
 	}
+	workerSelf.Store(w)
+	w.logs.printf("joined scheduler %s (data at %s)", addr, dln.Addr())
 	closed, err = w.loop(ctx)
+	workerSelf.CompareAndSwap(w, nil)
+	w.ctlClose()
+	w.runPluginTeardowns()
 	return closed, true, err
 }
 
@@ -266,6 +282,11 @@ type worker struct {
 	closing  bool
 	spillDir string
 	start    time.Time
+	ctl      workerCtl
+	logs     *logRing
+	// pluginMu guards teardowns: the plugins set up here, run again as the worker leaves.
+	pluginMu  sync.Mutex
+	teardowns []pluginSpec
 }
 
 func (w *worker) loop(ctx context.Context) (closed bool, result error) {
@@ -339,6 +360,18 @@ func (w *worker) handle(f *frame) {
 		for _, k := range f.Keys {
 			w.store.drop(k)
 		}
+	case "ctlr":
+		w.ctlAnswer(f)
+	case "pull":
+		go w.pull(f)
+	case "run":
+		go w.runFunc(f)
+	case "logs":
+		n := 100
+		if f.Ctl != nil && f.Ctl.N > 0 {
+			n = f.Ctl.N
+		}
+		_ = w.l.send(&frame{Op: "logs", ReqID: f.ReqID, Keys: w.logs.lines(n)})
 	case "cancel":
 		w.mu.Lock()
 		if c := w.running[f.Key]; c != nil {

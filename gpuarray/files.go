@@ -158,6 +158,12 @@ func LoadNpz(path, name string, opts ...ArrayOption) *Array {
 	if err != nil {
 		return errArray(err)
 	}
+	// The header and the archive's directory both come from the file: before allocating,
+	// the data must be what the member holds, and what its compressed bytes can give.
+	if need := m.Header.DataBytes(); need > m.DataBytes() || need > m.MaxDataBytes() {
+		return errArray(fmt.Errorf("%s: the header (%s %s) needs %d data bytes, the member holds %d (%d compressed): the file is corrupt",
+			what, m.Header.Type, expr.ShapeString(m.Header.Shape), need, m.DataBytes(), m.CompressedBytes()))
+	}
 	raw := make([]byte, m.Header.DataBytes())
 	if _, err := readFull(rc, raw); err != nil {
 		return errArray(fmt.Errorf("%s: %w", what, err))
@@ -442,6 +448,11 @@ func writeAtomic(path string, write func(*os.File) error) (err error) {
 	if err = fh.Chmod(0o644); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
+	// On the disk before the rename, so that a crash of the machine cannot leave an empty
+	// file in place of the one path had.
+	if err = fh.Sync(); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
 	if err = fh.Close(); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
@@ -568,6 +579,15 @@ func (a *Array) ToZarr(path string, opts ...ZarrOption) error {
 		return fail(err)
 	}
 	if _, err := os.Stat(path); err == nil {
+		// Swapped in one step where the system can: renaming the old store away and the
+		// new one in left a moment with no store at path, and a process killed there left
+		// the good store under a temporary name.
+		if ok, err := exchange(tmp, path); err != nil {
+			return fail(err)
+		} else if ok {
+			os.RemoveAll(tmp) // the old store, now
+			return nil
+		}
 		old := tmp + ".old"
 		if err := os.Rename(path, old); err != nil {
 			return fail(err)

@@ -171,6 +171,20 @@ func (r *typeRegistry) typeString(t reflect.Type) string {
 	return t.String()
 }
 
+// mentionsNamed reports whether src mentions a named non-struct cell type by its name.
+func (r *typeRegistry) mentionsNamed(src string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, names := range r.named {
+		for _, n := range names {
+			if strings.Contains(src, strings.TrimPrefix(n, "main.")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ambiguous returns the cell types that t's values may be (a named non-struct type is its
 // underlying type for yaegi), for a note beside %T.
 func (r *typeRegistry) ambiguous(t reflect.Type) []string {
@@ -187,6 +201,16 @@ const typeVerb = '\uE054'
 // values, or that a %T prints, become cellValues. note names %T arguments whose cell type
 // yaegi cannot tell from its underlying type.
 func (r *typeRegistry) fixFormat(format string, args []any) (string, []any, string) {
+	var static []string // the static type names of arguments that typedFormatArgs wrapped
+	for i, a := range args {
+		if ta, ok := a.(typedArg); ok {
+			if static == nil {
+				static = make([]string, len(args))
+				args = append([]any(nil), args...)
+			}
+			args[i], static[i] = ta.v, ta.name
+		}
+	}
 	dirs := scanFormat(format, len(args))
 	var note string
 	proxy := make([]bool, len(args))
@@ -199,6 +223,9 @@ func (r *typeRegistry) fixFormat(format string, args []any) (string, []any, stri
 		case 'T':
 			proxy[d.arg] = true
 			anyType = true
+			if static != nil && static[d.arg] != "" {
+				continue
+			}
 			if t := reflect.TypeOf(args[d.arg]); t != nil {
 				if names := r.ambiguous(t); len(names) > 0 && note == "" {
 					note = fmt.Sprintf("gpunotes: %%T printed %s, which may be the cell type %s: the Go interpreter (yaegi) gives a named non-struct type its underlying type at run time, so %%T cannot tell them apart (print the name yourself, or use a %%%%compile cell)\n", t, strings.Join(names, " or "))
@@ -223,6 +250,9 @@ func (r *typeRegistry) fixFormat(format string, args []any) (string, []any, stri
 			changed = true
 		}
 		out[i] = cellValue{r: r, v: reflect.ValueOf(args[i])}
+		if static != nil {
+			out[i] = cellValue{r: r, v: reflect.ValueOf(args[i]), static: static[i]}
+		}
 	}
 	if anyType {
 		var b strings.Builder
@@ -319,15 +349,18 @@ func scanFormat(format string, nargs int) []directive {
 // cellValue prints a value that holds cell struct values as fmt would print it with the
 // declared type and field names.
 type cellValue struct {
-	r *typeRegistry
-	v reflect.Value
+	r      *typeRegistry
+	v      reflect.Value
+	static string // the Go name of the value's type, where the cell's source tells it
 }
 
 // Format implements fmt.Formatter.
 func (c cellValue) Format(f fmt.State, verb rune) {
 	if verb == typeVerb {
 		name := "<nil>"
-		if c.v.IsValid() {
+		if c.static != "" {
+			name = c.static
+		} else if c.v.IsValid() {
 			name = c.r.typeString(c.v.Type())
 			if w := wrapped(c.v); w.IsValid() {
 				name = c.r.typeString(w.Type())

@@ -102,13 +102,18 @@ show()`, "{a:1 b:2} main.local\n"},
 	if s.types.hasCell(reflect.TypeOf(fmt.Errorf("x: %w", errors.New("y")))) || !s.types.hasCell(reflect.TypeOf([]any{})) {
 		t.Error("hasCell: a compiled error type would be printed by the registry, or []any would not")
 	}
-	// %T of a named non-struct type: yaegi keeps only float64; the cell gets a note saying so.
+	// %T of a named non-struct type: its static type names it; in an interface, yaegi keeps
+	// only float64, and the cell gets a note saying so.
 	_, out, err := run(t, s, `fmt.Printf("%T\n", ctCelsius(3))`)
+	if err != nil || out.out("stdout") != "main.ctCelsius\n" || out.out("stderr") != "" {
+		t.Errorf("named float: stdout %q stderr %q, error %v", out.out("stdout"), out.out("stderr"), err)
+	}
+	_, out, err = run(t, s, "var anyC any = ctCelsius(3)\nfmt.Printf(\"%T\\n\", anyC)")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out.out("stdout") != "float64\n" || !strings.Contains(out.out("stderr"), "main.ctCelsius") {
-		t.Errorf("named float: stdout %q stderr %q", out.out("stdout"), out.out("stderr"))
+		t.Errorf("named float in an interface: stdout %q stderr %q", out.out("stdout"), out.out("stderr"))
 	}
 }
 
@@ -147,5 +152,27 @@ fmt.Println(&ctErr{1}, do(), as, me.Code, errors.Is(do(), sentinel), errors.Is(f
 	}
 	if got := out.out("stdout"); got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestPercentTOfNamedNonStructTypes: %T of a value of a named non-struct cell type prints its
+// name, as go run does (yaegi gives such a value its underlying type at run time), whether the
+// type, the value and the print are in one cell or in several.
+func TestPercentTOfNamedNonStructTypes(t *testing.T) {
+	s := newSession(t)
+	for _, c := range []struct{ code, want string }{
+		{"import \"fmt\"", ""},
+		{"type Celsius float64", ""},
+		{"type T struct{ S string }", ""},
+		{"c := Celsius(3)\nvar cs []Celsius", ""},
+		{"fmt.Printf(\"%T %T %v %T %[3]T\\n\", &T{\"x\"}, Celsius(3), Celsius(2), []Celsius{})", "*main.T main.Celsius 2 []main.Celsius main.Celsius\n"},
+		{"fmt.Printf(\"%T %T %.1f\\n\", c, cs, c)", "main.Celsius []main.Celsius 3.0\n"},
+		{"func show(x Celsius) string { return fmt.Sprintf(\"%T=%v\", x, x) }\nfmt.Println(show(4))", "main.Celsius=4\n"},
+		{"var f float64 = 1\nfmt.Printf(\"%T\\n\", f)", "float64\n"},
+	} {
+		_, out, err := run(t, s, c.code)
+		if err != nil || out.out("stdout") != c.want {
+			t.Errorf("%q printed %q (stderr %q), want %q; error %v", c.code, out.out("stdout"), out.out("stderr"), c.want, err)
+		}
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/traefik/yaegi/interp"
 )
 
 // sumTo is the 1e7-addition loop, compiled into the test binary as the reference.
@@ -102,5 +104,37 @@ func TestCompileModule(t *testing.T) {
 	want := "\"" + uuid.NewSHA1(uuid.NameSpaceURL, []byte("gpunotes")).String() + "\""
 	if got := plainOf(t, res); got != want {
 		t.Fatalf("Named = %s, want %s", got, want)
+	}
+}
+
+// TestMisspeltPackageIsUndefined: a misspelt package name answers as go build does, with the
+// nearest package, whatever statement it stands in (yaegi crashed with a nil pointer
+// dereference on `y, err := gpuaray.Ones(3)` and said "constant definition loop" on
+// `x := gpuaray.Ones(3)`).
+func TestMisspeltPackageIsUndefined(t *testing.T) {
+	s, err := New(Options{
+		Symbols: interp.Exports{"example.com/gpuarray/gpuarray": {"Ones": reflect.ValueOf(func(n int) []float64 { return make([]float64, n) })}},
+		Preload: []string{"example.com/gpuarray"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ code, want string }{
+		{"y, err := gpuaray.Ones(3)", "1:11: undefined: gpuaray (did you mean gpuarray?)"},
+		{"x := gpuaray.Ones(3)", "1:6: undefined: gpuaray (did you mean gpuarray?)"},
+		{"var z = gpuaray.Ones(3)", "1:9: undefined: gpuaray (did you mean gpuarray?)"},
+		{"x := 1\ngpuaray.Ones(x)", "2:1: undefined: gpuaray (did you mean gpuarray?)"},
+		{"func f() []float64 { return gpuaray.Ones(2) }", "1:29: undefined: gpuaray (did you mean gpuarray?)"},
+		{"fmtt.Println(1)", "1:1: undefined: fmtt (did you mean fmt? (import \"fmt\"))"},
+		{"df, err := dataframe.ReadParquet(\"x\")", "1:12: undefined: dataframe"},
+	} {
+		_, _, err := run(t, s, c.code)
+		var ce *CellError
+		if !errors.As(err, &ce) || ce.Name != "CompileError" || ce.Value != c.want {
+			t.Errorf("%q: %v, want CompileError: %s", c.code, err, c.want)
+		}
+	}
+	if res, _, err := run(t, s, "x := gpuarray.Ones(3)\nlen(x)"); err != nil || plainOf(t, res) != "3" {
+		t.Fatalf("the right name: %v %v", res, err)
 	}
 }

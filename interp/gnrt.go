@@ -26,7 +26,9 @@ func (s *Session) goStart(f any, args []any, spread bool) {
 	if err != nil {
 		panic("go statement: " + err.Error())
 	}
+	s.goAdmit() // goguard.go
 	go func() {
+		defer liveGoroutines.Add(-1)
 		defer s.recoverGo()
 		if spread {
 			fv.CallSlice(in)

@@ -67,10 +67,13 @@ func TestSystemMemoryLimit(t *testing.T) {
 // TestCallbackPanicsAreCellErrors: a panic in a function the runtime calls later on its own
 // goroutine (time.AfterFunc, context.AfterFunc) is the cell's error, not the process's end.
 func TestCallbackPanicsAreCellErrors(t *testing.T) {
-	s := newSession(t)
+	var s *Session
+	s = newHookedSession(t, map[string]any{"Reported": reported(&s)})
+	// Each cell waits until the callback's panic has been reported, however late it runs.
+	const wait = "\nfor !hook.Reported() {\n\ttime.Sleep(time.Millisecond)\n}"
 	for _, code := range []string{
-		"import \"time\"\ntime.AfterFunc(time.Millisecond, func() { panic(\"boom\") })\ntime.Sleep(200 * time.Millisecond)",
-		"import \"context\"\nctx, cancel := context.WithCancel(context.Background())\ncontext.AfterFunc(ctx, func() { panic(\"boom\") })\ncancel()\ntime.Sleep(200 * time.Millisecond)",
+		"import (\"time\"; \"gpunotes.test/hook\")\ntime.AfterFunc(time.Millisecond, func() { panic(\"boom\") })" + wait,
+		"import \"context\"\nctx, cancel := context.WithCancel(context.Background())\ncontext.AfterFunc(ctx, func() { panic(\"boom\") })\ncancel()" + wait,
 	} {
 		_, _, err := run(t, s, code)
 		if err == nil || !strings.Contains(err.Error(), "AfterFunc callback") || !strings.Contains(err.Error(), "boom") {

@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"regexp"
 	"sort"
 	"strconv"
@@ -23,6 +24,7 @@ type rewriteEnv struct {
 	pkgs     map[string]bool          // local names of imported packages
 	userFunc map[string]bool          // builtins the user redeclared (clear, min, max)
 	method   func(name string) string // source of an earlier cell's method name, if one type has it
+	vars     map[string]bool          // variables of earlier cells
 }
 
 // edit replaces del bytes at off with text.
@@ -42,7 +44,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func("} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func(", "new("} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -125,6 +127,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 		case *ast.CallExpr:
 			r.untypedFloats(n)
 			r.inferTypeArgs(n)
+			r.newExpr(n)
 			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !env.userFunc["clear"] && len(n.Args) == 1 {
 				r.edits = append(r.edits, edit{off(id.Pos()), len("clear"), "gnrt.Clear"})
 			}
@@ -165,6 +168,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 		}
 		return true
 	})
+	r.loopClosures(f)
 	if len(r.edits) == 0 {
 		return seg.src, r.ints, nil
 	}
@@ -184,6 +188,8 @@ type rewriter struct {
 	top       map[ast.Stmt]ast.Stmt
 	cellDefer map[*ast.DeferStmt]bool // defers of a statement segment outside func literals
 	file      *ast.File
+	uses      map[*ast.Ident]types.Object // go/types' resolution of file's names (typeCheck)
+	types     map[ast.Expr]types.TypeAndValue
 }
 
 // visit is the same walk as rewriteGo's, for subtrees it hands back.
@@ -202,6 +208,7 @@ func (r *rewriter) visit(n ast.Node) bool {
 	case *ast.CallExpr:
 		r.untypedFloats(n)
 		r.inferTypeArgs(n)
+		r.newExpr(n)
 		if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !r.env.userFunc["clear"] && len(n.Args) == 1 {
 			r.edits = append(r.edits, edit{r.off(id.Pos()), len("clear"), "gnrt.Clear"})
 		}
@@ -246,6 +253,168 @@ var goBuiltins = map[string]bool{"append": true, "cap": true, "clear": true, "cl
 	"copy": true, "delete": true, "imag": true, "len": true, "make": true, "max": true, "min": true, "new": true,
 	"panic": true, "print": true, "println": true, "real": true, "recover": true}
 
+// loopClosures puts each statement inside a loop that makes a func literal whose closure
+// outlives the statement's evaluation (a go statement's, an argument's, an assigned one's) in
+// a call of its own: `use(func() {...})` becomes `func() { use(func() {...}) }()`. yaegi
+// (v0.16.1, getFunc) keeps a literal's value in a slot of the frame that makes it and, whenever
+// one of its closures returns, writes back the value the slot held when that closure was
+// made. In a loop, a closure that returned between the making of the next one and its use (on
+// another goroutine, or called meanwhile) replaced the new closure with the old one or with
+// nil: a go statement started no goroutine, so a WaitGroup waited forever (TestPrograms'
+// split/mutex_counter on a busy machine), and an argument arrived as nil (testdata
+// closure_reentry). Inside the call, the slot is in that call's frame, which nothing else
+// reads. Only expression statements, go statements and plain assignments are wrapped: they
+// declare nothing and hold no return, break or continue outside their literals.
+func (r *rewriter) loopClosures(f *ast.File) {
+	escapes := func(st ast.Stmt) bool {
+		found := false
+		called := map[*ast.FuncLit]bool{} // literals called where they stand, in this goroutine
+		if _, ok := st.(*ast.GoStmt); ok {
+			return true // goStmt may make a literal of it: `go f()` is `gnrt.Go(func() { f() })`
+		}
+		ast.Inspect(st, func(m ast.Node) bool {
+			switch m := m.(type) {
+			case *ast.CallExpr:
+				if lit, ok := m.Fun.(*ast.FuncLit); ok {
+					called[lit] = true
+				}
+			case *ast.FuncLit:
+				if !called[m] {
+					found = true
+				}
+				return false // its body runs in frames of its own
+			}
+			return !found
+		})
+		return found
+	}
+	var walk func(n ast.Node, inLoop bool)
+	walk = func(n ast.Node, inLoop bool) {
+		ast.Inspect(n, func(m ast.Node) bool {
+			switch m := m.(type) {
+			case *ast.ForStmt, *ast.RangeStmt:
+				if !inLoop && m != n {
+					walk(m, true)
+					return false
+				}
+			case *ast.ExprStmt, *ast.GoStmt, *ast.AssignStmt:
+				if a, ok := m.(*ast.AssignStmt); ok && a.Tok == token.DEFINE {
+					break
+				}
+				if inLoop && escapes(m.(ast.Stmt)) {
+					// At the same offsets as other edits, the start goes before their text and
+					// the end after it (applyEdits: of equal offsets, the later edit comes first).
+					r.edits = append([]edit{{r.off(m.End()), 0, " }()"}}, r.edits...)
+					r.edits = append(r.edits, edit{r.off(m.Pos()), 0, "func() { "})
+				}
+			case *ast.FuncLit:
+				if m != n {
+					walk(m.Body, false)
+					return false
+				}
+			case *ast.FuncDecl:
+				if m.Body != nil {
+					walk(m.Body, false)
+				}
+				return false
+			}
+			return true
+		})
+	}
+	walk(f, false)
+}
+
+// newExpr: Go 1.26's `new(expr)` (a pointer to a new variable holding expr) becomes
+// `&[]T{expr}[0]` where the segment tells expr's type T, else `gnNew(expr)` (a generic, which
+// yaegi cannot define a cell's variable from); yaegi took the expression for a type and
+// pointed at a zero. A name is an expression when it names a variable.
+func (r *rewriter) newExpr(n *ast.CallExpr) {
+	id, ok := n.Fun.(*ast.Ident)
+	if !ok || id.Name != "new" || len(n.Args) != 1 || r.env.decl != nil && r.env.decl("new") != "" {
+		return
+	}
+	arg := n.Args[0]
+	if a, isID := arg.(*ast.Ident); !isValueExpr(arg) && (!isID || !r.isVar(a)) {
+		return
+	}
+	typ := ""
+	switch a := ast.Unparen(arg).(type) {
+	case *ast.BasicLit:
+		typ = map[token.Token]string{token.INT: "int", token.FLOAT: "float64", token.IMAG: "complex128", token.CHAR: "rune", token.STRING: "string"}[a.Kind]
+	case *ast.CompositeLit:
+		if a.Type != nil && !strings.Contains(r.text(a.Type), "\n") {
+			typ = r.text(a.Type)
+		}
+	case *ast.Ident:
+		if a.Name == "true" || a.Name == "false" {
+			typ = "bool"
+		}
+	}
+	if typ == "" {
+		r.typeCheck()
+		if t := r.types[arg].Type; t != nil && t != types.Typ[types.Invalid] {
+			typ = types.TypeString(types.Default(t), func(p *types.Package) string {
+				if p.Path() == "p" {
+					return ""
+				}
+				return p.Name()
+			})
+			if strings.Contains(typ, "invalid type") || strings.Contains(typ, "untyped") {
+				typ = ""
+			}
+		}
+	}
+	if typ == "" {
+		r.edits = append(r.edits, edit{r.off(id.Pos()), len("new"), "gnNew"})
+		return
+	}
+	r.edits = append(r.edits, edit{r.off(id.Pos()), r.off(n.Lparen) + 1 - r.off(id.Pos()), "&[]" + typ + "{"},
+		edit{r.off(n.Rparen), 1, "}[0]"})
+}
+
+// typeCheck resolves the names and types of the segment with go/types, once (imported
+// packages are empty stand-ins, so what comes from them has no type).
+func (r *rewriter) typeCheck() {
+	if r.uses != nil {
+		return
+	}
+	r.uses = map[*ast.Ident]types.Object{}
+	r.types = map[ast.Expr]types.TypeAndValue{}
+	conf := types.Config{
+		Importer: importerFunc(func(path string) (*types.Package, error) {
+			p := types.NewPackage(path, path[strings.LastIndexByte(path, '/')+1:])
+			p.MarkComplete()
+			return p, nil
+		}),
+		Error: func(error) {},
+	}
+	_, _ = conf.Check("p", r.fset, []*ast.File{r.file}, &types.Info{Uses: r.uses, Types: r.types})
+}
+
+// isVar reports whether id names a variable: of the segment, as go/types resolves it, or of
+// an earlier cell.
+func (r *rewriter) isVar(id *ast.Ident) bool {
+	r.typeCheck()
+	if obj, ok := r.uses[id]; ok {
+		_, v := obj.(*types.Var)
+		return v
+	}
+	return r.env.vars[id.Name]
+}
+
+// isValueExpr reports whether e is certainly an expression, not a type.
+func isValueExpr(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.BasicLit, *ast.CompositeLit, *ast.BinaryExpr, *ast.UnaryExpr, *ast.CallExpr, *ast.FuncLit:
+		return true
+	case *ast.ParenExpr:
+		return isValueExpr(e.X)
+	case *ast.Ident:
+		return e.Name == "true" || e.Name == "false"
+	}
+	return false
+}
+
 // goStmt: `go f(a, b)` -> `gnrt.Go(f, a, b)`; `go f(a, xs...)` -> `gnrt.GoSpread(f, a, xs)`.
 // Calls of builtins and calls without arguments run in a closure, as before.
 func (r *rewriter) goStmt(n *ast.GoStmt) {
@@ -257,7 +426,10 @@ func (r *rewriter) goStmt(n *ast.GoStmt) {
 		// go func(...) {...}(...) stays a go statement (yaegi evaluates its arguments in place
 		// and gives the closure the variables of its iteration; handed to compiled code as a
 		// func value it would see the loop's last ones), with a recover at its top.
-		r.edits = append(r.edits, edit{r.off(lit.Body.Lbrace) + 1, 0, " defer func() { gnrt.GoPanic(recover()) }();"})
+		// gnrt.GoAdmit counts it against the session's bound on goroutines (goguard.go), and
+		// gnrt.GoEnd, its last deferred call, reports its panic and releases the count.
+		r.edits = append(r.edits, edit{start, 0, "gnrt.GoAdmit(); "},
+			edit{r.off(lit.Body.Lbrace) + 1, 0, " defer func() { gnrt.GoEnd(recover()) }();"})
 		return
 	}
 	if len(call.Args) == 0 || (isIdent && goBuiltins[id.Name]) || generic {
@@ -1070,6 +1242,8 @@ func max[T gnOrdered](x T, ys ...T) T {
 	}
 	return x
 }
+
+func gnNew[T any](v T) *T { return &v }
 
 func gnAsType[E any](err error) (E, bool) {
 	var e E

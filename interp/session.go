@@ -42,6 +42,13 @@ type Options struct {
 	Preload []string
 	// Dir is the working directory for shell commands (default: the process's).
 	Dir string
+	// MaxCallDepth is the interpreted call depth at which a cell is stopped with a
+	// RecursionError (0: GPUNOTES_MAX_CALL_DEPTH, else DefaultMaxCallDepth; negative: no
+	// limit, as before, when the Go runtime's stack overflow kills the process; see depth.go).
+	MaxCallDepth int
+	// MaxGoroutines bounds the goroutines that cells start and that still run (0:
+	// GPUNOTES_MAX_GOROUTINES, else a bound sized from memory; see goguard.go).
+	MaxGoroutines int
 }
 
 // CellError is a failed cell: a compile error, a panic, or an interrupt.
@@ -91,6 +98,7 @@ type Session struct {
 	late    lateOutput               // what cells' goroutines printed between cells (guard.go)
 	defers  []func()                 // the running cell's top-level defers (trace.go)
 	kept    map[string]reflect.Value // variables of statements that ran in a func (retryInFunc)
+	varType map[string]string        // static types of cell variables of non-struct cell types (typearg.go; under declMu)
 	panicV  any                      // the cell's panic while its defers run, for gnrt.Recover
 	hasPan  bool
 	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
@@ -112,6 +120,7 @@ func New(opts Options) (*Session, error) {
 		declAt:   map[string]declPos{},
 		types:    newTypeRegistry(),
 		notes:    map[string]bool{},
+		varType:  map[string]string{},
 	}
 	quietYaegiLog.Do(func() { log.SetOutput(yaegiLogFilter{}) })
 	s.stdin = &stdinReader{s: s}
@@ -131,6 +140,8 @@ func New(opts Options) (*Session, error) {
 		"Go":           reflect.ValueOf(s.goCall),
 		"GoSpread":     reflect.ValueOf(s.goSpread),
 		"GoPanic":      reflect.ValueOf(s.goPanic),
+		"GoAdmit":      reflect.ValueOf(s.goAdmit), // goguard.go
+		"GoEnd":        reflect.ValueOf(s.goEnd),
 		"Compare":      reflect.ValueOf(compareValues),
 		"Sort":         reflect.ValueOf(sortValues),
 		"CompiledCall": reflect.ValueOf(s.compiledCall),
@@ -146,6 +157,7 @@ func New(opts Options) (*Session, error) {
 		"Keep":         reflect.ValueOf(s.keepVar),
 		"Restore":      reflect.ValueOf(s.restoreVar),
 		"Recover":      reflect.ValueOf(s.recoverCell),
+		"Typed":        reflect.ValueOf(typed), // typearg.go
 		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
 	}
 	if err := s.reset(); err != nil {
@@ -299,7 +311,9 @@ func (s *Session) run(ctx context.Context, code string) (res *display.Data, cerr
 			}
 			continue
 		}
-		src, ints, err := rewriteGo(seg, s.rewriteEnv())
+		typedSeg := seg
+		typedSeg.src = s.typedFormatArgs(seg)
+		src, ints, err := rewriteGo(typedSeg, s.rewriteEnv())
 		if err != nil {
 			return nil, syntaxError(err, seg.line, seg.col, code, seg.kind)
 		}
@@ -477,7 +491,9 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 	if e := s.checkRedeclare(seg.src, names); e != nil {
 		return e
 	}
-	src, ints, err := rewriteGo(seg, s.rewriteEnv())
+	typedSeg := seg
+	typedSeg.src = s.typedFormatArgs(seg)
+	src, ints, err := rewriteGo(typedSeg, s.rewriteEnv())
 	if err != nil {
 		return syntaxError(err, seg.line, seg.col, code, seg.kind)
 	}
@@ -608,7 +624,15 @@ func (s *Session) methodSrc(name string) string {
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}}
+	for n := range s.vars {
+		env.vars[n] = true
+	}
+	for n, src := range s.decls {
+		if strings.HasPrefix(strings.TrimSpace(src), "var") {
+			env.vars[n] = true
+		}
+	}
 	for n := range s.imported {
 		env.pkgs[n] = true
 	}
@@ -621,11 +645,22 @@ func (s *Session) rewriteEnv() rewriteEnv {
 }
 
 // eval runs src under ctx, turning panics that escape yaegi into errors.
+// A cell that recurses past the session's call depth is stopped (depth.go), and its error
+// is then a panic whose value is the *depthError.
 func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err error) {
 	s.frames.take()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if limit := s.maxCallDepth(); limit > 0 {
+		defer depthWatcher.watch(cancel, limit)()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = interp.Panic{Value: r, Stack: debug.Stack()}
+		}
+		var de *depthError
+		if err != nil && errors.As(context.Cause(ctx), &de) {
+			err = interp.Panic{Value: de}
 		}
 	}()
 	return s.i.EvalWithContext(ctx, src)
@@ -642,8 +677,20 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the cell was interrupted"}}
 	}
 	var p interp.Panic
+	if !errors.As(err, &p) || compilePanic(p) {
+		// A compile error or a crash of yaegi's compiler: a misspelt package name gets Go's
+		// answer rather than yaegi's.
+		if cerr := s.undefinedPackage(seg); cerr != nil {
+			return cerr
+		}
+	}
 	if errors.As(err, &p) && compilePanic(p) {
 		return s.compileCrash(p, seg)
+	}
+	if errors.As(err, &p) {
+		if de, ok := p.Value.(*depthError); ok {
+			return s.depthTrace(de, seg)
+		}
 	}
 	if errors.As(err, &p) {
 		name := "panic"
@@ -932,7 +979,7 @@ func (s *Session) names() []string {
 func (s *Session) EvalExpr(ctx context.Context, expr string) (display.Data, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, err := s.eval(ctx, expr)
+	v, err := s.eval(ctx, exprSource(expr))
 	if err != nil {
 		return display.Data{}, s.evalError(ctx, err, segment{kind: segStmt, src: expr, line: 1, col: 1})
 	}
@@ -941,6 +988,18 @@ func (s *Session) EvalExpr(ctx context.Context, expr string) (display.Data, erro
 		return display.Data{MIME: map[string]any{"text/plain": ""}}, nil
 	}
 	return d, nil
+}
+
+// exprSource is the source EvalExpr hands yaegi for expr: in parentheses when it is an
+// expression. yaegi picks its mode from a source's first token, and an expression that opens
+// with "func" (`func() int { for {} }()`) was compiled as the declaration of a func main,
+// which yaegi then ran again before every later cell: after such a user expression every cell
+// hung, or silently repeated the expression's effects.
+func exprSource(expr string) string {
+	if isExpr(expr) {
+		return "(" + expr + ")"
+	}
+	return expr
 }
 
 // newImports returns an import declaration for the imports not yet in the session ("" if none).

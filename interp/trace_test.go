@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // countedOut is a recOut that tells the session its execution count, as the kernel does.
@@ -161,15 +160,22 @@ func TestPanicTraceAcrossCells(t *testing.T) {
 // next cell's output, after a note, and that a goroutine printing while its cell runs still
 // reaches that cell.
 func TestLateGoroutineOutput(t *testing.T) {
-	s := newSession(t)
-	_, out, err := run(t, s, "import (\"fmt\"; \"time\")\ndone := make(chan bool)\ngo func() {\n\tfmt.Println(\"during\")\n\ttime.Sleep(200 * time.Millisecond)\n\tfmt.Println(\"after the cell\")\n\tdone <- true\n}()\ntime.Sleep(50 * time.Millisecond)")
+	// The goroutine prints its second line once the first cell has ended (Release), and the
+	// test runs the second cell once that line is printed (Printed): events, not sleeps.
+	release, printed := make(chan struct{}), make(chan struct{})
+	s := newHookedSession(t, map[string]any{
+		"Release": func() { <-release },
+		"Printed": func() { close(printed) },
+	})
+	_, out, err := run(t, s, "import (\"fmt\"; \"gpunotes.test/hook\")\ndone := make(chan bool)\nstarted := make(chan bool)\ngo func() {\n\tfmt.Println(\"during\")\n\tstarted <- true\n\thook.Release()\n\tfmt.Println(\"after the cell\")\n\thook.Printed()\n\tdone <- true\n}()\n<-started")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := out.out("stdout"); got != "during\n" {
 		t.Fatalf("first cell printed %q", got)
 	}
-	time.Sleep(400 * time.Millisecond)
+	close(release)
+	<-printed
 	_, out, err = run(t, s, "<-done\nfmt.Println(\"second\")")
 	if err != nil {
 		t.Fatal(err)

@@ -38,3 +38,7 @@ func TestNbconvertExecute(t *testing.T) { runPy(t, "check_nbconvert.py", 5*time.
 // TestHardening sends hostile bytes and careless requests to the kernel, beside ipykernel on
 // the same input (test_hardening.py says what each does).
 func TestHardening(t *testing.T) { runPy(t, "test_hardening.py", 5*time.Minute) }
+
+// TestReliability interrupts every kind of work and checks the next cell's result, and runs
+// away recursion and goroutine floods through jupyter_client (test_reliability.py).
+func TestReliability(t *testing.T) { runPy(t, "test_reliability.py", 10*time.Minute) }

@@ -187,7 +187,7 @@ func TestRunInterruptAndTimeout(t *testing.T) {
 	if !errors.As(err, &cf) || cf.Number != 1 {
 		t.Fatalf("Run error = %v, want the for {} cell to fail", err)
 	}
-	if el := time.Since(start); el > 10*time.Second {
+	if el := time.Since(start); el > 2*time.Minute { // a hung timeout, not a slow machine
 		t.Errorf("timeout took %v", el)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

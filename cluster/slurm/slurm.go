@@ -171,7 +171,7 @@ func New(opts Options) (*Cluster, error) {
 				timeout = 2 * time.Minute
 			}
 			ctx, cancel := context.WithTimeout(display.Context(), timeout)
-			err := c.WaitForWorkers(ctx, opts.Jobs*c.workersPerJob())
+			err := c.WaitForWorkersContext(ctx, opts.Jobs*c.workersPerJob())
 			cancel()
 			if err != nil {
 				_ = c.Close()
@@ -512,10 +512,37 @@ func (c *Cluster) scaleJobs(ctx context.Context, n int, onlyIdle bool) error {
 	return nil
 }
 
-// WaitForWorkers waits until n workers have joined. A nil ctx means the running cell's
-// context. When the wait ends first, the error names every job that has not started its
-// workers, with its state and the end of its output; jobs that ended end the wait at once.
-func (c *Cluster) WaitForWorkers(ctx context.Context, n int) error {
+// WaitForWorkers waits until n workers have joined, at most timeout (0: the running cell's
+// context bounds it), as every cluster.Cluster does. When the wait ends first, the error
+// names every job that has not started its workers, with its state and the end of its
+// output; jobs that ended end the wait at once.
+func (c *Cluster) WaitForWorkers(n int, timeout time.Duration) error {
+	ctx := display.Context()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	return c.WaitForWorkersContext(ctx, n)
+}
+
+// Restart is an error on a SLURM cluster: its workers are SLURM jobs, which this process
+// cannot restart in place; Scale(0) then Scale(n) submits fresh jobs.
+func (c *Cluster) Restart() error {
+	return errors.New("slurm: Restart: workers are SLURM jobs, which cannot be restarted in place; " +
+		"Scale(0) then Scale(n) cancels them and submits fresh ones")
+}
+
+// RestartWorkers is an error on a SLURM cluster, as Restart.
+func (c *Cluster) RestartWorkers(names ...string) error {
+	return fmt.Errorf("slurm: RestartWorkers(%v): workers are SLURM jobs, which cannot be restarted in place; "+
+		"RetireWorkers then Scale(n) replaces them", names)
+}
+
+var _ cluster.Cluster = (*Cluster)(nil)
+
+// WaitForWorkersContext is WaitForWorkers bounded by ctx (nil: the running cell's context).
+func (c *Cluster) WaitForWorkersContext(ctx context.Context, n int) error {
 	ctx = ctxOr(ctx)
 	start := time.Now()
 	lastRefresh := time.Time{}

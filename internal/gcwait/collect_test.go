@@ -21,7 +21,7 @@ func TestUntilWaitsForCleanups(t *testing.T) {
 	}
 	t0 := time.Now()
 	Until(func() bool { return false })
-	if d := time.Since(t0); d < 90*time.Millisecond || d > 2*time.Second {
-		t.Errorf("Until with nothing to free returned after %v, want about 100 ms", d)
+	if d := time.Since(t0); d < 90*time.Millisecond {
+		t.Errorf("Until with nothing to free returned after %v, want at least its 100 ms wait", d)
 	}
 }

@@ -8,11 +8,13 @@ import (
 	"go/constant"
 	"go/token"
 	"reflect"
+	"time"
 )
 
 func init() {
 	Symbols["github.com/gpunotes/gpunotes/cluster/cluster"] = map[string]reflect.Value{
 		// function, constant and variable definitions
+		"AllCompleted":          reflect.ValueOf(constant.MakeFromLiteral("\"ALL_COMPLETED\"", token.STRING, 0)),
 		"Connect":               reflect.ValueOf(cluster.Connect),
 		"ConnectContext":        reflect.ValueOf(cluster.ConnectContext),
 		"ConnectTLS":            reflect.ValueOf(cluster.ConnectTLS),
@@ -21,8 +23,15 @@ func init() {
 		"ErrCancelled":          reflect.ValueOf(&cluster.ErrCancelled).Elem(),
 		"ErrRefused":            reflect.ValueOf(&cluster.ErrRefused).Elem(),
 		"ExitRefused":           reflect.ValueOf(constant.MakeFromLiteral("3", token.INT, 0)),
+		"FirstCompleted":        reflect.ValueOf(constant.MakeFromLiteral("\"FIRST_COMPLETED\"", token.STRING, 0)),
+		"NewEvent":              reflect.ValueOf(cluster.NewEvent),
 		"NewLocalCUDA":          reflect.ValueOf(cluster.NewLocalCUDA),
+		"NewLock":               reflect.ValueOf(cluster.NewLock),
+		"NewQueue":              reflect.ValueOf(cluster.NewQueue),
+		"NewSemaphore":          reflect.ValueOf(cluster.NewSemaphore),
 		"NewToken":              reflect.ValueOf(cluster.NewToken),
+		"NewVariable":           reflect.ValueOf(cluster.NewVariable),
+		"Priority":              reflect.ValueOf(cluster.Priority),
 		"Resources":             reflect.ValueOf(cluster.Resources),
 		"Retries":               reflect.ValueOf(cluster.Retries),
 		"RunCUDAWorker":         reflect.ValueOf(cluster.RunCUDAWorker),
@@ -30,6 +39,7 @@ func init() {
 		"ServeScheduler":        reflect.ValueOf(cluster.ServeScheduler),
 		"SetChunkExecutor":      reflect.ValueOf(cluster.SetChunkExecutor),
 		"SetResultTypeResolver": reflect.ValueOf(cluster.SetResultTypeResolver),
+		"SetSchedulerEvaluator": reflect.ValueOf(cluster.SetSchedulerEvaluator),
 		"SetSourceResolver":     reflect.ValueOf(cluster.SetSourceResolver),
 		"StateCancelled":        reflect.ValueOf(constant.MakeFromLiteral("\"cancelled\"", token.STRING, 0)),
 		"StateErred":            reflect.ValueOf(constant.MakeFromLiteral("\"erred\"", token.STRING, 0)),
@@ -43,24 +53,111 @@ func init() {
 		"CUDAWorkerConfig": reflect.ValueOf((*cluster.CUDAWorkerConfig)(nil)),
 		"ChunkExecutor":    reflect.ValueOf((*cluster.ChunkExecutor)(nil)),
 		"Client":           reflect.ValueOf((*cluster.Client)(nil)),
+		"Cluster":          reflect.ValueOf((*cluster.Cluster)(nil)),
+		"Completed":        reflect.ValueOf((*cluster.Completed)(nil)),
 		"DashboardState":   reflect.ValueOf((*cluster.DashboardState)(nil)),
 		"Evaluator":        reflect.ValueOf((*cluster.Evaluator)(nil)),
+		"Event":            reflect.ValueOf((*cluster.Event)(nil)),
 		"Future":           reflect.ValueOf((*cluster.Future)(nil)),
 		"LocalCUDA":        reflect.ValueOf((*cluster.LocalCUDA)(nil)),
+		"Lock":             reflect.ValueOf((*cluster.Lock)(nil)),
 		"Options":          reflect.ValueOf((*cluster.Options)(nil)),
+		"Queue":            reflect.ValueOf((*cluster.Queue)(nil)),
 		"Sample":           reflect.ValueOf((*cluster.Sample)(nil)),
 		"SchedulerConfig":  reflect.ValueOf((*cluster.SchedulerConfig)(nil)),
+		"Semaphore":        reflect.ValueOf((*cluster.Semaphore)(nil)),
 		"Source":           reflect.ValueOf((*cluster.Source)(nil)),
 		"SubmitOption":     reflect.ValueOf((*cluster.SubmitOption)(nil)),
 		"TLSFiles":         reflect.ValueOf((*cluster.TLSFiles)(nil)),
 		"TaskError":        reflect.ValueOf((*cluster.TaskError)(nil)),
 		"TaskEvent":        reflect.ValueOf((*cluster.TaskEvent)(nil)),
+		"TaskStream":       reflect.ValueOf((*cluster.TaskStream)(nil)),
+		"Variable":         reflect.ValueOf((*cluster.Variable)(nil)),
 		"WorkerConfig":     reflect.ValueOf((*cluster.WorkerConfig)(nil)),
 		"WorkerInfo":       reflect.ValueOf((*cluster.WorkerInfo)(nil)),
 
 		// interface wrapper definitions
+		"_Cluster":   reflect.ValueOf((*_github_com_gpunotes_gpunotes_cluster_Cluster)(nil)),
 		"_Evaluator": reflect.ValueOf((*_github_com_gpunotes_gpunotes_cluster_Evaluator)(nil)),
 	}
+}
+
+// _github_com_gpunotes_gpunotes_cluster_Cluster is an interface wrapper for Cluster type
+type _github_com_gpunotes_gpunotes_cluster_Cluster struct {
+	IValue          interface{}
+	WAdapt          func(min int, max int) error
+	WClose          func() error
+	WDatasets       func() ([]string, error)
+	WGetDataset     func(name string) (any, error)
+	WGetTaskStream  func(since time.Time) (*cluster.TaskStream, error)
+	WHasWhat        func() (map[string][]string, error)
+	WPublish        func(name string, x any) error
+	WRebalance      func() error
+	WReplicate      func(x any, n int) error
+	WRestart        func() error
+	WRestartWorkers func(names ...string) error
+	WRetireWorkers  func(names ...string) error
+	WRunOnScheduler func(fn any, args ...any) (any, error)
+	WRunOnWorkers   func(fn any, args ...any) (map[string]any, error)
+	WScale          func(n int) error
+	WWaitForWorkers func(n int, timeout time.Duration) error
+	WWhoHas         func(xs ...any) (map[string][]string, error)
+	WWorkerLogs     func(n int) (map[string][]string, error)
+}
+
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) Adapt(min int, max int) error {
+	return W.WAdapt(min, max)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) Close() error {
+	return W.WClose()
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) Datasets() ([]string, error) {
+	return W.WDatasets()
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) GetDataset(name string) (any, error) {
+	return W.WGetDataset(name)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) GetTaskStream(since time.Time) (*cluster.TaskStream, error) {
+	return W.WGetTaskStream(since)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) HasWhat() (map[string][]string, error) {
+	return W.WHasWhat()
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) Publish(name string, x any) error {
+	return W.WPublish(name, x)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) Rebalance() error {
+	return W.WRebalance()
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) Replicate(x any, n int) error {
+	return W.WReplicate(x, n)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) Restart() error {
+	return W.WRestart()
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) RestartWorkers(names ...string) error {
+	return W.WRestartWorkers(names...)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) RetireWorkers(names ...string) error {
+	return W.WRetireWorkers(names...)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) RunOnScheduler(fn any, args ...any) (any, error) {
+	return W.WRunOnScheduler(fn, args...)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) RunOnWorkers(fn any, args ...any) (map[string]any, error) {
+	return W.WRunOnWorkers(fn, args...)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) Scale(n int) error {
+	return W.WScale(n)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) WaitForWorkers(n int, timeout time.Duration) error {
+	return W.WWaitForWorkers(n, timeout)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) WhoHas(xs ...any) (map[string][]string, error) {
+	return W.WWhoHas(xs...)
+}
+func (W _github_com_gpunotes_gpunotes_cluster_Cluster) WorkerLogs(n int) (map[string][]string, error) {
+	return W.WWorkerLogs(n)
 }
 
 // _github_com_gpunotes_gpunotes_cluster_Evaluator is an interface wrapper for Evaluator type

@@ -4,27 +4,51 @@ per list. Reads JSON [{"id": ..., "cells": [...]}] on stdin; writes JSON {id: {"
 import json
 import queue
 import sys
+import time
 
 from jupyter_client.manager import start_new_kernel
 
-TIMEOUT = 60
+# A cell that prints nothing for this long is taken to hang. The wait is for correctness, not
+# speed: a busy machine must never fail a list, so it is long, and a dead kernel is noticed at
+# once instead (its crash report is the list's error).
+TIMEOUT = 300
 
 
-def run_cell(kc, code):
-    msg_id = kc.execute(code)
-    out, errors = [], []
+class KernelDied(Exception):
+    pass
+
+
+def get(km, getter, stderr):
+    """The next message from getter, waiting up to TIMEOUT while the kernel lives."""
+    deadline = time.monotonic() + TIMEOUT
     while True:
-        m = kc.get_iopub_msg(timeout=TIMEOUT)
+        try:
+            return getter(timeout=1)
+        except queue.Empty:
+            if not km.is_alive():
+                raise KernelDied("the kernel died; its stderr: %r" % "".join(stderr)[-2000:])
+            if time.monotonic() > deadline:
+                raise
+
+
+def run_cell(km, kc, code):
+    msg_id = kc.execute(code)
+    out, errors, stderr = [], [], []
+    while True:
+        m = get(km, kc.get_iopub_msg, stderr)
         if m["parent_header"].get("msg_id") != msg_id:
             continue
         t, c = m["msg_type"], m["content"]
         if t == "stream" and c["name"] == "stdout":
             out.append(c["text"])
+        elif t == "stream":
+            stderr.append(c["text"])
         elif t == "error":
             errors.append(c["ename"] + ": " + c["evalue"])
         elif t == "status" and c["execution_state"] == "idle":
             break
-    kc.get_shell_msg(timeout=TIMEOUT)
+    while get(km, kc.get_shell_msg, stderr)["parent_header"].get("msg_id") != msg_id:
+        pass  # a late reply to one of nudge's kernel_info requests
     return "".join(out), errors
 
 
@@ -32,7 +56,8 @@ def nudge(kc):
     """Waits until the IOPub subscription receives messages, as jupyter_server does before it
     hands a kernel to a client: PUB drops what is sent before a subscriber joins, so a fast first
     cell could lose its status messages and its client would wait for them forever."""
-    for _ in range(50):
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
         kc.kernel_info()
         try:
             kc.get_iopub_msg(timeout=0.5)
@@ -45,7 +70,7 @@ def nudge(kc):
                 except queue.Empty:
                     break
         return
-    raise RuntimeError("no IOPub message after 50 kernel_info requests")
+    raise RuntimeError("no IOPub message in %d s of kernel_info requests" % TIMEOUT)
 
 
 def main():
@@ -57,7 +82,7 @@ def main():
         try:
             nudge(kc)
             for at, cell in enumerate(job["cells"], 1):
-                o, e = run_cell(kc, cell)
+                o, e = run_cell(km, kc, cell)
                 stdout += o
                 errors += e
                 if e:

@@ -40,6 +40,9 @@ var bloscFormats = map[int]string{0: "blosclz", 1: "lz4", 2: "snappy", 3: "zlib"
 
 // Decode implements Codec.
 func (b Blosc) Decode(src []byte, size int) ([]byte, error) {
+	if err := fits(Blosc{}, len(src), size); err != nil {
+		return nil, err
+	}
 	out := make([]byte, size)
 	if err := b.DecodeInto(out, src); err != nil {
 		return nil, err

@@ -57,6 +57,9 @@ func (c Gzip) Encode(src []byte) ([]byte, error) {
 
 // Decode implements Codec.
 func (Gzip) Decode(src []byte, size int) ([]byte, error) {
+	if err := fits(Gzip{}, len(src), size); err != nil {
+		return nil, err
+	}
 	r, err := gzip.NewReader(bytes.NewReader(src))
 	if err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
@@ -92,6 +95,9 @@ func zlibEncode(src []byte, lvl int) ([]byte, error) {
 }
 
 func zlibDecode(src []byte, size int) ([]byte, error) {
+	if err := fits(Zlib{}, len(src), size); err != nil {
+		return nil, err
+	}
 	r, err := zlib.NewReader(bytes.NewReader(src))
 	if err != nil {
 		return nil, fmt.Errorf("zlib: %w", err)
@@ -179,6 +185,9 @@ func (Zstd) Decode(src []byte, size int) ([]byte, error) { return zstdDecode(src
 
 // DecodeInto implements Into.
 func (Zstd) DecodeInto(dst, src []byte) error {
+	if err := fits(Zstd{}, len(src), len(dst)); err != nil {
+		return err
+	}
 	d, err := zstdDecoder()
 	if err != nil {
 		return fmt.Errorf("zstd: %w", err)
@@ -194,6 +203,9 @@ func (Zstd) DecodeInto(dst, src []byte) error {
 }
 
 func zstdDecode(src []byte, size int) ([]byte, error) {
+	if err := fits(Zstd{}, len(src), size); err != nil {
+		return nil, err
+	}
 	d, err := zstdDecoder()
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)

@@ -36,6 +36,9 @@ func (LZ4) Decode(src []byte, size int) ([]byte, error) {
 	if n := int(binary.LittleEndian.Uint32(src)); n != size {
 		return nil, fmt.Errorf("lz4: holds %d bytes, want %d", n, size)
 	}
+	if err := fits(LZ4{}, len(src), size); err != nil {
+		return nil, err
+	}
 	out := make([]byte, size)
 	n, err := lz4.UncompressBlock(src[4:], out)
 	if err != nil {

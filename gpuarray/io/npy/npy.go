@@ -72,8 +72,13 @@ func ReadHeader(r io.Reader) (Header, int64, error) {
 	if hlen > maxHeader {
 		return Header{}, 0, fmt.Errorf("npy: header length %d is larger than %d bytes", hlen, maxHeader)
 	}
-	text := make([]byte, hlen)
-	if _, err := io.ReadFull(r, text); err != nil {
+	// Read as it comes rather than allocated at the declared length first: a file of 12
+	// bytes that declares a header of 1 MiB gets an error, not 1 MiB.
+	text, err := io.ReadAll(io.LimitReader(r, hlen))
+	if err == nil && int64(len(text)) < hlen {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
 		return Header{}, 0, fmt.Errorf("npy: read header of %d bytes: %w", hlen, noEOF(err))
 	}
 	h, err := ParseHeader(string(text))

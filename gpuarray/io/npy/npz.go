@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 )
@@ -15,8 +16,32 @@ type Member struct {
 	// Offset is where the member's data starts in the archive file when the member is
 	// stored uncompressed (np.savez): the data can then be read in place. It is -1 for a
 	// compressed member (np.savez_compressed), which must be read through Open.
-	Offset int64
-	f      *zip.File
+	Offset  int64
+	f       *zip.File
+	dataOff int64 // where the data starts in the member, after its header
+}
+
+// DataBytes is how many data bytes the archive's directory says the member holds after its
+// header (0 when its sizes are inconsistent).
+func (m *Member) DataBytes() int64 {
+	n := int64(m.f.UncompressedSize64) - m.dataOff
+	if n < 0 || m.f.UncompressedSize64 > math.MaxInt64 {
+		return 0
+	}
+	return n
+}
+
+// CompressedBytes is the member's size in the archive.
+func (m *Member) CompressedBytes() int64 { return int64(min(m.f.CompressedSize64, math.MaxInt64)) }
+
+// MaxDataBytes is the most data the member's compressed bytes can give: deflate expands at
+// most 1032 times (zip.Store: its size).
+func (m *Member) MaxDataBytes() int64 {
+	c := m.CompressedBytes()
+	if m.f.Method == zip.Store {
+		return c
+	}
+	return min(c, math.MaxInt64/1032)*1032 + 1<<10
 }
 
 // Open returns a reader of the member's data (decompressed), after its header.
@@ -53,7 +78,7 @@ func Members(r io.ReaderAt, size int64) ([]*Member, error) {
 		if err != nil {
 			return nil, fmt.Errorf("npz member %s: %w", f.Name, err)
 		}
-		m.Header = h
+		m.Header, m.dataOff = h, off
 		if f.Method == zip.Store {
 			d, err := f.DataOffset()
 			if err != nil {
