@@ -141,12 +141,18 @@ func Partition(k Keys, n int) ([]int32, error) {
 	return out, nil
 }
 
+// slot is one entry of the table: the first row of a key (-1 for empty) and the high bits of
+// its hash, side by side so that a probe touches one cache line.
+type slot struct {
+	row  int32
+	hash uint32
+}
+
 // Table is a hash table over one side's keys: the rows of every distinct key, in row order.
 type Table struct {
 	keys  Keys
 	mask  uint64
-	slots []int32 // first row of the key in the slot, -1 for empty
-	hash  []uint64
+	slots []slot
 	next  []int32 // next row of the same key, -1 at the end
 	tail  []int32 // last row of the key in the slot (while building)
 }
@@ -161,10 +167,10 @@ func Build(keys Keys) (*Table, error) {
 	for size < 2*n {
 		size <<= 1
 	}
-	t := &Table{keys: keys, mask: uint64(size - 1), slots: make([]int32, size), hash: make([]uint64, size),
+	t := &Table{keys: keys, mask: uint64(size - 1), slots: make([]slot, size),
 		next: make([]int32, n), tail: make([]int32, size)}
 	for i := range t.slots {
-		t.slots[i] = -1
+		t.slots[i].row = -1
 	}
 	hs := keys.hashes()
 	for i := 0; i < n; i++ {
@@ -172,12 +178,12 @@ func Build(keys Keys) (*Table, error) {
 		h := hs[i]
 		s := h & t.mask
 		for {
-			r := t.slots[s]
+			r := t.slots[s].row
 			if r < 0 {
-				t.slots[s], t.hash[s], t.tail[s] = int32(i), h, int32(i)
+				t.slots[s], t.tail[s] = slot{int32(i), uint32(h >> 32)}, int32(i)
 				break
 			}
-			if t.hash[s] == h && eqRows(keys, int(r), keys, i) {
+			if t.slots[s].hash == uint32(h>>32) && eqRows(keys, int(r), keys, i) {
 				t.next[t.tail[s]] = int32(i)
 				t.tail[s] = int32(i)
 				break
@@ -193,11 +199,11 @@ func Build(keys Keys) (*Table, error) {
 func (t *Table) first(probe Keys, j int, h uint64) int32 {
 	s := h & t.mask
 	for {
-		r := t.slots[s]
+		r := t.slots[s].row
 		if r < 0 {
 			return -1
 		}
-		if t.hash[s] == h && eqRows(t.keys, int(r), probe, j) {
+		if t.slots[s].hash == uint32(h>>32) && eqRows(t.keys, int(r), probe, j) {
 			return r
 		}
 		s = (s + 1) & t.mask
