@@ -589,6 +589,27 @@ func (p *ptxProgram) step(t *testing.T, x *ptxThread, tid, bx, by int, params ma
 			shared[addr(a[0])] = (shared[addr(a[0])] + val(a[1])) & math.MaxUint32
 		case "red.global.add.u64":
 			mem[addr(a[0])] += val(a[1])
+		// The group-aggregate kernels' (ptx/groupagg.go): 64-bit reductions in shared and
+		// global memory (one thread at a time, so atomic), and the ordered key of a float.
+		case "red.global.add.f64", "red.shared.add.f64", "red.shared.add.u64", "red.global.min.s64", "red.shared.min.s64", "red.global.max.s64", "red.shared.max.s64":
+			m := mem
+			if strings.Contains(op, ".shared.") {
+				m = shared
+			}
+			w, v := m[addr(a[0])], val(a[1])
+			switch op[strings.LastIndex(op[:len(op)-4], ".")+1:] {
+			case "add.f64":
+				w = b(f(w) + f(v))
+			case "add.u64":
+				w += v
+			case "min.s64":
+				w = uint64(min(int64(w), int64(v)))
+			case "max.s64":
+				w = uint64(max(int64(w), int64(v)))
+			}
+			m[addr(a[0])] = w
+		case "xor.b64":
+			set(val(a[1]) ^ val(a[2]))
 		case "cvt.rzi.s64.f64":
 			v := f(val(a[1]))
 			switch {

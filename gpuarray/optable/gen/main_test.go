@@ -13,10 +13,10 @@ import (
 func TestGeneratedFilesCurrent(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
 	for path, src := range map[string]string{
-		"gpuarray/expr/ops_gen.go":    exprFile(),
-		"gpuarray/cpu/ops_gen.go":     cpuFile(),
+		"gpuarray/expr/ops_gen.go":        exprFile(),
+		"gpuarray/cpu/ops_gen.go":         cpuFile(),
 		"gpuarray/cuda/ptx/ptxops_gen.go": cudaFile(),
-		"gpuarray/ops_gen.go":         apiFile(),
+		"gpuarray/ops_gen.go":             apiFile(),
 	} {
 		want, err := format.Source([]byte(src))
 		if err != nil {
