@@ -37,6 +37,8 @@ type Frame struct {
 	// A computed frame's table and where its steps ran.
 	done *table
 	path []string
+
+	layout *layout // index and partitioning (SetIndex, Shuffle; see sort.go)
 }
 
 func errFrame(err error) *Frame { return &Frame{err: err, nrows: -1} }
