@@ -126,11 +126,11 @@ var callsTable = []benchOp{
 	{"sort(axis=1)[:, :10]", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
 		return gpuarray.Sort(x, 1).Slice(gpuarray.All(), gpuarray.Span(0, 10))
 	}},
-	{"fft(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Fft(x, gpuarray.FFTAxis(1)) }},
+	{"fft(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.FFT(x, gpuarray.FFTAxis(1)) }},
 	{"sum(abs(fft(axis=1)))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
-		return gpuarray.Fft(x, gpuarray.FFTAxis(1)).Abs().Sum()
+		return gpuarray.FFT(x, gpuarray.FFTAxis(1)).Abs().Sum()
 	}},
-	{"rfft(axis=0)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Rfft(x, gpuarray.FFTAxis(0)) }},
+	{"rfft(axis=0)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.RFFT(x, gpuarray.FFTAxis(0)) }},
 	{"sum(cumsum(axis=1))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
 		return gpuarray.CumulativeSum(x, 1, false).Sum()
 	}},

@@ -74,7 +74,7 @@ func benchRead(ctx context.Context, args []string, w io.Writer) error {
 	format := "zarr"
 	if strings.HasSuffix(path, ".npy") {
 		format = "npy"
-		x = gpuarray.LoadNpy(path, opts...)
+		x = gpuarray.LoadNPY(path, opts...)
 	} else {
 		x = gpuarray.OpenZarr(path, opts...)
 	}

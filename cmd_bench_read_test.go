@@ -15,7 +15,7 @@ func TestBenchRead(t *testing.T) {
 	dir := t.TempDir()
 	x := gpuarray.Arange(0, 1200, 1).Reshape(30, 40)
 	npyPath, zarrPath := filepath.Join(dir, "x.npy"), filepath.Join(dir, "x.zarr")
-	if err := gpuarray.SaveNpy(npyPath, x); err != nil {
+	if err := gpuarray.SaveNPY(npyPath, x); err != nil {
 		t.Fatal(err)
 	}
 	if err := x.ToZarr(zarrPath, gpuarray.ZarrChunks(7, 40)); err != nil {

@@ -51,7 +51,7 @@ func TestFFTOnClusterEqualsLocal(t *testing.T) {
 	build := func() *gpuarray.Array {
 		rs := gpuarray.NewRandomState(7)
 		x := rs.Normal(0, 1, gpuarray.Shape(64, 300), gpuarray.Chunks(16, 100))
-		return gpuarray.Irfft(gpuarray.Rfft(x.Mul(2), gpuarray.FFTAxis(1)), gpuarray.FFTLen(300))
+		return gpuarray.IRFFT(gpuarray.RFFT(x.Mul(2), gpuarray.FFTAxis(1)), gpuarray.FFTLen(300))
 	}
 	local, err := build().ToSlice(gpuarray.Inline())
 	if err != nil {

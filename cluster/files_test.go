@@ -17,7 +17,7 @@ func TestFileBackedArraysOnWorkers(t *testing.T) {
 	dir := t.TempDir()
 	x := gpuarray.NewRandomState(4).Normal(0, 1, gpuarray.Shape(300, 200), gpuarray.Chunks(70, 50))
 	npyPath, zarrPath := filepath.Join(dir, "x.npy"), filepath.Join(dir, "x.zarr")
-	if err := gpuarray.SaveNpy(npyPath, x); err != nil {
+	if err := gpuarray.SaveNPY(npyPath, x); err != nil {
 		t.Fatal(err)
 	}
 	if err := x.ToZarr(zarrPath, gpuarray.ZarrFormat(2), gpuarray.ZarrCompressor("blosc")); err != nil {
@@ -28,7 +28,7 @@ func TestFileBackedArraysOnWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newCluster(t, cluster.Options{NWorkers: 2})
-	for name, a := range map[string]*gpuarray.Array{"npy": gpuarray.LoadNpy(npyPath, gpuarray.Chunks(70, 50)), "zarr": gpuarray.OpenZarr(zarrPath)} {
+	for name, a := range map[string]*gpuarray.Array{"npy": gpuarray.LoadNPY(npyPath, gpuarray.Chunks(70, 50)), "zarr": gpuarray.OpenZarr(zarrPath)} {
 		got, err := standardized(a).ToSlice(gpuarray.On(c))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -39,17 +39,17 @@ func TestFileBackedArraysOnWorkers(t *testing.T) {
 	}
 	// Written through the cluster, read back inline.
 	out := filepath.Join(dir, "y.npy")
-	if err := gpuarray.SaveNpy(out, x.Mul(2), gpuarray.On(c)); err != nil {
+	if err := gpuarray.SaveNPY(out, x.Mul(2), gpuarray.On(c)); err != nil {
 		t.Fatal(err)
 	}
-	saved, err := gpuarray.LoadNpy(out).ToSlice()
+	saved, err := gpuarray.LoadNPY(out).ToSlice()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if all, _ := x.Mul(2).ToSlice(); !bitEqual(saved, all) {
 		t.Fatal("the array saved through the cluster differs")
 	}
-	lazy := gpuarray.LoadNpy(npyPath)
+	lazy := gpuarray.LoadNPY(npyPath)
 	os.Remove(npyPath)
 	if _, err := lazy.Sum().Float64(gpuarray.On(c)); err == nil || !strings.Contains(err.Error(), "x.npy") {
 		t.Fatalf("a file the workers cannot read: %v", err)
