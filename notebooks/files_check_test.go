@@ -11,8 +11,8 @@ func init() {
 		html := joined(cells, func(c cellOutput) string { return c.html })
 		contains(t, "output", text, "npy round trip equal: true", "x3.zarr: ", "x2.zarr: ",
 			"attributes: map[seed:7 units:m]", "truncated file: true", "x.npy", "at [1500 0]",
-			"FromFile after the .npy header: equal: true", "NpzNames: [means top] <nil>",
-			"LoadNpz: max |saved means - means of the loaded rows| = 0.0e+00 (<nil>)",
+			"FromFile after the .npy header: equal: true", "NPZNames: [means top] <nil>",
+			"LoadNPZ: max |saved means - means of the loaded rows| = 0.0e+00 (<nil>)",
 			"the array's column chunks: [500 500 500 500] the store's: [2000]",
 			"already exists (ZarrOverwrite() replaces it)", "ZarrList: [colmeans top] <nil>",
 			"overwritten store holds 2x: true (<nil>)")

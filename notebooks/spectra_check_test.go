@@ -10,7 +10,7 @@ import (
 var roundTripRE = regexp.MustCompile(`max \|irfft\(rfft\(x\)\) - x\| = (\S+)\nmax \|fftn\(x\) - fft\(fft\(x, 0\), 1\)\| = (\S+)`)
 
 // moreRE matches the errors of the last section's inverses and factorizations.
-var moreRE = regexp.MustCompile(`(?m)^(Ifft\(Fft\(x\)\)|Ifftn\(Fftn\(x\)\)|Irfftn\(Rfftn\(x\)\) over axes 0, 1|Hfft\(Ihfft\(x\), n=64\)|IfftShift\(FftShift\(f\)\)|Parseval with FFTNorm\(ortho\): relative difference|Eigh: max \|m v - v diag\(w\)\| =|Pinv\(tall\) @ tall - I:|QR: max \|Q R - A\| = (?:\S+), max \|Q\^T Q - I\| =|TensordotAxes\(a, b, \[1\], \[0\]\) - a.Dot\(b\):):? (\S+)$`)
+var moreRE = regexp.MustCompile(`(?m)^(IFFT\(FFT\(x\)\)|IFFTN\(FFTN\(x\)\)|IRFFTN\(RFFTN\(x\)\) over axes 0, 1|HFFT\(IHFFT\(x\), n=64\)|IFFTShift\(FFTShift\(f\)\)|Parseval with FFTNorm\(ortho\): relative difference|Eigh: max \|m v - v diag\(w\)\| =|Pinv\(tall\) @ tall - I:|QR: max \|Q R - A\| = (?:\S+), max \|Q\^T Q - I\| =|TensordotAxes\(a, b, \[1\], \[0\]\) - a.Dot\(b\):):? (\S+)$`)
 
 var qrRE = regexp.MustCompile(`QR: max \|Q R - A\| = (\S+),`)
 
@@ -22,7 +22,7 @@ func init() {
 		html := joined(cells, func(c cellOutput) string { return c.html })
 		contains(t, "output", text,
 			"peaks at 50 Hz and 120 Hz",
-			"FftShift(FftFreq(8, 1)): [-0.5 -0.375 -0.25 -0.125 0 0.125 0.25 0.375]",
+			"FFTShift(FFTFreq(8, 1)): [-0.5 -0.375 -0.25 -0.125 0 0.125 0.25 0.375]",
 			"Diagonal(sq, 1) = [ 1.  6. 11.]", "Trace(sq, 0) = 30\n",
 			"Cross = [0. 0. 1.]",
 			"m @ Solve(m, rhs) = [1. 2. 3.]", "Slogdet sign = 1\n", "Eigvalsh(m) = [1.26794919 3.         4.73205081]",
