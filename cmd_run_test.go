@@ -210,14 +210,15 @@ func TestRunCommandFiles(t *testing.T) {
 	}
 }
 
-// TestRunCommandKilledCell: a cell that kills the process (a stack overflow: fatal in Go)
-// leaves the written notebook with every cell before it, the killing cell marked, a message
-// naming it, and exit 1 (before: exit 2, nothing printed, no notebook).
+// TestRunCommandKilledCell: a cell that kills the process (a SIGKILL of itself; a runaway
+// recursion is now a RecursionError of the cell, not a death) leaves the written notebook with
+// every cell before it, the killing cell marked, a message naming it, and exit 1 (before:
+// exit 2, nothing printed, no notebook).
 func TestRunCommandKilledCell(t *testing.T) {
 	dir := t.TempDir()
 	in := writeNotebook(t, dir, "fatal.ipynb", "go",
 		"import \"fmt\"\nfmt.Println(\"first done\")",
-		"func rec(n int) int { return rec(n+1) + 1 }\nrec(0)",
+		"import (\"os\"; \"syscall\")\nsyscall.Kill(os.Getpid(), syscall.SIGKILL)",
 		"fmt.Println(\"never\")")
 	out := filepath.Join(dir, "fatal-out.ipynb")
 	code, log := gpunotesRun(t, "-q", in, "-o", out)
