@@ -103,3 +103,53 @@ func TestClusterInterfaceFakeClientset(t *testing.T) {
 		t.Error("the Deployment survived Close through cluster.Cluster")
 	}
 }
+
+// TestClusterInterfaceConnectedFakeClientset checks that, once connected to a loopback
+// scheduler, the scheduler's methods of cluster.Cluster go through the client of Connect.
+func TestClusterInterfaceConnectedFakeClientset(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- cluster.ServeScheduler(ctx, cluster.SchedulerConfig{Listen: "127.0.0.1:0", Token: "s3cret", Dashboard: "off",
+			Ready: func(addr, _ string) { ready <- addr }})
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-served:
+		t.Fatalf("scheduler: %v", err)
+	}
+	defer func() {
+		cancel()
+		<-served
+	}()
+	k, err := kube.New(ctx, fake.NewClientset(), kube.Options{Name: "nb-workers", Image: "gpunotes:test", Workers: 0, Token: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c cluster.Cluster = k
+	if _, err := k.Connect(ctx, addr); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Publish("answer", 42); err != nil {
+		t.Fatal(err)
+	}
+	names, err := c.Datasets()
+	if err != nil || len(names) != 1 || names[0] != "answer" {
+		t.Fatalf("Datasets after Publish through kube.Cluster: %v (%v)", names, err)
+	}
+	got, err := k.Client().GetDataset("answer")
+	if err != nil || got != 42 {
+		t.Fatalf("the client of Connect's GetDataset: %v (%v), want 42", got, err)
+	}
+	if err := c.WaitForWorkers(0, time.Minute); err != nil {
+		t.Errorf("WaitForWorkers(0): %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if k.Client() != nil {
+		t.Error("Close left the client of Connect")
+	}
+}
