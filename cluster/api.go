@@ -49,7 +49,7 @@ func (c *Client) errNotStarter(what string) error {
 		return nil
 	}
 	return fmt.Errorf("cluster: %s: this client is connected to the scheduler at %s, which does not start workers; "+
-		"a LocalCUDA does, and so do slurm.Cluster (Scale, Adapt) and kube.Cluster (Scale); "+
+		"a LocalCUDA does, and so do slurm.Cluster (Scale, Adapt) and kube.Cluster (Scale, Restart); "+
 		"for workers started by hand run or stop `gpunotes cuda-worker`", what, c.Address())
 }
 

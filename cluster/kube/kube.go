@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gpunotes/gpunotes/cluster"
+	"github.com/gpunotes/gpunotes/display"
 )
 
 // Labels every worker pod carries; ClusterLabel's value is the worker Deployment's name.
@@ -273,8 +274,11 @@ func (c *Cluster) Name() string { return c.opts.Name }
 // Namespace is the workers' namespace.
 func (c *Cluster) Namespace() string { return c.opts.Namespace }
 
-// Scale sets the number of worker pods.
-func (c *Cluster) Scale(ctx context.Context, n int) error {
+// Scale sets the number of worker pods, bounded by the running cell's context.
+func (c *Cluster) Scale(n int) error { return c.ScaleContext(display.Context(), n) }
+
+// ScaleContext is Scale bounded by ctx (nil: no bound).
+func (c *Cluster) ScaleContext(ctx context.Context, n int) error {
 	if n < 0 {
 		return fmt.Errorf("kube: Scale(%d): want a number of workers >= 0", n)
 	}
@@ -415,8 +419,11 @@ func (c *Cluster) Connect(ctx context.Context, addr string) (*cluster.Client, er
 }
 
 // Close deletes the worker Deployment (its pods with it) and the Secret New created, and
-// closes the client of Connect.
-func (c *Cluster) Close(ctx context.Context) error {
+// closes the client of Connect, bounded by the running cell's context.
+func (c *Cluster) Close() error { return c.CloseContext(display.Context()) }
+
+// CloseContext is Close bounded by ctx (nil: no bound).
+func (c *Cluster) CloseContext(ctx context.Context) error {
 	ctx = ctxOr(ctx)
 	var errs []error
 	if c.client != nil {

@@ -63,19 +63,19 @@ func TestNewScaleClose(t *testing.T) {
 		t.Fatalf("token Secret: %v %v", sec, err)
 	}
 
-	if err := k.Scale(ctx, 5); err != nil {
+	if err := k.ScaleContext(ctx, 5); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := k.Replicas(ctx); err != nil || n != 5 {
 		t.Fatalf("after Scale(5): %d replicas (%v)", n, err)
 	}
-	if err := k.Scale(ctx, 1); err != nil {
+	if err := k.ScaleContext(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := k.Replicas(ctx); n != 1 {
 		t.Fatalf("after Scale(1): %d replicas", n)
 	}
-	if err := k.Scale(ctx, -1); err == nil {
+	if err := k.ScaleContext(ctx, -1); err == nil {
 		t.Error("Scale(-1): no error")
 	}
 
@@ -116,7 +116,7 @@ func TestNewScaleClose(t *testing.T) {
 		t.Fatalf("WaitForPods(2): %v", err)
 	}
 
-	if err := k.Close(ctx); err != nil {
+	if err := k.CloseContext(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cs.AppsV1().Deployments("gpunotes").Get(ctx, "nb-workers", metav1.GetOptions{}); err == nil {
@@ -125,7 +125,7 @@ func TestNewScaleClose(t *testing.T) {
 	if _, err := cs.CoreV1().Secrets("gpunotes").Get(ctx, "gpunotes-token", metav1.GetOptions{}); err == nil {
 		t.Error("the Secret New created survived Close")
 	}
-	if err := k.Scale(ctx, 2); err == nil {
+	if err := k.ScaleContext(ctx, 2); err == nil {
 		t.Error("Scale after Close: no error")
 	}
 }
@@ -146,7 +146,7 @@ func TestExistingSecretIsKept(t *testing.T) {
 	if _, ok := c.Resources.Limits[kube.GPUResource]; ok || c.Args[len(c.Args)-1] != "--cpu" {
 		t.Errorf("CPU workers: limits %v args %v", c.Resources.Limits, c.Args)
 	}
-	if err := k.Close(ctx); err != nil {
+	if err := k.CloseContext(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cs.CoreV1().Secrets("gpunotes").Get(ctx, "gpunotes-token", metav1.GetOptions{}); err != nil {

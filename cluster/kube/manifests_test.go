@@ -163,7 +163,7 @@ func TestManifestsFitTogether(t *testing.T) {
 		t.Errorf("workers.yaml differs from kube.WorkerDeployment:\nmanifest %+v\nbuilt    %+v", workers.Spec, built.Spec)
 	}
 
-	// The notebook's Role allows what kube.New, Scale, Pods and Close do.
+	// The notebook's Role allows what kube.New, Scale, Restart, RestartWorkers, Pods and Close do.
 	allowed := map[string]bool{}
 	for _, r := range role.Rules {
 		for _, res := range r.Resources {
@@ -173,7 +173,7 @@ func TestManifestsFitTogether(t *testing.T) {
 		}
 	}
 	for _, need := range []string{"deployments:create", "deployments:get", "deployments:update", "deployments:delete",
-		"pods:list", "secrets:get", "secrets:create", "secrets:delete"} {
+		"pods:list", "pods:delete", "secrets:get", "secrets:create", "secrets:delete"} {
 		if !allowed[need] {
 			t.Errorf("Role gpunotes-notebook does not allow %s", need)
 		}
