@@ -20,6 +20,9 @@ import (
 // value starts with "via " is accepted only when the notebooks contain the text after "via "
 // (the entry point that calls the method for the user).
 var notInNotebooks = map[string]string{
+	"TargetOf":     "plumbing for package dataframe (where a Compute option runs, for its columns); cells use dataframe",
+	"WrapValues":   "plumbing for package dataframe (a column's host values as an array); cells use dataframe",
+	"Array.Values": "plumbing for package dataframe (an array's host values); cells use dataframe",
 	// encoding/gob calls these through the GobEncoder interface; a user writes gob.NewEncoder.
 	"Array.GobEncode": "via gob.NewEncoder",
 	"Array.GobDecode": "via gob.NewDecoder",
@@ -69,16 +72,26 @@ func exportedAPI(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatalf("doc of %s: %v", dir, err)
 	}
+	// A deprecated spelling stays callable for a release, but notebooks show the new one.
+	deprecated := func(f *doc.Func) bool {
+		return strings.HasPrefix(f.Doc, "Deprecated: ") || strings.Contains(f.Doc, "\nDeprecated: ")
+	}
 	var names []string
 	for _, f := range d.Funcs {
-		names = append(names, f.Name)
+		if !deprecated(f) {
+			names = append(names, f.Name)
+		}
 	}
 	for _, ty := range d.Types {
 		for _, f := range ty.Funcs {
-			names = append(names, f.Name)
+			if !deprecated(f) {
+				names = append(names, f.Name)
+			}
 		}
 		for _, m := range ty.Methods {
-			names = append(names, ty.Name+"."+m.Name)
+			if !deprecated(m) {
+				names = append(names, ty.Name+"."+m.Name)
+			}
 		}
 	}
 	sort.Strings(names)
