@@ -224,7 +224,16 @@ def run(page, url, notebook, shot):
     if len(seen) < 3:
         raise SystemExit(f"the panel showed {len(seen)} different task streams while the computation ran")
     log(f"the panel drew {workers} workers and {len(seen)} different task streams during the computation")
-    page.locator(".gpunotes-panel").first.scroll_into_view_if_needed()
+    # The panel redraws while work runs, so the element found can be replaced before the
+    # scroll reaches it ("not attached to the DOM", seen on a busy machine): find it again.
+    for attempt in range(10):
+        try:
+            page.locator(".gpunotes-panel").first.scroll_into_view_if_needed(timeout=10000)
+            break
+        except Exception as e:  # playwright's Error; the screenshot only frames the panel
+            if attempt == 9:
+                log(f"could not scroll to the panel for the screenshot: {e}")
+            time.sleep(0.2)
     page.screenshot(path=shot, full_page=False)
     wait_idle(page, 240000)
     done = page.locator(".jp-OutputArea-output", has_text="panel computation done")
