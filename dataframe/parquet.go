@@ -1,6 +1,7 @@
 package dataframe
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -422,41 +423,30 @@ func litFloat(v any) (float64, bool) {
 func rangeMayPass(op string, lo, hi, lit any) bool {
 	switch l := lo.(type) {
 	case float64:
-		x, ok := litFloat(lit)
-		if !ok {
-			return true
-		}
-		h := hi.(float64)
-		switch op {
-		case "eq":
-			return l <= x && x <= h
-		case "lt":
-			return l < x
-		case "le":
-			return l <= x
-		case "gt":
-			return h > x
-		case "ge":
-			return h >= x
+		if x, ok := litFloat(lit); ok {
+			return orderedMayPass(op, l, hi.(float64), x)
 		}
 	case string:
-		x, ok := lit.(string)
-		if !ok {
-			return true
+		if x, ok := lit.(string); ok {
+			return orderedMayPass(op, l, hi.(string), x)
 		}
-		h := hi.(string)
-		switch op {
-		case "eq":
-			return l <= x && x <= h
-		case "lt":
-			return l < x
-		case "le":
-			return l <= x
-		case "gt":
-			return h > x
-		case "ge":
-			return h >= x
-		}
+	}
+	return true
+}
+
+// orderedMayPass is rangeMayPass for one ordered type.
+func orderedMayPass[T cmp.Ordered](op string, lo, hi, x T) bool {
+	switch op {
+	case "eq":
+		return lo <= x && x <= hi
+	case "lt":
+		return lo < x
+	case "le":
+		return lo <= x
+	case "gt":
+		return hi > x
+	case "ge":
+		return hi >= x
 	}
 	return true
 }
