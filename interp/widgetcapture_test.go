@@ -15,19 +15,43 @@ import (
 // keep this package's test binary small).
 func widgetSession(t *testing.T) *Session {
 	t.Helper()
-	s, err := New(Options{Symbols: interp.Exports{"github.com/gpunotes/gpunotes/display/widget/widget": {
+	return widgetSessionHooks(t, nil)
+}
+
+// widgetSessionHooks is widgetSession with hooks, as newHookedSession.
+func widgetSessionHooks(t *testing.T, hooks map[string]any) *Session {
+	t.Helper()
+	syms := interp.Exports{"github.com/gpunotes/gpunotes/display/widget/widget": {
 		"NewOutput":    reflect.ValueOf(widget.NewOutput),
 		"NewIntSlider": reflect.ValueOf(widget.NewIntSlider),
 		"Change":       reflect.ValueOf((*widget.Change)(nil)),
 		"AnyWidget":    reflect.ValueOf((*widget.AnyWidget)(nil)),
 		"NewAnyWidget": reflect.ValueOf(widget.NewAnyWidget),
 		"T":            reflect.ValueOf((*widget.T)(nil)),
-	}}})
+		"Widget":       reflect.ValueOf((*widget.Widget)(nil)),
+		"_Widget":      reflect.ValueOf((*wrapWidget)(nil)),
+	}}
+	if hooks != nil {
+		m := map[string]reflect.Value{}
+		for k, v := range hooks {
+			m[k] = reflect.ValueOf(v)
+		}
+		syms["gpunotes.test/hook/hook"] = m
+	}
+	s, err := New(Options{Symbols: syms})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
+
+// wrapWidget is the interface wrapper yaegi extract makes for widget.Widget.
+type wrapWidget struct {
+	IValue  any
+	WWidget func() *widget.Model
+}
+
+func (w wrapWidget) Widget() *widget.Model { return w.WWidget() }
 
 // outputsOf is the "outputs" trait of the Output widget with model id, as the page sees it.
 func outputsOf(t *testing.T, id string) string {
