@@ -66,6 +66,14 @@ func TestSingleEmbedOfCompiledType(t *testing.T) {
 	if got != `"2 true"` {
 		t.Errorf("the two-field type gives %s", got)
 	}
+	// shown, as a cell's value, it is the widget's view
+	d, _, err := run(t, s, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := d.MIME[widget.ViewMIME].(map[string]any); !ok || v["model_id"] == nil {
+		t.Errorf("the cell value c shows %v, not the widget's view", d.MIME)
+	}
 	// a struct with one embedded type of the cells, or a compiled one without methods, is fine
 	runOK(t, s, "type Base struct{ n int }\ntype Over struct{ Base }\nfmt.Sprint(Over{Base{3}})")
 }

@@ -19,8 +19,9 @@
 //
 // Cell types that embed a widget need a second field (`type Counter struct {
 // *widget.AnyWidget; clicks int }`): the interpreter cannot build a struct whose only field
-// embeds a compiled type with methods, and says so. Pass such a value to compiled code as a
-// widget.Widget (`var w widget.Widget = c`) and display c.AnyWidget.
+// embeds a compiled type with methods, and says so. Shown, such a value is its widget's view;
+// hand it to compiled code as a widget.Widget (`var w widget.Widget = c`; a box's variadic
+// children need that conversion too).
 //
 // It sits beside display rather than inside it because it is a vocabulary of its own (about
 // forty model types and the protocol) that cells name as `widget.`, as Python names
