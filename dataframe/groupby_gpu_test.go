@@ -141,7 +141,7 @@ func groupFrame(n, parts int, seed uint64) *Frame {
 		ky[i] = int64(r.IntN(5000))
 		vi[i] = r.Int64N(2e12) - 1e12
 		viValid[i] = r.IntN(10) != 0
-		vf[i] = r.NormFloat64() * 100
+		vf[i] = r.NormFloat64()*100 + 300
 		if r.IntN(15) == 0 {
 			vf[i] = math.NaN()
 		}

@@ -111,11 +111,29 @@ func GroupAggregate(groups int, cols []GroupAggColumn, opts ...ComputeOption) ([
 	}
 	in := &groupAggInputs{ctx: cfg.ctx, sched: s, chunks: chunks}
 	defer in.free()
-	for _, d := range done {
-		if err := in.place(d); err != nil {
+	order := make([]int, len(done)) // held arrays first, so uploads go beside them
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		_, ha := done[a].n.Buf.(*gpuChunks)
+		_, hb := done[b].n.Buf.(*gpuChunks)
+		switch {
+		case ha && !hb:
+			return -1
+		case hb && !ha:
+			return 1
+		}
+		return 0
+	})
+	placed := make([][]groupAggPtr, len(done))
+	for _, i := range order {
+		if err := in.place(done[i]); err != nil {
 			return nil, "", fmt.Errorf("GroupAggregate: %w", err)
 		}
+		placed[i] = in.ptrs[len(in.ptrs)-1]
 	}
+	in.ptrs = placed
 	out := make([]GroupAggTables, len(cols))
 	shared := false
 	for ci, c := range cols {
@@ -203,7 +221,9 @@ func (in *groupAggInputs) place(a *Array) error {
 		all := true
 		for i := range ps {
 			ps[i] = groupAggPtr{g.devs[i], g.ptr(i)}
-			all = all && ps[i].p != 0
+			// A chunk on a GPU the scheduler does not run would be missed; an empty one
+			// is never read.
+			all = all && slices.Contains(in.sched.devs, g.devs[i]) && (ps[i].p != 0 || in.chunks[i] == 0)
 		}
 		if all {
 			return nil
@@ -215,7 +235,15 @@ func (in *groupAggInputs) place(a *Array) error {
 	}
 	at := 0
 	for i, n := range in.chunks {
+		// Beside the chunks of the arrays placed before (held ones first, GroupAggregate's
+		// columns read chunk i on one GPU).
 		dev := in.sched.devs[i%len(in.sched.devs)]
+		for _, o := range in.ptrs[:len(in.ptrs)-1] {
+			if o[i].dev != nil {
+				dev = o[i].dev
+				break
+			}
+		}
 		w := cuda.EncodeWords(v.Slice(at, at+n))
 		at += n
 		var p driver.DevicePtr
