@@ -133,7 +133,7 @@ const exactInt = 1 << 53
 
 // keyRanges returns the dense range of each key: a categorical's dictionary, a bool's two
 // values, else the key's smallest and largest non-null values, computed with opts (on the
-// device). ok is false (with the reason) when a range is too wide for dense codes.
+// device). The reason is set when a range is too wide for dense codes.
 func keyRanges(keyCols []*column, opts []gpuarray.ComputeOption) ([]hashagg.DenseKey, string, error) {
 	out := make([]hashagg.DenseKey, len(keyCols))
 	var reds []*gpuarray.Array
@@ -199,6 +199,44 @@ func keyRanges(keyCols []*column, opts []gpuarray.ComputeOption) ([]hashagg.Dens
 	return out, "", nil
 }
 
+// computeLazy returns copies of keyCols and valCols whose lazy arrays are computed with
+// opts (kept on the device): a filter's lengths are known only then, and the range padding
+// and the code expression combine several columns. String and categorical values (counted
+// only) need their validity alone.
+func computeLazy(keyCols, valCols []*column, opts []gpuarray.ComputeOption) ([]*column, []*column, error) {
+	var xs []any
+	var set []**gpuarray.Array
+	cp := func(cols []*column, key bool) []*column {
+		out := make([]*column, len(cols))
+		for i, c := range cols {
+			d := *c
+			out[i] = &d
+			if d.arr.Where() == "" && (key || (d.dt != String && d.dt != Category)) {
+				xs, set = append(xs, d.arr), append(set, &d.arr)
+			}
+			if d.valid != nil && d.valid.Where() == "" {
+				xs, set = append(xs, d.valid), append(set, &d.valid)
+			}
+		}
+		return out
+	}
+	keyCols, valCols = cp(keyCols, true), cp(valCols, false)
+	if len(xs) == 0 {
+		return keyCols, valCols, nil
+	}
+	for _, o := range opts {
+		xs = append(xs, o)
+	}
+	got, err := gpuarray.ComputeAll(xs...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("key and value columns: %w", err)
+	}
+	for i, p := range set {
+		*p = got[i]
+	}
+	return keyCols, valCols, nil
+}
+
 // device records a step that ran where the options asked (no warning).
 func (rc *runCtx) device(msg string) {
 	rc.mu.Lock()
@@ -235,6 +273,9 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 	if why := deviceBlocker(keyTypes, valTypes, p.specs); why != "" {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
 		return nil, false, nil
+	}
+	if keyCols, valCols, err = computeLazy(keyCols, valCols, opts); err != nil {
+		return nil, true, err
 	}
 	dk, why, err := keyRanges(keyCols, opts)
 	if err != nil {

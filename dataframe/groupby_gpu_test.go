@@ -250,7 +250,7 @@ func TestGroupByDevicePathMatchesHost(t *testing.T) {
 // groupby on the device path against the host's.
 func TestGroupByDeviceSplitOutAndFilter(t *testing.T) {
 	f := groupFrame(2000, 3, 9).Filter(Col("vf").Gt(0))
-	g := f.GroupBy("kc", "kb").SplitOut(3).Agg(Sum("vi"), Max("vf"), Size())
+	g := f.GroupBy("kc", "kw").SplitOut(3).Agg(Sum("vi"), Max("vf"), Size())
 	want, err := g.Compute()
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func TestGroupByDeviceSplitOutAndFilter(t *testing.T) {
 		t.Fatalf("%d partitions, Path %q", got.NPartitions(), got.Path())
 	}
 	sort := func(f *Frame) *Frame {
-		s, err := f.SortValues([]string{"kc", "kb"}).Compute()
+		s, err := f.SortValues([]string{"kc", "kw"}).Compute()
 		if err != nil {
 			t.Fatal(err)
 		}
