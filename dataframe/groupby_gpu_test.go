@@ -312,3 +312,22 @@ func TestGroupByDevicePlanning(t *testing.T) {
 		t.Errorf("dense keys: %q", why)
 	}
 }
+
+// TestGroupByDeviceEmpty groups a frame whose filter keeps no row on the device path: no
+// groups, the columns of the host path's empty result.
+func TestGroupByDeviceEmpty(t *testing.T) {
+	g := groupFrame(300, 2, 5).Filter(Col("vf").Gt(1e9)).GroupBy("kc", "kw").Agg(Sum("vi"), Mean("vf"), Size())
+	want, err := g.Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	emulateDevice(t)
+	got, err := g.Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := got.Len(); n != 0 || !strings.Contains(got.Path(), "dense-code") {
+		t.Fatalf("%d rows, Path %q", n, got.Path())
+	}
+	sameFrames(t, "empty", got, want, 0)
+}
