@@ -197,3 +197,18 @@ func takeMaskedOnDevice(cfg computeConfig, n *expr.Node) (*expr.Node, dtype.Slic
 	r.DType = x.DType
 	return r, dtype.Slice{}, nil
 }
+
+// selectionHeld returns the result of a Compute on a GPU whose root, given, resolved to a
+// selection compacted on the device (root: takeMaskedOnDevice's node): root itself, left on the
+// GPUs with the scheduler's path; nil otherwise (a held array the caller copies to the host).
+func selectionHeld(cfg computeConfig, given, root *expr.Node) *Array {
+	g, ok := cfg.sched.(*gpuSched)
+	if !ok || cfg.toHost || root == given {
+		return nil
+	}
+	gc, ok := root.Buf.(*gpuChunks)
+	if !ok {
+		return nil
+	}
+	return &Array{n: root, path: g.path() + "; result kept on " + gc.Where()}
+}
