@@ -1,14 +1,13 @@
 package gpuarray
 
 import (
-	"math"
 	"strings"
 	"testing"
 )
 
 // TestGPUMasksCompactOnDevice: Nonzero, Argwhere and masks of arrays persisted on the GPU
 // select on the device (Path names the device selection, not a host list of positions): each
-// output stays on the GPU, equals the CPU's bit for bit, and a chained stage (abs, then a sum)
+// output stays on the GPU, equals the CPU's bit for bit, and a chained stage (abs, then a max)
 // reads it in place.
 func TestGPUMasksCompactOnDevice(t *testing.T) {
 	needGPU(t)
@@ -63,23 +62,28 @@ func TestGPUMasksCompactOnDevice(t *testing.T) {
 				t.Fatal(err)
 			}
 			closeSlices(t, c.name, gv, wv, true, 0)
-			ws, err := c.f(v, m).Abs().Sum().Float64(Inline())
+			// (A max: a sum or mean of a selection is fused as a where over the whole array,
+			// maskedReduce, and reads no selection.)
+			if wv.Len() == 0 {
+				return
+			}
+			ws, err := c.f(v, m).Abs().Max().Float64(Inline())
 			if err != nil {
 				t.Fatal(err)
 			}
-			gs, err := c.f(pv, pm).Abs().Sum().Compute(OnGPU())
+			gs, err := c.f(pv, pm).Abs().Max().Compute(OnGPU())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if p := gs.Path(); strings.Contains(p, "listed on the host") || strings.Contains(p, "host read") || strings.Contains(p, "host fallback") || wv.Len() > 0 && !strings.Contains(p, "selected on the device") {
-				t.Fatalf("the chained sum's path names a host step: %s", p)
+				t.Fatalf("the chained max's path names a host step: %s", p)
 			}
 			s, err := gs.Float64()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(s-ws) > 1e-9*math.Max(math.Abs(ws), 1) {
-				t.Fatalf("abs then sum: %v on the GPU, %v on the CPU", s, ws)
+			if s != ws {
+				t.Fatalf("abs then max: %v on the GPU, %v on the CPU", s, ws)
 			}
 		})
 	}

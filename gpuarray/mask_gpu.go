@@ -2,6 +2,7 @@ package gpuarray
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -45,13 +46,18 @@ func maskCompacts(n *expr.Node) string {
 	return ""
 }
 
+// maskCompact lets a GPU compute compact masks on the device; GPUNOTES_GPU_MASK_COMPACT=0 lists
+// their positions on the host as before (bench/RESULTS.md: a repeated large selection stalled
+// in the bench, cause not found yet).
+var maskCompact = os.Getenv("GPUNOTES_GPU_MASK_COMPACT") != "0"
+
 // takeMaskedOnDevice computes mask node n's operands on the GPUs, left there, and compacts its
 // selection on the device (maskCompacts). It returns the selection as a node held on the GPUs;
 // or nil and the mask's values when it computed them but could not compact on the device (the
 // caller lists the positions on the host); or nil and no values when it did not try.
 func takeMaskedOnDevice(cfg computeConfig, n *expr.Node) (*expr.Node, dtype.Slice, error) {
 	g, ok := cfg.sched.(*gpuSched)
-	if !ok || g == nil || len(g.devs) == 0 || maskCompacts(n) != "" {
+	if !ok || g == nil || len(g.devs) == 0 || !maskCompact || maskCompacts(n) != "" {
 		return nil, dtype.Slice{}, nil
 	}
 	x, m := n.Args[0], n.Args[1]
