@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -76,7 +77,7 @@ func TestMaskCompactPlanning(t *testing.T) {
 func TestMaskOnCPUListsOnHost(t *testing.T) {
 	x := FromSliceInt64([]int64{0, 3, 0, -2, 5, 0, 7}, Shape(7))
 	n := firstMask(Nonzero(x)[0].n)
-	r, mv, err := takeMaskedOnDevice(computeConfig{sched: &threadScheduler{}}, n)
+	r, mv, err := takeMaskedOnDevice(computeConfig{sched: &engine.Threads{}}, n)
 	if err != nil || r != nil || !mv.IsNil() {
 		t.Fatalf("tried on the CPU: %v %v %v", r, mv, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 )
 
 // TestCompactUnit: a selected row is copied in the widest unit of 8, 4, 2 and 1 bytes that
@@ -73,9 +74,9 @@ func TestCompactPTX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := parsePTX(t, count)
+		p := ptxtest.Parse(t, count)
 		for b := range blocks {
-			ptxRun(t, p, b, 0, map[string]uint64{"mask": maskAt, "n": uint64(c.n), "counts": countsAt}, mem, nil)
+			ptxtest.Run(t, p, b, 0, map[string]uint64{"mask": maskAt, "n": uint64(c.n), "counts": countsAt}, mem, nil)
 		}
 		var run uint64
 		for s := range segs {
@@ -92,9 +93,9 @@ func TestCompactPTX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p = parsePTX(t, scatter)
+		p = ptxtest.Parse(t, scatter)
 		for b := range blocks {
-			ptxRun(t, p, b, 0, map[string]uint64{"mask": maskAt, "n": uint64(c.n), "counts": countsAt, "src": srcAt, "out": outAt, "words": uint64(words)}, mem, nil)
+			ptxtest.Run(t, p, b, 0, map[string]uint64{"mask": maskAt, "n": uint64(c.n), "counts": countsAt, "src": srcAt, "out": outAt, "words": uint64(words)}, mem, nil)
 		}
 		got := make([]byte, len(want))
 		for i := range got {

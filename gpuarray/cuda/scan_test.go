@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -128,9 +129,9 @@ func TestScanTilePTX(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p := parsePTX(t, text)
+				p := ptxtest.Parse(t, text)
 				for b := range (lines + ptx.ScanTileLines - 1) / ptx.ScanTileLines {
-					ptxRun(t, p, b, 0, map[string]uint64{"buf": buf, "lines": uint64(lines), "n": uint64(n)}, mem, nil)
+					ptxtest.Run(t, p, b, 0, map[string]uint64{"buf": buf, "lines": uint64(lines), "n": uint64(n)}, mem, nil)
 				}
 				for i, v := range want {
 					if got := mem[buf+uint64(8*i)]; got != math.Float64bits(v) {
