@@ -11,6 +11,7 @@ import (
 // reads it in place.
 func TestGPUMasksCompactOnDevice(t *testing.T) {
 	needGPU(t)
+	compactMasks(t)
 	rs := NewRandomState(33)
 	v := rs.StandardNormal(Shape(100000), Chunks(30000))
 	pv := v.Persist(OnGPU())

@@ -89,3 +89,10 @@ func TestMaskOnCPUListsOnHost(t *testing.T) {
 		t.Fatalf("nonzero %v, want %v", got, want)
 	}
 }
+
+// compactMasks turns the device compaction of masks on for a test (maskCompact).
+func compactMasks(t *testing.T) {
+	was := maskCompact
+	maskCompact = true
+	t.Cleanup(func() { maskCompact = was })
+}

@@ -68,6 +68,7 @@ func TestGPUUniqueMatchesNumPy(t *testing.T) {
 // Nonzero selected on the device, and no host fallback or host gather), and equal the CPU's bit for bit, for int32 and float64 values.
 func TestGPUSetsRunOnTheDevice(t *testing.T) {
 	needGPU(t)
+	compactMasks(t)
 	rs := NewRandomState(6)
 	for _, x := range []*Array{
 		rs.Integers(-50, 50, Shape(300, 70), Chunks(128, 70), WithDType(Int32)),
