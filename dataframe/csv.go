@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	acsv "github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/gpunotes/gpunotes/internal/atomicfile"
 )
 
 var defaultNulls = []string{"", "NA", "NaN", "null", "NULL", "N/A", "nan"}
@@ -269,7 +270,8 @@ func parsesAs(s string, dt DType) bool {
 }
 
 // ToCSV computes the frame and writes it as one CSV file with a header (nulls empty), under a
-// temporary name renamed when complete.
+// temporary name renamed when complete (internal/atomicfile): a failed or killed write leaves
+// the file at path as it was, and the next write removes what a killed one left.
 func (f *Frame) ToCSV(path string, opts ...ComputeOption) error {
 	_, ht, err := f.host(opts)
 	if err != nil {
@@ -286,24 +288,22 @@ func (f *Frame) ToCSV(path string, opts ...ComputeOption) error {
 			ht.cols[i] = &d
 		}
 	}
-	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-	if err := writeCSV(tmp, ht); err != nil {
-		os.Remove(tmp)
+	fh, err := atomicfile.Create(path)
+	if err != nil {
 		return fmt.Errorf("ToCSV %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	defer fh.Abort()
+	if err := writeCSV(fh.File, ht); err != nil {
+		return fmt.Errorf("ToCSV %s: %w", path, err)
+	}
+	if err := fh.Commit(); err != nil {
+		return fmt.Errorf("ToCSV %s: %w", path, err)
+	}
+	return nil
 }
 
-func writeCSV(name string, ht *hostTable) (err error) {
-	out, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-	}()
+// writeCSV writes ht as CSV to out, left open for its caller to commit.
+func writeCSV(out io.Writer, ht *hostTable) error {
 	rec, err := recordOf(ht, 0, len(ht.rows))
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/internal/atomicfile"
 )
 
 // pqPart is one partition of a Parquet read: a row group of a file, with the hive keys of
@@ -471,52 +473,66 @@ func compareLit(op, v string, lit any) bool {
 
 // ToParquet computes the frame and writes it as Parquet, one row group per partition: to
 // one file when path ends in .parquet, else to a directory of part.N.parquet files (one per
-// partition). It writes under a temporary name and renames when complete, so a failed write
-// never leaves a dataset that looks whole.
+// partition). It writes under a temporary name and renames when complete (internal/atomicfile),
+// so a failed or killed write never leaves a dataset that looks whole, nor replaces the one at
+// path; temporary outputs of killed writes are removed by the next write.
 func (f *Frame) ToParquet(path string, opts ...ComputeOption) error {
 	_, ht, err := f.host(opts)
 	if err != nil {
 		return fmt.Errorf("ToParquet %s: %w", path, err)
 	}
 	if strings.HasSuffix(path, ".parquet") {
-		tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-		if err := writeParquetFile(tmp, ht, ht.lens); err != nil {
-			os.Remove(tmp)
+		fh, err := atomicfile.Create(path)
+		if err != nil {
 			return fmt.Errorf("ToParquet %s: %w", path, err)
 		}
-		return os.Rename(tmp, path)
+		defer fh.Abort()
+		if err := writeParquet(fh.File, ht, ht.lens); err != nil {
+			return fmt.Errorf("ToParquet %s: %w", path, err)
+		}
+		if err := fh.Commit(); err != nil {
+			return fmt.Errorf("ToParquet %s: %w", path, err)
+		}
+		return nil
 	}
-	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.tmp-%d", filepath.Base(path), os.Getpid()))
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	tmp, err := atomicfile.MkdirTemp(path)
+	if err != nil {
 		return fmt.Errorf("ToParquet %s: %w", path, err)
 	}
+	defer tmp.Abort()
 	at := 0
 	for i, l := range ht.lens {
 		part := ht.slice(at, at+l)
 		at += l
-		if err := writeParquetFile(filepath.Join(tmp, fmt.Sprintf("part.%d.parquet", i)), part, []int{l}); err != nil {
-			os.RemoveAll(tmp)
+		if err := writeParquetFile(filepath.Join(tmp.Name, fmt.Sprintf("part.%d.parquet", i)), part, []int{l}); err != nil {
 			return fmt.Errorf("ToParquet %s: partition %d: %w", path, i, err)
 		}
 	}
-	if err := os.RemoveAll(path); err != nil {
-		os.RemoveAll(tmp)
+	if err := tmp.Commit(); err != nil {
 		return fmt.Errorf("ToParquet %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
-func writeParquetFile(name string, ht *hostTable, lens []int) (err error) {
+// writeParquetFile writes one file of a dataset directory (a temporary one, renamed whole).
+func writeParquetFile(name string, ht *hostTable, lens []int) error {
 	out, err := os.Create(name)
 	if err != nil {
 		return err
 	}
+	err = writeParquet(out, ht, lens)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeParquet writes ht as Parquet to out, one row group per entry of lens. It leaves out
+// open: the caller syncs and renames it (atomicfile) or closes it.
+func writeParquet(out io.Writer, ht *hostTable, lens []int) error {
+	// Only a Writer: pqarrow closes a sink that is an io.Closer.
+	out = struct{ io.Writer }{out}
 	var w *pqarrow.FileWriter
-	defer func() {
-		if w == nil { // the writer closes out
-			out.Close()
-		}
-	}()
 	at := 0
 	if len(lens) == 0 {
 		lens = []int{0}
