@@ -214,7 +214,8 @@ func Sweep(path string) int {
 			continue // with its temporary output, below
 		}
 		p := filepath.Join(dir, name)
-		held, err := tryLock(p, func() {
+		// A live writer holds its lock: tryLock runs nothing then.
+		_, _ = tryLock(p, func() {
 			if old := p + ".old"; names[name+".old"] {
 				// Killed between the two renames of the fallback replace: the old output is
 				// the good one if nothing took its place.
@@ -228,9 +229,6 @@ func Sweep(path string) int {
 				n++
 			}
 		})
-		if err != nil || held {
-			continue
-		}
 	}
 	// An ".old" whose temporary output is gone: the replace completed and was killed before it
 	// removed the old output.
