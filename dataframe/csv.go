@@ -36,6 +36,7 @@ func ReadCSV(path string, opts ...Option) *Frame {
 	if err != nil {
 		return errFrame(fmt.Errorf("ReadCSV %s: %w", path, err))
 	}
+	header = csvNames(header)
 	var fields []Field
 	if len(o.schema) > 0 {
 		fields = o.schema
@@ -193,7 +194,7 @@ func readCSV(path string, schema *arrow.Schema, fields []Field, o options) (*hos
 		return nil, fmt.Errorf("read_csv %s: %w", path, err)
 	}
 	if len(parts) == 0 {
-		return emptyHost(fields), nil
+		return emptyHost(fields)
 	}
 	ht, err := concatHost(parts)
 	if err != nil {
@@ -208,12 +209,47 @@ func mustType(t arrow.DataType) DType {
 	return dt
 }
 
-func emptyHost(fields []Field) *hostTable {
+func emptyHost(fields []Field) (*hostTable, error) {
 	f := emptyFrame(&Frame{fields: fields})
-	rc, _ := newRun(nil)
-	t, _ := f.read(rc, nil)
-	ht, _ := hostOf(t)
-	return ht
+	if f.err != nil {
+		return nil, f.err
+	}
+	rc, err := newRun(nil)
+	if err != nil {
+		return nil, err
+	}
+	t, err := f.read(rc, nil)
+	if err != nil {
+		return nil, err
+	}
+	return hostOf(t)
+}
+
+// csvNames makes a header's names unique as pandas does: an empty name becomes "Unnamed: J"
+// (J its column), a repeated one "name.K" (FuzzReadCSV: the header "," made a frame of two
+// columns named "" whose computation dereferenced nil).
+func csvNames(header []string) []string {
+	out := make([]string, len(header))
+	inHeader := map[string]bool{}
+	for _, name := range header {
+		inHeader[name] = true
+	}
+	used := map[string]bool{}
+	for j, name := range header {
+		if name == "" {
+			name = "Unnamed: " + strconv.Itoa(j)
+		}
+		if used[name] {
+			// A new name is none of the header's (pandas 3: "a,a,a.1" reads as a, a.2, a.1).
+			base := name
+			for k := 1; used[name] || inHeader[name]; k++ {
+				name = base + "." + strconv.Itoa(k)
+			}
+		}
+		used[name] = true
+		out[j] = name
+	}
+	return out
 }
 
 // locateCSVError finds the first field that does not parse as its column's type and says

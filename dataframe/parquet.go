@@ -105,7 +105,13 @@ func hiveKeys(root, file string) (map[string]string, []string) {
 // Columns projects; Filters skips row groups by their statistics (and hive partitions by
 // their keys) and filters the rows read. The files' metadata is read now; the data when the
 // frame is computed, only the columns the result needs.
-func ReadParquet(path string, opts ...Option) *Frame {
+func ReadParquet(path string, opts ...Option) (out *Frame) {
+	defer func() {
+		// arrow-go can panic on corrupt metadata (statistics, row groups): an error frame.
+		if r := recover(); r != nil {
+			out = errFrame(fmt.Errorf("ReadParquet %s: corrupt metadata: %v", path, r))
+		}
+	}()
 	o := applyOpts(opts)
 	files, err := listParquet(path)
 	if err != nil {
@@ -121,13 +127,8 @@ func ReadParquet(path string, opts ...Option) *Frame {
 	var total int64
 	hiveText := map[string]bool{}
 	for fi, name := range files {
-		r, err := file.OpenParquetFile(name, false)
+		r, fr, err := openParquet(name)
 		if err != nil {
-			return errFrame(fmt.Errorf("ReadParquet %s: %w", name, err))
-		}
-		fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			r.Close()
 			return errFrame(fmt.Errorf("ReadParquet %s: %w", name, err))
 		}
 		sc, err := fr.Schema()
@@ -165,6 +166,10 @@ func ReadParquet(path string, opts ...Option) *Frame {
 		md := r.MetaData()
 		for rg := 0; rg < md.NumRowGroups(); rg++ {
 			rgm := md.RowGroup(rg)
+			if err := checkRowGroupRows(rgm); err != nil {
+				r.Close()
+				return errFrame(fmt.Errorf("ReadParquet %s row group %d: %w", name, rg, err))
+			}
 			keep, err := statsMayPass(md, rgm, hive, o.filters)
 			if err != nil {
 				r.Close()
@@ -214,6 +219,56 @@ func ReadParquet(path string, opts ...Option) *Frame {
 		}
 	}
 	return f
+}
+
+// checkRowGroupRows refuses a row group whose row count its column chunks cannot hold (each
+// row has at least one value, or null, in every leaf column): the count sizes the row index,
+// allocated before the pages that would contradict it are read.
+func checkRowGroupRows(rgm *metadata.RowGroupMetaData) error {
+	rows := rgm.NumRows()
+	if rows < 0 {
+		return fmt.Errorf("corrupt metadata: %d rows", rows)
+	}
+	for c := 0; c < rgm.NumColumns(); c++ {
+		cc, err := rgm.ColumnChunk(c)
+		if err != nil {
+			return err
+		}
+		if cc.NumValues() < rows {
+			return fmt.Errorf("corrupt metadata: %d rows, but column %d holds %d values", rows, c, cc.NumValues())
+		}
+	}
+	return nil
+}
+
+// openParquet opens a Parquet file and its Arrow reader: the footer parsed, its stored Arrow
+// schema checked (checkStoredSchema) before arrow-go decodes it, and a panic of arrow-go on
+// corrupt metadata an error.
+func openParquet(name string) (r *file.Reader, fr *pqarrow.FileReader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if r != nil {
+				r.Close()
+			}
+			r, fr, err = nil, nil, fmt.Errorf("corrupt metadata: %v", p)
+		}
+	}()
+	r, err = file.OpenParquetFile(name, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s := r.MetaData().KeyValueMetadata().FindValue("ARROW:schema"); s != nil {
+		if err := checkStoredSchema(*s); err != nil {
+			r.Close()
+			return nil, nil, err
+		}
+	}
+	fr, err = pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return r, fr, nil
 }
 
 // emptyFrame is f with no rows (every row group skipped).
@@ -277,15 +332,11 @@ func readPart(ctx context.Context, p pqPart, cols []string, hive, hiveText map[s
 		}
 	}()
 	wrap := func(err error) error { return fmt.Errorf("read %s row group %d: %w", p.file, p.rowGroup, err) }
-	r, err := file.OpenParquetFile(p.file, false)
+	r, fr, err := openParquet(p.file)
 	if err != nil {
 		return nil, wrap(err)
 	}
 	defer r.Close()
-	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, wrap(err)
-	}
 	sc := r.MetaData().Schema
 	var idx []int
 	var fileCols []string
