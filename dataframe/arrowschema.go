@@ -9,10 +9,11 @@ import (
 
 // A Parquet file written by arrow (pyarrow, arrow-go) keeps its Arrow schema in the footer's
 // "ARROW:schema" entry: an IPC schema message, a flatbuffer. arrow-go (v18.8) sizes the
-// schema's field list, each field's children and metadata by the counts the flatbuffer
-// states, before it reads them: a corrupt count made FuzzReadParquet's process allocate
-// 330 GB and die ("fatal error: runtime: out of memory", which no recover catches). The
-// counts are checked here first, against the bytes that would hold them.
+// message's body, the schema's field list, each field's children and metadata by the counts
+// the flatbuffer states, before it reads them: corrupt counts made FuzzReadParquet's process
+// allocate 330 GB (a field count), then 34 GB (a body length), and die ("fatal error:
+// runtime: out of memory", which no recover catches). The counts are checked here first,
+// against the bytes that would hold them.
 
 // maxSchemaDepth bounds the nesting of the stored schema's fields (lists of structs of ...).
 const maxSchemaDepth = 64
@@ -52,7 +53,17 @@ func checkStoredSchema(serialized string) error {
 	if !ok {
 		return errStoredSchema
 	}
-	// Message: version 0, header_type 1, header 2 (a Schema when header_type is 1).
+	// Message: version 0, header_type 1, header 2 (a Schema when header_type is 1),
+	// bodyLength 3: arrow-go allocates the body before it reads it.
+	p, ok := f.slot(msg, 3)
+	if !ok || p+8 > len(f) {
+		return errStoredSchema
+	}
+	if p != 0 {
+		if body := int64(binary.LittleEndian.Uint64(f[p:])); body < 0 || body > int64(len(b))-n {
+			return fmt.Errorf("%w: a message body of %d bytes in %d", errStoredSchema, body, int64(len(b))-n)
+		}
+	}
 	if t, ok := f.scalar(msg, 1, 1); !ok || t != 1 {
 		return nil // not a schema: arrow-go says so
 	}

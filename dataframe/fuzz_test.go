@@ -146,31 +146,34 @@ func FuzzReadCSV(f *testing.F) {
 	})
 }
 
-// TestReadParquetRefusesCorruptStoredSchema: the input FuzzReadParquet found, whose stored
-// Arrow schema claims a field list of billions: arrow-go allocated 330 GB for it and the
-// process died of "out of memory"; it is an error now, with nothing large allocated.
+// TestReadParquetRefusesCorruptStoredSchema: the inputs FuzzReadParquet found, whose stored
+// Arrow schema claims a field list of billions (bbcc091f...) or a message body of 34 GB
+// (b387df5d...): arrow-go allocated that much and the process died of "out of memory"; each
+// is an error now, with nothing large allocated.
 func TestReadParquetRefusesCorruptStoredSchema(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzReadParquet", "bbcc091f05c1bc62"))
-	if err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"bbcc091f05c1bc62", "b387df5d59c53c82"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzReadParquet", id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The corpus file: "go test fuzz v1" then []byte("...").
+		lit := strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[1])
+		s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lit, "[]byte("), ")"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "bad.parquet")
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		allocGuard(t, []byte(s), func() {
+			err = dataframe.ReadParquet(path).Err()
+		})
+		if err == nil || !strings.Contains(err.Error(), "corrupt ARROW:schema") {
+			t.Fatalf("%s: ReadParquet: %v", id, err)
+		}
+		t.Log(err)
 	}
-	// The corpus file: "go test fuzz v1" then []byte("...").
-	lit := strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[1])
-	s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lit, "[]byte("), ")"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "bad.parquet")
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	allocGuard(t, []byte(s), func() {
-		err = dataframe.ReadParquet(path).Err()
-	})
-	if err == nil || !strings.Contains(err.Error(), "corrupt ARROW:schema") {
-		t.Fatalf("ReadParquet: %v", err)
-	}
-	t.Log(err)
 }
 
 // TestReadCSVHeaderNames: the input FuzzReadCSV found, a header "," and no rows, made two
