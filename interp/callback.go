@@ -58,6 +58,9 @@ func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error 
 		s.stopInterpreted()
 		var de *depthError
 		if errors.As(context.Cause(ctx), &de) {
+			// Unwound before the next cell runs: each Eval gives yaegi's top frame the new run
+			// id, and a call made from it would go on recursing.
+			<-done
 			cerr := s.depthTrace(de, segment{})
 			cerr.Value = "in a widget callback: " + cerr.Value
 			cerr.Traceback[0] = "RecursionError: " + cerr.Value

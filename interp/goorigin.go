@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A goroutine that a cell started can recurse without end after its cell ended, and a widget
@@ -61,7 +62,9 @@ func selfGoID() uint64 {
 // parentGoID is the id of the goroutine that started the running one ("created by ... in
 // goroutine N", the last line of its traceback; a goroutine of a go statement starts shallow).
 func parentGoID() uint64 {
-	buf := make([]byte, 16<<10)
+	bp := stackBufs.Get().(*[]byte)
+	defer stackBufs.Put(bp)
+	buf := *bp
 	tb := buf[:runtime.Stack(buf, false)]
 	i := bytes.LastIndex(tb, []byte(" in goroutine "))
 	if i < 0 {
@@ -74,6 +77,9 @@ func parentGoID() uint64 {
 	id, _ := strconv.ParseUint(string(bytes.TrimSpace(rest)), 10, 64)
 	return id
 }
+
+// stackBufs hold the tracebacks parentGoID reads, one per go statement.
+var stackBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
 // originOf is the origin of goroutine id, else the running cell's output.
 func (s *Session) originOf(id uint64) origin {
@@ -141,11 +147,21 @@ var backgroundDepth sync.Once
 // watchGoroutines makes the watcher watch the goroutines of cells (from the first go
 // statement of a cell on).
 func (s *Session) watchGoroutines() {
+	limit := s.maxCallDepth()
 	backgroundDepth.Do(func() {
-		depthWatcher.add(&watched{stop: stopDeepGoroutine, limit: s.maxCallDepth(), background: true})
+		background = &watched{stop: stopDeepGoroutine, limit: limit, background: true}
+		depthWatcher.add(background)
 	})
+	// One entry for every session: the smallest limit; stopDeepGoroutine checks the
+	// session's own.
+	depthWatcher.mu.Lock()
+	background.limit = min(background.limit, limit)
+	depthWatcher.mu.Unlock()
 	depthWatcher.poke()
 }
+
+// background is the watcher's entry for goroutines of cells.
+var background *watched
 
 // stoppedDeep is the id of the last deep goroutine stopped: the watcher may see it again
 // while it unwinds.
@@ -164,7 +180,7 @@ func stopDeepGoroutine(de *depthError) {
 	if !ok {
 		o = origin{s: lastSession.Load()}
 	}
-	if o.s == nil {
+	if o.s == nil || de.depth < o.s.maxCallDepth() && de.stack < 512<<20 {
 		return
 	}
 	go o.s.stopForGoroutine(de, o.out)
@@ -175,6 +191,15 @@ func stopDeepGoroutine(de *depthError) {
 func (s *Session) stopForGoroutine(de *depthError, out Output) {
 	s.mu.Lock()
 	s.stopInterpreted()
+	// Unwound before the next cell runs (see RunCallback): its origin goes when it ends.
+	for gone := false; !gone; {
+		goOrigins.Lock()
+		_, alive := goOrigins.m[de.goroutine]
+		goOrigins.Unlock()
+		if gone = !alive; !gone {
+			time.Sleep(time.Millisecond)
+		}
+	}
 	s.mu.Unlock()
 	cerr := s.depthTrace(de, segment{})
 	cerr.Value = "in a goroutine started by this cell: " + cerr.Value
