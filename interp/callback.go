@@ -72,6 +72,7 @@ func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error 
 			cerr := s.depthTrace(de, segment{})
 			cerr.Value = "in a widget callback: " + cerr.Value
 			cerr.Traceback[0] = "RecursionError: " + cerr.Value
+			cerr.Traceback = append(cerr.Traceback, interruptNote)
 			return cerr
 		}
 		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the widget callback was interrupted", interruptNote}}

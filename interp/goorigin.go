@@ -206,6 +206,7 @@ func (s *Session) stopForGoroutine(de *depthError, out Output) {
 	cerr.Traceback = append([]string{"RecursionError: " + cerr.Value,
 		"  the session's interpreted code was stopped, as an interrupt stops it: the other goroutines of cells too; the variables stay"},
 		cerr.Traceback[1:]...)
+	cerr.Traceback = append(cerr.Traceback, interruptNote)
 	fmt.Fprintf(os.Stderr, "gpunotes: RecursionError %s\n", cerr.Value)
 	if out == nil {
 		select {
