@@ -111,9 +111,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, ev Evaluator) error {
 		go gpuWarm()
 	}
 	if cfg.MemoryLimit > 0 && cfg.MemoryLimit < math.MaxInt64 && os.Getenv("GOMEMLIMIT") == "" {
-		// The collector works harder near the limit instead of letting garbage (decoded
-		// inputs, shuffle pieces already sent) double the heap past it.
-		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
+		setGoMemoryLimit(cfg.MemoryLimit)
 	}
 	var sec *workerTLS
 	if cfg.TLS.Enabled() {
@@ -677,6 +675,13 @@ func (w *worker) reportStats(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// setGoMemoryLimit has the collector work harder as the process nears limit, instead of
+// letting garbage (decoded inputs, shuffle pieces already sent) double the heap past it. The
+// runtime's limit covers only its own memory, not the binary's resident code and data.
+func setGoMemoryLimit(limit uint64) {
+	debug.SetMemoryLimit(int64(limit))
 }
 
 // rss returns this process's resident memory in bytes.
