@@ -77,18 +77,6 @@ func workerIncarnations(ws []WorkerInfo) map[string]int {
 	return m
 }
 
-func sameWorkers(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 // shuffleRun is one run of a shuffle on the workers there are now.
 func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.Array, in [][]plan.Kept, keys, valid []int, n int) ([]*gpuarray.Array, []int, error) {
 	if len(ws) == 0 {

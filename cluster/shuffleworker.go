@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -272,6 +271,3 @@ func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
 	}
 	return []*plan.Output{{Shape: []int{total}, Data: out}}, nil
 }
-
-// isShuffleKind reports whether a task kind is a shuffle's.
-func isShuffleKind(kind string) bool { return strings.HasPrefix(kind, "shuffle-") }

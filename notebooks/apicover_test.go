@@ -22,6 +22,8 @@ import (
 var notInNotebooks = map[string]string{
 	"TargetOf":     "plumbing for package dataframe (where a Compute option runs, for its columns); cells use dataframe",
 	"WrapValues":   "plumbing for package dataframe (a column's host values as an array); cells use dataframe",
+	"KeptChunks":   "plumbing for the cluster's shuffle (an array's chunks on workers); cells use Persist",
+	"FromKept":     "plumbing for the cluster's shuffle (chunks it kept on workers as an array); cells use Persist",
 	"Array.Values": "plumbing for package dataframe (an array's host values); cells use dataframe",
 	// encoding/gob calls these through the GobEncoder interface; a user writes gob.NewEncoder.
 	"Array.GobEncode": "via gob.NewEncoder",
@@ -40,6 +42,7 @@ var clusterNotInNotebooks = map[string]string{
 	"SetSchedulerEvaluator": "the kernel and `gpunotes scheduler` install it",
 	"Client.Keep":           "via Persist(gpuarray.On(",
 	"Client.Holds":          "via Persist(gpuarray.On(",
+	"Client.ShuffleColumns": "plumbing for frames' shuffles on a cluster (cluster/shuffle_test.go)",
 	"Client.Run":            "via gpuarray.On(c)",
 	// TLS needs certificate files that no notebook can make here; tls_test.go runs them.
 	"ConnectTLS":            "needs a scheduler's certificate (cluster/tls_test.go)",
