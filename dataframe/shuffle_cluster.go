@@ -96,4 +96,3 @@ func (f *Frame) clusterShuffle(on []string, n int, opts []ComputeOption) (out *F
 		notes: []string{fmt.Sprintf("shuffle: hash partitioning on the cluster's workers into %d partitions, moved worker to worker", n)}}
 	return rc.computed(f, res), len(parts) == n, nil
 }
-
