@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -30,10 +31,10 @@ func TargetOf(opts ...ComputeOption) (Target, error) {
 	}
 	t := Target{Backend: "scheduler", Context: cfg.ctx, Scheduler: cfg.sched}
 	switch s := cfg.sched.(type) {
-	case inlineScheduler:
+	case engine.Inline:
 		t.Backend, t.Threads, t.Scheduler = "cpu", 1, nil
-	case *threadScheduler:
-		t.Backend, t.Threads, t.Scheduler = "cpu", s.n, nil
+	case *engine.Threads:
+		t.Backend, t.Threads, t.Scheduler = "cpu", s.N, nil
 	case *gpuSched:
 		t.Backend, t.Scheduler = "gpu", nil
 	}
