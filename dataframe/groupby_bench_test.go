@@ -75,3 +75,41 @@ func BenchmarkGroupBy(b *testing.B) {
 		})
 	}
 }
+
+var benchManyGroupsOnce = sync.OnceValue(func() *dataframe.Frame { return groupbyFrame(1_000_000, 10, 8) })
+
+// BenchmarkGroupByManyGroups groups 1e6 rows into 1e5 groups (id3, id6 of G1_1e6_1e1), where
+// per-group states outgrow the caches, as db-benchmark's q3, q5, q7 and q8 at 1e7 rows.
+func BenchmarkGroupByManyGroups(b *testing.B) {
+	x := benchManyGroupsOnce()
+	if err := x.Err(); err != nil {
+		b.Fatal(err)
+	}
+	qs := []struct {
+		name string
+		f    func() *dataframe.Frame
+	}{
+		{"q3", func() *dataframe.Frame { return x.GroupBy("id3").Agg(dataframe.Sum("v1"), dataframe.Mean("v3")) }},
+		{"q5", func() *dataframe.Frame {
+			return x.GroupBy("id6").Agg(dataframe.Sum("v1"), dataframe.Sum("v2"), dataframe.Sum("v3"))
+		}},
+		{"q7", func() *dataframe.Frame { return x.GroupBy("id3").Agg(dataframe.Max("v1"), dataframe.Min("v2")) }},
+		{"q8", func() *dataframe.Frame { return x.GroupBy("id6").NLargest(2, "v3") }},
+	}
+	for _, mode := range []struct {
+		name string
+		max  uint64
+	}{{"dense", 1 << 22}, {"hashed", 1 << 14}} {
+		reset := dataframe.SetDenseMax(mode.max)
+		for _, q := range qs {
+			b.Run(q.name+"-"+mode.name, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if _, err := q.f().Compute(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		reset()
+	}
+}

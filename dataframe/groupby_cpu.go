@@ -21,7 +21,10 @@ import (
 
 // unitRows is the most rows of one unit of work (a partition is split into units of at most
 // this many rows); units, not threads, fix the order of float sums.
-const unitRows = 1 << 20
+const unitRows = 1 << 22
+
+// denseMax is the most codes grouped densely; above, codes are hashed in cache-sized buckets.
+var denseMax uint64 = 1 << 22
 
 // keyData is one key column on the host: int32 or int64 values (codes), validity, range.
 type keyData struct {
@@ -269,7 +272,7 @@ func cpuPartial(rc *runCtx, in *groupInput, specs []hashagg.Spec) (*hashagg.Part
 	}
 	space, packs := in.codeSpace()
 	switch {
-	case packs && space <= 1<<22 && space*uint64(len(in.units)) <= 4*uint64(in.n)+1<<16:
+	case packs && space <= denseMax && space*uint64(len(in.units)) <= 4*uint64(in.n)+1<<16:
 		return densePartial(rc, in, specs, int(space), workers)
 	case packs:
 		codes := in.packedCodes(workers)
@@ -380,6 +383,8 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 		}
 		parts = []*hashagg.Partial{p}
 	}
+	// Holistic states (value pairs) are joined once, in unit order, not copied at every level.
+	hol := holisticStates(parts)
 	// Pairwise, level by level, as treeCombine.
 	for len(parts) > 1 {
 		next := make([]*hashagg.Partial, (len(parts)+1)/2)
@@ -398,6 +403,9 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 		parts = next
 	}
 	p := parts[0]
+	for si, st := range hol {
+		p.States[si] = st
+	}
 	rows := p.States[len(all)-1].Cnt
 	var gs []int32
 	var codes []uint64
@@ -410,6 +418,39 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 	out := p.Select(gs, in.decode(codes))
 	out.States = out.States[:len(specs)]
 	return out, nil
+}
+
+// holisticStates takes the holistic states out of parts (left empty there) and returns each
+// joined over the parts in order, by spec index.
+func holisticStates(parts []*hashagg.Partial) map[int]hashagg.State {
+	out := map[int]hashagg.State{}
+	for si, st := range parts[0].States {
+		switch st.Spec.Op {
+		case hashagg.NUnique, hashagg.Median, hashagg.Quantile:
+		default:
+			continue
+		}
+		n := 0
+		for _, p := range parts {
+			n += len(p.States[si].G)
+		}
+		j := st
+		j.G = make([]int32, 0, n)
+		if st.IsInt {
+			j.VI = make([]int64, 0, n)
+		} else {
+			j.VF = make([]float64, 0, n)
+		}
+		for _, p := range parts {
+			s := &p.States[si]
+			j.G = append(j.G, s.G...)
+			j.VI = append(j.VI, s.VI...)
+			j.VF = append(j.VF, s.VF...)
+			s.G, s.VI, s.VF = nil, nil, nil
+		}
+		out[si] = j
+	}
+	return out
 }
 
 // hashedPartial groups each unit with hashagg.Group over int64 keys and combines the

@@ -497,6 +497,31 @@ func copyGroup(dst *State, i int, src *State, g int) {
 	}
 }
 
+// gatherState sets group i of dst to group gs[i] of src, field by field.
+func gatherState(dst, src *State, gs []int32) {
+	if src.Spec.Op == Top {
+		for i, g := range gs {
+			copyGroup(dst, i, src, int(g))
+		}
+		return
+	}
+	for _, f := range [...]struct{ d, s []float64 }{{dst.SumF, src.SumF}, {dst.Mean, src.Mean}, {dst.M2, src.M2},
+		{dst.MeanY, src.MeanY}, {dst.M2Y, src.M2Y}, {dst.CXY, src.CXY}} {
+		if f.s != nil {
+			for i, g := range gs {
+				f.d[i] = f.s[g]
+			}
+		}
+	}
+	for _, f := range [...]struct{ d, s []int64 }{{dst.Cnt, src.Cnt}, {dst.SumI, src.SumI}, {dst.Pos, src.Pos}} {
+		if f.s != nil {
+			for i, g := range gs {
+				f.d[i] = f.s[g]
+			}
+		}
+	}
+}
+
 // Add merges q into p where both number the same groups the same way (dense codes), group g
 // of q into group g of p.
 func (p *Partial) Add(q *Partial) error {
@@ -530,6 +555,12 @@ func (p *Partial) Select(gs []int32, keys [][]int64) *Partial {
 		s := &p.States[si]
 		st := newState(s.Spec, s.IsInt, len(gs))
 		if s.Spec.Op.holistic() {
+			st.G = make([]int32, 0, len(s.G))
+			if s.IsInt {
+				st.VI = make([]int64, 0, len(s.G))
+			} else {
+				st.VF = make([]float64, 0, len(s.G))
+			}
 			for j, g := range s.G {
 				if ng := inv[g]; ng >= 0 {
 					st.G = append(st.G, ng)
@@ -541,9 +572,7 @@ func (p *Partial) Select(gs []int32, keys [][]int64) *Partial {
 				}
 			}
 		} else {
-			for i, g := range gs {
-				copyGroup(&st, i, s, int(g))
-			}
+			gatherState(&st, s, gs)
 		}
 		out.States[si] = st
 	}
