@@ -342,11 +342,22 @@ func (in *groupInput) packedCodes(workers int) []uint64 {
 // densePartial folds each unit into states indexed by code, merges them as a tree in a
 // fixed order, and keeps the codes that have rows.
 func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, workers int) (*hashagg.Partial, error) {
-	// A hidden Size counts each code's rows: a group is a code with rows.
-	all := append(slices.Clone(specs), hashagg.Spec{Op: hashagg.Size})
+	// Units fold the algebraic specs and a hidden Size that counts each code's rows (a group
+	// is a code with rows); holistic specs take their values in one pass at the end.
+	var all []hashagg.Spec
+	var hol []int
+	for si, sp := range specs {
+		if isHolistic(sp.Op) {
+			hol = append(hol, si)
+		} else {
+			all = append(all, sp)
+		}
+	}
+	all = append(all, hashagg.Spec{Op: hashagg.Size})
 	starts := in.unitStarts()
 	strides := in.strides()
 	parts := make([]*hashagg.Partial, len(in.units))
+	unitIDs := make([][]int32, len(in.units))
 	errs := make([]error, len(in.units))
 	zero := len(in.keys) == 1 && in.keys[0].i32 != nil && in.keys[0].min == 0 && in.keys[0].valid == nil
 	parallelDo(len(in.units), workers, func(u int) {
@@ -358,6 +369,7 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 			ids = make([]int32, hi-lo)
 			codesInto(ids, in, strides, lo, hi, -1)
 		}
+		unitIDs[u] = ids
 		vals := make([]hashagg.Values, len(in.vals))
 		for i, v := range in.vals {
 			vals[i] = v.Slice(lo, hi)
@@ -383,8 +395,6 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 		}
 		parts = []*hashagg.Partial{p}
 	}
-	// Holistic states (value pairs) are joined once, in unit order, not copied at every level.
-	hol := holisticStates(parts)
 	// Pairwise, level by level, as treeCombine.
 	for len(parts) > 1 {
 		next := make([]*hashagg.Partial, (len(parts)+1)/2)
@@ -403,9 +413,6 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 		parts = next
 	}
 	p := parts[0]
-	for si, st := range hol {
-		p.States[si] = st
-	}
 	rows := p.States[len(all)-1].Cnt
 	var gs []int32
 	var codes []uint64
@@ -415,42 +422,101 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 			codes = append(codes, uint64(c))
 		}
 	}
-	out := p.Select(gs, in.decode(codes))
-	out.States = out.States[:len(specs)]
+	sel := p.Select(gs, in.decode(codes))
+	out := &hashagg.Partial{Keys: sel.Keys, N: sel.N, States: make([]hashagg.State, len(specs))}
+	for si, k := 0, 0; si < len(specs); si++ {
+		if slices.Contains(hol, si) {
+			continue
+		}
+		out.States[si] = sel.States[k]
+		k++
+	}
+	if len(hol) > 0 {
+		inv := make([]int32, space)
+		for i := range inv {
+			inv[i] = -1
+		}
+		for i, c := range gs {
+			inv[c] = int32(i)
+		}
+		for _, si := range hol {
+			h, err := hashagg.NewPartial(specs[si:si+1], in.vals, sel.N)
+			if err != nil {
+				return nil, err
+			}
+			st := h.States[0]
+			holisticPairs(&st, in.vals[specs[si].Col], unitIDs, starts, inv, workers)
+			out.States[si] = st
+		}
+	}
 	return out, nil
 }
 
-// holisticStates takes the holistic states out of parts (left empty there) and returns each
-// joined over the parts in order, by spec index.
-func holisticStates(parts []*hashagg.Partial) map[int]hashagg.State {
-	out := map[int]hashagg.State{}
-	for si, st := range parts[0].States {
-		switch st.Spec.Op {
-		case hashagg.NUnique, hashagg.Median, hashagg.Quantile:
-		default:
+func isHolistic(op hashagg.Op) bool {
+	return op == hashagg.NUnique || op == hashagg.Median || op == hashagg.Quantile
+}
+
+// holisticPairs fills st's (group, value) pairs from every valid row, in row order: units
+// count their pairs, then write them in place.
+func holisticPairs(st *hashagg.State, v hashagg.Values, unitIDs [][]int32, starts []int, inv []int32, workers int) {
+	counts := make([]int, len(unitIDs)+1)
+	parallelDo(len(unitIDs), workers, func(u int) {
+		counts[u+1] = pairsOf(nil, nil, nil, v, unitIDs[u], starts[u], inv)
+	})
+	for u := range unitIDs {
+		counts[u+1] += counts[u]
+	}
+	n := counts[len(unitIDs)]
+	st.G = make([]int32, n)
+	if st.IsInt {
+		st.VI = make([]int64, n)
+	} else {
+		st.VF = make([]float64, n)
+	}
+	parallelDo(len(unitIDs), workers, func(u int) {
+		lo, hi := counts[u], counts[u+1]
+		var vi []int64
+		var vf []float64
+		if st.IsInt {
+			vi = st.VI[lo:hi]
+		} else {
+			vf = st.VF[lo:hi]
+		}
+		pairsOf(st.G[lo:hi], vi, vf, v, unitIDs[u], starts[u], inv)
+	})
+}
+
+// pairsOf writes the pairs of one unit (rows from lo, codes ids) into g and vi or vf, or only
+// counts them when g is nil.
+func pairsOf(g []int32, vi []int64, vf []float64, v hashagg.Values, ids []int32, lo int, inv []int32) int {
+	switch {
+	case v.Float != nil:
+		return pairsT(g, vi, vf, v.Float, v.Valid, ids, lo, inv)
+	case v.Int32 != nil:
+		return pairsT(g, vi, vf, v.Int32, v.Valid, ids, lo, inv)
+	}
+	return pairsT(g, vi, vf, v.Int, v.Valid, ids, lo, inv)
+}
+
+func pairsT[T int32 | int64 | float64](g []int32, vi []int64, vf []float64, x []T, valid []bool, ids []int32, lo int, inv []int32) int {
+	k := 0
+	for j, c := range ids {
+		r := lo + j
+		xv := x[r]
+		if c < 0 || xv != xv || (valid != nil && !valid[r]) {
 			continue
 		}
-		n := 0
-		for _, p := range parts {
-			n += len(p.States[si].G)
+		if g != nil {
+			g[k] = inv[c]
+			if vi != nil {
+				vi[k] = int64(xv)
+			} else {
+				vf[k] = float64(xv)
+			}
 		}
-		j := st
-		j.G = make([]int32, 0, n)
-		if st.IsInt {
-			j.VI = make([]int64, 0, n)
-		} else {
-			j.VF = make([]float64, 0, n)
-		}
-		for _, p := range parts {
-			s := &p.States[si]
-			j.G = append(j.G, s.G...)
-			j.VI = append(j.VI, s.VI...)
-			j.VF = append(j.VF, s.VF...)
-			s.G, s.VI, s.VF = nil, nil, nil
-		}
-		out[si] = j
+		k++
 	}
-	return out
+	return k
 }
 
 // hashedPartial groups each unit with hashagg.Group over int64 keys and combines the
