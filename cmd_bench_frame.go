@@ -48,9 +48,7 @@ func groupbyData(n, k, parts int) *dataframe.Frame {
 		AsType("id1", dataframe.Category).AsType("id2", dataframe.Category).AsType("id3", dataframe.Category)
 }
 
-// groupbyQuestions are db-benchmark's groupby questions that dataframe answers today (q8, the
-// two largest v3 per id6, and q9, a regression per group, need per-group top-n and expression
-// aggregations, not there yet).
+// groupbyQuestions are db-benchmark's ten groupby questions.
 var groupbyQuestions = []struct {
 	name string
 	run  func(x *dataframe.Frame) *dataframe.Frame
@@ -72,6 +70,11 @@ var groupbyQuestions = []struct {
 	{"q7 max v1 - min v2 by id3", func(x *dataframe.Frame) *dataframe.Frame {
 		return x.GroupBy("id3").Agg(dataframe.Max("v1"), dataframe.Min("v2")).
 			Assign("range_v1_v2", dataframe.Col("v1").Sub(dataframe.Col("v2"))).Select("id3", "range_v1_v2")
+	}},
+	{"q8 max v3 top 2 by id6", func(x *dataframe.Frame) *dataframe.Frame { return x.GroupBy("id6").NLargest(2, "v3") }},
+	{"q9 r2 v1 v2 by id2 id4", func(x *dataframe.Frame) *dataframe.Frame {
+		return x.GroupBy("id2", "id4").Agg(dataframe.Corr("v1", "v2").As("r")).
+			Assign("r2", dataframe.Col("r").Mul(dataframe.Col("r"))).Select("id2", "id4", "r2")
 	}},
 	{"q10 sum v3 count by id1:id6", func(x *dataframe.Frame) *dataframe.Frame {
 		return x.GroupBy("id1", "id2", "id3", "id4", "id5", "id6").Agg(dataframe.Sum("v3"), dataframe.Size().As("count"))
