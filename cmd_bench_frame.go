@@ -79,6 +79,9 @@ var groupbyQuestions = []struct {
 }
 
 func benchFrame(ctx context.Context, args []string, w io.Writer) error {
+	if frameTask(args) == "join" {
+		return benchFrameJoin(ctx, args, w)
+	}
 	fs := flag.NewFlagSet("bench frame", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	task := fs.String("task", "groupby", "groupby")
@@ -91,7 +94,7 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 		return fmt.Errorf("%w: bench frame: %v", errUsage, err)
 	}
 	if *task != "groupby" {
-		return fmt.Errorf("%w: bench frame: --task %q (have groupby)", errUsage, *task)
+		return fmt.Errorf("%w: bench frame: --task %q (have groupby, join)", errUsage, *task)
 	}
 	if *rows <= 0 || *k <= 0 || *parts <= 0 {
 		return fmt.Errorf("%w: bench frame: --rows, --k and --partitions must be positive", errUsage)
