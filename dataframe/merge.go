@@ -391,7 +391,20 @@ func nullsOf(h *hostCol, codes []int64) []bool {
 }
 
 func intCodes(h *hostCol) ([]int64, []bool) {
-	v := slices.Clone(dtype.Convert(h.vals, dtype.Int64).Int64s())
+	var v []int64
+	switch h.vals.DType() {
+	case dtype.Int64:
+		v = slices.Clone(h.vals.Int64s())
+	case dtype.Int32:
+		// One typed widening pass (Convert goes element by element through the dtype).
+		src := h.vals.Int32s()
+		v = make([]int64, len(src))
+		for i, x := range src {
+			v[i] = int64(x)
+		}
+	default:
+		v = dtype.Convert(h.vals, dtype.Int64).Int64s()
+	}
 	return v, nullsOf(h, v)
 }
 
@@ -635,9 +648,17 @@ func broadcastJoin(big, small hashjoin.Keys, lens []int, how hashjoin.How, swapp
 		return nil, err
 	}
 	rows := splitByLens(lens)
+	starts := make([]int, len(lens))
+	for p := 1; p < len(lens); p++ {
+		starts[p] = starts[p-1] + lens[p-1]
+	}
 	out := make([]pairs, len(lens))
 	err = parallel(len(lens), func(p int) error {
-		pk := subKeys(big, rows[p])
+		// A partition's rows are a range: its keys are a view, not a copy.
+		pk := make(hashjoin.Keys, len(big))
+		for c := range big {
+			pk[c] = big[c][starts[p] : starts[p]+lens[p]]
+		}
 		if how == hashjoin.Semi || how == hashjoin.Anti {
 			in, err := t.Contains(pk)
 			if err != nil {

@@ -144,6 +144,7 @@ func Partition(k Keys, n int) ([]int32, error) {
 // slot is one entry of the table: the first row of a key (-1 for empty) and the high bits of
 // its hash, side by side so that a probe touches one cache line.
 type slot struct {
+	key  int64 // the key itself when the table has one key column
 	row  int32
 	hash uint32
 }
@@ -172,6 +173,11 @@ func Build(keys Keys) (*Table, error) {
 	for i := range t.slots {
 		t.slots[i].row = -1
 	}
+	if len(keys) == 1 {
+		t.build1(keys[0])
+		t.tail = nil
+		return t, nil
+	}
 	hs := keys.hashes()
 	for i := 0; i < n; i++ {
 		t.next[i] = -1
@@ -180,7 +186,7 @@ func Build(keys Keys) (*Table, error) {
 		for {
 			r := t.slots[s].row
 			if r < 0 {
-				t.slots[s], t.tail[s] = slot{int32(i), uint32(h >> 32)}, int32(i)
+				t.slots[s], t.tail[s] = slot{row: int32(i), hash: uint32(h >> 32)}, int32(i)
 				break
 			}
 			if t.slots[s].hash == uint32(h>>32) && eqRows(keys, int(r), keys, i) {
@@ -193,6 +199,43 @@ func Build(keys Keys) (*Table, error) {
 	}
 	t.tail = nil
 	return t, nil
+}
+
+// build1 fills the table of one key column: the key sits in its slot, so a probe compares
+// it there instead of fetching the build row's key from another cache line.
+func (t *Table) build1(k []int64) {
+	slots, next, tail, mask := t.slots, t.next, t.tail, t.mask
+	for i, x := range k {
+		next[i] = -1
+		s := hash1(x) & mask
+		for {
+			sl := &slots[s]
+			if sl.row < 0 {
+				sl.key, sl.row, tail[s] = x, int32(i), int32(i)
+				break
+			}
+			if sl.key == x {
+				next[tail[s]] = int32(i)
+				tail[s] = int32(i)
+				break
+			}
+			s = (s + 1) & mask
+		}
+	}
+}
+
+func hash1(x int64) uint64 { return mix(0x9e3779b97f4a7c15 ^ uint64(x)) }
+
+// first1 is first for a table of one key column.
+func (t *Table) first1(x int64) int32 {
+	s := hash1(x) & t.mask
+	for {
+		sl := &t.slots[s]
+		if sl.row < 0 || sl.key == x {
+			return sl.row
+		}
+		s = (s + 1) & t.mask
+	}
 }
 
 // first returns the first build row whose key equals row j of probe, or -1.
@@ -223,6 +266,22 @@ func (t *Table) Probe(probe Keys, outer bool) (pi, bi []int32, matched []bool, e
 	n := probe.Len()
 	pi, bi = make([]int32, 0, n), make([]int32, 0, n)
 	matched = make([]bool, t.keys.Len())
+	if len(probe) == 1 {
+		for j, x := range probe[0] {
+			r := t.first1(x)
+			if r < 0 {
+				if outer {
+					pi, bi = append(pi, int32(j)), append(bi, -1)
+				}
+				continue
+			}
+			for ; r >= 0; r = t.next[r] {
+				pi, bi = append(pi, int32(j)), append(bi, r)
+				matched[r] = true
+			}
+		}
+		return pi, bi, matched, nil
+	}
 	hs := probe.hashes()
 	for j := 0; j < n; j++ {
 		r := t.first(probe, j, hs[j])
@@ -245,8 +304,14 @@ func (t *Table) Contains(probe Keys) ([]bool, error) {
 	if err := probe.check(); err != nil {
 		return nil, fmt.Errorf("hashjoin.Contains: %w", err)
 	}
-	hs := probe.hashes()
 	out := make([]bool, probe.Len())
+	if len(probe) == 1 && len(t.keys) == 1 {
+		for j, x := range probe[0] {
+			out[j] = t.first1(x) >= 0
+		}
+		return out, nil
+	}
+	hs := probe.hashes()
 	for j := range out {
 		out[j] = t.first(probe, j, hs[j]) >= 0
 	}
@@ -387,8 +452,14 @@ func (t *Table) First(probe Keys) ([]int32, error) {
 	if len(probe) != len(t.keys) {
 		return nil, fmt.Errorf("hashjoin.First: %d key columns against a table of %d", len(probe), len(t.keys))
 	}
-	hs := probe.hashes()
 	out := make([]int32, probe.Len())
+	if len(probe) == 1 {
+		for j, x := range probe[0] {
+			out[j] = t.first1(x)
+		}
+		return out, nil
+	}
+	hs := probe.hashes()
 	for j := range out {
 		out[j] = t.first(probe, j, hs[j])
 	}
