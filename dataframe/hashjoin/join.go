@@ -152,6 +152,10 @@ type slot struct {
 // Table is a hash table over one side's keys: the rows of every distinct key, in row order.
 type Table struct {
 	keys  Keys
+	// dense, for one key column whose values span at most a few times the rows: the first
+	// row of key lo+i at dense[i] (-1 for none), a lookup without probing.
+	dense []int32
+	lo    int64
 	mask  uint64
 	slots []slot
 	next  []int32 // next row of the same key, -1 at the end
@@ -164,12 +168,15 @@ func Build(keys Keys) (*Table, error) {
 		return nil, fmt.Errorf("hashjoin.Build: %w", err)
 	}
 	n := keys.Len()
+	t := &Table{keys: keys, next: make([]int32, n)}
+	if len(keys) == 1 && t.buildDense(keys[0]) {
+		return t, nil
+	}
 	size := 16
 	for size < 2*n {
 		size <<= 1
 	}
-	t := &Table{keys: keys, mask: uint64(size - 1), slots: make([]slot, size),
-		next: make([]int32, n), tail: make([]int32, size)}
+	t.mask, t.slots, t.tail = uint64(size-1), make([]slot, size), make([]int32, size)
 	for i := range t.slots {
 		t.slots[i].row = -1
 	}
@@ -224,10 +231,50 @@ func (t *Table) build1(k []int64) {
 	}
 }
 
+// buildDense fills a direct-address table when k's values span at most 4n+1024 (as the
+// dense integer ids of most join keys, and dictionary codes, do); it reports whether it did.
+func (t *Table) buildDense(k []int64) bool {
+	if len(k) == 0 {
+		return false
+	}
+	lo, hi := k[0], k[0]
+	for _, x := range k {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	span := uint64(hi - lo)
+	if hi-lo < 0 || span >= uint64(4*len(k)+1024) {
+		return false
+	}
+	dense := make([]int32, span+1)
+	for i := range dense {
+		dense[i] = -1
+	}
+	tail := make([]int32, span+1)
+	next := t.next
+	for i, x := range k {
+		next[i] = -1
+		d := x - lo
+		if dense[d] < 0 {
+			dense[d] = int32(i)
+		} else {
+			next[tail[d]] = int32(i)
+		}
+		tail[d] = int32(i)
+	}
+	t.dense, t.lo = dense, lo
+	return true
+}
+
 func hash1(x int64) uint64 { return mix(0x9e3779b97f4a7c15 ^ uint64(x)) }
 
 // first1 is first for a table of one key column.
 func (t *Table) first1(x int64) int32 {
+	if t.dense != nil {
+		if d := uint64(x - t.lo); d < uint64(len(t.dense)) && x >= t.lo {
+			return t.dense[d]
+		}
+		return -1
+	}
 	s := hash1(x) & t.mask
 	for {
 		sl := &t.slots[s]
@@ -303,6 +350,9 @@ func (t *Table) Probe(probe Keys, outer bool) (pi, bi []int32, matched []bool, e
 func (t *Table) Contains(probe Keys) ([]bool, error) {
 	if err := probe.check(); err != nil {
 		return nil, fmt.Errorf("hashjoin.Contains: %w", err)
+	}
+	if len(probe) != len(t.keys) {
+		return nil, fmt.Errorf("hashjoin.Contains: %d key columns against a table of %d", len(probe), len(t.keys))
 	}
 	out := make([]bool, probe.Len())
 	if len(probe) == 1 && len(t.keys) == 1 {
