@@ -54,9 +54,8 @@ if "polars" in engines:
         ("q4 medium inner on factor", lambda: px.join(pm, on="id5").height),
         ("q5 big inner on int", lambda: px.join(pb, on="id3").height),
     ]
-    with pl.StringCache():
-        for name, f in qs:
-            timed("polars", name, f)
+    for name, f in qs:
+        timed("polars", name, f)
 if "duckdb" in engines:
     import duckdb
     con = duckdb.connect()

@@ -691,6 +691,9 @@ func broadcastJoin(big, small hashjoin.Keys, lens []int, how hashjoin.How, swapp
 
 // gatherRowsNull is gatherRows with -1 for a null row.
 func (h *hostCol) gatherRowsNull(at []int32) *hostCol {
+	if out, ok := h.gatherTyped(at); ok {
+		return out
+	}
 	idx := make([]int, len(at))
 	var valid []bool
 	for i, a := range at {
@@ -721,6 +724,50 @@ func (h *hostCol) gatherRowsNull(at []int32) *hostCol {
 		dtype.Gather(out.vals, h.vals, idx)
 	}
 	return out
+}
+
+// gatherTyped is gatherRowsNull for the common 4- and 8-byte dtypes, in one typed pass over
+// the int32 rows (no []int copy of them); ok is false for other dtypes.
+func (h *hostCol) gatherTyped(at []int32) (*hostCol, bool) {
+	dt := h.vals.DType()
+	if h.vals.Len() == 0 {
+		return nil, false
+	}
+	out := &hostCol{name: h.name, dt: h.dt, heap: h.heap, vals: dtype.Make(dt, len(at))}
+	switch dt {
+	case dtype.Float64:
+		gatherWords(out.vals.Float64s(), h.vals.Float64s(), at)
+	case dtype.Int64:
+		gatherWords(out.vals.Int64s(), h.vals.Int64s(), at)
+	case dtype.Int32:
+		gatherWords(out.vals.Int32s(), h.vals.Int32s(), at)
+	case dtype.Uint64:
+		gatherWords(out.vals.Uint64s(), h.vals.Uint64s(), at)
+	case dtype.Uint32:
+		gatherWords(out.vals.Uint32s(), h.vals.Uint32s(), at)
+	default:
+		return nil, false
+	}
+	for i, a := range at {
+		if a < 0 || (h.valid != nil && !h.valid[a]) {
+			if out.valid == nil {
+				out.valid = make([]bool, len(at))
+				for j := range out.valid {
+					out.valid[j] = true
+				}
+			}
+			out.valid[i] = false
+		}
+	}
+	return out, true
+}
+
+func gatherWords[T any](dst, src []T, at []int32) {
+	for i, a := range at {
+		if a >= 0 {
+			dst[i] = src[a]
+		}
+	}
 }
 
 // coalesceCols takes a where the row is not -1 in ai, b otherwise, in type dt.
