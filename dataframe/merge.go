@@ -850,7 +850,11 @@ func coalesceCols(name string, dt DType, a, b *hostCol, ai, bi []int32) *hostCol
 }
 
 func gatherMerge(lh, rh *hostTable, parts []pairs, plan []outCol) (*hostTable, error) {
-	var li, ri []int32
+	total := 0
+	for _, pr := range parts {
+		total += len(pr.l)
+	}
+	li, ri := make([]int32, 0, total), make([]int32, 0, total)
 	lens := make([]int, len(parts))
 	for p, pr := range parts {
 		li = append(li, pr.l...)
@@ -861,16 +865,19 @@ func gatherMerge(lh, rh *hostTable, parts []pairs, plan []outCol) (*hostTable, e
 	out := &hostTable{lens: lens, rows: rowsArange(lens)}
 	sides := [2]*hostTable{lh, rh}
 	idx := [2][]int32{li, ri}
-	for _, oc := range plan {
+	// Columns gather independently: one goroutine each, as many at once as there are CPUs.
+	out.cols = make([]*hostCol, len(plan))
+	err := parallel(len(plan), func(k int) error {
+		oc := plan[k]
 		src, err := sides[oc.side].col(oc.src)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var c *hostCol
 		if oc.coalesce != "" {
 			other, err := sides[1-oc.side].col(oc.coalesce)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			dt := coalescedType(src.dt, other.dt)
 			if oc.side == 1 {
@@ -881,7 +888,11 @@ func gatherMerge(lh, rh *hostTable, parts []pairs, plan []outCol) (*hostTable, e
 			c = src.gatherRowsNull(idx[oc.side])
 			c.name = oc.name
 		}
-		out.cols = append(out.cols, c)
+		out.cols[k] = c
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -64,3 +64,26 @@ func BenchmarkMergeBigInt32(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMergeMediumInt32 is db-benchmark's q2 at 1e6 rows: 1e6 left rows (int32 keys of
+// 1000 values, a categorical and a float64 payload) against 1000 unique right rows.
+func BenchmarkMergeMediumInt32(b *testing.B) {
+	const n, m = 1_000_000, 1000
+	rng := rand.New(rand.NewPCG(9, 10))
+	lk, lc, lv := make([]int32, n), make([]string, n), make([]float64, n)
+	for i := range lk {
+		lk[i], lc[i], lv[i] = int32(1+rng.IntN(m)), []string{"a", "b", "c"}[rng.IntN(3)], rng.Float64()
+	}
+	rk, rv := make([]int32, m), make([]float64, m)
+	for i := range rk {
+		rk[i], rv[i] = int32(i+1), rng.Float64()
+	}
+	l := dataframe.FromSlices([]string{"k", "c", "v1"}, []any{lk, lc, lv}, dataframe.NPartitions(8)).AsType("c", dataframe.Category).Persist()
+	r := dataframe.FromSlices([]string{"k", "v2"}, []any{rk, rv}).Persist()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := dataframe.Merge(l, r, dataframe.On("k")).Compute(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
