@@ -151,7 +151,7 @@ type slot struct {
 
 // Table is a hash table over one side's keys: the rows of every distinct key, in row order.
 type Table struct {
-	keys  Keys
+	keys Keys
 	// dense, for one key column whose values span at most a few times the rows: the first
 	// row of key lo+i at dense[i] (-1 for none), a lookup without probing.
 	dense []int32
