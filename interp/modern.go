@@ -25,6 +25,7 @@ type rewriteEnv struct {
 	userFunc map[string]bool          // builtins the user redeclared (clear, min, max)
 	method   func(name string) string // source of an earlier cell's method name, if one type has it
 	vars     map[string]bool          // variables of earlier cells
+	embedded func(ast.Expr) bool      // an embedded field's type has methods (embeds.go)
 }
 
 // edit replaces del bytes at off with text.
@@ -44,7 +45,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func(", "new("} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct"} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -85,6 +86,9 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "cell", full, parser.SkipObjectResolution)
 	if err != nil {
+		return "", nil, err
+	}
+	if err := checkEmbeds(f, fset, env.embedded); err != nil {
 		return "", nil, err
 	}
 	r := &rewriter{fset: fset, full: full, env: env, ints: intNames(f, env.ints), file: f}
@@ -169,6 +173,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 		return true
 	})
 	r.loopClosures(f)
+	r.nameParams(f)
 	if len(r.edits) == 0 {
 		return seg.src, r.ints, nil
 	}
@@ -426,10 +431,12 @@ func (r *rewriter) goStmt(n *ast.GoStmt) {
 		// go func(...) {...}(...) stays a go statement (yaegi evaluates its arguments in place
 		// and gives the closure the variables of its iteration; handed to compiled code as a
 		// func value it would see the loop's last ones), with a recover at its top.
-		// gnrt.GoAdmit counts it against the session's bound on goroutines (goguard.go), and
-		// gnrt.GoEnd, its last deferred call, reports its panic and releases the count.
+		// gnrt.GoAdmit counts it against the session's bound on goroutines (goguard.go);
+		// gnrt.GoBegin records the cell it reports to (goorigin.go); gnrt.GoDone, compiled
+		// and so run even when the goroutine is stopped, releases the count; the deferred
+		// recover reports its panic.
 		r.edits = append(r.edits, edit{start, 0, "gnrt.GoAdmit(); "},
-			edit{r.off(lit.Body.Lbrace) + 1, 0, " defer func() { gnrt.GoEnd(recover()) }();"})
+			edit{r.off(lit.Body.Lbrace) + 1, 0, " gnrt.GoBegin(); defer gnrt.GoDone(); defer func() { gnrt.GoPanic(recover()) }();"})
 		return
 	}
 	if len(call.Args) == 0 || (isIdent && goBuiltins[id.Name]) || generic {

@@ -142,6 +142,8 @@ func New(opts Options) (*Session, error) {
 		"GoPanic":      reflect.ValueOf(s.goPanic),
 		"GoAdmit":      reflect.ValueOf(s.goAdmit), // goguard.go
 		"GoEnd":        reflect.ValueOf(s.goEnd),
+		"GoBegin":      reflect.ValueOf(s.goBegin), // goorigin.go
+		"GoDone":       reflect.ValueOf(s.goDone),
 		"Compare":      reflect.ValueOf(compareValues),
 		"Sort":         reflect.ValueOf(sortValues),
 		"CompiledCall": reflect.ValueOf(s.compiledCall),
@@ -624,7 +626,7 @@ func (s *Session) methodSrc(name string) string {
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}, embedded: s.embedsWithMethods}
 	for n := range s.vars {
 		env.vars[n] = true
 	}
@@ -674,7 +676,7 @@ var (
 
 func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellError {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context canceled")) {
-		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the cell was interrupted"}}
+		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the cell was interrupted", interruptNote}}
 	}
 	var p interp.Panic
 	if !errors.As(err, &p) || compilePanic(p) {
