@@ -596,7 +596,10 @@ func writeParquet(out io.Writer, ht *hostTable, lens []int) error {
 		at += l
 		if w == nil {
 			props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(int64(max(l, 1)+1<<30)))
-			w, err = pqarrow.NewFileWriter(rec.Schema(), out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			sc, err := withPandasMeta(rec.Schema(), ht)
+			if err == nil {
+				w, err = pqarrow.NewFileWriter(sc, out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			}
 			if err != nil {
 				rec.Release()
 				return err
