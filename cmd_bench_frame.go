@@ -82,9 +82,12 @@ var groupbyQuestions = []struct {
 }
 
 func benchFrame(ctx context.Context, args []string, w io.Writer) error {
+	if frameTask(args) == "join" {
+		return benchFrameJoin(ctx, args, w)
+	}
 	fs := flag.NewFlagSet("bench frame", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	task := fs.String("task", "groupby", "groupby or shuffle")
+	task := fs.String("task", "groupby", "groupby, shuffle or join")
 	workers := fs.Int("workers", 4, "shuffle: CPU workers of the local cluster")
 	memLimit := fs.String("memory-limit", "", "shuffle: each worker's memory limit (default: the machine's memory divided)")
 	rows := fs.Int("rows", 1_000_000, "rows")
@@ -96,7 +99,7 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 		return fmt.Errorf("%w: bench frame: %v", errUsage, err)
 	}
 	if *task != "groupby" && *task != "shuffle" {
-		return fmt.Errorf("%w: bench frame: --task %q (have groupby, shuffle)", errUsage, *task)
+		return fmt.Errorf("%w: bench frame: --task %q (have groupby, shuffle, join)", errUsage, *task)
 	}
 	if *rows <= 0 || *k <= 0 || *parts <= 0 || *workers <= 0 {
 		return fmt.Errorf("%w: bench frame: --rows, --k, --partitions and --workers must be positive", errUsage)
