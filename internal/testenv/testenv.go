@@ -73,6 +73,12 @@ func Python(t testing.TB) string {
 		}
 		missing(t, "the test virtualenv's python (GPUNOTES_PYTHON)")
 	}
+	// A bare name (python3) is looked up on PATH, as a shell would.
+	if !strings.ContainsRune(p, '/') {
+		if lp, err := exec.LookPath(p); err == nil {
+			p = lp
+		}
+	}
 	if !fileExists(p) {
 		missing(t, "GPUNOTES_PYTHON="+p)
 	}
