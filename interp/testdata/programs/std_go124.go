@@ -1,0 +1,63 @@
+package main
+
+import (
+	"crypto/sha3"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Standard-library names of Go 1.24 and 1.25: crypto/sha3, os.Root, sync.WaitGroup.Go.
+func main() {
+	sum := sha3.Sum256([]byte("gpunotes"))
+	fmt.Println(hex.EncodeToString(sum[:8]))
+	h := sha3.New512()
+	h.Write([]byte("abc"))
+	fmt.Println(h.Size(), hex.EncodeToString(h.Sum(nil)[:4]))
+	shake := sha3.SumSHAKE128([]byte("x"), 8)
+	fmt.Println(hex.EncodeToString(shake))
+
+	dir, err := os.MkdirTemp("", "root")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("inside"), 0o644); err != nil {
+		fmt.Println(err)
+		return
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer root.Close()
+	f, err := root.Open("a.txt")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b := make([]byte, 6)
+	n, _ := f.Read(b)
+	f.Close()
+	fmt.Println(string(b[:n]))
+	_, err = root.Open("../escape")
+	fmt.Println(err != nil, strings.Contains(fmt.Sprint(err), "escape"))
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	total := 0
+	for i := 1; i <= 4; i++ {
+		wg.Go(func() {
+			mu.Lock()
+			total += i
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	fmt.Println(total)
+}
