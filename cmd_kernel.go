@@ -36,7 +36,7 @@ func init() {
 // newSession starts an interpreter with the preloaded packages; the kernel, the notebook
 // runner and cluster workers all use it.
 func newSession() (*interp.Session, error) {
-	return interp.New(interp.Options{Symbols: preload.Symbols, Preload: preload.Packages})
+	return interp.New(interp.Options{Symbols: preload.Symbols, Preload: preload.Packages, Renamed: preload.Renamed})
 }
 
 // newUserSession is newSession for the user's own cells (kernel, notebook runner): functions
