@@ -13,6 +13,19 @@ import (
 // Generic functions of the standard library: sync.OnceValue(s) (Go 1.21), crypto/hkdf and
 // crypto/pbkdf2 (Go 1.24).
 func main() {
+	onceDemo()
+
+	key, err := hkdf.Key(sha256.New, []byte("secret"), []byte("salt"), "info", 16)
+	fmt.Println(hex.EncodeToString(key), err)
+	prk, err := hkdf.Extract(sha256.New, []byte("secret"), []byte("salt"))
+	fmt.Println(len(prk), err)
+	dk, err := pbkdf2.Key(sha256.New, "password", []byte("salt"), 1000, 16)
+	fmt.Println(hex.EncodeToString(dk), err)
+}
+
+// onceDemo calls sync.OnceValue(s); at a cell's top level yaegi's compiler cannot yet define
+// a variable from them (it crashes, and the cell says so).
+func onceDemo() {
 	calls := 0
 	load := sync.OnceValue(func() int {
 		calls++
@@ -33,11 +46,4 @@ func main() {
 			boom()
 		}()
 	}
-
-	key, err := hkdf.Key(sha256.New, []byte("secret"), []byte("salt"), "info", 16)
-	fmt.Println(hex.EncodeToString(key), err)
-	prk, err := hkdf.Extract(sha256.New, []byte("secret"), []byte("salt"))
-	fmt.Println(len(prk), err)
-	dk, err := pbkdf2.Key(sha256.New, "password", []byte("salt"), 1000, 16)
-	fmt.Println(hex.EncodeToString(dk), err)
 }

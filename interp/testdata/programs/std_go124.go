@@ -20,33 +20,8 @@ func main() {
 	shake := sha3.SumSHAKE128([]byte("x"), 8)
 	fmt.Println(hex.EncodeToString(shake))
 
-	dir, err := os.MkdirTemp("", "root")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("inside"), 0o644); err != nil {
-		fmt.Println(err)
-		return
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer root.Close()
-	f, err := root.Open("a.txt")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	b := make([]byte, 6)
-	n, _ := f.Read(b)
-	f.Close()
-	fmt.Println(string(b[:n]))
-	_, err = root.Open("../escape")
-	fmt.Println(err != nil, strings.Contains(fmt.Sprint(err), "escape"))
+	inside, escaped, err := readInRoot()
+	fmt.Println(inside, escaped, err)
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -60,4 +35,30 @@ func main() {
 	}
 	wg.Wait()
 	fmt.Println(total)
+}
+
+// readInRoot reads a file through an os.Root (Go 1.24) and tries to leave the root.
+func readInRoot() (string, bool, error) {
+	dir, err := os.MkdirTemp("", "root")
+	if err != nil {
+		return "", false, err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("inside"), 0o644); err != nil {
+		return "", false, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", false, err
+	}
+	defer root.Close()
+	f, err := root.Open("a.txt")
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	b := make([]byte, 6)
+	n, _ := f.Read(b)
+	_, err = root.Open("../escape")
+	return string(b[:n]), err != nil && strings.Contains(err.Error(), "escape"), nil
 }
