@@ -1,22 +1,19 @@
 package gpuarray
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gpunotes/gpunotes/display"
-	"github.com/gpunotes/gpunotes/gpuarray/cpu"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -44,7 +41,7 @@ type computeConfig struct {
 	toHost bool
 	// notes collects, for Path, the host fallbacks that schedulers other than the GPU's
 	// report in their outputs (GPU cluster workers).
-	notes *hostNotes
+	notes *engine.HostNotes
 	// kept maps the call stages of this computation whose outputs a GPU holds (runOrder,
 	// keepCall) to data nodes holding them, which later stages read in place (plan.Options.Kept);
 	// nil when the scheduler is no GPU's.
@@ -75,33 +72,6 @@ func withKept(cfg computeConfig) (computeConfig, func()) {
 			}
 		}
 	}
-}
-
-// hostNotes are the host fallbacks of one computation, in the order reported.
-type hostNotes struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (h *hostNotes) add(msg string) {
-	h.mu.Lock()
-	h.list = append(h.list, msg)
-	h.mu.Unlock()
-}
-
-// addOnce adds msg unless it is there already.
-func (h *hostNotes) addOnce(msg string) {
-	h.mu.Lock()
-	if !slices.Contains(h.list, msg) {
-		h.list = append(h.list, msg)
-	}
-	h.mu.Unlock()
-}
-
-func (h *hostNotes) String() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return strings.Join(h.list, "; ")
 }
 
 // reportFallbacks reports the tasks of st that a GPU cluster worker ran on its CPU (their
@@ -160,7 +130,7 @@ func reportHost(cfg computeConfig, msg string) {
 	}
 	fmt.Fprintf(os.Stderr, "gpuarray warning: %s\n", msg)
 	if cfg.notes != nil {
-		cfg.notes.add(msg)
+		cfg.notes.Add(msg)
 	}
 }
 
@@ -174,20 +144,20 @@ func reportLibs(cfg computeConfig, outs []*plan.Output) {
 		if g, ok := cfg.sched.(*gpuSched); ok {
 			g.libStep(o.Lib)
 		} else if cfg.notes != nil {
-			cfg.notes.addOnce(o.Lib)
+			cfg.notes.AddOnce(o.Lib)
 		}
 	}
 }
 
 // Inline runs tasks one after another on the calling goroutine.
 func Inline() ComputeOption {
-	return func(c *computeConfig) { c.sched = inlineScheduler{} }
+	return func(c *computeConfig) { c.sched = engine.Inline{} }
 }
 
 // Threads runs tasks on n goroutines (n <= 0: one per CPU core). At most n tasks are in
 // flight, so memory is bounded by n tasks plus the results.
 func Threads(n int) ComputeOption {
-	return func(c *computeConfig) { c.sched = &threadScheduler{n: n} }
+	return func(c *computeConfig) { c.sched = &engine.Threads{N: n} }
 }
 
 // On runs tasks with s, for example a cluster client.
@@ -236,103 +206,6 @@ func NoProgressBar() ComputeOption {
 func MemoryLimit(bytes int64) ComputeOption {
 	return func(c *computeConfig) { c.memLimit = bytes }
 }
-
-type inlineScheduler struct{}
-
-func (inlineScheduler) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
-	outs := make([]*plan.Output, len(tasks))
-	for i, t := range tasks {
-		o, err := cpu.Execute(ctx, t)
-		if err != nil {
-			return nil, fmt.Errorf("chunk %d at %v: %w", t.Index, t.Offset, err)
-		}
-		outs[i] = o
-		done(1)
-	}
-	return outs, nil
-}
-
-type threadScheduler struct{ n int }
-
-func (s *threadScheduler) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
-	n := s.n
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
-	n = min(n, len(tasks))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	outs := make([]*plan.Output, len(tasks))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var firstErr error
-	for w := 0; w < n; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				o, err := cpu.Execute(ctx, tasks[i])
-				if err != nil {
-					once.Do(func() {
-						firstErr = fmt.Errorf("chunk %d at %v: %w", tasks[i].Index, tasks[i].Offset, err)
-						cancel()
-					})
-					continue
-				}
-				outs[i] = o
-				done(1)
-			}
-		}()
-	}
-feed:
-	for i := range tasks {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return outs, nil
-}
-
-var (
-	memOnce    sync.Once
-	memDefault int64
-)
-
-// defaultMemoryLimit is half the machine's memory (8 GiB when it cannot be read).
-func defaultMemoryLimit() int64 {
-	memOnce.Do(func() {
-		memDefault = 8 << 30
-		f, err := os.Open("/proc/meminfo")
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) >= 2 && fields[0] == "MemTotal:" {
-				if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
-					memDefault = kb * 1024 / 2
-				}
-			}
-		}
-	})
-	return memDefault
-}
-
-// progressDelay is how long Compute runs before it shows a progress bar in a cell.
-const progressDelay = 300 * time.Millisecond
 
 // Compute evaluates the array and returns it materialized: on a GPU scheduler (OnGPU,
 // OnGPUs) an array result (not a scalar) stays in device memory (Where says "gpu 0"; later GPU
@@ -386,13 +259,13 @@ func configure(opts []ComputeOption) (computeConfig, error) {
 		return cfg, cfg.schedErr
 	}
 	if cfg.sched == nil {
-		cfg.sched = &threadScheduler{}
+		cfg.sched = &engine.Threads{}
 	}
 	if cfg.ctx == nil {
 		cfg.ctx = display.Context()
 	}
 	if cfg.memLimit <= 0 {
-		cfg.memLimit = defaultMemoryLimit()
+		cfg.memLimit = engine.DefaultMemoryLimit()
 	}
 	return cfg, nil
 }
@@ -406,7 +279,7 @@ func stageOrder(roots []*expr.Node) []*expr.Node { return plan.OrderAll(roots) }
 // On a GPU scheduler (unless cfg.toHost) an array result (rank >= 1) stays in device memory
 // (see gpuResults); scalars and other schedulers' results are in host memory.
 func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
-	cfg.notes = &hostNotes{}
+	cfg.notes = &engine.HostNotes{}
 	roots := make([]*expr.Node, len(arrays))
 	arrays = append([]*Array(nil), arrays...)
 	for i, a := range arrays {
@@ -451,7 +324,7 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 		}
 		if root.Buf != nil {
 			// Held elsewhere: copy it to the host. The array keeps its buffer, which owns the
-			// host copy's memory (see hostBuffer).
+			// host copy's memory (see engine.HostBuffer).
 			if _, err := root.Values(); err != nil {
 				return nil, fmt.Errorf("compute: %w", err)
 			}
@@ -482,25 +355,25 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 			total += stageChunks(n)
 		}
 	}
-	prog := newProgress(total, cfg.progress, cfg.quiet)
-	defer prog.finish()
+	prog := engine.NewProgress(total, cfg.progress, cfg.quiet)
+	defer prog.Finish()
 	done := map[*expr.Node]dtype.Slice{}
 	cfg, releaseKept := withKept(cfg)
 	defer releaseKept()
 	if res != nil {
 		cfg.stayRoots = res.stay
 	}
-	if err := runOrder(cfg, order, todo, done, prog.add); err != nil {
+	if err := runOrder(cfg, order, todo, done, prog.Add); err != nil {
 		return nil, err
 	}
 	var held map[*expr.Node]*gpuChunks
 	if res != nil {
 		var err error
-		if held, err = res.keep(cfg, len(order), done, prog.add); err != nil {
+		if held, err = res.keep(cfg, len(order), done, prog.Add); err != nil {
 			return nil, err
 		}
 	}
-	prog.ok = true
+	prog.OK = true
 	heldArrays := map[*expr.Node]*Array{} // one array per held result, however often asked for
 	for i, a := range arrays {
 		if out[i] != nil {
@@ -668,7 +541,7 @@ func runCallStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]d
 // stage after stage read the operand from memory once per reduction. Stages of one operand
 // never read each other. 0 or 1 for other schedulers.
 func sameOperandReductions(cfg computeConfig, order []*expr.Node) int {
-	if _, ok := cfg.sched.(*threadScheduler); !ok || len(order) == 0 || order[0].Kind != expr.KReduce {
+	if _, ok := cfg.sched.(*engine.Threads); !ok || len(order) == 0 || order[0].Kind != expr.KReduce {
 		return 0
 	}
 	k := 1
@@ -787,7 +660,7 @@ func (a *Array) ToSlice(opts ...ComputeOption) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A held array's host copy lives as long as its buffer (hostBuffer): c keeps it.
+	// A held array's host copy lives as long as its buffer (engine.HostBuffer): c keeps it.
 	defer runtime.KeepAlive(c)
 	vals, err := c.n.Values()
 	if err != nil {
@@ -816,60 +689,4 @@ func (a *Array) Float64(opts ...ComputeOption) (float64, error) {
 		return 0, err
 	}
 	return vals.Float(0), nil
-}
-
-// progress reports finished tasks to a callback and, after progressDelay, to a display bar.
-type progress struct {
-	mu    sync.Mutex
-	total int
-	done  int
-	cb    func(done, total int)
-	bar   *display.Progress
-	timer *time.Timer
-	ok    bool
-}
-
-func newProgress(total int, cb func(done, total int), quiet bool) *progress {
-	return newProgressTitled("gpuarray compute (chunks)", total, cb, quiet)
-}
-
-// newProgressTitled is newProgress with the bar's title.
-func newProgressTitled(title string, total int, cb func(done, total int), quiet bool) *progress {
-	p := &progress{total: total, cb: cb}
-	delay := progressDelay
-	if quiet {
-		delay = time.Duration(1<<63 - 1)
-	}
-	p.timer = time.AfterFunc(delay, func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.timer != nil {
-			p.bar = display.NewProgress(title, int64(p.total))
-			p.bar.Set(int64(p.done))
-		}
-	})
-	return p
-}
-
-func (p *progress) add(n int) {
-	p.mu.Lock()
-	p.done += n
-	d := p.done
-	if p.bar != nil {
-		p.bar.Set(int64(d))
-	}
-	p.mu.Unlock()
-	if p.cb != nil {
-		p.cb(d, p.total)
-	}
-}
-
-func (p *progress) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.timer.Stop()
-	p.timer = nil
-	if p.bar != nil && p.ok {
-		p.bar.Done()
-	}
 }

@@ -30,4 +30,15 @@
 // Errors made while building an expression (shapes that do not broadcast, bad indices) are
 // kept in the array they produce and in every array built from it: Err reports them, and
 // Compute returns them. Arrays are immutable and safe for concurrent use.
+//
+// The package is the API: arrays and their creation (array.go, create.go, random.go, files.go),
+// ops (ops.go, ops_gen.go, methods.go), manipulation and indexing (manip.go, index.go),
+// statistics, sorting, searching and sets (stats.go, sort.go, search.go, unique.go), FFT and
+// linear algebra (fft.go, linalg.go), printing (repr.go, format.go). Beside it, the execution
+// that works on arrays' graphs: Compute's stage loop (compute.go), the GPU scheduler (gpu.go),
+// library calls and result assembly on GPUs (gpu_calls.go, gpu_results.go, matmul_gpu.go),
+// residency and persistence (resident.go, persist.go, persist_host.go). What needs no array
+// (the CPU schedulers, progress, host-fallback notes, host memory of held copies) is package
+// gpuarray/engine, which dataframe can use too; planning is gpuarray/plan, the executors
+// gpuarray/cpu and gpuarray/cuda.
 package gpuarray

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -15,7 +16,7 @@ import (
 type workerLike struct{ fallback int }
 
 func (s workerLike) Run(ctx context.Context, tasks []*plan.Task, done func(int)) ([]*plan.Output, error) {
-	outs, err := inlineScheduler{}.Run(ctx, tasks, done)
+	outs, err := engine.Inline{}.Run(ctx, tasks, done)
 	if err != nil {
 		return nil, err
 	}

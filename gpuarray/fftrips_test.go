@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -49,7 +50,7 @@ func (r *tripRecorder) Run(ctx context.Context, tasks []*plan.Task, done func(in
 			host:   s.host,
 		})
 	}
-	return inlineScheduler{}.Run(ctx, tasks, done)
+	return engine.Inline{}.Run(ctx, tasks, done)
 }
 
 // fftDeviceReads is what cuFFT's device runner is meant to do with fused values of dtype dt:

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/io/elem"
 	"github.com/gpunotes/gpunotes/gpuarray/io/npy"
@@ -315,8 +316,8 @@ func streamChunks(a *Array, title string, opts []ComputeOption, sink func(off, s
 	for _, n := range order {
 		total += expr.NumChunks(n.Args[0].Chunks)
 	}
-	prog := newProgressTitled(title, total, cfg.progress, cfg.quiet)
-	defer prog.finish()
+	prog := engine.NewProgressTitled(title, total, cfg.progress, cfg.quiet)
+	defer prog.Finish()
 	popt := planOptions(cfg.sched, cfg.memLimit)
 	done := map[*expr.Node]dtype.Slice{}
 	for id, n := range order {
@@ -324,7 +325,7 @@ func streamChunks(a *Array, title string, opts []ComputeOption, sink func(off, s
 		if err != nil {
 			return err
 		}
-		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, prog.add)
+		outs, err := cfg.sched.Run(cfg.ctx, st.Tasks, prog.Add)
 		if err != nil {
 			return err
 		}
@@ -352,10 +353,10 @@ func streamChunks(a *Array, title string, opts []ComputeOption, sink func(off, s
 		if err := sinkAll(cfg.ctx, batch, outs, par, sink); err != nil {
 			return err
 		}
-		prog.add(len(batch))
+		prog.Add(len(batch))
 		lo = hi
 	}
-	prog.ok = true
+	prog.OK = true
 	return nil
 }
 

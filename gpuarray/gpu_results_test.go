@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -596,10 +597,10 @@ func TestLazyProductRecognized(t *testing.T) {
 		t.Fatalf("the panel product read row-major: %v", ok)
 	}
 	// On the CPU a lazy product is a call stage as before.
-	if p, err := productOnGPU(computeConfig{sched: &threadScheduler{}}, MatMul(x, y).n, true); p != nil || err != nil {
+	if p, err := productOnGPU(computeConfig{sched: &engine.Threads{}}, MatMul(x, y).n, true); p != nil || err != nil {
 		t.Fatalf("productOnGPU with CPU threads: %v, %v", p, err)
 	}
-	if _, ok, err := productValues(computeConfig{sched: &threadScheduler{}}, call); ok || err != nil {
+	if _, ok, err := productValues(computeConfig{sched: &engine.Threads{}}, call); ok || err != nil {
 		t.Fatalf("productValues with CPU threads: %v, %v", ok, err)
 	}
 }
@@ -703,7 +704,7 @@ func TestProductOperandsSkipped(t *testing.T) {
 	if s := skipped(gpu, y, MatMul(x, y).Mul(2)); len(s) != 0 {
 		t.Fatalf("y and 2 x y: skipped %v, want none (y is a root)", s)
 	}
-	if s := skipped(computeConfig{sched: &threadScheduler{}}, MatMul(x, y).Mul(2)); len(s) != 0 {
+	if s := skipped(computeConfig{sched: &engine.Threads{}}, MatMul(x, y).Mul(2)); len(s) != 0 {
 		t.Fatalf("on the CPU: skipped %v", s)
 	}
 }

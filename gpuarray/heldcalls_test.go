@@ -10,6 +10,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -390,7 +391,7 @@ func mustConfig(t *testing.T) computeConfig {
 // count of such chunks; outputs without it add nothing.
 func TestWorkerHostReadsNamed(t *testing.T) {
 	cfg := mustConfig(t)
-	cfg.notes = &hostNotes{} // as Compute gives a cluster computation
+	cfg.notes = &engine.HostNotes{} // as Compute gives a cluster computation
 	k := &plan.Kernel{Shape: []int{40, 30}, Call: &plan.CallStep{Call: expr.Call{Fn: expr.FnSort}}}
 	st := &plan.Stage{Kernel: k}
 	reportFallbacks(cfg, st, []*plan.Output{{}, {}})

@@ -84,7 +84,7 @@ func (a *Array) values(dt DType, opts []ComputeOption) (dtype.Slice, error) {
 	if err != nil {
 		return dtype.Slice{}, err
 	}
-	// A held array's host copy lives as long as its buffer (hostBuffer): c keeps it.
+	// A held array's host copy lives as long as its buffer (engine.HostBuffer): c keeps it.
 	defer runtime.KeepAlive(c)
 	v, err := c.n.Values()
 	if err != nil {

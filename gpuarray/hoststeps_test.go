@@ -11,6 +11,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/apicov"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -52,7 +53,7 @@ func (c *gpuDecisions) Run(ctx context.Context, tasks []*plan.Task, done func(in
 			}
 		}
 	}
-	return inlineScheduler{}.Run(ctx, tasks, done)
+	return engine.Inline{}.Run(ctx, tasks, done)
 }
 
 // gathersOnDevice reports whether a task reads a block that a device kernel gathers.

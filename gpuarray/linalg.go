@@ -13,6 +13,7 @@ import (
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg/openblas"
@@ -42,7 +43,7 @@ func newLinalgConfig(opts []ComputeOption) (*linalgConfig, error) {
 		return nil, c.schedErr
 	}
 	if c.sched == nil {
-		c.sched = inlineScheduler{}
+		c.sched = engine.Inline{}
 	}
 	// On the GPU backend the dense block work goes to cuBLAS/cuSOLVER when they load; without
 	// them, and on the CPU, it goes to OpenBLAS when it loads, else to gonum. The result's
@@ -68,7 +69,7 @@ func newLinalgConfig(opts []ComputeOption) (*linalgConfig, error) {
 		c.ctx = display.Context()
 	}
 	if c.memLimit <= 0 {
-		c.memLimit = defaultMemoryLimit()
+		c.memLimit = engine.DefaultMemoryLimit()
 	}
 	return c, nil
 }

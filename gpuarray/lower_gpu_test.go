@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 	"github.com/gpunotes/gpunotes/kernels"
@@ -35,7 +36,7 @@ func (c *lowerCheck) Run(ctx context.Context, tasks []*plan.Task, done func(int)
 			c.kernels[key] = true
 		}
 	}
-	return inlineScheduler{}.Run(ctx, tasks, done)
+	return engine.Inline{}.Run(ctx, tasks, done)
 }
 
 // TestPropertySetLowersToTheGPU: every kernel of the property-test set (random fused graphs,

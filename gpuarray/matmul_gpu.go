@@ -11,6 +11,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -47,9 +48,9 @@ func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a,
 		return nil, ok, err
 	}
 	defer freeB()
-	prog := newProgress(len(a.n.Chunks[0]), c.progress, false)
-	defer prog.finish()
-	step := func(done, total int) { prog.add(1) }
+	prog := engine.NewProgress(len(a.n.Chunks[0]), c.progress, false)
+	defer prog.Finish()
+	step := func(done, total int) { prog.Add(1) }
 	if keep {
 		ps, perr := blas.MatMulPanels(ctx, g, ab, bb, step)
 		if perr != nil {
@@ -63,7 +64,7 @@ func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a,
 		}
 		out, err = dataArray(vals, []int{sa[0], sb[1]}, [][]int{a.n.Chunks[0], b.n.Chunks[1]})
 	}
-	prog.ok = err == nil
+	prog.OK = err == nil
 	return out, true, err
 }
 

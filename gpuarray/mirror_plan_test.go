@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
@@ -20,7 +21,7 @@ func (c *kernelLog) Run(ctx context.Context, tasks []*plan.Task, done func(int))
 			c.kernels = append(c.kernels, t.Kernel)
 		}
 	}
-	return inlineScheduler{}.Run(ctx, tasks, done)
+	return engine.Inline{}.Run(ctx, tasks, done)
 }
 
 // TestStoredMirrorLowering: the planner marks the two reads of one stored array in x + x.T as

@@ -17,6 +17,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -68,7 +69,7 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	k, keeper := cfg.sched.(plan.Keeper)
 	g, onGPU := cfg.sched.(*gpuSched)
 	// Host steps of the stages before the kept one (cluster workers' fallbacks) reach Path.
-	cfg.notes = &hostNotes{}
+	cfg.notes = &engine.HostNotes{}
 	defer pinGraph(a.n)()
 	root := a.n
 	if hasMask(root) { // boolean masks are computed first, to know the lengths
@@ -85,7 +86,7 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 		}
 		root = c[0].n
 		if c[0].path != "" {
-			cfg.notes.addOnce(c[0].path)
+			cfg.notes.AddOnce(c[0].path)
 		}
 	}
 	order := stageOrder([]*expr.Node{root})
@@ -100,12 +101,12 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 		}
 		total += expr.NumChunks(iter.Chunks)
 	}
-	prog := newProgress(total, cfg.progress, cfg.quiet)
-	defer prog.finish()
+	prog := engine.NewProgress(total, cfg.progress, cfg.quiet)
+	defer prog.Finish()
 	done := map[*expr.Node]dtype.Slice{}
 	cfg, releaseKept := withKept(cfg)
 	defer releaseKept()
-	if err := runOrder(cfg, order[:len(order)-1], []*expr.Node{root}, done, prog.add); err != nil {
+	if err := runOrder(cfg, order[:len(order)-1], []*expr.Node{root}, done, prog.Add); err != nil {
 		return errArray(fmt.Errorf("persist: %w", err))
 	}
 	t0 := time.Now()
@@ -118,7 +119,7 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	}
 	var buf offHost
 	if keeper {
-		kept, err := k.Keep(cfg.ctx, st.Tasks, prog.add)
+		kept, err := k.Keep(cfg.ctx, st.Tasks, prog.Add)
 		if err != nil {
 			return errArray(fmt.Errorf("persist: %w", err))
 		}
@@ -126,9 +127,9 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 	} else if onGPU {
 		// A call's output is written into device memory where the call runs (keepCall); other
 		// stages, and calls whose library does not leave their outputs there, run through keep.
-		gc, err := g.keepCall(cfg.ctx, root, st, prog.add)
+		gc, err := g.keepCall(cfg.ctx, root, st, prog.Add)
 		if errors.Is(err, cuda.ErrNotKept) {
-			gc, err = g.keep(cfg.ctx, root, st.Tasks, prog.add)
+			gc, err = g.keep(cfg.ctx, root, st.Tasks, prog.Add)
 		}
 		if err != nil {
 			return errArray(fmt.Errorf("persist: %w", err))
@@ -136,13 +137,13 @@ func (a *Array) Persist(opts ...ComputeOption) *Array {
 		gc.label = "persisted on"
 		buf = gc
 	} else {
-		hc, err := keepOnHost(cfg.ctx, cfg.sched, root, st.Tasks, prog.add)
+		hc, err := keepOnHost(cfg.ctx, cfg.sched, root, st.Tasks, prog.Add)
 		if err != nil {
 			return errArray(fmt.Errorf("persist: %w", err))
 		}
 		buf = hc
 	}
-	prog.ok = true
+	prog.OK = true
 	n, err := expr.NewBuffered(buf, root.Shape, root.Chunks)
 	if err != nil {
 		buf.release()
@@ -559,12 +560,12 @@ func (g *gpuChunks) Values() (dtype.Slice, error) {
 	return host, nil
 }
 
-// download copies float64 chunks into one fresh host array (hostBuffer), each piece of a
+// download copies float64 chunks into one fresh host array (engine.HostBuffer), each piece of a
 // chunk put in its place as it leaves the pinned staging: one copy on the host, on all cores,
 // where a copy of each chunk first and then of the chunk into a zeroed array took three. The
 // caller keeps the chunks pinned.
 func (g *gpuChunks) download() ([]float64, error) {
-	host, err := hostBuffer(g, int(expr.Size(g.grid.shape)))
+	host, err := engine.HostBuffer(g, int(expr.Size(g.grid.shape)))
 	if err != nil {
 		return nil, err
 	}

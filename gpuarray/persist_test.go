@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -303,7 +304,7 @@ func TestReductionsOfOneOperandRunTogether(t *testing.T) {
 	if k := sameOperandReductions(cfg, order); k != 3 {
 		t.Fatalf("%d of the %d stages run together, want the 3 reductions of x", k, len(order))
 	}
-	if k := sameOperandReductions(computeConfig{sched: inlineScheduler{}}, order); k != 0 {
+	if k := sameOperandReductions(computeConfig{sched: engine.Inline{}}, order); k != 0 {
 		t.Fatalf("inline: %d stages run together", k)
 	}
 	got, err := y.ToSlice(Threads(2))

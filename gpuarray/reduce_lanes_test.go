@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 	"github.com/gpunotes/gpunotes/kernels"
 )
@@ -175,7 +176,7 @@ func (c *scanRunsCheck) Run(ctx context.Context, tasks []*plan.Task, done func(i
 			c.calls++
 		}
 	}
-	return inlineScheduler{}.Run(ctx, tasks, done)
+	return engine.Inline{}.Run(ctx, tasks, done)
 }
 
 // scanCases are cumulative sums and products and products along an axis of x, by name.

@@ -9,6 +9,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -144,7 +145,7 @@ func TestHostHeldReshapeReadInPlace(t *testing.T) {
 			t.Fatalf("%s of the persisted array differs from the regenerated one", expr.ShapeString(got.Shape()))
 		}
 	}
-	st, err := plan.Lower(0, p.Reshape(20, 2, 30).Sum(1).n, map[*expr.Node]dtype.Slice{}, planOptions(&threadScheduler{n: 2}, 0))
+	st, err := plan.Lower(0, p.Reshape(20, 2, 30).Sum(1).n, map[*expr.Node]dtype.Slice{}, planOptions(&engine.Threads{N: 2}, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/linalg"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
@@ -104,7 +105,7 @@ func (b *deviceBuffer) floats() ([]float64, error) {
 		total += r
 	}
 	t0 := time.Now()
-	host, err := hostBuffer(b, total*b.cols)
+	host, err := engine.HostBuffer(b, total*b.cols)
 	if err != nil {
 		return nil, err
 	}
@@ -613,7 +614,7 @@ func planOptions(sched Scheduler, memLimit int64) plan.Options {
 			}
 			return plan.Block{}, false
 		}
-	case *threadScheduler, inlineScheduler:
+	case *engine.Threads, engine.Inline:
 		opt.LateGather = true // takes and searches gathered inside the tasks, on all cores
 		// Chunks persisted in host memory are read in place.
 		opt.Held = func(_ *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {

@@ -218,36 +218,6 @@ func TestHeldOnGPU(t *testing.T) {
 	}
 }
 
-// TestHostBufferUnmapsWithItsOwner: a held array's host copy is fresh zeroed memory, and it
-// goes back to the system once the buffer that owns it is unreachable.
-func TestHostBufferUnmapsWithItsOwner(t *testing.T) {
-	base := mapped.Load()
-	func() {
-		owner := &deviceBuffer{}
-		v, err := hostBuffer(owner, 1<<20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, x := range v {
-			if x != 0 {
-				t.Fatalf("element %d = %v in fresh memory", i, x)
-			}
-		}
-		v[len(v)-1] = 3
-		if got := mapped.Load() - base; got != 8<<20 {
-			t.Fatalf("mapped %d bytes, want %d", got, 8<<20)
-		}
-		runtime.KeepAlive(owner)
-	}()
-	for i := 0; i < 100 && mapped.Load() > base; i++ {
-		runtime.GC()
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got := mapped.Load(); got != base {
-		t.Errorf("after the owner became unreachable %d bytes stay mapped, %d before", got, base)
-	}
-}
-
 // TestPlanReadsHeldBlocks: with a Held hook, tasks read the boxes the hook places in device
 // memory and copy the others from the host values, which are read once per stage; without
 // one, every task copies.

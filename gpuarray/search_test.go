@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -162,7 +163,7 @@ func TestSearchsortedReadsHeldSortedArrays(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := Searchsorted(x1, keys, "right")
-		st, err := plan.Lower(0, s.n, map[*expr.Node]dtype.Slice{}, planOptions(inlineScheduler{}, 0))
+		st, err := plan.Lower(0, s.n, map[*expr.Node]dtype.Slice{}, planOptions(engine.Inline{}, 0))
 		if err != nil {
 			t.Fatal(err)
 		}

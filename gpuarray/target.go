@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -28,10 +29,10 @@ func TargetOf(opts ...ComputeOption) (Target, error) {
 	}
 	t := Target{Backend: "scheduler", Context: cfg.ctx}
 	switch s := cfg.sched.(type) {
-	case inlineScheduler:
+	case engine.Inline:
 		t.Backend, t.Threads = "cpu", 1
-	case *threadScheduler:
-		t.Backend, t.Threads = "cpu", s.n
+	case *engine.Threads:
+		t.Backend, t.Threads = "cpu", s.N
 	case *gpuSched:
 		t.Backend = "gpu"
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/engine"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 	"github.com/gpunotes/gpunotes/kernels"
@@ -109,7 +110,7 @@ func (c *tileRecorder) Run(ctx context.Context, tasks []*plan.Task, done func(in
 		return nil, fmt.Errorf("host fallback for %s: %w", describeKernel(tasks[0].Kernel), err)
 	}
 	c.specs = append(c.specs, spec)
-	return inlineScheduler{}.Run(ctx, tasks, done)
+	return engine.Inline{}.Run(ctx, tasks, done)
 }
 
 // TestTransposedInputsLowerToTiles: kernels that read stored data across its rows lower to

@@ -3,13 +3,14 @@ package cuda
 import (
 	"context"
 	"errors"
-	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/rng"
 )
@@ -71,11 +72,11 @@ func TestGPUBincountMatchesHost(t *testing.T) {
 }
 
 // TestCountKernelInterpreted interprets counting kernels on the host (the interpreter of
-// ptxinterp_test.go): two tasks of several slices each, one read through a strided 2-d map,
+// package ptx/ptxtest): two tasks of several slices each, one read through a strided 2-d map,
 // counted with per-warp copies of the counters, one copy, and atomics in device memory,
 // give the counts of a loop on the host bit for bit; a value out of range sets the flag.
 func TestCountKernelInterpreted(t *testing.T) {
-	lib, err := kernelsLib()
+	lib, err := ptxtest.Library()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func countRun(t *testing.T, lib string, s *Spec, tasks []Task, mem map[uint64]ui
 	if c := ptx.CountCopies(s.Bins); (c > 0) != strings.Contains(text, "red.shared.add.u32") || !strings.Contains(text, "st.global.f64 [%rd") {
 		t.Fatalf("%d bins (%d copies): the kernel counts elsewhere:\n%s", s.Bins, c, text)
 	}
-	p := parsePTX(t, text)
+	p := ptxtest.Parse(t, text)
 	R, L := s.Rank, s.Leaves()
 	W := ptx.DescWords(R, L)
 	const desc = 1 << 44
@@ -177,7 +178,7 @@ func countRun(t *testing.T, lib string, s *Spec, tasks []Task, mem map[uint64]ui
 	}
 	for ti, task := range tasks {
 		for b := range Slices(task.Elements()) {
-			ptxRun(t, p, b, ti, params, mem, func(tid int, name string, args []uint64) {
+			ptxtest.Run(t, p, b, ti, params, mem, func(tid int, name string, args []uint64) {
 				t.Fatalf("thread %d calls %s", tid, name)
 			})
 		}
@@ -203,7 +204,7 @@ func TestWeightedKernelInterpreted(t *testing.T) {
 		m    int64
 		bins int
 	}{{70001, 5}, {1000, 300}} {
-		p := parsePTX(t, ptx.WeightedPTX("8.0", "sm_90", tc.bins))
+		p := ptxtest.Parse(t, ptx.WeightedPTX("8.0", "sm_90", tc.bins))
 		mem := map[uint64]uint64{}
 		vals := make([]int, tc.m)
 		ws := make([]float64, tc.m)
@@ -220,7 +221,7 @@ func TestWeightedKernelInterpreted(t *testing.T) {
 				mem[out+uint64(8*i)] = 0
 			}
 			for b := range S {
-				ptxRun(t, p, b, 0, map[string]uint64{"rows": rows, "n": uint64(tc.m), "out": out, "S": uint64(S)}, mem, func(tid int, name string, _ []uint64) {
+				ptxtest.Run(t, p, b, 0, map[string]uint64{"rows": rows, "n": uint64(tc.m), "out": out, "S": uint64(S)}, mem, func(tid int, name string, _ []uint64) {
 					t.Fatalf("thread %d calls %s", tid, name)
 				})
 			}
@@ -302,13 +303,13 @@ func TestCountKernelOfNormalsInterpreted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interprets a kernel of 20000 normal draws")
 	}
-	lib, err := kernelsLib()
+	lib, err := ptxtest.Library()
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := rng.Key{K0: 42, K1: 7}
 	const n = 20000
-	mem, slow := storedNormals(key, 1<<32, n)
+	mem, slow := ptxtest.StoredNormals(key, 1<<32, n)
 	if slow < 100 {
 		t.Fatalf("%d of %d draws leave the fast path: too few to defer", slow, n)
 	}
@@ -320,7 +321,7 @@ func TestCountKernelOfNormalsInterpreted(t *testing.T) {
 		{Kind: NConst, DType: expr.Float64, Value: 0},
 		{Kind: NWhere, DType: expr.Float64, Args: [3]int{2, 3, 4}},
 	}}
-	if !ptx.DrawsNormals(s) || !ptx.DeferSlow {
+	if !ptx.DrawsNormals(s) || !ptx.CurrentOptions().Defer {
 		t.Fatal("the kernel defers no draw")
 	}
 	task := Task{Dims: []int64{n}, Maps: []Map{{Strides: []int64{1}}}}
@@ -332,9 +333,9 @@ func TestCountKernelOfNormalsInterpreted(t *testing.T) {
 			want[0]++
 		}
 	}
-	defer func(on bool) { ptx.CountInBatches = on }(ptx.CountInBatches)
+	defer ptx.SetOptions(ptx.CurrentOptions())
 	for _, batches := range []bool{false, true} { // each lane its queue; warps together
-		ptx.CountInBatches = batches
+		setPTX(func(o *ptx.Options) { o.CountBatch = batches })
 		got := countRun(t, lib, s, []Task{task}, mem, 1<<46)[0]
 		if got[0] != want[0] || got[1] != want[1] || got[2] != 0 {
 			t.Errorf("batches %v: counts %v (flag %d), want %v", batches, got[:2], got[2], want)
@@ -346,7 +347,7 @@ func TestCountKernelOfNormalsInterpreted(t *testing.T) {
 // each alone among bins 0..6 sets the flag with its value and leaves the counts right; -0
 // counts in bin 0. Values of 2^32 and more would have low words below 7.
 func TestCountKernelFlagsValuesNotBins(t *testing.T) {
-	lib, err := kernelsLib()
+	lib, err := ptxtest.Library()
 	if err != nil {
 		t.Fatal(err)
 	}

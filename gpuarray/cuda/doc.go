@@ -4,7 +4,8 @@
 // caches the module per spec, and runs many chunks (Tasks) per launch without storing any
 // intermediate array; it keeps devices, the memory pool, transfers, launches and the assembly
 // of results. The generator (inlined library bodies, deferred slow draws, tiles, mirrors,
-// scans) is package cuda/ptx, which imports no driver. Only the driver (libcuda.so.1, bound by
+// scans) is package cuda/ptx, which imports no driver; the tests interpret generated kernels on
+// the host with package cuda/ptx/ptxtest. Only the driver (libcuda.so.1, bound by
 // package cuda/driver) is needed; without one, Devices and Open return an error wrapping
 // ErrNoDriver ("no NVIDIA driver found: libcuda.so.1").
 //

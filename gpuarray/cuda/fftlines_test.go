@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 )
 
@@ -82,10 +83,10 @@ func TestPrepareLinesPTX(t *testing.T) {
 					mem[src+uint64(8*i)] = math.Float64bits(w)
 				}
 				want := hostLines(in, l)
-				p := parsePTX(t, linesPTX("8.0", "sm_90", l))
+				p := ptxtest.Parse(t, linesPTX("8.0", "sm_90", l))
 				last := l.Last
 				for b := range blocks {
-					ptxRun(t, p, b, 0, map[string]uint64{"dst": dst, "src": src, "n": uint64(l.Outer * l.Len * l.Inner),
+					ptxtest.Run(t, p, b, 0, map[string]uint64{"dst": dst, "src": src, "n": uint64(l.Outer * l.Len * l.Inner),
 						"inner": uint64(l.Inner), "srclen": uint64(l.SrcLen), "len": uint64(l.Len), "last": uint64(last), "nctaid.x": blocks}, mem, nil)
 				}
 				for i, w := range want {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/dataframe/hashagg"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 )
 
 // groupAggCase is random rows for a group-aggregate kernel: codes in [-1, groups+1] (those
@@ -129,7 +130,7 @@ func runGroupAggInterp(t *testing.T, a ptx.GroupAgg, c groupAggCase, S int) []ui
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog := parsePTX(t, text)
+	prog := ptxtest.Parse(t, text)
 	n := len(c.codes)
 	const codesAt, valsAt = 1 << 20, 1 << 28
 	outAt := uint64(1 << 36)
@@ -150,7 +151,7 @@ func runGroupAggInterp(t *testing.T, a ptx.GroupAgg, c groupAggCase, S int) []ui
 	}
 	params := map[string]uint64{"codes": codesAt, "vals": valsAt, "n": uint64(n), "out": outAt, "S": uint64(S)}
 	for b := 0; b < S; b++ {
-		ptxRun(t, prog, b, 0, params, mem, nil)
+		ptxtest.Run(t, prog, b, 0, params, mem, nil)
 	}
 	words := make([]uint64, len(states)*a.Groups)
 	for i := range words {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -51,7 +52,7 @@ func randomChunked(rs *rand.Rand, r int) (shape []int, offs, shapes [][]int) {
 // written.
 func TestJoinKernelCopiesHeldPieces(t *testing.T) {
 	rs := rand.New(rand.NewPCG(11, 12))
-	progs := map[string]*ptxProgram{}
+	progs := map[string]*ptxtest.Program{}
 	for round := range 60 {
 		r := 1 + round%3
 		unit := []joinUnit{joinWords, {size: 4}, joinWiden, {size: 2}, {size: 1}}[(round/3)%5]
@@ -110,7 +111,7 @@ func TestJoinKernelCopiesHeldPieces(t *testing.T) {
 				if !strings.Contains(text, ".visible .entry "+name+"(") {
 					t.Fatalf("the join kernel lacks its entry %s:\n%s", name, text)
 				}
-				p = parsePTX(t, text)
+				p = ptxtest.Parse(t, text)
 				progs[name] = p
 			}
 			params := map[string]uint64{"src": uint64(c.Ptr) + uint64(c.Src*unit.srcBytes()), "dst": dst + uint64(c.Dst*unit.dstBytes()), "n": uint64(c.Elements()), "nctaid.x": 2}
@@ -118,7 +119,7 @@ func TestJoinKernelCopiesHeldPieces(t *testing.T) {
 				params["len"+strconv.Itoa(k)], params["ss"+strconv.Itoa(k)], params["ds"+strconv.Itoa(k)] = uint64(c.Shape[k]), uint64(c.SrcStrides[k]), uint64(c.DstStrides[k])
 			}
 			for bx := range 2 {
-				ptxRun(t, p, bx, 0, params, mem, nil)
+				ptxtest.Run(t, p, bx, 0, params, mem, nil)
 			}
 		}
 		// Every element of the box, in the buffer's format.

@@ -1,17 +1,18 @@
 package cuda
 
 import (
-	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
 // TestLaneReductionKernelsInterpreted interprets the full-reduction kernels of integer and
-// complex values on the host (ptxinterp_test.go): the integer partials, combined as collectLane
+// complex values on the host (package ptx/ptxtest): the integer partials, combined as collectLane
 // does, are the exact wrapped sum, the signed or unsigned extreme and its first index; the
 // complex sum has the bits of its fixed order (each thread in element order, a shuffle tree in
 // each warp, warps 0..7 in order, slices pairwise).
@@ -177,9 +178,9 @@ func TestScanKernelsInterpreted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := parsePTX(t, text)
+			p := ptxtest.Parse(t, text)
 			for bx := range (threads + BlockSize - 1) / BlockSize {
-				ptxRun(t, p, int(bx), 0, params, mem, nil)
+				ptxtest.Run(t, p, int(bx), 0, params, mem, nil)
 			}
 		}
 		// A thread per line.
@@ -277,7 +278,7 @@ func axesRun(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) Partial {
 // element count and its slices per kept element.
 func axesRunWords(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) ([]uint64, int64, int64) {
 	t.Helper()
-	lib, err := kernelsLib()
+	lib, err := ptxtest.Library()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func axesRunWords(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) ([]ui
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := parsePTX(t, text)
+	p := ptxtest.Parse(t, text)
 	R, L := s.Rank, s.Leaves()
 	k, n := axesShape(s, &task)
 	sl := axesSlices(s, k, n)
@@ -307,7 +308,7 @@ func axesRunWords(t *testing.T, s *Spec, task Task, mem map[uint64]uint64) ([]ui
 		mem[desc+uint64(8*j)] = v
 	}
 	for bx := range gridX {
-		ptxRun(t, p, int(bx), 0, map[string]uint64{"desc": desc, "out": out, "nctaid.x": uint64(gridX)}, mem, nil)
+		ptxtest.Run(t, p, int(bx), 0, map[string]uint64{"desc": desc, "out": out, "nctaid.x": uint64(gridX)}, mem, nil)
 	}
 	words := make([]uint64, k*sl*int64(s.PartialWords()))
 	for i := range words {

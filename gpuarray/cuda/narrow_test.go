@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -45,9 +46,9 @@ func TestNarrowIntsPTX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := parsePTX(t, text)
+		p := ptxtest.Parse(t, text)
 		for b := range blocks {
-			ptxRun(t, p, b, 0, map[string]uint64{"dst": dst, "src": src, "n": n, "nctaid.x": blocks}, mem, nil)
+			ptxtest.Run(t, p, b, 0, map[string]uint64{"dst": dst, "src": src, "n": n, "nctaid.x": blocks}, mem, nil)
 		}
 		got := make([]byte, n*dt.Size())
 		for i := range got {

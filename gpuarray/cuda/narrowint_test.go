@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"bytes"
-	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -385,7 +386,7 @@ func TestNarrowIntHostData(t *testing.T) {
 // (a histogram of a persisted integer array) and over the same values in 8-byte words: the
 // same counts, and values out of range (a negative one included) flagged the same way.
 func TestNarrowIntCountKernelReadsSameValues(t *testing.T) {
-	lib, err := kernelsLib()
+	lib, err := ptxtest.Library()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +422,7 @@ func TestNarrowIntCountKernelReadsSameValues(t *testing.T) {
 // by TestNarrowIntInputsReadSameBits. Kernels of bools and 1- or 2-byte integers held narrow
 // take smallUnroll elements per pass.
 func TestBoolToIntCastsConvertNoFloats(t *testing.T) {
-	lib, err := kernelsLib()
+	lib, err := ptxtest.Library()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +440,7 @@ func TestBoolToIntCastsConvertNoFloats(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("narrow %v: no %s", narrow, want)
 		}
-		if u := ptx.UnrollOf(s); narrow && u != ptx.SmallUnroll || !narrow && u != ptx.UnrollLoads {
+		if u := ptx.UnrollOf(s); narrow && u != ptx.CurrentOptions().SmallUnroll || !narrow && u != ptx.UnrollLoads {
 			t.Errorf("narrow %v: %d elements per pass", narrow, u)
 		}
 	}

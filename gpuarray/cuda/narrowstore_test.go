@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
@@ -276,7 +277,7 @@ func TestEncodeNarrowRoundTrip(t *testing.T) {
 // the chunks in place) and over the same values in 8-byte words: the same counts, and a value
 // out of range flagged the same way.
 func TestNarrowCountKernelReadsSameValues(t *testing.T) {
-	lib, err := kernelsLib()
+	lib, err := ptxtest.Library()
 	if err != nil {
 		t.Fatal(err)
 	}

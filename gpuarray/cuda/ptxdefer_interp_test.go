@@ -2,10 +2,11 @@ package cuda
 
 import (
 	"fmt"
-	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/rng"
 )
@@ -26,26 +27,6 @@ type orderCase struct {
 	masked bool
 }
 
-// storedNormals returns global memory holding the normals of key at indices [0, n) as the
-// CPU draws them (rng's NormalStrided: a persisted array's data), from byte address base, and
-// the ziggurat tables; and how many of the draws leave the ziggurat's fast path.
-func storedNormals(key rng.Key, base uint64, n int64) (map[uint64]uint64, int) {
-	mem := map[uint64]uint64{}
-	zigTables(mem)
-	x := make([]float64, n)
-	key.NormalStrided(x, 0, 1, 1, 2)
-	z := rng.ZigguratTables()
-	slow := 0
-	for i, v := range x {
-		mem[base+uint64(8*i)] = math.Float64bits(v)
-		x0, x1, x2, _ := key.Block(uint64(i), 0)
-		if (uint64(x1)<<32|uint64(x0))>>11 >= z.K[x2&255] {
-			slow++
-		}
-	}
-	return mem, slow
-}
-
 // orderRun interprets the kernel of c over a random leaf (regenerated) or an input leaf
 // reading the same values stored (persisted), and returns its partial words: the partial
 // reduction's slots, or for a full reduction each thread's accumulators (the arguments of the
@@ -58,7 +39,7 @@ func orderRun(t *testing.T, c orderCase, stored bool) []uint64 {
 	for _, d := range c.dims {
 		n *= d
 	}
-	mem, _ := storedNormals(key, base, n)
+	mem, _ := ptxtest.StoredNormals(key, base, n)
 	node := Node{Kind: NRandom, DType: expr.Float64, Rand: expr.RandSpec{Dist: expr.Normal, P0: 1, P1: 2, Key: [2]uint32{key.K0, key.K1}}}
 	if stored {
 		node = Node{Kind: NInput, DType: expr.Float64}
@@ -134,11 +115,9 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interprets kernels of 20000 normal draws each")
 	}
-	defer func(a, o bool, co string, b, q int) {
-		ptx.DeferAxes, ptx.DeferOrdered, ptx.DeferCoop, ptx.DeferBatchLen, ptx.DeferQueueLen = a, o, co, b, q
-	}(ptx.DeferAxes, ptx.DeferOrdered, ptx.DeferCoop, ptx.DeferBatchLen, ptx.DeferQueueLen)
-	ptx.DeferAxes = true
-	_, slow := storedNormals(rng.Key{K0: 42, K1: 7}, 0, 20000)
+	defer ptx.SetOptions(ptx.CurrentOptions())
+	setPTX(func(o *ptx.Options) { o.DeferAxes = true })
+	_, slow := ptxtest.StoredNormals(rng.Key{K0: 42, K1: 7}, 0, 20000)
 	if slow < 100 {
 		t.Fatalf("%d of 20000 draws leave the fast path: too few to see the order", slow)
 	}
@@ -168,13 +147,15 @@ func TestDeferredReductionsKeepElementOrder(t *testing.T) {
 			coop         string
 			batch, queue int
 		}{{true, "", 32, 0}, {true, "all", 8, 0}, {true, "all", 64, 2}, {true, "0", 32, 0}, {true, "0", 64, 2}, {false, "", 32, 0}} {
-			ptx.DeferOrdered, ptx.DeferCoop, ptx.DeferBatchLen, ptx.DeferQueueLen = v.ordered, v.coop, v.batch, v.queue
-			whole, part := activemasks[true], activemasks[false]
+			setPTX(func(o *ptx.Options) {
+				o.DeferOrder, o.DeferCoop, o.DeferBatch, o.DeferQueue = v.ordered, v.coop, v.batch, v.queue
+			})
+			whole, part := ptxtest.ActiveMasks[true], ptxtest.ActiveMasks[false]
 			got := orderRun(t, c, false)
 			// Warps end batches together, whole (their lanes compute the slow elements
 			// together), and some lanes without the others at the task's end.
-			switch together := activemasks[true] > whole; {
-			case v.coop == "0" && (together || activemasks[false] > part):
+			switch together := ptxtest.ActiveMasks[true] > whole; {
+			case v.coop == "0" && (together || ptxtest.ActiveMasks[false] > part):
 				t.Errorf("%s, GPUNOTES_PTX_DEFER_COOP=0: the kernel asks which lanes are here", c.name)
 			case v.coop == "all" && !together && !(c.kept > 0 && !c.rows && c.dims[0] < 32) && !c.short: // a column walk of under 32 columns has no whole warp; a short walk defers nothing
 				t.Errorf("%s, GPUNOTES_PTX_DEFER_COOP=all: no whole warp computed slow elements together", c.name)
@@ -213,19 +194,19 @@ func TestMirroredReductionKeepsElementOrder(t *testing.T) {
 	}
 	key := rng.Key{K0: 42, K1: 7}
 	const n = 120
-	mem, _ := storedNormals(key, 1<<32, n*n)
+	mem, _ := ptxtest.StoredNormals(key, 1<<32, n*n)
 	x := func(i, j int64) float64 { return math.Float64frombits(mem[1<<32+uint64(8*(i*n+j))]) }
 	normal := func(leaf, same int) Node {
 		return Node{Kind: NRandom, DType: expr.Float64, Leaf: leaf, SameKey: same, Rand: expr.RandSpec{Dist: expr.Normal, P0: 1, P1: 2, Key: [2]uint32{key.K0, key.K1}}}
 	}
 	s := &Spec{Rank: 2, Reduce: RSum, Mirror: []int{0, 1}, Nodes: []Node{normal(0, 0), normal(1, 1), {Kind: NBinary, DType: expr.Float64, Op: expr.OpAdd, Args: [3]int{0, 1}}}}
 	task := heldTask([]int64{n, n}, []Map{{Strides: []int64{n, 1}}, {Strides: []int64{1, n}}}, []uint64{0, 0}, []int64{n * n, n * n})
-	defer func(co string, u int) { ptx.DeferCoop, ptx.MaxUnrolledFold = co, u }(ptx.DeferCoop, ptx.MaxUnrolledFold)
+	defer ptx.SetOptions(ptx.CurrentOptions())
 	for _, v := range []struct {
 		coop   string
 		unroll int
 	}{{"0", 32}, {"all", 32}, {"all", 0}} { // 0: the batch folded in groups, skipping by its mask
-		ptx.DeferCoop, ptx.MaxUnrolledFold = v.coop, v.unroll
+		setPTX(func(o *ptx.Options) { o.DeferCoop, o.FoldUnroll = v.coop, v.unroll })
 		mirroredSums(t, s, task, mem, x, n)
 	}
 }
@@ -251,7 +232,7 @@ func mirroredSums(t *testing.T, s *Spec, task Task, mem map[uint64]uint64, x fun
 				}
 			}
 			if a := got[b][tid][0]; a != math.Float64bits(acc) {
-				t.Fatalf("GPUNOTES_PTX_DEFER_COOP=%s: slice %d thread %d sums %v, want %v", ptx.DeferCoop, b, tid, math.Float64frombits(a), acc)
+				t.Fatalf("GPUNOTES_PTX_DEFER_COOP=%s: slice %d thread %d sums %v, want %v", ptx.CurrentOptions().DeferCoop, b, tid, math.Float64frombits(a), acc)
 			}
 		}
 	}

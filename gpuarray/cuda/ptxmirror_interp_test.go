@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/rng"
 )
@@ -50,7 +51,7 @@ func mirrorRun(t *testing.T, red Reduce, key rng.Key, x []float64, n int64, task
 		t.Fatal(err)
 	}
 	mem := map[uint64]uint64{}
-	zigTables(mem)
+	ptxtest.ZigTables(mem)
 	var ts []Task
 	next := uint64(1 << 32)
 	for _, m := range tasks {

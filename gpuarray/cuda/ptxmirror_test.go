@@ -16,7 +16,7 @@ import (
 // (its index), not a rectangle, not float32 inputs; with the switch off, nothing (and a stored
 // x.T is tiled).
 func TestMirrorLower(t *testing.T) {
-	defer func(on bool, w int64) { ptx.MirrorOn, mirrorStrip = on, w }(ptx.MirrorOn, mirrorStrip)
+	defer func(o ptx.Options, w int64) { ptx.SetOptions(o); mirrorStrip = w }(ptx.CurrentOptions(), mirrorStrip)
 	straight := []expr.AxisMap{{Axis: 0, Step: 1}, {Axis: 1, Step: 1}}
 	swapped := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Step: 1}}
 	sliced := []expr.AxisMap{{Axis: 1, Step: 1}, {Axis: 0, Off: 1, Step: 1}}
@@ -54,7 +54,7 @@ func TestMirrorLower(t *testing.T) {
 		{"stored argmax", kernel(sq, expr.ArgMax, []int{0, 1}, inp(0, 0, expr.Float64, straight), inp(1, 1, expr.Float64, swapped)), nil},
 	}
 	for _, on := range []bool{false, true} {
-		ptx.MirrorOn = on
+		setPTX(func(o *ptx.Options) { o.Mirror = on })
 		for _, c := range cases {
 			s, _, err := Lower(c.k)
 			if err != nil {

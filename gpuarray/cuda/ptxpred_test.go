@@ -1,12 +1,13 @@
 package cuda
 
 import (
-	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -64,7 +65,7 @@ func numpyBin(v float64, bins int, lo, hi float64) int {
 // either side, outside the range, NaN and the range's ends: the counts are NumPy's bins, and
 // the same with the rewrite off.
 func TestHistogramKernelInterpreted(t *testing.T) {
-	lib, err := kernelsLib()
+	lib, err := ptxtest.Library()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestHistogramKernelInterpreted(t *testing.T) {
 		}
 		task := heldTask([]int64{n}, []Map{{Strides: []int64{1}}}, []uint64{base}, []int64{n})
 		for _, on := range []bool{true, false} {
-			ptx.PredBoolsOn = on
+			setPTX(func(o *ptx.Options) { o.Pred = on })
 			text, _, err := GeneratePTX(s, lib)
 			if err != nil {
 				t.Fatal(err)
@@ -121,7 +122,7 @@ func TestHistogramKernelInterpreted(t *testing.T) {
 				}
 			}
 		}
-		ptx.PredBoolsOn = true
+		setPTX(func(o *ptx.Options) { o.Pred = true })
 	}
 }
 

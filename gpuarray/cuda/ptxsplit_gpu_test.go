@@ -39,9 +39,7 @@ func splitInputs() []float64 {
 // a pass (pairMode) or one, have the bits of the library's bodies copied whole, one a pass.
 func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 	d := gpu(t)
-	defer func(s, c bool, p, r string) {
-		ptx.InlineSplitOn, ptx.InlineConstOn, ptx.PairMode, ptx.RareSkipMode = s, c, p, r
-	}(ptx.InlineSplitOn, ptx.InlineConstOn, ptx.PairMode, ptx.RareSkipMode)
+	defer ptx.SetOptions(ptx.CurrentOptions())
 	in := splitInputs()
 	task := Task{Dims: []int64{int64(len(in))}, Maps: []Map{{Strides: []int64{1}}}, Inputs: [][]float64{in}}
 	un := func(op expr.Op, a int) Node { return Node{Kind: NUnary, Op: op, Args: [3]int{a}} }
@@ -87,7 +85,7 @@ func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 	for name, nodes := range cases {
 		var want []float64
 		for i, st := range settings {
-			ptx.InlineSplitOn, ptx.InlineConstOn, ptx.RareSkipMode = st.split, st.cnst, st.skip
+			setPTX(func(o *ptx.Options) { o.InlineSplit, o.InlineConst, o.RareSkip = st.split, st.cnst, st.skip })
 			got := run(i, nodes, RNone, []Task{task}).Out[0]
 			if i == 0 {
 				want = got
@@ -111,7 +109,9 @@ func TestGPUInlinedFastPathsKeepBits(t *testing.T) {
 	for ri, red := range []Reduce{RSum, RWelford} {
 		var want []float64
 		for i, st := range pairs {
-			ptx.InlineSplitOn, ptx.InlineConstOn, ptx.PairMode, ptx.RareSkipMode = st.split, st.cnst, st.pair, st.skip
+			setPTX(func(o *ptx.Options) {
+				o.InlineSplit, o.InlineConst, o.Pair, o.RareSkip = st.split, st.cnst, st.pair, st.skip
+			})
 			res := run(len(settings)+ri*len(pairs)+i, draws, red, drawTasks)
 			got := append(res.Values, append(res.Mean, res.M2...)...)
 			if len(got) != len(drawTasks)*map[Reduce]int{RSum: 1, RWelford: 2}[red] {

@@ -1,12 +1,13 @@
 package cuda
 
 import (
-	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -30,7 +31,7 @@ func TestWelfordAxesInterpreted(t *testing.T) {
 			vals[i] = 1000 + 3*r.NormFloat64()
 		}
 		for _, mode := range []string{"div", "rcp"} {
-			ptx.WelfordMode = mode
+			setPTX(func(o *ptx.Options) { o.Welford = mode })
 			mem := map[uint64]uint64{}
 			for i, v := range vals {
 				mem[base+uint64(8*i)] = math.Float64bits(v)
@@ -54,11 +55,11 @@ func TestWelfordAxesInterpreted(t *testing.T) {
 			}
 		}
 	}
-	ptx.WelfordMode = "rcp"
+	setPTX(func(o *ptx.Options) { o.Welford = "rcp" })
 	// Each of the loop's fold sites (an unrolled pass of four, then the single element) divides
 	// once (div) or takes a reciprocal (rcp).
 	s := &Spec{Rank: 2, Kept: 1, Reduce: RWelford, Nodes: []Node{{Kind: NInput, DType: expr.Float64}}}
-	lib, err := kernelsLib()
+	lib, err := ptxtest.Library()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +68,9 @@ func TestWelfordAxesInterpreted(t *testing.T) {
 		mode     string
 		div, rcp int
 	}{{"div", sites, 0}, {"rcp", 0, sites}} {
-		ptx.WelfordMode = c.mode
+		setPTX(func(o *ptx.Options) { o.Welford = c.mode })
 		text, _, err := GeneratePTX(s, lib)
-		ptx.WelfordMode = "rcp"
+		setPTX(func(o *ptx.Options) { o.Welford = "rcp" })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 
 // TestSearchKernelInterpreted lowers planned searches (a Search instruction reading a sorted
 // block whole, the values searched for an input of a 2-d task) to a fused kernel, interprets
-// it on the host (ptxinterp_test.go), and finds the CPU executor's positions: sorted float64
+// it on the host (package ptx/ptxtest), and finds the CPU executor's positions: sorted float64
 // arrays with ties and trailing NaNs, all NaNs, one value and none, int64 and uint64 arrays
 // beyond 2^53 (their words converted as the CPU converts them), both sides, NaN keys included;
 // float32, bool and narrow integer arrays also held in their own element size.

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -217,7 +218,7 @@ func TestShortWalkLaunch(t *testing.T) {
 // with the regenerated draws (slow draws deferred as on the GPU): the short walk runs at most
 // a third of the block walk's, and no 64-bit division.
 func TestShortWalkRunsFewerInstructions(t *testing.T) {
-	defer func(m map[string]int) { ptxExecuted = m }(ptxExecuted)
+	defer func(m map[string]int) { ptxtest.Executed = m }(ptxtest.Executed)
 	key := [2]uint32{42, 7}
 	dims, strides := []int64{4, 64, 2}, []int64{128, 1, 64}
 	const elems = 4 * 64 * 2
@@ -225,10 +226,10 @@ func TestShortWalkRunsFewerInstructions(t *testing.T) {
 	for _, short := range []bool{false, true} {
 		s := &Spec{Rank: 3, Kept: 2, Short: short, Reduce: RSum, Nodes: []Node{{Kind: NRandom, DType: expr.Float64, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: key}}}}
 		mem := map[uint64]uint64{}
-		zigTables(mem)
-		ptxExecuted = map[string]int{}
+		ptxtest.ZigTables(mem)
+		ptxtest.Executed = map[string]int{}
 		axesRunWords(t, s, heldTask(dims, []Map{{Strides: strides}}, []uint64{1 << 32}, []int64{elems}), mem)
-		counts[short] = ptxExecuted
+		counts[short] = ptxtest.Executed
 	}
 	total := func(m map[string]int) int {
 		n := 0

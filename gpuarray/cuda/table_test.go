@@ -59,8 +59,8 @@ func TestTableOpsLowerToTheGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The ops' own bodies, before predBools turns tests of bool words into predicate logic.
-	defer func(on bool) { ptx.PredBoolsOn = on }(ptx.PredBoolsOn)
-	ptx.PredBoolsOn = false
+	defer ptx.SetOptions(ptx.CurrentOptions())
+	setPTX(func(o *ptx.Options) { o.Pred = false })
 	op := expr.OpGe + 1
 	for _, o := range optable.Ops {
 		if op.String() != o.Name {

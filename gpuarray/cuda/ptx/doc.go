@@ -9,15 +9,16 @@
 // (WeightedPTX).
 //
 // It imports no driver: everything here runs, and is tested, on a machine without a GPU (the
-// tests check generated kernels by reading them and, in package cuda, by interpreting them
-// with the real device library). Package cuda (the runtime: devices, memory, transfers,
-// linking, launches, result assembly) imports it, never the reverse.
+// tests check generated kernels by reading them and by interpreting them, with the real device
+// library, in package ptx/ptxtest, the PTX interpreter, which the runtime's tests use too).
+// Package cuda (the runtime: devices, memory, transfers, linking, launches, result assembly)
+// imports it, never the reverse.
 //
 // The library's elementwise math and the normal draw's slow path are copied into the kernel
 // as the library's own PTX (ptxinline.go; consecutive calls' fast paths first, ptxsplit.go,
 // their float64 constants from the constant bank, ptxconst.go); the block reductions and the
 // other samplers stay calls, linked from the library's pieces a kernel needs (SplitLibrary,
-// LibParts.ForKernel). The GPUNOTES_PTX_* switches (exported variables such as InlineSplitOn
-// and DeferBatchLen, read from the environment at start) select the generator's measured
-// variants; the runtime's tests set them.
+// LibParts.ForKernel). The GPUNOTES_PTX_* variables of the environment select the generator's
+// measured variants (Options, read once by EnvOptions, options.go); tests set them with
+// SetOptions.
 package ptx

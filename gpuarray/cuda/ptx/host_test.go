@@ -64,14 +64,14 @@ func TestGeneratePTXSeed(t *testing.T) {
 		}
 	}
 	// Ten Philox rounds, two multiplies each for hi and lo, in the element loop and again where
-	// the elements whose normal left the fast path are computed (deferSlow): by the warp's
+	// the elements whose normal left the fast path are computed (Options.Defer): by the warp's
 	// lanes together, and by each lane for its own.
 	if n := strings.Count(ptx, "mul.hi.u32"); n != 60 {
 		t.Errorf("got %d mul.hi.u32, want 60 (10 rounds x 2, three times)", n)
 	}
 	// The batch of values folded in element order, the queue of its slow elements' records
 	// (place and leaf index), the warp's shared slots.
-	for _, want := range []string{fmt.Sprintf(".local .align 8 .b8 gpn_defer_v[%d];", 8*DeferBatchLen), fmt.Sprintf(".local .align 8 .b8 gpn_defer_q[%d];", 16*DeferBatchLen),
+	for _, want := range []string{fmt.Sprintf(".local .align 8 .b8 gpn_defer_v[%d];", 8*opt.DeferBatch), fmt.Sprintf(".local .align 8 .b8 gpn_defer_q[%d];", 16*opt.DeferBatch),
 		".shared .align 8 .b8 gpn_defer_s[2048];", "st.local.u64", "ld.local.u64", "ld.local.f64", "activemask.b32", "bar.warp.sync -1"} {
 		if !strings.Contains(ptx, want) {
 			t.Errorf("generated PTX lacks %q (the deferred slow draws)", want)
@@ -83,9 +83,9 @@ func TestGeneratePTXSeed(t *testing.T) {
 	if strings.Contains(loop, "gpn_normal_slow") || !strings.Contains(loop, "or.pred") {
 		t.Errorf("the element loop calls gpn_normal_slow or sets no predicate; it should queue the element")
 	}
-	DeferSlow = false
+	opt.Defer = false
 	inline, _, err := GeneratePTX(seedSpec(), fakeLib)
-	DeferSlow = true
+	opt.Defer = true
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestLibraryForKernel(t *testing.T) {
 			{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P0: 10, P1: 1}},
 			{Kind: NUnary, Op: expr.OpSin, Args: [3]int{0}},
 		}}
-		// Inlined (see inlineOn), sin's body and the module-local items it uses are the
+		// Inlined (see Options.Inline), sin's body and the module-local items it uses are the
 		// kernel's own, and its library part lacks gpn_sin.
 		ptx, _, err := GeneratePTX(spec, string(lib))
 		if err != nil {
@@ -241,9 +241,9 @@ func TestLibraryForKernel(t *testing.T) {
 		if got := string(parts.ForKernel(ptx)); strings.Contains(got, "gpn_sin(") || strings.Contains(ptx, "call (retval0), gpn_sin") {
 			t.Errorf("%s: gpn_sin is inlined, yet called or linked", fl)
 		}
-		inlineOn = false
+		opt.Inline = false
 		ptx, _, err = GeneratePTX(spec, string(lib))
-		inlineOn = true
+		opt.Inline = true
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,22 +2,10 @@ package ptx
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 )
-
-// InlineConstOn makes the inlined library bodies read their float64 constants from the kernel
-// module's constant bank instead of moving them in as immediates (GPUNOTES_PTX_INLINE_CONST=0:
-// immediates, as the library). An FP64 immediate whose low word is not zero fits no
-// instruction: the compiler re-materializes each, in every element, as two 32-bit moves; from
-// the constant bank it is one uniform load. The module-local tables that the bodies read
-// through ld.global.nc (sin's and cos's coefficients) are read from a constant-bank copy
-// too, whose latency the compiler schedules for: sin's polynomial then overlaps exp's. Same
-// values, same bits: the constants are the library's words. Measured on an H100 (N=40000):
-// alone, exp + sin 17.1 -> 16.8 ms; with inlineSplitOn 15.5-15.7; other rows unchanged.
-var InlineConstOn = os.Getenv("GPUNOTES_PTX_INLINE_CONST") != "0"
 
 var (
 	constMovRE  = regexp.MustCompile(`^mov\.f64\s+(%\w+),\s*0d([0-9A-F]{16});$`)
@@ -41,9 +29,9 @@ type inlineConsts struct {
 func constTableName(name string) string { return "gpn_c_" + strings.TrimLeft(name, "_$") }
 
 // constLine rewrites one renamed instruction line of an inlined body to read the constant bank
-// (see inlineConstOn), and returns it.
+// (see Options.InlineConst), and returns it.
 func (g *gen) constLine(line string) string {
-	if !InlineConstOn || g.lib == nil || g.lib.inline == nil {
+	if !opt.InlineConst || g.lib == nil || g.lib.inline == nil {
 		return line
 	}
 	c := &g.consts

@@ -3,43 +3,16 @@ package ptx
 import (
 	"fmt"
 	"math/bits"
-	"os"
-	"strconv"
 
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
-
-// DeferSlow makes element kernels that draw normals defer the ziggurat's slow path: an element
-// whose draw leaves the fast path (1.5% of draws) is queued and computed after the element loop,
-// with the lanes of a warp that have queued elements computing them together, instead of the
-// warp waiting at every element where any of its 32 lanes draws slowly (38% of a warp's steps
-// with one normal per element, 61% with two). GPUNOTES_PTX_DEFER=0 turns it off, to measure.
-var DeferSlow = os.Getenv("GPUNOTES_PTX_DEFER") != "0"
-
-// roundKeysInLoop (GPUNOTES_PTX_RKLOOP=1, an experiment) derives the Philox round keys inside
-// each draw instead of holding them in 18 registers through the element loop.
-var roundKeysInLoop = os.Getenv("GPUNOTES_PTX_RKLOOP") == "1"
-
-// DeferAxes defers slow draws in partial reductions (Spec.Kept) too; GPUNOTES_PTX_DEFER_AXES=0
-// turns it off. On an H100 at N=40000 it took the regenerated axis sums and means from
-// 13.7-14.1 ms to 10.2-10.8 ms when it folded the deferred values last; folded in element order
-// (deferredInOrder), an axis reduction of a regenerated array has the bits of the same
-// reduction of the array persisted, which the GPU worker tests compare.
-var DeferAxes = os.Getenv("GPUNOTES_PTX_DEFER_AXES") != "0"
-
-// keyParamsOn makes element kernels (no kept axes) take each random leaf's Philox key as a
-// kernel parameter instead of reading it from the task descriptor: the key is the same for
-// every task of a run, and the round keys derived from a parameter are warp-uniform, which
-// the compiler holds in uniform registers, not in 20 registers of each thread.
-// GPUNOTES_PTX_KEYPARAMS=0 turns it off, to measure.
-var keyParamsOn = os.Getenv("GPUNOTES_PTX_KEYPARAMS") != "0"
 
 // KeyLeaves returns the random leaves of s whose Philox keys are kernel parameters, in
 // parameter order: each leaf that derives its own round keys (not one sharing an earlier
 // leaf's, SameKey), for element kernels only (partial reductions, Kept > 0, read keys from
 // their descriptors).
 func KeyLeaves(s *Spec) []int {
-	if !keyParamsOn || s.Kept > 0 {
+	if !opt.KeyParams || s.Kept > 0 {
 		return nil
 	}
 	var ls []int
@@ -63,36 +36,6 @@ func KeyLeaves(s *Spec) []int {
 // threads even then.
 const deferCap = 16
 
-// DeferBatchLen is how many words of values a reduction's batch holds (deferredInOrder: one
-// word an element, two for complex values) before its slow elements are computed and its
-// values folded in; GPUNOTES_PTX_DEFER_BATCH=N (8 to 256) sets it, to measure. Complex batches
-// hold half the elements, so that a block's batches fit the SM's L1 as a real sum's do (a
-// masked mean's complex batch of 32 elements, 512 bytes a thread, took 15.3-16.0 ms, of 16
-// 13.9-14.1, of 8 15.7, where the real where-sum took 10.9-11.2; H100, N=40000). A longer batch runs the slow path less often (a warp runs it as many
-// times as its lane with the most slow elements in the batch) but holds more values in local
-// memory and unrolls a longer fold. On an H100 at N=40000 (bench/RESULTS.md), sum 13.2, 12.2,
-// 11.9, 14.3 and 19.8 ms for 16, 32, 64, 128 and 256, std along an axis 19.0-19.4, 16.4-16.8,
-// 19.6, 20.9-21.4 and 26.6-27.7 ms: 32 is the best overall (the deferred values folded last,
-// out of order: sum 10.2, std along an axis 16.8-17.3).
-var DeferBatchLen = func() int {
-	n, err := strconv.Atoi(os.Getenv("GPUNOTES_PTX_DEFER_BATCH"))
-	if err != nil || n < 8 || n > 256 {
-		return 32
-	}
-	return n
-}()
-
-// deferQueueLen, when between 1 and the batch length, ends a reduction's batch once it holds
-// that many slow elements (tests set it, to reach that end of a batch and lanes of a warp whose
-// batches end at different elements); 0 (the default) lets the queue hold a whole batch.
-var DeferQueueLen = 0
-
-// DeferCoop makes the lanes of a warp compute their batches' slow elements together
-// (deferredSlowCoop): each lane one of the warp's queued elements, so the warp runs the slow
-// path about once per batch instead of as many times as its lane with the most slow elements.
-// GPUNOTES_PTX_DEFER_COOP=0 leaves each lane to compute its own (coopPays).
-var DeferCoop = os.Getenv("GPUNOTES_PTX_DEFER_COOP")
-
 // CoopPays reports whether the warps of s's kernel compute their slow elements together: by
 // default every kernel. At f313bb6 the larger kernels (stds along an axis, x + x.T) were slower
 // with warps together, but at cc0e6fe (fewer registers, only slow elements storing their
@@ -101,22 +44,12 @@ var DeferCoop = os.Getenv("GPUNOTES_PTX_DEFER_COOP")
 // 11.29 against 11.73, along axis 1 11.86 against 12.19, x + x.T 17.55 against 19.50;
 // bench/RESULTS.md). GPUNOTES_PTX_DEFER_COOP=0 leaves each lane to compute its own.
 func CoopPays(_ *Spec) bool {
-	return DeferCoop != "0"
+	return opt.DeferCoop != "0"
 }
 
 // maxStageWords bounds the 64-bit words of one slot of the warp's shared stage (a slow
 // element's leaf indices, then its values): wider elements are computed by their own lanes.
 const maxStageWords = 8
-
-// MaxUnrolledFold bounds the words of a batch whose fold is unrolled (loads issued eight at a
-// time, then their values folded in); a longer full batch is folded by a loop over groups of
-// foldGroup values, a thread's last, partial batch by a loop over its values. ptxas issues an
-// unrolled fold's loads all at once, a register pair per word: a complex batch of 32 elements
-// (64 words, the masked mean's sum and count) unrolled took its kernel from 115 to 188
-// registers, one block of 256 threads per SM instead of two (H100, N=40000: 17.9 ms, grouped
-// 15.3-15.7; bench/RESULTS.md). GPUNOTES_PTX_FOLD_UNROLL=N sets it, to measure (0: every full
-// batch in groups: sum 10.47 ms against 10.33-10.37 unrolled).
-var MaxUnrolledFold = EnvCount("GPUNOTES_PTX_FOLD_UNROLL", 32)
 
 // foldGroup is the values a grouped fold loads before it folds them in.
 const foldGroup = 8
@@ -140,22 +73,13 @@ func DrawsNormals(s *Spec) bool {
 	return false
 }
 
-// DeferOrdered makes reductions that defer slow draws fold their values in element order
-// (deferredInOrder). GPUNOTES_PTX_DEFER_ORDER=0 folds the deferred values last instead, to
-// measure what the order costs (the bits then differ from a reduction of stored data).
-var DeferOrdered = os.Getenv("GPUNOTES_PTX_DEFER_ORDER") != "0"
-
-// CountInBatches (GPUNOTES_PTX_COUNT_BATCH=1) defers a count's slow draws in batches as a
-// sum's, to measure the warps computing them together against each lane its own queue.
-var CountInBatches = os.Getenv("GPUNOTES_PTX_COUNT_BATCH") == "1"
-
 // newDeferQueue declares a thread's queue for the deferred elements of s and empties it: a
-// batch folded in element order for reductions (deferOrdered), a queue of element indices for
+// batch folded in element order for reductions (Options.DeferOrder), a queue of element indices for
 // elementwise kernels.
 func (g *gen) newDeferQueue(s *Spec) *deferQueue {
 	// Counts (RCount) are integers: their order changes no bit, so they take the cheaper queue
 	// (countInBatches: the batches, for their warps computing slow elements together).
-	if s.Reduce != RNone && (s.Reduce != RCount || CountInBatches) && DeferOrdered {
+	if s.Reduce != RNone && (s.Reduce != RCount || opt.CountBatch) && opt.DeferOrder {
 		return g.newDeferBatch(s)
 	}
 	g.deferring = true
@@ -300,7 +224,7 @@ func (g *gen) newDeferBatch(s *Spec) *deferQueue {
 		words = 2
 	}
 	// A batch holds deferBatchLen words of values: fewer complex or mirrored elements.
-	size := max(DeferBatchLen/(words*nv), 4)
+	size := max(opt.DeferBatch/(words*nv), 4)
 	if nv > 1 {
 		size = min(size, 16) // the mask's 32 bits
 	}
@@ -403,9 +327,9 @@ func (g *gen) batchEnd(s *Spec, q *deferQueue, e, hi string, step int, l lane, e
 	}
 	pl := g.p()
 	g.ins("setp.lt.u32 %s, %s, %s", pl, b.k, b.kend)
-	if DeferQueueLen > 0 && DeferQueueLen < b.size {
+	if opt.DeferQueue > 0 && opt.DeferQueue < b.size {
 		pf := g.p()
-		g.ins("setp.lt.u32 %s, %s, %d", pf, b.n, DeferQueueLen)
+		g.ins("setp.lt.u32 %s, %s, %d", pf, b.n, opt.DeferQueue)
 		g.ins("and.pred %s, %s, %s", pl, pl, pf)
 	}
 	done := g.label("dend")
@@ -620,7 +544,7 @@ func (g *gen) deferredFold(b *deferBatch, l lane, step int, each func(val, strin
 	cell := 8 * b.words
 	foldDone := g.label("dfolded")
 	n := b.size * b.nv
-	unrolled := n*b.words <= MaxUnrolledFold
+	unrolled := n*b.words <= opt.FoldUnroll
 	grouped := !unrolled && n%foldGroup == 0 && foldGroup%b.nv == 0
 	if unrolled || grouped {
 		partial, pfull := g.label("dpartial"), g.p()

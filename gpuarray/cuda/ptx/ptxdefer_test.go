@@ -39,8 +39,8 @@ func TestKeyParams(t *testing.T) {
 			t.Errorf("%s: %d key parameters loaded, want %d", c.name, n, len(c.leaves))
 		}
 	}
-	keyParamsOn = false
-	defer func() { keyParamsOn = true }()
+	opt.KeyParams = false
+	defer func() { opt.KeyParams = true }()
 	if got := KeyLeaves(xy); got != nil {
 		t.Errorf("GPUNOTES_PTX_KEYPARAMS=0: key parameters for leaves %v", got)
 	}
@@ -50,7 +50,7 @@ func TestKeyParams(t *testing.T) {
 // GPUNOTES_PTX_DEFER_AXES=0, and then as element kernels do: the loop before the queue's
 // computation calls no slow path, and the batch and queue are kept in local memory.
 func TestDeferAxes(t *testing.T) {
-	defer func(on bool) { DeferAxes = on }(DeferAxes)
+	defer func(on bool) { opt.DeferAxes = on }(opt.DeferAxes)
 	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
 	for _, s := range []*Spec{
 		{Rank: 2, Reduce: RSum, Kept: 1, Rows: true, Nodes: []Node{normal}},
@@ -58,7 +58,7 @@ func TestDeferAxes(t *testing.T) {
 		{Rank: 3, Reduce: RArgMax, Kept: 1, Nodes: []Node{normal}},
 	} {
 		for _, on := range []bool{false, true} {
-			DeferAxes = on
+			opt.DeferAxes = on
 			ptx, _, err := GeneratePTX(s, fakeLib)
 			if err != nil {
 				t.Fatal(err)
@@ -91,7 +91,7 @@ func TestDeferAxes(t *testing.T) {
 // unrolled: ptxas issued all 64 loads at once, 188 registers, one block per SM instead of two);
 // a thread's partial batch loops either way.
 func TestFoldLoadsBounded(t *testing.T) {
-	defer func(n int) { DeferBatchLen = n }(DeferBatchLen)
+	defer func(n int) { opt.DeferBatch = n }(opt.DeferBatch)
 	normal := Node{Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Normal, P1: 1, Key: [2]uint32{42, 7}}}
 	c128 := expr.Complex128
 	for _, c := range []struct {
@@ -106,7 +106,7 @@ func TestFoldLoadsBounded(t *testing.T) {
 		{"sum, batch 64", []Node{normal}, 64, foldGroup + 1, true},
 		{"complex sum, batch 64", []Node{normal, {Kind: NCast, DType: c128}}, 64, 2*foldGroup + 2, true},
 	} {
-		DeferBatchLen = c.batch
+		opt.DeferBatch = c.batch
 		s := &Spec{Rank: 2, Reduce: RSum, Nodes: c.nodes}
 		ptx, _, err := GeneratePTX(s, fakeLib)
 		if err != nil {

@@ -33,7 +33,7 @@ type Library struct {
 	// anyFunc accepts a call of any function: a dry run that only checks that the generator
 	// expresses a spec (Lower).
 	anyFunc bool
-	// text is the library PTX, and inline what the inliner reads of it (see inlineOn).
+	// text is the library PTX, and inline what the inliner reads of it (see Options.Inline).
 	text   string
 	inline *inlineLib
 }
@@ -105,7 +105,7 @@ type gen struct {
 	// locals declares the kernel's per-thread local arrays, if any (the deferred queue).
 	locals string
 	// deferPred, while the element loop is emitted, is the predicate that a normal draw which
-	// leaves the ziggurat's fast path sets (see deferSlow); "" calls the slow path in place.
+	// leaves the ziggurat's fast path sets (see Options.Defer); "" calls the slow path in place.
 	deferPred string
 	// keyParams names the kernel parameter that holds a random leaf's Philox key, by leaf
 	// (keyLeaves); other leaves read theirs from the descriptor.
@@ -127,16 +127,16 @@ type gen struct {
 	// externDecls declares the library variables that inlined bodies read, beyond the
 	// ziggurat tables every module declares.
 	externDecls string
-	// slowInlined marks a kernel with the ziggurat's slow path copied in (inlineSlowOn): its
-	// registers are its own, so a cap (kernelMaxNReg) applies.
+	// slowInlined marks a kernel with the ziggurat's slow path copied in (Options.InlineSlow): its
+	// registers are its own, so a cap (Options.MaxNReg) applies.
 	slowInlined bool
-	// split is the open group of split inlined bodies (inlineSplitOn); splitArm lets the node
+	// split is the open group of split inlined bodies (Options.InlineSplit); splitArm lets the node
 	// being emitted join it.
 	split    splitGroup
 	splitArm bool
-	// consts is the constant bank of inlined bodies (inlineConstOn).
+	// consts is the constant bank of inlined bodies (Options.InlineConst).
 	consts inlineConsts
-	// zigKW marks a kernel that reads its own copy of the ziggurat tables (normalFold).
+	// zigKW marks a kernel that reads its own copy of the ziggurat tables (Options.NormalFold).
 	zigKW bool
 }
 
@@ -229,7 +229,7 @@ func sizeType(t string) string {
 // multiply-add per element and a division only when a thread passes to another row. Random
 // leaves run Philox4x32-10 and the ziggurat's fast path inline; the rare slow path, transcendental
 // functions and block reductions are calls into the library. In element kernels that draw
-// normals, an element whose draw leaves the fast path is queued and computed later (deferSlow).
+// normals, an element whose draw leaves the fast path is queued and computed later (Options.Defer).
 func GeneratePTX(s *Spec, libPTX string) (ptx, name string, err error) {
 	if err := s.Validate(); err != nil {
 		return "", "", err
@@ -312,7 +312,7 @@ func Generate(s *Spec, lib *Library) (string, string, error) {
 		}
 	}
 	var dq *deferQueue
-	if DeferSlow && DrawsNormals(s) {
+	if opt.Defer && DrawsNormals(s) {
 		dq = g.newDeferQueue(s)
 	}
 
@@ -558,7 +558,7 @@ func (g *gen) loadLeaves(s *Spec, d string, first int) []leafRegs {
 			g.ins("ld.param.u64 %s, [%s]", key, pn)
 		}
 		g.ins("mov.b64 {%s, %s}, %s", rk[0][0], rk[0][1], key)
-		for r := 1; r < 10 && !roundKeysInLoop; r++ {
+		for r := 1; r < 10 && !opt.RoundKeysInLoop; r++ {
 			rk[r] = [2]string{g.r(), g.r()}
 			g.ins("add.u32 %s, %s, -1640531527", rk[r][0], rk[r-1][0]) // 0x9E3779B9
 			g.ins("add.u32 %s, %s, -1150833019", rk[r][1], rk[r-1][1]) // 0xBB67AE85
@@ -597,23 +597,11 @@ func (g *gen) accumulators(r Reduce) (acc, accI, wn, wm, wq string) {
 // JIT's choice), for measuring occupancy against spills. Measured, it binds the library
 // functions a kernel calls but not the kernel itself (with the slow path inlined, a cap of 80
 // left 112 registers; likely the entry's .maxntid, which takes precedence over the option):
-// kernelMaxNReg caps a kernel.
+// Options.MaxNReg caps a kernel.
 var MaxNReg = func() int {
 	n, _ := strconv.Atoi(os.Getenv("GPUNOTES_JIT_MAXREG"))
 	return max(n, 0)
 }()
-
-// kernelMaxNReg caps the registers of a kernel that draws normals with its slow path inlined
-// (.maxnreg on the entry; GPUNOTES_PTX_MAXNREG, 0: no cap) and kernelMinBlocks asks the
-// compiler to fit that many blocks per SM instead (.minnctapersm; GPUNOTES_PTX_MINBLOCKS).
-// An H100 SM holds 64K registers: 2 blocks of 256 threads up to 128 per thread, 3 up to 80,
-// 4 up to 64. Measured (H100, N=40000, bench/RESULTS.md), no cap is the best: the kernels
-// uncapped hold 105-116 registers, and at 80 (3 blocks) they spill in the element loop, the
-// full sum 10.6 -> 14.6 ms, exp + sin 16.95 -> 17.15; so the default is none.
-var (
-	kernelMaxNReg   = EnvCount("GPUNOTES_PTX_MAXNREG", 0)
-	kernelMinBlocks = EnvCount("GPUNOTES_PTX_MINBLOCKS", 0)
-)
 
 // EnvCount reads a non-negative integer setting, def when unset or not a number.
 func EnvCount(name string, def int) int {
@@ -628,7 +616,7 @@ func EnvCount(name string, def int) int {
 // path is inlined and the library functions it still calls are the block reductions (small,
 // compiled apart: an entry may not cap below a callee's count, see Device.kernel).
 func (g *gen) capDirectives() string {
-	if !g.slowInlined || kernelMaxNReg == 0 && kernelMinBlocks == 0 {
+	if !g.slowInlined || opt.MaxNReg == 0 && opt.MinBlocks == 0 {
 		return ""
 	}
 	for _, fn := range g.usedList {
@@ -636,10 +624,10 @@ func (g *gen) capDirectives() string {
 			return ""
 		}
 	}
-	if kernelMaxNReg > 0 {
-		return fmt.Sprintf(".maxnreg %d\n", kernelMaxNReg)
+	if opt.MaxNReg > 0 {
+		return fmt.Sprintf(".maxnreg %d\n", opt.MaxNReg)
 	}
-	return fmt.Sprintf(".minnctapersm %d\n", kernelMinBlocks)
+	return fmt.Sprintf(".minnctapersm %d\n", opt.MinBlocks)
 }
 
 // module wraps the generated body into a PTX module with entry name.
@@ -686,7 +674,7 @@ func (g *gen) philox(idx string, s uint32, rk [10][2]string) [4]string {
 	for r := 0; r < 10; r++ {
 		k0, k1 := rk[r][0], rk[r][1]
 		if k0 == "" {
-			// Round keys derived here (roundKeysInLoop): two additions instead of two registers.
+			// Round keys derived here (Options.RoundKeysInLoop): two additions instead of two registers.
 			k0, k1 = g.r(), g.r()
 			g.ins("add.u32 %s, %s, %d", k0, rk[0][0], int32(uint32(r)*0x9E3779B9))
 			g.ins("add.u32 %s, %s, %d", k1, rk[0][1], int32(uint32(r)*0xBB67AE85))
@@ -705,14 +693,6 @@ func (g *gen) philox(idx string, s uint32, rk [10][2]string) [4]string {
 	}
 	return c
 }
-
-// normalFold makes the ziggurat's fast path cheaper with the same bits: layer j's k and w
-// come in one 16-byte load from the kernel's own interleaved copy of the tables (gpn_zig_kw;
-// two table addresses cost ptxas eight instructions an element to remake), the draw's sign is
-// set by an integer xor of its sign bit (neg.f64 took an FP64 add and two selects), and a
-// scale of 1 is not multiplied (z * 1 is z); GPUNOTES_PTX_NORMAL_FOLD=0 turns it off, to
-// measure.
-var normalFold = os.Getenv("GPUNOTES_PTX_NORMAL_FOLD") != "0"
 
 // zigKWDecl declares gpn_zig_kw, a kernel module's own copy of the ziggurat tables K and W of
 // package rng (the library's gpn_zig_k and gpn_zig_w, which kernels.TablesHeader writes from
@@ -769,7 +749,7 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		g.ins("shr.u64 %s, %s, 11", u, w)
 		g.ins("and.b32 %s, %s, 255", j, x[2])
 		wv := ""
-		if normalFold {
+		if opt.NormalFold {
 			// Layer j's k and w in one 16-byte load from the kernel's own copy of the tables.
 			g.zigKW = true
 			wv = g.fd()
@@ -807,7 +787,7 @@ func (g *gen) random(nd *Node, idx, o string) error {
 		g.ins("mul.rn.f64 %s, %s, %s", z, zf, wv)
 		sg := g.r()
 		g.ins("and.b32 %s, %s, 256", sg, x[2])
-		if normalFold {
+		if opt.NormalFold {
 			// The sign bit set by an integer xor: neg.f64 is an FP64 add and two selects.
 			lo, hi := g.r(), g.r()
 			g.ins("shl.b32 %s, %s, 23", sg, sg)
@@ -828,7 +808,7 @@ func (g *gen) random(nd *Node, idx, o string) error {
 			g.put(done)
 		}
 		t := z
-		if !normalFold || nd.Rand.P1 != 1 {
+		if !opt.NormalFold || nd.Rand.P1 != 1 {
 			t = g.fd()
 			g.ins("mul.rn.f64 %s, %s, %s", t, z, f64imm(nd.Rand.P1))
 		} // z * 1 is z, bit for bit (z is never NaN)
@@ -840,9 +820,9 @@ func (g *gen) random(nd *Node, idx, o string) error {
 }
 
 // slowPath finishes normal draw z of element idx whose first Philox block x left the
-// ziggurat's fast path: the library's gpn_normal_slow, copied in (inlineSlowOn) or called.
+// ziggurat's fast path: the library's gpn_normal_slow, copied in (Options.InlineSlow) or called.
 func (g *gen) slowPath(z, idx, k0, k1 string, x [4]string) error {
-	if inlineSlowOn {
+	if opt.InlineSlow {
 		if f := g.inlineFor("gpn_normal_slow"); f != nil {
 			g.slowInlined = true
 			return g.inline("gpn_normal_slow", f, z, idx, k0, k1, x[0], x[1], x[2], x[3])

@@ -2,7 +2,6 @@ package ptx
 
 import (
 	"fmt"
-	"os"
 )
 
 // Counting kernels (Spec.Reduce RCount): a bincount fused with the elementwise work that
@@ -100,7 +99,7 @@ func (g *gen) countInit(s *Spec, tid32, out, outOff string) *counter {
 // outside [0, 2^52) (NaN, infinities) gives another high word. Two fp64 additions where a
 // conversion to an integer and back took the slower conversion unit twice.
 func (g *gen) countAdd(c *counter, v string) {
-	if countByConversion {
+	if opt.CountCvt {
 		g.countAddConverted(c, v)
 		return
 	}
@@ -139,10 +138,6 @@ func (g *gen) countFlagged(c *counter, v, flag, next string) {
 	g.ins("st.global.u64 [%s+%d], 1", c.counts, 8*c.bins)
 	g.put(next)
 }
-
-// countByConversion (GPUNOTES_PTX_COUNT_CVT=1) finds bins by conversions, as before the
-// additions of countAdd (to measure them).
-var countByConversion = os.Getenv("GPUNOTES_PTX_COUNT_CVT") == "1"
 
 // countAddConverted is countAdd by a conversion to an integer and back.
 func (g *gen) countAddConverted(c *counter, v string) {

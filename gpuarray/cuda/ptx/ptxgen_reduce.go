@@ -138,7 +138,7 @@ func generateAxes(s *Spec, lib *Library) (string, string, error) {
 		}
 	}
 	acc, accI, wn, wm, wq := g.accumulators(s.Reduce)
-	g.welfordRcp = WelfordMode == "rcp"
+	g.welfordRcp = opt.Welford == "rcp"
 	var ia accum // integer and complex reductions (reduce_lanes.go)
 	if s.AccLane() != LaneF {
 		var err error
@@ -150,7 +150,7 @@ func generateAxes(s *Spec, lib *Library) (string, string, error) {
 	// A short walk does not defer: a batch would end every few elements, and the warp's
 	// round for its slow draws cost more than it saved (measured, H100: the reshape row's
 	// runs of 2, 30.9 ms deferred, 21.0 not).
-	if DeferAxes && DeferSlow && DrawsNormals(s) && !s.Short {
+	if opt.DeferAxes && opt.Defer && DrawsNormals(s) && !s.Short {
 		dq = g.newDeferQueue(s)
 	}
 

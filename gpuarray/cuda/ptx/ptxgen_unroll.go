@@ -15,10 +15,6 @@ const maxUnrolledInputs = 4
 // loads do (four 4-byte loads left a float32 sum at 2.25 TB/s where the 8-byte one ran at 2.65).
 const narrowUnroll = 2 * UnrollLoads
 
-// SmallUnroll is the elements per pass when every input is of 1 or 2 bytes (bools, int8,
-// int16, uint8, uint16 held narrow); GPUNOTES_PTX_SMALL_UNROLL=N sets it, to measure.
-var SmallUnroll = EnvCount("GPUNOTES_PTX_SMALL_UNROLL", narrowUnroll)
-
 // maxNarrowUnrolledInputs bounds the inputs of a kernel unrolled narrowUnroll times (the
 // registers the pass holds, as maxUnrolledInputs does for unrollLoads).
 const maxNarrowUnrolledInputs = 2
@@ -50,8 +46,8 @@ func UnrollOf(s *Spec) int {
 	switch {
 	case inputs == 0 || inputs > maxUnrolledInputs:
 		return 1
-	case small == inputs && inputs <= maxNarrowUnrolledInputs && SmallUnroll > 0:
-		return SmallUnroll
+	case small == inputs && inputs <= maxNarrowUnrolledInputs && opt.SmallUnroll > 0:
+		return opt.SmallUnroll
 	case narrow == inputs && inputs <= maxNarrowUnrolledInputs:
 		return narrowUnroll
 	}

@@ -63,7 +63,7 @@ func TestUnrolledLoads(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		// The ziggurat's w, alone or with its k in one load (normalFold), counts as one.
+		// The ziggurat's w, alone or with its k in one load (Options.NormalFold), counts as one.
 		if n := strings.Count(ptx, "ld.global.nc.f64") + strings.Count(ptx, "ld.global.nc.v2.u64"); n != c.loads {
 			t.Errorf("%s: %d f64 loads, want %d", c.name, n, c.loads)
 		}

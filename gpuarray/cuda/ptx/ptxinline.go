@@ -2,22 +2,10 @@ package ptx
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
 )
-
-// inlineOn copies the bodies of the device library's elementwise functions (exp, sin, log, …)
-// into the fused kernels that use them instead of calling them (GPUNOTES_PTX_INLINE=0: calls,
-// for measuring). The kernel and the library are separate modules for the driver's JIT linker,
-// which compiles each on its own: a call between them cannot be inlined, so every element paid
-// the call's ABI (arguments through the parameter space, the callee-saved registers it spills to
-// local memory and loads back) around a dozen floating-point instructions. The copied body is
-// the library's own PTX, instruction for instruction, so the values keep their bits (its
-// float64 immediates read from the constant bank, inlineConstOn; consecutive bodies' fast paths
-// first, inlineSplitOn).
-var inlineOn = os.Getenv("GPUNOTES_PTX_INLINE") != "0"
 
 // inlineFunc is a library function that generated kernels copy into place: a .visible .func
 // of 64-bit scalar parameters and return, with no stack frame and only registers it declares.
@@ -34,7 +22,7 @@ type inlineFunc struct {
 	calls []string
 	// externs names the .visible library variables the body reads (see inlineExterns).
 	externs []string
-	// split is the body's split form (inlineSplitOn), nil where it has none.
+	// split is the body's split form (Options.InlineSplit), nil where it has none.
 	split *splitForm
 }
 
@@ -67,7 +55,7 @@ var (
 const inlineMaxLines = 160
 
 // inlineExtra names the library functions copied beyond the general rules (longer than
-// inlineMaxLines, 32-bit parameters): the ziggurat's slow path (see inlineSlowOn), about 600
+// inlineMaxLines, 32-bit parameters): the ziggurat's slow path (see Options.InlineSlow), about 600
 // lines, once or twice per normal leaf.
 var inlineExtra = map[string]bool{"gpn_normal_slow": true}
 
@@ -78,16 +66,6 @@ var inlineExterns = map[string]string{
 	"gpn_zig_w": "",
 	"gpn_zig_f": ".extern .global .align 8 .b64 gpn_zig_f[257];",
 }
-
-// inlineSlowOn copies the ziggurat's slow path (gpn_normal_slow) into the kernels that draw
-// normals instead of calling it (GPUNOTES_PTX_INLINE_SLOW=0: the call, for measuring). A
-// function of another module is compiled apart, with its own registers (116), and the kernel
-// holds the most any function it calls holds: every normal kernel had 116 registers and 2
-// blocks of 256 threads per SM, though its own loop needs far fewer. Copied, the slow path is
-// compiled with the kernel, so a cap on the kernel's registers (kernelMaxNReg) applies to it.
-// Measured on an H100 (N=40000): 105-116 registers uncapped, every row 0.1-0.4 ms faster
-// (exp + sin 17.3 -> 16.95 ms), the same bits.
-var inlineSlowOn = os.Getenv("GPUNOTES_PTX_INLINE_SLOW") != "0"
 
 // build reads the inlinable functions and the module-local items of the library PTX.
 func (il *inlineLib) build(ptx string) {
@@ -276,7 +254,7 @@ func (f *inlineFunc) owns(tok string) bool {
 
 // inlineFor returns the inlinable body of library function name, or nil.
 func (g *gen) inlineFor(name string) *inlineFunc {
-	if !inlineOn || g.lib == nil || g.lib.anyFunc || g.lib.inline == nil {
+	if !opt.Inline || g.lib == nil || g.lib.anyFunc || g.lib.inline == nil {
 		return nil
 	}
 	il := g.lib.inline

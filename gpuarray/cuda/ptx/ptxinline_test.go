@@ -43,8 +43,8 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 		ptx, lib, g := libGen(t, fl)
 		// Line for line with the immediates as the library has them (TestInlinedConstants
 		// checks the constant bank's words).
-		defer func(c bool) { InlineConstOn = c }(InlineConstOn)
-		InlineConstOn = false
+		defer func(c bool) { opt.InlineConst = c }(opt.InlineConst)
+		opt.InlineConst = false
 		for _, name := range []string{"gpn_exp", "gpn_sin", "gpn_cos", "gpn_log", "gpn_tanh", "gpn_pow"} {
 			if g.inlineFor(name) == nil {
 				t.Errorf("%s: %s is not inlined", fl, name)
@@ -128,9 +128,9 @@ func TestInlinedBodiesAreTheLibrarys(t *testing.T) {
 		if strings.Contains(k, "gpn_exp,") || strings.Contains(k, "gpn_sin,") || strings.Count(k, "gpn_exp inlined") != copies || strings.Count(k, "gpn_sin inlined") != copies {
 			t.Errorf("%s: exp(x) + sin(x): calls or inlined bodies not as expected", fl)
 		}
-		inlineOn = false
+		opt.Inline = false
 		k, _, err = GeneratePTX(s, string(ptx))
-		inlineOn = true
+		opt.Inline = true
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestSlowPathInlined(t *testing.T) {
 	sum := &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{normal}}
 	gamma := &Spec{Rank: 2, Reduce: RSum, Nodes: []Node{normal, {Kind: NRandom, Rand: expr.RandSpec{Dist: expr.Gamma, P0: 2, P1: 1, Key: [2]uint32{1, 2}}},
 		{Kind: NBinary, Op: expr.OpAdd, Args: [3]int{0, 1}}}}
-	defer func(on bool, n, b int) { inlineSlowOn, kernelMaxNReg, kernelMinBlocks = on, n, b }(inlineSlowOn, kernelMaxNReg, kernelMinBlocks)
+	defer func(on bool, n, b int) { opt.InlineSlow, opt.MaxNReg, opt.MinBlocks = on, n, b }(opt.InlineSlow, opt.MaxNReg, opt.MinBlocks)
 	gen := func(s *Spec) string {
 		t.Helper()
 		k, _, err := GeneratePTX(s, lib)
@@ -164,13 +164,13 @@ func TestSlowPathInlined(t *testing.T) {
 		}
 		return k
 	}
-	inlineSlowOn, kernelMaxNReg, kernelMinBlocks = false, 0, 0
+	opt.InlineSlow, opt.MaxNReg, opt.MinBlocks = false, 0, 0
 	calling := gen(sum)
 	calls := strings.Count(calling, "call (retval0), gpn_normal_slow,")
 	if calls == 0 || strings.Contains(calling, "inlined") {
 		t.Fatalf("GPUNOTES_PTX_INLINE_SLOW=0: %d calls of gpn_normal_slow, inlined bodies %v", calls, strings.Contains(calling, "inlined"))
 	}
-	inlineSlowOn = true
+	opt.InlineSlow = true
 	k := gen(sum)
 	if strings.Contains(k, "gpn_normal_slow,") || strings.Count(k, "gpn_normal_slow inlined") != calls || !strings.Contains(k, ".extern .global .align 8 .b64 gpn_zig_f[257];") {
 		t.Fatalf("the slow path is not copied in place of its %d calls, or gpn_zig_f is not declared", calls)
@@ -192,18 +192,18 @@ func TestSlowPathInlined(t *testing.T) {
 	if got := entry(CollapseInlinedSlow(k)); got != entry(calling) {
 		t.Errorf("collapsed, the inlined kernel is not the calling one")
 	}
-	kernelMaxNReg = 80
+	opt.MaxNReg = 80
 	if k := gen(sum); !strings.Contains(k, "\n.maxntid 256, 1, 1\n.maxnreg 80\n{\n") {
 		t.Errorf("GPUNOTES_PTX_MAXNREG=80: no cap on the entry")
 	}
 	if k := gen(gamma); strings.Contains(k, ".maxnreg") || !strings.Contains(k, "gpn_normal_slow inlined") {
 		t.Errorf("a kernel calling the library's gamma draw took a cap, or lost its inlined slow path")
 	}
-	inlineSlowOn = false
+	opt.InlineSlow = false
 	if k := gen(sum); strings.Contains(k, ".maxnreg") {
 		t.Errorf("a kernel calling gpn_normal_slow took a cap")
 	}
-	inlineSlowOn, kernelMaxNReg, kernelMinBlocks = true, 0, 3
+	opt.InlineSlow, opt.MaxNReg, opt.MinBlocks = true, 0, 3
 	if k := gen(sum); !strings.Contains(k, "\n.maxntid 256, 1, 1\n.minnctapersm 3\n{\n") {
 		t.Errorf("GPUNOTES_PTX_MINBLOCKS=3: no .minnctapersm on the entry")
 	}

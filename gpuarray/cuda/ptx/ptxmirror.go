@@ -2,24 +2,12 @@ package ptx
 
 import (
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
-
-// MirrorOn lets Lower mark full reductions of f(x, x.T) over a whole square x as mirrored
-// (Spec.Mirror): element (i, j) with i < j reads x[i,j] and x[j,i] once and folds in both
-// f(x[i,j], x[j,i]) and f(x[j,i], x[i,j]), the value at (j, i), whose element then reads
-// nothing. Regenerated, each normal is drawn once instead of twice: on an H100 at N=40000,
-// sum(x + x.T) 20.5 -> 14.3 ms (bench/RESULTS.md). Stored (x persisted), the same kernel reads
-// the task's block of x and the mirrored one, untiled, in the same element order: each task
-// (its place against the diagonal in its descriptor, Task.MirrorBase) adds the same values in
-// the same order regenerated and stored, so their bits are equal (the interpreter proves it,
-// TestMirroredStoredReadSharesTheOrder). GPUNOTES_PTX_MIRROR=0 turns it off, to measure.
-var MirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") != "0"
 
 // MirrorLeaves returns the nodes of s's two leaves, first the one read straight, and whether
 // kernel k is mirrored: a full reduction other than argmin/argmax (a mirrored value is folded
@@ -29,7 +17,7 @@ var MirrorOn = os.Getenv("GPUNOTES_PTX_MIRROR") != "0"
 // the same array (stored: Instr.Alias), which then are not tiled, so that both walk the same
 // elements in the same order and give the same bits.
 func MirrorLeaves(k *plan.Kernel, s *Spec) (a, b int, ok bool) {
-	if !MirrorOn || k.Reduce == nil || s.Kept > 0 || s.Tile || len(k.Shape) != 2 || k.Shape[0] != k.Shape[1] || len(k.Reduce.Axes) != 2 {
+	if !opt.Mirror || k.Reduce == nil || s.Kept > 0 || s.Tile || len(k.Shape) != 2 || k.Shape[0] != k.Shape[1] || len(k.Reduce.Axes) != 2 {
 		return 0, 0, false
 	}
 	if s.Reduce != RSum && s.Reduce != RMin && s.Reduce != RMax && s.Reduce != RWelford {

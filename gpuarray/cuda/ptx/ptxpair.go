@@ -2,34 +2,17 @@ package ptx
 
 import (
 	"fmt"
-	"os"
 )
-
-// PairMode sets which reductions that defer slow draws in element order (deferredInOrder)
-// compute two of a thread's elements per pass of the element loop, their nodes emitted in
-// turn (pairedInOrder): "0" (the default) none; "auto" those with an inlined split body
-// (inlineSplitOn: exp(x) + sin(x)); "1" every such reduction (GPUNOTES_PTX_PAIR). Measured on
-// an H100 (N=40000, bench/RESULTS.md): exp + sin 15.64-15.83 ms one a pass, 16.59-16.76 two,
-// the same 112 registers, its two elements' FP64 chains interleaved in the SASS: the loop
-// issues about 222 instructions an element at some 0.68 of the schedulers' one a cycle, so it
-// is bound by issue more than by waiting on results, and the longer loop lost.
-var PairMode = func() string {
-	switch m := os.Getenv("GPUNOTES_PTX_PAIR"); m {
-	case "auto", "1":
-		return m
-	}
-	return "0"
-}()
 
 // PairMark starts a paired pass in the kernel's text.
 const PairMark = "// two elements a pass (pairedInOrder)"
 
-// pairs reports whether the element loop of s takes two elements a pass (pairMode).
+// pairs reports whether the element loop of s takes two elements a pass (Options.Pair).
 func (g *gen) pairs(s *Spec, q *deferQueue) bool {
-	if q == nil || q.batch == nil || q.batch.nv != 1 || PairMode == "0" {
+	if q == nil || q.batch == nil || q.batch.nv != 1 || opt.Pair == "0" {
 		return false
 	}
-	if PairMode == "1" {
+	if opt.Pair == "1" {
 		return true
 	}
 	for i, nd := range s.Nodes {
@@ -99,9 +82,9 @@ func (g *gen) pairedInOrder(s *Spec, q *deferQueue, lv []leafRegs, e, c, dl stri
 	g.ins("add.u64 %s, %s, %d", c2, c, step)
 	g.ins("setp.ge.u64 %s, %s, %s", p, c2, dl)
 	g.ins("@%s bra %s", p, single)
-	if DeferQueueLen > 0 && DeferQueueLen < b.size {
+	if opt.DeferQueue > 0 && opt.DeferQueue < b.size {
 		// A queue that may end the batch after the first of the two: one at a time.
-		g.ins("setp.ge.u32 %s, %s, %d", p, b.n, DeferQueueLen-1)
+		g.ins("setp.ge.u32 %s, %s, %d", p, b.n, opt.DeferQueue-1)
 		g.ins("@%s bra %s", p, single)
 	}
 	g.body.WriteString("\t" + PairMark + "\n")

@@ -1,7 +1,6 @@
 package ptx
 
 import (
-	"os"
 	"regexp"
 	"strings"
 )
@@ -11,9 +10,6 @@ import (
 // against 0 again. ptxas keeps both steps, so each such test costs an fp64 comparison (the
 // fp64 pipe is what a histogram's bin arithmetic is bound by). predBools rewrites those tests
 // into uses of the predicate the word was selected from.
-
-// PredBoolsOn turns the rewrite off with GPUNOTES_PTX_PRED=0 (to measure it).
-var PredBoolsOn = os.Getenv("GPUNOTES_PTX_PRED") != "0"
 
 var (
 	// selp.f64 %fdN, 1, 0, %pM: a bool word selected from a predicate.
@@ -29,7 +25,7 @@ var (
 // instructions just before it (no label, branch or call), so wherever the word is read after
 // the selp the predicate still holds what was selected. Tests inside that run are left alone.
 func PredBools(body string) string {
-	if !PredBoolsOn {
+	if !opt.Pred {
 		return body
 	}
 	lines := strings.Split(body, "\n")

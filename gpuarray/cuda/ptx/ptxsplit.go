@@ -1,10 +1,8 @@
 package ptx
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,26 +11,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 )
 
-// InlineSplitOn emits the inlined bodies of consecutive elementwise library calls (exp(x) +
-// sin(x)) fast paths first: each body's straight-line common path, then, after all of them,
-// each body's rest (GPUNOTES_PTX_INLINE_SPLIT=0: each body whole, one after the other). A
-// body's branches end the compiler's basic blocks, so exp's polynomial and sin's could not be
-// interleaved although they are independent: the kernel ran the two FP64 chains one after the
-// other at 4 warps per scheduler, latency-bound. Split, both fast paths are one block.
-// The instructions are the library's, in its order, so the values keep their bits:
-//   - a body that starts straight (gpn_exp, up to its range check) is cut where its first
-//     branch or label is; the rest runs later, unchanged, on the same registers;
-//   - a sin-shaped body (gpn_sin, gpn_cos: an infinity test, the fast Cody-Waite reduction,
-//     the Payne-Hanek call for |x| >= 2^31, the polynomial) runs the lines the library runs
-//     for |x| < 2^31 or NaN as its fast path; for other x, the whole body runs again in its
-//     rest (splitGuardRE: the guard the library itself tests).
-//
-// Measured on an H100 (N=40000, bench/RESULTS.md): with inlineConstOn, exp + sin 17.06-17.21
-// -> 15.54-15.69 ms (1.47-1.50x the full sum); alone 16.90 (sin's polynomial then still waits
-// for its coefficients' global loads).
-var InlineSplitOn = os.Getenv("GPUNOTES_PTX_INLINE_SPLIT") != "0"
-
-// RareMark is the comment that opens the branch around a group's rests (rareSkipMode).
+// RareMark is the comment that opens the branch around a group's rests (Options.RareSkip).
 const RareMark = "GPUNOTES_PTX_RARE_SKIP"
 
 // inlineSplitMin is the fewest instructions a fast path must hold to be worth splitting.
@@ -48,23 +27,10 @@ type splitForm struct {
 	guard string
 	// skip ("!"-prefixed where negated), when set, holds in the lanes whose rest runs only
 	// rest[skipAt:] (the lines at its first branch's target, nothing for a guarded form): the
-	// common case, which rareSkipMode lets lanes take without entering the rest.
+	// common case, which Options.RareSkip lets lanes take without entering the rest.
 	skip   string
 	skipAt int
 }
-
-// RareSkipMode puts the rests of a group of split bodies behind one branch taken where no
-// lane needs a rest (no exp overflow or underflow, no |x| >= 2^31 for sin): then the lanes run
-// only the rests' common tails; elsewhere the rests run as before, the library's lines
-// unchanged, so the bits stay. GPUNOTES_PTX_RARE_SKIP: "1" (the default) a plain branch on the
-// lane's own predicates, "vote" a warp-uniform branch on their vote (activemask,
-// vote.sync.any), "0" none. ptxas already branches around each rest (a divergent branch with
-// its BSSY and BSYNC, three instructions an element each): one branch for the group takes 166
-// SASS instructions an element on the exp + sin loop against 169, the vote's 168 (and 3-4 more
-// for a group of one body, where the branch gives the same SASS as none).
-// Measured on an H100 (N=40000, bench/RESULTS.md): exp + sin 14.96-15.58 ms -> 14.61-14.80
-// with "1", 14.77-14.98 with "vote"; where(x > 0, x*x, exp(x)) 0.5 ms slower with "vote".
-var RareSkipMode = cmp.Or(os.Getenv("GPUNOTES_PTX_RARE_SKIP"), "1")
 
 var splitFirstBraRE = regexp.MustCompile(`^@(!?%\w+)\s+bra(?:\.uni)?\s+(\$[\w$]+);$`)
 
@@ -309,7 +275,7 @@ type splitGroup struct {
 // in the current group: a float64 elementwise op whose table body is one library call that has
 // a split form, on a value no rest of the group writes.
 func (g *gen) splitArmed(s *Spec, i int, vals []val) bool {
-	if !InlineSplitOn {
+	if !opt.InlineSplit {
 		return false
 	}
 	nd := &s.Nodes[i]
@@ -337,7 +303,7 @@ func (g *gen) splitArmed(s *Spec, i int, vals []val) bool {
 	return a.l == LaneF && !g.split.pending[a.r]
 }
 
-// inlineHot emits the fast path of library function name's split body (see inlineSplitOn)
+// inlineHot emits the fast path of library function name's split body (see Options.InlineSplit)
 // for result register ret and arguments args, and keeps its rest for flushSplit.
 func (g *gen) inlineHot(name string, f *inlineFunc, ret string, args ...string) error {
 	if len(args) != len(f.params) {
@@ -388,7 +354,7 @@ func (g *gen) flushSplit() {
 	if !g.split.open {
 		return
 	}
-	if (RareSkipMode != "1" && RareSkipMode != "vote") || g.split.noSkip || len(g.split.skips) == 0 {
+	if (opt.RareSkip != "1" && opt.RareSkip != "vote") || g.split.noSkip || len(g.split.skips) == 0 {
 		g.body.WriteString(g.split.rests.String())
 		g.body.WriteString("\t}\n")
 		g.split = splitGroup{}
@@ -416,7 +382,7 @@ func (g *gen) flushSplit() {
 			fmt.Fprintf(b, "\tor.pred %s, %s, %s;\n", rare, rare, p)
 		}
 	}
-	if RareSkipMode == "vote" {
+	if opt.RareSkip == "vote" {
 		fmt.Fprintf(b, "\tactivemask.b32 %s;\n\tvote.sync.any.pred %s, %s, %s;\n\t@!%s bra.uni %s;\n", mask, any, rare, mask, any, skipTo)
 	} else {
 		fmt.Fprintf(b, "\t@!%s bra %s;\n", rare, skipTo)

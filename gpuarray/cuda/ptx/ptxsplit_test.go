@@ -22,7 +22,7 @@ func nonBlank(lines []string) []string {
 	return out
 }
 
-// TestInlinedFastPathsAreTheLibrarys: every split form (inlineSplitOn) is made of the library's
+// TestInlinedFastPathsAreTheLibrarys: every split form (Options.InlineSplit) is made of the library's
 // lines in the library's order: a prefix form is the body cut in two; a guarded form's fast
 // path is the body's lines along the path the library takes where its guard holds (its
 // infinity test, its slow call left out), and its rest is the whole body. exp, sin and cos of
@@ -95,8 +95,8 @@ func TestInlinedFastPathsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := expSinOfNormals()
-	defer func(on bool, m string) { InlineSplitOn, PairMode = on, m }(InlineSplitOn, PairMode)
-	InlineSplitOn, PairMode = true, "auto"
+	defer func(on bool, m string) { opt.InlineSplit, opt.Pair = on, m }(opt.InlineSplit, opt.Pair)
+	opt.InlineSplit, opt.Pair = true, "auto"
 	k, _, err := GeneratePTX(s, string(ptx))
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestInlinedFastPathsFirst(t *testing.T) {
 		copies = 3
 	}
 	if strings.Count(k, PairMark) != 1 {
-		t.Fatalf("%d paired passes, want 1 (pairMode %q)", strings.Count(k, PairMark), PairMode)
+		t.Fatalf("%d paired passes, want 1 (opt.Pair %q)", strings.Count(k, PairMark), opt.Pair)
 	}
 	copies++ // the paired pass's group holds both elements' bodies
 	marks := []string{"// gpn_exp inlined, fast path first: %fd", "// gpn_sin inlined, fast path first: %fd",
@@ -131,18 +131,18 @@ func TestInlinedFastPathsFirst(t *testing.T) {
 			t.Errorf("group %d: %d branches or a call among the fast paths", gi, n)
 		}
 	}
-	InlineSplitOn = false
+	opt.InlineSplit = false
 	k, _, err = GeneratePTX(s, string(ptx))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Without split bodies the kernel takes one element a pass (pairMode "auto").
+	// Without split bodies the kernel takes one element a pass (Options.Pair "auto").
 	if strings.Contains(k, "fast path first") || strings.Contains(k, PairMark) || strings.Count(k, "{ // gpn_exp inlined: ") != copies-1 {
 		t.Errorf("GPUNOTES_PTX_INLINE_SPLIT=0: the bodies are still split")
 	}
 }
 
-// TestInlinedConstants: with the constant bank (inlineConstOn) the exp(x) + sin(x) kernel is
+// TestInlinedConstants: with the constant bank (Options.InlineConst) the exp(x) + sin(x) kernel is
 // the one with immediates but for its moves of float64 immediates, which read the same words
 // from gpn_fconst, and sin's coefficient loads, which read a constant-bank copy of the same
 // table; GPUNOTES_PTX_INLINE_CONST=0 gives no constant bank.
@@ -152,10 +152,10 @@ func TestInlinedConstants(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := expSinOfNormals()
-	defer func(on bool) { InlineConstOn = on }(InlineConstOn)
+	defer func(on bool) { opt.InlineConst = on }(opt.InlineConst)
 	gen := func(on bool) string {
 		t.Helper()
-		InlineConstOn = on
+		opt.InlineConst = on
 		k, _, err := GeneratePTX(s, string(ptx))
 		if err != nil {
 			t.Fatal(err)

@@ -1,13 +1,14 @@
-package cuda
+package ptx_test
 
 import (
 	"math"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 )
 
-// TestScalePTXAsGoMultiplies interprets the kernels of Device.ScaleWords (a call's output scaled
+// TestScalePTXAsGoMultiplies interprets the kernels of cuda.Device.ScaleWords (a call's output scaled
 // on the device, as an inverse FFT's is) over values with signed zeros, infinities, NaN and
 // subnormals: every word is the one Go's x*scale, or x*complex(scale, 0), gives on the host.
 func TestScalePTXAsGoMultiplies(t *testing.T) {
@@ -24,7 +25,7 @@ func TestScalePTXAsGoMultiplies(t *testing.T) {
 				n /= 2
 			}
 			text := ptx.ScalePTX("8.0", "sm_90", "gpn_scale", pairs)
-			ptxRun(t, parsePTX(t, text), 0, 0, map[string]uint64{"p": p, "n": uint64(n), "s": math.Float64bits(scale), "nctaid.x": 1}, mem, nil)
+			ptxtest.Run(t, ptxtest.Parse(t, text), 0, 0, map[string]uint64{"p": p, "n": uint64(n), "s": math.Float64bits(scale), "nctaid.x": 1}, mem, nil)
 			for i := range n {
 				var want []float64
 				if pairs {

@@ -1,12 +1,13 @@
-package cuda
+package ptx_test
 
 import (
-	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -19,8 +20,8 @@ func TestRareSkipKeepsBits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interprets kernels of 12000 elements each")
 	}
-	defer func(m string, s, c bool) { ptx.RareSkipMode, ptx.InlineSplitOn, ptx.InlineConstOn = m, s, c }(ptx.RareSkipMode, ptx.InlineSplitOn, ptx.InlineConstOn)
-	ptx.InlineSplitOn, ptx.InlineConstOn = true, false // the interpreter reads no constant bank
+	defer ptx.SetOptions(ptx.CurrentOptions())
+	setPTX(func(o *ptx.Options) { o.InlineSplit, o.InlineConst = true, false }) // the interpreter reads no constant bank
 	dims := []int64{12, 1000}
 	const base, out = 1 << 32, 1 << 46
 	r := rand.New(rand.NewPCG(20, 3))
@@ -37,18 +38,18 @@ func TestRareSkipKeepsBits(t *testing.T) {
 		mem[base+uint64(8*i)] = math.Float64bits(v)
 	}
 	f64 := expr.Float64
-	task := heldTask(dims, []Map{{Strides: []int64{1000, 1}}}, []uint64{base}, []int64{n})
-	for _, red := range []Reduce{RSum, RWelford} {
-		s := &Spec{Rank: 2, Reduce: red, Nodes: []Node{{Kind: NInput, DType: f64},
-			{Kind: NUnary, DType: f64, Op: expr.OpExp, Args: [3]int{0}}, {Kind: NBinary, DType: f64, Op: expr.OpAdd, Args: [3]int{1, 0}}}}
+	task := ptxtest.HeldTask(dims, []ptxtest.Map{{Strides: []int64{1000, 1}}}, []uint64{base})
+	for _, red := range []ptx.Reduce{ptx.RSum, ptx.RWelford} {
+		s := &ptx.Spec{Rank: 2, Reduce: red, Nodes: []ptx.Node{{Kind: ptx.NInput, DType: f64},
+			{Kind: ptx.NUnary, DType: f64, Op: expr.OpExp, Args: [3]int{0}}, {Kind: ptx.NBinary, DType: f64, Op: expr.OpAdd, Args: [3]int{1, 0}}}}
 		var want []uint64
 		for _, mode := range []string{"0", "1", "vote"} {
-			ptx.RareSkipMode = mode
-			lib, err := kernelsLib()
+			setPTX(func(o *ptx.Options) { o.RareSkip = mode })
+			lib, err := ptxtest.Library()
 			if err != nil {
 				t.Fatal(err)
 			}
-			text, _, err := GeneratePTX(s, lib)
+			text, _, err := ptx.GeneratePTX(s, lib)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +64,7 @@ func TestRareSkipKeepsBits(t *testing.T) {
 				t.Errorf("GPUNOTES_PTX_RARE_SKIP=%s, reduction %d: %d groups, %d skips, %d votes", mode, red, groups, marks, votes)
 			}
 			var words []uint64
-			for _, blk := range fusedRun(t, s, []Task{task}, mem, out)[0] {
+			for _, blk := range ptxtest.Fused(t, s, []ptxtest.Task{task}, mem, out)[0] {
 				for _, args := range blk {
 					words = append(words, args...)
 				}

@@ -1,37 +1,38 @@
-package cuda
+package ptx_test
 
 import (
-	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"strings"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 	"github.com/gpunotes/gpunotes/gpuarray/rng"
 )
 
 // expSinSpec is the reduction red of f(x) over a normal x (loc 1, scale 2) with f exp(x) +
 // sin(x), or x alone; with expX, exp(x) + x (the PTX interpreter runs no Payne-Hanek callee).
-func expSinSpec(red Reduce, expSin bool, expX ...bool) *Spec {
+func expSinSpec(red ptx.Reduce, expSin bool, expX ...bool) *ptx.Spec {
 	f64 := expr.Float64
-	nodes := []Node{{Kind: NRandom, DType: f64, Rand: expr.RandSpec{Dist: expr.Normal, P0: 1, P1: 2, Key: [2]uint32{42, 7}}}}
+	nodes := []ptx.Node{{Kind: ptx.NRandom, DType: f64, Rand: expr.RandSpec{Dist: expr.Normal, P0: 1, P1: 2, Key: [2]uint32{42, 7}}}}
 	switch {
 	case expSin && len(expX) > 0 && expX[0]:
-		nodes = append(nodes, Node{Kind: NUnary, DType: f64, Op: expr.OpExp, Args: [3]int{0}},
-			Node{Kind: NBinary, DType: f64, Op: expr.OpAdd, Args: [3]int{1, 0}})
+		nodes = append(nodes, ptx.Node{Kind: ptx.NUnary, DType: f64, Op: expr.OpExp, Args: [3]int{0}},
+			ptx.Node{Kind: ptx.NBinary, DType: f64, Op: expr.OpAdd, Args: [3]int{1, 0}})
 	case expSin:
-		nodes = append(nodes, Node{Kind: NUnary, DType: f64, Op: expr.OpExp, Args: [3]int{0}},
-			Node{Kind: NUnary, DType: f64, Op: expr.OpSin, Args: [3]int{0}},
-			Node{Kind: NBinary, DType: f64, Op: expr.OpAdd, Args: [3]int{1, 2}})
+		nodes = append(nodes, ptx.Node{Kind: ptx.NUnary, DType: f64, Op: expr.OpExp, Args: [3]int{0}},
+			ptx.Node{Kind: ptx.NUnary, DType: f64, Op: expr.OpSin, Args: [3]int{0}},
+			ptx.Node{Kind: ptx.NBinary, DType: f64, Op: expr.OpAdd, Args: [3]int{1, 2}})
 	}
-	return &Spec{Rank: 2, Reduce: red, Nodes: nodes}
+	return &ptx.Spec{Rank: 2, Reduce: red, Nodes: nodes}
 }
 
 // TestPairedPasses: by default (pairMode "auto") the element loop of a reduction with split
 // inlined bodies (exp(x) + sin(x)) takes two elements a pass, a plain sum of normals one; "1"
 // pairs every reduction that defers in element order, "0" none.
 func TestPairedPasses(t *testing.T) {
-	defer func(m string) { ptx.PairMode = m }(ptx.PairMode)
-	lib, err := kernelsLib()
+	defer ptx.SetOptions(ptx.CurrentOptions())
+	lib, err := ptxtest.Library()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +41,9 @@ func TestPairedPasses(t *testing.T) {
 		expSin bool
 		want   int
 	}{{"auto", true, 1}, {"auto", false, 0}, {"1", false, 1}, {"0", true, 0}} {
-		ptx.PairMode = c.mode
-		for _, red := range []Reduce{RSum, RWelford} {
-			text, _, err := GeneratePTX(expSinSpec(red, c.expSin), lib)
+		setPTX(func(o *ptx.Options) { o.Pair = c.mode })
+		for _, red := range []ptx.Reduce{ptx.RSum, ptx.RWelford} {
+			text, _, err := ptx.GeneratePTX(expSinSpec(red, c.expSin), lib)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,18 +64,16 @@ func TestPairedPassesKeepBits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interprets kernels of 20000 normal draws each")
 	}
-	defer func(m string, b, q int, c bool) {
-		ptx.PairMode, ptx.DeferBatchLen, ptx.DeferQueueLen, ptx.InlineConstOn = m, b, q, c
-	}(ptx.PairMode, ptx.DeferBatchLen, ptx.DeferQueueLen, ptx.InlineConstOn)
-	ptx.InlineConstOn = false // the interpreter reads no constant bank
+	defer ptx.SetOptions(ptx.CurrentOptions())
+	setPTX(func(o *ptx.Options) { o.InlineConst = false }) // the interpreter reads no constant bank
 	key := rng.Key{K0: 42, K1: 7}
 	dims := []int64{20, 1000}
 	const base, out = 1 << 32, 1 << 46
-	run := func(s *Spec) []uint64 {
-		mem, _ := storedNormals(key, base, dims[0]*dims[1])
-		task := heldTask(dims, []Map{{Strides: []int64{1000, 1}}}, []uint64{base}, []int64{dims[0] * dims[1]})
+	run := func(s *ptx.Spec) []uint64 {
+		mem, _ := ptxtest.StoredNormals(key, base, dims[0]*dims[1])
+		task := ptxtest.HeldTask(dims, []ptxtest.Map{{Strides: []int64{1000, 1}}}, []uint64{base})
 		var words []uint64
-		for _, blk := range fusedRun(t, s, []Task{task}, mem, out)[0] {
+		for _, blk := range ptxtest.Fused(t, s, []ptxtest.Task{task}, mem, out)[0] {
 			for _, args := range blk {
 				words = append(words, args...)
 			}
@@ -82,12 +81,12 @@ func TestPairedPassesKeepBits(t *testing.T) {
 		return words
 	}
 	for _, expSin := range []bool{false, true} {
-		for _, red := range []Reduce{RSum, RWelford} {
+		for _, red := range []ptx.Reduce{ptx.RSum, ptx.RWelford} {
 			for _, v := range [][2]int{{32, 0}, {8, 2}} {
-				ptx.DeferBatchLen, ptx.DeferQueueLen = v[0], v[1]
-				ptx.PairMode = "0"
+				setPTX(func(o *ptx.Options) { o.DeferBatch, o.DeferQueue = v[0], v[1] })
+				setPTX(func(o *ptx.Options) { o.Pair = "0" })
 				one := run(expSinSpec(red, expSin, true))
-				ptx.PairMode = "1"
+				setPTX(func(o *ptx.Options) { o.Pair = "1" })
 				two := run(expSinSpec(red, expSin, true))
 				if len(one) != len(two) || len(one) == 0 {
 					t.Fatalf("exp + x %v, reduction %d: %d partial words one a pass, %d two", expSin, red, len(one), len(two))
