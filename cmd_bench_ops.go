@@ -134,6 +134,9 @@ var callsTable = []benchOp{
 	{"sum(cumsum(axis=1))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
 		return gpuarray.CumulativeSum(x, 1, false).Sum()
 	}},
+	// Selections (a device compaction where the array is one chunk along its rows).
+	{"nonzero(x > 1)[0]", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Nonzero(x.Gt(1))[0] }},
+	{"argwhere(x > 2)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Argwhere(x.Gt(2)) }},
 }
 
 // benchKernel is the Elementwise row's kernel.

@@ -76,6 +76,8 @@ CALLS = [
     ("sum(abs(fft(axis=1)))", lambda x, xp: xp.abs(xp.fft.fft(x, axis=1)).sum()),
     ("rfft(axis=0)", lambda x, xp: xp.fft.rfft(x, axis=0)),
     ("sum(cumsum(axis=1))", lambda x, xp: xp.cumsum(x, axis=1).sum()),
+    ("nonzero(x > 1)[0]", lambda x, xp: xp.nonzero(x > 1)[0]),
+    ("argwhere(x > 2)", lambda x, xp: xp.argwhere(x > 2)),
 ]
 if a.calls:
     OPS = OPS + CALLS

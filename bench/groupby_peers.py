@@ -87,3 +87,25 @@ if "duckdb" in engines:
     ]
     for name, f in qs:
         timed("duckdb", name, f)
+if "pyarrow" in engines:
+    # Acero's hash group-by (Table.group_by) on the same table, keys as dictionaries; q6's median
+    # is Acero's approximate_median (it has no exact one in a group-by).
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    t = pa.Table.from_pandas(x, preserve_index=False)
+    ga = lambda ks, aggs: t.group_by(list(ks), use_threads=True).aggregate(aggs)
+    def q7():
+        r = ga(["id3"], [("v1", "max"), ("v2", "min")])
+        return len(pc.subtract(r["v1_max"], r["v2_min"]))
+    qs = [
+        ("q1 sum v1 by id1", lambda: ga(["id1"], [("v1", "sum")]).num_rows),
+        ("q2 sum v1 by id1:id2", lambda: ga(["id1", "id2"], [("v1", "sum")]).num_rows),
+        ("q3 sum v1 mean v3 by id3", lambda: ga(["id3"], [("v1", "sum"), ("v3", "mean")]).num_rows),
+        ("q4 mean v1:v3 by id4", lambda: ga(["id4"], [("v1", "mean"), ("v2", "mean"), ("v3", "mean")]).num_rows),
+        ("q5 sum v1:v3 by id6", lambda: ga(["id6"], [("v1", "sum"), ("v2", "sum"), ("v3", "sum")]).num_rows),
+        ("q6 median v3 sd v3 by id4 id5", lambda: ga(["id4", "id5"], [("v3", "approximate_median"), ("v3", "stddev", pc.VarianceOptions(ddof=1))]).num_rows),
+        ("q7 max v1 - min v2 by id3", q7),
+        ("q10 sum v3 count by id1:id6", lambda: ga(["id1", "id2", "id3", "id4", "id5", "id6"], [("v3", "sum"), ([], "count_all")]).num_rows),
+    ]
+    for name, f in qs:
+        timed("pyarrow", name, f)

@@ -255,6 +255,9 @@ func (g *GroupBy) Agg(aggs ...Agg) *Frame {
 	}
 	uses := append(slices.Clone(g.keys), p.vals...)
 	h := g.f.step(fmt.Sprintf("groupby %s agg", quoteList(g.keys)), fields, only(uses...), func(rc *runCtx, t *table) (*table, error) {
+		if r, ok, err := aggregateGPU(rc, t, g.keys, p, g.splitOut, g.sorted); ok {
+			return r, err
+		}
 		return aggregate(rc, t, g.keys, p, g.splitOut, g.sorted)
 	})
 	h.nrows = -1

@@ -154,6 +154,9 @@ func Bundle(v any) (d Data, ok bool) {
 		// A value with its own bundle (a widget's view) shows just that.
 		return x.DisplayData(), true
 	}
+	if x := embeddedDisplay(v); x != nil {
+		return x.DisplayData(), true
+	}
 	m := map[string]any{"text/plain": plain(v)}
 	d = Data{MIME: m}
 	switch x := v.(type) {

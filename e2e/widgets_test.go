@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,8 @@ import (
 )
 
 // widgetCells is the notebook the widget browser test runs: a slider whose observer, a
-// declared func, records the value and shows it in a label.
+// declared func, records the value and shows it in a label, and an Output that captured a
+// print.
 var widgetCells = []string{
 	`import "fmt"`,
 	"s := widget.NewIntSlider(10, 0, 100, widget.T{\"description\": \"n\"})\n" +
@@ -24,6 +26,7 @@ var widgetCells = []string{
 		"func onSlide(c widget.Change) {\n\tseen = c.Int()\n\tlbl.SetValue(fmt.Sprint(\"seen \", seen))\n}\n" +
 		"s.Observe(\"value\", onSlide)\n" +
 		"widget.NewVBox(s, lbl)",
+	"co := widget.NewOutput()\nco.Capture(func() { fmt.Println(\"captured in the page\") })\nco",
 }
 
 // peerCells is the same slider and label in Python (ipykernel + ipywidgets), the peer whose
@@ -70,26 +73,28 @@ func TestBrowserWidgets(t *testing.T) {
 	chromium := testenv.Chromium(t)
 	dir := t.TempDir()
 	shot := filepath.Join(dir, "widgets.png")
-	browse := func(notebook, kernel, shot string) ([]byte, error) {
+	browse := func(l *lab, notebook, kernel, shot string, extra ...string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "widgets.py"),
 			l.URL, notebook, chromium, filepath.Join(t.TempDir(), "profile"), shot)
 		cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "GPUNOTES_E2E_TOKEN="+l.Token, "GPUNOTES_E2E_KERNEL="+kernel)
+		cmd.Env = append(cmd.Env, extra...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		cmd.WaitDelay = 10 * time.Second
 		return cmd.CombinedOutput()
 	}
 	// The peer first, when this environment has ipykernel: its round trip is logged beside ours.
-	if exec.Command(py, "-c", "import ipykernel, ipywidgets").Run() == nil {
-		out, err := browse("peer.ipynb", "Python 3 (ipykernel)", filepath.Join(dir, "peer.png"))
+	peer := exec.Command(py, "-c", "import ipykernel, ipywidgets").Run() == nil
+	if peer {
+		out, err := browse(l, "peer.ipynb", "Python 3 (ipykernel)", filepath.Join(dir, "peer.png"))
 		t.Logf("peer browser:\n%s", out)
 		if err != nil {
 			t.Errorf("the ipykernel peer run failed: %v", err)
 		}
 	}
-	out, err := browse("widgets.ipynb", "Go (gpunotes)", shot)
+	out, err := browse(l, "widgets.ipynb", "Go (gpunotes)", shot)
 	t.Logf("browser:\n%s", out)
 	if err != nil {
 		if keep := os.Getenv("GPUNOTES_E2E_KEEP"); keep != "" {
@@ -101,10 +106,56 @@ func TestBrowserWidgets(t *testing.T) {
 	if !strings.Contains(string(out), "ROUNDTRIP_P50_MS") {
 		t.Fatalf("no round trip measured")
 	}
+	// The same round trips through a server whose kernel websockets set TCP_NODELAY
+	// (deploy/jupyter/gpunotes_nodelay.py): jupyter_server leaves Nagle's algorithm on, so
+	// a frame written while the one before is unacknowledged waits for the browser's delayed
+	// ACK (about 40 ms on Linux), for every kernel.
+	nd := noDelayEnv(t, env)
+	root2 := t.TempDir()
+	writeNotebook(t, filepath.Join(root2, "widgets.ipynb"), widgetCells)
+	writeNotebook(t, filepath.Join(root2, "peer.ipynb"), peerCells)
+	l2 := startLab(t, nd, root2)
+	if peer {
+		out, err := browse(l2, "peer.ipynb", "Python 3 (ipykernel)", filepath.Join(dir, "peer-nodelay.png"), "GPUNOTES_E2E_TAG=nodelay")
+		t.Logf("peer browser, TCP_NODELAY:\n%s", out)
+		if err != nil {
+			t.Errorf("the ipykernel peer run with TCP_NODELAY failed: %v", err)
+		}
+	}
+	out, err = browse(l2, "widgets.ipynb", "Go (gpunotes)", filepath.Join(dir, "nodelay.png"), "GPUNOTES_E2E_MEASURE_ONLY=1", "GPUNOTES_E2E_TAG=nodelay")
+	t.Logf("browser, TCP_NODELAY:\n%s", out)
+	if err != nil {
+		t.Fatalf("widget browser run with TCP_NODELAY failed: %v", err)
+	}
+	if !strings.Contains(l2.log.String(), "TCP_NODELAY on") {
+		t.Errorf("the second server never set TCP_NODELAY (deploy/jupyter/gpunotes_nodelay.py not loaded?):\n%s", l2.log.String())
+	}
 	if dst := os.Getenv("GPUNOTES_SCREENSHOT"); dst != "" {
 		b, _ := os.ReadFile(shot)
 		if err := os.WriteFile(dst, b, 0o644); err != nil {
 			t.Errorf("copy screenshot: %v", err)
 		}
 	}
+}
+
+// noDelayEnv is env with a Jupyter config directory of its own whose server config loads
+// deploy/jupyter/gpunotes_nodelay.py, as a user's jupyter_server_config.py would.
+func noDelayEnv(t *testing.T, env []string) []string {
+	t.Helper()
+	src, err := filepath.Abs(filepath.Join("..", "deploy", "jupyter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := t.TempDir()
+	conf := fmt.Sprintf("import sys\nsys.path.insert(0, %q)\nimport gpunotes_nodelay\ngpunotes_nodelay.configure(c)\n", src)
+	if err := os.WriteFile(filepath.Join(cfg, "jupyter_server_config.py"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "JUPYTER_CONFIG_DIR=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "JUPYTER_CONFIG_DIR="+cfg)
 }

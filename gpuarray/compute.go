@@ -281,6 +281,7 @@ func stageOrder(roots []*expr.Node) []*expr.Node { return plan.OrderAll(roots) }
 func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 	cfg.notes = &engine.HostNotes{}
 	roots := make([]*expr.Node, len(arrays))
+	given := arrays
 	arrays = append([]*Array(nil), arrays...)
 	for i, a := range arrays {
 		if hasMask(a.n) { // boolean masks are computed first, to know the lengths
@@ -320,6 +321,10 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 			return nil, fmt.Errorf("compute: %w", err)
 		} else if p != nil {
 			out[i], products[root] = p, p
+			continue
+		}
+		if h := selectionHeld(cfg, given[i].n, root); h != nil {
+			out[i] = h
 			continue
 		}
 		if root.Buf != nil {

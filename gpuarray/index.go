@@ -211,13 +211,18 @@ func rewriteMasks(n *expr.Node, replace func(*expr.Node) (*expr.Node, error)) (*
 // the mask's chunks along its first axis (the number selected in each).
 func takeMasked(cfg computeConfig, n *expr.Node) (*expr.Node, error) {
 	x, m := n.Args[0], n.Args[1]
-	mc, err := computeHost(cfg, []*Array{{n: m}})
-	if err != nil {
-		return nil, fmt.Errorf("mask: %w", err)
+	r, mv, err := takeMaskedOnDevice(cfg, n)
+	if err != nil || r != nil {
+		return r, err
 	}
-	mv, err := mc[0].n.Values()
-	if err != nil {
-		return nil, fmt.Errorf("mask: %w", err)
+	if mv.IsNil() {
+		mc, err := computeHost(cfg, []*Array{{n: m}})
+		if err != nil {
+			return nil, fmt.Errorf("mask: %w", err)
+		}
+		if mv, err = mc[0].n.Values(); err != nil {
+			return nil, fmt.Errorf("mask: %w", err)
+		}
 	}
 	t0 := time.Now()
 	pos := maskPositions(mv)

@@ -15,6 +15,14 @@ func (f flushingSink) Comm(msgType string, content, metadata map[string]any, buf
 	}
 }
 
+// interruptNote ends an interrupt's traceback. yaegi v0.16.1 stops interpreted code by
+// moving its run id on, and a frame keeps the id it was made with: functions made inside a
+// function body before the interrupt (closures, also those of a cell's top-level if and for
+// blocks, which run as func literals) return at once from then on, doing nothing. Functions
+// declared or written at a cell's top level run again.
+const interruptNote = "note: closures made inside functions before this interrupt no longer run (a limit of the " +
+	"interpreter); run again the cells that made callbacks inside a function or block"
+
 // RunCallback runs fn, Go code of the cells called for a front-end event (a widget's observer
 // or click handler), as a cell runs: its fd 1/2 output and displays go to out, and ctx's
 // cancellation (an interrupt) stops its interpreted loops. A panic becomes a *CellError.
@@ -50,6 +58,6 @@ func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error 
 		// yaegi stops interpreted code only from EvalWithContext: a loop evaluated under the
 		// cancelled context makes the interpreter stop every running frame, the callback's too.
 		_, _ = s.i.EvalWithContext(ctx, "for {}")
-		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the widget callback was interrupted"}}
+		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the widget callback was interrupted", interruptNote}}
 	}
 }

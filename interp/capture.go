@@ -21,6 +21,7 @@ type capture struct {
 	acks               chan struct{} // flush acknowledgements from both pumps
 	stdout             *pump
 	pumps              []*pump
+	route              atomic.Pointer[streamFunc] // set while an Output widget captures (route.go)
 }
 
 // bufPool keeps the pipe readers' buffers across cells: allocating them per cell costs more
@@ -39,6 +40,7 @@ type streamFunc func(name, text string)
 
 func startCapture(emit streamFunc) (*capture, error) {
 	c := &capture{savedOut: -1, savedErr: -1, acks: make(chan struct{}, 2)}
+	emit = c.routed(emit)
 	var err error
 	if c.savedOut, err = syscall.Dup(1); err != nil {
 		return nil, fmt.Errorf("dup stdout: %w", err)

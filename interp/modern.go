@@ -26,6 +26,7 @@ type rewriteEnv struct {
 	userFunc map[string]bool                     // builtins the user redeclared (clear, min, max)
 	method   func(name string) string            // source of an earlier cell's method name, if one type has it
 	vars     map[string]bool                     // variables of earlier cells
+	embedded func(ast.Expr) bool                 // an embedded field's type has methods (embeds.go)
 	binFunc  func(pkg, name string) reflect.Type // type of a compiled package's func (stdseq.go)
 }
 
@@ -46,7 +47,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func(", "new("} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct"} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -87,6 +88,9 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "cell", full, parser.SkipObjectResolution)
 	if err != nil {
+		return "", nil, err
+	}
+	if err := checkEmbeds(f, fset, env.embedded); err != nil {
 		return "", nil, err
 	}
 	r := &rewriter{fset: fset, full: full, env: env, ints: intNames(f, env.ints), file: f}
@@ -171,6 +175,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 		return true
 	})
 	r.loopClosures(f)
+	r.nameParams(f)
 	if len(r.edits) == 0 {
 		return seg.src, r.ints, nil
 	}

@@ -20,9 +20,10 @@ import (
 // value starts with "via " is accepted only when the notebooks contain the text after "via "
 // (the entry point that calls the method for the user).
 var notInNotebooks = map[string]string{
-	"TargetOf":     "plumbing for package dataframe (where a Compute option runs, for its columns); cells use dataframe",
-	"WrapValues":   "plumbing for package dataframe (a column's host values as an array); cells use dataframe",
-	"Array.Values": "plumbing for package dataframe (an array's host values); cells use dataframe",
+	"TargetOf":       "plumbing for package dataframe (where a Compute option runs, for its columns); cells use dataframe",
+	"WrapValues":     "plumbing for package dataframe (a column's host values as an array); cells use dataframe",
+	"Array.Values":   "plumbing for package dataframe (an array's host values); cells use dataframe",
+	"GroupAggregate": "plumbing for package dataframe (GroupBy's dense-code tables on a GPU); cells use dataframe",
 	// encoding/gob calls these through the GobEncoder interface; a user writes gob.NewEncoder.
 	"Array.GobEncode": "via gob.NewEncoder",
 	"Array.GobDecode": "via gob.NewDecoder",

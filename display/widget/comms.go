@@ -74,6 +74,7 @@ func (h *Handler) CommMsg(id string, data json.RawMessage, buffers [][]byte, rep
 	if m == nil {
 		return nil, nil, false
 	}
+	pin(m) // a page holds it: it may have shown it (after a reload, say)
 	switch d.Method {
 	case "update":
 		if d.State == nil {
@@ -145,12 +146,7 @@ func nonNil(p [][]any) [][]any {
 // allStates is every live model's state keyed by model id, in the form of update_states and
 // of a notebook's saved widget state.
 func allStates() map[string]any {
-	registry.Lock()
-	ms := make([]*Model, 0, len(registry.order))
-	for _, id := range registry.order {
-		ms = append(ms, registry.m[id])
-	}
-	registry.Unlock()
+	ms := liveModels()
 	out := make(map[string]any, len(ms))
 	for _, m := range ms {
 		st := m.fullState()

@@ -508,8 +508,12 @@ func (m *Model) Style() *Style {
 // JSLink links two widgets' traits in the page (ipywidgets.jslink): the kernel is not involved
 // in its updates. Close the returned model to unlink.
 func JSLink(source Widget, sourceTrait string, target Widget, targetTrait string) *Model {
-	return newModel(controlsModule, controlsVersion, "LinkModel", "", controlsVersion, "", T{
+	l := newModel(controlsModule, controlsVersion, "LinkModel", "", controlsVersion, "", T{
 		"source": []any{source, sourceTrait}, "target": []any{target, targetTrait}}, nil)
+	// The link has no view: it lives as long as either end, kept or not by the cell.
+	source.Widget().keepRefs(T{"link": l})
+	target.Widget().keepRefs(T{"link": l})
+	return l
 }
 
 // Link keeps two widgets' traits equal in the kernel (ipywidgets.link): a change of either,

@@ -89,14 +89,18 @@ type Model struct {
 	handlers  []msgHandler
 	closed    bool
 	opened    bool
-	kind      string // the model name, for text/plain
+	kind      string          // the model name, for text/plain
+	refs      map[*Model]bool // widgets its traits were given: they live as long as it does
 }
 
+// registry holds every open model by id. A model is held weakly until it is shown (or the
+// page sends it a message): a widget the cells no longer reach that no page can show is
+// closed when the garbage collector frees it (gc.go).
 var registry = struct {
 	sync.Mutex
-	m     map[string]*Model
+	m     map[string]*entry
 	order []string
-}{m: map[string]*Model{}}
+}{m: map[string]*entry{}}
 
 // newModel makes a model of module/name with a view, its state from defaults and then
 // traits (later wins), and opens its comm.
@@ -117,10 +121,11 @@ func newModel(module, version, name, viewModule, viewVersion, view string, defau
 		}
 	}
 	m := &Model{id: strings.ReplaceAll(uuid.NewString(), "-", ""), state: st, kind: strings.TrimSuffix(name, "Model")}
-	registry.Lock()
-	registry.m[m.id] = m
-	registry.order = append(registry.order, m.id)
-	registry.Unlock()
+	m.keepRefs(defaults)
+	for _, t := range traits {
+		m.keepRefs(t)
+	}
+	register(m)
 	m.open()
 	return m
 }
@@ -142,6 +147,7 @@ func (m *Model) open() {
 	st, paths, bufs := splitBuffers(m.state)
 	m.opened = true
 	m.mu.Unlock()
+	markOpened(m.id)
 	c.Comm("comm_open", map[string]any{"comm_id": m.id, "target_name": Target,
 		"data": map[string]any{"state": st, "buffer_paths": paths}},
 		map[string]any{"version": ProtocolVersion}, bufs)
@@ -168,6 +174,7 @@ func (m *Model) MarshalJSON() ([]byte, error) { return json.Marshal(modelRef + m
 
 // DisplayData is the widget's view: display it with display.Show or as a cell's last value.
 func (m *Model) DisplayData() display.Data {
+	pin(m)
 	return display.Data{MIME: map[string]any{
 		ViewMIME:     map[string]any{"model_id": m.id, "version_major": 2, "version_minor": 0},
 		"text/plain": m.String(),
@@ -212,6 +219,7 @@ func (m *Model) Set(name string, v any) { m.SetMany(T{name: v}) }
 
 // SetMany sets several traits in one update.
 func (m *Model) SetMany(t T) {
+	m.keepRefs(t)
 	changes := m.apply(t, true)
 	if len(changes) == 0 {
 		return
@@ -323,15 +331,7 @@ func (m *Model) Close() {
 	m.closed = true
 	opened := m.opened
 	m.mu.Unlock()
-	registry.Lock()
-	delete(registry.m, m.id)
-	for i, id := range registry.order {
-		if id == m.id {
-			registry.order = append(registry.order[:i], registry.order[i+1:]...)
-			break
-		}
-	}
-	registry.Unlock()
+	unregister(m.id)
 	if c := display.Comms(); c != nil && opened {
 		c.Comm("comm_close", map[string]any{"comm_id": m.id, "data": map[string]any{}}, nil, nil)
 	}
@@ -339,13 +339,7 @@ func (m *Model) Close() {
 
 // CloseAll closes every open widget.
 func CloseAll() {
-	registry.Lock()
-	ms := make([]*Model, 0, len(registry.m))
-	for _, id := range registry.order {
-		ms = append(ms, registry.m[id])
-	}
-	registry.Unlock()
-	for _, m := range ms {
+	for _, m := range liveModels() {
 		m.Close()
 	}
 }
@@ -364,7 +358,10 @@ func (m *Model) fullState() map[string]any {
 func lookup(id string) *Model {
 	registry.Lock()
 	defer registry.Unlock()
-	return registry.m[id]
+	if e := registry.m[id]; e != nil {
+		return e.model()
+	}
+	return nil
 }
 
 // normalize turns a Go value into the JSON value the front end will see (so comparisons and

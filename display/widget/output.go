@@ -100,23 +100,61 @@ func (o *Output) Clear(wait bool) {
 	o.Set("outputs", []any{})
 }
 
-// Capture runs fn with its displays (display.Show, display.HTML, charts, handles' updates)
-// sent to the Output.
+// Capture runs fn with its output sent to the Output, as ipywidgets' `with out:` does: what
+// it prints (fmt.Println, compiled code and child processes writing to stdout or stderr) and
+// its displays (display.Show, display.HTML, charts, handles' updates). Prints made before
+// Capture stay where they were going, in order; goroutines printing while fn runs are
+// captured too, as the kernel cannot tell their prints apart. Captures nest. Outside the
+// kernel (gpunotes run, tests) only displays are captured.
 func (o *Output) Capture(fn func()) {
-	restore := display.Bind(display.Context(), capturing{o, display.Comms()})
+	prev := display.CurrentSink()
+	c := capturing{o, display.Comms(), nil}
+	if r, ok := prev.(display.StreamRouter); ok {
+		c.router = r
+		defer r.RouteStreams(o.Stream)()
+	}
+	restore := display.Bind(display.Context(), c)
 	defer restore()
 	fn()
 }
 
 // capturing is an Output as the bound sink, comms still reaching the front end through the
-// sink bound before.
+// sink bound before, and prints still read by the router of the sink bound before.
 type capturing struct {
 	*Output
-	prev display.CommSink
+	prev   display.CommSink
+	router display.StreamRouter
 }
 
 func (c capturing) Comm(msgType string, content, metadata map[string]any, buffers [][]byte) {
 	if c.prev != nil {
 		c.prev.Comm(msgType, content, metadata, buffers)
 	}
+}
+
+// Display shows d in the Output after the text fn printed before it.
+func (c capturing) Display(d display.Data, update bool) {
+	c.FlushStreams()
+	c.Output.Display(d, update)
+}
+
+// Clear clears the Output after the text fn printed before it arrived.
+func (c capturing) Clear(wait bool) {
+	c.FlushStreams()
+	c.Output.Clear(wait)
+}
+
+// FlushStreams waits for fn's prints to arrive (display.StreamRouter).
+func (c capturing) FlushStreams() {
+	if c.router != nil {
+		c.router.FlushStreams()
+	}
+}
+
+// RouteStreams lets a Capture inside fn take the prints over (display.StreamRouter).
+func (c capturing) RouteStreams(to func(name, text string)) (restore func()) {
+	if c.router == nil {
+		return func() {}
+	}
+	return c.router.RouteStreams(to)
 }

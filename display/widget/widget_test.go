@@ -22,6 +22,7 @@ type front struct {
 	mu       sync.Mutex
 	msgs     []sent
 	displays []display.Data
+	closes   chan string // comm ids of comm_close messages, when not nil
 }
 
 func (f *front) Display(d display.Data, update bool) {
@@ -38,6 +39,9 @@ func (f *front) Comm(typ string, content, metadata map[string]any, buffers [][]b
 	var c map[string]any
 	_ = json.Unmarshal(b, &c)
 	f.msgs = append(f.msgs, sent{typ, c, metadata, buffers})
+	if typ == "comm_close" && f.closes != nil {
+		f.closes <- c["comm_id"].(string)
+	}
 }
 
 func (f *front) of(id string) []sent {

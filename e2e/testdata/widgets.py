@@ -29,6 +29,7 @@ def main():
         ctx.set_default_timeout(60000)
         page = ctx.pages[0] if ctx.pages else ctx.new_page()
         page.on("pageerror", lambda e: log(f"page error: {e}"))
+        page.add_init_script(WS_TAP)
         page.on("console", lambda m: log(f"console: {m.text}") if "widget" in m.text.lower() else None)
         try:
             run(page, url, notebook, shot)
@@ -47,23 +48,107 @@ def wait_idle(page, timeout=120000):
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
 
 
+# WS_TAP is installed before the page's scripts: it keeps, for every kernel websocket
+# frame, when it was sent or dispatched (performance.now()) and its header, so the in-page
+# round trip can be split into the page's part, the server's and the kernel's. Frames are
+# Jupyter's v1 websocket protocol (binary, offsets first) or the legacy JSON text.
+WS_TAP = """(() => {
+  const td = new TextDecoder();
+  const decode = (d) => {
+    try {
+      if (typeof d === 'string') { const m = JSON.parse(d); return m; }
+      const buf = d instanceof ArrayBuffer ? d : d.buffer.slice(d.byteOffset, d.byteOffset + d.byteLength);
+      const dv = new DataView(buf);
+      const n = Number(dv.getBigUint64(0, true));
+      const offs = [];
+      for (let i = 0; i < n; i++) offs.push(Number(dv.getBigUint64(8 * (i + 1), true)));
+      const part = (i) => td.decode(new Uint8Array(buf, offs[i], offs[i + 1] - offs[i]));
+      return {channel: part(0), header: JSON.parse(part(1)), parent_header: JSON.parse(part(2)),
+              content: JSON.parse(part(4))};
+    } catch (e) { return null; }
+  };
+  const log = window.__wsLog = [];
+  const note = (dir, t, data) => {
+    if (!window.__wsTap) return;
+    const m = decode(data);
+    if (!m || !m.header) return;
+    const c = m.content || {};
+    log.push({dir, t, type: m.header.msg_type, id: m.header.msg_id, date: m.header.date,
+              parent: (m.parent_header || {}).msg_id, method: (c.data || {}).method,
+              comm: c.comm_id, state: c.execution_state});
+  };
+  const WS = window.WebSocket;
+  window.WebSocket = class extends WS {
+    constructor(...a) {
+      super(...a);
+      // a listener added first runs before the page's own; event.timeStamp is when the
+      // frame's event was made, before any listener ran
+      this.addEventListener('message', (e) => note('in', e.timeStamp, e.data));
+    }
+    send(d) { note('out', performance.now(), d); return super.send(d); }
+  };
+})()"""
+
+# IN_PAGE steps the slider n times inside the page, each step waiting for the label's change
+# (a MutationObserver, no polling), and returns for each step, in ms after the keydown: when
+# the update left (ws send), when the kernel stamped its echo and its label update (header
+# dates, same clock), when those and the idle reached the page, and when the label changed.
 IN_PAGE = """async (n) => {
   const h = document.querySelector('.widget-slider .noUi-handle');
   const lab = [...document.querySelectorAll('.widget-label')].find(e => e.textContent.startsWith('seen'));
-  const times = [];
+  const kdate = (s) => {
+    // ISO with microseconds: Date.parse keeps milliseconds only
+    const m = /\\.(\\d+)/.exec(s || '');
+    const base = Date.parse(s);
+    const frac = m ? Number('0.' + m[1]) * 1000 - Math.floor(Number('0.' + m[1]) * 1000) : 0;
+    return base + frac - performance.timeOrigin;
+  };
+  window.__wsTap = true;
+  const steps = [];
   for (let i = 0; i < n; i++) {
     const before = lab.textContent;
+    let tdom = 0;
     const done = new Promise(res => {
-      const mo = new MutationObserver(() => { if (lab.textContent !== before) { mo.disconnect(); res(); } });
+      const mo = new MutationObserver(() => {
+        if (lab.textContent !== before) { tdom = performance.now(); mo.disconnect(); res(); }
+      });
       mo.observe(lab, {childList: true, characterData: true, subtree: true});
     });
+    const from = window.__wsLog.length;
     const t0 = performance.now();
     h.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true}));
     await done;
-    times.push(performance.now() - t0);
+    const log = window.__wsLog.slice(from);
+    const sent = log.find(e => e.dir === 'out' && e.type === 'comm_msg' && e.method === 'update');
+    const st = {total: tdom - t0};
+    if (sent) {
+      st.send = sent.t - t0;
+      const kids = log.filter(e => e.dir === 'in' && e.parent === sent.id);
+      const echo = kids.find(e => e.method === 'echo_update');
+      const upd = kids.find(e => e.method === 'update' && e.comm !== sent.comm);
+      const idle = kids.find(e => e.type === 'status' && e.state === 'idle');
+      const busy = kids.find(e => e.type === 'status' && e.state === 'busy');
+      if (busy) { st.kbusy = kdate(busy.date) - t0; st.busy = busy.t - t0; }
+      if (echo) { st.kecho = kdate(echo.date) - t0; st.echo = echo.t - t0; }
+      if (upd) { st.kupdate = kdate(upd.date) - t0; st.update = upd.t - t0; }
+      if (idle) { st.kidle = kdate(idle.date) - t0; st.idle = idle.t - t0; }
+    }
+    steps.push(st);
   }
-  return times;
+  window.__wsTap = false;
+  return steps;
 }"""
+
+
+def breakdown(what, steps):
+    """Logs the median of each stage of the in-page steps, in ms after the keydown."""
+    keys = ["send", "kbusy", "busy", "kecho", "echo", "kupdate", "update", "kidle", "idle", "total"]
+    parts = []
+    for k in keys:
+        v = [s[k] for s in steps if k in s]
+        if v:
+            parts.append(f"{k} {statistics.median(v):.1f}")
+    log(f"stages ({what}), medians in ms after the keydown: " + ", ".join(parts))
 
 
 def report(what, times):
@@ -102,6 +187,11 @@ def new_cell(page, source):
 
 def run(page, url, notebook, shot):
     kernel = os.environ.get("GPUNOTES_E2E_KERNEL", "Go (gpunotes)")
+    # a tag for the figures of a second server (GPUNOTES_E2E_TAG=nodelay: TCP_NODELAY on)
+    tag = os.environ.get("GPUNOTES_E2E_TAG", "")
+    measure_only = os.environ.get("GPUNOTES_E2E_MEASURE_ONLY") == "1"
+    pre = tag.upper() + "_" if tag else ""
+    kernel_tag = f"{kernel}, {tag}" if tag else kernel
     token = os.environ["GPUNOTES_E2E_TOKEN"]
     # A workspace of its own, so that another run's open tabs are not restored beside it.
     ws = os.path.splitext(os.path.basename(notebook))[0]
@@ -130,12 +220,24 @@ def run(page, url, notebook, shot):
     label = page.locator(".jp-OutputArea-output .widget-label", has_text="seen").first
     label.wait_for(timeout=60000)
 
+    if kernel == "Go (gpunotes)":
+        # The captured print is in the Output widget, not in the cell's own stream output.
+        page.locator(".widget-output", has_text="captured in the page").first.wait_for(timeout=60000)
+        cell = page.locator(".jp-Notebook .jp-CodeCell").nth(2)
+        outside = cell.evaluate("""c => [...c.querySelectorAll(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stdout']")]
+                                   .filter(e => !e.closest('.widget-output')).length""")
+        if outside:
+            raise SystemExit("the captured print also reached the cell's stdout")
+        log("the Output widget shows the captured print")
+
     if kernel != "Go (gpunotes)":
         # A peer kernel (ipykernel + ipywidgets): the same in-page round trip, nothing more.
         handle.focus()
-        inpage = page.evaluate(IN_PAGE, STEPS)
-        report(f"{kernel}, key press to label, in the page", inpage)
-        print(f"PEER_ROUNDTRIP_P50_MS {statistics.median(inpage):.2f}", flush=True)
+        steps = page.evaluate(IN_PAGE, STEPS)
+        inpage = [s["total"] for s in steps]
+        report(f"{kernel_tag}, key press to label, in the page", inpage)
+        breakdown(kernel_tag, steps)
+        print(f"{pre}PEER_ROUNDTRIP_P50_MS {statistics.median(inpage):.2f}", flush=True)
         return
 
     # Keyboard steps: each waits for the Go callback's label update.
@@ -156,12 +258,16 @@ def run(page, url, notebook, shot):
     # The same round trip timed inside the page, without playwright's own round trips: a
     # keydown on the handle, the comm update, the Go callback, its label update arriving in
     # the DOM (a MutationObserver), one step after the other.
-    inpage = page.evaluate(IN_PAGE, STEPS)
-    report("key press to label, in the page", inpage)
-    print(f"ROUNDTRIP_P50_MS {statistics.median(inpage):.2f}", flush=True)
+    steps = page.evaluate(IN_PAGE, STEPS)
+    inpage = [s["total"] for s in steps]
+    report(f"{kernel_tag}, key press to label, in the page", inpage)
+    breakdown(kernel_tag, steps)
+    print(f"{pre}ROUNDTRIP_P50_MS {statistics.median(inpage):.2f}", flush=True)
     start += STEPS
     if round(float(handle.get_attribute("aria-valuenow"))) != start + STEPS:
         raise SystemExit("the in-page steps did not all reach the slider")
+    if measure_only:
+        return
 
     out = new_cell(page, "seen")
     got = out.locator(".jp-OutputArea-output").first.inner_text()
@@ -198,9 +304,12 @@ def run(page, url, notebook, shot):
     log("after the reload a step still reaches Go")
 
     # The cluster panel (an anywidget-form widget) updates while a computation runs.
-    src = ("pc, perr := cluster.NewLocalCUDA(cluster.Options{})\nif perr != nil {\n\tpanic(perr)\n}\n"
+    # The computation repeats until this script has seen the panel redraw (it writes
+    # panel-stop through the server), so a fast machine cannot end it before the panel drew.
+    src = ("import \"os\"\npc, perr := cluster.NewLocalCUDA(cluster.Options{})\nif perr != nil {\n\tpanic(perr)\n}\n"
            "pp := pc.Panel()\ndisplay.Show(pp)\nprs := gpuarray.NewRandomState(2)\n"
-           "for i := 0; i < 15; i++ {\n\tpx := prs.Normal(0, 1, gpuarray.Shape(3000, 3000), gpuarray.Chunks(300, 300))\n"
+           "for i := 0; i < 2000; i++ {\n\tif _, err := os.Stat(\"panel-stop\"); err == nil {\n\t\tbreak\n\t}\n"
+           "\tpx := prs.Normal(0, 1, gpuarray.Shape(3000, 3000), gpuarray.Chunks(300, 300))\n"
            "\tif _, err := pc.Compute(px.Mul(px).Sum()).Result(display.Context()); err != nil {\n\t\tpanic(err)\n\t}\n}\n"
            "fmt.Println(\"panel computation done\")")
     page.locator(".jp-Notebook .jp-Cell").last.click()
@@ -221,6 +330,10 @@ def run(page, url, notebook, shot):
         if "panel-task" in html:
             seen.add(html)
         time.sleep(0.3)
+    stop = page.request.put(f"{url}/api/contents/panel-stop?token={token}",
+                            data={"type": "file", "format": "text", "content": ""})
+    if not stop.ok:
+        raise SystemExit(f"could not write panel-stop: {stop.status} {stop.text()}")
     if len(seen) < 3:
         raise SystemExit(f"the panel showed {len(seen)} different task streams while the computation ran")
     log(f"the panel drew {workers} workers and {len(seen)} different task streams during the computation")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
 	"math"
+	"os"
 	"slices"
 	"unsafe"
 
@@ -21,9 +22,11 @@ import (
 // index of the other axes), with the CPU's ops (Go's integer wrap-around, float32 and complex64
 // rounding after each op, complex products as Go computes them).
 //
-// Two walks:
+// Three walks:
 //   - many lines (at least scanMinLines) or short ones (below scanMinLong): one thread per
-//     line, in order, as the CPU does, so every dtype gives the CPU's bits;
+//     line, in order, as the CPU does, so every dtype gives the CPU's bits; contiguous lines
+//     (along the last axis) go through shared-memory tiles (ptx.ScanTilePTX) so that the
+//     reads are coalesced, still a thread per line in the CPU's order;
 //   - few long lines: each line is cut into segments, one warp per segment scanning 32
 //     elements at a time (a shuffle scan); the segments' totals are chained on the host in
 //     segment order and each segment is scanned again from its carry. Integers give the CPU's
@@ -40,6 +43,11 @@ const (
 	scanWarps  = 1 << 13
 	scanMinSeg = 1 << 10
 )
+
+// scanTiles lets a running scan of contiguous lines (along the last axis) go through
+// shared-memory tiles (ptx.ScanTilePTX); GPUNOTES_GPU_SCAN_TILES=0 walks them a thread per line,
+// for comparisons.
+var scanTiles = os.Getenv("GPUNOTES_GPU_SCAN_TILES") != "0"
 
 // scanLines is a block's shape seen by a scan along an axis: outer × n × inner, the axis in the
 // middle.
@@ -131,12 +139,31 @@ func (d *Device) scanInPlace(c *plan.CallStep, buf driver.DevicePtr, shape []int
 		return fmt.Errorf("cuda: %v gives line totals, not a running scan (internal)", c.Fn)
 	}
 	l := linesOf(shape, c.Axis)
-	w := int64(Words(c.DType))
-	op := scanOp(c.Fn)
 	if l.lines()*l.n == 0 {
 		return nil
 	}
-	segs := l.segments()
+	return d.scanWalk(c, buf, l, l.segments())
+}
+
+// scanWalk is scanInPlace with the walk chosen by the caller: segs segments a line (0: a thread
+// per line).
+func (d *Device) scanWalk(c *plan.CallStep, buf driver.DevicePtr, l scanLines, segs int64) error {
+	w := int64(Words(c.DType))
+	op := scanOp(c.Fn)
+	if segs == 0 && l.inner == 1 && scanTiles {
+		// Contiguous lines: a block scans BlockSize of them through shared-memory tiles, so its
+		// reads and writes are coalesced (a thread per line strides by a whole line).
+		name := ptx.ScanTileName(c.DType, op)
+		f, err := d.generated(name, func() (string, error) {
+			text, _, err := ptx.ScanTilePTX(d.lib.Version(), d.lib.Target(), c.DType, op)
+			return text, err
+		})
+		if err != nil {
+			return err
+		}
+		blocks := (l.lines() + ptx.ScanTileLines - 1) / ptx.ScanTileLines
+		return d.launchScan(f, name, blocks*BlockSize, uint64(buf), uint64(l.lines()), uint64(l.n))
+	}
 	f, err := d.scanFunction(c.DType, op, segs > 0)
 	if err != nil {
 		return err

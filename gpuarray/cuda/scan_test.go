@@ -2,7 +2,9 @@ package cuda
 
 import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -85,5 +87,61 @@ func TestHostScanOp(t *testing.T) {
 	}
 	if got := hostScanOp(dtype.Complex128, expr.OpMul, []float64{1, 2}, []float64{3, 4}); got[0] != -5 || got[1] != 10 {
 		t.Errorf("complex product %v", got)
+	}
+}
+
+// TestScanTilePTX runs the tiled scan of contiguous lines in the PTX interpreter, for every
+// dtype a scan's result takes, both ops, lines that fill a block or not (several blocks) and
+// lengths that do not fill the last tile: every word is the CPU's running value, in the CPU's
+// order (hostScanOp along each line), bit for bit.
+func TestScanTilePTX(t *testing.T) {
+	rs := rand.New(rand.NewPCG(32, 2))
+	const buf = 1 << 20
+	for _, dt := range []dtype.DType{dtype.Int64, dtype.Uint64, dtype.Float32, dtype.Float64, dtype.Complex64, dtype.Complex128} {
+		for _, op := range []expr.Op{expr.OpAdd, expr.OpMul} {
+			for _, sz := range [][2]int{{70, 37}, {5, 1}, {33, 130}} {
+				lines, n := sz[0], sz[1]
+				vals := make([]complex128, lines*n)
+				for i := range vals {
+					vals[i] = complex(rs.NormFloat64()*3, rs.NormFloat64())
+					if op == expr.OpMul {
+						vals[i] = complex(1+rs.NormFloat64()/8, rs.NormFloat64()/8)
+					}
+				}
+				words := EncodeWords(dtype.Convert(dtype.OfComplex128(vals), dt))
+				w := Words(dt)
+				want := make([]float64, len(words))
+				for ln := range lines {
+					at := ln * n * w
+					acc := words[at : at+w]
+					copy(want[at:at+w], acc)
+					for k := 1; k < n; k++ {
+						o := at + k*w
+						acc = hostScanOp(dt, op, acc, words[o:o+w])
+						copy(want[o:o+w], acc)
+					}
+				}
+				mem := map[uint64]uint64{}
+				for i, v := range words {
+					mem[buf+uint64(8*i)] = math.Float64bits(v)
+				}
+				text, _, err := ptx.ScanTilePTX("8.0", "sm_90", dt, op)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := ptxtest.Parse(t, text)
+				for b := range (lines + ptx.ScanTileLines - 1) / ptx.ScanTileLines {
+					ptxtest.Run(t, p, b, 0, map[string]uint64{"buf": buf, "lines": uint64(lines), "n": uint64(n)}, mem, nil)
+				}
+				for i, v := range want {
+					if got := mem[buf+uint64(8*i)]; got != math.Float64bits(v) {
+						t.Fatalf("%v %v %d x %d: word %d is %#x, want %#x (%v)", dt, op, lines, n, i, got, math.Float64bits(v), v)
+					}
+				}
+				if len(mem) != len(words) {
+					t.Fatalf("%v %v %d x %d: %d words written, want %d (nothing outside the lines)", dt, op, lines, n, len(mem), len(words))
+				}
+			}
+		}
 	}
 }

@@ -27,18 +27,20 @@ func init() {
 		"Show":        reflect.ValueOf(display.Show),
 
 		// type definitions
-		"BarChart":  reflect.ValueOf((*display.BarChart)(nil)),
-		"CommSink":  reflect.ValueOf((*display.CommSink)(nil)),
-		"Data":      reflect.ValueOf((*display.Data)(nil)),
-		"Handle":    reflect.ValueOf((*display.Handle)(nil)),
-		"LineChart": reflect.ValueOf((*display.LineChart)(nil)),
-		"Progress":  reflect.ValueOf((*display.Progress)(nil)),
-		"Series":    reflect.ValueOf((*display.Series)(nil)),
-		"Sink":      reflect.ValueOf((*display.Sink)(nil)),
+		"BarChart":     reflect.ValueOf((*display.BarChart)(nil)),
+		"CommSink":     reflect.ValueOf((*display.CommSink)(nil)),
+		"Data":         reflect.ValueOf((*display.Data)(nil)),
+		"Handle":       reflect.ValueOf((*display.Handle)(nil)),
+		"LineChart":    reflect.ValueOf((*display.LineChart)(nil)),
+		"Progress":     reflect.ValueOf((*display.Progress)(nil)),
+		"Series":       reflect.ValueOf((*display.Series)(nil)),
+		"Sink":         reflect.ValueOf((*display.Sink)(nil)),
+		"StreamRouter": reflect.ValueOf((*display.StreamRouter)(nil)),
 
 		// interface wrapper definitions
-		"_CommSink": reflect.ValueOf((*_github_com_gpunotes_gpunotes_display_CommSink)(nil)),
-		"_Sink":     reflect.ValueOf((*_github_com_gpunotes_gpunotes_display_Sink)(nil)),
+		"_CommSink":     reflect.ValueOf((*_github_com_gpunotes_gpunotes_display_CommSink)(nil)),
+		"_Sink":         reflect.ValueOf((*_github_com_gpunotes_gpunotes_display_Sink)(nil)),
+		"_StreamRouter": reflect.ValueOf((*_github_com_gpunotes_gpunotes_display_StreamRouter)(nil)),
 	}
 }
 
@@ -64,4 +66,18 @@ func (W _github_com_gpunotes_gpunotes_display_Sink) Clear(wait bool) {
 }
 func (W _github_com_gpunotes_gpunotes_display_Sink) Display(d display.Data, update bool) {
 	W.WDisplay(d, update)
+}
+
+// _github_com_gpunotes_gpunotes_display_StreamRouter is an interface wrapper for StreamRouter type
+type _github_com_gpunotes_gpunotes_display_StreamRouter struct {
+	IValue        interface{}
+	WFlushStreams func()
+	WRouteStreams func(to func(name string, text string)) (restore func())
+}
+
+func (W _github_com_gpunotes_gpunotes_display_StreamRouter) FlushStreams() {
+	W.WFlushStreams()
+}
+func (W _github_com_gpunotes_gpunotes_display_StreamRouter) RouteStreams(to func(name string, text string)) (restore func()) {
+	return W.WRouteStreams(to)
 }

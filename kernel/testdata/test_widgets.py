@@ -223,6 +223,53 @@ class WidgetTests(unittest.TestCase):
             reply = self.kc.get_shell_msg(timeout=TIMEOUT)
         self.assertNotIn(cid, reply["content"]["comms"])
 
+    def outputs_text(self, msgs, comm_id):
+        """The stream text an Output widget's comm_open and updates in msgs carry."""
+        texts = []
+        for m in msgs:
+            if m["msg_type"] not in ("comm_open", "comm_msg") or m["content"]["comm_id"] != comm_id:
+                continue
+            st = m["content"]["data"].get("state", {})
+            texts += [o.get("text", "") for o in st.get("outputs", [])]
+        return texts
+
+    def output_ids(self, msgs):
+        return [m["content"]["comm_id"] for m in msgs if m["msg_type"] == "comm_open"
+                and m["content"]["data"]["state"]["_model_name"] == "OutputModel"]
+
+    def test_output_capture_takes_prints(self):
+        out = self.run_cell('co := widget.NewOutput()\nfmt.Println("before")\n'
+                            'co.Capture(func() { fmt.Println("captured") })\nfmt.Println("after")\nco')
+        streams = "".join(m["content"]["text"] for m in out if m["msg_type"] == "stream")
+        self.assertEqual(streams, "before\nafter\n", out)
+        cid = self.output_ids(out)[0]
+        self.assertIn("captured\n", self.outputs_text(out, cid), out)
+        # a callback that runs later captures into it too
+        op, _ = self.open_slider()
+        self.run_cell('s.Observe("value", func(c widget.Change) { co.Capture(func() { fmt.Println("cb", c.Int()) }) })')
+        out = self.drain(self.comm_send(op["content"]["comm_id"], {"method": "update", "state": {"value": 9}, "buffer_paths": []}))
+        self.assertIn("captured\ncb 9\n", self.outputs_text(out, cid), out)
+        self.assertFalse([m for m in out if m["msg_type"] == "stream"], out)
+
+    def test_interact_output_in_its_output(self):
+        out = self.run_cell('ia := widget.Interact(func(n int) { fmt.Println("n is", n) }, 4)\nia')
+        self.assertFalse([m for m in out if m["msg_type"] == "stream"], out)
+        texts = [t for cid in self.output_ids(out) for t in self.outputs_text(out, cid)]
+        self.assertIn("n is 4\n", texts, out)
+
+    def test_dropped_widget_closed(self):
+        cid = self.result('func mkDropped() string { return widget.NewIntSlider(1, 0, 10).ModelID() }\nmkDropped()').strip('"')
+        msgs = self.run_cell('import "runtime"\nruntime.GC()') + self.others
+        deadline = time.time() + TIMEOUT
+        while not [m for m in msgs if m["msg_type"] == "comm_close" and m["content"]["comm_id"] == cid]:
+            self.assertLess(time.time(), deadline, "no comm_close for the dropped slider")
+            msgs.append(self.kc.get_iopub_msg(timeout=TIMEOUT))
+        mid = self.kc.comm_info(target_name="jupyter.widget")
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        while reply["parent_header"].get("msg_id") != mid:
+            reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertNotIn(cid, reply["content"]["comms"])
+
 
 if __name__ == "__main__":
     r = unittest.main(argv=sys.argv[:1], verbosity=2, exit=False).result

@@ -1,0 +1,353 @@
+package dataframe
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpunotes/gpunotes/dataframe/hashagg"
+	"github.com/gpunotes/gpunotes/gpuarray"
+)
+
+// GroupBy on a GPU. Where every key is a dense range of codes (categoricals, bools, integers
+// and datetimes whose values span at most hashagg.MaxDenseGroups codes together) and every
+// aggregation is algebraic (sum, mean, min, max, count, size, var, std), a row's group is the
+// mixed radix of its keys' offsets, computed on the device as one fused expression over the
+// key columns, and gpuarray.GroupAggregate folds the value columns into per-code tables in
+// device memory; only the tables come back, and hashagg.DensePlan turns them into the partial
+// that the host path's SplitOut, Sorted and result columns take. Anything else runs on the
+// host (aggregate), which Path names with the reason.
+
+// groupAggregate is the device call (a variable so that tests without a GPU can run the rest
+// of the path over a host emulation of its tables).
+var groupAggregate = gpuarray.GroupAggregate
+
+// deviceOptsOf is deviceOpts (a variable for the same tests).
+var deviceOptsOf = deviceOpts
+
+// deviceOpts returns the options a device groupby computes with: rc's own when they name a
+// GPU, OnGPU(N) when they name the CPU but every column read is held on GPU N (work goes
+// where the chunks are); ok is false when neither.
+func deviceOpts(rc *runCtx, cols []*column) (opts []gpuarray.ComputeOption, ok bool) {
+	switch rc.target.Backend {
+	case "gpu":
+		return rc.opts, true
+	case "cpu":
+		where := ""
+		for _, c := range cols {
+			w := c.arr.Where()
+			if !strings.HasPrefix(w, "gpu ") || (where != "" && w != where) {
+				return nil, false
+			}
+			where = w
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(where, "gpu ")); err == nil {
+			return append(slices.Clone(rc.opts), gpuarray.OnGPU(n)), true
+		}
+	}
+	return nil, false
+}
+
+// deviceBlocker says why a groupby of keys (their types) and specs over value columns of
+// types vals cannot take the dense-code device path, or "" when it can (the key ranges are
+// checked after, on the device).
+func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
+	if len(keys) == 0 {
+		return "no keys"
+	}
+	for _, k := range keys {
+		switch {
+		case k == String:
+			return "string keys are dictionary-encoded on the host"
+		case k == Category, k == Bool, k.IsInteger(), k.IsDatetime():
+		default:
+			return fmt.Sprintf("%s keys have no dense codes", k)
+		}
+	}
+	for _, s := range specs {
+		switch s.Op {
+		case hashagg.Size:
+			continue
+		case hashagg.First, hashagg.Last, hashagg.NUnique, hashagg.Median, hashagg.Quantile:
+			return fmt.Sprintf("%v needs the rows, not per-group tables", s.Op)
+		}
+		if v := vals[s.Col]; (v == String || v == Category) && s.Op != hashagg.Count {
+			return fmt.Sprintf("%v of a %s column", s.Op, v)
+		}
+	}
+	return ""
+}
+
+// deviceStates returns the GroupAggColumn tables that states need.
+func deviceStates(c *gpuarray.GroupAggColumn, states hashagg.DenseStates) {
+	c.Sum = states&hashagg.DenseSum != 0
+	c.SumSq = states&hashagg.DenseSumSq != 0
+	c.Min = states&hashagg.DenseMin != 0
+	c.Max = states&hashagg.DenseMax != 0
+}
+
+// denseCodes is the expression of each row's dense code under plan: the mixed radix of the
+// keys' offsets from their minima, -1 where a key is null (or a categorical's code is outside
+// its dictionary).
+func denseCodes(keyCols []*column, plan *hashagg.DensePlan) *gpuarray.Array {
+	var code, ok *gpuarray.Array
+	and := func(m *gpuarray.Array) {
+		if ok == nil {
+			ok = m
+		} else {
+			ok = gpuarray.LogicalAnd(ok, m)
+		}
+	}
+	for i, c := range keyCols {
+		dk := plan.Keys[i]
+		k := c.arr.AsType(gpuarray.Int64)
+		if dk.Min != 0 {
+			k = k.Sub(dk.Min)
+		}
+		if c.dt == Category {
+			and(gpuarray.LogicalAnd(k.Ge(int64(0)), k.Lt(dk.Card)))
+		}
+		if c.valid != nil {
+			and(c.valid)
+		}
+		if s := plan.Strides[i]; s != 1 {
+			k = k.Mul(s)
+		}
+		if code == nil {
+			code = k
+		} else {
+			code = code.Add(k)
+		}
+	}
+	if ok != nil {
+		code = gpuarray.Where(ok, code, int64(-1))
+	}
+	return code
+}
+
+// exactInt is 2^53: the device expressions' constants are float64s, exact for integers
+// inside ±exactInt, so keys whose minimum lies outside take the host path.
+const exactInt = 1 << 53
+
+// keyRanges returns the dense range of each key: a categorical's dictionary, a bool's two
+// values, else the key's smallest and largest non-null values, computed with opts (on the
+// device). The reason is set when a range is too wide for dense codes.
+func keyRanges(keyCols []*column, opts []gpuarray.ComputeOption) ([]hashagg.DenseKey, string, error) {
+	out := make([]hashagg.DenseKey, len(keyCols))
+	var reds []*gpuarray.Array
+	var at []int
+	for i, c := range keyCols {
+		switch c.dt {
+		case Category:
+			out[i] = hashagg.DenseKey{Min: 0, Card: int64(max(c.heap.len(), 1))}
+			continue
+		case Bool:
+			out[i] = hashagg.DenseKey{Min: 0, Card: 2}
+			continue
+		}
+		k := c.arr.AsType(gpuarray.Int64)
+		lo, hi := k, k
+		if c.valid != nil {
+			lo = gpuarray.Where(c.valid, k, int64(exactInt))
+			hi = gpuarray.Where(c.valid, k, int64(-exactInt))
+		}
+		// One more element each keeps an empty frame's reductions defined: hi < lo then
+		// says no key is set.
+		reds = append(reds, gpuarray.Concat(lo, gpuarray.FromSliceInt64([]int64{exactInt})).Min(),
+			gpuarray.Concat(hi, gpuarray.FromSliceInt64([]int64{-exactInt})).Max())
+		at = append(at, i)
+	}
+	if len(reds) == 0 {
+		return out, "", nil
+	}
+	args := make([]any, 0, len(reds)+len(opts))
+	for _, r := range reds {
+		args = append(args, r)
+	}
+	for _, o := range opts {
+		args = append(args, o)
+	}
+	vals, err := gpuarray.ComputeAll(args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("key ranges: %w", err)
+	}
+	for j, i := range at {
+		var v [2]int64
+		for r := range v {
+			s, err := vals[2*j+r].ToSliceInt64()
+			if err != nil || len(s) != 1 {
+				return nil, "", fmt.Errorf("key %q's range: %v", keyCols[i].name, err)
+			}
+			v[r] = s[0]
+		}
+		lo, hi := v[0], v[1]
+		if hi < lo { // no non-null key: one code that no row takes
+			out[i] = hashagg.DenseKey{Min: 0, Card: 1}
+			continue
+		}
+		if lo <= -exactInt || hi >= exactInt {
+			return nil, fmt.Sprintf("key %q reaches past ±2^53, which the device's constants do not hold exactly", keyCols[i].name), nil
+		}
+		card := hi - lo + 1
+		if card <= 0 || card > hashagg.MaxDenseGroups {
+			return nil, fmt.Sprintf("key %q spans %d to %d, more than %d codes", keyCols[i].name, lo, hi, hashagg.MaxDenseGroups), nil
+		}
+		out[i] = hashagg.DenseKey{Min: lo, Card: card}
+	}
+	return out, "", nil
+}
+
+// computeLazy returns copies of keyCols and valCols whose lazy arrays are computed with
+// opts (kept on the device): a filter's lengths are known only then, and the range padding
+// and the code expression combine several columns. String and categorical values (counted
+// only) need their validity alone.
+func computeLazy(keyCols, valCols []*column, opts []gpuarray.ComputeOption) ([]*column, []*column, error) {
+	var xs []any
+	var set []**gpuarray.Array
+	cp := func(cols []*column, key bool) []*column {
+		out := make([]*column, len(cols))
+		for i, c := range cols {
+			d := *c
+			out[i] = &d
+			if d.arr.Where() == "" && (key || (d.dt != String && d.dt != Category)) {
+				xs, set = append(xs, d.arr), append(set, &d.arr)
+			}
+			if d.valid != nil && d.valid.Where() == "" {
+				xs, set = append(xs, d.valid), append(set, &d.valid)
+			}
+		}
+		return out
+	}
+	keyCols, valCols = cp(keyCols, true), cp(valCols, false)
+	if len(xs) == 0 {
+		return keyCols, valCols, nil
+	}
+	for _, o := range opts {
+		xs = append(xs, o)
+	}
+	got, err := gpuarray.ComputeAll(xs...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("key and value columns: %w", err)
+	}
+	for i, p := range set {
+		*p = got[i]
+	}
+	return keyCols, valCols, nil
+}
+
+// device records a step that ran where the options asked (no warning).
+func (rc *runCtx) device(msg string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if !slices.Contains(rc.notes, msg) {
+		rc.notes = append(rc.notes, msg)
+	}
+}
+
+// aggregateGPU runs a groupby on the device when rc's options (or where t's columns are held)
+// name a GPU and the keys and aggregations allow dense codes; ok is false when it did not
+// run, and then the host path (aggregate) runs, its reason in Path and a warning.
+func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, sorted bool) (res *table, ok bool, err error) {
+	var keyCols, valCols, all []*column
+	var keyTypes, valTypes []DType
+	for _, k := range keys {
+		c, err := t.find(k)
+		if err != nil {
+			return nil, true, err
+		}
+		keyCols, keyTypes, all = append(keyCols, c), append(keyTypes, c.dt), append(all, c)
+	}
+	for _, v := range p.vals {
+		c, err := t.find(v)
+		if err != nil {
+			return nil, true, err
+		}
+		valCols, valTypes, all = append(valCols, c), append(valTypes, c.dt), append(all, c)
+	}
+	opts, on := deviceOptsOf(rc, all)
+	if !on {
+		return nil, false, nil
+	}
+	if why := deviceBlocker(keyTypes, valTypes, p.specs); why != "" {
+		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
+		return nil, false, nil
+	}
+	if keyCols, valCols, err = computeLazy(keyCols, valCols, opts); err != nil {
+		return nil, true, err
+	}
+	dk, why, err := keyRanges(keyCols, opts)
+	if err != nil {
+		return nil, true, err
+	}
+	if why != "" {
+		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
+		return nil, false, nil
+	}
+	plan, err := hashagg.PlanDense(dk, p.specs, len(p.vals))
+	if err != nil {
+		rc.host("groupby on a GPU: %v, so it aggregates on the host", err)
+		return nil, false, nil
+	}
+	codes := denseCodes(keyCols, plan)
+	cols := []gpuarray.GroupAggColumn{{Codes: codes}} // the rows of each code: Size, and which codes are groups
+	for i, c := range valCols {
+		need := plan.Cols[i]
+		col := gpuarray.GroupAggColumn{Codes: codes}
+		if need != 0 {
+			switch {
+			case c.dt.IsFloat():
+				col.Values = c.arr.AsType(gpuarray.Float64)
+				if c.valid != nil {
+					col.Values = gpuarray.Where(c.valid, col.Values, math.NaN())
+				}
+			case need != hashagg.DenseCount:
+				col.Values = c.arr.AsType(gpuarray.Int64)
+			}
+			if c.valid != nil && !c.dt.IsFloat() {
+				col.Codes = gpuarray.Where(c.valid, codes, int64(-1))
+			}
+			deviceStates(&col, need)
+		}
+		cols = append(cols, col)
+	}
+	tables, note, err := groupAggregate(plan.Groups, cols, opts...)
+	if err != nil {
+		return nil, true, err
+	}
+	rc.device("groupby: dense-code aggregation on the GPU, key codes and values computed there; " + note)
+	dense := make([]hashagg.DenseColumn, len(valCols))
+	for i, c := range valCols {
+		tb := tables[i+1]
+		dense[i] = hashagg.DenseColumn{IsInt: !c.dt.IsFloat(), Count: tb.Count, SumI: tb.SumI, SumF: tb.SumF, SumSq: tb.SumSq,
+			MinI: tb.MinI, MaxI: tb.MaxI, MinF: tb.MinF, MaxF: tb.MaxF}
+	}
+	part, err := plan.Partial(p.specs, tables[0].Count, dense)
+	if err != nil {
+		return nil, true, err
+	}
+	results := []*hashagg.Partial{part}
+	if splitOut > 1 && !sorted {
+		results = part.Split(splitOut)
+	}
+	ht := &hostTable{}
+	for _, r := range results {
+		h, err := finalTable(r, keyCols, valCols, p, false)
+		if err != nil {
+			return nil, true, err
+		}
+		if sorted {
+			sortTable(h, len(keyCols))
+		}
+		if ht.cols == nil {
+			ht = h
+			continue
+		}
+		if ht, err = concatHost([]*hostTable{ht, h}); err != nil {
+			return nil, true, err
+		}
+	}
+	res, err = tableOf(ht)
+	return res, true, err
+}

@@ -1,0 +1,111 @@
+package dataframe
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/gpuarray"
+)
+
+// needGPU skips without a GPU, except on the GPU machine (GPUNOTES_GPU_TESTS=1), where a
+// missing GPU is a failure.
+func needGPU(t *testing.T) {
+	t.Helper()
+	if err := gpuarray.GPUError(); err != nil {
+		if os.Getenv("GPUNOTES_GPU_TESTS") == "1" {
+			t.Fatalf("GPU required: %v", err)
+		}
+		t.Skipf("no GPU: %v", err)
+	}
+}
+
+// TestGPUGroupByMatchesCPU runs GroupBy on a GPU (a frame persisted there, and one in host
+// memory copied up) and compares it with the CPU's hash aggregation: keys, sizes, counts,
+// integer sums, minima and maxima bit for bit; float columns within 1e-9 relative. The bound:
+// the atomics add a group's n values in any order, within n·2^-52·Σ|x| of a sequential sum;
+// vf is normal with mean 300 and σ 100, so Σ|x| ≈ |sum| and n ≤ 2^18 rows give at most 6e-11
+// relative. Var and Std (from sum and sum of squares, hashagg.DensePlan.Partial) lose about
+// n·2^-52·(mean²+σ²)/σ² relative to M2, at most 6e-10 here.
+func TestGPUGroupByMatchesCPU(t *testing.T) {
+	needGPU(t)
+	host := groupFrame(1<<18+5, 6, 11)
+	held := host.Persist(gpuarray.OnGPU())
+	if err := held.Err(); err != nil {
+		t.Fatal(err)
+	}
+	keySets := [][]string{{"kc"}, {"ki"}, {"kb"}, {"kt"}, {"kw"}, {"kc", "ki"}, {"ki", "kb", "kc"}, {"kw", "kc"}}
+	for _, keys := range keySets {
+		for fi, f := range []*Frame{held, host} {
+			what := fmt.Sprintf("keys %v, frame %d", keys, fi)
+			g := f.GroupBy(keys...).Sorted().Agg(allDenseAggs()...)
+			want, err := g.Compute()
+			if fi == 1 { // the host frame: the CPU's hash aggregation
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+			} else {
+				want, err = host.GroupBy(keys...).Sorted().Agg(allDenseAggs()...).Compute()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+			}
+			got, err := g.Compute(gpuarray.OnGPU())
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			p := got.Path()
+			if !strings.Contains(p, "dense-code aggregation on the GPU") || strings.Contains(p, "aggregation on the host") {
+				t.Fatalf("%s: Path %q", what, p)
+			}
+			if fi == 1 && !strings.Contains(p, "copied from the host first") {
+				t.Fatalf("%s: Path %q does not say the host chunks were copied", what, p)
+			}
+			sameFrames(t, what, got, want, 1e-9)
+		}
+	}
+	// A frame held on GPU 0, computed with no options: the work goes where the chunks are.
+	got, err := held.GroupBy("kc", "ki").Sorted().Agg(allDenseAggs()...).Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Path(), "dense-code aggregation on the GPU") {
+		t.Fatalf("held frame, no options: Path %q", got.Path())
+	}
+	want, err := host.GroupBy("kc", "ki").Sorted().Agg(allDenseAggs()...).Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFrames(t, "held frame, no options", got, want, 1e-9)
+
+	// What the device cannot do runs on the host, and Path says why.
+	m, err := held.GroupBy("kc").Agg(Median("vf")).Compute(gpuarray.OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.Path(), "median needs the rows") || !strings.Contains(m.Path(), "hash aggregation on the host") {
+		t.Fatalf("median: Path %q", m.Path())
+	}
+	// A filter before the groupby, SplitOut after.
+	fl := held.Filter(Col("vf").Gt(0)).GroupBy("kw", "kb").SplitOut(2).Agg(Sum("vi"), Min("vf"), Size())
+	gs, err := fl.Compute(gpuarray.OnGPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := host.Filter(Col("vf").Gt(0)).GroupBy("kw", "kb").SplitOut(2).Agg(Sum("vi"), Min("vf"), Size()).Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sortBy := func(f *Frame) *Frame {
+		s, err := f.SortValues([]string{"kw", "kb"}).Compute()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if !strings.Contains(gs.Path(), "dense-code") {
+		t.Fatalf("filter, split out: Path %q", gs.Path())
+	}
+	sameFrames(t, "filter, split out", sortBy(gs), sortBy(cs), 1e-9)
+}

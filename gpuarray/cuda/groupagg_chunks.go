@@ -1,0 +1,85 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+)
+
+// GroupAggChunk is one chunk of a partitioned column in device memory for GroupAggChunks: N
+// int64 group codes and N value words (int64, or float64 for a float column). Vals may equal
+// Codes when the states need no values (a count of integer rows).
+type GroupAggChunk struct {
+	Codes, Vals driver.DevicePtr
+	N           int64
+}
+
+// GroupAggChunks folds the rows of every chunk into one set of per-group tables on d (one
+// kernel launch per chunk, all adding into the same tables, one download at the end), so a
+// partitioned column costs one table and one copy back however many partitions it has. The
+// chunks must be in d's memory and stay there (pinned) until it returns.
+func GroupAggChunks(ctx context.Context, d *Device, groups int, float bool, states ptx.GroupStates, chunks []GroupAggChunk) (*GroupAggResult, error) {
+	if groups <= 0 || len(states.List()) == 0 {
+		return nil, fmt.Errorf("cuda: group aggregate of %d groups with states %d", groups, states)
+	}
+	a := GroupAggKernel(groups, float, states)
+	var words []uint64
+	err := d.Do(ctx, func() error {
+		var err error
+		words, err = d.groupAggChunks(ctx, a, chunks)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return groupAggResult(words, groups, float, states), nil
+}
+
+// groupAggChunks is GroupAggChunks on the device goroutine.
+func (d *Device) groupAggChunks(ctx context.Context, a ptx.GroupAgg, chunks []GroupAggChunk) ([]uint64, error) {
+	states := a.States.List()
+	words := len(states) * a.Groups
+	init := make([]uint64, words)
+	for j, st := range states {
+		if v := st.Init(); v != 0 {
+			for k := 0; k < a.Groups; k++ {
+				init[j*a.Groups+k] = v
+			}
+		}
+	}
+	fn, err := d.generated(a.Name(), func() (string, error) { return a.PTX(d.lib.Version(), d.lib.Target()) })
+	if err != nil {
+		return nil, err
+	}
+	out, err := d.pool.Alloc(uint64(words) * 8)
+	if err != nil {
+		return nil, fmt.Errorf("group aggregate tables (%d words): %w", words, err)
+	}
+	defer d.pool.Free(out)
+	if err := driver.MemcpyHtoD(out, unsafe.Pointer(&init[0]), uint64(words)*8); err != nil {
+		return nil, fmt.Errorf("group aggregate tables: %w", err)
+	}
+	for i, c := range chunks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		S := Slices(c.N)
+		if S == 0 {
+			continue
+		}
+		if err := d.launchWords(fn, a.Name(), uint32(S), uint64(c.Codes), uint64(c.Vals), uint64(c.N), uint64(out), uint64(S)); err != nil {
+			return nil, fmt.Errorf("chunk %d: %w", i, err)
+		}
+	}
+	if err := d.stream.Synchronize(); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", a.Name(), err)
+	}
+	host := make([]uint64, words)
+	if err := driver.MemcpyDtoH(unsafe.Pointer(&host[0]), out, uint64(words)*8); err != nil {
+		return nil, fmt.Errorf("download group states: %w", err)
+	}
+	return host, nil
+}
