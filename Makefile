@@ -49,7 +49,7 @@ test: venv apt-deps build lint
 	$(TEST_ENV) $(GO) test -count=1 -timeout 40m ./...
 	$(MAKE) fuzz
 
-# Every fuzz target of .ci/fuzz-targets for FUZZTIME each (15s: about 3 minutes in all).
+# Every fuzz target of .ci/fuzz-targets for its count of inputs (about 3 minutes in all).
 fuzz:
 	$(TEST_ENV) GO=$(GO) ./.ci/fuzz.sh
 

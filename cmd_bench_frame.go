@@ -81,7 +81,9 @@ var groupbyQuestions = []struct {
 func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("bench frame", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	task := fs.String("task", "groupby", "groupby")
+	task := fs.String("task", "groupby", "groupby or shuffle")
+	workers := fs.Int("workers", 4, "shuffle: CPU workers of the local cluster")
+	memLimit := fs.String("memory-limit", "", "shuffle: each worker's memory limit (default: the machine's memory divided)")
 	rows := fs.Int("rows", 1_000_000, "rows")
 	k := fs.Int("k", 100, "groups of the id1/id4 kind (db-benchmark's K)")
 	parts := fs.Int("partitions", 8, "partitions")
@@ -90,11 +92,14 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: bench frame: %v", errUsage, err)
 	}
-	if *task != "groupby" {
-		return fmt.Errorf("%w: bench frame: --task %q (have groupby)", errUsage, *task)
+	if *task != "groupby" && *task != "shuffle" {
+		return fmt.Errorf("%w: bench frame: --task %q (have groupby, shuffle)", errUsage, *task)
 	}
-	if *rows <= 0 || *k <= 0 || *parts <= 0 {
-		return fmt.Errorf("%w: bench frame: --rows, --k and --partitions must be positive", errUsage)
+	if *rows <= 0 || *k <= 0 || *parts <= 0 || *workers <= 0 {
+		return fmt.Errorf("%w: bench frame: --rows, --k, --partitions and --workers must be positive", errUsage)
+	}
+	if *task == "shuffle" {
+		return benchShuffle(ctx, *rows, *workers, *parts, *memLimit, *asJSON, w)
 	}
 	opt, device, err := benchBackend("frame", *backend, 1)
 	if err != nil {

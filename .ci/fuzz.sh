@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of .ci/fuzz-targets for FUZZTIME (default 50000x: fifty thousand
-# inputs) each, beyond their
+# Runs every fuzz target of .ci/fuzz-targets for its count of inputs (the line's third field,
+# else 50000x: fifty thousand inputs; FUZZTIME, when set, for every target), beyond their
 # seeds (which `go test` runs anyway). A failure leaves the input that failed under the
 # package's testdata/fuzz/<Target>/, where `go test` runs it from then on: commit it with the
 # fix. FUZZPARALLEL sets the fuzzing processes (default 2: CI's cores). New inputs that widen
@@ -14,18 +14,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-FUZZTIME=${FUZZTIME:-50000x}
+DEFAULT=50000x
 FUZZPARALLEL=${FUZZPARALLEL:-2}
 FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-1s}
 fail=0
 while read -r pkg target count; do
 	case "$pkg" in ''|'#'*) continue ;; esac
-	# A third column bounds a target whose inputs are slow (a whole compiler run each).
-	count=${count:-$FUZZTIME}
-	echo "fuzz $pkg $target for $count"
-	if ! $GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$count" -fuzzminimizetime "$FUZZMINIMIZETIME" -parallel "$FUZZPARALLEL" "$pkg"; then
+	n=${FUZZTIME:-${count:-$DEFAULT}}
+	echo "fuzz $pkg $target for $n"
+	start=$SECONDS
+	if ! $GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$n" -fuzzminimizetime "$FUZZMINIMIZETIME" -parallel "$FUZZPARALLEL" "$pkg"; then
 		echo "FAIL: fuzz $pkg $target"
 		fail=1
 	fi
+	echo "fuzz $pkg $target: $((SECONDS - start)) s"
 done < .ci/fuzz-targets
 exit $fail

@@ -37,9 +37,10 @@ const (
 	authBadToken = 1
 	authNeedTLS  = 2
 
-	roleWorker = 'w'
-	roleClient = 'c'
-	roleData   = 'd' // a peer fetching from a worker's data port
+	roleWorker  = 'w'
+	roleClient  = 'c'
+	roleData    = 'd' // a peer fetching from a worker's data port
+	roleShuffle = 's' // a peer pushing shuffle shards to a worker's data port
 )
 
 // errImpostor is returned to a dialer whose listener could not prove that it knows the token.
@@ -77,7 +78,7 @@ func readOpener(r io.Reader) (role byte, nonce []byte, err error) {
 	}
 	role = buf[len(authMagic)]
 	switch role {
-	case roleWorker, roleClient, roleData:
+	case roleWorker, roleClient, roleData, roleShuffle:
 	default:
 		return 0, nil, fmt.Errorf("unknown role %q", role)
 	}

@@ -83,8 +83,16 @@ func (w *worker) serveData(ln net.Listener) {
 }
 
 func (w *worker) serveDataConn(c net.Conn) error {
-	if _, err := authListen(c, w.cfg.Token); err != nil {
+	role, err := authListen(c, w.cfg.Token)
+	if err != nil {
 		return fmt.Errorf("refused: %w", err)
+	}
+	switch role {
+	case roleShuffle:
+		return serveShards(c, w)
+	case roleData:
+	default:
+		return fmt.Errorf("refused: role %q on the data port", role)
 	}
 	r := bufio.NewReaderSize(c, 64<<10)
 	var n [4]byte

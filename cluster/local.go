@@ -530,6 +530,11 @@ func (n *nanny) run() {
 		n.proc, n.pid = cmd.Process, cmd.Process.Pid
 		n.mu.Unlock()
 		err := cmd.Wait()
+		// A worker killed (SIGKILL, the OOM killer) leaves its spilled results and shuffle
+		// shards behind: nobody else will read them.
+		if rerr := os.RemoveAll(workerSpillDir(n.opts.LocalDirectory, n.spec.name, cmd.Process.Pid)); rerr != nil {
+			fmt.Fprintf(os.Stderr, "gpunotes: worker %s: remove its spill directory: %v\n", n.spec.name, rerr)
+		}
 		n.mu.Lock()
 		n.proc = nil
 		stopping := n.stopping

@@ -42,6 +42,11 @@ type WorkerInfo struct {
 	Restarts          int
 	LastDeath         string
 	LastSeen          time.Time
+	// DataAddress is where peers fetch its results and push shuffle shards ("host:port").
+	DataAddress string
+	// ShuffleSent and ShuffleReceived are the bytes of shuffle shards it pushed to peers and
+	// stored from them (shuffle progress).
+	ShuffleSent, ShuffleReceived int64
 }
 
 // WorkerInfo lists the workers, sorted by name.
@@ -62,6 +67,7 @@ func (s *scheduler) workerInfo() []WorkerInfo {
 			Processing: len(w.processing), InMemory: len(w.memory),
 			TasksDone: w.stats.TasksDone, TasksErred: w.stats.TasksErred,
 			Restarts: d.restarts, LastDeath: d.reason, LastSeen: w.lastSeen,
+			DataAddress: w.dataAddr, ShuffleSent: w.stats.ShuffleSent, ShuffleReceived: w.stats.ShuffleReceived,
 		})
 		if w.info.GPU == "" {
 			out[len(out)-1].GPUUtil = -1

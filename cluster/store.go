@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -380,6 +381,21 @@ func (st *store) lru(tier string) []string {
 	}
 	sort.Slice(keys, func(i, j int) bool { return st.items[keys[i]].touched < st.items[keys[j]].touched })
 	return keys
+}
+
+// dropPrefix forgets every item whose key starts with prefix (a shuffle run's shards) and
+// returns how many it dropped.
+func (st *store) dropPrefix(prefix string) int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	n := 0
+	for k := range st.items {
+		if strings.HasPrefix(k, prefix) {
+			st.dropLocked(k)
+			n++
+		}
+	}
+	return n
 }
 
 // close frees every device result (the worker is leaving).

@@ -129,6 +129,9 @@ type workerStats struct {
 	TasksErred   int64
 	Goroutines   int
 	UptimeMillis int64
+	// ShuffleSent and ShuffleReceived count the bytes of shuffle shards pushed to peers and
+	// stored from them since the worker started.
+	ShuffleSent, ShuffleReceived int64
 }
 
 // blob is one encoded value: gob when its type is registered, JSON otherwise.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -108,6 +109,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, ev Evaluator) error {
 	}
 	if cfg.GPU != "" && gpuWarm != nil {
 		go gpuWarm()
+	}
+	if cfg.MemoryLimit > 0 && cfg.MemoryLimit < math.MaxInt64 && os.Getenv("GOMEMLIMIT") == "" {
+		setGoMemoryLimit(cfg.MemoryLimit)
 	}
 	var sec *workerTLS
 	if cfg.TLS.Enabled() {
@@ -216,13 +220,9 @@ func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evalua
 	}
 	_ = c.SetDeadline(time.Time{})
 	cfg.Logf("worker %s: joined scheduler %s (data at %s)", cfg.Name, addr, dln.Addr())
-	dir := cfg.LocalDirectory
-	if dir == "" {
-		dir = os.TempDir()
-	}
 	w := &worker{
 		cfg: cfg, sec: sec, ev: ev, l: l, running: map[string]context.CancelFunc{},
-		spillDir: filepath.Join(dir, fmt.Sprintf("gpunotes-worker-%s-%d", sanitize(cfg.Name), os.Getpid())),
+		spillDir: workerSpillDir(cfg.LocalDirectory, cfg.Name, os.Getpid()),
 		start:    time.Now(),
 	}
 	w.logs = newLogRing(cfg.Name)
@@ -252,6 +252,16 @@ func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evalua
 	w.ctlClose()
 	w.runPluginTeardowns()
 	return closed, true, err
+}
+
+// workerSpillDir is where the worker of that name and process ID spills results and shuffle
+// shards, under dir (default: the temp dir). Its nanny removes it when the process ends, however
+// it ended.
+func workerSpillDir(dir, name string, pid int) string {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, fmt.Sprintf("gpunotes-worker-%s-%d", sanitize(name), pid))
 }
 
 func sanitize(s string) string {
@@ -287,6 +297,7 @@ type worker struct {
 	// pluginMu guards teardowns: the plugins set up here, run again as the worker leaves.
 	pluginMu  sync.Mutex
 	teardowns []pluginSpec
+	shuf      shuffleState
 }
 
 func (w *worker) loop(ctx context.Context) (closed bool, result error) {
@@ -580,6 +591,9 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 		}
 		v, err := decodeValue(t.Spec.Args[0].Val)
 		return v, "", err
+	case kindShuffleTransfer, kindShuffleUnpack, kindShuffleDrop:
+		v, err := w.shuffleTask(ctx, t, resolve)
+		return v, "", err
 	case "chunk":
 		chunkMu.RLock()
 		run := chunkRun
@@ -644,6 +658,7 @@ func (w *worker) reportStats(ctx context.Context) {
 			RSS: rss(), Stored: ss.Host, Spilled: ss.Disk, Device: ss.Device, Moved: w.store.takeMoves(), Processing: len(w.running) + len(w.queue),
 			InMemory: ss.Count, TasksDone: w.done, TasksErred: w.erred,
 			Goroutines: runtime.NumGoroutine(), UptimeMillis: time.Since(w.start).Milliseconds(), GPUUtil: -1,
+			ShuffleSent: w.shuf.sent.Load(), ShuffleReceived: w.shuf.recv.Load(),
 		}
 		w.mu.Unlock()
 		if w.cfg.GPU != "" {
@@ -660,6 +675,13 @@ func (w *worker) reportStats(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// setGoMemoryLimit has the collector work harder as the process nears limit, instead of
+// letting garbage (decoded inputs, shuffle pieces already sent) double the heap past it. The
+// runtime's limit covers only its own memory, not the binary's resident code and data.
+func setGoMemoryLimit(limit uint64) {
+	debug.SetMemoryLimit(int64(limit))
 }
 
 // rss returns this process's resident memory in bytes.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	acsv "github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/gpunotes/gpunotes/internal/atomicfile"
 )
 
 var defaultNulls = []string{"", "NA", "NaN", "null", "NULL", "N/A", "nan"}
@@ -35,6 +36,7 @@ func ReadCSV(path string, opts ...Option) *Frame {
 	if err != nil {
 		return errFrame(fmt.Errorf("ReadCSV %s: %w", path, err))
 	}
+	header = csvNames(header)
 	var fields []Field
 	if len(o.schema) > 0 {
 		fields = o.schema
@@ -192,7 +194,7 @@ func readCSV(path string, schema *arrow.Schema, fields []Field, o options) (*hos
 		return nil, fmt.Errorf("read_csv %s: %w", path, err)
 	}
 	if len(parts) == 0 {
-		return emptyHost(fields), nil
+		return emptyHost(fields)
 	}
 	ht, err := concatHost(parts)
 	if err != nil {
@@ -207,12 +209,47 @@ func mustType(t arrow.DataType) DType {
 	return dt
 }
 
-func emptyHost(fields []Field) *hostTable {
+func emptyHost(fields []Field) (*hostTable, error) {
 	f := emptyFrame(&Frame{fields: fields})
-	rc, _ := newRun(nil)
-	t, _ := f.read(rc, nil)
-	ht, _ := hostOf(t)
-	return ht
+	if f.err != nil {
+		return nil, f.err
+	}
+	rc, err := newRun(nil)
+	if err != nil {
+		return nil, err
+	}
+	t, err := f.read(rc, nil)
+	if err != nil {
+		return nil, err
+	}
+	return hostOf(t)
+}
+
+// csvNames makes a header's names unique as pandas does: an empty name becomes "Unnamed: J"
+// (J its column), a repeated one "name.K" (FuzzReadCSV: the header "," made a frame of two
+// columns named "" whose computation dereferenced nil).
+func csvNames(header []string) []string {
+	out := make([]string, len(header))
+	inHeader := map[string]bool{}
+	for _, name := range header {
+		inHeader[name] = true
+	}
+	used := map[string]bool{}
+	for j, name := range header {
+		if name == "" {
+			name = "Unnamed: " + strconv.Itoa(j)
+		}
+		if used[name] {
+			// A new name is none of the header's (pandas 3: "a,a,a.1" reads as a, a.2, a.1).
+			base := name
+			for k := 1; used[name] || inHeader[name]; k++ {
+				name = base + "." + strconv.Itoa(k)
+			}
+		}
+		used[name] = true
+		out[j] = name
+	}
+	return out
 }
 
 // locateCSVError finds the first field that does not parse as its column's type and says
@@ -269,7 +306,8 @@ func parsesAs(s string, dt DType) bool {
 }
 
 // ToCSV computes the frame and writes it as one CSV file with a header (nulls empty), under a
-// temporary name renamed when complete.
+// temporary name renamed when complete (internal/atomicfile): a failed or killed write leaves
+// the file at path as it was, and the next write removes what a killed one left.
 func (f *Frame) ToCSV(path string, opts ...ComputeOption) error {
 	_, ht, err := f.host(opts)
 	if err != nil {
@@ -286,24 +324,22 @@ func (f *Frame) ToCSV(path string, opts ...ComputeOption) error {
 			ht.cols[i] = &d
 		}
 	}
-	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-	if err := writeCSV(tmp, ht); err != nil {
-		os.Remove(tmp)
+	fh, err := atomicfile.Create(path)
+	if err != nil {
 		return fmt.Errorf("ToCSV %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	defer fh.Abort()
+	if err := writeCSV(fh.File, ht); err != nil {
+		return fmt.Errorf("ToCSV %s: %w", path, err)
+	}
+	if err := fh.Commit(); err != nil {
+		return fmt.Errorf("ToCSV %s: %w", path, err)
+	}
+	return nil
 }
 
-func writeCSV(name string, ht *hostTable) (err error) {
-	out, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-	}()
+// writeCSV writes ht as CSV to out, left open for its caller to commit.
+func writeCSV(out io.Writer, ht *hostTable) error {
 	rec, err := recordOf(ht, 0, len(ht.rows))
 	if err != nil {
 		return err

@@ -209,8 +209,10 @@ func (f *Frame) Persist(opts ...gpuarray.ComputeOption) *Frame {
 			return errFrame(fmt.Errorf("Persist: column %q: %w", col.name, err))
 		}
 	}
-	c.done = t
-	return c
+	// Compute returns a computed frame itself: copy it, so the caller's frame keeps its columns.
+	out := *c
+	out.done = t
+	return &out
 }
 
 // Where says where a computed frame's columns are held ("host", a GPU, workers).

@@ -52,9 +52,8 @@ const compareBack = `
 import sys, pandas as pd
 a = pd.read_parquet("types.parquet")
 b = pd.read_parquet(sys.argv[1])
-# pandas' nullable Int64 comes back as float64 with NaN: our files carry Arrow's schema, not
-# pandas' own metadata, so pyarrow maps an int64 column with nulls as it maps any.
-pd.testing.assert_series_equal(b.pop("ni"), a.pop("ni").astype("float64"), check_exact=True)
+# Our files carry pandas' metadata: the nullable Int64 column comes back as Int64.
+assert str(b["ni"].dtype) == "Int64", b.dtypes
 pd.testing.assert_frame_equal(a, b, check_exact=True)
 c = pd.read_csv(sys.argv[2])
 assert list(c.columns) == ["i64", "i32", "f64", "b", "s", "cat", "t", "ni"], c.columns
@@ -248,5 +247,53 @@ print("ok")`, path, out)
 	_, err = dataframe.ReadCSV(bad, dataframe.Schema(dataframe.Field{"a", "int64"}, dataframe.Field{"b", "int64"})).Compute()
 	if err == nil || !strings.Contains(err.Error(), "line 3, column 3") || !strings.Contains(err.Error(), `"b"`) {
 		t.Fatalf("error %v does not name line 3, column 3 (b)", err)
+	}
+}
+
+// TestParquetPandasDtypes writes a frame with nulls in every nullable type, as one file and
+// as a partitioned directory, and checks the dtypes and values pandas reads back.
+func TestParquetPandasDtypes(t *testing.T) {
+	dir := t.TempDir()
+	f := dataframe.FromSlices(
+		[]string{"ni", "ni32", "nu8", "nb", "i", "b", "f", "s", "c"},
+		[]any{
+			dataframe.Nullable([]int64{1, -2, 3, 4, 5, 6}, []bool{true, true, false, true, true, true}),
+			dataframe.Nullable([]int32{7, 8, 9, 10, 11, 12}, []bool{true, true, true, true, true, false}),
+			dataframe.Nullable([]uint8{1, 2, 3, 4, 5, 6}, []bool{false, true, true, true, true, true}),
+			dataframe.Nullable([]bool{true, false, true, false, true, true}, []bool{true, true, true, false, true, true}),
+			[]int64{10, 20, 30, 40, 50, 60},
+			[]bool{true, false, false, true, true, false},
+			dataframe.Nullable([]float64{0.5, 1, 2, 3, 4, 5}, []bool{true, false, true, true, true, true}),
+			dataframe.Nullable([]string{"a", "b", "c", "d", "e", "f"}, []bool{true, true, true, true, false, true}),
+			[]string{"x", "y", "x", "z", "y", "x"},
+		}, dataframe.NPartitions(2)).AsType("c", dataframe.Category)
+	file := filepath.Join(dir, "one.parquet")
+	if err := f.ToParquet(file); err != nil {
+		t.Fatal(err)
+	}
+	ds := filepath.Join(dir, "ds")
+	if err := f.ToParquet(ds); err != nil {
+		t.Fatal(err)
+	}
+	out := runPython(t, dir, `
+import sys, pandas as pd
+want = {"ni": "Int64", "ni32": "Int32", "nu8": "UInt8", "nb": "boolean", "i": "int64", "b": "bool",
+        "f": "float64", "s": "str", "c": "category"}
+for path in sys.argv[1:]:
+    d = pd.read_parquet(path)
+    got = {k: str(v) for k, v in d.dtypes.items()}
+    assert got == want, (path, got)
+    assert d["ni"].isna().tolist() == [False, False, True, False, False, False], d["ni"]
+    assert d["ni"].dropna().tolist() == [1, -2, 4, 5, 6], d["ni"]
+    assert d["ni32"].isna().tolist()[-1] and d["nu8"].isna().tolist()[0]
+    assert d["nb"].isna().tolist() == [False, False, False, True, False, False], d["nb"]
+    assert d["nb"].dropna().tolist() == [True, False, True, True, True], d["nb"]
+    assert d["s"].isna().tolist()[4] and d["f"].isna().tolist()[1]
+    assert d["c"].tolist() == ["x", "y", "x", "z", "y", "x"], d["c"]
+    assert sorted(d["c"].cat.categories) == ["x", "y", "z"], d["c"].cat.categories
+    assert list(d.index) == list(range(6)), d.index
+print("ok")`, file, ds)
+	if strings.TrimSpace(out) != "ok" {
+		t.Fatalf("pandas: %s", out)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/internal/atomicfile"
 )
 
 // pqPart is one partition of a Parquet read: a row group of a file, with the hive keys of
@@ -103,7 +105,13 @@ func hiveKeys(root, file string) (map[string]string, []string) {
 // Columns projects; Filters skips row groups by their statistics (and hive partitions by
 // their keys) and filters the rows read. The files' metadata is read now; the data when the
 // frame is computed, only the columns the result needs.
-func ReadParquet(path string, opts ...Option) *Frame {
+func ReadParquet(path string, opts ...Option) (out *Frame) {
+	defer func() {
+		// arrow-go can panic on corrupt metadata (statistics, row groups): an error frame.
+		if r := recover(); r != nil {
+			out = errFrame(fmt.Errorf("ReadParquet %s: corrupt metadata: %v", path, r))
+		}
+	}()
 	o := applyOpts(opts)
 	files, err := listParquet(path)
 	if err != nil {
@@ -119,13 +127,8 @@ func ReadParquet(path string, opts ...Option) *Frame {
 	var total int64
 	hiveText := map[string]bool{}
 	for fi, name := range files {
-		r, err := file.OpenParquetFile(name, false)
+		r, fr, err := openParquet(name)
 		if err != nil {
-			return errFrame(fmt.Errorf("ReadParquet %s: %w", name, err))
-		}
-		fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			r.Close()
 			return errFrame(fmt.Errorf("ReadParquet %s: %w", name, err))
 		}
 		sc, err := fr.Schema()
@@ -163,6 +166,10 @@ func ReadParquet(path string, opts ...Option) *Frame {
 		md := r.MetaData()
 		for rg := 0; rg < md.NumRowGroups(); rg++ {
 			rgm := md.RowGroup(rg)
+			if err := checkRowGroupRows(rgm); err != nil {
+				r.Close()
+				return errFrame(fmt.Errorf("ReadParquet %s row group %d: %w", name, rg, err))
+			}
 			keep, err := statsMayPass(md, rgm, hive, o.filters)
 			if err != nil {
 				r.Close()
@@ -212,6 +219,56 @@ func ReadParquet(path string, opts ...Option) *Frame {
 		}
 	}
 	return f
+}
+
+// checkRowGroupRows refuses a row group whose row count its column chunks cannot hold (each
+// row has at least one value, or null, in every leaf column): the count sizes the row index,
+// allocated before the pages that would contradict it are read.
+func checkRowGroupRows(rgm *metadata.RowGroupMetaData) error {
+	rows := rgm.NumRows()
+	if rows < 0 {
+		return fmt.Errorf("corrupt metadata: %d rows", rows)
+	}
+	for c := 0; c < rgm.NumColumns(); c++ {
+		cc, err := rgm.ColumnChunk(c)
+		if err != nil {
+			return err
+		}
+		if cc.NumValues() < rows {
+			return fmt.Errorf("corrupt metadata: %d rows, but column %d holds %d values", rows, c, cc.NumValues())
+		}
+	}
+	return nil
+}
+
+// openParquet opens a Parquet file and its Arrow reader: the footer parsed, its stored Arrow
+// schema checked (checkStoredSchema) before arrow-go decodes it, and a panic of arrow-go on
+// corrupt metadata an error.
+func openParquet(name string) (r *file.Reader, fr *pqarrow.FileReader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if r != nil {
+				r.Close()
+			}
+			r, fr, err = nil, nil, fmt.Errorf("corrupt metadata: %v", p)
+		}
+	}()
+	r, err = file.OpenParquetFile(name, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s := r.MetaData().KeyValueMetadata().FindValue("ARROW:schema"); s != nil {
+		if err := checkStoredSchema(*s); err != nil {
+			r.Close()
+			return nil, nil, err
+		}
+	}
+	fr, err = pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return r, fr, nil
 }
 
 // emptyFrame is f with no rows (every row group skipped).
@@ -275,15 +332,11 @@ func readPart(ctx context.Context, p pqPart, cols []string, hive, hiveText map[s
 		}
 	}()
 	wrap := func(err error) error { return fmt.Errorf("read %s row group %d: %w", p.file, p.rowGroup, err) }
-	r, err := file.OpenParquetFile(p.file, false)
+	r, fr, err := openParquet(p.file)
 	if err != nil {
 		return nil, wrap(err)
 	}
 	defer r.Close()
-	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, wrap(err)
-	}
 	sc := r.MetaData().Schema
 	var idx []int
 	var fileCols []string
@@ -471,52 +524,66 @@ func compareLit(op, v string, lit any) bool {
 
 // ToParquet computes the frame and writes it as Parquet, one row group per partition: to
 // one file when path ends in .parquet, else to a directory of part.N.parquet files (one per
-// partition). It writes under a temporary name and renames when complete, so a failed write
-// never leaves a dataset that looks whole.
+// partition). It writes under a temporary name and renames when complete (internal/atomicfile),
+// so a failed or killed write never leaves a dataset that looks whole, nor replaces the one at
+// path; temporary outputs of killed writes are removed by the next write.
 func (f *Frame) ToParquet(path string, opts ...ComputeOption) error {
 	_, ht, err := f.host(opts)
 	if err != nil {
 		return fmt.Errorf("ToParquet %s: %w", path, err)
 	}
 	if strings.HasSuffix(path, ".parquet") {
-		tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-		if err := writeParquetFile(tmp, ht, ht.lens); err != nil {
-			os.Remove(tmp)
+		fh, err := atomicfile.Create(path)
+		if err != nil {
 			return fmt.Errorf("ToParquet %s: %w", path, err)
 		}
-		return os.Rename(tmp, path)
+		defer fh.Abort()
+		if err := writeParquet(fh.File, ht, ht.lens); err != nil {
+			return fmt.Errorf("ToParquet %s: %w", path, err)
+		}
+		if err := fh.Commit(); err != nil {
+			return fmt.Errorf("ToParquet %s: %w", path, err)
+		}
+		return nil
 	}
-	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.tmp-%d", filepath.Base(path), os.Getpid()))
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	tmp, err := atomicfile.MkdirTemp(path)
+	if err != nil {
 		return fmt.Errorf("ToParquet %s: %w", path, err)
 	}
+	defer tmp.Abort()
 	at := 0
 	for i, l := range ht.lens {
 		part := ht.slice(at, at+l)
 		at += l
-		if err := writeParquetFile(filepath.Join(tmp, fmt.Sprintf("part.%d.parquet", i)), part, []int{l}); err != nil {
-			os.RemoveAll(tmp)
+		if err := writeParquetFile(filepath.Join(tmp.Name, fmt.Sprintf("part.%d.parquet", i)), part, []int{l}); err != nil {
 			return fmt.Errorf("ToParquet %s: partition %d: %w", path, i, err)
 		}
 	}
-	if err := os.RemoveAll(path); err != nil {
-		os.RemoveAll(tmp)
+	if err := tmp.Commit(); err != nil {
 		return fmt.Errorf("ToParquet %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
-func writeParquetFile(name string, ht *hostTable, lens []int) (err error) {
+// writeParquetFile writes one file of a dataset directory (a temporary one, renamed whole).
+func writeParquetFile(name string, ht *hostTable, lens []int) error {
 	out, err := os.Create(name)
 	if err != nil {
 		return err
 	}
+	err = writeParquet(out, ht, lens)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeParquet writes ht as Parquet to out, one row group per entry of lens. It leaves out
+// open: the caller syncs and renames it (atomicfile) or closes it.
+func writeParquet(out io.Writer, ht *hostTable, lens []int) error {
+	// Only a Writer: pqarrow closes a sink that is an io.Closer.
+	out = struct{ io.Writer }{out}
 	var w *pqarrow.FileWriter
-	defer func() {
-		if w == nil { // the writer closes out
-			out.Close()
-		}
-	}()
 	at := 0
 	if len(lens) == 0 {
 		lens = []int{0}
@@ -529,7 +596,10 @@ func writeParquetFile(name string, ht *hostTable, lens []int) (err error) {
 		at += l
 		if w == nil {
 			props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(int64(max(l, 1)+1<<30)))
-			w, err = pqarrow.NewFileWriter(rec.Schema(), out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			sc, err := withPandasMeta(rec.Schema(), ht)
+			if err == nil {
+				w, err = pqarrow.NewFileWriter(sc, out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			}
 			if err != nil {
 				rec.Release()
 				return err

@@ -384,6 +384,14 @@ func (f *Frame) Shuffle(on []string, n int, opts ...ComputeOption) (*Frame, erro
 	if n < 1 {
 		n = f.nparts
 	}
+	if c, full, err := f.clusterShuffle(on, n, opts); err != nil {
+		return nil, fmt.Errorf("Shuffle: %w", err)
+	} else if c != nil {
+		if full {
+			c.layout = &layout{hashedOn: slices.Clone(on)}
+		}
+		return c, nil
+	}
 	full := false
 	g := f.hostStep(fmt.Sprintf("shuffle on %s", quoteList(on)), f.fields, func(rc *runCtx, ht *hostTable) (*hostTable, error) {
 		k, err := partitionKeys(ht, on)

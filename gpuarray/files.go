@@ -17,6 +17,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/io/source"
 	"github.com/gpunotes/gpunotes/gpuarray/io/zarr"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
+	"github.com/gpunotes/gpunotes/internal/atomicfile"
 )
 
 // Arrays read from files are lazy: each chunk's task reads only that chunk's bytes, when it
@@ -427,37 +428,18 @@ func SaveNPY(path string, x *Array, opts ...ComputeOption) error {
 }
 
 // writeAtomic writes a file through write into a temporary file next to path, then renames
-// it to path; on any error the temporary file is removed and path is left as it was.
+// it to path (internal/atomicfile); on any error the temporary file is removed and path is
+// left as it was. Temporary files that killed writers left are removed first.
 func writeAtomic(path string, write func(*os.File) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	fh, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	fh, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			fh.Close()
-			os.Remove(fh.Name())
-		}
-	}()
-	if err = write(fh); err != nil {
+	defer fh.Abort()
+	if err = write(fh.File); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	if err = fh.Chmod(0o644); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	// On the disk before the rename, so that a crash of the machine cannot leave an empty
-	// file in place of the one path had.
-	if err = fh.Sync(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err = fh.Close(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err = os.Rename(fh.Name(), path); err != nil {
+	if err = fh.Commit(); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	return nil
@@ -551,18 +533,14 @@ func (a *Array) ToZarr(path string, opts ...ZarrOption) error {
 	if err := x.Err(); err != nil {
 		return fmt.Errorf("ToZarr %s: %w", path, err)
 	}
-	parent, base := filepath.Split(filepath.Clean(path))
-	if parent == "" {
-		parent = "."
-	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-*")
+	base := filepath.Base(filepath.Clean(path))
+	tmpd, err := atomicfile.MkdirTemp(path)
 	if err != nil {
 		return fmt.Errorf("ToZarr %s: %w", path, err)
 	}
-	fail := func(err error) error {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("ToZarr %s: %w", path, err)
-	}
+	defer tmpd.Abort()
+	tmp := tmpd.Name
+	fail := func(err error) error { return fmt.Errorf("ToZarr %s: %w", path, err) }
 	err = streamChunks(x, "save "+base+" (chunks)", cfg.compute, func(off, shp []int, vals dtype.Slice) error {
 		idx := make([]int, len(off))
 		for d := range off {
@@ -576,31 +554,10 @@ func (a *Array) ToZarr(path string, opts ...ZarrOption) error {
 	if err := za.WriteMeta(tmp); err != nil {
 		return fail(err)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fail(err)
-	}
-	if _, err := os.Stat(path); err == nil {
-		// Swapped in one step where the system can: renaming the old store away and the
-		// new one in left a moment with no store at path, and a process killed there left
-		// the good store under a temporary name.
-		if ok, err := exchange(tmp, path); err != nil {
-			return fail(err)
-		} else if ok {
-			os.RemoveAll(tmp) // the old store, now
-			return nil
-		}
-		old := tmp + ".old"
-		if err := os.Rename(path, old); err != nil {
-			return fail(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			os.Rename(old, path)
-			return fail(err)
-		}
-		os.RemoveAll(old)
-		return nil
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	// Swapped in one step where the system can (atomicfile.Dir.Commit): renaming the old store
+	// away and the new one in left a moment with no store at path, and a process killed there
+	// left the good store under a temporary name.
+	if err := tmpd.Commit(); err != nil {
 		return fail(err)
 	}
 	return nil

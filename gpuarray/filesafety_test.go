@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/io/elem"
 	"github.com/gpunotes/gpunotes/gpuarray/io/npy"
+	"github.com/gpunotes/gpunotes/internal/atomicfile"
 )
 
 // killChildEnv makes the test binary a child that writes a large array (TestKilledWriterChild)
@@ -94,24 +95,40 @@ func TestWritersKilledMidWrite(t *testing.T) {
 				if err := cmd.Wait(); err == nil {
 					t.Skip("the child finished before it was killed")
 				}
+				if len(tempNames(dir)) == 0 {
+					t.Fatal("the killed child left no temporary output: nothing to clean up was tested")
+				}
 				if !existing {
 					if _, err := os.Stat(path); !os.IsNotExist(err) {
 						t.Fatalf("after the kill, %s exists (%v): a partial output under the final name", path, err)
 					}
-					return
-				}
-				if after := snapshot(t, path); !bytes.Equal(after, before) {
-					t.Fatalf("after the kill, %s changed (%d bytes, was %d)", path, len(after), len(before))
-				}
-				var a *Array
-				if kind == "npy" {
-					a = LoadNpy(path)
 				} else {
-					a = OpenZarr(path)
+					if after := snapshot(t, path); !bytes.Equal(after, before) {
+						t.Fatalf("after the kill, %s changed (%d bytes, was %d)", path, len(after), len(before))
+					}
+					var a *Array
+					if kind == "npy" {
+						a = LoadNpy(path)
+					} else {
+						a = OpenZarr(path)
+					}
+					vals, err := a.ToSlice()
+					if err != nil || len(vals) != 1000 || vals[999] != 999 {
+						t.Fatalf("the good file no longer reads back: %d values, %v", len(vals), err)
+					}
 				}
-				vals, err := a.ToSlice()
-				if err != nil || len(vals) != 1000 || vals[999] != 999 {
-					t.Fatalf("the good file no longer reads back: %d values, %v", len(vals), err)
+				// The next write removes what the killed one left.
+				var err error
+				if kind == "npy" {
+					err = SaveNpy(path, good)
+				} else {
+					err = good.ToZarr(path, ZarrOverwrite())
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if left := tempNames(dir); len(left) > 0 {
+					t.Fatalf("after the next write, the killed write's temporary output remains: %v", left)
 				}
 			})
 		}
@@ -128,6 +145,18 @@ func tempBytes(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// tempNames are the temporary outputs (".x.*.tmp-*") in dir.
+func tempNames(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // snapshot is the content of a file, or of every file of a directory (names and bytes).
@@ -164,10 +193,10 @@ func TestToZarrOverwriteNeverLeavesPathEmpty(t *testing.T) {
 	if err := os.Mkdir(probe, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := exchange(probe, path); !ok {
+	if ok, _ := atomicfile.Exchange(probe, path); !ok {
 		t.Skip("this file system cannot swap two names in one step (renameat2 RENAME_EXCHANGE); ToZarr renames twice there")
 	}
-	if ok, _ := exchange(probe, path); !ok { // back
+	if ok, _ := atomicfile.Exchange(probe, path); !ok { // back
 		t.Fatal("swapped the names once, not back")
 	}
 	var missing, looks atomic.Int64

@@ -18,6 +18,8 @@ type Target struct {
 	Threads int
 	// Context is the context Compute stops on (WithContext, else the running cell's).
 	Context context.Context
+	// Scheduler is the scheduler of On (a cluster client); nil for the other backends.
+	Scheduler Scheduler
 }
 
 // TargetOf returns where Compute with opts (after the session defaults) would run, or the
@@ -27,14 +29,14 @@ func TargetOf(opts ...ComputeOption) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	t := Target{Backend: "scheduler", Context: cfg.ctx}
+	t := Target{Backend: "scheduler", Context: cfg.ctx, Scheduler: cfg.sched}
 	switch s := cfg.sched.(type) {
 	case engine.Inline:
-		t.Backend, t.Threads = "cpu", 1
+		t.Backend, t.Threads, t.Scheduler = "cpu", 1, nil
 	case *engine.Threads:
-		t.Backend, t.Threads = "cpu", s.N
+		t.Backend, t.Threads, t.Scheduler = "cpu", s.N, nil
 	case *gpuSched:
-		t.Backend = "gpu"
+		t.Backend, t.Scheduler = "gpu", nil
 	}
 	return t, nil
 }

@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gpunotes/gpunotes/display"
@@ -25,13 +26,19 @@ const interruptNote = "note: closures made inside functions before this interrup
 
 // RunCallback runs fn, Go code of the cells called for a front-end event (a widget's observer
 // or click handler), as a cell runs: its fd 1/2 output and displays go to out, and ctx's
-// cancellation (an interrupt) stops its interpreted loops. A panic becomes a *CellError.
+// cancellation (an interrupt) stops its interpreted loops. A panic becomes a *CellError, and
+// so does runaway recursion (a RecursionError, from the depth watcher, as for cells).
 func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cap, err := startCapture(out.Stream)
 	if err != nil {
 		return &CellError{Name: "InternalError", Value: err.Error(), Traceback: []string{err.Error()}}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if limit := s.maxCallDepth(); limit > 0 {
+		defer depthWatcher.watch(cancel, limit)()
 	}
 	restore := display.Bind(ctx, flushingSink{out, cap})
 	defer cap.stop()
@@ -55,9 +62,19 @@ func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error 
 		}
 		return nil
 	case <-ctx.Done():
-		// yaegi stops interpreted code only from EvalWithContext: a loop evaluated under the
-		// cancelled context makes the interpreter stop every running frame, the callback's too.
-		_, _ = s.i.EvalWithContext(ctx, "for {}")
+		// yaegi stops interpreted code only from EvalWithContext (goorigin.go).
+		s.stopInterpreted()
+		var de *depthError
+		if errors.As(context.Cause(ctx), &de) {
+			// Unwound before the next cell runs: each Eval gives yaegi's top frame the new run
+			// id, and a call made from it would go on recursing.
+			<-done
+			cerr := s.depthTrace(de, segment{})
+			cerr.Value = "in a widget callback: " + cerr.Value
+			cerr.Traceback[0] = "RecursionError: " + cerr.Value
+			cerr.Traceback = append(cerr.Traceback, interruptNote)
+			return cerr
+		}
 		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the widget callback was interrupted", interruptNote}}
 	}
 }

@@ -48,6 +48,7 @@ const depthPoll = 10 * time.Millisecond
 type depthError struct {
 	depth, limit int
 	stack        uint64 // the process's stack memory when it was stopped
+	goroutine    uint64 // the deepest goroutine's id
 }
 
 func (e *depthError) Error() string {
@@ -67,7 +68,9 @@ func (s *Session) maxCallDepth() int {
 }
 
 // depthWatch is the process's one watcher (stack memory is the process's): the evaluations
-// running now, each with the cancel of its context and its limit.
+// and widget callbacks running now, each with the stop of its context and its limit, and the
+// background entry for goroutines that cells started and that outlive them (goorigin.go),
+// watched while such goroutines run.
 type depthWatch struct {
 	mu      sync.Mutex
 	running map[*watched]bool
@@ -75,8 +78,9 @@ type depthWatch struct {
 }
 
 type watched struct {
-	cancel context.CancelCauseFunc
-	limit  int
+	stop       func(*depthError)
+	limit      int
+	background bool // watched only while goroutines of cells run (liveGoroutines > 0)
 }
 
 var depthWatcher = &depthWatch{running: map[*watched]bool{}, wake: make(chan struct{}, 1)}
@@ -88,20 +92,44 @@ var depthDumps atomic.Int64
 
 // watch registers an evaluation until the returned func is called.
 func (d *depthWatch) watch(cancel context.CancelCauseFunc, limit int) func() {
-	startDepthWatch.Do(func() { go d.loop() })
-	w := &watched{cancel: cancel, limit: limit}
-	d.mu.Lock()
-	d.running[w] = true
-	d.mu.Unlock()
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
+	w := &watched{stop: func(de *depthError) { cancel(de) }, limit: limit}
+	d.add(w)
 	return func() {
 		d.mu.Lock()
 		delete(d.running, w)
 		d.mu.Unlock()
 	}
+}
+
+// add registers w and wakes the watcher.
+func (d *depthWatch) add(w *watched) {
+	startDepthWatch.Do(func() { go d.loop() })
+	d.mu.Lock()
+	d.running[w] = true
+	d.mu.Unlock()
+	d.poke()
+}
+
+// poke wakes a watcher that sleeps (nothing watched), without blocking.
+func (d *depthWatch) poke() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// active counts the entries watched now.
+func (d *depthWatch) active() int {
+	goroutines := liveGoroutines.Load() > 0
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for w := range d.running {
+		if !w.background || goroutines {
+			n++
+		}
+	}
+	return n
 }
 
 func (d *depthWatch) loop() {
@@ -112,10 +140,7 @@ func (d *depthWatch) loop() {
 	var lastDump time.Time
 	var dumpTook time.Duration
 	for {
-		d.mu.Lock()
-		n := len(d.running)
-		d.mu.Unlock()
-		if n == 0 {
+		if d.active() == 0 {
 			t.Stop()
 			<-d.wake
 			t.Reset(depthPoll)
@@ -150,14 +175,25 @@ func (d *depthWatch) loop() {
 		}
 		lastStack, lastDump = stack, time.Now()
 		depthDumps.Add(1)
-		depth, calls := deepestInterpretedDepth(allStacks())
+		depth, calls, gid := deepestInterpretedDepth(allStacks())
 		dumpTook = time.Since(lastDump)
+		// A running cell or callback is stopped (stopping it stops every interpreted frame,
+		// a deep goroutine's too); with none running, the background entry stops the
+		// goroutines and reports to the cell that started the deep one.
+		goroutines := liveGoroutines.Load() > 0
 		d.mu.Lock()
+		foreground := false
 		for w := range d.running {
+			foreground = foreground || !w.background
+		}
+		for w := range d.running {
+			if w.background && (foreground || !goroutines) || !w.background && !foreground {
+				continue
+			}
 			// Past 512 MiB of stacks, a deep goroutine stops at any depth: its calls are
 			// large, and the runtime's 1 GB would come before the limit.
 			if depth >= w.limit || stack >= 512<<20 && calls >= 10_000 {
-				w.cancel(&depthError{depth: depth, limit: w.limit, stack: stack})
+				w.stop(&depthError{depth: depth, limit: w.limit, stack: stack, goroutine: gid})
 			}
 		}
 		d.mu.Unlock()
@@ -185,9 +221,9 @@ const runCfgFrame = "github.com/traefik/yaegi/interp.runCfg("
 // deepestInterpretedDepth estimates, from a dump of all goroutines, the largest number of
 // interpreted calls any goroutine has on its stack: its runCfg frames, where frames the
 // runtime left out count in the proportion of those it printed.
-// It also returns the runCfg frames counted in that goroutine's printed frames.
-func deepestInterpretedDepth(dump []byte) (depth, printed int) {
-	best, bestCalls := 0, 0
+// It also returns the runCfg frames counted in that goroutine's printed frames, and its id.
+func deepestInterpretedDepth(dump []byte) (depth, printed int, goroutine uint64) {
+	best, bestCalls, bestID := 0, 0, uint64(0)
 	for _, g := range bytes.Split(dump, []byte("\n\n")) {
 		if !bytes.Contains(g, []byte(runCfgFrame)) {
 			continue
@@ -210,9 +246,10 @@ func deepestInterpretedDepth(dump []byte) (depth, printed int) {
 		}
 		if depth > best {
 			best, bestCalls = depth, calls
+			bestID, _ = goroutineID(g)
 		}
 	}
-	return best, bestCalls
+	return best, bestCalls, bestID
 }
 
 // depthTrace is the error of a cell stopped at the depth limit: the recursive cell functions

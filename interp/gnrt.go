@@ -26,8 +26,11 @@ func (s *Session) goStart(f any, args []any, spread bool) {
 	if err != nil {
 		panic("go statement: " + err.Error())
 	}
-	s.goAdmit() // goguard.go
+	o := s.admit() // goguard.go
 	go func() {
+		id := selfGoID()
+		setOrigin(id, o) // goorigin.go
+		defer delOrigin(id)
 		defer liveGoroutines.Add(-1)
 		defer s.recoverGo()
 		if spread {

@@ -47,7 +47,11 @@ var memBound, memBoundAt atomic.Int64
 
 // goAdmit reserves a goroutine for a go statement of a cell, or panics (an error of the cell)
 // when the bound is reached. The caller releases it with liveGoroutines.Add(-1).
-func (s *Session) goAdmit() {
+func (s *Session) goAdmit() { s.admit() }
+
+// admit is goAdmit; it also returns the origin of the goroutine about to start (goorigin.go)
+// and has the depth watcher watch it.
+func (s *Session) admit() origin {
 	limit, why := s.maxGoroutines()
 	if n := liveGoroutines.Add(1); n > limit {
 		liveGoroutines.Add(-1)
@@ -55,10 +59,15 @@ func (s *Session) goAdmit() {
 			"this one was not started. Let goroutines end (close the channel they wait on, cancel their context), "+
 			"or use a worker pool", limit, why))
 	}
+	if s.maxCallDepth() > 0 {
+		s.watchGoroutines()
+	}
+	return s.noteParent()
 }
 
-// goEnd is the last deferred call of a `go func() {...}()` of a cell: it reports the
-// goroutine's panic r (nil: none) and releases the goroutine goAdmit counted.
+// goEnd was the last deferred call of a `go func() {...}()` of a cell (goDone and goPanic are
+// now): it reports the goroutine's panic r (nil: none) and releases the goroutine goAdmit
+// counted.
 func (s *Session) goEnd(r any) {
 	liveGoroutines.Add(-1)
 	s.goPanic(r)

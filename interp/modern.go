@@ -434,10 +434,12 @@ func (r *rewriter) goStmt(n *ast.GoStmt) {
 		// go func(...) {...}(...) stays a go statement (yaegi evaluates its arguments in place
 		// and gives the closure the variables of its iteration; handed to compiled code as a
 		// func value it would see the loop's last ones), with a recover at its top.
-		// gnrt.GoAdmit counts it against the session's bound on goroutines (goguard.go), and
-		// gnrt.GoEnd, its last deferred call, reports its panic and releases the count.
+		// gnrt.GoAdmit counts it against the session's bound on goroutines (goguard.go);
+		// gnrt.GoBegin records the cell it reports to (goorigin.go); gnrt.GoDone, compiled
+		// and so run even when the goroutine is stopped, releases the count; the deferred
+		// recover reports its panic.
 		r.edits = append(r.edits, edit{start, 0, "gnrt.GoAdmit(); "},
-			edit{r.off(lit.Body.Lbrace) + 1, 0, " defer func() { gnrt.GoEnd(recover()) }();"})
+			edit{r.off(lit.Body.Lbrace) + 1, 0, " gnrt.GoBegin(); defer gnrt.GoDone(); defer func() { gnrt.GoPanic(recover()) }();"})
 		return
 	}
 	if len(call.Args) == 0 || (isIdent && goBuiltins[id.Name]) || generic {

@@ -84,7 +84,7 @@ func TestDepthEstimateFromDump(t *testing.T) {
 	b.WriteString("...1000 frames elided...\n")
 	b.WriteString("main.main()\n\t/x/main.go:1 +0x1\n\ngoroutine 8 [chan receive]:\nmain.f()\n\t/x/main.go:2 +0x1\n")
 	// 100 frames printed, 50 of them runCfg; 1000 more elided: about 550 calls.
-	if got, _ := deepestInterpretedDepth([]byte(b.String())); got < 540 || got > 560 {
+	if got, _, _ := deepestInterpretedDepth([]byte(b.String())); got < 540 || got > 560 {
 		t.Fatalf("depth = %d, want about 550", got)
 	}
 }

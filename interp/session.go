@@ -145,6 +145,8 @@ func New(opts Options) (*Session, error) {
 		"GoPanic":      reflect.ValueOf(s.goPanic),
 		"GoAdmit":      reflect.ValueOf(s.goAdmit), // goguard.go
 		"GoEnd":        reflect.ValueOf(s.goEnd),
+		"GoBegin":      reflect.ValueOf(s.goBegin), // goorigin.go
+		"GoDone":       reflect.ValueOf(s.goDone),
 		"Compare":      reflect.ValueOf(compareValues),
 		"Sort":         reflect.ValueOf(sortValues),
 		"CompiledCall": reflect.ValueOf(s.compiledCall),

@@ -43,6 +43,15 @@ func (o *cellOutput) Stream(name, text string) {
 	o.k.publish(o.req, "stream", map[string]string{"name": name, "text": text})
 }
 
+// Error publishes an error output of the cell after its reply: what a goroutine it started
+// ended with (a RecursionError), shown under the cell.
+func (o *cellOutput) Error(ename, evalue string, traceback []string) {
+	if o.silent {
+		return
+	}
+	o.k.publish(o.req, "error", map[string]any{"ename": ename, "evalue": evalue, "traceback": traceback})
+}
+
 func (o *cellOutput) Display(d display.Data, update bool) {
 	if o.silent {
 		return

@@ -24,6 +24,8 @@ var notInNotebooks = map[string]string{
 	"WrapValues":     "plumbing for package dataframe (a column's host values as an array); cells use dataframe",
 	"Array.Values":   "plumbing for package dataframe (an array's host values); cells use dataframe",
 	"GroupAggregate": "plumbing for package dataframe (GroupBy's dense-code tables on a GPU); cells use dataframe",
+	"KeptChunks":     "plumbing for the cluster's shuffle (an array's chunks on workers); cells use Persist",
+	"FromKept":       "plumbing for the cluster's shuffle (chunks it kept on workers as an array); cells use Persist",
 	// encoding/gob calls these through the GobEncoder interface; a user writes gob.NewEncoder.
 	"Array.GobEncode": "via gob.NewEncoder",
 	"Array.GobDecode": "via gob.NewDecoder",
@@ -41,6 +43,7 @@ var clusterNotInNotebooks = map[string]string{
 	"SetSchedulerEvaluator": "the kernel and `gpunotes scheduler` install it",
 	"Client.Keep":           "via Persist(gpuarray.On(",
 	"Client.Holds":          "via Persist(gpuarray.On(",
+	"Client.ShuffleColumns": "plumbing for frames' shuffles on a cluster (cluster/shuffle_test.go)",
 	"Client.Run":            "via gpuarray.On(c)",
 	// TLS needs certificate files that no notebook can make here; tls_test.go runs them.
 	"ConnectTLS":            "needs a scheduler's certificate (cluster/tls_test.go)",

@@ -1,8 +1,10 @@
 """jupyter_client against the installed gpunotes kernel: every kind of work interrupted, then
-the next cell's result; runaway recursion; goroutine floods beside the heartbeat and control.
+the next cell's result; runaway recursion (in a cell, in a goroutine that outlives its cell, in
+a widget callback); goroutine floods beside the heartbeat and control.
 
 Timeouts are generous (the machine may be busy): they bound a hang, they do not time work.
 """
+import json
 import os
 import time
 import unittest
@@ -36,6 +38,14 @@ def run(kc, code, **kw):
     msg_id = kc.execute(code, **kw)
     reply = wait_reply(kc, msg_id)
     return reply, outputs(kc, msg_id)
+
+
+def wait_iopub(kc, pred):
+    """The first IOPub message for which pred holds."""
+    while True:
+        m = kc.get_iopub_msg(timeout=TIMEOUT)
+        if pred(m):
+            return m
 
 
 def wait_busy(kc, msg_id):
@@ -154,6 +164,44 @@ class RecursionTests(KernelCase):
         self.assertIn("last: rec, Cell In[2], line 1", tb)
         errors = [c for t, c in outs if t == "error"]
         self.assertEqual(len(errors), 1, outs)
+        reply, outs = run(self.kc, "kept + 1")
+        self.assertEqual([c["data"]["text/plain"] for t, c in outs if t == "execute_result"], ["42"], outs)
+
+
+    def test_goroutine_recursion_after_its_cell_is_an_error_of_that_cell(self):
+        run(self.kc, "kept := 41")
+        run(self.kc, "func rec(n int) int { return rec(n+1) + 1 }")
+        msg_id = self.kc.execute("go rec(0)")
+        reply = wait_reply(self.kc, msg_id)
+        self.assertEqual(reply["status"], "ok", reply)
+        # The goroutine recurses after its cell's reply: its error comes with that cell as parent.
+        err = wait_iopub(self.kc, lambda m: m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "error")
+        self.assertEqual(err["content"]["ename"], "RecursionError", err)
+        self.assertIn("in a goroutine started by this cell", err["content"]["evalue"])
+        self.assertIn("rec called itself", err["content"]["evalue"])
+        self.assertTrue(self.heartbeat(), "no heartbeat")
+        reply, outs = run(self.kc, "kept + 1")
+        self.assertEqual([c["data"]["text/plain"] for t, c in outs if t == "execute_result"], ["42"], outs)
+
+    def test_widget_callback_recursion_is_an_error_in_its_output(self):
+        run(self.kc, "kept := 41")
+        run(self.kc, "func deep(n int) int { return deep(n+1) + 1 }")
+        msg_id = self.kc.execute('s := widget.NewIntSlider(5, 0, 100); s')
+        wait_reply(self.kc, msg_id)
+        opens = [c for t, c in outputs(self.kc, msg_id) if t == "comm_open"]
+        self.assertEqual(len(opens), 1)
+        reply, _ = run(self.kc, 's.Observe("value", func(c widget.Change) { deep(0) })')
+        self.assertEqual(reply["status"], "ok", reply)
+        msg = self.kc.session.msg("comm_msg", {"comm_id": opens[0]["comm_id"],
+                                               "data": {"method": "update", "state": {"value": 8}, "buffer_paths": []}})
+        self.kc.shell_channel.send(msg)
+        # Until the comm message's idle: the callback's error reaches the front end (the
+        # Output widget the callback writes to, through its comm, or an error output).
+        outs = outputs(self.kc, msg["header"]["msg_id"])
+        text = json.dumps(outs)
+        self.assertIn("RecursionError", text, outs)
+        self.assertIn("deep called itself", text, outs)
+        self.assertTrue(self.heartbeat(), "no heartbeat")
         reply, outs = run(self.kc, "kept + 1")
         self.assertEqual([c["data"]["text/plain"] for t, c in outs if t == "execute_result"], ["42"], outs)
 

@@ -1,0 +1,76 @@
+package cluster_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpunotes/gpunotes/cluster"
+	"github.com/gpunotes/gpunotes/dataframe"
+	"github.com/gpunotes/gpunotes/gpuarray"
+)
+
+// TestFrameShuffleOnCluster shuffles a frame with null keys and a string column on three
+// workers and checks it equals the shuffle in this process, partition by partition, with its
+// columns left on the workers.
+func TestFrameShuffleOnCluster(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 3})
+	const rows = 5000
+	k := make([]int64, rows)
+	ok := make([]bool, rows)
+	x := make([]float64, rows)
+	s := make([]string, rows)
+	for i := range k {
+		k[i], ok[i], x[i], s[i] = int64(i*7919%613), i%17 != 0, float64(i)/3, fmt.Sprintf("r%d", i)
+	}
+	f := dataframe.FromSlices([]string{"k", "x", "s"}, []any{dataframe.Nullable(k, ok), x, s}, dataframe.NPartitions(7))
+	want, err := f.Shuffle([]string{"k"}, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Shuffle([]string{"k"}, 6, gpuarray.On(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Path(), "worker to worker") || !strings.Contains(got.Where(), "cluster worker") {
+		t.Fatalf("path %q, where %q: not shuffled on the workers", got.Path(), got.Where())
+	}
+	if got.NPartitions() != want.NPartitions() {
+		t.Fatalf("%d partitions, want %d", got.NPartitions(), want.NPartitions())
+	}
+	ga, _ := got.Array("k")
+	wa, _ := want.Array("k")
+	if !slices.Equal(ga.Chunks()[0], wa.Chunks()[0]) {
+		t.Fatalf("partition lengths %v, want %v", ga.Chunks()[0], wa.Chunks()[0])
+	}
+	for _, col := range []string{"k", "x", "s"} {
+		var g, w any
+		var e1, e2 error
+		switch col {
+		case "k":
+			g, e1 = got.Int64s(col)
+			w, e2 = want.Int64s(col)
+		case "x":
+			g, e1 = got.Float64s(col)
+			w, e2 = want.Float64s(col)
+		case "s":
+			g, e1 = got.Strings(col)
+			w, e2 = want.Strings(col)
+		}
+		if e1 != nil || e2 != nil {
+			t.Fatal(e1, e2)
+		}
+		if fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Fatalf("column %s differs from the shuffle in this process", col)
+		}
+	}
+	gv, err := got.Valid("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wv, _ := want.Valid("k")
+	if !slices.Equal(gv, wv) {
+		t.Fatal("the key's nulls differ from the shuffle in this process")
+	}
+}

@@ -1,0 +1,273 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gpunotes/gpunotes/dataframe/hashjoin"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
+)
+
+// Shuffle task kinds (taskSpec.Kind); their shuffleSpec is gob-encoded in taskSpec.Chunk.
+const (
+	kindShuffleTransfer = "shuffle-transfer" // hash-split an input partition, push it to the owners
+	kindShuffleUnpack   = "shuffle-unpack"   // join one column of an output partition from its shards
+	kindShuffleDrop     = "shuffle-drop"     // forget a run's shards on this worker
+)
+
+// shuffleSpec says what one shuffle task does.
+type shuffleSpec struct {
+	Run string
+	// Part is the input partition (transfer) or the output partition (unpack).
+	Part int
+	// N is the number of output partitions; NIn the number of input partitions.
+	N, NIn int
+	// Owners gives, per output partition, the data address of the worker that receives it.
+	Owners []string
+	// Keys are the input columns hashed, Valid their validity columns (-1: none).
+	Keys, Valid []int
+	// Col is the column an unpack task joins.
+	Col int
+}
+
+func encodeShuffleSpec(s shuffleSpec) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(s); err != nil {
+		return nil, fmt.Errorf("encode shuffle task: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// shuffleState is a worker's side of the shuffles it takes part in.
+type shuffleState struct {
+	mu         sync.Mutex
+	ended      map[string]bool // runs dropped: late shards of them are refused
+	sent, recv atomic.Int64    // bytes of shard values pushed to peers and stored from them
+}
+
+func shardKey(run string, out, in, col int) string {
+	return fmt.Sprintf("%s/%d/%d/%d", run, out, in, col)
+}
+
+// putShard keeps a shard's column pieces in the store, where they count in the memory limit
+// and spill to disk as results do.
+func (w *worker) putShard(s *shard) error {
+	w.shuf.mu.Lock()
+	ended := w.shuf.ended[s.Run]
+	w.shuf.mu.Unlock()
+	if ended {
+		return fmt.Errorf("shuffle %s has ended on worker %s", s.Run, w.cfg.Name)
+	}
+	for c, b := range s.Cols {
+		w.store.putBlob(shardKey(s.Run, s.Out, s.In, c), &blob{Enc: encShard, Data: b})
+	}
+	w.shuf.recv.Add(s.valueBytes)
+	return nil
+}
+
+// shardRoom bounds one shard: no more than the worker's memory limit.
+func (w *worker) shardRoom() int64 {
+	if l := w.cfg.MemoryLimit; l > 0 && l < math.MaxInt64 {
+		return int64(l)
+	}
+	return 1 << 40
+}
+
+// shuffleTask runs a shuffle task; resolve gives the values of its inputs.
+func (w *worker) shuffleTask(ctx context.Context, t *taskMsg, resolve func(string) (any, error)) (any, error) {
+	var sp shuffleSpec
+	if err := gob.NewDecoder(bytes.NewReader(t.Spec.Chunk)).Decode(&sp); err != nil {
+		return nil, fmt.Errorf("decode shuffle task: %w", err)
+	}
+	switch t.Spec.Kind {
+	case kindShuffleTransfer:
+		cols := make([]dtype.Slice, len(t.Spec.Inputs))
+		for i, ref := range t.Spec.Inputs {
+			v, err := resolve(ref)
+			if err == nil {
+				cols[i], err = keptValues(v)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("shuffle %s: input partition %d, column %d: %w", sp.Run, sp.Part, i, err)
+			}
+		}
+		return w.shuffleTransfer(ctx, sp, cols)
+	case kindShuffleUnpack:
+		return w.shuffleUnpack(sp)
+	case kindShuffleDrop:
+		w.shuf.mu.Lock()
+		if w.shuf.ended == nil {
+			w.shuf.ended = map[string]bool{}
+		}
+		w.shuf.ended[sp.Run] = true
+		w.shuf.mu.Unlock()
+		return int64(w.store.dropPrefix(sp.Run + "/")), nil
+	}
+	return nil, fmt.Errorf("unknown shuffle task kind %q", t.Spec.Kind)
+}
+
+// shuffleKeys encodes the key columns for hashjoin.Partition as dataframe's host shuffle
+// does, so that a frame shuffled on a cluster and one shuffled in the notebook put equal keys
+// in partitions of the same number: integers, bools and datetimes as their values, floats as
+// canonical bits (NaN as null, -0 as 0), and a null flag column per key.
+func shuffleKeys(cols []dtype.Slice, keys, valid []int) (hashjoin.Keys, error) {
+	var k hashjoin.Keys
+	for j, c := range keys {
+		if c < 0 || c >= len(cols) {
+			return nil, fmt.Errorf("key column %d of %d", c, len(cols))
+		}
+		vals := cols[c]
+		n := vals.Len()
+		var ok []bool
+		if j < len(valid) && valid[j] >= 0 {
+			if valid[j] >= len(cols) || cols[valid[j]].DType() != dtype.Bool || cols[valid[j]].Len() != n {
+				return nil, fmt.Errorf("validity column %d of key %d", valid[j], j)
+			}
+			ok = cols[valid[j]].Bools()
+		}
+		v := make([]int64, n)
+		null := make([]int64, n)
+		if vals.DType().IsFloat() {
+			f := dtype.Convert(vals, dtype.Float64).Float64s()
+			for i, x := range f {
+				switch {
+				case (ok != nil && !ok[i]) || math.IsNaN(x):
+					null[i] = 1
+				case x == 0:
+				default:
+					v[i] = int64(math.Float64bits(x))
+				}
+			}
+		} else {
+			copy(v, dtype.Convert(vals, dtype.Int64).Int64s())
+			for i := range v {
+				if ok != nil && !ok[i] {
+					v[i], null[i] = 0, 1
+				}
+			}
+		}
+		k = append(k, v, null)
+	}
+	return k, nil
+}
+
+// gather returns the values of s at rows, in order.
+func gather(s dtype.Slice, rows []int32) dtype.Slice {
+	out := dtype.Make(s.DType(), len(rows))
+	sz := s.DType().Size()
+	src, dst := s.Bytes(), out.Bytes()
+	switch sz {
+	case 8:
+		for j, r := range rows {
+			copy(dst[j*8:j*8+8], src[int(r)*8:int(r)*8+8])
+		}
+	default:
+		for j, r := range rows {
+			copy(dst[j*sz:(j+1)*sz], src[int(r)*sz:(int(r)+1)*sz])
+		}
+	}
+	return out
+}
+
+// shuffleTransfer hash-splits one input partition and pushes every output partition's rows
+// (an empty shard too, so that owners can tell a lost shard from an empty one) to its owner,
+// one connection per owner at once. It returns the rows sent per output partition.
+func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dtype.Slice) ([]int64, error) {
+	if len(sp.Owners) != sp.N || sp.N < 1 {
+		return nil, fmt.Errorf("shuffle %s: %d owners for %d partitions", sp.Run, len(sp.Owners), sp.N)
+	}
+	n := -1
+	for i, c := range cols {
+		if n >= 0 && c.Len() != n {
+			return nil, fmt.Errorf("shuffle %s: input partition %d: column %d has %d rows, column 0 %d", sp.Run, sp.Part, i, c.Len(), n)
+		}
+		n = c.Len()
+	}
+	k, err := shuffleKeys(cols, sp.Keys, sp.Valid)
+	if err != nil {
+		return nil, fmt.Errorf("shuffle %s: %w", sp.Run, err)
+	}
+	part, err := hashjoin.Partition(k, sp.N)
+	if err != nil {
+		return nil, fmt.Errorf("shuffle %s: %w", sp.Run, err)
+	}
+	rows := make([][]int32, sp.N)
+	for i, p := range part {
+		rows[p] = append(rows[p], int32(i))
+	}
+	counts := make([]int64, sp.N)
+	byOwner := map[string]*shardBatch{}
+	var bytesOut int64
+	for p := range rows {
+		counts[p] = int64(len(rows[p]))
+		pieces := make([]dtype.Slice, len(cols))
+		for c, col := range cols {
+			pieces[c] = gather(col, rows[p])
+			bytesOut += int64(len(pieces[c].Bytes()))
+		}
+		b := byOwner[sp.Owners[p]]
+		if b == nil {
+			b = &shardBatch{}
+			byOwner[sp.Owners[p]] = b
+		}
+		b.out = append(b.out, p)
+		b.cols = append(b.cols, pieces)
+	}
+	addrs := make([]string, 0, len(byOwner))
+	for a := range byOwner {
+		addrs = append(addrs, a)
+	}
+	sort.Strings(addrs)
+	errs := make([]error, len(addrs))
+	var wg sync.WaitGroup
+	for i, a := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = pushShards(ctx, a, w.cfg.Token, w.fetchTLS(), sp.Run, sp.Part, *byOwner[a])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("shuffle %s: input partition %d: %w", sp.Run, sp.Part, err)
+	}
+	w.shuf.sent.Add(bytesOut)
+	return counts, nil
+}
+
+// shuffleUnpack joins column sp.Col of output partition sp.Part from the shards of every
+// input partition, in input order, and drops them: the result is a kept chunk.
+func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
+	pieces := make([]dtype.Slice, sp.NIn)
+	total := 0
+	for i := range pieces {
+		b, err := w.store.blob(shardKey(sp.Run, sp.Part, i, sp.Col))
+		if err == nil {
+			pieces[i], err = shardPiece(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("shuffle %s: output partition %d lacks the rows of input partition %d (lost with a worker?): %w", sp.Run, sp.Part, i, err)
+		}
+		if i > 0 && pieces[i].DType() != pieces[0].DType() {
+			return nil, fmt.Errorf("shuffle %s: column %d is %v in input partition 0, %v in %d", sp.Run, sp.Col, pieces[0].DType(), pieces[i].DType(), i)
+		}
+		total += pieces[i].Len()
+	}
+	out := dtype.Make(pieces[0].DType(), total)
+	at := 0
+	for _, p := range pieces {
+		at += dtype.Copy(out.Slice(at, at+p.Len()), p)
+	}
+	for i := range pieces {
+		w.store.drop(shardKey(sp.Run, sp.Part, i, sp.Col))
+	}
+	return []*plan.Output{{Shape: []int{total}, Data: out}}, nil
+}
