@@ -48,9 +48,7 @@ func groupbyData(n, k, parts int) *dataframe.Frame {
 		AsType("id1", dataframe.Category).AsType("id2", dataframe.Category).AsType("id3", dataframe.Category)
 }
 
-// groupbyQuestions are db-benchmark's groupby questions that dataframe answers today (q8, the
-// two largest v3 per id6, and q9, a regression per group, need per-group top-n and expression
-// aggregations, not there yet).
+// groupbyQuestions are db-benchmark's ten groupby questions.
 var groupbyQuestions = []struct {
 	name string
 	run  func(x *dataframe.Frame) *dataframe.Frame
@@ -73,15 +71,23 @@ var groupbyQuestions = []struct {
 		return x.GroupBy("id3").Agg(dataframe.Max("v1"), dataframe.Min("v2")).
 			Assign("range_v1_v2", dataframe.Col("v1").Sub(dataframe.Col("v2"))).Select("id3", "range_v1_v2")
 	}},
+	{"q8 max v3 top 2 by id6", func(x *dataframe.Frame) *dataframe.Frame { return x.GroupBy("id6").NLargest(2, "v3") }},
+	{"q9 r2 v1 v2 by id2 id4", func(x *dataframe.Frame) *dataframe.Frame {
+		return x.GroupBy("id2", "id4").Agg(dataframe.Corr("v1", "v2").As("r")).
+			Assign("r2", dataframe.Col("r").Mul(dataframe.Col("r"))).Select("id2", "id4", "r2")
+	}},
 	{"q10 sum v3 count by id1:id6", func(x *dataframe.Frame) *dataframe.Frame {
 		return x.GroupBy("id1", "id2", "id3", "id4", "id5", "id6").Agg(dataframe.Sum("v3"), dataframe.Size().As("count"))
 	}},
 }
 
 func benchFrame(ctx context.Context, args []string, w io.Writer) error {
+	if frameTask(args) == "join" {
+		return benchFrameJoin(ctx, args, w)
+	}
 	fs := flag.NewFlagSet("bench frame", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	task := fs.String("task", "groupby", "groupby or shuffle")
+	task := fs.String("task", "groupby", "groupby, shuffle or join")
 	workers := fs.Int("workers", 4, "shuffle: CPU workers of the local cluster")
 	memLimit := fs.String("memory-limit", "", "shuffle: each worker's memory limit (default: the machine's memory divided)")
 	rows := fs.Int("rows", 1_000_000, "rows")
@@ -93,7 +99,7 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 		return fmt.Errorf("%w: bench frame: %v", errUsage, err)
 	}
 	if *task != "groupby" && *task != "shuffle" {
-		return fmt.Errorf("%w: bench frame: --task %q (have groupby, shuffle)", errUsage, *task)
+		return fmt.Errorf("%w: bench frame: --task %q (have groupby, shuffle, join)", errUsage, *task)
 	}
 	if *rows <= 0 || *k <= 0 || *parts <= 0 || *workers <= 0 {
 		return fmt.Errorf("%w: bench frame: --rows, --k, --partitions and --workers must be positive", errUsage)

@@ -4,7 +4,9 @@ The data follows groupby-datagen.R's distributions (G1_N_K_0_0) as cmd_bench_fra
 them: id1, id2 "id%03d" of 1..K, id3 "id%010d" of 1..N/K (categoricals, as the db-benchmark
 solutions load them), id4-id6 int32, v1 in 1..5, v2 in 1..15, v3 uniform [0, 100) rounded to 6
 places. Each question runs twice; the best time is printed. The same questions as
-`gpunotes bench frame --task groupby` (q1-q7, q10).
+`gpunotes bench frame --task groupby` (q1-q10). q8 and q9 are written as db-benchmark's
+solutions write them (pandas: sort_values + head, apply of corr; Polars: top_k, corr; DuckDB: a
+window function, corr).
 
     python bench/groupby_peers.py --rows 1000000 [--k 100] [--engines pandas,polars,duckdb]
 """
@@ -49,6 +51,8 @@ if "pandas" in engines:
         ("q5 sum v1:v3 by id6", lambda: len(g("id6").agg(v1=("v1", "sum"), v2=("v2", "sum"), v3=("v3", "sum")))),
         ("q6 median v3 sd v3 by id4 id5", lambda: len(g("id4", "id5").agg(median_v3=("v3", "median"), sd_v3=("v3", "std")))),
         ("q7 max v1 - min v2 by id3", lambda: len(g("id3").agg(v1=("v1", "max"), v2=("v2", "min")).assign(r=lambda d: d.v1 - d.v2))),
+        ("q8 max v3 top 2 by id6", lambda: len(x[~x["v3"].isna()][["id6", "v3"]].sort_values("v3", ascending=False).groupby("id6", observed=True).head(2))),
+        ("q9 r2 v1 v2 by id2 id4", lambda: len(x[["id2", "id4", "v1", "v2"]].groupby(["id2", "id4"], observed=True, sort=False, dropna=False).apply(lambda d: pd.Series({"r2": d.corr(numeric_only=True)["v1"]["v2"] ** 2})))),
         ("q10 sum v3 count by id1:id6", lambda: len(g("id1", "id2", "id3", "id4", "id5", "id6").agg(v3=("v3", "sum"), count=("v1", "size")))),
     ]
     for name, f in qs:
@@ -65,6 +69,8 @@ if "polars" in engines:
         ("q5 sum v1:v3 by id6", lambda: gb("id6").agg(pl.sum("v1"), pl.sum("v2"), pl.sum("v3")).height),
         ("q6 median v3 sd v3 by id4 id5", lambda: gb("id4", "id5").agg(pl.median("v3"), pl.std("v3").alias("sd")).height),
         ("q7 max v1 - min v2 by id3", lambda: gb("id3").agg((pl.max("v1") - pl.min("v2")).alias("r")).height),
+        ("q8 max v3 top 2 by id6", lambda: px.drop_nulls("v3").group_by("id6").agg(pl.col("v3").top_k(2).alias("largest2_v3")).explode("largest2_v3").height),
+        ("q9 r2 v1 v2 by id2 id4", lambda: gb("id2", "id4").agg((pl.corr("v1", "v2") ** 2).alias("r2")).height),
         ("q10 sum v3 count by id1:id6", lambda: gb("id1", "id2", "id3", "id4", "id5", "id6").agg(pl.sum("v3"), pl.len()).height),
     ]
     for name, f in qs:
@@ -83,6 +89,8 @@ if "duckdb" in engines:
         ("q5 sum v1:v3 by id6", q("SELECT id6, sum(v1), sum(v2), sum(v3) FROM x GROUP BY id6")),
         ("q6 median v3 sd v3 by id4 id5", q("SELECT id4, id5, median(v3), stddev(v3) FROM x GROUP BY id4, id5")),
         ("q7 max v1 - min v2 by id3", q("SELECT id3, max(v1) - min(v2) FROM x GROUP BY id3")),
+        ("q8 max v3 top 2 by id6", q("SELECT id6, v3 FROM (SELECT id6, v3, row_number() OVER (PARTITION BY id6 ORDER BY v3 DESC) AS o FROM x WHERE v3 IS NOT NULL) s WHERE o <= 2")),
+        ("q9 r2 v1 v2 by id2 id4", q("SELECT id2, id4, pow(corr(v1, v2), 2) AS r2 FROM x GROUP BY id2, id4")),
         ("q10 sum v3 count by id1:id6", q("SELECT id1, id2, id3, id4, id5, id6, sum(v3), count(*) FROM x GROUP BY id1, id2, id3, id4, id5, id6")),
     ]
     for name, f in qs:

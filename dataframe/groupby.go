@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/gpunotes/gpunotes/dataframe/hashagg"
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -16,10 +14,11 @@ import (
 
 // Agg is one aggregation of a column: Sum("v1"), Mean("v3"), Quantile("v2", 0.9), Size(), ...
 type Agg struct {
-	op  hashagg.Op
-	col string
-	q   float64
-	as  string
+	op   hashagg.Op
+	col  string
+	col2 string // Corr's second column
+	q    float64
+	as   string
 }
 
 // As names the aggregation's output column (default: the column's name, or name_op when
@@ -65,6 +64,12 @@ func Median(col string) Agg { return Agg{op: hashagg.Median, col: col} }
 // Quantile is the q-quantile of col (linear interpolation, as pandas).
 func Quantile(col string, q float64) Agg { return Agg{op: hashagg.Quantile, col: col, q: q} }
 
+// Corr is Pearson's correlation of columns x and y over the rows where both are valid
+// (pandas' Series.corr; NaN for fewer than two rows or a constant column), computed in one
+// pass from running means and co-moments, merged across partitions. The r² of db-benchmark's
+// q9 is Corr squared: Assign("r2", Col("r").Mul(Col("r"))).
+func Corr(x, y string) Agg { return Agg{op: hashagg.Corr, col: x, col2: y} }
+
 // outType is the type of a's result over a column of type in.
 func (a Agg) outType(in DType) (DType, error) {
 	numeric := in.IsNumeric() || in == Bool
@@ -79,7 +84,7 @@ func (a Agg) outType(in DType) (DType, error) {
 			return Float64, nil
 		}
 		return Int64, nil
-	case hashagg.Mean, hashagg.Var, hashagg.Std, hashagg.Median, hashagg.Quantile:
+	case hashagg.Mean, hashagg.Var, hashagg.Std, hashagg.Median, hashagg.Quantile, hashagg.Corr:
 		if !numeric {
 			return "", fmt.Errorf("%v of %q: a %s column, want a number", a.op, a.col, in)
 		}
@@ -193,21 +198,37 @@ func planAggs(f *Frame, keys []string, aggs []Agg) (*aggPlan, error) {
 			uses[a.col]++
 		}
 	}
+	valCol := func(name string) (int, DType, error) {
+		fd, err := f.field(name)
+		if err != nil {
+			return 0, "", err
+		}
+		col := slices.Index(p.vals, name)
+		if col < 0 {
+			col = len(p.vals)
+			p.vals = append(p.vals, name)
+			p.inType = append(p.inType, fd.DType)
+		}
+		return col, fd.DType, nil
+	}
 	for _, a := range aggs {
 		in := Int64
-		col := -1
+		col, col2 := -1, -1
 		if a.op != hashagg.Size {
-			fd, err := f.field(a.col)
+			var err error
+			if col, in, err = valCol(a.col); err != nil {
+				return nil, err
+			}
+		}
+		if a.op == hashagg.Corr {
+			c2, in2, err := valCol(a.col2)
 			if err != nil {
 				return nil, err
 			}
-			in = fd.DType
-			col = slices.Index(p.vals, a.col)
-			if col < 0 {
-				col = len(p.vals)
-				p.vals = append(p.vals, a.col)
-				p.inType = append(p.inType, in)
+			if _, err := (Agg{op: a.op, col: a.col2}).outType(in2); err != nil {
+				return nil, err
 			}
+			col2 = c2
 		}
 		ot, err := a.outType(in)
 		if err != nil {
@@ -218,6 +239,8 @@ func planAggs(f *Frame, keys []string, aggs []Agg) (*aggPlan, error) {
 		case name != "":
 		case a.op == hashagg.Size:
 			name = "size"
+		case a.op == hashagg.Corr:
+			name = "corr_" + a.col + "_" + a.col2
 		case uses[a.col] > 1:
 			name = a.col + "_" + a.op.String()
 			if a.op == hashagg.Quantile {
@@ -231,7 +254,7 @@ func planAggs(f *Frame, keys []string, aggs []Agg) (*aggPlan, error) {
 		}
 		p.names = append(p.names, name)
 		p.out = append(p.out, ot)
-		p.specs = append(p.specs, hashagg.Spec{Op: a.op, Col: col, Q: a.q})
+		p.specs = append(p.specs, hashagg.Spec{Op: a.op, Col: col, Q: a.q, Col2: col2})
 	}
 	return p, nil
 }
@@ -265,6 +288,113 @@ func (g *GroupBy) Agg(aggs ...Agg) *Frame {
 	return h
 }
 
+// NLargest keeps the n largest values of col in each group (nulls and NaN skipped), as
+// pandas' groupby(keys)[col].nlargest(n): up to n rows per group, the keys then col, a
+// group's rows largest first (db-benchmark's q8). Groups come in no particular order unless
+// Sorted; SplitOut spreads them as for Agg.
+func (g *GroupBy) NLargest(n int, col string) *Frame { return g.top(n, col, true) }
+
+// NSmallest keeps the n smallest values of col in each group, as NLargest.
+func (g *GroupBy) NSmallest(n int, col string) *Frame { return g.top(n, col, false) }
+
+func (g *GroupBy) top(n int, col string, largest bool) *Frame {
+	what := "NSmallest"
+	if largest {
+		what = "NLargest"
+	}
+	if g.err != nil {
+		return errFrame(g.err)
+	}
+	fd, err := g.f.field(col)
+	switch {
+	case err != nil:
+		return errFrame(fmt.Errorf("GroupBy(%s).%s: %w", quoteList(g.keys), what, err))
+	case !fd.DType.IsNumeric() && fd.DType != Bool:
+		return errFrame(fmt.Errorf("GroupBy(%s).%s: %q is %s, want a number", quoteList(g.keys), what, col, fd.DType))
+	case n < 1:
+		return errFrame(fmt.Errorf("GroupBy(%s).%s: n = %d, want at least 1", quoteList(g.keys), what, n))
+	case slices.Contains(g.keys, col):
+		return errFrame(fmt.Errorf("GroupBy(%s).%s: %q is a key", quoteList(g.keys), what, col))
+	}
+	var fields []Field
+	for _, k := range g.keys {
+		kf, _ := g.f.field(k)
+		fields = append(fields, kf)
+	}
+	fields = append(fields, fd)
+	spec := hashagg.Spec{Op: hashagg.Top, Col: 0, N: n, Largest: largest}
+	uses := append(slices.Clone(g.keys), col)
+	h := g.f.step(fmt.Sprintf("groupby %s %s(%d, %q)", quoteList(g.keys), strings.ToLower(what), n, col), fields, only(uses...), func(rc *runCtx, t *table) (*table, error) {
+		in, err := hostGroupInput(rc, t, g.keys, []string{col}, false)
+		if err != nil {
+			return nil, err
+		}
+		rc.host("groupby: top %d per group on the host (dataframe/hashagg) over %d partitions", n, in.parts)
+		all, err := cpuPartial(rc, in, []hashagg.Spec{spec})
+		if err != nil {
+			return nil, err
+		}
+		results := []*hashagg.Partial{all}
+		if g.splitOut > 1 && !g.sorted {
+			results = all.Split(g.splitOut)
+		}
+		var parts []*hostTable
+		for _, r := range results {
+			part := topTable(r, in.keyCols, fd)
+			if g.sorted {
+				sortTable(part, len(g.keys))
+			}
+			parts = append(parts, part)
+		}
+		ht, err := concatHost(parts)
+		if err != nil {
+			return nil, err
+		}
+		return tableOf(ht)
+	})
+	h.nrows = -1
+	h.nparts = g.splitOut
+	if g.sorted {
+		h.nparts = 1
+	}
+	return h
+}
+
+// topTable expands a Top partial: one row per kept value, the group's keys repeated.
+func topTable(r *hashagg.Partial, keyCols []*column, fd Field) *hostTable {
+	res := r.Finalize()[0]
+	k := res.PerGroup
+	var at []int
+	for i, ok := range res.Valid {
+		if ok {
+			at = append(at, i)
+		}
+	}
+	ht := &hostTable{lens: []int{len(at)}, rows: rowsArange([]int{len(at)})}
+	for i, c := range keyCols {
+		v := make([]int64, len(at))
+		for j, a := range at {
+			v[j] = r.Keys[i][a/k]
+		}
+		ht.cols = append(ht.cols, decodeInts(c.name, c.dt, c.heap, v, nil))
+	}
+	if res.IsInt {
+		v := make([]int64, len(at))
+		for j, a := range at {
+			v[j] = res.Int[a]
+		}
+		ht.cols = append(ht.cols, decodeInts(fd.Name, fd.DType, nil, v, nil))
+		return ht
+	}
+	v := make([]float64, len(at))
+	for j, a := range at {
+		v[j] = res.Float[a]
+	}
+	adt, _ := fd.DType.array()
+	ht.cols = append(ht.cols, &hostCol{name: fd.Name, dt: fd.DType, vals: dtype.Convert(dtype.OfFloat64(v), adt)})
+	return ht
+}
+
 // Agg aggregates the whole frame: one row, one column per Agg.
 func (f *Frame) Agg(aggs ...Agg) *Frame {
 	if f.err != nil {
@@ -288,10 +418,20 @@ func (f *Frame) Agg(aggs ...Agg) *Frame {
 	return h
 }
 
+// needPos reports whether an aggregation reads rows' positions (First, Last).
+func (p *aggPlan) needPos() bool {
+	for _, s := range p.specs {
+		if s.Op == hashagg.First || s.Op == hashagg.Last {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *aggPlan) algebraic() bool {
 	for _, s := range p.specs {
 		switch s.Op {
-		case hashagg.First, hashagg.Last, hashagg.NUnique, hashagg.Median, hashagg.Quantile:
+		case hashagg.First, hashagg.Last, hashagg.NUnique, hashagg.Median, hashagg.Quantile, hashagg.Corr:
 			return false
 		}
 	}
@@ -309,167 +449,27 @@ func keyArray(rc *runCtx, c *column) (*gpuarray.Array, error) {
 	return c.arr.AsType(gpuarray.Int64), nil
 }
 
-// valueArray returns column c as the int64 or float64 array hashagg reads.
-func valueArray(rc *runCtx, c *column) (*gpuarray.Array, bool, error) {
-	switch {
-	case c.dt.IsFloat():
-		return c.arr.AsType(gpuarray.Float64), false, nil
-	case c.dt == String:
-		a, err := keyArray(rc, c)
-		return a, true, err
-	}
-	return c.arr.AsType(gpuarray.Int64), true, nil
-}
-
 // aggregate runs the hash aggregation: key and value columns computed by the array engine
-// (where rc's options say), then per partition on the host in parallel, then a tree combine.
+// (where rc's options say), then on the host (groupby_cpu.go), split by key hash for SplitOut.
 func aggregate(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, sorted bool) (*table, error) {
-	var arrs []*gpuarray.Array
-	var keyCols, valCols []*column
-	for _, k := range keys {
-		c, err := t.find(k)
-		if err != nil {
-			return nil, err
-		}
-		a, err := keyArray(rc, c)
-		if err != nil {
-			return nil, err
-		}
-		keyCols = append(keyCols, c)
-		arrs = append(arrs, a)
-		if c.valid != nil {
-			arrs = append(arrs, c.valid)
-		}
-	}
-	isInt := make([]bool, len(p.vals))
-	for i, v := range p.vals {
-		c, err := t.find(v)
-		if err != nil {
-			return nil, err
-		}
-		a, ii, err := valueArray(rc, c)
-		if err != nil {
-			return nil, err
-		}
-		isInt[i] = ii
-		valCols = append(valCols, c)
-		arrs = append(arrs, a)
-		if c.valid != nil {
-			arrs = append(arrs, c.valid)
-		}
-	}
-	arrs = append(arrs, t.rows)
-	out, err := rc.computeArrays(arrs)
+	in, err := hostGroupInput(rc, t, keys, p.vals, p.needPos())
 	if err != nil {
 		return nil, err
 	}
-	lens := out[len(out)-1].Chunks()[0]
-	rows, err := out[len(out)-1].ToSliceInt64()
-	if err != nil {
-		return nil, err
-	}
-	// Host copies of the computed columns, then views per partition.
-	k := 0
-	next := func() *gpuarray.Array { a := out[k]; k++; return a }
-	keyVals := make([][]int64, len(keyCols))
-	keyValid := make([][]bool, len(keyCols))
-	for i, c := range keyCols {
-		if keyVals[i], err = next().ToSliceInt64(); err != nil {
-			return nil, err
-		}
-		if c.valid != nil {
-			if keyValid[i], err = next().ToSliceBool(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	valI := make([][]int64, len(valCols))
-	valF := make([][]float64, len(valCols))
-	valValid := make([][]bool, len(valCols))
-	for i, c := range valCols {
-		a := next()
-		if isInt[i] {
-			valI[i], err = a.ToSliceInt64()
-		} else {
-			valF[i], err = a.ToSlice()
-		}
-		if err != nil {
-			return nil, err
-		}
-		if c.valid != nil {
-			if valValid[i], err = next().ToSliceBool(); err != nil {
-				return nil, err
-			}
-		}
-	}
+	keyCols, valCols := in.keyCols, in.valCols
 	where := rc.target.Backend
 	if where == "scheduler" {
 		where = "the scheduler's workers"
 	}
-	rc.host("groupby: hash aggregation on the host (dataframe/hashagg) over %d partitions, key and value columns computed on %s", len(lens), where)
-
-	// Per partition, in parallel.
-	partials := make([]*hashagg.Partial, len(lens))
-	errs := make([]error, len(lens))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	at := 0
-	for pi, l := range lens {
-		lo, hi := at, at+l
-		at = hi
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			var pk []hashagg.Key
-			for i := range keyCols {
-				key := hashagg.Key{Values: keyVals[i][lo:hi]}
-				if keyValid[i] != nil {
-					key.Valid = keyValid[i][lo:hi]
-				}
-				pk = append(pk, key)
-			}
-			if len(pk) == 0 {
-				pk = []hashagg.Key{{Values: make([]int64, hi-lo)}}
-			}
-			var pv []hashagg.Values
-			for i := range valCols {
-				v := hashagg.Values{Pos: rows[lo:hi]}
-				if isInt[i] {
-					v.Int = valI[i][lo:hi]
-				} else {
-					v.Float = valF[i][lo:hi]
-				}
-				if valValid[i] != nil {
-					v.Valid = valValid[i][lo:hi]
-				}
-				pv = append(pv, v)
-			}
-			g, err := hashagg.Group(pk)
-			if err == nil {
-				partials[pi], err = hashagg.Aggregate(g, p.specs, pv)
-			}
-			errs[pi] = err
-		}()
-	}
-	wg.Wait()
-	for pi, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("partition %d: %w", pi, err)
-		}
+	rc.host("groupby: hash aggregation on the host (dataframe/hashagg) over %d partitions, key and value columns computed on %s", in.parts, where)
+	all, err := cpuPartial(rc, in, p.specs)
+	if err != nil {
+		return nil, err
 	}
 	if err := rc.ctxErr(); err != nil {
 		return nil, err
 	}
-	if len(partials) == 0 {
-		g, _ := hashagg.Group([]hashagg.Key{{Values: []int64{}}})
-		pp, err := hashagg.Aggregate(g, p.specs, emptyValues(isInt))
-		if err != nil {
-			return nil, err
-		}
-		partials = []*hashagg.Partial{pp}
-	}
+	partials := []*hashagg.Partial{all}
 	buckets := [][]*hashagg.Partial{partials}
 	if splitOut > 1 {
 		buckets = make([][]*hashagg.Partial, splitOut)
@@ -512,18 +512,6 @@ func aggregate(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, so
 		}
 	}
 	return tableOf(ht)
-}
-
-func emptyValues(isInt []bool) []hashagg.Values {
-	v := make([]hashagg.Values, len(isInt))
-	for i, ii := range isInt {
-		if ii {
-			v[i].Int = []int64{}
-		} else {
-			v[i].Float = []float64{}
-		}
-	}
-	return v
 }
 
 // treeCombine combines partials pairwise, level by level, in a fixed order (as dask's tree
@@ -619,6 +607,14 @@ func decodeInts(name string, dt DType, heap *strHeap, v []int64, valid []bool) *
 		h.heap, h.vals = heap, s
 	default:
 		adt, _ := dt.array()
+		if adt == gpuarray.Int32 {
+			c := make([]int32, len(v))
+			for i, x := range v {
+				c[i] = int32(x)
+			}
+			h.vals, _ = dtype.Of(c)
+			break
+		}
 		h.vals = dtype.Convert(dtype.OfInt64(v), adt)
 	}
 	return h

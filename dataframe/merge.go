@@ -391,7 +391,20 @@ func nullsOf(h *hostCol, codes []int64) []bool {
 }
 
 func intCodes(h *hostCol) ([]int64, []bool) {
-	v := slices.Clone(dtype.Convert(h.vals, dtype.Int64).Int64s())
+	var v []int64
+	switch h.vals.DType() {
+	case dtype.Int64:
+		v = slices.Clone(h.vals.Int64s())
+	case dtype.Int32:
+		// One typed widening pass (Convert goes element by element through the dtype).
+		src := h.vals.Int32s()
+		v = make([]int64, len(src))
+		for i, x := range src {
+			v[i] = int64(x)
+		}
+	default:
+		v = dtype.Convert(h.vals, dtype.Int64).Int64s()
+	}
 	return v, nullsOf(h, v)
 }
 
@@ -635,9 +648,17 @@ func broadcastJoin(big, small hashjoin.Keys, lens []int, how hashjoin.How, swapp
 		return nil, err
 	}
 	rows := splitByLens(lens)
+	starts := make([]int, len(lens))
+	for p := 1; p < len(lens); p++ {
+		starts[p] = starts[p-1] + lens[p-1]
+	}
 	out := make([]pairs, len(lens))
 	err = parallel(len(lens), func(p int) error {
-		pk := subKeys(big, rows[p])
+		// A partition's rows are a range: its keys are a view, not a copy.
+		pk := make(hashjoin.Keys, len(big))
+		for c := range big {
+			pk[c] = big[c][starts[p] : starts[p]+lens[p]]
+		}
 		if how == hashjoin.Semi || how == hashjoin.Anti {
 			in, err := t.Contains(pk)
 			if err != nil {
@@ -670,6 +691,9 @@ func broadcastJoin(big, small hashjoin.Keys, lens []int, how hashjoin.How, swapp
 
 // gatherRowsNull is gatherRows with -1 for a null row.
 func (h *hostCol) gatherRowsNull(at []int32) *hostCol {
+	if out, ok := h.gatherTyped(at); ok {
+		return out
+	}
 	idx := make([]int, len(at))
 	var valid []bool
 	for i, a := range at {
@@ -700,6 +724,50 @@ func (h *hostCol) gatherRowsNull(at []int32) *hostCol {
 		dtype.Gather(out.vals, h.vals, idx)
 	}
 	return out
+}
+
+// gatherTyped is gatherRowsNull for the common 4- and 8-byte dtypes, in one typed pass over
+// the int32 rows (no []int copy of them); ok is false for other dtypes.
+func (h *hostCol) gatherTyped(at []int32) (*hostCol, bool) {
+	dt := h.vals.DType()
+	if h.vals.Len() == 0 {
+		return nil, false
+	}
+	out := &hostCol{name: h.name, dt: h.dt, heap: h.heap, vals: dtype.Make(dt, len(at))}
+	switch dt {
+	case dtype.Float64:
+		gatherWords(out.vals.Float64s(), h.vals.Float64s(), at)
+	case dtype.Int64:
+		gatherWords(out.vals.Int64s(), h.vals.Int64s(), at)
+	case dtype.Int32:
+		gatherWords(out.vals.Int32s(), h.vals.Int32s(), at)
+	case dtype.Uint64:
+		gatherWords(out.vals.Uint64s(), h.vals.Uint64s(), at)
+	case dtype.Uint32:
+		gatherWords(out.vals.Uint32s(), h.vals.Uint32s(), at)
+	default:
+		return nil, false
+	}
+	for i, a := range at {
+		if a < 0 || (h.valid != nil && !h.valid[a]) {
+			if out.valid == nil {
+				out.valid = make([]bool, len(at))
+				for j := range out.valid {
+					out.valid[j] = true
+				}
+			}
+			out.valid[i] = false
+		}
+	}
+	return out, true
+}
+
+func gatherWords[T any](dst, src []T, at []int32) {
+	for i, a := range at {
+		if a >= 0 {
+			dst[i] = src[a]
+		}
+	}
 }
 
 // coalesceCols takes a where the row is not -1 in ai, b otherwise, in type dt.
@@ -782,7 +850,11 @@ func coalesceCols(name string, dt DType, a, b *hostCol, ai, bi []int32) *hostCol
 }
 
 func gatherMerge(lh, rh *hostTable, parts []pairs, plan []outCol) (*hostTable, error) {
-	var li, ri []int32
+	total := 0
+	for _, pr := range parts {
+		total += len(pr.l)
+	}
+	li, ri := make([]int32, 0, total), make([]int32, 0, total)
 	lens := make([]int, len(parts))
 	for p, pr := range parts {
 		li = append(li, pr.l...)
@@ -793,16 +865,19 @@ func gatherMerge(lh, rh *hostTable, parts []pairs, plan []outCol) (*hostTable, e
 	out := &hostTable{lens: lens, rows: rowsArange(lens)}
 	sides := [2]*hostTable{lh, rh}
 	idx := [2][]int32{li, ri}
-	for _, oc := range plan {
+	// Columns gather independently: one goroutine each, as many at once as there are CPUs.
+	out.cols = make([]*hostCol, len(plan))
+	err := parallel(len(plan), func(k int) error {
+		oc := plan[k]
 		src, err := sides[oc.side].col(oc.src)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var c *hostCol
 		if oc.coalesce != "" {
 			other, err := sides[1-oc.side].col(oc.coalesce)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			dt := coalescedType(src.dt, other.dt)
 			if oc.side == 1 {
@@ -813,7 +888,11 @@ func gatherMerge(lh, rh *hostTable, parts []pairs, plan []outCol) (*hostTable, e
 			c = src.gatherRowsNull(idx[oc.side])
 			c.name = oc.name
 		}
-		out.cols = append(out.cols, c)
+		out.cols[k] = c
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -27,3 +27,63 @@ func BenchmarkMergeInner(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMergeBigInt32 is db-benchmark's q5 at 1e6 rows: 1e6 left rows against 1e6 right
+// rows with unique int32 keys (90% matching), a float64 payload each side and a categorical
+// on the right, with the default strategy (the right side is broadcast).
+func BenchmarkMergeBigInt32(b *testing.B) {
+	const n = 1_000_000
+	rng := rand.New(rand.NewPCG(7, 8))
+	keys := func(off int) []int32 {
+		v := make([]int32, n)
+		for i := range v {
+			v[i] = int32(i + off)
+		}
+		rng.Shuffle(n, func(i, j int) { v[i], v[j] = v[j], v[i] })
+		return v
+	}
+	vals := func() []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = rng.Float64()
+		}
+		return v
+	}
+	cats := make([]string, n)
+	for i := range cats {
+		cats[i] = []string{"a", "b", "c"}[rng.IntN(3)]
+	}
+	l := dataframe.FromSlices([]string{"k", "v1"}, []any{keys(0), vals()}, dataframe.NPartitions(8))
+	r := dataframe.FromSlices([]string{"k", "c", "v2"}, []any{keys(n / 10), cats, vals()}, dataframe.NPartitions(8)).
+		AsType("c", dataframe.Category)
+	l, r = l.Persist(), r.Persist()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := dataframe.Merge(l, r, dataframe.On("k")).Compute(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMergeMediumInt32 is db-benchmark's q2 at 1e6 rows: 1e6 left rows (int32 keys of
+// 1000 values, a categorical and a float64 payload) against 1000 unique right rows.
+func BenchmarkMergeMediumInt32(b *testing.B) {
+	const n, m = 1_000_000, 1000
+	rng := rand.New(rand.NewPCG(9, 10))
+	lk, lc, lv := make([]int32, n), make([]string, n), make([]float64, n)
+	for i := range lk {
+		lk[i], lc[i], lv[i] = int32(1+rng.IntN(m)), []string{"a", "b", "c"}[rng.IntN(3)], rng.Float64()
+	}
+	rk, rv := make([]int32, m), make([]float64, m)
+	for i := range rk {
+		rk[i], rv[i] = int32(i+1), rng.Float64()
+	}
+	l := dataframe.FromSlices([]string{"k", "c", "v1"}, []any{lk, lc, lv}, dataframe.NPartitions(8)).AsType("c", dataframe.Category).Persist()
+	r := dataframe.FromSlices([]string{"k", "v2"}, []any{rk, rv}).Persist()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := dataframe.Merge(l, r, dataframe.On("k")).Compute(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -16,6 +16,10 @@ func init() {
 			// 20000 rows, v1 = i%5 summed by id4 = i%11 (checked against a loop).
 			"sum of v1 by id4: [3636 3640 3639 3637 3635 3633 3636 3639 3637 3635 3633]",
 			"groupby: hash aggregation on the host (dataframe/hashagg) over 4 partitions",
+			// v3 = (i%1000)/10 (null where i%13 == 0), id4 = i%11, i < 20000: 99.9 at i = 9999
+			// only in id4 0, then 99.8 at 8998; 99.9 at 8999 and 19999 in id4 1. v1 = i%5: 0 in each.
+			"two largest v3 of id4 0 and 1: [99.9 99.8 99.9 99.9] smallest v1 per id4: [0 0 0 0 0 0 0 0 0 0 0]",
+			"r² of v1 and 2·v1+1 in 11 groups: 1.000000",
 			"cluster groupby equal to the local one: true",
 			"persisted: true held on 2 cluster workers",
 			"[A B A C] [true false false true]",

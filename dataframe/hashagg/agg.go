@@ -24,9 +24,14 @@ const (
 	NUnique
 	Median
 	Quantile
+	// Corr is Pearson's correlation of value columns Col and Col2 over the rows where both
+	// are valid (pandas' Series.corr).
+	Corr
+	// Top keeps the N largest valid values of a group (Largest) or the N smallest.
+	Top
 )
 
-var opNames = [...]string{"sum", "count", "size", "min", "max", "mean", "var", "std", "first", "last", "nunique", "median", "quantile"}
+var opNames = [...]string{"sum", "count", "size", "min", "max", "mean", "var", "std", "first", "last", "nunique", "median", "quantile", "corr", "top"}
 
 // String returns the pandas name of o ("sum", "nunique", ...).
 func (o Op) String() string {
@@ -48,18 +53,24 @@ func ParseOp(name string) (Op, error) {
 
 func (o Op) holistic() bool { return o == NUnique || o == Median || o == Quantile }
 
-// Spec is one aggregation: Op over value column Col (ignored for Size), Q for Quantile.
+// Spec is one aggregation: Op over value column Col (ignored for Size), Q for Quantile, Col2
+// the second column of Corr, N and Largest for Top.
 type Spec struct {
-	Op  Op
-	Col int
-	Q   float64
+	Op      Op
+	Col     int
+	Q       float64
+	Col2    int
+	N       int
+	Largest bool
 }
 
-// Values is one value column of a partition: Int for integer-like data, else Float. Valid,
-// when not nil, marks the rows that are not null. Pos, when not nil, gives each row's global
-// position (First, Last); otherwise positions are the row index plus Offset.
+// Values is one value column of a partition: Int (or Int32, read without widening) for
+// integer-like data, else Float. Valid, when not nil, marks the rows that are not null. Pos,
+// when not nil, gives each row's global position (First, Last); otherwise positions are the
+// row index plus Offset.
 type Values struct {
 	Int    []int64
+	Int32  []int32
 	Float  []float64
 	Valid  []bool
 	Pos    []int64
@@ -70,10 +81,40 @@ type Values struct {
 func (v Values) IsInt() bool { return v.Float == nil }
 
 func (v Values) len() int {
-	if v.Float != nil {
+	switch {
+	case v.Float != nil:
 		return len(v.Float)
+	case v.Int32 != nil:
+		return len(v.Int32)
 	}
 	return len(v.Int)
+}
+
+// Slice returns rows [lo, hi) of v (positions kept).
+func (v Values) Slice(lo, hi int) Values {
+	w := Values{Offset: v.Offset + int64(lo)}
+	switch {
+	case v.Float != nil:
+		w.Float = v.Float[lo:hi]
+	case v.Int32 != nil:
+		w.Int32 = v.Int32[lo:hi]
+	default:
+		w.Int = v.Int[lo:hi]
+	}
+	if v.Valid != nil {
+		w.Valid = v.Valid[lo:hi]
+	}
+	if v.Pos != nil {
+		w.Pos = v.Pos[lo:hi]
+	}
+	return w
+}
+
+func (v Values) i(i int) int64 {
+	if v.Int32 != nil {
+		return int64(v.Int32[i])
+	}
+	return v.Int[i]
 }
 
 func (v Values) valid(i int) bool {
@@ -87,7 +128,7 @@ func (v Values) f(i int) float64 {
 	if v.Float != nil {
 		return v.Float[i]
 	}
-	return float64(v.Int[i])
+	return float64(v.i(i))
 }
 
 func (v Values) pos(i int) int64 {
@@ -107,6 +148,9 @@ type State struct {
 	Mean  []float64 // Mean, Var, Std: running mean
 	M2    []float64 // Var, Std: sum of squared deviations
 	Pos   []int64   // First, Last: the row position of the value kept
+	// Corr: Mean and M2 are x's, MeanY and M2Y y's, CXY the co-moment.
+	MeanY, M2Y, CXY []float64
+	// Top: group g's kept values are SumI or SumF[g*N : g*N+Cnt[g]], best first.
 	// Holistic: (group, value) pairs.
 	G  []int32
 	VI []int64
@@ -149,131 +193,100 @@ func newState(s Spec, isInt bool, n int) State {
 		st.Cnt = make([]int64, n)
 		st.Mean = make([]float64, n)
 		st.M2 = make([]float64, n)
+	case Corr:
+		st.Cnt = make([]int64, n)
+		st.Mean, st.M2 = make([]float64, n), make([]float64, n)
+		st.MeanY, st.M2Y, st.CXY = make([]float64, n), make([]float64, n), make([]float64, n)
+	case Top:
+		st.Cnt = make([]int64, n)
+		if isInt {
+			st.SumI = make([]int64, n*s.N)
+		} else {
+			st.SumF = make([]float64, n*s.N)
+		}
 	}
 	return st
 }
 
 // Aggregate folds vals into one State per spec over the groups g.
 func Aggregate(g *Groups, specs []Spec, vals []Values) (*Partial, error) {
-	p := &Partial{Keys: g.Keys, N: g.N, States: make([]State, len(specs))}
-	ids := g.IDs
-	for si, s := range specs {
-		var v Values
-		if s.Op != Size {
-			if s.Col < 0 || s.Col >= len(vals) {
-				return nil, fmt.Errorf("hashagg.Aggregate: spec %d (%v) reads value column %d of %d", si, s.Op, s.Col, len(vals))
-			}
-			v = vals[s.Col]
-			if v.len() != len(ids) {
-				return nil, fmt.Errorf("hashagg.Aggregate: value column %d has %d rows, keys %d", s.Col, v.len(), len(ids))
-			}
-		}
-		if s.Op == Quantile && (s.Q < 0 || s.Q > 1 || math.IsNaN(s.Q)) {
-			return nil, fmt.Errorf("hashagg.Aggregate: quantile %v outside [0, 1]", s.Q)
-		}
-		st := newState(s, s.Op != Size && v.IsInt(), g.N)
-		fold(&st, ids, v)
-		p.States[si] = st
+	p, err := NewPartial(specs, vals, g.N)
+	if err != nil {
+		return nil, err
+	}
+	p.Keys = g.Keys
+	if err := p.Fold(g.IDs, nil, vals); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
 
-func fold(st *State, ids []int32, v Values) {
-	op := st.Spec.Op
-	if op == Size {
-		for _, g := range ids {
-			if g >= 0 {
-				st.Cnt[g]++
+// NewPartial returns the empty partial of specs over n groups (no keys: the caller sets them)
+// for value columns of vals' types.
+func NewPartial(specs []Spec, vals []Values, n int) (*Partial, error) {
+	p := &Partial{N: n, States: make([]State, len(specs))}
+	for si, s := range specs {
+		isInt := false
+		if s.Op != Size {
+			if s.Col < 0 || s.Col >= len(vals) {
+				return nil, fmt.Errorf("hashagg: spec %d (%v) reads value column %d of %d", si, s.Op, s.Col, len(vals))
+			}
+			isInt = vals[s.Col].IsInt()
+		}
+		switch s.Op {
+		case Quantile:
+			if s.Q < 0 || s.Q > 1 || math.IsNaN(s.Q) {
+				return nil, fmt.Errorf("hashagg: quantile %v outside [0, 1]", s.Q)
+			}
+		case Corr:
+			if s.Col2 < 0 || s.Col2 >= len(vals) {
+				return nil, fmt.Errorf("hashagg: spec %d (corr) reads value column %d of %d", si, s.Col2, len(vals))
+			}
+		case Top:
+			if s.N <= 0 {
+				return nil, fmt.Errorf("hashagg: spec %d keeps %d values per group, want at least 1", si, s.N)
 			}
 		}
-		return
+		p.States[si] = newState(s, isInt, n)
 	}
-	allValid := v.Valid == nil && v.Float == nil
-	switch {
-	case op == Sum && st.IsInt && allValid:
-		for i, g := range ids {
-			if g >= 0 {
-				st.SumI[g] += v.Int[i]
-				st.Cnt[g]++
-			}
-		}
-		return
-	case op == Sum && !st.IsInt && v.Valid == nil:
-		for i, g := range ids {
-			if x := v.Float[i]; g >= 0 && x == x {
-				st.SumF[g] += x
-				st.Cnt[g]++
-			}
-		}
-		return
-	case op == Mean && v.Valid == nil:
-		for i, g := range ids {
-			if g >= 0 {
-				if x := v.f(i); x == x {
-					st.SumF[g] += x
-					st.Cnt[g]++
-				}
-			}
-		}
-		return
-	}
-	for i, g := range ids {
-		if g < 0 || !v.valid(i) {
+	return p, nil
+}
+
+// Fold folds rows of vals into p: row rows[j] (row j when rows is nil) goes to group ids[j]
+// (none when -1). vals are read in their own types (int32, int64, float64), never widened.
+func (p *Partial) Fold(ids, rows []int32, vals []Values) error {
+	for si := range p.States {
+		st := &p.States[si]
+		s := st.Spec
+		if s.Op == Size {
+			foldSize(st.Cnt, ids)
 			continue
 		}
-		switch op {
-		case Sum:
-			if st.IsInt {
-				st.SumI[g] += v.Int[i]
-			} else {
-				st.SumF[g] += v.Float[i]
+		v := vals[s.Col]
+		if rows == nil && v.len() != len(ids) {
+			return fmt.Errorf("hashagg: value column %d has %d rows, keys %d", s.Col, v.len(), len(ids))
+		}
+		if st.IsInt != v.IsInt() {
+			return fmt.Errorf("hashagg: value column %d changed type", s.Col)
+		}
+		if s.Op == Corr {
+			w := vals[s.Col2]
+			if rows == nil && w.len() != len(ids) {
+				return fmt.Errorf("hashagg: value column %d has %d rows, keys %d", s.Col2, w.len(), len(ids))
 			}
-			st.Cnt[g]++
-		case Count:
-			st.Cnt[g]++
-		case Min, Max:
-			first := st.Cnt[g] == 0
-			st.Cnt[g]++
-			if st.IsInt {
-				x := v.Int[i]
-				if first || (op == Min && x < st.SumI[g]) || (op == Max && x > st.SumI[g]) {
-					st.SumI[g] = x
-				}
-			} else {
-				x := v.Float[i]
-				if first || (op == Min && x < st.SumF[g]) || (op == Max && x > st.SumF[g]) {
-					st.SumF[g] = x
-				}
-			}
-		case First, Last:
-			p := v.pos(i)
-			if st.Cnt[g] == 0 || (op == First && p < st.Pos[g]) || (op == Last && p > st.Pos[g]) {
-				st.Pos[g] = p
-				if st.IsInt {
-					st.SumI[g] = v.Int[i]
-				} else {
-					st.SumF[g] = v.Float[i]
-				}
-			}
-			st.Cnt[g]++
-		case Mean:
-			st.SumF[g] += v.f(i)
-			st.Cnt[g]++
-		case Var, Std:
-			st.Cnt[g]++
-			x := v.f(i)
-			d := x - st.Mean[g]
-			st.Mean[g] += d / float64(st.Cnt[g])
-			st.M2[g] += d * (x - st.Mean[g])
-		case NUnique, Median, Quantile:
-			st.G = append(st.G, g)
-			if st.IsInt {
-				st.VI = append(st.VI, v.Int[i])
-			} else {
-				st.VF = append(st.VF, v.Float[i])
-			}
+			foldCorr(st, ids, rows, v, w)
+			continue
+		}
+		switch {
+		case v.Float != nil:
+			foldT(st, ids, rows, v.Float, v)
+		case v.Int32 != nil:
+			foldT(st, ids, rows, v.Int32, v)
+		default:
+			foldT(st, ids, rows, v.Int, v)
 		}
 	}
+	return nil
 }
 
 // Combine merges partials of the same specs (re-grouping on their keys) into one.
@@ -332,6 +345,17 @@ func merge(dst, src *State, m []int32) error {
 		dst.VF = append(dst.VF, src.VF...)
 		return nil
 	}
+	if op == Top {
+		n, largest := dst.Spec.N, dst.Spec.Largest
+		for r, g := range m {
+			if dst.IsInt {
+				mergeTop(dst.SumI, src.SumI, dst.Cnt, src.Cnt, g, int32(r), n, largest)
+			} else {
+				mergeTop(dst.SumF, src.SumF, dst.Cnt, src.Cnt, g, int32(r), n, largest)
+			}
+		}
+		return nil
+	}
 	for r, g := range m {
 		c := src.Cnt[r]
 		switch op {
@@ -381,6 +405,18 @@ func merge(dst, src *State, m []int32) error {
 			d := src.Mean[r] - dst.Mean[g]
 			dst.Mean[g] += d * nb / n
 			dst.M2[g] += src.M2[r] + d*d*na*nb/n
+		case Corr:
+			if c == 0 {
+				continue
+			}
+			na, nb := float64(dst.Cnt[g]), float64(c)
+			n := na + nb
+			dx, dy := src.Mean[r]-dst.Mean[g], src.MeanY[r]-dst.MeanY[g]
+			dst.Mean[g] += dx * nb / n
+			dst.MeanY[g] += dy * nb / n
+			dst.M2[g] += src.M2[r] + dx*dx*na*nb/n
+			dst.M2Y[g] += src.M2Y[r] + dy*dy*na*nb/n
+			dst.CXY[g] += src.CXY[r] + dx*dy*na*nb/n
 		}
 		dst.Cnt[g] += c
 	}
@@ -430,37 +466,179 @@ func (p *Partial) Split(n int) []*Partial {
 			continue
 		}
 		for r := 0; r < p.N; r++ {
-			q, l := &out[bucket[r]].States[si], local[r]
-			if s.Cnt != nil {
-				q.Cnt[l] = s.Cnt[r]
-			}
-			if s.SumI != nil {
-				q.SumI[l] = s.SumI[r]
-			}
-			if s.SumF != nil {
-				q.SumF[l] = s.SumF[r]
-			}
-			if s.Mean != nil {
-				q.Mean[l] = s.Mean[r]
-			}
-			if s.M2 != nil {
-				q.M2[l] = s.M2[r]
-			}
-			if s.Pos != nil {
-				q.Pos[l] = s.Pos[r]
-			}
+			copyGroup(&out[bucket[r]].States[si], int(local[r]), &s, r)
 		}
 	}
 	return out
 }
 
+// copyGroup copies group g of src's algebraic state into group i of dst.
+func copyGroup(dst *State, i int, src *State, g int) {
+	if src.Spec.Op == Top {
+		n := src.Spec.N
+		dst.Cnt[i] = src.Cnt[g]
+		if src.SumI != nil {
+			copy(dst.SumI[i*n:i*n+n], src.SumI[g*n:g*n+n])
+		} else {
+			copy(dst.SumF[i*n:i*n+n], src.SumF[g*n:g*n+n])
+		}
+		return
+	}
+	for _, f := range [...]struct{ d, s []float64 }{{dst.SumF, src.SumF}, {dst.Mean, src.Mean}, {dst.M2, src.M2},
+		{dst.MeanY, src.MeanY}, {dst.M2Y, src.M2Y}, {dst.CXY, src.CXY}} {
+		if f.s != nil {
+			f.d[i] = f.s[g]
+		}
+	}
+	for _, f := range [...]struct{ d, s []int64 }{{dst.Cnt, src.Cnt}, {dst.SumI, src.SumI}, {dst.Pos, src.Pos}} {
+		if f.s != nil {
+			f.d[i] = f.s[g]
+		}
+	}
+}
+
+// gatherState sets group i of dst to group gs[i] of src, field by field.
+func gatherState(dst, src *State, gs []int32) {
+	if src.Spec.Op == Top {
+		for i, g := range gs {
+			copyGroup(dst, i, src, int(g))
+		}
+		return
+	}
+	for _, f := range [...]struct{ d, s []float64 }{{dst.SumF, src.SumF}, {dst.Mean, src.Mean}, {dst.M2, src.M2},
+		{dst.MeanY, src.MeanY}, {dst.M2Y, src.M2Y}, {dst.CXY, src.CXY}} {
+		if f.s != nil {
+			for i, g := range gs {
+				f.d[i] = f.s[g]
+			}
+		}
+	}
+	for _, f := range [...]struct{ d, s []int64 }{{dst.Cnt, src.Cnt}, {dst.SumI, src.SumI}, {dst.Pos, src.Pos}} {
+		if f.s != nil {
+			for i, g := range gs {
+				f.d[i] = f.s[g]
+			}
+		}
+	}
+}
+
+// Add merges q into p where both number the same groups the same way (dense codes), group g
+// of q into group g of p.
+func (p *Partial) Add(q *Partial) error {
+	if p.N != q.N || len(p.States) != len(q.States) {
+		return fmt.Errorf("hashagg.Add: %d groups and %d states into %d and %d", q.N, len(q.States), p.N, len(p.States))
+	}
+	m := make([]int32, q.N)
+	for g := range m {
+		m[g] = int32(g)
+	}
+	for si := range p.States {
+		if err := merge(&p.States[si], &q.States[si], m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Select returns the partial of p's groups gs, in that order, with keys (one slice per key
+// column, len(gs) each). Holistic values of groups not in gs are dropped.
+func (p *Partial) Select(gs []int32, keys [][]int64) *Partial {
+	out := &Partial{Keys: keys, N: len(gs), States: make([]State, len(p.States))}
+	inv := make([]int32, p.N)
+	for i := range inv {
+		inv[i] = -1
+	}
+	for i, g := range gs {
+		inv[g] = int32(i)
+	}
+	for si := range p.States {
+		s := &p.States[si]
+		st := newState(s.Spec, s.IsInt, len(gs))
+		if s.Spec.Op.holistic() {
+			st.G = make([]int32, 0, len(s.G))
+			if s.IsInt {
+				st.VI = make([]int64, 0, len(s.G))
+			} else {
+				st.VF = make([]float64, 0, len(s.G))
+			}
+			for j, g := range s.G {
+				if ng := inv[g]; ng >= 0 {
+					st.G = append(st.G, ng)
+					if s.IsInt {
+						st.VI = append(st.VI, s.VI[j])
+					} else {
+						st.VF = append(st.VF, s.VF[j])
+					}
+				}
+			}
+		} else {
+			gatherState(&st, s, gs)
+		}
+		out.States[si] = st
+	}
+	return out
+}
+
+// Concat joins partials of the same specs whose groups are disjoint (no key in two of them),
+// in order; it does not re-group.
+func Concat(ps ...*Partial) (*Partial, error) {
+	if len(ps) == 0 {
+		return nil, fmt.Errorf("hashagg.Concat: no partials")
+	}
+	if len(ps) == 1 {
+		return ps[0], nil
+	}
+	nk, ns := len(ps[0].Keys), len(ps[0].States)
+	total := 0
+	for i, p := range ps {
+		if len(p.Keys) != nk || len(p.States) != ns {
+			return nil, fmt.Errorf("hashagg.Concat: partial %d has %d keys and %d states, partial 0 %d and %d", i, len(p.Keys), len(p.States), nk, ns)
+		}
+		total += p.N
+	}
+	out := &Partial{Keys: make([][]int64, nk), N: total, States: make([]State, ns)}
+	for k := range out.Keys {
+		out.Keys[k] = make([]int64, 0, total)
+		for _, p := range ps {
+			out.Keys[k] = append(out.Keys[k], p.Keys[k]...)
+		}
+	}
+	for si := range out.States {
+		s0 := &ps[0].States[si]
+		st := newState(s0.Spec, s0.IsInt, total)
+		base := 0
+		for _, p := range ps {
+			s := &p.States[si]
+			if s.Spec != s0.Spec || s.IsInt != s0.IsInt {
+				return nil, fmt.Errorf("hashagg.Concat: states differ (%v, %v)", s.Spec, s0.Spec)
+			}
+			if s.Spec.Op.holistic() {
+				for _, g := range s.G {
+					st.G = append(st.G, g+int32(base))
+				}
+				st.VI = append(st.VI, s.VI...)
+				st.VF = append(st.VF, s.VF...)
+			} else {
+				for g := 0; g < p.N; g++ {
+					copyGroup(&st, base+g, s, g)
+				}
+			}
+			base += p.N
+		}
+		out.States[si] = st
+	}
+	return out, nil
+}
+
 // Result is one finalized column: Int when IsInt, else Float; Valid marks the groups that
-// have a value (nil: all).
+// have a value (nil: all). PerGroup, when not 0, is the values per group (Top: group g's are
+// [g*PerGroup, (g+1)*PerGroup), Valid marking those kept).
 type Result struct {
-	IsInt bool
-	Int   []int64
-	Float []float64
-	Valid []bool
+	IsInt    bool
+	Int      []int64
+	Float    []float64
+	Valid    []bool
+	PerGroup int
 }
 
 // Finalize turns p's states into one Result per Spec, one row per group.
@@ -517,6 +695,33 @@ func finalize(s *State, n int) Result {
 			}
 		}
 		return Result{Float: f, Valid: validWhere(s.Cnt, 2)}
+	case Corr:
+		f := make([]float64, n)
+		var valid []bool
+		for g := range f {
+			d := math.Sqrt(s.M2[g] * s.M2Y[g])
+			if s.Cnt[g] < 2 || !(d > 0) {
+				if valid == nil {
+					valid = make([]bool, n)
+					for i := range valid {
+						valid[i] = true
+					}
+				}
+				f[g], valid[g] = math.NaN(), false
+				continue
+			}
+			f[g] = max(-1, min(1, s.CXY[g]/d))
+		}
+		return Result{Float: f, Valid: valid}
+	case Top:
+		k := s.Spec.N
+		valid := make([]bool, n*k)
+		for g := 0; g < n; g++ {
+			for i := 0; i < int(s.Cnt[g]); i++ {
+				valid[g*k+i] = true
+			}
+		}
+		return Result{IsInt: s.IsInt, Int: s.SumI, Float: s.SumF, Valid: valid, PerGroup: k}
 	}
 	// Holistic: bucket the pairs by group, sort each group's values.
 	start := make([]int, n+1)
@@ -581,8 +786,7 @@ func finalize(s *State, n int) Result {
 		} else {
 			x = vf[lo:hi]
 		}
-		slices.Sort(x)
-		f[g] = Interpolate(x, q)
+		f[g] = quantileSelect(x, q) // x is this call's copy: reordering it is fine
 	}
 	return Result{Float: f, Valid: validWhere(cnt, 1)}
 }

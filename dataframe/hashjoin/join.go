@@ -144,13 +144,18 @@ func Partition(k Keys, n int) ([]int32, error) {
 // slot is one entry of the table: the first row of a key (-1 for empty) and the high bits of
 // its hash, side by side so that a probe touches one cache line.
 type slot struct {
+	key  int64 // the key itself when the table has one key column
 	row  int32
 	hash uint32
 }
 
 // Table is a hash table over one side's keys: the rows of every distinct key, in row order.
 type Table struct {
-	keys  Keys
+	keys Keys
+	// dense, for one key column whose values span at most a few times the rows: the first
+	// row of key lo+i at dense[i] (-1 for none), a lookup without probing.
+	dense []int32
+	lo    int64
 	mask  uint64
 	slots []slot
 	next  []int32 // next row of the same key, -1 at the end
@@ -163,14 +168,22 @@ func Build(keys Keys) (*Table, error) {
 		return nil, fmt.Errorf("hashjoin.Build: %w", err)
 	}
 	n := keys.Len()
+	t := &Table{keys: keys, next: make([]int32, n)}
+	if len(keys) == 1 && t.buildDense(keys[0]) {
+		return t, nil
+	}
 	size := 16
 	for size < 2*n {
 		size <<= 1
 	}
-	t := &Table{keys: keys, mask: uint64(size - 1), slots: make([]slot, size),
-		next: make([]int32, n), tail: make([]int32, size)}
+	t.mask, t.slots, t.tail = uint64(size-1), make([]slot, size), make([]int32, size)
 	for i := range t.slots {
 		t.slots[i].row = -1
+	}
+	if len(keys) == 1 {
+		t.build1(keys[0])
+		t.tail = nil
+		return t, nil
 	}
 	hs := keys.hashes()
 	for i := 0; i < n; i++ {
@@ -180,7 +193,7 @@ func Build(keys Keys) (*Table, error) {
 		for {
 			r := t.slots[s].row
 			if r < 0 {
-				t.slots[s], t.tail[s] = slot{int32(i), uint32(h >> 32)}, int32(i)
+				t.slots[s], t.tail[s] = slot{row: int32(i), hash: uint32(h >> 32)}, int32(i)
 				break
 			}
 			if t.slots[s].hash == uint32(h>>32) && eqRows(keys, int(r), keys, i) {
@@ -193,6 +206,83 @@ func Build(keys Keys) (*Table, error) {
 	}
 	t.tail = nil
 	return t, nil
+}
+
+// build1 fills the table of one key column: the key sits in its slot, so a probe compares
+// it there instead of fetching the build row's key from another cache line.
+func (t *Table) build1(k []int64) {
+	slots, next, tail, mask := t.slots, t.next, t.tail, t.mask
+	for i, x := range k {
+		next[i] = -1
+		s := hash1(x) & mask
+		for {
+			sl := &slots[s]
+			if sl.row < 0 {
+				sl.key, sl.row, tail[s] = x, int32(i), int32(i)
+				break
+			}
+			if sl.key == x {
+				next[tail[s]] = int32(i)
+				tail[s] = int32(i)
+				break
+			}
+			s = (s + 1) & mask
+		}
+	}
+}
+
+// buildDense fills a direct-address table when k's values span at most 4n+1024 (as the
+// dense integer ids of most join keys, and dictionary codes, do); it reports whether it did.
+func (t *Table) buildDense(k []int64) bool {
+	if len(k) == 0 {
+		return false
+	}
+	lo, hi := k[0], k[0]
+	for _, x := range k {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	span := uint64(hi - lo)
+	if hi-lo < 0 || span >= uint64(4*len(k)+1024) {
+		return false
+	}
+	dense := make([]int32, span+1)
+	for i := range dense {
+		dense[i] = -1
+	}
+	tail := make([]int32, span+1)
+	next := t.next
+	for i, x := range k {
+		next[i] = -1
+		d := x - lo
+		if dense[d] < 0 {
+			dense[d] = int32(i)
+		} else {
+			next[tail[d]] = int32(i)
+		}
+		tail[d] = int32(i)
+	}
+	t.dense, t.lo = dense, lo
+	return true
+}
+
+func hash1(x int64) uint64 { return mix(0x9e3779b97f4a7c15 ^ uint64(x)) }
+
+// first1 is first for a table of one key column.
+func (t *Table) first1(x int64) int32 {
+	if t.dense != nil {
+		if d := uint64(x - t.lo); d < uint64(len(t.dense)) && x >= t.lo {
+			return t.dense[d]
+		}
+		return -1
+	}
+	s := hash1(x) & t.mask
+	for {
+		sl := &t.slots[s]
+		if sl.row < 0 || sl.key == x {
+			return sl.row
+		}
+		s = (s + 1) & t.mask
+	}
 }
 
 // first returns the first build row whose key equals row j of probe, or -1.
@@ -223,6 +313,22 @@ func (t *Table) Probe(probe Keys, outer bool) (pi, bi []int32, matched []bool, e
 	n := probe.Len()
 	pi, bi = make([]int32, 0, n), make([]int32, 0, n)
 	matched = make([]bool, t.keys.Len())
+	if len(probe) == 1 {
+		for j, x := range probe[0] {
+			r := t.first1(x)
+			if r < 0 {
+				if outer {
+					pi, bi = append(pi, int32(j)), append(bi, -1)
+				}
+				continue
+			}
+			for ; r >= 0; r = t.next[r] {
+				pi, bi = append(pi, int32(j)), append(bi, r)
+				matched[r] = true
+			}
+		}
+		return pi, bi, matched, nil
+	}
 	hs := probe.hashes()
 	for j := 0; j < n; j++ {
 		r := t.first(probe, j, hs[j])
@@ -245,8 +351,17 @@ func (t *Table) Contains(probe Keys) ([]bool, error) {
 	if err := probe.check(); err != nil {
 		return nil, fmt.Errorf("hashjoin.Contains: %w", err)
 	}
-	hs := probe.hashes()
+	if len(probe) != len(t.keys) {
+		return nil, fmt.Errorf("hashjoin.Contains: %d key columns against a table of %d", len(probe), len(t.keys))
+	}
 	out := make([]bool, probe.Len())
+	if len(probe) == 1 && len(t.keys) == 1 {
+		for j, x := range probe[0] {
+			out[j] = t.first1(x) >= 0
+		}
+		return out, nil
+	}
+	hs := probe.hashes()
 	for j := range out {
 		out[j] = t.first(probe, j, hs[j]) >= 0
 	}
@@ -387,8 +502,14 @@ func (t *Table) First(probe Keys) ([]int32, error) {
 	if len(probe) != len(t.keys) {
 		return nil, fmt.Errorf("hashjoin.First: %d key columns against a table of %d", len(probe), len(t.keys))
 	}
-	hs := probe.hashes()
 	out := make([]int32, probe.Len())
+	if len(probe) == 1 {
+		for j, x := range probe[0] {
+			out[j] = t.first1(x)
+		}
+		return out, nil
+	}
+	hs := probe.hashes()
 	for j := range out {
 		out[j] = t.first(probe, j, hs[j])
 	}

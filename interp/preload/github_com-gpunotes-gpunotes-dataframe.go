@@ -18,6 +18,7 @@ func init() {
 		"Category":             reflect.ValueOf(dataframe.Category),
 		"Col":                  reflect.ValueOf(dataframe.Col),
 		"Columns":              reflect.ValueOf(dataframe.Columns),
+		"Corr":                 reflect.ValueOf(dataframe.Corr),
 		"Count":                reflect.ValueOf(dataframe.Count),
 		"DateColumns":          reflect.ValueOf(dataframe.DateColumns),
 		"DatetimeMS":           reflect.ValueOf(dataframe.DatetimeMS),

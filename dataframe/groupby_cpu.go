@@ -1,0 +1,604 @@
+package dataframe
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"slices"
+
+	"github.com/gpunotes/gpunotes/dataframe/hashagg"
+	"github.com/gpunotes/gpunotes/gpuarray"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+)
+
+// The CPU aggregation path of GroupBy. Key and value columns come to the host in their own
+// types (int32 codes and values, float64: no widening copies). Keys whose value ranges
+// multiply to few codes group by mixed-radix code (hashagg.PlanDense's code, the GPU's
+// dense kernel too): per unit of rows, states indexed by code, merged as a tree. Keys that
+// pack into one word group by hash, radix-partitioned so each bucket's table stays in the
+// cache (hashagg.AggregateCodes). Other keys take hashagg.Group per unit and Combine.
+
+// unitRows is the most rows of one unit of work (a partition is split into units of at most
+// this many rows); units, not threads, fix the order of float sums.
+const unitRows = 1 << 22
+
+// denseMax is the most codes grouped densely; above, codes are hashed in cache-sized buckets.
+var denseMax uint64 = 1 << 22
+
+// keyData is one key column on the host: int32 or int64 values (codes), validity, range.
+type keyData struct {
+	i32       []int32
+	i64       []int64
+	valid     []bool
+	min, card int64 // card 0: no valid row
+}
+
+func (k *keyData) at(i int) int64 {
+	if k.i32 != nil {
+		return int64(k.i32[i])
+	}
+	return k.i64[i]
+}
+
+// groupInput is the host data of one GroupBy.
+type groupInput struct {
+	n       int
+	parts   int   // partitions
+	units   []int // row counts, in order
+	keys    []keyData
+	vals    []hashagg.Values
+	keyCols []*column
+	valCols []*column
+}
+
+// hostGroupInput computes t's key and value columns with rc's options and brings them to the
+// host in their own types.
+func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos bool) (*groupInput, error) {
+	in := &groupInput{}
+	var arrs []*gpuarray.Array
+	for _, k := range keys {
+		c, err := t.find(k)
+		if err != nil {
+			return nil, err
+		}
+		a := c.arr
+		if c.dt == String {
+			if a, err = keyArray(rc, c); err != nil {
+				return nil, err
+			}
+		}
+		in.keyCols = append(in.keyCols, c)
+		arrs = append(arrs, a)
+		if c.valid != nil {
+			arrs = append(arrs, c.valid)
+		}
+	}
+	for _, v := range vals {
+		c, err := t.find(v)
+		if err != nil {
+			return nil, err
+		}
+		a := c.arr
+		if c.dt == String {
+			if a, err = keyArray(rc, c); err != nil {
+				return nil, err
+			}
+		}
+		in.valCols = append(in.valCols, c)
+		arrs = append(arrs, a)
+		if c.valid != nil {
+			arrs = append(arrs, c.valid)
+		}
+	}
+	arrs = append(arrs, t.rows)
+	out, err := rc.computeArrays(arrs)
+	if err != nil {
+		return nil, err
+	}
+	rowsArr := out[len(out)-1]
+	var lens []int
+	if ch := rowsArr.Chunks(); len(ch) > 0 {
+		lens = ch[0]
+	}
+	in.parts = len(lens)
+	for _, l := range lens {
+		in.n += l
+		for l > 0 {
+			u := min(l, unitRows)
+			in.units = append(in.units, u)
+			l -= u
+		}
+	}
+	at := 0
+	next := func() (dtype.Slice, error) { a := out[at]; at++; return a.Values() }
+	nextValid := func(c *column) ([]bool, error) {
+		if c.valid == nil {
+			return nil, nil
+		}
+		a := out[at]
+		at++
+		return a.ToSliceBool()
+	}
+	for _, c := range in.keyCols {
+		s, err := next()
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", c.name, err)
+		}
+		var k keyData
+		switch s.DType() {
+		case gpuarray.Int32:
+			k.i32 = s.Int32s()
+		case gpuarray.Int64:
+			k.i64 = s.Int64s()
+		default:
+			k.i64 = dtype.Convert(s, gpuarray.Int64).Int64s()
+		}
+		if k.valid, err = nextValid(c); err != nil {
+			return nil, fmt.Errorf("key %q: %w", c.name, err)
+		}
+		k.min, k.card = keyRange(&k, in.n)
+		in.keys = append(in.keys, k)
+	}
+	for _, c := range in.valCols {
+		s, err := next()
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", c.name, err)
+		}
+		var v hashagg.Values
+		switch dt := s.DType(); {
+		case dt == gpuarray.Float64:
+			v.Float = s.Float64s()
+		case dt.IsFloat():
+			v.Float = dtype.Convert(s, gpuarray.Float64).Float64s()
+		case dt == gpuarray.Int32:
+			v.Int32 = s.Int32s()
+		case dt == gpuarray.Int64:
+			v.Int = s.Int64s()
+		default:
+			v.Int = dtype.Convert(s, gpuarray.Int64).Int64s()
+		}
+		switch { // an empty column keeps its type
+		case s.DType().IsFloat() && v.Float == nil:
+			v.Float = []float64{}
+		case v.Int32 == nil && v.Int == nil && v.Float == nil:
+			v.Int = []int64{}
+		}
+		if v.Valid, err = nextValid(c); err != nil {
+			return nil, fmt.Errorf("column %q: %w", c.name, err)
+		}
+		in.vals = append(in.vals, v)
+	}
+	if needPos {
+		pos, err := rowsArr.ToSliceInt64()
+		if err != nil {
+			return nil, err
+		}
+		for i := range in.vals {
+			in.vals[i].Pos = pos
+		}
+	}
+	return in, nil
+}
+
+// keyRange returns the smallest valid value of k and the width of its range (0: none valid;
+// MaxInt64 when the range does not fit).
+func keyRange(k *keyData, n int) (int64, int64) {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	switch {
+	case k.i32 != nil && k.valid == nil:
+		l, h := int32(math.MaxInt32), int32(math.MinInt32)
+		for _, x := range k.i32[:n] {
+			l, h = min(l, x), max(h, x)
+		}
+		lo, hi = int64(l), int64(h)
+	case k.i64 != nil && k.valid == nil:
+		for _, x := range k.i64[:n] {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+	default:
+		for i := 0; i < n; i++ {
+			if k.valid == nil || k.valid[i] {
+				x := k.at(i)
+				lo, hi = min(lo, x), max(hi, x)
+			}
+		}
+	}
+	if lo > hi {
+		return 0, 0
+	}
+	w := uint64(hi) - uint64(lo) + 1
+	if w == 0 || w > math.MaxInt64 {
+		return lo, math.MaxInt64
+	}
+	return lo, int64(w)
+}
+
+// codeSpace returns the product of the keys' ranges, and false when it passes 2^62.
+func (in *groupInput) codeSpace() (uint64, bool) {
+	g := uint64(1)
+	for _, k := range in.keys {
+		hi, lo := bits.Mul64(g, uint64(k.card))
+		if hi != 0 || lo > 1<<62 {
+			return 0, false
+		}
+		g = lo
+	}
+	return g, true
+}
+
+// strides are the mixed-radix strides of the keys, the first key varying slowest (as
+// hashagg.DensePlan).
+func (in *groupInput) strides() []int64 {
+	s := make([]int64, len(in.keys))
+	g := int64(1)
+	for i := len(in.keys) - 1; i >= 0; i-- {
+		s[i] = g
+		g *= in.keys[i].card
+	}
+	return s
+}
+
+// decode returns each key's values of the groups' codes.
+func (in *groupInput) decode(codes []uint64) [][]int64 {
+	strides := in.strides()
+	out := make([][]int64, len(in.keys))
+	for k, key := range in.keys {
+		v := make([]int64, len(codes))
+		st, card := uint64(strides[k]), uint64(key.card)
+		for g, c := range codes {
+			v[g] = key.min + int64(c/st%card)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// cpuPartial groups and folds in (every spec of specs) into one partial of all groups.
+func cpuPartial(rc *runCtx, in *groupInput, specs []hashagg.Spec) (*hashagg.Partial, error) {
+	workers := runtime.GOMAXPROCS(0)
+	for _, k := range in.keys {
+		if k.card == 0 { // a key with no valid row: no group
+			p, err := hashagg.NewPartial(specs, in.vals, 0)
+			if err != nil {
+				return nil, err
+			}
+			p.Keys = make([][]int64, len(in.keys))
+			for i := range p.Keys {
+				p.Keys[i] = []int64{}
+			}
+			return p, nil
+		}
+	}
+	space, packs := in.codeSpace()
+	switch {
+	case packs && space <= denseMax && space*uint64(len(in.units)) <= 4*uint64(in.n)+1<<16:
+		return densePartial(rc, in, specs, int(space), workers)
+	case packs:
+		codes := in.packedCodes(workers)
+		if err := rc.ctxErr(); err != nil {
+			return nil, err
+		}
+		p, groups, err := hashagg.AggregateCodes(codes, math.MaxUint64, in.units, specs, in.vals, workers)
+		if err != nil {
+			return nil, err
+		}
+		p.Keys = in.decode(groups)
+		return p, nil
+	}
+	return hashedPartial(rc, in, specs, workers)
+}
+
+// unitStarts returns the first row of each unit and the total.
+func (in *groupInput) unitStarts() []int {
+	s := make([]int, len(in.units)+1)
+	for u, l := range in.units {
+		s[u+1] = s[u] + l
+	}
+	return s
+}
+
+// codesInto writes the mixed-radix code of rows [lo, hi) into dst (skip for a null key).
+func codesInto[T int32 | uint64](dst []T, in *groupInput, strides []int64, lo, hi int, skip T) {
+	for i := range dst {
+		dst[i] = 0
+	}
+	for k := range in.keys {
+		key := &in.keys[k]
+		st, m := strides[k], key.min
+		switch {
+		case key.i32 != nil:
+			for j, x := range key.i32[lo:hi] {
+				dst[j] += T((int64(x) - m) * st)
+			}
+		default:
+			for j, x := range key.i64[lo:hi] {
+				dst[j] += T((x - m) * st)
+			}
+		}
+	}
+	for k := range in.keys {
+		if v := in.keys[k].valid; v != nil {
+			for j, ok := range v[lo:hi] {
+				if !ok {
+					dst[j] = skip
+				}
+			}
+		}
+	}
+}
+
+func (in *groupInput) packedCodes(workers int) []uint64 {
+	codes := make([]uint64, in.n)
+	starts := in.unitStarts()
+	strides := in.strides()
+	parallelDo(len(in.units), workers, func(u int) {
+		lo, hi := starts[u], starts[u+1]
+		codesInto(codes[lo:hi], in, strides, lo, hi, math.MaxUint64)
+	})
+	return codes
+}
+
+// densePartial folds each unit into states indexed by code, merges them as a tree in a
+// fixed order, and keeps the codes that have rows.
+func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, workers int) (*hashagg.Partial, error) {
+	// Units fold the algebraic specs and a hidden Size that counts each code's rows (a group
+	// is a code with rows); holistic specs take their values in one pass at the end.
+	var all []hashagg.Spec
+	var hol []int
+	for si, sp := range specs {
+		if isHolistic(sp.Op) {
+			hol = append(hol, si)
+		} else {
+			all = append(all, sp)
+		}
+	}
+	all = append(all, hashagg.Spec{Op: hashagg.Size})
+	starts := in.unitStarts()
+	strides := in.strides()
+	parts := make([]*hashagg.Partial, len(in.units))
+	unitIDs := make([][]int32, len(in.units))
+	errs := make([]error, len(in.units))
+	zero := len(in.keys) == 1 && in.keys[0].i32 != nil && in.keys[0].min == 0 && in.keys[0].valid == nil
+	parallelDo(len(in.units), workers, func(u int) {
+		lo, hi := starts[u], starts[u+1]
+		var ids []int32
+		if zero { // one int32 key from 0 (a categorical's codes): its values are the codes
+			ids = in.keys[0].i32[lo:hi]
+		} else {
+			ids = make([]int32, hi-lo)
+			codesInto(ids, in, strides, lo, hi, -1)
+		}
+		unitIDs[u] = ids
+		vals := make([]hashagg.Values, len(in.vals))
+		for i, v := range in.vals {
+			vals[i] = v.Slice(lo, hi)
+		}
+		p, err := hashagg.NewPartial(all, vals, space)
+		if err == nil {
+			err = p.Fold(ids, nil, vals)
+		}
+		parts[u], errs[u] = p, err
+	})
+	for u, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("rows %d-%d: %w", starts[u], starts[u+1], err)
+		}
+	}
+	if err := rc.ctxErr(); err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		p, err := hashagg.NewPartial(all, in.vals, space)
+		if err != nil {
+			return nil, err
+		}
+		parts = []*hashagg.Partial{p}
+	}
+	// Pairwise, level by level, as treeCombine.
+	for len(parts) > 1 {
+		next := make([]*hashagg.Partial, (len(parts)+1)/2)
+		errs := make([]error, len(next))
+		parallelDo(len(next), workers, func(i int) {
+			next[i] = parts[2*i]
+			if 2*i+1 < len(parts) {
+				errs[i] = next[i].Add(parts[2*i+1])
+			}
+		})
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
+		parts = next
+	}
+	p := parts[0]
+	rows := p.States[len(all)-1].Cnt
+	var gs []int32
+	var codes []uint64
+	for c, r := range rows {
+		if r > 0 {
+			gs = append(gs, int32(c))
+			codes = append(codes, uint64(c))
+		}
+	}
+	sel := p.Select(gs, in.decode(codes))
+	out := &hashagg.Partial{Keys: sel.Keys, N: sel.N, States: make([]hashagg.State, len(specs))}
+	for si, k := 0, 0; si < len(specs); si++ {
+		if slices.Contains(hol, si) {
+			continue
+		}
+		out.States[si] = sel.States[k]
+		k++
+	}
+	if len(hol) > 0 {
+		inv := make([]int32, space)
+		for i := range inv {
+			inv[i] = -1
+		}
+		for i, c := range gs {
+			inv[c] = int32(i)
+		}
+		for _, si := range hol {
+			h, err := hashagg.NewPartial(specs[si:si+1], in.vals, sel.N)
+			if err != nil {
+				return nil, err
+			}
+			st := h.States[0]
+			holisticPairs(&st, in.vals[specs[si].Col], unitIDs, starts, inv, workers)
+			out.States[si] = st
+		}
+	}
+	return out, nil
+}
+
+func isHolistic(op hashagg.Op) bool {
+	return op == hashagg.NUnique || op == hashagg.Median || op == hashagg.Quantile
+}
+
+// holisticPairs fills st's (group, value) pairs from every valid row, in row order: units
+// count their pairs, then write them in place.
+func holisticPairs(st *hashagg.State, v hashagg.Values, unitIDs [][]int32, starts []int, inv []int32, workers int) {
+	counts := make([]int, len(unitIDs)+1)
+	parallelDo(len(unitIDs), workers, func(u int) {
+		counts[u+1] = pairsOf(nil, nil, nil, v, unitIDs[u], starts[u], inv)
+	})
+	for u := range unitIDs {
+		counts[u+1] += counts[u]
+	}
+	n := counts[len(unitIDs)]
+	st.G = make([]int32, n)
+	if st.IsInt {
+		st.VI = make([]int64, n)
+	} else {
+		st.VF = make([]float64, n)
+	}
+	parallelDo(len(unitIDs), workers, func(u int) {
+		lo, hi := counts[u], counts[u+1]
+		var vi []int64
+		var vf []float64
+		if st.IsInt {
+			vi = st.VI[lo:hi]
+		} else {
+			vf = st.VF[lo:hi]
+		}
+		pairsOf(st.G[lo:hi], vi, vf, v, unitIDs[u], starts[u], inv)
+	})
+}
+
+// pairsOf writes the pairs of one unit (rows from lo, codes ids) into g and vi or vf, or only
+// counts them when g is nil.
+func pairsOf(g []int32, vi []int64, vf []float64, v hashagg.Values, ids []int32, lo int, inv []int32) int {
+	switch {
+	case v.Float != nil:
+		return pairsT(g, vi, vf, v.Float, v.Valid, ids, lo, inv)
+	case v.Int32 != nil:
+		return pairsT(g, vi, vf, v.Int32, v.Valid, ids, lo, inv)
+	}
+	return pairsT(g, vi, vf, v.Int, v.Valid, ids, lo, inv)
+}
+
+func pairsT[T int32 | int64 | float64](g []int32, vi []int64, vf []float64, x []T, valid []bool, ids []int32, lo int, inv []int32) int {
+	k := 0
+	for j, c := range ids {
+		r := lo + j
+		xv := x[r]
+		if c < 0 || xv != xv || (valid != nil && !valid[r]) {
+			continue
+		}
+		if g != nil {
+			g[k] = inv[c]
+			if vi != nil {
+				vi[k] = int64(xv)
+			} else {
+				vf[k] = float64(xv)
+			}
+		}
+		k++
+	}
+	return k
+}
+
+// hashedPartial groups each unit with hashagg.Group over int64 keys and combines the
+// partials as a tree: for keys whose ranges do not pack into one word.
+func hashedPartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, workers int) (*hashagg.Partial, error) {
+	starts := in.unitStarts()
+	wide := make([][]int64, len(in.keys))
+	for k := range in.keys {
+		if wide[k] = in.keys[k].i64; wide[k] == nil {
+			wide[k] = make([]int64, in.n)
+			for i, x := range in.keys[k].i32 {
+				wide[k][i] = int64(x)
+			}
+		}
+	}
+	parts := make([]*hashagg.Partial, len(in.units))
+	errs := make([]error, len(in.units))
+	parallelDo(len(in.units), workers, func(u int) {
+		lo, hi := starts[u], starts[u+1]
+		keys := make([]hashagg.Key, len(in.keys))
+		for k := range in.keys {
+			keys[k].Values = wide[k][lo:hi]
+			if v := in.keys[k].valid; v != nil {
+				keys[k].Valid = v[lo:hi]
+			}
+		}
+		vals := make([]hashagg.Values, len(in.vals))
+		for i, v := range in.vals {
+			vals[i] = v.Slice(lo, hi)
+		}
+		g, err := hashagg.Group(keys)
+		if err == nil {
+			parts[u], err = hashagg.Aggregate(g, specs, vals)
+		}
+		errs[u] = err
+	})
+	for u, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("rows %d-%d: %w", starts[u], starts[u+1], err)
+		}
+	}
+	if err := rc.ctxErr(); err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		keys := make([]hashagg.Key, len(in.keys))
+		for k := range keys {
+			keys[k].Values = []int64{}
+		}
+		g, err := hashagg.Group(keys)
+		if err != nil {
+			return nil, err
+		}
+		return hashagg.Aggregate(g, specs, in.vals)
+	}
+	return treeCombine(parts)
+}
+
+// parallelDo runs f(0..n-1) on at most workers goroutines.
+func parallelDo(n, workers int, f func(i int)) {
+	if workers <= 1 || n <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	next := make(chan int, n)
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	done := make(chan struct{})
+	w := min(workers, n)
+	for range w {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for range w {
+		<-done
+	}
+}
