@@ -36,7 +36,7 @@ func init() {
 // newSession starts an interpreter with the preloaded packages; the kernel, the notebook
 // runner and cluster workers all use it.
 func newSession() (*interp.Session, error) {
-	return interp.New(interp.Options{Symbols: preload.Symbols, Preload: preload.Packages})
+	return interp.New(interp.Options{Symbols: preload.Symbols, Preload: preload.Packages, Renamed: preload.Renamed})
 }
 
 // newUserSession is newSession for the user's own cells (kernel, notebook runner): functions
@@ -53,25 +53,34 @@ func newUserSession() (*interp.Session, error) {
 }
 
 // executor adapts an interp.Session to kernel.Executor. The session starts in the background
-// while the kernel binds its sockets (clients connect at once and retry only every 100 ms), so
-// kernel_info is answered before the interpreter is ready; the first request that needs it
+// (start) once the kernel has answered the front end's first kernel_info, so that reply does
+// not wait for the interpreter; the first request that needs it starts it if need be and
 // waits for it.
 type executor struct {
-	ready chan struct{}
-	s     *interp.Session
-	err   error
+	once   sync.Once
+	before func() // runs before the session is built (the crash reporter's start)
+	ready  chan struct{}
+	s      *interp.Session
+	err    error
 }
 
-func startExecutor() *executor {
-	e := &executor{ready: make(chan struct{})}
-	go func() {
-		defer close(e.ready)
-		e.s, e.err = newUserSession()
-	}()
-	return e
+func newExecutor() *executor { return &executor{ready: make(chan struct{})} }
+
+// start builds the session in the background, once.
+func (e *executor) start() {
+	e.once.Do(func() {
+		go func() {
+			defer close(e.ready)
+			if e.before != nil {
+				e.before()
+			}
+			e.s, e.err = newUserSession()
+		}()
+	})
 }
 
 func (e *executor) session() (*interp.Session, error) {
+	e.start()
 	<-e.ready
 	if e.err != nil {
 		return nil, fmt.Errorf("start interpreter: %w", e.err)
@@ -132,15 +141,36 @@ func runKernel(ctx context.Context, args []string) error {
 	// fd 2), and the front end sees the kernel die and restarts it.
 	interp.SetSystemMemoryLimit()
 	opts := kernel.Options{Version: version, Comms: widget.Comms()}
-	if onExec, err := startCrashReporter(args[0]); err != nil {
-		// Without the reporter a fatal error still reaches the log.
-		fmt.Fprintf(os.Stderr, "gpunotes kernel: crash reporter: %v\n", err)
-		if err := reportCrashes(); err != nil {
-			return err
-		}
-	} else {
-		opts.OnExecute = onExec
+	// The crash reporter (a second process of this binary, whose package inits cost as much
+	// CPU as ours) and the interpreter start after the first kernel_info_reply, or at the
+	// first request that needs them: on a busy machine they competed with that reply.
+	ex := newExecutor()
+	var (
+		reporter     sync.Once
+		reporterExec func([]byte)
+	)
+	startReporter := func() {
+		reporter.Do(func() {
+			exec, err := startCrashReporter(args[0])
+			if err == nil {
+				reporterExec = exec
+				return
+			}
+			// Without the reporter a fatal error still reaches the log.
+			fmt.Fprintf(os.Stderr, "gpunotes kernel: crash reporter: %v\n", err)
+			if err := reportCrashes(); err != nil {
+				fmt.Fprintf(os.Stderr, "gpunotes kernel: crash output: %v\n", err)
+			}
+		})
 	}
+	ex.before = startReporter
+	opts.OnExecute = func(header []byte) {
+		startReporter()
+		if reporterExec != nil {
+			reporterExec(header)
+		}
+	}
+	opts.OnKernelInfo = ex.start
 	// GPUNOTES_MAX_MESSAGE (bytes) and GPUNOTES_HANDSHAKE_TIMEOUT (a Go duration) tune the
 	// socket bounds; kernel.json's env can set them.
 	if v := os.Getenv("GPUNOTES_MAX_MESSAGE"); v != "" {
@@ -157,7 +187,6 @@ func runKernel(ctx context.Context, args []string) error {
 		}
 		opts.HandshakeTimeout = d
 	}
-	ex := startExecutor()
 	k, err := kernel.New(ci, ex, opts)
 	if err != nil {
 		return err

@@ -231,8 +231,9 @@ func (r *typeRegistry) fixFormat(format string, args []any) (string, []any, stri
 					note = fmt.Sprintf("gpunotes: %%T printed %s, which may be the cell type %s: the Go interpreter (yaegi) gives a named non-struct type its underlying type at run time, so %%T cannot tell them apart (print the name yourself, or use a %%%%compile cell)\n", t, strings.Join(names, " or "))
 				}
 			}
-		case 'w':
-			// Errorf needs the error itself.
+		case 'w', 'p':
+			// Errorf needs the error itself; fmt answers %p before any Formatter, from the
+			// address, which needs no cell type names.
 		default:
 			if a := args[d.arg]; a != nil && r.hasCell(reflect.TypeOf(a)) {
 				proxy[d.arg] = true

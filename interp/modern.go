@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -19,13 +20,14 @@ const mainName = "gnMain"
 
 // rewriteEnv is what the rewriting pass knows about the session.
 type rewriteEnv struct {
-	ints     map[string]bool          // top-level names known to hold integers (range over int)
-	decl     func(name string) string // source of an earlier cell's declaration of name ("" if none)
-	pkgs     map[string]bool          // local names of imported packages
-	userFunc map[string]bool          // builtins the user redeclared (clear, min, max)
-	method   func(name string) string // source of an earlier cell's method name, if one type has it
-	vars     map[string]bool          // variables of earlier cells
-	embedded func(ast.Expr) bool      // an embedded field's type has methods (embeds.go)
+	ints     map[string]bool                     // top-level names known to hold integers (range over int)
+	decl     func(name string) string            // source of an earlier cell's declaration of name ("" if none)
+	pkgs     map[string]bool                     // local names of imported packages
+	userFunc map[string]bool                     // builtins the user redeclared (clear, min, max)
+	method   func(name string) string            // source of an earlier cell's method name, if one type has it
+	vars     map[string]bool                     // variables of earlier cells
+	embedded func(ast.Expr) bool                 // an embedded field's type has methods (embeds.go)
+	binFunc  func(pkg, name string) reflect.Type // type of a compiled package's func (stdseq.go)
 }
 
 // edit replaces del bytes at off with text.
@@ -50,7 +52,7 @@ func needsRewrite(src string) bool {
 			return true
 		}
 	}
-	return floatArgRE.MatchString(src) // untypedFloats
+	return floatArgRE.MatchString(src) || needsSeqRewrite(src) // untypedFloats, stdseq.go
 }
 
 // floatArgRE finds a float literal argument of a call.
@@ -212,6 +214,7 @@ func (r *rewriter) visit(n ast.Node) bool {
 		r.rangeStmt(n)
 	case *ast.CallExpr:
 		r.untypedFloats(n)
+		r.seqTypeArgs(n) // stdseq.go
 		r.inferTypeArgs(n)
 		r.newExpr(n)
 		if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !r.env.userFunc["clear"] && len(n.Args) == 1 {
@@ -707,6 +710,9 @@ func (r *rewriter) yieldTypes(x ast.Expr) []string {
 		name = x.Name
 	case *ast.CallExpr:
 		if sel, ok := x.Fun.(*ast.SelectorExpr); ok {
+			if types := r.binaryYieldTypes(sel); types != nil {
+				return types
+			}
 			return r.methodYieldTypes(sel)
 		}
 		id, ok := x.Fun.(*ast.Ident)
@@ -1293,7 +1299,7 @@ func (p *gnAtomicPointer[T]) CompareAndSwap(old, v *T) bool {
 	return true
 }`
 
-// genericStd renames errors.AsType and atomic.Pointer to the prelude's generic versions.
+// genericStd renames errors.AsType, atomic.Pointer and sync.OnceValue(s) to the prelude's generic versions.
 func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 	id, ok := n.X.(*ast.Ident)
 	if !ok || !r.env.pkgs[id.Name] {
@@ -1304,6 +1310,8 @@ func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnAsType"})
 	case id.Name == "atomic" && n.Sel.Name == "Pointer":
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnAtomicPointer"})
+	case id.Name == "sync" && (n.Sel.Name == "OnceValue" || n.Sel.Name == "OnceValues"):
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gn" + n.Sel.Name}) // stdseq.go
 	}
 }
 

@@ -22,7 +22,6 @@ import (
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/traefik/yaegi/interp"
-	"github.com/traefik/yaegi/stdlib"
 )
 
 // Output receives what a running cell produces.
@@ -49,6 +48,10 @@ type Options struct {
 	// MaxGoroutines bounds the goroutines that cells start and that still run (0:
 	// GPUNOTES_MAX_GOROUTINES, else a bound sized from memory; see goguard.go).
 	MaxGoroutines int
+	// Renamed maps old exported names of Symbols' packages ("gpuarray.Fft", keyed by package
+	// name) to their new ones ("gpuarray.FFT"), for the "did you mean" of a compile error
+	// that uses an old name once it is gone (renamed.go).
+	Renamed map[string]string
 }
 
 // CellError is a failed cell: a compile error, a panic, or an interrupt.
@@ -125,7 +128,7 @@ func New(opts Options) (*Session, error) {
 	quietYaegiLog.Do(func() { log.SetOutput(yaegiLogFilter{}) })
 	s.stdin = &stdinReader{s: s}
 	s.symbols = interp.Exports{}
-	for k, v := range stdlib.Symbols {
+	for k, v := range stdSymbols() {
 		s.symbols[k] = v
 	}
 	for k, v := range opts.Symbols {
@@ -210,7 +213,7 @@ func (s *Session) reset() error {
 	if _, err := i.Eval(strings.Join(imports, "\n")); err != nil {
 		return fmt.Errorf("preload packages: %w", err)
 	}
-	if _, err := i.Eval(preludeSrc); err != nil {
+	if _, err := i.Eval(preludeSrc + preludeSyncSrc); err != nil {
 		return fmt.Errorf("declare min and max: %w", err)
 	}
 	s.i = i
@@ -626,7 +629,7 @@ func (s *Session) methodSrc(name string) string {
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}, embedded: s.embedsWithMethods}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}, embedded: s.embedsWithMethods, binFunc: s.binFunc}
 	for n := range s.vars {
 		env.vars[n] = true
 	}
@@ -737,8 +740,12 @@ func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellEr
 			return diagnosisError(seg, d)
 		}
 	}
+	hint := builtinHint(msg, seg.src)
+	if m, h, ok := s.undefinedMember(msg, seg.src); ok { // renamed.go
+		msg, hint = m, h
+	}
 	tb := []string{fmt.Sprintf("cell line %d, column %d: %s", line, col, msg), excerpt(seg, line, col)}
-	if h := builtinHint(msg, seg.src); h != "" {
+	if h := hint; h != "" {
 		msg += " (" + h + ")"
 		tb = append(tb, "hint: "+h)
 	}

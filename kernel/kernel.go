@@ -59,6 +59,10 @@ type Options struct {
 	// OnExecute, when set, receives each execute request's header (verbatim) before its code
 	// runs: a crash reporter outside the process names that request when the process dies.
 	OnExecute func(header []byte)
+	// OnKernelInfo, when set, runs in its own goroutine once the first kernel_info_reply is
+	// sent: work a kernel needs for cells, not for the front end's first question, starts
+	// there instead of competing with that reply for the CPU.
+	OnKernelInfo func()
 	// Comms serves comms of kernel-side targets (widgets); nil closes every comm the front
 	// end opens.
 	Comms CommHandler
@@ -66,13 +70,14 @@ type Options struct {
 
 // Kernel serves one connection file.
 type Kernel struct {
-	ci      ConnectionInfo
-	signer  *Signer
-	exec    Executor
-	opts    Options
-	log     *log.Logger
-	session string
-	hist    *History
+	infoOnce sync.Once // Options.OnKernelInfo
+	ci       ConnectionInfo
+	signer   *Signer
+	exec     Executor
+	opts     Options
+	log      *log.Logger
+	session  string
+	hist     *History
 
 	shell, control, stdin, iopub, hb zmq4.Socket
 	sendMu                           sync.Mutex // one writer per socket at a time
@@ -356,6 +361,9 @@ func (k *Kernel) handle(s zmq4.Socket, m *Message) {
 	switch m.Header.MsgType {
 	case "kernel_info_request":
 		k.reply(s, m, "kernel_info_reply", k.kernelInfo())
+		if k.opts.OnKernelInfo != nil {
+			k.infoOnce.Do(func() { go k.opts.OnKernelInfo() })
+		}
 	case "execute_request":
 		k.execute(s, m)
 	case "complete_request":

@@ -1,5 +1,6 @@
 // Command gendoc writes the doc index that interp's Inspect shows: for every package in yaegi's
-// standard library table and the preloaded packages, "importpath.Name" -> doc comment.
+// standard library table, in interp/stdlib (what later Go releases added) and the preloaded
+// packages, "importpath.Name" -> doc comment.
 package main
 
 import (
@@ -16,10 +17,13 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/traefik/yaegi/stdlib"
+
+	gostd "github.com/gpunotes/gpunotes/interp/stdlib"
 )
 
 // preloaded are the project's packages whose docs cells can inspect.
@@ -38,9 +42,11 @@ func main() {
 	out := flag.String("o", "docindex.json.gz", "output file")
 	flag.Parse()
 	paths := map[string]bool{}
-	for key := range stdlib.Symbols {
-		if i := strings.LastIndexByte(key, '/'); i > 0 {
-			paths[key[:i]] = true
+	for _, table := range []map[string]map[string]reflect.Value{stdlib.Symbols, gostd.Symbols} {
+		for key := range table {
+			if i := strings.LastIndexByte(key, '/'); i > 0 {
+				paths[key[:i]] = true
+			}
 		}
 	}
 	for _, p := range preloaded {
