@@ -118,27 +118,37 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 		return err
 	}
 	for _, q := range groupbyQuestions {
-		best := 0.0
-		var res *dataframe.Frame
-		for run := 0; run < 2; run++ { // db-benchmark times each question twice
-			start := time.Now()
-			r, err := q.run(x).Compute(opts...)
-			if err != nil {
-				return fmt.Errorf("bench frame %s: %w", q.name, err)
-			}
-			if s := time.Since(start).Seconds(); run == 0 || s < best {
-				best = s
-			}
-			res = r
+		base := frameResult{Task: *task, Question: q.name, Rows: *rows, Backend: *backend, Device: device}
+		if err := timeQuestion(w, base, *asJSON, "groups", func() (*dataframe.Frame, error) { return q.run(x).Compute(opts...) }); err != nil {
+			return err
 		}
-		n, _ := res.Len()
-		out := frameResult{Task: *task, Question: q.name, Rows: *rows, Backend: *backend, Device: device, Seconds: best, OutRows: n, Path: res.Path()}
-		if *asJSON {
-			b, _ := json.Marshal(out)
-			fmt.Fprintln(w, string(b))
-		} else {
-			fmt.Fprintf(w, "%-32s %8.3f s  %d groups\n", q.name, best, n)
+	}
+	return nil
+}
+
+// timeQuestion runs one benchmark question twice, as db-benchmark times each, and writes the
+// best time as a JSON line or a text row (unit names what the result's rows are).
+func timeQuestion(w io.Writer, out frameResult, asJSON bool, unit string, run func() (*dataframe.Frame, error)) error {
+	best := 0.0
+	var res *dataframe.Frame
+	for i := 0; i < 2; i++ {
+		start := time.Now()
+		r, err := run()
+		if err != nil {
+			return fmt.Errorf("bench frame %s: %w", out.Question, err)
 		}
+		if s := time.Since(start).Seconds(); i == 0 || s < best {
+			best = s
+		}
+		res = r
+	}
+	n, _ := res.Len()
+	out.Seconds, out.OutRows, out.Path = best, n, res.Path()
+	if asJSON {
+		b, _ := json.Marshal(out)
+		fmt.Fprintln(w, string(b))
+	} else {
+		fmt.Fprintf(w, "%-32s %8.3f s  %d %s\n", out.Question, best, n, unit)
 	}
 	return nil
 }

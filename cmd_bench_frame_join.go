@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/gpunotes/gpunotes/dataframe"
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -177,26 +175,9 @@ func benchFrameJoin(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	for _, q := range joinQuestions {
-		best := 0.0
-		var res *dataframe.Frame
-		for run := 0; run < 2; run++ { // db-benchmark times each question twice
-			start := time.Now()
-			r, err := q.run(t).Compute(opts...)
-			if err != nil {
-				return fmt.Errorf("bench frame %s: %w", q.name, err)
-			}
-			if s := time.Since(start).Seconds(); run == 0 || s < best {
-				best = s
-			}
-			res = r
-		}
-		n, _ := res.Len()
-		out := frameResult{Task: *task, Question: q.name, Rows: *rows, Backend: *backend, Device: device, Seconds: best, OutRows: n, Path: res.Path()}
-		if *asJSON {
-			b, _ := json.Marshal(out)
-			fmt.Fprintln(w, string(b))
-		} else {
-			fmt.Fprintf(w, "%-32s %8.3f s  %d rows\n", q.name, best, n)
+		base := frameResult{Task: *task, Question: q.name, Rows: *rows, Backend: *backend, Device: device}
+		if err := timeQuestion(w, base, *asJSON, "rows", func() (*dataframe.Frame, error) { return q.run(t).Compute(opts...) }); err != nil {
+			return err
 		}
 	}
 	return nil
