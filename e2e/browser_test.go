@@ -292,9 +292,9 @@ func TestBrowserNotebook15(t *testing.T) {
 	withoutKernelspec(t, requireNotebook(t, "15-dataframes.ipynb"), filepath.Join(root, "15-dataframes.ipynb"))
 	l := startLab(t, env, root)
 	runBrowser(t, l, "15-dataframes.ipynb", "notebook-15-jupyterlab.png", browserExpect{
-		// Describe's table: one row per statistic, one column per numeric column.
-		Selector:       `table.dataframe:has(th:has-text("mean"))`,
-		Text:           "v4",
+		// Describe's table: a "statistic" column naming its rows, one column per numeric column.
+		Selector:       `table.dataframe:has(th:has-text("statistic"))`,
+		Text:           "mean",
 		CompletePrefix: "dataframe.Read",
 		CompleteMember: "ReadParquet",
 		RunTimeoutMS:   240000,

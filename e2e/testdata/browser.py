@@ -100,7 +100,9 @@ def run(page, url, notebook, expect, run_timeout, shot):
         raise SystemExit(f"a cell failed: {tracebacks[:2]}")
     target = page.locator(f".jp-OutputArea-output {expect['selector']}").first
     target.wait_for(timeout=30000)
-    text = target.inner_text()
+    # text_content: JupyterLab may not lay out cells scrolled out of view, and inner_text of
+    # those is empty.
+    text = target.text_content()
     if expect["text"] not in text:
         raise SystemExit(f"{expect['selector']} rendered without {expect['text']!r}: {text[:300]!r}")
     log(f"rendered {expect['selector']} with {expect['text']!r}")
