@@ -1,14 +1,17 @@
 package cluster_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/dataframe"
+	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray"
 )
 
@@ -30,9 +33,22 @@ func TestShuffleProgressShown(t *testing.T) {
 		k[i], x[i] = int64(i*7919%613), float64(i)
 	}
 	f := dataframe.FromSlices([]string{"k", "x"}, []any{k, x}, dataframe.NPartitions(6))
+	cell := &barSink{last: map[string]string{}}
+	restore := display.Bind(context.Background(), cell)
 	got, err := f.Shuffle([]string{"k"}, 6, gpuarray.On(c))
+	restore()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The cell's bars end full: 6 input partitions sent, 6 output partitions of each column
+	// shuffled (the frame's two and any the frame adds).
+	if b := cell.last["shuffle: input partitions sent"]; !strings.Contains(b, "6/6 (100%)") {
+		t.Errorf("the cell's transfer bar ends at %q (bars %v)", b, cell.last)
+	}
+	var done, total int
+	b := cell.last["shuffle: output pieces stored"]
+	if _, err := fmt.Sscanf(b, "shuffle: output pieces stored: %d/%d (100%%)", &done, &total); err != nil || done != total || total < 12 || total%6 != 0 {
+		t.Errorf("the cell's unpack bar ends at %q (bars %v)", b, cell.last)
 	}
 	if !strings.Contains(got.Path(), "worker to worker") {
 		t.Fatalf("path %q: not shuffled on the workers", got.Path())
@@ -98,3 +114,23 @@ func TestShuffleProgressShown(t *testing.T) {
 		}
 	}
 }
+
+// barSink is a cell that keeps the last text of each progress bar, by label.
+type barSink struct {
+	mu   sync.Mutex
+	last map[string]string
+}
+
+func (s *barSink) Display(d display.Data, update bool) {
+	text, _ := d.MIME["text/plain"].(string)
+	i := strings.LastIndex(text, ": ") // a bar's text is "label: done/total (pct) elapsed"
+	if i < 0 {
+		return
+	}
+	label := text[:i]
+	s.mu.Lock()
+	s.last[label] = text
+	s.mu.Unlock()
+}
+
+func (s *barSink) Clear(bool) {}
