@@ -320,3 +320,21 @@ func TestTopLevelCompileCrashes(t *testing.T) {
 		t.Errorf("return in a func literal: printed %q, error %v", out.out("stdout"), err)
 	}
 }
+
+// TestRangeGenericMethodAcrossCells checks a range over an iterator method of a generic type
+// whose variable an earlier cell defined (`st := &Stack[string]{}`), as when a program's main
+// is split across cells: the type arguments come from that cell's statement.
+func TestRangeGenericMethodAcrossCells(t *testing.T) {
+	s := newSession(t)
+	cells := []struct{ code, want string }{
+		{"import (\"fmt\"; \"iter\")\ntype Stack[T any] struct{ items []T }\nfunc (s *Stack[T]) Push(v T) { s.items = append(s.items, v) }\nfunc (s *Stack[T]) Top() iter.Seq[T] {\n\treturn func(yield func(T) bool) {\n\t\tfor i := len(s.items) - 1; i >= 0; i-- {\n\t\t\tif !yield(s.items[i]) {\n\t\t\t\treturn\n\t\t\t}\n\t\t}\n\t}\n}", ""},
+		{"st := &Stack[string]{}\nst.Push(\"a\")\nst.Push(\"bb\")", ""},
+		{"for w := range st.Top() {\n\tif w == \"a\" {\n\t\tbreak\n\t}\n\tfmt.Println(w, len(w))\n}", "bb 2\n"},
+	}
+	for _, c := range cells {
+		_, out, err := run(t, s, c.code)
+		if err != nil || out.out("stdout") != c.want {
+			t.Errorf("%q printed %q, want %q; error %v", c.code, out.out("stdout"), c.want, err)
+		}
+	}
+}
