@@ -239,4 +239,5 @@ func (s *Session) stopInterpreted() {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, _ = s.i.EvalWithContext(ctx, "<-make(chan struct{})")
+	waitEvalsUnwound(5 * time.Second)
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gpunotes/gpunotes/display"
 	"github.com/traefik/yaegi/interp"
@@ -670,7 +671,12 @@ func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err er
 			err = interp.Panic{Value: de}
 		}
 	}()
-	return s.i.EvalWithContext(ctx, src)
+	v, err = s.i.EvalWithContext(ctx, src)
+	if ctx.Err() != nil {
+		// Stopped: its code must have seen the stop before the next cell runs (unwind.go).
+		waitEvalsUnwound(5 * time.Second)
+	}
+	return v, err
 }
 
 var (
