@@ -43,7 +43,7 @@ func (c *LocalCUDA) panelState() widget.PanelState {
 		}
 		ps.Workers = append(ps.Workers, widget.PanelWorker{Name: w.Name, Label: label, Threads: w.NThreads,
 			DeviceUsed: w.GPUMemUsed, DeviceLimit: w.DeviceMemoryLimit, HostUsed: w.RSS, HostLimit: w.MemoryLimit,
-			Spilled: w.Spilled, Busy: busy, GPUUtil: w.GPUUtil})
+			Spilled: w.Spilled, Busy: busy, GPUUtil: w.GPUUtil, ShuffleSent: w.ShuffleSent, ShuffleReceived: w.ShuffleReceived})
 	}
 	ev := st.Stream
 	if len(ev) > panelTasks {

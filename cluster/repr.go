@@ -107,8 +107,8 @@ func (c *Client) HTML() string {
 }
 
 func writeWorkersText(b *strings.Builder, ws []WorkerInfo) {
-	fmt.Fprintf(b, "%-12s %-22s %-8s %-24s %-16s %-8s %-7s %-20s %-10s %s\n",
-		"name", "address", "pid", "gpu", "gpu mem", "util", "tasks", "host mem", "spilled", "results device/host/disk")
+	fmt.Fprintf(b, "%-12s %-22s %-8s %-24s %-16s %-8s %-7s %-20s %-10s %-28s %s\n",
+		"name", "address", "pid", "gpu", "gpu mem", "util", "tasks", "host mem", "spilled", "results device/host/disk", "shuffle sent/received")
 	for _, w := range ws {
 		gpu, mem, util := "-", "-", "-"
 		if w.GPU != "" {
@@ -118,9 +118,9 @@ func writeWorkersText(b *strings.Builder, ws []WorkerInfo) {
 				util = fmt.Sprintf("%d%%", w.GPUUtil)
 			}
 		}
-		fmt.Fprintf(b, "%-12s %-22s %-8d %-24s %-16s %-8s %-7s %-20s %-10s %s\n", w.Name, strings.TrimPrefix(w.Address, "tcp://"),
+		fmt.Fprintf(b, "%-12s %-22s %-8d %-24s %-16s %-8s %-7s %-20s %-10s %-28s %s\n", w.Name, strings.TrimPrefix(w.Address, "tcp://"),
 			w.PID, gpu, mem, util, fmt.Sprintf("%d/%d", w.Processing, w.InMemory),
-			formatBytes(w.RSS)+"/"+limitText(w.MemoryLimit), formatBytes(w.Spilled), w.results(" / "))
+			formatBytes(w.RSS)+"/"+limitText(w.MemoryLimit), formatBytes(w.Spilled), w.results(" / "), w.shuffle(" / "))
 	}
 }
 
@@ -132,6 +132,11 @@ func (w WorkerInfo) results(sep string) string {
 		dev = formatBytes(w.DeviceStored)
 	}
 	return dev + sep + formatBytes(w.Stored) + sep + formatBytes(w.Spilled)
+}
+
+// shuffle is the bytes of shuffle shards the worker pushed to peers and received from them.
+func (w WorkerInfo) shuffle(sep string) string {
+	return formatBytes(uint64(w.ShuffleSent)) + sep + formatBytes(uint64(w.ShuffleReceived))
 }
 
 func limitText(b uint64) string {
@@ -168,7 +173,7 @@ func ago(t time.Time) string {
 func workersHTML(ws []WorkerInfo) string {
 	var b strings.Builder
 	b.WriteString(`<table style="font-size:12px;border-collapse:collapse"><thead><tr>`)
-	for _, h := range []string{"Name", "Address", "PID", "GPU", "Device", "GPU memory", "GPU util", "Tasks (processing / in memory)", "Done", "Host memory", "Spilled", "Results (device / host / disk)", "Restarts", "Last seen"} {
+	for _, h := range []string{"Name", "Address", "PID", "GPU", "Device", "GPU memory", "GPU util", "Tasks (processing / in memory)", "Done", "Host memory", "Spilled", "Results (device / host / disk)", "Shuffle (sent / received)", "Restarts", "Last seen"} {
 		fmt.Fprintf(&b, `<th style="text-align:left;padding:2px 6px">%s</th>`, h)
 	}
 	b.WriteString(`</tr></thead><tbody>`)
@@ -190,7 +195,7 @@ func workersHTML(ws []WorkerInfo) string {
 			"<b>" + htmlEscape(w.Name) + "</b>", "<code>" + htmlEscape(w.Address) + "</code>", fmt.Sprint(w.PID),
 			gpu, dev, mem, util, fmt.Sprintf("%d / %d", w.Processing, w.InMemory), fmt.Sprint(w.TasksDone),
 			formatBytes(w.RSS) + " / " + limitText(w.MemoryLimit) + bar(w.RSS, w.MemoryLimit),
-			formatBytes(w.Spilled), w.results(" / "), restarts, ago(w.LastSeen),
+			formatBytes(w.Spilled), w.results(" / "), w.shuffle(" / "), restarts, ago(w.LastSeen),
 		}
 		b.WriteString("<tr>")
 		for _, c := range cells {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpunotes/gpunotes/display"
 	"github.com/gpunotes/gpunotes/gpuarray"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -140,6 +141,8 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 	for _, t := range transfers {
 		futures = append(futures, c.newFuture(t, nil))
 	}
+	// In a cell, bars of the shuffle's tasks; the workers' bytes are in the cluster's reprs.
+	sentBar := display.NewProgress("shuffle: input partitions sent", int64(len(futures)))
 	for i, f := range futures {
 		if err := c.waitShuffleTask(ctx, f.t, ws); err != nil {
 			return nil, nil, fmt.Errorf("input partition %d: %w", i, err)
@@ -155,7 +158,9 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		for p, k := range got {
 			counts[p] += k
 		}
+		sentBar.Add(1)
 	}
+	sentBar.Done()
 	var parts []int
 	var lens []int
 	for p, k := range counts {
@@ -204,13 +209,16 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		unpacked = nil
 		return nil, nil, err
 	}
+	unpackBar := display.NewProgress("shuffle: output pieces stored", int64(len(unpacked)))
 	for j, ks := range kepts {
 		for q, k := range ks {
 			if err := c.waitShuffleTask(ctx, k.(*keptChunk).f.t, ws); err != nil {
 				return fail(fmt.Errorf("output partition %d, column %d: %w", parts[q], j, err))
 			}
+			unpackBar.Add(1)
 		}
 	}
+	unpackBar.Done()
 	out := make([]*gpuarray.Array, len(cols))
 	for j := range cols {
 		a, err := gpuarray.FromKept(c, cols[j].DType(), lens, kepts[j])

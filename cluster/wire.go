@@ -42,6 +42,9 @@ type frame struct {
 	// FetchBytes and FetchNanos are the inputs it fetched from peers and how long that took.
 	Start, Stop            int64
 	FetchBytes, FetchNanos int64
+	// ShuffleSent and ShuffleReceived, on a done frame of a shuffle task, are the worker's
+	// shuffle byte counters, so they are current in WorkerInfo once the shuffle returns.
+	ShuffleSent, ShuffleReceived int64
 	// Client protocol.
 	Submit    []clientTask
 	State     string

@@ -476,8 +476,13 @@ func (w *worker) runTask(ctx context.Context, t *taskMsg) {
 	w.mu.Lock()
 	w.done++
 	w.mu.Unlock()
-	_ = w.l.send(&frame{Op: "done", Key: t.Key, Size: int64(size), Type: typ, Fallback: note, Moved: w.store.takeMoves(),
-		Start: start.UnixNano(), Stop: stop.UnixNano(), FetchBytes: fetched, FetchNanos: fetchDur.Nanoseconds()})
+	done := &frame{Op: "done", Key: t.Key, Size: int64(size), Type: typ, Fallback: note, Moved: w.store.takeMoves(),
+		Start: start.UnixNano(), Stop: stop.UnixNano(), FetchBytes: fetched, FetchNanos: fetchDur.Nanoseconds()}
+	switch t.Spec.Kind {
+	case kindShuffleTransfer, kindShuffleUnpack, kindShuffleDrop:
+		done.ShuffleSent, done.ShuffleReceived = w.shuf.sent.Load(), w.shuf.recv.Load()
+	}
+	_ = w.l.send(done)
 }
 
 // newWorkerStore makes a worker's result store: results in host memory spill to disk beyond

@@ -191,11 +191,14 @@ type browserExpect struct {
 	CompleteMember string `json:"complete_member"`
 	RunTimeoutMS   int    `json:"run_timeout_ms"`
 	DashboardLink  bool   `json:"dashboard_link"`
+	// ShotSelector, when set, is an element that must render in an output before the
+	// screenshot is taken.
+	ShotSelector string `json:"shot_selector,omitempty"`
 }
 
 // runBrowser opens notebook (a path relative to the lab's root) in chromium and checks exp.
-// It returns the screenshot's path.
-func runBrowser(t *testing.T, l *lab, notebook string, exp browserExpect) string {
+// It keeps the screenshot as name (see keepScreenshot) and returns its path.
+func runBrowser(t *testing.T, l *lab, notebook, name string, exp browserExpect) string {
 	t.Helper()
 	py := testenv.Python(t)
 	chromium := testenv.Chromium(t)
@@ -219,14 +222,25 @@ func runBrowser(t *testing.T, l *lab, notebook string, exp browserExpect) string
 	if _, err := os.Stat(shot); err != nil {
 		t.Fatalf("no screenshot: %v", err)
 	}
-	// Keep the screenshot where a person can look at it: GPUNOTES_SCREENSHOT names the file.
-	if dst := os.Getenv("GPUNOTES_SCREENSHOT"); dst != "" {
-		b, _ := os.ReadFile(shot)
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Errorf("copy screenshot: %v", err)
-		}
-	}
+	keepScreenshot(t, shot, name)
 	return shot
+}
+
+// keepScreenshot copies shot to name in the directory GPUNOTES_SCREENSHOTS names, when set,
+// so that `GPUNOTES_SCREENSHOTS=docs` retakes the README's pictures.
+func keepScreenshot(t *testing.T, shot, name string) {
+	t.Helper()
+	dir := os.Getenv("GPUNOTES_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	b, err := os.ReadFile(shot)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name), b, 0o644)
+	}
+	if err != nil {
+		t.Errorf("keep screenshot %s: %v", name, err)
+	}
 }
 
 func requireNotebook(t *testing.T, name string) string {
@@ -250,14 +264,40 @@ func TestBrowserNotebook02(t *testing.T) {
 	root := t.TempDir()
 	withoutKernelspec(t, requireNotebook(t, "02-local-cuda-cluster.ipynb"), filepath.Join(root, "02-local-cuda-cluster.ipynb"))
 	l := startLab(t, env, root)
-	runBrowser(t, l, "02-local-cuda-cluster.ipynb", browserExpect{
+	runBrowser(t, l, "02-local-cuda-cluster.ipynb", "notebook-02-jupyterlab.png", browserExpect{
 		// The cluster's worker table: one row per worker, with its scheduler-side address.
 		Selector:       `table:has(th:has-text("Last seen"))`,
 		Text:           "127.0.0.1",
-		CompletePrefix: "gpuarray.",
+		CompletePrefix: "gpuarray.NewR",
 		CompleteMember: "NewRandomState",
 		RunTimeoutMS:   240000,
 		DashboardLink:  true,
+		// The picture shows the cluster repr's live dashboard link.
+		ShotSelector: `tr:has-text("Dashboard") a[href^="http://127.0.0.1:"]`,
+	})
+	if strings.Contains(l.log.String(), "Traceback (most recent call last)") {
+		t.Logf("jupyter lab logged a Python traceback:\n%s", l.log.String())
+	}
+}
+
+// TestBrowserNotebook15 opens notebooks/15-dataframes.ipynb in JupyterLab in chromium, picks
+// "Go (gpunotes)", runs all cells, sees the frames render as HTML tables, completes
+// "dataframe." and takes a screenshot.
+func TestBrowserNotebook15(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	env := testenv.InstallKernel(t)
+	root := t.TempDir()
+	withoutKernelspec(t, requireNotebook(t, "15-dataframes.ipynb"), filepath.Join(root, "15-dataframes.ipynb"))
+	l := startLab(t, env, root)
+	runBrowser(t, l, "15-dataframes.ipynb", "notebook-15-jupyterlab.png", browserExpect{
+		// Describe's table: a "statistic" column naming its rows, one column per numeric column.
+		Selector:       `table.dataframe:has(th:has-text("statistic"))`,
+		Text:           "mean",
+		CompletePrefix: "dataframe.Read",
+		CompleteMember: "ReadParquet",
+		RunTimeoutMS:   240000,
 	})
 	if strings.Contains(l.log.String(), "Traceback (most recent call last)") {
 		t.Logf("jupyter lab logged a Python traceback:\n%s", l.log.String())

@@ -130,12 +130,7 @@ func TestBrowserWidgets(t *testing.T) {
 	if !strings.Contains(l2.log.String(), "TCP_NODELAY on") {
 		t.Errorf("the second server never set TCP_NODELAY (deploy/jupyter/gpunotes_nodelay.py not loaded?):\n%s", l2.log.String())
 	}
-	if dst := os.Getenv("GPUNOTES_SCREENSHOT"); dst != "" {
-		b, _ := os.ReadFile(shot)
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Errorf("copy screenshot: %v", err)
-		}
-	}
+	keepScreenshot(t, shot, "widgets-jupyterlab.png")
 }
 
 // noDelayEnv is env with a Jupyter config directory of its own whose server config loads

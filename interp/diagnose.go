@@ -285,6 +285,9 @@ func (s *Session) compileCrash(p interp.Panic, seg segment) *CellError {
 		d = genericDefine(seg, s.genericFunc)
 	}
 	if d == nil {
+		d = topReturn(seg)
+	}
+	if d == nil {
 		l, c := seg.line, seg.col
 		d = &diagnosis{line: l, col: c, msg: fmt.Sprintf("the Go interpreter (yaegi) failed compiling this part of the cell (%v)", p.Value),
 			hint: "move the code into a func, or split it into smaller statements; please report the cell"}
@@ -326,6 +329,9 @@ func genericDefine(seg segment, generic func(name string) bool) *diagnosis {
 			continue
 		}
 		fun := call.Fun
+		if inner, ok := fun.(*ast.CallExpr); ok {
+			fun = inner.Fun // a call of what it returns: sync.OnceValues(f)()
+		}
 		if ix, ok := fun.(*ast.IndexExpr); ok {
 			fun = ix.X
 		}
@@ -334,6 +340,9 @@ func genericDefine(seg segment, generic func(name string) bool) *diagnosis {
 		}
 		if id, ok := fun.(*ast.Ident); ok && generic != nil && generic(id.Name) {
 			return genericDiagnosis(fset, seg, prefix, a, id.Name+"(...)")
+		}
+		if id, ok := fun.(*ast.Ident); ok && (id.Name == "gnOnceValue" || id.Name == "gnOnceValues") {
+			return genericDiagnosis(fset, seg, prefix, a, "sync."+strings.TrimPrefix(id.Name, "gn")+"(...)") // genericStd's rename
 		}
 		sel, ok := fun.(*ast.SelectorExpr)
 		if !ok {
@@ -345,6 +354,10 @@ func genericDefine(seg segment, generic func(name string) bool) *diagnosis {
 		}
 		switch pkg.Name {
 		case "slices", "maps", "cmp", "iter":
+		case "sync":
+			if sel.Sel.Name != "OnceValue" && sel.Sel.Name != "OnceValues" {
+				continue
+			}
 		case "errors":
 			if sel.Sel.Name != "AsType" {
 				continue
@@ -371,6 +384,45 @@ func genericDiagnosis(fset *token.FileSet, seg segment, prefix string, a *ast.As
 	return &diagnosis{line: l, col: c,
 		msg:  fmt.Sprintf("the Go interpreter (yaegi) cannot define variables from the result of the generic %s at a cell's top level", call),
 		hint: fmt.Sprintf("declare them first with their types (var %s T; %s = %s), or move the code into a func", strings.Join(names, ", "), strings.Join(names, ", "), call)}
+}
+
+// topReturn explains yaegi's crash on a return among a cell's top-level statements (also
+// inside an if or a loop there, though not in a func literal): a cell is not a function, and
+// go build rejects the same statements outside one.
+func topReturn(seg segment) *diagnosis {
+	if seg.kind != segStmt || !strings.Contains(seg.src, "return") {
+		return nil
+	}
+	prefix := wrapPrefix(segStmt)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", prefix+seg.src+"\n}", parser.SkipObjectResolution)
+	if err != nil || len(f.Decls) == 0 {
+		return nil
+	}
+	var ret *ast.ReturnStmt
+	ast.Inspect(f.Decls[0].(*ast.FuncDecl).Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if ret == nil {
+				ret = n
+			}
+		}
+		return ret == nil
+	})
+	if ret == nil {
+		return nil
+	}
+	pos := fset.Position(ret.Pos())
+	l, c := pos.Line, pos.Column
+	if l == 1 {
+		c -= len(prefix)
+	}
+	l, c = cellPos(seg, l, c)
+	return &diagnosis{line: l, col: c,
+		msg:  "return at a cell's top level: a cell's statements are not a function's body, so there is nothing to return from",
+		hint: "skip the rest of the cell with if/else, or move the code into a func and call it"}
 }
 
 // genericFunc reports whether name is a generic func declared in a cell.

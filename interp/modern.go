@@ -26,6 +26,7 @@ type rewriteEnv struct {
 	userFunc map[string]bool                     // builtins the user redeclared (clear, min, max)
 	method   func(name string) string            // source of an earlier cell's method name, if one type has it
 	vars     map[string]bool                     // variables of earlier cells
+	varDef   func(name string) string            // source of the statement that defined an earlier cell's variable, where it shows type arguments
 	embedded func(ast.Expr) bool                 // an embedded field's type has methods (embeds.go)
 	binFunc  func(pkg, name string) reflect.Type // type of a compiled package's func (stdseq.go)
 }
@@ -835,22 +836,39 @@ func identName(e ast.Expr) string {
 	return ""
 }
 
-// typeArgsOf finds where the segment defines variable name as a typeName[...] value and
-// returns the type arguments' source.
+// typeArgsOf finds where the segment, or else an earlier cell, defines variable name as a
+// typeName[...] value and returns the type arguments' source.
 func (r *rewriter) typeArgsOf(name, typeName string) []string {
+	if out := typeArgsIn(r.file, r.text, name, typeName); out != nil || r.env.varDef == nil {
+		return out
+	}
+	src := r.env.varDef(name)
+	if src == "" {
+		return nil
+	}
+	full := wrapPrefix(segStmt) + src + "\n}"
+	f, err := parser.ParseFile(token.NewFileSet(), "", full, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	return typeArgsIn(f, func(n ast.Node) string { return full[int(n.Pos())-1 : int(n.End())-1] }, name, typeName)
+}
+
+// typeArgsIn is typeArgsOf within root, whose source text gives.
+func typeArgsIn(root ast.Node, text func(ast.Node) string, name, typeName string) []string {
 	var out []string
 	fromType := func(t ast.Expr) bool {
 		switch t := t.(type) {
 		case *ast.IndexExpr:
 			if identName(t.X) == typeName {
-				out = []string{r.text(t.Index)}
+				out = []string{text(t.Index)}
 				return true
 			}
 		case *ast.IndexListExpr:
 			if identName(t.X) == typeName {
 				out = nil
 				for _, i := range t.Indices {
-					out = append(out, r.text(i))
+					out = append(out, text(i))
 				}
 				return true
 			}
@@ -866,7 +884,7 @@ func (r *rewriter) typeArgsOf(name, typeName string) []string {
 		}
 		return false
 	}
-	ast.Inspect(r.file, func(n ast.Node) bool {
+	ast.Inspect(root, func(n ast.Node) bool {
 		if out != nil {
 			return false
 		}

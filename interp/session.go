@@ -79,6 +79,7 @@ type Session struct {
 	decls  map[string]string // top-level name -> source of its declaration
 	order  []string          // names in declaration order
 	vars   map[string]bool   // names bound by := in statements
+	varDef map[string]string // a variable's defining top-level statement, where it has type arguments (typeArgsOf)
 	ints   map[string]bool   // names bound to integers, as far as the rewriting pass can tell
 
 	imported map[string]string // local name -> import path
@@ -115,6 +116,7 @@ func New(opts Options) (*Session, error) {
 		opts:     opts,
 		decls:    map[string]string{},
 		vars:     map[string]bool{},
+		varDef:   map[string]string{},
 		ints:     map[string]bool{},
 		imported: map[string]string{},
 		goPanics: make(chan *CellError, 16),
@@ -629,7 +631,7 @@ func (s *Session) methodSrc(name string) string {
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}, embedded: s.embedsWithMethods, binFunc: s.binFunc}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}, embedded: s.embedsWithMethods, binFunc: s.binFunc, varDef: s.varDefSrc}
 	for n := range s.vars {
 		env.vars[n] = true
 	}
@@ -963,9 +965,34 @@ func (s *Session) recordVars(src string) {
 		for _, n := range strings.Split(m[1], ",") {
 			if n = strings.TrimSpace(n); n != "_" && n != "" {
 				s.vars[n] = true
+				delete(s.varDef, n)
 			}
 		}
 	}
+	if !strings.Contains(src, "[") {
+		return
+	}
+	full := wrapPrefix(segStmt) + src + "\n}"
+	f, err := parser.ParseFile(token.NewFileSet(), "", full, parser.SkipObjectResolution)
+	if err != nil || len(f.Decls) == 0 {
+		return
+	}
+	for _, st := range f.Decls[0].(*ast.FuncDecl).Body.List {
+		text := full[int(st.Pos())-1 : int(st.End())-1]
+		if !strings.Contains(text, "[") {
+			continue
+		}
+		for _, n := range topDefined(text) {
+			s.varDef[n] = text
+		}
+	}
+}
+
+// varDefSrc is rewriteEnv's varDef.
+func (s *Session) varDefSrc(name string) string {
+	s.declMu.RLock()
+	defer s.declMu.RUnlock()
+	return s.varDef[name]
 }
 
 // names returns the user's top-level names, sorted.

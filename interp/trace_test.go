@@ -291,3 +291,50 @@ func TestCellLogOutput(t *testing.T) {
 		t.Errorf("traceback %v", err)
 	}
 }
+
+// TestTopLevelCompileCrashes checks two inputs that crashed yaegi's compiler at a cell's top
+// level: `v := sync.OnceValue(f)` runs, with v kept for later cells, and a return there (also
+// inside an if) is a compile error that says why, at the return's position, and runs nothing.
+func TestTopLevelCompileCrashes(t *testing.T) {
+	s := newSession(t)
+	_, out, err := run(t, s, "import (\"fmt\"; \"sync\")\nn := 0\nv := sync.OnceValue(func() int { n++; return 7 })\nfmt.Println(v(), v(), n)")
+	if err != nil || out.out("stdout") != "7 7 1\n" || out.out("stderr") != "" {
+		t.Fatalf("OnceValue: printed %q (stderr %q), error %v", out.out("stdout"), out.out("stderr"), err)
+	}
+	_, out, err = run(t, s, "a, b := sync.OnceValues(func() (int, error) { return 3, nil })()\nfmt.Println(v()+a, b, n)")
+	if err != nil || out.out("stdout") != "10 <nil> 1\n" {
+		t.Fatalf("OnceValues: printed %q (stderr %q), error %v", out.out("stdout"), out.out("stderr"), err)
+	}
+	for _, c := range []struct{ code, pos string }{
+		{"x := 3\nif x > 2 {\n\tfmt.Println(\"early\")\n\treturn\n}\nfmt.Println(\"late\")", "4:2"},
+		{"fmt.Println(\"early\")\nreturn", "2:1"},
+	} {
+		_, out, err := run(t, s, c.code)
+		ce, ok := err.(*CellError)
+		if !ok || ce.Name != "CompileError" || !strings.HasPrefix(ce.Value, c.pos+": return at a cell's top level") || out.out("stdout") != "" {
+			t.Errorf("%q: printed %q, error %v", c.code, out.out("stdout"), err)
+		}
+	}
+	_, out, err = run(t, s, "f := func() int {\n\tif n > 0 {\n\t\treturn 1\n\t}\n\treturn 0\n}\nfmt.Println(f())")
+	if err != nil || out.out("stdout") != "1\n" {
+		t.Errorf("return in a func literal: printed %q, error %v", out.out("stdout"), err)
+	}
+}
+
+// TestRangeGenericMethodAcrossCells checks a range over an iterator method of a generic type
+// whose variable an earlier cell defined (`st := &Stack[string]{}`), as when a program's main
+// is split across cells: the type arguments come from that cell's statement.
+func TestRangeGenericMethodAcrossCells(t *testing.T) {
+	s := newSession(t)
+	cells := []struct{ code, want string }{
+		{"import (\"fmt\"; \"iter\")\ntype Stack[T any] struct{ items []T }\nfunc (s *Stack[T]) Push(v T) { s.items = append(s.items, v) }\nfunc (s *Stack[T]) Top() iter.Seq[T] {\n\treturn func(yield func(T) bool) {\n\t\tfor i := len(s.items) - 1; i >= 0; i-- {\n\t\t\tif !yield(s.items[i]) {\n\t\t\t\treturn\n\t\t\t}\n\t\t}\n\t}\n}", ""},
+		{"st := &Stack[string]{}\nst.Push(\"a\")\nst.Push(\"bb\")", ""},
+		{"for w := range st.Top() {\n\tif w == \"a\" {\n\t\tbreak\n\t}\n\tfmt.Println(w, len(w))\n}", "bb 2\n"},
+	}
+	for _, c := range cells {
+		_, out, err := run(t, s, c.code)
+		if err != nil || out.out("stdout") != c.want {
+			t.Errorf("%q printed %q, want %q; error %v", c.code, out.out("stdout"), c.want, err)
+		}
+	}
+}

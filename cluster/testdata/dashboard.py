@@ -56,6 +56,10 @@ def main():
         chromium_env.wait_for(page, f"document.querySelectorAll('#utilplot path.series').length === {nworkers}", 30)
         n_series = len(page.query_selector_all("#memplot path.series"))
         log(f"task stream: {n_rects} tasks; plot: {n_series} series")
+        shuffle = [c.inner_text() for c in page.query_selector_all('#workers-table tbody td[data-col="shuffle"]')]
+        if len(shuffle) != nworkers or not all(" / " in c for c in shuffle):
+            raise SystemExit(f"shuffle cells (sent / received) {shuffle}, want one per worker")
+        log(f"shuffle sent / received: {shuffle}")
         status = page.inner_text("#status")
         if not status.startswith("live"):
             raise SystemExit(f"status says {status!r}")

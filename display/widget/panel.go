@@ -28,6 +28,10 @@ type PanelWorker struct {
 	Spilled     uint64  `json:"spilled"`
 	Busy        float64 `json:"busy"`     // running tasks / threads, in [0, 1]
 	GPUUtil     int     `json:"gpu_util"` // percent; -1 when unknown
+	// ShuffleSent and ShuffleReceived are the bytes of shuffle shards it pushed to peers and
+	// received from them.
+	ShuffleSent     int64 `json:"shuffle_sent"`
+	ShuffleReceived int64 `json:"shuffle_received"`
 }
 
 // PanelTask is one task of the stream: when it started and stopped, Unix seconds.
@@ -116,12 +120,13 @@ function draw(el, s) {
   if (!s) return;
   let h = '<div class="gpunotes-panel" style="font-family:sans-serif;font-size:12px;max-width:900px">';
   h += '<b>' + (s.title || "cluster") + '</b>';
-  h += '<table style="width:100%;border-collapse:collapse"><tr><th align=left>worker</th><th>device memory</th><th>host memory</th><th>spilled</th><th>CPU</th><th>GPU</th></tr>';
+  h += '<table style="width:100%;border-collapse:collapse"><tr><th align=left>worker</th><th>device memory</th><th>host memory</th><th>spilled</th><th>shuffle sent / received</th><th>CPU</th><th>GPU</th></tr>';
   for (const w of s.workers || []) {
     h += '<tr class="panel-worker"><td>' + w.name + ' <small>' + (w.label || "") + '</small></td>' +
       '<td style="width:25%">' + (w.device_limit ? bar(w.device_used, w.device_limit, "#76b900", fmt(w.device_used) + " / " + fmt(w.device_limit)) : "-") + '</td>' +
       '<td style="width:25%">' + bar(w.host_used, w.host_limit, "#4c78a8", fmt(w.host_used) + " / " + fmt(w.host_limit)) + '</td>' +
       '<td>' + fmt(w.spilled) + '</td>' +
+      '<td class="panel-shuffle">' + fmt(w.shuffle_sent || 0) + " / " + fmt(w.shuffle_received || 0) + '</td>' +
       '<td style="width:10%">' + bar(w.busy, 1, "#f58518", (100 * w.busy).toFixed(0) + "%") + '</td>' +
       '<td style="width:10%">' + (w.gpu_util >= 0 ? bar(w.gpu_util, 100, "#76b900", w.gpu_util + "%") : "-") + '</td></tr>';
   }

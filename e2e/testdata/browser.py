@@ -8,8 +8,9 @@ Usage: GPUNOTES_E2E_TOKEN=TOKEN browser.py URL NOTEBOOK CHROMIUM PROFILE_DIR SCR
    "text": text that element must contain,
    "complete_prefix": "gpuarray.", "complete_member": "NewRandomState",
    "run_timeout_ms": 240000,
-   "dashboard_link": true}  (start a local cluster in a new cell, click the Dashboard link of
+   "dashboard_link": true,  (start a local cluster in a new cell, click the Dashboard link of
                              its repr, and check that the live dashboard opens in a new tab)
+   "shot_selector": CSS of an element that must render in an output before the screenshot}
 Every wait has a timeout; the script exits non-zero with a message on the first failure.
 """
 import json
@@ -99,10 +100,15 @@ def run(page, url, notebook, expect, run_timeout, shot):
         raise SystemExit(f"a cell failed: {tracebacks[:2]}")
     target = page.locator(f".jp-OutputArea-output {expect['selector']}").first
     target.wait_for(timeout=30000)
-    text = target.inner_text()
+    # text_content: JupyterLab may not lay out cells scrolled out of view, and inner_text of
+    # those is empty.
+    text = target.text_content()
     if expect["text"] not in text:
         raise SystemExit(f"{expect['selector']} rendered without {expect['text']!r}: {text[:300]!r}")
     log(f"rendered {expect['selector']} with {expect['text']!r}")
+    if expect.get("shot_selector"):
+        page.locator(f".jp-OutputArea-output {expect['shot_selector']}").first.wait_for(timeout=30000)
+        log(f"rendered {expect['shot_selector']}")
     target.scroll_into_view_if_needed()
     page.screenshot(path=shot, full_page=False)
     log(f"screenshot {shot}")
