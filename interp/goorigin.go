@@ -26,6 +26,8 @@ import (
 type origin struct {
 	s   *Session
 	out Output
+	// counted: the goroutine (of a go func literal) claimed its admission (gopending.go).
+	counted bool
 }
 
 // goOrigins maps the ids of goroutines that cells started, and of the cells' own goroutines
@@ -129,15 +131,24 @@ func (s *Session) noteParent() origin {
 // goBegin is the first call of a `go func() {...}()` of a cell (gnrt.GoBegin): it records
 // the goroutine's origin, its parent's.
 func (s *Session) goBegin() {
-	setOrigin(selfGoID(), s.originOf(parentGoID()))
+	o := s.originOf(parentGoID())
+	o.counted = s.claimAdmission()
+	setOrigin(selfGoID(), o)
 }
 
 // goDone is a go func literal's first deferred call, compiled, so that yaegi runs it even when
 // an interrupt or the depth watcher stopped the goroutine's frames (the interpreted deferred
-// recover does not run then): it releases the goroutine goAdmit counted.
+// recover does not run then): it releases the goroutine goAdmit counted, claimed by goBegin,
+// else (stopped before goBegin) claimed now, unless an interrupt's sweep released it.
 func (s *Session) goDone() {
-	liveGoroutines.Add(-1)
-	delOrigin(selfGoID())
+	id := selfGoID()
+	goOrigins.Lock()
+	o, ok := goOrigins.m[id]
+	delete(goOrigins.m, id)
+	goOrigins.Unlock()
+	if ok && o.counted || !ok && s.claimAdmission() {
+		liveGoroutines.Add(-1)
+	}
 }
 
 // backgroundDepth is the watcher's background entry: registered once, watched while
@@ -240,4 +251,5 @@ func (s *Session) stopInterpreted() {
 	cancel()
 	_, _ = s.i.EvalWithContext(ctx, "<-make(chan struct{})")
 	waitEvalsUnwound(5 * time.Second)
+	s.sweepAdmissions() // gopending.go
 }

@@ -437,10 +437,11 @@ func (r *rewriter) goStmt(n *ast.GoStmt) {
 		// func value it would see the loop's last ones), with a recover at its top.
 		// gnrt.GoAdmit counts it against the session's bound on goroutines (goguard.go);
 		// gnrt.GoBegin records the cell it reports to (goorigin.go); gnrt.GoDone, compiled
-		// and so run even when the goroutine is stopped, releases the count; the deferred
+		// and so run even when the goroutine is stopped, releases the count (deferred first:
+		// a stop between the two must not lose it, gopending.go); the deferred
 		// recover reports its panic.
 		r.edits = append(r.edits, edit{start, 0, "gnrt.GoAdmit(); "},
-			edit{r.off(lit.Body.Lbrace) + 1, 0, " gnrt.GoBegin(); defer gnrt.GoDone(); defer func() { gnrt.GoPanic(recover()) }();"})
+			edit{r.off(lit.Body.Lbrace) + 1, 0, " defer gnrt.GoDone(); gnrt.GoBegin(); defer func() { gnrt.GoPanic(recover()) }();"})
 		return
 	}
 	if len(call.Args) == 0 || (isIdent && goBuiltins[id.Name]) || generic {

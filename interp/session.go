@@ -146,7 +146,7 @@ func New(opts Options) (*Session, error) {
 		"Go":           reflect.ValueOf(s.goCall),
 		"GoSpread":     reflect.ValueOf(s.goSpread),
 		"GoPanic":      reflect.ValueOf(s.goPanic),
-		"GoAdmit":      reflect.ValueOf(s.goAdmit), // goguard.go
+		"GoAdmit":      reflect.ValueOf(s.goAdmitLit), // gopending.go
 		"GoEnd":        reflect.ValueOf(s.goEnd),
 		"GoBegin":      reflect.ValueOf(s.goBegin), // goorigin.go
 		"GoDone":       reflect.ValueOf(s.goDone),
@@ -671,10 +671,14 @@ func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err er
 			err = interp.Panic{Value: de}
 		}
 	}()
+	s.sweepAfterStop() // gopending.go
 	v, err = s.i.EvalWithContext(ctx, src)
 	if ctx.Err() != nil {
 		// Stopped: its code must have seen the stop before the next cell runs (unwind.go).
 		waitEvalsUnwound(5 * time.Second)
+		if errors.Is(err, ctx.Err()) {
+			s.sweepAdmissions()
+		}
 	}
 	return v, err
 }
