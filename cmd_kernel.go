@@ -268,7 +268,9 @@ func runCrashReporter(ctx context.Context, args []string) error {
 		mu     sync.Mutex
 		parent []byte
 	)
+	headersRead := make(chan struct{})
 	go func() {
+		defer close(headersRead)
 		sc := bufio.NewScanner(os.Stdin)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
@@ -288,6 +290,12 @@ func runCrashReporter(ctx context.Context, args []string) error {
 	ci, err := kernel.ReadConnectionFile(args[0])
 	if err != nil {
 		return err
+	}
+	// The kernel is gone, so stdin ends: read the last header it sent (the cell that killed
+	// it), which a reporter started just before that cell may not have read yet.
+	select {
+	case <-headersRead:
+	case <-time.After(5 * time.Second):
 	}
 	mu.Lock()
 	p := append([]byte(nil), parent...)

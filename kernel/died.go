@@ -49,8 +49,15 @@ func ReportDeath(ci ConnectionInfo, parent []byte, why string) error {
 	if err != nil {
 		return err
 	}
-	// Subscribers reconnect every 100 ms (libzmq's default); give them time to subscribe.
-	time.Sleep(500 * time.Millisecond)
+	// Subscribers reconnect every 100 ms (libzmq's default), later on a busy machine: wait
+	// until one has subscribed (a PUB drops what no subscriber takes), for at most 20 s.
+	if tp, ok := pub.(zmq4.Topics); ok {
+		for deadline := time.Now().Add(20 * time.Second); len(tp.Topics()) == 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	} else {
+		time.Sleep(500 * time.Millisecond)
+	}
 	if err := pub.Send(zmq4.NewMsgFrom(frames...)); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
