@@ -2,8 +2,10 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-zeromq/zmq4"
@@ -37,11 +39,23 @@ func ReportDeath(ci ConnectionInfo, parent []byte, why string) error {
 	if err != nil {
 		return err
 	}
-	pub := zmq4.NewPub(context.Background())
-	defer pub.Close()
-	if err := pub.Listen(ci.endpoint(ci.IOPubPort)); err != nil {
-		return fmt.Errorf("bind iopub: %w", err)
+	// The dead process's sockets may close after the crash pipe that woke the reporter: the
+	// port can still be taken for a moment, so the bind is retried for at most 5 s.
+	var pub zmq4.Socket
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		pub = zmq4.NewPub(context.Background())
+		err := pub.Listen(ci.endpoint(ci.IOPubPort))
+		if err == nil {
+			break
+		}
+		pub.Close()
+		inUse := errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+		if !inUse || time.Now().After(deadline) {
+			return fmt.Errorf("bind iopub: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
+	defer pub.Close()
 	req := &Message{HeaderRaw: parent}
 	frames, err := signer.Encode(uuid.NewString(), "stream", req,
 		map[string]string{"name": "stderr", "text": "The kernel died: " + why + ". It will be restarted; the session's state is lost.\n"},

@@ -324,7 +324,7 @@ class FatalCells(unittest.TestCase):
                 continue
             if m["msg_type"] == "stream" and "The kernel died" in m["content"]["text"]:
                 told = m
-        self.assertIsNotNone(told, "no message said why the kernel died")
+        self.assertIsNotNone(told, "no message said why the kernel died; the kernel's log ends:\n" + self.k.log_text()[-4000:])
         self.assertEqual(told["parent_header"].get("msg_id"), msg_id)
         self.assertIn("overflowed its stack", told["content"]["text"])
         log = self.k.log_text()
