@@ -267,30 +267,37 @@ func guarded(p string) string {
 }
 
 // scanLoad loads a value of dt from global address ad (where p holds) into fresh registers.
-func scanLoad(g *gen, dt dtype.DType, ad, p string) val {
+func scanLoad(g *gen, dt dtype.DType, ad, p string) val { return spaceLoad(g, "global", dt, ad, p) }
+
+// scanStore stores v at global address ad where p holds.
+func scanStore(g *gen, v val, ad, p string) { spaceStore(g, "global", v, ad, p) }
+
+// spaceLoad loads a value of dt from address ad of state space sp (global, shared) where p
+// holds, into fresh registers.
+func spaceLoad(g *gen, sp string, dt dtype.DType, ad, p string) val {
 	v := scanZero(g, dt)
 	switch v.l {
 	case LaneI:
-		g.ins("%sld.global.u64 %s, [%s]", guarded(p), v.r, ad)
+		g.ins("%sld.%s.u64 %s, [%s]", guarded(p), sp, v.r, ad)
 	case LaneC:
-		g.ins("%sld.global.f64 %s, [%s]", guarded(p), v.r, ad)
-		g.ins("%sld.global.f64 %s, [%s+8]", guarded(p), v.im, ad)
+		g.ins("%sld.%s.f64 %s, [%s]", guarded(p), sp, v.r, ad)
+		g.ins("%sld.%s.f64 %s, [%s+8]", guarded(p), sp, v.im, ad)
 	default:
-		g.ins("%sld.global.f64 %s, [%s]", guarded(p), v.r, ad)
+		g.ins("%sld.%s.f64 %s, [%s]", guarded(p), sp, v.r, ad)
 	}
 	return v
 }
 
-// scanStore stores v at global address ad where p holds.
-func scanStore(g *gen, v val, ad, p string) {
+// spaceStore stores v at address ad of state space sp where p holds.
+func spaceStore(g *gen, sp string, v val, ad, p string) {
 	switch v.l {
 	case LaneI:
-		g.ins("%sst.global.u64 [%s], %s", guarded(p), ad, v.r)
+		g.ins("%sst.%s.u64 [%s], %s", guarded(p), sp, ad, v.r)
 	case LaneC:
-		g.ins("%sst.global.f64 [%s], %s", guarded(p), ad, v.r)
-		g.ins("%sst.global.f64 [%s+8], %s", guarded(p), ad, v.im)
+		g.ins("%sst.%s.f64 [%s], %s", guarded(p), sp, ad, v.r)
+		g.ins("%sst.%s.f64 [%s+8], %s", guarded(p), sp, ad, v.im)
 	default:
-		g.ins("%sst.global.f64 [%s], %s", guarded(p), ad, v.r)
+		g.ins("%sst.%s.f64 [%s], %s", guarded(p), sp, ad, v.r)
 	}
 }
 

@@ -167,29 +167,7 @@ func ScanTilePTX(version, target string, dt dtype.DType, op expr.Op) (string, st
 }
 
 // sharedLoad loads a value of dt from shared address ad (where p holds) into fresh registers.
-func sharedLoad(g *gen, dt dtype.DType, ad, p string) val {
-	v := scanZero(g, dt)
-	switch v.l {
-	case LaneI:
-		g.ins("%sld.shared.u64 %s, [%s]", guarded(p), v.r, ad)
-	case LaneC:
-		g.ins("%sld.shared.f64 %s, [%s]", guarded(p), v.r, ad)
-		g.ins("%sld.shared.f64 %s, [%s+8]", guarded(p), v.im, ad)
-	default:
-		g.ins("%sld.shared.f64 %s, [%s]", guarded(p), v.r, ad)
-	}
-	return v
-}
+func sharedLoad(g *gen, dt dtype.DType, ad, p string) val { return spaceLoad(g, "shared", dt, ad, p) }
 
 // sharedStore stores v at shared address ad where p holds.
-func sharedStore(g *gen, v val, ad, p string) {
-	switch v.l {
-	case LaneI:
-		g.ins("%sst.shared.u64 [%s], %s", guarded(p), ad, v.r)
-	case LaneC:
-		g.ins("%sst.shared.f64 [%s], %s", guarded(p), ad, v.r)
-		g.ins("%sst.shared.f64 [%s+8], %s", guarded(p), ad, v.im)
-	default:
-		g.ins("%sst.shared.f64 [%s], %s", guarded(p), ad, v.r)
-	}
-}
+func sharedStore(g *gen, v val, ad, p string) { spaceStore(g, "shared", v, ad, p) }
