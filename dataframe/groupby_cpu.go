@@ -57,39 +57,32 @@ type groupInput struct {
 func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos bool) (*groupInput, error) {
 	in := &groupInput{}
 	var arrs []*gpuarray.Array
-	for _, k := range keys {
-		c, err := t.find(k)
-		if err != nil {
-			return nil, err
-		}
-		a := c.arr
-		if c.dt == String {
-			if a, err = keyArray(rc, c); err != nil {
-				return nil, err
+	// add finds each named column and queues its array (strings as their key codes) and mask.
+	add := func(names []string, cols *[]*column) error {
+		for _, name := range names {
+			c, err := t.find(name)
+			if err != nil {
+				return err
+			}
+			a := c.arr
+			if c.dt == String {
+				if a, err = keyArray(rc, c); err != nil {
+					return err
+				}
+			}
+			*cols = append(*cols, c)
+			arrs = append(arrs, a)
+			if c.valid != nil {
+				arrs = append(arrs, c.valid)
 			}
 		}
-		in.keyCols = append(in.keyCols, c)
-		arrs = append(arrs, a)
-		if c.valid != nil {
-			arrs = append(arrs, c.valid)
-		}
+		return nil
 	}
-	for _, v := range vals {
-		c, err := t.find(v)
-		if err != nil {
-			return nil, err
-		}
-		a := c.arr
-		if c.dt == String {
-			if a, err = keyArray(rc, c); err != nil {
-				return nil, err
-			}
-		}
-		in.valCols = append(in.valCols, c)
-		arrs = append(arrs, a)
-		if c.valid != nil {
-			arrs = append(arrs, c.valid)
-		}
+	if err := add(keys, &in.keyCols); err != nil {
+		return nil, err
+	}
+	if err := add(vals, &in.valCols); err != nil {
+		return nil, err
 	}
 	arrs = append(arrs, t.rows)
 	out, err := rc.computeArrays(arrs)
