@@ -291,19 +291,12 @@ func (p *Partial) Fold(ids, rows []int32, vals []Values) error {
 
 // Combine merges partials of the same specs (re-grouping on their keys) into one.
 func Combine(ps ...*Partial) (*Partial, error) {
-	if len(ps) == 0 {
-		return nil, fmt.Errorf("hashagg.Combine: no partials")
-	}
 	if len(ps) == 1 {
 		return ps[0], nil
 	}
-	nk, ns := len(ps[0].Keys), len(ps[0].States)
-	total := 0
-	for i, p := range ps {
-		if len(p.Keys) != nk || len(p.States) != ns {
-			return nil, fmt.Errorf("hashagg.Combine: partial %d has %d keys and %d states, partial 0 %d and %d", i, len(p.Keys), len(p.States), nk, ns)
-		}
-		total += p.N
+	nk, ns, total, err := sameShape("Combine", ps)
+	if err != nil {
+		return nil, err
 	}
 	t := newTable(nk, total)
 	maps := make([][]int32, len(ps))
@@ -582,19 +575,12 @@ func (p *Partial) Select(gs []int32, keys [][]int64) *Partial {
 // Concat joins partials of the same specs whose groups are disjoint (no key in two of them),
 // in order; it does not re-group.
 func Concat(ps ...*Partial) (*Partial, error) {
-	if len(ps) == 0 {
-		return nil, fmt.Errorf("hashagg.Concat: no partials")
-	}
 	if len(ps) == 1 {
 		return ps[0], nil
 	}
-	nk, ns := len(ps[0].Keys), len(ps[0].States)
-	total := 0
-	for i, p := range ps {
-		if len(p.Keys) != nk || len(p.States) != ns {
-			return nil, fmt.Errorf("hashagg.Concat: partial %d has %d keys and %d states, partial 0 %d and %d", i, len(p.Keys), len(p.States), nk, ns)
-		}
-		total += p.N
+	nk, ns, total, err := sameShape("Concat", ps)
+	if err != nil {
+		return nil, err
 	}
 	out := &Partial{Keys: make([][]int64, nk), N: total, States: make([]State, ns)}
 	for k := range out.Keys {
@@ -803,4 +789,20 @@ func Interpolate(x []float64, q float64) float64 {
 		return x[len(x)-1]
 	}
 	return x[lo] + (h-float64(lo))*(x[lo+1]-x[lo])
+}
+
+// sameShape checks that partials of op (at least one) have the same numbers of keys and states,
+// and returns those and their total number of groups.
+func sameShape(op string, ps []*Partial) (nk, ns, total int, err error) {
+	if len(ps) == 0 {
+		return 0, 0, 0, fmt.Errorf("hashagg.%s: no partials", op)
+	}
+	nk, ns = len(ps[0].Keys), len(ps[0].States)
+	for i, p := range ps {
+		if len(p.Keys) != nk || len(p.States) != ns {
+			return 0, 0, 0, fmt.Errorf("hashagg.%s: partial %d has %d keys and %d states, partial 0 %d and %d", op, i, len(p.Keys), len(p.States), nk, ns)
+		}
+		total += p.N
+	}
+	return nk, ns, total, nil
 }
