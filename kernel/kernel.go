@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gpunotes/gpunotes/display"
+	"github.com/gpunotes/gpunotes/kernel/prebind"
 )
 
 // Output receives a running cell's output; the kernel implements it for each execute request.
@@ -179,6 +180,8 @@ func (k *Kernel) Serve(ctx context.Context) (restart bool, err error) {
 		}
 		defer s.s.Close()
 	}
+	// Ports bound early for another spelling of the address are free again.
+	prebind.CloseRest()
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT)

@@ -18,6 +18,8 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/go-zeromq/zmq4/transport"
+
+	"github.com/gpunotes/gpunotes/kernel/prebind"
 )
 
 // Defaults of the guarded transport (Options.MaxMessage, Options.HandshakeTimeout).
@@ -100,9 +102,18 @@ func (t *guardedTransport) Addr(ep string) (string, error) { return t.base.Addr(
 
 // Listen listens on addr and starts greeting the connections it accepts.
 func (t *guardedTransport) Listen(ctx context.Context, addr string) (net.Listener, error) {
-	l, err := net.Listen(t.network, addr)
-	if err != nil {
-		return nil, err
+	var l net.Listener
+	if t.network == "tcp" {
+		if f := prebind.Take(addr); f != nil {
+			l, _ = net.FileListener(f)
+			f.Close()
+		}
+	}
+	if l == nil {
+		var err error
+		if l, err = net.Listen(t.network, addr); err != nil {
+			return nil, err
+		}
 	}
 	t.mu.Lock()
 	ch, peers := t.names[addr], t.peers[addr]
