@@ -17,8 +17,10 @@ import (
 // mixed radix of its keys' offsets, computed on the device as one fused expression over the
 // key columns, and gpuarray.GroupAggregate folds the value columns into per-code tables in
 // device memory; only the tables come back, and hashagg.DensePlan turns them into the partial
-// that the host path's SplitOut, Sorted and result columns take. Anything else runs on the
-// host (aggregate), which Path names with the reason.
+// that the host path's SplitOut, Sorted and result columns take. Median, quantile, nunique,
+// first and last sort the rows on the device by (code, value) and pick ranks per group
+// (groupby_gpu_holistic.go). Anything else runs on the host (aggregate), which Path names with
+// the reason.
 
 // groupAggregate is the device call (a variable so that tests without a GPU can run the rest
 // of the path over a host emulation of its tables).
@@ -52,7 +54,7 @@ func deviceOpts(rc *runCtx, cols []*column) (opts []gpuarray.ComputeOption, ok b
 
 // deviceBlocker says why a groupby of keys (their types) and specs over value columns of
 // types vals cannot take the dense-code device path, or "" when it can (the key ranges are
-// checked after, on the device).
+// checked after, on the device). Corr and Top have no device kernel.
 func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
 	if len(keys) == 0 {
 		return "no keys"
@@ -70,8 +72,8 @@ func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
 		switch s.Op {
 		case hashagg.Size:
 			continue
-		case hashagg.First, hashagg.Last, hashagg.NUnique, hashagg.Median, hashagg.Quantile:
-			return fmt.Sprintf("%v needs the rows, not per-group tables", s.Op)
+		case hashagg.Corr, hashagg.Top:
+			return fmt.Sprintf("%v has no device kernel", s.Op)
 		}
 		if v := vals[s.Col]; (v == String || v == Category) && s.Op != hashagg.Count {
 			return fmt.Sprintf("%v of a %s column", s.Op, v)
@@ -285,13 +287,21 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
 		return nil, false, nil
 	}
-	plan, err := hashagg.PlanDense(dk, p.specs, len(p.vals))
+	specs := denseSpecs(p.specs)
+	plan, err := hashagg.PlanDense(dk, specs, len(p.vals))
 	if err != nil {
 		rc.host("groupby on a GPU: %v, so it aggregates on the host", err)
 		return nil, false, nil
 	}
 	codes := denseCodes(keyCols, plan)
 	cols := []gpuarray.GroupAggColumn{{Codes: codes}} // the rows of each code: Size, and which codes are groups
+	holistic := make([]bool, len(valCols))
+	for _, s := range p.specs {
+		if holisticOp(s.Op) {
+			holistic[s.Col] = true
+		}
+	}
+	hin := make([]*holisticInput, len(valCols))
 	for i, c := range valCols {
 		need := plan.Cols[i]
 		col := gpuarray.GroupAggColumn{Codes: codes}
@@ -311,6 +321,9 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 			deviceStates(&col, need)
 		}
 		cols = append(cols, col)
+		if holistic[i] {
+			hin[i] = holisticRows(c, codes, col)
+		}
 	}
 	tables, note, err := groupAggregate(plan.Groups, cols, opts...)
 	if err != nil {
@@ -323,9 +336,26 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 		dense[i] = hashagg.DenseColumn{IsInt: !c.dt.IsFloat(), Count: tb.Count, SumI: tb.SumI, SumF: tb.SumF, SumSq: tb.SumSq,
 			MinI: tb.MinI, MaxI: tb.MaxI, MinF: tb.MinF, MaxF: tb.MaxF}
 	}
-	part, err := plan.Partial(p.specs, tables[0].Count, dense)
+	part, err := plan.Partial(specs, tables[0].Count, dense)
 	if err != nil {
 		return nil, true, err
+	}
+	if slices.Contains(holistic, true) {
+		var groupCodes []int
+		for c, r := range tables[0].Count {
+			if r > 0 {
+				groupCodes = append(groupCodes, c)
+			}
+		}
+		for i, h := range hin {
+			if h != nil {
+				h.counts = tables[i+1].Count
+			}
+		}
+		if err := deviceHolistic(part, p.specs, groupCodes, hin, plan.Groups, opts); err != nil {
+			return nil, true, err
+		}
+		rc.device("groupby: median, quantile, nunique, first and last from rows sorted by (code, value) on the GPU")
 	}
 	results := []*hashagg.Partial{part}
 	if splitOut > 1 && !sorted {
