@@ -135,7 +135,8 @@ const exactInt = 1 << 53
 
 // keyRanges returns the dense range of each key: a categorical's dictionary, a bool's two
 // values, else the key's smallest and largest non-null values, computed with opts (on the
-// device). The reason is set when a range is too wide for dense codes.
+// device). The reason is set when a range is too wide for dense codes: with nil ranges when a
+// key reaches past ±2^53, else with every key's range (for the sort-based grouping).
 func keyRanges(keyCols []*column, opts []gpuarray.ComputeOption) ([]hashagg.DenseKey, string, error) {
 	out := make([]hashagg.DenseKey, len(keyCols))
 	var reds []*gpuarray.Array
@@ -175,6 +176,7 @@ func keyRanges(keyCols []*column, opts []gpuarray.ComputeOption) ([]hashagg.Dens
 	if err != nil {
 		return nil, "", fmt.Errorf("key ranges: %w", err)
 	}
+	wide := ""
 	for j, i := range at {
 		var v [2]int64
 		for r := range v {
@@ -193,12 +195,12 @@ func keyRanges(keyCols []*column, opts []gpuarray.ComputeOption) ([]hashagg.Dens
 			return nil, fmt.Sprintf("key %q reaches past ±2^53, which the device's constants do not hold exactly", keyCols[i].name), nil
 		}
 		card := hi - lo + 1
-		if card <= 0 || card > hashagg.MaxDenseGroups {
-			return nil, fmt.Sprintf("key %q spans %d to %d, more than %d codes", keyCols[i].name, lo, hi, hashagg.MaxDenseGroups), nil
+		if card > hashagg.MaxDenseGroups && wide == "" {
+			wide = fmt.Sprintf("key %q spans %d to %d, more than %d codes", keyCols[i].name, lo, hi, hashagg.MaxDenseGroups)
 		}
 		out[i] = hashagg.DenseKey{Min: lo, Card: card}
 	}
-	return out, "", nil
+	return out, wide, nil
 }
 
 // computeLazy returns copies of keyCols and valCols whose lazy arrays are computed with
@@ -283,17 +285,35 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 	if err != nil {
 		return nil, true, err
 	}
-	if why != "" {
+	if dk == nil {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
 		return nil, false, nil
 	}
 	specs := denseSpecs(p.specs)
-	plan, err := hashagg.PlanDense(dk, specs, len(p.vals))
-	if err != nil {
-		rc.host("groupby on a GPU: %v, so it aggregates on the host", err)
-		return nil, false, nil
+	var plan *hashagg.DensePlan
+	if why == "" {
+		plan, err = hashagg.PlanDense(dk, specs, len(p.vals))
 	}
-	codes := denseCodes(keyCols, plan)
+	var codes *gpuarray.Array
+	var sg *sortedGroups
+	if why != "" || err != nil {
+		// Too many codes for tables of every code: number the distinct keys by sorting.
+		sg, why, err = sortGroups(keyCols, dk, opts)
+		if err != nil {
+			return nil, true, err
+		}
+		if why != "" {
+			rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
+			return nil, false, nil
+		}
+		if plan, err = sg.plan(specs, len(p.vals)); err != nil {
+			return nil, true, err
+		}
+		codes, valCols = sg.codes, sg.gather(valCols)
+		rc.device(fmt.Sprintf("groupby: %d groups numbered by sorting the keys on the GPU (%.3g codes are too many for tables of every code)", sg.groups, sg.span))
+	} else {
+		codes = denseCodes(keyCols, plan)
+	}
 	cols := []gpuarray.GroupAggColumn{{Codes: codes}} // the rows of each code: Size, and which codes are groups
 	holistic := make([]bool, len(valCols))
 	for _, s := range p.specs {
@@ -339,6 +359,9 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 	part, err := plan.Partial(specs, tables[0].Count, dense)
 	if err != nil {
 		return nil, true, err
+	}
+	if sg != nil {
+		part.Keys = sg.keys
 	}
 	if slices.Contains(holistic, true) {
 		var groupCodes []int
