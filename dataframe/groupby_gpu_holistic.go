@@ -22,6 +22,20 @@ import (
 // Count for nunique; First and Last keep their own), so Split, Sorted and the result columns
 // treat it as the host's.
 
+// sorted is one value column's rows sorted for the holistic step, computed once (kept where
+// opts compute: on the device) for every aggregation of the column.
+type sorted struct{ vals, codes, perm *gpuarray.Array }
+
+// compute computes the arrays at a and b together with opts and puts the results there.
+func (*sorted) compute(a, b **gpuarray.Array, opts []gpuarray.ComputeOption) error {
+	got, err := gpuarray.ComputeAll(append([]any{*a, *b}, anyOpts(opts)...)...)
+	if err != nil {
+		return err
+	}
+	*a, *b = got[0], got[1]
+	return nil
+}
+
 // holisticOp reports whether op is an aggregation the device computes from sorted rows.
 func holisticOp(op hashagg.Op) bool {
 	switch op {
@@ -72,7 +86,6 @@ func (h *holisticInput) runs(n int) []int64 {
 // holistic results of specs, computed with opts; codes are part's groups' dense codes in the
 // order of its groups.
 func deviceHolistic(part *hashagg.Partial, specs []hashagg.Spec, groupCodes []int, in []*holisticInput, groups int, opts []gpuarray.ComputeOption) error {
-	type sorted struct{ vals, codes, perm *gpuarray.Array }
 	byValue := map[int]*sorted{} // per value column, sorted by (code, value)
 	byCode := map[int]*sorted{}  // sorted by code, row order kept
 	for si, s := range specs {
@@ -91,6 +104,9 @@ func deviceHolistic(part *hashagg.Partial, specs []hashagg.Spec, groupCodes []in
 			if srt = byCode[s.Col]; srt == nil {
 				perm := gpuarray.Argsort(h.codes, 0)
 				srt = &sorted{vals: h.vals.Take(perm), perm: perm}
+				if err := srt.compute(&srt.vals, &srt.perm, opts); err != nil {
+					return fmt.Errorf("groupby on a GPU: sort value column %d by group: %w", s.Col, err)
+				}
 				byCode[s.Col] = srt
 			}
 		default:
@@ -99,6 +115,9 @@ func deviceHolistic(part *hashagg.Partial, specs []hashagg.Spec, groupCodes []in
 				c1 := h.codes.Take(p1)
 				p2 := gpuarray.Argsort(c1, 0)
 				srt = &sorted{vals: h.vals.Take(p1).Take(p2), codes: c1.Take(p2)}
+				if err := srt.compute(&srt.vals, &srt.codes, opts); err != nil {
+					return fmt.Errorf("groupby on a GPU: sort value column %d by (group, value): %w", s.Col, err)
+				}
 				byValue[s.Col] = srt
 			}
 		}
