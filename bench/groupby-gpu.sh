@@ -4,7 +4,7 @@
 # with the pandas peer (bench/groupby_peers.py) running beside it on the host's other cores:
 # PANDAS_Q's questions, once each, cut at PANDAS_S seconds. Binaries come from $C/bin.tar.xz
 # (gpunotes and dataframe.test, built on a machine with Go). Writes $OUT/gpu.jsonl and
-# $OUT/pandas.jsonl.
+# $OUT/pandas.jsonl. PEERS names the peers script when it travels beside the binaries.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 C=${C:-.devcarry-gbgpu}
@@ -14,7 +14,7 @@ OUT=$(cd "$OUT" && pwd)
 ROWS=${ROWS:-100000000}
 tar -xJf "$C/bin.tar.xz" -C "$C"
 echo "commit $(cat "$C/COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $(nproc) cores; pandas $(python3 -c 'import pandas; print(pandas.__version__)')"
-(timeout "${PANDAS_S:-200}" python3 bench/groupby_peers.py --rows "$ROWS" --engines pandas \
+(timeout "${PANDAS_S:-200}" python3 "${PEERS:-bench/groupby_peers.py}" --rows "$ROWS" --engines pandas \
 	--questions "${PANDAS_Q:-q6,q7,q9,q10,q8}" --reps 1 >"$OUT/pandas.jsonl" 2>"$OUT/pandas.err") &
 pp=$!
 export GPUNOTES_PYTHON=$(command -v python3) GPUNOTES_GPU_TESTS=1
