@@ -310,7 +310,7 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 			return nil, true, err
 		}
 		codes, valCols = sg.codes, sg.gather(valCols)
-		rc.device(fmt.Sprintf("groupby: %d groups numbered by sorting the keys on the GPU (%.3g codes are too many for tables of every code)", sg.groups, sg.span))
+		rc.device(fmt.Sprintf("groupby: %d groups numbered by sorting the keys on the GPU (%.3g codes are too many for tables of every code); %s", sg.groups, sg.span, sg.path))
 	} else {
 		codes = denseCodes(keyCols, plan)
 	}
@@ -375,10 +375,11 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 				h.counts = tables[i+1].Count
 			}
 		}
-		if err := deviceHolistic(part, p.specs, groupCodes, hin, plan.Groups, opts); err != nil {
+		note, err := deviceHolistic(part, p.specs, groupCodes, hin, plan.Groups, opts)
+		if err != nil {
 			return nil, true, err
 		}
-		rc.device("groupby: median, quantile, nunique, first and last from rows sorted by (code, value) on the GPU")
+		rc.device("groupby: median, quantile, nunique, first and last from rows sorted by (code, value) on the GPU; " + note)
 	}
 	results := []*hashagg.Partial{part}
 	if splitOut > 1 && !sorted {

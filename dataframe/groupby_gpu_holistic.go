@@ -3,6 +3,8 @@ package dataframe
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/gpunotes/gpunotes/dataframe/hashagg"
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -24,15 +26,19 @@ import (
 
 // sorted is one value column's rows sorted for the holistic step, computed once (kept where
 // opts compute: on the device) for every aggregation of the column.
-type sorted struct{ vals, codes, perm *gpuarray.Array }
+type sorted struct {
+	vals, codes, perm *gpuarray.Array
+	path              string // where the sort and gathers ran (Path of the sorted values)
+}
 
 // compute computes the arrays at a and b together with opts and puts the results there.
-func (*sorted) compute(a, b **gpuarray.Array, opts []gpuarray.ComputeOption) error {
+func (s *sorted) compute(a, b **gpuarray.Array, opts []gpuarray.ComputeOption) error {
 	got, err := gpuarray.ComputeAll(append([]any{*a, *b}, anyOpts(opts)...)...)
 	if err != nil {
 		return err
 	}
 	*a, *b = got[0], got[1]
+	s.path = got[0].Path()
 	return nil
 }
 
@@ -84,17 +90,28 @@ func (h *holisticInput) runs(n int) []int64 {
 
 // deviceHolistic replaces the placeholder states of part (built from denseSpecs) with the
 // holistic results of specs, computed with opts; codes are part's groups' dense codes in the
-// order of its groups.
-func deviceHolistic(part *hashagg.Partial, specs []hashagg.Spec, groupCodes []int, in []*holisticInput, groups int, opts []gpuarray.ComputeOption) error {
+// order of its groups. The note says where the sorts ran (for Path).
+func deviceHolistic(part *hashagg.Partial, specs []hashagg.Spec, groupCodes []int, in []*holisticInput, groups int, opts []gpuarray.ComputeOption) (note string, err error) {
+	var notes []string
 	byValue := map[int]*sorted{} // per value column, sorted by (code, value)
 	byCode := map[int]*sorted{}  // sorted by code, row order kept
+	defer func() {
+		for _, m := range []map[int]*sorted{byValue, byCode} {
+			for _, s := range m {
+				if s.path != "" && !slices.Contains(notes, s.path) {
+					notes = append(notes, s.path)
+				}
+			}
+		}
+		note = strings.Join(notes, "; ")
+	}()
 	for si, s := range specs {
 		if !holisticOp(s.Op) {
 			continue
 		}
 		h := in[s.Col]
 		if h == nil {
-			return fmt.Errorf("groupby on a GPU: %v of value column %d without its rows (internal)", s.Op, s.Col)
+			return "", fmt.Errorf("groupby on a GPU: %v of value column %d without its rows (internal)", s.Op, s.Col)
 		}
 		n := int(h.codes.Size())
 		start := h.runs(n)
@@ -105,7 +122,7 @@ func deviceHolistic(part *hashagg.Partial, specs []hashagg.Spec, groupCodes []in
 				perm := gpuarray.Argsort(h.codes, 0)
 				srt = &sorted{vals: h.vals.Take(perm), perm: perm}
 				if err := srt.compute(&srt.vals, &srt.perm, opts); err != nil {
-					return fmt.Errorf("groupby on a GPU: sort value column %d by group: %w", s.Col, err)
+					return "", fmt.Errorf("groupby on a GPU: sort value column %d by group: %w", s.Col, err)
 				}
 				byCode[s.Col] = srt
 			}
@@ -116,7 +133,7 @@ func deviceHolistic(part *hashagg.Partial, specs []hashagg.Spec, groupCodes []in
 				p2 := gpuarray.Argsort(c1, 0)
 				srt = &sorted{vals: h.vals.Take(p1).Take(p2), codes: c1.Take(p2)}
 				if err := srt.compute(&srt.vals, &srt.codes, opts); err != nil {
-					return fmt.Errorf("groupby on a GPU: sort value column %d by (group, value): %w", s.Col, err)
+					return "", fmt.Errorf("groupby on a GPU: sort value column %d by (group, value): %w", s.Col, err)
 				}
 				byValue[s.Col] = srt
 			}
@@ -141,11 +158,11 @@ func deviceHolistic(part *hashagg.Partial, specs []hashagg.Spec, groupCodes []in
 			err = pickQuantiles(&st, srt.vals, start, groupCodes, h, q, opts)
 		}
 		if err != nil {
-			return fmt.Errorf("groupby on a GPU: %v of value column %d: %w", s.Op, s.Col, err)
+			return "", fmt.Errorf("groupby on a GPU: %v of value column %d: %w", s.Op, s.Col, err)
 		}
 		part.States[si] = st
 	}
-	return nil
+	return "", nil
 }
 
 // pickQuantiles sets st.SumF to the q-quantile of each group's sorted values (linear

@@ -31,6 +31,7 @@ type sortedGroups struct {
 	groups int
 	span   float64   // the product of the keys' ranges (for Path)
 	keys   [][]int64 // each group's key values, per key
+	path   string    // where the sort and the numbering ran (for Path)
 }
 
 // packWords splits keys into runs whose ranges multiply to at most maxPackedCodes, each a
@@ -140,6 +141,10 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 		return nil, "", fmt.Errorf("groupby on a GPU: number the groups: %w", err)
 	}
 	sg.codes = got[0]
+	sg.path = perm.Path()
+	if p := got[0].Path(); p != sg.path {
+		sg.path += "; " + p
+	}
 	for j, ks := range words {
 		v, err := got[1+j].ToSliceInt64()
 		if err != nil {
