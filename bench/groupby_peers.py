@@ -9,6 +9,7 @@ solutions write them (pandas: sort_values + head, apply of corr; Polars: top_k, 
 window function, corr).
 
     python bench/groupby_peers.py --rows 1000000 [--k 100] [--engines pandas,polars,duckdb]
+        [--questions q6,q10] [--reps 2]
 """
 import argparse, json, time
 import numpy as np
@@ -18,6 +19,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--rows", type=int, default=1_000_000)
 ap.add_argument("--k", type=int, default=100)
 ap.add_argument("--engines", default="pandas,polars,duckdb")
+ap.add_argument("--questions", default="", help="comma-separated question numbers to run (q6,q10), in that order; default all")
+ap.add_argument("--reps", type=int, default=2, help="runs per question, the best printed (db-benchmark: 2)")
 a = ap.parse_args()
 n, k = a.rows, a.k
 nk = max(1, n // k)
@@ -33,7 +36,7 @@ x = pd.DataFrame({
 
 def timed(engine, name, f):
     best, out = None, None
-    for _ in range(2):
+    for _ in range(max(1, a.reps)):
         t = time.perf_counter()
         out = f()
         s = time.perf_counter() - t
@@ -41,6 +44,14 @@ def timed(engine, name, f):
     print(json.dumps({"engine": engine, "question": name, "rows": n, "seconds": best, "out_rows": int(out)}), flush=True)
 
 engines = a.engines.split(",")
+want = [q for q in a.questions.split(",") if q]
+
+def pick(qs):
+    """The questions --questions names, in its order (all when it names none)."""
+    if not want:
+        return qs
+    by = {name.split()[0]: (name, f) for name, f in qs}
+    return [by[q] for q in want if q in by]
 if "pandas" in engines:
     g = lambda *ks: x.groupby(list(ks), observed=True, sort=False, dropna=False)
     qs = [
@@ -55,7 +66,7 @@ if "pandas" in engines:
         ("q9 r2 v1 v2 by id2 id4", lambda: len(x[["id2", "id4", "v1", "v2"]].groupby(["id2", "id4"], observed=True, sort=False, dropna=False).apply(lambda d: pd.Series({"r2": d.corr(numeric_only=True)["v1"]["v2"] ** 2})))),
         ("q10 sum v3 count by id1:id6", lambda: len(g("id1", "id2", "id3", "id4", "id5", "id6").agg(v3=("v3", "sum"), count=("v1", "size")))),
     ]
-    for name, f in qs:
+    for name, f in pick(qs):
         timed("pandas", name, f)
 if "polars" in engines:
     import polars as pl
@@ -73,7 +84,7 @@ if "polars" in engines:
         ("q9 r2 v1 v2 by id2 id4", lambda: gb("id2", "id4").agg((pl.corr("v1", "v2") ** 2).alias("r2")).height),
         ("q10 sum v3 count by id1:id6", lambda: gb("id1", "id2", "id3", "id4", "id5", "id6").agg(pl.sum("v3"), pl.len()).height),
     ]
-    for name, f in qs:
+    for name, f in pick(qs):
         timed("polars", name, f)
 if "duckdb" in engines:
     import duckdb
@@ -93,7 +104,7 @@ if "duckdb" in engines:
         ("q9 r2 v1 v2 by id2 id4", q("SELECT id2, id4, pow(corr(v1, v2), 2) AS r2 FROM x GROUP BY id2, id4")),
         ("q10 sum v3 count by id1:id6", q("SELECT id1, id2, id3, id4, id5, id6, sum(v3), count(*) FROM x GROUP BY id1, id2, id3, id4, id5, id6")),
     ]
-    for name, f in qs:
+    for name, f in pick(qs):
         timed("duckdb", name, f)
 if "pyarrow" in engines:
     # Acero's hash group-by (Table.group_by) on the same table, keys as dictionaries; q6's median
@@ -115,5 +126,5 @@ if "pyarrow" in engines:
         ("q7 max v1 - min v2 by id3", q7),
         ("q10 sum v3 count by id1:id6", lambda: ga(["id1", "id2", "id3", "id4", "id5", "id6"], [("v3", "sum"), ([], "count_all")]).num_rows),
     ]
-    for name, f in qs:
+    for name, f in pick(qs):
         timed("pyarrow", name, f)

@@ -17,8 +17,10 @@ import (
 // mixed radix of its keys' offsets, computed on the device as one fused expression over the
 // key columns, and gpuarray.GroupAggregate folds the value columns into per-code tables in
 // device memory; only the tables come back, and hashagg.DensePlan turns them into the partial
-// that the host path's SplitOut, Sorted and result columns take. Anything else runs on the
-// host (aggregate), which Path names with the reason.
+// that the host path's SplitOut, Sorted and result columns take. Median, quantile, nunique,
+// first and last sort the rows on the device by (code, value) and pick ranks per group
+// (groupby_gpu_holistic.go). Anything else runs on the host (aggregate), which Path names with
+// the reason.
 
 // groupAggregate is the device call (a variable so that tests without a GPU can run the rest
 // of the path over a host emulation of its tables).
@@ -52,7 +54,7 @@ func deviceOpts(rc *runCtx, cols []*column) (opts []gpuarray.ComputeOption, ok b
 
 // deviceBlocker says why a groupby of keys (their types) and specs over value columns of
 // types vals cannot take the dense-code device path, or "" when it can (the key ranges are
-// checked after, on the device).
+// checked after, on the device). Corr and Top have no device kernel.
 func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
 	if len(keys) == 0 {
 		return "no keys"
@@ -70,8 +72,8 @@ func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
 		switch s.Op {
 		case hashagg.Size:
 			continue
-		case hashagg.First, hashagg.Last, hashagg.NUnique, hashagg.Median, hashagg.Quantile:
-			return fmt.Sprintf("%v needs the rows, not per-group tables", s.Op)
+		case hashagg.Corr, hashagg.Top:
+			return fmt.Sprintf("%v has no device kernel", s.Op)
 		}
 		if v := vals[s.Col]; (v == String || v == Category) && s.Op != hashagg.Count {
 			return fmt.Sprintf("%v of a %s column", s.Op, v)
@@ -133,7 +135,8 @@ const exactInt = 1 << 53
 
 // keyRanges returns the dense range of each key: a categorical's dictionary, a bool's two
 // values, else the key's smallest and largest non-null values, computed with opts (on the
-// device). The reason is set when a range is too wide for dense codes.
+// device). The reason is set when a range is too wide for dense codes: with nil ranges when a
+// key reaches past ±2^53, else with every key's range (for the sort-based grouping).
 func keyRanges(keyCols []*column, opts []gpuarray.ComputeOption) ([]hashagg.DenseKey, string, error) {
 	out := make([]hashagg.DenseKey, len(keyCols))
 	var reds []*gpuarray.Array
@@ -173,6 +176,7 @@ func keyRanges(keyCols []*column, opts []gpuarray.ComputeOption) ([]hashagg.Dens
 	if err != nil {
 		return nil, "", fmt.Errorf("key ranges: %w", err)
 	}
+	wide := ""
 	for j, i := range at {
 		var v [2]int64
 		for r := range v {
@@ -191,12 +195,12 @@ func keyRanges(keyCols []*column, opts []gpuarray.ComputeOption) ([]hashagg.Dens
 			return nil, fmt.Sprintf("key %q reaches past ±2^53, which the device's constants do not hold exactly", keyCols[i].name), nil
 		}
 		card := hi - lo + 1
-		if card <= 0 || card > hashagg.MaxDenseGroups {
-			return nil, fmt.Sprintf("key %q spans %d to %d, more than %d codes", keyCols[i].name, lo, hi, hashagg.MaxDenseGroups), nil
+		if card > hashagg.MaxDenseGroups && wide == "" {
+			wide = fmt.Sprintf("key %q spans %d to %d, more than %d codes", keyCols[i].name, lo, hi, hashagg.MaxDenseGroups)
 		}
 		out[i] = hashagg.DenseKey{Min: lo, Card: card}
 	}
-	return out, "", nil
+	return out, wide, nil
 }
 
 // computeLazy returns copies of keyCols and valCols whose lazy arrays are computed with
@@ -281,17 +285,43 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 	if err != nil {
 		return nil, true, err
 	}
-	if why != "" {
+	if dk == nil {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
 		return nil, false, nil
 	}
-	plan, err := hashagg.PlanDense(dk, p.specs, len(p.vals))
-	if err != nil {
-		rc.host("groupby on a GPU: %v, so it aggregates on the host", err)
-		return nil, false, nil
+	specs := denseSpecs(p.specs)
+	var plan *hashagg.DensePlan
+	if why == "" {
+		plan, err = hashagg.PlanDense(dk, specs, len(p.vals))
 	}
-	codes := denseCodes(keyCols, plan)
+	var codes *gpuarray.Array
+	var sg *sortedGroups
+	if why != "" || err != nil {
+		// Too many codes for tables of every code: number the distinct keys by sorting.
+		sg, why, err = sortGroups(keyCols, dk, opts)
+		if err != nil {
+			return nil, true, err
+		}
+		if why != "" {
+			rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
+			return nil, false, nil
+		}
+		if plan, err = sg.plan(specs, len(p.vals)); err != nil {
+			return nil, true, err
+		}
+		codes, valCols = sg.codes, sg.gather(valCols)
+		rc.device(fmt.Sprintf("groupby: %d groups numbered by sorting the keys on the GPU (%.3g codes are too many for tables of every code); %s", sg.groups, sg.span, sg.path))
+	} else {
+		codes = denseCodes(keyCols, plan)
+	}
 	cols := []gpuarray.GroupAggColumn{{Codes: codes}} // the rows of each code: Size, and which codes are groups
+	holistic := make([]bool, len(valCols))
+	for _, s := range p.specs {
+		if holisticOp(s.Op) {
+			holistic[s.Col] = true
+		}
+	}
+	hin := make([]*holisticInput, len(valCols))
 	for i, c := range valCols {
 		need := plan.Cols[i]
 		col := gpuarray.GroupAggColumn{Codes: codes}
@@ -311,6 +341,9 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 			deviceStates(&col, need)
 		}
 		cols = append(cols, col)
+		if holistic[i] {
+			hin[i] = holisticRows(c, codes, col)
+		}
 	}
 	tables, note, err := groupAggregate(plan.Groups, cols, opts...)
 	if err != nil {
@@ -323,9 +356,30 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 		dense[i] = hashagg.DenseColumn{IsInt: !c.dt.IsFloat(), Count: tb.Count, SumI: tb.SumI, SumF: tb.SumF, SumSq: tb.SumSq,
 			MinI: tb.MinI, MaxI: tb.MaxI, MinF: tb.MinF, MaxF: tb.MaxF}
 	}
-	part, err := plan.Partial(p.specs, tables[0].Count, dense)
+	part, err := plan.Partial(specs, tables[0].Count, dense)
 	if err != nil {
 		return nil, true, err
+	}
+	if sg != nil {
+		part.Keys = sg.keys
+	}
+	if slices.Contains(holistic, true) {
+		var groupCodes []int
+		for c, r := range tables[0].Count {
+			if r > 0 {
+				groupCodes = append(groupCodes, c)
+			}
+		}
+		for i, h := range hin {
+			if h != nil {
+				h.counts = tables[i+1].Count
+			}
+		}
+		note, err := deviceHolistic(part, p.specs, groupCodes, hin, plan.Groups, opts)
+		if err != nil {
+			return nil, true, err
+		}
+		rc.device("groupby: median, quantile, nunique, first and last from rows sorted by (code, value) on the GPU; " + note)
 	}
 	results := []*hashagg.Partial{part}
 	if splitOut > 1 && !sorted {

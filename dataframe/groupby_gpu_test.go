@@ -285,12 +285,15 @@ func TestGroupByDevicePlanning(t *testing.T) {
 		{f.GroupBy("kc").Sum("vi"), ""},
 		{f.GroupBy("ki", "kw").Agg(Std("vf"), Size()), ""},
 		{f.GroupBy("cat").Sum("vi"), "string keys are dictionary-encoded on the host"},
-		{f.GroupBy("kc").Agg(Median("vi")), "median needs the rows"},
-		{f.GroupBy("kc").Agg(First("vf")), "first needs the rows"},
-		{f.GroupBy("kc").Agg(NUnique("vi")), "nunique needs the rows"},
-		{f.GroupBy("kc").Agg(Quantile("vf", 0.5)), "quantile needs the rows"},
-		{f.Assign("big", Col("vi").AsType(Int64)).GroupBy("big").Size(), "more than 16777216 codes"},
-		{f.GroupBy("kw", "ky").Size(), "multiply past 16777216 groups"},
+		{f.GroupBy("kc").Agg(Median("vi")), ""},
+		{f.GroupBy("kc").Agg(First("vf")), ""},
+		{f.GroupBy("kc").Agg(NUnique("vi")), ""},
+		{f.GroupBy("kc").Agg(Quantile("vf", 0.5)), ""},
+		{f.GroupBy("kc").Agg(Corr("vf", "vi")), "corr has no device kernel"},
+		{f.GroupBy("kc").Agg(First("vs")), "first of a string column"},
+		{f.Assign("big", Col("vi").AsType(Int64)).GroupBy("big").Size(), ""},
+		{f.GroupBy("kw", "ky").Size(), ""},
+		{f.Assign("huge", Col("vi").Mul(8192)).GroupBy("huge").Size(), "wider than 2^53 codes"},
 	}
 	for i, c := range cases {
 		r, err := c.g.Compute()

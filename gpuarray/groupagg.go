@@ -37,6 +37,11 @@ type GroupAggTables struct {
 	MinF, MaxF []float64
 }
 
+// maxGroupAggregate is the most groups GroupAggregate takes (its tables, a few words per
+// group, are in device memory; package dataframe's sort-based groupby numbers one group per
+// distinct key, up to one per row).
+const maxGroupAggregate = 1 << 31
+
 // GroupAggregate is plumbing for package dataframe's GroupBy on a GPU: it computes every
 // column's codes and values on the GPU that opts name (OnGPU), reading arrays held there in
 // place, and folds each column into per-group tables in device memory with the dense-code
@@ -53,8 +58,8 @@ func GroupAggregate(groups int, cols []GroupAggColumn, opts ...ComputeOption) ([
 	if !ok || len(s.devs) == 0 {
 		return nil, "", fmt.Errorf("GroupAggregate: needs a GPU scheduler (OnGPU)")
 	}
-	if groups <= 0 || groups > 1<<24 {
-		return nil, "", fmt.Errorf("GroupAggregate: %d groups (1 to 2^24)", groups)
+	if groups <= 0 || groups > maxGroupAggregate {
+		return nil, "", fmt.Errorf("GroupAggregate: %d groups (1 to %d)", groups, maxGroupAggregate)
 	}
 	// Every distinct array once, computed together (fused per chunk where they share inputs).
 	var arrays []*Array

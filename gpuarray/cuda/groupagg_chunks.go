@@ -42,14 +42,6 @@ func GroupAggChunks(ctx context.Context, d *Device, groups int, float bool, stat
 func (d *Device) groupAggChunks(ctx context.Context, a ptx.GroupAgg, chunks []GroupAggChunk) ([]uint64, error) {
 	states := a.States.List()
 	words := len(states) * a.Groups
-	init := make([]uint64, words)
-	for j, st := range states {
-		if v := st.Init(); v != 0 {
-			for k := 0; k < a.Groups; k++ {
-				init[j*a.Groups+k] = v
-			}
-		}
-	}
 	fn, err := d.generated(a.Name(), func() (string, error) { return a.PTX(d.lib.Version(), d.lib.Target()) })
 	if err != nil {
 		return nil, err
@@ -59,8 +51,27 @@ func (d *Device) groupAggChunks(ctx context.Context, a ptx.GroupAgg, chunks []Gr
 		return nil, fmt.Errorf("group aggregate tables (%d words): %w", words, err)
 	}
 	defer d.pool.Free(out)
-	if err := driver.MemcpyHtoD(out, unsafe.Pointer(&init[0]), uint64(words)*8); err != nil {
-		return nil, fmt.Errorf("group aggregate tables: %w", err)
+	// Each state's run of Groups words starts at its Init: zeros set on the device (many
+	// groups make these tables large), the min and max extremes copied up.
+	var init []uint64
+	for j, st := range states {
+		run := out + driver.DevicePtr(uint64(j*a.Groups)*8)
+		v := st.Init()
+		if v == 0 {
+			if err := driver.MemsetD32Async(run, 0, uint64(a.Groups)*2, d.stream); err != nil {
+				return nil, fmt.Errorf("group aggregate tables: %w", err)
+			}
+			continue
+		}
+		if init == nil || init[0] != v {
+			init = make([]uint64, a.Groups)
+			for k := range init {
+				init[k] = v
+			}
+		}
+		if err := driver.MemcpyHtoD(run, unsafe.Pointer(&init[0]), uint64(a.Groups)*8); err != nil {
+			return nil, fmt.Errorf("group aggregate tables: %w", err)
+		}
 	}
 	for i, c := range chunks {
 		if err := ctx.Err(); err != nil {
