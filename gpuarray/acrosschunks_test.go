@@ -156,3 +156,72 @@ func TestCallsAcrossGPUsNamedInPath(t *testing.T) {
 		}
 	}
 }
+
+// TestCallsAcrossGPUsJoinedWithPeerCopies: with peer copies on (GPUNOTES_PEER_COPY=1), a sort
+// or transform whose axis spans chunks persisted on two GPUs reads one block joined from them
+// (crossJoinedBlock), planned on the GPU holding most of its elements, its pieces the chunks at
+// their own GPUs' addresses (checkJoin), and splitByDevice sees it as a task whose chunks of
+// another GPU are to be copied there (joinsAcross; gather copies them peer to peer, which needs
+// GPUs); no host read is planned. A fused kernel (not a call) reading such a box is not joined
+// across GPUs: it reads the host copy, and Path says so.
+func TestCallsAcrossGPUsJoinedWithPeerCopies(t *testing.T) {
+	was := peerCopy
+	peerCopy = true
+	defer func() { peerCopy = was }()
+	devs := []*cuda.Device{{Info: cuda.DeviceInfo{Index: 0}}, {Info: cuda.DeviceInfo{Index: 1}}}
+	for _, deal := range [][]int{{0, 1, 0, 1}, {1, 0, 1, 1}} {
+		x, g := heldForPlanning(t, NewRandomState(34).StandardNormal(Shape(1000), Chunks(250)), devs[0], false)
+		held := map[int]int{}
+		for i := range g.devs {
+			g.devs[i] = devs[deal[i]]
+			held[deal[i]]++
+		}
+		want := devs[0]
+		if held[1] > held[0] {
+			want = devs[1]
+		}
+		for _, c := range acrossChunksCalls(x, 0) {
+			what := fmt.Sprintf("%s of chunks on gpus %v", c.name, deal)
+			n := firstCall(c.r.n)
+			s := &gpuSched{devs: devs}
+			st, err := plan.Lower(0, n, map[*expr.Node]dtype.Slice{}, plan.Options{Held: s.held(), LateGather: true, HeldOperands: true})
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			s.planSteps(st, time.Now())
+			if slices.Contains(st.HostReads, x.n) || len(s.host) != 0 {
+				t.Errorf("%s: a host read is planned (host steps %q)", what, s.host)
+			}
+			joins := 0
+			for _, task := range st.Tasks {
+				for _, b := range task.Inputs {
+					if b.Held == nil || b.Held.Join == nil {
+						continue
+					}
+					checkJoin(t, what, task.Index, &b, g, want)
+					if !s.joinsAcross(&b) {
+						t.Errorf("%s: splitByDevice would not copy the other GPU's chunks of task %d", what, task.Index)
+					}
+					joins++
+				}
+			}
+			if joins != 1 {
+				t.Errorf("%s: %d blocks joined across GPUs, want 1", what, joins)
+			}
+			if keep, why := planCallKeep(n, st); !keep {
+				t.Errorf("%s: the output is not kept on the device: %s", what, why)
+			}
+		}
+		// A fused kernel reading the same box: no join across GPUs, a host read named in Path.
+		r := x.Rechunk(1000).Add(1)
+		s := &gpuSched{devs: devs}
+		st, err := plan.Lower(0, r.n, map[*expr.Node]dtype.Slice{}, plan.Options{Held: s.held(), LateGather: true, HeldOperands: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.planSteps(st, time.Now())
+		if !slices.Contains(st.HostReads, x.n) || !slices.ContainsFunc(s.host, func(h string) bool { return strings.HasPrefix(h, "host read:") }) {
+			t.Errorf("x.Rechunk(1000) + 1 of chunks on gpus %v: host reads %v, host steps %q; want a named host read", deal, st.HostReads, s.host)
+		}
+	}
+}
