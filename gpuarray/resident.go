@@ -345,6 +345,9 @@ func (s *gpuSched) held() func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan
 	}
 	return func(k *plan.Kernel, n *expr.Node, lo, hi []int) (plan.Block, bool) {
 		b, ok := h(k, n, lo, hi)
+		if g, isChunks := n.Buf.(*gpuChunks); !ok && isChunks && crossJoins(k, len(s.devs)) {
+			b, ok = g.crossJoinedBlock(s.devs, lo, hi) // its other GPUs' pieces copied by gather
+		}
 		if g, isChunks := n.Buf.(*gpuChunks); ok && isChunks {
 			src := heldSource{g: g, i: -1}
 			if b.Held.Join == nil {
@@ -399,7 +402,7 @@ func (s *gpuSched) splitByDevice(ctx context.Context, tasks []*plan.Task) (map[i
 			if b.Held == nil {
 				continue
 			}
-			if dev >= 0 && b.Held.Device != dev {
+			if dev >= 0 && b.Held.Device != dev || s.joinsAcross(&b) {
 				mixed = true
 			}
 			if dev < 0 {
@@ -468,7 +471,7 @@ func (c *peerCopies) gather(ctx context.Context, t *plan.Task) (int, error) {
 	target := c.s.device(dev)
 	moved := make([]plan.Held, len(t.Inputs))
 	for j, b := range t.Inputs {
-		if b.Held == nil || b.Held.Device == dev {
+		if b.Held == nil || b.Held.Device == dev && !c.s.joinsAcross(&b) {
 			continue
 		}
 		c.s.mu.Lock()
@@ -478,8 +481,16 @@ func (c *peerCopies) gather(ctx context.Context, t *plan.Task) (int, error) {
 			return 0, fmt.Errorf("gpuarray: a block held on gpu %d has no known source (internal)", b.Held.Device)
 		}
 		if src.i < 0 {
-			// A block joined from chunks of another GPU: this task reads its blocks from the
-			// host.
+			// A block joined from chunks of other GPUs: their chunks copied here (gatherJoin),
+			// or, with no room for them, this task reads its blocks from the host.
+			h, ok, err := c.gatherJoin(ctx, &t.Inputs[j], src, dev)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				moved[j] = h
+				continue
+			}
 			c.host++
 			if err := c.s.unhold(t); err != nil {
 				return 0, err

@@ -143,6 +143,9 @@ func run(ctx context.Context, d *cuda.Device, t fftType, l fft.Lines, n int, in,
 // transform plans transforms of type t and length n over the lines of l and runs them on d's
 // stream, from din to dout (device memory). Call it on the device goroutine.
 func transform(ctx context.Context, d *cuda.Device, t fftType, l fft.Lines, n int, din, dout driver.DevicePtr, exec func(p handle, in, out driver.DevicePtr) result) error {
+	if err := checkPlanSizes(l, n); err != nil {
+		return err
+	}
 	inLen, outLen := n, n // elements per line, in units of the element type
 	inSize, outSize := 16, 16
 	switch t {
