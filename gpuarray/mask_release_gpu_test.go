@@ -3,7 +3,10 @@ package gpuarray
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -13,7 +16,10 @@ import (
 // computed on the device, read back, released, and computed again, three times, with the same
 // length each time. Each computation has its own deadline, so a stalled one fails the test
 // instead of hanging it. GPUNOTES_GPU_RELEASE_N sets the array's side (default 4000, chunks of a
-// quarter of it; the bench stalled at 20000).
+// quarter of it; the bench stalled at 20000), GPUNOTES_GPU_RELEASE_WAIT the deadline in seconds
+// (default 60). A computation that outlives its deadline less a second writes every
+// goroutine's stack, to find where it waits, into GPUNOTES_GPU_RELEASE_DUMP (a folder) or the
+// test's log.
 func TestGPUSelectionAfterRelease(t *testing.T) {
 	needGPU(t)
 	compactMasks(t)
@@ -26,6 +32,10 @@ func TestGPUSelectionAfterRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Release()
+	wait := 60 * time.Second
+	if v, err := strconv.Atoi(os.Getenv("GPUNOTES_GPU_RELEASE_WAIT")); err == nil && v >= 2 {
+		wait = time.Duration(v) * time.Second
+	}
 	for _, c := range []struct {
 		name string
 		f    func(x *Array) *Array
@@ -37,14 +47,17 @@ func TestGPUSelectionAfterRelease(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			length := -1
 			for rep := range 3 {
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), wait)
 				t0 := time.Now()
+				dump := time.AfterFunc(wait-time.Second, func() { dumpStacks(t, c.name, rep+1) })
 				got, err := c.f(x).Compute(OnGPU(), WithContext(ctx))
 				if err != nil {
+					dump.Stop()
 					cancel()
 					t.Fatalf("computation %d: %v", rep+1, err)
 				}
 				vals, err := got.ToSlice()
+				dump.Stop()
 				cancel()
 				if err != nil {
 					t.Fatalf("computation %d: read back: %v", rep+1, err)
@@ -62,4 +75,19 @@ func TestGPUSelectionAfterRelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dumpStacks writes every goroutine's stack (a computation that outlived its deadline) into
+// GPUNOTES_GPU_RELEASE_DUMP or the test's log.
+func dumpStacks(t *testing.T, name string, rep int) {
+	buf := make([]byte, 1<<22)
+	buf = buf[:runtime.Stack(buf, true)]
+	if dir := os.Getenv("GPUNOTES_GPU_RELEASE_DUMP"); dir != "" {
+		f := filepath.Join(dir, strings.NewReplacer(" ", "_", "(", "", ")", "", ">", "", "[", "", "]", "").Replace(name)+"-"+strconv.Itoa(rep)+".stacks")
+		if err := os.WriteFile(f, buf, 0o644); err == nil {
+			t.Logf("computation %d still running near its deadline: stacks in %s", rep, f)
+			return
+		}
+	}
+	t.Logf("computation %d still running near its deadline; stacks:\n%s", rep, buf[:min(len(buf), 20000)])
 }
