@@ -99,3 +99,91 @@ func TestBoundsPTX(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundsCompactPTX chains, in the PTX interpreter, what a GPU compute of UniqueCounts does:
+// the run starts and ends of sorted int64 words marked (BoundsPTX), then the positions array,
+// in three chunks, compacted with those marks from each chunk's offset (CompactPTX's count,
+// the running sums, the scatter): the selected positions give each distinct value's first
+// position and its count, as the host's walk over the sorted values.
+func TestBoundsCompactPTX(t *testing.T) {
+	rs := rand.New(rand.NewPCG(7, 32))
+	const n = 5000
+	const srcAt, marksAt, posAt, countsAt, outAt = 1 << 20, 1 << 24, 1 << 26, 1 << 30, 1 << 32
+	vals := make([]int64, n)
+	for i := range vals {
+		vals[i] = int64(rs.IntN(700)) - 350
+	}
+	slices.Sort(vals)
+	var wantFirst, wantCount []int64
+	for i := range vals {
+		if i == 0 || vals[i] != vals[i-1] {
+			wantFirst = append(wantFirst, int64(i))
+			wantCount = append(wantCount, 0)
+		}
+		wantCount[len(wantCount)-1]++
+	}
+	selected := func(last bool) []int64 {
+		mem := map[uint64]uint64{}
+		for i, v := range vals {
+			mem[srcAt+uint64(8*i)] = uint64(v)
+			mem[posAt+uint64(8*i)] = uint64(i)
+		}
+		for i := 0; i < n; i += 8 {
+			mem[marksAt+uint64(i)] = 0
+		}
+		text, _, err := ptx.BoundsPTX("8.0", "sm_90", "u64", last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ptxtest.Parse(t, text)
+		for b := range (n + BlockSize - 1) / BlockSize {
+			ptxtest.Run(t, p, b, 0, map[string]uint64{"src": srcAt, "n": n, "out": marksAt}, mem, nil)
+		}
+		count, _, err := ptx.CompactPTX("8.0", "sm_90", 1, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scatter, _, err := ptx.CompactPTX("8.0", "sm_90", 1, 8, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc, ps := ptxtest.Parse(t, count), ptxtest.Parse(t, scatter)
+		var got []int64
+		for _, c := range [][2]int{{0, 1700}, {1700, 3001}, {3001, n}} { // the positions' chunks
+			rows := uint64(c[1] - c[0])
+			mask, src := uint64(marksAt+c[0]), uint64(posAt+8*c[0])
+			segs := (rows + ptx.CompactSeg - 1) / ptx.CompactSeg
+			blocks := int((segs + BlockSize - 1) / BlockSize)
+			for b := range blocks {
+				ptxtest.Run(t, pc, b, 0, map[string]uint64{"mask": mask, "n": rows, "counts": countsAt}, mem, nil)
+			}
+			var run uint64
+			for s := range segs {
+				run += mem[countsAt+8*s]
+				mem[countsAt+8*s] = run
+			}
+			for i := range run {
+				mem[outAt+8*i] = 0
+			}
+			for b := range blocks {
+				ptxtest.Run(t, ps, b, 0, map[string]uint64{"mask": mask, "n": rows, "counts": countsAt, "src": src, "out": outAt, "words": 1}, mem, nil)
+			}
+			for i := range run {
+				got = append(got, int64(mem[outAt+8*i]))
+			}
+		}
+		return got
+	}
+	first, last := selected(false), selected(true)
+	if !slices.Equal(first, wantFirst) {
+		t.Fatalf("%d run starts selected, want %d (or they differ)", len(first), len(wantFirst))
+	}
+	if len(last) != len(first) {
+		t.Fatalf("%d run ends, %d starts", len(last), len(first))
+	}
+	for i := range first {
+		if got := last[i] - first[i] + 1; got != wantCount[i] {
+			t.Fatalf("value %d: count %d, want %d", vals[first[i]], got, wantCount[i])
+		}
+	}
+}
