@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// BoundsClass names how the boundary kernels compare two neighbouring elements of a sorted
+// BoundsClasses name how the boundary kernels compare two neighbouring elements of a sorted
 // array as a GPU keeps it: "f64" (8-byte float words, floats and bools in EncodeWords' format:
 // unequal or NaN, so each NaN is distinct and -0 equals +0, as the host's Ne), "u64" (8-byte
 // integer words: their bits), "f32" (narrow float32: as f64), and "u8", "u16", "u32" (narrow
