@@ -106,6 +106,7 @@ func resolveBincounts(cfg computeConfig, root *expr.Node) (*expr.Node, error) {
 // (bincountTotals says why, in Path).
 func bincountOnDevice(cfg computeConfig, g *gpuSched, n, c *expr.Node) (*expr.Node, error) {
 	t0 := time.Now()
+	defer pinGraph(c)() // arrays held on the GPU stay there while the count reads them
 	st, err := plan.Lower(0, c, map[*expr.Node]dtype.Slice{}, cfg.planOpts())
 	if err != nil {
 		g.libStep(fmt.Sprintf("bincount: counted per chunk (its input needs earlier stages: %v)", err))
@@ -115,11 +116,10 @@ func bincountOnDevice(cfg computeConfig, g *gpuSched, n, c *expr.Node) (*expr.No
 		g.libStep("bincount: counted per chunk (" + why + ")")
 		return nil, nil
 	}
-	defer pinGraph(c)() // arrays held on the GPU stay there while the count reads them
 	d := g.devs[0]
 	p, err := cuda.CountTotal(cfg.ctx, d, st.Tasks)
 	if err != nil {
-		return nil, fmt.Errorf("bincount: %w", err)
+		return nil, fmt.Errorf("gpu %d: %w", d.Info.Index, err) // a CountError says bincount
 	}
 	bins := n.Shape[0]
 	gc := &gpuChunks{grid: newChunkGrid(n.Shape, n.Chunks), ptrs: []driver.DevicePtr{p}, devs: []*cuda.Device{d},
