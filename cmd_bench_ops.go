@@ -137,6 +137,12 @@ var callsTable = []benchOp{
 	// Selections (a device compaction where the array is one chunk along its rows).
 	{"nonzero(x > 1)[0]", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Nonzero(x.Gt(1))[0] }},
 	{"argwhere(x > 2)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Argwhere(x.Gt(2)) }},
+	// The unique family (run boundaries marked and compacted on the device) and a median
+	// (a sort keeping only the middle ranks).
+	{"unique(rint(10 x))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
+		return gpuarray.UniqueValues(x.Mul(10).Round())
+	}},
+	{"median(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Median(x, 1) }},
 }
 
 // benchKernel is the Elementwise row's kernel.

@@ -78,6 +78,8 @@ CALLS = [
     ("sum(cumsum(axis=1))", lambda x, xp: xp.cumsum(x, axis=1).sum()),
     ("nonzero(x > 1)[0]", lambda x, xp: xp.nonzero(x > 1)[0]),
     ("argwhere(x > 2)", lambda x, xp: xp.argwhere(x > 2)),
+    ("unique(rint(10 x))", lambda x, xp: xp.unique(xp.rint(x * 10))),
+    ("median(axis=1)", lambda x, xp: xp.median(x, axis=1)),
 ]
 if a.calls:
     OPS = OPS + CALLS

@@ -58,7 +58,13 @@ var maskCompact = os.Getenv("GPUNOTES_GPU_MASK_COMPACT") == "1"
 // caller lists the positions on the host); or nil and no values when it did not try.
 func takeMaskedOnDevice(cfg computeConfig, n *expr.Node) (*expr.Node, dtype.Slice, error) {
 	g, ok := cfg.sched.(*gpuSched)
-	if !ok || g == nil || len(g.devs) == 0 || !maskCompact || maskCompacts(n) != "" {
+	if !ok || g == nil || len(g.devs) == 0 || !maskCompact {
+		return nil, dtype.Slice{}, nil
+	}
+	if r, ok, err := uniqueMaskedOnDevice(cfg, g, n); ok || err != nil {
+		return r, dtype.Slice{}, err
+	}
+	if maskCompacts(n) != "" {
 		return nil, dtype.Slice{}, nil
 	}
 	x, m := n.Args[0], n.Args[1]
@@ -75,6 +81,7 @@ func takeMaskedOnDevice(cfg computeConfig, n *expr.Node) (*expr.Node, dtype.Slic
 	}
 	got := map[*expr.Node]*expr.Node{x: x, m: m}
 	var mine []*gpuChunks // results of this compute, freed once compacted
+	inputs := heldBelow(x, m)
 	if len(todo) > 0 {
 		dc := cfg
 		dc.toHost = false
@@ -84,7 +91,7 @@ func takeMaskedOnDevice(cfg computeConfig, n *expr.Node) (*expr.Node, dtype.Slic
 		}
 		for i, a := range todo {
 			got[a.n] = out[i].n
-			if gc := held(out[i].n); gc != nil {
+			if gc := held(out[i].n); gc != nil && !inputs[gc] {
 				mine = append(mine, gc)
 			}
 		}
@@ -131,19 +138,10 @@ func takeMaskedOnDevice(cfg computeConfig, n *expr.Node) (*expr.Node, dtype.Slic
 	if mg.narrow {
 		maskBytes = 1
 	}
-	type piece struct {
-		dev   *cuda.Device
-		ptr   driver.DevicePtr
-		count int64
-	}
-	pieces := make([]piece, 0, len(xg.ptrs))
+	pieces := make([]compactPiece, 0, len(xg.ptrs))
 	var total int64
 	fail := func(err error) (*expr.Node, dtype.Slice, error) {
-		for _, p := range pieces {
-			if p.ptr != 0 {
-				freeOn(p.dev, []driver.DevicePtr{p.ptr})
-			}
-		}
+		freePieces(pieces)
 		return nil, dtype.Slice{}, fmt.Errorf("mask: %w", err)
 	}
 	for i, rows := range xg.grid.chunks[0] {
@@ -152,10 +150,42 @@ func takeMaskedOnDevice(cfg computeConfig, n *expr.Node) (*expr.Node, dtype.Slic
 		if err != nil {
 			return fail(err)
 		}
-		pieces = append(pieces, piece{dev: d, ptr: p, count: c})
+		pieces = append(pieces, compactPiece{dev: d, ptr: p, count: c})
 		total += c
 	}
 	g.libStep(fmt.Sprintf("mask: %d of %d positions selected on the device (a device scan; only the selection's length came to the host) in %.3g s", total, m.Shape[0], time.Since(t0).Seconds()))
+	r, err := compactedNode(x, xg.narrow, pieces, total)
+	if err != nil {
+		return nil, dtype.Slice{}, fmt.Errorf("mask: %w", err)
+	}
+	return r, dtype.Slice{}, nil
+}
+
+// compactPiece is the selection of one chunk compacted on the device: count rows at ptr
+// (0 when none), owned by dev's pool.
+type compactPiece struct {
+	dev   *cuda.Device
+	ptr   driver.DevicePtr
+	count int64
+}
+
+// freePieces gives the pieces' allocations back to their pools.
+func freePieces(pieces []compactPiece) {
+	for _, p := range pieces {
+		if p.ptr != 0 {
+			freeOn(p.dev, []driver.DevicePtr{p.ptr})
+		}
+	}
+}
+
+// compactedNode returns the selection of x's rows compacted on the device in pieces (total
+// rows in all, in order) as a node held on the GPUs that owns the pieces' allocations, a chunk
+// per piece that selected anything; an empty array when none did. On error it has freed them.
+func compactedNode(x *expr.Node, narrow bool, pieces []compactPiece, total int64) (*expr.Node, error) {
+	fail := func(err error) (*expr.Node, error) {
+		freePieces(pieces)
+		return nil, err
+	}
 	shape := append([]int{int(total)}, x.Shape[1:]...)
 	var chunks0 []int
 	for _, p := range pieces {
@@ -173,9 +203,9 @@ func takeMaskedOnDevice(cfg computeConfig, n *expr.Node) (*expr.Node, dtype.Slic
 		if err != nil {
 			return fail(err)
 		}
-		return r, dtype.Slice{}, nil
+		return r, nil
 	}
-	gc := &gpuChunks{grid: newChunkGrid(shape, chunks), dt: x.DType, narrow: xg.narrow, label: "on"}
+	gc := &gpuChunks{grid: newChunkGrid(shape, chunks), dt: x.DType, narrow: narrow, label: "on"}
 	gc.idle.L = &gc.mu
 	byDev := map[*cuda.Device]int{}
 	at := 0
@@ -199,10 +229,10 @@ func takeMaskedOnDevice(cfg computeConfig, n *expr.Node) (*expr.Node, dtype.Slic
 	r, err := expr.NewBuffered(gc, shape, chunks)
 	if err != nil {
 		gc.freeNow()
-		return nil, dtype.Slice{}, fmt.Errorf("mask: %w", err)
+		return nil, err
 	}
 	r.DType = x.DType
-	return r, dtype.Slice{}, nil
+	return r, nil
 }
 
 // selectionHeld returns the result of a Compute on a GPU whose root, given, resolved to a

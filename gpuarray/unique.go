@@ -62,6 +62,8 @@ func uniqueSorted(x *Array, name string) (s, first, last *Array, err error) {
 	if err := firstErr([]*Array{first, last}); err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
+	markRunBounds(first.n, s.n, false) // for a GPU compute (unique_gpu.go)
+	markRunBounds(last.n, s.n, true)
 	return s, first, last, nil
 }
 
