@@ -270,6 +270,7 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 	if !on {
 		return nil, false, nil
 	}
+	keyCols, keyTypes = encodeStringKeys(rc, keyCols, keyTypes, valTypes, p.specs, opts) // strings_gpu.go
 	if why := deviceBlocker(keyTypes, valTypes, p.specs); why != "" {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
 		return nil, false, nil
