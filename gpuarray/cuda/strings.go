@@ -33,12 +33,14 @@ func strBlocks(n int64) (uint32, error) {
 	return uint32(b), nil
 }
 
-// UploadStrings copies a string column (offsets: n+1 int64s from 0, data: the bytes) into
-// new allocations of d's pool. FreeStrings gives them back.
+// UploadStrings copies a string column (offsets: n+1 nondecreasing int64s into data, the
+// bytes; the bytes past the last offset are left behind) into new allocations of d's pool.
+// FreeStrings gives them back.
 func (d *Device) UploadStrings(ctx context.Context, offsets []int64, data []byte) (StrColumn, error) {
-	if len(offsets) == 0 || offsets[0] != 0 || offsets[len(offsets)-1] != int64(len(data)) {
+	if len(offsets) == 0 || offsets[0] < 0 || offsets[0] > offsets[len(offsets)-1] || offsets[len(offsets)-1] > int64(len(data)) {
 		return StrColumn{}, fmt.Errorf("cuda: strings of %d offsets over %d bytes", len(offsets), len(data))
 	}
+	data = data[:offsets[len(offsets)-1]]
 	c := StrColumn{N: int64(len(offsets) - 1), Bytes: int64(len(data))}
 	err := d.Do(ctx, func() error {
 		var err error
@@ -197,6 +199,10 @@ func (d *Device) StrEqCols(ctx context.Context, a StrColumn, ia driver.DevicePtr
 			if err := d.launchWords(f, ptx.StrName(ptx.StrEqCols), blocks, uint64(a.Off), uint64(a.Data), uint64(ia), uint64(b.Off), uint64(b.Data), uint64(ib), uint64(n), uint64(p)); err != nil {
 				d.pool.Free(p)
 				return err
+			}
+			if err := d.stream.Synchronize(); err != nil {
+				d.pool.Free(p)
+				return fmt.Errorf("kernel %s: %w", ptx.StrName(ptx.StrEqCols), err)
 			}
 		}
 		out = p
