@@ -20,6 +20,11 @@ type strHeap struct {
 
 	devMu sync.Mutex
 	dev   *gpuarray.DeviceStrings // the heap held on a GPU (strings_gpu.go), nil until then
+	// The device's dictionary encoding of dev (strings_gpu.go's deviceStringCodes), kept as
+	// encode keeps the host's: each string's code held there, a string of each code.
+	devCodes *gpuarray.Array
+	devFirst []int64
+	devOf    *gpuarray.DeviceStrings
 }
 
 func newHeap(n int) *strHeap { return &strHeap{offsets: make([]int64, 1, n+1)} }

@@ -96,7 +96,17 @@ var deviceStringCodes = func(rc *runCtx, h *strHeap, opts []gpuarray.ComputeOpti
 	if copied {
 		rc.device(fmt.Sprintf("string heap of %d strings (%d bytes) copied to %s", h.len(), len(h.data), ds.Where()))
 	}
-	return ds.Encode(opts...)
+	h.devMu.Lock()
+	defer h.devMu.Unlock()
+	if h.devOf == ds {
+		return h.devCodes, h.devFirst, fmt.Sprintf("strings dictionary-encoded on %s (%d distinct of %d strings, the heap's encoding kept from an earlier step)", ds.Where(), len(h.devFirst), h.len()), nil
+	}
+	codes, first, note, err := ds.Encode(opts...)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	h.devCodes, h.devFirst, h.devOf = codes, first, ds
+	return codes, first, note, nil
 }
 
 // encodeStringKeys replaces the string key columns of a device groupby by their dictionary

@@ -238,10 +238,16 @@ func StrPTX(version, target string, op StrOp) (string, string, error) {
 		ins("mov.u64 %%rd34, 0")
 		label("$Lprobe")
 		ins("mad.lo.u64 %%rd26, %%rd24, 8, %s", reg["table"])
+		// A plain load first: a taken slot stays taken, so only an empty-looking one needs the
+		// atomic (a column of few distinct strings would else serialize on their slots).
+		ins("ld.global.u64 %%rd27, [%%rd26]")
+		ins("setp.ne.u64 %%p2, %%rd27, 0")
+		ins("@%%p2 bra $Ltaken")
 		ins("atom.global.cas.b64 %%rd27, [%%rd26], %%rd34, %%rd25")
 		ins("setp.eq.u64 %%p2, %%rd27, 0")
 		ins("@%%p2 bra $Lfound")
 		// Taken: by an equal string?
+		label("$Ltaken")
 		ins("sub.u64 %%rd27, %%rd27, 1")
 		bounds(reg["off"], reg["data"], "%rd27", "%rd18", "%rd19")
 		ins("sub.u64 %%rd28, %%rd19, %%rd18")
