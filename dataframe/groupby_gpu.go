@@ -17,8 +17,9 @@ import (
 // mixed radix of its keys' offsets, computed on the device as one fused expression over the
 // key columns, and gpuarray.GroupAggregate folds the value columns into per-code tables in
 // device memory; only the tables come back, and hashagg.DensePlan turns them into the partial
-// that the host path's SplitOut, Sorted and result columns take. Anything else runs on the
-// host (aggregate), which Path names with the reason.
+// that the host path's SplitOut, Sorted and result columns take. String keys are first
+// dictionary-encoded on the device (encodeStringKeys, strings_gpu.go). Anything else runs on
+// the host (aggregate), which Path names with the reason.
 
 // groupAggregate is the device call (a variable so that tests without a GPU can run the rest
 // of the path over a host emulation of its tables).
