@@ -620,6 +620,15 @@ func datePart(ticks *gpuarray.Array, dt DType, part string) *gpuarray.Array {
 // strCompare is a string column == or != a constant: compared once per distinct heap entry
 // on the host, then gathered per row by the array engine.
 func strCompare(rc *runCtx, op string, x *column, s string) (*column, error) {
+	if arr, ok, err := strMatchGPU(rc, "eq", s, x); ok {
+		if err != nil {
+			return nil, err
+		}
+		if op != "eq" {
+			arr = gpuarray.LogicalNot(arr)
+		}
+		return &column{dt: Bool, arr: arr, valid: x.valid}, nil
+	}
 	rc.host("string %s compared on the host (%d strings), gathered per row", op, x.heap.len())
 	r := make([]bool, x.heap.len())
 	for i := range r {
@@ -650,6 +659,23 @@ func strFunc(rc *runCtx, e *Expr, x *column) (*column, error) {
 	h := x.heap
 	n := h.len()
 	out := &column{valid: x.valid}
+	switch e.name {
+	case "len", "contains", "startswith", "endswith":
+		lit := ""
+		if e.name != "len" {
+			lit = e.sarg[0].(string)
+		}
+		if arr, ok, err := strMatchGPU(rc, e.name, lit, x); ok {
+			if err != nil {
+				return nil, err
+			}
+			out.dt, out.arr = Bool, arr
+			if e.name == "len" {
+				out.dt = Int64
+			}
+			return out, nil
+		}
+	}
 	rc.host("str.%s on the host over %d strings", e.name, n)
 	var perHeap dtype.Slice
 	switch e.name {

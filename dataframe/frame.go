@@ -209,6 +209,9 @@ func (f *Frame) Persist(opts ...gpuarray.ComputeOption) *Frame {
 			return errFrame(fmt.Errorf("Persist: column %q: %w", col.name, err))
 		}
 	}
+	if err := persistHeaps(t, opts); err != nil {
+		return errFrame(fmt.Errorf("Persist: %w", err))
+	}
 	// Compute returns a computed frame itself: copy it, so the caller's frame keeps its columns.
 	out := *c
 	out.done = t

@@ -17,10 +17,11 @@ import (
 // mixed radix of its keys' offsets, computed on the device as one fused expression over the
 // key columns, and gpuarray.GroupAggregate folds the value columns into per-code tables in
 // device memory; only the tables come back, and hashagg.DensePlan turns them into the partial
-// that the host path's SplitOut, Sorted and result columns take. Median, quantile, nunique,
-// first and last sort the rows on the device by (code, value) and pick ranks per group
-// (groupby_gpu_holistic.go). Anything else runs on the host (aggregate), which Path names with
-// the reason.
+// that the host path's SplitOut, Sorted and result columns take. String keys are first
+// dictionary-encoded on the device (encodeStringKeys, strings_gpu.go). Median, quantile,
+// nunique, first and last sort the rows on the device by (code, value) and pick ranks per
+// group (groupby_gpu_holistic.go). Anything else runs on the host (aggregate), which Path
+// names with the reason.
 
 // groupAggregate is the device call (a variable so that tests without a GPU can run the rest
 // of the path over a host emulation of its tables).
@@ -274,6 +275,7 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 	if !on {
 		return nil, false, nil
 	}
+	keyCols, keyTypes = encodeStringKeys(rc, keyCols, keyTypes, valTypes, p.specs, opts) // strings_gpu.go
 	if why := deviceBlocker(keyTypes, valTypes, p.specs); why != "" {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
 		return nil, false, nil

@@ -3,6 +3,8 @@ package dataframe
 import (
 	"strings"
 	"sync"
+
+	"github.com/gpunotes/gpunotes/gpuarray"
 )
 
 // strHeap is a string buffer in Arrow's layout: string i is data[offsets[i]:offsets[i+1]].
@@ -15,6 +17,14 @@ type strHeap struct {
 	once  sync.Once
 	codes []int64 // dictionary code of each string (equal strings, equal codes)
 	dict  *strHeap
+
+	devMu sync.Mutex
+	dev   *gpuarray.DeviceStrings // the heap held on a GPU (strings_gpu.go), nil until then
+	// The device's dictionary encoding of dev (strings_gpu.go's deviceStringCodes), kept as
+	// encode keeps the host's: each string's code held there, a string of each code.
+	devCodes *gpuarray.Array
+	devFirst []int64
+	devOf    *gpuarray.DeviceStrings
 }
 
 func newHeap(n int) *strHeap { return &strHeap{offsets: make([]int64, 1, n+1)} }

@@ -20,12 +20,15 @@ import (
 // value starts with "via " is accepted only when the notebooks contain the text after "via "
 // (the entry point that calls the method for the user).
 var notInNotebooks = map[string]string{
-	"TargetOf":       "plumbing for package dataframe (where a Compute option runs, for its columns); cells use dataframe",
-	"WrapValues":     "plumbing for package dataframe (a column's host values as an array); cells use dataframe",
-	"Array.Values":   "plumbing for package dataframe (an array's host values); cells use dataframe",
-	"GroupAggregate": "plumbing for package dataframe (GroupBy's dense-code tables on a GPU); cells use dataframe",
-	"KeptChunks":     "plumbing for the cluster's shuffle (an array's chunks on workers); cells use Persist",
-	"FromKept":       "plumbing for the cluster's shuffle (chunks it kept on workers as an array); cells use Persist",
+	"TargetOf":              "plumbing for package dataframe (where a Compute option runs, for its columns); cells use dataframe",
+	"WrapValues":            "plumbing for package dataframe (a column's host values as an array); cells use dataframe",
+	"Array.Values":          "plumbing for package dataframe (an array's host values); cells use dataframe",
+	"GroupAggregate":        "plumbing for package dataframe (GroupBy's dense-code tables on a GPU); cells use dataframe",
+	"PersistStrings":        "plumbing for package dataframe (a string heap held on a GPU); cells use dataframe's Persist",
+	"DeviceStrings.Match":   "plumbing for package dataframe (str functions on a GPU); cells use dataframe's Col(...).StartsWith",
+	"DeviceStrings.EqualAt": "plumbing for package dataframe (row-wise string equality on a GPU); cells use dataframe",
+	"KeptChunks":            "plumbing for the cluster's shuffle (an array's chunks on workers); cells use Persist",
+	"FromKept":              "plumbing for the cluster's shuffle (chunks it kept on workers as an array); cells use Persist",
 	// encoding/gob calls these through the GobEncoder interface; a user writes gob.NewEncoder.
 	"Array.GobEncode": "via gob.NewEncoder",
 	"Array.GobDecode": "via gob.NewDecoder",

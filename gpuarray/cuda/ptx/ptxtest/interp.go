@@ -593,6 +593,16 @@ func (p *Program) step(tb testing.TB, x *thread, tid, bx, by int, params map[str
 			shared[addr(a[0])] = (shared[addr(a[0])] + val(a[1])) & math.MaxUint32
 		case "red.global.add.u64":
 			mem[addr(a[0])] += val(a[1])
+		case "atom.global.cas.b64": // one thread at a time: the old word, the new one where it was a[2]
+			at := addr(a[1])
+			w, ok := mem[at]
+			if !ok {
+				tb.Fatalf("thread %d of block (%d, %d): %q reads unwritten memory at %#x", tid, bx, by, l, at)
+			}
+			if w == val(a[2]) {
+				mem[at] = val(a[3])
+			}
+			set(w)
 		// The group-aggregate kernels' (ptx/groupagg.go): 64-bit reductions in shared and
 		// global memory (one thread at a time, so atomic), and the ordered key of a float.
 		case "red.global.add.f64", "red.shared.add.f64", "red.shared.add.u64", "red.global.min.s64", "red.shared.min.s64", "red.global.max.s64", "red.shared.max.s64":
