@@ -55,8 +55,8 @@ func aggsOf(name string, agg func(string) dataframe.Agg) []dataframe.Agg {
 }
 
 // sameFrame fails unless got and want have the same columns, nulls and values: integers
-// exactly, floats to 1e-12 relative (sums added in another order), NaN equal to NaN.
-func sameFrame(t *testing.T, what string, got, want *dataframe.Frame) {
+// exactly, floats to tol relative (sums added in another order), NaN equal to NaN.
+func sameFrame(t *testing.T, what string, got, want *dataframe.Frame, tol float64) {
 	t.Helper()
 	gf, wf := got.Dtypes(), want.Dtypes()
 	if len(gf) != len(wf) {
@@ -86,7 +86,7 @@ func sameFrame(t *testing.T, what string, got, want *dataframe.Frame) {
 				t.Fatal(err1, err2)
 			}
 			for r := range w {
-				if math.IsNaN(w[r]) != math.IsNaN(g[r]) || (!math.IsNaN(w[r]) && math.Abs(g[r]-w[r]) > 1e-12*math.Max(1, math.Abs(w[r]))) {
+				if math.IsNaN(w[r]) != math.IsNaN(g[r]) || (!math.IsNaN(w[r]) && math.Abs(g[r]-w[r]) > tol*math.Max(1, math.Abs(w[r]))) {
 					t.Fatalf("%s: %s[%d] = %v, want %v", what, f.Name, r, g[r], w[r])
 				}
 			}
@@ -107,8 +107,8 @@ func sameFrame(t *testing.T, what string, got, want *dataframe.Frame) {
 
 // checkGroupByOnWorkers runs every aggregation of groupByAggs over f grouped by k and d,
 // persisted on c, and checks each equals the groupby in this process; want says what Path must
-// say of where the partitions were aggregated.
-func checkGroupByOnWorkers(t *testing.T, c *cluster.LocalCUDA, f *dataframe.Frame, persisted *dataframe.Frame, where func(agg string) string) {
+// say of where the partitions were aggregated, tol how close floats must be.
+func checkGroupByOnWorkers(t *testing.T, c *cluster.LocalCUDA, f *dataframe.Frame, persisted *dataframe.Frame, where func(agg string) string, tol float64) {
 	t.Helper()
 	for _, a := range groupByAggs {
 		want, err := f.GroupBy("k", "d").Sorted().Agg(aggsOf(a.name, a.agg)...).Compute()
@@ -121,14 +121,14 @@ func checkGroupByOnWorkers(t *testing.T, c *cluster.LocalCUDA, f *dataframe.Fram
 		}
 		p := got.Path()
 		if !strings.Contains(p, "on the workers holding them") || strings.Contains(p, "on the host") {
-			t.Fatalf("%s: path %q: not aggregated on the workers", a.name, p)
+			t.Errorf("%s: path %q: not aggregated on the workers", a.name, p)
 		}
 		if w := where(a.name); !strings.Contains(p, w) {
-			t.Fatalf("%s: path %q does not say %q", a.name, p, w)
+			t.Errorf("%s: path %q does not say %q", a.name, p, w)
 		}
-		sameFrame(t, a.name, got, want)
-		if a.name == "var" {
-			t.Logf("path of var: %s", p)
+		sameFrame(t, a.name, got, want, tol)
+		if a.name == "var" || a.name == "first" {
+			t.Logf("path of %s: %s", a.name, p)
 		}
 	}
 }
@@ -144,7 +144,7 @@ func TestGroupByOnWorkersEqualsInline(t *testing.T) {
 	if err := pf.Err(); err != nil {
 		t.Fatal(err)
 	}
-	checkGroupByOnWorkers(t, c, f, pf, func(string) string { return "aggregated on the CPU (hashagg)" })
+	checkGroupByOnWorkers(t, c, f, pf, func(string) string { return "aggregated on the CPU (hashagg; no GPU on this worker)" }, 1e-12)
 
 	want, err := f.GroupBy("k", "d").Sorted().Agg(dataframe.Sum("x"), dataframe.Count("n")).Compute()
 	if err != nil {
@@ -161,7 +161,7 @@ func TestGroupByOnWorkersEqualsInline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameFrame(t, "split out", sorted, want)
+	sameFrame(t, "split out", sorted, want, 1e-12)
 }
 
 // TestGroupByOnWorkersSurvivesKilledWorker persists a frame on three workers, groups it,
@@ -184,7 +184,7 @@ func TestGroupByOnWorkersSurvivesKilledWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameFrame(t, "before the kill", before, want)
+	sameFrame(t, "before the kill", before, want, 1e-12)
 	var victim cluster.WorkerInfo
 	for _, w := range c.WorkerInfo() {
 		if w.InMemory > victim.InMemory {
@@ -205,7 +205,7 @@ func TestGroupByOnWorkersSurvivesKilledWorker(t *testing.T) {
 	if alive(pid) {
 		t.Fatalf("worker %s (pid %d) survived SIGKILL", victim.Name, pid)
 	}
-	sameFrame(t, "after the kill", after, want)
+	sameFrame(t, "after the kill", after, want, 1e-12)
 	t.Logf("%s (pid %d, %d results) killed; after: %s", victim.Name, pid, victim.InMemory, after.Path())
 	if !strings.Contains(after.Path(), "on the workers holding them") {
 		t.Fatalf("path %q: not aggregated on the workers", after.Path())
