@@ -207,32 +207,16 @@ func (w *worker) groupPartialGPU(ctx context.Context, sp groupSpec, ins []any, k
 	for i := range codes {
 		codes[i] = plan.Code(keys, i)
 	}
-	d, err := cuda.Open(0)
+	d, err := openDenseDevice()
 	if err != nil {
 		return nil, fmt.Sprintf("this worker's GPU: %v", err), nil
 	}
-	var allocs []driver.DevicePtr
-	defer func() {
-		_ = d.Do(context.Background(), func() error {
-			for _, p := range allocs {
-				d.Pool().Free(p)
-			}
-			return nil
-		})
-	}()
+	defer d.free()
 	uploaded, inPlace := 0, 0
 	upload := func(words []float64) (driver.DevicePtr, error) {
-		var p driver.DevicePtr
-		err := d.Do(ctx, func() error {
-			var err error
-			if p, err = d.Pool().Alloc(uint64(max(len(words), 1)) * 8); err != nil {
-				return err
-			}
-			allocs = append(allocs, p)
-			return d.CopyToDevice(p, words)
-		})
+		p, err := d.upload(ctx, words)
 		if err != nil {
-			return 0, fmt.Errorf("copy %d words to GPU %d: %w", len(words), d.Info.Index, err)
+			return 0, fmt.Errorf("copy %d words to GPU %d: %w", len(words), d.index(), err)
 		}
 		uploaded++
 		return p, nil
@@ -242,7 +226,7 @@ func (w *worker) groupPartialGPU(ctx context.Context, sp groupSpec, ins []any, k
 		return nil, "", err
 	}
 	run := func(codes, vals driver.DevicePtr, float bool, states ptx.GroupStates) (*cuda.GroupAggResult, error) {
-		return cuda.GroupAggChunks(ctx, d, plan.Groups, float, states, []cuda.GroupAggChunk{{Codes: codes, Vals: vals, N: int64(n)}})
+		return d.fold(ctx, plan.Groups, float, states, codes, vals, int64(n))
 	}
 	size, err := run(codesPtr, codesPtr, false, ptx.GroupCount)
 	if err != nil {
@@ -343,6 +327,59 @@ func (w *worker) groupPartialGPU(ctx context.Context, sp groupSpec, ins []any, k
 		return nil, "", err
 	}
 	where := fmt.Sprintf("aggregated on its GPU %d (dense-code group-aggregate kernel, %d codes; key codes computed on the host and copied there; %d value columns read in place from device memory, %d arrays copied from the host)",
-		d.Info.Index, plan.Groups, inPlace, uploaded-1)
+		d.index(), plan.Groups, inPlace, uploaded-1)
 	return p, where, nil
+}
+
+// denseDevice is what groupPartialGPU needs of this worker's GPU: copies to its memory and
+// the group-aggregate kernel over them. A variable (openDenseDevice) so that tests without a
+// GPU run the path over a host emulation of the kernel.
+type denseDevice interface {
+	index() int
+	upload(ctx context.Context, words []float64) (driver.DevicePtr, error)
+	fold(ctx context.Context, groups int, float bool, states ptx.GroupStates, codes, vals driver.DevicePtr, n int64) (*cuda.GroupAggResult, error)
+	free() // gives back what upload took
+}
+
+var openDenseDevice = func() (denseDevice, error) {
+	d, err := cuda.Open(0)
+	if err != nil {
+		return nil, err
+	}
+	return &cudaDense{d: d}, nil
+}
+
+// cudaDense is denseDevice on a CUDA device.
+type cudaDense struct {
+	d      *cuda.Device
+	allocs []driver.DevicePtr
+}
+
+func (c *cudaDense) index() int { return c.d.Info.Index }
+
+func (c *cudaDense) upload(ctx context.Context, words []float64) (driver.DevicePtr, error) {
+	var p driver.DevicePtr
+	err := c.d.Do(ctx, func() error {
+		var err error
+		if p, err = c.d.Pool().Alloc(uint64(max(len(words), 1)) * 8); err != nil {
+			return err
+		}
+		c.allocs = append(c.allocs, p)
+		return c.d.CopyToDevice(p, words)
+	})
+	return p, err
+}
+
+func (c *cudaDense) fold(ctx context.Context, groups int, float bool, states ptx.GroupStates, codes, vals driver.DevicePtr, n int64) (*cuda.GroupAggResult, error) {
+	return cuda.GroupAggChunks(ctx, c.d, groups, float, states, []cuda.GroupAggChunk{{Codes: codes, Vals: vals, N: n}})
+}
+
+func (c *cudaDense) free() {
+	_ = c.d.Do(context.Background(), func() error {
+		for _, p := range c.allocs {
+			c.d.Pool().Free(p)
+		}
+		return nil
+	})
+	c.allocs = nil
 }
