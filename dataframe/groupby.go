@@ -278,6 +278,9 @@ func (g *GroupBy) Agg(aggs ...Agg) *Frame {
 	}
 	uses := append(slices.Clone(g.keys), p.vals...)
 	h := g.f.step(fmt.Sprintf("groupby %s agg", quoteList(g.keys)), fields, only(uses...), func(rc *runCtx, t *table) (*table, error) {
+		if r, ok, err := aggregateOnWorkers(rc, t, g.keys, p, g.splitOut, g.sorted); ok {
+			return r, err
+		}
 		if r, ok, err := aggregateGPU(rc, t, g.keys, p, g.splitOut, g.sorted); ok {
 			return r, err
 		}
@@ -469,6 +472,12 @@ func aggregate(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, so
 	if err := rc.ctxErr(); err != nil {
 		return nil, err
 	}
+	return finishAggregate(all, keyCols, valCols, p, len(keys) == 0, splitOut, sorted)
+}
+
+// finishAggregate turns the partial of all groups into the result table: split by key hash
+// for SplitOut, or sorted by the keys for Sorted.
+func finishAggregate(all *hashagg.Partial, keyCols, valCols []*column, p *aggPlan, noKeys bool, splitOut int, sorted bool) (*table, error) {
 	partials := []*hashagg.Partial{all}
 	buckets := [][]*hashagg.Partial{partials}
 	if splitOut > 1 {
@@ -496,7 +505,7 @@ func aggregate(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, so
 	}
 	ht := &hostTable{}
 	for _, r := range results {
-		part, err := finalTable(r, keyCols, valCols, p, len(keys) == 0)
+		part, err := finalTable(r, keyCols, valCols, p, noKeys)
 		if err != nil {
 			return nil, err
 		}

@@ -48,6 +48,7 @@ var clusterNotInNotebooks = map[string]string{
 	"Client.Holds":          "via Persist(gpuarray.On(",
 	"Client.ShuffleColumns": "plumbing for frames' shuffles on a cluster (cluster/shuffle_test.go)",
 	"Client.Run":            "via gpuarray.On(c)",
+	"Client.GroupPartials":  "plumbing for frames' GroupBy on a cluster (cluster/groupby_test.go)",
 	// TLS needs certificate files that no notebook can make here; tls_test.go runs them.
 	"ConnectTLS":            "needs a scheduler's certificate (cluster/tls_test.go)",
 	"ConnectTLSContext":     "needs a scheduler's certificate (cluster/tls_test.go)",

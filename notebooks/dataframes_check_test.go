@@ -22,6 +22,8 @@ func init() {
 			"r² of v1 and 2·v1+1 in 11 groups: 1.000000",
 			"cluster groupby equal to the local one: true",
 			"persisted: true held on 2 cluster workers",
+			"groupby of the persisted frame on the workers equal to the local one: true",
+			"groupby: partial aggregates of 4 partitions on the workers holding them",
 			"[A B A C] [true false false true]",
 			"shape 4 2", "len 4",
 			"[100] [25] [10] [40] [4] [12.909944487358056] [166.66666666666666] [4] [25]",
