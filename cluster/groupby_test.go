@@ -120,7 +120,7 @@ func checkGroupByOnWorkers(t *testing.T, c *cluster.LocalCUDA, f *dataframe.Fram
 			t.Fatalf("%s on the workers: %v", a.name, err)
 		}
 		p := got.Path()
-		if !strings.Contains(p, "on the workers holding them") || strings.Contains(p, "on the host") {
+		if !strings.Contains(p, "on the workers holding them") || strings.Contains(p, "aggregated here") {
 			t.Errorf("%s: path %q: not aggregated on the workers", a.name, p)
 		}
 		if w := where(a.name); !strings.Contains(p, w) {
