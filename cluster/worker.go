@@ -599,6 +599,9 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 	case kindShuffleTransfer, kindShuffleUnpack, kindShuffleDrop:
 		v, err := w.shuffleTask(ctx, t, resolve)
 		return v, "", err
+	case kindJoinPairs, kindJoinLen, kindJoinGather:
+		v, err := w.joinTask(ctx, t, resolve)
+		return v, "", err
 	case "chunk":
 		chunkMu.RLock()
 		run := chunkRun
