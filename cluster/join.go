@@ -55,7 +55,9 @@ func checkJoinPlan(left, right []*gpuarray.Array, p hashjoin.Plan) error {
 	if len(p.Left.Keys) == 0 || len(p.Left.Keys) != len(p.Right.Keys) || len(p.Left.Valid) != len(p.Left.Keys) || len(p.Right.Valid) != len(p.Right.Keys) {
 		return fmt.Errorf("%d left keys (%d validity columns), %d right keys (%d)", len(p.Left.Keys), len(p.Left.Valid), len(p.Right.Keys), len(p.Right.Valid))
 	}
-	in := func(cols []*gpuarray.Array, j int, none bool) bool { return (none && j == -1) || (j >= 0 && j < len(cols)) }
+	in := func(cols []*gpuarray.Array, j int, none bool) bool {
+		return (none && j == -1) || (j >= 0 && j < len(cols))
+	}
 	for i := range p.Left.Keys {
 		if !in(left, p.Left.Keys[i], false) || !in(left, p.Left.Valid[i], true) || !in(right, p.Right.Keys[i], false) || !in(right, p.Right.Valid[i], true) {
 			return fmt.Errorf("key %d names no column", i)

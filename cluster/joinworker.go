@@ -24,7 +24,7 @@ type joinSpec struct {
 	How hashjoin.How
 	// Pairs: the key columns of each side, as indexes among that side's inputs, their validity
 	// columns (-1: none), the number of columns and of pieces per column of each side.
-	LKeys, LValid, RKeys, RValid []int
+	LKeys, LValid, RKeys, RValid   []int
 	LCols, RCols, LPieces, RPieces int
 	// Gather: Side is the side gathered (0, 1); Valid gathers validity instead of values.
 	// The inputs after the pairs are NSrc pieces of the column (none: a validity gathered

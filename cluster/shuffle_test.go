@@ -150,39 +150,60 @@ func TestShuffleSurvivesKilledWorker(t *testing.T) {
 	}
 	t.Logf("first shuffle: %d bytes moved worker to worker", moved)
 
+	got, err := killDuring(t, ctx, c, "cpu2", func(returned func()) (*shuffled, error) {
+		out, parts, err := c.ShuffleColumns(ctx, cols, []int{0}, []int{-1}, 12)
+		returned()
+		if err != nil {
+			return nil, err
+		}
+		s := &shuffled{parts: parts, lens: out[0].Chunks()[0]}
+		for _, a := range out {
+			v, err := a.ToSlice(gpuarray.On(c))
+			if err != nil {
+				return nil, err
+			}
+			s.cols = append(s.cols, v)
+			a.Release()
+		}
+		return s, nil
+	})
+	if err != nil {
+		t.Fatalf("shuffle with a worker killed: %v", err)
+	}
+	if !sameShuffle(got, want) {
+		t.Fatal("the shuffle with a worker killed differs from the one without")
+	}
+	for _, a := range cols {
+		a.Release()
+	}
+	c.Close()
+	spillDirsEmpty(t, dir)
+}
+
+// killDuring calls run in a goroutine and kills worker victim of c with SIGKILL once the
+// scheduler has sent tasks out (its own state, not the workers' periodic reports). run calls
+// returned when the work under test has returned (before reading its result back): a kill
+// that came later may lose the result with the worker, so killDuring waits for the worker to
+// come back and tries again, five times at most. It returns run's result under the kill and
+// checks that the worker was killed.
+func killDuring[R any](t *testing.T, ctx context.Context, c *cluster.LocalCUDA, victim string, run func(returned func()) (R, error)) (R, error) {
+	t.Helper()
 	type result struct {
-		s   *shuffled
+		v   R
 		err error
 	}
-	var got result
+	n := len(c.WorkerInfo())
 	for try := 0; ; try++ {
 		if try == 5 {
-			t.Fatal("five kills all came after the shuffle had returned")
+			t.Fatal("five kills all came after the work had returned")
 		}
 		returned := make(chan struct{})
 		done := make(chan result, 1)
 		go func() {
-			out, parts, err := c.ShuffleColumns(ctx, cols, []int{0}, []int{-1}, 12)
-			close(returned)
-			if err != nil {
-				done <- result{nil, err}
-				return
-			}
-			s := &shuffled{parts: parts, lens: out[0].Chunks()[0]}
-			for _, a := range out {
-				v, err := a.ToSlice(gpuarray.On(c))
-				if err != nil {
-					done <- result{nil, err}
-					return
-				}
-				s.cols = append(s.cols, v)
-				a.Release()
-			}
-			done <- result{s, nil}
+			v, err := run(func() { close(returned) })
+			done <- result{v, err}
 		}()
-		// Kill cpu2 once the scheduler has sent the shuffle's tasks out (its own state, not
-		// the workers' periodic reports).
-		victim := c.WorkerPIDs()["cpu2"]
+		pid := c.WorkerPIDs()[victim]
 		for busy := false; !busy; {
 			for _, w := range c.WorkerInfo() {
 				busy = busy || w.Processing > 0
@@ -190,40 +211,29 @@ func TestShuffleSurvivesKilledWorker(t *testing.T) {
 			select {
 			case <-returned:
 				busy = true
+			case <-ctx.Done():
+				t.Fatal(ctx.Err())
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		select {
 		case <-returned:
-			// The kill came after the shuffle: its result may be lost with the worker. Wait for
-			// the worker to come back and try again.
 			<-done
-			if err := c.WaitForWorkers(4, time.Minute); err != nil {
+			if err := c.WaitForWorkers(n, time.Minute); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		default:
 		}
-		got = <-done
-		break
+		got := <-done
+		if rs := c.Restarts(); !strings.Contains(fmt.Sprint(rs), "killed") {
+			t.Fatalf("restarts %v: the worker was not killed", rs)
+		}
+		return got.v, got.err
 	}
-	if got.err != nil {
-		t.Fatalf("shuffle with a worker killed: %v", got.err)
-	}
-	if !sameShuffle(got.s, want) {
-		t.Fatal("the shuffle with a worker killed differs from the one without")
-	}
-	if rs := c.Restarts(); !strings.Contains(fmt.Sprint(rs), "killed") {
-		t.Fatalf("restarts %v: the worker was not killed", rs)
-	}
-	for _, a := range cols {
-		a.Release()
-	}
-	c.Close()
-	spillDirsEmpty(t, dir)
 }
 
 // TestShuffleLargerThanMemory shuffles more data than two workers' memory limits hold: it
