@@ -602,6 +602,9 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 	case kindJoinPairs, kindJoinLen, kindJoinGather:
 		v, err := w.joinTask(ctx, t, resolve)
 		return v, "", err
+	case kindSortSample, kindSortPerm:
+		v, err := w.sortTask(ctx, t, resolve)
+		return v, "", err
 	case "chunk":
 		chunkMu.RLock()
 		run := chunkRun

@@ -44,6 +44,8 @@ var clusterNotInNotebooks = map[string]string{
 	"Client.Keep":           "via Persist(gpuarray.On(",
 	"Client.Holds":          "via Persist(gpuarray.On(",
 	"Client.ShuffleColumns": "plumbing for frames' shuffles on a cluster (cluster/shuffle_test.go)",
+	"Client.JoinColumns":    "plumbing for frames' merges on a cluster (dataframe/merge_cluster_test.go)",
+	"Client.SortColumns":    "plumbing for frames' sorts on a cluster (dataframe/sort_cluster_test.go)",
 	"Client.Run":            "via gpuarray.On(c)",
 	// TLS needs certificate files that no notebook can make here; tls_test.go runs them.
 	"ConnectTLS":            "needs a scheduler's certificate (cluster/tls_test.go)",
