@@ -237,9 +237,9 @@ func killDuring[R any](t *testing.T, ctx context.Context, c *cluster.LocalCUDA, 
 }
 
 // TestShuffleLargerThanMemory shuffles more data than two workers' memory limits hold: it
-// completes with every row, the shards spill to disk, and no spilled file is left after close.
-// It logs each worker's peak resident memory against its limit (see bench/RESULTS.md: about
-// a quarter over: the binary's resident code and the tasks' buffers on top of the store).
+// completes with every row, the shards spill to disk, no worker's own accounting (kept
+// results and shuffle buffers in flight, at their peak) exceeds its limit, and no spilled
+// file is left after close. It logs each worker's peak resident memory (VmHWM) beside it.
 func TestShuffleLargerThanMemory(t *testing.T) {
 	dir := t.TempDir()
 	const limit = 256 << 20
@@ -261,22 +261,37 @@ func TestShuffleLargerThanMemory(t *testing.T) {
 		t.Fatalf("%d rows after the shuffle, want %d", total, rows)
 	}
 	var spilled uint64
+	held := map[string]uint64{}
 	for _, w := range c.WorkerInfo() {
 		spilled += w.Spilled
+		held[w.Name] = w.HeldPeak
 	}
 	peaks := map[string]uint64{}
 	for name, pid := range c.WorkerPIDs() {
 		peaks[name] = peakRSS(t, pid) >> 20
 	}
-	t.Logf("peak resident MiB per worker (limit %d MiB): %v", limit>>20, peaks)
+	t.Logf("per worker (limit %d MiB): peak held by its accounting (MiB) %v, peak resident (MiB) %v", limit>>20, mib(held), peaks)
 	if spilled == 0 {
 		t.Error("nothing spilled to disk")
+	}
+	for name, h := range held {
+		if h == 0 || h > limit {
+			t.Errorf("worker %s held %d bytes at its peak, its limit is %d", name, h, limit)
+		}
 	}
 	for _, a := range append(out, cols...) {
 		a.Release()
 	}
 	c.Close()
 	spillDirsEmpty(t, dir)
+}
+
+func mib(m map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range m {
+		out[k] = v >> 20
+	}
+	return out
 }
 
 // peakRSS reads a process's peak resident memory (VmHWM).

@@ -201,6 +201,13 @@ func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dty
 		}
 		n = c.Len()
 	}
+	// The input's values and the pieces gathered from them are in memory until pushed.
+	var inBytes uint64
+	for _, c := range cols {
+		inBytes += uint64(len(c.Bytes()))
+	}
+	w.store.reserve(2 * inBytes)
+	defer w.store.unreserve(2 * inBytes)
 	part, err := shuffleParts(cols, sp)
 	if err != nil {
 		return nil, fmt.Errorf("shuffle %s: %w", sp.Run, err)
@@ -267,6 +274,10 @@ func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
 		}
 		total += pieces[i].Len()
 	}
+	// The pieces read and the partition joined from them are in memory until it is stored.
+	room := 2 * uint64(total*pieces[0].DType().Size())
+	w.store.reserve(room)
+	defer w.store.unreserve(room)
 	out := dtype.Make(pieces[0].DType(), total)
 	at := 0
 	for _, p := range pieces {
