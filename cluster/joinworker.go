@@ -67,6 +67,13 @@ func (w *worker) joinTask(ctx context.Context, t *taskMsg, resolve func(string) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// The inputs, and the keys or the column built from them, are in memory meanwhile.
+	var room uint64
+	for _, s := range in {
+		room += uint64(len(s.Bytes()))
+	}
+	w.store.reserve(2 * room)
+	defer w.store.unreserve(2 * room)
 	switch t.Spec.Kind {
 	case kindJoinPairs:
 		return joinPairs(sp, in)

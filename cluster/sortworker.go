@@ -120,6 +120,13 @@ func (w *worker) sortTask(ctx context.Context, t *taskMsg, resolve func(string) 
 			return nil, fmt.Errorf("sort: input %d: %w", i, err)
 		}
 	}
+	// The inputs and their encoded keys are in memory meanwhile.
+	var room uint64
+	for _, s := range in {
+		room += uint64(len(s.Bytes()))
+	}
+	w.store.reserve(2 * room)
+	defer w.store.unreserve(2 * room)
 	keys, nulls, err := sortInputs(sp, in)
 	if err != nil {
 		return nil, fmt.Errorf("sort: %w", err)

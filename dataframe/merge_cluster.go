@@ -223,7 +223,7 @@ func clusterMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.H
 		return nil, false, err
 	}
 	rc.mu.Lock()
-	rc.notes = append(rc.notes, fmt.Sprintf("merge: hash join on the cluster's workers (dataframe/hashjoin), %s; the result stays there", strategy))
+	rc.notes = append(rc.notes, fmt.Sprintf("merge: hash join on the cluster's workers (dataframe/hashjoin, in their host memory, GPU workers' too), %s; the result stays there", strategy))
 	rc.mu.Unlock()
 	if vals == nil {
 		ht := &hostTable{}

@@ -102,7 +102,7 @@ func clusterSort(rc *runCtx, f *Frame, by []string, o sortOpts, n int) (*table, 
 		res.cols = append(res.cols, &d)
 	}
 	rc.mu.Lock()
-	rc.notes = append(rc.notes, fmt.Sprintf("sort: sampled quantiles, %d range partitions moved worker to worker and sorted on the cluster's workers", len(lens)))
+	rc.notes = append(rc.notes, fmt.Sprintf("sort: sampled quantiles, %d range partitions moved worker to worker and sorted on the cluster's workers (in their host memory, GPU workers' too)", len(lens)))
 	rc.mu.Unlock()
 	return res, true, nil
 }
