@@ -168,24 +168,7 @@ func (c *Client) sortRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.
 		return nil, err
 	}
 	lens := moved[0].Chunks()[0]
-	var perms, keep []*task
-	done := false
-	defer func() {
-		if !done {
-			var keys []string
-			for _, t := range append(slices.Clone(perms), keep...) {
-				keys = append(keys, t.key)
-			}
-			c.s.cancel(keys)
-			for _, t := range keep {
-				c.s.release(t.key)
-			}
-		}
-		for _, t := range perms {
-			c.s.release(t.key)
-		}
-	}()
-	gathers := make([][]*task, len(cols))
+	perms := make([]*task, len(lens))
 	for q := range lens {
 		t := &task{key: fmt.Sprintf("%s-perm-%d", run, q), maxRetries: c.retries, refs: 1, priority: c.priority}
 		kp, err := c.refsOf(t, mc, keys, q)
@@ -201,7 +184,43 @@ func (c *Client) sortRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.
 			return nil, err
 		}
 		t.spec.Kind, t.spec.Chunk = kindSortPerm, spec
-		perms = append(perms, t)
+		perms[q] = t
+	}
+	if err := c.s.add(perms); err != nil {
+		return nil, err
+	}
+	return c.gatherRows(ctx, ws, run, moved, mc, perms, lens, "sort: output pieces sorted")
+}
+
+// gatherRows runs the row tasks rows (one per chunk of cols; each returns the rows to keep
+// of its chunk, in order, as a pair of equal int32 outputs) and a gather task per column and
+// chunk after it, where the chunk is, keeping the rows of lens[q] > 0 chunks q. It returns the
+// gathered columns, held on the workers (nil when no row is kept), and releases the row tasks.
+func (c *Client) gatherRows(ctx context.Context, ws []WorkerInfo, run string, cols []*gpuarray.Array, chunks [][]plan.Kept, rows []*task, lens []int, what string) ([]*gpuarray.Array, error) {
+	var keep []*task
+	done := false
+	defer func() {
+		if !done {
+			var keys []string
+			for _, t := range append(slices.Clone(rows), keep...) {
+				keys = append(keys, t.key)
+			}
+			c.s.cancel(keys)
+			for _, t := range keep {
+				c.s.release(t.key)
+			}
+		}
+		for _, t := range rows {
+			c.s.release(t.key)
+		}
+	}()
+	gathers := make([][]*task, len(cols))
+	var outLens []int
+	for q, t := range rows {
+		if lens[q] == 0 {
+			continue
+		}
+		outLens = append(outLens, lens[q])
 		for j := range cols {
 			spec, err := encodeJoinSpec(joinSpec{Side: 0, NSrc: 1, DType: cols[j].DType()})
 			if err != nil {
@@ -209,21 +228,25 @@ func (c *Client) sortRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.
 			}
 			g := &task{key: fmt.Sprintf("%s-gather-%d-%d", run, q, j), spec: taskSpec{Kind: kindJoinGather, Chunk: spec, Keep: true, Inputs: []string{t.key}},
 				deps: []*task{t}, maxRetries: c.retries, refs: 1, priority: c.priority}
-			if _, err := c.refsOf(g, mc, []int{j}, q); err != nil {
+			if _, err := c.refsOf(g, chunks, []int{j}, q); err != nil {
 				return nil, err
 			}
 			gathers[j] = append(gathers[j], g)
 			keep = append(keep, g)
 		}
 	}
-	if err := c.s.add(append(slices.Clone(perms), keep...)); err != nil {
-		perms, keep = nil, nil
+	if len(outLens) == 0 {
+		done = true
+		return nil, nil
+	}
+	if err := c.s.add(keep); err != nil {
+		keep = nil
 		return nil, err
 	}
-	bar := display.NewProgress("sort: output pieces sorted", int64(len(keep)))
+	bar := display.NewProgress(what, int64(len(keep)))
 	for _, t := range keep {
 		if err := c.waitShuffleTask(ctx, t, ws); err != nil {
-			return nil, fmt.Errorf("sorted piece %s: %w", t.key, err)
+			return nil, fmt.Errorf("piece %s: %w", t.key, err)
 		}
 		bar.Add(1)
 	}
@@ -239,7 +262,8 @@ func (c *Client) sortRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.
 			ks[i] = &keptChunk{f: c.newFuture(t, nil)}
 		}
 		keptMu.Unlock()
-		if out[j], err = gpuarray.FromKept(c, cols[j].DType(), lens, ks); err != nil {
+		var err error
+		if out[j], err = gpuarray.FromKept(c, cols[j].DType(), outLens, ks); err != nil {
 			errs = append(errs, err)
 		}
 	}

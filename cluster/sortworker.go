@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/gpunotes/gpunotes/dataframe/hashjoin"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
@@ -18,6 +19,8 @@ import (
 const (
 	kindSortSample = "sort-sample" // evenly spaced keys of an input partition, for the bounds
 	kindSortPerm   = "sort-perm"   // the stable order of an output partition's rows, kept
+	// kindDistinctRows keeps the rows of a partition whose keys do not repeat (sortSpec.Keep).
+	kindDistinctRows = "distinct-rows"
 )
 
 // sortSpec says what one sort task does: the inputs are the partition's key columns then
@@ -28,6 +31,8 @@ type sortSpec struct {
 	NullsFirst  bool
 	// Sample is the number of keys a sample task returns at most.
 	Sample int
+	// Keep is a distinct task's rows: "first", "last" or "none" of each key.
+	Keep string
 }
 
 func encodeSortSpec(s sortSpec) ([]byte, error) {
@@ -127,6 +132,9 @@ func (w *worker) sortTask(ctx context.Context, t *taskMsg, resolve func(string) 
 	}
 	w.store.reserve(2 * room)
 	defer w.store.unreserve(2 * room)
+	if t.Spec.Kind == kindDistinctRows {
+		return distinctRows(sp, in)
+	}
 	keys, nulls, err := sortInputs(sp, in)
 	if err != nil {
 		return nil, fmt.Errorf("sort: %w", err)
@@ -207,4 +215,51 @@ func rangeParts(vals dtype.Slice, valid []bool, bounds []int64, desc, nullsFirst
 		out[i] = int32(p)
 	}
 	return out
+}
+
+// distinctRows returns the rows of a partition to keep (sp.Keep of each key; nulls equal to
+// nulls), in order, as a pair of equal outputs for gather tasks.
+func distinctRows(sp sortSpec, in []dtype.Slice) ([]*plan.Output, error) {
+	k, err := shuffleKeys(in, sp.Keys, sp.Valid)
+	if err != nil {
+		return nil, fmt.Errorf("distinct: %w", err)
+	}
+	n := k.Len()
+	var at []int32
+	if n > 0 {
+		t, err := hashjoin.Build(k)
+		if err != nil {
+			return nil, fmt.Errorf("distinct: %w", err)
+		}
+		first, err := t.First(k)
+		if err != nil {
+			return nil, fmt.Errorf("distinct: %w", err)
+		}
+		rev := make(hashjoin.Keys, len(k))
+		for c := range k {
+			rev[c] = slices.Clone(k[c])
+			slices.Reverse(rev[c])
+		}
+		tr, err := hashjoin.Build(rev)
+		if err != nil {
+			return nil, fmt.Errorf("distinct: %w", err)
+		}
+		lastRev, err := tr.First(rev)
+		if err != nil {
+			return nil, fmt.Errorf("distinct: %w", err)
+		}
+		for i := 0; i < n; i++ {
+			last := n - 1 - int(lastRev[n-1-i])
+			isFirst := int(first[i]) == i
+			if (sp.Keep == "first" && isFirst) || (sp.Keep == "last" && last == i) || (sp.Keep == "none" && isFirst && last == i) {
+				at = append(at, int32(i))
+			}
+		}
+	}
+	s, _ := dtype.Of(at)
+	if at == nil {
+		s = dtype.Make(dtype.Int32, 0)
+	}
+	o := &plan.Output{Shape: []int{len(at)}, Data: s}
+	return []*plan.Output{o, o}, nil
 }

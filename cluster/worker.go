@@ -603,7 +603,7 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 	case kindJoinPairs, kindJoinLen, kindJoinGather:
 		v, err := w.joinTask(ctx, t, resolve)
 		return v, "", err
-	case kindSortSample, kindSortPerm:
+	case kindSortSample, kindSortPerm, kindDistinctRows:
 		v, err := w.sortTask(ctx, t, resolve)
 		return v, "", err
 	case "chunk":

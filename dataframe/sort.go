@@ -277,7 +277,9 @@ func rowKeys(ht *hostTable, names []string) (hashjoin.Keys, error) {
 
 // DropDuplicates drops the rows whose values in subset (every column when empty) repeat an
 // earlier row's (keep "first"), a later row's ("last"), or any other row's ("none", pandas'
-// keep=False). Nulls equal nulls. The rows keep their order and partitions.
+// keep=False). Nulls equal nulls. The rows keep their order and partitions; on a cluster
+// (On(c)) the rows are hash-partitioned on subset worker to worker and each partition drops
+// its repeats there, the rows keeping their order within a partition.
 func (f *Frame) DropDuplicates(subset []string, keep string) *Frame {
 	if len(subset) == 0 {
 		subset = f.Columns()
@@ -291,7 +293,9 @@ func (f *Frame) DropDuplicates(subset []string, keep string) *Frame {
 	if keep != "first" && keep != "last" && keep != "none" {
 		return errFrame(fmt.Errorf("DropDuplicates: keep %q (want first, last or none)", keep))
 	}
-	return f.hostStep(fmt.Sprintf("drop duplicates of %s", quoteList(subset)), f.fields, func(rc *runCtx, ht *hostTable) (*hostTable, error) {
+	nparts := f.nparts
+	onCluster := func(rc *runCtx) (*table, bool, error) { return clusterDistinct(rc, f, subset, keep, nparts) }
+	return f.clusterOrHost(fmt.Sprintf("drop duplicates of %s", quoteList(subset)), f.fields, onCluster, func(rc *runCtx, ht *hostTable) (*hostTable, error) {
 		k, err := rowKeys(ht, subset)
 		if err != nil {
 			return nil, err

@@ -17,7 +17,8 @@ import (
 // workers: numeric keys (with ties, nulls and NaNs, both directions, nulls first and last)
 // sort there, strings and categoricals in this process; every order equals pandas' stable
 // sort. SetIndex on the workers gives the rows of SetIndex in this process, in order, and
-// divisions that bound each partition.
+// divisions that bound each partition. DropDuplicates on the workers (every key type, keep
+// first, last and none) keeps pandas' rows.
 func TestSortOnClusterAgainstPandas(t *testing.T) {
 	c := newTestCluster(t, 3)
 	on := gpuarray.On(c)
@@ -70,6 +71,31 @@ func TestSortOnClusterAgainstPandas(t *testing.T) {
 				}
 				if !slices.Equal(got, want[name]) && (len(got) > 0 || len(want[name]) > 0) {
 					t.Fatalf("%s: got %v, pandas %v", name, head64(got), head64(want[name]))
+				}
+			}
+			for name, w := range want {
+				parts := strings.Split(name, ":")
+				if parts[0] != "dedup" {
+					continue
+				}
+				keep := map[string]string{"first": "first", "last": "last", "false": "none"}[parts[2]]
+				g, err := df.DropDuplicates(strings.Split(parts[1], ","), keep).Compute(on)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if !strings.Contains(g.Path(), "on the cluster's workers") {
+					t.Fatalf("%s: path %q", name, g.Path())
+				}
+				got, err := g.Int64s("id", on)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				// The rows come by partition of the key's hash: as a set, pandas' rows.
+				slices.Sort(got)
+				w = slices.Clone(w)
+				slices.Sort(w)
+				if !slices.Equal(got, w) && (len(got) > 0 || len(w) > 0) {
+					t.Fatalf("%s: %d rows %v, pandas %d %v", name, len(got), head64(got), len(w), head64(w))
 				}
 			}
 			for _, key := range []string{"ki", "kf"} {
