@@ -111,3 +111,55 @@ func TestMergeSurvivesKilledWorker(t *testing.T) {
 		a.Release()
 	}
 }
+
+// TestSortSurvivesKilledWorker sorts a frame persisted on four workers by a key with ties
+// (stable, descending), then again while a worker is killed with SIGKILL: the second sort
+// equals the first, partition by partition and row by row, and both are sorted.
+func TestSortSurvivesKilledWorker(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 4, LocalDirectory: t.TempDir(), MemoryLimit: "96MiB"})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	on := gpuarray.On(c)
+	cols := shuffleInput(t, c, 400_000, 8)
+	f := dataframe.FromArrays([]string{"k", "x"}, cols[0], cols[1])
+	sortRead := func(returned func()) (*mergeResult, error) {
+		g, err := f.SortValues([]string{"k"}, dataframe.Ascending(false)).Compute(on, gpuarray.WithContext(ctx))
+		returned()
+		if err != nil {
+			return nil, err
+		}
+		r := &mergeResult{path: g.Path()}
+		if r.k, err = g.Int64s("k", on); err != nil {
+			return nil, err
+		}
+		if r.x, err = g.Float64s("x", on); err != nil {
+			return nil, err
+		}
+		a, err := g.Array("k")
+		if err != nil {
+			return nil, err
+		}
+		r.lens = a.Chunks()[0]
+		return r, nil
+	}
+	want, err := sortRead(func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(want.path, "sorted on the cluster's workers") || len(want.lens) < 2 {
+		t.Fatalf("path %q, %d partitions: not sorted on the workers", want.path, len(want.lens))
+	}
+	if !slices.IsSortedFunc(want.k, func(a, b int64) int { return int(b - a) }) || len(want.k) != 400_000 {
+		t.Fatalf("%d rows, not in descending order", len(want.k))
+	}
+	got, err := killDuring(t, ctx, c, "cpu2", sortRead)
+	if err != nil {
+		t.Fatalf("sort with a worker killed: %v", err)
+	}
+	if !slices.Equal(got.lens, want.lens) || !slices.Equal(got.k, want.k) || !bitEqual(got.x, want.x) {
+		t.Fatal("the sort with a worker killed differs from the one without")
+	}
+	for _, a := range cols {
+		a.Release()
+	}
+}

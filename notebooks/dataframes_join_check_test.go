@@ -31,6 +31,8 @@ func init() {
 			"hash join on the cluster's workers", "into 4 partitions, moved worker to worker",
 			"inner, small right side: 334 rows;", "right side (400 rows) broadcast to 4 left partitions",
 			"cluster sort, first: [999 998 997 996 995]", "sorted on the cluster's workers",
-			"cluster set_index: 4 partitions, divisions from 0 to 999")
+			"cluster set_index: 4 partitions, divisions from 0 to 999",
+			// 334 matched w values, all distinct, and one null.
+			"distinct w of the merge on the workers: 335")
 	}
 }
