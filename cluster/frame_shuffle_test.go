@@ -12,8 +12,9 @@ import (
 )
 
 // TestFrameShuffleOnCluster shuffles a frame with null keys and a string column on three
-// workers and checks it equals the shuffle in this process, partition by partition, with its
-// columns left on the workers.
+// workers, on an integer key, a string key (hashed in this process) and both, and checks it
+// equals the shuffle in this process, partition by partition, with its columns left on the
+// workers.
 func TestFrameShuffleOnCluster(t *testing.T) {
 	c := newCluster(t, cluster.Options{NWorkers: 3})
 	const rows = 5000
@@ -21,20 +22,31 @@ func TestFrameShuffleOnCluster(t *testing.T) {
 	ok := make([]bool, rows)
 	x := make([]float64, rows)
 	s := make([]string, rows)
+	sok := make([]bool, rows)
 	for i := range k {
-		k[i], ok[i], x[i], s[i] = int64(i*7919%613), i%17 != 0, float64(i)/3, fmt.Sprintf("r%d", i)
+		k[i], ok[i], x[i], s[i], sok[i] = int64(i*7919%613), i%17 != 0, float64(i)/3, fmt.Sprintf("r%d", i%211), i%13 != 0
 	}
-	f := dataframe.FromSlices([]string{"k", "x", "s"}, []any{dataframe.Nullable(k, ok), x, s}, dataframe.NPartitions(7))
-	want, err := f.Shuffle([]string{"k"}, 6)
+	f := dataframe.FromSlices([]string{"k", "x", "s"}, []any{dataframe.Nullable(k, ok), x, dataframe.Nullable(s, sok)}, dataframe.NPartitions(7))
+	for _, on := range [][]string{{"k"}, {"s"}, {"s", "k"}} {
+		t.Run(strings.Join(on, ","), func(t *testing.T) { checkFrameShuffle(t, c, f, on) })
+	}
+}
+
+func checkFrameShuffle(t *testing.T, c *cluster.LocalCUDA, f *dataframe.Frame, on []string) {
+	t.Helper()
+	want, err := f.Shuffle(on, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.Shuffle([]string{"k"}, 6, gpuarray.On(c))
+	got, err := f.Shuffle(on, 6, gpuarray.On(c))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(got.Path(), "worker to worker") || !strings.Contains(got.Where(), "cluster worker") {
 		t.Fatalf("path %q, where %q: not shuffled on the workers", got.Path(), got.Where())
+	}
+	if hashed := strings.Contains(got.Path(), "hashed on the host"); hashed != slices.Contains(on, "s") {
+		t.Fatalf("path %q: the string key's hashing is not named", got.Path())
 	}
 	if got.NPartitions() != want.NPartitions() {
 		t.Fatalf("%d partitions, want %d", got.NPartitions(), want.NPartitions())

@@ -47,6 +47,9 @@ type WorkerInfo struct {
 	// ShuffleSent and ShuffleReceived are the bytes of shuffle shards it pushed to peers and
 	// stored from them (shuffle progress).
 	ShuffleSent, ShuffleReceived int64
+	// HeldPeak is the most host memory, by the worker's own accounting, that its kept results
+	// and its shuffle buffers in flight took at once: what its memory limit bounds.
+	HeldPeak uint64
 }
 
 // WorkerInfo lists the workers, sorted by name.
@@ -68,6 +71,7 @@ func (s *scheduler) workerInfo() []WorkerInfo {
 			TasksDone: w.stats.TasksDone, TasksErred: w.stats.TasksErred,
 			Restarts: d.restarts, LastDeath: d.reason, LastSeen: w.lastSeen,
 			DataAddress: w.dataAddr, ShuffleSent: w.stats.ShuffleSent, ShuffleReceived: w.stats.ShuffleReceived,
+			HeldPeak: w.stats.HeldPeak,
 		})
 		if w.info.GPU == "" {
 			out[len(out)-1].GPUUtil = -1

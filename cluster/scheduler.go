@@ -477,9 +477,10 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 			w.moved(f.Stats.Moved)
 			f.Stats.Moved = nil
 			// The shuffle counters only grow; a done frame may have brought newer ones.
-			sent, recv := w.stats.ShuffleSent, w.stats.ShuffleReceived
+			sent, recv, peak := w.stats.ShuffleSent, w.stats.ShuffleReceived, w.stats.HeldPeak
 			w.stats = *f.Stats
 			w.stats.ShuffleSent, w.stats.ShuffleReceived = max(sent, w.stats.ShuffleSent), max(recv, w.stats.ShuffleReceived)
+			w.stats.HeldPeak = max(peak, w.stats.HeldPeak)
 			s.sampleLocked(w)
 		}
 		return
@@ -530,6 +531,7 @@ func (s *scheduler) handle(w *wconn, f *frame) {
 		return
 	case "done", "erred":
 		w.stats.ShuffleSent, w.stats.ShuffleReceived = max(w.stats.ShuffleSent, f.ShuffleSent), max(w.stats.ShuffleReceived, f.ShuffleReceived)
+		w.stats.HeldPeak = max(w.stats.HeldPeak, f.HeldPeak)
 		t := w.processing[f.Key]
 		if t == nil {
 			// A task stolen or cancelled meanwhile; drop a result nobody tracks.

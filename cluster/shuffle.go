@@ -30,6 +30,11 @@ const shuffleAttempts = 4
 // again from the graph; the result equals that of a run without the loss. It is plumbing for
 // package dataframe (Frame.Shuffle on a cluster).
 func (c *Client) ShuffleColumns(ctx context.Context, cols []*gpuarray.Array, keys, valid []int, n int) ([]*gpuarray.Array, []int, error) {
+	return c.shuffleColumns(ctx, cols, keys, valid, n, nil)
+}
+
+// shuffleColumns is ShuffleColumns, by range of the first key when rg is not nil.
+func (c *Client) shuffleColumns(ctx context.Context, cols []*gpuarray.Array, keys, valid []int, n int, rg *shuffleRange) ([]*gpuarray.Array, []int, error) {
 	ctx = ctxOr(ctx)
 	if len(cols) == 0 || n < 1 {
 		return nil, nil, fmt.Errorf("cluster: shuffle: %d columns into %d partitions", len(cols), n)
@@ -46,7 +51,7 @@ func (c *Client) ShuffleColumns(ctx context.Context, cols []*gpuarray.Array, key
 	var errs []error
 	for attempt := 0; attempt < shuffleAttempts; attempt++ {
 		ws := c.WorkerInfo()
-		out, parts, err := c.shuffleRun(ctx, ws, cols, in, keys, valid, n)
+		out, parts, err := c.shuffleRun(ctx, ws, cols, in, keys, valid, n, rg)
 		if err == nil {
 			return out, parts, nil
 		}
@@ -79,7 +84,7 @@ func workerIncarnations(ws []WorkerInfo) map[string]int {
 }
 
 // shuffleRun is one run of a shuffle on the workers there are now.
-func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.Array, in [][]plan.Kept, keys, valid []int, n int) ([]*gpuarray.Array, []int, error) {
+func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.Array, in [][]plan.Kept, keys, valid []int, n int, rg *shuffleRange) ([]*gpuarray.Array, []int, error) {
 	if len(ws) == 0 {
 		return nil, nil, errors.New("no workers")
 	}
@@ -115,7 +120,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 	nin := len(in[0])
 	transfers := make([]*task, nin)
 	for i := range transfers {
-		spec, err := encodeShuffleSpec(shuffleSpec{Run: run, Part: i, N: n, NIn: nin, Owners: owners, Keys: keys, Valid: valid})
+		spec, err := encodeShuffleSpec(shuffleSpec{Run: run, Part: i, N: n, NIn: nin, Owners: owners, Keys: keys, Valid: valid, Range: rg})
 		if err != nil {
 			return nil, nil, err
 		}

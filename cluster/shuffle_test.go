@@ -150,74 +150,28 @@ func TestShuffleSurvivesKilledWorker(t *testing.T) {
 	}
 	t.Logf("first shuffle: %d bytes moved worker to worker", moved)
 
-	type result struct {
-		s   *shuffled
-		err error
-	}
-	var got result
-	for try := 0; ; try++ {
-		if try == 5 {
-			t.Fatal("five kills all came after the shuffle had returned")
+	got, err := killDuring(t, ctx, c, "cpu2", func(returned func()) (*shuffled, error) {
+		out, parts, err := c.ShuffleColumns(ctx, cols, []int{0}, []int{-1}, 12)
+		returned()
+		if err != nil {
+			return nil, err
 		}
-		returned := make(chan struct{})
-		done := make(chan result, 1)
-		go func() {
-			out, parts, err := c.ShuffleColumns(ctx, cols, []int{0}, []int{-1}, 12)
-			close(returned)
+		s := &shuffled{parts: parts, lens: out[0].Chunks()[0]}
+		for _, a := range out {
+			v, err := a.ToSlice(gpuarray.On(c))
 			if err != nil {
-				done <- result{nil, err}
-				return
+				return nil, err
 			}
-			s := &shuffled{parts: parts, lens: out[0].Chunks()[0]}
-			for _, a := range out {
-				v, err := a.ToSlice(gpuarray.On(c))
-				if err != nil {
-					done <- result{nil, err}
-					return
-				}
-				s.cols = append(s.cols, v)
-				a.Release()
-			}
-			done <- result{s, nil}
-		}()
-		// Kill cpu2 once the scheduler has sent the shuffle's tasks out (its own state, not
-		// the workers' periodic reports).
-		victim := c.WorkerPIDs()["cpu2"]
-		for busy := false; !busy; {
-			for _, w := range c.WorkerInfo() {
-				busy = busy || w.Processing > 0
-			}
-			select {
-			case <-returned:
-				busy = true
-			case <-time.After(5 * time.Millisecond):
-			}
+			s.cols = append(s.cols, v)
+			a.Release()
 		}
-		if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-returned:
-			// The kill came after the shuffle: its result may be lost with the worker. Wait for
-			// the worker to come back and try again.
-			<-done
-			if err := c.WaitForWorkers(4, time.Minute); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		default:
-		}
-		got = <-done
-		break
+		return s, nil
+	})
+	if err != nil {
+		t.Fatalf("shuffle with a worker killed: %v", err)
 	}
-	if got.err != nil {
-		t.Fatalf("shuffle with a worker killed: %v", got.err)
-	}
-	if !sameShuffle(got.s, want) {
+	if !sameShuffle(got, want) {
 		t.Fatal("the shuffle with a worker killed differs from the one without")
-	}
-	if rs := c.Restarts(); !strings.Contains(fmt.Sprint(rs), "killed") {
-		t.Fatalf("restarts %v: the worker was not killed", rs)
 	}
 	for _, a := range cols {
 		a.Release()
@@ -226,10 +180,66 @@ func TestShuffleSurvivesKilledWorker(t *testing.T) {
 	spillDirsEmpty(t, dir)
 }
 
+// killDuring calls run in a goroutine and kills worker victim of c with SIGKILL once the
+// scheduler has sent tasks out (its own state, not the workers' periodic reports). run calls
+// returned when the work under test has returned (before reading its result back): a kill
+// that came later may lose the result with the worker, so killDuring waits for the worker to
+// come back and tries again, five times at most. It returns run's result under the kill and
+// checks that the worker was killed.
+func killDuring[R any](t *testing.T, ctx context.Context, c *cluster.LocalCUDA, victim string, run func(returned func()) (R, error)) (R, error) {
+	t.Helper()
+	type result struct {
+		v   R
+		err error
+	}
+	n := len(c.WorkerInfo())
+	for try := 0; ; try++ {
+		if try == 5 {
+			t.Fatal("five kills all came after the work had returned")
+		}
+		returned := make(chan struct{})
+		done := make(chan result, 1)
+		go func() {
+			v, err := run(func() { close(returned) })
+			done <- result{v, err}
+		}()
+		pid := c.WorkerPIDs()[victim]
+		for busy := false; !busy; {
+			for _, w := range c.WorkerInfo() {
+				busy = busy || w.Processing > 0
+			}
+			select {
+			case <-returned:
+				busy = true
+			case <-ctx.Done():
+				t.Fatal(ctx.Err())
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-returned:
+			<-done
+			if err := c.WaitForWorkers(n, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		default:
+		}
+		got := <-done
+		if rs := c.Restarts(); !strings.Contains(fmt.Sprint(rs), "killed") {
+			t.Fatalf("restarts %v: the worker was not killed", rs)
+		}
+		return got.v, got.err
+	}
+}
+
 // TestShuffleLargerThanMemory shuffles more data than two workers' memory limits hold: it
-// completes with every row, the shards spill to disk, and no spilled file is left after close.
-// It logs each worker's peak resident memory against its limit (see bench/RESULTS.md: about
-// a quarter over: the binary's resident code and the tasks' buffers on top of the store).
+// completes with every row, the shards spill to disk, no worker's own accounting (kept
+// results and shuffle buffers in flight, at their peak) exceeds its limit, and no spilled
+// file is left after close. It logs each worker's peak resident memory (VmHWM) beside it.
 func TestShuffleLargerThanMemory(t *testing.T) {
 	dir := t.TempDir()
 	const limit = 256 << 20
@@ -251,22 +261,37 @@ func TestShuffleLargerThanMemory(t *testing.T) {
 		t.Fatalf("%d rows after the shuffle, want %d", total, rows)
 	}
 	var spilled uint64
+	held := map[string]uint64{}
 	for _, w := range c.WorkerInfo() {
 		spilled += w.Spilled
+		held[w.Name] = w.HeldPeak
 	}
 	peaks := map[string]uint64{}
 	for name, pid := range c.WorkerPIDs() {
 		peaks[name] = peakRSS(t, pid) >> 20
 	}
-	t.Logf("peak resident MiB per worker (limit %d MiB): %v", limit>>20, peaks)
+	t.Logf("per worker (limit %d MiB): peak held by its accounting (MiB) %v, peak resident (MiB) %v", limit>>20, mib(held), peaks)
 	if spilled == 0 {
 		t.Error("nothing spilled to disk")
+	}
+	for name, h := range held {
+		if h == 0 || h > limit {
+			t.Errorf("worker %s held %d bytes at its peak, its limit is %d", name, h, limit)
+		}
 	}
 	for _, a := range append(out, cols...) {
 		a.Release()
 	}
 	c.Close()
 	spillDirsEmpty(t, dir)
+}
+
+func mib(m map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range m {
+		out[k] = v >> 20
+	}
+	return out
 }
 
 // peakRSS reads a process's peak resident memory (VmHWM).

@@ -36,6 +36,16 @@ type shuffleSpec struct {
 	Keys, Valid []int
 	// Col is the column an unpack task joins.
 	Col int
+	// Range, when set, partitions on the first key by range instead of by hash.
+	Range *shuffleRange
+}
+
+// shuffleRange is a range partitioning (a sort's): partition p holds the first key's values
+// in [Bounds[p-1], Bounds[p]) as orderKeys encodes them, the reverse for Desc, and the nulls
+// go first (NullsFirst) or last.
+type shuffleRange struct {
+	Bounds           []int64
+	Desc, NullsFirst bool
 }
 
 func encodeShuffleSpec(s shuffleSpec) ([]byte, error) {
@@ -191,11 +201,14 @@ func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dty
 		}
 		n = c.Len()
 	}
-	k, err := shuffleKeys(cols, sp.Keys, sp.Valid)
-	if err != nil {
-		return nil, fmt.Errorf("shuffle %s: %w", sp.Run, err)
+	// The input's values and the pieces gathered from them are in memory until pushed.
+	var inBytes uint64
+	for _, c := range cols {
+		inBytes += uint64(len(c.Bytes()))
 	}
-	part, err := hashjoin.Partition(k, sp.N)
+	w.store.reserve(2 * inBytes)
+	defer w.store.unreserve(2 * inBytes)
+	part, err := shuffleParts(cols, sp)
 	if err != nil {
 		return nil, fmt.Errorf("shuffle %s: %w", sp.Run, err)
 	}
@@ -261,6 +274,10 @@ func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
 		}
 		total += pieces[i].Len()
 	}
+	// The pieces read and the partition joined from them are in memory until it is stored.
+	room := 2 * uint64(total*pieces[0].DType().Size())
+	w.store.reserve(room)
+	defer w.store.unreserve(room)
 	out := dtype.Make(pieces[0].DType(), total)
 	at := 0
 	for _, p := range pieces {
@@ -270,4 +287,27 @@ func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
 		w.store.drop(shardKey(sp.Run, sp.Part, i, sp.Col))
 	}
 	return []*plan.Output{{Shape: []int{total}, Data: out}}, nil
+}
+
+// shuffleParts returns each row's output partition: by hash of the keys, or by range of the
+// first key (sp.Range).
+func shuffleParts(cols []dtype.Slice, sp shuffleSpec) ([]int32, error) {
+	if r := sp.Range; r != nil {
+		if len(sp.Keys) == 0 || sp.Keys[0] < 0 || sp.Keys[0] >= len(cols) || len(r.Bounds)+1 != sp.N {
+			return nil, fmt.Errorf("a range shuffle on keys %v with %d bounds into %d partitions", sp.Keys, len(r.Bounds), sp.N)
+		}
+		var ok []bool
+		if len(sp.Valid) > 0 && sp.Valid[0] >= 0 {
+			if v := sp.Valid[0]; v >= len(cols) || cols[v].DType() != dtype.Bool || cols[v].Len() != cols[sp.Keys[0]].Len() {
+				return nil, fmt.Errorf("validity column %d of the range key", v)
+			}
+			ok = cols[sp.Valid[0]].Bools()
+		}
+		return rangeParts(cols[sp.Keys[0]], ok, r.Bounds, r.Desc, r.NullsFirst), nil
+	}
+	k, err := shuffleKeys(cols, sp.Keys, sp.Valid)
+	if err != nil {
+		return nil, err
+	}
+	return hashjoin.Partition(k, sp.N)
 }

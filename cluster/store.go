@@ -66,7 +66,10 @@ type store struct {
 	logf func(format string, args ...any)
 
 	onDev, inMem, spilled uint64
-	clock                 uint64
+	// held is the bytes of task buffers in flight (reserve) that count with inMem against
+	// hostLimit; peak the most that inMem and held came to at once.
+	held, peak uint64
+	clock      uint64
 	// moved records the tier each result entered since the last takeMoves, for the
 	// scheduler (the array repr says where persisted chunks are).
 	moved map[string]string
@@ -81,12 +84,42 @@ func newStore(devLimit, hostLimit uint64, dir string) *store {
 type storeStats struct {
 	Device, Host, Disk uint64 // bytes
 	Count              int
+	// Peak is the most host memory the results and the buffers in flight took at once.
+	Peak uint64
 }
 
 func (st *store) stats() storeStats {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return storeStats{Device: st.onDev, Host: st.inMem, Disk: st.spilled, Count: len(st.items)}
+	return storeStats{Device: st.onDev, Host: st.inMem, Disk: st.spilled, Count: len(st.items), Peak: st.peak}
+}
+
+// reserve counts n bytes of a task's buffers (a shuffle's pieces in flight) against the
+// host limit until unreserve: results spill to make room for them.
+func (st *store) reserve(n uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.held += n
+	st.notePeakLocked()
+	st.spillLocked()
+}
+
+func (st *store) unreserve(n uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.held -= min(n, st.held)
+}
+
+func (st *store) notePeakLocked() {
+	st.peak = max(st.peak, st.inMem+st.held)
+}
+
+// setHostLimit changes the host memory the store keeps results in, spilling beyond it.
+func (st *store) setHostLimit(n uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.hostLimit = n
+	st.spillLocked()
 }
 
 // takeMoves returns the tier each result entered since the last call (the latest move of each).
@@ -125,6 +158,7 @@ func (st *store) putBlob(k string, b *blob) {
 	st.items[k] = &stored{b: b, size: uint64(len(b.Data)), touched: st.tick()}
 	st.inMem += uint64(len(b.Data))
 	st.moved[k] = tierHost
+	st.notePeakLocked() // before the spill: the spilled results are in memory until then
 	st.spillLocked()
 }
 
@@ -346,7 +380,7 @@ func (st *store) spillLocked() {
 			}
 		}
 	}
-	if st.hostLimit == 0 || st.inMem <= st.hostLimit {
+	if st.hostLimit == 0 || st.inMem+st.held <= st.hostLimit {
 		return
 	}
 	if err := os.MkdirAll(st.dir, 0o700); err != nil {
@@ -354,7 +388,7 @@ func (st *store) spillLocked() {
 		return
 	}
 	for _, k := range st.lru(tierHost) {
-		if st.inMem <= st.hostLimit {
+		if st.inMem+st.held <= st.hostLimit {
 			break
 		}
 		s := st.items[k]

@@ -45,6 +45,9 @@ type frame struct {
 	// ShuffleSent and ShuffleReceived, on a done frame of a shuffle task, are the worker's
 	// shuffle byte counters, so they are current in WorkerInfo once the shuffle returns.
 	ShuffleSent, ShuffleReceived int64
+	// HeldPeak, on a done frame, is the worker's store peak (storeStats.Peak), current in
+	// WorkerInfo once the task's caller sees it done.
+	HeldPeak uint64
 	// Client protocol.
 	Submit    []clientTask
 	State     string
@@ -135,6 +138,9 @@ type workerStats struct {
 	// ShuffleSent and ShuffleReceived count the bytes of shuffle shards pushed to peers and
 	// stored from them since the worker started.
 	ShuffleSent, ShuffleReceived int64
+	// HeldPeak is the most host memory its store's results and the tasks' buffers in flight
+	// took at once (storeStats.Peak).
+	HeldPeak uint64
 }
 
 // blob is one encoded value: gob when its type is registered, JSON otherwise.

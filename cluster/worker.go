@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -110,9 +109,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, ev Evaluator) error {
 	if cfg.GPU != "" && gpuWarm != nil {
 		go gpuWarm()
 	}
-	if cfg.MemoryLimit > 0 && cfg.MemoryLimit < math.MaxInt64 && os.Getenv("GOMEMLIMIT") == "" {
-		setGoMemoryLimit(cfg.MemoryLimit)
-	}
+
 	var sec *workerTLS
 	if cfg.TLS.Enabled() {
 		sec = &workerTLS{}
@@ -232,6 +229,8 @@ func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evalua
 		logf(format, args...)
 	}
 	w.store = newWorkerStore(w.cfg, w.spillDir)
+	w.mem = &memTuner{limit: w.cfg.MemoryLimit}
+	w.mem.tune(w.store)
 	w.store.logf = func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		w.logs.printf("warning: %s", msg)
@@ -279,6 +278,7 @@ type workerTLS struct{ sched, serve, fetch *tls.Config }
 
 type worker struct {
 	cfg      WorkerConfig
+	mem      *memTuner  // fits the runtime's and the store's limits to the memory limit
 	sec      *workerTLS // nil: plaintext
 	ev       Evaluator
 	l        *link
@@ -482,6 +482,7 @@ func (w *worker) runTask(ctx context.Context, t *taskMsg) {
 	case kindShuffleTransfer, kindShuffleUnpack, kindShuffleDrop:
 		done.ShuffleSent, done.ShuffleReceived = w.shuf.sent.Load(), w.shuf.recv.Load()
 	}
+	done.HeldPeak = w.store.stats().Peak
 	_ = w.l.send(done)
 }
 
@@ -602,6 +603,12 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 	case kindGroupPartial, kindGroupCombine:
 		v, err := w.groupTask(ctx, t, resolve)
 		return v, "", err
+	case kindJoinPairs, kindJoinLen, kindJoinGather:
+		v, err := w.joinTask(ctx, t, resolve)
+		return v, "", err
+	case kindSortSample, kindSortPerm, kindDistinctRows:
+		v, err := w.sortTask(ctx, t, resolve)
+		return v, "", err
 	case "chunk":
 		chunkMu.RLock()
 		run := chunkRun
@@ -660,10 +667,11 @@ func (w *worker) reportStats(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
+		w.mem.tune(w.store)
 		ss := w.store.stats()
 		w.mu.Lock()
 		st := &workerStats{
-			RSS: rss(), Stored: ss.Host, Spilled: ss.Disk, Device: ss.Device, Moved: w.store.takeMoves(), Processing: len(w.running) + len(w.queue),
+			RSS: rss(), Stored: ss.Host, Spilled: ss.Disk, HeldPeak: ss.Peak, Device: ss.Device, Moved: w.store.takeMoves(), Processing: len(w.running) + len(w.queue),
 			InMemory: ss.Count, TasksDone: w.done, TasksErred: w.erred,
 			Goroutines: runtime.NumGoroutine(), UptimeMillis: time.Since(w.start).Milliseconds(), GPUUtil: -1,
 			ShuffleSent: w.shuf.sent.Load(), ShuffleReceived: w.shuf.recv.Load(),
@@ -683,13 +691,6 @@ func (w *worker) reportStats(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
-}
-
-// setGoMemoryLimit has the collector work harder as the process nears limit, instead of
-// letting garbage (decoded inputs, shuffle pieces already sent) double the heap past it. The
-// runtime's limit covers only its own memory, not the binary's resident code and data.
-func setGoMemoryLimit(limit uint64) {
-	debug.SetMemoryLimit(int64(limit))
 }
 
 // rss returns this process's resident memory in bytes.

@@ -172,6 +172,11 @@ func merge(left, right *Frame, o mergeOpts) *Frame {
 	nparts := max(left.nparts, right.nparts)
 	return &Frame{what: what, fields: fields, nparts: nparts, nrows: -1,
 		read: func(rc *runCtx, need map[string]bool) (*table, error) {
+			if t, ok, err := clusterMerge(rc, left, right, keys, how, o, plan, fields); err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			} else if ok {
+				return t, nil
+			}
 			ht, err := runMerge(rc, left, right, keys, how, o, plan)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)

@@ -14,10 +14,10 @@ type columnShuffler interface {
 }
 
 // clusterShuffle hash-partitions a frame's columns on its workers when opts name a cluster
-// that shuffles (On(c)) and the key columns are numeric, bool or datetime (strings and
-// categoricals are hashed by their bytes, which stay in this process): the columns are
-// persisted there first (those persisted already stay), then moved worker to worker. It
-// returns nil, nil when it does not apply. full reports that no partition came out empty.
+// that shuffles (On(c)): the columns are persisted there first (those persisted already
+// stay), then moved worker to worker. String and categorical keys are hashed by their bytes,
+// which are in this process (Path says so); the hashes join the columns moved. It returns
+// nil, nil when it does not apply. full reports that no partition came out empty.
 func (f *Frame) clusterShuffle(on []string, n int, opts []ComputeOption) (out *Frame, full bool, err error) {
 	tg, err := gpuarray.TargetOf(opts...)
 	if err != nil {
@@ -28,12 +28,8 @@ func (f *Frame) clusterShuffle(on []string, n int, opts []ComputeOption) (out *F
 		return nil, false, nil
 	}
 	for _, name := range on {
-		fd, err := f.field(name)
-		if err != nil {
+		if _, err := f.field(name); err != nil {
 			return nil, false, err
-		}
-		if fd.DType == String || fd.DType == Category {
-			return nil, false, nil
 		}
 	}
 	p := f.Persist(opts...)
@@ -67,12 +63,25 @@ func (f *Frame) clusterShuffle(on []string, n int, opts []ComputeOption) (out *F
 		}
 	}
 	rowsIdx := add(t.rows)
-	var keys, valid []int
+	rc := &runCtx{opts: opts, target: tg}
+	var keys, valid, extra []int
 	for _, name := range on {
 		for i, c := range t.cols {
-			if c.name == name {
-				keys, valid = append(keys, valIdx[i]), append(valid, validIdx[i])
+			if c.name != name {
+				continue
 			}
+			k := valIdx[i]
+			if c.dt == String || c.dt == Category {
+				// Strings hash by their bytes, which are in this process: the hashes go to
+				// the workers as a key column, as the host shuffle encodes them.
+				h, err := stringHashes(rc, t, c)
+				if err != nil {
+					return nil, false, err
+				}
+				k = add(h)
+				extra = append(extra, k)
+			}
+			keys, valid = append(keys, k), append(valid, validIdx[i])
 		}
 	}
 	ctx := tg.Context
@@ -83,6 +92,10 @@ func (f *Frame) clusterShuffle(on []string, n int, opts []ComputeOption) (out *F
 	if err != nil {
 		return nil, false, err
 	}
+	for _, k := range extra {
+		moved[k].Release()
+		arrs[k].Release()
+	}
 	res := &table{rows: moved[rowsIdx]}
 	for i, c := range t.cols {
 		d := *c
@@ -92,7 +105,28 @@ func (f *Frame) clusterShuffle(on []string, n int, opts []ComputeOption) (out *F
 		}
 		res.cols = append(res.cols, &d)
 	}
-	rc := &runCtx{opts: opts, target: tg,
-		notes: []string{fmt.Sprintf("shuffle: hash partitioning on the cluster's workers into %d partitions, moved worker to worker", n)}}
+	rc.mu.Lock()
+	rc.notes = append(rc.notes, fmt.Sprintf("shuffle: hash partitioning on the cluster's workers into %d partitions, moved worker to worker", n))
+	rc.mu.Unlock()
 	return rc.computed(f, res), len(parts) == n, nil
+}
+
+// stringHashes returns the FNV-1a hashes of a string or categorical column's rows (0 for a
+// null), as partitionKeys hashes them, persisted where t's columns are. The column's
+// positions or codes come to this process for it, which Path names.
+func stringHashes(rc *runCtx, t *table, c *column) (*gpuarray.Array, error) {
+	ht, err := rc.toHost(&table{cols: []*column{c}, rows: t.rows})
+	if err != nil {
+		return nil, err
+	}
+	h := ht.cols[0]
+	v := make([]int64, h.vals.Len())
+	for i := range v {
+		if h.isValid(i) {
+			v[i] = fnv(h.stringAt(i))
+		}
+	}
+	rc.host("shuffle: string key %q hashed on the host (its strings are in this process); rows moved worker to worker", c.name)
+	a := gpuarray.FromSliceInt64(v, gpuarray.ChunkSizes(partLens(t))).Persist(rc.opts...)
+	return a, a.Err()
 }

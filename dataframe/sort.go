@@ -196,7 +196,9 @@ func (f *Frame) checkCols(what string, names []string) error {
 
 // SortValues sorts the rows by the columns by, stably: Ascending sets the direction per key,
 // NullsFirst where nulls go. Categoricals sort by their dictionary's order, as pandas sorts
-// them by their categories. The result keeps the number of partitions, in sorted order.
+// them by their categories. The result keeps the number of partitions, in sorted order. On a
+// cluster (On(c)), keys that are not strings sort on the workers (cluster.Client.SortColumns):
+// range partitions by sampled quantiles, as many or fewer, of uneven lengths.
 func (f *Frame) SortValues(by []string, opts ...SortOption) *Frame {
 	if err := f.checkCols("SortValues", by); err != nil {
 		return errFrame(err)
@@ -206,7 +208,8 @@ func (f *Frame) SortValues(by []string, opts ...SortOption) *Frame {
 		fn(&o)
 	}
 	nparts := f.nparts
-	return f.hostStep(fmt.Sprintf("sort by %s", quoteList(by)), f.fields, func(rc *runCtx, ht *hostTable) (*hostTable, error) {
+	onCluster := func(rc *runCtx) (*table, bool, error) { return clusterSort(rc, f, by, o, nparts) }
+	return f.clusterOrHost(fmt.Sprintf("sort by %s", quoteList(by)), f.fields, onCluster, func(rc *runCtx, ht *hostTable) (*hostTable, error) {
 		keys, err := sortKeys(ht, by, o)
 		if err != nil {
 			return nil, err
@@ -274,7 +277,9 @@ func rowKeys(ht *hostTable, names []string) (hashjoin.Keys, error) {
 
 // DropDuplicates drops the rows whose values in subset (every column when empty) repeat an
 // earlier row's (keep "first"), a later row's ("last"), or any other row's ("none", pandas'
-// keep=False). Nulls equal nulls. The rows keep their order and partitions.
+// keep=False). Nulls equal nulls. The rows keep their order and partitions; on a cluster
+// (On(c)) the rows are hash-partitioned on subset worker to worker and each partition drops
+// its repeats there, the rows keeping their order within a partition.
 func (f *Frame) DropDuplicates(subset []string, keep string) *Frame {
 	if len(subset) == 0 {
 		subset = f.Columns()
@@ -288,7 +293,9 @@ func (f *Frame) DropDuplicates(subset []string, keep string) *Frame {
 	if keep != "first" && keep != "last" && keep != "none" {
 		return errFrame(fmt.Errorf("DropDuplicates: keep %q (want first, last or none)", keep))
 	}
-	return f.hostStep(fmt.Sprintf("drop duplicates of %s", quoteList(subset)), f.fields, func(rc *runCtx, ht *hostTable) (*hostTable, error) {
+	nparts := f.nparts
+	onCluster := func(rc *runCtx) (*table, bool, error) { return clusterDistinct(rc, f, subset, keep, nparts) }
+	return f.clusterOrHost(fmt.Sprintf("drop duplicates of %s", quoteList(subset)), f.fields, onCluster, func(rc *runCtx, ht *hostTable) (*hostTable, error) {
 		k, err := rowKeys(ht, subset)
 		if err != nil {
 			return nil, err
@@ -429,7 +436,8 @@ func (f *Frame) Shuffle(on []string, n int, opts ...ComputeOption) (*Frame, erro
 // SetIndex sorts the frame on column name and makes it the index, as dask's set_index: it
 // samples the column for quantiles that become the divisions of n partitions (the frame's
 // count when n < 1), range-partitions the rows by them and sorts each partition (stable,
-// nulls last). The index stays a column too. Loc selects ranges of it, and Join joins on it.
+// nulls last). On a cluster (On(c)) and a key that is not a string, all of it runs on the
+// workers, the rows moving worker to worker. The index stays a column too. Loc selects ranges of it, and Join joins on it.
 func (f *Frame) SetIndex(name string, n int, opts ...ComputeOption) (*Frame, error) {
 	if err := f.checkCols("SetIndex", []string{name}); err != nil {
 		return nil, err
@@ -438,7 +446,13 @@ func (f *Frame) SetIndex(name string, n int, opts ...ComputeOption) (*Frame, err
 		n = f.nparts
 	}
 	var divisions []any
-	g := f.hostStep(fmt.Sprintf("set index %q", name), f.fields, func(rc *runCtx, ht *hostTable) (*hostTable, error) {
+	sorted := false
+	onCluster := func(rc *runCtx) (*table, bool, error) {
+		t, ok, err := clusterSort(rc, f, []string{name}, sortOpts{}, n)
+		sorted = ok
+		return t, ok, err
+	}
+	g := f.clusterOrHost(fmt.Sprintf("set index %q", name), f.fields, onCluster, func(rc *runCtx, ht *hostTable) (*hostTable, error) {
 		h, err := ht.col(name)
 		if err != nil {
 			return nil, err
@@ -501,6 +515,11 @@ func (f *Frame) SetIndex(name string, n int, opts ...ComputeOption) (*Frame, err
 	c, err := g.Compute(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("SetIndex: %w", err)
+	}
+	if sorted {
+		if divisions, err = clusterDivisions(c, name, opts); err != nil {
+			return nil, fmt.Errorf("SetIndex: divisions: %w", err)
+		}
 	}
 	c.layout = &layout{index: name, divisions: divisions}
 	return c, nil

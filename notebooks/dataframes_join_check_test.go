@@ -25,6 +25,14 @@ func init() {
 			"loc 100..104: [100 101 102 103 104] from 1 partition",
 			"join on the index: [k v sq] [10000 10201 10404 0 0] [true true true false false]",
 			"merge of shuffled frames: 1000 rows;", "(3 partitions), no shuffle",
-			"repartitioned into 8")
+			"repartitioned into 8",
+			// The same frames on three workers: 1000 left rows, keys 0..999 against 0, 3, ..., 1197.
+			"cluster left merge: 1000 rows, 334 matched, equal to the local one: true",
+			"hash join on the cluster's workers", "into 4 partitions, moved worker to worker",
+			"inner, small right side: 334 rows;", "right side (400 rows) broadcast to 4 left partitions",
+			"cluster sort, first: [999 998 997 996 995]", "sorted on the cluster's workers",
+			"cluster set_index: 4 partitions, divisions from 0 to 999",
+			// 334 matched w values, all distinct, and one null.
+			"distinct w of the merge on the workers: 335")
 	}
 }

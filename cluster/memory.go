@@ -1,0 +1,64 @@
+package cluster
+
+import (
+	"math"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
+
+// memTuner fits a worker's memory to its limit: the limit covers the whole process, but the
+// Go runtime's own limit (debug.SetMemoryLimit) covers only the memory the runtime manages,
+// not the binary's resident code and data nor C libraries' memory. The tuner measures that
+// resident rest (its largest value so far), gives the runtime the limit net of it, and the
+// store its share of the net (storeShare), the rest being room for the tasks' buffers and
+// the collector's garbage.
+type memTuner struct {
+	mu    sync.Mutex
+	limit uint64
+	rest  uint64
+}
+
+// storeShare is the part of a worker's memory, net of its resident code, that its store
+// keeps results in before spilling them.
+const storeShare = 0.5
+
+// headroom: 1/headroom of the limit is left out of the runtime's.
+const headroom = 16
+
+// goResident returns the memory the Go runtime has mapped and not given back to the system.
+func goResident() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64() - s[1].Value.Uint64()
+}
+
+// tune measures the process's memory outside the runtime and sets the runtime's limit and
+// the store's; it does nothing without a limit or when GOMEMLIMIT chose the runtime's.
+func (m *memTuner) tune(st *store) {
+	if m == nil || m.limit == 0 || m.limit >= math.MaxInt64 || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	r, g := rss(), goResident()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rest := m.rest
+	if r > g {
+		rest = max(rest, r-g)
+	}
+	rest = min(rest, m.limit/2) // a measure gone wrong leaves half the limit to the runtime
+	if rest == m.rest && m.rest != 0 {
+		return
+	}
+	m.rest = rest
+	// The headroom covers the rest's growth between two measures (code paths run later).
+	net := m.limit - rest - m.limit/headroom
+	debug.SetMemoryLimit(int64(net))
+	if st != nil {
+		st.setHostLimit(uint64(float64(net) * storeShare))
+	}
+}
