@@ -367,11 +367,7 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 		for i, v := range in.vals {
 			vals[i] = v.Slice(lo, hi)
 		}
-		p, err := hashagg.NewPartial(all, vals, space)
-		if err == nil {
-			err = p.Fold(ids, nil, vals)
-		}
-		parts[u], errs[u] = p, err
+		parts[u], errs[u] = hashagg.FoldNew(all, vals, space, ids)
 	})
 	for u, err := range errs {
 		if err != nil {

@@ -142,7 +142,7 @@ func (v Values) pos(i int) int64 {
 type State struct {
 	Spec  Spec
 	IsInt bool
-	Cnt   []int64   // count of valid values (Size: rows)
+	Cnt   []int64   // count of valid values (Size: rows; Sum: nil, no count kept)
 	SumI  []int64   // Sum of integers; Min, Max, First, Last of integers
 	SumF  []float64 // Sum of floats; Min, Max, First, Last of floats
 	Mean  []float64 // Mean, Var, Std: running mean
@@ -168,7 +168,6 @@ func newState(s Spec, isInt bool, n int) State {
 	st := State{Spec: s, IsInt: isInt}
 	switch s.Op {
 	case Sum:
-		st.Cnt = make([]int64, n)
 		if isInt {
 			st.SumI = make([]int64, n)
 		} else {
@@ -256,37 +255,53 @@ func NewPartial(specs []Spec, vals []Values, n int) (*Partial, error) {
 // (none when -1). vals are read in their own types (int32, int64, float64), never widened.
 func (p *Partial) Fold(ids, rows []int32, vals []Values) error {
 	for si := range p.States {
-		st := &p.States[si]
-		s := st.Spec
-		if s.Op == Size {
-			foldSize(st.Cnt, ids)
-			continue
-		}
-		v := vals[s.Col]
-		if rows == nil && v.len() != len(ids) {
-			return fmt.Errorf("hashagg: value column %d has %d rows, keys %d", s.Col, v.len(), len(ids))
-		}
-		if st.IsInt != v.IsInt() {
-			return fmt.Errorf("hashagg: value column %d changed type", s.Col)
-		}
-		if s.Op == Corr {
-			w := vals[s.Col2]
-			if rows == nil && w.len() != len(ids) {
-				return fmt.Errorf("hashagg: value column %d has %d rows, keys %d", s.Col2, w.len(), len(ids))
-			}
-			foldCorr(st, ids, rows, v, w)
-			continue
-		}
-		switch {
-		case v.Float != nil:
-			foldT(st, ids, rows, v.Float, v)
-		case v.Int32 != nil:
-			foldT(st, ids, rows, v.Int32, v)
-		default:
-			foldT(st, ids, rows, v.Int, v)
+		if err := foldState(&p.States[si], ids, rows, vals); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// foldState folds rows of vals into st, as Fold.
+func foldState(st *State, ids, rows []int32, vals []Values) error {
+	s := st.Spec
+	if s.Op == Size {
+		foldSize(st.Cnt, ids)
+		return nil
+	}
+	v, err := foldColumn(st, s.Col, ids, rows, vals)
+	if err != nil {
+		return err
+	}
+	if s.Op == Corr {
+		w := vals[s.Col2]
+		if rows == nil && w.len() != len(ids) {
+			return fmt.Errorf("hashagg: value column %d has %d rows, keys %d", s.Col2, w.len(), len(ids))
+		}
+		foldCorr(st, ids, rows, v, w)
+		return nil
+	}
+	switch {
+	case v.Float != nil:
+		foldT(st, ids, rows, v.Float, v)
+	case v.Int32 != nil:
+		foldT(st, ids, rows, v.Int32, v)
+	default:
+		foldT(st, ids, rows, v.Int, v)
+	}
+	return nil
+}
+
+// foldColumn returns value column col of vals after checking that st can fold it.
+func foldColumn(st *State, col int, ids, rows []int32, vals []Values) (Values, error) {
+	v := vals[col]
+	if rows == nil && v.len() != len(ids) {
+		return v, fmt.Errorf("hashagg: value column %d has %d rows, keys %d", col, v.len(), len(ids))
+	}
+	if st.IsInt != v.IsInt() {
+		return v, fmt.Errorf("hashagg: value column %d changed type", col)
+	}
+	return v, nil
 }
 
 // Combine merges partials of the same specs (re-grouping on their keys) into one.
@@ -349,15 +364,19 @@ func merge(dst, src *State, m []int32) error {
 		}
 		return nil
 	}
-	for r, g := range m {
-		c := src.Cnt[r]
-		switch op {
-		case Sum:
+	if op == Sum { // no count
+		for r, g := range m {
 			if dst.IsInt {
 				dst.SumI[g] += src.SumI[r]
 			} else {
 				dst.SumF[g] += src.SumF[r]
 			}
+		}
+		return nil
+	}
+	for r, g := range m {
+		c := src.Cnt[r]
+		switch op {
 		case Mean:
 			dst.SumF[g] += src.SumF[r]
 		case Min, Max:
