@@ -540,16 +540,51 @@ func (p *Partial) Add(q *Partial) error {
 	if p.N != q.N || len(p.States) != len(q.States) {
 		return fmt.Errorf("hashagg.Add: %d groups and %d states into %d and %d", q.N, len(q.States), p.N, len(p.States))
 	}
-	m := make([]int32, q.N)
-	for g := range m {
-		m[g] = int32(g)
-	}
+	var m []int32 // the identity, for the states addSame does not take
 	for si := range p.States {
-		if err := merge(&p.States[si], &q.States[si], m); err != nil {
+		dst, src := &p.States[si], &q.States[si]
+		if dst.Spec == src.Spec && dst.IsInt == src.IsInt && addSame(dst, src) {
+			continue
+		}
+		if m == nil {
+			m = make([]int32, q.N)
+			for g := range m {
+				m[g] = int32(g)
+			}
+		}
+		if err := merge(dst, src, m); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// addSame merges src into dst group by group as merge does with the identity map, one loop
+// per field, and reports whether it could (Sum, Count, Size, Mean).
+func addSame(dst, src *State) bool {
+	switch dst.Spec.Op {
+	case Sum:
+		if dst.IsInt {
+			addInto(dst.SumI, src.SumI)
+		} else {
+			addInto(dst.SumF, src.SumF)
+		}
+	case Count, Size:
+		addInto(dst.Cnt, src.Cnt)
+	case Mean:
+		addInto(dst.SumF, src.SumF)
+		addInto(dst.Cnt, src.Cnt)
+	default:
+		return false
+	}
+	return true
+}
+
+func addInto[T int64 | float64](dst, src []T) {
+	src = src[:len(dst)]
+	for g, x := range src {
+		dst[g] += x
+	}
 }
 
 // Select returns the partial of p's groups gs, in that order, with keys (one slice per key
