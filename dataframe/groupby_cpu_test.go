@@ -12,7 +12,7 @@ import (
 // float sums and of merges.
 func TestGroupByCPUIndependentOfThreads(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	n := 60_000
+	n := 150_000 // enough pairs that medians bucket them in parallel chunks
 	k1, k2 := make([]int32, n), make([]int32, n)
 	v1 := make([]int32, n)
 	v3 := make([]float64, n)
@@ -26,6 +26,7 @@ func TestGroupByCPUIndependentOfThreads(t *testing.T) {
 			x.GroupBy("k1").Agg(Sum("v1"), Sum("v3"), Mean("v3"), Max("v1"), Min("v1"), Size()),
 			x.GroupBy("k1", "k2").Agg(Sum("v3"), Mean("v1"), Std("v3"), Count("v3")),
 			x.GroupBy("k2").Agg(Sum("v3"), Median("v3"), Mean("v1")),
+			x.GroupBy("k1").Agg(Median("v3"), NUnique("v1"), Quantile("v1", 0.3)),
 		}
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))

@@ -3,6 +3,7 @@ package hashagg
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 )
 
@@ -763,34 +764,14 @@ func finalize(s *State, n int) Result {
 		}
 		return Result{IsInt: s.IsInt, Int: s.SumI, Float: s.SumF, Valid: valid, PerGroup: k}
 	}
-	// Holistic: bucket the pairs by group, sort each group's values.
-	start := make([]int, n+1)
-	for _, g := range s.G {
-		start[g+1]++
-	}
-	for g := 0; g < n; g++ {
-		start[g+1] += start[g]
-	}
-	at := slices.Clone(start[:n])
-	var vi []int64
-	var vf []float64
-	if s.IsInt {
-		vi = make([]int64, len(s.G))
-	} else {
-		vf = make([]float64, len(s.G))
-	}
-	for i, g := range s.G {
-		if s.IsInt {
-			vi[at[g]] = s.VI[i]
-		} else {
-			vf[at[g]] = s.VF[i]
-		}
-		at[g]++
-	}
+	// Holistic: bucket the pairs by group (in pair order within a group), then sort or select
+	// each group's values, groups spread over the cores.
+	start, vi, vf := bucketPairs(s, n)
+	workers := runtime.GOMAXPROCS(0)
 	cnt := make([]int64, n)
 	if s.Spec.Op == NUnique {
 		u := make([]int64, n)
-		for g := 0; g < n; g++ {
+		forGroups(n, workers, func(g int) {
 			lo, hi := start[g], start[g+1]
 			cnt[g] = int64(hi - lo)
 			if s.IsInt {
@@ -802,7 +783,7 @@ func finalize(s *State, n int) Result {
 				slices.Sort(x)
 				u[g] = int64(len(slices.Compact(x)))
 			}
-		}
+		})
 		return Result{IsInt: true, Int: u}
 	}
 	q := s.Spec.Q
@@ -810,12 +791,12 @@ func finalize(s *State, n int) Result {
 		q = 0.5
 	}
 	f := make([]float64, n)
-	for g := 0; g < n; g++ {
+	forGroups(n, workers, func(g int) {
 		lo, hi := start[g], start[g+1]
 		cnt[g] = int64(hi - lo)
 		if hi == lo {
 			f[g] = math.NaN()
-			continue
+			return
 		}
 		var x []float64
 		if s.IsInt {
@@ -827,8 +808,69 @@ func finalize(s *State, n int) Result {
 			x = vf[lo:hi]
 		}
 		f[g] = quantileSelect(x, q) // x is this call's copy: reordering it is fine
-	}
+	})
 	return Result{Float: f, Valid: validWhere(cnt, 1)}
+}
+
+// forGroups runs f(0..n-1) on at most workers goroutines, in ranges of groups.
+func forGroups(n, workers int, f func(g int)) {
+	per := max(1, (n+4*workers-1)/(4*workers))
+	parallel((n+per-1)/per, workers, func(r int) {
+		for g := r * per; g < min(n, (r+1)*per); g++ {
+			f(g)
+		}
+	})
+}
+
+// bucketPairs returns s's pair values grouped by group: group g's are vi or vf[start[g]:
+// start[g+1]], in pair order. With few groups against the pairs, chunks of pairs count and
+// place theirs in parallel.
+func bucketPairs(s *State, n int) (start []int, vi []int64, vf []float64) {
+	start = make([]int, n+1)
+	if s.IsInt {
+		vi = make([]int64, len(s.G))
+	} else {
+		vf = make([]float64, len(s.G))
+	}
+	chunks := min(runtime.GOMAXPROCS(0), len(s.G)/(1<<16))
+	if chunks < 2 || n > len(s.G)/(4*chunks) {
+		chunks = 1
+	}
+	per := (len(s.G) + chunks - 1) / max(chunks, 1)
+	at := make([][]int, chunks) // chunk c's next slot of each group
+	parallel(chunks, chunks, func(c int) {
+		h := make([]int, n)
+		for _, g := range s.G[c*per : min(len(s.G), (c+1)*per)] {
+			h[g]++
+		}
+		at[c] = h
+	})
+	next := 0
+	for g := 0; g < n; g++ {
+		start[g] = next
+		for c := range at {
+			k := at[c][g]
+			at[c][g] = next
+			next += k
+		}
+	}
+	start[n] = next
+	parallel(chunks, chunks, func(c int) {
+		lo, hi := c*per, min(len(s.G), (c+1)*per)
+		a := at[c]
+		if s.IsInt {
+			for i, g := range s.G[lo:hi] {
+				vi[a[g]] = s.VI[lo+i]
+				a[g]++
+			}
+			return
+		}
+		for i, g := range s.G[lo:hi] {
+			vf[a[g]] = s.VF[lo+i]
+			a[g]++
+		}
+	})
+	return start, vi, vf
 }
 
 // Interpolate returns the q-quantile of sorted x by linear interpolation (NumPy's and pandas'
