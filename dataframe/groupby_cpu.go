@@ -269,18 +269,29 @@ func (in *groupInput) strides() []int64 {
 	return s
 }
 
-// decode returns each key's values of the groups' codes.
+// decode returns each key's values of the groups' codes: the keys peeled off each code from
+// the fastest-varying one (one division each), chunks of codes in parallel.
 func (in *groupInput) decode(codes []uint64) [][]int64 {
-	strides := in.strides()
 	out := make([][]int64, len(in.keys))
-	for k, key := range in.keys {
-		v := make([]int64, len(codes))
-		st, card := uint64(strides[k]), uint64(key.card)
-		for g, c := range codes {
-			v[g] = key.min + int64(c/st%card)
-		}
-		out[k] = v
+	for k := range out {
+		out[k] = make([]int64, len(codes))
 	}
+	if len(in.keys) == 0 {
+		return out
+	}
+	const chunk = 1 << 16
+	parallelDo((len(codes)+chunk-1)/chunk, runtime.GOMAXPROCS(0), func(i int) {
+		lo, hi := i*chunk, min(len(codes), (i+1)*chunk)
+		for g, c := range codes[lo:hi] {
+			for k := len(in.keys) - 1; k > 0; k-- {
+				card := uint64(in.keys[k].card)
+				q := c / card
+				out[k][lo+g] = in.keys[k].min + int64(c-q*card)
+				c = q
+			}
+			out[0][lo+g] = in.keys[0].min + int64(c) // the slowest key: c < its card
+		}
+	})
 	return out
 }
 
