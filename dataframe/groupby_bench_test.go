@@ -3,7 +3,9 @@ package dataframe_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/dataframe"
@@ -111,5 +113,52 @@ func BenchmarkGroupByManyGroups(b *testing.B) {
 			})
 		}
 		reset()
+	}
+}
+
+var bench1e7Once = sync.OnceValue(func() *dataframe.Frame { return groupbyFrame(10_000_000, 100, 8) })
+
+// BenchmarkGroupBy1e7 runs db-benchmark's q5, q6, q7 and q10 over G1_1e7_1e2 (8 partitions),
+// only when GPUNOTES_BENCH_1E7 is set (the table takes 10-60 s and 2 GB to build). cpu-ms/op
+// is the process's CPU time per operation, steadier than wall time on a shared machine.
+func BenchmarkGroupBy1e7(b *testing.B) {
+	if os.Getenv("GPUNOTES_BENCH_1E7") == "" {
+		b.Skip("set GPUNOTES_BENCH_1E7=1 to run")
+	}
+	x := bench1e7Once()
+	if err := x.Err(); err != nil {
+		b.Fatal(err)
+	}
+	qs := []struct {
+		name string
+		f    func() *dataframe.Frame
+	}{
+		{"q5", func() *dataframe.Frame {
+			return x.GroupBy("id6").Agg(dataframe.Sum("v1"), dataframe.Sum("v2"), dataframe.Sum("v3"))
+		}},
+		{"q6", func() *dataframe.Frame {
+			return x.GroupBy("id4", "id5").Agg(dataframe.Median("v3").As("median_v3"), dataframe.Std("v3").As("sd_v3"))
+		}},
+		{"q7", func() *dataframe.Frame {
+			return x.GroupBy("id3").Agg(dataframe.Max("v1"), dataframe.Min("v2")).
+				Assign("range_v1_v2", dataframe.Col("v1").Sub(dataframe.Col("v2"))).Select("id3", "range_v1_v2")
+		}},
+		{"q10", func() *dataframe.Frame {
+			return x.GroupBy("id1", "id2", "id3", "id4", "id5", "id6").Agg(dataframe.Sum("v3"), dataframe.Size().As("count"))
+		}},
+	}
+	for _, q := range qs {
+		b.Run(q.name, func(b *testing.B) {
+			var r0, r1 syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+			for i := 0; i < b.N; i++ {
+				if _, err := q.f().Compute(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+			cpu := r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano()
+			b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+		})
 	}
 }

@@ -57,6 +57,7 @@ type groupInput struct {
 func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos bool) (*groupInput, error) {
 	in := &groupInput{}
 	var arrs []*gpuarray.Array
+	var isMask []bool // arrs[i] is a validity mask
 	// add finds each named column and queues its array (strings as their key codes) and mask.
 	add := func(names []string, cols *[]*column) error {
 		for _, name := range names {
@@ -72,8 +73,10 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 			}
 			*cols = append(*cols, c)
 			arrs = append(arrs, a)
+			isMask = append(isMask, false)
 			if c.valid != nil {
 				arrs = append(arrs, c.valid)
+				isMask = append(isMask, true)
 			}
 		}
 		return nil
@@ -103,16 +106,32 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 			l -= u
 		}
 	}
+	// The host copies of the columns, in parallel (each is a copy of the column's memory).
+	type hostCol struct {
+		s     dtype.Slice
+		valid []bool
+		err   error
+	}
+	host := make([]hostCol, len(isMask))
+	parallelDo(len(host), runtime.GOMAXPROCS(0), func(i int) {
+		h := &host[i]
+		if isMask[i] {
+			h.valid, h.err = out[i].ToSliceBool()
+		} else {
+			h.s, h.err = out[i].Values()
+		}
+	})
 	at := 0
-	next := func() (dtype.Slice, error) { a := out[at]; at++; return a.Values() }
+	next := func() (dtype.Slice, error) { h := host[at]; at++; return h.s, h.err }
 	nextValid := func(c *column) ([]bool, error) {
 		if c.valid == nil {
 			return nil, nil
 		}
-		a := out[at]
+		h := host[at]
 		at++
-		return a.ToSliceBool()
+		return h.valid, h.err
 	}
+	starts := in.unitStarts()
 	for _, c := range in.keyCols {
 		s, err := next()
 		if err != nil {
@@ -130,7 +149,7 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 		if k.valid, err = nextValid(c); err != nil {
 			return nil, fmt.Errorf("key %q: %w", c.name, err)
 		}
-		k.min, k.card = keyRange(&k, in.n)
+		k.min, k.card = keyRange(&k, starts)
 		in.keys = append(in.keys, k)
 	}
 	for _, c := range in.valCols {
@@ -175,27 +194,16 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 }
 
 // keyRange returns the smallest valid value of k and the width of its range (0: none valid;
-// MaxInt64 when the range does not fit).
-func keyRange(k *keyData, n int) (int64, int64) {
+// MaxInt64 when the range does not fit), the rows of each unit (starts) scanned in parallel.
+func keyRange(k *keyData, starts []int) (int64, int64) {
+	nu := len(starts) - 1
+	los, his := make([]int64, max(nu, 0)), make([]int64, max(nu, 0))
+	parallelDo(nu, runtime.GOMAXPROCS(0), func(u int) {
+		los[u], his[u] = rangeOf(k, starts[u], starts[u+1])
+	})
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	switch {
-	case k.i32 != nil && k.valid == nil:
-		l, h := int32(math.MaxInt32), int32(math.MinInt32)
-		for _, x := range k.i32[:n] {
-			l, h = min(l, x), max(h, x)
-		}
-		lo, hi = int64(l), int64(h)
-	case k.i64 != nil && k.valid == nil:
-		for _, x := range k.i64[:n] {
-			lo, hi = min(lo, x), max(hi, x)
-		}
-	default:
-		for i := 0; i < n; i++ {
-			if k.valid == nil || k.valid[i] {
-				x := k.at(i)
-				lo, hi = min(lo, x), max(hi, x)
-			}
-		}
+	for u := range los {
+		lo, hi = min(lo, los[u]), max(hi, his[u])
 	}
 	if lo > hi {
 		return 0, 0
@@ -205,6 +213,35 @@ func keyRange(k *keyData, n int) (int64, int64) {
 		return lo, math.MaxInt64
 	}
 	return lo, int64(w)
+}
+
+// rangeOf returns the smallest and largest valid values of rows [from, to) of k (MaxInt64,
+// MinInt64 when none is valid).
+func rangeOf(k *keyData, from, to int) (int64, int64) {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	switch {
+	case k.i32 != nil && k.valid == nil:
+		if from == to {
+			return lo, hi
+		}
+		l, h := int32(math.MaxInt32), int32(math.MinInt32)
+		for _, x := range k.i32[from:to] {
+			l, h = min(l, x), max(h, x)
+		}
+		return int64(l), int64(h)
+	case k.i64 != nil && k.valid == nil:
+		for _, x := range k.i64[from:to] {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+	default:
+		for i := from; i < to; i++ {
+			if k.valid == nil || k.valid[i] {
+				x := k.at(i)
+				lo, hi = min(lo, x), max(hi, x)
+			}
+		}
+	}
+	return lo, hi
 }
 
 // codeSpace returns the product of the keys' ranges, and false when it passes 2^62.
@@ -232,18 +269,29 @@ func (in *groupInput) strides() []int64 {
 	return s
 }
 
-// decode returns each key's values of the groups' codes.
+// decode returns each key's values of the groups' codes: the keys peeled off each code from
+// the fastest-varying one (one division each), chunks of codes in parallel.
 func (in *groupInput) decode(codes []uint64) [][]int64 {
-	strides := in.strides()
 	out := make([][]int64, len(in.keys))
-	for k, key := range in.keys {
-		v := make([]int64, len(codes))
-		st, card := uint64(strides[k]), uint64(key.card)
-		for g, c := range codes {
-			v[g] = key.min + int64(c/st%card)
-		}
-		out[k] = v
+	for k := range out {
+		out[k] = make([]int64, len(codes))
 	}
+	if len(in.keys) == 0 {
+		return out
+	}
+	const chunk = 1 << 16
+	parallelDo((len(codes)+chunk-1)/chunk, runtime.GOMAXPROCS(0), func(i int) {
+		lo, hi := i*chunk, min(len(codes), (i+1)*chunk)
+		for g, c := range codes[lo:hi] {
+			for k := len(in.keys) - 1; k > 0; k-- {
+				card := uint64(in.keys[k].card)
+				q := c / card
+				out[k][lo+g] = in.keys[k].min + int64(c-q*card)
+				c = q
+			}
+			out[0][lo+g] = in.keys[0].min + int64(c) // the slowest key: c < its card
+		}
+	})
 	return out
 }
 
@@ -261,6 +309,14 @@ func cpuPartial(rc *runCtx, in *groupInput, specs []hashagg.Spec) (*hashagg.Part
 				p.Keys[i] = []int64{}
 			}
 			return p, nil
+		}
+	}
+	if len(in.keys) == 1 {
+		if k := &in.keys[0]; k.i32 != nil && k.valid == nil && k.min > 0 && k.min <= k.card {
+			// One int32 key from near 0 (as 1..K): its values are its codes (a space at most
+			// twice as wide: int32 values), and no pass computes codes.
+			k.card += k.min
+			k.min = 0
 		}
 	}
 	space, packs := in.codeSpace()
@@ -367,11 +423,7 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 		for i, v := range in.vals {
 			vals[i] = v.Slice(lo, hi)
 		}
-		p, err := hashagg.NewPartial(all, vals, space)
-		if err == nil {
-			err = p.Fold(ids, nil, vals)
-		}
-		parts[u], errs[u] = p, err
+		parts[u], errs[u] = hashagg.FoldNew(all, vals, space, ids)
 	})
 	for u, err := range errs {
 		if err != nil {

@@ -3,6 +3,7 @@ package hashagg
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 )
 
@@ -142,7 +143,7 @@ func (v Values) pos(i int) int64 {
 type State struct {
 	Spec  Spec
 	IsInt bool
-	Cnt   []int64   // count of valid values (Size: rows)
+	Cnt   []int64   // count of valid values (Size: rows; Sum: nil, no count kept)
 	SumI  []int64   // Sum of integers; Min, Max, First, Last of integers
 	SumF  []float64 // Sum of floats; Min, Max, First, Last of floats
 	Mean  []float64 // Mean, Var, Std: running mean
@@ -168,7 +169,6 @@ func newState(s Spec, isInt bool, n int) State {
 	st := State{Spec: s, IsInt: isInt}
 	switch s.Op {
 	case Sum:
-		st.Cnt = make([]int64, n)
 		if isInt {
 			st.SumI = make([]int64, n)
 		} else {
@@ -256,37 +256,53 @@ func NewPartial(specs []Spec, vals []Values, n int) (*Partial, error) {
 // (none when -1). vals are read in their own types (int32, int64, float64), never widened.
 func (p *Partial) Fold(ids, rows []int32, vals []Values) error {
 	for si := range p.States {
-		st := &p.States[si]
-		s := st.Spec
-		if s.Op == Size {
-			foldSize(st.Cnt, ids)
-			continue
-		}
-		v := vals[s.Col]
-		if rows == nil && v.len() != len(ids) {
-			return fmt.Errorf("hashagg: value column %d has %d rows, keys %d", s.Col, v.len(), len(ids))
-		}
-		if st.IsInt != v.IsInt() {
-			return fmt.Errorf("hashagg: value column %d changed type", s.Col)
-		}
-		if s.Op == Corr {
-			w := vals[s.Col2]
-			if rows == nil && w.len() != len(ids) {
-				return fmt.Errorf("hashagg: value column %d has %d rows, keys %d", s.Col2, w.len(), len(ids))
-			}
-			foldCorr(st, ids, rows, v, w)
-			continue
-		}
-		switch {
-		case v.Float != nil:
-			foldT(st, ids, rows, v.Float, v)
-		case v.Int32 != nil:
-			foldT(st, ids, rows, v.Int32, v)
-		default:
-			foldT(st, ids, rows, v.Int, v)
+		if err := foldState(&p.States[si], ids, rows, vals); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// foldState folds rows of vals into st, as Fold.
+func foldState(st *State, ids, rows []int32, vals []Values) error {
+	s := st.Spec
+	if s.Op == Size {
+		foldSize(st.Cnt, ids)
+		return nil
+	}
+	v, err := foldColumn(st, s.Col, ids, rows, vals)
+	if err != nil {
+		return err
+	}
+	if s.Op == Corr {
+		w := vals[s.Col2]
+		if rows == nil && w.len() != len(ids) {
+			return fmt.Errorf("hashagg: value column %d has %d rows, keys %d", s.Col2, w.len(), len(ids))
+		}
+		foldCorr(st, ids, rows, v, w)
+		return nil
+	}
+	switch {
+	case v.Float != nil:
+		foldT(st, ids, rows, v.Float, v)
+	case v.Int32 != nil:
+		foldT(st, ids, rows, v.Int32, v)
+	default:
+		foldT(st, ids, rows, v.Int, v)
+	}
+	return nil
+}
+
+// foldColumn returns value column col of vals after checking that st can fold it.
+func foldColumn(st *State, col int, ids, rows []int32, vals []Values) (Values, error) {
+	v := vals[col]
+	if rows == nil && v.len() != len(ids) {
+		return v, fmt.Errorf("hashagg: value column %d has %d rows, keys %d", col, v.len(), len(ids))
+	}
+	if st.IsInt != v.IsInt() {
+		return v, fmt.Errorf("hashagg: value column %d changed type", col)
+	}
+	return v, nil
 }
 
 // Combine merges partials of the same specs (re-grouping on their keys) into one.
@@ -349,15 +365,19 @@ func merge(dst, src *State, m []int32) error {
 		}
 		return nil
 	}
-	for r, g := range m {
-		c := src.Cnt[r]
-		switch op {
-		case Sum:
+	if op == Sum { // no count
+		for r, g := range m {
 			if dst.IsInt {
 				dst.SumI[g] += src.SumI[r]
 			} else {
 				dst.SumF[g] += src.SumF[r]
 			}
+		}
+		return nil
+	}
+	for r, g := range m {
+		c := src.Cnt[r]
+		switch op {
 		case Mean:
 			dst.SumF[g] += src.SumF[r]
 		case Min, Max:
@@ -521,16 +541,51 @@ func (p *Partial) Add(q *Partial) error {
 	if p.N != q.N || len(p.States) != len(q.States) {
 		return fmt.Errorf("hashagg.Add: %d groups and %d states into %d and %d", q.N, len(q.States), p.N, len(p.States))
 	}
-	m := make([]int32, q.N)
-	for g := range m {
-		m[g] = int32(g)
-	}
+	var m []int32 // the identity, for the states addSame does not take
 	for si := range p.States {
-		if err := merge(&p.States[si], &q.States[si], m); err != nil {
+		dst, src := &p.States[si], &q.States[si]
+		if dst.Spec == src.Spec && dst.IsInt == src.IsInt && addSame(dst, src) {
+			continue
+		}
+		if m == nil {
+			m = make([]int32, q.N)
+			for g := range m {
+				m[g] = int32(g)
+			}
+		}
+		if err := merge(dst, src, m); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// addSame merges src into dst group by group as merge does with the identity map, one loop
+// per field, and reports whether it could (Sum, Count, Size, Mean).
+func addSame(dst, src *State) bool {
+	switch dst.Spec.Op {
+	case Sum:
+		if dst.IsInt {
+			addInto(dst.SumI, src.SumI)
+		} else {
+			addInto(dst.SumF, src.SumF)
+		}
+	case Count, Size:
+		addInto(dst.Cnt, src.Cnt)
+	case Mean:
+		addInto(dst.SumF, src.SumF)
+		addInto(dst.Cnt, src.Cnt)
+	default:
+		return false
+	}
+	return true
+}
+
+func addInto[T int64 | float64](dst, src []T) {
+	src = src[:len(dst)]
+	for g, x := range src {
+		dst[g] += x
+	}
 }
 
 // Select returns the partial of p's groups gs, in that order, with keys (one slice per key
@@ -709,34 +764,14 @@ func finalize(s *State, n int) Result {
 		}
 		return Result{IsInt: s.IsInt, Int: s.SumI, Float: s.SumF, Valid: valid, PerGroup: k}
 	}
-	// Holistic: bucket the pairs by group, sort each group's values.
-	start := make([]int, n+1)
-	for _, g := range s.G {
-		start[g+1]++
-	}
-	for g := 0; g < n; g++ {
-		start[g+1] += start[g]
-	}
-	at := slices.Clone(start[:n])
-	var vi []int64
-	var vf []float64
-	if s.IsInt {
-		vi = make([]int64, len(s.G))
-	} else {
-		vf = make([]float64, len(s.G))
-	}
-	for i, g := range s.G {
-		if s.IsInt {
-			vi[at[g]] = s.VI[i]
-		} else {
-			vf[at[g]] = s.VF[i]
-		}
-		at[g]++
-	}
+	// Holistic: bucket the pairs by group (in pair order within a group), then sort or select
+	// each group's values, groups spread over the cores.
+	start, vi, vf := bucketPairs(s, n)
+	workers := runtime.GOMAXPROCS(0)
 	cnt := make([]int64, n)
 	if s.Spec.Op == NUnique {
 		u := make([]int64, n)
-		for g := 0; g < n; g++ {
+		forGroups(n, workers, func(g int) {
 			lo, hi := start[g], start[g+1]
 			cnt[g] = int64(hi - lo)
 			if s.IsInt {
@@ -748,7 +783,7 @@ func finalize(s *State, n int) Result {
 				slices.Sort(x)
 				u[g] = int64(len(slices.Compact(x)))
 			}
-		}
+		})
 		return Result{IsInt: true, Int: u}
 	}
 	q := s.Spec.Q
@@ -756,12 +791,12 @@ func finalize(s *State, n int) Result {
 		q = 0.5
 	}
 	f := make([]float64, n)
-	for g := 0; g < n; g++ {
+	forGroups(n, workers, func(g int) {
 		lo, hi := start[g], start[g+1]
 		cnt[g] = int64(hi - lo)
 		if hi == lo {
 			f[g] = math.NaN()
-			continue
+			return
 		}
 		var x []float64
 		if s.IsInt {
@@ -773,8 +808,69 @@ func finalize(s *State, n int) Result {
 			x = vf[lo:hi]
 		}
 		f[g] = quantileSelect(x, q) // x is this call's copy: reordering it is fine
-	}
+	})
 	return Result{Float: f, Valid: validWhere(cnt, 1)}
+}
+
+// forGroups runs f(0..n-1) on at most workers goroutines, in ranges of groups.
+func forGroups(n, workers int, f func(g int)) {
+	per := max(1, (n+4*workers-1)/(4*workers))
+	parallel((n+per-1)/per, workers, func(r int) {
+		for g := r * per; g < min(n, (r+1)*per); g++ {
+			f(g)
+		}
+	})
+}
+
+// bucketPairs returns s's pair values grouped by group: group g's are vi or vf[start[g]:
+// start[g+1]], in pair order. With few groups against the pairs, chunks of pairs count and
+// place theirs in parallel.
+func bucketPairs(s *State, n int) (start []int, vi []int64, vf []float64) {
+	start = make([]int, n+1)
+	if s.IsInt {
+		vi = make([]int64, len(s.G))
+	} else {
+		vf = make([]float64, len(s.G))
+	}
+	chunks := min(runtime.GOMAXPROCS(0), len(s.G)/(1<<16))
+	if chunks < 2 || n > len(s.G)/(4*chunks) {
+		chunks = 1
+	}
+	per := (len(s.G) + chunks - 1) / max(chunks, 1)
+	at := make([][]int, chunks) // chunk c's next slot of each group
+	parallel(chunks, chunks, func(c int) {
+		h := make([]int, n)
+		for _, g := range s.G[c*per : min(len(s.G), (c+1)*per)] {
+			h[g]++
+		}
+		at[c] = h
+	})
+	next := 0
+	for g := 0; g < n; g++ {
+		start[g] = next
+		for c := range at {
+			k := at[c][g]
+			at[c][g] = next
+			next += k
+		}
+	}
+	start[n] = next
+	parallel(chunks, chunks, func(c int) {
+		lo, hi := c*per, min(len(s.G), (c+1)*per)
+		a := at[c]
+		if s.IsInt {
+			for i, g := range s.G[lo:hi] {
+				vi[a[g]] = s.VI[lo+i]
+				a[g]++
+			}
+			return
+		}
+		for i, g := range s.G[lo:hi] {
+			vf[a[g]] = s.VF[lo+i]
+			a[g]++
+		}
+	})
+	return start, vi, vf
 }
 
 // Interpolate returns the q-quantile of sorted x by linear interpolation (NumPy's and pandas'

@@ -169,7 +169,9 @@ func (p *DensePlan) Partial(specs []Spec, rows []int64, cols []DenseColumn) (*Pa
 		st := newState(s, dc.IsInt, n)
 		for g, c := range codes {
 			cnt := dc.Count[c]
-			st.Cnt[g] = cnt
+			if st.Cnt != nil { // a Sum keeps no count
+				st.Cnt[g] = cnt
+			}
 			switch s.Op {
 			case Sum:
 				if dc.IsInt {

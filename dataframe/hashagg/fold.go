@@ -33,9 +33,9 @@ func foldT[T number](st *State, ids, rows []int32, x []T, v Values) {
 	switch op := st.Spec.Op; op {
 	case Sum:
 		if st.IsInt {
-			sumInt(st.SumI, st.Cnt, ids, rows, x, valid)
+			sumInt(st.SumI, ids, rows, x, valid)
 		} else {
-			sumFloat(st.SumF, st.Cnt, ids, rows, x, valid)
+			sumFloat(st.SumF, nil, ids, rows, x, valid)
 		}
 	case Mean:
 		sumFloat(st.SumF, st.Cnt, ids, rows, x, valid)
@@ -123,13 +123,13 @@ func foldT[T number](st *State, ids, rows []int32, x []T, v Values) {
 	}
 }
 
-func sumInt[T number](sum, cnt []int64, ids, rows []int32, x []T, valid []bool) {
+// sumInt adds x into sum (a Sum keeps no count: Finalize does not read one).
+func sumInt[T number](sum []int64, ids, rows []int32, x []T, valid []bool) {
 	if rows == nil && valid == nil {
 		x = x[:len(ids)]
 		for j, g := range ids {
 			if g >= 0 {
 				sum[g] += int64(x[j])
-				cnt[g]++
 			}
 		}
 		return
@@ -141,12 +141,22 @@ func sumInt[T number](sum, cnt []int64, ids, rows []int32, x []T, valid []bool) 
 		r := row(rows, j)
 		if valid == nil || valid[r] {
 			sum[g] += int64(x[r])
-			cnt[g]++
 		}
 	}
 }
 
+// sumFloat adds the valid values of x that are not NaN into sum, counting them in cnt unless
+// cnt is nil.
 func sumFloat[T number](sum []float64, cnt []int64, ids, rows []int32, x []T, valid []bool) {
+	if rows == nil && valid == nil && cnt == nil {
+		x = x[:len(ids)]
+		for j, g := range ids {
+			if xv := float64(x[j]); g >= 0 && xv == xv {
+				sum[g] += xv
+			}
+		}
+		return
+	}
 	if rows == nil && valid == nil {
 		x = x[:len(ids)]
 		for j, g := range ids {
@@ -164,7 +174,9 @@ func sumFloat[T number](sum []float64, cnt []int64, ids, rows []int32, x []T, va
 		r := row(rows, j)
 		if xv := float64(x[r]); xv == xv && (valid == nil || valid[r]) {
 			sum[g] += xv
-			cnt[g]++
+			if cnt != nil {
+				cnt[g]++
+			}
 		}
 	}
 }
