@@ -83,12 +83,9 @@ func TestGPUSetsRunOnTheDevice(t *testing.T) {
 			}
 			p := g.Path()
 			// The inverse scatters the sorted order back (a scan and an argsort): no mask.
-			// Nonzero's mask is compacted on the device; the others' read a join (the sorted
-			// values' neighbours) and list their positions on the host.
-			selected := "positions listed on the host"
-			if strings.HasPrefix(name, "nonzero") {
-				selected = "positions selected on the device"
-			}
+			// Nonzero's mask is compacted on the device; the others mark the sorted values'
+			// run boundaries there and compact them with a device scan.
+			selected := "selected on the device"
 			if strings.Contains(p, "host fallback") || strings.Contains(p, "host gather") || name != "inverse" && !strings.Contains(p, selected) {
 				t.Errorf("%v %s: Path %q", x.DType(), name, p)
 			}
