@@ -618,6 +618,9 @@ func (r *rewriter) rangeStmt(n *ast.RangeStmt) {
 		}
 		return
 	}
+	if r.rangeBackward(n, names) {
+		return
+	}
 	if !r.rangeStdSeq(n) && n.Tok != token.ASSIGN && r.rangeFunc(n) {
 		return
 	}
@@ -1370,6 +1373,63 @@ func (r *rewriter) rangeStdSeq(n *ast.RangeStmt) bool {
 		tok = "="
 	}
 	r.edits = append(r.edits, edit{r.off(n.Key.Pos()), r.off(n.X.End()) - r.off(n.Key.Pos()), "_, " + r.text(n.Key) + " " + tok + " range " + arg})
+	return true
+}
+
+// rangeBackward rewrites a range over slices.Backward(s) (Go 1.23) into a counting loop down
+// the slice, which is what the iterator yields: `for i, v := range slices.Backward(s) {` ->
+// `for gnB0 := len(s) - 1; gnB0 >= 0; gnB0-- { i, v := gnB0, s[gnB0];`. The variables are
+// the iteration's own, as range's are; a slice expression that is not free of side effects is
+// evaluated once, before the loop.
+func (r *rewriter) rangeBackward(n *ast.RangeStmt, names []string) bool {
+	call, ok := n.X.(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 || call.Ellipsis.IsValid() {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Backward" {
+		return false
+	}
+	if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "slices" || !r.env.pkgs["slices"] {
+		return false
+	}
+	idx := fmt.Sprintf("gnB%d", r.n)
+	s := "(" + r.text(call.Args[0]) + ")"
+	open, closing := "", ""
+	if !sideFree(call.Args[0]) {
+		open = fmt.Sprintf("{ gnS%d := %s; ", r.n, s)
+		closing = " }"
+		s = fmt.Sprintf("gnS%d", r.n)
+	}
+	r.n++
+	var lhs, rhs []string
+	if n.Key != nil {
+		lhs, rhs = append(lhs, r.text(n.Key)), append(rhs, idx)
+	}
+	if n.Value != nil {
+		if n.Key == nil {
+			lhs, rhs = append(lhs, "_"), append(rhs, idx)
+		}
+		lhs, rhs = append(lhs, r.text(n.Value)), append(rhs, s+"["+idx+"]")
+	}
+	start, lb := r.off(n.For), r.off(n.Body.Lbrace)
+	head := open + fmt.Sprintf("for %s := len(%s) - 1; %s >= 0; %s-- ", idx, s, idx, idx)
+	head += strings.Repeat("\n", strings.Count(r.full[start:lb], "\n"))
+	r.edits = append(r.edits, edit{start, lb - start, head})
+	if len(lhs) > 0 && (n.Tok == token.DEFINE || n.Tok == token.ASSIGN) {
+		r.edits = append(r.edits, edit{lb + 1, 0, " " + strings.Join(lhs, ", ") + " " + n.Tok.String() + " " + strings.Join(rhs, ", ") + ";"})
+	}
+	// At a cell's top level yaegi keeps the loop's variables global: closures that keep them
+	// need the loop in a func of its own. (Of the edits at one offset, the later one lands
+	// first in the text.)
+	st, top := r.top[n]
+	wrap := top && (closing != "" || len(names) > 0 && captures(n.Body, names))
+	if wrap {
+		r.edits = append(r.edits, edit{r.off(st.Pos()), 0, "(func() { "}, edit{r.off(st.End()), 0, " })()"})
+	}
+	if closing != "" {
+		r.edits = append(r.edits, edit{r.off(n.Body.Rbrace) + 1, 0, closing})
+	}
 	return true
 }
 
