@@ -177,6 +177,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 	})
 	r.loopClosures(f)
 	r.nameParams(f)
+	r.onceVarTypes(f)
 	if len(r.edits) == 0 {
 		return seg.src, r.ints, nil
 	}
@@ -1374,6 +1375,87 @@ func (r *rewriter) rangeStdSeq(n *ast.RangeStmt) bool {
 	}
 	r.edits = append(r.edits, edit{r.off(n.Key.Pos()), r.off(n.X.End()) - r.off(n.Key.Pos()), "_, " + r.text(n.Key) + " " + tok + " range " + arg})
 	return true
+}
+
+// onceVarTypes writes out the type of a package-level `var w = sync.OnceValue(f)` (and
+// OnceValues), func() T from f's result types: yaegi crashed compiling a generic call in an
+// untyped package-level var ("reflect.Type is nil"), while `var w func() T = ...` works.
+func (r *rewriter) onceVarTypes(f *ast.File) {
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.VAR {
+			continue
+		}
+		for _, sp := range g.Specs {
+			vs := sp.(*ast.ValueSpec)
+			if vs.Type != nil || len(vs.Values) == 0 || len(vs.Values) != len(vs.Names) {
+				continue
+			}
+			typ := ""
+			for k, v := range vs.Values {
+				t := r.onceType(v)
+				if t == "" || k > 0 && t != typ {
+					typ = ""
+					break
+				}
+				typ = t
+			}
+			if typ != "" {
+				r.edits = append(r.edits, edit{r.off(vs.Names[len(vs.Names)-1].End()), 0, " " + typ})
+			}
+		}
+	}
+}
+
+// onceType is the type of sync.OnceValue(f) or sync.OnceValues(f), from f's results when f is
+// a func literal or a func declared in a cell; "" when e is no such call or f's types are not
+// written out.
+func (r *rewriter) onceType(e ast.Expr) string {
+	call, ok := e.(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return ""
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "OnceValue" && sel.Sel.Name != "OnceValues" {
+		return ""
+	}
+	if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "sync" || !r.env.pkgs["sync"] {
+		return ""
+	}
+	var ft *ast.FuncType
+	text := r.text
+	switch a := call.Args[0].(type) {
+	case *ast.FuncLit:
+		ft = a.Type
+	case *ast.Ident:
+		fd, src := r.funcDecl(a.Name)
+		if fd == nil || fd.Type.TypeParams != nil {
+			return ""
+		}
+		ft = fd.Type
+		text = func(n ast.Node) string { return src[int(n.Pos())-1 : int(n.End())-1] }
+	default:
+		return ""
+	}
+	var res []string
+	if ft.Results != nil {
+		for _, fl := range ft.Results.List {
+			for range max(1, len(fl.Names)) {
+				res = append(res, text(fl.Type))
+			}
+		}
+	}
+	want := 1
+	if sel.Sel.Name == "OnceValues" {
+		want = 2
+	}
+	if len(res) != want {
+		return ""
+	}
+	if want == 1 {
+		return "func() " + res[0]
+	}
+	return "func() (" + strings.Join(res, ", ") + ")"
 }
 
 // rangeBackward rewrites a range over slices.Backward(s) (Go 1.23) into a counting loop down
