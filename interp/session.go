@@ -109,6 +109,7 @@ type Session struct {
 	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
 	notesMu sync.Mutex
 	notes   map[string]bool // notes the running cell already wrote
+	pending []*pendingDecl  // declarations that wait for a later cell's (forward.go; under declMu)
 }
 
 // New starts a session with the standard library and opts.Symbols loaded.
@@ -514,6 +515,9 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 		seg.kind, seg.col = segStmt, seg.col-1
 	}
 	if _, err := s.eval(ctx, src); err != nil {
+		if s.deferForward(ctx, seg, f, src, err) {
+			return nil
+		}
 		cerr := s.evalError(ctx, err, seg)
 		var p interp.Panic
 		if !errors.As(err, &p) || compilePanic(p) {
@@ -525,6 +529,7 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 	s.recordFuncTypes(ctx, seg.src, names)
 	s.registerTypes(ctx, f)
 	s.recordInts(ints)
+	s.resolvePending(ctx, names)
 	if hasName(names, "main") {
 		if _, err := s.eval(ctx, mainName+"()"); err != nil {
 			return s.evalError(ctx, err, seg)
