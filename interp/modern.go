@@ -29,6 +29,7 @@ type rewriteEnv struct {
 	varDef   func(name string) string            // source of the statement that defined an earlier cell's variable, where it shows type arguments
 	embedded func(ast.Expr) bool                 // an embedded field's type has methods (embeds.go)
 	binFunc  func(pkg, name string) reflect.Type // type of a compiled package's func (stdseq.go)
+	varType  func(name string) reflect.Type      // type of an earlier cell's variable (nil if unknown)
 }
 
 // edit replaces del bytes at off with text.
@@ -133,6 +134,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 			r.rangeStmt(n)
 		case *ast.CallExpr:
 			r.untypedFloats(n)
+			r.binaryFuncArgs(n) // stdseq.go
 			r.inferTypeArgs(n)
 			r.newExpr(n)
 			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !env.userFunc["clear"] && len(n.Args) == 1 {
@@ -197,6 +199,7 @@ type rewriter struct {
 	top       map[ast.Stmt]ast.Stmt
 	cellDefer map[*ast.DeferStmt]bool // defers of a statement segment outside func literals
 	file      *ast.File
+	consumed  map[ast.Expr]bool           // range expressions a range rewrite replaced as a whole
 	uses      map[*ast.Ident]types.Object // go/types' resolution of file's names (typeCheck)
 	types     map[ast.Expr]types.TypeAndValue
 }
@@ -217,6 +220,7 @@ func (r *rewriter) visit(n ast.Node) bool {
 	case *ast.CallExpr:
 		r.untypedFloats(n)
 		r.seqTypeArgs(n) // stdseq.go
+		r.binaryFuncArgs(n)
 		r.inferTypeArgs(n)
 		r.newExpr(n)
 		if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !r.env.userFunc["clear"] && len(n.Args) == 1 {
@@ -620,9 +624,12 @@ func (r *rewriter) rangeStmt(n *ast.RangeStmt) {
 		return
 	}
 	if r.rangeBackward(n, names) {
+		r.consume(n.X)
 		return
 	}
-	if !r.rangeStdSeq(n) && n.Tok != token.ASSIGN && r.rangeFunc(n) {
+	if r.rangeStdSeq(n) {
+		r.consume(n.X)
+	} else if n.Tok != token.ASSIGN && r.rangeFunc(n) {
 		return
 	}
 	if len(names) > 0 && captures(n.Body, names) && !assigns(n.Body, names) {
@@ -1377,6 +1384,32 @@ func (r *rewriter) rangeStdSeq(n *ast.RangeStmt) bool {
 	return true
 }
 
+// rangeChunk rewrites `for c := range slices.Chunk(s, n) {` (Go 1.23) into a loop over the
+// slice in steps of n, each c a full slice expression of at most n elements, as Chunk yields.
+func (r *rewriter) rangeChunk(n *ast.RangeStmt, call *ast.CallExpr) bool {
+	if n.Value != nil {
+		return false // Chunk's iterator yields one value
+	}
+	k := r.n
+	r.n++
+	s, step, i, e := fmt.Sprintf("gnS%d", k), fmt.Sprintf("gnN%d", k), fmt.Sprintf("gnC%d", k), fmt.Sprintf("gnE%d", k)
+	head := fmt.Sprintf("{ %s := %s; %s := %s; if %s < 1 { panic(\"cannot be less than 1\") }; for %s := 0; %s < len(%s); %s += %s ",
+		s, r.text(call.Args[0]), step, r.text(call.Args[1]), step, i, i, s, i, step)
+	start, lb := r.off(n.For), r.off(n.Body.Lbrace)
+	head += strings.Repeat("\n", strings.Count(r.full[start:lb], "\n"))
+	r.edits = append(r.edits, edit{start, lb - start, head})
+	body := fmt.Sprintf(" %s := %s + %s; if %s > len(%s) { %s = len(%s) };", e, i, step, e, s, e, s)
+	if n.Key != nil && (n.Tok == token.DEFINE || n.Tok == token.ASSIGN) {
+		body += fmt.Sprintf(" %s %s %s[%s:%s:%s];", r.text(n.Key), n.Tok, s, i, e, e)
+	}
+	r.edits = append(r.edits, edit{lb + 1, 0, body})
+	if st, ok := r.top[n]; ok {
+		r.edits = append(r.edits, edit{r.off(st.Pos()), 0, "(func() { "}, edit{r.off(st.End()), 0, " })()"})
+	}
+	r.edits = append(r.edits, edit{r.off(n.Body.Rbrace) + 1, 0, " }"})
+	return true
+}
+
 // onceVarTypes writes out the type of a package-level `var w = sync.OnceValue(f)` (and
 // OnceValues), func() T from f's result types: yaegi crashed compiling a generic call in an
 // untyped package-level var ("reflect.Type is nil"), while `var w func() T = ...` works.
@@ -1458,6 +1491,14 @@ func (r *rewriter) onceType(e ast.Expr) string {
 	return "func() (" + strings.Join(res, ", ") + ")"
 }
 
+// consume marks a range expression that a rewrite replaced, so that no edit goes inside it.
+func (r *rewriter) consume(x ast.Expr) {
+	if r.consumed == nil {
+		r.consumed = map[ast.Expr]bool{}
+	}
+	r.consumed[x] = true
+}
+
 // rangeBackward rewrites a range over slices.Backward(s) (Go 1.23) into a counting loop down
 // the slice, which is what the iterator yields: `for i, v := range slices.Backward(s) {` ->
 // `for gnB0 := len(s) - 1; gnB0 >= 0; gnB0-- { i, v := gnB0, s[gnB0];`. The variables are
@@ -1465,14 +1506,20 @@ func (r *rewriter) onceType(e ast.Expr) string {
 // evaluated once, before the loop.
 func (r *rewriter) rangeBackward(n *ast.RangeStmt, names []string) bool {
 	call, ok := n.X.(*ast.CallExpr)
-	if !ok || len(call.Args) != 1 || call.Ellipsis.IsValid() {
+	if !ok || call.Ellipsis.IsValid() {
 		return false
 	}
 	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "Backward" {
+	if !ok {
 		return false
 	}
 	if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "slices" || !r.env.pkgs["slices"] {
+		return false
+	}
+	if sel.Sel.Name == "Chunk" && len(call.Args) == 2 {
+		return r.rangeChunk(n, call)
+	}
+	if sel.Sel.Name != "Backward" || len(call.Args) != 1 {
 		return false
 	}
 	idx := fmt.Sprintf("gnB%d", r.n)
