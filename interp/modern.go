@@ -30,7 +30,11 @@ type rewriteEnv struct {
 	embedded func(ast.Expr) bool                 // an embedded field's type has methods (embeds.go)
 	binFunc  func(pkg, name string) reflect.Type // type of a compiled package's func (stdseq.go)
 	varType  func(name string) reflect.Type      // type of an earlier cell's variable (nil if unknown)
+	imports  map[string]string                   // local names of imported packages -> import paths
 }
+
+// pkgPath is the import path of the package imported as local ("" if none).
+func (e rewriteEnv) pkgPath(local string) string { return e.imports[local] }
 
 // edit replaces del bytes at off with text.
 type edit struct {
@@ -49,7 +53,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct"} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct", "TypeFor", "AddCleanup"} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -135,6 +139,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 		case *ast.CallExpr:
 			r.untypedFloats(n)
 			r.binaryFuncArgs(n) // stdseq.go
+			r.typeFor(n)
 			r.inferTypeArgs(n)
 			r.newExpr(n)
 			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !env.userFunc["clear"] && len(n.Args) == 1 {
@@ -221,6 +226,7 @@ func (r *rewriter) visit(n ast.Node) bool {
 		r.untypedFloats(n)
 		r.seqTypeArgs(n) // stdseq.go
 		r.binaryFuncArgs(n)
+		r.typeFor(n)
 		r.inferTypeArgs(n)
 		r.newExpr(n)
 		if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !r.env.userFunc["clear"] && len(n.Args) == 1 {
@@ -396,7 +402,7 @@ func (r *rewriter) typeCheck() {
 	r.types = map[ast.Expr]types.TypeAndValue{}
 	conf := types.Config{
 		Importer: importerFunc(func(path string) (*types.Package, error) {
-			p := types.NewPackage(path, path[strings.LastIndexByte(path, '/')+1:])
+			p := types.NewPackage(path, pkgName(path))
 			p.MarkComplete()
 			return p, nil
 		}),
@@ -1288,6 +1294,10 @@ func max[T gnOrdered](x T, ys ...T) T {
 
 func gnNew[T any](v T) *T { return &v }
 
+func gnAddCleanup[T, S any](ptr *T, cleanup func(S), arg S) gnrt.Cleanup {
+	return gnrt.AddCleanup(ptr, func(a any) { cleanup(a.(S)) }, arg)
+}
+
 func gnAsType[E any](err error) (E, bool) {
 	var e E
 	ok := gnrt.ErrorsAs(err, &e)
@@ -1329,6 +1339,28 @@ func (p *gnAtomicPointer[T]) CompareAndSwap(old, v *T) bool {
 	return true
 }`
 
+// typeFor writes reflect.TypeFor[T]() (Go 1.22) as reflect.TypeOf((*T)(nil)).Elem(), its
+// definition: the generic call crashed yaegi's compiler for most T.
+func (r *rewriter) typeFor(n *ast.CallExpr) {
+	ix, ok := n.Fun.(*ast.IndexExpr)
+	if !ok || len(n.Args) != 0 {
+		return
+	}
+	sel, ok := ix.X.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "TypeFor" {
+		return
+	}
+	if id, ok := sel.X.(*ast.Ident); !ok || r.env.pkgPath(id.Name) != "reflect" {
+		return
+	}
+	r.consume(n)
+	r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()),
+		r.text(sel.X) + ".TypeOf((*" + r.text(ix.Index) + ")(nil)).Elem()"})
+}
+
+// genericStdNames are the prelude's versions of generic standard library functions.
+var genericStdNames = map[string]string{"runtime.AddCleanup": "gnAddCleanup"}
+
 // genericStd renames errors.AsType, atomic.Pointer and sync.OnceValue(s) to the prelude's generic versions.
 func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 	id, ok := n.X.(*ast.Ident)
@@ -1340,6 +1372,8 @@ func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnAsType"})
 	case id.Name == "atomic" && n.Sel.Name == "Pointer":
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnAtomicPointer"})
+	case id.Name == "runtime" && n.Sel.Name == "AddCleanup" && r.env.pkgPath("runtime") == "runtime":
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), genericStdNames[id.Name+"."+n.Sel.Name]})
 	case id.Name == "sync" && (n.Sel.Name == "OnceValue" || n.Sel.Name == "OnceValues"):
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gn" + n.Sel.Name}) // stdseq.go
 	}

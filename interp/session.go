@@ -14,6 +14,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -138,10 +139,14 @@ func New(opts Options) (*Session, error) {
 	for k, v := range opts.Symbols {
 		s.symbols[k] = v
 	}
-	// iter has only generic types, so yaegi's stdlib has no table for it; an empty one lets
-	// `import "iter"` find the source package loadGenericStd compiles.
-	if _, ok := s.symbols["iter/iter"]; !ok {
-		s.symbols["iter/iter"] = map[string]reflect.Value{}
+	// iter, unique and weak have only generic names, so yaegi's stdlib has no table for them;
+	// an empty one lets `import "iter"` find the source package loadGenericStd compiles, and
+	// lets unique and weak be imported (their names are compile errors that say why,
+	// renamed.go).
+	for _, p := range []string{"iter/iter", "unique/unique", "weak/weak"} {
+		if _, ok := s.symbols[p]; !ok {
+			s.symbols[p] = map[string]reflect.Value{}
+		}
 	}
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
 		"Go":           reflect.ValueOf(s.goCall),
@@ -168,6 +173,8 @@ func New(opts Options) (*Session, error) {
 		"Recover":      reflect.ValueOf(s.recoverCell),
 		"Typed":        reflect.ValueOf(typed), // typearg.go
 		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
+		"AddCleanup":   reflect.ValueOf(addCleanup), // genericstd.go
+		"Cleanup":      reflect.ValueOf((*runtime.Cleanup)(nil)),
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -222,7 +229,7 @@ func (s *Session) reset() error {
 	}
 	s.i = i
 	for _, p := range s.opts.Preload {
-		s.imported[p[strings.LastIndexByte(p, '/')+1:]] = p
+		s.imported[pkgName(p)] = p
 	}
 	return nil
 }
@@ -646,8 +653,10 @@ func (s *Session) rewriteEnv() rewriteEnv {
 			env.vars[n] = true
 		}
 	}
-	for n := range s.imported {
+	env.imports = map[string]string{}
+	for n, p := range s.imported {
 		env.pkgs[n] = true
+		env.imports[n] = p
 	}
 	for _, n := range []string{"clear", "min", "max"} {
 		if src, ok := s.decls[n]; ok && !strings.Contains(src, "gnOrdered") {

@@ -182,7 +182,7 @@ func (s *Session) checkExcept(seg segment, except []string) *checked {
 	conf := types.Config{
 		// Packages are empty: what the checks need is the cell's own names and types.
 		Importer: importerFunc(func(path string) (*types.Package, error) {
-			p := types.NewPackage(path, path[strings.LastIndexByte(path, '/')+1:])
+			p := types.NewPackage(path, pkgName(path))
 			p.MarkComplete()
 			return p, nil
 		}),
