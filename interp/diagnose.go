@@ -171,7 +171,7 @@ func (s *Session) calledType(fun ast.Expr, depth int) reflect.Type {
 			if path == "" {
 				return nil
 			}
-			syms := s.symbols[path+"/"+path[strings.LastIndexByte(path, '/')+1:]]
+			syms := s.symbols[path+"/"+pkgName(path)]
 			v, ok := syms[fun.Sel.Name]
 			if !ok || !v.IsValid() || v.Kind() != reflect.Func {
 				return nil

@@ -29,7 +29,12 @@ type rewriteEnv struct {
 	varDef   func(name string) string            // source of the statement that defined an earlier cell's variable, where it shows type arguments
 	embedded func(ast.Expr) bool                 // an embedded field's type has methods (embeds.go)
 	binFunc  func(pkg, name string) reflect.Type // type of a compiled package's func (stdseq.go)
+	varType  func(name string) reflect.Type      // type of an earlier cell's variable (nil if unknown)
+	imports  map[string]string                   // local names of imported packages -> import paths
 }
+
+// pkgPath is the import path of the package imported as local ("" if none).
+func (e rewriteEnv) pkgPath(local string) string { return e.imports[local] }
 
 // edit replaces del bytes at off with text.
 type edit struct {
@@ -48,7 +53,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct"} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct", "TypeFor", "AddCleanup"} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -133,6 +138,8 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 			r.rangeStmt(n)
 		case *ast.CallExpr:
 			r.untypedFloats(n)
+			r.binaryFuncArgs(n) // stdseq.go
+			r.typeFor(n)
 			r.inferTypeArgs(n)
 			r.newExpr(n)
 			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !env.userFunc["clear"] && len(n.Args) == 1 {
@@ -177,6 +184,7 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 	})
 	r.loopClosures(f)
 	r.nameParams(f)
+	r.onceVarTypes(f)
 	if len(r.edits) == 0 {
 		return seg.src, r.ints, nil
 	}
@@ -196,6 +204,7 @@ type rewriter struct {
 	top       map[ast.Stmt]ast.Stmt
 	cellDefer map[*ast.DeferStmt]bool // defers of a statement segment outside func literals
 	file      *ast.File
+	consumed  map[ast.Expr]bool           // range expressions a range rewrite replaced as a whole
 	uses      map[*ast.Ident]types.Object // go/types' resolution of file's names (typeCheck)
 	types     map[ast.Expr]types.TypeAndValue
 }
@@ -216,6 +225,8 @@ func (r *rewriter) visit(n ast.Node) bool {
 	case *ast.CallExpr:
 		r.untypedFloats(n)
 		r.seqTypeArgs(n) // stdseq.go
+		r.binaryFuncArgs(n)
+		r.typeFor(n)
 		r.inferTypeArgs(n)
 		r.newExpr(n)
 		if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "clear" && !r.env.userFunc["clear"] && len(n.Args) == 1 {
@@ -391,7 +402,7 @@ func (r *rewriter) typeCheck() {
 	r.types = map[ast.Expr]types.TypeAndValue{}
 	conf := types.Config{
 		Importer: importerFunc(func(path string) (*types.Package, error) {
-			p := types.NewPackage(path, path[strings.LastIndexByte(path, '/')+1:])
+			p := types.NewPackage(path, pkgName(path))
 			p.MarkComplete()
 			return p, nil
 		}),
@@ -618,7 +629,13 @@ func (r *rewriter) rangeStmt(n *ast.RangeStmt) {
 		}
 		return
 	}
-	if !r.rangeStdSeq(n) && n.Tok != token.ASSIGN && r.rangeFunc(n) {
+	if r.rangeBackward(n, names) {
+		r.consume(n.X)
+		return
+	}
+	if r.rangeStdSeq(n) {
+		r.consume(n.X)
+	} else if n.Tok != token.ASSIGN && r.rangeFunc(n) {
 		return
 	}
 	if len(names) > 0 && captures(n.Body, names) && !assigns(n.Body, names) {
@@ -1277,6 +1294,10 @@ func max[T gnOrdered](x T, ys ...T) T {
 
 func gnNew[T any](v T) *T { return &v }
 
+func gnAddCleanup[T, S any](ptr *T, cleanup func(S), arg S) gnrt.Cleanup {
+	return gnrt.AddCleanup(ptr, func(a any) { cleanup(a.(S)) }, arg)
+}
+
 func gnAsType[E any](err error) (E, bool) {
 	var e E
 	ok := gnrt.ErrorsAs(err, &e)
@@ -1318,6 +1339,28 @@ func (p *gnAtomicPointer[T]) CompareAndSwap(old, v *T) bool {
 	return true
 }`
 
+// typeFor writes reflect.TypeFor[T]() (Go 1.22) as reflect.TypeOf((*T)(nil)).Elem(), its
+// definition: the generic call crashed yaegi's compiler for most T.
+func (r *rewriter) typeFor(n *ast.CallExpr) {
+	ix, ok := n.Fun.(*ast.IndexExpr)
+	if !ok || len(n.Args) != 0 {
+		return
+	}
+	sel, ok := ix.X.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "TypeFor" {
+		return
+	}
+	if id, ok := sel.X.(*ast.Ident); !ok || r.env.pkgPath(id.Name) != "reflect" {
+		return
+	}
+	r.consume(n)
+	r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()),
+		r.text(sel.X) + ".TypeOf((*" + r.text(ix.Index) + ")(nil)).Elem()"})
+}
+
+// genericStdNames are the prelude's versions of generic standard library functions.
+var genericStdNames = map[string]string{"runtime.AddCleanup": "gnAddCleanup"}
+
 // genericStd renames errors.AsType, atomic.Pointer and sync.OnceValue(s) to the prelude's generic versions.
 func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 	id, ok := n.X.(*ast.Ident)
@@ -1329,6 +1372,8 @@ func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnAsType"})
 	case id.Name == "atomic" && n.Sel.Name == "Pointer":
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnAtomicPointer"})
+	case id.Name == "runtime" && n.Sel.Name == "AddCleanup" && r.env.pkgPath("runtime") == "runtime":
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), genericStdNames[id.Name+"."+n.Sel.Name]})
 	case id.Name == "sync" && (n.Sel.Name == "OnceValue" || n.Sel.Name == "OnceValues"):
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gn" + n.Sel.Name}) // stdseq.go
 	}
@@ -1370,6 +1415,184 @@ func (r *rewriter) rangeStdSeq(n *ast.RangeStmt) bool {
 		tok = "="
 	}
 	r.edits = append(r.edits, edit{r.off(n.Key.Pos()), r.off(n.X.End()) - r.off(n.Key.Pos()), "_, " + r.text(n.Key) + " " + tok + " range " + arg})
+	return true
+}
+
+// rangeChunk rewrites `for c := range slices.Chunk(s, n) {` (Go 1.23) into a loop over the
+// slice in steps of n, each c a full slice expression of at most n elements, as Chunk yields.
+func (r *rewriter) rangeChunk(n *ast.RangeStmt, call *ast.CallExpr) bool {
+	if n.Value != nil {
+		return false // Chunk's iterator yields one value
+	}
+	k := r.n
+	r.n++
+	s, step, i, e := fmt.Sprintf("gnS%d", k), fmt.Sprintf("gnN%d", k), fmt.Sprintf("gnC%d", k), fmt.Sprintf("gnE%d", k)
+	head := fmt.Sprintf("{ %s := %s; %s := %s; if %s < 1 { panic(\"cannot be less than 1\") }; for %s := 0; %s < len(%s); %s += %s ",
+		s, r.text(call.Args[0]), step, r.text(call.Args[1]), step, i, i, s, i, step)
+	start, lb := r.off(n.For), r.off(n.Body.Lbrace)
+	head += strings.Repeat("\n", strings.Count(r.full[start:lb], "\n"))
+	r.edits = append(r.edits, edit{start, lb - start, head})
+	body := fmt.Sprintf(" %s := %s + %s; if %s > len(%s) { %s = len(%s) };", e, i, step, e, s, e, s)
+	if n.Key != nil && (n.Tok == token.DEFINE || n.Tok == token.ASSIGN) {
+		body += fmt.Sprintf(" %s %s %s[%s:%s:%s];", r.text(n.Key), n.Tok, s, i, e, e)
+	}
+	r.edits = append(r.edits, edit{lb + 1, 0, body})
+	if st, ok := r.top[n]; ok {
+		r.edits = append(r.edits, edit{r.off(st.Pos()), 0, "(func() { "}, edit{r.off(st.End()), 0, " })()"})
+	}
+	r.edits = append(r.edits, edit{r.off(n.Body.Rbrace) + 1, 0, " }"})
+	return true
+}
+
+// onceVarTypes writes out the type of a package-level `var w = sync.OnceValue(f)` (and
+// OnceValues), func() T from f's result types: yaegi crashed compiling a generic call in an
+// untyped package-level var ("reflect.Type is nil"), while `var w func() T = ...` works.
+func (r *rewriter) onceVarTypes(f *ast.File) {
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.VAR {
+			continue
+		}
+		for _, sp := range g.Specs {
+			vs := sp.(*ast.ValueSpec)
+			if vs.Type != nil || len(vs.Values) == 0 || len(vs.Values) != len(vs.Names) {
+				continue
+			}
+			typ := ""
+			for k, v := range vs.Values {
+				t := r.onceType(v)
+				if t == "" || k > 0 && t != typ {
+					typ = ""
+					break
+				}
+				typ = t
+			}
+			if typ != "" {
+				r.edits = append(r.edits, edit{r.off(vs.Names[len(vs.Names)-1].End()), 0, " " + typ})
+			}
+		}
+	}
+}
+
+// onceType is the type of sync.OnceValue(f) or sync.OnceValues(f), from f's results when f is
+// a func literal or a func declared in a cell; "" when e is no such call or f's types are not
+// written out.
+func (r *rewriter) onceType(e ast.Expr) string {
+	call, ok := e.(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return ""
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "OnceValue" && sel.Sel.Name != "OnceValues" {
+		return ""
+	}
+	if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "sync" || !r.env.pkgs["sync"] {
+		return ""
+	}
+	var ft *ast.FuncType
+	text := r.text
+	switch a := call.Args[0].(type) {
+	case *ast.FuncLit:
+		ft = a.Type
+	case *ast.Ident:
+		fd, src := r.funcDecl(a.Name)
+		if fd == nil || fd.Type.TypeParams != nil {
+			return ""
+		}
+		ft = fd.Type
+		text = func(n ast.Node) string { return src[int(n.Pos())-1 : int(n.End())-1] }
+	default:
+		return ""
+	}
+	var res []string
+	if ft.Results != nil {
+		for _, fl := range ft.Results.List {
+			for range max(1, len(fl.Names)) {
+				res = append(res, text(fl.Type))
+			}
+		}
+	}
+	want := 1
+	if sel.Sel.Name == "OnceValues" {
+		want = 2
+	}
+	if len(res) != want {
+		return ""
+	}
+	if want == 1 {
+		return "func() " + res[0]
+	}
+	return "func() (" + strings.Join(res, ", ") + ")"
+}
+
+// consume marks a range expression that a rewrite replaced, so that no edit goes inside it.
+func (r *rewriter) consume(x ast.Expr) {
+	if r.consumed == nil {
+		r.consumed = map[ast.Expr]bool{}
+	}
+	r.consumed[x] = true
+}
+
+// rangeBackward rewrites a range over slices.Backward(s) (Go 1.23) into a counting loop down
+// the slice, which is what the iterator yields: `for i, v := range slices.Backward(s) {` ->
+// `for gnB0 := len(s) - 1; gnB0 >= 0; gnB0-- { i, v := gnB0, s[gnB0];`. The variables are
+// the iteration's own, as range's are; a slice expression that is not free of side effects is
+// evaluated once, before the loop.
+func (r *rewriter) rangeBackward(n *ast.RangeStmt, names []string) bool {
+	call, ok := n.X.(*ast.CallExpr)
+	if !ok || call.Ellipsis.IsValid() {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "slices" || !r.env.pkgs["slices"] {
+		return false
+	}
+	if sel.Sel.Name == "Chunk" && len(call.Args) == 2 {
+		return r.rangeChunk(n, call)
+	}
+	if sel.Sel.Name != "Backward" || len(call.Args) != 1 {
+		return false
+	}
+	idx := fmt.Sprintf("gnB%d", r.n)
+	s := "(" + r.text(call.Args[0]) + ")"
+	open, closing := "", ""
+	if !sideFree(call.Args[0]) {
+		open = fmt.Sprintf("{ gnS%d := %s; ", r.n, s)
+		closing = " }"
+		s = fmt.Sprintf("gnS%d", r.n)
+	}
+	r.n++
+	var lhs, rhs []string
+	if n.Key != nil {
+		lhs, rhs = append(lhs, r.text(n.Key)), append(rhs, idx)
+	}
+	if n.Value != nil {
+		if n.Key == nil {
+			lhs, rhs = append(lhs, "_"), append(rhs, idx)
+		}
+		lhs, rhs = append(lhs, r.text(n.Value)), append(rhs, s+"["+idx+"]")
+	}
+	start, lb := r.off(n.For), r.off(n.Body.Lbrace)
+	head := open + fmt.Sprintf("for %s := len(%s) - 1; %s >= 0; %s-- ", idx, s, idx, idx)
+	head += strings.Repeat("\n", strings.Count(r.full[start:lb], "\n"))
+	r.edits = append(r.edits, edit{start, lb - start, head})
+	if len(lhs) > 0 && (n.Tok == token.DEFINE || n.Tok == token.ASSIGN) {
+		r.edits = append(r.edits, edit{lb + 1, 0, " " + strings.Join(lhs, ", ") + " " + n.Tok.String() + " " + strings.Join(rhs, ", ") + ";"})
+	}
+	// At a cell's top level yaegi keeps the loop's variables global: closures that keep them
+	// need the loop in a func of its own. (Of the edits at one offset, the later one lands
+	// first in the text.)
+	st, top := r.top[n]
+	wrap := top && (closing != "" || len(names) > 0 && captures(n.Body, names))
+	if wrap {
+		r.edits = append(r.edits, edit{r.off(st.Pos()), 0, "(func() { "}, edit{r.off(st.End()), 0, " })()"})
+	}
+	if closing != "" {
+		r.edits = append(r.edits, edit{r.off(n.Body.Rbrace) + 1, 0, closing})
+	}
 	return true
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -109,6 +110,7 @@ type Session struct {
 	types   *typeRegistry // names of cell types, for fmt (celltypes.go)
 	notesMu sync.Mutex
 	notes   map[string]bool // notes the running cell already wrote
+	pending []*pendingDecl  // declarations that wait for a later cell's (forward.go; under declMu)
 }
 
 // New starts a session with the standard library and opts.Symbols loaded.
@@ -137,10 +139,14 @@ func New(opts Options) (*Session, error) {
 	for k, v := range opts.Symbols {
 		s.symbols[k] = v
 	}
-	// iter has only generic types, so yaegi's stdlib has no table for it; an empty one lets
-	// `import "iter"` find the source package loadGenericStd compiles.
-	if _, ok := s.symbols["iter/iter"]; !ok {
-		s.symbols["iter/iter"] = map[string]reflect.Value{}
+	// iter, unique and weak have only generic names, so yaegi's stdlib has no table for them;
+	// an empty one lets `import "iter"` find the source package loadGenericStd compiles, and
+	// lets unique and weak be imported (their names are compile errors that say why,
+	// renamed.go).
+	for _, p := range []string{"iter/iter", "unique/unique", "weak/weak"} {
+		if _, ok := s.symbols[p]; !ok {
+			s.symbols[p] = map[string]reflect.Value{}
+		}
 	}
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
 		"Go":           reflect.ValueOf(s.goCall),
@@ -167,6 +173,8 @@ func New(opts Options) (*Session, error) {
 		"Recover":      reflect.ValueOf(s.recoverCell),
 		"Typed":        reflect.ValueOf(typed), // typearg.go
 		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
+		"AddCleanup":   reflect.ValueOf(addCleanup), // genericstd.go
+		"Cleanup":      reflect.ValueOf((*runtime.Cleanup)(nil)),
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -221,7 +229,7 @@ func (s *Session) reset() error {
 	}
 	s.i = i
 	for _, p := range s.opts.Preload {
-		s.imported[p[strings.LastIndexByte(p, '/')+1:]] = p
+		s.imported[pkgName(p)] = p
 	}
 	return nil
 }
@@ -514,6 +522,9 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 		seg.kind, seg.col = segStmt, seg.col-1
 	}
 	if _, err := s.eval(ctx, src); err != nil {
+		if s.deferForward(ctx, seg, f, src, err) {
+			return nil
+		}
 		cerr := s.evalError(ctx, err, seg)
 		var p interp.Panic
 		if !errors.As(err, &p) || compilePanic(p) {
@@ -525,6 +536,7 @@ func (s *Session) runDecls(ctx context.Context, code string, seg segment) *CellE
 	s.recordFuncTypes(ctx, seg.src, names)
 	s.registerTypes(ctx, f)
 	s.recordInts(ints)
+	s.resolvePending(ctx, names)
 	if hasName(names, "main") {
 		if _, err := s.eval(ctx, mainName+"()"); err != nil {
 			return s.evalError(ctx, err, seg)
@@ -632,7 +644,7 @@ func (s *Session) methodSrc(name string) string {
 func (s *Session) rewriteEnv() rewriteEnv {
 	s.declMu.RLock()
 	defer s.declMu.RUnlock()
-	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}, embedded: s.embedsWithMethods, binFunc: s.binFunc, varDef: s.varDefSrc}
+	env := rewriteEnv{ints: s.ints, pkgs: map[string]bool{}, userFunc: map[string]bool{}, decl: s.declSrc, method: s.methodSrc, vars: map[string]bool{}, embedded: s.embedsWithMethods, binFunc: s.binFunc, varDef: s.varDefSrc, varType: s.cellVarType}
 	for n := range s.vars {
 		env.vars[n] = true
 	}
@@ -641,8 +653,10 @@ func (s *Session) rewriteEnv() rewriteEnv {
 			env.vars[n] = true
 		}
 	}
-	for n := range s.imported {
+	env.imports = map[string]string{}
+	for n, p := range s.imported {
 		env.pkgs[n] = true
+		env.imports[n] = p
 	}
 	for _, n := range []string{"clear", "min", "max"} {
 		if src, ok := s.decls[n]; ok && !strings.Contains(src, "gnOrdered") {

@@ -82,7 +82,7 @@ func (s *Session) SourceOf(name string) (string, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		p := pkgs[n]
-		if p[strings.LastIndexByte(p, '/')+1:] == n {
+		if pkgName(p) == n {
 			fmt.Fprintf(&b, "import %q\n", p)
 		} else {
 			fmt.Fprintf(&b, "import %s %q\n", n, p)

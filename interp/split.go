@@ -275,5 +275,16 @@ func (i importSpec) local() string {
 	if i.name != "" {
 		return i.name
 	}
-	return i.path[strings.LastIndexByte(i.path, '/')+1:]
+	return pkgName(i.path)
+}
+
+// pkgName is the name of the package at import path p as Go's convention has it: the last
+// element, or the one before a major version suffix (math/rand/v2 is rand).
+func pkgName(p string) string {
+	name := p[strings.LastIndexByte(p, '/')+1:]
+	if i := strings.LastIndexByte(p, '/'); i > 0 && len(name) > 1 && name[0] == 'v' && strings.Trim(name[1:], "0123456789") == "" {
+		dir := p[:i]
+		return dir[strings.LastIndexByte(dir, '/')+1:]
+	}
+	return name
 }

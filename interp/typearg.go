@@ -116,13 +116,19 @@ type checked struct {
 }
 
 // check type-checks seg, or returns nil when it does not parse.
-func (s *Session) check(seg segment) *checked {
+func (s *Session) check(seg segment) *checked { return s.checkExcept(seg, nil) }
+
+// checkExcept is check without the earlier declarations of names in except (a pending
+// segment's own, forward.go).
+func (s *Session) checkExcept(seg segment, except []string) *checked {
 	src := seg.src
 	s.declMu.RLock()
 	var earlier []string
 	names := make([]string, 0, len(s.decls))
 	for n := range s.decls {
-		names = append(names, n)
+		if !hasName(except, n) {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
@@ -176,7 +182,7 @@ func (s *Session) check(seg segment) *checked {
 	conf := types.Config{
 		// Packages are empty: what the checks need is the cell's own names and types.
 		Importer: importerFunc(func(path string) (*types.Package, error) {
-			p := types.NewPackage(path, path[strings.LastIndexByte(path, '/')+1:])
+			p := types.NewPackage(path, pkgName(path))
 			p.MarkComplete()
 			return p, nil
 		}),

@@ -77,7 +77,7 @@ func (s *Session) nearestPackage(name string) (string, bool) {
 		if strings.Contains(path, ".") || strings.HasPrefix(path, "gpunotes") || strings.Contains(path, "internal") {
 			continue
 		}
-		std = append(std, path[strings.LastIndexByte(path, '/')+1:])
+		std = append(std, pkgName(path))
 	}
 	sort.Strings(std)
 	return nearest(name, std), false
@@ -92,7 +92,7 @@ func (s *Session) stdPath(name string) string {
 			continue
 		}
 		path := k[:i]
-		if path[strings.LastIndexByte(path, '/')+1:] == name && !strings.Contains(path, ".") && (best == "" || len(path) < len(best)) {
+		if pkgName(path) == name && !strings.Contains(path, ".") && (best == "" || len(path) < len(best)) {
 			best = path
 		}
 	}
