@@ -24,18 +24,9 @@ func clusterDistinct(rc *runCtx, f *Frame, subset []string, keep string, n int) 
 	if !isDistinct {
 		return nil, false, nil
 	}
-	p := f.Persist(rc.opts...)
-	if err := p.Err(); err != nil {
+	t, s, ok, err := persistedSide(rc, f)
+	if !ok || err != nil {
 		return nil, false, err
-	}
-	t := p.done
-	if rowsOf(t) == 0 {
-		return nil, false, nil
-	}
-	var s joinSide
-	for _, c := range t.cols {
-		s.add(c.arr)
-		s.add(c.valid)
 	}
 	var keys, valid []int
 	for _, name := range subset {

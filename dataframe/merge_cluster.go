@@ -23,6 +23,25 @@ type joinSide struct {
 	at   map[*gpuarray.Array]int
 }
 
+// persistedSide persists f where rc computes and lists every column and validity array of the
+// result in one joinSide (keys added later reuse their slots); ok is false for no rows.
+func persistedSide(rc *runCtx, f *Frame) (*table, joinSide, bool, error) {
+	var s joinSide
+	p := f.Persist(rc.opts...)
+	if err := p.Err(); err != nil {
+		return nil, s, false, err
+	}
+	t := p.done
+	if rowsOf(t) == 0 {
+		return t, s, false, nil
+	}
+	for _, c := range t.cols {
+		s.add(c.arr)
+		s.add(c.valid)
+	}
+	return t, s, true, nil
+}
+
 func (s *joinSide) add(a *gpuarray.Array) int {
 	if a == nil {
 		return -1

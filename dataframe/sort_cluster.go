@@ -62,18 +62,9 @@ func clusterSort(rc *runCtx, f *Frame, by []string, o sortOpts, n int) (*table, 
 			desc[i] = !o.asc[i]
 		}
 	}
-	p := f.Persist(rc.opts...)
-	if err := p.Err(); err != nil {
+	t, s, ok, err := persistedSide(rc, f)
+	if !ok || err != nil {
 		return nil, false, err
-	}
-	t := p.done
-	if rowsOf(t) == 0 {
-		return nil, false, nil
-	}
-	var s joinSide
-	for _, c := range t.cols {
-		s.add(c.arr)
-		s.add(c.valid)
 	}
 	var keys, valid []int
 	for _, name := range by {
