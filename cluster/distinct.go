@@ -24,22 +24,12 @@ func (c *Client) DistinctColumns(ctx context.Context, cols []*gpuarray.Array, ke
 	if keep != "first" && keep != "last" && keep != "none" {
 		return nil, fmt.Errorf("cluster: distinct: keep %q (want first, last or none)", keep)
 	}
-	var errs []error
-	for attempt := 0; attempt < shuffleAttempts; attempt++ {
-		ws := c.WorkerInfo()
-		out, err := c.distinctRun(ctx, ws, cols, keys, valid, keep, n)
-		if err == nil {
-			return out, nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
-		}
-		if !errors.Is(err, errShuffleLost) && !c.waitLost(ctx, ws, shuffleLostWait) {
-			break
-		}
-	}
-	return nil, fmt.Errorf("cluster: distinct: %w", errors.Join(errs...))
+	var out []*gpuarray.Array
+	err := c.rerunLost(ctx, "distinct", func(ws []WorkerInfo) (err error) {
+		out, err = c.distinctRun(ctx, ws, cols, keys, valid, keep, n)
+		return err
+	})
+	return out, err
 }
 
 func (c *Client) distinctRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.Array, keys, valid []int, keep string, n int) ([]*gpuarray.Array, error) {

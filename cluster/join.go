@@ -30,22 +30,11 @@ func (c *Client) JoinColumns(ctx context.Context, left, right []*gpuarray.Array,
 	if err := checkJoinPlan(left, right, p); err != nil {
 		return nil, nil, fmt.Errorf("cluster: join: %w", err)
 	}
-	var errs []error
-	for attempt := 0; attempt < shuffleAttempts; attempt++ {
-		ws := c.WorkerInfo()
-		vals, valid, err := c.joinRun(ctx, ws, left, right, p)
-		if err == nil {
-			return vals, valid, nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
-		}
-		if !errors.Is(err, errShuffleLost) && !c.waitLost(ctx, ws, shuffleLostWait) {
-			break
-		}
-	}
-	return nil, nil, fmt.Errorf("cluster: join: %w", errors.Join(errs...))
+	err = c.rerunLost(ctx, "join", func(ws []WorkerInfo) (err error) {
+		vals, valid, err = c.joinRun(ctx, ws, left, right, p)
+		return err
+	})
+	return vals, valid, err
 }
 
 func checkJoinPlan(left, right []*gpuarray.Array, p hashjoin.Plan) error {

@@ -48,12 +48,26 @@ func (c *Client) shuffleColumns(ctx context.Context, cols []*gpuarray.Array, key
 			return nil, nil, fmt.Errorf("cluster: shuffle: column %d is not partitioned as column 0", j)
 		}
 	}
+	var out []*gpuarray.Array
+	var parts []int
+	err := c.rerunLost(ctx, "shuffle", func(ws []WorkerInfo) (err error) {
+		out, parts, err = c.shuffleRun(ctx, ws, cols, in, keys, valid, n, rg)
+		return err
+	})
+	return out, parts, err
+}
+
+// rerunLost calls run with the workers of the moment until it succeeds, at most
+// shuffleAttempts times; it runs again only when the failure was a lost worker (the parts the
+// dead worker held are recomputed from the graph on the next run). The error names what ran
+// ("cluster: WHAT: ...") and every attempt's failure.
+func (c *Client) rerunLost(ctx context.Context, what string, run func(ws []WorkerInfo) error) error {
 	var errs []error
 	for attempt := 0; attempt < shuffleAttempts; attempt++ {
 		ws := c.WorkerInfo()
-		out, parts, err := c.shuffleRun(ctx, ws, cols, in, keys, valid, n, rg)
+		err := run(ws)
 		if err == nil {
-			return out, parts, nil
+			return nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {
@@ -65,7 +79,7 @@ func (c *Client) shuffleColumns(ctx context.Context, cols []*gpuarray.Array, key
 			break // not a lost worker: running again would fail again
 		}
 	}
-	return nil, nil, fmt.Errorf("cluster: shuffle: %w", errors.Join(errs...))
+	return fmt.Errorf("cluster: %s: %w", what, errors.Join(errs...))
 }
 
 // shuffleLostWait bounds the wait, after a run failed, for the workers to change; past it the

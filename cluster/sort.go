@@ -36,22 +36,12 @@ func (c *Client) SortColumns(ctx context.Context, cols []*gpuarray.Array, keys, 
 			return nil, fmt.Errorf("cluster: sort: key %d names no column", i)
 		}
 	}
-	var errs []error
-	for attempt := 0; attempt < shuffleAttempts; attempt++ {
-		ws := c.WorkerInfo()
-		out, err := c.sortRun(ctx, ws, cols, keys, valid, desc, nullsFirst, n)
-		if err == nil {
-			return out, nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
-		}
-		if !errors.Is(err, errShuffleLost) && !c.waitLost(ctx, ws, shuffleLostWait) {
-			break
-		}
-	}
-	return nil, fmt.Errorf("cluster: sort: %w", errors.Join(errs...))
+	var out []*gpuarray.Array
+	err := c.rerunLost(ctx, "sort", func(ws []WorkerInfo) (err error) {
+		out, err = c.sortRun(ctx, ws, cols, keys, valid, desc, nullsFirst, n)
+		return err
+	})
+	return out, err
 }
 
 // refsOf adds to t the chunk i of every column of cols that idx names (-1: none), returning
