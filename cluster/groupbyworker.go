@@ -116,9 +116,7 @@ func (w *worker) groupPartial(ctx context.Context, sp groupSpec, ins []any) (*ha
 		if err != nil {
 			return nil, "", fmt.Errorf("value column %d: %w", j, err)
 		}
-		if vals[j], err = hostValues(s); err != nil {
-			return nil, "", fmt.Errorf("value column %d: %w", j, err)
-		}
+		vals[j] = hashagg.ValuesOf(s)
 		if j < len(sp.ValValid) {
 			if vals[j].Valid, err = bools(sp.ValValid[j]); err != nil {
 				return nil, "", fmt.Errorf("value column %d: %w", j, err)
@@ -144,31 +142,6 @@ func (w *worker) groupPartial(ctx context.Context, sp groupSpec, ins []any) (*ha
 		return nil, "", err
 	}
 	return p, "aggregated on the CPU (hashagg; " + why + ")", nil
-}
-
-// hostValues is a value column as hashagg reads it, in its own type where hashagg reads that
-// type (int32, int64, float64), else widened (as dataframe's host path).
-func hostValues(s dtype.Slice) (hashagg.Values, error) {
-	var v hashagg.Values
-	switch dt := s.DType(); {
-	case dt == dtype.Float64:
-		v.Float = s.Float64s()
-	case dt.IsFloat():
-		v.Float = dtype.Convert(s, dtype.Float64).Float64s()
-	case dt == dtype.Int32:
-		v.Int32 = s.Int32s()
-	case dt == dtype.Int64:
-		v.Int = s.Int64s()
-	default:
-		v.Int = dtype.Convert(s, dtype.Int64).Int64s()
-	}
-	switch { // an empty column keeps its type
-	case s.DType().IsFloat() && v.Float == nil:
-		v.Float = []float64{}
-	case v.Int32 == nil && v.Int == nil && v.Float == nil:
-		v.Int = []int64{}
-	}
-	return v, nil
 }
 
 // groupPartialGPU aggregates one partition on this worker's GPU with the dense-code

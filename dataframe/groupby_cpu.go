@@ -157,25 +157,7 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", c.name, err)
 		}
-		var v hashagg.Values
-		switch dt := s.DType(); {
-		case dt == gpuarray.Float64:
-			v.Float = s.Float64s()
-		case dt.IsFloat():
-			v.Float = dtype.Convert(s, gpuarray.Float64).Float64s()
-		case dt == gpuarray.Int32:
-			v.Int32 = s.Int32s()
-		case dt == gpuarray.Int64:
-			v.Int = s.Int64s()
-		default:
-			v.Int = dtype.Convert(s, gpuarray.Int64).Int64s()
-		}
-		switch { // an empty column keeps its type
-		case s.DType().IsFloat() && v.Float == nil:
-			v.Float = []float64{}
-		case v.Int32 == nil && v.Int == nil && v.Float == nil:
-			v.Int = []int64{}
-		}
+		v := hashagg.ValuesOf(s)
 		if v.Valid, err = nextValid(c); err != nil {
 			return nil, fmt.Errorf("column %q: %w", c.name, err)
 		}
