@@ -1,8 +1,8 @@
 package dataframe
 
 import (
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,10 +15,10 @@ import (
 // shuffle) and the same steps, each a device call that gives what dataframe/hashjoin gives
 // (the same partitions, the same pairs in the same order), so the result is equal to the
 // CPU's bit for bit. The sides' columns come to the host first (as for the host join), the key
-// codes are encoded there (strings and categoricals of different dictionaries through one
-// dictionary of both sides) and the output columns gathered there at the joined rows: Path
-// says so. A partition whose build side has a key on more rows than the device orders
-// (gpuarray.ErrJoinSkew) is joined on the host, which Path names with a warning.
+// codes are encoded there (strings and categoricals through one dictionary of both sides) and
+// the output columns gathered there at the joined rows: Path says so, with a warning, as it
+// names a build side whose rows of a long key run the host laid out (gpuarray.JoinPairs'
+// HostNote).
 
 // hashJoinDevice and hashPartitionDevice are the device calls (variables so that tests without
 // a GPU can run the rest of the path over host emulations of them).
@@ -37,10 +37,9 @@ var mergeDeviceOpts = func(rc *runCtx) ([]gpuarray.ComputeOption, bool) {
 type deviceJoin struct {
 	opts []gpuarray.ComputeOption
 
-	mu      sync.Mutex
-	notes   []string // the device calls' notes, once each
-	skewed  int      // partitions joined on the host (a build key too long for the device)
-	hostErr error    // why (the first such error)
+	mu        sync.Mutex
+	notes     []string // the device calls' notes, once each
+	hostNotes []string // the steps of device calls that ran on the host, once each
 }
 
 // newDeviceJoin returns the device engine of a merge when rc computes on a GPU.
@@ -75,41 +74,31 @@ func mergeHostSteps(keys []keyPair) string {
 	return s + ", output columns gathered there at the joined rows"
 }
 
-func (e *deviceJoin) note(n string) {
+// note records a device call's note n, and the step it ran on the host (host, when not "").
+func (e *deviceJoin) note(n, host string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, x := range e.notes {
-		if x == n {
-			return
-		}
+	if !slices.Contains(e.notes, n) {
+		e.notes = append(e.notes, n)
 	}
-	e.notes = append(e.notes, n)
-}
-
-// onHost records a partition joined on the host because of err (ErrJoinSkew).
-func (e *deviceJoin) onHost(err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.skewed++
-	if e.hostErr == nil {
-		e.hostErr = err
+	if host != "" && !slices.Contains(e.hostNotes, host) {
+		e.hostNotes = append(e.hostNotes, host)
 	}
 }
 
-// record writes the merge's notes into rc's Path: the device join (with its strategy), the
-// host steps (a warning), and partitions joined on the host.
+// record writes the merge's notes into rc's Path: the device join (with its strategy) and the
+// host steps (a warning).
 func (e *deviceJoin) record(rc *runCtx, strategy string, keys []keyPair) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	switch {
-	case len(e.notes) > 0:
-		rc.device(fmt.Sprintf("merge: %s, %s; sides computed on %s", strings.Join(e.notes, ", "), strategy, rc.target.Backend))
-	case e.skewed == 0:
-		rc.device(fmt.Sprintf("merge: no device call (nothing to join), %s", strategy))
+	what := "no device call (nothing to join)"
+	if len(e.notes) > 0 {
+		what = strings.Join(e.notes, ", ")
 	}
+	rc.device(fmt.Sprintf("merge: %s, %s; sides computed on %s", what, strategy, rc.target.Backend))
 	rc.host("merge: %s (the join on the GPU)", mergeHostSteps(keys))
-	if e.skewed > 0 {
-		rc.host("merge: %d partition joins ran on the host (dataframe/hashjoin), %s: %v", e.skewed, strategy, e.hostErr)
+	for _, h := range e.hostNotes {
+		rc.host("merge: %s", h)
 	}
 }
 
@@ -118,23 +107,18 @@ func (e *deviceJoin) partition(k hashjoin.Keys, n int) ([]int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.note(note)
+	e.note(note, "")
 	return part, nil
 }
 
-// probe runs one device join, noting it; ok is false (and the caller joins on the host) for a
-// build key too long for the device.
-func (e *deviceJoin) probe(build, probe hashjoin.Keys, mode gpuarray.JoinMode, part int) (*gpuarray.JoinPairs, bool, error) {
+// probe runs one device join, noting it.
+func (e *deviceJoin) probe(build, probe hashjoin.Keys, mode gpuarray.JoinMode, part int) (*gpuarray.JoinPairs, error) {
 	r, note, err := hashJoinDevice(build, probe, mode, part, e.opts...)
-	if errors.Is(err, gpuarray.ErrJoinSkew) {
-		e.onHost(err)
-		return nil, false, nil
-	}
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	e.note(note)
-	return r, true, nil
+	e.note(note, r.HostNote)
+	return r, nil
 }
 
 // join is hashjoin.Join on the device: build on the side whose order does not lead (the
@@ -155,12 +139,9 @@ func (e *deviceJoin) join(p int, l, r hashjoin.Keys, how hashjoin.How) ([]int32,
 	default:
 		return nil, nil, fmt.Errorf("device join: %v", how)
 	}
-	res, ok, err := e.probe(build, probe, mode, p)
+	res, err := e.probe(build, probe, mode, p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("partition %d: %w", p, err)
-	}
-	if !ok {
-		return hashjoin.Join(l, r, how)
 	}
 	switch how {
 	case hashjoin.Semi, hashjoin.Anti:
@@ -191,12 +172,9 @@ func (e *deviceJoin) broadcast(big, small hashjoin.Keys, lens []int, how hashjoi
 	case hashjoin.Left, hashjoin.Right:
 		mode = gpuarray.JoinKeep
 	}
-	res, ok, err := e.probe(small, big, mode, 0)
+	res, err := e.probe(small, big, mode, 0)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return broadcastJoin(big, small, lens, how, swapped)
 	}
 	out := make([]pairs, len(lens))
 	at, end := 0, 0

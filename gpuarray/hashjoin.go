@@ -21,16 +21,15 @@ const (
 	JoinAnti = JoinMode(cuda.JoinAnti)
 )
 
-// ErrJoinSkew is HashJoin's error for a build side with one key on more rows than the device
-// join orders in one thread (cuda.MaxJoinRun); the caller joins on the host instead.
-var ErrJoinSkew = cuda.ErrJoinSkew
-
 // JoinPairs is HashJoin's output: Probe[k] and Build[k] are the rows of output row k, Build
 // -1 for an unmatched probe row that JoinKeep keeps (Build nil for JoinSemi and JoinAnti);
-// Matched says which build rows a probe row matched (JoinInner and JoinKeep).
+// Matched says which build rows a probe row matched (JoinInner and JoinKeep). HostNote, when
+// not "", names a step that ran on the host (the layout of a build side with a key on more
+// rows than the device orders, cuda.MaxJoinRun).
 type JoinPairs struct {
 	Probe, Build []int32
 	Matched      []bool
+	HostNote     string
 }
 
 // joinDevice returns the GPU of opts' scheduler that part goes to (parts spread round the
@@ -52,8 +51,7 @@ func joinDevice(what string, part int, opts []ComputeOption) (*cuda.Device, *gpu
 // hash join kernels, and returns the pairs and a note for Path. Keys are columns of int64
 // codes, both sides encoded alike (a null flag as a column of its own, so nulls match nulls);
 // build and probe have the same number of columns. The pairs come in probe row order, each
-// probe row's build rows in row order, as dataframe/hashjoin's Probe gives them. A build key
-// on more rows than the device orders gives an error that wraps ErrJoinSkew.
+// probe row's build rows in row order, as dataframe/hashjoin's Probe gives them.
 func HashJoin(build, probe [][]int64, mode JoinMode, part int, opts ...ComputeOption) (*JoinPairs, string, error) {
 	if mode < JoinInner || mode > JoinAnti {
 		return nil, "", fmt.Errorf("HashJoin: mode %d", mode)
@@ -67,7 +65,11 @@ func HashJoin(build, probe [][]int64, mode JoinMode, part int, opts ...ComputeOp
 		return nil, "", fmt.Errorf("HashJoin: %w", err)
 	}
 	note := fmt.Sprintf("device hash join on gpu %d (atom.cas table, ordered probe)", d.Info.Index)
-	return &JoinPairs{Probe: r.Probe, Build: r.Build, Matched: r.Matched}, note, nil
+	p := &JoinPairs{Probe: r.Probe, Build: r.Build, Matched: r.Matched}
+	if r.HostOrdered > 0 {
+		p.HostNote = fmt.Sprintf("build rows laid out in key order on the host (a key on %d rows, more than the %d the device orders)", r.HostOrdered, cuda.MaxJoinRun)
+	}
+	return p, note, nil
 }
 
 // HashPartition is plumbing for package dataframe's shuffles on a GPU: every row's partition

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -32,19 +31,20 @@ const (
 	JoinAnti  JoinMode = ptx.JoinAnti  // the probe rows without one
 )
 
-// MaxJoinRun is the most build rows of one key a device join takes: JoinOrder sorts a key's
-// rows in one thread. A build side with a key repeated more often gets ErrJoinSkew.
+// MaxJoinRun is the most build rows of one key that JoinOrder sorts on the device (in one
+// thread). A build side with a key on more rows (a null key of many rows, a skewed key) has
+// its rows laid out in order on the host instead: the slots come down, a counting sort puts
+// the rows in slot then row order, and they go back up (JoinResult.HostOrdered says so).
 const MaxJoinRun = 1 << 12
-
-// ErrJoinSkew is HashJoin's error for a build side with a key of more than MaxJoinRun rows.
-var ErrJoinSkew = errors.New("a build key has more rows than the device join orders")
 
 // JoinResult is a probe's output: Probe[k] and Build[k] are the rows of output row k (Build
 // -1 for an unmatched probe row JoinKeep keeps; nil for JoinSemi and JoinAnti), and Matched
-// says which build rows matched a probe row (JoinInner and JoinKeep).
+// says which build rows matched a probe row (JoinInner and JoinKeep). HostOrdered, when not
+// 0, is the longest key run of the build side, whose rows the host laid out (MaxJoinRun).
 type JoinResult struct {
 	Probe, Build []int32
 	Matched      []bool
+	HostOrdered  int
 }
 
 // joinTableSize is the table's slots for n build rows: a power of two at least 2n (16 at
@@ -170,9 +170,6 @@ func (d *Device) HashJoin(ctx context.Context, build, probe [][]int64, mode Join
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrJoinSkew) {
-			return nil, err
-		}
 		return nil, fmt.Errorf("hash join of %d probe rows against %d on GPU %d: %w", np, nb, d.Info.Index, err)
 	}
 	Trace("hash join: %d probe rows against %d build rows, %d out, on GPU %d in %.4f s", np, nb, len(res.Probe), d.Info.Index, time.Since(t0).Seconds())
@@ -217,6 +214,7 @@ func (d *Device) hashJoin(build, probe [][]int64, nb, np int, mode JoinMode) (*J
 	if err != nil {
 		return nil, err
 	}
+	hostOrdered := 0
 	if nb > 0 {
 		fb, err := d.joinKernel(ptx.JoinBuildName, ptx.JoinBuildPTX)
 		if err != nil {
@@ -229,23 +227,27 @@ func (d *Device) hashJoin(build, probe [][]int64, nb, np int, mode JoinMode) (*J
 		if err != nil {
 			return nil, err
 		}
-		if m[0] > MaxJoinRun {
-			return nil, fmt.Errorf("%w (%d rows of one key, at most %d)", ErrJoinSkew, m[0], MaxJoinRun)
-		}
 		if err := d.scanWords(ends, int64(size)); err != nil {
 			return nil, fmt.Errorf("scan of the slot counts: %w", err)
 		}
-		if err := driver.MemcpyDtoDAsync(starts, ends, uint64(size)*8, d.stream); err != nil {
-			return nil, err
+		if m[0] > MaxJoinRun {
+			hostOrdered = int(m[0])
+			if err := d.joinOrderHost(slot, nb, size, starts, rows); err != nil {
+				return nil, fmt.Errorf("build rows laid out on the host: %w", err)
+			}
+		} else {
+			if err := driver.MemcpyDtoDAsync(starts, ends, uint64(size)*8, d.stream); err != nil {
+				return nil, err
+			}
+			fp, err := d.joinKernel(ptx.JoinPlaceName, ptx.JoinPlacePTX)
+			if err != nil {
+				return nil, err
+			}
+			if err := d.launchWords(fp, ptx.JoinPlaceName, joinBlocks(nb), uint64(slot), uint64(nb), uint64(starts), uint64(rows)); err != nil {
+				return nil, err
+			}
 		}
-		fp, err := d.joinKernel(ptx.JoinPlaceName, ptx.JoinPlacePTX)
-		if err != nil {
-			return nil, err
-		}
-		if err := d.launchWords(fp, ptx.JoinPlaceName, joinBlocks(nb), uint64(slot), uint64(nb), uint64(starts), uint64(rows)); err != nil {
-			return nil, err
-		}
-		if m[0] > 1 {
+		if m[0] > 1 && m[0] <= MaxJoinRun {
 			fo, err := d.joinKernel(ptx.JoinOrderName, ptx.JoinOrderPTX)
 			if err != nil {
 				return nil, err
@@ -255,7 +257,7 @@ func (d *Device) hashJoin(build, probe [][]int64, nb, np int, mode JoinMode) (*J
 			}
 		}
 	}
-	res := &JoinResult{}
+	res := &JoinResult{HostOrdered: hostOrdered}
 	if np == 0 {
 		if mode <= JoinKeep {
 			res.Matched = make([]bool, nb)
@@ -331,6 +333,35 @@ func (d *Device) hashJoin(build, probe [][]int64, nb, np int, mode JoinMode) (*J
 		res.Matched[i] = w != 0
 	}
 	return res, nil
+}
+
+// joinOrderHost lays the build rows out in slot then row order on the host (a counting sort of
+// the slots JoinBuild gave them) and writes them, and where each slot's range starts, to rows
+// and starts: what JoinPlace and JoinOrder leave, for a build side with a key run too long
+// for JoinOrder.
+func (d *Device) joinOrderHost(slot driver.DevicePtr, nb, size int, starts, rows driver.DevicePtr) error {
+	s, err := d.downloadWords(slot, nb)
+	if err != nil {
+		return err
+	}
+	at := make([]uint64, size)
+	for _, x := range s {
+		at[x]++
+	}
+	var run uint64
+	for i, c := range at {
+		at[i] = run
+		run += c
+	}
+	if err := driver.MemcpyHtoD(starts, unsafe.Pointer(&at[0]), uint64(size)*8); err != nil {
+		return err
+	}
+	out := make([]uint64, nb)
+	for i, x := range s {
+		out[at[x]] = uint64(i)
+		at[x]++
+	}
+	return driver.MemcpyHtoD(rows, unsafe.Pointer(&out[0]), uint64(nb)*8)
 }
 
 // narrowRows converts row words (all ones for -1) to int32 rows.
