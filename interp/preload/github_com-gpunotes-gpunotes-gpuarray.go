@@ -71,7 +71,6 @@ func init() {
 		"Ellipsis":            reflect.ValueOf(gpuarray.Ellipsis),
 		"Empty":               reflect.ValueOf(gpuarray.Empty),
 		"EmptyLike":           reflect.ValueOf(gpuarray.EmptyLike),
-		"ErrJoinSkew":         reflect.ValueOf(&gpuarray.ErrJoinSkew).Elem(),
 		"Every":               reflect.ValueOf(gpuarray.Every),
 		"Exp":                 reflect.ValueOf(gpuarray.Exp),
 		"ExpandDims":          reflect.ValueOf(gpuarray.ExpandDims),
