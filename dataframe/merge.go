@@ -59,6 +59,9 @@ func BroadcastRows(n int) MergeOption { return func(o *mergeOpts) { o.broadcast 
 // each and probes with the larger); sides already hash-partitioned on their keys by Shuffle
 // into the same number of partitions are joined without a shuffle. Rows come in no global
 // order (as dask's); within a partition, inner and left joins keep the left rows' order.
+// With OnGPU the hash partitioning and the joins run on the GPU (gpuarray.HashJoin), in the
+// same strategies and the same row order as on the CPU (merge_gpu.go; Path names the steps
+// left on the host); on a cluster, a heavy key's shuffled partition is split (JoinColumns).
 func Merge(left, right *Frame, opts ...MergeOption) *Frame {
 	o := mergeOpts{how: "inner", suffixes: [2]string{"_x", "_y"}, broadcast: DefaultBroadcastRows}
 	for _, f := range opts {
