@@ -30,3 +30,20 @@ func TestGenericStdMissing(t *testing.T) {
 		t.Errorf("rand.IntN after the errors: %q %v", out.out("stdout"), err)
 	}
 }
+
+// TestConcatSpread: slices.Concat(parts...) with a lone spread argument (yaegi's compiler
+// crashed on it) at a cell's top level, on an earlier cell's variable, and in a func.
+func TestConcatSpread(t *testing.T) {
+	s := newSession(t)
+	for _, c := range []struct{ code, want string }{
+		{"import (\n\t\"fmt\"\n\t\"slices\"\n)\nvar none [][]float64", ""},
+		{"parts := [][]int{{1, 2}, {3}, {}, {4}}\nfmt.Println(slices.Concat(parts...), slices.Concat(none...) == nil)", "[1 2 3 4] true\n"},
+		{"func words(ws ...[]string) []string { return slices.Concat(ws...) }\nfmt.Println(words([]string{\"a\"}, []string{\"b\", \"c\"}), len(words()))", "[a b c] 0\n"},
+		{"fmt.Println(slices.Concat([]int{1}, []int{2}), slices.Concat(parts[1:]...))", "[1 2] [3 4]\n"},
+	} {
+		_, out, err := run(t, s, c.code)
+		if err != nil || out.out("stdout") != c.want {
+			t.Errorf("%q printed %q, want %q; error %v", c.code, out.out("stdout"), c.want, err)
+		}
+	}
+}

@@ -53,7 +53,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct", "TypeFor", "AddCleanup"} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct", "TypeFor", "AddCleanup", "Concat"} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -223,6 +223,7 @@ func (r *rewriter) visit(n ast.Node) bool {
 	case *ast.RangeStmt:
 		r.rangeStmt(n)
 	case *ast.CallExpr:
+		r.concatSpread(n) // before binaryFuncArgs, which may wrap the same argument
 		r.untypedFloats(n)
 		r.seqTypeArgs(n) // stdseq.go
 		r.binaryFuncArgs(n)
@@ -1377,6 +1378,20 @@ func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 	case id.Name == "sync" && (n.Sel.Name == "OnceValue" || n.Sel.Name == "OnceValues"):
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gn" + n.Sel.Name}) // stdseq.go
 	}
+}
+
+// concatSpread rewrites slices.Concat(parts...), one spread argument, into
+// slices.ConcatSpread(parts) (gostd/slices.go.txt): yaegi's compiler crashed on the spread
+// into the variadic parameter of the slices source's Concat.
+func (r *rewriter) concatSpread(n *ast.CallExpr) {
+	sel, ok := n.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Concat" || !n.Ellipsis.IsValid() || len(n.Args) != 1 {
+		return
+	}
+	if id, ok := sel.X.(*ast.Ident); !ok || r.env.pkgPath(id.Name) != "slices" {
+		return
+	}
+	r.edits = append(r.edits, edit{r.off(sel.Sel.End()), 0, "Spread"}, edit{r.off(n.Ellipsis), len("..."), ""})
 }
 
 // rangeStdSeq rewrites a range over the standard iterators of a slice or map into the range
