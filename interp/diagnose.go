@@ -362,6 +362,10 @@ func genericDefine(seg segment, generic func(name string) bool) *diagnosis {
 			if sel.Sel.Name != "AsType" {
 				continue
 			}
+		case "rand":
+			if sel.Sel.Name != "N" { // math/rand/v2's generic N (genericStd's rename)
+				continue
+			}
 		default:
 			continue
 		}

@@ -2,6 +2,7 @@ package interp
 
 import (
 	"fmt"
+	randv2 "math/rand/v2"
 	"reflect"
 	"runtime"
 )
@@ -26,4 +27,23 @@ func addCleanup(ptr any, cleanup func(any), arg any) runtime.Cleanup {
 		}()
 		cleanup(a)
 	}, arg)
+}
+
+// randN is math/rand/v2's N for the prelude's generic gnRandN: a value in [0, n) of n's type
+// (any integer kind, time.Duration included); it panics as N does for n <= 0.
+func randN(n any) any {
+	v := reflect.ValueOf(n)
+	switch {
+	case v.CanInt():
+		if v.Int() <= 0 {
+			panic("invalid argument to N")
+		}
+		return reflect.ValueOf(int64(randv2.Uint64N(uint64(v.Int())))).Convert(v.Type()).Interface()
+	case v.CanUint():
+		if v.Uint() == 0 {
+			panic("invalid argument to N")
+		}
+		return reflect.ValueOf(randv2.Uint64N(v.Uint())).Convert(v.Type()).Interface()
+	}
+	panic(fmt.Sprintf("rand.N of %T: not an integer type", n))
 }

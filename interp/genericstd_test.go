@@ -18,7 +18,6 @@ func TestGenericStdMissing(t *testing.T) {
 		{"n2, s2 := iter.Pull2(maps.All(map[int]int{}))", "undefined: iter.Pull2"},
 		{"h := unique.Make(\"x\")", "undefined: unique.Make ("},
 		{"x := 1\nw := weak.Make(&x)", "undefined: weak.Make ("},
-		{"n := rand.N(10)", "undefined: rand.N (the Go interpreter (yaegi) cannot run this generic function of the standard library: write rand.IntN(n)"},
 	} {
 		_, _, err := run(t, s, c.code)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -45,5 +44,26 @@ func TestConcatSpread(t *testing.T) {
 		if err != nil || out.out("stdout") != c.want {
 			t.Errorf("%q printed %q, want %q; error %v", c.code, out.out("stdout"), c.want, err)
 		}
+	}
+}
+
+// TestRandN: math/rand/v2's generic N on an untyped constant (int), a typed integer, a
+// time.Duration (at a cell's top level, kept for the next cell) and explicit type arguments;
+// n <= 0 panics as Go's does.
+func TestRandN(t *testing.T) {
+	s := newSession(t)
+	for _, c := range []struct{ code, want string }{
+		{"import (\n\t\"fmt\"\n\t\"math/rand/v2\"\n\t\"time\"\n)", ""},
+		{"fmt.Println(rand.N(1), rand.N(uint8(1)), rand.N[int64](1))", "0 0 0\n"},
+		{"d := rand.N(3 * time.Second)\nfmt.Printf(\"%T %v\\n\", d, d >= 0 && d < 3*time.Second)", "time.Duration true\n"},
+		{"func roll() int { return rand.N(6) + 1 }\nok := true\nfor i := 0; i < 1000; i++ {\n\tif r := roll(); r < 1 || r > 6 {\n\t\tok = false\n\t}\n}\nfmt.Println(ok, d < 3*time.Second)", "true true\n"},
+	} {
+		_, out, err := run(t, s, c.code)
+		if err != nil || out.out("stdout") != c.want {
+			t.Errorf("%q printed %q, want %q; error %v", c.code, out.out("stdout"), c.want, err)
+		}
+	}
+	if _, _, err := run(t, s, "rand.N(0)"); err == nil || !strings.Contains(err.Error(), "invalid argument to N") {
+		t.Errorf("rand.N(0): error %v, want Go's panic", err)
 	}
 }

@@ -53,7 +53,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct", "TypeFor", "AddCleanup", "Concat"} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct", "TypeFor", "AddCleanup", "Concat", ".N(", ".N["} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -1295,6 +1295,8 @@ func max[T gnOrdered](x T, ys ...T) T {
 
 func gnNew[T any](v T) *T { return &v }
 
+func gnRandN[T any](n T) T { return gnrt.RandN(n).(T) }
+
 func gnAddCleanup[T, S any](ptr *T, cleanup func(S), arg S) gnrt.Cleanup {
 	return gnrt.AddCleanup(ptr, func(a any) { cleanup(a.(S)) }, arg)
 }
@@ -1362,7 +1364,8 @@ func (r *rewriter) typeFor(n *ast.CallExpr) {
 // genericStdNames are the prelude's versions of generic standard library functions.
 var genericStdNames = map[string]string{"runtime.AddCleanup": "gnAddCleanup"}
 
-// genericStd renames errors.AsType, atomic.Pointer and sync.OnceValue(s) to the prelude's generic versions.
+// genericStd renames errors.AsType, atomic.Pointer, sync.OnceValue(s) and math/rand/v2's N to
+// the prelude's generic versions.
 func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 	id, ok := n.X.(*ast.Ident)
 	if !ok || !r.env.pkgs[id.Name] {
@@ -1375,6 +1378,8 @@ func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnAtomicPointer"})
 	case id.Name == "runtime" && n.Sel.Name == "AddCleanup" && r.env.pkgPath("runtime") == "runtime":
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), genericStdNames[id.Name+"."+n.Sel.Name]})
+	case n.Sel.Name == "N" && r.env.pkgPath(id.Name) == "math/rand/v2":
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnRandN"})
 	case id.Name == "sync" && (n.Sel.Name == "OnceValue" || n.Sel.Name == "OnceValues"):
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gn" + n.Sel.Name}) // stdseq.go
 	}

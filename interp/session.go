@@ -174,6 +174,7 @@ func New(opts Options) (*Session, error) {
 		"Typed":        reflect.ValueOf(typed), // typearg.go
 		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
 		"AddCleanup":   reflect.ValueOf(addCleanup), // genericstd.go
+		"RandN":        reflect.ValueOf(randN),      // genericstd.go
 		"Cleanup":      reflect.ValueOf((*runtime.Cleanup)(nil)),
 	}
 	if err := s.reset(); err != nil {
