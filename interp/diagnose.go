@@ -366,6 +366,10 @@ func genericDefine(seg segment, generic func(name string) bool) *diagnosis {
 			if sel.Sel.Name != "N" { // math/rand/v2's generic N (genericStd's rename)
 				continue
 			}
+		case "unique":
+			if sel.Sel.Name != "Make" { // genericStd's renames
+				continue
+			}
 		default:
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	randv2 "math/rand/v2"
 	"reflect"
 	"runtime"
+	"sync"
 )
 
 // Compiled halves of generic standard library functions that extraction skips and that
@@ -47,3 +48,26 @@ func randN(n any) any {
 	}
 	panic(fmt.Sprintf("rand.N of %T: not an integer type", n))
 }
+
+// interned holds unique.Make's canonical copies, by value. Go's unique package lets the GC
+// reclaim a value no handle refers to; these are kept for the process.
+var internTable sync.Map
+
+// intern is unique.Make for the prelude's gnUniqueMake: a pointer to one canonical copy of v,
+// the same pointer for every equal v.
+func intern(v any) any {
+	t := reflect.TypeOf(v)
+	if t == nil || !t.Comparable() {
+		panic(fmt.Sprintf("unique.Make: %T is not comparable", v))
+	}
+	if p, ok := internTable.Load(v); ok {
+		return p
+	}
+	p := reflect.New(t)
+	p.Elem().Set(reflect.ValueOf(v))
+	got, _ := internTable.LoadOrStore(v, p.Interface())
+	return got
+}
+
+// interned is a unique.Handle's Value: the value its canonical copy holds.
+func interned(p any) any { return reflect.ValueOf(p).Elem().Interface() }

@@ -16,7 +16,6 @@ func TestGenericStdMissing(t *testing.T) {
 	for _, c := range []struct{ code, want string }{
 		{"next, stop := iter.Pull(slices.Values([]int{1}))", "undefined: iter.Pull (the Go interpreter (yaegi) cannot run this generic function of the standard library: collect the values first"},
 		{"n2, s2 := iter.Pull2(maps.All(map[int]int{}))", "undefined: iter.Pull2"},
-		{"h := unique.Make(\"x\")", "undefined: unique.Make ("},
 		{"x := 1\nw := weak.Make(&x)", "undefined: weak.Make ("},
 	} {
 		_, _, err := run(t, s, c.code)
@@ -65,5 +64,27 @@ func TestRandN(t *testing.T) {
 	}
 	if _, _, err := run(t, s, "rand.N(0)"); err == nil || !strings.Contains(err.Error(), "invalid argument to N") {
 		t.Errorf("rand.N(0): error %v, want Go's panic", err)
+	}
+}
+
+// TestUniqueMake: unique.Make gives equal handles for equal values (strings, constants, a
+// cell's struct type) and Value gives the value back, in a func, at a cell's top level and in
+// a signature (unique.Handle[T]).
+func TestUniqueMake(t *testing.T) {
+	s := newSession(t)
+	for _, c := range []struct{ code, want string }{
+		{"import (\n\t\"fmt\"\n\t\"unique\"\n)\ntype point struct{ X, Y int }", ""},
+		{"a := unique.Make(\"gpu\")\nb := unique.Make(\"g\" + \"pu\")\nfmt.Println(a == b, a == unique.Make(\"cpu\"), a.Value())", "true false gpu\n"},
+		{"func handles(xs ...point) []unique.Handle[point] {\n\tvar hs []unique.Handle[point]\n\tfor _, x := range xs {\n\t\ths = append(hs, unique.Make(x))\n\t}\n\treturn hs\n}", ""},
+		{"hs := handles(point{1, 2}, point{3, 4}, point{1, 2})\nfmt.Println(hs[0] == hs[2], hs[0] == hs[1], hs[1].Value().Y)", "true false 4\n"},
+		{"fmt.Println(unique.Make(7).Value() * 6)", "42\n"},
+	} {
+		_, out, err := run(t, s, c.code)
+		if err != nil || out.out("stdout") != c.want {
+			t.Errorf("%q printed %q, want %q; error %v", c.code, out.out("stdout"), c.want, err)
+		}
+	}
+	if _, _, err := run(t, s, "func bad() { _ = unique.Make([]int{1}) }\nbad()"); err == nil || !strings.Contains(err.Error(), "not comparable") {
+		t.Errorf("unique.Make of a slice: error %v, want one saying it is not comparable", err)
 	}
 }

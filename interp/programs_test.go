@@ -226,7 +226,7 @@ func TestPrograms(t *testing.T) {
 		t.Log(f)
 	}
 	// The rates reached when this test was written; a change that loses a program fails.
-	floor := map[string]int{"whole": 101, "decls+body": 101, "split": 101}
+	floor := map[string]int{"whole": 102, "decls+body": 102, "split": 101}
 	for _, way := range []string{"whole", "decls+body", "split"} {
 		rate := float64(pass[way]) / float64(total[way])
 		t.Logf("%s: %d of %d programs print what go run prints (%.0f%%)", way, pass[way], total[way], 100*rate)
