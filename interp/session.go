@@ -141,8 +141,8 @@ func New(opts Options) (*Session, error) {
 	}
 	// iter, unique and weak have only generic names, so yaegi's stdlib has no table for them;
 	// an empty one lets `import "iter"` find the source package loadGenericStd compiles, and
-	// lets unique and weak be imported (their names are compile errors that say why,
-	// renamed.go).
+	// lets unique and weak be imported (unique's names become the prelude's, modern.go; weak's
+	// are compile errors that say why, renamed.go).
 	for _, p := range []string{"iter/iter", "unique/unique", "weak/weak"} {
 		if _, ok := s.symbols[p]; !ok {
 			s.symbols[p] = map[string]reflect.Value{}
@@ -174,7 +174,10 @@ func New(opts Options) (*Session, error) {
 		"Typed":        reflect.ValueOf(typed), // typearg.go
 		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
 		"AddCleanup":   reflect.ValueOf(addCleanup), // genericstd.go
+		"RandN":        reflect.ValueOf(randN),      // genericstd.go
 		"Cleanup":      reflect.ValueOf((*runtime.Cleanup)(nil)),
+		"Intern":       reflect.ValueOf(intern),   // genericstd.go
+		"Interned":     reflect.ValueOf(interned), // genericstd.go
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
