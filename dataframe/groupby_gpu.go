@@ -55,7 +55,8 @@ func deviceOpts(rc *runCtx, cols []*column) (opts []gpuarray.ComputeOption, ok b
 
 // deviceBlocker says why a groupby of keys (their types) and specs over value columns of
 // types vals cannot take the dense-code device path, or "" when it can (the key ranges are
-// checked after, on the device). Corr and Top have no device kernel.
+// checked after, on the device). Top has no device kernel; Corr folds sums of its two columns,
+// their squares and their products (corrColumns).
 func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
 	if len(keys) == 0 {
 		return "no keys"
@@ -73,8 +74,12 @@ func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
 		switch s.Op {
 		case hashagg.Size:
 			continue
-		case hashagg.Corr, hashagg.Top:
+		case hashagg.Top:
 			return fmt.Sprintf("%v has no device kernel", s.Op)
+		case hashagg.Corr:
+			if v := vals[s.Col2]; v == String || v == Category {
+				return fmt.Sprintf("%v of a %s column", s.Op, v)
+			}
 		}
 		if v := vals[s.Col]; (v == String || v == Category) && s.Op != hashagg.Count {
 			return fmt.Sprintf("%v of a %s column", s.Op, v)
@@ -347,6 +352,13 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 			hin[i] = holisticRows(c, codes, col)
 		}
 	}
+	corrAt := make([]int, len(p.specs)) // where each Corr's three columns start in cols
+	for si, s := range p.specs {
+		if s.Op == hashagg.Corr {
+			corrAt[si] = len(cols)
+			cols = append(cols, corrColumns(valCols[s.Col], valCols[s.Col2], codes)...)
+		}
+	}
 	tables, note, err := groupAggregate(plan.Groups, cols, opts...)
 	if err != nil {
 		return nil, true, err
@@ -364,6 +376,12 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 	}
 	if sg != nil {
 		part.Keys = sg.keys
+	}
+	for si, s := range p.specs {
+		if s.Op == hashagg.Corr {
+			part.States[si] = corrState(s, tables[0].Count, tables[corrAt[si]:corrAt[si]+3], part.N)
+			rc.device("groupby: corr from per-group sums of x, y, their squares and products on the GPU")
+		}
 	}
 	if slices.Contains(holistic, true) {
 		var groupCodes []int
@@ -406,4 +424,49 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 	}
 	res, err = tableOf(ht)
 	return res, true, err
+}
+
+// corrColumns returns the group-aggregate columns of Corr(x, y) over rows of codes: x and y
+// as float64s with sums and sums of squares, and x*y with sums, each over the rows where both
+// are valid (and not NaN). Integer columns convert exactly below 2^53, so their sums are
+// exact while they stay below it.
+func corrColumns(x, y *column, codes *gpuarray.Array) []gpuarray.GroupAggColumn {
+	xv, yv := x.arr.AsType(gpuarray.Float64), y.arr.AsType(gpuarray.Float64)
+	ok := gpuarray.LogicalNot(gpuarray.LogicalOr(gpuarray.IsNaN(xv), gpuarray.IsNaN(yv)))
+	for _, c := range []*column{x, y} {
+		if c.valid != nil {
+			ok = gpuarray.LogicalAnd(ok, c.valid)
+		}
+	}
+	cc := gpuarray.Where(ok, codes, int64(-1))
+	return []gpuarray.GroupAggColumn{
+		{Codes: cc, Values: xv, Sum: true, SumSq: true},
+		{Codes: cc, Values: yv, Sum: true, SumSq: true},
+		{Codes: cc, Values: xv.Mul(yv), Sum: true},
+	}
+}
+
+// corrState returns Corr spec s's state over the n groups (the codes whose rows count is not
+// 0, in order) from the tables of corrColumns: the means, the sums of squared deviations and
+// the co-moment as sums less their squares over the count, as DensePlan.Partial takes Var's.
+func corrState(s hashagg.Spec, rows []int64, tb []gpuarray.GroupAggTables, n int) hashagg.State {
+	st := hashagg.State{Spec: s, Cnt: make([]int64, n), Mean: make([]float64, n), M2: make([]float64, n),
+		MeanY: make([]float64, n), M2Y: make([]float64, n), CXY: make([]float64, n)}
+	g := 0
+	for c, r := range rows {
+		if r == 0 {
+			continue
+		}
+		if cnt := tb[0].Count[c]; cnt > 0 {
+			nf := float64(cnt)
+			sx, sy := tb[0].SumF[c], tb[1].SumF[c]
+			st.Cnt[g] = cnt
+			st.Mean[g], st.MeanY[g] = sx/nf, sy/nf
+			st.M2[g] = math.Max(0, tb[0].SumSq[c]-sx*sx/nf)
+			st.M2Y[g] = math.Max(0, tb[1].SumSq[c]-sy*sy/nf)
+			st.CXY[g] = tb[2].SumF[c] - sx*sy/nf
+		}
+		g++
+	}
+	return st
 }

@@ -51,13 +51,14 @@ func holisticOp(op hashagg.Op) bool {
 	return false
 }
 
-// denseSpecs returns specs with each holistic one replaced by a Count of its column, so that
-// the dense plan keeps the per-code counts of valid values the holistic step needs.
+// denseSpecs returns specs with each holistic one (and each Corr) replaced by a Count of its
+// column, so that the dense plan keeps the per-code counts of valid values the holistic step
+// needs; the step (corrState for a Corr) replaces the placeholder's state.
 func denseSpecs(specs []hashagg.Spec) []hashagg.Spec {
 	out := make([]hashagg.Spec, len(specs))
 	for i, s := range specs {
 		out[i] = s
-		if holisticOp(s.Op) {
+		if holisticOp(s.Op) || s.Op == hashagg.Corr {
 			out[i] = hashagg.Spec{Op: hashagg.Count, Col: s.Col}
 		}
 	}
