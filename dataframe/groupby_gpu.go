@@ -55,7 +55,7 @@ func deviceOpts(rc *runCtx, cols []*column) (opts []gpuarray.ComputeOption, ok b
 
 // deviceBlocker says why a groupby of keys (their types) and specs over value columns of
 // types vals cannot take the dense-code device path, or "" when it can (the key ranges are
-// checked after, on the device). Top has no device kernel; Corr folds sums of its two columns,
+// checked after, on the device). Corr folds sums of its two columns,
 // their squares and their products (corrColumns).
 func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
 	if len(keys) == 0 {
@@ -75,7 +75,9 @@ func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
 		case hashagg.Size:
 			continue
 		case hashagg.Top:
-			return fmt.Sprintf("%v has no device kernel", s.Op)
+			if vals[s.Col] == Bool {
+				return "top of a bool column"
+			}
 		case hashagg.Corr:
 			if v := vals[s.Col2]; v == String || v == Category {
 				return fmt.Sprintf("%v of a %s column", s.Op, v)
@@ -260,41 +262,74 @@ func (rc *runCtx) device(msg string) {
 // name a GPU and the keys and aggregations allow dense codes; ok is false when it did not
 // run, and then the host path (aggregate) runs, its reason in Path and a warning.
 func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, sorted bool) (res *table, ok bool, err error) {
-	var keyCols, valCols, all []*column
+	part, keyCols, valCols, ok, err := partialGPU(rc, t, keys, p)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	results := []*hashagg.Partial{part}
+	if splitOut > 1 && !sorted {
+		results = part.Split(splitOut)
+	}
+	ht := &hostTable{}
+	for _, r := range results {
+		h, err := finalTable(r, keyCols, valCols, p, false)
+		if err != nil {
+			return nil, true, err
+		}
+		if sorted {
+			sortTable(h, len(keyCols))
+		}
+		if ht.cols == nil {
+			ht = h
+			continue
+		}
+		if ht, err = concatHost([]*hostTable{ht, h}); err != nil {
+			return nil, true, err
+		}
+	}
+	res, err = tableOf(ht)
+	return res, true, err
+}
+
+// partialGPU computes the partial aggregation of p's specs by keys over t on the device, as
+// aggregateGPU, with the key and value columns the result columns are built from (string keys
+// dictionary-encoded); ok is false when it did not run (the reason in Path).
+func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.Partial, keyCols, valCols []*column, ok bool, err error) {
+	var all []*column
 	var keyTypes, valTypes []DType
 	for _, k := range keys {
 		c, err := t.find(k)
 		if err != nil {
-			return nil, true, err
+			return nil, nil, nil, true, err
 		}
 		keyCols, keyTypes, all = append(keyCols, c), append(keyTypes, c.dt), append(all, c)
 	}
 	for _, v := range p.vals {
 		c, err := t.find(v)
 		if err != nil {
-			return nil, true, err
+			return nil, nil, nil, true, err
 		}
 		valCols, valTypes, all = append(valCols, c), append(valTypes, c.dt), append(all, c)
 	}
 	opts, on := deviceOptsOf(rc, all)
 	if !on {
-		return nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	keyCols, keyTypes = encodeStringKeys(rc, keyCols, keyTypes, valTypes, p.specs, opts) // strings_gpu.go
 	if why := deviceBlocker(keyTypes, valTypes, p.specs); why != "" {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
-		return nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	if keyCols, valCols, err = computeLazy(keyCols, valCols, opts); err != nil {
-		return nil, true, err
+		return nil, nil, nil, true, err
 	}
 	dk, why, err := keyRanges(keyCols, opts)
 	if err != nil {
-		return nil, true, err
+		return nil, nil, nil, true, err
 	}
 	if dk == nil {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
-		return nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	specs := denseSpecs(p.specs)
 	var plan *hashagg.DensePlan
@@ -307,16 +342,19 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 		// Too many codes for tables of every code: number the distinct keys by sorting.
 		sg, why, err = sortGroups(keyCols, dk, opts)
 		if err != nil {
-			return nil, true, err
+			return nil, nil, nil, true, err
 		}
 		if why != "" {
 			rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
-			return nil, false, nil
+			return nil, nil, nil, false, nil
 		}
 		if plan, err = sg.plan(specs, len(p.vals)); err != nil {
-			return nil, true, err
+			return nil, nil, nil, true, err
 		}
-		codes, valCols = sg.codes, sg.gather(valCols)
+		codes = sg.codes
+		if valCols, err = sg.gather(valCols, opts); err != nil {
+			return nil, nil, nil, true, err
+		}
 		rc.device(fmt.Sprintf("groupby: %d groups numbered by sorting the keys on the GPU (%.3g codes are too many for tables of every code); %s", sg.groups, sg.span, sg.path))
 	} else {
 		codes = denseCodes(keyCols, plan)
@@ -361,7 +399,7 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 	}
 	tables, note, err := groupAggregate(plan.Groups, cols, opts...)
 	if err != nil {
-		return nil, true, err
+		return nil, nil, nil, true, err
 	}
 	rc.device("groupby: dense-code aggregation on the GPU, key codes and values computed there; " + note)
 	dense := make([]hashagg.DenseColumn, len(valCols))
@@ -370,9 +408,9 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 		dense[i] = hashagg.DenseColumn{IsInt: !c.dt.IsFloat(), Count: tb.Count, SumI: tb.SumI, SumF: tb.SumF, SumSq: tb.SumSq,
 			MinI: tb.MinI, MaxI: tb.MaxI, MinF: tb.MinF, MaxF: tb.MaxF}
 	}
-	part, err := plan.Partial(specs, tables[0].Count, dense)
+	part, err = plan.Partial(specs, tables[0].Count, dense)
 	if err != nil {
-		return nil, true, err
+		return nil, nil, nil, true, err
 	}
 	if sg != nil {
 		part.Keys = sg.keys
@@ -397,33 +435,11 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 		}
 		note, err := deviceHolistic(part, p.specs, groupCodes, hin, plan.Groups, opts)
 		if err != nil {
-			return nil, true, err
+			return nil, nil, nil, true, err
 		}
-		rc.device("groupby: median, quantile, nunique, first and last from rows sorted by (code, value) on the GPU; " + note)
+		rc.device("groupby: median, quantile, nunique, first, last and top from rows sorted by (code, value) on the GPU; " + note)
 	}
-	results := []*hashagg.Partial{part}
-	if splitOut > 1 && !sorted {
-		results = part.Split(splitOut)
-	}
-	ht := &hostTable{}
-	for _, r := range results {
-		h, err := finalTable(r, keyCols, valCols, p, false)
-		if err != nil {
-			return nil, true, err
-		}
-		if sorted {
-			sortTable(h, len(keyCols))
-		}
-		if ht.cols == nil {
-			ht = h
-			continue
-		}
-		if ht, err = concatHost([]*hostTable{ht, h}); err != nil {
-			return nil, true, err
-		}
-	}
-	res, err = tableOf(ht)
-	return res, true, err
+	return part, keyCols, valCols, true, nil
 }
 
 // corrColumns returns the group-aggregate columns of Corr(x, y) over rows of codes: x and y

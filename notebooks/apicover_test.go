@@ -24,6 +24,7 @@ var notInNotebooks = map[string]string{
 	"WrapValues":            "plumbing for package dataframe (a column's host values as an array); cells use dataframe",
 	"Array.Values":          "plumbing for package dataframe (an array's host values); cells use dataframe",
 	"GroupAggregate":        "plumbing for package dataframe (GroupBy's dense-code tables on a GPU); cells use dataframe",
+	"TakeOnGPU":             "plumbing for package dataframe (GroupBy's gathers of sorted rows on a GPU); cells use dataframe",
 	"PersistStrings":        "plumbing for package dataframe (a string heap held on a GPU); cells use dataframe's Persist",
 	"DeviceStrings.Match":   "plumbing for package dataframe (str functions on a GPU); cells use dataframe's Col(...).StartsWith",
 	"DeviceStrings.EqualAt": "plumbing for package dataframe (row-wise string equality on a GPU); cells use dataframe",
