@@ -390,11 +390,13 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.
 			hin[i] = holisticRows(c, codes, col)
 		}
 	}
-	corrAt := make([]int, len(p.specs)) // where each Corr's three columns start in cols
+	corrAt := make([]int, len(p.specs)) // where each Corr's two columns start in cols
+	corrIn := make([]corrInput, len(p.specs))
 	for si, s := range p.specs {
 		if s.Op == hashagg.Corr {
 			corrAt[si] = len(cols)
-			cols = append(cols, corrColumns(valCols[s.Col], valCols[s.Col2], codes)...)
+			corrIn[si] = corrRows(valCols[s.Col], valCols[s.Col2], codes)
+			cols = append(cols, corrIn[si].firstPass()...)
 		}
 	}
 	tables, note, err := groupAggregate(plan.Groups, cols, opts...)
@@ -417,8 +419,12 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.
 	}
 	for si, s := range p.specs {
 		if s.Op == hashagg.Corr {
-			part.States[si] = corrState(s, tables[0].Count, tables[corrAt[si]:corrAt[si]+3], part.N)
-			rc.device("groupby: corr from per-group sums of x, y, their squares and products on the GPU")
+			st, err := corrIn[si].state(s, tables[0].Count, tables[corrAt[si]:corrAt[si]+2], plan.Groups, part.N, opts)
+			if err != nil {
+				return nil, nil, nil, true, err
+			}
+			part.States[si] = st
+			rc.device("groupby: corr from per-group sums on the GPU (means, then deviations from them: two passes)")
 		}
 	}
 	if slices.Contains(holistic, true) {
@@ -442,11 +448,14 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.
 	return part, keyCols, valCols, true, nil
 }
 
-// corrColumns returns the group-aggregate columns of Corr(x, y) over rows of codes: x and y
-// as float64s with sums and sums of squares, and x*y with sums, each over the rows where both
-// are valid (and not NaN). Integer columns convert exactly below 2^53, so their sums are
-// exact while they stay below it.
-func corrColumns(x, y *column, codes *gpuarray.Array) []gpuarray.GroupAggColumn {
+// corrInput is Corr(x, y)'s rows for the device: x and y as float64s and the rows' codes, -1
+// where either is null or NaN. Integer columns convert exactly below 2^53.
+type corrInput struct {
+	x, y, codes *gpuarray.Array
+}
+
+// corrRows returns the rows of Corr(x, y) over codes.
+func corrRows(x, y *column, codes *gpuarray.Array) corrInput {
 	xv, yv := x.arr.AsType(gpuarray.Float64), y.arr.AsType(gpuarray.Float64)
 	ok := gpuarray.LogicalNot(gpuarray.LogicalOr(gpuarray.IsNaN(xv), gpuarray.IsNaN(yv)))
 	for _, c := range []*column{x, y} {
@@ -454,35 +463,61 @@ func corrColumns(x, y *column, codes *gpuarray.Array) []gpuarray.GroupAggColumn 
 			ok = gpuarray.LogicalAnd(ok, c.valid)
 		}
 	}
-	cc := gpuarray.Where(ok, codes, int64(-1))
-	return []gpuarray.GroupAggColumn{
-		{Codes: cc, Values: xv, Sum: true, SumSq: true},
-		{Codes: cc, Values: yv, Sum: true, SumSq: true},
-		{Codes: cc, Values: xv.Mul(yv), Sum: true},
-	}
+	return corrInput{x: xv, y: yv, codes: gpuarray.Where(ok, codes, int64(-1))}
 }
 
-// corrState returns Corr spec s's state over the n groups (the codes whose rows count is not
-// 0, in order) from the tables of corrColumns: the means, the sums of squared deviations and
-// the co-moment as sums less their squares over the count, as DensePlan.Partial takes Var's.
-func corrState(s hashagg.Spec, rows []int64, tb []gpuarray.GroupAggTables, n int) hashagg.State {
+// firstPass returns the group-aggregate columns of the first pass: the counts and sums of x
+// and y, for each group's means.
+func (c corrInput) firstPass() []gpuarray.GroupAggColumn {
+	return []gpuarray.GroupAggColumn{{Codes: c.codes, Values: c.x, Sum: true}, {Codes: c.codes, Values: c.y, Sum: true}}
+}
+
+// state returns Corr spec s's state over the n groups (the codes whose rows count is not 0,
+// in order) of groups codes, from the first pass's tables tb: each code's means go to the
+// device, each row's group means are gathered there, and a second group-aggregate pass sums
+// the deviations from them, their squares and their products. Sums of squares taken about
+// the means keep the precision the host's running updates have (sums of raw squares lose it
+// where a group's mean is large against its spread).
+func (c corrInput) state(s hashagg.Spec, rows []int64, tb []gpuarray.GroupAggTables, groups, n int, opts []gpuarray.ComputeOption) (hashagg.State, error) {
 	st := hashagg.State{Spec: s, Cnt: make([]int64, n), Mean: make([]float64, n), M2: make([]float64, n),
 		MeanY: make([]float64, n), M2Y: make([]float64, n), CXY: make([]float64, n)}
+	mx, my := make([]float64, groups), make([]float64, groups)
+	for g := range groups {
+		if cnt := tb[0].Count[g]; cnt > 0 {
+			mx[g], my[g] = tb[0].SumF[g]/float64(cnt), tb[1].SumF[g]/float64(cnt)
+		}
+	}
+	at := gpuarray.Where(c.codes.Lt(int64(0)), int64(0), c.codes) // in range for the gathers; the rows stay skipped
+	var tk taker
+	gx := tk.take(gpuarray.FromSlice(mx).Persist(opts...), at, opts)
+	gy := tk.take(gpuarray.FromSlice(my).Persist(opts...), at, opts)
+	if tk.err != nil {
+		return st, fmt.Errorf("groupby on a GPU: corr's means: %w", tk.err)
+	}
+	dx, dy := c.x.Sub(gx), c.y.Sub(gy)
+	t2, _, err := groupAggregate(groups, []gpuarray.GroupAggColumn{
+		{Codes: c.codes, Values: dx, Sum: true, SumSq: true},
+		{Codes: c.codes, Values: dy, Sum: true, SumSq: true},
+		{Codes: c.codes, Values: dx.Mul(dy), Sum: true},
+	}, opts...)
+	if err != nil {
+		return st, fmt.Errorf("groupby on a GPU: corr's deviations: %w", err)
+	}
 	g := 0
-	for c, r := range rows {
+	for code, r := range rows {
 		if r == 0 {
 			continue
 		}
-		if cnt := tb[0].Count[c]; cnt > 0 {
+		if cnt := tb[0].Count[code]; cnt > 0 {
 			nf := float64(cnt)
-			sx, sy := tb[0].SumF[c], tb[1].SumF[c]
+			sx, sy := t2[0].SumF[code], t2[1].SumF[code] // about 0: what the means' rounding left
 			st.Cnt[g] = cnt
-			st.Mean[g], st.MeanY[g] = sx/nf, sy/nf
-			st.M2[g] = math.Max(0, tb[0].SumSq[c]-sx*sx/nf)
-			st.M2Y[g] = math.Max(0, tb[1].SumSq[c]-sy*sy/nf)
-			st.CXY[g] = tb[2].SumF[c] - sx*sy/nf
+			st.Mean[g], st.MeanY[g] = mx[code]+sx/nf, my[code]+sy/nf
+			st.M2[g] = math.Max(0, t2[0].SumSq[code]-sx*sx/nf)
+			st.M2Y[g] = math.Max(0, t2[1].SumSq[code]-sy*sy/nf)
+			st.CXY[g] = t2[2].SumF[code] - sx*sy/nf
 		}
 		g++
 	}
-	return st
+	return st, nil
 }

@@ -335,3 +335,56 @@ func TestGroupByDeviceEmpty(t *testing.T) {
 	}
 	sameFrames(t, "empty", got, want, 0)
 }
+
+// TestGroupByDeviceCorrPrecision checks Corr on the device path (two passes over the host
+// emulation of the kernels) where each group's values are far from 0 against their spread,
+// so that sums of raw squares would lose every digit: the correlations equal a reference that
+// takes each group's values less a float near them (exact subtractions) in two passes, within
+// 1e-12. (The host's running updates are off by up to about 4e-9 here.)
+func TestGroupByDeviceCorrPrecision(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	n, groups := 3000, 40
+	k, x, y := make([]int64, n), make([]float64, n), make([]float64, n)
+	base := func(g int64) float64 { return 1e9 + float64(g)*1e6 }
+	for i := range n {
+		k[i] = int64(r.IntN(groups))
+		d := float64(r.IntN(7))
+		x[i] = base(k[i]) + d
+		y[i] = -2e9 - 3*d + r.Float64()*float64(k[i]%3)
+	}
+	want := make([]float64, groups)
+	for g := range int64(groups) {
+		var sx, sy, c float64
+		for i := range n {
+			if k[i] == g {
+				sx, sy, c = sx+x[i]-base(g), sy+y[i]+2e9, c+1
+			}
+		}
+		var a, b, cxy float64
+		for i := range n {
+			if k[i] == g {
+				dx, dy := x[i]-base(g)-sx/c, y[i]+2e9-sy/c
+				a, b, cxy = a+dx*dx, b+dy*dy, cxy+dx*dy
+			}
+		}
+		want[g] = max(-1, min(1, cxy/math.Sqrt(a*b)))
+	}
+	emulateDevice(t)
+	got, err := FromSlices([]string{"k", "x", "y"}, []any{k, x, y}, NPartitions(3)).GroupBy("k").Sorted().Agg(Corr("x", "y").As("r")).Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Path(), "corr from per-group sums on the GPU") {
+		t.Fatalf("Path %q", got.Path())
+	}
+	keys, _ := got.Int64s("k")
+	rs, err := got.Float64s("r")
+	if err != nil || len(rs) != groups {
+		t.Fatalf("%d groups, %v", len(rs), err)
+	}
+	for i, g := range keys {
+		if math.Abs(rs[i]-want[g]) > 1e-12 {
+			t.Fatalf("group %d: r = %v, want %v", g, rs[i], want[g])
+		}
+	}
+}
