@@ -244,6 +244,7 @@ func init() {
 		"Swapaxes":            reflect.ValueOf(gpuarray.Swapaxes),
 		"Take":                reflect.ValueOf(gpuarray.Take),
 		"TakeAlongAxis":       reflect.ValueOf(gpuarray.TakeAlongAxis),
+		"TakeOnGPU":           reflect.ValueOf(gpuarray.TakeOnGPU),
 		"Tan":                 reflect.ValueOf(gpuarray.Tan),
 		"Tanh":                reflect.ValueOf(gpuarray.Tanh),
 		"TargetOf":            reflect.ValueOf(gpuarray.TargetOf),
