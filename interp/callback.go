@@ -16,11 +16,12 @@ func (f flushingSink) Comm(msgType string, content, metadata map[string]any, buf
 	}
 }
 
-// interruptNote ends an interrupt's traceback. yaegi v0.16.1 stops interpreted code by
-// moving its run id on, and a frame keeps the id it was made with: functions made inside a
-// function body before the interrupt (closures, also those of a cell's top-level if and for
-// blocks, which run as func literals) return at once from then on, doing nothing. Functions
-// declared or written at a cell's top level run again.
+// interruptNote ends the traceback of an interrupt that yaegi's stop ended (code blocked where
+// no stop check runs, or goroutines of cells still live; stopcheck.go). yaegi v0.16.1 stops
+// interpreted code by moving its run id on, and a frame keeps the id it was made with:
+// functions made inside a function body before the interrupt (closures, also those of a
+// cell's top-level if and for blocks, which run as func literals) return at once from then
+// on, doing nothing. Functions declared or written at a cell's top level run again.
 const interruptNote = "note: closures made inside functions before this interrupt no longer run (a limit of the " +
 	"interpreter); run again the cells that made callbacks inside a function or block"
 
@@ -43,9 +44,12 @@ func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error 
 	restore := display.Bind(ctx, flushingSink{out, cap})
 	defer cap.stop()
 	defer restore()
-	done := make(chan *CellError, 1)
+	done, ended := make(chan *CellError, 1), make(chan struct{})
+	gid := make(chan uint64, 1)
 	go func() {
+		gid <- selfGoID()
 		var cerr *CellError
+		defer close(ended)
 		defer func() {
 			if r := recover(); r != nil {
 				msg := fmt.Sprint(r)
@@ -62,8 +66,15 @@ func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error 
 		}
 		return nil
 	case <-ctx.Done():
-		// yaegi stops interpreted code only from EvalWithContext (goorigin.go).
-		s.stopInterpreted()
+		// The stop checks end the callback's code (stopcheck.go); blocked, it is stopped by
+		// yaegi, which stops interpreted code only from EvalWithContext (goorigin.go).
+		s.raiseStop()
+		if !awaitStop(ended, goroutineNamed(<-gid)) {
+			s.stopInterpreted()
+		} else if !awaitGoroutines() {
+			s.stopInterpreted()
+		}
+		s.lowerStop()
 		var de *depthError
 		if errors.As(context.Cause(ctx), &de) {
 			// Unwound before the next cell runs: each Eval gives yaegi's top frame the new run
@@ -72,9 +83,11 @@ func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error 
 			cerr := s.depthTrace(de, segment{})
 			cerr.Value = "in a widget callback: " + cerr.Value
 			cerr.Traceback[0] = "RecursionError: " + cerr.Value
-			cerr.Traceback = append(cerr.Traceback, interruptNote)
+			if s.yaegiStopped.Load() {
+				cerr.Traceback = append(cerr.Traceback, interruptNote)
+			}
 			return cerr
 		}
-		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the widget callback was interrupted", interruptNote}}
+		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: s.interruptTrace("KeyboardInterrupt: the widget callback was interrupted")}
 	}
 }

@@ -247,6 +247,7 @@ func reportError(out Output, cerr *CellError) {
 // operations also wait on the stop. ("for {}", used before, spun forever when yaegi started it
 // after the stop.) The caller holds s.mu.
 func (s *Session) stopInterpreted() {
+	s.yaegiStopped.Store(true)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, _ = s.i.EvalWithContext(ctx, "<-make(chan struct{})")

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpunotes/gpunotes/display"
@@ -72,10 +73,15 @@ func (e *CellError) Parts() (string, string, []string) { return e.Name, e.Value,
 // Session is one Go interpreter whose state carries across cells. Execute runs one cell at a
 // time; Complete, Inspect and IsComplete may be called while a cell runs.
 type Session struct {
-	opts    Options
-	mu      sync.Mutex // serializes Execute
-	i       *interp.Interpreter
-	symbols interp.Exports
+	opts Options
+	mu   sync.Mutex // serializes Execute
+	// stop is raised (1) while an interrupt waits for the cell's or callback's code to reach
+	// a stop check (stopcheck.go); cells read it as *gnrt.Stop.
+	stop int32
+	// yaegiStopped: the last interrupt fell back to yaegi's stop (interruptNote).
+	yaegiStopped atomic.Bool
+	i            *interp.Interpreter
+	symbols      interp.Exports
 
 	declMu sync.RWMutex
 	decls  map[string]string // top-level name -> source of its declaration
@@ -150,6 +156,8 @@ func New(opts Options) (*Session, error) {
 	}
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
 		"Go":           reflect.ValueOf(s.goCall),
+		"Stop":         reflect.ValueOf(&s.stop), // stopcheck.go
+		"Interrupted":  reflect.ValueOf(interrupted),
 		"GoSpread":     reflect.ValueOf(s.goSpread),
 		"GoPanic":      reflect.ValueOf(s.goPanic),
 		"GoAdmit":      reflect.ValueOf(s.goAdmitLit), // gopending.go
@@ -686,12 +694,45 @@ func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err er
 		}
 	}()
 	s.sweepAfterStop() // gopending.go
-	v, err = s.i.EvalWithContext(ctx, src)
-	if ctx.Err() != nil {
-		// Stopped: its code must have seen the stop before the next cell runs (unwind.go).
-		waitEvalsUnwound(5 * time.Second)
-		if errors.Is(err, ctx.Err()) {
-			s.sweepAdmissions()
+	// yaegi is given a context of its own, cancelled only when the stop checks do not end
+	// the code (stopcheck.go).
+	yctx, ycancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer ycancel()
+	done, watched := make(chan struct{}), make(chan bool, 1)
+	go func() {
+		select {
+		case <-done:
+			watched <- false
+			return
+		case <-ctx.Done():
+		}
+		s.raiseStop()
+		if !awaitStop(done, inYaegiEval) {
+			s.yaegiStopped.Store(true)
+			ycancel()
+			<-done
+		}
+		watched <- true
+	}()
+	v, err = s.i.EvalWithContext(yctx, src)
+	close(done)
+	if <-watched {
+		if yctx.Err() != nil {
+			// Stopped by yaegi: its code must have seen the stop before the next cell runs
+			// (unwind.go).
+			waitEvalsUnwound(5 * time.Second)
+			if errors.Is(err, yctx.Err()) {
+				s.sweepAdmissions()
+			}
+		} else if !awaitGoroutines() {
+			s.stopInterpreted()
+		}
+		s.lowerStop()
+	}
+	if isInterrupt(err) {
+		err = context.Canceled
+		if ctx.Err() != nil {
+			err = ctx.Err()
 		}
 	}
 	return v, err
@@ -705,7 +746,7 @@ var (
 
 func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellError {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context canceled")) {
-		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the cell was interrupted", interruptNote}}
+		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: s.interruptTrace("KeyboardInterrupt: the cell was interrupted")}
 	}
 	var p interp.Panic
 	if !errors.As(err, &p) || compilePanic(p) {

@@ -204,9 +204,13 @@ class WidgetTests(unittest.TestCase):
     def test_interrupt_callback(self):
         op, _ = self.open_slider()
         cid = op["content"]["comm_id"]
-        self.run_cell('hits := 0\nfunc spin(c widget.Change) { hits++; if c.Int() == 99 { for {} } }\ns.Observe("value", spin)')
+        self.run_cell('hits := 0\nfunc spin(c widget.Change) { hits++; if c.Int() == 99 { fmt.Println("spinning"); for {} } }\ns.Observe("value", spin)')
         mid = self.comm_send(cid, {"method": "update", "state": {"value": 99}, "buffer_paths": []})
-        time.sleep(1)
+        while True:  # interrupt once the callback spins (its print is the event)
+            m = self.kc.get_iopub_msg(timeout=TIMEOUT)
+            if (m["parent_header"].get("msg_id") == mid and m["msg_type"] == "comm_msg"
+                    and "spinning\n" in self.outputs_text([m], m["content"]["comm_id"])):
+                break
         self.km.interrupt_kernel()
         self.drain(mid)  # idle comes after the interrupted callback
         self.drain(self.comm_send(cid, {"method": "update", "state": {"value": 50}, "buffer_paths": []}))
