@@ -45,7 +45,7 @@ func (s *Session) recoverGo() { s.goPanic(recover()) }
 
 // goPanic reports r, a goroutine's recovered panic (nil: none), to the running cell.
 func (s *Session) goPanic(r any) {
-	if r != nil && !isInterrupt(r) { // an interrupt's stop check ended it (stopcheck.go)
+	if r != nil {
 		e := &CellError{Name: "panic", Value: fmt.Sprintf("in goroutine: %v", r),
 			Traceback: []string{fmt.Sprintf("panic in a goroutine started by the cell: %v", r)}}
 		select {

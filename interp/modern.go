@@ -183,7 +183,6 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 		return true
 	})
 	r.loopClosures(f)
-	r.stopChecks(f, seg.kind == segStmt) // stopcheck.go
 	r.nameParams(f)
 	r.onceVarTypes(f)
 	if len(r.edits) == 0 {

@@ -75,10 +75,7 @@ func (e *CellError) Parts() (string, string, []string) { return e.Name, e.Value,
 type Session struct {
 	opts Options
 	mu   sync.Mutex // serializes Execute
-	// stop is raised (1) while an interrupt waits for the cell's or callback's code to reach
-	// a stop check (stopcheck.go); cells read it as *gnrt.Stop.
-	stop int32
-	// yaegiStopped: the last interrupt fell back to yaegi's stop (interruptNote).
+	// yaegiStopped: the last interrupt left yaegi's run id moved on (runid.go).
 	yaegiStopped atomic.Bool
 	i            *interp.Interpreter
 	symbols      interp.Exports
@@ -156,8 +153,6 @@ func New(opts Options) (*Session, error) {
 	}
 	s.symbols[rtPath+"/rt"] = map[string]reflect.Value{
 		"Go":           reflect.ValueOf(s.goCall),
-		"Stop":         reflect.ValueOf(&s.stop), // stopcheck.go
-		"Interrupted":  reflect.ValueOf(interrupted),
 		"GoSpread":     reflect.ValueOf(s.goSpread),
 		"GoPanic":      reflect.ValueOf(s.goPanic),
 		"GoAdmit":      reflect.ValueOf(s.goAdmitLit), // gopending.go
@@ -694,46 +689,15 @@ func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err er
 		}
 	}()
 	s.sweepAfterStop() // gopending.go
-	// yaegi is given a context of its own, cancelled only when the stop checks do not end
-	// the code (stopcheck.go).
-	yctx, ycancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer ycancel()
-	done, watched := make(chan struct{}), make(chan bool, 1)
-	go func() {
-		select {
-		case <-done:
-			watched <- false
-			return
-		case <-ctx.Done():
+	base, haveBase := runID(s.i)
+	v, err = s.i.EvalWithContext(ctx, src)
+	if ctx.Err() != nil {
+		// Stopped: its code must have seen the stop before the next cell runs (unwind.go).
+		unwound := waitEvalsUnwound(5 * time.Second)
+		if errors.Is(err, ctx.Err()) {
+			s.sweepAdmissions()
 		}
-		s.raiseStop()
-		if !awaitStop(done, inYaegiEval) {
-			s.yaegiStopped.Store(true)
-			ycancel()
-			<-done
-		}
-		watched <- true
-	}()
-	v, err = s.i.EvalWithContext(yctx, src)
-	close(done)
-	if <-watched {
-		if yctx.Err() != nil {
-			// Stopped by yaegi: its code must have seen the stop before the next cell runs
-			// (unwind.go).
-			waitEvalsUnwound(5 * time.Second)
-			if errors.Is(err, yctx.Err()) {
-				s.sweepAdmissions()
-			}
-		} else if !awaitGoroutines() {
-			s.stopInterpreted()
-		}
-		s.lowerStop()
-	}
-	if isInterrupt(err) {
-		err = context.Canceled
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
+		s.restoreRunID(base, haveBase, unwound) // runid.go
 	}
 	return v, err
 }
