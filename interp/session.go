@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpunotes/gpunotes/display"
@@ -72,10 +73,12 @@ func (e *CellError) Parts() (string, string, []string) { return e.Name, e.Value,
 // Session is one Go interpreter whose state carries across cells. Execute runs one cell at a
 // time; Complete, Inspect and IsComplete may be called while a cell runs.
 type Session struct {
-	opts    Options
-	mu      sync.Mutex // serializes Execute
-	i       *interp.Interpreter
-	symbols interp.Exports
+	opts Options
+	mu   sync.Mutex // serializes Execute
+	// yaegiStopped: the last interrupt left yaegi's run id moved on (runid.go).
+	yaegiStopped atomic.Bool
+	i            *interp.Interpreter
+	symbols      interp.Exports
 
 	declMu sync.RWMutex
 	decls  map[string]string // top-level name -> source of its declaration
@@ -689,13 +692,15 @@ func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err er
 		}
 	}()
 	s.sweepAfterStop() // gopending.go
+	base, haveBase := runID(s.i)
 	v, err = s.i.EvalWithContext(ctx, src)
 	if ctx.Err() != nil {
 		// Stopped: its code must have seen the stop before the next cell runs (unwind.go).
-		waitEvalsUnwound(5 * time.Second)
+		unwound := waitEvalsUnwound(5 * time.Second)
 		if errors.Is(err, ctx.Err()) {
 			s.sweepAdmissions()
 		}
+		s.restoreRunID(base, haveBase, unwound) // runid.go
 	}
 	return v, err
 }
@@ -708,7 +713,7 @@ var (
 
 func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellError {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context canceled")) {
-		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the cell was interrupted", interruptNote}}
+		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: s.interruptTrace("KeyboardInterrupt: the cell was interrupted")}
 	}
 	var p interp.Panic
 	if !errors.As(err, &p) || compilePanic(p) {
