@@ -76,6 +76,9 @@ WS_TAP = """(() => {
     log.push({dir, t, type: m.header.msg_type, id: m.header.msg_id, date: m.header.date,
               parent: (m.parent_header || {}).msg_id, method: (c.data || {}).method,
               comm: c.comm_id, state: c.execution_state});
+    const wake = window.__wsWake;
+    window.__wsWake = null;
+    if (wake) wake();
   };
   const WS = window.WebSocket;
   window.WebSocket = class extends WS {
@@ -90,9 +93,11 @@ WS_TAP = """(() => {
 })()"""
 
 # IN_PAGE steps the slider n times inside the page, each step waiting for the label's change
-# (a MutationObserver, no polling), and returns for each step, in ms after the keydown: when
-# the update left (ws send), when the kernel stamped its echo and its label update (header
-# dates, same clock), when those and the idle reached the page, and when the label changed.
+# (a MutationObserver, no polling) and then for the idle whose parent is the step's update (the
+# tap wakes it; the widget throttle holds the next update until that idle, so without the wait
+# a step would time the one before it too). It returns for each step, in ms after the keydown:
+# when the update left (ws send), when the kernel stamped its busy, echo, label update and idle
+# (header dates, same clock), when those reached the page, and when the label changed.
 IN_PAGE = """async (n) => {
   const h = document.querySelector('.widget-slider .noUi-handle');
   const lab = [...document.querySelectorAll('.widget-label')].find(e => e.textContent.startsWith('seen'));
@@ -118,8 +123,19 @@ IN_PAGE = """async (n) => {
     const t0 = performance.now();
     h.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true}));
     await done;
+    const sentOf = (log) => log.find(e => e.dir === 'out' && e.type === 'comm_msg' && e.method === 'update');
+    const idleOf = (log, s) => s && log.find(e => e.dir === 'in' && e.parent === s.id && e.type === 'status' && e.state === 'idle');
+    // a guard, not a pacing: an idle that never comes ends the wait, and the step says so
+    let guard = false;
+    const timer = setTimeout(() => { guard = true; const w = window.__wsWake; window.__wsWake = null; if (w) w(); }, 20000);
+    for (;;) {
+      const l = window.__wsLog.slice(from);
+      if (guard || idleOf(l, sentOf(l))) break;
+      await new Promise(res => { window.__wsWake = res; });
+    }
+    clearTimeout(timer);
     const log = window.__wsLog.slice(from);
-    const sent = log.find(e => e.dir === 'out' && e.type === 'comm_msg' && e.method === 'update');
+    const sent = sentOf(log);
     const st = {total: tdom - t0};
     if (sent) {
       st.send = sent.t - t0;
@@ -131,7 +147,7 @@ IN_PAGE = """async (n) => {
       if (busy) { st.kbusy = kdate(busy.date) - t0; st.busy = busy.t - t0; }
       if (echo) { st.kecho = kdate(echo.date) - t0; st.echo = echo.t - t0; }
       if (upd) { st.kupdate = kdate(upd.date) - t0; st.update = upd.t - t0; }
-      if (idle) { st.kidle = kdate(idle.date) - t0; st.idle = idle.t - t0; }
+      if (idle) { st.kidle = kdate(idle.date) - t0; st.idle = idle.t - t0; st.rt = idle.t - sent.t; }
     }
     steps.push(st);
   }
@@ -142,7 +158,7 @@ IN_PAGE = """async (n) => {
 
 def breakdown(what, steps):
     """Logs the median of each stage of the in-page steps, in ms after the keydown."""
-    keys = ["send", "kbusy", "busy", "kecho", "echo", "kupdate", "update", "kidle", "idle", "total"]
+    keys = ["send", "kbusy", "busy", "kecho", "echo", "kupdate", "update", "total", "kidle", "idle"]
     parts = []
     for k in keys:
         v = [s[k] for s in steps if k in s]
@@ -155,6 +171,15 @@ def report(what, times):
     times = sorted(times)
     log(f"slider round trip ({what}) over {len(times)} steps: p50 {statistics.median(times):.1f} ms, "
         f"p90 {times[int(0.9 * len(times)) - 1]:.1f} ms, min {times[0]:.1f} ms, max {times[-1]:.1f} ms")
+
+
+def idle_round_trips(steps):
+    """The update-to-idle times of the in-page steps; every step's update must have been sent
+    and answered with an idle whose parent it is (the widget throttle relies on it)."""
+    missing = [i for i, s in enumerate(steps) if "rt" not in s]
+    if missing:
+        raise SystemExit(f"steps {missing} of {len(steps)}: no update sent or no idle with it as parent")
+    return [s["rt"] for s in steps]
 
 
 def wait_handle(page, value, timeout):
@@ -236,6 +261,7 @@ def run(page, url, notebook, shot):
         steps = page.evaluate(IN_PAGE, STEPS)
         inpage = [s["total"] for s in steps]
         report(f"{kernel_tag}, key press to label, in the page", inpage)
+        report(f"{kernel_tag}, update sent to its idle, in the page", idle_round_trips(steps))
         breakdown(kernel_tag, steps)
         print(f"{pre}PEER_ROUNDTRIP_P50_MS {statistics.median(inpage):.2f}", flush=True)
         return
@@ -261,6 +287,7 @@ def run(page, url, notebook, shot):
     steps = page.evaluate(IN_PAGE, STEPS)
     inpage = [s["total"] for s in steps]
     report(f"{kernel_tag}, key press to label, in the page", inpage)
+    report(f"{kernel_tag}, update sent to its idle, in the page", idle_round_trips(steps))
     breakdown(kernel_tag, steps)
     print(f"{pre}ROUNDTRIP_P50_MS {statistics.median(inpage):.2f}", flush=True)
     start += STEPS
