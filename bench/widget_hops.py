@@ -6,7 +6,7 @@ a Python websocket client (server + kernel) and a bare Chromium page with its ow
 bench/widget_roundtrip.py (the kernel alone, over ZMQ) and e2e's TestBrowserWidgets (the
 JupyterLab page), it splits the page's round trip by hop. gpunotes and ipykernel take turns.
 
-Usage: widget_hops.py --gpunotes bin/gpunotes [--chromium /usr/bin/chromium] [--n 200] [--no-nodelay]
+Usage: widget_hops.py --gpunotes bin/gpunotes [--chromium PATH (default $GPUNOTES_CHROMIUM)] [--n 200] [--no-nodelay]
 (run with the test virtualenv's python: jupyterlab, ipywidgets, playwright).
 """
 import argparse
@@ -14,6 +14,7 @@ import asyncio
 import datetime
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -227,7 +228,7 @@ def start_server(gpunotes, nodelay, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpunotes", required=True)
-    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--chromium", default=os.environ.get("GPUNOTES_CHROMIUM") or shutil.which("chromium") or "chromium")
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--no-nodelay", action="store_true", help="leave jupyter_server's websockets as they are")
     a = ap.parse_args()
