@@ -110,19 +110,19 @@ func TestBrowserWidgets(t *testing.T) {
 	// (deploy/jupyter/gpunotes_nodelay.py): jupyter_server leaves Nagle's algorithm on, so
 	// a frame written while the one before is unacknowledged waits for the browser's delayed
 	// ACK (about 40 ms on Linux), for every kernel.
-	nd := noDelayEnv(t, env)
+	nd, trace := noDelayEnv(t, env)
 	root2 := t.TempDir()
 	writeNotebook(t, filepath.Join(root2, "widgets.ipynb"), widgetCells)
 	writeNotebook(t, filepath.Join(root2, "peer.ipynb"), peerCells)
 	l2 := startLab(t, nd, root2)
 	if peer {
-		out, err := browse(l2, "peer.ipynb", "Python 3 (ipykernel)", filepath.Join(dir, "peer-nodelay.png"), "GPUNOTES_E2E_TAG=nodelay")
+		out, err := browse(l2, "peer.ipynb", "Python 3 (ipykernel)", filepath.Join(dir, "peer-nodelay.png"), "GPUNOTES_E2E_TAG=nodelay", "GPUNOTES_E2E_SERVER_TRACE="+trace)
 		t.Logf("peer browser, TCP_NODELAY:\n%s", out)
 		if err != nil {
 			t.Errorf("the ipykernel peer run with TCP_NODELAY failed: %v", err)
 		}
 	}
-	out, err = browse(l2, "widgets.ipynb", "Go (gpunotes)", filepath.Join(dir, "nodelay.png"), "GPUNOTES_E2E_MEASURE_ONLY=1", "GPUNOTES_E2E_TAG=nodelay")
+	out, err = browse(l2, "widgets.ipynb", "Go (gpunotes)", filepath.Join(dir, "nodelay.png"), "GPUNOTES_E2E_MEASURE_ONLY=1", "GPUNOTES_E2E_TAG=nodelay", "GPUNOTES_E2E_SERVER_TRACE="+trace)
 	t.Logf("browser, TCP_NODELAY:\n%s", out)
 	if err != nil {
 		t.Fatalf("widget browser run with TCP_NODELAY failed: %v", err)
@@ -134,15 +134,22 @@ func TestBrowserWidgets(t *testing.T) {
 }
 
 // noDelayEnv is env with a Jupyter config directory of its own whose server config loads
-// deploy/jupyter/gpunotes_nodelay.py, as a user's jupyter_server_config.py would.
-func noDelayEnv(t *testing.T, env []string) []string {
+// deploy/jupyter/gpunotes_nodelay.py, as a user's jupyter_server_config.py would, through
+// testdata/server_trace.py, its subclass that also notes when each kernel message passed the
+// server, in the file trace (the stages of the round trip the browser script logs).
+func noDelayEnv(t *testing.T, env []string) (_ []string, trace string) {
 	t.Helper()
 	src, err := filepath.Abs(filepath.Join("..", "deploy", "jupyter"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := t.TempDir()
-	conf := fmt.Sprintf("import sys\nsys.path.insert(0, %q)\nimport gpunotes_nodelay\ngpunotes_nodelay.configure(c)\n", src)
+	trace = filepath.Join(t.TempDir(), "server-trace.jsonl")
+	conf := fmt.Sprintf("import sys\nsys.path.insert(0, %q)\nsys.path.insert(0, %q)\nimport server_trace\nserver_trace.configure(c)\n", src, testdata)
 	if err := os.WriteFile(filepath.Join(cfg, "jupyter_server_config.py"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -152,5 +159,5 @@ func noDelayEnv(t *testing.T, env []string) []string {
 			out = append(out, kv)
 		}
 	}
-	return append(out, "JUPYTER_CONFIG_DIR="+cfg)
+	return append(out, "JUPYTER_CONFIG_DIR="+cfg, "GPUNOTES_E2E_SERVER_TRACE="+trace), trace
 }

@@ -5,6 +5,7 @@ round trip (key press -> comm update -> Go callback -> label update -> repaint) 
 
 Usage: GPUNOTES_E2E_TOKEN=TOKEN widgets.py URL NOTEBOOK CHROMIUM PROFILE_DIR SCREENSHOT
 """
+import json
 import os
 import statistics
 import sys
@@ -148,6 +149,9 @@ IN_PAGE = """async (n) => {
       if (echo) { st.kecho = kdate(echo.date) - t0; st.echo = echo.t - t0; }
       if (upd) { st.kupdate = kdate(upd.date) - t0; st.update = upd.t - t0; }
       if (idle) { st.kidle = kdate(idle.date) - t0; st.idle = idle.t - t0; st.rt = idle.t - sent.t; }
+      // for the server's side (server_trace.py): the keydown's time and the messages' ids
+      st._t0 = performance.timeOrigin + t0;
+      st._ids = {sent: sent.id, busy: busy && busy.id, echo: echo && echo.id, update: upd && upd.id, idle: idle && idle.id};
     }
     steps.push(st);
   }
@@ -156,9 +160,38 @@ IN_PAGE = """async (n) => {
 }"""
 
 
+def server_stages(steps):
+    """Adds to each step when jupyter_server passed its messages on (ms after the keydown), from
+    the trace server_trace.py writes where GPUNOTES_E2E_SERVER_TRACE says: sin (the update
+    left for the kernel), sbusy, secho, supdate, sidle (those left for the page)."""
+    path = os.environ.get("GPUNOTES_E2E_SERVER_TRACE", "")
+    recs = {}
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue  # a line being written
+                recs[(r["dir"], r["id"])] = r
+    for s in steps:
+        t0, ids = s.pop("_t0", None), s.pop("_ids", {})
+        if t0 is None:
+            continue
+        for key, direction, name in (("sin", "in", "sent"), ("sbusy", "out", "busy"), ("secho", "out", "echo"),
+                                     ("supdate", "out", "update"), ("sidle", "out", "idle")):
+            r = recs.get((direction, ids.get(name)))
+            if r is not None:
+                s[key] = r["t1"] * 1000 - t0
+
+
 def breakdown(what, steps):
-    """Logs the median of each stage of the in-page steps, in ms after the keydown."""
-    keys = ["send", "kbusy", "busy", "kecho", "echo", "kupdate", "update", "total", "kidle", "idle"]
+    """Logs the median of each stage of the in-page steps, in ms after the keydown: send (the
+    page sent the update), s* (jupyter_server passed a message on, when traced), k* (the kernel
+    stamped it), and the bare names (it reached the page); total is the label's change."""
+    server_stages(steps)
+    keys = ["send", "sin", "kbusy", "sbusy", "busy", "kecho", "secho", "echo", "kupdate", "supdate", "update", "total",
+            "kidle", "sidle", "idle"]
     parts = []
     for k in keys:
         v = [s[k] for s in steps if k in s]
