@@ -67,18 +67,25 @@ func shardKey(run string, out, in, col int) string {
 	return fmt.Sprintf("%s/%d/%d/%d", run, out, in, col)
 }
 
+// beginReceive counts the buffers of a shard being read in the store's buffers in flight.
+func (w *worker) beginReceive() *receive { return w.store.beginReceive() }
+
 // putShard keeps a shard's column pieces in the store, where they count in the memory limit
-// and spill to disk as results do.
-func (w *worker) putShard(s *shard) error {
+// (as its receive buffers did until now) and spill to disk as results do.
+func (w *worker) putShard(s *shard, rc *receive) error {
 	w.shuf.mu.Lock()
 	ended := w.shuf.ended[s.Run]
 	w.shuf.mu.Unlock()
 	if ended {
+		rc.end()
 		return fmt.Errorf("shuffle %s has ended on worker %s", s.Run, w.cfg.Name)
 	}
+	keys := make([]string, len(s.Cols))
+	bs := make([]*blob, len(s.Cols))
 	for c, b := range s.Cols {
-		w.store.putBlob(shardKey(s.Run, s.Out, s.In, c), &blob{Enc: encShard, Data: b})
+		keys[c], bs[c] = shardKey(s.Run, s.Out, s.In, c), &blob{Enc: encShard, Data: b}
 	}
+	w.store.putReceived(rc, keys, bs)
 	w.shuf.recv.Add(s.valueBytes)
 	return nil
 }
