@@ -196,8 +196,9 @@ func gather(s dtype.Slice, rows []int32) dtype.Slice {
 
 // shuffleTransfer hash-splits one input partition and pushes every output partition's rows
 // (an empty shard too, so that owners can tell a lost shard from an empty one) to its owner,
-// one connection per owner at once. It returns the rows sent per output partition.
-func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dtype.Slice) ([]int64, error) {
+// one connection per owner at once. It returns the rows sent per output partition and where
+// the partitioning ran (shuffleDone, gob-encoded).
+func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dtype.Slice) ([]byte, error) {
 	if len(sp.Owners) != sp.N || sp.N < 1 {
 		return nil, fmt.Errorf("shuffle %s: %d owners for %d partitions", sp.Run, len(sp.Owners), sp.N)
 	}
@@ -215,7 +216,7 @@ func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dty
 	}
 	w.store.reserve(2 * inBytes)
 	defer w.store.unreserve(2 * inBytes)
-	part, err := shuffleParts(cols, sp)
+	part, where, err := w.shuffleParts(ctx, cols, sp)
 	if err != nil {
 		return nil, fmt.Errorf("shuffle %s: %w", sp.Run, err)
 	}
@@ -260,7 +261,11 @@ func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dty
 		return nil, fmt.Errorf("shuffle %s: input partition %d: %w", sp.Run, sp.Part, err)
 	}
 	w.shuf.sent.Add(bytesOut)
-	return counts, nil
+	b, err := encodeGob(shuffleDone{Counts: counts, Where: where})
+	if err != nil {
+		return nil, fmt.Errorf("shuffle %s: encode the transfer's result: %w", sp.Run, err)
+	}
+	return b, nil
 }
 
 // shuffleUnpack joins column sp.Col of output partition sp.Part from the shards of every
@@ -296,25 +301,47 @@ func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
 	return []*plan.Output{{Shape: []int{total}, Data: out}}, nil
 }
 
-// shuffleParts returns each row's output partition: by hash of the keys, or by range of the
-// first key (sp.Range).
-func shuffleParts(cols []dtype.Slice, sp shuffleSpec) ([]int32, error) {
+// shuffleParts returns each row's output partition: by hash of the keys (hashParts), or by
+// range of the first key (sp.Range), and where that ran.
+func (w *worker) shuffleParts(ctx context.Context, cols []dtype.Slice, sp shuffleSpec) ([]int32, string, error) {
 	if r := sp.Range; r != nil {
 		if len(sp.Keys) == 0 || sp.Keys[0] < 0 || sp.Keys[0] >= len(cols) || len(r.Bounds)+1 != sp.N {
-			return nil, fmt.Errorf("a range shuffle on keys %v with %d bounds into %d partitions", sp.Keys, len(r.Bounds), sp.N)
+			return nil, "", fmt.Errorf("a range shuffle on keys %v with %d bounds into %d partitions", sp.Keys, len(r.Bounds), sp.N)
 		}
 		var ok []bool
 		if len(sp.Valid) > 0 && sp.Valid[0] >= 0 {
 			if v := sp.Valid[0]; v >= len(cols) || cols[v].DType() != dtype.Bool || cols[v].Len() != cols[sp.Keys[0]].Len() {
-				return nil, fmt.Errorf("validity column %d of the range key", v)
+				return nil, "", fmt.Errorf("validity column %d of the range key", v)
 			}
 			ok = cols[sp.Valid[0]].Bools()
 		}
-		return rangeParts(cols[sp.Keys[0]], ok, r.Bounds, r.Desc, r.NullsFirst), nil
+		return rangeParts(cols[sp.Keys[0]], ok, r.Bounds, r.Desc, r.NullsFirst), "range partitioning on the CPU", nil
 	}
 	k, err := shuffleKeys(cols, sp.Keys, sp.Valid)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return hashjoin.Partition(k, sp.N)
+	return w.hashParts(ctx, k, sp.N)
+}
+
+// shuffleDone is the value of a transfer task: the rows it sent per output partition, and
+// where its partitioning ran (for Path).
+type shuffleDone struct {
+	Counts []int64
+	Where  string
+}
+
+func decodeShuffleDone(v any, n int) (*shuffleDone, error) {
+	b, ok := v.([]byte)
+	if !ok {
+		return nil, fmt.Errorf("transfer returned %T", v)
+	}
+	var d shuffleDone
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&d); err != nil {
+		return nil, fmt.Errorf("decode a transfer's result: %w", err)
+	}
+	if len(d.Counts) != n {
+		return nil, fmt.Errorf("transfer returned %d counts for %d partitions", len(d.Counts), n)
+	}
+	return &d, nil
 }
