@@ -182,8 +182,10 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 	for _, t := range transfers {
 		futures = append(futures, c.newFuture(t, nil))
 	}
-	// In a cell, bars of the shuffle's tasks; the workers' bytes are in the cluster's reprs.
+	// In a cell, bars of the shuffle's tasks and the bytes each worker sent and received (also
+	// in the cluster's reprs and dashboard, since the workers started).
 	sentBar := display.NewProgress("shuffle: input partitions sent", int64(len(futures)))
+	moved := newShuffleBytes(c, ws)
 	for i, f := range futures {
 		if err := c.waitShuffleTask(ctx, f.t, ws); err != nil {
 			return nil, nil, "", fmt.Errorf("input partition %d: %w", i, err)
@@ -201,6 +203,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		}
 		where[f.workerName()+"\x00"+got.Where]++
 		sentBar.Add(1)
+		moved.update()
 	}
 	sentBar.Done()
 	var parts []int
@@ -261,6 +264,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		}
 	}
 	unpackBar.Done()
+	moved.update()
 	out := make([]*gpuarray.Array, len(cols))
 	for j := range cols {
 		a, err := gpuarray.FromKept(c, cols[j].DType(), lens, kepts[j])
