@@ -80,14 +80,69 @@ func (w *worker) putShard(s *shard, rc *receive) error {
 		rc.end()
 		return fmt.Errorf("shuffle %s has ended on worker %s", s.Run, w.cfg.Name)
 	}
+	w.shuf.recv.Add(s.valueBytes)
+	if w.cfg.GPU != "" && w.putShardOnDevice(s, rc) {
+		return nil
+	}
 	keys := make([]string, len(s.Cols))
 	bs := make([]*blob, len(s.Cols))
 	for c, b := range s.Cols {
 		keys[c], bs[c] = shardKey(s.Run, s.Out, s.In, c), &blob{Enc: encShard, Data: b}
 	}
 	w.store.putReceived(rc, keys, bs)
-	w.shuf.recv.Add(s.valueBytes)
 	return nil
+}
+
+// uploadShardPiece puts a shard's column piece in this worker's GPU memory (a variable: tests
+// without a GPU hold it in host memory that stands for the device's).
+var uploadShardPiece = func(o *plan.Output) (devValue, error) { return uploadOutput(o) }
+
+// putShardOnDevice keeps a shard's column pieces in a GPU worker's device memory, where they
+// count in its device limit and spill to host memory, then disk, beyond it, as its persisted
+// chunks do; the receive buffers are freed. It reports false, having kept nothing, when the
+// GPU does not take them (the caller keeps them in host memory).
+func (w *worker) putShardOnDevice(s *shard, rc *receive) bool {
+	dvs := make([]devValue, 0, len(s.Cols))
+	free := func() {
+		for _, dv := range dvs {
+			dv.Free()
+		}
+	}
+	for c, b := range s.Cols {
+		p, err := shardPiece(&blob{Enc: encShard, Data: b})
+		if err == nil {
+			var dv devValue
+			if dv, err = uploadShardPiece(&plan.Output{Shape: []int{p.Len()}, Data: p}); err == nil {
+				dvs = append(dvs, dv)
+				continue
+			}
+		}
+		free()
+		w.cfg.Logf("worker %s: shuffle %s: column %d of a shard kept in host memory, not on the GPU: %v", w.cfg.Name, s.Run, c, err)
+		return false
+	}
+	rc.end()
+	for c, dv := range dvs {
+		w.store.putDev(shardKey(s.Run, s.Out, s.In, c), dv)
+	}
+	return true
+}
+
+// shardPieceAt returns a stored shard piece's values, from whichever tier holds it: a piece
+// received in host memory (encShard), or one kept on the device, or spilled from it (a chunk).
+func (w *worker) shardPieceAt(k string) (dtype.Slice, error) {
+	b, err := w.store.blob(k)
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	if b.Enc == encShard {
+		return shardPiece(b)
+	}
+	v, err := decodeValue(b)
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	return keptValues(v)
 }
 
 // shardRoom bounds one shard: no more than the worker's memory limit.
@@ -269,16 +324,15 @@ func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dty
 }
 
 // shuffleUnpack joins column sp.Col of output partition sp.Part from the shards of every
-// input partition, in input order, and drops them: the result is a kept chunk.
+// input partition, in input order, and drops them: the result is a kept chunk, on a GPU
+// worker in device memory. The pieces are joined in host memory (those on the device copied
+// from it).
 func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
 	pieces := make([]dtype.Slice, sp.NIn)
 	total := 0
 	for i := range pieces {
-		b, err := w.store.blob(shardKey(sp.Run, sp.Part, i, sp.Col))
-		if err == nil {
-			pieces[i], err = shardPiece(b)
-		}
-		if err != nil {
+		var err error
+		if pieces[i], err = w.shardPieceAt(shardKey(sp.Run, sp.Part, i, sp.Col)); err != nil {
 			return nil, fmt.Errorf("shuffle %s: output partition %d lacks the rows of input partition %d (lost with a worker?): %w", sp.Run, sp.Part, i, err)
 		}
 		if i > 0 && pieces[i].DType() != pieces[0].DType() {
@@ -298,7 +352,17 @@ func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
 	for i := range pieces {
 		w.store.drop(shardKey(sp.Run, sp.Part, i, sp.Col))
 	}
-	return []*plan.Output{{Shape: []int{total}, Data: out}}, nil
+	o := &plan.Output{Shape: []int{total}, Data: out}
+	if w.cfg.GPU != "" {
+		// A GPU worker keeps the output partition in device memory, as its persisted chunks:
+		// the tasks that read it next (a merge's, a groupby's) read it there in place.
+		dv, err := uploadShardPiece(o)
+		if err == nil {
+			return dv, nil
+		}
+		o.HostFallback = fmt.Sprintf("shuffle output partition kept in host memory, not on the GPU: %v", err)
+	}
+	return []*plan.Output{o}, nil
 }
 
 // shuffleParts returns each row's output partition: by hash of the keys (hashParts), or by
