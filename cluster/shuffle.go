@@ -19,10 +19,12 @@ const shuffleAttempts = 4
 // ShuffleColumns hash-partitions the rows of 1-D arrays persisted on this cluster (the columns
 // of a frame, each chunk a partition) into n partitions, moving them worker to worker over the
 // workers' data ports, never through the scheduler or this process: a transfer task per input
-// partition hash-splits it where it is held and pushes each piece to the worker owning its
-// output partition, which keeps it in its store (counted in its memory limit, spilled to disk
-// beyond it); then an unpack task per output partition and column joins the pieces there, as
-// a kept chunk. keys are the columns hashed, valid their validity columns (-1: none), encoded
+// partition hash-splits it where it is held (on a GPU worker with its GPU's hash
+// partitioning kernel) and pushes each piece to the worker owning its output partition, which
+// keeps it in its store (counted in its memory limit from its first byte received, spilled to
+// disk beyond it; on a GPU worker in device memory first); then an unpack task per output
+// partition and column joins the pieces there, as a kept chunk (on a GPU worker, on its
+// device). keys are the columns hashed, valid their validity columns (-1: none), encoded
 // as dataframe's host shuffle encodes them so equal keys land in partitions of one number.
 //
 // Output partitions with no rows are left out. It returns the shuffled columns, held on the

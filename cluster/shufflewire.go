@@ -18,7 +18,8 @@ import (
 // roleShuffle after the token exchange), never through the scheduler. A sender streams shards,
 // each the rows of one input partition bound for one output partition, one column after the
 // other, then an end mark; the receiver keeps every column piece in its store (counted in its
-// memory limit, spilled to disk as results are) and answers once for the stream:
+// memory limit from its first byte read, spilled to disk as results are; on a GPU worker in
+// device memory, spilled to host memory first) and answers once for the stream:
 //
 //	shard:  u8 1 | u32 len, run | u32 output | u32 input | u32 ncols | ncols × (u8 dtype | u64 len, values)
 //	end:    u8 0
