@@ -55,6 +55,9 @@ var clusterNotInNotebooks = map[string]string{
 	"Client.JoinColumns":     "plumbing for frames' merges on a cluster (dataframe/merge_cluster_test.go)",
 	"Client.SortColumns":     "plumbing for frames' sorts on a cluster (dataframe/sort_cluster_test.go)",
 	"Client.DistinctColumns": "plumbing for DropDuplicates on a cluster (dataframe/sort_cluster_test.go)",
+
+	// Frame.Shuffle on a cluster calls it for Path's note of where the rows were partitioned.
+	"Client.ShuffleColumnsNote": "plumbing for frames' shuffles on a cluster (cluster/frame_shuffle_test.go)",
 	// TLS needs certificate files that no notebook can make here; tls_test.go runs them.
 	"ConnectTLS":            "needs a scheduler's certificate (cluster/tls_test.go)",
 	"ConnectTLSContext":     "needs a scheduler's certificate (cluster/tls_test.go)",
