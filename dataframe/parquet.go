@@ -199,6 +199,19 @@ func ReadParquet(path string, opts ...Option) (out *Frame) {
 				cols = append(cols, fd.Name)
 			}
 		}
+		sink, window, ok, err := rc.readSink()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			t, err := readPipelined(rc, sink, window, parts, cols, fields, hiveSet, hiveText)
+			if err != nil {
+				return nil, err
+			}
+			rc.host("read_parquet: %d row groups of %d files decoded on the host (arrow-go pqarrow), at most %d at a time, each copied to %s through pinned buffers while the next ones decode%s",
+				len(parts), len(files), window, t.rows.Where(), stringsKept(t))
+			return t, nil
+		}
 		rc.host("read_parquet: %d row groups of %d files decoded on the host (arrow-go pqarrow)", len(parts), len(files))
 		ht, err := readParts(rc.target.Context, parts, cols, hiveSet, hiveText)
 		if err != nil {
