@@ -25,10 +25,11 @@ func TestGPUUploaderHeldArray(t *testing.T) {
 		var want []float64
 		var cs []*DeviceChunk
 		for p, n := range lens {
-			whole := dtype.Make(dt, n+1)
-			for i := range n + 1 {
-				dtype.Copy(whole.Slice(i, i+1), dtype.Convert(dtype.OfFloat64([]float64{float64((i*31 + p) % 100)}), dt))
+			f := make([]float64, n+1)
+			for i := range f {
+				f[i] = float64((i*31 + p) % 100)
 			}
+			whole := dtype.Convert(dtype.OfFloat64(f), dt)
 			v := whole.Slice(1, n+1) // from an unaligned address for narrow dtypes
 			c, err := u.Upload(v, p)
 			if err != nil {
