@@ -56,6 +56,8 @@ func TestGPUParquetReadStreamsToDevice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameFrames(t, path+" filtered sum", gs, ws, 1e-12)
+		// f64 is positive: summed in any order, n values lose at most n·2^-52 of the sum
+		// relative, 2e-9 for 9.4 million (the tree sums of both sides lose far less).
+		sameFrames(t, path+" filtered sum", gs, ws, 3e-9)
 	}
 }
