@@ -156,10 +156,14 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 	}
 	opts := []gpuarray.ComputeOption{opt, gpuarray.WithContext(ctx), gpuarray.NoProgressBar()}
 	// Data in memory for every engine: generated, then persisted where the backend computes.
-	x := groupbyData(*rows, *k, *parts).Persist(opts...)
-	if err := x.Err(); err != nil {
-		return err
+	t0 := time.Now()
+	x := groupbyData(*rows, *k, *parts)
+	t1 := time.Now()
+	if x = x.Persist(opts...); x.Err() != nil {
+		return x.Err()
 	}
+	// On stderr, so that --json's lines stay one per question.
+	fmt.Fprintf(os.Stderr, "bench frame: %d rows generated in %.2f s, persisted in %.2f s\n", *rows, t1.Sub(t0).Seconds(), time.Since(t1).Seconds())
 	want := map[string]bool{}
 	for _, q := range strings.Split(*only, ",") {
 		if q = strings.TrimSpace(q); q != "" {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/dataframe"
@@ -202,7 +203,9 @@ func benchFrameJoin(ctx context.Context, args []string, w io.Writer) error {
 		return err
 	}
 	opts := []gpuarray.ComputeOption{opt, gpuarray.WithContext(ctx), gpuarray.NoProgressBar()}
+	t0 := time.Now()
 	t := joinData(*rows, *parts)
+	t1 := time.Now()
 	if *write != "" {
 		if err := os.MkdirAll(*write, 0o755); err != nil {
 			return fmt.Errorf("bench frame --write: %w", err)
@@ -214,11 +217,13 @@ func benchFrameJoin(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	// Data in memory for every engine: generated, then persisted where the backend computes.
+	t2 := time.Now()
 	for _, f := range []**dataframe.Frame{&t.x, &t.small, &t.medium, &t.big} {
 		if *f = (*f).Persist(opts...); (*f).Err() != nil {
 			return (*f).Err()
 		}
 	}
+	fmt.Fprintf(os.Stderr, "bench frame: join tables of %d rows generated in %.2f s, persisted in %.2f s\n", *rows, t1.Sub(t0).Seconds(), time.Since(t2).Seconds())
 	for _, q := range joinQuestions {
 		base := frameResult{Task: *task, Question: q.name, Rows: *rows, Backend: *backend, Device: device}
 		if err := timeQuestion(w, base, *asJSON, "rows", func() (*dataframe.Frame, error) { return q.run(t).Compute(opts...) }); err != nil {

@@ -44,8 +44,14 @@ def generate(n):
     sizes = [max(1, n // 1_000_000), max(1, n // 1_000), n]
     lv = [split_xlr(m) for m in sizes]
     ids = lambda m: pc.binary_join_element_wise("id", pc.cast(pa.array(np.arange(1, m + 1)), pa.string()), "")
-    cats = [pd.Index(pd.array(ids(m), dtype="str")) for _, _, _, m in lv]
-    fac = lambda level, keys: pd.Categorical.from_codes(keys - 1, dtype=pd.CategoricalDtype(cats[level]), validate=False)
+    # One dtype per key set, shared by the tables' columns. The categories are distinct by
+    # construction: pandas' check of that (a hash of every string) took most of the time at
+    # 1e8 rows, so it is skipped where this pandas has the fast path.
+    def dtype_of(cats):
+        fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)
+        return fast(cats, False) if fast else pd.CategoricalDtype(cats)
+    dts = [dtype_of(pd.Index(pd.array(ids(m), dtype="str"))) for _, _, _, m in lv]
+    fac = lambda level, keys: pd.Categorical.from_codes(keys - 1, dtype=dts[level], validate=False)
     uni = lambda m: np.round(rng.random(m) * 100, 6)
     xk = [sample_all(n, lv[i][0], lv[i][1]) for i in range(3)]
     x = pd.DataFrame({"id1": xk[0], "id2": xk[1], "id3": xk[2], "id4": fac(0, xk[0]), "id5": fac(1, xk[1]), "id6": fac(2, xk[2]), "v1": uni(n)})
