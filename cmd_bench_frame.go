@@ -170,18 +170,11 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 			want[q] = true
 		}
 	}
-	// GPUNOTES_CPUPROFILE=FILE profiles the questions (not the generator), as for the kernel.
-	if path := os.Getenv("GPUNOTES_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("bench frame: cpu profile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("bench frame: cpu profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := profileQuestions()
+	if err != nil {
+		return err
 	}
+	defer stop()
 	for _, q := range groupbyQuestions {
 		if len(want) > 0 && !want[strings.Fields(q.name)[0]] {
 			continue
@@ -197,6 +190,24 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// profileQuestions starts a CPU profile of the questions (not the generator) into the file
+// GPUNOTES_CPUPROFILE names, as for the kernel; stop ends it.
+func profileQuestions() (stop func(), err error) {
+	path := os.Getenv("GPUNOTES_CPUPROFILE")
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench frame: cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench frame: cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // timeQuestion runs one benchmark question twice, as db-benchmark times each, and writes the

@@ -224,6 +224,11 @@ func benchFrameJoin(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "bench frame: join tables of %d rows generated in %.2f s, persisted in %.2f s\n", *rows, t1.Sub(t0).Seconds(), time.Since(t2).Seconds())
+	stop, err := profileQuestions()
+	if err != nil {
+		return err
+	}
+	defer stop()
 	for _, q := range joinQuestions {
 		base := frameResult{Task: *task, Question: q.name, Rows: *rows, Backend: *backend, Device: device}
 		if err := timeQuestion(w, base, *asJSON, "rows", func() (*dataframe.Frame, error) { return q.run(t).Compute(opts...) }); err != nil {

@@ -22,6 +22,7 @@ ap.add_argument("--rows", type=int, default=0, help="generate the tables here (n
 ap.add_argument("--engines", default="pandas,polars,duckdb")
 ap.add_argument("--questions", default="", help="comma-separated question numbers to run (q1,q5); default all")
 ap.add_argument("--reps", type=int, default=2, help="runs per question, the best printed (db-benchmark: 2)")
+ap.add_argument("--wait-for", default="", help="after making the tables, wait until this file exists (to time beside another run without sharing its cores)")
 a = ap.parse_args()
 t0 = time.perf_counter()
 
@@ -75,6 +76,22 @@ for d in (x, small, medium, big):  # categoricals, as the db-benchmark solutions
 n = len(x)
 print(f"tables ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
 want = [q for q in a.questions.split(",") if q]
+engines = a.engines.split(",")
+if "pyarrow" in engines:
+    # Acero's hash join (Table.join); its payload columns cannot be dictionaries, so the factor
+    # columns are plain strings there (converted before the timing and any --wait-for).
+    import pyarrow as pa
+    def arrow(d):
+        t = pa.Table.from_pandas(d, preserve_index=False)
+        for i, f in enumerate(t.schema):
+            if pa.types.is_dictionary(f.type):
+                t = t.set_column(i, f.name, t.column(i).cast(pa.string()))
+        return t
+    ax, asm, am, ab = (arrow(d) for d in (x, small, medium, big))
+    print(f"arrow tables ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+if a.wait_for:
+    while not os.path.exists(a.wait_for):
+        time.sleep(0.2)
 pick = lambda qs: [(name, f) for name, f in qs if not want or name.split()[0] in want]
 
 def timed(engine, name, f):
@@ -86,7 +103,6 @@ def timed(engine, name, f):
         best = s if best is None else min(best, s)
     print(json.dumps({"engine": engine, "question": name, "rows": n, "seconds": best, "out_rows": int(out)}), flush=True)
 
-engines = a.engines.split(",")
 if "pandas" in engines:
     qs = [
         ("q1 small inner on int", lambda: len(x.merge(small, on="id1"))),
@@ -131,17 +147,6 @@ if "duckdb" in engines:
     for name, f in pick(qs):
         timed("duckdb", name, f)
 if "pyarrow" in engines:
-    # Acero's hash join (Table.join); its payload columns cannot be dictionaries, so the factor
-    # columns are plain strings there.
-    import pyarrow as pa
-    def arrow(d):
-        t = pa.Table.from_pandas(d, preserve_index=False)
-        for i, f in enumerate(t.schema):
-            if pa.types.is_dictionary(f.type):
-                t = t.set_column(i, f.name, t.column(i).cast(pa.string()))
-        return t
-    ax, asm, am, ab = (arrow(d) for d in (x, small, medium, big))
-    print(f"arrow tables ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     qs = [
         ("q1 small inner on int", lambda: ax.join(asm, "id1", join_type="inner", right_suffix="_r").num_rows),
         ("q2 medium inner on int", lambda: ax.join(am, "id2", join_type="inner", right_suffix="_r").num_rows),
