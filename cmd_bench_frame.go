@@ -44,7 +44,7 @@ func groupbyData(n, k, parts int) *dataframe.Frame {
 	id1, id2, id3 := make([]int32, n), make([]int32, n), make([]int32, n)
 	id4, id5, id6, v1, v2 := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	v3 := make([]float64, n)
-	inBlocks(n, func(r *rand.Rand, lo, hi int) {
+	inBlocks(n, 108, func(r *rand.Rand, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			id1[i], id2[i], id3[i] = int32(r.IntN(k)), int32(r.IntN(k)), int32(r.IntN(nk))
 			id4[i], id5[i], id6[i] = int32(1+r.IntN(k)), int32(1+r.IntN(k)), int32(1+r.IntN(nk))
@@ -61,8 +61,8 @@ func groupbyData(n, k, parts int) *dataframe.Frame {
 const genBlock = 1 << 20
 
 // inBlocks calls fill for each block [lo, hi) of n rows, on every core, with a generator of
-// its own seeded by the block's number.
-func inBlocks(n int, fill func(r *rand.Rand, lo, hi int)) {
+// its own: the stream of seed numbered by the block.
+func inBlocks(n int, seed uint64, fill func(r *rand.Rand, lo, hi int)) {
 	nb := (n + genBlock - 1) / genBlock
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -71,7 +71,7 @@ func inBlocks(n int, fill func(r *rand.Rand, lo, hi int)) {
 		go func() {
 			defer wg.Done()
 			for b := int(next.Add(1) - 1); b < nb; b = int(next.Add(1) - 1) {
-				fill(rand.New(rand.NewPCG(108, uint64(b))), b*genBlock, min(n, (b+1)*genBlock))
+				fill(rand.New(rand.NewPCG(seed, uint64(b))), b*genBlock, min(n, (b+1)*genBlock))
 			}
 		}()
 	}
@@ -82,7 +82,7 @@ func inBlocks(n int, fill func(r *rand.Rand, lo, hi int)) {
 // core.
 func idNames(format string, n int) []string {
 	out := make([]string, n)
-	inBlocks(n, func(_ *rand.Rand, lo, hi int) {
+	inBlocks(n, 0, func(_ *rand.Rand, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = fmt.Sprintf(format, i+1)
 		}

@@ -69,8 +69,7 @@ func sampleAll(rng *rand.Rand, size int, sets ...[]int32) []int32 {
 
 func uniform100(seed uint64, n int) []float64 {
 	v := make([]float64, n)
-	inBlocks(n, func(r *rand.Rand, lo, hi int) {
-		r = rand.New(rand.NewPCG(seed, uint64(lo)))
+	inBlocks(n, seed, func(r *rand.Rand, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			v[i] = math.Round(r.Float64()*100*1e6) / 1e6
 		}
@@ -92,7 +91,7 @@ type joinLevel struct {
 // factor is the categorical of keys in lv's categories ("id%d" of each key).
 func (lv joinLevel) factor(keys []int32) dataframe.CategoricalColumn {
 	codes := make([]int32, len(keys))
-	inBlocks(len(keys), func(_ *rand.Rand, lo, hi int) {
+	inBlocks(len(keys), 0, func(_ *rand.Rand, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			codes[i] = keys[i] - 1
 		}
@@ -154,7 +153,7 @@ func joinData(n, parts int) joinTables {
 // idNumbers is "id%d" of 1..n, formatted on every core into shared buffers (one per block).
 func idNumbers(n int) []string {
 	out := make([]string, n)
-	inBlocks(n, func(_ *rand.Rand, lo, hi int) {
+	inBlocks(n, 0, func(_ *rand.Rand, lo, hi int) {
 		buf := make([]byte, 0, (hi-lo)*(2+len(strconv.Itoa(hi))))
 		for i := lo; i < hi; i++ {
 			at := len(buf)
