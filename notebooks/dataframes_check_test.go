@@ -28,6 +28,7 @@ func init() {
 			"groupby: partial aggregates of 4 partitions on the workers holding them",
 			"[A B A C] [true false false true]",
 			"shape 4 2", "len 4",
+			"from codes category [hi lo  hi] [true true false true]",
 			"[100] [25] [10] [40] [4] [12.909944487358056] [166.66666666666666] [4] [25]",
 			"tail [30 40]",
 			"sum of y through its array: 140",
