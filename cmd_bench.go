@@ -22,7 +22,7 @@ func init() {
 	register("bench", "benchmarks: "+benchUsage, runBench)
 }
 
-const benchUsage = "bench seed --n N --chunk C --backend cpu|gpu --scheduler inline|threads|cluster [--gpus K] [--json] | bench ops --backend cpu|gpu [--gpus K] [--n N] [--chunk C] [--op OP] [--persist] [--json] | bench iterate --backend cpu|gpu [--n N] [--chunk C] [--passes P] [--json] | bench read PATH.npy|STORE.zarr [--chunks R,C] [--threads N] [--json] | bench frame --task groupby --rows N [--k K] [--partitions P] --backend cpu|gpu [--json]"
+const benchUsage = "bench seed --n N --chunk C --backend cpu|gpu --scheduler inline|threads|cluster [--gpus K] [--json] | bench ops --backend cpu|gpu [--gpus K] [--n N] [--chunk C] [--op OP] [--persist] [--json] | bench iterate --backend cpu|gpu [--n N] [--chunk C] [--passes P] [--json] | bench read PATH.npy|STORE.zarr|DATA.parquet [--chunks R,C] [--threads N] [--json] | bench frame --task groupby --rows N [--k K] [--partitions P] --backend cpu|gpu [--json]"
 
 func runBench(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "seed" {

@@ -8,8 +8,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpunotes/gpunotes/dataframe"
@@ -32,33 +35,59 @@ type frameResult struct {
 // groupbyData generates the db-benchmark groupby table (G1_N_K_0_0) with this project's own
 // generator and the distributions of its groupby-datagen.R: id1, id2 from "id%03d" of 1..K;
 // id3 from "id%010d" of 1..N/K; id4, id5 in 1..K; id6 in 1..N/K; v1 in 1..5; v2 in 1..15; v3
-// uniform on [0, 100) rounded to 6 decimals.
+// uniform on [0, 100) rounded to 6 decimals. id1..id3 are categoricals made from their codes
+// (the rows hold no strings); the rows are drawn in blocks on every core, each block from its
+// own stream of one seed, so a table is the same on every machine.
 func groupbyData(n, k, parts int) *dataframe.Frame {
-	r := rand.New(rand.NewPCG(108, 0))
 	nk := max(1, n/k)
-	// Each distinct string formatted once (the rows share them; 3n Sprintf calls took most of
-	// the generator's time at 1e8 rows).
-	t3, t10 := make([]string, k), make([]string, nk)
-	for i := range t3 {
-		t3[i] = fmt.Sprintf("id%03d", i+1)
-	}
-	for i := range t10 {
-		t10[i] = fmt.Sprintf("id%010d", i+1)
-	}
-	s3 := func(x int) string { return t3[x-1] }
-	id1, id2, id3 := make([]string, n), make([]string, n), make([]string, n)
+	t3, t10 := idNames("id%03d", k), idNames("id%010d", nk)
+	id1, id2, id3 := make([]int32, n), make([]int32, n), make([]int32, n)
 	id4, id5, id6, v1, v2 := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	v3 := make([]float64, n)
-	for i := 0; i < n; i++ {
-		id1[i], id2[i] = s3(1+r.IntN(k)), s3(1+r.IntN(k))
-		id3[i] = t10[r.IntN(nk)]
-		id4[i], id5[i], id6[i] = int32(1+r.IntN(k)), int32(1+r.IntN(k)), int32(1+r.IntN(nk))
-		v1[i], v2[i] = int32(1+r.IntN(5)), int32(1+r.IntN(15))
-		v3[i] = float64(int64(r.Float64()*100*1e6)) / 1e6
-	}
+	inBlocks(n, 108, func(r *rand.Rand, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			id1[i], id2[i], id3[i] = int32(r.IntN(k)), int32(r.IntN(k)), int32(r.IntN(nk))
+			id4[i], id5[i], id6[i] = int32(1+r.IntN(k)), int32(1+r.IntN(k)), int32(1+r.IntN(nk))
+			v1[i], v2[i] = int32(1+r.IntN(5)), int32(1+r.IntN(15))
+			v3[i] = float64(int64(r.Float64()*100*1e6)) / 1e6
+		}
+	})
 	return dataframe.FromSlices([]string{"id1", "id2", "id3", "id4", "id5", "id6", "v1", "v2", "v3"},
-		[]any{id1, id2, id3, id4, id5, id6, v1, v2, v3}, dataframe.NPartitions(parts)).
-		AsType("id1", dataframe.Category).AsType("id2", dataframe.Category).AsType("id3", dataframe.Category)
+		[]any{dataframe.Categorical(id1, t3), dataframe.Categorical(id2, t3), dataframe.Categorical(id3, t10),
+			id4, id5, id6, v1, v2, v3}, dataframe.NPartitions(parts))
+}
+
+// genBlock is how many rows one block of the generators draws.
+const genBlock = 1 << 20
+
+// inBlocks calls fill for each block [lo, hi) of n rows, on every core, with a generator of
+// its own: the stream of seed numbered by the block.
+func inBlocks(n int, seed uint64, fill func(r *rand.Rand, lo, hi int)) {
+	nb := (n + genBlock - 1) / genBlock
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(nb, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := int(next.Add(1) - 1); b < nb; b = int(next.Add(1) - 1) {
+				fill(rand.New(rand.NewPCG(seed, uint64(b))), b*genBlock, min(n, (b+1)*genBlock))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// idNames is the strings format applied to 1..n (a categorical's categories), formatted on every
+// core.
+func idNames(format string, n int) []string {
+	out := make([]string, n)
+	inBlocks(n, 0, func(_ *rand.Rand, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = fmt.Sprintf(format, i+1)
+		}
+	})
+	return out
 }
 
 // groupbyQuestions are db-benchmark's ten groupby questions.
@@ -127,28 +156,25 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 	}
 	opts := []gpuarray.ComputeOption{opt, gpuarray.WithContext(ctx), gpuarray.NoProgressBar()}
 	// Data in memory for every engine: generated, then persisted where the backend computes.
-	x := groupbyData(*rows, *k, *parts).Persist(opts...)
-	if err := x.Err(); err != nil {
-		return err
+	t0 := time.Now()
+	x := groupbyData(*rows, *k, *parts)
+	t1 := time.Now()
+	if x = x.Persist(opts...); x.Err() != nil {
+		return x.Err()
 	}
+	// On stderr, so that --json's lines stay one per question.
+	fmt.Fprintf(os.Stderr, "bench frame: %d rows generated in %.2f s, persisted in %.2f s\n", *rows, t1.Sub(t0).Seconds(), time.Since(t1).Seconds())
 	want := map[string]bool{}
 	for _, q := range strings.Split(*only, ",") {
 		if q = strings.TrimSpace(q); q != "" {
 			want[q] = true
 		}
 	}
-	// GPUNOTES_CPUPROFILE=FILE profiles the questions (not the generator), as for the kernel.
-	if path := os.Getenv("GPUNOTES_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("bench frame: cpu profile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("bench frame: cpu profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := profileQuestions()
+	if err != nil {
+		return err
 	}
+	defer stop()
 	for _, q := range groupbyQuestions {
 		if len(want) > 0 && !want[strings.Fields(q.name)[0]] {
 			continue
@@ -164,6 +190,24 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// profileQuestions starts a CPU profile of the questions (not the generator) into the file
+// GPUNOTES_CPUPROFILE names, as for the kernel; stop ends it.
+func profileQuestions() (stop func(), err error) {
+	path := os.Getenv("GPUNOTES_CPUPROFILE")
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench frame: cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench frame: cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // timeQuestion runs one benchmark question twice, as db-benchmark times each, and writes the

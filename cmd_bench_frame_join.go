@@ -9,7 +9,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
+	"unsafe"
 
 	"github.com/gpunotes/gpunotes/dataframe"
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -63,60 +67,101 @@ func sampleAll(rng *rand.Rand, size int, sets ...[]int32) []int32 {
 	return out
 }
 
-func uniform100(rng *rand.Rand, n int) []float64 {
+func uniform100(seed uint64, n int) []float64 {
 	v := make([]float64, n)
-	for i := range v {
-		v[i] = math.Round(rng.Float64()*100*1e6) / 1e6
-	}
+	inBlocks(n, seed, func(r *rand.Rand, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v[i] = math.Round(r.Float64()*100*1e6) / 1e6
+		}
+	})
 	return v
-}
-
-// idStrings is sprintf("id%.0f", k) of every key, as a categorical's values.
-func idStrings(k []int32) []string {
-	out := make([]string, len(k))
-	for i, x := range k {
-		out[i] = fmt.Sprintf("id%d", x)
-	}
-	return out
 }
 
 // joinTables are db-benchmark's join tables J1_N_NA_0_0: x and its small, medium and big
 // right-hand sides.
 type joinTables struct{ x, small, medium, big *dataframe.Frame }
 
+// joinLevel is one key set of the join tables (N/1e6, N/1e3 or N keys) and the categories
+// "id%d" of its keys 1..1.1N, which the factor columns id4..id6 of every table share.
+type joinLevel struct {
+	keys joinKeySets
+	cats []string
+}
+
+// factor is the categorical of keys in lv's categories ("id%d" of each key).
+func (lv joinLevel) factor(keys []int32) dataframe.CategoricalColumn {
+	codes := make([]int32, len(keys))
+	inBlocks(len(keys), 0, func(_ *rand.Rand, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			codes[i] = keys[i] - 1
+		}
+	})
+	return dataframe.Categorical(codes, lv.cats)
+}
+
 // joinData generates the join tables with this project's generator and the distributions of
 // db-benchmark's join-datagen.R (no nulls, random order): key sets of N/1e6, N/1e3 and N keys
 // (90% on both sides, 10% left only, 10% right only); x draws id1..id3 from the left keys,
 // every key at least once; small has id1, medium id1 and id2, big id1..id3 from the right
 // keys, the last of each a permutation (unique); id4..id6 are "id%d" of id1..id3 as
-// categoricals; v1 (x) and v2 (right sides) are uniform on [0, 100) rounded to 6 places.
+// categoricals; v1 (x) and v2 (right sides) are uniform on [0, 100) rounded to 6 places. Each
+// key set and column draws from its own stream of one seed, the columns at once on the cores.
 func joinData(n, parts int) joinTables {
-	rng := rand.New(rand.NewPCG(108, 0))
-	ns := max(1, n/1_000_000)
-	nm := max(1, n/1_000)
-	k1, k2, k3 := splitXLR(rng, ns), splitXLR(rng, nm), splitXLR(rng, n)
-	cat := func(f *dataframe.Frame, cols ...string) *dataframe.Frame {
-		for _, c := range cols {
-			f = f.AsType(c, dataframe.Category)
-		}
-		return f
+	sizes := []int{max(1, n/1_000_000), max(1, n/1_000), n}
+	lv := make([]joinLevel, 3)
+	var wg sync.WaitGroup
+	for i, m := range sizes {
+		wg.Go(func() {
+			k := splitXLR(rand.New(rand.NewPCG(108, uint64(i))), m)
+			lv[i] = joinLevel{k, idNumbers(len(k.x) + len(k.l) + len(k.r))}
+		})
 	}
-	xid1, xid2, xid3 := sampleAll(rng, n, k1.x, k1.l), sampleAll(rng, n, k2.x, k2.l), sampleAll(rng, n, k3.x, k3.l)
-	x := cat(dataframe.FromSlices([]string{"id1", "id2", "id3", "id4", "id5", "id6", "v1"},
-		[]any{xid1, xid2, xid3, idStrings(xid1), idStrings(xid2), idStrings(xid3), uniform100(rng, n)},
-		dataframe.NPartitions(parts)), "id4", "id5", "id6")
-	sid1 := sampleAll(rng, ns, k1.x, k1.r)
-	small := cat(dataframe.FromSlices([]string{"id1", "id4", "v2"},
-		[]any{sid1, idStrings(sid1), uniform100(rng, ns)}, dataframe.NPartitions(1)), "id4")
-	mid1, mid2 := sampleAll(rng, nm, k1.x, k1.r), sampleAll(rng, nm, k2.x, k2.r)
-	medium := cat(dataframe.FromSlices([]string{"id1", "id2", "id4", "id5", "v2"},
-		[]any{mid1, mid2, idStrings(mid1), idStrings(mid2), uniform100(rng, nm)},
-		dataframe.NPartitions(max(1, min(parts, nm/100_000)))), "id4", "id5")
-	bid1, bid2, bid3 := sampleAll(rng, n, k1.x, k1.r), sampleAll(rng, n, k2.x, k2.r), sampleAll(rng, n, k3.x, k3.r)
-	big := cat(dataframe.FromSlices([]string{"id1", "id2", "id3", "id4", "id5", "id6", "v2"},
-		[]any{bid1, bid2, bid3, idStrings(bid1), idStrings(bid2), idStrings(bid3), uniform100(rng, n)},
-		dataframe.NPartitions(parts)), "id4", "id5", "id6")
+	wg.Wait()
+	// x's id1..id3, then small's, medium's and big's keys, each column its own stream.
+	draws := []struct {
+		size  int
+		level int
+		right bool
+	}{{n, 0, false}, {n, 1, false}, {n, 2, false}, {sizes[0], 0, true}, {sizes[1], 0, true}, {sizes[1], 1, true},
+		{n, 0, true}, {n, 1, true}, {n, 2, true}}
+	keys := make([][]int32, len(draws))
+	for i, d := range draws {
+		wg.Go(func() {
+			k, side := lv[d.level].keys, lv[d.level].keys.l
+			if d.right {
+				side = k.r
+			}
+			keys[i] = sampleAll(rand.New(rand.NewPCG(108, uint64(10+i))), d.size, k.x, side)
+		})
+	}
+	wg.Wait()
+	xid, sid1, mid, bid := keys[0:3], keys[3], keys[4:6], keys[6:9]
+	x := dataframe.FromSlices([]string{"id1", "id2", "id3", "id4", "id5", "id6", "v1"},
+		[]any{xid[0], xid[1], xid[2], lv[0].factor(xid[0]), lv[1].factor(xid[1]), lv[2].factor(xid[2]), uniform100(20, n)},
+		dataframe.NPartitions(parts))
+	small := dataframe.FromSlices([]string{"id1", "id4", "v2"},
+		[]any{sid1, lv[0].factor(sid1), uniform100(21, sizes[0])}, dataframe.NPartitions(1))
+	medium := dataframe.FromSlices([]string{"id1", "id2", "id4", "id5", "v2"},
+		[]any{mid[0], mid[1], lv[0].factor(mid[0]), lv[1].factor(mid[1]), uniform100(22, sizes[1])},
+		dataframe.NPartitions(max(1, min(parts, sizes[1]/100_000))))
+	big := dataframe.FromSlices([]string{"id1", "id2", "id3", "id4", "id5", "id6", "v2"},
+		[]any{bid[0], bid[1], bid[2], lv[0].factor(bid[0]), lv[1].factor(bid[1]), lv[2].factor(bid[2]), uniform100(23, n)},
+		dataframe.NPartitions(parts))
 	return joinTables{x, small, medium, big}
+}
+
+// idNumbers is "id%d" of 1..n, formatted on every core into shared buffers (one per block).
+func idNumbers(n int) []string {
+	out := make([]string, n)
+	inBlocks(n, 0, func(_ *rand.Rand, lo, hi int) {
+		buf := make([]byte, 0, (hi-lo)*(2+len(strconv.Itoa(hi))))
+		for i := lo; i < hi; i++ {
+			at := len(buf)
+			buf = strconv.AppendInt(append(buf, "id"...), int64(i+1), 10)
+			out[i] = unsafe.String(&buf[at], len(buf)-at)
+		}
+	})
+	return out
 }
 
 // joinQuestions are db-benchmark's five join questions, as its pandas, Polars and DuckDB
@@ -157,7 +202,9 @@ func benchFrameJoin(ctx context.Context, args []string, w io.Writer) error {
 		return err
 	}
 	opts := []gpuarray.ComputeOption{opt, gpuarray.WithContext(ctx), gpuarray.NoProgressBar()}
+	t0 := time.Now()
 	t := joinData(*rows, *parts)
+	t1 := time.Now()
 	if *write != "" {
 		if err := os.MkdirAll(*write, 0o755); err != nil {
 			return fmt.Errorf("bench frame --write: %w", err)
@@ -169,11 +216,18 @@ func benchFrameJoin(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	// Data in memory for every engine: generated, then persisted where the backend computes.
+	t2 := time.Now()
 	for _, f := range []**dataframe.Frame{&t.x, &t.small, &t.medium, &t.big} {
 		if *f = (*f).Persist(opts...); (*f).Err() != nil {
 			return (*f).Err()
 		}
 	}
+	fmt.Fprintf(os.Stderr, "bench frame: join tables of %d rows generated in %.2f s, persisted in %.2f s\n", *rows, t1.Sub(t0).Seconds(), time.Since(t2).Seconds())
+	stop, err := profileQuestions()
+	if err != nil {
+		return err
+	}
+	defer stop()
 	for _, q := range joinQuestions {
 		base := frameResult{Task: *task, Question: q.name, Rows: *rows, Backend: *backend, Device: device}
 		if err := timeQuestion(w, base, *asJSON, "rows", func() (*dataframe.Frame, error) { return q.run(t).Compute(opts...) }); err != nil {

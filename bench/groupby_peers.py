@@ -11,7 +11,7 @@ window function, corr).
     python bench/groupby_peers.py --rows 1000000 [--k 100] [--engines pandas,polars,duckdb]
         [--questions q6,q10] [--reps 2]
 """
-import argparse, json, time
+import argparse, json, os, time
 import numpy as np
 import pandas as pd
 
@@ -21,6 +21,7 @@ ap.add_argument("--k", type=int, default=100)
 ap.add_argument("--engines", default="pandas,polars,duckdb")
 ap.add_argument("--questions", default="", help="comma-separated question numbers to run (q6,q10), in that order; default all")
 ap.add_argument("--reps", type=int, default=2, help="runs per question, the best printed (db-benchmark: 2)")
+ap.add_argument("--wait-for", default="", help="after making the tables, wait until this file exists (to time beside another run without sharing its cores)")
 a = ap.parse_args()
 n, k = a.rows, a.k
 nk = max(1, n // k)
@@ -44,6 +45,9 @@ def timed(engine, name, f):
     print(json.dumps({"engine": engine, "question": name, "rows": n, "seconds": best, "out_rows": int(out)}), flush=True)
 
 engines = a.engines.split(",")
+if a.wait_for:
+    while not os.path.exists(a.wait_for):
+        time.sleep(0.2)
 want = [q for q in a.questions.split(",") if q]
 
 def pick(qs):

@@ -28,11 +28,15 @@ func TestFrameShuffleOnCluster(t *testing.T) {
 	}
 	f := dataframe.FromSlices([]string{"k", "x", "s"}, []any{dataframe.Nullable(k, ok), x, dataframe.Nullable(s, sok)}, dataframe.NPartitions(7))
 	for _, on := range [][]string{{"k"}, {"s"}, {"s", "k"}} {
-		t.Run(strings.Join(on, ","), func(t *testing.T) { checkFrameShuffle(t, c, f, on) })
+		t.Run(strings.Join(on, ","), func(t *testing.T) {
+			checkFrameShuffle(t, c, f, on, "hash partitioning on the CPU (no GPU on this worker)")
+		})
 	}
 }
 
-func checkFrameShuffle(t *testing.T, c *cluster.LocalCUDA, f *dataframe.Frame, on []string) {
+// checkFrameShuffle checks f shuffled on c equals the shuffle in this process and that Path
+// says where the workers partitioned it (where).
+func checkFrameShuffle(t *testing.T, c *cluster.LocalCUDA, f *dataframe.Frame, on []string, where string) {
 	t.Helper()
 	want, err := f.Shuffle(on, 6)
 	if err != nil {
@@ -44,6 +48,9 @@ func checkFrameShuffle(t *testing.T, c *cluster.LocalCUDA, f *dataframe.Frame, o
 	}
 	if !strings.Contains(got.Path(), "worker to worker") || !strings.Contains(got.Where(), "cluster worker") {
 		t.Fatalf("path %q, where %q: not shuffled on the workers", got.Path(), got.Where())
+	}
+	if !strings.Contains(got.Path(), where) {
+		t.Fatalf("path %q does not say %q", got.Path(), where)
 	}
 	if hashed := strings.Contains(got.Path(), "hashed on the host"); hashed != slices.Contains(on, "s") {
 		t.Fatalf("path %q: the string key's hashing is not named", got.Path())

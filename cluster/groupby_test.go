@@ -1,10 +1,12 @@
 package cluster_test
 
 import (
+	"context"
 	"math"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/dataframe"
@@ -210,4 +212,57 @@ func TestGroupByOnWorkersSurvivesKilledWorker(t *testing.T) {
 	if !strings.Contains(after.Path(), "on the workers holding them") {
 		t.Fatalf("path %q: not aggregated on the workers", after.Path())
 	}
+}
+
+// TestGroupByOnWorkersKilledMidGroupBy groups a frame persisted on four workers and kills
+// (SIGKILL) the worker holding the most of its partitions while the groupby's tasks run on
+// the workers (partials and combines in flight): the lost partitions and partials are computed
+// again from the graph, and the result equals the groupby in this process and the one on the
+// cluster without the kill.
+func TestGroupByOnWorkersKilledMidGroupBy(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 4})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	on := gpuarray.On(c)
+	f := groupByFrame(400_000, 32)
+	pf := f.Persist(on)
+	if err := pf.Err(); err != nil {
+		t.Fatal(err)
+	}
+	aggs := []dataframe.Agg{dataframe.Sum("x"), dataframe.Mean("n"), dataframe.Max("j"), dataframe.Size(), dataframe.First("x"), dataframe.Var("n")}
+	group := func() (*dataframe.Frame, error) {
+		return pf.GroupBy("k", "d").Sorted().Agg(aggs...).Compute(on, gpuarray.WithContext(ctx))
+	}
+	want, err := f.GroupBy("k", "d").Sorted().Agg(aggs...).Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := group()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFrame(t, "without a kill", before, want, 1e-12)
+	var victim cluster.WorkerInfo
+	for _, w := range c.WorkerInfo() {
+		if w.InMemory > victim.InMemory {
+			victim = w
+		}
+	}
+	if victim.InMemory == 0 {
+		t.Fatalf("no worker holds the persisted partitions: %+v", c.WorkerInfo())
+	}
+	got, err := killDuring(t, ctx, c, victim.Name, func(returned func()) (*dataframe.Frame, error) {
+		g, err := group()
+		returned()
+		return g, err
+	})
+	if err != nil {
+		t.Fatalf("groupby with %s killed mid-run: %v", victim.Name, err)
+	}
+	sameFrame(t, "with a worker killed mid-run", got, want, 1e-12)
+	sameFrame(t, "with a worker killed mid-run, against the run without", got, before, 0)
+	if !strings.Contains(got.Path(), "on the workers holding them") {
+		t.Fatalf("path %q: not aggregated on the workers", got.Path())
+	}
+	t.Logf("%s killed mid-groupby (restarts %v); path: %s", victim.Name, c.Restarts(), got.Path())
 }

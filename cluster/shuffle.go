@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpunotes/gpunotes/display"
@@ -18,10 +19,12 @@ const shuffleAttempts = 4
 // ShuffleColumns hash-partitions the rows of 1-D arrays persisted on this cluster (the columns
 // of a frame, each chunk a partition) into n partitions, moving them worker to worker over the
 // workers' data ports, never through the scheduler or this process: a transfer task per input
-// partition hash-splits it where it is held and pushes each piece to the worker owning its
-// output partition, which keeps it in its store (counted in its memory limit, spilled to disk
-// beyond it); then an unpack task per output partition and column joins the pieces there, as
-// a kept chunk. keys are the columns hashed, valid their validity columns (-1: none), encoded
+// partition hash-splits it where it is held (on a GPU worker with its GPU's hash
+// partitioning kernel) and pushes each piece to the worker owning its output partition, which
+// keeps it in its store (counted in its memory limit from its first byte received, spilled to
+// disk beyond it; on a GPU worker in device memory first); then an unpack task per output
+// partition and column joins the pieces there, as a kept chunk (on a GPU worker, on its
+// device). keys are the columns hashed, valid their validity columns (-1: none), encoded
 // as dataframe's host shuffle encodes them so equal keys land in partitions of one number.
 //
 // Output partitions with no rows are left out. It returns the shuffled columns, held on the
@@ -30,31 +33,51 @@ const shuffleAttempts = 4
 // again from the graph; the result equals that of a run without the loss. It is plumbing for
 // package dataframe (Frame.Shuffle on a cluster).
 func (c *Client) ShuffleColumns(ctx context.Context, cols []*gpuarray.Array, keys, valid []int, n int) ([]*gpuarray.Array, []int, error) {
+	out, parts, _, err := c.shuffleColumns(ctx, cols, keys, valid, n, nil)
+	return out, parts, err
+}
+
+// ShuffleColumnsNote is ShuffleColumns that also returns a note for Path: where each
+// worker's input partitions were partitioned (on a GPU worker's GPU with the hash
+// partitioning kernel, else on its CPU, and why). It is plumbing for package dataframe.
+func (c *Client) ShuffleColumnsNote(ctx context.Context, cols []*gpuarray.Array, keys, valid []int, n int) ([]*gpuarray.Array, []int, string, error) {
 	return c.shuffleColumns(ctx, cols, keys, valid, n, nil)
 }
 
-// shuffleColumns is ShuffleColumns, by range of the first key when rg is not nil.
-func (c *Client) shuffleColumns(ctx context.Context, cols []*gpuarray.Array, keys, valid []int, n int, rg *shuffleRange) ([]*gpuarray.Array, []int, error) {
+// shuffleColumns is ShuffleColumnsNote, by range of the first key when rg is not nil.
+func (c *Client) shuffleColumns(ctx context.Context, cols []*gpuarray.Array, keys, valid []int, n int, rg *shuffleRange) ([]*gpuarray.Array, []int, string, error) {
 	ctx = ctxOr(ctx)
 	if len(cols) == 0 || n < 1 {
-		return nil, nil, fmt.Errorf("cluster: shuffle: %d columns into %d partitions", len(cols), n)
+		return nil, nil, "", fmt.Errorf("cluster: shuffle: %d columns into %d partitions", len(cols), n)
 	}
 	in := make([][]plan.Kept, len(cols))
 	for j, a := range cols {
 		if in[j] = gpuarray.KeptChunks(a, c); in[j] == nil {
-			return nil, nil, fmt.Errorf("cluster: shuffle: column %d is not persisted on this cluster", j)
+			return nil, nil, "", fmt.Errorf("cluster: shuffle: column %d is not persisted on this cluster", j)
 		}
 		if len(in[j]) != len(in[0]) || !slices.Equal(a.Chunks()[0], cols[0].Chunks()[0]) {
-			return nil, nil, fmt.Errorf("cluster: shuffle: column %d is not partitioned as column 0", j)
+			return nil, nil, "", fmt.Errorf("cluster: shuffle: column %d is not partitioned as column 0", j)
 		}
 	}
 	var out []*gpuarray.Array
 	var parts []int
+	var note string
 	err := c.rerunLost(ctx, "shuffle", func(ws []WorkerInfo) (err error) {
-		out, parts, err = c.shuffleRun(ctx, ws, cols, in, keys, valid, n, rg)
+		out, parts, note, err = c.shuffleRun(ctx, ws, cols, in, keys, valid, n, rg)
 		return err
 	})
-	return out, parts, err
+	return out, parts, note, err
+}
+
+// partitionNote says where the transfers partitioned their input partitions: per worker and
+// place, how many.
+func partitionNote(where map[string]int) string {
+	lines := make([]string, 0, len(where))
+	for _, k := range sortedKeys(where) {
+		name, what, _ := strings.Cut(k, "\x00")
+		lines = append(lines, fmt.Sprintf("%s: %d input partitions, %s", name, where[k], what))
+	}
+	return "partitioned where held (" + strings.Join(lines, "; ") + ")"
 }
 
 // rerunLost calls run with the workers of the moment until it succeeds, at most
@@ -98,9 +121,9 @@ func workerIncarnations(ws []WorkerInfo) map[string]int {
 }
 
 // shuffleRun is one run of a shuffle on the workers there are now.
-func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.Array, in [][]plan.Kept, keys, valid []int, n int, rg *shuffleRange) ([]*gpuarray.Array, []int, error) {
+func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.Array, in [][]plan.Kept, keys, valid []int, n int, rg *shuffleRange) ([]*gpuarray.Array, []int, string, error) {
 	if len(ws) == 0 {
-		return nil, nil, errors.New("no workers")
+		return nil, nil, "", errors.New("no workers")
 	}
 	run := c.s.newKey("shuffle")
 	owners := make([]string, n)
@@ -108,7 +131,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 	for p := range owners {
 		w := ws[p%len(ws)]
 		if w.DataAddress == "" {
-			return nil, nil, fmt.Errorf("worker %s serves no data port", w.Name)
+			return nil, nil, "", fmt.Errorf("worker %s serves no data port", w.Name)
 		}
 		owners[p], ownerNames[p] = w.DataAddress, w.Name
 	}
@@ -136,7 +159,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 	for i := range transfers {
 		spec, err := encodeShuffleSpec(shuffleSpec{Run: run, Part: i, N: n, NIn: nin, Owners: owners, Keys: keys, Valid: valid, Range: rg})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		t := &task{key: fmt.Sprintf("%s-transfer-%d", run, i), spec: taskSpec{Kind: kindShuffleTransfer, Chunk: spec},
 			maxRetries: c.retries, refs: 1, priority: c.priority}
@@ -146,7 +169,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 			d := kept[keptID{c.s, ref}]
 			keptMu.Unlock()
 			if d == nil {
-				return nil, nil, fmt.Errorf("column %d's chunk %d (%s) is not held by this cluster (released?)", j, i, ref)
+				return nil, nil, "", fmt.Errorf("column %d's chunk %d (%s) is not held by this cluster (released?)", j, i, ref)
 			}
 			t.deps = append(t.deps, d)
 			t.spec.Inputs = append(t.spec.Inputs, ref)
@@ -154,30 +177,35 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		transfers[i] = t
 	}
 	if err := c.s.add(transfers); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	counts := make([]int64, n)
+	where := map[string]int{}
 	for _, t := range transfers {
 		futures = append(futures, c.newFuture(t, nil))
 	}
-	// In a cell, bars of the shuffle's tasks; the workers' bytes are in the cluster's reprs.
+	// In a cell, bars of the shuffle's tasks and the bytes each worker sent and received (also
+	// in the cluster's reprs and dashboard, since the workers started).
 	sentBar := display.NewProgress("shuffle: input partitions sent", int64(len(futures)))
+	moved := newShuffleBytes(c, ws)
 	for i, f := range futures {
 		if err := c.waitShuffleTask(ctx, f.t, ws); err != nil {
-			return nil, nil, fmt.Errorf("input partition %d: %w", i, err)
+			return nil, nil, "", fmt.Errorf("input partition %d: %w", i, err)
 		}
 		v, err := f.Result(ctx)
 		if err != nil {
-			return nil, nil, c.lostOr(ws, fmt.Errorf("input partition %d: %w", i, err))
+			return nil, nil, "", c.lostOr(ws, fmt.Errorf("input partition %d: %w", i, err))
 		}
-		got, ok := v.([]int64)
-		if !ok || len(got) != n {
-			return nil, nil, fmt.Errorf("input partition %d: transfer returned %T", i, v)
+		got, err := decodeShuffleDone(v, n)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("input partition %d: %w", i, err)
 		}
-		for p, k := range got {
+		for p, k := range got.Counts {
 			counts[p] += k
 		}
+		where[f.workerName()+"\x00"+got.Where]++
 		sentBar.Add(1)
+		moved.update()
 	}
 	sentBar.Done()
 	var parts []int
@@ -189,7 +217,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		}
 	}
 	if len(parts) == 0 {
-		return nil, nil, errors.New("the columns have no rows")
+		return nil, nil, "", errors.New("the columns have no rows")
 	}
 	// One unpack task per output partition and column, on the partition's owner, after every
 	// transfer (its inputs: the barrier).
@@ -198,7 +226,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		for _, p := range parts {
 			spec, err := encodeShuffleSpec(shuffleSpec{Run: run, Part: p, N: n, NIn: nin, Col: j})
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, "", err
 			}
 			t := &task{key: fmt.Sprintf("%s-unpack-%d-%d", run, p, j), spec: taskSpec{Kind: kindShuffleUnpack, Chunk: spec, Keep: true},
 				deps: transfers, restrict: []string{ownerNames[p]}, maxRetries: c.retries, refs: 1, priority: c.priority}
@@ -208,7 +236,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 	}
 	if err := c.s.add(unpacked); err != nil {
 		unpacked = nil
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	kepts := make([][]plan.Kept, len(cols))
 	keptMu.Lock()
@@ -219,14 +247,14 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		}
 	}
 	keptMu.Unlock()
-	fail := func(err error) ([]*gpuarray.Array, []int, error) {
+	fail := func(err error) ([]*gpuarray.Array, []int, string, error) {
 		for _, ks := range kepts {
 			for _, k := range ks {
 				k.Release()
 			}
 		}
 		unpacked = nil
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	unpackBar := display.NewProgress("shuffle: output pieces stored", int64(len(unpacked)))
 	for j, ks := range kepts {
@@ -238,6 +266,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		}
 	}
 	unpackBar.Done()
+	moved.update()
 	out := make([]*gpuarray.Array, len(cols))
 	for j := range cols {
 		a, err := gpuarray.FromKept(c, cols[j].DType(), lens, kepts[j])
@@ -251,12 +280,12 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 				}
 			}
 			unpacked = nil
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		out[j] = a
 	}
 	done = true
-	return out, parts, nil
+	return out, parts, partitionNote(where), nil
 }
 
 // lostOr marks err as a lost worker's when a worker of ws is gone or was restarted.

@@ -16,9 +16,9 @@ import (
 )
 
 // TestShuffleProgressShown shuffles a frame on three workers and checks that, as soon as the
-// shuffle returns, each worker's shuffle bytes are in WorkerInfo, the dashboard's state, the
-// cluster's HTML and text reprs and the panel's snapshot, and that what the workers sent is
-// what they received.
+// shuffle returns, each worker's shuffle bytes are in WorkerInfo, the cell's display of the
+// shuffle's bytes per worker, the dashboard's state, the cluster's HTML and text reprs and
+// the panel's snapshot, and that what the workers sent is what they received.
 func TestShuffleProgressShown(t *testing.T) {
 	c := newCluster(t, cluster.Options{NWorkers: 3})
 	for _, w := range c.WorkerInfo() {
@@ -71,6 +71,7 @@ func TestShuffleProgressShown(t *testing.T) {
 		t.Fatalf("shuffle bytes: sent %d by %d workers, received %d by %d, want at least %d", sent, senders, recv, receivers, 16*rows)
 	}
 
+	cellBytes := cell.last["shuffle: bytes per worker, sent / received"]
 	st := dashState(t, c.Dashboard())
 	resp, err := http.Get(c.Dashboard())
 	if err != nil {
@@ -100,6 +101,10 @@ func TestShuffleProgressShown(t *testing.T) {
 			t.Errorf("dashboard state of %s: %+v, want sent %d received %d", w.Name, dw, w.ShuffleSent, w.ShuffleReceived)
 		}
 		cell := fmt.Sprintf("%s / %s", cluster.FormatBytes(uint64(w.ShuffleSent)), cluster.FormatBytes(uint64(w.ShuffleReceived)))
+		// The cell's display of this shuffle's bytes ends with each worker's (its first).
+		if b := cellBytes; !strings.Contains(b, w.Name+" "+cell) {
+			t.Errorf("the cell's bytes per worker end at %q, want %s's %q", b, w.Name, cell)
+		}
 		if !strings.Contains(html, "<td style=\"text-align:left;padding:2px 6px\">"+cell+"</td>") || !strings.Contains(text, cell) {
 			t.Errorf("the reprs do not show %s's shuffle bytes %q:\n%s\n%s", w.Name, cell, html, text)
 		}

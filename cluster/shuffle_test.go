@@ -313,3 +313,63 @@ func peakRSS(t *testing.T, pid int) uint64 {
 	t.Fatalf("no VmHWM for process %d", pid)
 	return 0
 }
+
+// TestShuffleReceivesStayUnderTheLimit shuffles four workers' partitions into two output
+// partitions, so that two workers receive from all four at once, each more than its memory
+// limit in all: the receive buffers count in the workers' accounting from their first byte
+// (they wait for room or spill kept shards before they are allocated), so no worker's peak
+// (kept results and buffers in flight) passes its limit, the rows all arrive and the shards
+// spill.
+func TestShuffleReceivesStayUnderTheLimit(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 96 << 20
+	c := newCluster(t, cluster.Options{NWorkers: 4, LocalDirectory: dir, MemoryLimit: strconv.Itoa(limit)})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// 4 columns × 8e6 rows × 8 bytes = 256 MB, half of it to each of two workers.
+	rows := 8_000_000
+	cols := shuffleInput(t, c, rows, 32)
+	out, _, err := c.ShuffleColumns(ctx, cols, []int{0}, []int{-1}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, l := range out[0].Chunks()[0] {
+		total += l
+	}
+	if total != rows {
+		t.Fatalf("%d rows after the shuffle, want %d", total, rows)
+	}
+	var spilled uint64
+	held := map[string]uint64{}
+	recv := map[string]int64{}
+	for _, w := range c.WorkerInfo() {
+		spilled += w.Spilled
+		held[w.Name], recv[w.Name] = w.HeldPeak, w.ShuffleReceived
+	}
+	peaks := map[string]uint64{}
+	for name, pid := range c.WorkerPIDs() {
+		peaks[name] = peakRSS(t, pid) >> 20
+	}
+	t.Logf("per worker (limit %d MiB): received %v bytes, peak held by its accounting (MiB) %v, peak resident (MiB) %v", limit>>20, recv, mib(held), peaks)
+	if spilled == 0 {
+		t.Error("nothing spilled to disk")
+	}
+	receivers := 0
+	for name, r := range recv {
+		if r > limit {
+			receivers++
+		}
+		if h := held[name]; h == 0 || h > limit {
+			t.Errorf("worker %s held %d bytes at its peak, its limit is %d", name, h, limit)
+		}
+	}
+	if receivers != 2 {
+		t.Errorf("%d workers received more than their limit, want the two owners of the output: %v", receivers, recv)
+	}
+	for _, a := range append(out, cols...) {
+		a.Release()
+	}
+	c.Close()
+	spillDirsEmpty(t, dir)
+}

@@ -18,7 +18,8 @@ import (
 // roleShuffle after the token exchange), never through the scheduler. A sender streams shards,
 // each the rows of one input partition bound for one output partition, one column after the
 // other, then an end mark; the receiver keeps every column piece in its store (counted in its
-// memory limit, spilled to disk as results are) and answers once for the stream:
+// memory limit from its first byte read, spilled to disk as results are; on a GPU worker in
+// device memory, spilled to host memory first) and answers once for the stream:
 //
 //	shard:  u8 1 | u32 len, run | u32 output | u32 input | u32 ncols | ncols × (u8 dtype | u64 len, values)
 //	end:    u8 0
@@ -83,8 +84,9 @@ var errEndOfShards = errors.New("end of shards")
 
 // readShard reads one shard frame, refusing one whose values would pass limit bytes (the
 // receiver's room) before it allocates them; it returns errEndOfShards at the end mark.
-// Memory grows only as bytes arrive, so a length that lies costs nothing.
-func readShard(r io.Reader, limit int64) (*shard, error) {
+// Memory grows only as bytes arrive, so a length that lies costs nothing, and rc counts
+// every buffer before it is allocated (rc nil: nothing counts them).
+func readShard(r io.Reader, limit int64, rc *receive) (*shard, error) {
 	var mark [1]byte
 	if _, err := io.ReadFull(r, mark[:]); err != nil {
 		return nil, fmt.Errorf("read shard mark: %w", err)
@@ -125,7 +127,7 @@ func readShard(r io.Reader, limit int64) (*shard, error) {
 		if n > uint64(limit-s.valueBytes) || s.valueBytes > limit {
 			return nil, fmt.Errorf("shard column %d: %d bytes exceed the %d bytes allowed", c, n, limit)
 		}
-		b, err := readGrowing(r, int(n), 1)
+		b, err := readGrowing(r, int(n), 1, rc)
 		if err != nil {
 			return nil, fmt.Errorf("read shard column %d: %w", c, err)
 		}
@@ -136,14 +138,18 @@ func readShard(r io.Reader, limit int64) (*shard, error) {
 	return s, nil
 }
 
-// readGrowing reads n bytes after pre spare leading bytes, growing the buffer as they come.
-func readGrowing(r io.Reader, n, pre int) ([]byte, error) {
+// readGrowing reads n bytes after pre spare leading bytes, growing the buffer as they come;
+// rc counts each growth of the buffer before it is allocated.
+func readGrowing(r io.Reader, n, pre int, rc *receive) ([]byte, error) {
 	const step = 1 << 20
+	rc.grow(uint64(pre + min(n, step)))
 	b := make([]byte, pre, pre+min(n, step))
 	for len(b) < pre+n {
 		k := min(pre+n-len(b), step)
 		if cap(b)-len(b) < k {
-			nb := make([]byte, len(b), min(pre+n, 2*cap(b)+k))
+			c := min(pre+n, 2*cap(b)+k)
+			rc.grow(uint64(c - cap(b)))
+			nb := make([]byte, len(b), c)
 			copy(nb, b)
 			b = nb
 		}
@@ -170,24 +176,34 @@ func shardPiece(b *blob) (dtype.Slice, error) {
 
 // shardSink receives shards: the worker's store, in tests a map.
 type shardSink interface {
-	putShard(s *shard) error
+	// beginReceive starts counting the buffers of a shard about to be read (nil: not counted).
+	beginReceive() *receive
+	// putShard keeps s, whose buffers rc counted, and ends rc.
+	putShard(s *shard, rc *receive) error
 	shardRoom() int64
 }
 
-// serveShards stores the shards a peer streams, then answers for them all.
+// serveShards stores the shards a peer streams, then answers for them all. The buffers of a
+// shard count towards the worker's memory from its first byte (beginReceive), not only once
+// stored.
 func serveShards(c io.ReadWriter, sink shardSink) error {
 	r := bufio.NewReaderSize(c, 1<<20)
 	var failed error
 	for {
-		s, err := readShard(r, sink.shardRoom())
+		rc := sink.beginReceive()
+		s, err := readShard(r, sink.shardRoom(), rc)
 		if errors.Is(err, errEndOfShards) {
+			rc.end()
 			break
 		}
 		if err != nil {
+			rc.end()
 			return err // the stream is broken: the sender sees the connection drop
 		}
 		if failed == nil {
-			failed = sink.putShard(s)
+			failed = sink.putShard(s, rc)
+		} else {
+			rc.end()
 		}
 	}
 	bw := bufio.NewWriter(c)

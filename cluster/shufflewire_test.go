@@ -16,8 +16,9 @@ type mapSink struct {
 	room int64
 }
 
-func (m *mapSink) putShard(s *shard) error { m.got = append(m.got, s); return nil }
-func (m *mapSink) shardRoom() int64        { return m.room }
+func (m *mapSink) beginReceive() *receive              { return nil }
+func (m *mapSink) putShard(s *shard, _ *receive) error { m.got = append(m.got, s); return nil }
+func (m *mapSink) shardRoom() int64                    { return m.room }
 
 func encodedShards(t testing.TB) []byte {
 	t.Helper()
@@ -40,7 +41,7 @@ func encodedShards(t testing.TB) []byte {
 // TestShardRoundTrip reads back what writeShard writes, piece by piece.
 func TestShardRoundTrip(t *testing.T) {
 	r := bytes.NewReader(encodedShards(t))
-	s, err := readShard(r, 1<<20)
+	s, err := readShard(r, 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,17 +55,17 @@ func TestShardRoundTrip(t *testing.T) {
 	if got := f.Float64s(); len(got) != 3 || got[0] != 0.5 || got[2] != -2 {
 		t.Fatalf("float column %v", got)
 	}
-	if s, err = readShard(r, 1<<20); err != nil || s.Out != 3 || len(s.Cols) != 1 || len(s.Cols[0]) != 1 {
+	if s, err = readShard(r, 1<<20, nil); err != nil || s.Out != 3 || len(s.Cols) != 1 || len(s.Cols[0]) != 1 {
 		t.Fatalf("empty shard: %+v, %v", s, err)
 	}
-	if _, err := readShard(r, 1<<20); !errors.Is(err, errEndOfShards) {
+	if _, err := readShard(r, 1<<20, nil); !errors.Is(err, errEndOfShards) {
 		t.Fatalf("end mark: %v", err)
 	}
 }
 
 // TestShardLimit refuses a shard past the receiver's room before reading its values.
 func TestShardLimit(t *testing.T) {
-	if _, err := readShard(bytes.NewReader(encodedShards(t)), 16); err == nil {
+	if _, err := readShard(bytes.NewReader(encodedShards(t)), 16, nil); err == nil {
 		t.Fatal("a shard of 51 value bytes passed a 16-byte room")
 	}
 }
@@ -102,7 +103,7 @@ func FuzzReadShard(f *testing.F) {
 		const room = 1 << 16
 		r := bytes.NewReader(data)
 		for {
-			s, err := readShard(r, room)
+			s, err := readShard(r, room, nil)
 			if err != nil {
 				return
 			}

@@ -67,20 +67,82 @@ func shardKey(run string, out, in, col int) string {
 	return fmt.Sprintf("%s/%d/%d/%d", run, out, in, col)
 }
 
+// beginReceive counts the buffers of a shard being read in the store's buffers in flight.
+func (w *worker) beginReceive() *receive { return w.store.beginReceive() }
+
 // putShard keeps a shard's column pieces in the store, where they count in the memory limit
-// and spill to disk as results do.
-func (w *worker) putShard(s *shard) error {
+// (as its receive buffers did until now) and spill to disk as results do.
+func (w *worker) putShard(s *shard, rc *receive) error {
 	w.shuf.mu.Lock()
 	ended := w.shuf.ended[s.Run]
 	w.shuf.mu.Unlock()
 	if ended {
+		rc.end()
 		return fmt.Errorf("shuffle %s has ended on worker %s", s.Run, w.cfg.Name)
 	}
-	for c, b := range s.Cols {
-		w.store.putBlob(shardKey(s.Run, s.Out, s.In, c), &blob{Enc: encShard, Data: b})
-	}
 	w.shuf.recv.Add(s.valueBytes)
+	if w.cfg.GPU != "" && w.putShardOnDevice(s, rc) {
+		return nil
+	}
+	keys := make([]string, len(s.Cols))
+	bs := make([]*blob, len(s.Cols))
+	for c, b := range s.Cols {
+		keys[c], bs[c] = shardKey(s.Run, s.Out, s.In, c), &blob{Enc: encShard, Data: b}
+	}
+	w.store.putReceived(rc, keys, bs)
 	return nil
+}
+
+// uploadShardPiece puts a shard's column piece in this worker's GPU memory (a variable: tests
+// without a GPU hold it in host memory that stands for the device's).
+var uploadShardPiece = func(o *plan.Output) (devValue, error) { return uploadOutput(o) }
+
+// putShardOnDevice keeps a shard's column pieces in a GPU worker's device memory, where they
+// count in its device limit and spill to host memory, then disk, beyond it, as its persisted
+// chunks do; the receive buffers are freed. It reports false, having kept nothing, when the
+// GPU does not take them (the caller keeps them in host memory).
+func (w *worker) putShardOnDevice(s *shard, rc *receive) bool {
+	dvs := make([]devValue, 0, len(s.Cols))
+	free := func() {
+		for _, dv := range dvs {
+			dv.Free()
+		}
+	}
+	for c, b := range s.Cols {
+		p, err := shardPiece(&blob{Enc: encShard, Data: b})
+		if err == nil {
+			var dv devValue
+			if dv, err = uploadShardPiece(&plan.Output{Shape: []int{p.Len()}, Data: p}); err == nil {
+				dvs = append(dvs, dv)
+				continue
+			}
+		}
+		free()
+		w.cfg.Logf("worker %s: shuffle %s: column %d of a shard kept in host memory, not on the GPU: %v", w.cfg.Name, s.Run, c, err)
+		return false
+	}
+	rc.end()
+	for c, dv := range dvs {
+		w.store.putDev(shardKey(s.Run, s.Out, s.In, c), dv)
+	}
+	return true
+}
+
+// shardPieceAt returns a stored shard piece's values, from whichever tier holds it: a piece
+// received in host memory (encShard), or one kept on the device, or spilled from it (a chunk).
+func (w *worker) shardPieceAt(k string) (dtype.Slice, error) {
+	b, err := w.store.blob(k)
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	if b.Enc == encShard {
+		return shardPiece(b)
+	}
+	v, err := decodeValue(b)
+	if err != nil {
+		return dtype.Slice{}, err
+	}
+	return keptValues(v)
 }
 
 // shardRoom bounds one shard: no more than the worker's memory limit.
@@ -189,8 +251,9 @@ func gather(s dtype.Slice, rows []int32) dtype.Slice {
 
 // shuffleTransfer hash-splits one input partition and pushes every output partition's rows
 // (an empty shard too, so that owners can tell a lost shard from an empty one) to its owner,
-// one connection per owner at once. It returns the rows sent per output partition.
-func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dtype.Slice) ([]int64, error) {
+// one connection per owner at once. It returns the rows sent per output partition and where
+// the partitioning ran (shuffleDone, gob-encoded).
+func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dtype.Slice) ([]byte, error) {
 	if len(sp.Owners) != sp.N || sp.N < 1 {
 		return nil, fmt.Errorf("shuffle %s: %d owners for %d partitions", sp.Run, len(sp.Owners), sp.N)
 	}
@@ -208,7 +271,7 @@ func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dty
 	}
 	w.store.reserve(2 * inBytes)
 	defer w.store.unreserve(2 * inBytes)
-	part, err := shuffleParts(cols, sp)
+	part, where, err := w.shuffleParts(ctx, cols, sp)
 	if err != nil {
 		return nil, fmt.Errorf("shuffle %s: %w", sp.Run, err)
 	}
@@ -253,20 +316,23 @@ func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dty
 		return nil, fmt.Errorf("shuffle %s: input partition %d: %w", sp.Run, sp.Part, err)
 	}
 	w.shuf.sent.Add(bytesOut)
-	return counts, nil
+	b, err := encodeGob(shuffleDone{Counts: counts, Where: where})
+	if err != nil {
+		return nil, fmt.Errorf("shuffle %s: encode the transfer's result: %w", sp.Run, err)
+	}
+	return b, nil
 }
 
 // shuffleUnpack joins column sp.Col of output partition sp.Part from the shards of every
-// input partition, in input order, and drops them: the result is a kept chunk.
+// input partition, in input order, and drops them: the result is a kept chunk, on a GPU
+// worker in device memory. The pieces are joined in host memory (those on the device copied
+// from it).
 func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
 	pieces := make([]dtype.Slice, sp.NIn)
 	total := 0
 	for i := range pieces {
-		b, err := w.store.blob(shardKey(sp.Run, sp.Part, i, sp.Col))
-		if err == nil {
-			pieces[i], err = shardPiece(b)
-		}
-		if err != nil {
+		var err error
+		if pieces[i], err = w.shardPieceAt(shardKey(sp.Run, sp.Part, i, sp.Col)); err != nil {
 			return nil, fmt.Errorf("shuffle %s: output partition %d lacks the rows of input partition %d (lost with a worker?): %w", sp.Run, sp.Part, i, err)
 		}
 		if i > 0 && pieces[i].DType() != pieces[0].DType() {
@@ -286,28 +352,60 @@ func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
 	for i := range pieces {
 		w.store.drop(shardKey(sp.Run, sp.Part, i, sp.Col))
 	}
-	return []*plan.Output{{Shape: []int{total}, Data: out}}, nil
+	o := &plan.Output{Shape: []int{total}, Data: out}
+	if w.cfg.GPU != "" {
+		// A GPU worker keeps the output partition in device memory, as its persisted chunks:
+		// the tasks that read it next (a merge's, a groupby's) read it there in place.
+		dv, err := uploadShardPiece(o)
+		if err == nil {
+			return dv, nil
+		}
+		o.HostFallback = fmt.Sprintf("shuffle output partition kept in host memory, not on the GPU: %v", err)
+	}
+	return []*plan.Output{o}, nil
 }
 
-// shuffleParts returns each row's output partition: by hash of the keys, or by range of the
-// first key (sp.Range).
-func shuffleParts(cols []dtype.Slice, sp shuffleSpec) ([]int32, error) {
+// shuffleParts returns each row's output partition: by hash of the keys (hashParts), or by
+// range of the first key (sp.Range), and where that ran.
+func (w *worker) shuffleParts(ctx context.Context, cols []dtype.Slice, sp shuffleSpec) ([]int32, string, error) {
 	if r := sp.Range; r != nil {
 		if len(sp.Keys) == 0 || sp.Keys[0] < 0 || sp.Keys[0] >= len(cols) || len(r.Bounds)+1 != sp.N {
-			return nil, fmt.Errorf("a range shuffle on keys %v with %d bounds into %d partitions", sp.Keys, len(r.Bounds), sp.N)
+			return nil, "", fmt.Errorf("a range shuffle on keys %v with %d bounds into %d partitions", sp.Keys, len(r.Bounds), sp.N)
 		}
 		var ok []bool
 		if len(sp.Valid) > 0 && sp.Valid[0] >= 0 {
 			if v := sp.Valid[0]; v >= len(cols) || cols[v].DType() != dtype.Bool || cols[v].Len() != cols[sp.Keys[0]].Len() {
-				return nil, fmt.Errorf("validity column %d of the range key", v)
+				return nil, "", fmt.Errorf("validity column %d of the range key", v)
 			}
 			ok = cols[sp.Valid[0]].Bools()
 		}
-		return rangeParts(cols[sp.Keys[0]], ok, r.Bounds, r.Desc, r.NullsFirst), nil
+		return rangeParts(cols[sp.Keys[0]], ok, r.Bounds, r.Desc, r.NullsFirst), "range partitioning on the CPU", nil
 	}
 	k, err := shuffleKeys(cols, sp.Keys, sp.Valid)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return hashjoin.Partition(k, sp.N)
+	return w.hashParts(ctx, k, sp.N)
+}
+
+// shuffleDone is the value of a transfer task: the rows it sent per output partition, and
+// where its partitioning ran (for Path).
+type shuffleDone struct {
+	Counts []int64
+	Where  string
+}
+
+func decodeShuffleDone(v any, n int) (*shuffleDone, error) {
+	b, ok := v.([]byte)
+	if !ok {
+		return nil, fmt.Errorf("transfer returned %T", v)
+	}
+	var d shuffleDone
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&d); err != nil {
+		return nil, fmt.Errorf("decode a transfer's result: %w", err)
+	}
+	if len(d.Counts) != n {
+		return nil, fmt.Errorf("transfer returned %d counts for %d partitions", len(d.Counts), n)
+	}
+	return &d, nil
 }

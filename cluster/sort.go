@@ -144,7 +144,7 @@ func (c *Client) sortRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarray.
 			bounds = append(bounds, b)
 		}
 	}
-	moved, _, err := c.shuffleColumns(ctx, cols, keys, valid, len(bounds)+1, &shuffleRange{Bounds: bounds, Desc: desc[0], NullsFirst: nullsFirst})
+	moved, _, _, err := c.shuffleColumns(ctx, cols, keys, valid, len(bounds)+1, &shuffleRange{Bounds: bounds, Desc: desc[0], NullsFirst: nullsFirst})
 	if err != nil {
 		return nil, c.lostOr(ws, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // devValue is a task result held in a GPU's memory: a GPU worker's persisted chunk, which the
@@ -70,6 +71,16 @@ type store struct {
 	// hostLimit; peak the most that inMem and held came to at once.
 	held, peak uint64
 	clock      uint64
+	// recv is the shards being received from peers (receive.go), by ticket; room is closed
+	// (and replaced) when bytes leave memory, for receives waiting for room.
+	recv       map[uint64]*receive
+	nextTicket uint64
+	room       chan struct{}
+	recvWaits  int
+	// recvWait bounds a receive's wait for room (recvWait; tests lengthen it), and
+	// onRecvWait, when set, is called as a receive starts waiting (tests).
+	recvWait   time.Duration
+	onRecvWait func()
 	// moved records the tier each result entered since the last takeMoves, for the
 	// scheduler (the array repr says where persisted chunks are).
 	moved map[string]string
@@ -77,7 +88,7 @@ type store struct {
 
 func newStore(devLimit, hostLimit uint64, dir string) *store {
 	return &store{items: map[string]*stored{}, devLimit: devLimit, hostLimit: hostLimit, dir: dir,
-		logf: func(string, ...any) {}, moved: map[string]string{}}
+		logf: func(string, ...any) {}, moved: map[string]string{}, recv: map[uint64]*receive{}, room: make(chan struct{}), recvWait: recvWait}
 }
 
 // storeStats is what a store holds, per tier.
@@ -86,12 +97,14 @@ type storeStats struct {
 	Count              int
 	// Peak is the most host memory the results and the buffers in flight took at once.
 	Peak uint64
+	// RecvWaits counts the waits of shards being received for room (receive.grow).
+	RecvWaits int
 }
 
 func (st *store) stats() storeStats {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return storeStats{Device: st.onDev, Host: st.inMem, Disk: st.spilled, Count: len(st.items), Peak: st.peak}
+	return storeStats{Device: st.onDev, Host: st.inMem, Disk: st.spilled, Count: len(st.items), Peak: st.peak, RecvWaits: st.recvWaits}
 }
 
 // reserve counts n bytes of a task's buffers (a shuffle's pieces in flight) against the
@@ -108,6 +121,7 @@ func (st *store) unreserve(n uint64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.held -= min(n, st.held)
+	st.wakeLocked()
 }
 
 func (st *store) notePeakLocked() {
@@ -120,6 +134,7 @@ func (st *store) setHostLimit(n uint64) {
 	defer st.mu.Unlock()
 	st.hostLimit = n
 	st.spillLocked()
+	st.wakeLocked()
 }
 
 // takeMoves returns the tier each result entered since the last call (the latest move of each).
@@ -194,6 +209,7 @@ func (st *store) dropLocked(k string) {
 	delete(st.items, k)
 	delete(st.moved, k)
 	st.leaveTier(s)
+	st.wakeLocked()
 	if s.dev != nil && s.pins == 0 {
 		s.dev.Free()
 	}

@@ -17,7 +17,7 @@ import (
 
 // killChildEnv makes the test binary a child that writes a large frame
 // (TestKilledWriterChild) for TestWritersKilledMidWrite to kill: "parquet PATH", "dataset
-// PATH" (a directory of Parquet files) or "csv PATH".
+// PATH" (a directory of Parquet files), "hive PATH" (a hive-partitioned one) or "csv PATH".
 const killChildEnv = "GPUNOTES_TEST_KILLED_FRAME_WRITER"
 
 // bigFrame is 4e6 rows of normals in 40 partitions: seconds of writing as CSV or Parquet.
@@ -29,8 +29,11 @@ func bigFrame() *dataframe.Frame {
 
 // write writes f as kind to path.
 func write(f *dataframe.Frame, kind, path string) error {
-	if kind == "csv" {
+	switch kind {
+	case "csv":
 		return f.ToCSV(path)
+	case "hive": // a hive-partitioned dataset, keyed on the sign of x
+		return f.Assign("k", dataframe.Col("x").Gt(0).AsType(dataframe.Int64)).ToParquetPartitioned(path, []string{"k"})
 	}
 	return f.ToParquet(path)
 }
@@ -53,7 +56,7 @@ func outPath(dir, kind string) string {
 	switch kind {
 	case "csv":
 		return filepath.Join(dir, "x.csv")
-	case "dataset":
+	case "dataset", "hive":
 		return filepath.Join(dir, "x")
 	}
 	return filepath.Join(dir, "x.parquet")
@@ -77,7 +80,7 @@ func goodFrame() *dataframe.Frame {
 // unchanged, or nothing; never part of the new one. The next write removes the temporary
 // output the killed one left, and the readers never see it.
 func TestWritersKilledMidWrite(t *testing.T) {
-	for _, kind := range []string{"parquet", "dataset", "csv"} {
+	for _, kind := range []string{"parquet", "dataset", "hive", "csv"} {
 		for _, existing := range []bool{false, true} {
 			name := kind
 			if existing {
@@ -150,7 +153,7 @@ func TestWritersKilledMidWrite(t *testing.T) {
 // at the path as it was, and no temporary output.
 func TestFailedWriteKeepsGoodFile(t *testing.T) {
 	bad := goodFrame().Filter(dataframe.Col("nope").Gt(1))
-	for _, kind := range []string{"parquet", "dataset", "csv"} {
+	for _, kind := range []string{"parquet", "dataset", "hive", "csv"} {
 		t.Run(kind, func(t *testing.T) {
 			dir := t.TempDir()
 			path := outPath(dir, kind)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -195,15 +196,18 @@ func (f *Frame) Persist(opts ...gpuarray.ComputeOption) *Frame {
 	if err != nil {
 		return errFrame(fmt.Errorf("Persist: %w", err))
 	}
-	t := &table{rows: c.done.rows}
-	for _, col := range c.done.cols {
+	t := &table{rows: c.done.rows, cols: make([]*column, len(c.done.cols))}
+	// The columns at once: a host column's chunks are converted and copied on the caller's
+	// goroutine, one chunk after another, so one column at a time left the cores idle.
+	parallelDo(len(t.cols), runtime.GOMAXPROCS(0), func(i int) {
+		col := c.done.cols[i]
 		d := *col
 		d.arr = col.arr.Persist(opts...)
 		if col.valid != nil {
 			d.valid = col.valid.Persist(opts...)
 		}
-		t.cols = append(t.cols, &d)
-	}
+		t.cols[i] = &d
+	})
 	for _, col := range t.cols {
 		if err := col.arr.Err(); err != nil {
 			return errFrame(fmt.Errorf("Persist: column %q: %w", col.name, err))

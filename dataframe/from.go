@@ -2,6 +2,8 @@ package dataframe
 
 import (
 	"fmt"
+	"hash/maphash"
+	"runtime"
 	"slices"
 	"sort"
 	"time"
@@ -152,7 +154,8 @@ func FromArrays(names []string, arrays ...*gpuarray.Array) *Frame {
 }
 
 // FromSlices returns a frame of Go slices named by names: []int64, []int, []int32, []float64,
-// []float32, []bool, []string, []time.Time (datetime64[us]), or a Nullable of one of them.
+// []float32, []bool, []string, []time.Time (datetime64[us]), a Nullable of one of them, or a
+// Categorical.
 func FromSlices(names []string, cols []any, opts ...Option) *Frame {
 	if len(names) != len(cols) {
 		return errFrame(fmt.Errorf("FromSlices: %d names for %d columns", len(names), len(cols)))
@@ -208,8 +211,52 @@ type NullableColumn struct {
 // Nullable pairs a Go slice with its validity, for FromSlices.
 func Nullable(values any, valid []bool) NullableColumn { return NullableColumn{values, valid} }
 
+// CategoricalColumn is a categorical column given by its codes and categories, for FromSlices.
+type CategoricalColumn struct {
+	Codes      []int32
+	Categories []string
+}
+
+// Categorical is a categorical column for FromSlices from codes into categories, as pandas'
+// Categorical.from_codes: row i is categories[codes[i]], or null where the code is -1. The
+// categories must be distinct. Rows hold no strings of their own, so a column of many rows and
+// few categories costs its codes only.
+func Categorical(codes []int32, categories []string) CategoricalColumn {
+	return CategoricalColumn{codes, categories}
+}
+
+// hostCol returns the column's codes, dictionary and validity, checked.
+func (c CategoricalColumn) hostCol(name string) (*hostCol, error) {
+	if s, dup := duplicateString(c.Categories); dup {
+		return nil, fmt.Errorf("column %q: category %q appears twice", name, s)
+	}
+	m := int32(len(c.Categories))
+	codes := slices.Clone(c.Codes)
+	var valid []bool
+	for i, x := range codes {
+		if x >= 0 && x < m {
+			continue
+		}
+		if x != -1 {
+			return nil, fmt.Errorf("column %q: row %d has code %d, want -1 (null) or 0..%d", name, i, x, m-1)
+		}
+		if valid == nil {
+			valid = make([]bool, len(codes))
+			for j := range valid {
+				valid[j] = true
+			}
+		}
+		valid[i], codes[i] = false, 0
+	}
+	vals, _ := dtype.Of(codes)
+	return &hostCol{name: name, dt: Category, vals: vals, valid: valid, heap: heapOf(c.Categories)}, nil
+}
+
 func hostColOf(name string, c any) (*hostCol, error) {
 	h := &hostCol{name: name}
+	if cc, ok := c.(CategoricalColumn); ok {
+		return cc.hostCol(name)
+	}
 	if nc, ok := c.(NullableColumn); ok {
 		inner, err := hostColOf(name, nc.Values)
 		if err != nil {
@@ -254,3 +301,69 @@ func hostColOf(name string, c any) (*hostCol, error) {
 
 // ComputeOption is gpuarray's ComputeOption (Threads, OnGPU, On a cluster client, ...).
 type ComputeOption = gpuarray.ComputeOption
+
+// duplicateString returns a string that appears twice in ss, if one does. Long lists are
+// checked in parallel: each worker keeps the strings whose hash falls in its share.
+func duplicateString(ss []string) (string, bool) {
+	w := runtime.GOMAXPROCS(0)
+	if len(ss) < 1<<16 || w == 1 {
+		return duplicateStringSerial(ss)
+	}
+	seed := maphash.MakeSeed()
+	hs := make([]uint64, len(ss))
+	step := (len(ss) + w - 1) / w
+	parallelDo(w, w, func(i int) {
+		for j := i * step; j < min(len(ss), (i+1)*step); j++ {
+			hs[j] = maphash.String(seed, ss[j])
+		}
+	})
+	dups := make([]int, w)
+	parallelDo(w, w, func(i int) {
+		dups[i] = -1
+		// An open-addressed table of this worker's hashes (0 marks a free slot) and rows.
+		size := 1
+		for size < 2*(len(ss)/w+1) {
+			size <<= 1
+		}
+		hash, row := make([]uint64, size), make([]int, size)
+		for j, h := range hs {
+			if h%uint64(w) != uint64(i) {
+				continue
+			}
+			h |= 1 << 63 // never 0
+			at := int(h>>8) & (size - 1)
+			for hash[at] != 0 && hash[at] != h {
+				at = (at + 1) & (size - 1)
+			}
+			if hash[at] == h {
+				// Equal strings, or (about never) two strings of one hash.
+				dups[i] = j
+				if ss[row[at]] != ss[j] {
+					dups[i] = -2
+				}
+				return
+			}
+			hash[at], row[at] = h, j
+		}
+	})
+	for _, j := range dups {
+		if j == -2 {
+			return duplicateStringSerial(ss)
+		}
+		if j >= 0 {
+			return ss[j], true
+		}
+	}
+	return "", false
+}
+
+func duplicateStringSerial(ss []string) (string, bool) {
+	seen := make(map[string]struct{}, len(ss))
+	for _, s := range ss {
+		if _, ok := seen[s]; ok {
+			return s, true
+		}
+		seen[s] = struct{}{}
+	}
+	return "", false
+}

@@ -39,7 +39,7 @@ func sortByValue(h *holisticInput, opts []gpuarray.ComputeOption) (*sorted, erro
 	if err != nil {
 		return nil, err
 	}
-	c1, err := computeOne(tk.take(h.codes, p1, opts), opts)
+	c1, err := tk.takeKept(h.codes, p1, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -47,18 +47,19 @@ func sortByValue(h *holisticInput, opts []gpuarray.ComputeOption) (*sorted, erro
 	if err != nil {
 		return nil, err
 	}
-	v1, err := computeOne(tk.take(h.vals, p1, opts), opts)
+	v1, err := tk.takeKept(h.vals, p1, opts)
 	if err != nil {
 		return nil, err
 	}
-	got, err := gpuarray.ComputeAll(append([]any{tk.take(v1, p2, opts), tk.take(c1, p2, opts)}, anyOpts(opts)...)...)
+	vals, err := tk.takeKept(v1, p2, opts)
 	if err != nil {
 		return nil, err
 	}
-	if tk.err != nil {
-		return nil, tk.err
+	codes, err := tk.takeKept(c1, p2, opts)
+	if err != nil {
+		return nil, err
 	}
-	return &sorted{vals: got[0], codes: got[1], path: joinNotes(p2.Path(), tk.note())}, nil
+	return &sorted{vals: vals, codes: codes, path: joinNotes(p2.Path(), tk.note())}, nil
 }
 
 // sortByCode sorts h's rows by code, row order kept within a code (a stable device argsort),
@@ -69,12 +70,9 @@ func sortByCode(h *holisticInput, opts []gpuarray.ComputeOption) (*sorted, error
 	if err != nil {
 		return nil, err
 	}
-	vals, err := computeOne(tk.take(h.vals, perm, opts), opts)
+	vals, err := tk.takeKept(h.vals, perm, opts)
 	if err != nil {
 		return nil, err
-	}
-	if tk.err != nil {
-		return nil, tk.err
 	}
 	return &sorted{vals: vals, perm: perm, path: joinNotes(perm.Path(), tk.note())}, nil
 }

@@ -107,11 +107,15 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 		return nil, "", fmt.Errorf("groupby on a GPU: sort the keys: %w", err)
 	}
 	for j := len(w) - 2; j >= 0; j-- {
-		p, err := computeOne(gpuarray.Argsort(tk.take(w[j], perm, opts), 0), opts)
+		wj, err := tk.takeKept(w[j], perm, opts)
 		if err != nil {
 			return nil, "", fmt.Errorf("groupby on a GPU: sort the keys: %w", err)
 		}
-		if perm, err = computeOne(tk.take(perm, p, opts), opts); err != nil {
+		p, err := computeOne(gpuarray.Argsort(wj, 0), opts)
+		if err != nil {
+			return nil, "", fmt.Errorf("groupby on a GPU: sort the keys: %w", err)
+		}
+		if perm, err = tk.takeKept(perm, p, opts); err != nil {
 			return nil, "", fmt.Errorf("groupby on a GPU: sort the keys: %w", err)
 		}
 	}
@@ -130,7 +134,7 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 	sw := make([]*gpuarray.Array, len(w))
 	var starts *gpuarray.Array
 	for j := range w {
-		if sw[j], err = computeOne(tk.take(w[j], perm, opts), opts); err != nil {
+		if sw[j], err = tk.takeKept(w[j], perm, opts); err != nil {
 			return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", err)
 		}
 		prev := gpuarray.Concat(gpuarray.FromSliceInt64([]int64{-2}), sw[j].Slice(gpuarray.Span(0, n-1)))
@@ -239,6 +243,21 @@ func (t *taker) take(x, idx *gpuarray.Array, opts []gpuarray.ComputeOption) *gpu
 		}
 	}
 	return r
+}
+
+// takeKept returns x.Take(idx) computed with opts: the device's gather itself where it ran
+// (held on the GPU already: a compute of a held array would copy it to the host), else the
+// general take computed.
+func (t *taker) takeKept(x, idx *gpuarray.Array, opts []gpuarray.ComputeOption) (*gpuarray.Array, error) {
+	before := t.device
+	r := t.take(x, idx, opts)
+	if t.err != nil {
+		return nil, t.err
+	}
+	if t.device > before {
+		return r, nil
+	}
+	return computeOne(r, opts)
 }
 
 // note says where the gathers ran.

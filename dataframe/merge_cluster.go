@@ -80,6 +80,7 @@ func clusterMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.H
 			a, b = right.fieldType(oc.src), left.fieldType(oc.coalesce)
 		}
 		if a == Category || b == Category {
+			rc.host("merge on the cluster: key %q is categorical on one side and coalesced with the other's, done in this process, so the merge runs here", oc.src)
 			return nil, false, nil
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -93,6 +94,9 @@ func hiveKeys(root, file string) (map[string]string, []string) {
 	var order []string
 	for _, part := range strings.Split(rel, string(filepath.Separator)) {
 		if k, v, ok := strings.Cut(part, "="); ok {
+			if u, err := url.PathUnescape(v); err == nil { // as pyarrow escapes values
+				v = u
+			}
 			m[k] = v
 			order = append(order, k)
 		}
@@ -150,7 +154,7 @@ func ReadParquet(path string, opts ...Option) (out *Frame) {
 		}
 		hive, order := hiveKeys(root, name)
 		for k, v := range hive {
-			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			if _, err := strconv.ParseInt(v, 10, 64); err != nil && v != hiveNull {
 				hiveText[k] = true
 			}
 		}
@@ -198,6 +202,19 @@ func ReadParquet(path string, opts ...Option) (out *Frame) {
 			if need[fd.Name] {
 				cols = append(cols, fd.Name)
 			}
+		}
+		sink, window, ok, err := rc.readSink()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			t, err := readPipelined(rc, sink, window, parts, cols, fields, hiveSet, hiveText)
+			if err != nil {
+				return nil, err
+			}
+			rc.host("read_parquet: %d row groups of %d files decoded on the host (arrow-go pqarrow), at most %d at a time, each copied to %s through pinned buffers while the next ones decode%s",
+				len(parts), len(files), window, t.rows.Where(), stringsKept(t))
+			return t, nil
 		}
 		rc.host("read_parquet: %d row groups of %d files decoded on the host (arrow-go pqarrow)", len(parts), len(files))
 		ht, err := readParts(rc.target.Context, parts, cols, hiveSet, hiveText)
@@ -379,11 +396,15 @@ func readPart(ctx context.Context, p pqPart, cols []string, hive, hiveText map[s
 			for i := range vals {
 				vals[i] = v
 			}
-			out = append(out, &hostCol{name: c, dt: Int64, vals: dtype.OfInt64(vals)})
+			out = append(out, &hostCol{name: c, dt: Int64, vals: dtype.OfInt64(vals), valid: hiveValid(p.hive[c], n)})
 			continue
 		}
 		if hive[c] {
-			h := &hostCol{name: c, dt: Category, heap: heapOf([]string{p.hive[c]})}
+			v := p.hive[c]
+			if v == hiveNull {
+				v = ""
+			}
+			h := &hostCol{name: c, dt: Category, heap: heapOf([]string{v}), valid: hiveValid(p.hive[c], n)}
 			h.vals, _ = dtype.Of(make([]int32, n))
 			out = append(out, h)
 			continue
@@ -393,6 +414,15 @@ func readPart(ctx context.Context, p pqPart, cols []string, hive, hiveText map[s
 	}
 	ht.cols = out
 	return ht, nil
+}
+
+// hiveValid is the validity of n rows of a hive key: all null for the directory of null keys
+// (__HIVE_DEFAULT_PARTITION__), else nil.
+func hiveValid(v string, n int) []bool {
+	if v != hiveNull {
+		return nil
+	}
+	return make([]bool, n)
 }
 
 // statsMayPass reports whether some row of a row group may pass every filter, from its
@@ -612,4 +642,98 @@ func writeParquet(out io.Writer, ht *hostTable, lens []int) error {
 		}
 	}
 	return w.Close()
+}
+
+// hiveNull is the directory value of a null partition key, as pyarrow and Hive write it.
+const hiveNull = "__HIVE_DEFAULT_PARTITION__"
+
+// ToParquetPartitioned computes the frame and writes it as a hive-partitioned dataset under
+// dir, as dask's to_parquet(partition_on=keys) and pyarrow's write_to_dataset do: the rows of
+// each combination of the key columns' values go to dir/k1=v1/k2=v2/part.N.parquet (N the
+// frame's partition they came from), without the key columns, which the directory names
+// hold (a null key as __HIVE_DEFAULT_PARTITION__, other values escaped as URI path segments).
+// Keys are integer, string or categorical columns. ReadParquet(dir), pyarrow and pandas read
+// the dataset back with the keys as columns. The dataset is written under a temporary name and
+// renamed when complete, as ToParquet writes.
+func (f *Frame) ToParquetPartitioned(dir string, keys []string, opts ...ComputeOption) error {
+	wrap := func(err error) error { return fmt.Errorf("ToParquetPartitioned %s: %w", dir, err) }
+	if len(keys) == 0 {
+		return wrap(errors.New("no partition keys"))
+	}
+	for _, k := range keys {
+		fd, err := f.field(k)
+		if err != nil {
+			return wrap(err)
+		}
+		if fd.DType != String && fd.DType != Category && !fd.DType.IsInteger() {
+			return wrap(fmt.Errorf("partition key %q is %s: keys are integer, string or category columns", k, fd.DType))
+		}
+	}
+	_, ht, err := f.host(opts)
+	if err != nil {
+		return wrap(err)
+	}
+	var keyCols, dataCols []*hostCol
+	for _, c := range ht.cols {
+		if slices.Contains(keys, c.name) {
+			continue
+		}
+		dataCols = append(dataCols, c)
+	}
+	for _, k := range keys {
+		keyCols = append(keyCols, ht.cols[slices.IndexFunc(ht.cols, func(c *hostCol) bool { return c.name == k })])
+	}
+	if len(dataCols) == 0 {
+		return wrap(fmt.Errorf("no columns besides the partition keys %s", quoteList(keys)))
+	}
+	tmp, err := atomicfile.MkdirTemp(dir)
+	if err != nil {
+		return wrap(err)
+	}
+	defer tmp.Abort()
+	at := 0
+	for pi, l := range ht.lens {
+		var order []string
+		rows := map[string][]int{}
+		for i := at; i < at+l; i++ {
+			segs := make([]string, len(keyCols))
+			for j, c := range keyCols {
+				segs[j] = c.name + "=" + hiveValue(c, i)
+			}
+			p := filepath.Join(segs...)
+			if _, ok := rows[p]; !ok {
+				order = append(order, p)
+			}
+			rows[p] = append(rows[p], i)
+		}
+		at += l
+		for _, p := range order {
+			sub := &hostTable{lens: []int{len(rows[p])}}
+			for _, c := range dataCols {
+				sub.cols = append(sub.cols, c.gatherRows(rows[p]))
+			}
+			d := filepath.Join(tmp.Name, p)
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return wrap(err)
+			}
+			if err := writeParquetFile(filepath.Join(d, fmt.Sprintf("part.%d.parquet", pi)), sub, sub.lens); err != nil {
+				return wrap(fmt.Errorf("partition %d, %s: %w", pi, p, err))
+			}
+		}
+	}
+	if err := tmp.Commit(); err != nil {
+		return wrap(err)
+	}
+	return nil
+}
+
+// hiveValue is row i's key of c as a directory names it.
+func hiveValue(c *hostCol, i int) string {
+	if !c.isValid(i) {
+		return hiveNull
+	}
+	if c.dt == String || c.dt == Category {
+		return url.PathEscape(c.stringAt(i))
+	}
+	return fmt.Sprint(c.vals.Elem(i))
 }

@@ -13,6 +13,12 @@ type columnShuffler interface {
 	ShuffleColumns(ctx context.Context, cols []*gpuarray.Array, keys, valid []int, n int) ([]*gpuarray.Array, []int, error)
 }
 
+// notedShuffler is a columnShuffler that also says where the partitioning ran, for Path
+// (cluster.Client.ShuffleColumnsNote: on a GPU worker's GPU or on a worker's CPU).
+type notedShuffler interface {
+	ShuffleColumnsNote(ctx context.Context, cols []*gpuarray.Array, keys, valid []int, n int) ([]*gpuarray.Array, []int, string, error)
+}
+
 // clusterShuffle hash-partitions a frame's columns on its workers when opts name a cluster
 // that shuffles (On(c)): the columns are persisted there first (those persisted already
 // stay), then moved worker to worker. String and categorical keys are hashed by their bytes,
@@ -88,7 +94,14 @@ func (f *Frame) clusterShuffle(on []string, n int, opts []ComputeOption) (out *F
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	moved, parts, err := sh.ShuffleColumns(ctx, arrs, keys, valid, n)
+	var moved []*gpuarray.Array
+	var parts []int
+	note := ""
+	if ns, ok := sh.(notedShuffler); ok {
+		moved, parts, note, err = ns.ShuffleColumnsNote(ctx, arrs, keys, valid, n)
+	} else {
+		moved, parts, err = sh.ShuffleColumns(ctx, arrs, keys, valid, n)
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -106,7 +119,11 @@ func (f *Frame) clusterShuffle(on []string, n int, opts []ComputeOption) (out *F
 		res.cols = append(res.cols, &d)
 	}
 	rc.mu.Lock()
-	rc.notes = append(rc.notes, fmt.Sprintf("shuffle: hash partitioning on the cluster's workers into %d partitions, moved worker to worker", n))
+	line := fmt.Sprintf("shuffle: hash partitioning on the cluster's workers into %d partitions, moved worker to worker", n)
+	if note != "" {
+		line += "; " + note
+	}
+	rc.notes = append(rc.notes, line)
 	rc.mu.Unlock()
 	return rc.computed(f, res), len(parts) == n, nil
 }

@@ -54,6 +54,7 @@ func clusterSort(rc *runCtx, f *Frame, by []string, o sortOpts, n int) (*table, 
 			return nil, false, err
 		}
 		if fd.DType == String || fd.DType == Category {
+			rc.host("sort on the cluster: key %q is %v, ordered by its strings, which are in this process, so the rows are sorted here", name, fd.DType)
 			return nil, false, nil
 		}
 		if len(o.asc) == 1 {

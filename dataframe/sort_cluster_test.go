@@ -15,7 +15,7 @@ import (
 
 // TestSortOnClusterAgainstPandas runs the sorts of the pandas property test on three
 // workers: numeric keys (with ties, nulls and NaNs, both directions, nulls first and last)
-// sort there, strings and categoricals in this process; every order equals pandas' stable
+// sort there, strings and categoricals in this process (Path says why); every order equals pandas' stable
 // sort. SetIndex on the workers gives the rows of SetIndex in this process, in order, and
 // divisions that bound each partition. DropDuplicates on the workers (every key type, keep
 // first, last and none) keeps pandas' rows.
@@ -62,8 +62,9 @@ func TestSortOnClusterAgainstPandas(t *testing.T) {
 					t.Fatalf("%s: %v", name, err)
 				}
 				onWorkers := strings.Contains(g.Path(), "sorted on the cluster's workers")
-				if numeric := !slices.Contains(keys, "ks") && !slices.Contains(keys, "kc"); onWorkers != numeric {
-					t.Fatalf("%s: path %q", name, g.Path())
+				numeric := !slices.Contains(keys, "ks") && !slices.Contains(keys, "kc")
+				if onWorkers != numeric || numeric == strings.Contains(g.Path(), "ordered by its strings, which are in this process") {
+					t.Fatalf("%s: path %q: where it sorted is not named", name, g.Path())
 				}
 				got, err := g.Int64s("id", on)
 				if err != nil {

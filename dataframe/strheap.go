@@ -31,6 +31,11 @@ func newHeap(n int) *strHeap { return &strHeap{offsets: make([]int64, 1, n+1)} }
 
 func heapOf(ss []string) *strHeap {
 	h := newHeap(len(ss))
+	n := 0
+	for _, s := range ss {
+		n += len(s)
+	}
+	h.data = make([]byte, 0, n)
 	for _, s := range ss {
 		h.add(s)
 	}

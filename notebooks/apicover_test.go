@@ -31,6 +31,10 @@ var notInNotebooks = map[string]string{
 	"DeviceStrings.Match":   "plumbing for package dataframe (str functions on a GPU); cells use dataframe's Col(...).StartsWith",
 	"DeviceStrings.EqualAt": "plumbing for package dataframe (row-wise string equality on a GPU); cells use dataframe",
 	"KeptChunks":            "plumbing for the cluster's shuffle (an array's chunks on workers); cells use Persist",
+	"NewUploader":           "plumbing for package dataframe (Parquet row groups streamed to a GPU); cells use dataframe's ReadParquet",
+	"Uploader.Upload":       "plumbing for package dataframe (Parquet row groups streamed to a GPU); cells use dataframe's ReadParquet",
+	"HeldArray":             "plumbing for package dataframe (a column of uploaded chunks); cells use dataframe's ReadParquet",
+	"DeviceChunk.Free":      "plumbing for package dataframe (a chunk uploaded to a GPU); cells use dataframe's ReadParquet",
 	"FromKept":              "plumbing for the cluster's shuffle (chunks it kept on workers as an array); cells use Persist",
 	// encoding/gob calls these through the GobEncoder interface; a user writes gob.NewEncoder.
 	"Array.GobEncode": "via gob.NewEncoder",
@@ -55,6 +59,9 @@ var clusterNotInNotebooks = map[string]string{
 	"Client.JoinColumns":     "plumbing for frames' merges on a cluster (dataframe/merge_cluster_test.go)",
 	"Client.SortColumns":     "plumbing for frames' sorts on a cluster (dataframe/sort_cluster_test.go)",
 	"Client.DistinctColumns": "plumbing for DropDuplicates on a cluster (dataframe/sort_cluster_test.go)",
+
+	// Frame.Shuffle on a cluster calls it for Path's note of where the rows were partitioned.
+	"Client.ShuffleColumnsNote": "plumbing for frames' shuffles on a cluster (cluster/frame_shuffle_test.go)",
 	// TLS needs certificate files that no notebook can make here; tls_test.go runs them.
 	"ConnectTLS":            "needs a scheduler's certificate (cluster/tls_test.go)",
 	"ConnectTLSContext":     "needs a scheduler's certificate (cluster/tls_test.go)",

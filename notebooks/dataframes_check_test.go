@@ -13,6 +13,8 @@ func init() {
 			"wrote 20000 rows in 4 Parquet files",
 			"[seq id1 id4 v1 v3 when] 4 partitions",
 			"with seq >= N-100 pushed down: 1 row group kept, 100 rows pass",
+			// id4 = i%11 of 20000 rows: 1818 rows of id4 3, in each of the 4 partitions' files.
+			"hive columns [seq id1 v1 v3 when id4] - 4 files of id4=3, 1818 rows",
 			// 20000 rows, v1 = i%5 summed by id4 = i%11 (checked against a loop).
 			"sum of v1 by id4: [3636 3640 3639 3637 3635 3633 3636 3639 3637 3635 3633]",
 			"groupby: hash aggregation on the host (dataframe/hashagg) over 4 partitions",
@@ -26,12 +28,13 @@ func init() {
 			"groupby: partial aggregates of 4 partitions on the workers holding them",
 			"[A B A C] [true false false true]",
 			"shape 4 2", "len 4",
+			"from codes category [hi lo  hi] [true true false true]",
 			"[100] [25] [10] [40] [4] [12.909944487358056] [166.66666666666666] [4] [25]",
 			"tail [30 40]",
 			"sum of y through its array: 140",
 			"MapPartitions: [0 2 8 18 32 50 72 98] <nil> true")
 		if gpuPresent() {
-			contains(t, "output", text, "GPU groupby equal to the CPU's: true", "GPU path: ")
+			contains(t, "output", text, "GPU groupby equal to the CPU's: true", "GPU path: ", "through pinned buffers")
 		} else {
 			contains(t, "output", text, "GPU groupby skipped: ")
 		}

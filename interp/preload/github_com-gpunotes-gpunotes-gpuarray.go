@@ -114,6 +114,7 @@ func init() {
 		"HFFT":                reflect.ValueOf(gpuarray.HFFT),
 		"HashJoin":            reflect.ValueOf(gpuarray.HashJoin),
 		"HashPartition":       reflect.ValueOf(gpuarray.HashPartition),
+		"HeldArray":           reflect.ValueOf(gpuarray.HeldArray),
 		"Hfft":                reflect.ValueOf(gpuarray.Hfft),
 		"Histogram":           reflect.ValueOf(gpuarray.Histogram),
 		"HistogramEdges":      reflect.ValueOf(gpuarray.HistogramEdges),
@@ -181,6 +182,7 @@ func init() {
 		"NPZNames":            reflect.ValueOf(gpuarray.NPZNames),
 		"NewAxis":             reflect.ValueOf(gpuarray.NewAxis),
 		"NewRandomState":      reflect.ValueOf(gpuarray.NewRandomState),
+		"NewUploader":         reflect.ValueOf(gpuarray.NewUploader),
 		"Nextafter":           reflect.ValueOf(gpuarray.Nextafter),
 		"NoProgressBar":       reflect.ValueOf(gpuarray.NoProgressBar),
 		"Nonzero":             reflect.ValueOf(gpuarray.Nonzero),
@@ -295,6 +297,7 @@ func init() {
 		"BlockRunner":    reflect.ValueOf((*gpuarray.BlockRunner)(nil)),
 		"ComputeOption":  reflect.ValueOf((*gpuarray.ComputeOption)(nil)),
 		"DType":          reflect.ValueOf((*gpuarray.DType)(nil)),
+		"DeviceChunk":    reflect.ValueOf((*gpuarray.DeviceChunk)(nil)),
 		"DeviceStrings":  reflect.ValueOf((*gpuarray.DeviceStrings)(nil)),
 		"FFTOption":      reflect.ValueOf((*gpuarray.FFTOption)(nil)),
 		"GPUInfo":        reflect.ValueOf((*gpuarray.GPUInfo)(nil)),
@@ -310,6 +313,7 @@ func init() {
 		"Scheduler":      reflect.ValueOf((*gpuarray.Scheduler)(nil)),
 		"SortOption":     reflect.ValueOf((*gpuarray.SortOption)(nil)),
 		"Target":         reflect.ValueOf((*gpuarray.Target)(nil)),
+		"Uploader":       reflect.ValueOf((*gpuarray.Uploader)(nil)),
 		"ZarrOption":     reflect.ValueOf((*gpuarray.ZarrOption)(nil)),
 
 		// interface wrapper definitions
