@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/gpunotes/gpunotes/dataframe"
@@ -105,6 +108,7 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 	parts := fs.Int("partitions", 8, "partitions")
 	backend := fs.String("backend", "cpu", "cpu or gpu")
 	asJSON := fs.Bool("json", false, "one JSON line per question")
+	only := fs.String("questions", "", "comma-separated questions to run (q1,q10; default all)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: bench frame: %v", errUsage, err)
 	}
@@ -127,7 +131,28 @@ func benchFrame(ctx context.Context, args []string, w io.Writer) error {
 	if err := x.Err(); err != nil {
 		return err
 	}
+	want := map[string]bool{}
+	for _, q := range strings.Split(*only, ",") {
+		if q = strings.TrimSpace(q); q != "" {
+			want[q] = true
+		}
+	}
+	// GPUNOTES_CPUPROFILE=FILE profiles the questions (not the generator), as for the kernel.
+	if path := os.Getenv("GPUNOTES_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("bench frame: cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("bench frame: cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for _, q := range groupbyQuestions {
+		if len(want) > 0 && !want[strings.Fields(q.name)[0]] {
+			continue
+		}
 		base := frameResult{Task: *task, Question: q.name, Rows: *rows, Backend: *backend, Device: device}
 		if err := timeQuestion(w, base, *asJSON, "groups", func() (*dataframe.Frame, error) { return q.run(x).Compute(opts...) }); err != nil {
 			if ctx.Err() != nil {

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
@@ -14,8 +13,10 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/display"
@@ -208,78 +209,112 @@ func runKernel(ctx context.Context, args []string) error {
 }
 
 // startCrashReporter starts `gpunotes kernel-crash-reporter CONNECTION_FILE`: the runtime's
-// fatal error reports go to it (debug.SetCrashOutput), and each execute request's header.
-// When this process dies with a report, the reporter copies it to the log and tells the front
-// end why (kernel.ReportDeath), naming the running cell; JupyterLab then shows the kernel
-// restarting. It exits silently when this process ends without a report.
+// fatal error report goes to it on fd 3, and the returned func keeps each execute request's
+// header in a page shared with it (fd 4, headerSlot), which it reads once the kernel died.
+// Shared memory, not a pipe: a pipe write per cell woke the reporter process for every cell,
+// on a machine whose two cores the kernel and its front end already share.
 func startCrashReporter(connFile string) (func([]byte), error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cr, cw, err := os.Pipe()
+	slot, err := newHeaderSlot()
 	if err != nil {
 		return nil, err
 	}
-	hr, hw, err := os.Pipe()
+	cr, cw, err := os.Pipe()
 	if err != nil {
-		cr.Close()
-		cw.Close()
+		slot.file.Close()
 		return nil, err
 	}
 	cmd := exec.Command(exe, "kernel-crash-reporter", connFile)
-	cmd.Stdin, cmd.Stderr = hr, os.Stderr
-	cmd.ExtraFiles = []*os.File{cr}
-	if err := cmd.Start(); err != nil {
-		cr.Close()
+	cmd.Stderr = os.Stderr
+	cmd.ExtraFiles = []*os.File{cr, slot.file}
+	err = cmd.Start()
+	cr.Close()
+	slot.file.Close() // the mapping stays
+	if err != nil {
 		cw.Close()
-		hr.Close()
-		hw.Close()
 		return nil, err
 	}
-	cr.Close()
-	hr.Close()
 	go func() { _ = cmd.Wait() }()
 	if err := interp.ReportCrashesTo(cw); err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	return func(header []byte) {
-		var b bytes.Buffer
-		if json.Compact(&b, header) != nil {
-			return
-		}
-		b.WriteByte('\n')
-		mu.Lock()
-		defer mu.Unlock()
-		_, _ = hw.Write(b.Bytes())
-	}, nil
+	return slot.store, nil
+}
+
+// headerSlotSize bounds the execute request header the crash reporter can name (headers are a
+// few hundred bytes; a longer one is not kept, and the report then has no parent).
+const headerSlotSize = 64 << 10
+
+// headerSlot is a shared mapping of an unlinked file: a little-endian uint32 length, then the
+// last execute request's header.
+type headerSlot struct {
+	file *os.File
+	mem  []byte
+	mu   sync.Mutex
+}
+
+func newHeaderSlot() (*headerSlot, error) {
+	f, err := os.CreateTemp("", "gpunotes-header-*")
+	if err != nil {
+		return nil, fmt.Errorf("crash reporter header file: %w", err)
+	}
+	os.Remove(f.Name())
+	if err := f.Truncate(headerSlotSize); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("crash reporter header file: %w", err)
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, headerSlotSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("map the crash reporter header file: %w", err)
+	}
+	return &headerSlot{file: f, mem: mem}, nil
+}
+
+// store keeps header as the last one. The length is cleared while the bytes change, so a
+// kernel dying in between leaves no header rather than a torn one.
+func (h *headerSlot) store(header []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	length := (*uint32)(unsafe.Pointer(&h.mem[0]))
+	atomic.StoreUint32(length, 0)
+	if len(header) > len(h.mem)-4 {
+		return
+	}
+	copy(h.mem[4:], header)
+	atomic.StoreUint32(length, uint32(len(header)))
+}
+
+// readHeaderSlot reads what headerSlot.store kept in f last (nil if nothing).
+func readHeaderSlot(f *os.File) []byte {
+	var n [4]byte
+	if _, err := f.ReadAt(n[:], 0); err != nil {
+		return nil
+	}
+	size := binary.LittleEndian.Uint32(n[:])
+	if size == 0 || size > headerSlotSize-4 {
+		return nil
+	}
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, 4); err != nil {
+		return nil
+	}
+	return b
 }
 
 // runCrashReporter is the process startCrashReporter starts: fd 3 carries the kernel's crash
-// report, stdin the headers of its execute requests.
+// report, fd 4 the header of its last execute request.
 func runCrashReporter(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("%w: kernel-crash-reporter CONNECTION_FILE", errUsage)
 	}
 	// The kernel's process group gets the front end's SIGINTs; they are not for us.
 	signal.Ignore(os.Interrupt)
-	var (
-		mu     sync.Mutex
-		parent []byte
-	)
-	headersRead := make(chan struct{})
-	go func() {
-		defer close(headersRead)
-		sc := bufio.NewScanner(os.Stdin)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			mu.Lock()
-			parent = append(parent[:0], sc.Bytes()...)
-			mu.Unlock()
-		}
-	}()
 	crash := os.NewFile(3, "crash")
+	headers := os.NewFile(4, "headers")
 	var report bytes.Buffer
 	_, _ = io.Copy(io.MultiWriter(&report, os.Stderr), crash)
 	if report.Len() == 0 {
@@ -291,16 +326,12 @@ func runCrashReporter(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The kernel is gone, so stdin ends: read the last header it sent (the cell that killed
-	// it), which a reporter started just before that cell may not have read yet.
-	select {
-	case <-headersRead:
-	case <-time.After(5 * time.Second):
+	// The kernel is gone: the header it kept last is the cell that killed it.
+	var parent []byte
+	if headers != nil {
+		parent = readHeaderSlot(headers)
 	}
-	mu.Lock()
-	p := append([]byte(nil), parent...)
-	mu.Unlock()
-	return kernel.ReportDeath(ci, p, why)
+	return kernel.ReportDeath(ci, parent, why)
 }
 
 // reportCrashes sends the runtime's fatal error reports to a duplicate of fd 2 as it is now.

@@ -22,6 +22,11 @@ import (
 // partition: the result stays on the workers. It returns each output column's values and
 // validity (nil where p.Out's column has no nulls), or nil slices when the join has no rows.
 //
+// Skewed keys: a shuffled partition of the side whose rows come out once (left for inner,
+// left, semi and anti joins, right for right joins; never for outer joins) larger than
+// 1/skewFraction of the smallest worker memory limit (a heavy key's) is split into pieces
+// under it, each joined with the other side's partition, so no join task holds it whole.
+//
 // Within an output partition the rows come as hashjoin.Join orders them. A worker lost
 // mid-join makes the run start again on the workers there are, as ShuffleColumns does. It is
 // plumbing for package dataframe (Merge on a cluster).
@@ -205,6 +210,14 @@ func (c *Client) joinRun(ctx context.Context, ws []WorkerInfo, left, right []*gp
 		moved = append(moved, r...)
 		sides, lparts, rparts = [2][]*gpuarray.Array{l, r}, lp, rp
 	}
+	var split skewSplit
+	if p.Strategy == hashjoin.Shuffle {
+		var err error
+		if split, err = c.splitSkewed(ctx, ws, &sides, p.How); err != nil {
+			return nil, nil, c.lostOr(ws, fmt.Errorf("split of skewed partitions: %w", err))
+		}
+		moved = append(moved, split.arrays...)
+	}
 	var chunks [2][][]plan.Kept
 	for s, cols := range sides {
 		for j, a := range cols {
@@ -215,7 +228,8 @@ func (c *Client) joinRun(ctx context.Context, ws []WorkerInfo, left, right []*gp
 			chunks[s] = append(chunks[s], k)
 		}
 	}
-	groups := joinGroups(p, len(chunks[0][0]), len(chunks[1][0]), lparts, rparts)
+	// The shuffle's groups over its chunks, those of split partitions one per piece.
+	groups := split.groups(joinGroups(p, len(chunks[0][0]), len(chunks[1][0]), lparts, rparts))
 	run := c.s.newKey("join")
 	var tasks []*task // every task of the run, released at the end
 	var keep []*task  // the kept output columns, handed over on success
@@ -435,4 +449,145 @@ func (c *Client) joinRun(ctx context.Context, ws []WorkerInfo, left, right []*gp
 		return nil, nil, err
 	}
 	return vals, valids, nil
+}
+
+// skewFraction is the share of the smallest worker memory limit above which one shuffled
+// partition of a join is split (a heavy key would put it over its worker's limit).
+const skewFraction = 8
+
+// skewSplit is how a join's shuffled side was split: side's chunk i became pieces[i] chunks
+// (1 for a chunk left whole), the other side left as it was.
+type skewSplit struct {
+	side   int
+	pieces []int
+	arrays []*gpuarray.Array // the split side's new columns, released with the shuffle's
+}
+
+// splittable returns the side of a how join whose partitions may be split, the other side's
+// partition joined with each piece: the side whose rows appear once in the output however the
+// other's repeat (left for inner, left, semi and anti joins; right for right joins); -1 for
+// outer joins, whose both sides' unmatched rows must come out once.
+func splittable(how hashjoin.How) int {
+	switch how {
+	case hashjoin.Inner, hashjoin.Left, hashjoin.Semi, hashjoin.Anti:
+		return 0
+	case hashjoin.Right:
+		return 1
+	}
+	return -1
+}
+
+// splitSkewed splits the shuffled partitions of the splittable side whose bytes exceed
+// 1/skewFraction of the smallest worker memory limit into pieces under it (rechunked and
+// persisted on the cluster), so that a heavy key does not put one join task over its
+// worker's limit; the other side's partition is joined with every piece.
+func (c *Client) splitSkewed(ctx context.Context, ws []WorkerInfo, sides *[2][]*gpuarray.Array, how hashjoin.How) (skewSplit, error) {
+	s := splittable(how)
+	split := skewSplit{side: s}
+	if s < 0 {
+		return split, nil
+	}
+	var limit uint64
+	for _, w := range ws {
+		if w.MemoryLimit > 0 && (limit == 0 || w.MemoryLimit < limit) {
+			limit = w.MemoryLimit
+		}
+	}
+	if limit == 0 {
+		return split, nil
+	}
+	limit /= skewFraction
+	var rowBytes uint64
+	for _, a := range sides[s] {
+		rowBytes += uint64(a.ItemSize())
+	}
+	lens := sides[s][0].Chunks()[0]
+	split.pieces = make([]int, len(lens))
+	var sizes []int
+	heavy := false
+	for i, n := range lens {
+		k := 1
+		if b := uint64(n) * rowBytes; b > limit {
+			k = min(int((b+limit-1)/limit), n)
+			heavy = true
+		}
+		split.pieces[i] = k
+		for j := 0; j < k; j++ {
+			sizes = append(sizes, n/k+b2i(j < n%k))
+		}
+	}
+	if !heavy {
+		split.pieces = nil
+		return split, nil
+	}
+	out := make([]*gpuarray.Array, len(sides[s]))
+	release := func() {
+		for _, x := range out {
+			x.Release()
+		}
+	}
+	for j, a := range sides[s] {
+		// The pieces as slices of the partitions, concatenated: one chunk each.
+		pieces := make([]*gpuarray.Array, len(sizes))
+		at := 0
+		for i, n := range sizes {
+			pieces[i] = a.Slice(gpuarray.Span(at, at+n))
+			at += n
+		}
+		b := gpuarray.Concat(pieces...).Persist(gpuarray.On(c), gpuarray.WithContext(ctx))
+		if err := b.Err(); err != nil {
+			release()
+			return split, err
+		}
+		out[j] = b
+		if !slices.Equal(b.Chunks()[0], sizes) {
+			release()
+			return split, fmt.Errorf("pieces of %v rows came out in chunks of %v (internal)", sizes, b.Chunks()[0])
+		}
+	}
+	sides[s], split.arrays = out, out
+	return split, nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// groups maps joinGroups' groups over the chunks before the split to the chunks after it: a
+// group whose split-side chunk was split becomes one group per piece.
+func (sp skewSplit) groups(gs []joinGroup) []joinGroup {
+	if sp.pieces == nil {
+		return gs
+	}
+	first := make([]int, len(sp.pieces))
+	at := 0
+	for i, k := range sp.pieces {
+		first[i] = at
+		at += k
+	}
+	var out []joinGroup
+	for _, g := range gs {
+		own := g.l
+		if sp.side == 1 {
+			own = g.r
+		}
+		if len(own) != 1 {
+			out = append(out, g) // no chunk of the split side (kinds that keep such groups)
+			continue
+		}
+		i := own[0]
+		for j := 0; j < sp.pieces[i]; j++ {
+			ng := joinGroup{l: g.l, r: g.r}
+			if sp.side == 0 {
+				ng.l = []int{first[i] + j}
+			} else {
+				ng.r = []int{first[i] + j}
+			}
+			out = append(out, ng)
+		}
+	}
+	return out
 }

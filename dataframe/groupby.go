@@ -328,14 +328,20 @@ func (g *GroupBy) top(n int, col string, largest bool) *Frame {
 	spec := hashagg.Spec{Op: hashagg.Top, Col: 0, N: n, Largest: largest}
 	uses := append(slices.Clone(g.keys), col)
 	h := g.f.step(fmt.Sprintf("groupby %s %s(%d, %q)", quoteList(g.keys), strings.ToLower(what), n, col), fields, only(uses...), func(rc *runCtx, t *table) (*table, error) {
-		in, err := hostGroupInput(rc, t, g.keys, []string{col}, false)
+		all, keyCols, ok, err := topGPU(rc, t, g.keys, col, spec) // groupby_gpu_holistic.go
 		if err != nil {
 			return nil, err
 		}
-		rc.host("groupby: top %d per group on the host (dataframe/hashagg) over %d partitions", n, in.parts)
-		all, err := cpuPartial(rc, in, []hashagg.Spec{spec})
-		if err != nil {
-			return nil, err
+		if !ok {
+			in, err := hostGroupInput(rc, t, g.keys, []string{col}, false)
+			if err != nil {
+				return nil, err
+			}
+			rc.host("groupby: top %d per group on the host (dataframe/hashagg) over %d partitions", n, in.parts)
+			if all, err = cpuPartial(rc, in, []hashagg.Spec{spec}); err != nil {
+				return nil, err
+			}
+			keyCols = in.keyCols
 		}
 		results := []*hashagg.Partial{all}
 		if g.splitOut > 1 && !g.sorted {
@@ -343,7 +349,7 @@ func (g *GroupBy) top(n int, col string, largest bool) *Frame {
 		}
 		var parts []*hostTable
 		for _, r := range results {
-			part := topTable(r, in.keyCols, fd)
+			part := topTable(r, keyCols, fd)
 			if g.sorted {
 				sortTable(part, len(g.keys))
 			}

@@ -55,7 +55,8 @@ func deviceOpts(rc *runCtx, cols []*column) (opts []gpuarray.ComputeOption, ok b
 
 // deviceBlocker says why a groupby of keys (their types) and specs over value columns of
 // types vals cannot take the dense-code device path, or "" when it can (the key ranges are
-// checked after, on the device). Corr and Top have no device kernel.
+// checked after, on the device). Corr folds sums of its two columns,
+// their squares and their products (corrColumns).
 func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
 	if len(keys) == 0 {
 		return "no keys"
@@ -73,8 +74,14 @@ func deviceBlocker(keys []DType, vals []DType, specs []hashagg.Spec) string {
 		switch s.Op {
 		case hashagg.Size:
 			continue
-		case hashagg.Corr, hashagg.Top:
-			return fmt.Sprintf("%v has no device kernel", s.Op)
+		case hashagg.Top:
+			if vals[s.Col] == Bool {
+				return "top of a bool column"
+			}
+		case hashagg.Corr:
+			if v := vals[s.Col2]; v == String || v == Category {
+				return fmt.Sprintf("%v of a %s column", s.Op, v)
+			}
 		}
 		if v := vals[s.Col]; (v == String || v == Category) && s.Op != hashagg.Count {
 			return fmt.Sprintf("%v of a %s column", s.Op, v)
@@ -255,41 +262,74 @@ func (rc *runCtx) device(msg string) {
 // name a GPU and the keys and aggregations allow dense codes; ok is false when it did not
 // run, and then the host path (aggregate) runs, its reason in Path and a warning.
 func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, sorted bool) (res *table, ok bool, err error) {
-	var keyCols, valCols, all []*column
+	part, keyCols, valCols, ok, err := partialGPU(rc, t, keys, p)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	results := []*hashagg.Partial{part}
+	if splitOut > 1 && !sorted {
+		results = part.Split(splitOut)
+	}
+	ht := &hostTable{}
+	for _, r := range results {
+		h, err := finalTable(r, keyCols, valCols, p, false)
+		if err != nil {
+			return nil, true, err
+		}
+		if sorted {
+			sortTable(h, len(keyCols))
+		}
+		if ht.cols == nil {
+			ht = h
+			continue
+		}
+		if ht, err = concatHost([]*hostTable{ht, h}); err != nil {
+			return nil, true, err
+		}
+	}
+	res, err = tableOf(ht)
+	return res, true, err
+}
+
+// partialGPU computes the partial aggregation of p's specs by keys over t on the device, as
+// aggregateGPU, with the key and value columns the result columns are built from (string keys
+// dictionary-encoded); ok is false when it did not run (the reason in Path).
+func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.Partial, keyCols, valCols []*column, ok bool, err error) {
+	var all []*column
 	var keyTypes, valTypes []DType
 	for _, k := range keys {
 		c, err := t.find(k)
 		if err != nil {
-			return nil, true, err
+			return nil, nil, nil, true, err
 		}
 		keyCols, keyTypes, all = append(keyCols, c), append(keyTypes, c.dt), append(all, c)
 	}
 	for _, v := range p.vals {
 		c, err := t.find(v)
 		if err != nil {
-			return nil, true, err
+			return nil, nil, nil, true, err
 		}
 		valCols, valTypes, all = append(valCols, c), append(valTypes, c.dt), append(all, c)
 	}
 	opts, on := deviceOptsOf(rc, all)
 	if !on {
-		return nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	keyCols, keyTypes = encodeStringKeys(rc, keyCols, keyTypes, valTypes, p.specs, opts) // strings_gpu.go
 	if why := deviceBlocker(keyTypes, valTypes, p.specs); why != "" {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
-		return nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	if keyCols, valCols, err = computeLazy(keyCols, valCols, opts); err != nil {
-		return nil, true, err
+		return nil, nil, nil, true, err
 	}
 	dk, why, err := keyRanges(keyCols, opts)
 	if err != nil {
-		return nil, true, err
+		return nil, nil, nil, true, err
 	}
 	if dk == nil {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
-		return nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	specs := denseSpecs(p.specs)
 	var plan *hashagg.DensePlan
@@ -302,16 +342,19 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 		// Too many codes for tables of every code: number the distinct keys by sorting.
 		sg, why, err = sortGroups(keyCols, dk, opts)
 		if err != nil {
-			return nil, true, err
+			return nil, nil, nil, true, err
 		}
 		if why != "" {
 			rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
-			return nil, false, nil
+			return nil, nil, nil, false, nil
 		}
 		if plan, err = sg.plan(specs, len(p.vals)); err != nil {
-			return nil, true, err
+			return nil, nil, nil, true, err
 		}
-		codes, valCols = sg.codes, sg.gather(valCols)
+		codes = sg.codes
+		if valCols, err = sg.gather(valCols, opts); err != nil {
+			return nil, nil, nil, true, err
+		}
 		rc.device(fmt.Sprintf("groupby: %d groups numbered by sorting the keys on the GPU (%.3g codes are too many for tables of every code); %s", sg.groups, sg.span, sg.path))
 	} else {
 		codes = denseCodes(keyCols, plan)
@@ -347,9 +390,18 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 			hin[i] = holisticRows(c, codes, col)
 		}
 	}
+	corrAt := make([]int, len(p.specs)) // where each Corr's two columns start in cols
+	corrIn := make([]corrInput, len(p.specs))
+	for si, s := range p.specs {
+		if s.Op == hashagg.Corr {
+			corrAt[si] = len(cols)
+			corrIn[si] = corrRows(valCols[s.Col], valCols[s.Col2], codes)
+			cols = append(cols, corrIn[si].firstPass()...)
+		}
+	}
 	tables, note, err := groupAggregate(plan.Groups, cols, opts...)
 	if err != nil {
-		return nil, true, err
+		return nil, nil, nil, true, err
 	}
 	rc.device("groupby: dense-code aggregation on the GPU, key codes and values computed there; " + note)
 	dense := make([]hashagg.DenseColumn, len(valCols))
@@ -358,12 +410,22 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 		dense[i] = hashagg.DenseColumn{IsInt: !c.dt.IsFloat(), Count: tb.Count, SumI: tb.SumI, SumF: tb.SumF, SumSq: tb.SumSq,
 			MinI: tb.MinI, MaxI: tb.MaxI, MinF: tb.MinF, MaxF: tb.MaxF}
 	}
-	part, err := plan.Partial(specs, tables[0].Count, dense)
+	part, err = plan.Partial(specs, tables[0].Count, dense)
 	if err != nil {
-		return nil, true, err
+		return nil, nil, nil, true, err
 	}
 	if sg != nil {
 		part.Keys = sg.keys
+	}
+	for si, s := range p.specs {
+		if s.Op == hashagg.Corr {
+			st, err := corrIn[si].state(s, tables[0].Count, tables[corrAt[si]:corrAt[si]+2], plan.Groups, part.N, opts)
+			if err != nil {
+				return nil, nil, nil, true, err
+			}
+			part.States[si] = st
+			rc.device("groupby: corr from per-group sums on the GPU (means, then deviations from them: two passes)")
+		}
 	}
 	if slices.Contains(holistic, true) {
 		var groupCodes []int
@@ -379,31 +441,83 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 		}
 		note, err := deviceHolistic(part, p.specs, groupCodes, hin, plan.Groups, opts)
 		if err != nil {
-			return nil, true, err
+			return nil, nil, nil, true, err
 		}
-		rc.device("groupby: median, quantile, nunique, first and last from rows sorted by (code, value) on the GPU; " + note)
+		rc.device("groupby: median, quantile, nunique, first, last and top from rows sorted by (code, value) on the GPU; " + note)
 	}
-	results := []*hashagg.Partial{part}
-	if splitOut > 1 && !sorted {
-		results = part.Split(splitOut)
+	return part, keyCols, valCols, true, nil
+}
+
+// corrInput is Corr(x, y)'s rows for the device: x and y as float64s and the rows' codes, -1
+// where either is null or NaN. Integer columns convert exactly below 2^53.
+type corrInput struct {
+	x, y, codes *gpuarray.Array
+}
+
+// corrRows returns the rows of Corr(x, y) over codes.
+func corrRows(x, y *column, codes *gpuarray.Array) corrInput {
+	xv, yv := x.arr.AsType(gpuarray.Float64), y.arr.AsType(gpuarray.Float64)
+	ok := gpuarray.LogicalNot(gpuarray.LogicalOr(gpuarray.IsNaN(xv), gpuarray.IsNaN(yv)))
+	for _, c := range []*column{x, y} {
+		if c.valid != nil {
+			ok = gpuarray.LogicalAnd(ok, c.valid)
+		}
 	}
-	ht := &hostTable{}
-	for _, r := range results {
-		h, err := finalTable(r, keyCols, valCols, p, false)
-		if err != nil {
-			return nil, true, err
+	return corrInput{x: xv, y: yv, codes: gpuarray.Where(ok, codes, int64(-1))}
+}
+
+// firstPass returns the group-aggregate columns of the first pass: the counts and sums of x
+// and y, for each group's means.
+func (c corrInput) firstPass() []gpuarray.GroupAggColumn {
+	return []gpuarray.GroupAggColumn{{Codes: c.codes, Values: c.x, Sum: true}, {Codes: c.codes, Values: c.y, Sum: true}}
+}
+
+// state returns Corr spec s's state over the n groups (the codes whose rows count is not 0,
+// in order) of groups codes, from the first pass's tables tb: each code's means go to the
+// device, each row's group means are gathered there, and a second group-aggregate pass sums
+// the deviations from them, their squares and their products. Sums of squares taken about
+// the means keep the precision the host's running updates have (sums of raw squares lose it
+// where a group's mean is large against its spread).
+func (c corrInput) state(s hashagg.Spec, rows []int64, tb []gpuarray.GroupAggTables, groups, n int, opts []gpuarray.ComputeOption) (hashagg.State, error) {
+	st := hashagg.State{Spec: s, Cnt: make([]int64, n), Mean: make([]float64, n), M2: make([]float64, n),
+		MeanY: make([]float64, n), M2Y: make([]float64, n), CXY: make([]float64, n)}
+	mx, my := make([]float64, groups), make([]float64, groups)
+	for g := range groups {
+		if cnt := tb[0].Count[g]; cnt > 0 {
+			mx[g], my[g] = tb[0].SumF[g]/float64(cnt), tb[1].SumF[g]/float64(cnt)
 		}
-		if sorted {
-			sortTable(h, len(keyCols))
-		}
-		if ht.cols == nil {
-			ht = h
+	}
+	at := gpuarray.Where(c.codes.Lt(int64(0)), int64(0), c.codes) // in range for the gathers; the rows stay skipped
+	var tk taker
+	gx := tk.take(gpuarray.FromSlice(mx).Persist(opts...), at, opts)
+	gy := tk.take(gpuarray.FromSlice(my).Persist(opts...), at, opts)
+	if tk.err != nil {
+		return st, fmt.Errorf("groupby on a GPU: corr's means: %w", tk.err)
+	}
+	dx, dy := c.x.Sub(gx), c.y.Sub(gy)
+	t2, _, err := groupAggregate(groups, []gpuarray.GroupAggColumn{
+		{Codes: c.codes, Values: dx, Sum: true, SumSq: true},
+		{Codes: c.codes, Values: dy, Sum: true, SumSq: true},
+		{Codes: c.codes, Values: dx.Mul(dy), Sum: true},
+	}, opts...)
+	if err != nil {
+		return st, fmt.Errorf("groupby on a GPU: corr's deviations: %w", err)
+	}
+	g := 0
+	for code, r := range rows {
+		if r == 0 {
 			continue
 		}
-		if ht, err = concatHost([]*hostTable{ht, h}); err != nil {
-			return nil, true, err
+		if cnt := tb[0].Count[code]; cnt > 0 {
+			nf := float64(cnt)
+			sx, sy := t2[0].SumF[code], t2[1].SumF[code] // about 0: what the means' rounding left
+			st.Cnt[g] = cnt
+			st.Mean[g], st.MeanY[g] = mx[code]+sx/nf, my[code]+sy/nf
+			st.M2[g] = math.Max(0, t2[0].SumSq[code]-sx*sx/nf)
+			st.M2Y[g] = math.Max(0, t2[1].SumSq[code]-sy*sy/nf)
+			st.CXY[g] = t2[2].SumF[code] - sx*sy/nf
 		}
+		g++
 	}
-	res, err = tableOf(ht)
-	return res, true, err
+	return st, nil
 }

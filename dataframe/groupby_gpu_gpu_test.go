@@ -79,13 +79,32 @@ func TestGPUGroupByMatchesCPU(t *testing.T) {
 	}
 	sameFrames(t, "held frame, no options", got, want, 1e-9)
 
-	// What the device cannot do runs on the host, and Path says why.
-	m, err := held.GroupBy("kc").Agg(Corr("vf", "vi")).Compute(gpuarray.OnGPU())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(m.Path(), "corr has no device kernel") || !strings.Contains(m.Path(), "hash aggregation on the host") {
-		t.Fatalf("corr: Path %q", m.Path())
+	// Corr from device sums, the n largest from rows sorted on the device, and keys numbered
+	// by sorting (codes past 2^24: the rows gathered on the device) equal the host's.
+	big := Col("vi").Div(100).AsType(Int64)
+	for _, c := range []struct {
+		name, path string
+		g, h       *Frame
+		tol        float64
+	}{
+		{"corr", "corr from per-group sums", held.GroupBy("kc").Sorted().Agg(Corr("vf", "vi")), host.GroupBy("kc").Sorted().Agg(Corr("vf", "vi")), 1e-9},
+		{"nlargest", "sorted by (code, value) on the GPU", held.GroupBy("kc", "kb").Sorted().NLargest(2, "vf"), host.GroupBy("kc", "kb").Sorted().NLargest(2, "vf"), 0},
+		{"nsmallest", "sorted by (code, value) on the GPU", held.GroupBy("ki").Sorted().NSmallest(3, "vi"), host.GroupBy("ki").Sorted().NSmallest(3, "vi"), 0},
+		{"sorted keys", "gathers on the device from held rows", held.Assign("big", big).GroupBy("big", "kc").Sorted().Agg(Sum("vi"), Size(), Median("vf")),
+			host.Assign("big", big).GroupBy("big", "kc").Sorted().Agg(Sum("vi"), Size(), Median("vf")), 0},
+	} {
+		got, err := c.g.Compute(gpuarray.OnGPU())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !strings.Contains(got.Path(), c.path) || strings.Contains(got.Path(), "aggregation on the host") || strings.Contains(got.Path(), "per group on the host") {
+			t.Fatalf("%s: Path %q", c.name, got.Path())
+		}
+		want, err := c.h.Compute()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		sameFrames(t, c.name, got, want, c.tol)
 	}
 	// A filter before the groupby, SplitOut after.
 	fl := held.Filter(Col("vf").Gt(0)).GroupBy("kw", "kb").SplitOut(2).Agg(Sum("vi"), Min("vf"), Size())

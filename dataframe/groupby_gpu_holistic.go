@@ -31,33 +31,71 @@ type sorted struct {
 	path              string // where the sort and gathers ran (Path of the sorted values)
 }
 
-// compute computes the arrays at a and b together with opts and puts the results there.
-func (s *sorted) compute(a, b **gpuarray.Array, opts []gpuarray.ComputeOption) error {
-	got, err := gpuarray.ComputeAll(append([]any{*a, *b}, anyOpts(opts)...)...)
+// sortByValue sorts h's rows by (code, value) with two stable device argsorts (value, then
+// code), each argsort's permutation applied by gathers on the device (taker).
+func sortByValue(h *holisticInput, opts []gpuarray.ComputeOption) (*sorted, error) {
+	var tk taker
+	p1, err := computeOne(gpuarray.Argsort(h.vals, 0), opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	*a, *b = got[0], got[1]
-	s.path = got[0].Path()
-	return nil
+	c1, err := computeOne(tk.take(h.codes, p1, opts), opts)
+	if err != nil {
+		return nil, err
+	}
+	p2, err := computeOne(gpuarray.Argsort(c1, 0), opts)
+	if err != nil {
+		return nil, err
+	}
+	v1, err := computeOne(tk.take(h.vals, p1, opts), opts)
+	if err != nil {
+		return nil, err
+	}
+	got, err := gpuarray.ComputeAll(append([]any{tk.take(v1, p2, opts), tk.take(c1, p2, opts)}, anyOpts(opts)...)...)
+	if err != nil {
+		return nil, err
+	}
+	if tk.err != nil {
+		return nil, tk.err
+	}
+	return &sorted{vals: got[0], codes: got[1], path: joinNotes(p2.Path(), tk.note())}, nil
+}
+
+// sortByCode sorts h's rows by code, row order kept within a code (a stable device argsort),
+// the values gathered on the device.
+func sortByCode(h *holisticInput, opts []gpuarray.ComputeOption) (*sorted, error) {
+	var tk taker
+	perm, err := computeOne(gpuarray.Argsort(h.codes, 0), opts)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := computeOne(tk.take(h.vals, perm, opts), opts)
+	if err != nil {
+		return nil, err
+	}
+	if tk.err != nil {
+		return nil, tk.err
+	}
+	return &sorted{vals: vals, perm: perm, path: joinNotes(perm.Path(), tk.note())}, nil
 }
 
 // holisticOp reports whether op is an aggregation the device computes from sorted rows.
 func holisticOp(op hashagg.Op) bool {
 	switch op {
-	case hashagg.First, hashagg.Last, hashagg.NUnique, hashagg.Median, hashagg.Quantile:
+	case hashagg.First, hashagg.Last, hashagg.NUnique, hashagg.Median, hashagg.Quantile, hashagg.Top:
 		return true
 	}
 	return false
 }
 
-// denseSpecs returns specs with each holistic one replaced by a Count of its column, so that
-// the dense plan keeps the per-code counts of valid values the holistic step needs.
+// denseSpecs returns specs with each holistic one (and each Corr) replaced by a Count of its
+// column, so that the dense plan keeps the per-code counts of valid values the holistic step
+// needs; the step (corrState for a Corr) replaces the placeholder's state.
 func denseSpecs(specs []hashagg.Spec) []hashagg.Spec {
 	out := make([]hashagg.Spec, len(specs))
 	for i, s := range specs {
 		out[i] = s
-		if holisticOp(s.Op) {
+		if holisticOp(s.Op) || s.Op == hashagg.Corr {
 			out[i] = hashagg.Spec{Op: hashagg.Count, Col: s.Col}
 		}
 	}
@@ -119,20 +157,16 @@ func deviceHolistic(part *hashagg.Partial, specs []hashagg.Spec, groupCodes []in
 		switch s.Op {
 		case hashagg.First, hashagg.Last:
 			if srt = byCode[s.Col]; srt == nil {
-				perm := gpuarray.Argsort(h.codes, 0)
-				srt = &sorted{vals: h.vals.Take(perm), perm: perm}
-				if err := srt.compute(&srt.vals, &srt.perm, opts); err != nil {
+				var err error
+				if srt, err = sortByCode(h, opts); err != nil {
 					return "", fmt.Errorf("groupby on a GPU: sort value column %d by group: %w", s.Col, err)
 				}
 				byCode[s.Col] = srt
 			}
 		default:
 			if srt = byValue[s.Col]; srt == nil {
-				p1 := gpuarray.Argsort(h.vals, 0)
-				c1 := h.codes.Take(p1)
-				p2 := gpuarray.Argsort(c1, 0)
-				srt = &sorted{vals: h.vals.Take(p1).Take(p2), codes: c1.Take(p2)}
-				if err := srt.compute(&srt.vals, &srt.codes, opts); err != nil {
+				var err error
+				if srt, err = sortByValue(h, opts); err != nil {
 					return "", fmt.Errorf("groupby on a GPU: sort value column %d by (group, value): %w", s.Col, err)
 				}
 				byValue[s.Col] = srt
@@ -146,6 +180,8 @@ func deviceHolistic(part *hashagg.Partial, specs []hashagg.Spec, groupCodes []in
 		switch s.Op {
 		case hashagg.First, hashagg.Last:
 			err = pickEnds(&st, srt.vals, srt.perm, start, groupCodes, h, opts)
+		case hashagg.Top:
+			err = pickTop(&st, srt.vals, start, groupCodes, h, opts)
 		case hashagg.NUnique:
 			st.Spec = hashagg.Spec{Op: hashagg.Count, Col: s.Col}
 			err = countDistinct(&st, srt.vals, srt.codes, groupCodes, groups, n, opts)
@@ -214,7 +250,11 @@ func takeValues(vals *gpuarray.Array, idx []int64, float bool, opts []gpuarray.C
 	if len(idx) == 0 {
 		return nil, nil
 	}
-	t := vals.Take(gpuarray.FromSliceInt64(idx))
+	var tk taker // the indices uploaded, the values gathered on the device: none of the rows come to the host
+	t := tk.take(vals, gpuarray.FromSliceInt64(idx).Persist(opts...), opts)
+	if tk.err != nil {
+		return nil, tk.err
+	}
 	if float {
 		return t.ToSlice(opts...)
 	}
@@ -252,16 +292,20 @@ func pickEnds(st *hashagg.State, vals, perm *gpuarray.Array, start []int64, grou
 		}
 		return nil
 	}
-	at := gpuarray.FromSliceInt64(idx)
-	pos, err := perm.Take(at).ToSliceInt64(opts...)
+	var tk taker // as takeValues
+	at := gpuarray.FromSliceInt64(idx).Persist(opts...)
+	pos, err := tk.take(perm, at, opts).ToSliceInt64(opts...)
 	if err != nil {
 		return err
 	}
 	copy(st.Pos, pos)
 	if h.float {
-		st.SumF, err = vals.Take(at).ToSlice(opts...)
+		st.SumF, err = tk.take(vals, at, opts).ToSlice(opts...)
 	} else {
-		st.SumI, err = vals.Take(at).ToSliceInt64(opts...)
+		st.SumI, err = tk.take(vals, at, opts).ToSliceInt64(opts...)
+	}
+	if err == nil {
+		err = tk.err
 	}
 	if err != nil {
 		return err
@@ -316,4 +360,76 @@ func holisticRows(c *column, codes *gpuarray.Array, col gpuarray.GroupAggColumn)
 	}
 	h.vals = c.arr.AsType(gpuarray.Int64)
 	return h
+}
+
+// pickTop sets a Top state (st.Spec's N, largest or smallest) from rows sorted by (code,
+// value): the last N valid values of each group's run, last first, or its first N, taking
+// only those from the device.
+func pickTop(st *hashagg.State, vals *gpuarray.Array, start []int64, groupCodes []int, h *holisticInput, opts []gpuarray.ComputeOption) error {
+	k := st.Spec.N
+	idx := make([]int64, 0, k*len(groupCodes))
+	for g, c := range groupCodes {
+		cnt := min(h.counts[c], int64(k))
+		st.Cnt[g] = cnt
+		for i := range int64(k) {
+			switch {
+			case i >= cnt:
+				idx = append(idx, 0) // a slot the state leaves unset
+			case st.Spec.Largest:
+				idx = append(idx, start[c]+h.counts[c]-1-i)
+			default:
+				idx = append(idx, start[c]+i)
+			}
+		}
+	}
+	if st.IsInt {
+		st.SumI = make([]int64, len(idx))
+	} else {
+		st.SumF = make([]float64, len(idx))
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	var tk taker
+	t := tk.take(vals, gpuarray.FromSliceInt64(idx).Persist(opts...), opts)
+	if tk.err != nil {
+		return tk.err
+	}
+	var err error
+	if st.IsInt {
+		st.SumI, err = t.ToSliceInt64(opts...)
+	} else {
+		st.SumF, err = t.ToSlice(opts...)
+	}
+	if err != nil {
+		return err
+	}
+	for g := range groupCodes { // unset slots hold zeros, as the host's
+		for i := st.Cnt[g]; i < int64(k); i++ {
+			if st.IsInt {
+				st.SumI[g*k+int(i)] = 0
+			} else {
+				st.SumF[g*k+int(i)] = 0
+			}
+		}
+	}
+	return nil
+}
+
+// topGPU computes a Top spec of column col by keys over t on the device (partialGPU); ok is
+// false when it did not run.
+func topGPU(rc *runCtx, t *table, keys []string, col string, spec hashagg.Spec) (*hashagg.Partial, []*column, bool, error) {
+	part, keyCols, _, ok, err := partialGPU(rc, t, keys, &aggPlan{vals: []string{col}, specs: []hashagg.Spec{spec}})
+	return part, keyCols, ok, err
+}
+
+// joinNotes joins the non-empty notes with "; ".
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
 }

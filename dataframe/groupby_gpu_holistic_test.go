@@ -74,3 +74,40 @@ func TestGroupByDeviceHolisticFilterSplit(t *testing.T) {
 	}
 	sameFrames(t, "filter, split out", sort(got), sort(want), 0)
 }
+
+// TestGroupByDeviceTopMatchesHost runs NLargest and NSmallest through the device path (rows
+// sorted by (code, value), each group's first or last values picked) and compares them with
+// the host's, for a nullable integer and a float column with nulls and NaNs, groups smaller
+// than n among them, dense and sort-numbered keys.
+func TestGroupByDeviceTopMatchesHost(t *testing.T) {
+	f := groupFrame(2000, 3, 77)
+	cases := []struct {
+		keys []string
+		n    int
+		col  string
+	}{{[]string{"kc"}, 2, "vf"}, {[]string{"ki", "kb"}, 3, "vi"}, {[]string{"kw", "ky"}, 2, "vf"}, {[]string{"kc", "ki"}, 40, "vi"}}
+	for _, c := range cases {
+		for _, largest := range []bool{true, false} {
+			what := fmt.Sprintf("keys %v, n %d of %s, largest %v", c.keys, c.n, c.col, largest)
+			g := f.GroupBy(c.keys...).Sorted()
+			q := g.NSmallest(c.n, c.col)
+			if largest {
+				q = g.NLargest(c.n, c.col)
+			}
+			want, err := q.Compute()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			restore := emulateDevice(t)
+			got, err := q.Compute()
+			restore()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if !strings.Contains(got.Path(), "sorted by (code, value) on the GPU") || strings.Contains(got.Path(), "per group on the host") {
+				t.Fatalf("%s: Path %q", what, got.Path())
+			}
+			sameFrames(t, what, got, want, 0)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package dataframe
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/gpunotes/gpunotes/dataframe/hashagg"
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -99,15 +101,23 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 	if len(w) > 1 { // a row with a null key sorts first, whatever its other words
 		w[0] = gpuarray.Where(valid, w[0], int64(-1))
 	}
-	perm := gpuarray.Argsort(w[len(w)-1], 0)
-	for j := len(w) - 2; j >= 0; j-- {
-		perm = perm.Take(gpuarray.Argsort(w[j].Take(perm), 0))
-	}
-	got, err := gpuarray.ComputeAll(append([]any{perm}, anyOpts(opts)...)...)
+	var tk taker
+	perm, err := computeOne(gpuarray.Argsort(w[len(w)-1], 0), opts)
 	if err != nil {
 		return nil, "", fmt.Errorf("groupby on a GPU: sort the keys: %w", err)
 	}
-	perm = got[0]
+	for j := len(w) - 2; j >= 0; j-- {
+		p, err := computeOne(gpuarray.Argsort(tk.take(w[j], perm, opts), 0), opts)
+		if err != nil {
+			return nil, "", fmt.Errorf("groupby on a GPU: sort the keys: %w", err)
+		}
+		if perm, err = computeOne(tk.take(perm, p, opts), opts); err != nil {
+			return nil, "", fmt.Errorf("groupby on a GPU: sort the keys: %w", err)
+		}
+	}
+	if tk.err != nil {
+		return nil, "", fmt.Errorf("groupby on a GPU: sort the keys: %w", tk.err)
+	}
 	n := int(perm.Size())
 	sg := &sortedGroups{perm: perm, span: span, keys: make([][]int64, len(keyCols))}
 	if n == 0 {
@@ -120,7 +130,9 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 	sw := make([]*gpuarray.Array, len(w))
 	var starts *gpuarray.Array
 	for j := range w {
-		sw[j] = w[j].Take(perm)
+		if sw[j], err = computeOne(tk.take(w[j], perm, opts), opts); err != nil {
+			return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", err)
+		}
 		prev := gpuarray.Concat(gpuarray.FromSliceInt64([]int64{-2}), sw[j].Slice(gpuarray.Span(0, n-1)))
 		d := sw[j].Ne(prev)
 		if starts == nil {
@@ -129,43 +141,112 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 			starts = gpuarray.LogicalOr(starts, d)
 		}
 	}
+	if tk.err != nil {
+		return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", tk.err)
+	}
 	ok0 := sw[0].Ge(int64(0))
 	starts = gpuarray.LogicalAnd(starts, ok0)
-	codes := gpuarray.Where(ok0, starts.AsType(gpuarray.Int64).Cumsum().Sub(int64(1)), int64(-1))
-	args := []any{codes}
-	for j := range sw {
-		args = append(args, sw[j].Mask(starts))
-	}
-	got, err = gpuarray.ComputeAll(append(args, anyOpts(opts)...)...)
+	codes, err := computeOne(gpuarray.Where(ok0, starts.AsType(gpuarray.Int64).Cumsum().Sub(int64(1)), int64(-1)), opts)
 	if err != nil {
 		return nil, "", fmt.Errorf("groupby on a GPU: number the groups: %w", err)
 	}
-	sg.codes = got[0]
+	last, err := codes.Max().ToSliceInt64(opts...)
+	if err != nil || len(last) != 1 {
+		return nil, "", fmt.Errorf("groupby on a GPU: count the groups: %v", err)
+	}
+	sg.codes, sg.groups = codes, int(last[0]+1)
+	if sg.groups > maxSortedGroups {
+		return nil, fmt.Sprintf("%d groups, more than %d", sg.groups, maxSortedGroups), nil
+	}
 	sg.path = perm.Path()
-	if p := got[0].Path(); p != sg.path {
-		sg.path += "; " + p
+	if p := codes.Path(); p != sg.path {
+		sg.path = joinNotes(sg.path, p)
+	}
+	sg.path = joinNotes(sg.path, tk.note())
+	// Each group's packed key words: the largest (every one) of its rows', folded on the
+	// device by the group-aggregate kernel; only a word per group and key word comes back.
+	cols := make([]gpuarray.GroupAggColumn, len(sw))
+	for j := range sw {
+		cols[j] = gpuarray.GroupAggColumn{Codes: codes, Values: sw[j], Max: true}
+	}
+	tables, _, err := groupAggregate(max(sg.groups, 1), cols, opts...)
+	if err != nil {
+		return nil, "", fmt.Errorf("groupby on a GPU: the groups' keys: %w", err)
 	}
 	for j, ks := range words {
-		v, err := got[1+j].ToSliceInt64()
-		if err != nil {
-			return nil, "", fmt.Errorf("groupby on a GPU: the groups' keys: %w", err)
-		}
-		if j == 0 {
-			sg.groups = len(v)
-			if sg.groups > maxSortedGroups {
-				return nil, fmt.Sprintf("%d groups, more than %d", sg.groups, maxSortedGroups), nil
-			}
-		}
+		v := tables[j].MaxI[:sg.groups]
 		p := plans[j]
 		for i, k := range ks {
-			out := make([]int64, len(v))
-			for g, c := range v {
-				out[g] = p.Keys[i].Min + c/p.Strides[i]%p.Keys[i].Card
-			}
-			sg.keys[k] = out
+			sg.keys[k] = decodeKey(v, p.Keys[i].Min, p.Strides[i], p.Keys[i].Card)
 		}
 	}
 	return sg, "", nil
+}
+
+// decodeKey returns the key values base + c/stride%card of packed words v, spread over the
+// cores (two 64-bit divisions a word: about a second on one core for 1e8 groups).
+func decodeKey(v []int64, base, stride, card int64) []int64 {
+	out := make([]int64, len(v))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(v)/(1<<16)))
+	var wg sync.WaitGroup
+	step := (len(v) + workers - 1) / workers
+	for lo := 0; lo < len(v); lo += step {
+		hi := min(lo+step, len(v))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := lo; g < hi; g++ {
+				out[g] = base + v[g]/stride%card
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// computeOne computes a with opts (kept on the device where they name one).
+func computeOne(a *gpuarray.Array, opts []gpuarray.ComputeOption) (*gpuarray.Array, error) {
+	got, err := gpuarray.ComputeAll(append([]any{a}, anyOpts(opts)...)...)
+	if err != nil {
+		return nil, err
+	}
+	return got[0], nil
+}
+
+// taker gathers rows on the device (gpuarray.TakeOnGPU), remembering the first error and
+// where the gathers ran, for Path.
+type taker struct {
+	err             error
+	device, general int
+	why             string
+}
+
+// take returns x.Take(idx), gathered on the device where it can be.
+func (t *taker) take(x, idx *gpuarray.Array, opts []gpuarray.ComputeOption) *gpuarray.Array {
+	r, why, err := gpuarray.TakeOnGPU(x, idx, opts...)
+	if err != nil {
+		if t.err == nil {
+			t.err = err
+		}
+		return x.Take(idx)
+	}
+	if why == "" {
+		t.device++
+	} else {
+		t.general++
+		if t.why == "" {
+			t.why = why
+		}
+	}
+	return r
+}
+
+// note says where the gathers ran.
+func (t *taker) note() string {
+	if t.general == 0 {
+		return fmt.Sprintf("%d gathers on the device from held rows", t.device)
+	}
+	return fmt.Sprintf("%d gathers on the device, %d by the general take (%s)", t.device, t.general, t.why)
 }
 
 // anyOpts returns opts as ComputeAll's arguments.
@@ -189,12 +270,18 @@ func (sg *sortedGroups) plan(specs []hashagg.Spec, ncols int) (*hashagg.DensePla
 	return p, nil
 }
 
-// gather returns copies of cols whose values and validity are in the sorted rows' order.
-func (sg *sortedGroups) gather(cols []*column) []*column {
+// gather returns copies of cols whose values and validity are in the sorted rows' order
+// (int64 and float64 values gathered on the device, others by the general take).
+func (sg *sortedGroups) gather(cols []*column, opts []gpuarray.ComputeOption) ([]*column, error) {
 	out := make([]*column, len(cols))
+	var tk taker
 	for i, c := range cols {
 		d := *c
-		if d.dt != String && d.dt != Category {
+		switch dt := c.arr.DType(); {
+		case d.dt == String || d.dt == Category:
+		case dt == gpuarray.Int64 || dt == gpuarray.Float64:
+			d.arr = tk.take(c.arr, sg.perm, opts)
+		default:
 			d.arr = c.arr.Take(sg.perm)
 		}
 		if d.valid != nil {
@@ -202,5 +289,5 @@ func (sg *sortedGroups) gather(cols []*column) []*column {
 		}
 		out[i] = &d
 	}
-	return out
+	return out, tk.err
 }

@@ -209,7 +209,8 @@ func allDenseAggs() []Agg {
 		Count("vi").As("vi_count"), Var("vi").As("vi_var"), Std("vi").As("vi_std"),
 		Sum("vf").As("vf_sum"), Mean("vf").As("vf_mean"), Min("vf").As("vf_min"), Max("vf").As("vf_max"),
 		Count("vf").As("vf_count"), Var("vf").As("vf_var"), Std("vf").As("vf_std"),
-		Count("vs").As("vs_count"), Size(), Min("kt").As("kt_min"), Sum("kb").As("kb_sum")}
+		Count("vs").As("vs_count"), Size(), Min("kt").As("kt_min"), Sum("kb").As("kb_sum"),
+		Corr("vi", "vf").As("r_if"), Corr("vf", "ki").As("r_fk")}
 }
 
 // TestGroupByDevicePathMatchesHost runs GroupBy's device path (planning, key ranges, the
@@ -289,7 +290,7 @@ func TestGroupByDevicePlanning(t *testing.T) {
 		{f.GroupBy("kc").Agg(First("vf")), ""},
 		{f.GroupBy("kc").Agg(NUnique("vi")), ""},
 		{f.GroupBy("kc").Agg(Quantile("vf", 0.5)), ""},
-		{f.GroupBy("kc").Agg(Corr("vf", "vi")), "corr has no device kernel"},
+		{f.GroupBy("kc").Agg(Corr("vf", "vi")), ""},
 		{f.GroupBy("kc").Agg(First("vs")), "first of a string column"},
 		{f.Assign("big", Col("vi").AsType(Int64)).GroupBy("big").Size(), ""},
 		{f.GroupBy("kw", "ky").Size(), ""},
@@ -333,4 +334,57 @@ func TestGroupByDeviceEmpty(t *testing.T) {
 		t.Fatalf("%d rows, Path %q", n, got.Path())
 	}
 	sameFrames(t, "empty", got, want, 0)
+}
+
+// TestGroupByDeviceCorrPrecision checks Corr on the device path (two passes over the host
+// emulation of the kernels) where each group's values are far from 0 against their spread,
+// so that sums of raw squares would lose every digit: the correlations equal a reference that
+// takes each group's values less a float near them (exact subtractions) in two passes, within
+// 1e-12. (The host's running updates are off by up to about 4e-9 here.)
+func TestGroupByDeviceCorrPrecision(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	n, groups := 3000, 40
+	k, x, y := make([]int64, n), make([]float64, n), make([]float64, n)
+	base := func(g int64) float64 { return 1e9 + float64(g)*1e6 }
+	for i := range n {
+		k[i] = int64(r.IntN(groups))
+		d := float64(r.IntN(7))
+		x[i] = base(k[i]) + d
+		y[i] = -2e9 - 3*d + r.Float64()*float64(k[i]%3)
+	}
+	want := make([]float64, groups)
+	for g := range int64(groups) {
+		var sx, sy, c float64
+		for i := range n {
+			if k[i] == g {
+				sx, sy, c = sx+x[i]-base(g), sy+y[i]+2e9, c+1
+			}
+		}
+		var a, b, cxy float64
+		for i := range n {
+			if k[i] == g {
+				dx, dy := x[i]-base(g)-sx/c, y[i]+2e9-sy/c
+				a, b, cxy = a+dx*dx, b+dy*dy, cxy+dx*dy
+			}
+		}
+		want[g] = max(-1, min(1, cxy/math.Sqrt(a*b)))
+	}
+	emulateDevice(t)
+	got, err := FromSlices([]string{"k", "x", "y"}, []any{k, x, y}, NPartitions(3)).GroupBy("k").Sorted().Agg(Corr("x", "y").As("r")).Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Path(), "corr from per-group sums on the GPU") {
+		t.Fatalf("Path %q", got.Path())
+	}
+	keys, _ := got.Int64s("k")
+	rs, err := got.Float64s("r")
+	if err != nil || len(rs) != groups {
+		t.Fatalf("%d groups, %v", len(rs), err)
+	}
+	for i, g := range keys {
+		if math.Abs(rs[i]-want[g]) > 1e-12 {
+			t.Fatalf("group %d: r = %v, want %v", g, rs[i], want[g])
+		}
+	}
 }

@@ -59,6 +59,9 @@ func BroadcastRows(n int) MergeOption { return func(o *mergeOpts) { o.broadcast 
 // each and probes with the larger); sides already hash-partitioned on their keys by Shuffle
 // into the same number of partitions are joined without a shuffle. Rows come in no global
 // order (as dask's); within a partition, inner and left joins keep the left rows' order.
+// With OnGPU the hash partitioning and the joins run on the GPU (gpuarray.HashJoin), in the
+// same strategies and the same row order as on the CPU (merge_gpu.go; Path names the steps
+// left on the host); on a cluster, a heavy key's shuffled partition is split (JoinColumns).
 func Merge(left, right *Frame, opts ...MergeOption) *Frame {
 	o := mergeOpts{how: "inner", suffixes: [2]string{"_x", "_y"}, broadcast: DefaultBroadcastRows}
 	for _, f := range opts {
@@ -479,6 +482,11 @@ func runMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.How, 
 		return nil, err
 	}
 	nl, nr := len(lh.rows), len(rh.rows)
+	var eng joinEngine = hostJoin{}
+	dev, onDevice := newDeviceJoin(rc)
+	if onDevice {
+		eng = dev
+	}
 	var parts []pairs
 	var strategy string
 	switch {
@@ -487,28 +495,32 @@ func runMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.How, 
 		parts = []pairs{emptyJoin(nl, nr, how)}
 	case o.broadcast > 0 && nr <= o.broadcast && how != hashjoin.Right && how != hashjoin.Outer:
 		strategy = fmt.Sprintf("right side (%d rows) broadcast to %d left partitions", nr, len(lh.lens))
-		parts, err = broadcastJoin(lk, rk, lh.lens, how, false)
+		parts, err = eng.broadcast(lk, rk, lh.lens, how, false)
 	case o.broadcast > 0 && nl <= o.broadcast && (how == hashjoin.Right || how == hashjoin.Inner):
 		strategy = fmt.Sprintf("left side (%d rows) broadcast to %d right partitions", nl, len(rh.lens))
-		parts, err = broadcastJoin(rk, lk, rh.lens, how, true)
+		parts, err = eng.broadcast(rk, lk, rh.lens, how, true)
 	case left.layout != nil && right.layout != nil && slices.Equal(left.layout.hashedOn, keyNames(keys, 0)) &&
 		slices.Equal(right.layout.hashedOn, keyNames(keys, 1)) && len(lh.lens) == len(rh.lens) && sameEncoding(keys):
 		strategy = fmt.Sprintf("both sides hash-partitioned on the key (%d partitions), no shuffle", len(lh.lens))
-		parts, err = partitionJoin(lk, rk, splitByLens(lh.lens), splitByLens(rh.lens), how)
+		parts, err = partitionJoin(eng, lk, rk, splitByLens(lh.lens), splitByLens(rh.lens), how)
 	default:
 		n := max(len(lh.lens), len(rh.lens))
 		strategy = fmt.Sprintf("both sides hash-partitioned on the key into %d partitions", n)
 		var lp, rp [][]int32
-		if lp, err = hashSplit(lk, n); err == nil {
-			if rp, err = hashSplit(rk, n); err == nil {
-				parts, err = partitionJoin(lk, rk, lp, rp, how)
+		if lp, err = hashSplit(eng, lk, n); err == nil {
+			if rp, err = hashSplit(eng, rk, n); err == nil {
+				parts, err = partitionJoin(eng, lk, rk, lp, rp, how)
 			}
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	rc.host("merge: hash join on the host (dataframe/hashjoin), %s; sides computed on %s", strategy, rc.target.Backend)
+	if onDevice {
+		dev.record(rc, strategy, keys)
+	} else {
+		rc.host("merge: hash join on the host (dataframe/hashjoin), %s; sides computed on %s", strategy, rc.target.Backend)
+	}
 	return gatherMerge(lh, rh, parts, plan)
 }
 
@@ -553,8 +565,33 @@ func splitByLens(lens []int) [][]int32 {
 	return out
 }
 
-func hashSplit(k hashjoin.Keys, n int) ([][]int32, error) {
-	part, err := hashjoin.Partition(k, n)
+// joinEngine runs a merge's hash join steps: on the host (hostJoin, dataframe/hashjoin) or on
+// a GPU (deviceJoin, merge_gpu.go). Both give the same partitions and the same pairs in the
+// same order.
+type joinEngine interface {
+	// partition is hashjoin.Partition.
+	partition(k hashjoin.Keys, n int) ([]int32, error)
+	// join is hashjoin.Join of partition p.
+	join(p int, l, r hashjoin.Keys, how hashjoin.How) (li, ri []int32, err error)
+	// broadcast is broadcastJoin.
+	broadcast(big, small hashjoin.Keys, lens []int, how hashjoin.How, swapped bool) ([]pairs, error)
+}
+
+// hostJoin is the host's joinEngine.
+type hostJoin struct{}
+
+func (hostJoin) partition(k hashjoin.Keys, n int) ([]int32, error) { return hashjoin.Partition(k, n) }
+
+func (hostJoin) join(_ int, l, r hashjoin.Keys, how hashjoin.How) ([]int32, []int32, error) {
+	return hashjoin.Join(l, r, how)
+}
+
+func (hostJoin) broadcast(big, small hashjoin.Keys, lens []int, how hashjoin.How, swapped bool) ([]pairs, error) {
+	return broadcastJoin(big, small, lens, how, swapped)
+}
+
+func hashSplit(eng joinEngine, k hashjoin.Keys, n int) ([][]int32, error) {
+	part, err := eng.partition(k, n)
 	if err != nil {
 		return nil, err
 	}
@@ -606,7 +643,7 @@ func parallel(n int, fn func(i int) error) error {
 }
 
 // partitionJoin joins left rows lp[p] with right rows rp[p] for every partition p.
-func partitionJoin(lk, rk hashjoin.Keys, lp, rp [][]int32, how hashjoin.How) ([]pairs, error) {
+func partitionJoin(eng joinEngine, lk, rk hashjoin.Keys, lp, rp [][]int32, how hashjoin.How) ([]pairs, error) {
 	out := make([]pairs, len(lp))
 	err := parallel(len(lp), func(p int) error {
 		if len(lp[p]) == 0 || len(rp[p]) == 0 {
@@ -614,7 +651,7 @@ func partitionJoin(lk, rk hashjoin.Keys, lp, rp [][]int32, how hashjoin.How) ([]
 			out[p] = pairs{remap(e.l, lp[p]), remap(e.r, rp[p])}
 			return nil
 		}
-		li, ri, err := hashjoin.Join(subKeys(lk, lp[p]), subKeys(rk, rp[p]), how)
+		li, ri, err := eng.join(p, subKeys(lk, lp[p]), subKeys(rk, rp[p]), how)
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", p, err)
 		}

@@ -116,3 +116,59 @@ func TestMergeOnClusterAgainstPandas(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeOnClusterSplitsSkewedKey shuffles a merge on two workers whose memory limit is
+// small (4 MiB) with one key on most left rows (about 3.2 MB of its 16-byte rows, over an
+// eighth of the limit): the heavy key's partition is split into pieces under it, each joined
+// with the right side's partition, so the largest output partition is smaller than the heavy
+// key's output rows (which one partition would hold unsplit); the rows equal the merge in
+// this process for inner, left, right, semi and anti joins, and the outer join (never split)
+// too.
+func TestMergeOnClusterSplitsSkewedKey(t *testing.T) {
+	c, err := cluster.NewLocalCUDA(cluster.Options{NWorkers: 2, Binary: testenv.Binary(t), CPUOnly: true, MemoryLimit: "4MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	on := gpuarray.On(c)
+	const n, heavy = 240000, 200000
+	lk, lv := make([]int64, n), make([]int64, n)
+	for i := range lk {
+		lk[i], lv[i] = int64(i%1000)+1, int64(i)
+		if i < heavy {
+			lk[i] = 0
+		}
+	}
+	rk, rv := []int64{0, 1, 2, 3, 5000}, []int64{10, 11, 12, 13, 14}
+	l := dataframe.FromSlices([]string{"k", "v"}, []any{lk, lv}, dataframe.NPartitions(4))
+	r := dataframe.FromSlices([]string{"k", "w"}, []any{rk, rv})
+	lp, rp := l.Persist(on), r.Persist(on)
+	for _, how := range []string{"inner", "left", "right", "semi", "anti", "outer"} {
+		opts := []dataframe.MergeOption{dataframe.On("k"), dataframe.How(how), dataframe.BroadcastRows(0)}
+		m, err := dataframe.Merge(lp, rp, opts...).Compute(on)
+		if err != nil {
+			t.Fatalf("%s: %v", how, err)
+		}
+		if !strings.Contains(m.Path(), "moved worker to worker") {
+			t.Fatalf("%s: path %q", how, m.Path())
+		}
+		if got, want := canonicalRows(t, m), canonicalRows(t, dataframe.Merge(l, r, opts...)); !slices.Equal(got, want) {
+			t.Fatalf("%s: %d rows, in this process %d", how, len(got), len(want))
+		}
+		a, err := m.Array("k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest := slices.Max(a.Chunks()[0])
+		switch how {
+		case "inner", "left", "semi":
+			if largest >= heavy {
+				t.Errorf("%s: largest output partition %d rows, the heavy key's %d (not split)", how, largest, heavy)
+			}
+		case "outer":
+			if largest < heavy {
+				t.Errorf("outer: largest output partition %d rows, under the heavy key's %d: an outer join must not split", largest, heavy)
+			}
+		}
+	}
+}

@@ -11,7 +11,8 @@ import (
 
 // TestMergeAndSortOnGPU computes merges and sorts of frames whose columns are gpuarray
 // arrays with OnGPU and checks them against the CPU: the key and value columns are computed
-// on the GPU, the join and the sort on the host, which Path names.
+// on the GPU, the join there too (the device hash join), the sort on the host, which Path
+// names.
 func TestMergeAndSortOnGPU(t *testing.T) {
 	if err := gpuarray.GPUError(); err != nil {
 		t.Skip("no GPU:", err)
@@ -31,7 +32,7 @@ func TestMergeAndSortOnGPU(t *testing.T) {
 			if got := canonicalRows(t, g); !slices.Equal(got, cpu) {
 				t.Fatalf("%s broadcast %d: GPU %d rows, CPU %d", how, bc, len(got), len(cpu))
 			}
-			if !strings.Contains(g.Path(), "hash join on the host") || !strings.Contains(g.Path(), "computed on gpu") {
+			if !strings.Contains(g.Path(), "device hash join on gpu") || !strings.Contains(g.Path(), "computed on gpu") {
 				t.Fatalf("%s: path %q", how, g.Path())
 			}
 		}

@@ -405,7 +405,7 @@ func (f *Frame) Shuffle(on []string, n int, opts ...ComputeOption) (*Frame, erro
 		if err != nil {
 			return nil, err
 		}
-		parts, err := hashSplit(k, n)
+		parts, err := hashSplit(hostJoin{}, k, n)
 		if err != nil {
 			return nil, err
 		}

@@ -194,6 +194,10 @@ type browserExpect struct {
 	// ShotSelector, when set, is an element that must render in an output before the
 	// screenshot is taken.
 	ShotSelector string `json:"shot_selector,omitempty"`
+	// NoRun shows the outputs the notebook was saved with, running none of its cells.
+	NoRun bool `json:"no_run,omitempty"`
+	// HideCode collapses every cell's code, so the picture shows outputs (with NoRun).
+	HideCode bool `json:"hide_code,omitempty"`
 }
 
 // runBrowser opens notebook (a path relative to the lab's root) in chromium and checks exp.
@@ -302,4 +306,46 @@ func TestBrowserNotebook15(t *testing.T) {
 	if strings.Contains(l.log.String(), "Traceback (most recent call last)") {
 		t.Logf("jupyter lab logged a Python traceback:\n%s", l.log.String())
 	}
+}
+
+// TestBrowserGPURun opens docs/01-cpu-vs-gpu-h200.ipynb, notebook 01 as `gpunotes run`
+// executed it at the blog's full size on an H200 (bench/RESULTS.md records the run), in
+// JupyterLab in chromium without running it, sees the results table and the machine line
+// name the GPU, and takes the README's picture of a GPU run. The kernel still starts, so the
+// interrupt and completion checks run as in the other browser tests.
+func TestBrowserGPURun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	src := filepath.Join(testenv.RepoRoot(t), "docs", "01-cpu-vs-gpu-h200.ipynb")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatalf("the executed GPU notebook: %v", err)
+	}
+	if !strings.Contains(string(b), "GPUs: NVIDIA H200") {
+		t.Fatalf("%s was not executed on an H200: its machine line is missing", src)
+	}
+	env := testenv.InstallKernel(t)
+	root := t.TempDir()
+	dst := filepath.Join(root, "01-cpu-vs-gpu-h200.ipynb")
+	withoutKernelspec(t, src, dst)
+	// Saved outputs of an untrusted notebook show as text where they are SVG; the notebook is
+	// the project's own run, so sign it with this lab's key as its user would.
+	trust := exec.Command(testenv.Python(t), "-m", "jupyter", "trust", dst)
+	trust.Env = append(env, "HOME="+t.TempDir())
+	if out, err := trust.CombinedOutput(); err != nil {
+		t.Fatalf("jupyter trust: %v\n%s", err, out)
+	}
+	l := startLab(t, env, root)
+	runBrowser(t, l, "01-cpu-vs-gpu-h200.ipynb", "notebook-01-h200-jupyterlab.png", browserExpect{
+		Selector:       `table.gpunotes-results`,
+		Text:           "One GPU",
+		CompletePrefix: "gpuarray.OnG",
+		CompleteMember: "OnGPU",
+		RunTimeoutMS:   240000,
+		NoRun:          true,
+		HideCode:       true,
+		// The picture shows the chart below the table.
+		ShotSelector: `svg`,
+	})
 }

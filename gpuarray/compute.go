@@ -497,6 +497,16 @@ func runOrder(cfg computeConfig, order, roots []*expr.Node, done map[*expr.Node]
 			id++
 			continue
 		}
+		if n := order[id]; cfg.kept != nil && keptForReshapes(n, order, roots) {
+			// An elementwise stage that only reshapes read (the mask under Nonzero's Ravel):
+			// its output stays on the GPU, where the reshapes read it in place.
+			if ok, err := runKeptStage(cfg, id, n, done, progress); err != nil {
+				return err
+			} else if ok {
+				id++
+				continue
+			}
+		}
 		vals, err := runStage(cfg, id, order[id], done, progress)
 		if err != nil {
 			return err

@@ -67,6 +67,11 @@ func (fakeHeld) Where() string { return "gpu 0" }
 func TestCallKeepPlanning(t *testing.T) {
 	x := NewRandomState(5).StandardNormal(Shape(40, 30), Chunks(10, 10))
 	ints := x.Mul(10).AsType(Int32)
+	sq := NewRandomState(6).StandardNormal(Shape(20, 20), Chunks(20, 20))
+	rhs, err := NewRandomState(7).StandardNormal(Shape(20, 3), Chunks(20, 3)).Compute(Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		a    *Array
@@ -91,6 +96,10 @@ func TestCallKeepPlanning(t *testing.T) {
 		{"irfft(x)", Irfft(x), true, ""},
 		{"fft(x, n=64)", Fft(x, FFTLen(64)), true, ""},
 		{"ihfft(x)", Ihfft(x), false, "conjugates"},
+		{"inv", Inv(sq), true, ""},
+		{"solve", Solve(sq, rhs), true, ""},
+		{"inv of float32", Inv(sq.AsType(Float32)), false, "rounded on the host"},
+		{"cholesky", Cholesky(sq.Add(sq.T()).Add(Eye(20, 20, 0, Chunks(20, 20)).Mul(40))), false, "comes to the host"},
 		{"bincount", Bincount(x.Abs().Mul(3).AsType(Int64).Reshape(1200), nil, 0), false, "summed on the host"},
 	}
 	for _, c := range cases {

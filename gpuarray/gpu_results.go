@@ -473,3 +473,87 @@ func oneKernel(st *plan.Stage) bool {
 	}
 	return len(st.Tasks) > 0
 }
+
+// keptForReshapes reports whether a GPU compute leaves stage n of order on the device for the
+// stages after it (runKeptStage) instead of assembling it in host memory: n is an elementwise
+// array that no root is, and every node of the graphs of roots and order that reads it is a
+// reshape, which reads an array held on the device in place (plan's reshapedBlock) — the mask
+// x > 1 that Nonzero and Argwhere flatten, say. Before, such a stage of 4e8 elements was
+// collected into host memory and every task of the next stage uploaded its part again: 11 s
+// of host conversions on an H200 (issue 32's mask-compaction stall). It needs no GPU.
+func keptForReshapes(n *expr.Node, order, roots []*expr.Node) bool {
+	switch n.Kind {
+	case expr.KUnary, expr.KBinary, expr.KWhere, expr.KCast, expr.KView, expr.KRandom, expr.KRange:
+	default:
+		return false
+	}
+	if len(n.Shape) == 0 || expr.HasUnknown(n.Shape) || slices.Contains(roots, n) {
+		return false
+	}
+	readers := 0
+	seen := map[*expr.Node]bool{}
+	var walk func(x *expr.Node) bool
+	walk = func(x *expr.Node) bool {
+		if seen[x] || x == n {
+			return true
+		}
+		seen[x] = true
+		for _, a := range x.Args {
+			if a == n {
+				if x.Kind != expr.KReshape {
+					return false
+				}
+				readers++
+			}
+			if !walk(a) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, r := range append(slices.Clone(roots), order...) {
+		if !walk(r) {
+			return false
+		}
+	}
+	return readers > 0
+}
+
+// runKeptStage runs stage n (keptForReshapes) with its output left on the GPUs, in cfg.kept,
+// and reports true; false, with nothing run, when its plan is not one kernel that keeps its
+// output (keepsOnDevice) or the output would take more than half the GPUs' free memory (the
+// caller then runs it as any stage).
+func runKeptStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]dtype.Slice, progress func(int)) (bool, error) {
+	g, ok := cfg.sched.(*gpuSched)
+	if !ok || g == nil || len(g.devs) == 0 {
+		return false, nil
+	}
+	bytes := expr.Size(n.Shape) * 8 * int64(cuda.Words(n.DType))
+	var avail uint64
+	for _, d := range g.devs {
+		avail += available(cfg.ctx, d)
+	}
+	if !fitsOnDevice(bytes, avail) {
+		return false, nil
+	}
+	t0 := time.Now()
+	st, err := plan.Lower(id, n, done, cfg.planOpts())
+	if err != nil || !keepsOnDevice(st) || len(st.HostReads) > 0 || len(st.ReshapeReads) > 0 {
+		// The caller plans and runs it as any stage, and reports a planning error then.
+		return false, nil
+	}
+	g.planSteps(st, t0)
+	gc, err := g.keep(cfg.ctx, n, st.Tasks, progress)
+	if err != nil {
+		return false, fmt.Errorf("compute: %w", err)
+	}
+	gc.label = "on"
+	d, err := expr.NewBuffered(gc, n.Shape, n.Chunks)
+	if err != nil {
+		gc.release()
+		return false, fmt.Errorf("compute: %w", err)
+	}
+	d.DType = n.DType
+	cfg.kept[n] = d
+	return true, nil
+}

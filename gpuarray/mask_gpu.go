@@ -47,9 +47,11 @@ func maskCompacts(n *expr.Node) string {
 }
 
 // maskCompact lets a GPU compute compact masks on the device (GPUNOTES_GPU_MASK_COMPACT=1; the
-// GPU tests turn it on). It is off by default, the positions listed on the host as before,
-// until the stall bench/RESULTS.md describes (a large selection computed a second time) is
-// understood.
+// GPU tests turn it on). It is off by default, the positions listed on the host as before. The
+// stall bench/RESULTS.md described (a selection of a 20000² array never finishing) was the
+// flattened mask's own stage assembled in host memory and uploaded again, which runKeptStage
+// now keeps on the device; the default stays off until the dataframe GPU tests, whose filters
+// are masks, have run with it on.
 var maskCompact = os.Getenv("GPUNOTES_GPU_MASK_COMPACT") == "1"
 
 // takeMaskedOnDevice computes mask node n's operands on the GPUs, left there, and compacts its

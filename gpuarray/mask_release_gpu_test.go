@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -49,15 +51,18 @@ func TestGPUSelectionAfterRelease(t *testing.T) {
 			for rep := range 3 {
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
 				t0 := time.Now()
-				dump := time.AfterFunc(wait-time.Second, func() { dumpStacks(t, c.name, rep+1) })
+				stopProf := profileComputation(t, c.name, rep+1)
+				dump := time.AfterFunc(wait-time.Second, func() { dumpStacks(t, c.name, rep+1); stopProf() })
 				got, err := c.f(x).Compute(OnGPU(), WithContext(ctx))
 				if err != nil {
 					dump.Stop()
+					stopProf()
 					cancel()
 					t.Fatalf("computation %d: %v", rep+1, err)
 				}
 				vals, err := got.ToSlice()
 				dump.Stop()
+				stopProf()
 				cancel()
 				if err != nil {
 					t.Fatalf("computation %d: read back: %v", rep+1, err)
@@ -77,13 +82,45 @@ func TestGPUSelectionAfterRelease(t *testing.T) {
 	}
 }
 
+// profileComputation profiles the CPU during computation rep of name into
+// GPUNOTES_GPU_RELEASE_DUMP (a folder), where planning spends its time; the function it returns
+// stops it (once; later calls do nothing). Without the folder it does nothing.
+func profileComputation(t *testing.T, name string, rep int) func() {
+	dir := os.Getenv("GPUNOTES_GPU_RELEASE_DUMP")
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, releaseFileName(name)+"-"+strconv.Itoa(rep)+".prof"))
+	if err != nil {
+		t.Logf("profile: %v", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		t.Logf("profile: %v", err)
+		return func() {}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
+	}
+}
+
+// releaseFileName is name as a file name.
+func releaseFileName(name string) string {
+	return strings.NewReplacer(" ", "_", "(", "", ")", "", ">", "", "[", "", "]", "").Replace(name)
+}
+
 // dumpStacks writes every goroutine's stack (a computation that outlived its deadline) into
 // GPUNOTES_GPU_RELEASE_DUMP or the test's log.
 func dumpStacks(t *testing.T, name string, rep int) {
 	buf := make([]byte, 1<<22)
 	buf = buf[:runtime.Stack(buf, true)]
 	if dir := os.Getenv("GPUNOTES_GPU_RELEASE_DUMP"); dir != "" {
-		f := filepath.Join(dir, strings.NewReplacer(" ", "_", "(", "", ")", "", ">", "", "[", "", "]", "").Replace(name)+"-"+strconv.Itoa(rep)+".stacks")
+		f := filepath.Join(dir, releaseFileName(name)+"-"+strconv.Itoa(rep)+".stacks")
 		if err := os.WriteFile(f, buf, 0o644); err == nil {
 			t.Logf("computation %d still running near its deadline: stacks in %s", rep, f)
 			return

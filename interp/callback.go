@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpunotes/gpunotes/display"
 )
@@ -16,13 +17,23 @@ func (f flushingSink) Comm(msgType string, content, metadata map[string]any, buf
 	}
 }
 
-// interruptNote ends an interrupt's traceback. yaegi v0.16.1 stops interpreted code by
-// moving its run id on, and a frame keeps the id it was made with: functions made inside a
-// function body before the interrupt (closures, also those of a cell's top-level if and for
-// blocks, which run as func literals) return at once from then on, doing nothing. Functions
-// declared or written at a cell's top level run again.
-const interruptNote = "note: closures made inside functions before this interrupt no longer run (a limit of the " +
-	"interpreter); run again the cells that made callbacks inside a function or block"
+// interruptNote ends the traceback of an interrupt whose code did not unwind (blocked in a
+// compiled call; runid.go). yaegi v0.16.1 stops interpreted code by moving its run id on,
+// and a frame keeps the id it was made with: functions made inside a function body before
+// the interrupt (closures, also those of a cell's top-level if and for blocks, which run as
+// func literals) return at once from then on, doing nothing, unless the id is moved back.
+// Functions declared or written at a cell's top level run again.
+const interruptNote = "note: the interrupted code did not stop (blocked in a call), so closures made inside functions " +
+	"before this interrupt no longer run (a limit of the interpreter); run again the cells that made callbacks inside a function or block"
+
+// interruptTrace is an interrupt's traceback: first, and interruptNote if the run id stayed
+// moved on.
+func (s *Session) interruptTrace(first string) []string {
+	if s.yaegiStopped.Load() {
+		return []string{first, interruptNote}
+	}
+	return []string{first}
+}
 
 // RunCallback runs fn, Go code of the cells called for a front-end event (a widget's observer
 // or click handler), as a cell runs: its fd 1/2 output and displays go to out, and ctx's
@@ -43,9 +54,11 @@ func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error 
 	restore := display.Bind(ctx, flushingSink{out, cap})
 	defer cap.stop()
 	defer restore()
-	done := make(chan *CellError, 1)
+	done, ended := make(chan *CellError, 1), make(chan struct{})
+	base, haveBase := runID(s.i)
 	go func() {
 		var cerr *CellError
+		defer close(ended)
 		defer func() {
 			if r := recover(); r != nil {
 				msg := fmt.Sprint(r)
@@ -63,7 +76,13 @@ func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error 
 		return nil
 	case <-ctx.Done():
 		// yaegi stops interpreted code only from EvalWithContext (goorigin.go).
-		s.stopInterpreted()
+		unwound := s.stopInterpreted()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second): // blocked in a compiled call
+			unwound = false
+		}
+		s.restoreRunID(base, haveBase, unwound) // runid.go
 		var de *depthError
 		if errors.As(context.Cause(ctx), &de) {
 			// Unwound before the next cell runs: each Eval gives yaegi's top frame the new run
@@ -72,9 +91,11 @@ func (s *Session) RunCallback(ctx context.Context, out Output, fn func()) error 
 			cerr := s.depthTrace(de, segment{})
 			cerr.Value = "in a widget callback: " + cerr.Value
 			cerr.Traceback[0] = "RecursionError: " + cerr.Value
-			cerr.Traceback = append(cerr.Traceback, interruptNote)
+			if s.yaegiStopped.Load() {
+				cerr.Traceback = append(cerr.Traceback, interruptNote)
+			}
 			return cerr
 		}
-		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the widget callback was interrupted", interruptNote}}
+		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: s.interruptTrace("KeyboardInterrupt: the widget callback was interrupted")}
 	}
 }

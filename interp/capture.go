@@ -1,7 +1,6 @@
 package interp
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -14,19 +13,15 @@ import (
 
 // capture redirects file descriptors 1 and 2 into pipes while a cell runs, so output from
 // interpreted code, compiled packages, goroutines and child processes all reaches the cell.
+// The pipes and their readers are made once per process (stdio) and kept: a cell only points
+// fds 1 and 2 at them and back, and drains them itself when it ends. Making them per cell (two
+// pipes, four dups, four goroutines, their netpoll registrations, and waiting for the readers
+// to see EOF) was a third of a trivial cell's time in the interpreter.
 type capture struct {
-	savedOut, savedErr int
-	wOut, wErr         *os.File
-	wg                 sync.WaitGroup
-	acks               chan struct{} // flush acknowledgements from both pumps
-	stdout             *pump
-	pumps              []*pump
-	route              atomic.Pointer[streamFunc] // set while an Output widget captures (route.go)
+	stdout *pump
+	pumps  []*pump
+	route  atomic.Pointer[streamFunc] // set while an Output widget captures (route.go)
 }
-
-// bufPool keeps the pipe readers' buffers across cells: allocating them per cell costs more
-// GC time than the rest of a trivial cell.
-var bufPool = sync.Pool{New: func() any { return new([256 << 10]byte) }}
 
 // readPause is how long a pump waits after a read that returned output before reading again.
 const readPause = 100 * time.Microsecond
@@ -38,86 +33,122 @@ const pipeSize = 1 << 20
 // streamFunc receives captured output in chunks, as large as the pipe delivers them.
 type streamFunc func(name, text string)
 
+// stdio is the process's capture pipes, made at the first capture: fds 1 and 2 as they were
+// then (restored after each capture), and a pump for each.
+var stdio struct {
+	once               sync.Once
+	err                error
+	savedOut, savedErr int
+	out, err2          *pump
+}
+
+func initStdio() error {
+	stdio.once.Do(func() {
+		var err error
+		if stdio.savedOut, err = syscall.Dup(1); err != nil {
+			stdio.err = fmt.Errorf("dup stdout: %w", err)
+			return
+		}
+		syscall.CloseOnExec(stdio.savedOut)
+		if stdio.savedErr, err = syscall.Dup(2); err != nil {
+			stdio.err = fmt.Errorf("dup stderr: %w", err)
+			return
+		}
+		syscall.CloseOnExec(stdio.savedErr)
+		if stdio.out, err = newPump("stdout"); err != nil {
+			stdio.err = err
+			return
+		}
+		if stdio.err2, err = newPump("stderr"); err != nil {
+			stdio.err = err
+		}
+	})
+	return stdio.err
+}
+
 func startCapture(emit streamFunc) (*capture, error) {
-	c := &capture{savedOut: -1, savedErr: -1, acks: make(chan struct{}, 2)}
+	if err := initStdio(); err != nil {
+		return nil, err
+	}
+	c := &capture{stdout: stdio.out, pumps: []*pump{stdio.out, stdio.err2}}
 	emit = c.routed(emit)
-	var err error
-	if c.savedOut, err = syscall.Dup(1); err != nil {
-		return nil, fmt.Errorf("dup stdout: %w", err)
+	for _, p := range c.pumps {
+		p.emit.Store(&emit)
 	}
-	if c.savedErr, err = syscall.Dup(2); err != nil {
-		syscall.Close(c.savedOut)
-		return nil, fmt.Errorf("dup stderr: %w", err)
+	if err := syscall.Dup3(int(stdio.out.w.Fd()), 1, 0); err != nil {
+		return nil, fmt.Errorf("redirect stdout: %w", err)
 	}
-	if err := c.redirect(1, "stdout", &c.wOut, emit); err != nil {
-		c.stop()
-		return nil, err
-	}
-	if err := c.redirect(2, "stderr", &c.wErr, emit); err != nil {
-		c.stop()
-		return nil, err
+	if err := syscall.Dup3(int(stdio.err2.w.Fd()), 2, 0); err != nil {
+		syscall.Dup3(stdio.savedOut, 1, 0)
+		return nil, fmt.Errorf("redirect stderr: %w", err)
 	}
 	capturedStdout.Store(os.Stdout)
 	stdoutPump.Store(c.stdout)
+	for _, p := range c.pumps {
+		p.signal() // what reached the pipes between captures goes to this one
+	}
 	return c, nil
 }
 
-func (c *capture) redirect(fd int, name string, w **os.File, emit streamFunc) error {
-	r, pw, err := os.Pipe()
+func newPump(name string) (*pump, error) {
+	r, w, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("pipe for %s: %w", name, err)
+		return nil, fmt.Errorf("pipe for %s: %w", name, err)
 	}
 	// Best effort: a smaller pipe only means that a busy loop waits for the pump sooner.
-	syscall.Syscall(syscall.SYS_FCNTL, pw.Fd(), syscall.F_SETPIPE_SZ, pipeSize)
-	if err := syscall.Dup3(int(pw.Fd()), fd, 0); err != nil {
-		r.Close()
-		pw.Close()
-		return fmt.Errorf("redirect %s: %w", name, err)
-	}
-	*w = pw
-	p := &pump{wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1)}
-	rc, err := r.SyscallConn()
-	if err == nil {
-		err = rc.Control(func(fd uintptr) { p.rfd = fd })
+	syscall.Syscall(syscall.SYS_FCNTL, w.Fd(), syscall.F_SETPIPE_SZ, pipeSize)
+	p := &pump{name: name, r: r, w: w, wake: make(chan struct{}, 1), buf: make([]byte, 256<<10)}
+	if p.rc, err = r.SyscallConn(); err == nil {
+		err = p.rc.Control(func(fd uintptr) { p.rfd = int(fd) })
 	}
 	if err != nil {
 		r.Close()
-		return fmt.Errorf("pipe for %s: %w", name, err)
+		w.Close()
+		return nil, fmt.Errorf("pipe for %s: %w", name, err)
 	}
-	if fd == 1 {
-		c.stdout = p
-	}
-	c.pumps = append(c.pumps, p)
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer r.Close()
-		p.run(r, func(text string) { emit(name, text) }, c.acks)
-	}()
-	return nil
+	go p.read()
+	go p.emitLoop()
+	return p, nil
 }
-
-// flushMark is written into a pipe by flush; the pump acknowledges it once everything written
-// before it has been emitted. Bytes this unlikely in real output never leave the pump.
-var flushMark = []byte("\x00\x1bgpunotes-flush\x00")
 
 // pump is the reading end of one captured stream. Interpreted code's prints can skip the pipe
-// (direct) when that cannot reorder them: see direct.
+// (direct) when that cannot reorder them: see direct. The pipe is read only under mu, so what
+// was written into it is at every moment either still in it or in pending.
 type pump struct {
+	name    string
+	r, w    *os.File // the pipe; w stays open, so the pipe never ends
+	rc      syscall.RawConn
+	rfd     int // r's descriptor (non-blocking), for FIONREAD and drain
+	buf     []byte
 	mu      sync.Mutex
 	pending []byte
-	eof     bool
-	inRead  bool    // a read is under way: what it returns is not in pending yet
-	rfd     uintptr // the pipe's read end, for FIONREAD
-	wake    chan struct{}
-	hurry   chan struct{} // ends a pause at once: a flush or the cell's end waits for the pump
+	// emitMu is held while text is taken from pending and emitted, so emits keep its order.
+	emitMu sync.Mutex
+	emit   atomic.Pointer[streamFunc] // the running capture's; nil between captures
+	wake   chan struct{}
 }
 
-// rush ends the pump's pause, if it is in one.
-func (p *pump) rush() {
-	select {
-	case p.hurry <- struct{}{}:
-	default:
+// readLocked reads what the pipe holds into pending, without waiting; p.mu is held.
+func (p *pump) readLocked() (int, error) {
+	total := 0
+	for {
+		n, err := syscall.Read(p.rfd, p.buf)
+		if n > 0 {
+			p.pending = append(p.pending, p.buf[:n]...)
+			total += n
+		}
+		if err == syscall.EINTR {
+			continue
+		}
+		if n == 0 && err == nil {
+			return total, io.EOF // every write end closed: not while w is open
+		}
+		if err != nil || n < len(p.buf) {
+			if err == syscall.EAGAIN {
+				err = nil
+			}
+			return total, err
+		}
 	}
 }
 
@@ -129,18 +160,15 @@ func (p *pump) signal() {
 }
 
 // direct appends b to the stream without the pipe, and reports whether it did. It does only
-// when everything written into the pipe before has been read and is in pending: no read is
-// under way and the pipe is empty. Otherwise the caller writes b into the pipe, behind what
-// is there. Output from anything but interpreted prints (compiled code writing to fd 1, child
-// processes) always goes through the pipe, so its order with the prints is kept.
+// when everything written into the pipe before has been read and is in pending: the pipe is
+// empty. Otherwise the caller writes b into the pipe, behind what is there. Output from
+// anything but interpreted prints (compiled code writing to fd 1, child processes) always goes
+// through the pipe, so its order with the prints is kept.
 func (p *pump) direct(b []byte) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.eof || p.inRead {
-		return false
-	}
 	var n int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, p.rfd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); e != 0 || n != 0 {
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(p.rfd), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); e != 0 || n != 0 {
 		return false
 	}
 	p.pending = append(p.pending, b...)
@@ -156,147 +184,85 @@ var (
 	capturedStdout atomic.Pointer[os.File]
 )
 
-// pumpStream reads r until EOF and emits what it read. While one emit is in flight, further
-// reads accumulate and leave as one message: a loop printing 10,000 lines sends a few dozen
-// stream messages, not 10,000, while a single print still leaves at once. Each flushMark in
-// the stream is acknowledged on acks after everything before it was emitted. After a read that
-// returned output it waits readPause before reading again, so a busy loop's prints find no read
-// under way and go through direct.
-func (p *pump) run(r io.Reader, emit func(string), acks chan<- struct{}) {
-	done := make(chan struct{})
-	// take removes the next piece of pending to emit: text up to a mark (then mark is true),
-	// or all of it but a trailing partial mark (unless the stream ended).
-	take := func() (text []byte, mark, fin bool) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if i := bytes.Index(p.pending, flushMark); i >= 0 {
-			text = append([]byte(nil), p.pending[:i]...)
-			p.pending = append(p.pending[:0], p.pending[i+len(flushMark):]...)
-			return text, true, false
-		}
-		n := len(p.pending)
-		if !p.eof {
-			n -= partialMark(p.pending)
-		}
-		text = append([]byte(nil), p.pending[:n]...)
-		p.pending = append(p.pending[:0], p.pending[n:]...)
-		return text, false, p.eof && len(p.pending) == 0
-	}
-	go func() {
-		defer close(done)
-		for range p.wake {
-			for {
-				text, mark, fin := take()
-				if len(text) > 0 {
-					emit(string(text))
-				}
-				if mark {
-					select {
-					case acks <- struct{}{}:
-					default:
-					}
-					continue
-				}
-				if fin {
-					return
-				}
-				if len(text) == 0 {
-					break
-				}
-				// A busy stream: let a little more gather before the next message.
-				time.Sleep(200 * time.Microsecond)
-			}
-		}
-	}()
-	buf := bufPool.Get().(*[256 << 10]byte)
-	defer bufPool.Put(buf)
+// read waits for the pipe to be readable and reads it into pending. After a read that returned
+// output it waits readPause before reading again, so a busy loop's prints find the pipe empty
+// and go through direct.
+func (p *pump) read() {
 	pause := time.NewTimer(readPause)
 	defer pause.Stop()
 	for {
-		p.mu.Lock()
-		p.inRead = true
-		p.mu.Unlock()
-		n, err := r.Read(buf[:])
-		p.mu.Lock()
-		p.pending = append(p.pending, buf[:n]...)
-		p.inRead = false
-		if err != nil {
-			p.eof = true
-		}
-		p.mu.Unlock()
-		if n > 0 || err != nil {
+		got := 0
+		err := p.rc.Read(func(uintptr) bool {
+			p.mu.Lock()
+			n, err := p.readLocked()
+			p.mu.Unlock()
+			got = n
+			return n > 0 || err != nil
+		})
+		if got > 0 {
 			p.signal()
 		}
 		if err != nil {
-			break
-		}
-		if n > 0 {
-			pause.Reset(readPause)
-			select {
-			case <-pause.C:
-			case <-p.hurry:
-			}
-		}
-	}
-	close(p.wake)
-	<-done
-}
-
-// partialMark is the length of the longest suffix of p that begins flushMark.
-func partialMark(p []byte) int {
-	for n := min(len(flushMark)-1, len(p)); n > 0; n-- {
-		if bytes.HasPrefix(flushMark, p[len(p)-n:]) {
-			return n
-		}
-	}
-	return 0
-}
-
-// rush ends the pumps' pauses, so that what flush or stop wrote is read now.
-func (c *capture) rush() {
-	for _, p := range c.pumps {
-		p.rush()
-	}
-}
-
-// flush waits until everything written to fds 1 and 2 so far has been emitted, so that a
-// display the cell shows next follows the text printed before it.
-func (c *capture) flush() {
-	for _, w := range []*os.File{c.wOut, c.wErr} {
-		if w != nil {
-			w.Write(flushMark)
-		}
-	}
-	c.rush()
-	timeout := time.After(time.Second)
-	for i := 0; i < 2; i++ {
-		select {
-		case <-c.acks:
-		case <-timeout:
 			return
 		}
+		pause.Reset(readPause)
+		<-pause.C
 	}
 }
 
-// stop restores fds 1 and 2 and waits until everything written before it has been emitted.
-// Writers still holding the pipe (a goroutine the cell left running) write to the real fds
-// from then on.
+// emitLoop emits what pending holds when signalled. While one emit is in flight, further reads
+// accumulate and leave as one message: a loop printing 10,000 lines sends a few dozen stream
+// messages, not 10,000, while a single print still leaves at once.
+func (p *pump) emitLoop() {
+	for range p.wake {
+		for p.emitPending(false, false) > 0 {
+			// A busy stream: let a little more gather before the next message.
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+}
+
+// emitPending emits what pending holds (after reading what the pipe holds, with drain) to the
+// running capture, and returns its length. Between captures it keeps it for the next one. With
+// end, the capture ends there: nothing is emitted to it after emitPending returns.
+func (p *pump) emitPending(drain, end bool) int {
+	p.emitMu.Lock()
+	defer p.emitMu.Unlock()
+	f := p.emit.Load()
+	if end {
+		p.emit.Store(nil)
+	}
+	if f == nil {
+		return 0
+	}
+	p.mu.Lock()
+	if drain {
+		p.readLocked()
+	}
+	text := string(p.pending)
+	p.pending = p.pending[:0]
+	p.mu.Unlock()
+	if text != "" {
+		(*f)(p.name, text)
+	}
+	return len(text)
+}
+
+// flush emits everything written to fds 1 and 2 so far, so that a display the cell shows next
+// follows the text printed before it.
+func (c *capture) flush() {
+	for _, p := range c.pumps {
+		p.emitPending(true, false)
+	}
+}
+
+// stop restores fds 1 and 2 and emits everything written before it. Writers still holding the
+// pipe (a child process the cell left running) reach the next capture.
 func (c *capture) stop() {
 	stdoutPump.CompareAndSwap(c.stdout, nil)
-	if c.savedOut >= 0 {
-		syscall.Dup3(c.savedOut, 1, 0)
-		syscall.Close(c.savedOut)
+	syscall.Dup3(stdio.savedOut, 1, 0)
+	syscall.Dup3(stdio.savedErr, 2, 0)
+	for _, p := range c.pumps {
+		p.emitPending(true, true)
 	}
-	if c.savedErr >= 0 {
-		syscall.Dup3(c.savedErr, 2, 0)
-		syscall.Close(c.savedErr)
-	}
-	if c.wOut != nil {
-		c.wOut.Close()
-	}
-	if c.wErr != nil {
-		c.wErr.Close()
-	}
-	c.rush()
-	c.wg.Wait()
 }

@@ -362,6 +362,14 @@ func genericDefine(seg segment, generic func(name string) bool) *diagnosis {
 			if sel.Sel.Name != "AsType" {
 				continue
 			}
+		case "rand":
+			if sel.Sel.Name != "N" { // math/rand/v2's generic N (genericStd's rename)
+				continue
+			}
+		case "unique":
+			if sel.Sel.Name != "Make" { // genericStd's renames
+				continue
+			}
 		default:
 			continue
 		}

@@ -201,7 +201,8 @@ func stopDeepGoroutine(de *depthError) {
 // runs now is stopped by its own entry) and reports the deep goroutine's RecursionError.
 func (s *Session) stopForGoroutine(de *depthError, out Output) {
 	s.mu.Lock()
-	s.stopInterpreted()
+	base, haveBase := runID(s.i)
+	unwound := s.stopInterpreted()
 	// Unwound before the next cell runs (see RunCallback): its origin goes when it ends.
 	for gone := false; !gone; {
 		goOrigins.Lock()
@@ -211,13 +212,16 @@ func (s *Session) stopForGoroutine(de *depthError, out Output) {
 			time.Sleep(time.Millisecond)
 		}
 	}
+	s.restoreRunID(base, haveBase, unwound) // runid.go
 	s.mu.Unlock()
 	cerr := s.depthTrace(de, segment{})
 	cerr.Value = "in a goroutine started by this cell: " + cerr.Value
 	cerr.Traceback = append([]string{"RecursionError: " + cerr.Value,
 		"  the session's interpreted code was stopped, as an interrupt stops it: the other goroutines of cells too; the variables stay"},
 		cerr.Traceback[1:]...)
-	cerr.Traceback = append(cerr.Traceback, interruptNote)
+	if s.yaegiStopped.Load() {
+		cerr.Traceback = append(cerr.Traceback, interruptNote)
+	}
 	fmt.Fprintf(os.Stderr, "gpunotes: RecursionError %s\n", cerr.Value)
 	if out == nil {
 		select {
@@ -245,11 +249,13 @@ func reportError(out Output, cerr *CellError) {
 // when the context of an EvalWithContext is done, so a receive that never completes is
 // evaluated under a cancelled context. The receive itself then ends at once: yaegi's channel
 // operations also wait on the stop. ("for {}", used before, spun forever when yaegi started it
-// after the stop.) The caller holds s.mu.
-func (s *Session) stopInterpreted() {
+// after the stop.) The caller holds s.mu. It reports whether the stopped code unwound
+// (unwind.go).
+func (s *Session) stopInterpreted() (unwound bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, _ = s.i.EvalWithContext(ctx, "<-make(chan struct{})")
-	waitEvalsUnwound(5 * time.Second)
+	unwound = waitEvalsUnwound(5 * time.Second)
 	s.sweepAdmissions() // gopending.go
+	return unwound
 }

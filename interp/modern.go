@@ -53,7 +53,7 @@ func applyEdits(src string, edits []edit) string {
 
 // needsRewrite is a cheap filter: most cells hold none of the constructs rewriteGo changes.
 func needsRewrite(src string) bool {
-	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct", "TypeFor", "AddCleanup"} {
+	for _, w := range []string{"go", "defer", "for", "main", "clear", "min", "max", "os.Stdin", ":=", "const", "var", "type", "AsType", "Pointer", "func", "new(", "struct", "TypeFor", "AddCleanup", "Concat", ".N(", ".N[", "unique."} {
 		if strings.Contains(src, w) {
 			return true
 		}
@@ -163,6 +163,13 @@ func rewriteGo(seg segment, env rewriteEnv) (string, map[string]bool, error) {
 				ast.Inspect(n.Recv, r.renameMain)
 			}
 			ast.Inspect(n.Type, r.renameMain)
+			// The signature names generic standard types too: func f() []unique.Handle[string].
+			ast.Inspect(n.Type, func(m ast.Node) bool {
+				if sel, ok := m.(*ast.SelectorExpr); ok {
+					r.genericStd(sel)
+				}
+				return true
+			})
 			if n.Body != nil {
 				ast.Inspect(n.Body, func(m ast.Node) bool { return r.visit(m) })
 			}
@@ -223,6 +230,8 @@ func (r *rewriter) visit(n ast.Node) bool {
 	case *ast.RangeStmt:
 		r.rangeStmt(n)
 	case *ast.CallExpr:
+		r.concatSpread(n) // before binaryFuncArgs, which may wrap the same argument
+		r.uniqueConst(n)
 		r.untypedFloats(n)
 		r.seqTypeArgs(n) // stdseq.go
 		r.binaryFuncArgs(n)
@@ -1294,6 +1303,15 @@ func max[T gnOrdered](x T, ys ...T) T {
 
 func gnNew[T any](v T) *T { return &v }
 
+func gnRandN[T any](n T) T { return gnrt.RandN(n).(T) }
+
+type gnUniqueHandle[T any] struct{ p any }
+
+func (h gnUniqueHandle[T]) Value() T { return gnrt.Interned(h.p).(T) }
+
+func gnUniqueMake[T any](v T) gnUniqueHandle[T] { return gnUniqueHandle[T]{gnrt.Intern(v)} }
+
+
 func gnAddCleanup[T, S any](ptr *T, cleanup func(S), arg S) gnrt.Cleanup {
 	return gnrt.AddCleanup(ptr, func(a any) { cleanup(a.(S)) }, arg)
 }
@@ -1361,7 +1379,8 @@ func (r *rewriter) typeFor(n *ast.CallExpr) {
 // genericStdNames are the prelude's versions of generic standard library functions.
 var genericStdNames = map[string]string{"runtime.AddCleanup": "gnAddCleanup"}
 
-// genericStd renames errors.AsType, atomic.Pointer and sync.OnceValue(s) to the prelude's generic versions.
+// genericStd renames errors.AsType, atomic.Pointer, sync.OnceValue(s), math/rand/v2's N and
+// unique's Make and Handle to the prelude's generic versions.
 func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 	id, ok := n.X.(*ast.Ident)
 	if !ok || !r.env.pkgs[id.Name] {
@@ -1374,9 +1393,68 @@ func (r *rewriter) genericStd(n *ast.SelectorExpr) {
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnAtomicPointer"})
 	case id.Name == "runtime" && n.Sel.Name == "AddCleanup" && r.env.pkgPath("runtime") == "runtime":
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), genericStdNames[id.Name+"."+n.Sel.Name]})
+	case (n.Sel.Name == "Make" || n.Sel.Name == "Handle") && r.env.pkgPath(id.Name) == "unique":
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnUnique" + n.Sel.Name})
+	case n.Sel.Name == "N" && r.env.pkgPath(id.Name) == "math/rand/v2":
+		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gnRandN"})
 	case id.Name == "sync" && (n.Sel.Name == "OnceValue" || n.Sel.Name == "OnceValues"):
 		r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()) - r.off(n.Pos()), "gn" + n.Sel.Name}) // stdseq.go
 	}
+}
+
+// uniqueConst gives an untyped constant argument of unique.Make its default type
+// (unique.Make("gpu") -> unique.Make(string("gpu"))): yaegi instantiated the prelude's
+// generic with "untyped string" for it.
+func (r *rewriter) uniqueConst(n *ast.CallExpr) {
+	sel, ok := n.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Make" || len(n.Args) != 1 {
+		return
+	}
+	if id, ok := sel.X.(*ast.Ident); !ok || r.env.pkgPath(id.Name) != "unique" {
+		return
+	}
+	if t := untypedKind(n.Args[0]); t != "" {
+		a := n.Args[0]
+		r.edits = append(r.edits, edit{r.off(a.Pos()), 0, t + "("}, edit{r.off(a.End()), 0, ")"})
+	}
+}
+
+// untypedKind is the default type of an untyped constant expression made of literals ("" for
+// anything else).
+func untypedKind(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		return map[token.Token]string{token.INT: "int", token.FLOAT: "float64", token.STRING: "string", token.CHAR: "rune", token.IMAG: "complex128"}[e.Kind]
+	case *ast.ParenExpr:
+		return untypedKind(e.X)
+	case *ast.UnaryExpr:
+		return untypedKind(e.X)
+	case *ast.BinaryExpr:
+		x, y := untypedKind(e.X), untypedKind(e.Y)
+		if x == "" || y == "" {
+			return ""
+		}
+		rank := map[string]int{"int": 1, "rune": 2, "float64": 3, "complex128": 4, "string": 5}
+		if rank[y] > rank[x] {
+			return y
+		}
+		return x
+	}
+	return ""
+}
+
+// concatSpread rewrites slices.Concat(parts...), one spread argument, into
+// slices.ConcatSpread(parts) (gostd/slices.go.txt): yaegi's compiler crashed on the spread
+// into the variadic parameter of the slices source's Concat.
+func (r *rewriter) concatSpread(n *ast.CallExpr) {
+	sel, ok := n.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Concat" || !n.Ellipsis.IsValid() || len(n.Args) != 1 {
+		return
+	}
+	if id, ok := sel.X.(*ast.Ident); !ok || r.env.pkgPath(id.Name) != "slices" {
+		return
+	}
+	r.edits = append(r.edits, edit{r.off(sel.Sel.End()), 0, "Spread"}, edit{r.off(n.Ellipsis), len("..."), ""})
 }
 
 // rangeStdSeq rewrites a range over the standard iterators of a slice or map into the range

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -22,7 +23,10 @@ import (
 	"github.com/gpunotes/gpunotes/internal/testenv"
 )
 
-var update = flag.Bool("update", false, "record the go run output of testdata/programs")
+var (
+	update   = flag.Bool("update", false, "record the go run output of testdata/programs")
+	programs = flag.String("programs", "", "TestPrograms runs only the programs whose names match this `regexp` (and checks no pass-rate floor)")
+)
 
 // errorMark ends the recorded output of a program that fails (go run's exit status is not 0)
 // and the kernel's output of a cell list that ends in an error.
@@ -122,6 +126,10 @@ func TestPrograms(t *testing.T) {
 	py := testenv.Python(t)
 	env := testenv.InstallKernel(t)
 	progs, _ := filepath.Glob("testdata/programs/*.go")
+	only, err := regexp.Compile(*programs)
+	if err != nil {
+		t.Fatalf("-programs: %v", err)
+	}
 	type job struct {
 		ID    string   `json:"id"`
 		Cells []string `json:"cells"`
@@ -138,6 +146,9 @@ func TestPrograms(t *testing.T) {
 			t.Fatalf("%s has no recording: go test ./interp -run TestRecordPrograms -update", p)
 		}
 		name := strings.TrimSuffix(filepath.Base(p), ".go")
+		if !only.MatchString(name) {
+			continue
+		}
 		for way, cells := range splits(t, string(src)) {
 			id := way + "/" + name
 			jobs = append(jobs, job{id, cells})
@@ -159,7 +170,9 @@ func TestPrograms(t *testing.T) {
 		"module/stat": fmt.Sprintln(stat.Mean([]float64{1, 2, 3, 4, 10}, nil), stat.StdDev([]float64{1, 2, 3, 4, 10}, nil)),
 	}
 	for _, j := range extra {
-		jobs = append(jobs, j)
+		if *programs == "" {
+			jobs = append(jobs, j)
+		}
 	}
 	in, _ := json.Marshal(jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
@@ -202,6 +215,10 @@ func TestPrograms(t *testing.T) {
 			pass[way]++
 			continue
 		}
+		if *programs != "" {
+			t.Errorf("%s: printed %q, go run printed %q; errors %q", j.ID, out, want[j.ID], g.Errors)
+			continue
+		}
 		failed = append(failed, fmt.Sprintf("%s: printed %q, go run printed %q; errors %q", j.ID, out, want[j.ID], g.Errors))
 	}
 	sort.Strings(failed)
@@ -209,11 +226,11 @@ func TestPrograms(t *testing.T) {
 		t.Log(f)
 	}
 	// The rates reached when this test was written; a change that loses a program fails.
-	floor := map[string]int{"whole": 98, "decls+body": 98, "split": 98}
+	floor := map[string]int{"whole": 102, "decls+body": 102, "split": 101}
 	for _, way := range []string{"whole", "decls+body", "split"} {
 		rate := float64(pass[way]) / float64(total[way])
 		t.Logf("%s: %d of %d programs print what go run prints (%.0f%%)", way, pass[way], total[way], 100*rate)
-		if pass[way] < floor[way] {
+		if pass[way] < floor[way] && *programs == "" {
 			t.Errorf("%s: %d programs pass, fewer than the %d that passed before", way, pass[way], floor[way])
 		}
 	}

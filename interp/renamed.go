@@ -66,14 +66,11 @@ func (s *Session) undefinedMember(msg, src string) (newMsg, hint string, ok bool
 
 // genericMissing says what to write instead of the generic standard library names that cells
 // cannot use: extraction skips them, and yaegi cannot run the interpreted versions tried
-// (iter.Pull's goroutine crashed the process, unique's and weak's generic types would not
-// compile). A %%compile cell has them all.
+// (iter.Pull's goroutine crashed the process; an interpreted weak.Pointer[T] returned T, not
+// *T, from Value and crashed as a struct field). A %%compile cell has them all.
 var genericMissing = map[string]string{
-	"iter.Pull":      "collect the values first (slices.Collect(seq)), or call the sequence with a yield func; a %%compile cell has it",
-	"iter.Pull2":     "collect the pairs first (maps.Collect(seq)), or call the sequence with a yield func; a %%compile cell has it",
-	"unique.Make":    "compare or key maps by the value itself; a %%compile cell has the package",
-	"unique.Handle":  "compare or key maps by the value itself; a %%compile cell has the package",
-	"weak.Make":      "keep an ordinary pointer; a %%compile cell has the package",
-	"weak.Pointer":   "keep an ordinary pointer; a %%compile cell has the package",
-	"math/rand/v2.N": "write rand.IntN(n), rand.Int64N(n), or time.Duration(rand.Int64N(int64(d))) for a duration",
+	"iter.Pull":    "collect the values first (slices.Collect(seq)), or call the sequence with a yield func; a %%compile cell has it",
+	"iter.Pull2":   "collect the pairs first (maps.Collect(seq)), or call the sequence with a yield func; a %%compile cell has it",
+	"weak.Make":    "keep an ordinary pointer; a %%compile cell has the package",
+	"weak.Pointer": "keep an ordinary pointer; a %%compile cell has the package",
 }

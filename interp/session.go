@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpunotes/gpunotes/display"
@@ -72,10 +73,12 @@ func (e *CellError) Parts() (string, string, []string) { return e.Name, e.Value,
 // Session is one Go interpreter whose state carries across cells. Execute runs one cell at a
 // time; Complete, Inspect and IsComplete may be called while a cell runs.
 type Session struct {
-	opts    Options
-	mu      sync.Mutex // serializes Execute
-	i       *interp.Interpreter
-	symbols interp.Exports
+	opts Options
+	mu   sync.Mutex // serializes Execute
+	// yaegiStopped: the last interrupt left yaegi's run id moved on (runid.go).
+	yaegiStopped atomic.Bool
+	i            *interp.Interpreter
+	symbols      interp.Exports
 
 	declMu sync.RWMutex
 	decls  map[string]string // top-level name -> source of its declaration
@@ -141,8 +144,8 @@ func New(opts Options) (*Session, error) {
 	}
 	// iter, unique and weak have only generic names, so yaegi's stdlib has no table for them;
 	// an empty one lets `import "iter"` find the source package loadGenericStd compiles, and
-	// lets unique and weak be imported (their names are compile errors that say why,
-	// renamed.go).
+	// lets unique and weak be imported (unique's names become the prelude's, modern.go; weak's
+	// are compile errors that say why, renamed.go).
 	for _, p := range []string{"iter/iter", "unique/unique", "weak/weak"} {
 		if _, ok := s.symbols[p]; !ok {
 			s.symbols[p] = map[string]reflect.Value{}
@@ -174,7 +177,10 @@ func New(opts Options) (*Session, error) {
 		"Typed":        reflect.ValueOf(typed), // typearg.go
 		"Mutex":        reflect.ValueOf((*sync.Mutex)(nil)),
 		"AddCleanup":   reflect.ValueOf(addCleanup), // genericstd.go
+		"RandN":        reflect.ValueOf(randN),      // genericstd.go
 		"Cleanup":      reflect.ValueOf((*runtime.Cleanup)(nil)),
+		"Intern":       reflect.ValueOf(intern),   // genericstd.go
+		"Interned":     reflect.ValueOf(interned), // genericstd.go
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -686,13 +692,15 @@ func (s *Session) eval(ctx context.Context, src string) (v reflect.Value, err er
 		}
 	}()
 	s.sweepAfterStop() // gopending.go
+	base, haveBase := runID(s.i)
 	v, err = s.i.EvalWithContext(ctx, src)
 	if ctx.Err() != nil {
 		// Stopped: its code must have seen the stop before the next cell runs (unwind.go).
-		waitEvalsUnwound(5 * time.Second)
+		unwound := waitEvalsUnwound(5 * time.Second)
 		if errors.Is(err, ctx.Err()) {
 			s.sweepAdmissions()
 		}
+		s.restoreRunID(base, haveBase, unwound) // runid.go
 	}
 	return v, err
 }
@@ -705,7 +713,7 @@ var (
 
 func (s *Session) evalError(ctx context.Context, err error, seg segment) *CellError {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context canceled")) {
-		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"KeyboardInterrupt: the cell was interrupted", interruptNote}}
+		return &CellError{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: s.interruptTrace("KeyboardInterrupt: the cell was interrupted")}
 	}
 	var p interp.Panic
 	if !errors.As(err, &p) || compilePanic(p) {

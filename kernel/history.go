@@ -16,6 +16,10 @@ type History struct {
 	path    string
 	session int
 	entries []histEntry
+	// out is path opened for appending at the first Add and kept: opening and closing it for
+	// every cell was two of a trivial cell's system calls. Appends stay single writes
+	// (O_APPEND), so kernels sharing the file still write whole lines.
+	out *os.File
 }
 
 type histEntry struct {
@@ -61,14 +65,20 @@ func (h *History) Add(n int, input string) error {
 	defer h.mu.Unlock()
 	e := histEntry{Session: h.session, Line: n, Input: input}
 	h.entries = append(h.entries, e)
-	f, err := os.OpenFile(h.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
+	if h.out == nil {
+		f, err := os.OpenFile(h.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("append history: %w", err)
+		}
+		h.out = f
+	}
+	b, _ := json.Marshal(e)
+	if _, err := h.out.Write(append(b, '\n')); err != nil {
+		h.out.Close()
+		h.out = nil // opened again for the next line
 		return fmt.Errorf("append history: %w", err)
 	}
-	defer f.Close()
-	b, _ := json.Marshal(e)
-	_, err = f.Write(append(b, '\n'))
-	return err
+	return nil
 }
 
 func (e histEntry) triple() []any { return []any{e.Session, e.Line, e.Input} }

@@ -156,3 +156,41 @@ func TestReplayRefused(t *testing.T) {
 		t.Fatalf("the oldest signature should have been forgotten: %v", err)
 	}
 }
+
+// BenchmarkTrivialCellMessages encodes the five messages a trivial cell sends (busy,
+// execute_input, execute_result, execute_reply, idle) and records its history line: the
+// kernel's own per-cell work around the interpreter, without the sockets.
+func BenchmarkTrivialCellMessages(b *testing.B) {
+	s, err := NewSigner("hmac-sha256", "0123456789abcdef0123456789abcdef")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := s.Decode(mustEncode(b, s, "execute_request", nil, map[string]any{"code": "1+1", "silent": false}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := OpenHistory(b.TempDir() + "/history.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		mustEncode(b, s, "status", req, map[string]string{"execution_state": "busy"})
+		mustEncode(b, s, "execute_input", req, map[string]any{"code": "1+1", "execution_count": i})
+		if err := h.Add(i, "1+1"); err != nil {
+			b.Fatal(err)
+		}
+		mustEncode(b, s, "execute_result", req, map[string]any{"data": map[string]any{"text/plain": "2"}, "metadata": map[string]any{}, "execution_count": i})
+		mustEncode(b, s, "execute_reply", req, map[string]any{"status": "ok", "execution_count": i, "user_expressions": map[string]any{}, "payload": []any{}})
+		mustEncode(b, s, "status", req, map[string]string{"execution_state": "idle"})
+	}
+}
+
+func mustEncode(b *testing.B, s *Signer, msgType string, parent *Message, content any) [][]byte {
+	b.Helper()
+	frames, err := s.Encode("sess", msgType, parent, content, [][]byte{[]byte("id")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return frames
+}

@@ -135,6 +135,9 @@ func gpuPresent() bool {
 
 var zRE = regexp.MustCompile(`z ([+-][0-9.]+)`)
 
+// machineRE finds notebook 01's line naming the machine's GPUs ("none" without one).
+var machineRE = regexp.MustCompile(`machine: \d+ CPU cores; GPUs: ([^\n]+)`)
+
 // checks assert each notebook's key outputs.
 var checks = map[string]func(t *testing.T, cells []cellOutput){
 	"01-cpu-vs-gpu": func(t *testing.T, cells []cellOutput) {
@@ -148,6 +151,11 @@ var checks = map[string]func(t *testing.T, cells []cellOutput){
 		}
 		if !strings.Contains(html, `class="gpunotes-results"`) || !strings.Contains(html, "2 h 39 min") {
 			t.Errorf("results table missing or without the 2019 figures:\n%s", html)
+		}
+		if m := machineRE.FindStringSubmatch(text); m == nil {
+			t.Errorf("no machine line:\n%s", text)
+		} else if gpuPresent() == (m[1] == "none") {
+			t.Errorf("machine line names GPUs %q, GPU present %v", m[1], gpuPresent())
 		}
 		zs := zRE.FindAllStringSubmatch(text, -1)
 		want := 2

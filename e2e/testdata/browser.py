@@ -79,21 +79,29 @@ def run(page, url, notebook, expect, run_timeout, shot):
     page.keyboard.press("Escape")
     page.keyboard.press("Control+b")
 
-    log("run all cells")
-    page.locator(".jp-NotebookPanel").first.click()
-    menu(page, "Run", "runmenu:run-all")
-    # Every code cell gets an execution count once it has run.
-    t0 = time.time()
-    page.wait_for_function(
-        """() => {
-            const cells = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')];
-            const prompts = cells.map(c => c.querySelector('.jp-InputPrompt')?.textContent || '');
-            return cells.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p));
-        }""",
-        timeout=run_timeout,
-    )
-    wait_idle(page, run_timeout)
-    log(f"all cells ran in {time.time() - t0:.1f}s")
+    if expect.get("no_run"):
+        # An executed notebook, shown with the outputs it was saved with (a GPU machine's run).
+        log("showing the saved outputs, running nothing")
+        if expect.get("hide_code"):
+            page.locator(".jp-NotebookPanel").first.click()
+            menu(page, "View", "notebook:hide-all-cell-code")
+            log("collapsed all code")
+    else:
+        log("run all cells")
+        page.locator(".jp-NotebookPanel").first.click()
+        menu(page, "Run", "runmenu:run-all")
+        # Every code cell gets an execution count once it has run.
+        t0 = time.time()
+        page.wait_for_function(
+            """() => {
+                const cells = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')];
+                const prompts = cells.map(c => c.querySelector('.jp-InputPrompt')?.textContent || '');
+                return cells.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p));
+            }""",
+            timeout=run_timeout,
+        )
+        wait_idle(page, run_timeout)
+        log(f"all cells ran in {time.time() - t0:.1f}s")
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
     tracebacks = [e for e in errors if "panic" in e or "Error" in e]
     if tracebacks:
@@ -110,6 +118,19 @@ def run(page, url, notebook, expect, run_timeout, shot):
         page.locator(f".jp-OutputArea-output {expect['shot_selector']}").first.wait_for(timeout=30000)
         log(f"rendered {expect['shot_selector']}")
     target.scroll_into_view_if_needed()
+    # JupyterLab lays out cells lazily: wait until the target is the element drawn at its own
+    # centre, so the picture is not of a notebook still being laid out.
+    target.evaluate(
+        """el => new Promise(resolve => {
+            const check = () => {
+                const r = el.getBoundingClientRect();
+                const at = document.elementFromPoint(r.left + r.width / 2, r.top + Math.min(r.height / 2, 20));
+                if (r.height > 0 && at && (el === at || el.contains(at))) resolve(true);
+                else requestAnimationFrame(check);
+            };
+            check();
+        })"""
+    )
     page.screenshot(path=shot, full_page=False)
     log(f"screenshot {shot}")
 

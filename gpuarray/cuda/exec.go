@@ -202,6 +202,16 @@ func (d *Device) run(ctx context.Context, s *Spec, tasks []Task, opt Options, re
 		if ln.GridX == 0 {
 			continue // only empty tasks
 		}
+		if opt.Keep && ln.Count == 1 {
+			ti := ln.First
+			if p, ok, err := d.joinAsOutput(s, &tasks[ti], elems[ti]); err != nil {
+				return err
+			} else if ok {
+				res.kept = append(res.kept, p)
+				res.Dev[ti] = p
+				continue
+			}
+		}
 		up := newUploads(d)
 		release, alloc := up.release, up.alloc
 		desc := make([]uint64, W*ln.Count)

@@ -1,7 +1,9 @@
 package cuda
 
 import (
+	"context"
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
@@ -156,4 +158,85 @@ func (u *uploads) gather(g *Gather) (driver.DevicePtr, error) {
 		return 0, fmt.Errorf("gather: %w", err)
 	}
 	return out, nil
+}
+
+// GatherHeld writes, on d, the 8-byte words of a source held on d at the positions of an
+// index held on d into a new allocation of d's pool, which the caller owns: out[i] =
+// src[idx[i]]. The source is given as pieces in order (srcs, srcRows words each) and so is the
+// index (idxs, idxRows int64 words each, every one in [0, the source's length)); pieces of
+// either are first joined into one buffer on the device. Nothing comes to the host. Call it
+// from any goroutine.
+func (d *Device) GatherHeld(ctx context.Context, srcs []driver.DevicePtr, srcRows []int64, idxs []driver.DevicePtr, idxRows []int64) (out driver.DevicePtr, n int64, err error) {
+	for _, r := range idxRows {
+		n += r
+	}
+	if n == 0 {
+		return 0, 0, nil
+	}
+	t0 := time.Now()
+	err = d.Do(ctx, func() error {
+		var tmp []driver.DevicePtr
+		defer func() {
+			for _, p := range tmp {
+				d.pool.Free(p)
+			}
+		}()
+		join := func(ps []driver.DevicePtr, rows []int64) (driver.DevicePtr, error) {
+			if len(ps) == 1 {
+				return ps[0], nil
+			}
+			var total int64
+			for _, r := range rows {
+				total += r
+			}
+			p, err := d.pool.Alloc(uint64(max(total, 1)) * 8)
+			if err != nil {
+				return 0, err
+			}
+			tmp = append(tmp, p)
+			at := p
+			for i, q := range ps {
+				if rows[i] == 0 {
+					continue
+				}
+				if err := driver.MemcpyDtoDAsync(at, q, uint64(rows[i])*8, d.stream); err != nil {
+					return 0, err
+				}
+				at += driver.DevicePtr(rows[i] * 8)
+			}
+			return p, nil
+		}
+		src, err := join(srcs, srcRows)
+		if err != nil {
+			return err
+		}
+		idx, err := join(idxs, idxRows)
+		if err != nil {
+			return err
+		}
+		fn, err := d.gatherFunction(1, 0, false)
+		if err != nil {
+			return err
+		}
+		p, err := d.pool.Alloc(uint64(n) * 8)
+		if err != nil {
+			return err
+		}
+		// One axis: box n from origin 0, operand stride 1, index stride 1.
+		if err := d.launchWords(fn, gatherName(1, 0, false), gridBlocks(n), uint64(src), uint64(idx), uint64(p), uint64(n), uint64(n), 0, 1, 1); err != nil {
+			d.pool.Free(p)
+			return err
+		}
+		if err := d.stream.Synchronize(); err != nil {
+			d.pool.Free(p)
+			return err
+		}
+		out = p
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("gather %d words on GPU %d: %w", n, d.Info.Index, err)
+	}
+	Trace("gather: %d words on GPU %d in %.4f s (held source and index)", n, d.Info.Index, time.Since(t0).Seconds())
+	return out, n, nil
 }

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -178,4 +179,62 @@ func spanOf(c plan.PieceCopy) int64 {
 		end += int64(n-1) * c.DstStrides[k]
 	}
 	return end
+}
+
+// joinCopyOnly (on unless GPUNOTES_GPU_JOIN_COPY=0, to measure the fused copy it saves) lets a
+// kept elementwise task that only copies one block joined from held chunks keep the join's
+// buffer as its output (joinAsOutput).
+var joinCopyOnly = os.Getenv("GPUNOTES_GPU_JOIN_COPY") != "0"
+
+// joinAsOutput runs task t of spec s, kept on the device, as the join of its one held block
+// when that is all the task does: s reads one input leaf in 8-byte words and stores it
+// unchanged (a sort's or a transform's fused values of chunks joined across the call's axis),
+// and the task reads the block's elements in order from its start. The joined buffer, in the
+// words the fused kernel would have written, is then the output: one copy of the values
+// instead of two (the join, then the kernel's). ok is false, with nothing done, for any other
+// task. Call it on the device goroutine; the join is done when it returns.
+func (d *Device) joinAsOutput(s *Spec, t *Task, elems int64) (p driver.DevicePtr, ok bool, err error) {
+	if !joinCopyOnly || s.Reduce != RNone || s.NarrowOut || s.Tile || s.Mirror != nil || len(s.Nodes) != 1 {
+		return 0, false, nil
+	}
+	nd := s.Nodes[0]
+	if nd.Kind != NInput || nd.Leaf != 0 || nd.Narrow || nd.Transposed || len(t.Held) < 1 || len(t.Maps) < 1 {
+		return 0, false, nil
+	}
+	h := &t.Held[0]
+	if h.Ptr == 0 || h.Copies == nil || h.Narrow || h.unit != joinWords || h.Len != elems || elems == 0 {
+		return 0, false, nil
+	}
+	m := t.Maps[0]
+	if m.Off != 0 || len(m.Strides) != len(t.Dims) {
+		return 0, false, nil
+	}
+	stride := int64(1)
+	for k := len(t.Dims) - 1; k >= 0; k-- {
+		if t.Dims[k] > 1 && m.Strides[k] != stride {
+			return 0, false, nil
+		}
+		stride *= t.Dims[k]
+	}
+	words := elems * int64(s.OutWords())
+	var units int64
+	for _, c := range h.Copies {
+		units = max(units, c.Dst+spanOf(c))
+	}
+	if units != words {
+		return 0, false, nil
+	}
+	if p, err = d.pool.Alloc(uint64(words * 8)); err != nil {
+		return 0, false, err
+	}
+	if err := d.joinInto(p, h.Copies, joinWords); err != nil {
+		d.pool.Free(p)
+		return 0, false, err
+	}
+	if err := d.stream.Synchronize(); err != nil {
+		d.pool.Free(p)
+		return 0, false, fmt.Errorf("join held chunks: %w", err)
+	}
+	Trace("join of %d held pieces kept as the fused values of %d elements (no fused copy)", len(h.Copies), elems)
+	return p, true, nil
 }

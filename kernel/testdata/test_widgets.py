@@ -204,13 +204,61 @@ class WidgetTests(unittest.TestCase):
     def test_interrupt_callback(self):
         op, _ = self.open_slider()
         cid = op["content"]["comm_id"]
-        self.run_cell('hits := 0\nfunc spin(c widget.Change) { hits++; if c.Int() == 99 { for {} } }\ns.Observe("value", spin)')
+        self.run_cell('hits := 0\nfunc spin(c widget.Change) { hits++; if c.Int() == 99 { fmt.Println("spinning"); for {} } }\ns.Observe("value", spin)')
         mid = self.comm_send(cid, {"method": "update", "state": {"value": 99}, "buffer_paths": []})
-        time.sleep(1)
+        while True:  # interrupt once the callback spins (its print is the event)
+            m = self.kc.get_iopub_msg(timeout=TIMEOUT)
+            if (m["parent_header"].get("msg_id") == mid and m["msg_type"] == "comm_msg"
+                    and "spinning\n" in self.outputs_text([m], m["content"]["comm_id"])):
+                break
         self.km.interrupt_kernel()
         self.drain(mid)  # idle comes after the interrupted callback
         self.drain(self.comm_send(cid, {"method": "update", "state": {"value": 50}, "buffer_paths": []}))
         self.assertEqual(self.result("hits"), "2")
+
+    def interrupt_spinning_cell(self):
+        """Runs a cell that loops without calls, interrupts it once it runs (its print is the
+        event) and checks that it ended with a KeyboardInterrupt."""
+        mid = self.kc.execute('fmt.Println("spinning")\nfor {}')
+        while True:
+            m = self.kc.get_iopub_msg(timeout=TIMEOUT)
+            if (m["parent_header"].get("msg_id") == mid and m["msg_type"] == "stream"
+                    and "spinning" in m["content"]["text"]):
+                break
+        self.km.interrupt_kernel()
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        while reply["parent_header"].get("msg_id") != mid:
+            reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertEqual((reply["content"]["status"], reply["content"].get("ename")), ("error", "KeyboardInterrupt"))
+        self.drain(mid)
+
+    def test_closures_run_after_an_interrupted_cell(self):
+        # callbacks made inside function bodies: an Observe closure, a button's OnClick, an
+        # Interact function; then a later cell is interrupted, and the page's events must still
+        # run them, their prints landing in the Outputs of the cells that made them.
+        op, _ = self.open_slider()
+        cid = op["content"]["comm_id"]
+        self.run_cell('func watch(w *widget.IntSlider) { w.Observe("value", func(c widget.Change) { fmt.Println("seen", c.Int()) }) }\nwatch(s)')
+        out = self.run_cell('func mkButton() *widget.Button { b := widget.NewButton("go"); b.OnClick(func() { fmt.Println("clicked") }); return b }\nbt := mkButton()\nbt')
+        bid = [m for m in out if m["msg_type"] == "comm_open"][0]["content"]["comm_id"]
+        out = self.run_cell('func mkInteract(k int) *widget.Box { return widget.Interact(func(n int) { fmt.Println("n times k", n*k) }, 4) }\nia := mkInteract(3)\nia')
+        sliders = [m for m in out if m["msg_type"] == "comm_open"
+                   and m["content"]["data"]["state"]["_model_name"] == "IntSliderModel"]
+        self.assertEqual(len(sliders), 1, out)
+        self.interrupt_spinning_cell()
+        out = self.drain(self.comm_send(cid, {"method": "update", "state": {"value": 7}, "buffer_paths": []}))
+        texts = [t for m in out if m["msg_type"] == "comm_msg" for t in self.outputs_text([m], m["content"]["comm_id"])]
+        self.assertIn("seen 7\n", texts, out)
+        out = self.drain(self.comm_send(bid, {"method": "custom", "content": {"event": "click"}}))
+        texts = [t for m in out if m["msg_type"] == "comm_msg" for t in self.outputs_text([m], m["content"]["comm_id"])]
+        self.assertIn("clicked\n", texts, out)
+        scid = sliders[0]["content"]["comm_id"]
+        out = self.drain(self.comm_send(scid, {"method": "update", "state": {"value": 5}, "buffer_paths": []}))
+        texts = [t for m in out if m["msg_type"] == "comm_msg" for t in self.outputs_text([m], m["content"]["comm_id"])]
+        self.assertIn("n times k 15\n", texts, out)
+        # a cell's loop without calls stays interruptible, again and again
+        self.interrupt_spinning_cell()
+        self.assertEqual(self.result("1 + 1"), "2")
 
     def test_close_sends_comm_close(self):
         op, _ = self.open_slider()

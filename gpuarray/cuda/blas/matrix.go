@@ -21,6 +21,7 @@ import (
 // cuSOLVER; without the libraries, cuda.Runs says why and they run on the CPU.
 func init() {
 	cuda.RegisterLibrary("cuSOLVER", RunMatrix, RunMatrixOnDevice, Load, func(fn expr.CallFn) bool { return fn.Matrix() })
+	cuda.RegisterKeep("cuSOLVER", RunMatrixKeep, matrixKeepRule)
 }
 
 // The matrices of a block are row-major; cuSOLVER reads column-major. A row-major m x n

@@ -38,6 +38,10 @@ var (
 	loaded   string
 
 	planMany  func(p *handle, rank int32, n *int32, inembed *int32, istride, idist int32, onembed *int32, ostride, odist int32, t fftType, batch int32) result
+	create    func(p *handle) result
+	autoAlloc func(p handle, auto int32) result
+	makeMany  func(p handle, rank int32, n *int32, inembed *int32, istride, idist int32, onembed *int32, ostride, odist int32, t fftType, batch int32, work *uint64) result
+	workArea  func(p handle, area driver.DevicePtr) result
 	setStream func(p handle, s driver.Stream) result
 	destroy   func(p handle) result
 	execZ2Z   func(p handle, in, out driver.DevicePtr, dir int32) result
@@ -79,6 +83,10 @@ func load() (err error) {
 	}()
 	purego.RegisterLibFunc(&planMany, lib, "cufftPlanMany")
 	purego.RegisterLibFunc(&setStream, lib, "cufftSetStream")
+	purego.RegisterLibFunc(&create, lib, "cufftCreate")
+	purego.RegisterLibFunc(&autoAlloc, lib, "cufftSetAutoAllocation")
+	purego.RegisterLibFunc(&makeMany, lib, "cufftMakePlanMany")
+	purego.RegisterLibFunc(&workArea, lib, "cufftSetWorkArea")
 	purego.RegisterLibFunc(&destroy, lib, "cufftDestroy")
 	purego.RegisterLibFunc(&execZ2Z, lib, "cufftExecZ2Z")
 	purego.RegisterLibFunc(&execD2Z, lib, "cufftExecD2Z")

@@ -161,6 +161,12 @@ func transform(ctx context.Context, d *cuda.Device, t fftType, l fft.Lines, n in
 		batch, stride, rounds = l.Inner, l.Inner, l.Outer
 		idist, odist = 1, 1
 	}
+	if planCaching {
+		key := planKey{dev: d, t: t, n: int32(n), inLen: int32(inLen), outLen: int32(outLen), stride: int32(stride), idist: int32(idist), odist: int32(odist), batch: int32(batch)}
+		return execCached(d, key, rounds, func(r int) (driver.DevicePtr, driver.DevicePtr) {
+			return din + driver.DevicePtr(r*inLen*l.Inner*inSize), dout + driver.DevicePtr(r*outLen*l.Inner*outSize)
+		}, exec, ctx.Err)
+	}
 	nn := []int32{int32(n)}
 	inEmbed, outEmbed := []int32{int32(inLen)}, []int32{int32(outLen)}
 	var p handle

@@ -603,6 +603,17 @@ func (p *Program) step(tb testing.TB, x *thread, tid, bx, by int, params map[str
 				mem[at] = val(a[3])
 			}
 			set(w)
+		case "atom.global.add.u64": // one thread at a time: the old word, the sum stored (the hash join's)
+			at := addr(a[1])
+			w, ok := mem[at]
+			if !ok {
+				tb.Fatalf("thread %d of block (%d, %d): %q reads unwritten memory at %#x", tid, bx, by, l, at)
+			}
+			mem[at] = w + val(a[2])
+			set(w)
+		case "mul.hi.u64": // the high word of the 128-bit product (the hash join's partitions)
+			hi, _ := bits.Mul64(val(a[1]), val(a[2]))
+			set(hi)
 		// The group-aggregate kernels' (ptx/groupagg.go): 64-bit reductions in shared and
 		// global memory (one thread at a time, so atomic), and the ordered key of a float.
 		case "red.global.add.f64", "red.shared.add.f64", "red.shared.add.u64", "red.global.min.s64", "red.shared.min.s64", "red.global.max.s64", "red.shared.max.s64":
