@@ -37,7 +37,7 @@ func FoldNew(specs []Spec, vals []Values, n int, ids []int32) (*Partial, error) 
 			rows = make([]int64, n)
 		}
 		fused = slices.IndexFunc(p.States, func(t State) bool {
-			if (t.Spec.Op != Sum || !t.IsInt) && t.Spec.Op != Mean || t.Spec.Col >= len(vals) {
+			if op := t.Spec.Op; (op != Sum || !t.IsInt) && op != Mean && op != Min && op != Max || t.Spec.Col >= len(vals) {
 				return false
 			}
 			v := vals[t.Spec.Col]
@@ -46,6 +46,12 @@ func FoldNew(specs []Spec, vals []Values, n int, ids []int32) (*Partial, error) 
 		switch st := &p.States[max(fused, 0)]; {
 		case fused < 0:
 			foldSize(rows, ids)
+		case st.Spec.Op == Min || st.Spec.Op == Max:
+			if v := vals[st.Spec.Col]; v.Int32 != nil {
+				extremesCount(st.SumI, rows, ids, v.Int32, st.Spec.Op == Min)
+			} else {
+				extremesCount(st.SumI, rows, ids, v.Int, st.Spec.Op == Min)
+			}
 		case vals[st.Spec.Col].Int32 != nil && st.Spec.Op == Sum:
 			sumCount(st.SumI, rows, ids, vals[st.Spec.Col].Int32)
 		case st.Spec.Op == Sum:
@@ -59,7 +65,10 @@ func FoldNew(specs []Spec, vals []Values, n int, ids []int32) (*Partial, error) 
 	for si := range p.States {
 		st := &p.States[si]
 		if si == fused {
-			if st.Spec.Op == Mean {
+			if op := st.Spec.Op; op == Min || op == Max {
+				noRowsZero(st.SumI, rows)
+			}
+			if st.Spec.Op != Sum {
 				copy(st.Cnt, rows)
 			}
 			continue // folded with the count
@@ -91,11 +100,7 @@ func FoldNew(specs []Spec, vals []Values, n int, ids []int32) (*Partial, error) 
 			} else {
 				extremes(st.SumI, ids, v.Int, op == Min)
 			}
-			for g, r := range rows {
-				if r == 0 { // no row: the zero state, as Fold leaves it
-					st.SumI[g] = 0
-				}
-			}
+			noRowsZero(st.SumI, rows)
 		}
 		copy(st.Cnt, rows)
 	}
@@ -134,6 +139,43 @@ func sumCount[T int32 | int64, A int64 | float64](sum []A, cnt []int64, ids []in
 	for j, g := range ids {
 		if g >= 0 {
 			sum[g] += A(x[j])
+			cnt[g]++
+		}
+	}
+}
+
+// noRowsZero sets the extremes of the groups without rows to 0, the zero state, as Fold
+// leaves them.
+func noRowsZero(m, rows []int64) {
+	for g, r := range rows {
+		if r == 0 {
+			m[g] = 0
+		}
+	}
+}
+
+// extremesCount is extremes and foldSize in one pass.
+func extremesCount[T int32 | int64](m, cnt []int64, ids []int32, x []T, isMin bool) {
+	x = x[:len(ids)]
+	id := int64(math.MinInt64)
+	if isMin {
+		id = math.MaxInt64
+	}
+	for g := range m {
+		m[g] = id
+	}
+	if isMin {
+		for j, g := range ids {
+			if g >= 0 {
+				m[g] = min(m[g], int64(x[j]))
+				cnt[g]++
+			}
+		}
+		return
+	}
+	for j, g := range ids {
+		if g >= 0 {
+			m[g] = max(m[g], int64(x[j]))
 			cnt[g]++
 		}
 	}

@@ -53,6 +53,9 @@ func TestFoldNewEqualsFold(t *testing.T) {
 		if trial%4 == 1 { // db-benchmark q1's states: one Sum fused with the count
 			specs = []hashagg.Spec{{Op: hashagg.Sum, Col: trial / 4 % 2}, {Op: hashagg.Size}}
 		}
+		if trial%8 == 3 { // q7's: Max and Min, one fused with the count
+			specs = []hashagg.Spec{{Op: hashagg.Max, Col: 0}, {Op: hashagg.Min, Col: 1}, {Op: hashagg.Size}}
+		}
 		want, err := hashagg.NewPartial(specs, vals, ng)
 		if err != nil {
 			t.Fatal(err)
