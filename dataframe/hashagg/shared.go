@@ -62,8 +62,21 @@ func FoldNew(specs []Spec, vals []Values, n int, ids []int32) (*Partial, error) 
 			sumCount(st.SumF, rows, ids, vals[st.Spec.Col].Int)
 		}
 	}
+	// With few groups (states in L1/L2) a pass updates two states about as fast as one:
+	// plain sums are folded two a pass.
+	var sums []sumJob
+	pairs := n <= pairGroups
 	for si := range p.States {
 		st := &p.States[si]
+		if pairs && si != fused {
+			if j, ok := sumJobOf(st, shares(st.Spec), vals, len(ids)); ok {
+				sums = append(sums, j)
+				if shares(st.Spec) {
+					copy(st.Cnt, rows)
+				}
+				continue
+			}
+		}
 		if si == fused {
 			if op := st.Spec.Op; op == Min || op == Max {
 				noRowsZero(st.SumI, rows)
@@ -104,7 +117,118 @@ func FoldNew(specs []Spec, vals []Values, n int, ids []int32) (*Partial, error) 
 		}
 		copy(st.Cnt, rows)
 	}
+	for i := 0; i+1 < len(sums); i += 2 {
+		fold2(sums[i], sums[i+1], ids)
+	}
+	if len(sums)%2 == 1 {
+		fold2(sums[len(sums)-1], sumJob{}, ids)
+	}
 	return p, nil
+}
+
+// pairGroups is the most groups for which FoldNew folds plain sums two a pass.
+const pairGroups = 4096
+
+// sumJob is one plain sum of a state: values v (no nulls) added into sumI or sumF, counted
+// (not NaN) into cnt unless it is nil.
+type sumJob struct {
+	sumI []int64
+	sumF []float64
+	cnt  []int64
+	v    Values
+}
+
+// sumJobOf returns st's fold as a plain sum, as foldState or (shared: its rows counted with
+// the others') FoldNew would fold it: a Sum, or a Mean; false for other states, and columns
+// with nulls or of the wrong length.
+func sumJobOf(st *State, shared bool, vals []Values, rows int) (sumJob, bool) {
+	s := st.Spec
+	if s.Op != Sum && s.Op != Mean || s.Col < 0 || s.Col >= len(vals) {
+		return sumJob{}, false
+	}
+	v := vals[s.Col]
+	if v.Valid != nil || v.len() != rows || st.IsInt != v.IsInt() {
+		return sumJob{}, false
+	}
+	switch {
+	case s.Op == Sum && st.IsInt:
+		return sumJob{sumI: st.SumI, v: v}, true
+	case s.Op == Sum:
+		return sumJob{sumF: st.SumF, v: v}, true
+	case shared:
+		return sumJob{sumF: st.SumF, v: v}, true
+	}
+	return sumJob{sumF: st.SumF, cnt: st.Cnt, v: v}, true
+}
+
+// fold2 folds a and b (b may be empty) in one pass over ids.
+func fold2(a, b sumJob, ids []int32) {
+	switch {
+	case a.sumI != nil && a.v.Int32 != nil:
+		fold2b(a.sumI, a.cnt, a.v.Int32, b, ids)
+	case a.sumI != nil:
+		fold2b(a.sumI, a.cnt, a.v.Int, b, ids)
+	case a.v.Int32 != nil:
+		fold2b(a.sumF, a.cnt, a.v.Int32, b, ids)
+	case a.v.Float == nil:
+		fold2b(a.sumF, a.cnt, a.v.Int, b, ids)
+	default:
+		fold2b(a.sumF, a.cnt, a.v.Float, b, ids)
+	}
+}
+
+func fold2b[T1 int32 | int64 | float64, A1 int64 | float64](s1 []A1, c1 []int64, x1 []T1, b sumJob, ids []int32) {
+	switch {
+	case b.sumI == nil && b.sumF == nil:
+		sum2[T1, T1, A1, A1](s1, c1, x1, nil, nil, nil, ids)
+	case b.sumI != nil && b.v.Int32 != nil:
+		sum2(s1, c1, x1, b.sumI, b.cnt, b.v.Int32, ids)
+	case b.sumI != nil:
+		sum2(s1, c1, x1, b.sumI, b.cnt, b.v.Int, ids)
+	case b.v.Int32 != nil:
+		sum2(s1, c1, x1, b.sumF, b.cnt, b.v.Int32, ids)
+	case b.v.Float == nil:
+		sum2(s1, c1, x1, b.sumF, b.cnt, b.v.Int, ids)
+	default:
+		sum2(s1, c1, x1, b.sumF, b.cnt, b.v.Float, ids)
+	}
+}
+
+// sum2 adds x1 into s1 and x2 into s2 (row j to group ids[j]; none when -1; NaNs skipped),
+// counting the values added into c1 and c2 unless nil; s2 nil: x1 only. Each group's values
+// are added in row order, as sumInt and sumFloat add them.
+func sum2[T1, T2 int32 | int64 | float64, A1, A2 int64 | float64](s1 []A1, c1 []int64, x1 []T1, s2 []A2, c2 []int64, x2 []T2, ids []int32) {
+	x1 = x1[:len(ids)]
+	k1, k2 := c1 != nil, c2 != nil
+	if s2 == nil {
+		for j, g := range ids {
+			if v := x1[j]; g >= 0 && v == v {
+				s1[g] += A1(v)
+				if k1 {
+					c1[g]++
+				}
+			}
+		}
+		return
+	}
+	x2 = x2[:len(ids)]
+	for j, g := range ids {
+		if g < 0 {
+			continue
+		}
+		if v := x1[j]; v == v {
+			s1[g] += A1(v)
+			if k1 {
+				c1[g]++
+			}
+		}
+		if v := x2[j]; v == v {
+			s2[g] += A2(v)
+			if k2 {
+				c2[g]++
+			}
+		}
+	}
 }
 
 // extremes folds x (row j to group ids[j]) into the minima (isMin) or maxima m, from their
