@@ -96,6 +96,9 @@ func TestQuantileSelectEqualsSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for trial := 0; trial < 300; trial++ {
 		n := 1 + r.IntN(500)
+		if trial%10 == 0 { // long runs of equal values in partitions of thousands
+			n = 2000 + r.IntN(3000)
+		}
 		x := make([]float64, n)
 		for i := range x {
 			x[i] = float64(r.IntN(1 + r.IntN(50)))
