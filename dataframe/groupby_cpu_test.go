@@ -136,8 +136,20 @@ func TestGroupByMedianFewAndManyGroups(t *testing.T) {
 				byKey[int64(k[i])] = append(byKey[int64(k[i])], v[i])
 			}
 		}
-		x := FromSlices([]string{"k", "v"}, []any{k, v}, NPartitions(7)).Persist()
-		g, err := x.GroupBy("k").Agg(Median("v").As("m"), NUnique("v").As("u")).Compute()
+		w := make([]int32, n)
+		wByKey := map[int64][]float64{}
+		for i := range w {
+			w[i] = int32(r.IntN(30))
+			wByKey[int64(k[i])] = append(wByKey[int64(k[i])], float64(w[i]))
+		}
+		x := FromSlices([]string{"k", "v", "w"}, []any{k, v, w}, NPartitions(7)).Persist()
+		// Std and Mean count the values the medians take (their counts are reused).
+		g, err := x.GroupBy("k").Agg(Median("v").As("m"), NUnique("v").As("u"), Std("v").As("s"),
+			Median("w").As("mw"), Mean("w").As("aw")).Compute()
+		if err != nil {
+			t.Fatal(err)
+		}
+		medW, err := g.Float64s("mw")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +168,19 @@ func TestGroupByMedianFewAndManyGroups(t *testing.T) {
 		if len(keys) < groups/2 {
 			t.Fatalf("%d groups: %d in the result", groups, len(keys))
 		}
+		median := func(xs []float64) float64 {
+			xs = slices.Clone(xs)
+			slices.Sort(xs)
+			m := len(xs) / 2
+			if len(xs)%2 == 0 {
+				return xs[m-1] + (xs[m]-xs[m-1])/2
+			}
+			return xs[m]
+		}
 		for i, key := range keys {
+			if want := median(wByKey[key]); medW[i] != want {
+				t.Fatalf("%d groups, key %d: median of w %v, want %v", groups, key, medW[i], want)
+			}
 			xs := slices.Clone(byKey[key])
 			slices.Sort(xs)
 			if len(xs) == 0 {
