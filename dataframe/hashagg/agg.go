@@ -883,20 +883,29 @@ func bucketPairs(s *State, n int) (start []int, vi []int64, vf []float64) {
 }
 
 // groupedPairs returns where each group's pairs start when g (the pairs' groups, all in [0,
-// n)) is in ascending order; false otherwise.
+// n)) is in ascending order; false otherwise. Chunks check the order in parallel, and each
+// group's start is a binary search.
 func groupedPairs(g []int32, n int) ([]int, bool) {
-	for i := 1; i < len(g); i++ {
-		if g[i] < g[i-1] {
-			return nil, false
+	workers := runtime.GOMAXPROCS(0)
+	const chunk = 1 << 16
+	nc := (len(g) + chunk - 1) / chunk
+	bad := make([]bool, nc)
+	parallel(nc, workers, func(c int) {
+		lo, hi := max(1, c*chunk), min(len(g), (c+1)*chunk)
+		for i := lo; i < hi; i++ {
+			if g[i] < g[i-1] {
+				bad[c] = true
+				return
+			}
 		}
+	})
+	if slices.Contains(bad, true) {
+		return nil, false
 	}
 	start := make([]int, n+1)
-	for _, x := range g {
-		start[x+1]++
-	}
-	for i := 0; i < n; i++ {
-		start[i+1] += start[i]
-	}
+	forGroups(n+1, workers, func(x int) {
+		start[x], _ = slices.BinarySearch(g, int32(x))
+	})
 	return start, true
 }
 
