@@ -86,6 +86,17 @@ func FoldNew(specs []Spec, vals []Values, n int, ids []int32) (*Partial, error) 
 			}
 			continue // folded with the count
 		}
+		if st.Spec.Op == Mean && rows != nil && st.Spec.Col < len(vals) {
+			// A Mean of floats without nulls counts its NaNs, the rare case, and takes its
+			// count from the rows': one random update a row fewer.
+			if v := vals[st.Spec.Col]; v.Float != nil && v.Valid == nil && len(v.Float) == len(ids) {
+				sumNaNs(st.SumF, st.Cnt, ids, v.Float)
+				for g, r := range rows {
+					st.Cnt[g] = r - st.Cnt[g]
+				}
+				continue
+			}
+		}
 		if !shares(st.Spec) {
 			if err := foldState(st, ids, nil, vals); err != nil {
 				return nil, err
@@ -301,6 +312,22 @@ func extremesCount[T int32 | int64](m, cnt []int64, ids []int32, x []T, isMin bo
 		if g >= 0 {
 			m[g] = max(m[g], int64(x[j]))
 			cnt[g]++
+		}
+	}
+}
+
+// sumNaNs adds the values of x that are not NaN into sum and counts the NaNs into nan (row j
+// to group ids[j]; none when -1).
+func sumNaNs(sum []float64, nan []int64, ids []int32, x []float64) {
+	x = x[:len(ids)]
+	for j, g := range ids {
+		if g < 0 {
+			continue
+		}
+		if v := x[j]; v == v {
+			sum[g] += v
+		} else {
+			nan[g]++
 		}
 	}
 }
