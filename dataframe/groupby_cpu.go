@@ -596,8 +596,14 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 	}
 	p := parts[0]
 	rows := p.States[len(all)-1].Cnt
-	var gs []int32
-	var codes []uint64
+	present := 0
+	for _, r := range rows {
+		if r > 0 {
+			present++
+		}
+	}
+	gs := make([]int32, 0, present)
+	codes := make([]uint64, 0, present)
 	for c, r := range rows {
 		if r > 0 {
 			gs = append(gs, int32(c))
