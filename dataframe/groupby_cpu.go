@@ -10,6 +10,7 @@ import (
 	"github.com/gpunotes/gpunotes/dataframe/hashagg"
 	"github.com/gpunotes/gpunotes/gpuarray"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
+	"github.com/gpunotes/gpunotes/internal/hostview"
 )
 
 // The CPU aggregation path of GroupBy. Key and value columns come to the host in their own
@@ -106,7 +107,8 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 			l -= u
 		}
 	}
-	// The host copies of the columns, in parallel (each is a copy of the column's memory).
+	// The columns on the host: read in place where they are (internal/hostview), else
+	// copied, the copies in parallel. Nothing below writes to them.
 	type hostCol struct {
 		s     dtype.Slice
 		valid []bool
@@ -116,9 +118,9 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 	parallelDo(len(host), runtime.GOMAXPROCS(0), func(i int) {
 		h := &host[i]
 		if isMask[i] {
-			h.valid, h.err = out[i].ToSliceBool()
+			h.valid, h.err = readBools(out[i])
 		} else {
-			h.s, h.err = out[i].Values()
+			h.s, h.err = readValues(out[i])
 		}
 	})
 	at := 0
@@ -133,6 +135,7 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 	}
 	starts := in.unitStarts()
 	for _, c := range in.keyCols {
+		arr := out[at]
 		s, err := next()
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", c.name, err)
@@ -149,7 +152,16 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 		if k.valid, err = nextValid(c); err != nil {
 			return nil, fmt.Errorf("key %q: %w", c.name, err)
 		}
-		k.min, k.card = keyRange(&k, starts)
+		switch lo, hi, ok := hostview.IntRange(arr); {
+		case c.dt == Category && c.heap != nil:
+			// A categorical's codes index its dictionary: their range is 0..len-1, no scan.
+			k.min, k.card = 0, int64(c.heap.len())
+		case ok && k.valid == nil && c.dt != String:
+			// Persisted on the host: the range kept with the column's chunks.
+			k.min, k.card = widthOf(lo, hi)
+		default:
+			k.min, k.card = keyRange(&k, starts)
+		}
 		in.keys = append(in.keys, k)
 	}
 	for _, c := range in.valCols {
@@ -164,7 +176,7 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 		in.vals = append(in.vals, v)
 	}
 	if needPos {
-		pos, err := rowsArr.ToSliceInt64()
+		pos, err := readInt64s(rowsArr)
 		if err != nil {
 			return nil, err
 		}
@@ -173,6 +185,31 @@ func hostGroupInput(rc *runCtx, t *table, keys []string, vals []string, needPos 
 		}
 	}
 	return in, nil
+}
+
+// readValues returns a computed array's values on the host: in place when they are host
+// memory already (internal/hostview; the caller must not write to them), else a copy.
+func readValues(a *gpuarray.Array) (dtype.Slice, error) {
+	if v, ok := hostview.Values(a); ok {
+		return v, nil
+	}
+	return a.Values()
+}
+
+// readBools is readValues as bools (a validity mask).
+func readBools(a *gpuarray.Array) ([]bool, error) {
+	if v, ok := hostview.Values(a); ok && v.DType() == gpuarray.Bool {
+		return v.Bools(), nil
+	}
+	return a.ToSliceBool()
+}
+
+// readInt64s is readValues as int64s (row positions).
+func readInt64s(a *gpuarray.Array) ([]int64, error) {
+	if v, ok := hostview.Values(a); ok && v.DType() == gpuarray.Int64 {
+		return v.Int64s(), nil
+	}
+	return a.ToSliceInt64()
 }
 
 // keyRange returns the smallest valid value of k and the width of its range (0: none valid;
@@ -187,6 +224,12 @@ func keyRange(k *keyData, starts []int) (int64, int64) {
 	for u := range los {
 		lo, hi = min(lo, los[u]), max(hi, his[u])
 	}
+	return widthOf(lo, hi)
+}
+
+// widthOf returns lo and the width of the range [lo, hi] (0: empty, lo > hi; MaxInt64 when it
+// does not fit).
+func widthOf(lo, hi int64) (int64, int64) {
 	if lo > hi {
 		return 0, 0
 	}
@@ -261,20 +304,49 @@ func (in *groupInput) decode(codes []uint64) [][]int64 {
 	if len(in.keys) == 0 {
 		return out
 	}
+	divs := make([]divisor, len(in.keys))
+	for k := range in.keys {
+		divs[k] = newDivisor(uint64(in.keys[k].card))
+	}
 	const chunk = 1 << 16
 	parallelDo((len(codes)+chunk-1)/chunk, runtime.GOMAXPROCS(0), func(i int) {
 		lo, hi := i*chunk, min(len(codes), (i+1)*chunk)
 		for g, c := range codes[lo:hi] {
 			for k := len(in.keys) - 1; k > 0; k-- {
-				card := uint64(in.keys[k].card)
-				q := c / card
-				out[k][lo+g] = in.keys[k].min + int64(c-q*card)
+				q, r := divs[k].divMod(c)
+				out[k][lo+g] = in.keys[k].min + int64(r)
 				c = q
 			}
 			out[0][lo+g] = in.keys[0].min + int64(c) // the slowest key: c < its card
 		}
 	})
 	return out
+}
+
+// divisor divides codes (below 2^62) by one d through a float64 reciprocal and an exact
+// correction, where a 64-bit division per key and group was most of decode's time.
+type divisor struct {
+	d   uint64
+	inv float64
+}
+
+func newDivisor(d uint64) divisor { return divisor{d: max(d, 1), inv: 1 / float64(max(d, 1))} }
+
+// divMod returns c / d and c % d, exactly, for c < 2^62: the estimate from the reciprocal is
+// off by about q * 2^-52 (53 bits of precision), and corrected, with one division where the
+// remainder it leaves is out of [0, d).
+func (v divisor) divMod(c uint64) (uint64, uint64) {
+	q := uint64(float64(c) * v.inv)
+	r := int64(c) - int64(q*v.d)
+	if uint64(r) >= v.d { // negative, or d or more
+		d := int64(v.d)
+		dq := r / d
+		if r%d < 0 {
+			dq--
+		}
+		q, r = uint64(int64(q)+dq), r-dq*d
+	}
+	return q, uint64(r)
 }
 
 // cpuPartial groups and folds in (every spec of specs) into one partial of all groups.
@@ -331,6 +403,75 @@ func (in *groupInput) unitStarts() []int {
 
 // codesInto writes the mixed-radix code of rows [lo, hi) into dst (skip for a null key).
 func codesInto[T int32 | uint64](dst []T, in *groupInput, strides []int64, lo, hi int, skip T) {
+	if !codesInt32(dst, in, strides, lo, hi) {
+		codesWide(dst, in, strides, lo, hi)
+	}
+	for k := range in.keys {
+		if v := in.keys[k].valid; v != nil {
+			for j, ok := range v[lo:hi] {
+				if !ok {
+					dst[j] = skip
+				}
+			}
+		}
+	}
+}
+
+// codesInt32 writes the codes of int32 keys, up to three keys a pass (no sum in memory per
+// key); false for other keys.
+func codesInt32[T int32 | uint64](dst []T, in *groupInput, strides []int64, lo, hi int) bool {
+	if len(in.keys) == 0 {
+		return false
+	}
+	for k := range in.keys {
+		if in.keys[k].i32 == nil {
+			return false
+		}
+	}
+	// Each key's term (x - min) * stride, the minima folded into one offset.
+	off := int64(0)
+	for k := range in.keys {
+		off -= in.keys[k].min * strides[k]
+	}
+	col := func(k int) []int32 { return in.keys[k].i32[lo:hi][:len(dst)] }
+	for k0 := 0; k0 < len(in.keys); k0 += 3 {
+		first := k0 == 0
+		switch m := min(3, len(in.keys)-k0); m {
+		case 1:
+			a, s0 := col(k0), strides[k0]
+			for j, x := range a {
+				if first {
+					dst[j] = T(int64(x)*s0 + off)
+				} else {
+					dst[j] += T(int64(x) * s0)
+				}
+			}
+		case 2:
+			a, b, s0, s1 := col(k0), col(k0+1), strides[k0], strides[k0+1]
+			for j, x := range a {
+				if first {
+					dst[j] = T(int64(x)*s0 + int64(b[j])*s1 + off)
+				} else {
+					dst[j] += T(int64(x)*s0 + int64(b[j])*s1)
+				}
+			}
+		case 3:
+			a, b, c := col(k0), col(k0+1), col(k0+2)
+			s0, s1, s2 := strides[k0], strides[k0+1], strides[k0+2]
+			for j, x := range a {
+				if first {
+					dst[j] = T(int64(x)*s0 + int64(b[j])*s1 + int64(c[j])*s2 + off)
+				} else {
+					dst[j] += T(int64(x)*s0 + int64(b[j])*s1 + int64(c[j])*s2)
+				}
+			}
+		}
+	}
+	return true
+}
+
+// codesWide writes the codes of any keys, one pass per key.
+func codesWide[T int32 | uint64](dst []T, in *groupInput, strides []int64, lo, hi int) {
 	for i := range dst {
 		dst[i] = 0
 	}
@@ -345,15 +486,6 @@ func codesInto[T int32 | uint64](dst []T, in *groupInput, strides []int64, lo, h
 		default:
 			for j, x := range key.i64[lo:hi] {
 				dst[j] += T((x - m) * st)
-			}
-		}
-	}
-	for k := range in.keys {
-		if v := in.keys[k].valid; v != nil {
-			for j, ok := range v[lo:hi] {
-				if !ok {
-					dst[j] = skip
-				}
 			}
 		}
 	}
@@ -415,6 +547,29 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 	if err := rc.ctxErr(); err != nil {
 		return nil, err
 	}
+	// A holistic spec's pairs per unit and code are the counts of an algebraic spec of the
+	// same column that counts its valid values (db-benchmark q6: the median's and the std's):
+	// kept before the merges add them up, they spare holisticPairs its counting pass.
+	unitCnt := make(map[int][][]int64)
+	if len(hol) > 0 && len(parts) > 0 && len(parts)*space <= max(in.n/4, 1<<16) {
+		for _, si := range hol {
+			k := slices.IndexFunc(all, func(sp hashagg.Spec) bool {
+				switch sp.Op {
+				case hashagg.Count, hashagg.Mean, hashagg.Var, hashagg.Std:
+					return sp.Col == specs[si].Col
+				}
+				return false
+			})
+			if k < 0 {
+				continue
+			}
+			c := make([][]int64, len(parts))
+			for u, p := range parts {
+				c[u] = slices.Clone(p.States[k].Cnt)
+			}
+			unitCnt[si] = c
+		}
+	}
 	if len(parts) == 0 {
 		p, err := hashagg.NewPartial(all, in.vals, space)
 		if err != nil {
@@ -441,8 +596,14 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 	}
 	p := parts[0]
 	rows := p.States[len(all)-1].Cnt
-	var gs []int32
-	var codes []uint64
+	present := 0
+	for _, r := range rows {
+		if r > 0 {
+			present++
+		}
+	}
+	gs := make([]int32, 0, present)
+	codes := make([]uint64, 0, present)
 	for c, r := range rows {
 		if r > 0 {
 			gs = append(gs, int32(c))
@@ -472,7 +633,7 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 				return nil, err
 			}
 			st := h.States[0]
-			holisticPairs(&st, in.vals[specs[si].Col], unitIDs, starts, inv, workers)
+			holisticPairs(&st, sel.N, in.vals[specs[si].Col], unitIDs, starts, inv, unitCnt[si], gs, workers)
 			out.States[si] = st
 		}
 	}
@@ -483,12 +644,83 @@ func isHolistic(op hashagg.Op) bool {
 	return op == hashagg.NUnique || op == hashagg.Median || op == hashagg.Quantile
 }
 
-// holisticPairs fills st's (group, value) pairs from every valid row, in row order: units
-// count their pairs, then write them in place.
-func holisticPairs(st *hashagg.State, v hashagg.Values, unitIDs [][]int32, starts []int, inv []int32, workers int) {
+// holisticPairs fills st's (group, value) pairs (ng groups) from every valid row, grouped by
+// group and in row order within a group (as hashagg's finalize buckets them, which then takes
+// them as they are): units count their pairs per group (or take cnt, each unit's counts per
+// code, gs each group's code), then write them in place. With many groups against the rows,
+// in row order instead (holisticRowPairs).
+func holisticPairs(st *hashagg.State, ng int, v hashagg.Values, unitIDs [][]int32, starts []int, inv []int32, cnt [][]int64, gs []int32, workers int) {
+	rows := 0
+	for _, ids := range unitIDs {
+		rows += len(ids)
+	}
+	if len(unitIDs) > 0 && len(unitIDs)*ng > max(rows/4, 1<<16) {
+		// A count per unit and group would outweigh the pairs: row order, bucketed later.
+		holisticRowPairs(st, v, unitIDs, starts, inv, workers)
+		return
+	}
+	if len(unitIDs) == 0 {
+		st.G, st.VI, st.VF = []int32{}, nil, nil
+		if st.IsInt {
+			st.VI = []int64{}
+		} else {
+			st.VF = []float64{}
+		}
+		return
+	}
+	hist := make([][]int, len(unitIDs))
+	parallelDo(len(unitIDs), workers, func(u int) {
+		h := make([]int, ng)
+		if cnt != nil { // counted already, per code (gs: each group's code)
+			for g, c := range gs {
+				h[g] = int(cnt[u][c])
+			}
+		} else {
+			pairsOf(h, nil, nil, v, unitIDs[u], starts[u], inv)
+		}
+		hist[u] = h
+	})
+	// Group g's pairs: unit 0's, then unit 1's, ...
+	at := 0
+	for g := 0; g < ng; g++ {
+		for u := range hist {
+			c := hist[u][g]
+			hist[u][g] = at
+			at += c
+		}
+	}
+	st.G = make([]int32, at)
+	if st.IsInt {
+		st.VI = make([]int64, at)
+	} else {
+		st.VF = make([]float64, at)
+	}
+	parallelDo(len(unitIDs), workers, func(u int) {
+		pairsOf(hist[u], st.VI, st.VF, v, unitIDs[u], starts[u], inv)
+	})
+	// The groups of the pairs, in runs, from where the last unit's pairs of each group end.
+	last := hist[len(hist)-1]
+	parallelDo(workers, workers, func(w int) {
+		lo, hi := w*ng/workers, (w+1)*ng/workers
+		from := 0
+		if lo > 0 {
+			from = last[lo-1]
+		}
+		for g := lo; g < hi; g++ {
+			for i := from; i < last[g]; i++ {
+				st.G[i] = int32(g)
+			}
+			from = last[g]
+		}
+	})
+}
+
+// holisticRowPairs fills st's pairs in row order: units count their pairs, then write them in
+// place (hashagg's finalize buckets them by group).
+func holisticRowPairs(st *hashagg.State, v hashagg.Values, unitIDs [][]int32, starts []int, inv []int32, workers int) {
 	counts := make([]int, len(unitIDs)+1)
 	parallelDo(len(unitIDs), workers, func(u int) {
-		counts[u+1] = pairsOf(nil, nil, nil, v, unitIDs[u], starts[u], inv)
+		counts[u+1] = rowPairsOf(nil, nil, nil, v, unitIDs[u], starts[u], inv)
 	})
 	for u := range unitIDs {
 		counts[u+1] += counts[u]
@@ -509,23 +741,23 @@ func holisticPairs(st *hashagg.State, v hashagg.Values, unitIDs [][]int32, start
 		} else {
 			vf = st.VF[lo:hi]
 		}
-		pairsOf(st.G[lo:hi], vi, vf, v, unitIDs[u], starts[u], inv)
+		rowPairsOf(st.G[lo:hi], vi, vf, v, unitIDs[u], starts[u], inv)
 	})
 }
 
-// pairsOf writes the pairs of one unit (rows from lo, codes ids) into g and vi or vf, or only
-// counts them when g is nil.
-func pairsOf(g []int32, vi []int64, vf []float64, v hashagg.Values, ids []int32, lo int, inv []int32) int {
+// rowPairsOf writes the pairs of one unit (rows from lo, codes ids) into g and vi or vf, or
+// only counts them when g is nil.
+func rowPairsOf(g []int32, vi []int64, vf []float64, v hashagg.Values, ids []int32, lo int, inv []int32) int {
 	switch {
 	case v.Float != nil:
-		return pairsT(g, vi, vf, v.Float, v.Valid, ids, lo, inv)
+		return rowPairsT(g, vi, vf, v.Float, v.Valid, ids, lo, inv)
 	case v.Int32 != nil:
-		return pairsT(g, vi, vf, v.Int32, v.Valid, ids, lo, inv)
+		return rowPairsT(g, vi, vf, v.Int32, v.Valid, ids, lo, inv)
 	}
-	return pairsT(g, vi, vf, v.Int, v.Valid, ids, lo, inv)
+	return rowPairsT(g, vi, vf, v.Int, v.Valid, ids, lo, inv)
 }
 
-func pairsT[T int32 | int64 | float64](g []int32, vi []int64, vf []float64, x []T, valid []bool, ids []int32, lo int, inv []int32) int {
+func rowPairsT[T int32 | int64 | float64](g []int32, vi []int64, vf []float64, x []T, valid []bool, ids []int32, lo int, inv []int32) int {
 	k := 0
 	for j, c := range ids {
 		r := lo + j
@@ -544,6 +776,39 @@ func pairsT[T int32 | int64 | float64](g []int32, vi []int64, vf []float64, x []
 		k++
 	}
 	return k
+}
+
+// pairsOf counts the pairs of one unit (rows from lo, codes ids) per group into at, or with vi
+// or vf writes each pair's value at at[group] (advancing it).
+func pairsOf(at []int, vi []int64, vf []float64, v hashagg.Values, ids []int32, lo int, inv []int32) {
+	switch {
+	case v.Float != nil:
+		pairsT(at, vi, vf, v.Float, v.Valid, ids, lo, inv)
+	case v.Int32 != nil:
+		pairsT(at, vi, vf, v.Int32, v.Valid, ids, lo, inv)
+	default:
+		pairsT(at, vi, vf, v.Int, v.Valid, ids, lo, inv)
+	}
+}
+
+func pairsT[T int32 | int64 | float64](at []int, vi []int64, vf []float64, x []T, valid []bool, ids []int32, lo int, inv []int32) {
+	write := vi != nil || vf != nil
+	for j, c := range ids {
+		r := lo + j
+		xv := x[r]
+		if c < 0 || xv != xv || (valid != nil && !valid[r]) {
+			continue
+		}
+		g := inv[c]
+		if write {
+			if vi != nil {
+				vi[at[g]] = int64(xv)
+			} else {
+				vf[at[g]] = float64(xv)
+			}
+		}
+		at[g]++
+	}
 }
 
 // hashedPartial groups each unit with hashagg.Group over int64 keys and combines the

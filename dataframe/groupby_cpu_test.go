@@ -2,8 +2,10 @@ package dataframe
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -51,5 +53,150 @@ func TestGroupByCPUIndependentOfThreads(t *testing.T) {
 			}
 		}
 		reset()
+	}
+}
+
+// TestGroupByWideKeysDecode groups by int64 keys whose ranges multiply to near 2^62 (one key
+// constant, one of two values), so that every group's keys are peeled off a packed code of
+// up to 61 bits, and checks each group's keys, sum and size against a map of the rows.
+func TestGroupByWideKeysDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	n := 40_000
+	cols := make([][]int64, 5)
+	for k := range cols {
+		cols[k] = make([]int64, n)
+	}
+	v := make([]int64, n)
+	for i := 0; i < n; i++ {
+		cols[0][i] = r.Int64N(1<<21) - 1<<20 // ~2^21 wide, negative too
+		cols[1][i] = 1e12 + r.Int64N(1<<30)  // ~2^30 wide, far from 0
+		cols[2][i] = -7                      // one value
+		cols[3][i] = 5 + int64(r.IntN(2))    // two values
+		cols[4][i] = r.Int64N(1 << 9)
+		if r.IntN(3) == 0 && i > 0 { // repeat an earlier row's keys: groups of several rows
+			j := r.IntN(i)
+			for k := range cols {
+				cols[k][i] = cols[k][j]
+			}
+		}
+		v[i] = r.Int64N(1000) - 500
+	}
+	type key [5]int64
+	want := map[key][2]int64{}
+	for i := 0; i < n; i++ {
+		kk := key{cols[0][i], cols[1][i], cols[2][i], cols[3][i], cols[4][i]}
+		w := want[kk]
+		want[kk] = [2]int64{w[0] + v[i], w[1] + 1}
+	}
+	names := []string{"a", "b", "c", "d", "e"}
+	x := FromSlices(append(names, "v"), []any{cols[0], cols[1], cols[2], cols[3], cols[4], v}, NPartitions(3)).Persist()
+	g, err := x.GroupBy(names...).Agg(Sum("v"), Size().As("n")).Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]int64, 7)
+	for i, name := range append(names, "v", "n") {
+		if got[i], err = g.Int64s(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got[0]) != len(want) {
+		t.Fatalf("%d groups, want %d", len(got[0]), len(want))
+	}
+	for i := range got[0] {
+		kk := key{got[0][i], got[1][i], got[2][i], got[3][i], got[4][i]}
+		w, ok := want[kk]
+		if !ok {
+			t.Fatalf("group %d: keys %v are no row's", i, kk)
+		}
+		if got[5][i] != w[0] || got[6][i] != w[1] {
+			t.Fatalf("group %v: sum %d size %d, want %d and %d", kk, got[5][i], got[6][i], w[0], w[1])
+		}
+	}
+}
+
+// TestGroupByMedianFewAndManyGroups checks medians and distinct counts by group against a sort
+// of each group's values, with few groups (the dense path writes the pairs grouped) and with
+// about as many groups as rows (pairs in row order, bucketed by hashagg), NaNs skipped.
+func TestGroupByMedianFewAndManyGroups(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	n := 60_000
+	for _, groups := range []int{50, 40_000} {
+		k := make([]int32, n)
+		v := make([]float64, n)
+		for i := range k {
+			k[i], v[i] = int32(1+r.IntN(groups)), float64(r.IntN(200))
+			if r.IntN(50) == 0 {
+				v[i] = math.NaN()
+			}
+		}
+		byKey := map[int64][]float64{}
+		for i := range k {
+			if v[i] == v[i] {
+				byKey[int64(k[i])] = append(byKey[int64(k[i])], v[i])
+			}
+		}
+		w := make([]int32, n)
+		wByKey := map[int64][]float64{}
+		for i := range w {
+			w[i] = int32(r.IntN(30))
+			wByKey[int64(k[i])] = append(wByKey[int64(k[i])], float64(w[i]))
+		}
+		x := FromSlices([]string{"k", "v", "w"}, []any{k, v, w}, NPartitions(7)).Persist()
+		// Std and Mean count the values the medians take (their counts are reused).
+		g, err := x.GroupBy("k").Agg(Median("v").As("m"), NUnique("v").As("u"), Std("v").As("s"),
+			Median("w").As("mw"), Mean("w").As("aw")).Compute()
+		if err != nil {
+			t.Fatal(err)
+		}
+		medW, err := g.Float64s("mw")
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := g.Int64s("k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		med, err := g.Float64s("m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		uniq, err := g.Int64s("u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) < groups/2 {
+			t.Fatalf("%d groups: %d in the result", groups, len(keys))
+		}
+		median := func(xs []float64) float64 {
+			xs = slices.Clone(xs)
+			slices.Sort(xs)
+			m := len(xs) / 2
+			if len(xs)%2 == 0 {
+				return xs[m-1] + (xs[m]-xs[m-1])/2
+			}
+			return xs[m]
+		}
+		for i, key := range keys {
+			if want := median(wByKey[key]); medW[i] != want {
+				t.Fatalf("%d groups, key %d: median of w %v, want %v", groups, key, medW[i], want)
+			}
+			xs := slices.Clone(byKey[key])
+			slices.Sort(xs)
+			if len(xs) == 0 {
+				if !math.IsNaN(med[i]) {
+					t.Fatalf("%d groups, key %d: median %v of no value", groups, key, med[i])
+				}
+				continue
+			}
+			m := len(xs) / 2
+			want := xs[m]
+			if len(xs)%2 == 0 {
+				want = xs[m-1] + (xs[m]-xs[m-1])/2
+			}
+			if med[i] != want || uniq[i] != int64(len(slices.Compact(xs))) {
+				t.Fatalf("%d groups, key %d: median %v nunique %d, want %v and %d", groups, key, med[i], uniq[i], want, len(slices.Compact(xs)))
+			}
+		}
 	}
 }

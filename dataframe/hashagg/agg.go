@@ -807,7 +807,7 @@ func finalize(s *State, n int) Result {
 		} else {
 			x = vf[lo:hi]
 		}
-		f[g] = quantileSelect(x, q) // x is this call's copy: reordering it is fine
+		f[g] = quantileSelect(x, q) // reorders x within its group: the pairs stay valid
 	})
 	return Result{Float: f, Valid: validWhere(cnt, 1)}
 }
@@ -826,6 +826,15 @@ func forGroups(n, workers int, f func(g int)) {
 // start[g+1]], in pair order. With few groups against the pairs, chunks of pairs count and
 // place theirs in parallel.
 func bucketPairs(s *State, n int) (start []int, vi []int64, vf []float64) {
+	if start, ok := groupedPairs(s.G, n); ok {
+		// Already grouped (dataframe's dense path writes them so): taken as they are; a
+		// quantile's selection reorders values within a group only, which leaves the pairs
+		// valid. NUnique compacts them: a copy.
+		if s.Spec.Op == NUnique {
+			return start, slices.Clone(s.VI), slices.Clone(s.VF)
+		}
+		return start, s.VI, s.VF
+	}
 	start = make([]int, n+1)
 	if s.IsInt {
 		vi = make([]int64, len(s.G))
@@ -871,6 +880,33 @@ func bucketPairs(s *State, n int) (start []int, vi []int64, vf []float64) {
 		}
 	})
 	return start, vi, vf
+}
+
+// groupedPairs returns where each group's pairs start when g (the pairs' groups, all in [0,
+// n)) is in ascending order; false otherwise. Chunks check the order in parallel, and each
+// group's start is a binary search.
+func groupedPairs(g []int32, n int) ([]int, bool) {
+	workers := runtime.GOMAXPROCS(0)
+	const chunk = 1 << 16
+	nc := (len(g) + chunk - 1) / chunk
+	bad := make([]bool, nc)
+	parallel(nc, workers, func(c int) {
+		lo, hi := max(1, c*chunk), min(len(g), (c+1)*chunk)
+		for i := lo; i < hi; i++ {
+			if g[i] < g[i-1] {
+				bad[c] = true
+				return
+			}
+		}
+	})
+	if slices.Contains(bad, true) {
+		return nil, false
+	}
+	start := make([]int, n+1)
+	forGroups(n+1, workers, func(x int) {
+		start[x], _ = slices.BinarySearch(g, int32(x))
+	})
+	return start, true
 }
 
 // Interpolate returns the q-quantile of sorted x by linear interpolation (NumPy's and pandas'

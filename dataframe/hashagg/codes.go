@@ -3,6 +3,7 @@ package hashagg
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 )
 
@@ -17,6 +18,9 @@ func GroupCodes(codes []uint64, skip uint64) (ids []int32, groups []uint64) {
 	}
 	slots := make([]int32, c) // group + 1; 0 is empty
 	mask := uint64(c - 1)
+	// Room for as many groups as the table holds before it grows (a radix bucket of
+	// AggregateCodes, nearly all distinct at db-benchmark's q10: no append regrows).
+	groups = make([]uint64, 0, min(len(codes), c/2))
 	for i, x := range codes {
 		if x == skip {
 			ids[i] = -1
@@ -139,6 +143,17 @@ func AggregateCodes(codes []uint64, skip uint64, units []int, specs []Spec, vals
 	bstart[nb] = at
 	sorted := make([]uint64, at)
 	rows := make([]int32, at)
+	holistic := false
+	for _, s := range specs {
+		holistic = holistic || s.Op.holistic()
+	}
+	// The value columns in bucket order too, for the algebraic states: scattered with a
+	// sequential read here, the folds read them in order (not through rows, a cache miss
+	// each).
+	var bvals []Values
+	if !holistic {
+		bvals = scatterValues(codes, skip, shift, starts, hist, specs, vals, at, workers)
+	}
 	parallel(len(units), workers, func(u int) {
 		off := hist[u]
 		for i := starts[u]; i < starts[u+1]; i++ {
@@ -164,10 +179,6 @@ func AggregateCodes(codes []uint64, skip uint64, units []int, specs []Spec, vals
 	all := make([]uint64, 0, base[nb])
 	for _, g := range groups {
 		all = append(all, g...)
-	}
-	holistic := false
-	for _, s := range specs {
-		holistic = holistic || s.Op.holistic()
 	}
 	if holistic {
 		// Holistic states append pairs: one partial per bucket, joined in order.
@@ -208,7 +219,17 @@ func AggregateCodes(codes []uint64, skip uint64, units []int, specs []Spec, vals
 		for j := range seg {
 			seg[j] += int32(base[b])
 		}
-		errs[b] = p.Fold(seg, rows[lo:hi], vals)
+		if bvals == nil {
+			errs[b] = p.Fold(seg, rows[lo:hi], vals)
+			return
+		}
+		bv := make([]Values, len(bvals))
+		for c, v := range bvals {
+			if v.len() == at {
+				bv[c] = v.Slice(lo, hi)
+			}
+		}
+		errs[b] = p.Fold(seg, nil, bv)
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -216,4 +237,66 @@ func AggregateCodes(codes []uint64, skip uint64, units []int, specs []Spec, vals
 		}
 	}
 	return p, all, nil
+}
+
+// scatterValues returns the value columns that specs read in bucket order (as AggregateCodes
+// places the rows: unit by unit, the bucket offsets off[u] of each unit), other columns empty;
+// nil when a spec needs positions or a column has nulls or positions, which keep the rows.
+func scatterValues(codes []uint64, skip uint64, shift uint, starts []int, off [][]int, specs []Spec, vals []Values, at, workers int) []Values {
+	used := make([]bool, len(vals))
+	for _, s := range specs {
+		switch s.Op {
+		case Size:
+			continue
+		case Sum, Count, Min, Max, Mean, Var, Std:
+		default:
+			return nil
+		}
+		if s.Col >= len(vals) {
+			return nil
+		}
+		if v := vals[s.Col]; v.Valid != nil || v.Pos != nil || v.len() != len(codes) {
+			return nil
+		}
+		used[s.Col] = true
+	}
+	out := make([]Values, len(vals))
+	for c, v := range vals {
+		if !used[c] {
+			continue
+		}
+		switch {
+		case v.Float != nil:
+			out[c].Float = make([]float64, at)
+		case v.Int32 != nil:
+			out[c].Int32 = make([]int32, at)
+		default:
+			out[c].Int = make([]int64, at)
+		}
+		parallel(len(off), workers, func(u int) {
+			o := slices.Clone(off[u])
+			lo, hi := starts[u], starts[u+1]
+			switch {
+			case v.Float != nil:
+				scatterRows(out[c].Float, v.Float[lo:hi], codes[lo:hi], skip, shift, o)
+			case v.Int32 != nil:
+				scatterRows(out[c].Int32, v.Int32[lo:hi], codes[lo:hi], skip, shift, o)
+			default:
+				scatterRows(out[c].Int, v.Int[lo:hi], codes[lo:hi], skip, shift, o)
+			}
+		})
+	}
+	return out
+}
+
+// scatterRows writes each row of x whose code is not skip at its bucket's next offset.
+func scatterRows[T int32 | int64 | float64](dst, x []T, codes []uint64, skip uint64, shift uint, off []int) {
+	x = x[:len(codes)]
+	for i, c := range codes {
+		if c != skip {
+			b := mix(c) >> shift
+			dst[off[b]] = x[i]
+			off[b]++
+		}
+	}
 }

@@ -38,6 +38,9 @@ func TestAggregateCodesEqualsGroup(t *testing.T) {
 			{{Op: hashagg.Sum, Col: 0}, {Op: hashagg.Mean, Col: 1}, {Op: hashagg.Min, Col: 0}, {Op: hashagg.Std, Col: 1},
 				{Op: hashagg.Corr, Col: 0, Col2: 1}, {Op: hashagg.Top, Col: 1, N: 2, Largest: true}, {Op: hashagg.Size}},
 			{{Op: hashagg.Median, Col: 1}, {Op: hashagg.NUnique, Col: 0}, {Op: hashagg.Last, Col: 0}},
+			// Only states that read no positions: the value columns go to the buckets too.
+			{{Op: hashagg.Sum, Col: 1}, {Op: hashagg.Mean, Col: 0}, {Op: hashagg.Max, Col: 1}, {Op: hashagg.Min, Col: 0},
+				{Op: hashagg.Var, Col: 1}, {Op: hashagg.Count, Col: 1}, {Op: hashagg.Size}},
 		} {
 			p, groups, err := hashagg.AggregateCodes(codes, math.MaxUint64, []int{40_000, 60_000, 50_000}, specs, vals, 2)
 			if err != nil {
@@ -93,6 +96,9 @@ func TestQuantileSelectEqualsSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for trial := 0; trial < 300; trial++ {
 		n := 1 + r.IntN(500)
+		if trial%10 == 0 { // long runs of equal values in partitions of thousands
+			n = 2000 + r.IntN(3000)
+		}
 		x := make([]float64, n)
 		for i := range x {
 			x[i] = float64(r.IntN(1 + r.IntN(50)))

@@ -362,6 +362,9 @@ func quantileSelect(x []float64, q float64) float64 {
 
 // nthElement reorders x so that x[k] is the value sorted x would hold there, nothing greater
 // before it and nothing smaller after it (quickselect; sorts the rest after too many rounds).
+// Its partitions are branch-free (Lomuto's, a swap a value), where a branch on each random
+// value was mispredicted half the time; a partition that leaves few values below the pivot
+// sets the ones equal to it aside in a second pass (many equal values).
 func nthElement(x []float64, k int) {
 	lo, hi := 0, len(x)-1
 	budget := 2*bits.Len(uint(len(x))) + 8
@@ -383,28 +386,45 @@ func nthElement(x []float64, k int) {
 			x[hi], x[mid] = x[mid], x[hi]
 		}
 		p := x[mid]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < p {
-				i++
-			}
-			for x[j] > p {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
+		x[mid], x[hi] = x[hi], x[mid]
+		// x[lo:j] < p, x[j:i] >= p.
+		j := lo
+		s := x[lo:hi]
+		for i, v := range s {
+			s[i] = x[j]
+			x[j] = v
+			j += oneIf(v < p)
 		}
+		x[hi], x[j] = x[j], p
 		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
+		case k < j:
+			hi = j - 1
+		case k == j:
+			return
+		case j-lo >= (hi-lo)>>4:
+			lo = j + 1
 		default:
-			return // x[j+1 : i] all equal p
+			// x[j+1:e] == p, x[e:hi+1] > p.
+			e := j + 1
+			s := x[e : hi+1]
+			for i, v := range s {
+				s[i] = x[e]
+				x[e] = v
+				e += oneIf(v <= p)
+			}
+			if k < e {
+				return
+			}
+			lo = e
 		}
 	}
 	slices.Sort(x[lo : hi+1])
+}
+
+// oneIf is 1 when b holds, else 0 (the compiler makes it a flag, no branch).
+func oneIf(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

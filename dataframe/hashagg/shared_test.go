@@ -16,6 +16,9 @@ func TestFoldNewEqualsFold(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 40; trial++ {
 		n, ng := r.IntN(2000), 1+r.IntN(300)
+		if trial%5 == 2 { // more groups than FoldNew folds sums two a pass for
+			ng = 4097 + r.IntN(2000)
+		}
 		ids := make([]int32, n)
 		i32, i64 := make([]int32, n), make([]int64, n)
 		f := make([]float64, n)
@@ -49,6 +52,12 @@ func TestFoldNewEqualsFold(t *testing.T) {
 				}
 			}
 			specs = noSize
+		}
+		if trial%4 == 1 { // db-benchmark q1's states: one Sum fused with the count
+			specs = []hashagg.Spec{{Op: hashagg.Sum, Col: trial / 4 % 2}, {Op: hashagg.Size}}
+		}
+		if trial%8 == 3 { // q7's: Max and Min, one fused with the count
+			specs = []hashagg.Spec{{Op: hashagg.Max, Col: 0}, {Op: hashagg.Min, Col: 1}, {Op: hashagg.Size}}
 		}
 		want, err := hashagg.NewPartial(specs, vals, ng)
 		if err != nil {
