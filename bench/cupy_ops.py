@@ -21,6 +21,7 @@ Prints one JSON line per op and variant: {"peer","op","n","chunk","device","seco
 """
 import argparse
 import json
+import re
 import time
 
 import cupy as cp
@@ -30,6 +31,7 @@ p.add_argument("--n", type=int, default=40000)
 p.add_argument("--chunk", type=int, default=10000)
 p.add_argument("--variants", default="cupy-regen,cupy-resident,dask-cupy")
 p.add_argument("--op", default="", help="run only this op")
+p.add_argument("--match", default="", help="run only the ops whose names match this regular expression (re.search)")
 p.add_argument("--calls", action="store_true",
                help="run the call rows too (sorts, scans, transforms), as gpunotes bench ops --calls")
 p.add_argument("--vn", type=int, default=100000000, help="length of the vector the 1-d call rows read")
@@ -119,6 +121,8 @@ if a.calls:
 
 if a.op:
     OPS = [o for o in OPS + ([] if a.calls else CALLS) if o[0] == a.op]
+if a.match:
+    OPS = [o for o in OPS if re.search(a.match, o[0])]
 
 
 # CuPy's ElementwiseKernel is the peer of gpuarray.Elementwise; dask + CuPy composes the ops.
