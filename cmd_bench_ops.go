@@ -26,7 +26,8 @@ type opsResult struct {
 	GPUs    int     `json:"gpus,omitempty"`
 	Seconds float64 `json:"seconds"`
 	// ToHostSeconds is Compute and then ToSlice (best of 3): a result left on a GPU (an array
-	// result of Compute) brought to host memory, as the CuPy peers' .get() brings theirs.
+	// result of Compute) brought to host memory, as the CuPy peers' .get() brings theirs; with
+	// --on-device only the first element of a result of more than 2^20 elements.
 	ToHostSeconds float64 `json:"to_host_seconds"`
 	Path          string  `json:"path"`
 	// Persisted says the ops read an array computed once and kept (--persist).
@@ -235,6 +236,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	vchunk := fs.Int("vchunk", 12500000, "chunk length of that vector")
 	mn := fs.Int("mn", 8192, "side of the matrix product's matrix")
 	sn := fs.Int("sn", 4096, "side of the solve's and inverse's matrix")
+	onDevice := fs.Bool("on-device", false, "read back only the first element of an array result of more than 2^20 elements (as bench/cupy_ops.py --on-device), not all of it")
 	asJSON := fs.Bool("json", false, "print one JSON line per op")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: bench ops: %v", errUsage, err)
@@ -317,7 +319,13 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 			if rep > 0 {
 				res.Seconds = min(res.Seconds, time.Since(t0).Seconds())
 			}
-			vals, err := c.ToSlice()
+			read := c
+			if *onDevice && c.Size() > 1<<20 {
+				// Its first element alone: a 4e8-element argsort took 14.9 s to come to host
+				// memory as float64 values on an H200 (bench/RESULTS.md), 4 times a row.
+				read = c.Ravel().Slice(gpuarray.Span(0, 1))
+			}
+			vals, err := read.ToSlice(opt, gpuarray.WithContext(ctx))
 			if err != nil {
 				c.Release()
 				failed = fmt.Errorf("bench ops: %s: %w", op.name, err)
