@@ -26,7 +26,8 @@ type opsResult struct {
 	GPUs    int     `json:"gpus,omitempty"`
 	Seconds float64 `json:"seconds"`
 	// ToHostSeconds is Compute and then ToSlice (best of 3): a result left on a GPU (an array
-	// result of Compute) brought to host memory, as the CuPy peers' .get() brings theirs.
+	// result of Compute) brought to host memory, as the CuPy peers' .get() brings theirs; with
+	// --on-device only the first element of a result of more than 2^20 elements.
 	ToHostSeconds float64 `json:"to_host_seconds"`
 	Path          string  `json:"path"`
 	// Persisted says the ops read an array computed once and kept (--persist).
@@ -41,23 +42,45 @@ type benchOp struct {
 	build func(x *gpuarray.Array, n, chunk int) *gpuarray.Array
 }
 
-// of names the array a row with no build reads, a sum of it: its name's "float32", "int32"
-// or "bool" (benchArray); "" for the others' float64 normal array.
+// of names the array a row reads (benchArray): its rowInputs entry; for a row with no build,
+// a sum of it, its name's "float32", "int32" or "bool"; "" for the others' float64 normal
+// n x n array.
 func (op benchOp) of() string {
+	if in, ok := rowInputs[op.name]; ok {
+		return in
+	}
 	if op.build != nil {
 		return ""
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(op.name, "sum("), ")")
 }
 
-// benchArray is the n x n array an op of the table reads: the standard normal one (seed 42),
-// generated as float32, or from it, int32(1000 x) or x > 0.
-func benchArray(of string, n, chunk int) *gpuarray.Array {
+// benchSizes are the sizes of the arrays the rows read: the n x n array in chunk x chunk
+// chunks, the vector of vn values in chunks of vchunk, the matrix of a product (mn x mn) and
+// the matrix of a solve or inverse (sn x sn), each of these two in one chunk.
+type benchSizes struct{ n, chunk, vn, vchunk, mn, sn int }
+
+// benchArray is the array an op of the table reads: the n x n standard normal one (seed 42),
+// generated as float32, or from it, int32(1000 x) or x > 0; "vec" a standard normal vector
+// (seed 42) and "ivec" int64(1000 |v|) of it; "mat" and "sq" standard normal square matrices
+// (seeds 43 and 44).
+func benchArray(of string, s benchSizes) *gpuarray.Array {
+	rs := gpuarray.NewRandomState(42)
+	switch of {
+	case "vec":
+		return rs.StandardNormal(gpuarray.Shape(s.vn), gpuarray.Chunks(s.vchunk))
+	case "ivec":
+		return rs.StandardNormal(gpuarray.Shape(s.vn), gpuarray.Chunks(s.vchunk)).Abs().Mul(1000).AsType(gpuarray.Int64)
+	case "mat":
+		return gpuarray.NewRandomState(43).StandardNormal(gpuarray.Shape(s.mn, s.mn), gpuarray.Chunks(s.mn, s.mn))
+	case "sq":
+		return gpuarray.NewRandomState(44).StandardNormal(gpuarray.Shape(s.sn, s.sn), gpuarray.Chunks(s.sn, s.sn))
+	}
 	dt := gpuarray.Float64
 	if of == "float32" {
 		dt = gpuarray.Float32
 	}
-	x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(n, n), gpuarray.Chunks(chunk, chunk), gpuarray.WithDType(dt))
+	x := rs.StandardNormal(gpuarray.Shape(s.n, s.n), gpuarray.Chunks(s.chunk, s.chunk), gpuarray.WithDType(dt))
 	switch of {
 	case "int32":
 		return x.Mul(1000).AsType(gpuarray.Int32)
@@ -65,6 +88,15 @@ func benchArray(of string, n, chunk int) *gpuarray.Array {
 		return x.Gt(0)
 	}
 	return x
+}
+
+// rowInputs names the arrays the call rows read other than the n x n one (benchArray).
+var rowInputs = map[string]string{
+	"sort(v)": "vec", "argsort(v)": "vec", "topk(v, 10)": "vec", "sum(abs(fft(v)))": "vec",
+	"unique(iv)": "ivec", "bincount(iv)": "ivec", "histogram(v, 100, range=(-5, 5))": "vec",
+	"searchsorted(linspace(-5, 5, 1000001), v)": "vec", "nonzero(v > 1)[0]": "vec",
+	"take(v, int64((len(v)-1) |sin(1000 v)|))": "vec", "quantile(v, 0.9)": "vec", "median(v)": "vec",
+	"solve(a, a[:, :16])": "sq", "inv(a)": "sq", "matmul(m, m)": "mat",
 }
 
 // opsTable is the fixed table of `bench ops`; bench/cupy_ops.py runs the same ops.
@@ -143,6 +175,37 @@ var callsTable = []benchOp{
 		return gpuarray.UniqueValues(x.Mul(10).Round())
 	}},
 	{"median(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Median(x, 1) }},
+	// The rest of issue 32's call stages, on the 1e8 vector v (rowInputs), the n x n array, or
+	// the matrices of a solve (4096^2) and a product (8192^2); and its fused rows not in the op
+	// table (standardize; mean and std along an axis, x + x.T and the masked mean are there).
+	{"sort(v)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Sort(x, 0) }},
+	{"argsort(v)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Argsort(x, 0) }},
+	{"topk(v, 10)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.TopK(x, 10, 0) }},
+	{"sum(abs(fft(v)))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.FFT(x).Abs().Sum() }},
+	{"diff(axis=1)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Diff(x, 1, 1) }},
+	{"unique(iv)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.UniqueValues(x) }},
+	// Read back: its to_host_seconds is the row's figure (CuPy's peer ends in .get()).
+	{"bincount(iv)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Bincount(x) }},
+	{"histogram(v, 100, range=(-5, 5))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
+		h, _ := gpuarray.Histogram(x, 100, -5, 5, nil)
+		return h
+	}},
+	{"searchsorted(linspace(-5, 5, 1000001), v)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
+		return gpuarray.Searchsorted(gpuarray.Linspace(-5, 5, 1000001), x, "left")
+	}},
+	{"nonzero(v > 1)[0]", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Nonzero(x.Gt(1))[0] }},
+	// A gather at scattered positions, its indices computed from v in the graph.
+	{"take(v, int64((len(v)-1) |sin(1000 v)|))", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
+		return x.Take(x.Mul(1000).Sin().Abs().Mul(float64(x.Size() - 1)).AsType(gpuarray.Int64))
+	}},
+	{"quantile(v, 0.9)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Quantile(x, 0.9) }},
+	{"median(v)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Median(x) }},
+	{"solve(a, a[:, :16])", func(x *gpuarray.Array, _, _ int) *gpuarray.Array {
+		return gpuarray.Solve(x, x.Slice(gpuarray.All(), gpuarray.Span(0, 16)))
+	}},
+	{"inv(a)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.Inv(x) }},
+	{"matmul(m, m)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return gpuarray.MatMul(x, x) }},
+	{"standardize(axis=0)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Sub(x.Mean(0)).Div(x.Std(0)) }},
 }
 
 // benchKernel is the Elementwise row's kernel.
@@ -166,9 +229,14 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	gpus := fs.Int("gpus", 1, "GPUs to spread the chunks over with --backend gpu (OnGPUs)")
 	only := fs.String("op", "", "run only this op")
 	match := fs.String("match", "", "run only the ops whose names match this regular expression")
-	persist := fs.Bool("persist", false, "compute the array once and keep it where it was computed (Persist), then run the ops on it")
-	fs.BoolVar(persist, "persisted", false, "the same as --persist")
+	persist := fs.Bool("persist", false, "compute the arrays once and keep them where they were computed (Persist), then run the ops on them")
+	persisted := fs.Bool("persisted", false, "--persist --calls: every row, on persisted inputs")
 	calls := fs.Bool("calls", false, "run the call rows too (sorts, scans, transforms), or with --op/--match only those named")
+	vn := fs.Int("vn", 100000000, "length of the vector the 1-d call rows read")
+	vchunk := fs.Int("vchunk", 12500000, "chunk length of that vector")
+	mn := fs.Int("mn", 8192, "side of the matrix product's matrix")
+	sn := fs.Int("sn", 4096, "side of the solve's and inverse's matrix")
+	onDevice := fs.Bool("on-device", false, "read back only the first element of an array result of more than 2^20 elements (as bench/cupy_ops.py --on-device), not all of it")
 	asJSON := fs.Bool("json", false, "print one JSON line per op")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: bench ops: %v", errUsage, err)
@@ -176,9 +244,13 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: bench ops: unexpected arguments %q", errUsage, fs.Args())
 	}
-	if *n <= 0 || *chunk <= 0 {
-		return fmt.Errorf("%w: bench ops: --n %d and --chunk %d must be positive", errUsage, *n, *chunk)
+	if *n <= 0 || *chunk <= 0 || *vn <= 0 || *vchunk <= 0 || *mn <= 0 || *sn <= 0 {
+		return fmt.Errorf("%w: bench ops: --n %d, --chunk %d, --vn %d, --vchunk %d, --mn %d and --sn %d must be positive", errUsage, *n, *chunk, *vn, *vchunk, *mn, *sn)
 	}
+	if *persisted {
+		*persist, *calls = true, true
+	}
+	sizes := benchSizes{n: *n, chunk: *chunk, vn: *vn, vchunk: *vchunk, mn: *mn, sn: *sn}
 	var re *regexp.Regexp
 	if *match != "" {
 		var err error
@@ -205,7 +277,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 			if !selected(op) || held[op.of()] != nil {
 				continue
 			}
-			h := benchArray(op.of(), *n, *chunk).Persist(opt, gpuarray.WithContext(ctx))
+			h := benchArray(op.of(), sizes).Persist(opt, gpuarray.WithContext(ctx))
 			if err := h.Err(); err != nil {
 				return fmt.Errorf("bench ops: persist: %w", err)
 			}
@@ -216,6 +288,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	ran := false
+	var firstErr error
 	for _, op := range table {
 		if !selected(op) {
 			continue
@@ -225,9 +298,10 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 		if *backend == "gpu" {
 			res.GPUs = *gpus
 		}
+		var failed error
 		for rep := 0; rep < 4; rep++ { // a warm-up, then best of 3
 			t0 := time.Now()
-			x := benchArray(op.of(), *n, *chunk)
+			x := benchArray(op.of(), sizes)
 			if *persist {
 				x = held[op.of()]
 			}
@@ -239,14 +313,23 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 			}
 			c, err := y.Compute(opt, gpuarray.WithContext(ctx))
 			if err != nil {
-				return fmt.Errorf("bench ops: %s: %w", op.name, err)
+				failed = fmt.Errorf("bench ops: %s: %w", op.name, err)
+				break
 			}
 			if rep > 0 {
 				res.Seconds = min(res.Seconds, time.Since(t0).Seconds())
 			}
-			vals, err := c.ToSlice()
+			read := c
+			if *onDevice && c.Size() > 1<<20 {
+				// Its first element alone: a 4e8-element argsort took 14.9 s to come to host
+				// memory as float64 values on an H200 (bench/RESULTS.md), 4 times a row.
+				read = c.Ravel().Slice(gpuarray.Span(0, 1))
+			}
+			vals, err := read.ToSlice(opt, gpuarray.WithContext(ctx))
 			if err != nil {
-				return fmt.Errorf("bench ops: %s: %w", op.name, err)
+				c.Release()
+				failed = fmt.Errorf("bench ops: %s: %w", op.name, err)
+				break
 			}
 			if rep > 0 {
 				res.ToHostSeconds = min(res.ToHostSeconds, time.Since(t0).Seconds())
@@ -256,6 +339,20 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 			if res.Path == "" {
 				res.Path = "cpu (fused loops)"
 			}
+		}
+		if failed != nil {
+			// With --json the other rows still run (a long device run keeps its figures); the
+			// first failure is the command's error.
+			if !*asJSON {
+				return failed
+			}
+			if err := enc.Encode(map[string]string{"op": op.name, "error": failed.Error()}); err != nil {
+				return err
+			}
+			if firstErr == nil {
+				firstErr = failed
+			}
+			continue
 		}
 		if *asJSON {
 			if err := enc.Encode(res); err != nil {
@@ -270,5 +367,5 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 	if !ran {
 		return fmt.Errorf("%w: bench ops: no op named %q matching %q", errUsage, *only, *match)
 	}
-	return nil
+	return firstErr
 }

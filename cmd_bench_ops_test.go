@@ -89,12 +89,12 @@ func TestBenchOpsMatch(t *testing.T) {
 	}
 }
 
-// TestBenchOpsCalls runs the call rows (--calls, --persisted) on the CPU backend: every row of
-// callsTable once, each value the first element of the same op computed directly, and the
-// rows of the op table with them.
+// TestBenchOpsCalls runs the call rows (--persisted: --persist --calls) on the CPU backend:
+// every row of callsTable once, on its own input (the vector, the matrices), each value the
+// first element of the same op computed directly, and the rows of the op table with them.
 func TestBenchOpsCalls(t *testing.T) {
 	var out bytes.Buffer
-	if err := benchOps(context.Background(), []string{"--backend", "cpu", "--n", "48", "--chunk", "16", "--calls", "--persisted", "--json"}, &out); err != nil {
+	if err := benchOps(context.Background(), []string{"--backend", "cpu", "--n", "48", "--chunk", "16", "--vn", "1000", "--vchunk", "300", "--mn", "40", "--sn", "24", "--persisted", "--json"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]opsResult{}
@@ -112,9 +112,9 @@ func TestBenchOpsCalls(t *testing.T) {
 	if len(seen) != len(opsTable)+len(callsTable) {
 		t.Fatalf("%d ops printed, the tables have %d", len(seen), len(opsTable)+len(callsTable))
 	}
-	x := gpuarray.NewRandomState(42).StandardNormal(gpuarray.Shape(48, 48), gpuarray.Chunks(16, 16))
+	sizes := benchSizes{n: 48, chunk: 16, vn: 1000, vchunk: 300, mn: 40, sn: 24}
 	for _, op := range callsTable {
-		v, err := op.build(x, 48, 16).ToSlice(gpuarray.Inline())
+		v, err := op.build(benchArray(op.of(), sizes), 48, 16).ToSlice(gpuarray.Inline())
 		if err != nil {
 			t.Fatalf("%s: %v", op.name, err)
 		}

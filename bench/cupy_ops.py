@@ -14,11 +14,14 @@ Every variant brings the result to the host (float() or .get()), as gpunotes' Co
 except with --on-device, where array results stay in device memory (as a Compute with OnGPU
 leaves them; "seconds" of gpunotes bench ops) and only their first element is read.
 Each figure is the best of 3 after a warm-up.
+The call rows (--calls) that read a 1e8 vector (--vn) or a matrix (--mn, --sn) run in
+cupy-resident alone, their inputs made resident before the timing.
 Usage: python3 bench/cupy_ops.py --n 40000 [--chunk 10000] [--variants cupy-regen,cupy-resident,dask-cupy]
 Prints one JSON line per op and variant: {"peer","op","n","chunk","device","seconds","value"}.
 """
 import argparse
 import json
+import re
 import time
 
 import cupy as cp
@@ -28,8 +31,12 @@ p.add_argument("--n", type=int, default=40000)
 p.add_argument("--chunk", type=int, default=10000)
 p.add_argument("--variants", default="cupy-regen,cupy-resident,dask-cupy")
 p.add_argument("--op", default="", help="run only this op")
+p.add_argument("--match", default="", help="run only the ops whose names match this regular expression (re.search)")
 p.add_argument("--calls", action="store_true",
                help="run the call rows too (sorts, scans, transforms), as gpunotes bench ops --calls")
+p.add_argument("--vn", type=int, default=100000000, help="length of the vector the 1-d call rows read")
+p.add_argument("--mn", type=int, default=8192, help="side of the matrix product's matrix")
+p.add_argument("--sn", type=int, default=4096, help="side of the solve's and inverse's matrix")
 p.add_argument("--on-device", action="store_true",
                help="leave array results in device memory (read one element), as gpunotes' Compute with OnGPU does")
 a = p.parse_args()
@@ -80,12 +87,42 @@ CALLS = [
     ("argwhere(x > 2)", lambda x, xp: xp.argwhere(x > 2)),
     ("unique(rint(10 x))", lambda x, xp: xp.unique(xp.rint(x * 10))),
     ("median(axis=1)", lambda x, xp: xp.median(x, axis=1)),
+    # The rest of issue 32's rows (gpunotes bench ops --persisted), on the inputs of INPUTS.
+    ("sort(v)", lambda x, xp: xp.sort(x)),
+    ("argsort(v)", lambda x, xp: xp.argsort(x)),
+    ("topk(v, 10)", lambda x, xp: xp.sort(xp.partition(x, x.size - 10)[-10:])[::-1]),
+    ("sum(abs(fft(v)))", lambda x, xp: xp.abs(xp.fft.fft(x)).sum()),
+    ("diff(axis=1)", lambda x, xp: xp.diff(x, axis=1)),
+    ("unique(iv)", lambda x, xp: xp.unique(x)),
+    ("bincount(iv)", lambda x, xp: cp.asnumpy(xp.bincount(x))),  # read back, as the row says
+    ("histogram(v, 100, range=(-5, 5))", lambda x, xp: xp.histogram(x, bins=100, range=(-5, 5))[0]),
+    ("searchsorted(linspace(-5, 5, 1000001), v)", lambda x, xp: xp.searchsorted(xp.linspace(-5, 5, 1000001), x)),
+    ("nonzero(v > 1)[0]", lambda x, xp: xp.nonzero(x > 1)[0]),
+    ("take(v, int64((len(v)-1) |sin(1000 v)|))",
+     lambda x, xp: xp.take(x, (xp.abs(xp.sin(x * 1000)) * (x.size - 1)).astype(xp.int64))),
+    ("quantile(v, 0.9)", lambda x, xp: xp.quantile(x, 0.9)),
+    ("median(v)", lambda x, xp: xp.median(x)),
+    ("solve(a, a[:, :16])", lambda x, xp: xp.linalg.solve(x, x[:, :16])),
+    ("inv(a)", lambda x, xp: xp.linalg.inv(x)),
+    ("matmul(m, m)", lambda x, xp: x @ x),
+    ("standardize(axis=0)", lambda x, xp: (x - x.mean(axis=0)) / x.std(axis=0)),
 ]
+# The inputs of the rows that do not read the N x N array (cupy-resident only): a vector of
+# VN standard normals, int64(1000 |v|) of it, and standard normal matrices of 8192^2 and 4096^2.
+INPUTS = {
+    "sort(v)": "vec", "argsort(v)": "vec", "topk(v, 10)": "vec", "sum(abs(fft(v)))": "vec",
+    "unique(iv)": "ivec", "bincount(iv)": "ivec", "histogram(v, 100, range=(-5, 5))": "vec",
+    "searchsorted(linspace(-5, 5, 1000001), v)": "vec", "nonzero(v > 1)[0]": "vec",
+    "take(v, int64((len(v)-1) |sin(1000 v)|))": "vec", "quantile(v, 0.9)": "vec", "median(v)": "vec",
+    "solve(a, a[:, :16])": "sq", "inv(a)": "sq", "matmul(m, m)": "mat",
+}
 if a.calls:
     OPS = OPS + CALLS
 
 if a.op:
     OPS = [o for o in OPS + ([] if a.calls else CALLS) if o[0] == a.op]
+if a.match:
+    OPS = [o for o in OPS if re.search(a.match, o[0])]
 
 
 # CuPy's ElementwiseKernel is the peer of gpuarray.Elementwise; dask + CuPy composes the ops.
@@ -141,8 +178,19 @@ def free():
     cp.get_default_memory_pool().free_all_blocks()
 
 
+def other_input(kind):
+    """An input of INPUTS, made resident."""
+    if kind in ("vec", "ivec"):
+        v = cp.random.RandomState(42).standard_normal(a.vn, dtype=cp.float64)
+        return v if kind == "vec" else (cp.abs(v) * 1000).astype(cp.int64)
+    side, seed = (a.mn, 43) if kind == "mat" else (a.sn, 44)
+    return cp.random.RandomState(seed).standard_normal((side, side), dtype=cp.float64)
+
+
 def regen():
     for name, op in OPS:
+        if name in INPUTS:
+            continue  # resident rows only
         dt = cp.float32 if name == "sum(float32)" else cp.float64
         if op is None:
             f = lambda: first(cp.arange(N * N, dtype=cp.float64).sum())
@@ -163,7 +211,9 @@ def resident():
             inp = cp.arange(N * N, dtype=cp.float64)
             f = lambda: first(inp.sum())
         else:
-            if name == "sum(float32)":
+            if name in INPUTS:
+                inp = other_input(INPUTS[name])
+            elif name == "sum(float32)":
                 inp = cp.random.RandomState(42).standard_normal((N, N), dtype=cp.float32)
             else:
                 inp = derive(name, x, cp)
@@ -192,6 +242,8 @@ def dask_cupy():
         return x.astype(cp.float32) if f32 else x
 
     for name, op in OPS:
+        if name in INPUTS:
+            continue  # resident rows only
         dt = name == "sum(float32)"
         if op is None:
             f = lambda: first(da.arange(N * N, chunks=C * C, dtype=cp.float64, like=cp.empty(0)).sum().compute())

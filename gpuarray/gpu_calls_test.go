@@ -62,13 +62,23 @@ func (fakeHeld) Where() string { return "gpu 0" }
 // TestCallKeepPlanning checks, without a GPU, which call stages of a GPU compute write their
 // outputs into device memory (planCallKeep): sorts, argsorts and top-k of every dtype the GPU
 // keeps, cumulative sums and products along any axis, and the complex and real FFTs along any
-// axis; and which assemble them on the host, with the reason (a product along an axis,
-// bincount's per-chunk counts, ihfft's conjugation, a single-precision transform).
+// axis, and the matrix functions of one float64 matrix (inverse, solve, Cholesky, determinant,
+// eigenvalues and vectors, pseudo-inverse, least squares); and which assemble them on the
+// host, with the reason (a product along an axis, bincount's per-chunk counts, ihfft's
+// conjugation, a single-precision transform or factor, a matrix rank).
 func TestCallKeepPlanning(t *testing.T) {
 	x := NewRandomState(5).StandardNormal(Shape(40, 30), Chunks(10, 10))
 	ints := x.Mul(10).AsType(Int32)
 	sq := NewRandomState(6).StandardNormal(Shape(20, 20), Chunks(20, 20))
 	rhs, err := NewRandomState(7).StandardNormal(Shape(20, 3), Chunks(20, 3)).Compute(Inline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spd := sq.Add(sq.T()).Add(Eye(20, 20, 0, Chunks(20, 20)).Mul(40))
+	_, logdet := Slogdet(sq)
+	_, vecs := Eigh(spd)
+	tall := NewRandomState(8).StandardNormal(Shape(30, 6), Chunks(30, 6))
+	tallRHS, err := NewRandomState(9).StandardNormal(Shape(30, 2), Chunks(30, 2)).Compute(Inline())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +109,15 @@ func TestCallKeepPlanning(t *testing.T) {
 		{"inv", Inv(sq), true, ""},
 		{"solve", Solve(sq, rhs), true, ""},
 		{"inv of float32", Inv(sq.AsType(Float32)), false, "rounded on the host"},
-		{"cholesky", Cholesky(sq.Add(sq.T()).Add(Eye(20, 20, 0, Chunks(20, 20)).Mul(40))), false, "comes to the host"},
+		{"cholesky", Cholesky(spd), true, ""},
+		{"det (one value: comes to the host as a scalar does)", Det(sq), false, "not one chunk"},
+		{"slogdet log", logdet, false, "not one chunk"},
+		{"eigvalsh", Eigvalsh(spd), true, ""},
+		{"eigh vectors", vecs, true, ""},
+		{"pinv", Pinv(tall), true, ""},
+		{"lstsq", Lstsq(tall, tallRHS), true, ""},
+		{"matrix rank", MatrixRank(tall), false, "one count"},
+		{"cholesky of float32", Cholesky(spd.AsType(Float32)), false, "rounded on the host"},
 		{"bincount", Bincount(x.Abs().Mul(3).AsType(Int64).Reshape(1200), nil, 0), false, "summed on the host"},
 	}
 	for _, c := range cases {

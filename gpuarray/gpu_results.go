@@ -487,7 +487,8 @@ func keptForReshapes(n *expr.Node, order, roots []*expr.Node) bool {
 	default:
 		return false
 	}
-	if len(n.Shape) == 0 || expr.HasUnknown(n.Shape) || slices.Contains(roots, n) {
+	// An empty array has no chunk to hold (gpuSched.keep refused one: "task 0 is not chunk 0").
+	if len(n.Shape) == 0 || expr.HasUnknown(n.Shape) || expr.Size(n.Shape) == 0 || slices.Contains(roots, n) {
 		return false
 	}
 	readers := 0
@@ -519,6 +520,22 @@ func keptForReshapes(n *expr.Node, order, roots []*expr.Node) bool {
 	return readers > 0
 }
 
+// tasksAreChunks reports whether task i of tasks computes exactly chunk i of n, as
+// gpuSched.keep needs to hold their outputs as n's chunks.
+func tasksAreChunks(n *expr.Node, tasks []*plan.Task) bool {
+	if len(tasks) == 0 || expr.Size(n.Shape) == 0 {
+		return false
+	}
+	grid := newChunkGrid(n.Shape, n.Chunks)
+	for i, t := range tasks {
+		off, ok := keptChunkOf(grid, t)
+		if !ok || grid.index(off) != i {
+			return false
+		}
+	}
+	return true
+}
+
 // runKeptStage runs stage n (keptForReshapes) with its output left on the GPUs, in cfg.kept,
 // and reports true; false, with nothing run, when its plan is not one kernel that keeps its
 // output (keepsOnDevice) or the output would take more than half the GPUs' free memory (the
@@ -538,7 +555,7 @@ func runKeptStage(cfg computeConfig, id int, n *expr.Node, done map[*expr.Node]d
 	}
 	t0 := time.Now()
 	st, err := plan.Lower(id, n, done, cfg.planOpts())
-	if err != nil || !keepsOnDevice(st) || len(st.HostReads) > 0 || len(st.ReshapeReads) > 0 {
+	if err != nil || !keepsOnDevice(st) || len(st.HostReads) > 0 || len(st.ReshapeReads) > 0 || !tasksAreChunks(n, st.Tasks) {
 		// The caller plans and runs it as any stage, and reports a planning error then.
 		return false, nil
 	}

@@ -46,13 +46,16 @@ func maskCompacts(n *expr.Node) string {
 	return ""
 }
 
-// maskCompact lets a GPU compute compact masks on the device (GPUNOTES_GPU_MASK_COMPACT=1; the
-// GPU tests turn it on). It is off by default, the positions listed on the host as before. The
+// maskCompact lets a GPU compute compact masks on the device: on by default,
+// GPUNOTES_GPU_MASK_COMPACT=0 lists the positions on the host as before (maskCompactFrom). The
 // stall bench/RESULTS.md described (a selection of a 20000² array never finishing) was the
 // flattened mask's own stage assembled in host memory and uploaded again, which runKeptStage
-// now keeps on the device; the default stays off until the dataframe GPU tests, whose filters
-// are masks, have run with it on.
-var maskCompact = os.Getenv("GPUNOTES_GPU_MASK_COMPACT") == "1"
+// now keeps on the device; the gpuarray and dataframe GPU tests passed with it on (issue 32,
+// bench/RESULTS.md).
+var maskCompact = maskCompactFrom(os.Getenv("GPUNOTES_GPU_MASK_COMPACT"))
+
+// maskCompactFrom is maskCompact's value for the variable's value v: off only for "0".
+func maskCompactFrom(v string) bool { return v != "0" }
 
 // takeMaskedOnDevice computes mask node n's operands on the GPUs, left there, and compacts its
 // selection on the device (maskCompacts). It returns the selection as a node held on the GPUs;

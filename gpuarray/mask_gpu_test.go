@@ -1,6 +1,7 @@
 package gpuarray
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -68,6 +69,35 @@ func TestMaskCompactPlanning(t *testing.T) {
 			t.Errorf("%s: not compacted on the device: %s", c.name, why)
 		case c.why != "" && !strings.Contains(why, c.why):
 			t.Errorf("%s: reason %q, want it to say %q", c.name, why, c.why)
+		}
+	}
+}
+
+// TestMaskCompactByDefault checks, without a GPU, that a GPU compute compacts masks on the
+// device unless GPUNOTES_GPU_MASK_COMPACT=0 says not to, and that the selections of the bench's
+// rows (a 20000² array in 10000² chunks, as `bench ops --persisted` reads it: Nonzero's and
+// Argwhere's flattened masks, and a vector's) are compacted there.
+func TestMaskCompactByDefault(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "1": true, "0": false} {
+		if got := maskCompactFrom(v); got != want {
+			t.Errorf("GPUNOTES_GPU_MASK_COMPACT=%q: compaction on the device %v, want %v", v, got, want)
+		}
+	}
+	if os.Getenv("GPUNOTES_GPU_MASK_COMPACT") == "" && !maskCompact {
+		t.Error("the device compaction is off with the variable unset")
+	}
+	x := NewRandomState(42).StandardNormal(Shape(20000, 20000), Chunks(10000, 10000))
+	v := NewRandomState(42).StandardNormal(Shape(100000000), Chunks(12500000))
+	for name, a := range map[string]*Array{"nonzero(x > 1)[0]": Nonzero(x.Gt(1))[0], "argwhere(x > 2)": Argwhere(x.Gt(2)), "nonzero(v > 1)[0]": Nonzero(v.Gt(1))[0]} {
+		if err := a.Err(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		n := firstMask(a.n)
+		if n == nil {
+			t.Fatalf("%s: no mask in the graph", name)
+		}
+		if why := maskCompacts(n); why != "" {
+			t.Errorf("%s: not compacted on the device: %s", name, why)
 		}
 	}
 }

@@ -86,3 +86,39 @@ func TestMaskOperandsStayOnDevicePlanning(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyStagesNotKeptForReshapes checks, without a GPU, that a stage of an empty array read
+// by reshapes (a slice of an empty array raveled, an empty array repeated) is not left on the
+// device for them (keptForReshapes), and that the tasks of a non-empty such stage compute its
+// chunks in order (tasksAreChunks), as gpuSched.keep needs: on an H200 the empty ones failed
+// TestGPUManipMatchesNumPy with "persist: task 0 is not chunk 0 (internal)".
+func TestEmptyStagesNotKeptForReshapes(t *testing.T) {
+	for _, shape := range [][]int{{0, 3}, {4, 6}} {
+		x := NewRandomState(1).StandardNormal(Shape(shape...), Chunks(2, 3))
+		for name, r := range map[string]*Array{"ravel x[::-1]": x.Slice(Every(-1)).Ravel(), "repeat": Repeat(x, 2)} {
+			roots := []*expr.Node{r.n}
+			order := stageOrder(roots)
+			kept := 0
+			for _, n := range order {
+				if !keptForReshapes(n, order, roots) {
+					continue
+				}
+				kept++
+				if expr.Size(n.Shape) == 0 {
+					t.Errorf("%s of %v: the empty stage %v is kept on the device", name, shape, n.Kind)
+					continue
+				}
+				st, err := plan.Lower(0, n, map[*expr.Node]dtype.Slice{}, gpuPlanOptions())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !tasksAreChunks(n, st.Tasks) {
+					t.Errorf("%s of %v: the kept stage's tasks are not its chunks", name, shape)
+				}
+			}
+			if want := expr.Size(shape) > 0; (kept > 0) != want {
+				t.Errorf("%s of %v: %d stages kept for reshapes, want some: %v", name, shape, kept, want)
+			}
+		}
+	}
+}

@@ -15,13 +15,17 @@ import (
 // written by cuSOLVER into device memory, in the row-major float64 words a fused kernel reads,
 // so that later stages read them in place instead of from host memory.
 
-// matrixKeepRule is RunMatrixKeep's rule (cuda.KeepRule): Inv and Solve of real matrices giving
-// float64 stay on the device; the other matrix functions (factors whose other triangle is
-// cleared, eigenvalues, SVD-based results, determinants) come to the host.
+// matrixKeepRule is RunMatrixKeep's rule (cuda.KeepRule): the matrix functions of real
+// matrices giving float64 stay on the device (inverse, solve, Cholesky factor, determinant and
+// slogdet, eigenvalues and eigenvectors, pseudo-inverse, least squares; a determinant of one
+// matrix is one value, which the planning brings to the host as any scalar result); a matrix
+// rank (one count, read from the singular values on the host) comes to the host.
 func matrixKeepRule(c *plan.CallStep, dt dtype.DType) string {
 	switch {
-	case c.Fn != expr.FnInv && c.Fn != expr.FnSolve:
-		return fmt.Sprintf("%v: its result comes to the host (inv and solve stay on the device)", c.Fn)
+	case !c.Fn.Matrix():
+		return fmt.Sprintf("%v is not a matrix function", c.Fn)
+	case c.Fn == expr.FnMatrixRank:
+		return fmt.Sprintf("%v: one count, read from the singular values, comes to the host", c.Fn)
 	case dt.Kind() == dtype.KindComplex:
 		return fmt.Sprintf("%v of complex matrices runs on the host", c.Fn)
 	case c.DType != dtype.Float64:
@@ -31,8 +35,9 @@ func matrixKeepRule(c *plan.CallStep, dt dtype.DType) string {
 }
 
 // RunMatrixKeep is RunMatrixOnDevice leaving the result on d (cuda.KeepCallRunner): the
-// inverse, or the solution of a solve (its right-hand sides the block's columns from c.N on,
-// or given apart in operands), of one matrix, written into a buffer of d's pool row-major.
+// result of one matrix (the inverse; the solution of a solve or least squares, its right-hand
+// sides the block's columns from c.N on, or given apart in operands; the other functions of
+// matrixKeepRule), written into a buffer of d's pool row-major.
 // A batch of matrices, an empty one, or a call the rule refuses is ErrNotKept.
 func RunMatrixKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, in driver.DevicePtr, dt dtype.DType, shape []int, operands []cuda.Operand) (cuda.KeptCall, error) {
 	notKept := func(why string) (cuda.KeptCall, error) {
@@ -79,9 +84,10 @@ func RunMatrixKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, in dri
 		switch c.Fn {
 		case expr.FnInv:
 			return k.invInto(mm, a, n, devPtr(res))
-		default:
+		case expr.FnSolve:
 			return k.solveInto(mm, c, a, rhs, m, n, devPtr(res))
 		}
+		return k.matrixFnInto(mm, c, a, rhs, m, n, devPtr(res))
 	})
 	if err != nil {
 		if res != 0 {
@@ -164,4 +170,69 @@ func (k *Kernels) solveInto(mm *mem, c *plan.CallStep, a devPtr, rhs sides, m, n
 	// the row-major solution.
 	one, zero := 1.0, 0.0
 	return check("cublasDgeam", cublasDgeam(k.cublas, opT, opN, int32(nrhs), int32(size), &one, b, int32(size), &zero, dst, int32(nrhs), dst, int32(nrhs)))
+}
+
+// matrixFnInto computes the result of the matrix functions other than Inv and Solve of one
+// row-major m x n matrix (at a, which it may overwrite) into dst on the device, row-major.
+func (k *Kernels) matrixFnInto(mm *mem, c *plan.CallStep, a devPtr, rhs sides, m, n int, dst devPtr) error {
+	switch c.Fn {
+	case expr.FnCholesky:
+		return k.choleskyInto(mm, a, n, dst)
+	case expr.FnDet, expr.FnSlogdetSign, expr.FnSlogdetLog:
+		// The determinant is formed from U's diagonal and the pivots (n values each, read on
+		// the host, as det does); the one value goes back to the device.
+		v := make([]float64, 1)
+		if err := k.det(mm, c.Fn, a, n, v); err != nil {
+			return err
+		}
+		return mm.dev.CopyToDevice(driver.DevicePtr(dst), v)
+	case expr.FnEigvalsh, expr.FnEighVectors:
+		return k.eighInto(mm, a, n, c.Fn == expr.FnEighVectors, dst)
+	case expr.FnPinv, expr.FnLstsq:
+		return k.svdFnInto(mm, c, a, rhs, m, n, nil, dst)
+	}
+	return fmt.Errorf("%w: %v is not kept on the device", cuda.ErrNotKept, c.Fn)
+}
+
+// choleskyInto is cholesky writing L into dst: the factor is the upper triangle U of a's
+// column-major view, which read row-major is L; U = U I by cublasDtrmm (which reads only that
+// triangle) clears the other one, I made on the device (a memset and a strided copy of ones).
+func (k *Kernels) choleskyInto(mm *mem, a devPtr, n int, dst devPtr) error {
+	if err := k.potrf(mm, a, n); err != nil {
+		return err
+	}
+	eye, err := mm.alloc(n * n)
+	if err != nil {
+		return err
+	}
+	if err := driver.MemsetD32Async(driver.DevicePtr(eye), 0, uint64(n*n)*2, mm.s); err != nil {
+		return err
+	}
+	ones := make([]float64, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	o, err := mm.upload(ones)
+	if err != nil {
+		return err
+	}
+	if err := check("cublasDcopy", cublasDcopy(k.cublas, int32(n), o, 1, eye, int32(n+1))); err != nil {
+		return err
+	}
+	one := 1.0
+	return check("cublasDtrmm", cublasDtrmm(k.cublas, sideLeft, fillUpper, opN, diagNonUnit, int32(n), int32(n), &one, a, int32(n), eye, int32(n), dst, int32(n)))
+}
+
+// eighInto is eigh writing the eigenvalues, or the eigenvectors as columns (the transpose of
+// syevd's column-major vectors read row-major: cublasDgeam, exact), into dst.
+func (k *Kernels) eighInto(mm *mem, a devPtr, n int, vectors bool, dst devPtr) error {
+	dw, err := k.syevd(mm, a, n, vectors)
+	if err != nil {
+		return err
+	}
+	if !vectors {
+		return driver.MemcpyDtoDAsync(driver.DevicePtr(dst), driver.DevicePtr(dw), uint64(n)*8, mm.s)
+	}
+	one, zero := 1.0, 0.0
+	return check("cublasDgeam", cublasDgeam(k.cublas, opT, opN, int32(n), int32(n), &one, a, int32(n), &zero, dst, int32(n), dst, int32(n)))
 }

@@ -48,6 +48,8 @@ var (
 	cublasDgeam     func(h handle, ta, tb operator, m, n int32, alpha *float64, a devPtr, lda int32, beta *float64, b devPtr, ldb int32, c devPtr, ldc int32) status
 	cublasDsyrk     func(h handle, uplo int32, trans operator, n, k int32, alpha *float64, a devPtr, lda int32, beta *float64, c devPtr, ldc int32) status
 	cublasDtrsm     func(h handle, side, uplo int32, trans operator, diag int32, m, n int32, alpha *float64, a devPtr, lda int32, b devPtr, ldb int32) status
+	cublasDtrmm     func(h handle, side, uplo int32, trans operator, diag int32, m, n int32, alpha *float64, a devPtr, lda int32, b devPtr, ldb int32, c devPtr, ldc int32) status
+	cublasDdgmm     func(h handle, side int32, m, n int32, a devPtr, lda int32, x devPtr, incx int32, c devPtr, ldc int32) status
 
 	cusolverCreate    func(h *handle) status
 	cusolverDestroy   func(h handle) status
@@ -143,6 +145,8 @@ func load() (err error) {
 	purego.RegisterLibFunc(&cublasDgeam, cb, "cublasDgeam")
 	purego.RegisterLibFunc(&cublasDsyrk, cb, "cublasDsyrk_v2")
 	purego.RegisterLibFunc(&cublasDtrsm, cb, "cublasDtrsm_v2")
+	purego.RegisterLibFunc(&cublasDtrmm, cb, "cublasDtrmm_v2")
+	purego.RegisterLibFunc(&cublasDdgmm, cb, "cublasDdgmm")
 	purego.RegisterLibFunc(&cublasDcopy, cb, "cublasDcopy_v2")
 	purego.RegisterLibFunc(&cublasDgetrfBatch, cb, "cublasDgetrfBatched")
 	purego.RegisterLibFunc(&cublasDgetriBatch, cb, "cublasDgetriBatched")

@@ -253,6 +253,20 @@ func (k *Kernels) getrs(mm *mem, trans operator, n, nrhs int, a devPtr, lda int,
 // cholesky: the lower triangle of row-major a is the upper one of its column-major view, whose
 // factor U (a = U^T U) read row-major is L.
 func (k *Kernels) cholesky(mm *mem, a devPtr, n int, dst []float64) error {
+	if err := k.potrf(mm, a, n); err != nil {
+		return err
+	}
+	if err := mm.download(dst, a); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		clear(dst[i*n+i+1 : (i+1)*n]) // potrf leaves the other triangle as it was
+	}
+	return nil
+}
+
+// potrf factors the upper triangle of a's column-major n x n view in place (cholesky).
+func (k *Kernels) potrf(mm *mem, a devPtr, n int) error {
 	var lwork int32
 	if err := check("cusolverDnDpotrf_bufferSize", cusolverDpotrfBuf(k.cusolver, fillUpper, int32(n), a, int32(n), &lwork)); err != nil {
 		return err
@@ -270,12 +284,6 @@ func (k *Kernels) cholesky(mm *mem, a devPtr, n int, dst []float64) error {
 	}
 	if info > 0 {
 		return fmt.Errorf("matrix is not positive definite (leading minor %d)", info)
-	}
-	if err := mm.download(dst, a); err != nil {
-		return err
-	}
-	for i := 0; i < n; i++ {
-		clear(dst[i*n+i+1 : (i+1)*n]) // potrf leaves the other triangle as it was
 	}
 	return nil
 }
@@ -438,31 +446,9 @@ func (k *Kernels) luSolve(mm *mem, a devPtr, lda, n int, b devPtr, nrhs int, dst
 // eigh: syevd of the column-major view's upper triangle (the row-major lower one). The
 // eigenvectors come back as the view's columns, so they are transposed into dst's columns.
 func (k *Kernels) eigh(mm *mem, a devPtr, n int, vectors bool, dst []float64) error {
-	jobz := eigNoVectors
-	if vectors {
-		jobz = eigVectors
-	}
-	dw, err := mm.alloc(n)
+	dw, err := k.syevd(mm, a, n, vectors)
 	if err != nil {
 		return err
-	}
-	var lwork int32
-	if err := check("cusolverDnDsyevd_bufferSize", cusolverDsyevdBuf(k.cusolver, jobz, fillUpper, int32(n), a, int32(n), dw, &lwork)); err != nil {
-		return err
-	}
-	b, err := mm.allocs(int(lwork), 1)
-	if err != nil {
-		return err
-	}
-	if err := check("cusolverDnDsyevd", cusolverDsyevd(k.cusolver, jobz, fillUpper, int32(n), a, int32(n), dw, b[0], lwork, b[1])); err != nil {
-		return err
-	}
-	info, err := mm.info("cusolverDnDsyevd", b[1])
-	if err != nil {
-		return err
-	}
-	if info > 0 {
-		return errors.New("eigenvalues did not converge")
 	}
 	if !vectors {
 		return mm.download(dst, dw)
@@ -475,11 +461,49 @@ func (k *Kernels) eigh(mm *mem, a devPtr, n int, vectors bool, dst []float64) er
 	return nil
 }
 
+// syevd computes the eigenvalues (returned, on the device) and with vectors the eigenvectors
+// (in place of a's column-major view, as its columns) of the view's upper triangle.
+func (k *Kernels) syevd(mm *mem, a devPtr, n int, vectors bool) (devPtr, error) {
+	jobz := eigNoVectors
+	if vectors {
+		jobz = eigVectors
+	}
+	dw, err := mm.alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	var lwork int32
+	if err := check("cusolverDnDsyevd_bufferSize", cusolverDsyevdBuf(k.cusolver, jobz, fillUpper, int32(n), a, int32(n), dw, &lwork)); err != nil {
+		return 0, err
+	}
+	b, err := mm.allocs(int(lwork), 1)
+	if err != nil {
+		return 0, err
+	}
+	if err := check("cusolverDnDsyevd", cusolverDsyevd(k.cusolver, jobz, fillUpper, int32(n), a, int32(n), dw, b[0], lwork, b[1])); err != nil {
+		return 0, err
+	}
+	info, err := mm.info("cusolverDnDsyevd", b[1])
+	if err != nil {
+		return 0, err
+	}
+	if info > 0 {
+		return 0, errors.New("eigenvalues did not converge")
+	}
+	return dw, nil
+}
+
 // svdFn computes Pinv, MatrixRank and Lstsq from cusolverDnDgesvd, which takes column-major
 // p x q matrices with p >= q: the row-major m x N matrix A's view A^T when N >= m, else A
 // transposed on the device (cublasDgeam). The pseudo-inverse is formed on the device with one
 // GEMM from U, the cut singular values and V^T; Lstsq multiplies it with b (a second GEMM).
 func (k *Kernels) svdFn(mm *mem, c *plan.CallStep, a devPtr, rhs sides, m, n int, dst []float64) error {
+	return k.svdFnInto(mm, c, a, rhs, m, n, dst, 0)
+}
+
+// svdFnInto is svdFn writing Pinv's and Lstsq's result into the device buffer into (row-major)
+// instead of dst, where into is not 0.
+func (k *Kernels) svdFnInto(mm *mem, c *plan.CallStep, a devPtr, rhs sides, m, n int, dst []float64, into devPtr) error {
 	cols, nrhs := n, 0 // A's columns; right-hand sides
 	if c.Fn == expr.FnLstsq {
 		cols, nrhs = c.N, n-c.N
@@ -552,28 +576,28 @@ func (k *Kernels) svdFn(mm *mem, c *plan.CallStep, a devPtr, rhs sides, m, n int
 		dst[0] = float64(linalg.Rank(s, cut))
 		return nil
 	}
-	// V^T's rows scaled by the inverted singular values above the cutoff (0 below).
-	vt := make([]float64, q*q)
-	if err := mm.download(vt, dvt); err != nil {
+	// V^T's rows scaled by the inverted singular values above the cutoff (0 below), on the
+	// device (cublasDdgmm: diag(S+) V^T in place; only the q values of S+ cross).
+	inv := make([]float64, q)
+	for i, v := range s {
+		if v > cut {
+			inv[i] = 1 / v
+		}
+	}
+	dinv, err := mm.upload(inv)
+	if err != nil {
 		return err
 	}
-	for i, v := range s {
-		inv := 0.0
-		if v > cut {
-			inv = 1 / v
-		}
-		for j := 0; j < q; j++ {
-			vt[j*q+i] *= inv
-		}
-	}
-	if err := mm.dev.CopyToDevice(dvt, vt); err != nil {
+	if err := check("cublasDdgmm", cublasDdgmm(k.cublas, sideLeft, int32(q), int32(q), dvt, int32(q), dinv, 1, dvt, int32(q))); err != nil {
 		return err
 	}
 	// pinv(A)^T, column-major m x cols (pinv(A) row-major): U S+ V^T when A was transposed
 	// (p = m), else (S+ V^T)^T U^T.
-	pt, err := mm.alloc(m * cols)
-	if err != nil {
-		return err
+	pt := into
+	if c.Fn != expr.FnPinv || into == 0 {
+		if pt, err = mm.alloc(m * cols); err != nil {
+			return err
+		}
 	}
 	if wide {
 		err = check("cublasDgemm", cublasDgemm(k.cublas, opT, opT, int32(q), int32(p), int32(q), &one, dvt, int32(q), du, int32(p), &zero, pt, int32(q)))
@@ -584,18 +608,26 @@ func (k *Kernels) svdFn(mm *mem, c *plan.CallStep, a devPtr, rhs sides, m, n int
 		return err
 	}
 	if c.Fn == expr.FnPinv {
+		if into != 0 {
+			return nil
+		}
 		return mm.download(dst, pt)
 	}
 	if nrhs == 0 {
 		return nil
 	}
 	// x^T (nrhs x cols, column-major; x row-major) = b^T pinv(A)^T.
-	xt, err := mm.alloc(nrhs * cols)
-	if err != nil {
-		return err
+	xt := into
+	if into == 0 {
+		if xt, err = mm.alloc(nrhs * cols); err != nil {
+			return err
+		}
 	}
 	if err := check("cublasDgemm", cublasDgemm(k.cublas, opN, opN, int32(nrhs), int32(cols), int32(m), &one, bt, int32(nrhs), pt, int32(m), &zero, xt, int32(nrhs))); err != nil {
 		return err
+	}
+	if into != 0 {
+		return nil
 	}
 	return mm.download(dst, xt)
 }
