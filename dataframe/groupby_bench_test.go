@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"testing"
@@ -118,7 +120,7 @@ func BenchmarkGroupByManyGroups(b *testing.B) {
 
 var bench1e7Once = sync.OnceValue(func() *dataframe.Frame { return groupbyFrame(10_000_000, 100, 8) })
 
-// BenchmarkGroupBy1e7 runs db-benchmark's q5, q6, q7 and q10 over G1_1e7_1e2 (8 partitions),
+// BenchmarkGroupBy1e7 runs db-benchmark's q1-q7 and q10 over G1_1e7_1e2 (8 partitions),
 // only when GPUNOTES_BENCH_1E7 is set (the table takes 10-60 s and 2 GB to build). cpu-ms/op
 // is the process's CPU time per operation, steadier than wall time on a shared machine.
 func BenchmarkGroupBy1e7(b *testing.B) {
@@ -133,6 +135,12 @@ func BenchmarkGroupBy1e7(b *testing.B) {
 		name string
 		f    func() *dataframe.Frame
 	}{
+		{"q1", func() *dataframe.Frame { return x.GroupBy("id1").Agg(dataframe.Sum("v1")) }},
+		{"q2", func() *dataframe.Frame { return x.GroupBy("id1", "id2").Agg(dataframe.Sum("v1")) }},
+		{"q3", func() *dataframe.Frame { return x.GroupBy("id3").Agg(dataframe.Sum("v1"), dataframe.Mean("v3")) }},
+		{"q4", func() *dataframe.Frame {
+			return x.GroupBy("id4").Agg(dataframe.Mean("v1"), dataframe.Mean("v2"), dataframe.Mean("v3"))
+		}},
 		{"q5", func() *dataframe.Frame {
 			return x.GroupBy("id6").Agg(dataframe.Sum("v1"), dataframe.Sum("v2"), dataframe.Sum("v3"))
 		}},
@@ -151,6 +159,18 @@ func BenchmarkGroupBy1e7(b *testing.B) {
 		b.Run(q.name, func(b *testing.B) {
 			var r0, r1 syscall.Rusage
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+			// GPUNOTES_BENCH_PROFILE=dir writes a CPU profile per question (dir/q5.prof).
+			if dir := os.Getenv("GPUNOTES_BENCH_PROFILE"); dir != "" {
+				f, err := os.Create(filepath.Join(dir, q.name+".prof"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					b.Fatal(err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			for i := 0; i < b.N; i++ {
 				if _, err := q.f().Compute(); err != nil {
 					b.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -24,6 +26,58 @@ type hostChunks struct {
 	mu     sync.Mutex
 	chunks []dtype.Slice // nil once released
 	whole  dtype.Slice   // the row-major array, assembled on first read
+
+	rangeOnce        sync.Once // intRange, computed on its first call
+	rangeLo, rangeHi int64
+	rangeOK          bool
+}
+
+// intRange returns the smallest and largest value of an int32 or int64 array (ok false for
+// other dtypes, an empty or released array), scanned once, the chunks in parallel, then kept:
+// the values never change.
+func (h *hostChunks) intRange() (lo, hi int64, ok bool) {
+	h.rangeOnce.Do(func() {
+		h.mu.Lock()
+		chunks := h.chunks
+		h.mu.Unlock()
+		if chunks == nil || (h.dt != dtype.Int32 && h.dt != dtype.Int64) {
+			return
+		}
+		los, his := make([]int64, len(chunks)), make([]int64, len(chunks))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for i, c := range chunks {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				if h.dt == dtype.Int32 {
+					los[i], his[i] = minMaxOf(c.Int32s())
+				} else {
+					los[i], his[i] = minMaxOf(c.Int64s())
+				}
+			}()
+		}
+		wg.Wait()
+		h.rangeLo, h.rangeHi = math.MaxInt64, math.MinInt64
+		for i := range chunks {
+			h.rangeLo, h.rangeHi = min(h.rangeLo, los[i]), max(h.rangeHi, his[i])
+		}
+		h.rangeOK = h.rangeLo <= h.rangeHi
+	})
+	return h.rangeLo, h.rangeHi, h.rangeOK
+}
+
+// minMaxOf returns the smallest and largest of x (MaxInt64, MinInt64 when empty).
+func minMaxOf[T int32 | int64](x []T) (int64, int64) {
+	if len(x) == 0 {
+		return math.MaxInt64, math.MinInt64
+	}
+	lo, hi := x[0], x[0]
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return int64(lo), int64(hi)
 }
 
 // keepOnHost runs the tasks of the last stage of a Persist (one per chunk) with sched and keeps

@@ -1,6 +1,9 @@
 package hashagg
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // FoldNew returns the partial of specs over n groups with rows of vals folded in, row j into
 // group ids[j] (none when -1): NewPartial then Fold, with the same states. The states that
@@ -23,27 +26,49 @@ func FoldNew(specs []Spec, vals []Values, n int, ids []int32) (*Partial, error) 
 		}
 		return false
 	}
-	var rows []int64 // each group's rows: the first Size state's counts, or their own
-	held := -1
+	// The shared count of each group's rows: the first Size state's counts, or their own. One
+	// Sum or Mean of an integer column without nulls is folded in the same pass.
+	var rows []int64
+	held, fused := -1, -1
+	if slices.ContainsFunc(p.States, func(st State) bool { return shares(st.Spec) }) {
+		if held = slices.IndexFunc(p.States, func(t State) bool { return t.Spec.Op == Size }); held >= 0 {
+			rows = p.States[held].Cnt
+		} else {
+			rows = make([]int64, n)
+		}
+		fused = slices.IndexFunc(p.States, func(t State) bool {
+			if (t.Spec.Op != Sum || !t.IsInt) && t.Spec.Op != Mean || t.Spec.Col >= len(vals) {
+				return false
+			}
+			v := vals[t.Spec.Col]
+			return v.IsInt() && v.Valid == nil && v.len() >= len(ids)
+		})
+		switch st := &p.States[max(fused, 0)]; {
+		case fused < 0:
+			foldSize(rows, ids)
+		case vals[st.Spec.Col].Int32 != nil && st.Spec.Op == Sum:
+			sumCount(st.SumI, rows, ids, vals[st.Spec.Col].Int32)
+		case st.Spec.Op == Sum:
+			sumCount(st.SumI, rows, ids, vals[st.Spec.Col].Int)
+		case vals[st.Spec.Col].Int32 != nil:
+			sumCount(st.SumF, rows, ids, vals[st.Spec.Col].Int32)
+		default:
+			sumCount(st.SumF, rows, ids, vals[st.Spec.Col].Int)
+		}
+	}
 	for si := range p.States {
 		st := &p.States[si]
+		if si == fused {
+			if st.Spec.Op == Mean {
+				copy(st.Cnt, rows)
+			}
+			continue // folded with the count
+		}
 		if !shares(st.Spec) {
 			if err := foldState(st, ids, nil, vals); err != nil {
 				return nil, err
 			}
 			continue
-		}
-		if rows == nil {
-			for ti, t := range p.States {
-				if t.Spec.Op == Size {
-					rows, held = t.Cnt, ti
-					break
-				}
-			}
-			if rows == nil {
-				rows = make([]int64, n)
-			}
-			foldSize(rows, ids)
 		}
 		if st.Spec.Op == Size {
 			if si != held {
@@ -98,6 +123,18 @@ func extremes[T int32 | int64](m []int64, ids []int32, x []T, isMin bool) {
 	for j, g := range ids {
 		if g >= 0 {
 			m[g] = max(m[g], int64(x[j]))
+		}
+	}
+}
+
+// sumCount adds x into sum and counts the rows into cnt (row j to group ids[j]; none when -1)
+// in one pass: sumInt (or sumFloat of integers) and foldSize together.
+func sumCount[T int32 | int64, A int64 | float64](sum []A, cnt []int64, ids []int32, x []T) {
+	x = x[:len(ids)]
+	for j, g := range ids {
+		if g >= 0 {
+			sum[g] += A(x[j])
+			cnt[g]++
 		}
 	}
 }

@@ -26,6 +26,10 @@ func KeepAlive(s Slice, owner any) Slice {
 	return s
 }
 
+// Owned reports whether s's memory belongs to the garbage collector: false for a Slice of
+// KeepAlive, whose typed values (Float64s and the like) are valid only while its owner is.
+func (s Slice) Owned() bool { return s.keep == nil }
+
 type elem interface {
 	bool | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64 | complex64 | complex128
 }
