@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/gpunotes/gpunotes/dataframe"
@@ -146,6 +147,7 @@ func benchFrameJoin(ctx context.Context, args []string, w io.Writer) error {
 	backend := fs.String("backend", "cpu", "cpu or gpu")
 	asJSON := fs.Bool("json", false, "one JSON line per question")
 	write := fs.String("write", "", "directory to write the tables to as Parquet")
+	only := fs.String("questions", "", "comma-separated questions to run (q1,q5); all when empty")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: bench frame: %v", errUsage, err)
 	}
@@ -174,7 +176,28 @@ func benchFrameJoin(ctx context.Context, args []string, w io.Writer) error {
 			return (*f).Err()
 		}
 	}
+	want := map[string]bool{}
+	for _, q := range strings.Split(*only, ",") {
+		if q = strings.TrimSpace(q); q != "" {
+			want[q] = true
+		}
+	}
+	// GPUNOTES_CPUPROFILE=FILE profiles the questions (not the generator), as for groupby.
+	if path := os.Getenv("GPUNOTES_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("bench frame: cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("bench frame: cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for _, q := range joinQuestions {
+		if len(want) > 0 && !want[strings.Fields(q.name)[0]] {
+			continue
+		}
 		base := frameResult{Task: *task, Question: q.name, Rows: *rows, Backend: *backend, Device: device}
 		if err := timeQuestion(w, base, *asJSON, "rows", func() (*dataframe.Frame, error) { return q.run(t).Compute(opts...) }); err != nil {
 			return err
