@@ -57,7 +57,11 @@ func BroadcastRows(n int) MergeOption { return func(o *mergeOpts) { o.broadcast 
 // rows is broadcast to the other's partitions; otherwise both sides are hash-partitioned on
 // the key and joined partition by partition (dataframe/hashjoin builds on the smaller side of
 // each and probes with the larger); sides already hash-partitioned on their keys by Shuffle
-// into the same number of partitions are joined without a shuffle. Rows come in no global
+// into the same number of partitions are joined without a shuffle. On the host, an inner,
+// left, semi or anti merge on one integer key whose right values span at most a few slots per
+// right row (dense ids), or on one categorical key, looks the left rows up in a direct-address
+// table of the right side instead, whatever its size (not with BroadcastRows(0)), with the
+// rows a broadcast gives. Rows come in no global
 // order (as dask's); within a partition, inner and left joins keep the left rows' order.
 // With OnGPU the hash partitioning and the joins run on the GPU (gpuarray.HashJoin), in the
 // same strategies and the same row order as on the CPU (merge_gpu.go; Path names the steps
