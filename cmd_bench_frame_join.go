@@ -191,6 +191,7 @@ func benchFrameJoin(ctx context.Context, args []string, w io.Writer) error {
 	backend := fs.String("backend", "cpu", "cpu or gpu")
 	asJSON := fs.Bool("json", false, "one JSON line per question")
 	write := fs.String("write", "", "directory to write the tables to as Parquet")
+	only := fs.String("questions", "", "comma-separated questions to run (q1,q5); all when empty")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: bench frame: %v", errUsage, err)
 	}
@@ -228,7 +229,16 @@ func benchFrameJoin(ctx context.Context, args []string, w io.Writer) error {
 		return err
 	}
 	defer stop()
+	want := map[string]bool{}
+	for _, q := range strings.Split(*only, ",") {
+		if q = strings.TrimSpace(q); q != "" {
+			want[q] = true
+		}
+	}
 	for _, q := range joinQuestions {
+		if len(want) > 0 && !want[strings.Fields(q.name)[0]] {
+			continue
+		}
 		base := frameResult{Task: *task, Question: q.name, Rows: *rows, Backend: *backend, Device: device}
 		if err := timeQuestion(w, base, *asJSON, "rows", func() (*dataframe.Frame, error) { return q.run(t).Compute(opts...) }); err != nil {
 			return err

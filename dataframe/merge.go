@@ -57,7 +57,11 @@ func BroadcastRows(n int) MergeOption { return func(o *mergeOpts) { o.broadcast 
 // rows is broadcast to the other's partitions; otherwise both sides are hash-partitioned on
 // the key and joined partition by partition (dataframe/hashjoin builds on the smaller side of
 // each and probes with the larger); sides already hash-partitioned on their keys by Shuffle
-// into the same number of partitions are joined without a shuffle. Rows come in no global
+// into the same number of partitions are joined without a shuffle. On the host, an inner,
+// left, semi or anti merge on one integer key whose right values span at most a few slots per
+// right row (dense ids), or on one categorical key, looks the left rows up in a direct-address
+// table of the right side instead, whatever its size (not with BroadcastRows(0)), with the
+// rows a broadcast gives. Rows come in no global
 // order (as dask's); within a partition, inner and left joins keep the left rows' order.
 // With OnGPU the hash partitioning and the joins run on the GPU (gpuarray.HashJoin), in the
 // same strategies and the same row order as on the CPU (merge_gpu.go; Path names the steps
@@ -457,11 +461,12 @@ func runMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.How, 
 	if err != nil {
 		return nil, err
 	}
-	lh, err := rc.toHost(lt)
+	// The sides are only read: values already in host memory are read in place.
+	lh, nl, err := rc.toHostView(lt)
 	if err != nil {
 		return nil, err
 	}
-	rh, err := rc.toHost(rt)
+	rh, nr, err := rc.toHostView(rt)
 	if err != nil {
 		return nil, err
 	}
@@ -477,13 +482,25 @@ func runMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.How, 
 		}
 		lc, rcs = append(lc, l), append(rcs, r)
 	}
+	dev, onDevice := newDeviceJoin(rc)
+	aligned := left.layout != nil && right.layout != nil && slices.Equal(left.layout.hashedOn, keyNames(keys, 0)) &&
+		slices.Equal(right.layout.hashedOn, keyNames(keys, 1)) && len(lh.lens) == len(rh.lens) && sameEncoding(keys)
+	// On the host, a right side whose one key's values span at most a few slots per row is
+	// looked up in a direct-address table by every left partition, small or not (unless
+	// BroadcastRows(0) or the sides are already partitioned alike).
+	if !onDevice && nl > 0 && nr > 0 && o.broadcast > 0 && (nr <= o.broadcast || !aligned) &&
+		(how == hashjoin.Inner || how == hashjoin.Left || how == hashjoin.Semi || how == hashjoin.Anti) {
+		if t, probe, ok := denseJoinPlan(lc, rcs, nr); ok {
+			rc.host("merge: direct-address join on the host (dataframe), right side (%d rows) broadcast to %d left partitions as a table of %d key slots; sides computed on %s",
+				nr, max(1, len(lh.lens)), len(t.first), rc.target.Backend)
+			return denseJoin(lh, nl, nr, t, probe, how, plan, rh)
+		}
+	}
 	lk, rk, err := joinKeys(lc, rcs)
 	if err != nil {
 		return nil, err
 	}
-	nl, nr := len(lh.rows), len(rh.rows)
 	var eng joinEngine = hostJoin{}
-	dev, onDevice := newDeviceJoin(rc)
 	if onDevice {
 		eng = dev
 	}
@@ -499,8 +516,7 @@ func runMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.How, 
 	case o.broadcast > 0 && nl <= o.broadcast && (how == hashjoin.Right || how == hashjoin.Inner):
 		strategy = fmt.Sprintf("left side (%d rows) broadcast to %d right partitions", nl, len(rh.lens))
 		parts, err = eng.broadcast(rk, lk, rh.lens, how, true)
-	case left.layout != nil && right.layout != nil && slices.Equal(left.layout.hashedOn, keyNames(keys, 0)) &&
-		slices.Equal(right.layout.hashedOn, keyNames(keys, 1)) && len(lh.lens) == len(rh.lens) && sameEncoding(keys):
+	case aligned:
 		strategy = fmt.Sprintf("both sides hash-partitioned on the key (%d partitions), no shuffle", len(lh.lens))
 		parts, err = partitionJoin(eng, lk, rk, splitByLens(lh.lens), splitByLens(rh.lens), how)
 	default:
