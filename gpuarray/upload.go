@@ -125,8 +125,18 @@ func (c *DeviceChunk) Free() {
 
 // HeldArray returns the 1-d array whose chunks are cs, in order, held where Upload put them
 // (as Persist's arrays are: fused kernels read them in place); the array owns them from now.
-// All chunks have one dtype. No chunks give an empty array of dt.
+// All chunks have one dtype. Chunks of no elements (an empty row group) are given back, as an
+// array's chunks have positive sizes; no chunks give an empty array of dt.
 func HeldArray(cs []*DeviceChunk, dt dtype.DType, path string) (*Array, error) {
+	var kept []*DeviceChunk
+	for _, c := range cs {
+		if c != nil && c.n == 0 {
+			c.Free()
+			continue
+		}
+		kept = append(kept, c)
+	}
+	cs = kept
 	if len(cs) == 0 {
 		r, err := expr.NewData(dtype.Make(dt, 0), []int{0}, [][]int{{0}})
 		if err != nil {
