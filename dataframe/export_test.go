@@ -6,3 +6,10 @@ func SetDenseMax(n uint64) func() {
 	denseMax = n
 	return func() { denseMax = old }
 }
+
+// SetGroupedMedians turns denseGrouped's path for medians on or off (tests compare the two).
+func SetGroupedMedians(on bool) func() {
+	old := groupedMedians
+	groupedMedians = on
+	return func() { groupedMedians = old }
+}

@@ -24,6 +24,10 @@ import (
 // this many rows); units, not threads, fix the order of float sums.
 const unitRows = 1 << 22
 
+// groupedMedians: medians and quantiles with their column's counts, means and variances take
+// denseGrouped's path (off in tests, to compare with the other).
+var groupedMedians = true
+
 // denseMax is the most codes grouped densely; above, codes are hashed in cache-sized buckets.
 var denseMax uint64 = 1 << 22
 
@@ -374,7 +378,12 @@ func cpuPartial(rc *runCtx, in *groupInput, specs []hashagg.Spec) (*hashagg.Part
 		}
 	}
 	space, packs := in.codeSpace()
+	col, grouped := groupedCol(in, specs)
 	switch {
+	case packs && space <= denseMax && grouped && groupedMedians:
+		// Medians with their column's counts, means and variances: from each group's values,
+		// grouped in buckets of codes (whatever the units: no states per unit and code).
+		return denseGrouped(rc, in, specs, int(space), col, workers)
 	case packs && space <= denseMax && space*uint64(len(in.units)) <= 4*uint64(in.n)+1<<16:
 		return densePartial(rc, in, specs, int(space), workers)
 	case packs:

@@ -200,3 +200,85 @@ func TestGroupByMedianFewAndManyGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupByGroupedMediansEqualOtherPath checks denseGrouped's medians, quantiles, counts,
+// means and variances (each group's values grouped in buckets) against the path that folds the
+// rows and sorts pairs: medians, quantiles and counts the same bits, means and variances
+// within 1e-12 (summation order), with NaNs, an integer column, few groups and about as many
+// groups as rows, a split result and a sorted one (finished states split and combined), and
+// the same bits on 1 and 3 threads.
+func TestGroupByGroupedMediansEqualOtherPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	n := 90_000
+	k1, k2, k3 := make([]int32, n), make([]int32, n), make([]int64, n)
+	vi := make([]int32, n)
+	vf := make([]float64, n)
+	for i := range k1 {
+		k1[i], k2[i], k3[i] = int32(1+r.IntN(300)), int32(r.IntN(7)), int64(r.IntN(n))-7
+		vi[i], vf[i] = int32(r.IntN(40)-20), float64(r.IntN(1000))/7
+		if r.IntN(40) == 0 {
+			vf[i] = math.NaN()
+		}
+		if k1[i] == 17 { // a group whose values are all NaN
+			vf[i] = math.NaN()
+		}
+	}
+	x := FromSlices([]string{"k1", "k2", "k3", "vi", "vf"}, []any{k1, k2, k3, vi, vf}, NPartitions(5)).Persist()
+	frames := func() []*Frame {
+		return []*Frame{
+			// Sorted: the other path may list the groups in another order.
+			x.GroupBy("k1", "k2").Sorted().Agg(Median("vf").As("m"), Std("vf").As("s")),
+			x.GroupBy("k2").Sorted().Agg(Median("vf").As("m"), Quantile("vf", 0.3).As("q"), Var("vf"), Mean("vf").As("a"), Count("vf").As("c"), Size()),
+			x.GroupBy("k1").Sorted().Agg(Quantile("vi", 0.9).As("q"), Median("vi").As("m"), Mean("vi").As("a"), Std("vi").As("s")),
+			x.GroupBy("k3").Sorted().Agg(Median("vf").As("m"), Size()),
+			x.GroupBy("k1", "k2").Sorted().SplitOut(3).Agg(Median("vf").As("m"), Count("vf").As("c")),
+			x.GroupBy("k1").Sorted().SplitOut(2).Agg(Median("vf").As("m"), Std("vf").As("s")),
+		}
+	}
+	compute := func(on bool, threads int) []*Frame {
+		defer SetGroupedMedians(on)()
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+		var out []*Frame
+		for i, f := range frames() {
+			c, err := f.Compute()
+			if err != nil {
+				t.Fatalf("frame %d (grouped %v): %v", i, on, err)
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	before := groupedCalls.Load()
+	other := compute(false, 2)
+	if groupedCalls.Load() != before {
+		t.Fatal("the grouped path ran while off")
+	}
+	grouped := compute(true, 1)
+	if got := groupedCalls.Load() - before; got != int64(len(grouped)) {
+		t.Fatalf("the grouped path ran %d times for %d frames", got, len(grouped))
+	}
+	for i, w := range other {
+		g := grouped[i]
+		n, _ := g.Len()
+		if i == 0 && n < 2000 {
+			t.Fatalf("frame 0: %d groups", n)
+		}
+		// Medians, quantiles and counts are exact; means and variances within rounding.
+		sameFrames(t, fmt.Sprintf("frame %d, grouped against folded", i), g, w, 1e-12)
+		for _, name := range []string{"m", "q", "c"} {
+			if !slices.Contains(w.Columns(), name) {
+				continue
+			}
+			a, _ := g.Float64s(name)
+			b, _ := w.Float64s(name)
+			for j := range b {
+				if a[j] != b[j] && !(math.IsNaN(a[j]) && math.IsNaN(b[j])) {
+					t.Fatalf("frame %d: %s[%d] = %v, other path %v", i, name, j, a[j], b[j])
+				}
+			}
+		}
+	}
+	for i, f := range compute(true, 3) {
+		sameFrames(t, fmt.Sprintf("frame %d, 3 threads against 1", i), f, grouped[i], 0)
+	}
+}

@@ -156,6 +156,26 @@ type State struct {
 	G  []int32
 	VI []int64
 	VF []float64
+	// Final, when not nil, holds a holistic spec's finished value of each group, and Cnt
+	// its count of values, where the caller computed them from each group's values (dataframe's
+	// dense path groups them): no pairs. Such a state's groups are algebraic to Split, Select
+	// and Concat; Combine takes them only once per group (disjoint partials).
+	Final []float64
+}
+
+// finished reports whether s is a holistic state of finished values (Final).
+func (s *State) finished() bool { return s.Final != nil }
+
+// pairs reports whether s keeps (group, value) pairs: holistic and not finished.
+func (s *State) pairs() bool { return s.Spec.Op.holistic() && s.Final == nil }
+
+// newLike returns the empty state of n groups of src's spec and type, finished when src is.
+func newLike(src *State, n int) State {
+	st := newState(src.Spec, src.IsInt, n)
+	if src.finished() {
+		st.Final, st.Cnt = make([]float64, n), make([]int64, n)
+	}
+	return st
 }
 
 // Partial is the partial aggregation of some rows: the groups' keys and one State per Spec.
@@ -330,7 +350,7 @@ func Combine(ps ...*Partial) (*Partial, error) {
 	out := &Partial{Keys: t.keys, N: len(t.hash), States: make([]State, ns)}
 	for si := range out.States {
 		s0 := ps[0].States[si]
-		st := newState(s0.Spec, s0.IsInt, out.N)
+		st := newLike(&s0, out.N)
 		for i, p := range ps {
 			if err := merge(&st, &p.States[si], maps[i]); err != nil {
 				return nil, err
@@ -346,6 +366,22 @@ func merge(dst, src *State, m []int32) error {
 		return fmt.Errorf("hashagg.Combine: states differ (%v int=%v, %v int=%v)", dst.Spec, dst.IsInt, src.Spec, src.IsInt)
 	}
 	op := dst.Spec.Op
+	if src.finished() != dst.finished() {
+		return fmt.Errorf("hashagg.Combine: a %v state of finished values with one of pairs", op)
+	}
+	if src.finished() {
+		// Finished values are not merged: each group comes from one partial.
+		for r, g := range m {
+			if src.Cnt[r] == 0 {
+				continue // no values: nothing to take
+			}
+			if dst.Cnt[g] != 0 {
+				return fmt.Errorf("hashagg.Combine: group of finished %v values in two partials", op)
+			}
+			dst.Final[g], dst.Cnt[g] = src.Final[r], src.Cnt[r]
+		}
+		return nil
+	}
 	if op.holistic() {
 		for _, g := range src.G {
 			dst.G = append(dst.G, m[g])
@@ -464,9 +500,9 @@ func (p *Partial) Split(n int) []*Partial {
 	}
 	for si, s := range p.States {
 		for b, q := range out {
-			q.States[si] = newState(s.Spec, s.IsInt, counts[b])
+			q.States[si] = newLike(&s, counts[b])
 		}
-		if s.Spec.Op.holistic() {
+		if s.pairs() {
 			for i, g := range s.G {
 				q := &out[bucket[g]].States[si]
 				q.G = append(q.G, local[g])
@@ -498,7 +534,7 @@ func copyGroup(dst *State, i int, src *State, g int) {
 		return
 	}
 	for _, f := range [...]struct{ d, s []float64 }{{dst.SumF, src.SumF}, {dst.Mean, src.Mean}, {dst.M2, src.M2},
-		{dst.MeanY, src.MeanY}, {dst.M2Y, src.M2Y}, {dst.CXY, src.CXY}} {
+		{dst.MeanY, src.MeanY}, {dst.M2Y, src.M2Y}, {dst.CXY, src.CXY}, {dst.Final, src.Final}} {
 		if f.s != nil {
 			f.d[i] = f.s[g]
 		}
@@ -519,7 +555,7 @@ func gatherState(dst, src *State, gs []int32) {
 		return
 	}
 	for _, f := range [...]struct{ d, s []float64 }{{dst.SumF, src.SumF}, {dst.Mean, src.Mean}, {dst.M2, src.M2},
-		{dst.MeanY, src.MeanY}, {dst.M2Y, src.M2Y}, {dst.CXY, src.CXY}} {
+		{dst.MeanY, src.MeanY}, {dst.M2Y, src.M2Y}, {dst.CXY, src.CXY}, {dst.Final, src.Final}} {
 		if f.s != nil {
 			for i, g := range gs {
 				f.d[i] = f.s[g]
@@ -601,8 +637,8 @@ func (p *Partial) Select(gs []int32, keys [][]int64) *Partial {
 	}
 	for si := range p.States {
 		s := &p.States[si]
-		st := newState(s.Spec, s.IsInt, len(gs))
-		if s.Spec.Op.holistic() {
+		st := newLike(s, len(gs))
+		if s.pairs() {
 			st.G = make([]int32, 0, len(s.G))
 			if s.IsInt {
 				st.VI = make([]int64, 0, len(s.G))
@@ -646,14 +682,14 @@ func Concat(ps ...*Partial) (*Partial, error) {
 	}
 	for si := range out.States {
 		s0 := &ps[0].States[si]
-		st := newState(s0.Spec, s0.IsInt, total)
+		st := newLike(s0, total)
 		base := 0
 		for _, p := range ps {
 			s := &p.States[si]
-			if s.Spec != s0.Spec || s.IsInt != s0.IsInt {
+			if s.Spec != s0.Spec || s.IsInt != s0.IsInt || s.finished() != s0.finished() {
 				return nil, fmt.Errorf("hashagg.Concat: states differ (%v, %v)", s.Spec, s0.Spec)
 			}
-			if s.Spec.Op.holistic() {
+			if s.pairs() {
 				for _, g := range s.G {
 					st.G = append(st.G, g+int32(base))
 				}
@@ -763,6 +799,16 @@ func finalize(s *State, n int) Result {
 			}
 		}
 		return Result{IsInt: s.IsInt, Int: s.SumI, Float: s.SumF, Valid: valid, PerGroup: k}
+	}
+	if s.finished() {
+		if s.Spec.Op == NUnique {
+			u := make([]int64, n)
+			for g, x := range s.Final {
+				u[g] = int64(x)
+			}
+			return Result{IsInt: true, Int: u}
+		}
+		return Result{Float: s.Final, Valid: validWhere(s.Cnt, 1)}
 	}
 	// Holistic: bucket the pairs by group (in pair order within a group), then sort or select
 	// each group's values, groups spread over the cores.

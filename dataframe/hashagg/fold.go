@@ -343,6 +343,10 @@ func mergeTop[A int64 | float64](dst, src []A, dcnt, scnt []int64, g, r int32, n
 	dcnt[g] = int64(c)
 }
 
+// QuantileSelect returns the q-quantile of x (no NaN) by linear interpolation, as Interpolate
+// of sorted x, reordering x by selection instead of sorting it (NaN for no value).
+func QuantileSelect(x []float64, q float64) float64 { return quantileSelect(x, q) }
+
 // quantileSelect returns the q-quantile of x by linear interpolation, as Interpolate of
 // sorted x, but reorders x by selection instead of sorting it.
 func quantileSelect(x []float64, q float64) float64 {
