@@ -24,7 +24,7 @@ const groupedBucketRows = 1 << 15
 
 // groupedCol returns the value column that every spec reads when denseGrouped can compute
 // them all from each group's values: at least one Median or Quantile, the others Size, Count,
-// Mean, Var or Std of the same column, which has no null mask (NaNs are skipped).
+// Mean, Var or Std of the same column (nulls and NaNs skipped).
 func groupedCol(in *groupInput, specs []hashagg.Spec) (int, bool) {
 	col, hol := -1, false
 	for _, s := range specs {
@@ -46,7 +46,7 @@ func groupedCol(in *groupInput, specs []hashagg.Spec) (int, bool) {
 		return 0, false
 	}
 	v := in.vals[col]
-	if v.Valid != nil {
+	if v.Valid != nil && len(v.Valid) != in.n {
 		return 0, false
 	}
 	switch {
@@ -127,13 +127,17 @@ func denseGrouped(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, col, 
 	v := in.vals[col]
 	parallelDo(nu, workers, func(u int) {
 		lo, hi := starts[u], starts[u+1]
+		var valid []bool
+		if v.Valid != nil {
+			valid = v.Valid[lo:hi]
+		}
 		switch {
 		case v.Float != nil:
-			scatterLow(vals, lows, hist[u], ids[u], v.Float[lo:hi], shift)
+			scatterLow(vals, lows, hist[u], ids[u], v.Float[lo:hi], valid, shift)
 		case v.Int32 != nil:
-			scatterLow(vals, lows, hist[u], ids[u], v.Int32[lo:hi], shift)
+			scatterLow(vals, lows, hist[u], ids[u], v.Int32[lo:hi], valid, shift)
 		default:
-			scatterLow(vals, lows, hist[u], ids[u], v.Int[lo:hi], shift)
+			scatterLow(vals, lows, hist[u], ids[u], v.Int[lo:hi], valid, shift)
 		}
 	})
 	if err := rc.ctxErr(); err != nil {
@@ -221,11 +225,27 @@ func denseGrouped(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, col, 
 	return p, nil
 }
 
-// scatterLow writes each row of x whose code (ids) is not negative, as a float64, at its
-// bucket's next offset (off, advanced), with the code's low shift bits.
-func scatterLow[T int32 | int64 | float64](vals []float64, lows []uint16, off []int, ids []int32, x []T, shift int) {
+// scatterLow writes each row of x whose code (ids) is not negative, as a float64 (NaN where
+// valid, when not nil, says null), at its bucket's next offset (off, advanced), with the
+// code's low shift bits.
+func scatterLow[T int32 | int64 | float64](vals []float64, lows []uint16, off []int, ids []int32, x []T, valid []bool, shift int) {
 	x = x[:len(ids)]
 	mask := int32(1)<<shift - 1
+	if valid != nil {
+		valid = valid[:len(ids)]
+		for i, c := range ids {
+			if c >= 0 {
+				b := c >> shift
+				o := off[b]
+				vals[o], lows[o] = float64(x[i]), uint16(c&mask)
+				if !valid[i] {
+					vals[o] = math.NaN()
+				}
+				off[b] = o + 1
+			}
+		}
+		return
+	}
 	for i, c := range ids {
 		if c >= 0 {
 			b := c >> shift

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,43 +110,52 @@ func TestGroupByAndReductionsAgainstPandas(t *testing.T) {
 					aggs = append(aggs, dataframe.Quantile(v, 0.3).As(v+"_q30"))
 				}
 				aggs = append(aggs, dataframe.Size())
-				for _, split := range []int{1, 3} {
-					g, err := df.GroupBy(keys...).SplitOut(split).Sorted().Agg(aggs...).Compute()
-					if err != nil {
-						t.Fatalf("%s: %v", keyList, err)
-					}
-					n, _ := g.Len()
-					if n != len(w["size"]) {
-						t.Fatalf("%s split %d: %d groups, pandas %d", keyList, split, n, len(w["size"]))
-					}
-					for _, k := range keys {
-						var got []string
-						if k == "ki" {
-							v, _ := g.Int64s(k)
-							for _, x := range v {
-								got = append(got, fmt.Sprint(x))
-							}
-						} else {
-							got, _ = g.Strings(k)
-						}
-						for i, x := range w["key_"+k] {
-							if fmt.Sprint(x) != got[i] && fmt.Sprintf("%.0f", x) != got[i] {
-								t.Fatalf("%s: key %s row %d = %s, pandas %v", keyList, k, i, got[i], x)
-							}
-						}
-					}
-					for name, wv := range w {
-						if strings.HasPrefix(name, "key_") {
-							continue
-						}
-						got, err := g.Float64s(name)
+				sets := [][]dataframe.Agg{aggs}
+				for _, v := range []string{"vi", "vf"} {
+					// One column's medians with its counts, means and variances: the dense
+					// path computes them from each group's values (denseGrouped).
+					sets = append(sets, []dataframe.Agg{aggOf("median", v), aggOf("std", v), aggOf("var", v), aggOf("mean", v),
+						aggOf("count", v), dataframe.Quantile(v, 0.3).As(v + "_q30"), dataframe.Size()})
+				}
+				for _, aggs := range sets {
+					for _, split := range []int{1, 3} {
+						g, err := df.GroupBy(keys...).SplitOut(split).Sorted().Agg(aggs...).Compute()
 						if err != nil {
-							t.Fatalf("%s: %s: %v", keyList, name, err)
+							t.Fatalf("%s: %v", keyList, err)
 						}
-						valid, _ := g.Valid(name)
-						for i := range wv {
-							if !closeTo(got[i], valid[i], wv[i]) {
-								t.Fatalf("%s split %d: %s group %d = %v (valid %v), pandas %v", keyList, split, name, i, got[i], valid[i], wv[i])
+						n, _ := g.Len()
+						if n != len(w["size"]) {
+							t.Fatalf("%s split %d: %d groups, pandas %d", keyList, split, n, len(w["size"]))
+						}
+						for _, k := range keys {
+							var got []string
+							if k == "ki" {
+								v, _ := g.Int64s(k)
+								for _, x := range v {
+									got = append(got, fmt.Sprint(x))
+								}
+							} else {
+								got, _ = g.Strings(k)
+							}
+							for i, x := range w["key_"+k] {
+								if fmt.Sprint(x) != got[i] && fmt.Sprintf("%.0f", x) != got[i] {
+									t.Fatalf("%s: key %s row %d = %s, pandas %v", keyList, k, i, got[i], x)
+								}
+							}
+						}
+						for name, wv := range w {
+							if strings.HasPrefix(name, "key_") || !slices.Contains(g.Columns(), name) {
+								continue
+							}
+							got, err := g.Float64s(name)
+							if err != nil {
+								t.Fatalf("%s: %s: %v", keyList, name, err)
+							}
+							valid, _ := g.Valid(name)
+							for i := range wv {
+								if !closeTo(got[i], valid[i], wv[i]) {
+									t.Fatalf("%s split %d: %s group %d = %v (valid %v), pandas %v", keyList, split, name, i, got[i], valid[i], wv[i])
+								}
 							}
 						}
 					}
