@@ -380,9 +380,10 @@ func cpuPartial(rc *runCtx, in *groupInput, specs []hashagg.Spec) (*hashagg.Part
 	space, packs := in.codeSpace()
 	col, grouped := groupedCol(in, specs)
 	switch {
-	case packs && space <= denseMax && grouped && groupedMedians:
+	case packs && space <= denseMax && space <= 4*uint64(in.n)+1<<16 && grouped && groupedMedians:
 		// Medians with their column's counts, means and variances: from each group's values,
-		// grouped in buckets of codes (whatever the units: no states per unit and code).
+		// grouped in buckets of codes (whatever the units: no states per unit and code; a few
+		// words per code, so codes at most a few times the rows).
 		return denseGrouped(rc, in, specs, int(space), col, workers)
 	case packs && space <= denseMax && space*uint64(len(in.units)) <= 4*uint64(in.n)+1<<16:
 		return densePartial(rc, in, specs, int(space), workers)
