@@ -3,8 +3,10 @@ package dataframe
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gpunotes/gpunotes/dataframe/hashjoin"
 	"github.com/gpunotes/gpunotes/gpuarray"
@@ -194,9 +196,8 @@ func (e *deviceJoin) broadcast(big, small hashjoin.Keys, lens []int, how hashjoi
 	for p, n := range lens {
 		end += n
 		from := at
-		for at < len(res.Probe) && int(res.Probe[at]) < end {
-			at++
-		}
+		// The pairs come in probe row order: the partition's end by a binary search.
+		at = from + sort.Search(len(res.Probe)-from, func(i int) bool { return int(res.Probe[from+i]) >= end })
 		pi := res.Probe[from:at:at]
 		switch {
 		case how == hashjoin.Semi:
@@ -320,6 +321,18 @@ func heldSides(rc *runCtx, lt, rt *table, keys []keyPair, plan []outCol) (lk, rk
 	return lk, rk, &heldGather{lt: lt, rt: rt, plan: plan}, nil
 }
 
+// anyMissing reports whether a piece of rows has a -1 (no row), the pieces at once.
+func anyMissing(rows [][]int32) bool {
+	var found atomic.Bool
+	_ = parallel(len(rows), func(p int) error {
+		if slices.ContainsFunc(rows[p], func(r int32) bool { return r < 0 }) {
+			found.Store(true)
+		}
+		return nil
+	})
+	return found.Load()
+}
+
 // gather writes the merge's output columns at the pairs of parts on the GPU (takeRowsDevice),
 // a partition per non-empty output partition; a -1 row (no row of that side) is null, its
 // validity computed on the GPU from the rows there. ok is false, with g.why, where the
@@ -327,27 +340,18 @@ func heldSides(rc *runCtx, lt, rt *table, keys []keyPair, plan []outCol) (lk, rk
 // on the host then.
 func (g *heldGather) gather(rc *runCtx, parts []pairs) (t *table, ok bool, err error) {
 	total := 0
-	for _, pr := range parts {
+	idx := [2][][]int32{make([][]int32, len(parts)), make([][]int32, len(parts))}
+	var lens []int
+	for p, pr := range parts {
 		total += len(pr.l)
+		idx[0][p], idx[1][p] = pr.l, pr.r
+		if len(pr.l) > 0 {
+			lens = append(lens, len(pr.l))
+		}
 	}
 	if total == 0 {
 		g.why = "no rows joined"
 		return nil, false, nil
-	}
-	idx := [2][]int32{make([]int32, 0, total), nil}
-	var lens []int
-	useR := slices.ContainsFunc(g.plan, func(oc outCol) bool { return oc.side == 1 })
-	if useR {
-		idx[1] = make([]int32, 0, total)
-	}
-	for _, pr := range parts {
-		idx[0] = append(idx[0], pr.l...)
-		if useR {
-			idx[1] = append(idx[1], pr.r...)
-		}
-		if len(pr.l) > 0 {
-			lens = append(lens, len(pr.l))
-		}
 	}
 	sides := [2]*table{g.lt, g.rt}
 	out := &table{cols: make([]*column, len(g.plan))}
@@ -368,8 +372,8 @@ func (g *heldGather) gather(rc *runCtx, parts []pairs) (t *table, ok bool, err e
 		if len(xs) == 0 {
 			continue
 		}
-		nulls := slices.ContainsFunc(idx[side], func(r int32) bool { return r < 0 })
-		got, index, why, err := takeRowsDevice(xs, idx[side], lens, nulls, rc.opts...)
+		nulls := anyMissing(idx[side])
+		got, index, why, err := takeRowsDevice(xs, idx[side], nulls, rc.opts...)
 		if err != nil {
 			return nil, false, err
 		}

@@ -11,10 +11,17 @@ import (
 )
 
 // hostTakeRows computes what gpuarray.TakeRowsOnGPU gives, on the host: each array's rows
-// (zero at -1) in chunks of lens, and the rows themselves as an int32 array when keep; calls
-// counts the arrays it gathered.
-func hostTakeRows(calls *int) func([]*gpuarray.Array, []int32, []int, bool, ...gpuarray.ComputeOption) ([]*gpuarray.Array, *gpuarray.Array, string, error) {
-	return func(xs []*gpuarray.Array, rows []int32, lens []int, keep bool, opts ...gpuarray.ComputeOption) ([]*gpuarray.Array, *gpuarray.Array, string, error) {
+// (zero at -1) in a chunk per non-empty piece, and the rows themselves as an int32 array when
+// keep; calls counts the arrays it gathered.
+func hostTakeRows(calls *int) func([]*gpuarray.Array, [][]int32, bool, ...gpuarray.ComputeOption) ([]*gpuarray.Array, *gpuarray.Array, string, error) {
+	return func(xs []*gpuarray.Array, pieces [][]int32, keep bool, opts ...gpuarray.ComputeOption) ([]*gpuarray.Array, *gpuarray.Array, string, error) {
+		var rows []int32
+		var lens []int
+		for _, p := range pieces {
+			if len(p) > 0 {
+				rows, lens = append(rows, p...), append(lens, len(p))
+			}
+		}
 		at := make([]int, len(rows))
 		for i, r := range rows {
 			at[i] = max(int(r), 0)
@@ -39,7 +46,7 @@ func hostTakeRows(calls *int) func([]*gpuarray.Array, []int32, []int, bool, ...g
 		if !keep {
 			return out, nil, "", nil
 		}
-		iv, err := dtype.Of(append([]int32(nil), rows...))
+		iv, err := dtype.Of(rows)
 		if err != nil {
 			return nil, nil, "", err
 		}

@@ -10,27 +10,24 @@ import (
 )
 
 // TakeRowsOnGPU is plumbing for package dataframe's Merge on a GPU (the output columns of a
-// join at its row pairs): rows, int32 rows in range of every array of xs with -1 for "no
-// row", is uploaded once to the GPU that holds xs, in pieces of lens rows (their sum is
-// len(rows)); each 1-d array of xs, computed with opts and left on that GPU (persisted, or a
-// GPU compute's result), is gathered there at the rows into a new array held there in the
-// same pieces as chunks (zero elements of zero-length pieces left out), a zero element where
-// the row is -1 (the caller marks those rows null). Index, when keepIndex, is rows itself held
-// on the GPU as an int32 array of the same chunks (for a validity computed from it there);
-// otherwise nil. Arrays held in elements of 4 bytes (int32, uint32, float32) and of 8 (int64,
-// uint64, float64, datetimes) are gathered; why, when not "", says why nothing was gathered
-// (not a GPU compute, an array held in other elements, on several GPUs or in host memory):
-// the caller gathers on the host then.
-func TakeRowsOnGPU(xs []*Array, rows []int32, lens []int, keepIndex bool, opts ...ComputeOption) (out []*Array, index *Array, why string, err error) {
+// join at its row pairs): rows, pieces of int32 rows in range of every array of xs with -1
+// for "no row", is uploaded once to the GPU that holds xs, a piece at a time; each 1-d array
+// of xs, computed with opts and left on that GPU (persisted, or a GPU compute's result), is
+// gathered there at the rows into a new array held there with a chunk per non-empty piece, a
+// zero element where the row is -1 (the caller marks those rows null). Index, when keepIndex,
+// is the rows themselves held on the GPU as an int32 array of the same chunks (for a validity
+// computed from them there); otherwise nil. Arrays held in elements of 4 bytes (int32, uint32,
+// float32) and of 8 (int64, uint64, float64, datetimes) are gathered; why, when not "", says
+// why nothing was gathered (not a GPU compute, an array held in other elements, on several
+// GPUs or in host memory): the caller gathers on the host then.
+func TakeRowsOnGPU(xs []*Array, rows [][]int32, keepIndex bool, opts ...ComputeOption) (out []*Array, index *Array, why string, err error) {
+	var lens []int
 	total := 0
-	for _, l := range lens {
-		if l < 0 {
-			return nil, nil, "", fmt.Errorf("take rows on the GPU: a piece of %d rows", l)
+	for _, p := range rows {
+		if len(p) > 0 {
+			lens = append(lens, len(p))
+			total += len(p)
 		}
-		total += l
-	}
-	if total != len(rows) {
-		return nil, nil, "", fmt.Errorf("take rows on the GPU: pieces of %d rows in all for %d rows", total, len(rows))
 	}
 	for _, x := range xs {
 		if err := x.Err(); err != nil {
@@ -102,7 +99,7 @@ func TakeRowsOnGPU(xs []*Array, rows []int32, lens []int, keepIndex bool, opts .
 	if dev == nil {
 		dev = g.devs[0]
 	}
-	idx, err := dev.UploadRows(cfg.ctx, rows, lens)
+	idx, err := dev.UploadRows(cfg.ctx, rows)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("take rows on the GPU: %w", err)
 	}

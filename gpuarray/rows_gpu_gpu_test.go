@@ -41,8 +41,8 @@ func TestGPUTakeRowsOnDevice(t *testing.T) {
 			rows[i] = -1
 		}
 	}
-	lens := []int{100000, 0, 250000, 100003}
-	out, idx, why, err := TakeRowsOnGPU(xs, rows, lens, true, OnGPU())
+	pieces := [][]int32{rows[:100000], nil, rows[100000:350000], rows[350000:]}
+	out, idx, why, err := TakeRowsOnGPU(xs, pieces, true, OnGPU())
 	if err != nil || why != "" {
 		t.Fatalf("why %q, err %v", why, err)
 	}

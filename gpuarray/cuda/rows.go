@@ -63,24 +63,24 @@ func (d *Device) rowsFunction(unit int) (driver.Function, error) {
 // word (as narrow chunks are held).
 func paddedBytes(n int64, unit int) uint64 { return uint64((max(n, 1)*int64(unit) + 7) / 8 * 8) }
 
-// UploadRows copies int32 rows to d in pieces of lens rows each, one allocation per piece
-// (padded to a whole word), which the caller owns. Zero-length pieces get no allocation (0).
-func (d *Device) UploadRows(ctx context.Context, rows []int32, lens []int) ([]driver.DevicePtr, error) {
-	out := make([]driver.DevicePtr, len(lens))
+// UploadRows copies pieces of int32 rows to d, one allocation per non-empty piece (padded to
+// a whole word) in order, which the caller owns.
+func (d *Device) UploadRows(ctx context.Context, rows [][]int32) ([]driver.DevicePtr, error) {
+	var out []driver.DevicePtr
+	n := 0
 	t0 := time.Now()
 	err := d.Do(ctx, func() error {
-		at := 0
-		for p, l := range lens {
+		for _, piece := range rows {
+			l := len(piece)
 			if l == 0 {
 				continue
 			}
+			n += l
 			ptr, err := d.pool.Alloc(paddedBytes(int64(l), 4))
 			if err != nil {
 				return err
 			}
-			out[p] = ptr
-			piece := rows[at : at+l]
-			at += l
+			out = append(out, ptr)
 			// The piece's whole words as float64 words (their bits unchanged), then an odd
 			// last row on its own.
 			if w := l / 2; w > 0 {
@@ -102,13 +102,11 @@ func (d *Device) UploadRows(ctx context.Context, rows []int32, lens []int) ([]dr
 	})
 	if err != nil {
 		for _, p := range out {
-			if p != 0 {
-				d.pool.Free(p)
-			}
+			d.pool.Free(p)
 		}
-		return nil, fmt.Errorf("upload %d rows to GPU %d: %w", len(rows), d.Info.Index, err)
+		return nil, fmt.Errorf("upload %d rows to GPU %d: %w", n, d.Info.Index, err)
 	}
-	Trace("rows: %d int32 rows uploaded to GPU %d in %d pieces in %.4f s", len(rows), d.Info.Index, len(lens), time.Since(t0).Seconds())
+	Trace("rows: %d int32 rows uploaded to GPU %d in %d pieces in %.4f s", n, d.Info.Index, len(out), time.Since(t0).Seconds())
 	return out, nil
 }
 
