@@ -408,12 +408,16 @@ func intCodes(h *hostCol) ([]int64, []bool) {
 	case dtype.Int64:
 		v = slices.Clone(h.vals.Int64s())
 	case dtype.Int32:
-		// One typed widening pass (Convert goes element by element through the dtype).
+		// One typed widening pass (Convert goes element by element through the dtype), in
+		// blocks on every core (1e8 keys of a GPU merge took 0.3 s on one).
 		src := h.vals.Int32s()
 		v = make([]int64, len(src))
-		for i, x := range src {
-			v[i] = int64(x)
-		}
+		forBlocks((len(src)+denseBlockRows-1)/denseBlockRows, func(b int) {
+			lo, hi := b*denseBlockRows, min(len(src), (b+1)*denseBlockRows)
+			for i, x := range src[lo:hi] {
+				v[lo+i] = int64(x)
+			}
+		})
 	default:
 		v = dtype.Convert(h.vals, dtype.Int64).Int64s()
 	}
@@ -466,7 +470,7 @@ func runMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.How, 
 	// the key columns come to the host then.
 	var held *heldGather
 	if onDevice {
-		if lt, rt, held, err = heldSides(rc, lt, rt, keys, plan); err != nil {
+		if lt, rt, held, err = heldSides(rc, lt, rt, keys, how, plan); err != nil {
 			return nil, err
 		}
 	}

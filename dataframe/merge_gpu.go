@@ -227,6 +227,7 @@ var takeRowsDevice = gpuarray.TakeRowsOnGPU
 type heldGather struct {
 	lt, rt *table // the sides, computed
 	plan   []outCol
+	how    hashjoin.How
 	why    string // why the gather fell back to the host ("" when it ran on the device)
 	where  string // the GPU it ran on
 }
@@ -302,7 +303,7 @@ func keysToHost(t *table) (*hostTable, int, error) {
 // stay on the GPU) and, when every output column can be gathered there (heldGatherable),
 // returns the sides' key columns alone, for the host, and the gather; otherwise lt and rt
 // as they were and a nil gather.
-func heldSides(rc *runCtx, lt, rt *table, keys []keyPair, plan []outCol) (lk, rk *table, g *heldGather, err error) {
+func heldSides(rc *runCtx, lt, rt *table, keys []keyPair, how hashjoin.How, plan []outCol) (lk, rk *table, g *heldGather, err error) {
 	if ok, _ := heldGatherable(lt, rt, plan); !ok {
 		return lt, rt, nil, nil
 	}
@@ -318,7 +319,7 @@ func heldSides(rc *runCtx, lt, rt *table, keys []keyPair, plan []outCol) (lk, rk
 	if rk, err = keyTable(rt, keyNames(keys, 1)); err != nil {
 		return nil, nil, nil, err
 	}
-	return lk, rk, &heldGather{lt: lt, rt: rt, plan: plan}, nil
+	return lk, rk, &heldGather{lt: lt, rt: rt, plan: plan, how: how}, nil
 }
 
 // anyMissing reports whether a piece of rows has a -1 (no row), the pieces at once.
@@ -372,7 +373,9 @@ func (g *heldGather) gather(rc *runCtx, parts []pairs) (t *table, ok bool, err e
 		if len(xs) == 0 {
 			continue
 		}
-		nulls := anyMissing(idx[side])
+		// A left row is always there (right and outer merges gather on the host); a right
+		// row can be missing in left and anti merges.
+		nulls := side == 1 && (g.how == hashjoin.Left || g.how == hashjoin.Anti) && anyMissing(idx[side])
 		got, index, why, err := takeRowsDevice(xs, idx[side], nulls, rc.opts...)
 		if err != nil {
 			return nil, false, err
