@@ -69,3 +69,38 @@ func TestGPUMergeMatchesCPU(t *testing.T) {
 		cpuTime, gpuTime = 0, 0
 	}
 }
+
+// TestGPUMergeGathersOnDevice merges sides persisted on the GPU (int32, int64 and
+// categorical keys, string, float64 and datetime columns, no nulls) with OnGPU: inner, left,
+// semi and anti merges, broadcast and shuffled, gather their output columns on the device
+// (Path says so, and the result's columns are held on the GPU, the right side's unmatched
+// rows of a left join null there) and equal the CPU's merge of the same sides row for row.
+func TestGPUMergeGathersOnDevice(t *testing.T) {
+	needGPU(t)
+	r := rand.New(rand.NewPCG(33, 13))
+	l := gatherSide(r, 30000, 3, 400, "lv")
+	rt := gatherSide(r, 7000, 2, 400, "rv")
+	lg, rg := l.Persist(gpuarray.OnGPU()), rt.Persist(gpuarray.OnGPU())
+	if lg.Err() != nil || rg.Err() != nil {
+		t.Fatal(lg.Err(), rg.Err())
+	}
+	for _, keys := range [][]string{{"k32"}, {"kc"}, {"k64", "k32"}} {
+		for _, how := range []string{"inner", "left", "semi", "anti"} {
+			for _, bc := range []int{0, DefaultBroadcastRows} {
+				what := fmt.Sprintf("keys %v %s broadcast %d", keys, how, bc)
+				cpu, err := Merge(l, rt, On(keys...), How(how), BroadcastRows(bc)).Compute()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				g, err := Merge(lg, rg, On(keys...), How(how), BroadcastRows(bc)).Compute(gpuarray.OnGPU())
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if n, _ := cpu.Len(); n > 0 && (!strings.Contains(g.Path(), "for the output columns' gather there") || !strings.HasPrefix(g.Where(), "gpu")) {
+					t.Fatalf("%s: held on %q, path %q", what, g.Where(), g.Path())
+				}
+				sameFrames(t, what, g, cpu, 0)
+			}
+		}
+	}
+}

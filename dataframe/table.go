@@ -146,33 +146,45 @@ func (rc *runCtx) computeArrays(xs []*gpuarray.Array) ([]*gpuarray.Array, error)
 	return gpuarray.ComputeAll(args...)
 }
 
-// materialize computes every array of t.
+// materialize computes every array of t. Arrays already held on a GPU (persisted there, or a
+// device step's result such as a merge's gathered columns) stay there as they are: a compute
+// would copy them to the host, and a later read copies what it asks for.
 func (rc *runCtx) materialize(t *table) (*table, error) {
 	var xs []*gpuarray.Array
-	for _, c := range t.cols {
-		xs = append(xs, c.arr)
-		if c.valid != nil {
-			xs = append(xs, c.valid)
+	todo := func(a *gpuarray.Array) {
+		if !strings.HasPrefix(a.Where(), "gpu") {
+			xs = append(xs, a)
 		}
 	}
-	xs = append(xs, t.rows)
+	for _, c := range t.cols {
+		todo(c.arr)
+		if c.valid != nil {
+			todo(c.valid)
+		}
+	}
+	todo(t.rows)
 	out, err := rc.computeArrays(xs)
 	if err != nil {
 		return nil, err
 	}
-	res := &table{cols: make([]*column, len(t.cols))}
 	k := 0
+	done := func(a *gpuarray.Array) *gpuarray.Array {
+		if strings.HasPrefix(a.Where(), "gpu") {
+			return a
+		}
+		k++
+		return out[k-1]
+	}
+	res := &table{cols: make([]*column, len(t.cols))}
 	for i, c := range t.cols {
 		d := *c
-		d.arr = out[k]
-		k++
+		d.arr = done(c.arr)
 		if c.valid != nil {
-			d.valid = out[k]
-			k++
+			d.valid = done(c.valid)
 		}
 		res.cols[i] = &d
 	}
-	res.rows = out[k]
+	res.rows = done(t.rows)
 	return res, nil
 }
 

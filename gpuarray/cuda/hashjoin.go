@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -364,12 +367,25 @@ func (d *Device) joinOrderHost(slot driver.DevicePtr, nb, size int, starts, rows
 	return driver.MemcpyHtoD(rows, unsafe.Pointer(&out[0]), uint64(nb)*8)
 }
 
-// narrowRows converts row words (all ones for -1) to int32 rows.
+// narrowRows converts row words (all ones for -1) to int32 rows, blocks of them on every core
+// (a join's pairs at 1e8 rows took 0.4 s on one).
 func narrowRows(w []uint64) []int32 {
 	out := make([]int32, len(w))
-	for i, x := range w {
-		out[i] = int32(int64(x))
+	const block = 1 << 20
+	nb := (len(w) + block - 1) / block
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range min(nb, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for b := int(next.Add(1) - 1); b < nb; b = int(next.Add(1) - 1) {
+				lo, hi := b*block, min(len(w), (b+1)*block)
+				for i, x := range w[lo:hi] {
+					out[lo+i] = int32(int64(x))
+				}
+			}
+		})
 	}
+	wg.Wait()
 	return out
 }
 

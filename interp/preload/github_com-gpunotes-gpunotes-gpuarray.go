@@ -247,6 +247,7 @@ func init() {
 		"Take":                reflect.ValueOf(gpuarray.Take),
 		"TakeAlongAxis":       reflect.ValueOf(gpuarray.TakeAlongAxis),
 		"TakeOnGPU":           reflect.ValueOf(gpuarray.TakeOnGPU),
+		"TakeRowsOnGPU":       reflect.ValueOf(gpuarray.TakeRowsOnGPU),
 		"Tan":                 reflect.ValueOf(gpuarray.Tan),
 		"Tanh":                reflect.ValueOf(gpuarray.Tanh),
 		"TargetOf":            reflect.ValueOf(gpuarray.TargetOf),
