@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -83,7 +84,7 @@ func (w *worker) putShard(s *shard, rc *receive) error {
 		return fmt.Errorf("shuffle %s has ended on worker %s", s.Run, w.cfg.Name)
 	}
 	w.shuf.recv.Add(s.valueBytes)
-	if w.cfg.GPU != "" && w.putShardOnDevice(s, rc) {
+	if w.cfg.GPU != "" && !strings.HasPrefix(s.Run, groupSplitPrefix) && w.putShardOnDevice(s, rc) {
 		return nil
 	}
 	keys := make([]string, len(s.Cols))

@@ -489,7 +489,7 @@ func (w *worker) runTask(ctx context.Context, t *taskMsg) {
 	done := &frame{Op: "done", Key: t.Key, Size: int64(size), Type: typ, Fallback: note, Moved: w.store.takeMoves(),
 		Start: start.UnixNano(), Stop: stop.UnixNano(), FetchBytes: fetched, FetchNanos: fetchDur.Nanoseconds()}
 	switch t.Spec.Kind {
-	case kindShuffleTransfer, kindShuffleUnpack, kindShuffleDrop:
+	case kindShuffleTransfer, kindShuffleUnpack, kindShuffleDrop, kindGroupSplit, kindGroupSplitCombine:
 		done.ShuffleSent, done.ShuffleReceived = w.shuf.sent.Load(), w.shuf.recv.Load()
 	}
 	done.HeldPeak = w.store.stats().Peak
@@ -515,7 +515,7 @@ func newWorkerStore(cfg WorkerConfig, dir string) *store {
 // then read kept chunks in the store's memory, not copies.
 func readsInPlace(kind string) bool {
 	switch kind {
-	case kindShuffleTransfer, kindGroupPartial, kindGroupCombine:
+	case kindShuffleTransfer, kindGroupPartial, kindGroupCombine, kindGroupSplit:
 		return true
 	}
 	return false
@@ -625,6 +625,9 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 		return v, "", err
 	case kindGroupPartial, kindGroupCombine:
 		v, err := w.groupTask(ctx, t, resolve)
+		return v, "", err
+	case kindGroupSplit, kindGroupSplitCombine:
+		v, err := w.groupSplitTask(ctx, t, resolve)
 		return v, "", err
 	case kindJoinPairs, kindJoinLen, kindJoinGather:
 		v, err := w.joinTask(ctx, t, resolve)
