@@ -1,19 +1,20 @@
 package cluster_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpunotes/gpunotes/cluster"
 	"github.com/gpunotes/gpunotes/dataframe"
 	"github.com/gpunotes/gpunotes/gpuarray"
 )
 
-// splitFrame is a frame of many groups: about 16000 keys (one in 17 null) by 3 of d, over
-// 12 partitions.
-func splitFrame(rows int) *dataframe.Frame {
+// splitFrame is a frame of many groups: about 16000 keys (one in 17 null) by 3 of d.
+func splitFrame(rows, parts int) *dataframe.Frame {
 	k := make([]int64, rows)
 	kok := make([]bool, rows)
 	d := make([]int64, rows)
@@ -26,7 +27,7 @@ func splitFrame(rows int) *dataframe.Frame {
 		n[i] = int64(i*31%1009) - 500
 	}
 	return dataframe.FromSlices([]string{"k", "d", "x", "n"},
-		[]any{dataframe.Nullable(k, kok), d, x, n}, dataframe.NPartitions(12))
+		[]any{dataframe.Nullable(k, kok), d, x, n}, dataframe.NPartitions(parts))
 }
 
 // partitionKeys returns, per partition of f, its "k/d" keys sorted.
@@ -63,7 +64,7 @@ func partitionKeys(t *testing.T, f *dataframe.Frame) [][]string {
 // SplitOut(4) groupby: the same groups in each of the four partitions, the same values.
 func TestGroupBySplitOutShufflesPartials(t *testing.T) {
 	c := newCluster(t, cluster.Options{NWorkers: 3})
-	f := splitFrame(60000)
+	f := splitFrame(60000, 12)
 	pf := f.Persist(gpuarray.On(c))
 	if err := pf.Err(); err != nil {
 		t.Fatal(err)
@@ -117,4 +118,58 @@ func TestGroupBySplitOutShufflesPartials(t *testing.T) {
 	if sent == 0 {
 		t.Error("no worker sent shuffle bytes")
 	}
+}
+
+// TestGroupBySplitOutSurvivesKilledWorker kills (SIGKILL) the worker holding the most of a
+// persisted frame's partitions while a SplitOut(4) groupby runs on four workers (splits,
+// pushes and combines in flight): the run starts again on the workers there are once the
+// lost partitions are computed again, and the result equals the run without the kill, group
+// for group in each partition, bit for bit (the pieces are combined in input order).
+func TestGroupBySplitOutSurvivesKilledWorker(t *testing.T) {
+	c := newCluster(t, cluster.Options{NWorkers: 4})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	on := gpuarray.On(c)
+	pf := splitFrame(400_000, 32).Persist(on)
+	if err := pf.Err(); err != nil {
+		t.Fatal(err)
+	}
+	aggs := []dataframe.Agg{dataframe.Sum("x"), dataframe.Mean("n"), dataframe.Size(), dataframe.First("x"), dataframe.Median("n")}
+	group := func() (*dataframe.Frame, error) {
+		return pf.GroupBy("k", "d").SplitOut(4).Agg(aggs...).Compute(on, gpuarray.WithContext(ctx))
+	}
+	before, err := group()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var victim cluster.WorkerInfo
+	for _, w := range c.WorkerInfo() {
+		if w.InMemory > victim.InMemory {
+			victim = w
+		}
+	}
+	if victim.InMemory == 0 {
+		t.Fatalf("no worker holds the persisted partitions: %+v", c.WorkerInfo())
+	}
+	got, err := killDuring(t, ctx, c, victim.Name, func(returned func()) (*dataframe.Frame, error) {
+		g, err := group()
+		returned()
+		return g, err
+	})
+	if err != nil {
+		t.Fatalf("split-out groupby with %s killed mid-run: %v", victim.Name, err)
+	}
+	gk, bk := partitionKeys(t, got), partitionKeys(t, before)
+	for b := range bk {
+		if b >= len(gk) || !slices.Equal(gk[b], bk[b]) {
+			t.Fatalf("partition %d: not the groups of the run without the kill", b)
+		}
+	}
+	gs, err1 := got.SortValues([]string{"k", "d"}).Compute()
+	bs, err2 := before.SortValues([]string{"k", "d"}).Compute()
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	sameFrame(t, "with a worker killed mid-run, against the run without", gs, bs, 0)
+	t.Logf("%s killed mid-groupby (restarts %v); path: %s", victim.Name, c.Restarts(), got.Path())
 }

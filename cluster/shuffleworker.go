@@ -141,7 +141,7 @@ func (w *worker) shardPieceAt(k string) (dtype.Slice, error) {
 	if b.Enc == encShard {
 		return shardPiece(b)
 	}
-	v, err := decodeValue(b)
+	v, err := decodeShared(b) // the unpack only reads it, into its output partition
 	if err != nil {
 		return dtype.Slice{}, err
 	}
