@@ -148,6 +148,13 @@ func (w *worker) shardPieceAt(k string) (dtype.Slice, error) {
 	return keptValues(v)
 }
 
+// bigResult reports whether a result of n bytes passes a quarter of the worker's memory
+// limit: it is not made whole in memory where it can be written to disk as it is made.
+func (w *worker) bigResult(n uint64) bool {
+	l := w.cfg.MemoryLimit
+	return l > 0 && l < math.MaxInt64 && n > l/4
+}
+
 // shardRoom bounds one shard: no more than the worker's memory limit.
 func (w *worker) shardRoom() int64 {
 	if l := w.cfg.MemoryLimit; l > 0 && l < math.MaxInt64 {
@@ -346,7 +353,9 @@ func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) { return w.unpackAs(
 // kept (raw, encChunk, so it is never copied again to be stored) and dropped as they are
 // copied: the pieces and the partition are not in memory twice. On a CPU worker an output
 // partition larger than the room the store keeps results in is written to a file of its
-// spill directory as the pieces come, never whole in memory (a *spilledChunk).
+// spill directory as the pieces come, never whole in memory (a *spilledChunk), as is one
+// larger than a quarter of the worker's memory limit (the store's room follows the
+// runtime's measures of the binary's resident pages, a second late).
 func (w *worker) unpackAs(k string, sp shuffleSpec) (any, error) {
 	piece := func(i int) (dtype.Slice, error) {
 		p, err := w.shardPieceAt(shardKey(sp.Run, sp.Part, i, sp.Col))
@@ -376,7 +385,7 @@ func (w *worker) unpackAs(k string, sp shuffleSpec) (any, error) {
 	}
 	size := uint64(total * dt.Size())
 	var sink chunkSink
-	if w.cfg.GPU == "" && k != "" && w.store.overRoom(size) {
+	if w.cfg.GPU == "" && k != "" && (w.store.overRoom(size) || w.bigResult(size)) {
 		f, err := w.store.createChunkFile(k, dt, total)
 		if err != nil {
 			return nil, fmt.Errorf("shuffle %s: output partition %d: %w", sp.Run, sp.Part, err)
