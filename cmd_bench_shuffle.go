@@ -52,6 +52,9 @@ func benchShuffle(ctx context.Context, rows, workers, parts int, memLimit string
 		start := time.Now()
 		out, _, err := c.ShuffleColumns(ctx, cols, []int{0}, []int{-1}, parts)
 		if err != nil {
+			if rs := c.Restarts(); len(rs) > 0 {
+				return fmt.Errorf("bench frame shuffle: %w (workers restarted: %v)", err, rs)
+			}
 			return fmt.Errorf("bench frame shuffle: %w", err)
 		}
 		if s := time.Since(start).Seconds(); run == 0 || s < best {

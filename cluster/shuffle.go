@@ -224,7 +224,7 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 	byCol := make([][]*task, len(cols))
 	for j := range cols {
 		for _, p := range parts {
-			spec, err := encodeShuffleSpec(shuffleSpec{Run: run, Part: p, N: n, NIn: nin, Col: j})
+			spec, err := encodeShuffleSpec(shuffleSpec{Run: run, Part: p, N: n, NIn: nin, Col: j, Rows: counts[p]})
 			if err != nil {
 				return nil, nil, "", err
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -34,8 +35,10 @@ type shuffleSpec struct {
 	Owners []string
 	// Keys are the input columns hashed, Valid their validity columns (-1: none).
 	Keys, Valid []int
-	// Col is the column an unpack task joins.
-	Col int
+	// Col is the column an unpack task joins, Rows the rows its output partition receives
+	// in all (0: not told).
+	Col  int
+	Rows int64
 	// Range, when set, partitions on the first key by range instead of by hash.
 	Range *shuffleRange
 }
@@ -81,7 +84,7 @@ func (w *worker) putShard(s *shard, rc *receive) error {
 		return fmt.Errorf("shuffle %s has ended on worker %s", s.Run, w.cfg.Name)
 	}
 	w.shuf.recv.Add(s.valueBytes)
-	if w.cfg.GPU != "" && w.putShardOnDevice(s, rc) {
+	if w.cfg.GPU != "" && !strings.HasPrefix(s.Run, groupSplitPrefix) && w.putShardOnDevice(s, rc) {
 		return nil
 	}
 	keys := make([]string, len(s.Cols))
@@ -138,11 +141,18 @@ func (w *worker) shardPieceAt(k string) (dtype.Slice, error) {
 	if b.Enc == encShard {
 		return shardPiece(b)
 	}
-	v, err := decodeValue(b)
+	v, err := decodeShared(b) // the unpack only reads it, into its output partition
 	if err != nil {
 		return dtype.Slice{}, err
 	}
 	return keptValues(v)
+}
+
+// bigResult reports whether a result of n bytes passes a quarter of the worker's memory
+// limit: it is not made whole in memory where it can be written to disk as it is made.
+func (w *worker) bigResult(n uint64) bool {
+	l := w.cfg.MemoryLimit
+	return l > 0 && l < math.MaxInt64 && n > l/4
 }
 
 // shardRoom bounds one shard: no more than the worker's memory limit.
@@ -173,7 +183,7 @@ func (w *worker) shuffleTask(ctx context.Context, t *taskMsg, resolve func(strin
 		}
 		return w.shuffleTransfer(ctx, sp, cols)
 	case kindShuffleUnpack:
-		return w.shuffleUnpack(sp)
+		return w.unpackAs(t.Key, sp)
 	case kindShuffleDrop:
 		w.shuf.mu.Lock()
 		if w.shuf.ended == nil {
@@ -297,6 +307,20 @@ func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dty
 		b.out = append(b.out, p)
 		b.cols = append(b.cols, pieces)
 	}
+	if err := w.pushBatches(ctx, sp, byOwner); err != nil {
+		return nil, err
+	}
+	w.shuf.sent.Add(bytesOut)
+	b, err := encodeGob(shuffleDone{Counts: counts, Where: where})
+	if err != nil {
+		return nil, fmt.Errorf("shuffle %s: encode the transfer's result: %w", sp.Run, err)
+	}
+	return b, nil
+}
+
+// pushBatches pushes input partition sp.Part's shards to their owners, one connection per
+// owner at once.
+func (w *worker) pushBatches(ctx context.Context, sp shuffleSpec, byOwner map[string]*shardBatch) error {
 	addrs := make([]string, 0, len(byOwner))
 	for a := range byOwner {
 		addrs = append(addrs, a)
@@ -313,55 +337,117 @@ func (w *worker) shuffleTransfer(ctx context.Context, sp shuffleSpec, cols []dty
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("shuffle %s: input partition %d: %w", sp.Run, sp.Part, err)
+		return fmt.Errorf("shuffle %s: input partition %d: %w", sp.Run, sp.Part, err)
 	}
-	w.shuf.sent.Add(bytesOut)
-	b, err := encodeGob(shuffleDone{Counts: counts, Where: where})
-	if err != nil {
-		return nil, fmt.Errorf("shuffle %s: encode the transfer's result: %w", sp.Run, err)
-	}
-	return b, nil
+	return nil
 }
 
 // shuffleUnpack joins column sp.Col of output partition sp.Part from the shards of every
 // input partition, in input order, and drops them: the result is a kept chunk, on a GPU
 // worker in device memory. The pieces are joined in host memory (those on the device copied
 // from it).
-func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) {
-	pieces := make([]dtype.Slice, sp.NIn)
-	total := 0
-	for i := range pieces {
-		var err error
-		if pieces[i], err = w.shardPieceAt(shardKey(sp.Run, sp.Part, i, sp.Col)); err != nil {
-			return nil, fmt.Errorf("shuffle %s: output partition %d lacks the rows of input partition %d (lost with a worker?): %w", sp.Run, sp.Part, i, err)
+func (w *worker) shuffleUnpack(sp shuffleSpec) (any, error) { return w.unpackAs("", sp) }
+
+// unpackAs is shuffleUnpack for the task of key k (k "": the result is not stored by key
+// here). The pieces are read one at a time, copied into the output partition where it is
+// kept (raw, encChunk, so it is never copied again to be stored) and dropped as they are
+// copied: the pieces and the partition are not in memory twice. On a CPU worker an output
+// partition larger than the room the store keeps results in is written to a file of its
+// spill directory as the pieces come, never whole in memory (a *spilledChunk), as is one
+// larger than a quarter of the worker's memory limit (the store's room follows the
+// runtime's measures of the binary's resident pages, a second late).
+func (w *worker) unpackAs(k string, sp shuffleSpec) (any, error) {
+	piece := func(i int) (dtype.Slice, error) {
+		p, err := w.shardPieceAt(shardKey(sp.Run, sp.Part, i, sp.Col))
+		if err != nil {
+			return dtype.Slice{}, fmt.Errorf("shuffle %s: output partition %d lacks the rows of input partition %d (lost with a worker?): %w", sp.Run, sp.Part, i, err)
 		}
-		if i > 0 && pieces[i].DType() != pieces[0].DType() {
-			return nil, fmt.Errorf("shuffle %s: column %d is %v in input partition 0, %v in %d", sp.Run, sp.Col, pieces[0].DType(), pieces[i].DType(), i)
-		}
-		total += pieces[i].Len()
+		return p, nil
 	}
-	// The pieces read and the partition joined from them are in memory until it is stored.
-	room := 2 * uint64(total*pieces[0].DType().Size())
-	w.store.reserve(room)
-	defer w.store.unreserve(room)
-	out := dtype.Make(pieces[0].DType(), total)
+	if sp.NIn < 1 {
+		return nil, fmt.Errorf("shuffle %s: no input partitions", sp.Run)
+	}
+	first, err := piece(0)
+	if err != nil {
+		return nil, err
+	}
+	dt := first.DType()
+	total := int(sp.Rows)
+	if sp.Rows <= 0 { // not told: count the pieces first
+		total = 0
+		for i := range sp.NIn {
+			p, err := piece(i)
+			if err != nil {
+				return nil, err
+			}
+			total += p.Len()
+		}
+	}
+	size := uint64(total * dt.Size())
+	var sink chunkSink
+	if w.cfg.GPU == "" && k != "" && (w.store.overRoom(size) || w.bigResult(size)) {
+		f, err := w.store.createChunkFile(k, dt, total)
+		if err != nil {
+			return nil, fmt.Errorf("shuffle %s: output partition %d: %w", sp.Run, sp.Part, err)
+		}
+		sink = f
+	} else {
+		// The partition is in memory until it is stored.
+		w.store.reserve(size)
+		defer w.store.unreserve(size)
+		m, err := newMemChunk(dt, total)
+		if err != nil {
+			return nil, fmt.Errorf("shuffle %s: %w", sp.Run, err)
+		}
+		sink = m
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			sink.abort()
+		}
+	}()
 	at := 0
-	for _, p := range pieces {
-		at += dtype.Copy(out.Slice(at, at+p.Len()), p)
-	}
-	for i := range pieces {
+	for i := range sp.NIn {
+		p := first
+		if i > 0 {
+			if p, err = piece(i); err != nil {
+				return nil, err
+			}
+		}
+		if p.DType() != dt {
+			return nil, fmt.Errorf("shuffle %s: column %d is %v in input partition 0, %v in %d", sp.Run, sp.Col, dt, p.DType(), i)
+		}
+		if at+p.Len() > total {
+			return nil, fmt.Errorf("shuffle %s: output partition %d: more than the %d rows sent to it", sp.Run, sp.Part, total)
+		}
+		if err := sink.write(at, p); err != nil {
+			return nil, fmt.Errorf("shuffle %s: output partition %d: %w", sp.Run, sp.Part, err)
+		}
+		at += p.Len()
+		first = dtype.Slice{}
 		w.store.drop(shardKey(sp.Run, sp.Part, i, sp.Col))
 	}
-	o := &plan.Output{Shape: []int{total}, Data: out}
-	if w.cfg.GPU != "" {
-		// A GPU worker keeps the output partition in device memory, as its persisted chunks:
-		// the tasks that read it next (a merge's, a groupby's) read it there in place.
-		dv, err := uploadShardPiece(o)
-		if err == nil {
-			return dv, nil
-		}
-		o.HostFallback = fmt.Sprintf("shuffle output partition kept in host memory, not on the GPU: %v", err)
+	if at != total {
+		return nil, fmt.Errorf("shuffle %s: output partition %d: %d rows received, %d sent", sp.Run, sp.Part, at, total)
 	}
+	v, err := sink.done(total)
+	if err != nil {
+		return nil, fmt.Errorf("shuffle %s: output partition %d: %w", sp.Run, sp.Part, err)
+	}
+	ok = true
+	m, inMem := sink.(*memChunk)
+	if !inMem || w.cfg.GPU == "" {
+		return v, nil
+	}
+	o := &plan.Output{Shape: []int{total}, Data: m.vals}
+	// A GPU worker keeps the output partition in device memory, as its persisted chunks: the
+	// tasks that read it next (a merge's, a groupby's) read it there in place.
+	dv, err := uploadShardPiece(o)
+	if err == nil {
+		return dv, nil
+	}
+	o.HostFallback = fmt.Sprintf("shuffle output partition kept in host memory, not on the GPU: %v", err)
 	return []*plan.Output{o}, nil
 }
 

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -261,21 +262,59 @@ func (st *store) blob(k string) (*blob, error) {
 	return readSpilled(k, path)
 }
 
+// readSpilled reads a spilled result: its encoding byte, then its data into a buffer of its
+// own (aligned as allocations are, for a raw chunk's values to be read in place).
 func readSpilled(k, path string) (*blob, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read spilled %s: %w", k, err)
 	}
-	if len(data) < 1 {
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read spilled %s: %w", k, err)
+	}
+	if fi.Size() < 1 {
 		return nil, fmt.Errorf("read spilled %s: empty file", k)
 	}
-	return &blob{Enc: data[0], Data: data[1:]}, nil
+	var enc [1]byte
+	if _, err := io.ReadFull(f, enc[:]); err != nil {
+		return nil, fmt.Errorf("read spilled %s: %w", k, err)
+	}
+	data := make([]byte, fi.Size()-1)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, fmt.Errorf("read spilled %s: %w", k, err)
+	}
+	return &blob{Enc: enc[0], Data: data}, nil
+}
+
+// writeSpilled writes b to path: its encoding byte, then its data (not copied first).
+func writeSpilled(path string, b *blob) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write([]byte{b.Enc}); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if _, err := f.Write(b.Data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // value returns k's value for a task: its devValue, pinned on the device until done is called,
 // when it is held there or onGPU and upload takes it back (a result spilled earlier); else
-// the decoded host value.
+// the decoded host value. A kept chunk read from disk is decoded in place in the buffer read;
+// one in host memory is copied.
 func (st *store) value(k string, onGPU bool) (v any, done func(), err error) {
+	return st.valueFor(k, onGPU, false)
+}
+
+// valueFor is value, reading a kept chunk in host memory in place when readOnly.
+func (st *store) valueFor(k string, onGPU, readOnly bool) (v any, done func(), err error) {
 	nop := func() {}
 	st.mu.Lock()
 	s := st.items[k]
@@ -292,12 +331,14 @@ func (st *store) value(k string, onGPU bool) (v any, done func(), err error) {
 	}
 	b, path := s.b, s.path
 	st.mu.Unlock()
+	shared := readOnly
 	if b == nil {
 		if b, err = readSpilled(k, path); err != nil {
 			return nil, nop, err
 		}
+		shared = true
 	}
-	if v, err = decodeValue(b); err != nil {
+	if v, err = decodeBlob(b, shared); err != nil {
 		return nil, nop, err
 	}
 	if !onGPU || st.upload == nil {
@@ -409,8 +450,7 @@ func (st *store) spillLocked() {
 		}
 		s := st.items[k]
 		path := filepath.Join(st.dir, sanitize(k)+".bin")
-		data := append([]byte{s.b.Enc}, s.b.Data...)
-		if err := os.WriteFile(path, data, 0o600); err != nil {
+		if err := writeSpilled(path, s.b); err != nil {
 			st.logf("spill %s to disk: %v", k, err)
 			return
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // protoVersion is the scheduler/worker protocol version; both ends must agree.
-const protoVersion = 4
+const protoVersion = 5
 
 // The wire protocol: after TCP connect (and TLS) both sides prove they know the shared token
 // (auth.go), then the worker sends a hello frame; the scheduler answers welcome or refused. Then both sides exchange frames: one gob
@@ -143,9 +143,10 @@ type workerStats struct {
 	HeldPeak uint64
 }
 
-// blob is one encoded value: gob when its type is registered, JSON otherwise.
+// blob is one encoded value: a kept chunk raw (encChunk), gob when its type is registered,
+// JSON otherwise.
 type blob struct {
-	Enc  byte // encGob or encJSON
+	Enc  byte // encChunk, encGob or encJSON
 	Data []byte
 }
 
@@ -170,6 +171,9 @@ func init() {
 
 // encodeValue encodes v for the wire.
 func encodeValue(v any) (*blob, error) {
+	if o, ok := soleChunk(v); ok {
+		return encodeChunk(o), nil
+	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(gobBox{V: v}); err == nil {
 		return &blob{Enc: encGob, Data: buf.Bytes()}, nil
@@ -183,11 +187,19 @@ func encodeValue(v any) (*blob, error) {
 
 // decodeValue decodes a blob. JSON-encoded values come back as maps, slices, float64s and
 // strings.
-func decodeValue(b *blob) (any, error) {
+func decodeValue(b *blob) (any, error) { return decodeBlob(b, false) }
+
+// decodeShared is decodeValue reading a kept chunk's values in place in b's memory, when the
+// caller owns b (read from disk or a peer) or only reads the values while it runs.
+func decodeShared(b *blob) (any, error) { return decodeBlob(b, true) }
+
+func decodeBlob(b *blob, shared bool) (any, error) {
 	if b == nil {
 		return nil, nil
 	}
 	switch b.Enc {
+	case encChunk:
+		return decodeChunk(b, shared)
 	case encGob:
 		var box gobBox
 		if err := gob.NewDecoder(bytes.NewReader(b.Data)).Decode(&box); err != nil {

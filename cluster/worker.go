@@ -230,6 +230,9 @@ func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evalua
 	}
 	w.store = newWorkerStore(w.cfg, w.spillDir)
 	w.mem = &memTuner{limit: w.cfg.MemoryLimit}
+	if w.mem.limited() {
+		dropImagePages()
+	}
 	w.mem.tune(w.store)
 	w.store.logf = func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -461,10 +464,17 @@ func (w *worker) runTask(ctx context.Context, t *taskMsg) {
 	var size uint64
 	typ := fmt.Sprintf("%T", v)
 	note := hostNote(t, v)
-	if dv, ok := v.(devValue); ok {
-		size, typ = dv.Bytes(), "[]*plan.Output"
-		w.store.putDev(t.Key, dv)
-	} else {
+	switch v := v.(type) {
+	case devValue:
+		size, typ = v.Bytes(), "[]*plan.Output"
+		w.store.putDev(t.Key, v)
+	case *blob: // a kept chunk made in its stored form (a shuffle's unpack)
+		size, typ = uint64(len(v.Data)), "[]*plan.Output"
+		w.store.putBlob(t.Key, v)
+	case *spilledChunk: // the same, written to its spill file
+		size, typ = v.size, "[]*plan.Output"
+		w.store.putSpilled(t.Key, v)
+	default:
 		b, err := encodeValue(v)
 		if err != nil {
 			_ = w.l.send(&frame{Op: "erred", Key: t.Key, Err: fmt.Sprintf("result cannot be sent: %v", err)})
@@ -479,7 +489,7 @@ func (w *worker) runTask(ctx context.Context, t *taskMsg) {
 	done := &frame{Op: "done", Key: t.Key, Size: int64(size), Type: typ, Fallback: note, Moved: w.store.takeMoves(),
 		Start: start.UnixNano(), Stop: stop.UnixNano(), FetchBytes: fetched, FetchNanos: fetchDur.Nanoseconds()}
 	switch t.Spec.Kind {
-	case kindShuffleTransfer, kindShuffleUnpack, kindShuffleDrop:
+	case kindShuffleTransfer, kindShuffleUnpack, kindShuffleDrop, kindGroupSplit, kindGroupSplitCombine:
 		done.ShuffleSent, done.ShuffleReceived = w.shuf.sent.Load(), w.shuf.recv.Load()
 	}
 	done.HeldPeak = w.store.stats().Peak
@@ -500,6 +510,17 @@ func newWorkerStore(cfg WorkerConfig, dir string) *store {
 	return st
 }
 
+// readsInPlace reports whether tasks of a kind only read their inputs' values (and keep no
+// reference to them past the task): the shuffle's transfers and the groupby's tasks, which
+// then read kept chunks in the store's memory, not copies.
+func readsInPlace(kind string) bool {
+	switch kind {
+	case kindShuffleTransfer, kindGroupPartial, kindGroupCombine, kindGroupSplit:
+		return true
+	}
+	return false
+}
+
 // exec runs a task, turning a panic into an error with the worker's stack.
 func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err error) {
 	defer func() {
@@ -517,11 +538,13 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 	}()
 	// resolve returns a dependency's value; a GPU worker's chunk tasks get the device-held
 	// ones as they are, to read in place.
+	// Tasks that only read their inputs read kept chunks in place.
+	readOnly := readsInPlace(t.Spec.Kind)
 	resolve := func(ref string) (any, error) {
 		if b := t.Deps[ref]; b != nil {
-			return decodeValue(b)
+			return decodeBlob(b, readOnly)
 		}
-		v, done, err := w.store.value(ref, onGPU && t.Spec.Kind == "chunk")
+		v, done, err := w.store.valueFor(ref, onGPU && t.Spec.Kind == "chunk", readOnly)
 		unpins = append(unpins, done)
 		return v, err
 	}
@@ -602,6 +625,9 @@ func (w *worker) exec(ctx context.Context, t *taskMsg) (v any, trace string, err
 		return v, "", err
 	case kindGroupPartial, kindGroupCombine:
 		v, err := w.groupTask(ctx, t, resolve)
+		return v, "", err
+	case kindGroupSplit, kindGroupSplitCombine:
+		v, err := w.groupSplitTask(ctx, t, resolve)
 		return v, "", err
 	case kindJoinPairs, kindJoinLen, kindJoinGather:
 		v, err := w.joinTask(ctx, t, resolve)

@@ -503,6 +503,12 @@ func finishAggregate(all *hashagg.Partial, keyCols, valCols []*column, p *aggPla
 		}
 		results[b] = r
 	}
+	return finishResults(results, keyCols, valCols, p, noKeys, sorted)
+}
+
+// finishResults turns the combined partials of the output partitions into the result table,
+// a partition each, or one sorted by the keys for Sorted.
+func finishResults(results []*hashagg.Partial, keyCols, valCols []*column, p *aggPlan, noKeys bool, sorted bool) (*table, error) {
 	if sorted && len(results) > 1 {
 		r, err := hashagg.Combine(results...)
 		if err != nil {

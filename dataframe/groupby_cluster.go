@@ -16,11 +16,20 @@ type groupPartialer interface {
 	GroupPartials(ctx context.Context, cols []*gpuarray.Array, keys, keyValid, vals, valValid []int, pos int, specs []hashagg.Spec) (*hashagg.Partial, string, error)
 }
 
+// groupSplitter is a scheduler that also splits a groupby's partials over output partitions
+// by key hash, worker to worker (cluster.Client.GroupPartialsSplit): SplitOut on a cluster.
+type groupSplitter interface {
+	GroupPartialsSplit(ctx context.Context, cols []*gpuarray.Array, keys, keyValid, vals, valValid []int, pos int, specs []hashagg.Spec, n int) ([]*hashagg.Partial, string, error)
+}
+
 // aggregateOnWorkers runs a groupby on the cluster that rc's options name (On(c)): the key
 // and value columns are persisted there (those persisted already stay), each worker folds the
 // partitions it holds into partial aggregates (on its GPU where it has one and the grouping is
 // dense, on its CPU otherwise) and the partials are combined there as a tree; only the last
-// comes to this process, which splits (SplitOut), sorts (Sorted) and decodes it. ok is false
+// comes to this process, which sorts (Sorted) and decodes it. With SplitOut(n) (and not
+// Sorted) the partials are split by key hash on the workers instead and shuffled between them,
+// each output partition combined on the worker owning it, so that no one place holds every
+// group's partials; the n combined partials come here to be decoded. ok is false
 // when it does not apply (no such cluster, string columns, no rows), and the caller's path
 // runs.
 func aggregateOnWorkers(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, sorted bool) (res *table, ok bool, err error) {
@@ -99,6 +108,15 @@ func aggregateOnWorkers(rc *runCtx, t *table, keys []string, p *aggPlan, splitOu
 	ctx := rc.target.Context
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if splitter, ok := rc.target.Scheduler.(groupSplitter); ok && splitOut > 1 && !sorted {
+		parts, note, err := splitter.GroupPartialsSplit(ctx, arrs, kIdx, kValid, vIdx, vValid, pos, p.specs, splitOut)
+		if err != nil {
+			return nil, true, err
+		}
+		rc.device(note)
+		res, err = finishResults(parts, keyCols, valCols, p, false, false)
+		return res, true, err
 	}
 	all, note, err := sched.GroupPartials(ctx, arrs, kIdx, kValid, vIdx, vValid, pos, p.specs)
 	if err != nil {

@@ -47,19 +47,20 @@ var notInNotebooks = map[string]string{
 // clusterNotInNotebooks is notInNotebooks for cluster.
 var clusterNotInNotebooks = map[string]string{
 	// The kernel and `gpunotes worker` install these at start-up; a cell never does.
-	"RunWorker":              "`gpunotes worker` runs it (main)",
-	"SetChunkExecutor":       "installed by the cluster package itself for workers",
-	"SetSourceResolver":      "the kernel installs its session's SourceOf",
-	"SetResultTypeResolver":  "the kernel installs its session's ResultTypes",
-	"SetSchedulerEvaluator":  "the kernel and `gpunotes scheduler` install it",
-	"Client.Keep":            "via Persist(gpuarray.On(",
-	"Client.Holds":           "via Persist(gpuarray.On(",
-	"Client.ShuffleColumns":  "plumbing for frames' shuffles on a cluster (cluster/shuffle_test.go)",
-	"Client.Run":             "via gpuarray.On(c)",
-	"Client.GroupPartials":   "plumbing for frames' GroupBy on a cluster (cluster/groupby_test.go)",
-	"Client.JoinColumns":     "plumbing for frames' merges on a cluster (dataframe/merge_cluster_test.go)",
-	"Client.SortColumns":     "plumbing for frames' sorts on a cluster (dataframe/sort_cluster_test.go)",
-	"Client.DistinctColumns": "plumbing for DropDuplicates on a cluster (dataframe/sort_cluster_test.go)",
+	"RunWorker":                 "`gpunotes worker` runs it (main)",
+	"SetChunkExecutor":          "installed by the cluster package itself for workers",
+	"SetSourceResolver":         "the kernel installs its session's SourceOf",
+	"SetResultTypeResolver":     "the kernel installs its session's ResultTypes",
+	"SetSchedulerEvaluator":     "the kernel and `gpunotes scheduler` install it",
+	"Client.Keep":               "via Persist(gpuarray.On(",
+	"Client.Holds":              "via Persist(gpuarray.On(",
+	"Client.ShuffleColumns":     "plumbing for frames' shuffles on a cluster (cluster/shuffle_test.go)",
+	"Client.Run":                "via gpuarray.On(c)",
+	"Client.GroupPartials":      "plumbing for frames' GroupBy on a cluster (cluster/groupby_test.go)",
+	"Client.GroupPartialsSplit": "plumbing for frames' GroupBy with SplitOut on a cluster (cluster/groupsplit_test.go)",
+	"Client.JoinColumns":        "plumbing for frames' merges on a cluster (dataframe/merge_cluster_test.go)",
+	"Client.SortColumns":        "plumbing for frames' sorts on a cluster (dataframe/sort_cluster_test.go)",
+	"Client.DistinctColumns":    "plumbing for DropDuplicates on a cluster (dataframe/sort_cluster_test.go)",
 
 	// Frame.Shuffle on a cluster calls it for Path's note of where the rows were partitioned.
 	"Client.ShuffleColumnsNote": "plumbing for frames' shuffles on a cluster (cluster/frame_shuffle_test.go)",
