@@ -45,3 +45,17 @@ func TestTakeGathersPlanning(t *testing.T) {
 		t.Fatalf("resolveTakes on the CPU changed the graph (%v)", err)
 	}
 }
+
+// TestBincountMaxWhereHeld checks where Bincount computes its length (x's maximum) when
+// no minlength is given: on the GPUs that hold what x reads (heldGPUs), not on the session's
+// default scheduler; nowhere in particular for host data.
+func TestBincountMaxWhereHeld(t *testing.T) {
+	dev := &cuda.Device{Info: cuda.DeviceInfo{Index: 2}}
+	k, _ := heldForPlanning(t, NewRandomState(4).Integers(0, 1000, Shape(1000), Chunks(250), WithDType(Int64)), dev, false)
+	if got := heldGPUs(k.Mul(int64(2)).n); len(got) != 1 || got[0] != 2 {
+		t.Errorf("held on gpu 2: %v", got)
+	}
+	if got := heldGPUs(FromSliceInt64([]int64{1, 2}).n); len(got) != 0 {
+		t.Errorf("host data: %v", got)
+	}
+}
