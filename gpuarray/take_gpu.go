@@ -56,7 +56,8 @@ func takeGathers(n *expr.Node) string {
 // (takeGathers, gatherOnGPU: operands computed and left there, the indices' range checked
 // there, the gather there) replaced by its result, held there (issue 32: a general take read
 // its operand and its indices on the host, 3.37 s for a 1e8 take on an H200 against CuPy's
-// 5.1 ms). The others are left to the planner, which reads them on the host, and Path says why.
+// 5.1 ms). The others are left to the planner; where gatherOnGPU tried and gave up (indices
+// out of range), Path says why.
 func resolveTakes(cfg computeConfig, root *expr.Node) (*expr.Node, error) {
 	g, ok := cfg.sched.(*gpuSched)
 	if !ok || g == nil || len(g.devs) == 0 || !takeGather {
@@ -71,9 +72,9 @@ func resolveTakes(cfg computeConfig, root *expr.Node) (*expr.Node, error) {
 		}
 		seen[n] = true
 		if n.Kind == expr.KTake {
-			if why := takeGathers(n); why != "" {
-				g.libStep("take: gathered where its tasks run (" + why + ")")
-			} else {
+			// A take takeGathers leaves to the planner gets no note here: the planner's own
+			// (a host gather is named and warned) says where it ran.
+			if takeGathers(n) == "" {
 				r, why, err := gatherOnGPU(cfg, &Array{n: n.Args[0]}, &Array{n: n.Args[1]}, true)
 				if err != nil {
 					return err
