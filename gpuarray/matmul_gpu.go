@@ -172,7 +172,7 @@ func (c *linalgConfig) qrOnDevice(ctx context.Context, k *blas.Kernels, a *Array
 	}
 	q, err := deviceArray(dev, r.QBlocks.Ptr, a.n.Chunks[0], []int{s[1]})
 	if err != nil {
-		return nil, true, fmt.Errorf("Q: %w", err)
+		return nil, true, fmt.Errorf("the Q factor: %w", err)
 	}
 	var rp driver.DevicePtr
 	err = dev.Do(ctx, func() error {
@@ -186,11 +186,11 @@ func (c *linalgConfig) qrOnDevice(ctx context.Context, k *blas.Kernels, a *Array
 		if rp != 0 {
 			_ = dev.Do(context.Background(), func() error { dev.Pool().Free(rp); return nil })
 		}
-		return nil, true, fmt.Errorf("R to GPU %d: %w", dev.Info.Index, err)
+		return nil, true, fmt.Errorf("the R factor to GPU %d: %w", dev.Info.Index, err)
 	}
 	ra, err := deviceArray(dev, []driver.DevicePtr{rp}, []int{s[1]}, []int{s[1]})
 	if err != nil {
-		return nil, true, fmt.Errorf("R: %w", err)
+		return nil, true, fmt.Errorf("the R factor: %w", err)
 	}
 	return &QRResult{Q: q, R: ra, Path: c.path(r.Kernels)}, true, nil
 }
