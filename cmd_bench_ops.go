@@ -208,6 +208,16 @@ var callsTable = []benchOp{
 	{"standardize(axis=0)", func(x *gpuarray.Array, _, _ int) *gpuarray.Array { return x.Sub(x.Mean(0)).Div(x.Std(0)) }},
 }
 
+// firstElement is a view of c's first element, as an array of c's rank: a slice of each axis
+// (no reshape), so that a result held on a GPU is read in place, one element of one chunk.
+func firstElement(c *gpuarray.Array) *gpuarray.Array {
+	idx := make([]gpuarray.Index, c.NDim())
+	for i := range idx {
+		idx[i] = gpuarray.Span(0, 1)
+	}
+	return c.Slice(idx...)
+}
+
 // benchKernel is the Elementwise row's kernel.
 var benchKernel = func() *gpuarray.Kernel {
 	k, err := gpuarray.Elementwise("x", "where(x > 0, x * x, exp(x)) + 1")
@@ -323,7 +333,7 @@ func benchOps(ctx context.Context, args []string, w io.Writer) error {
 			if *onDevice && c.Size() > 1<<20 {
 				// Its first element alone: a 4e8-element argsort took 14.9 s to come to host
 				// memory as float64 values on an H200 (bench/RESULTS.md), 4 times a row.
-				read = c.Ravel().Slice(gpuarray.Span(0, 1))
+				read = firstElement(c)
 			}
 			vals, err := read.ToSlice(opt, gpuarray.WithContext(ctx))
 			if err != nil {

@@ -296,6 +296,11 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 		} else if n != arrays[i].n {
 			arrays[i] = &Array{n: n}
 		}
+		if n, err := resolveTakes(cfg, arrays[i].n); err != nil { // take_gpu.go
+			return nil, fmt.Errorf("compute: %w", err)
+		} else if n != arrays[i].n {
+			arrays[i] = &Array{n: n}
+		}
 		roots[i] = arrays[i].n
 		defer pinGraph(arrays[i].n)() // arrays held on a GPU stay there while tasks read them in place
 	}

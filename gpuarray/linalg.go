@@ -307,7 +307,9 @@ func rechunkHint(a *Array) string {
 
 // QR returns the QR factorization of a tall-and-skinny array with a single column of chunks,
 // by TSQR: a QR per row chunk, then QRs of the stacked R factors up a fixed tree. The inputs'
-// chunks are computed block by block with opts (like Compute).
+// chunks are computed block by block with opts (like Compute). On a GPU, where Q fits there
+// besides the work, the whole TSQR runs on the device and Q and R are held there (read in
+// place by later computations, copied to the host when asked for).
 func QR(a *Array, opts ...ComputeOption) (*QRResult, error) {
 	if err := check2D("QR", a); err != nil {
 		return nil, err
@@ -320,6 +322,17 @@ func QR(a *Array, opts ...ComputeOption) (*QRResult, error) {
 	c, err := newLinalgConfig(opts)
 	if err != nil {
 		return nil, fmt.Errorf("QR: %w", err)
+	}
+	if k, ok := c.opt.Kernels.(*blas.Kernels); ok {
+		// On a GPU: TSQR there, Q and R left there (issue 32: a call's outputs stay on the
+		// device), where Q fits besides the work.
+		r, ok, err := c.qrOnDevice(c.ctx, k, a)
+		if err != nil {
+			return nil, fmt.Errorf("QR: %w", err)
+		}
+		if ok {
+			return r, nil
+		}
 	}
 	c.opt.LeafRows = c.leafRows(a.n.Shape[0], a.n.Shape[1])
 	q, err := linalg.TSQR(c.ctx, c.matrixOf(a, false), c.opt)

@@ -80,34 +80,8 @@ func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Arra
 		return nil, false, nil
 	}
 	dev := k.Device()
-	free := available(ctx, dev) * 9 / 10
-	bl := blas.Blocks{Grid: linalg.Grid{RowChunks: a.n.Chunks[0], ColChunks: a.n.Chunks[1]}}
-	input := deviceBytes(a.n, dev)
-	// One leaf (no tree) where it fits: on the H100, with the input and U on the device,
-	// 1,000,000 x 1000 took 0.429 s as one leaf, 0.475 s as two, 0.513 s as four and 0.711 s
-	// as ten (blas TestTallSVDLeavesTime), and 10000 x 1000 0.112 s as one leaf against
-	// 0.127-0.160 s as leaves of 2000-5000 rows. Else leaves of a quarter of the rows.
-	uBytes := uint64(expr.Size(s)) * 8 * 9 / 8 // U's blocks, rounded up to the pool's classes
-	leafRows, keepU := s[0], true
-	fits := func(leafRows int, keepU bool) bool {
-		need := input + blas.TallSVDBytes(bl, leafRows, keepU)
-		if keepU {
-			need += uBytes
-		}
-		return need <= free
-	}
-	// U kept on the device matters more than the leaf size: a host copy of U costs more than
-	// the tree (8 GB took about 1.1 s to come to the host on the H100).
-	quarter := max(2*s[1], (s[0]+3)/4)
-	switch {
-	case fits(s[0], true):
-	case fits(quarter, true):
-		leafRows = quarter
-	case fits(s[0], false):
-		keepU = false
-	case fits(quarter, false):
-		leafRows, keepU = quarter, false
-	default:
+	leafRows, keepU, fits := tallOnDevice(a.n.Chunks[0], s[1], deviceBytes(a.n, dev), available(ctx, dev)*9/10)
+	if !fits {
 		return nil, false, nil
 	}
 	t0 := time.Now()
@@ -131,6 +105,94 @@ func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Arra
 	}
 	out, err := svdArrays(&r.SVDResult, a, c, u)
 	return out, true, err
+}
+
+// tallOnDevice decides how a TSQR of a tall-and-skinny matrix (row chunks rowChunks, cols
+// columns) runs on a GPU with free bytes for it, its input taking input bytes there (none when
+// held there already): one leaf (no tree) where it fits, else leaves of a quarter of the
+// rows, and whether U (SVD) or Q (QR) stays on the device (keep), which matters more than the
+// leaf size: a host copy of U costs more than the tree (8 GB took about 1.1 s to come to the
+// host on the H100). On the H100, with the input and U on the device, 1,000,000 x 1000 took
+// 0.429 s as one leaf, 0.475 s as two, 0.513 s as four and 0.711 s as ten (blas
+// TestTallSVDLeavesTime), and 10000 x 1000 0.112 s as one leaf against 0.127-0.160 s as
+// leaves of 2000-5000 rows. ok is false when neither fits.
+func tallOnDevice(rowChunks []int, cols int, input, free uint64) (leafRows int, keep, ok bool) {
+	rows := 0
+	for _, r := range rowChunks {
+		rows += r
+	}
+	bl := blas.Blocks{Grid: linalg.Grid{RowChunks: rowChunks, ColChunks: []int{cols}}}
+	uBytes := uint64(rows) * uint64(cols) * 8 * 9 / 8 // U's blocks, rounded up to the pool's classes
+	fits := func(leafRows int, keep bool) bool {
+		need := input + blas.TallSVDBytes(bl, leafRows, keep)
+		if keep {
+			need += uBytes
+		}
+		return need <= free
+	}
+	quarter := max(2*cols, (rows+3)/4)
+	switch {
+	case fits(rows, true):
+		return rows, true, true
+	case fits(quarter, true):
+		return quarter, true, true
+	case fits(rows, false):
+		return rows, false, true
+	case fits(quarter, false):
+		return quarter, false, true
+	}
+	return 0, false, false
+}
+
+// qrOnDevice computes the QR of a tall-and-skinny a (one column of chunks, rows >= columns)
+// as svdOnDevice does its SVD (blas.Kernels.TallQR), Q left on the device in a's row chunks
+// and R (columns x columns) uploaded beside it, so later stages read both in place. It
+// reports ok = false, computing nothing, when a is not tall-and-skinny, Q does not fit on the
+// device besides the work, or a's last stage is not a GPU kernel.
+func (c *linalgConfig) qrOnDevice(ctx context.Context, k *blas.Kernels, a *Array) (*QRResult, bool, error) {
+	s := a.n.Shape
+	if len(s) != 2 || len(a.n.Chunks[1]) != 1 || s[0] < s[1] || s[1] == 0 {
+		return nil, false, nil
+	}
+	dev := k.Device()
+	leafRows, keep, fits := tallOnDevice(a.n.Chunks[0], s[1], deviceBytes(a.n, dev), available(ctx, dev)*9/10)
+	if !fits || !keep {
+		return nil, false, nil
+	}
+	t0 := time.Now()
+	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	defer freeA()
+	cuda.Trace("QR input %s on GPU %d: %.3f s", expr.ShapeString(s), dev.Info.Index, time.Since(t0).Seconds())
+	r, err := k.TallQR(ctx, ab, leafRows)
+	if err != nil {
+		return nil, true, err
+	}
+	q, err := deviceArray(dev, r.QBlocks.Ptr, a.n.Chunks[0], []int{s[1]})
+	if err != nil {
+		return nil, true, fmt.Errorf("the Q factor: %w", err)
+	}
+	var rp driver.DevicePtr
+	err = dev.Do(ctx, func() error {
+		var err error
+		if rp, err = dev.Pool().Alloc(uint64(len(r.R.Data)) * 8); err != nil {
+			return err
+		}
+		return dev.CopyToDevice(rp, r.R.Data)
+	})
+	if err != nil {
+		if rp != 0 {
+			_ = dev.Do(context.Background(), func() error { dev.Pool().Free(rp); return nil })
+		}
+		return nil, true, fmt.Errorf("the R factor to GPU %d: %w", dev.Info.Index, err)
+	}
+	ra, err := deviceArray(dev, []driver.DevicePtr{rp}, []int{s[1]}, []int{s[1]})
+	if err != nil {
+		return nil, true, fmt.Errorf("the R factor: %w", err)
+	}
+	return &QRResult{Q: q, R: ra, Path: c.path(r.Kernels)}, true, nil
 }
 
 // deviceBytes returns the device memory n's blocks take when put on dev: none when n is held

@@ -538,14 +538,20 @@ func (g *gpuChunks) Values() (dtype.Slice, error) {
 		return dtype.Slice{}, errReleased
 	}
 	defer g.unpin()
-	if g.dt == dtype.Float64 && !g.narrow {
+	if _, ok := dtype.ViewWords(g.dt, nil); ok && !g.narrow {
+		// Float64, int64, uint64 and complex128 chunks hold the values' own bytes (the
+		// kernels' words): they come through the pinned staging straight into their places.
+		// Before, int64 chunks (argsort's indices) came chunk by chunk into pageable memory,
+		// were decoded, placed and then converted, each pass on one core: 14.9 s for a 4e8
+		// argsort read back as float64s on an H200 (bench/RESULTS.md, issue 32).
 		t0 := time.Now()
-		host, err := g.download()
+		host, err := g.download(cuda.Words(g.dt))
 		if err != nil {
 			return dtype.Slice{}, err
 		}
-		cuda.Trace("copy %s from %s to the host: %.3f s", expr.ShapeString(g.grid.shape), g.Where(), time.Since(t0).Seconds())
-		g.host = dtype.KeepAlive(dtype.OfFloat64(host), g) // host is unmapped when g is collected
+		v, _ := dtype.ViewWords(g.dt, host)
+		cuda.Trace("copy %s %v from %s to the host: %.3f s", expr.ShapeString(g.grid.shape), g.dt, g.Where(), time.Since(t0).Seconds())
+		g.host = dtype.KeepAlive(v, g) // host is unmapped when g is collected
 		return g.host, nil
 	}
 	host := dtype.Make(g.dt, int(expr.Size(g.grid.shape)))
@@ -560,22 +566,23 @@ func (g *gpuChunks) Values() (dtype.Slice, error) {
 	return host, nil
 }
 
-// download copies float64 chunks into one fresh host array (engine.HostBuffer), each piece of a
-// chunk put in its place as it leaves the pinned staging: one copy on the host, on all cores,
-// where a copy of each chunk first and then of the chunk into a zeroed array took three. The
-// caller keeps the chunks pinned.
-func (g *gpuChunks) download() ([]float64, error) {
-	host, err := engine.HostBuffer(g, int(expr.Size(g.grid.shape)))
+// download copies chunks of words words per element (1 for float64 and 64-bit integers, 2 for
+// complex128) into one fresh host array (engine.HostBuffer), each piece of a chunk put in its
+// place as it leaves the pinned staging: one copy on the host, on all cores, where a copy of
+// each chunk first and then of the chunk into a zeroed array took three. The caller keeps the
+// chunks pinned.
+func (g *gpuChunks) download(words int) ([]float64, error) {
+	host, err := engine.HostBuffer(g, words*int(expr.Size(g.grid.shape)))
 	if err != nil {
 		return nil, err
 	}
 	for i := range g.ptrs {
 		shape := g.chunkShape(i)
 		var runs []run
-		g.grid.runs(g.offs[i], shape, func(at, o, k int) { runs = append(runs, run{at, o, k}) })
+		g.grid.runs(g.offs[i], shape, func(at, o, k int) { runs = append(runs, run{at * words, o * words, k * words}) })
 		dev, p := g.devs[i], g.ptr(i)
 		err := dev.Do(display.Context(), func() error {
-			return dev.CopyToHostPieces(p, int(expr.Size(shape)), func(off int, piece []float64) {
+			return dev.CopyToHostPieces(p, words*int(expr.Size(shape)), func(off int, piece []float64) {
 				scatterRuns(host, piece, off, runs)
 			})
 		})

@@ -1,6 +1,10 @@
 package dtype
 
-import "math"
+import (
+	"math"
+	"runtime"
+	"sync"
+)
 
 // lane is one value read for a cast: the field of its source's kind is set.
 type lane struct {
@@ -161,6 +165,67 @@ func (l lane) asComplex() complex128 {
 // (NaN included) is true.
 func convert(dst, src Slice) {
 	n := src.Len()
+	const grain = 1 << 20
+	w := min(runtime.GOMAXPROCS(0), n/grain)
+	if w <= 1 {
+		convertRange(dst, src)
+		return
+	}
+	// A large conversion (4e8 argsort indices read back as float64s: ToSlice) on all cores,
+	// each worker converting its own range.
+	per := (n + w - 1) / w
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			convertRange(dst.Slice(lo, hi), src.Slice(lo, hi))
+		}()
+	}
+	wg.Wait()
+}
+
+// toFloat64s converts integer values to float64s, as lane.asFloat does one at a time.
+func toFloat64s[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](d []float64, s []T) {
+	for i, x := range s[:len(d)] {
+		d[i] = float64(x)
+	}
+}
+
+// convertRange is convert on one goroutine: typed loops for the common conversions to float64
+// (ToSlice of an integer or bool result), the element-by-element lanes for the rest.
+func convertRange(dst, src Slice) {
+	n := src.Len()
+	if dst.dt == Float64 {
+		d := dst.Float64s()
+		switch src.dt {
+		case Int64:
+			toFloat64s(d, src.Int64s())
+			return
+		case Int32:
+			toFloat64s(d, src.Int32s())
+			return
+		case Int16:
+			toFloat64s(d, src.Int16s())
+			return
+		case Int8:
+			toFloat64s(d, src.Int8s())
+			return
+		case Uint64:
+			toFloat64s(d, src.Uint64s())
+			return
+		case Uint32:
+			toFloat64s(d, src.Uint32s())
+			return
+		case Uint16:
+			toFloat64s(d, src.Uint16s())
+			return
+		case Uint8, Bool:
+			toFloat64s(d, src.b)
+			return
+		}
+	}
 	switch {
 	case dst.dt == Float64 && src.dt == Float32:
 		d, s := dst.Float64s(), src.Float32s()

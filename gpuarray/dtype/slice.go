@@ -270,6 +270,23 @@ func Copy(dst, src Slice) int {
 	return n
 }
 
+// ViewWords returns w's memory, 8-byte words, as values of dt without copying: dt must be
+// Float64, Int64, Uint64 (a word each) or Complex128 (two words each, real then imaginary),
+// whose layout in memory is those words'; ok is false for the other dtypes or a complex view of
+// an odd number of words.
+func ViewWords(dt DType, w []float64) (s Slice, ok bool) {
+	switch dt {
+	case Float64, Int64, Uint64:
+	case Complex128:
+		if len(w)%2 != 0 {
+			return Slice{}, false
+		}
+	default:
+		return Slice{}, false
+	}
+	return Slice{dt: dt, b: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), 8*len(w))}, true
+}
+
 // FromBytes returns the values that b holds in this machine's byte order; it copies b into new
 // memory (aligned for dt).
 func FromBytes(dt DType, b []byte) (Slice, error) {

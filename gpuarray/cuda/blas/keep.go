@@ -100,12 +100,11 @@ func RunMatrixKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, in dri
 }
 
 // invInto is inv writing a^-1 row-major into dst (n x n on the device).
+// The identity getrs turns into a^-1 is made on the device (eyeInto): its upload from host
+// memory (134 MB for 4096^2, pageable) was most of the 45 ms inv(a) took against CuPy's 23 on
+// an H200 (bench/RESULTS.md).
 func (k *Kernels) invInto(mm *mem, a devPtr, n int, dst devPtr) error {
-	eye := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		eye[i*n+i] = 1
-	}
-	if err := mm.dev.CopyToDevice(driver.DevicePtr(dst), eye); err != nil {
+	if err := k.eyeInto(mm, dst, n); err != nil {
 		return err
 	}
 	ipiv, info, err := k.getrf(mm, n, a, n)
@@ -116,6 +115,23 @@ func (k *Kernels) invInto(mm *mem, a devPtr, n int, dst devPtr) error {
 		return errSingular
 	}
 	return k.getrs(mm, opN, n, n, a, n, ipiv, dst)
+}
+
+// eyeInto writes the n x n identity into dst on the device: a memset and a strided copy of n
+// ones (the only bytes uploaded).
+func (k *Kernels) eyeInto(mm *mem, dst devPtr, n int) error {
+	if err := driver.MemsetD32Async(driver.DevicePtr(dst), 0, uint64(n*n)*2, mm.s); err != nil {
+		return err
+	}
+	ones := make([]float64, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	o, err := mm.upload(ones)
+	if err != nil {
+		return err
+	}
+	return check("cublasDcopy", cublasDcopy(k.cublas, int32(n), o, 1, dst, int32(n+1)))
 }
 
 // solveInto is solve (or solveRHS, with right-hand sides given apart) writing the solution
@@ -205,18 +221,7 @@ func (k *Kernels) choleskyInto(mm *mem, a devPtr, n int, dst devPtr) error {
 	if err != nil {
 		return err
 	}
-	if err := driver.MemsetD32Async(driver.DevicePtr(eye), 0, uint64(n*n)*2, mm.s); err != nil {
-		return err
-	}
-	ones := make([]float64, n)
-	for i := range ones {
-		ones[i] = 1
-	}
-	o, err := mm.upload(ones)
-	if err != nil {
-		return err
-	}
-	if err := check("cublasDcopy", cublasDcopy(k.cublas, int32(n), o, 1, eye, int32(n+1))); err != nil {
+	if err := k.eyeInto(mm, eye, n); err != nil {
 		return err
 	}
 	one := 1.0

@@ -64,12 +64,45 @@ type TallSVDResult struct {
 // into the host's U, or with keepU left on the device in blocks like a's. Only R factors (and
 // U, unless kept) cross to the host. Signs are normalized as linalg's.
 func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int, keepU bool) (*TallSVDResult, error) {
+	r, _, err := k.tall(ctx, a, leafRows, keepU, true)
+	return r, err
+}
+
+// TallQRResult is TallQR's result: R (n x n, upper triangular, row-major) on the host and Q
+// on the device as one row-major block per row chunk of the input (QBlocks, allocated from
+// the device's pool and owned by the caller).
+type TallQRResult struct {
+	R       linalg.Mat
+	QBlocks Blocks
+	Kernels string
+}
+
+// TallQR computes the thin QR of a tall-and-skinny matrix (m >= n, one column of chunks)
+// whose row blocks are on the device, as TallSVD's TSQR does (leaf QRs, the stacked R
+// factors' QR) with Q = Q_leaves * Q_stack formed on the device from the identity and left
+// there in blocks like a's. R is the stacked QR's (Householder signs, as linalg.TSQR's for a
+// tree of one level).
+func (k *Kernels) TallQR(ctx context.Context, a Blocks, leafRows int) (*TallQRResult, error) {
+	r, r2, err := k.tall(ctx, a, leafRows, true, false)
+	if err != nil {
+		return nil, err
+	}
+	return &TallQRResult{R: r2, QBlocks: r.UBlocks, Kernels: k.name + ", TSQR on the device"}, nil
+}
+
+// tall is TallSVD (svd) or TallQR (U is then Q, formed from the identity); it returns the
+// stacked R factors' R too.
+func (k *Kernels) tall(ctx context.Context, a Blocks, leafRows int, keepU, svd bool) (*TallSVDResult, linalg.Mat, error) {
+	what := "TallSVD"
+	if !svd {
+		what = "TallQR"
+	}
 	if len(a.ColChunks) != 1 || len(a.Ptr) != len(a.RowChunks) {
-		return nil, fmt.Errorf("TallSVD needs one column of chunks, got %d", len(a.ColChunks))
+		return nil, linalg.Mat{}, fmt.Errorf("%s needs one column of chunks, got %d", what, len(a.ColChunks))
 	}
 	m, n := a.Rows(), a.ColChunks[0]
 	if m < n || n == 0 {
-		return nil, fmt.Errorf("TallSVD of a (%d, %d) matrix: want rows >= columns > 0", m, n)
+		return nil, linalg.Mat{}, fmt.Errorf("%s of a (%d, %d) matrix: want rows >= columns > 0", what, m, n)
 	}
 	t0 := time.Now()
 	leaves := groupLeaves(a.RowChunks, leafRows)
@@ -189,18 +222,26 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int, keepU boo
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("TSQR on GPU %d: %w", k.dev.Info.Index, err)
+		return nil, linalg.Mat{}, fmt.Errorf("TSQR on GPU %d: %w", k.dev.Info.Index, err)
 	}
 	tLeaves := time.Now()
-	// Not the Jacobi SVD (gesvdj): 0.06 s faster than gesvd on a 1000 x 1000 R, but it left
-	// ||U^T U - I|| at 1.7e-11 on seed 001's matrix, above the 1e-12 asked for.
-	ur, s, vt, err := k.SVD(r2)
-	if err != nil {
-		return nil, fmt.Errorf("SVD of R (%d x %d): %w", n, n, err)
+	var ur, vt linalg.Mat
+	var s []float64
+	if svd {
+		// Not the Jacobi SVD (gesvdj): 0.06 s faster than gesvd on a 1000 x 1000 R, but it
+		// left ||U^T U - I|| at 1.7e-11 on seed 001's matrix, above the 1e-12 asked for.
+		if ur, s, vt, err = k.SVD(r2); err != nil {
+			return nil, linalg.Mat{}, fmt.Errorf("SVD of R (%d x %d): %w", n, n, err)
+		}
+		// Signs as linalg's, fixed on the small factors: U = Q*U_R flips with U_R's columns.
+		small := &linalg.SVDResult{U: ur, S: s, Vt: vt}
+		small.FlipSigns()
+	} else {
+		ur = linalg.NewMat(n, n) // Q = Q * I
+		for i := 0; i < n; i++ {
+			ur.Data[i*n+i] = 1
+		}
 	}
-	// Signs as linalg's, fixed on the small factors: U = Q*U_R flips with U_R's columns.
-	small := &linalg.SVDResult{U: ur, S: s, Vt: vt}
-	small.FlipSigns()
 	tSVD := time.Now()
 	// U = Q * U_R: W = Q2 * [U_R; 0] for the stack, then each leaf's Q on its rows of W.
 	err = k.dev.Do(ctx, func() error {
@@ -285,15 +326,15 @@ func (k *Kernels) TallSVD(ctx context.Context, a Blocks, leafRows int, keepU boo
 	}
 	if err != nil {
 		freeU()
-		return nil, fmt.Errorf("forming U on GPU %d: %w", k.dev.Info.Index, err)
+		return nil, linalg.Mat{}, fmt.Errorf("forming U on GPU %d: %w", k.dev.Info.Index, err)
 	}
-	cuda.Trace("TallSVD %d x %d, %d leaves: leaf and stacked QRs %.3f s, SVD of R %.3f s, U %.3f s (kept on the device: %v)",
-		m, n, len(ls), tLeaves.Sub(t0).Seconds(), tSVD.Sub(tLeaves).Seconds(), time.Since(tSVD).Seconds(), keepU)
+	cuda.Trace("%s %d x %d, %d leaves: leaf and stacked QRs %.3f s, SVD of R %.3f s, U %.3f s (kept on the device: %v)",
+		what, m, n, len(ls), tLeaves.Sub(t0).Seconds(), tSVD.Sub(tLeaves).Seconds(), time.Since(tSVD).Seconds(), keepU)
 	r := &TallSVDResult{SVDResult: linalg.SVDResult{U: u, S: s, Vt: vt, Kernels: k.name + ", TSQR on the device"}}
 	if keepU {
 		r.UBlocks = ub
 	}
-	return r, nil
+	return r, r2, nil
 }
 
 // applyThin writes Q*[w; 0] into c (column-major rows x n, leading dimension rows) for the QR

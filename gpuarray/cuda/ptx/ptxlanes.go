@@ -52,6 +52,15 @@ func Words(dt dtype.DType) int {
 // (real, imaginary) float64 pairs for complex values.
 func EncodeWords(s dtype.Slice) []float64 {
 	dt := s.DType()
+	if ownWords(dt) {
+		// int64 and uint64 values are their words' bits, complex128 ones their two words:
+		// one copy (a 1e8-element index went word by word through a conversion before).
+		w := make([]float64, Words(dt)*s.Len())
+		if len(w) > 0 {
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w)), s.Bytes())
+		}
+		return w
+	}
 	switch LaneOf(dt) {
 	case LaneI:
 		v := dtype.Convert(s, dtype.Int64).Int64s()
@@ -92,8 +101,21 @@ func DecodeNarrow(w []float64, n int, dt dtype.DType) dtype.Slice {
 	return v
 }
 
+// ownWords reports whether dt's values in memory are the kernel's words themselves (int64,
+// uint64 and complex128; float64 too, which EncodeWords shares rather than copies).
+func ownWords(dt dtype.DType) bool {
+	return dt == dtype.Int64 || dt == dtype.Uint64 || dt == dtype.Complex128
+}
+
 // DecodeWords is the inverse of EncodeWords: the values of dtype dt that the words w hold.
 func DecodeWords(w []float64, dt dtype.DType) dtype.Slice {
+	if ownWords(dt) {
+		v := dtype.Make(dt, len(w)/Words(dt))
+		if len(w) > 0 {
+			copy(v.Bytes(), unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w)))
+		}
+		return v
+	}
 	switch LaneOf(dt) {
 	case LaneI:
 		v := make([]int64, len(w))
