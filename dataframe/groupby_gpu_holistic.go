@@ -417,7 +417,7 @@ func pickTop(st *hashagg.State, vals *gpuarray.Array, start []int64, groupCodes 
 // topGPU computes a Top spec of column col by keys over t on the device (partialGPU); ok is
 // false when it did not run.
 func topGPU(rc *runCtx, t *table, keys []string, col string, spec hashagg.Spec) (*hashagg.Partial, []*column, bool, error) {
-	part, keyCols, _, ok, err := partialGPU(rc, t, keys, &aggPlan{vals: []string{col}, specs: []hashagg.Spec{spec}})
+	part, keyCols, _, _, ok, err := partialGPU(rc, t, keys, &aggPlan{vals: []string{col}, specs: []hashagg.Spec{spec}}, false)
 	return part, keyCols, ok, err
 }
 

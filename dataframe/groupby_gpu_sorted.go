@@ -32,8 +32,13 @@ type sortedGroups struct {
 	codes  *gpuarray.Array // each sorted row's group, -1 where a key is null
 	groups int
 	span   float64   // the product of the keys' ranges (for Path)
-	keys   [][]int64 // each group's key values, per key
+	keys   [][]int64 // each group's key values, per key (nil when held is set)
 	path   string    // where the sort and the numbering ran (for Path)
+	// held is each group's packed key words, per word, left on the GPU (sortGroups' keep);
+	// words and plans say which keys each word packs and how.
+	held  []*gpuarray.Array
+	words [][]int
+	plans []*hashagg.DensePlan
 }
 
 // packWords splits keys into runs whose ranges multiply to at most maxPackedCodes, each a
@@ -73,8 +78,9 @@ func packWords(dk []hashagg.DenseKey) (words [][]int, plans []*hashagg.DensePlan
 
 // sortGroups numbers the distinct keys of keyCols (ranges dk) by sorting the rows on the
 // device with opts; the reason is set when it cannot (a key's range past 2^53, too many
-// groups).
-func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.ComputeOption) (*sortedGroups, string, error) {
+// groups). With keep, each group's packed key words stay on the GPU (sg.held) where the
+// device can keep them, for a result kept there (deviceTable); else the keys come back.
+func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.ComputeOption, keep bool) (*sortedGroups, string, error) {
 	words, plans, ok := packWords(dk)
 	if !ok {
 		return nil, "a key's range is wider than 2^53 codes", nil
@@ -167,15 +173,32 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 		sg.path = joinNotes(sg.path, p)
 	}
 	sg.path = joinNotes(sg.path, tk.note())
+	keep = keep && sg.groups > 0 // no group: one table entry that no row takes
 	// Each group's packed key words: the largest (every one) of its rows', folded on the
 	// device by the group-aggregate kernel; only a word per group and key word comes back.
 	cols := make([]gpuarray.GroupAggColumn, len(sw))
 	for j := range sw {
-		cols[j] = gpuarray.GroupAggColumn{Codes: codes, Values: sw[j], Max: true}
+		cols[j] = gpuarray.GroupAggColumn{Codes: codes, Values: sw[j], Max: true, Keep: keep}
 	}
 	tables, _, err := groupAggregate(max(sg.groups, 1), cols, opts...)
 	if err != nil {
 		return nil, "", fmt.Errorf("groupby on a GPU: the groups' keys: %w", err)
+	}
+	sg.words, sg.plans = words, plans
+	if keep {
+		for _, tb := range tables {
+			if tb.DevMax == nil {
+				sg.held = nil
+				break
+			}
+			sg.held = append(sg.held, tb.DevMax)
+		}
+		if sg.held != nil {
+			return sg, "", nil
+		}
+		if err := tablesToHost(tables, opts); err != nil {
+			return nil, "", fmt.Errorf("groupby on a GPU: the groups' keys: %w", err)
+		}
 	}
 	for j, ks := range words {
 		v := tables[j].MaxI[:sg.groups]
@@ -185,6 +208,26 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 		}
 	}
 	return sg, "", nil
+}
+
+// keysToHost copies sg's held key words to the host and decodes them into sg.keys (a result
+// that could not stay on the device after all).
+func (sg *sortedGroups) keysToHost(opts []gpuarray.ComputeOption) error {
+	if sg.held == nil {
+		return nil
+	}
+	for j, ks := range sg.words {
+		v, err := sg.held[j].ToSliceInt64(opts...)
+		if err != nil {
+			return fmt.Errorf("groupby on a GPU: the groups' keys: %w", err)
+		}
+		p := sg.plans[j]
+		for i, k := range ks {
+			sg.keys[k] = decodeKey(v[:sg.groups], p.Keys[i].Min, p.Strides[i], p.Keys[i].Card)
+		}
+	}
+	sg.held = nil
+	return nil
 }
 
 // decodeKey returns the key values base + c/stride%card of packed words v, spread over the

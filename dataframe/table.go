@@ -146,7 +146,8 @@ func (rc *runCtx) computeArrays(xs []*gpuarray.Array) ([]*gpuarray.Array, error)
 	return gpuarray.ComputeAll(args...)
 }
 
-// materialize computes every array of t.
+// materialize computes every array of t. On a GPU, arrays held there already stay (a compute
+// of one would copy it to the host): a device groupby's result is (deviceTable).
 func (rc *runCtx) materialize(t *table) (*table, error) {
 	var xs []*gpuarray.Array
 	for _, c := range t.cols {
@@ -156,9 +157,24 @@ func (rc *runCtx) materialize(t *table) (*table, error) {
 		}
 	}
 	xs = append(xs, t.rows)
-	out, err := rc.computeArrays(xs)
-	if err != nil {
-		return nil, err
+	var todo []*gpuarray.Array
+	var at []int
+	for i, x := range xs {
+		if rc.target.Backend == "gpu" && strings.HasPrefix(x.Where(), "gpu ") {
+			continue
+		}
+		todo, at = append(todo, x), append(at, i)
+	}
+	var got []*gpuarray.Array
+	if len(todo) > 0 {
+		var err error
+		if got, err = rc.computeArrays(todo); err != nil {
+			return nil, err
+		}
+	}
+	out := slices.Clone(xs)
+	for j, i := range at {
+		out[i] = got[j]
 	}
 	res := &table{cols: make([]*column, len(t.cols))}
 	k := 0
