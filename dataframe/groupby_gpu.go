@@ -350,6 +350,7 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan, keep bool) (par
 	var sg *sortedGroups
 	if why != "" || err != nil {
 		// Too many codes for tables of every code: number the distinct keys by sorting.
+		keep = keep && !slices.ContainsFunc(p.specs, func(s hashagg.Spec) bool { return s.Op == hashagg.Top })
 		sg, why, err = sortGroups(keyCols, dk, opts, keep)
 		tr.mark("groups numbered by sorting")
 		if err != nil {
@@ -419,7 +420,14 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan, keep bool) (par
 	rc.device("groupby: dense-code aggregation on the GPU, key codes and values computed there; " + note)
 	if keep {
 		if keptTables(tables) {
-			held, err := deviceTable(keyCols, valCols, p, plan, tables, sg, opts)
+			var held *table
+			var err error
+			if len(p.specs) == 1 && p.specs[0].Op == hashagg.Top {
+				held, err = deviceTop(keyCols, hin[0], plan, p.specs[0], Field{valCols[0].name, valCols[0].dt}, opts)
+				rc.device("groupby: top of each group from rows sorted by (code, value) on the GPU, picked there")
+			} else {
+				held, err = deviceTable(keyCols, valCols, p, plan, tables, sg, opts)
+			}
 			tr.mark("result built on the device")
 			if err != nil {
 				return nil, nil, nil, nil, true, err

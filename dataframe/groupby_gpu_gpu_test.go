@@ -182,4 +182,23 @@ func TestGPUGroupByResultOnDevice(t *testing.T) {
 		}
 		sameFrames(t, what+", max - min", rs, rw, 0)
 	}
+	// The n largest and smallest of a float column, picked on the device: equal to the same
+	// picks finished on the host (rows in the same order: groups by code, largest first).
+	defer func() { deviceResults = true }()
+	for _, g := range []*Frame{held.GroupBy("kc", "kb").NLargest(2, "vf"), held.GroupBy("kw").NSmallest(3, "vf")} {
+		deviceResults = true
+		got, err := g.Compute(gpuarray.OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(got.Path(), "top of each group from rows sorted by (code, value) on the GPU") {
+			t.Fatalf("top: Path %q", got.Path())
+		}
+		deviceResults = false
+		want, err := g.Compute(gpuarray.OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameFrames(t, "top", got, want, 0)
+	}
 }

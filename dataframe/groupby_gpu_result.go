@@ -42,6 +42,10 @@ func deviceResultBlocker(keys []DType, vals []DType, specs []hashagg.Spec) strin
 			if vals[s.Col].IsFloat() {
 				return "float minima and maxima are ordered words on the device"
 			}
+		case hashagg.Top:
+			if !vals[s.Col].IsFloat() || len(specs) != 1 {
+				return "the top of integers is picked on the host"
+			}
 		default:
 			return fmt.Sprintf("%v is finished on the host", s.Op)
 		}
@@ -234,13 +238,7 @@ func deviceTable(keyCols, valCols []*column, p *aggPlan, plan *hashagg.DensePlan
 	if len(cols) > 0 {
 		n = int(cols[0].arr.Size())
 	}
-	res := &table{cols: cols}
-	if n == 0 {
-		res.rows = gpuarray.FromSliceInt64([]int64{})
-	} else {
-		res.rows = gpuarray.Arange(n, gpuarray.WithDType(gpuarray.Int64), gpuarray.ChunkSizes([]int{n}))
-	}
-	return res, nil
+	return &table{cols: cols, rows: resultRows(n)}, nil
 }
 
 // gpuTrace is GPUNOTES_GPU_TRACE=1, as gpuarray/cuda's trace: phase times on stderr.
@@ -278,4 +276,77 @@ func (p *phases) done() {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "gpunotes trace: %s: %.4f s: %s\n", p.what, time.Since(p.start).Seconds(), strings.Join(p.parts, "; "))
+}
+
+// deviceTop builds the n largest (or smallest) values of each group on the device, as
+// topTable lays them out on the host: the groups in code order, each group's values largest
+// (smallest) first, keys repeated. The rows are sorted by (code, value), the values negated
+// first for the largest (exact for floats), and a row is kept where its code differs from the
+// code n rows before it: the first n of its group's run. Only float values take it
+// (deviceResultBlocker): an int64's negation overflows at its minimum.
+func deviceTop(keyCols []*column, h *holisticInput, plan *hashagg.DensePlan, s hashagg.Spec, fd Field, opts []gpuarray.ComputeOption) (*table, error) {
+	vals := h.vals
+	if s.Largest {
+		vals = vals.Neg()
+	}
+	srt, err := sortByValue(&holisticInput{vals: vals, codes: h.codes, float: h.float}, opts)
+	if err != nil {
+		return nil, fmt.Errorf("groupby on a GPU: sort by (group, value): %w", err)
+	}
+	n := int(srt.codes.Size())
+	k := s.N
+	row := gpuarray.Arange(n, gpuarray.WithDType(gpuarray.Int64), gpuarray.ChunkSizes(srt.codes.Chunks()[0]))
+	back := row.Sub(int64(k))
+	at, err := computeOne(gpuarray.Where(back.Lt(int64(0)), int64(0), back), opts)
+	if err != nil {
+		return nil, fmt.Errorf("groupby on a GPU: top %d: %w", k, err)
+	}
+	var tk taker
+	before, err := tk.takeKept(srt.codes, at, opts)
+	if err != nil {
+		return nil, fmt.Errorf("groupby on a GPU: top %d: %w", k, err)
+	}
+	keepRow := gpuarray.LogicalAnd(srt.codes.Ge(int64(0)), gpuarray.LogicalOr(row.Lt(int64(k)), before.Ne(srt.codes)))
+	m, err := computeOne(keepRow, opts)
+	if err != nil {
+		return nil, fmt.Errorf("groupby on a GPU: top %d: %w", k, err)
+	}
+	codes := srt.codes.Mask(m)
+	v := srt.vals.Mask(m)
+	if s.Largest {
+		v = v.Neg()
+	}
+	adt, ok := fd.DType.array()
+	if !ok {
+		return nil, fmt.Errorf("groupby on a GPU: %q: no array type for %s", fd.Name, fd.DType)
+	}
+	var xs []any
+	cols := make([]*column, 0, len(keyCols)+1)
+	for i, c := range keyCols {
+		kdt, ok := c.dt.array()
+		if !ok {
+			return nil, fmt.Errorf("groupby on a GPU: key %q: no array type for %s", c.name, c.dt)
+		}
+		cols = append(cols, &column{name: c.name, dt: c.dt, arr: decodeDevice(codes, plan.Keys[i], plan.Strides[i], i == 0).AsType(kdt), heap: c.heap})
+	}
+	cols = append(cols, &column{name: fd.Name, dt: fd.DType, arr: v.AsType(adt)})
+	for _, c := range cols {
+		xs = append(xs, c.arr)
+	}
+	got, err := gpuarray.ComputeAll(append(xs, anyOpts(opts)...)...)
+	if err != nil {
+		return nil, fmt.Errorf("groupby on a GPU: top %d on the device: %w", k, err)
+	}
+	for i, c := range cols {
+		c.arr = got[i]
+	}
+	return &table{cols: cols, rows: resultRows(int(cols[0].arr.Size()))}, nil
+}
+
+// resultRows is the row positions of a result of n rows, one partition.
+func resultRows(n int) *gpuarray.Array {
+	if n == 0 {
+		return gpuarray.FromSliceInt64([]int64{})
+	}
+	return gpuarray.Arange(n, gpuarray.WithDType(gpuarray.Int64), gpuarray.ChunkSizes([]int{n}))
 }

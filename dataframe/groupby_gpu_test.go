@@ -468,6 +468,32 @@ func TestGroupByDeviceResultMatchesHostFinalize(t *testing.T) {
 			sameFrames(t, what+", max - min", got2, want2, 0)
 		}
 	}
+	// The n largest and smallest of a float column: rows sorted and picked on the device.
+	f := groupFrame(3000, 3, 71)
+	for _, keys := range [][]string{{"kc"}, {"ki", "kb"}, {"kw"}} {
+		for _, c := range []struct {
+			name string
+			g    *Frame
+		}{{"nlargest", f.GroupBy(keys...).NLargest(2, "vf")}, {"nsmallest", f.GroupBy(keys...).NSmallest(3, "vf")}, {"nlargest 1", f.GroupBy(keys...).NLargest(1, "vf")}} {
+			what := fmt.Sprintf("%s by %v", c.name, keys)
+			restore := emulateDevice(t)
+			deviceResults = false
+			want, err := c.g.Compute()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			deviceResults = true
+			got, err := c.g.Compute()
+			restore()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if !strings.Contains(got.Path(), "top of each group from rows sorted by (code, value) on the GPU") {
+				t.Fatalf("%s: Path %q", what, got.Path())
+			}
+			sameFrames(t, what, got, want, 0)
+		}
+	}
 	// Aggregations finished on the host keep the host's result.
 	restore := emulateDevice(t)
 	defer restore()
