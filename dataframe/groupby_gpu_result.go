@@ -19,9 +19,9 @@ import (
 // the same tables (DensePlan.Partial, finalTable): the same integer and float operations in
 // the same order, row for row, the groups in code order.
 
-// deviceResults lets a device groupby keep its result on the GPU (a variable for the tests,
-// which compare it with the host's finalize of the same tables).
-var deviceResults = true
+// deviceResults lets a device groupby keep its result on the GPU; GPUNOTES_GPU_GROUPBY_RESULT=host
+// builds it on the host as before (for comparisons; the tests set the variable).
+var deviceResults = os.Getenv("GPUNOTES_GPU_GROUPBY_RESULT") != "host"
 
 // deviceResultBlocker says why the result of a device groupby by keys of types keys with
 // specs over value columns of types vals is built on the host, or "" when it can stay on the
