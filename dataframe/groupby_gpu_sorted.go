@@ -138,18 +138,26 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 		return sg, "", nil
 	}
 	sw := make([]*gpuarray.Array, len(w))
-	var starts *gpuarray.Array
 	for j := range w {
 		if sw[j], err = tk.takeKept(w[j], perm, opts); err != nil {
 			return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", err)
 		}
-		prev := gpuarray.Concat(gpuarray.FromSliceInt64([]int64{-2}), sw[j].Slice(gpuarray.Span(0, n-1)))
-		d := sw[j].Ne(prev)
-		if starts == nil {
-			starts = d
-		} else {
-			starts = gpuarray.LogicalOr(starts, d)
+	}
+	// A run starts where a sorted row's words differ from the row before's, gathered on the
+	// device (a Concat with a host element made the scan's input on the host: 1e8 rows
+	// assembled, encoded and copied up at db-benchmark's q10).
+	row := gpuarray.Arange(n, gpuarray.WithDType(gpuarray.Int64), gpuarray.ChunkSizes(sw[0].Chunks()[0]))
+	before, err := computeOne(gpuarray.Where(row.Gt(int64(0)), row.Sub(int64(1)), int64(0)), opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", err)
+	}
+	starts := row.Eq(int64(0))
+	for j := range w {
+		prev, err := tk.takeKept(sw[j], before, opts)
+		if err != nil {
+			return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", err)
 		}
+		starts = gpuarray.LogicalOr(starts, sw[j].Ne(prev))
 	}
 	if tk.err != nil {
 		return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", tk.err)
