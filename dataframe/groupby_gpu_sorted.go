@@ -15,8 +15,8 @@ import (
 // radix under 2^53, exact in the device's constants), the rows are sorted on the device by the
 // words with stable argsorts (last word first), and each run of equal words is one group,
 // numbered by a scan of the runs' starts. The group-aggregate kernel then folds the sorted
-// rows' values by those numbers (global atomics, a table word per group), and only the
-// tables and each group's packed key words come back.
+// rows' values by those numbers (global atomics, a table word per group); each group's packed
+// key words are gathered from its first row.
 
 // maxPackedCodes bounds the codes one packed key word holds (2^53: the device's constants
 // are float64s).
@@ -163,16 +163,21 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 		return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", tk.err)
 	}
 	ok0 := sw[0].Ge(int64(0))
-	starts = gpuarray.LogicalAnd(starts, ok0)
-	codes, err := computeOne(gpuarray.Where(ok0, starts.AsType(gpuarray.Int64).Cumsum().Sub(int64(1)), int64(-1)), opts)
+	first, err := computeOne(gpuarray.LogicalAnd(starts, ok0), opts) // each group's first sorted row
 	if err != nil {
 		return nil, "", fmt.Errorf("groupby on a GPU: number the groups: %w", err)
 	}
-	last, err := codes.Max().ToSliceInt64(opts...)
-	if err != nil || len(last) != 1 {
-		return nil, "", fmt.Errorf("groupby on a GPU: count the groups: %v", err)
+	codes, err := computeOne(gpuarray.Where(ok0, first.AsType(gpuarray.Int64).Cumsum().Sub(int64(1)), int64(-1)), opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("groupby on a GPU: number the groups: %w", err)
 	}
-	sg.codes, sg.groups = codes, int(last[0]+1)
+	// Where each group's run starts, compacted on the device: its length is the number of
+	// groups, and each group's packed key words are gathered there from its first row.
+	at, err := computeOne(row.Mask(first), opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("groupby on a GPU: the groups' first rows: %w", err)
+	}
+	sg.codes, sg.groups = codes, int(at.Size())
 	if sg.groups > maxSortedGroups {
 		return nil, fmt.Sprintf("%d groups, more than %d", sg.groups, maxSortedGroups), nil
 	}
@@ -180,42 +185,26 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 	if p := codes.Path(); p != sg.path {
 		sg.path = joinNotes(sg.path, p)
 	}
-	sg.path = joinNotes(sg.path, tk.note())
-	keep = keep && sg.groups > 0 // no group: one table entry that no row takes
-	// Each group's packed key words: the largest (every one) of its rows', folded on the
-	// device by the group-aggregate kernel; only a word per group and key word comes back.
-	cols := make([]gpuarray.GroupAggColumn, len(sw))
-	for j := range sw {
-		cols[j] = gpuarray.GroupAggColumn{Codes: codes, Values: sw[j], Max: true, Keep: keep}
-	}
-	tables, _, err := groupAggregate(max(sg.groups, 1), cols, opts...)
-	if err != nil {
-		return nil, "", fmt.Errorf("groupby on a GPU: the groups' keys: %w", err)
-	}
 	sg.words, sg.plans = words, plans
-	if keep {
-		for _, tb := range tables {
-			if tb.DevMax == nil {
-				sg.held = nil
-				break
-			}
-			sg.held = append(sg.held, tb.DevMax)
+	if sg.groups == 0 {
+		sg.path = joinNotes(sg.path, tk.note())
+		for k := range sg.keys {
+			sg.keys[k] = []int64{}
 		}
-		if sg.held != nil {
-			return sg, "", nil
-		}
-		if err := tablesToHost(tables, opts); err != nil {
+		return sg, "", nil
+	}
+	held := make([]*gpuarray.Array, len(sw))
+	for j := range sw {
+		if held[j], err = tk.takeKept(sw[j], at, opts); err != nil {
 			return nil, "", fmt.Errorf("groupby on a GPU: the groups' keys: %w", err)
 		}
 	}
-	for j, ks := range words {
-		v := tables[j].MaxI[:sg.groups]
-		p := plans[j]
-		for i, k := range ks {
-			sg.keys[k] = decodeKey(v, p.Keys[i].Min, p.Strides[i], p.Keys[i].Card)
-		}
+	sg.path = joinNotes(sg.path, tk.note())
+	sg.held = held
+	if keep {
+		return sg, "", nil
 	}
-	return sg, "", nil
+	return sg, "", sg.keysToHost(opts)
 }
 
 // keysToHost copies sg's held key words to the host and decodes them into sg.keys (a result
