@@ -329,9 +329,9 @@ func (g *GroupBy) top(n int, col string, largest bool) *Frame {
 	spec := hashagg.Spec{Op: hashagg.Top, Col: 0, N: n, Largest: largest}
 	uses := append(slices.Clone(g.keys), col)
 	h := g.f.step(fmt.Sprintf("groupby %s %s(%d, %q)", quoteList(g.keys), strings.ToLower(what), n, col), fields, only(uses...), func(rc *runCtx, t *table) (*table, error) {
-		all, keyCols, ok, err := topGPU(rc, t, g.keys, col, spec) // groupby_gpu_holistic.go
-		if err != nil {
-			return nil, err
+		all, keyCols, held, ok, err := topGPU(rc, t, g.keys, col, spec, g.splitOut <= 1 && !g.sorted) // groupby_gpu_holistic.go
+		if err != nil || held != nil {
+			return held, err
 		}
 		if !ok {
 			in, err := hostGroupInput(rc, t, g.keys, []string{col}, false)

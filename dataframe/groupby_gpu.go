@@ -262,14 +262,16 @@ func (rc *runCtx) device(msg string) {
 // name a GPU and the keys and aggregations allow dense codes; ok is false when it did not
 // run, and then the host path (aggregate) runs, its reason in Path and a warning.
 func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int, sorted bool) (res *table, ok bool, err error) {
-	part, keyCols, valCols, ok, err := partialGPU(rc, t, keys, p)
-	if !ok || err != nil {
-		return nil, ok, err
+	part, keyCols, valCols, held, ok, err := partialGPU(rc, t, keys, p, splitOut <= 1 && !sorted)
+	if !ok || err != nil || held != nil {
+		return held, ok, err
 	}
 	results := []*hashagg.Partial{part}
 	if splitOut > 1 && !sorted {
 		results = part.Split(splitOut)
 	}
+	tr := newPhases("groupby on a GPU, host result")
+	defer tr.done()
 	ht := &hostTable{}
 	for _, r := range results {
 		h, err := finalTable(r, keyCols, valCols, p, false)
@@ -287,49 +289,57 @@ func aggregateGPU(rc *runCtx, t *table, keys []string, p *aggPlan, splitOut int,
 			return nil, true, err
 		}
 	}
+	tr.mark("final table on the host")
 	res, err = tableOf(ht)
+	tr.mark("result columns")
 	return res, true, err
 }
 
 // partialGPU computes the partial aggregation of p's specs by keys over t on the device, as
 // aggregateGPU, with the key and value columns the result columns are built from (string keys
-// dictionary-encoded); ok is false when it did not run (the reason in Path).
-func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.Partial, keyCols, valCols []*column, ok bool, err error) {
+// dictionary-encoded); ok is false when it did not run (the reason in Path). With keep, a
+// result that can stay on the GPU (deviceResultBlocker) is built there and returned as held,
+// part nil.
+func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan, keep bool) (part *hashagg.Partial, keyCols, valCols []*column, held *table, ok bool, err error) {
 	var all []*column
 	var keyTypes, valTypes []DType
 	for _, k := range keys {
 		c, err := t.find(k)
 		if err != nil {
-			return nil, nil, nil, true, err
+			return nil, nil, nil, nil, true, err
 		}
 		keyCols, keyTypes, all = append(keyCols, c), append(keyTypes, c.dt), append(all, c)
 	}
 	for _, v := range p.vals {
 		c, err := t.find(v)
 		if err != nil {
-			return nil, nil, nil, true, err
+			return nil, nil, nil, nil, true, err
 		}
 		valCols, valTypes, all = append(valCols, c), append(valTypes, c.dt), append(all, c)
 	}
 	opts, on := deviceOptsOf(rc, all)
 	if !on {
-		return nil, nil, nil, false, nil
+		return nil, nil, nil, nil, false, nil
 	}
+	keep = keep && deviceResultBlocker(keyTypes, valTypes, p.specs) == ""
 	keyCols, keyTypes = encodeStringKeys(rc, keyCols, keyTypes, valTypes, p.specs, opts) // strings_gpu.go
 	if why := deviceBlocker(keyTypes, valTypes, p.specs); why != "" {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
-		return nil, nil, nil, false, nil
+		return nil, nil, nil, nil, false, nil
 	}
 	if keyCols, valCols, err = computeLazy(keyCols, valCols, opts); err != nil {
-		return nil, nil, nil, true, err
+		return nil, nil, nil, nil, true, err
 	}
+	tr := newPhases("groupby on a GPU")
+	defer tr.done()
 	dk, why, err := keyRanges(keyCols, opts)
+	tr.mark("key and value columns computed, key ranges")
 	if err != nil {
-		return nil, nil, nil, true, err
+		return nil, nil, nil, nil, true, err
 	}
 	if dk == nil {
 		rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
-		return nil, nil, nil, false, nil
+		return nil, nil, nil, nil, false, nil
 	}
 	specs := denseSpecs(p.specs)
 	var plan *hashagg.DensePlan
@@ -340,26 +350,29 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.
 	var sg *sortedGroups
 	if why != "" || err != nil {
 		// Too many codes for tables of every code: number the distinct keys by sorting.
-		sg, why, err = sortGroups(keyCols, dk, opts)
+		keep = keep && !slices.ContainsFunc(p.specs, func(s hashagg.Spec) bool { return s.Op == hashagg.Top })
+		sg, why, err = sortGroups(keyCols, dk, opts, keep)
+		tr.mark("groups numbered by sorting")
 		if err != nil {
-			return nil, nil, nil, true, err
+			return nil, nil, nil, nil, true, err
 		}
 		if why != "" {
 			rc.host("groupby on a GPU: %s, so it aggregates on the host", why)
-			return nil, nil, nil, false, nil
+			return nil, nil, nil, nil, false, nil
 		}
+		keep = keep && sg.held != nil
 		if plan, err = sg.plan(specs, len(p.vals)); err != nil {
-			return nil, nil, nil, true, err
+			return nil, nil, nil, nil, true, err
 		}
 		codes = sg.codes
 		if valCols, err = sg.gather(valCols, opts); err != nil {
-			return nil, nil, nil, true, err
+			return nil, nil, nil, nil, true, err
 		}
 		rc.device(fmt.Sprintf("groupby: %d groups numbered by sorting the keys on the GPU (%.3g codes are too many for tables of every code); %s", sg.groups, sg.span, sg.path))
 	} else {
 		codes = denseCodes(keyCols, plan)
 	}
-	cols := []gpuarray.GroupAggColumn{{Codes: codes}} // the rows of each code: Size, and which codes are groups
+	cols := []gpuarray.GroupAggColumn{{Codes: codes, Keep: keep}} // the rows of each code: Size, and which codes are groups
 	holistic := make([]bool, len(valCols))
 	for _, s := range p.specs {
 		if holisticOp(s.Op) {
@@ -369,7 +382,7 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.
 	hin := make([]*holisticInput, len(valCols))
 	for i, c := range valCols {
 		need := plan.Cols[i]
-		col := gpuarray.GroupAggColumn{Codes: codes}
+		col := gpuarray.GroupAggColumn{Codes: codes, Keep: keep}
 		if need != 0 {
 			switch {
 			case c.dt.IsFloat():
@@ -400,10 +413,38 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.
 		}
 	}
 	tables, note, err := groupAggregate(plan.Groups, cols, opts...)
+	tr.mark(fmt.Sprintf("group-aggregate kernels over %d codes (kept: %v)", plan.Groups, keep))
 	if err != nil {
-		return nil, nil, nil, true, err
+		return nil, nil, nil, nil, true, err
 	}
 	rc.device("groupby: dense-code aggregation on the GPU, key codes and values computed there; " + note)
+	if keep {
+		if keptTables(tables) {
+			var held *table
+			var err error
+			if len(p.specs) == 1 && p.specs[0].Op == hashagg.Top {
+				held, err = deviceTop(keyCols, hin[0], plan, p.specs[0], Field{valCols[0].name, valCols[0].dt}, opts)
+				rc.device("groupby: top of each group from rows sorted by (code, value) on the GPU, picked there")
+			} else {
+				held, err = deviceTable(keyCols, valCols, p, plan, tables, sg, opts)
+			}
+			tr.mark("result built on the device")
+			if err != nil {
+				return nil, nil, nil, nil, true, err
+			}
+			rc.device("groupby: the result kept on the GPU (groups selected, keys decoded and aggregates finished there; its length came back)")
+			return nil, keyCols, valCols, held, true, nil
+		}
+		// Not every table stayed (chunks on several GPUs): the result is built on the host.
+		if err := tablesToHost(tables, opts); err != nil {
+			return nil, nil, nil, nil, true, err
+		}
+		if sg != nil {
+			if err := sg.keysToHost(opts); err != nil {
+				return nil, nil, nil, nil, true, err
+			}
+		}
+	}
 	dense := make([]hashagg.DenseColumn, len(valCols))
 	for i, c := range valCols {
 		tb := tables[i+1]
@@ -411,8 +452,9 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.
 			MinI: tb.MinI, MaxI: tb.MaxI, MinF: tb.MinF, MaxF: tb.MaxF}
 	}
 	part, err = plan.Partial(specs, tables[0].Count, dense)
+	tr.mark("partial on the host")
 	if err != nil {
-		return nil, nil, nil, true, err
+		return nil, nil, nil, nil, true, err
 	}
 	if sg != nil {
 		part.Keys = sg.keys
@@ -421,7 +463,7 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.
 		if s.Op == hashagg.Corr {
 			st, err := corrIn[si].state(s, tables[0].Count, tables[corrAt[si]:corrAt[si]+2], plan.Groups, part.N, opts)
 			if err != nil {
-				return nil, nil, nil, true, err
+				return nil, nil, nil, nil, true, err
 			}
 			part.States[si] = st
 			rc.device("groupby: corr from per-group sums on the GPU (means, then deviations from them: two passes)")
@@ -441,11 +483,11 @@ func partialGPU(rc *runCtx, t *table, keys []string, p *aggPlan) (part *hashagg.
 		}
 		note, err := deviceHolistic(part, p.specs, groupCodes, hin, plan.Groups, opts)
 		if err != nil {
-			return nil, nil, nil, true, err
+			return nil, nil, nil, nil, true, err
 		}
 		rc.device("groupby: median, quantile, nunique, first, last and top from rows sorted by (code, value) on the GPU; " + note)
 	}
-	return part, keyCols, valCols, true, nil
+	return part, keyCols, valCols, nil, true, nil
 }
 
 // corrInput is Corr(x, y)'s rows for the device: x and y as float64s and the rows' codes, -1

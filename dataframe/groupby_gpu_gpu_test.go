@@ -3,6 +3,7 @@ package dataframe
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,4 +128,74 @@ func TestGPUGroupByMatchesCPU(t *testing.T) {
 		t.Fatalf("filter, split out: Path %q", gs.Path())
 	}
 	sameFrames(t, "filter, split out", sortBy(gs), sortBy(cs), 1e-9)
+}
+
+// TestGPUGroupByResultOnDevice checks a GPU groupby whose result stays on the device (the
+// tables kept there, groups selected and keys decoded by device kernels): its columns are held
+// on the GPU, and they equal the same kernels' tables finished on the host, row for row
+// (integers and nulls bit for bit, floats within the atomics' 1e-9 of TestGPUGroupByMatchesCPU:
+// two runs add in different orders), for dense codes and for groups numbered by sorting; an
+// expression of the result (db-benchmark's q7) too.
+func TestGPUGroupByResultOnDevice(t *testing.T) {
+	needGPU(t)
+	defer func() { deviceResults = true }()
+	host := groupFrame(1<<18+5, 6, 12).Assign("big", Col("vi").Div(100).AsType(Int64))
+	held := host.Persist(gpuarray.OnGPU())
+	if err := held.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, keys := range [][]string{{"kc"}, {"ki"}, {"kw", "kc"}, {"kt", "kb"}, {"big", "kc"}} {
+		what := fmt.Sprintf("keys %v", keys)
+		got, err := held.GroupBy(keys...).Agg(deviceResultAggs()...).Compute(gpuarray.OnGPU())
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if !strings.Contains(got.Path(), "the result kept on the GPU") {
+			t.Fatalf("%s: Path %q", what, got.Path())
+		}
+		for _, c := range got.done.cols {
+			if w := c.arr.Where(); !strings.HasPrefix(w, "gpu ") {
+				t.Fatalf("%s: column %q held on %q", what, c.name, w)
+			}
+		}
+		// The same kernels' tables finished on the host (TestGPUGroupByMatchesCPU checks
+		// that result against the CPU's): the same rows in the same order.
+		deviceResults = false
+		want, err := held.GroupBy(keys...).Agg(deviceResultAggs()...).Compute(gpuarray.OnGPU())
+		deviceResults = true
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		sameFrames(t, what, got, want, 1e-9)
+		q := func(x *Frame) *Frame {
+			return x.Assign("r", Col("vi_max").Sub(Col("vi_min"))).Select(append(slices.Clone(keys), "r")...)
+		}
+		r, err := q(got).Compute(gpuarray.OnGPU())
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		rw, err := q(want).Compute()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameFrames(t, what+", max - min", r, rw, 0)
+	}
+	// The n largest and smallest of a float column, picked on the device: equal to the same
+	// picks finished on the host (rows in the same order: groups by code, largest first).
+	for _, g := range []*Frame{held.GroupBy("kc", "kb").NLargest(2, "vf"), held.GroupBy("kw").NSmallest(3, "vf")} {
+		deviceResults = true
+		got, err := g.Compute(gpuarray.OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(got.Path(), "top of each group from rows sorted by (code, value) on the GPU") {
+			t.Fatalf("top: Path %q", got.Path())
+		}
+		deviceResults = false
+		want, err := g.Compute(gpuarray.OnGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameFrames(t, "top", got, want, 0)
+	}
 }

@@ -415,10 +415,11 @@ func pickTop(st *hashagg.State, vals *gpuarray.Array, start []int64, groupCodes 
 }
 
 // topGPU computes a Top spec of column col by keys over t on the device (partialGPU); ok is
-// false when it did not run.
-func topGPU(rc *runCtx, t *table, keys []string, col string, spec hashagg.Spec) (*hashagg.Partial, []*column, bool, error) {
-	part, keyCols, _, ok, err := partialGPU(rc, t, keys, &aggPlan{vals: []string{col}, specs: []hashagg.Spec{spec}})
-	return part, keyCols, ok, err
+// false when it did not run. With keep, a result that can stay on the device is returned as
+// held (deviceTop), part nil.
+func topGPU(rc *runCtx, t *table, keys []string, col string, spec hashagg.Spec, keep bool) (part *hashagg.Partial, keyCols []*column, held *table, ok bool, err error) {
+	part, keyCols, _, held, ok, err = partialGPU(rc, t, keys, &aggPlan{vals: []string{col}, specs: []hashagg.Spec{spec}}, keep)
+	return part, keyCols, held, ok, err
 }
 
 // joinNotes joins the non-empty notes with "; ".

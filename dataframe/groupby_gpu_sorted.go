@@ -15,8 +15,8 @@ import (
 // radix under 2^53, exact in the device's constants), the rows are sorted on the device by the
 // words with stable argsorts (last word first), and each run of equal words is one group,
 // numbered by a scan of the runs' starts. The group-aggregate kernel then folds the sorted
-// rows' values by those numbers (global atomics, a table word per group), and only the
-// tables and each group's packed key words come back.
+// rows' values by those numbers (global atomics, a table word per group); each group's packed
+// key words are gathered from its first row.
 
 // maxPackedCodes bounds the codes one packed key word holds (2^53: the device's constants
 // are float64s).
@@ -32,8 +32,13 @@ type sortedGroups struct {
 	codes  *gpuarray.Array // each sorted row's group, -1 where a key is null
 	groups int
 	span   float64   // the product of the keys' ranges (for Path)
-	keys   [][]int64 // each group's key values, per key
+	keys   [][]int64 // each group's key values, per key (nil when held is set)
 	path   string    // where the sort and the numbering ran (for Path)
+	// held is each group's packed key words, per word, left on the GPU (sortGroups' keep);
+	// words and plans say which keys each word packs and how.
+	held  []*gpuarray.Array
+	words [][]int
+	plans []*hashagg.DensePlan
 }
 
 // packWords splits keys into runs whose ranges multiply to at most maxPackedCodes, each a
@@ -73,8 +78,9 @@ func packWords(dk []hashagg.DenseKey) (words [][]int, plans []*hashagg.DensePlan
 
 // sortGroups numbers the distinct keys of keyCols (ranges dk) by sorting the rows on the
 // device with opts; the reason is set when it cannot (a key's range past 2^53, too many
-// groups).
-func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.ComputeOption) (*sortedGroups, string, error) {
+// groups). With keep, each group's packed key words stay on the GPU (sg.held) where the
+// device can keep them, for a result kept there (deviceTable); else the keys come back.
+func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.ComputeOption, keep bool) (*sortedGroups, string, error) {
 	words, plans, ok := packWords(dk)
 	if !ok {
 		return nil, "a key's range is wider than 2^53 codes", nil
@@ -132,33 +138,46 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 		return sg, "", nil
 	}
 	sw := make([]*gpuarray.Array, len(w))
-	var starts *gpuarray.Array
 	for j := range w {
 		if sw[j], err = tk.takeKept(w[j], perm, opts); err != nil {
 			return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", err)
 		}
-		prev := gpuarray.Concat(gpuarray.FromSliceInt64([]int64{-2}), sw[j].Slice(gpuarray.Span(0, n-1)))
-		d := sw[j].Ne(prev)
-		if starts == nil {
-			starts = d
-		} else {
-			starts = gpuarray.LogicalOr(starts, d)
+	}
+	// A run starts where a sorted row's words differ from the row before's, gathered on the
+	// device (a Concat with a host element made the scan's input on the host: 1e8 rows
+	// assembled, encoded and copied up at db-benchmark's q10).
+	row := gpuarray.Arange(n, gpuarray.WithDType(gpuarray.Int64), gpuarray.ChunkSizes(sw[0].Chunks()[0]))
+	before, err := computeOne(gpuarray.Where(row.Gt(int64(0)), row.Sub(int64(1)), int64(0)), opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", err)
+	}
+	starts := row.Eq(int64(0))
+	for j := range w {
+		prev, err := tk.takeKept(sw[j], before, opts)
+		if err != nil {
+			return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", err)
 		}
+		starts = gpuarray.LogicalOr(starts, sw[j].Ne(prev))
 	}
 	if tk.err != nil {
 		return nil, "", fmt.Errorf("groupby on a GPU: the sorted keys: %w", tk.err)
 	}
 	ok0 := sw[0].Ge(int64(0))
-	starts = gpuarray.LogicalAnd(starts, ok0)
-	codes, err := computeOne(gpuarray.Where(ok0, starts.AsType(gpuarray.Int64).Cumsum().Sub(int64(1)), int64(-1)), opts)
+	first, err := computeOne(gpuarray.LogicalAnd(starts, ok0), opts) // each group's first sorted row
 	if err != nil {
 		return nil, "", fmt.Errorf("groupby on a GPU: number the groups: %w", err)
 	}
-	last, err := codes.Max().ToSliceInt64(opts...)
-	if err != nil || len(last) != 1 {
-		return nil, "", fmt.Errorf("groupby on a GPU: count the groups: %v", err)
+	codes, err := computeOne(gpuarray.Where(ok0, first.AsType(gpuarray.Int64).Cumsum().Sub(int64(1)), int64(-1)), opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("groupby on a GPU: number the groups: %w", err)
 	}
-	sg.codes, sg.groups = codes, int(last[0]+1)
+	// Where each group's run starts, compacted on the device: its length is the number of
+	// groups, and each group's packed key words are gathered there from its first row.
+	at, err := computeOne(row.Mask(first), opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("groupby on a GPU: the groups' first rows: %w", err)
+	}
+	sg.codes, sg.groups = codes, int(at.Size())
 	if sg.groups > maxSortedGroups {
 		return nil, fmt.Sprintf("%d groups, more than %d", sg.groups, maxSortedGroups), nil
 	}
@@ -166,25 +185,46 @@ func sortGroups(keyCols []*column, dk []hashagg.DenseKey, opts []gpuarray.Comput
 	if p := codes.Path(); p != sg.path {
 		sg.path = joinNotes(sg.path, p)
 	}
-	sg.path = joinNotes(sg.path, tk.note())
-	// Each group's packed key words: the largest (every one) of its rows', folded on the
-	// device by the group-aggregate kernel; only a word per group and key word comes back.
-	cols := make([]gpuarray.GroupAggColumn, len(sw))
+	sg.words, sg.plans = words, plans
+	if sg.groups == 0 {
+		sg.path = joinNotes(sg.path, tk.note())
+		for k := range sg.keys {
+			sg.keys[k] = []int64{}
+		}
+		return sg, "", nil
+	}
+	held := make([]*gpuarray.Array, len(sw))
 	for j := range sw {
-		cols[j] = gpuarray.GroupAggColumn{Codes: codes, Values: sw[j], Max: true}
-	}
-	tables, _, err := groupAggregate(max(sg.groups, 1), cols, opts...)
-	if err != nil {
-		return nil, "", fmt.Errorf("groupby on a GPU: the groups' keys: %w", err)
-	}
-	for j, ks := range words {
-		v := tables[j].MaxI[:sg.groups]
-		p := plans[j]
-		for i, k := range ks {
-			sg.keys[k] = decodeKey(v, p.Keys[i].Min, p.Strides[i], p.Keys[i].Card)
+		if held[j], err = tk.takeKept(sw[j], at, opts); err != nil {
+			return nil, "", fmt.Errorf("groupby on a GPU: the groups' keys: %w", err)
 		}
 	}
-	return sg, "", nil
+	sg.path = joinNotes(sg.path, tk.note())
+	sg.held = held
+	if keep {
+		return sg, "", nil
+	}
+	return sg, "", sg.keysToHost(opts)
+}
+
+// keysToHost copies sg's held key words to the host and decodes them into sg.keys (a result
+// that could not stay on the device after all).
+func (sg *sortedGroups) keysToHost(opts []gpuarray.ComputeOption) error {
+	if sg.held == nil {
+		return nil
+	}
+	for j, ks := range sg.words {
+		v, err := sg.held[j].ToSliceInt64(opts...)
+		if err != nil {
+			return fmt.Errorf("groupby on a GPU: the groups' keys: %w", err)
+		}
+		p := sg.plans[j]
+		for i, k := range ks {
+			sg.keys[k] = decodeKey(v[:sg.groups], p.Keys[i].Min, p.Strides[i], p.Keys[i].Card)
+		}
+	}
+	sg.held = nil
+	return nil
 }
 
 // decodeKey returns the key values base + c/stride%card of packed words v, spread over the

@@ -99,9 +99,37 @@ func hostGroupAggregate(groups int, cols []gpuarray.GroupAggColumn, opts ...gpua
 				}
 			}
 		}
+		if c.Keep && !(float && (c.Min || c.Max)) {
+			// As the device keeps them: arrays instead of the slices.
+			tb = keptEmulation(tb, float)
+		}
 		out[ci] = tb
 	}
 	return out, fmt.Sprintf("host emulation of the group-aggregate kernels (%d codes)", groups), nil
+}
+
+// keptEmulation returns tb's tables as arrays (GroupAggTables' Dev fields), the slices nil, as
+// GroupAggregate returns a column that asked to Keep them.
+func keptEmulation(tb gpuarray.GroupAggTables, float bool) gpuarray.GroupAggTables {
+	var k gpuarray.GroupAggTables
+	ints := func(v []int64) *gpuarray.Array {
+		if v == nil {
+			return nil
+		}
+		return gpuarray.FromSliceInt64(v)
+	}
+	k.DevCount = ints(tb.Count)
+	switch {
+	case float && tb.SumF != nil:
+		k.DevSum = gpuarray.FromSlice(tb.SumF)
+	case !float:
+		k.DevSum = ints(tb.SumI)
+	}
+	if tb.SumSq != nil {
+		k.DevSumSq = gpuarray.FromSlice(tb.SumSq)
+	}
+	k.DevMin, k.DevMax = ints(tb.MinI), ints(tb.MaxI)
+	return k
 }
 
 // emulateDevice makes GroupBy take the device path on the CPU, over hostGroupAggregate, until
@@ -388,3 +416,94 @@ func TestGroupByDeviceCorrPrecision(t *testing.T) {
 		}
 	}
 }
+
+// deviceResultAggs are the aggregations whose result stays on the device (deviceResultBlocker).
+func deviceResultAggs() []Agg {
+	return []Agg{Sum("vi").As("vi_sum"), Mean("vi").As("vi_mean"), Min("vi").As("vi_min"), Max("vi").As("vi_max"),
+		Count("vi").As("vi_count"), Sum("vf").As("vf_sum"), Mean("vf").As("vf_mean"), Count("vf").As("vf_count"),
+		Count("vs").As("vs_count"), Size(), Min("kt").As("kt_min"), Max("kb").As("kb_max"), Sum("kb").As("kb_sum")}
+}
+
+// TestGroupByDeviceResultMatchesHostFinalize builds a device groupby's result on the device
+// (groups selected, keys decoded, means divided by array operations: here over the host
+// emulation of the kernels, so on the CPU) and compares it with the host's finalize of the
+// same tables: the same rows in the same order, every value and null bit for bit, for dense
+// codes and for groups numbered by sorting.
+func TestGroupByDeviceResultMatchesHostFinalize(t *testing.T) {
+	keySets := [][]string{{"kc"}, {"ki"}, {"kb"}, {"kt"}, {"kw"}, {"kc", "ki"}, {"ki", "kb", "kc"}, {"big"}, {"big", "kw", "ky", "kc"}}
+	defer func() { deviceResults = true }()
+	for _, parts := range []int{1, 3} {
+		f := groupFrame(2500, parts, uint64(60+parts)).Assign("big", Col("vi").Div(100).AsType(Int64))
+		for _, keys := range keySets {
+			what := fmt.Sprintf("%d parts, keys %v", parts, keys)
+			g := f.GroupBy(keys...).Agg(deviceResultAggs()...)
+			restore := emulateDevice(t)
+			deviceResults = false
+			want, err := g.Compute()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			deviceResults = true
+			got, err := g.Compute()
+			restore()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if !strings.Contains(got.Path(), "the result kept on the GPU") || strings.Contains(want.Path(), "the result kept on the GPU") {
+				t.Fatalf("%s: Path %q (host finalize: %q)", what, got.Path(), want.Path())
+			}
+			sameFrames(t, what, got, want, 0)
+			// An expression of the result, as db-benchmark's q7.
+			q := func(x *Frame) *Frame {
+				return x.Assign("r", Col("vi_max").Sub(Col("vi_min"))).Select(append(slices.Clone(keys), "r")...)
+			}
+			got2, err := q(got).Compute()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want2, err := q(want).Compute()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameFrames(t, what+", max - min", got2, want2, 0)
+		}
+	}
+	// The n largest and smallest of a float column: rows sorted and picked on the device.
+	f := groupFrame(3000, 3, 71)
+	for _, keys := range [][]string{{"kc"}, {"ki", "kb"}, {"kw"}} {
+		for _, c := range []struct {
+			name string
+			g    *Frame
+		}{{"nlargest", f.GroupBy(keys...).NLargest(2, "vf")}, {"nsmallest", f.GroupBy(keys...).NSmallest(3, "vf")}, {"nlargest 1", f.GroupBy(keys...).NLargest(1, "vf")}} {
+			what := fmt.Sprintf("%s by %v", c.name, keys)
+			restore := emulateDevice(t)
+			deviceResults = false
+			want, err := c.g.Compute()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			deviceResults = true
+			got, err := c.g.Compute()
+			restore()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if !strings.Contains(got.Path(), "top of each group from rows sorted by (code, value) on the GPU") {
+				t.Fatalf("%s: Path %q", what, got.Path())
+			}
+			sameFrames(t, what, got, want, 0)
+		}
+	}
+	// Aggregations finished on the host keep the host's result.
+	restore := emulateDevice(t)
+	defer restore()
+	got, err := f0().GroupBy("kc").Agg(Std("vf"), Sum("vi")).Compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got.Path(), "the result kept on the GPU") {
+		t.Fatalf("std: Path %q", got.Path())
+	}
+}
+
+func f0() *Frame { return groupFrame(500, 2, 5) }

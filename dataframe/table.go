@@ -147,8 +147,9 @@ func (rc *runCtx) computeArrays(xs []*gpuarray.Array) ([]*gpuarray.Array, error)
 }
 
 // materialize computes every array of t. Arrays already held on a GPU (persisted there, or a
-// device step's result such as a merge's gathered columns) stay there as they are: a compute
-// would copy them to the host, and a later read copies what it asks for.
+// device step's result such as a merge's gathered columns or a device groupby's table) stay
+// there as they are: a compute would copy them to the host, and a later read copies what it
+// asks for.
 func (rc *runCtx) materialize(t *table) (*table, error) {
 	var xs []*gpuarray.Array
 	todo := func(a *gpuarray.Array) {
@@ -163,9 +164,12 @@ func (rc *runCtx) materialize(t *table) (*table, error) {
 		}
 	}
 	todo(t.rows)
-	out, err := rc.computeArrays(xs)
-	if err != nil {
-		return nil, err
+	var out []*gpuarray.Array
+	if len(xs) > 0 {
+		var err error
+		if out, err = rc.computeArrays(xs); err != nil {
+			return nil, err
+		}
 	}
 	k := 0
 	done := func(a *gpuarray.Array) *gpuarray.Array {

@@ -338,6 +338,14 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 			continue
 		}
 		if root.Buf != nil {
+			// Held on a GPU and computed on GPUs: it stays where it is (its host copy is
+			// made when read).
+			if _, held := root.Buf.(*gpuChunks); held && !cfg.toHost {
+				if _, gs := cfg.sched.(*gpuSched); gs {
+					out[i] = a
+					continue
+				}
+			}
 			// Held elsewhere: copy it to the host. The array keeps its buffer, which owns the
 			// host copy's memory (see engine.HostBuffer).
 			if _, err := root.Values(); err != nil {

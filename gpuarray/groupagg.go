@@ -10,6 +10,7 @@ import (
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx"
+	"github.com/gpunotes/gpunotes/gpuarray/dtype"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
 )
 
@@ -23,6 +24,11 @@ type GroupAggColumn struct {
 	Values *Array
 	// The tables kept besides the count of each group's values.
 	Sum, SumSq, Min, Max bool
+	// Keep leaves the tables on the GPU, as the arrays of GroupAggTables' Dev fields, instead
+	// of copying them back, where one GPU runs every chunk and no float minimum or maximum
+	// is asked for (the device holds those as ordered words); otherwise they come back as
+	// without it.
+	Keep bool
 }
 
 // GroupAggTables is the per-group tables of one GroupAggColumn, groups entries each (nil
@@ -35,6 +41,10 @@ type GroupAggTables struct {
 	SumSq      []float64
 	MinI, MaxI []int64
 	MinF, MaxF []float64
+	// The tables left on the GPU for a column that asked to Keep them (the slices above are
+	// nil then): 1-d arrays of groups entries, int64 but for DevSum and DevSumSq of float
+	// values (float64); nil where not asked for.
+	DevCount, DevSum, DevSumSq, DevMin, DevMax *Array
 }
 
 // maxGroupAggregate is the most groups GroupAggregate takes (its tables, a few words per
@@ -141,6 +151,7 @@ func GroupAggregate(groups int, cols []GroupAggColumn, opts ...ComputeOption) ([
 	in.ptrs = placed
 	out := make([]GroupAggTables, len(cols))
 	shared := false
+	kept := 0
 	for ci, c := range cols {
 		states := ptx.GroupCount
 		for _, st := range []struct {
@@ -156,6 +167,15 @@ func GroupAggregate(groups int, cols []GroupAggColumn, opts ...ComputeOption) ([
 		vals, float := codes, false
 		if c.Values != nil {
 			vals, float = in.ptrs[index[c.Values]], c.Values.n.DType == expr.Float64
+		}
+		if c.Keep && !(float && states&(ptx.GroupMin|ptx.GroupMax) != 0) {
+			if tb, ok, err := keptGroupAgg(cfg, s, groups, float, states, chunks, codes, vals); err != nil {
+				return nil, "", fmt.Errorf("GroupAggregate: column %d: %w", ci, err)
+			} else if ok {
+				out[ci] = tb
+				kept++
+				continue
+			}
 		}
 		// One run of kernels per GPU over the chunks it holds; the tables merged on the host.
 		var acc *cuda.GroupAggResult
@@ -184,7 +204,7 @@ func GroupAggregate(groups int, cols []GroupAggColumn, opts ...ComputeOption) ([
 				return nil, "", fmt.Errorf("GroupAggregate: column %d: %w", ci, err)
 			}
 		}
-		out[ci] = GroupAggTables(*acc)
+		out[ci] = GroupAggTables{Count: acc.Count, SumI: acc.SumI, SumF: acc.SumF, SumSq: acc.SumSq, MinI: acc.MinI, MaxI: acc.MaxI, MinF: acc.MinF, MaxF: acc.MaxF}
 	}
 	mode := "global atomics"
 	if shared {
@@ -194,7 +214,64 @@ func GroupAggregate(groups int, cols []GroupAggColumn, opts ...ComputeOption) ([
 	if in.uploaded > 0 {
 		note += fmt.Sprintf("; %d chunks (%.3g MB) copied from the host first", in.uploaded, float64(in.uploadedBytes)/1e6)
 	}
+	if kept > 0 {
+		note += fmt.Sprintf("; the tables of %d columns kept on the GPU", kept)
+	}
 	return out, strings.Join(append(notes, note), "; "), nil
+}
+
+// keptGroupAgg runs one column's kernels with its tables left on the GPU (GroupAggColumn.Keep),
+// as arrays held there; ok is false, with nothing run, when the chunks are on more than one
+// GPU (their tables are merged on the host).
+func keptGroupAgg(cfg computeConfig, s *gpuSched, groups int, float bool, states ptx.GroupStates, chunks []int, codes, vals []groupAggPtr) (GroupAggTables, bool, error) {
+	dev := s.devs[0]
+	if len(codes) > 0 {
+		dev = codes[0].dev
+	}
+	var cs []cuda.GroupAggChunk
+	for i, n := range chunks {
+		if codes[i].dev != dev || vals[i].dev != dev {
+			return GroupAggTables{}, false, nil
+		}
+		cs = append(cs, cuda.GroupAggChunk{Codes: codes[i].p, Vals: vals[i].p, N: int64(n)})
+	}
+	runs, err := cuda.GroupAggChunksKept(cfg.ctx, dev, groups, float, states, cs)
+	if err != nil {
+		return GroupAggTables{}, false, err
+	}
+	list := states.List()
+	arrays := make([]*Array, len(list))
+	for j, st := range list {
+		dt := dtype.Int64
+		if st == ptx.GroupSumSq || (st == ptx.GroupSum && float) {
+			dt = dtype.Float64
+		}
+		c := &DeviceChunk{dev: dev, ptr: runs[j], n: groups, dt: dt}
+		a, err := HeldArray([]*DeviceChunk{c}, dt, "")
+		if err != nil {
+			for _, p := range runs[j:] {
+				freeOn(dev, []driver.DevicePtr{p})
+			}
+			return GroupAggTables{}, false, err
+		}
+		arrays[j] = a
+	}
+	var tb GroupAggTables
+	for j, st := range list {
+		switch st {
+		case ptx.GroupCount:
+			tb.DevCount = arrays[j]
+		case ptx.GroupSum:
+			tb.DevSum = arrays[j]
+		case ptx.GroupSumSq:
+			tb.DevSumSq = arrays[j]
+		case ptx.GroupMin:
+			tb.DevMin = arrays[j]
+		case ptx.GroupMax:
+			tb.DevMax = arrays[j]
+		}
+	}
+	return tb, true, nil
 }
 
 // groupAggPtr is one chunk in one GPU's memory.
