@@ -222,21 +222,20 @@ func (f *Frame) Persist(opts ...gpuarray.ComputeOption) *Frame {
 	return &out
 }
 
-// Where says where a computed frame's columns are held ("host", a GPU, workers).
+// Where says where a computed frame's columns are held: "host", a GPU, or the cluster
+// workers holding any of them, counted once ("2 cluster workers"; gpuarray.WhereAll).
 func (f *Frame) Where() string {
 	if f.done == nil {
 		return "not computed"
 	}
-	var ws []string
-	for _, c := range f.done.cols {
-		if w := c.arr.Where(); !slices.Contains(ws, w) {
-			ws = append(ws, w)
-		}
+	arrs := make([]*gpuarray.Array, len(f.done.cols))
+	for i, c := range f.done.cols {
+		arrs[i] = c.arr
 	}
-	if len(ws) == 0 {
-		return "host"
+	if w := gpuarray.WhereAll(arrs...); w != "" {
+		return w
 	}
-	return strings.Join(ws, ", ")
+	return "host"
 }
 
 // Select keeps the named columns, in that order.
