@@ -21,8 +21,8 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 B=$(mktemp -d)
 tar -xJf $C/bin.tar.xz -C "$B" || exit
-L=$(python3 -c 'import os,nvidia;print(":".join(sorted({r for b in nvidia.__path__ for r,_,f in os.walk(b) if any(x.startswith(("libcufft.so","libcublas.so","libcusolver.so")) for x in f)})))')
-export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$L GPUNOTES_GPU_TESTS=1 GPUNOTES_PYTHON=$(command -v python3)
+. bench/cudalibs.sh
+export GPUNOTES_GPU_TESTS=1 GPUNOTES_PYTHON=$(command -v python3)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 echo "commit $(cat "$B"/COMMIT)"
 (cd gpuarray && timeout 75 "$B"/gpuarray.test -test.run 'TestGPUCallsAcrossChunks$' -test.v -test.timeout 75s >"$OUT"/gpuarray.log 2>&1; echo "gpuarray rc $?")

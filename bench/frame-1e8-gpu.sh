@@ -12,18 +12,7 @@ OUT=${OUT:-out/frame-1e8}; mkdir -p "$OUT"
 ROWS=${ROWS:-100000000}
 B=$(cd "$(dirname "$0")" && pwd)
 P=$C; [[ -f $P/join_peers.py ]] || P=$B
-if wheel_libs=$(python3 - 2>/dev/null <<'PY'
-import os, nvidia
-dirs = set()
-for base in nvidia.__path__:
-    for root, _, files in os.walk(base):
-        if any(f.startswith(("libcufft.so", "libcusolver.so", "libcublas.so")) for f in files):
-            dirs.add(root)
-print(":".join(sorted(dirs)))
-PY
-) && [[ -n $wheel_libs ]]; then
-	export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$wheel_libs
-fi
+. "$B/cudalibs.sh"
 G=/tmp/gpunotes-frame
 xz -dc "$C/gpunotes.xz" >$G && chmod +x $G
 export GPUNOTES_PYTHON=$(command -v python3) PYTHONUNBUFFERED=1

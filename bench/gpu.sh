@@ -17,21 +17,9 @@ OUT=${OUT:-out/gpu}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 C=.devcarry
-# The CUDA libraries that call stages load at run time (cuFFT, cuSOLVER, cuBLAS) from the
-# machine's nvidia Python wheels, when the system's loader path lacks them.
-if wheel_libs=$(python3 - 2>/dev/null <<'PY'
-import os, nvidia
-dirs = set()
-for base in nvidia.__path__:
-    for root, _, files in os.walk(base):
-        if any(f.startswith(("libcufft.so", "libcusolver.so", "libcublas.so")) for f in files):
-            dirs.add(root)
-print(":".join(sorted(dirs)))
-PY
-) && [[ -n $wheel_libs ]]; then
-	export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$wheel_libs
-	echo "CUDA libraries from the nvidia wheels: $wheel_libs"
-fi
+# The CUDA libraries that call stages load at run time, from the nvidia wheels if need be.
+. bench/cudalibs.sh
+[[ -n $CUDA_WHEEL_LIBS ]] && echo "CUDA libraries from the nvidia wheels: $CUDA_WHEEL_LIBS"
 echo "commit $(cat $C/COMMIT 2>/dev/null); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 rc=0
 if [[ $mode == gen || $mode == all ]]; then

@@ -17,16 +17,7 @@ import (
 // workers.
 func TestFrameShuffleOnCluster(t *testing.T) {
 	c := newCluster(t, cluster.Options{NWorkers: 3})
-	const rows = 5000
-	k := make([]int64, rows)
-	ok := make([]bool, rows)
-	x := make([]float64, rows)
-	s := make([]string, rows)
-	sok := make([]bool, rows)
-	for i := range k {
-		k[i], ok[i], x[i], s[i], sok[i] = int64(i*7919%613), i%17 != 0, float64(i)/3, fmt.Sprintf("r%d", i%211), i%13 != 0
-	}
-	f := dataframe.FromSlices([]string{"k", "x", "s"}, []any{dataframe.Nullable(k, ok), x, dataframe.Nullable(s, sok)}, dataframe.NPartitions(7))
+	f := keyedFrame(5000, 613, 7)
 	for _, on := range [][]string{{"k"}, {"s"}, {"s", "k"}} {
 		t.Run(strings.Join(on, ","), func(t *testing.T) {
 			checkFrameShuffle(t, c, f, on, "hash partitioning on the CPU (no GPU on this worker)")

@@ -187,15 +187,7 @@ func TestGroupByOnWorkersSurvivesKilledWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFrame(t, "before the kill", before, want, 1e-12)
-	var victim cluster.WorkerInfo
-	for _, w := range c.WorkerInfo() {
-		if w.InMemory > victim.InMemory {
-			victim = w
-		}
-	}
-	if victim.InMemory == 0 {
-		t.Fatalf("no worker holds the persisted partitions: %+v", c.WorkerInfo())
-	}
+	victim := busiestWorker(t, c)
 	pid := c.WorkerPIDs()[victim.Name]
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -242,15 +234,7 @@ func TestGroupByOnWorkersKilledMidGroupBy(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFrame(t, "without a kill", before, want, 1e-12)
-	var victim cluster.WorkerInfo
-	for _, w := range c.WorkerInfo() {
-		if w.InMemory > victim.InMemory {
-			victim = w
-		}
-	}
-	if victim.InMemory == 0 {
-		t.Fatalf("no worker holds the persisted partitions: %+v", c.WorkerInfo())
-	}
+	victim := busiestWorker(t, c)
 	got, err := killDuring(t, ctx, c, victim.Name, func(returned func()) (*dataframe.Frame, error) {
 		g, err := group()
 		returned()

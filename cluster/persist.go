@@ -40,6 +40,7 @@ type keptID struct {
 // when every chunk is computed.
 func (c *Client) Keep(ctx context.Context, tasks []*plan.Task, done func(n int)) ([]plan.Kept, error) {
 	ctx = ctxOr(ctx)
+	homes := alignedHomes(ctx, c.s)
 	ts := make([]*task, len(tasks))
 	for i, pt := range tasks {
 		if pt.Kernel.Reduce != nil {
@@ -51,6 +52,9 @@ func (c *Client) Keep(ctx context.Context, tasks []*plan.Task, done func(n int))
 		}
 		t.key = c.s.newKey("persist")
 		t.spec.Keep = true
+		if len(homes) > 0 && len(t.deps) == 0 {
+			t.home = homes[pt.Index%len(homes)]
+		}
 		ts[i] = t
 	}
 	if err := c.s.add(ts); err != nil {
@@ -83,6 +87,20 @@ func (c *Client) Keep(ctx context.Context, tasks []*plan.Task, done func(n int))
 		}
 	}
 	return out, nil
+}
+
+// alignedHomes returns the workers' names, sorted, when ctx asks for aligned chunks
+// (plan.WithAlignedChunks): chunk i of every array kept then goes to worker i mod n, whatever
+// the workers' load, so that a frame's columns of one partition are held together.
+func alignedHomes(ctx context.Context, s backend) []string {
+	if !plan.AlignedChunksIn(ctx) {
+		return nil
+	}
+	var names []string
+	for _, w := range s.workerInfo() {
+		names = append(names, w.Name)
+	}
+	return sortedStrings(names)
 }
 
 // Holds reports whether k is a chunk kept by this client's cluster, which its tasks can read

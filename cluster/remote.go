@@ -113,7 +113,7 @@ func (s *scheduler) clientSubmit(cc *cconn, cts []clientTask) {
 	var bad []*task
 	for _, ct := range cts {
 		t := &task{key: ct.Key, spec: ct.Spec, restrict: ct.Restrict, resources: ct.Resources,
-			maxRetries: ct.MaxRetries, refs: 1, owner: cc, priority: ct.Priority}
+			maxRetries: ct.MaxRetries, refs: 1, owner: cc, priority: ct.Priority, home: ct.Home}
 		var err error
 		if s.tasks[ct.Key] != nil {
 			err = fmt.Errorf("task %s was submitted twice", ct.Key)
@@ -324,7 +324,7 @@ func (r *remote) add(ts []*task) error {
 		t.changed = make(chan struct{})
 		t.submitted = time.Now()
 		r.tasks[t.key] = t
-		ct := clientTask{Key: t.key, Spec: t.spec, Restrict: t.restrict, Resources: t.resources, MaxRetries: t.maxRetries, Priority: t.priority}
+		ct := clientTask{Key: t.key, Spec: t.spec, Restrict: t.restrict, Resources: t.resources, MaxRetries: t.maxRetries, Priority: t.priority, Home: t.home}
 		for _, d := range t.deps {
 			ct.Deps = append(ct.Deps, d.key)
 		}

@@ -60,6 +60,7 @@ type task struct {
 	deps       []*task
 	dependents []*task
 	restrict   []string
+	home       string // the worker to run it on while that one is connected (aligned chunks)
 	resources  map[string]float64
 	state      string
 	worker     *wconn
@@ -885,10 +886,13 @@ func (s *scheduler) scheduleLocked() {
 				best, bestLocal = w, local
 			}
 		}
-		if h := homeOf(t); h != nil && !h.gone && !h.retiring && allowed(t, h) && best != h {
+		if h := s.homeLocked(t); h != nil && !h.gone && !h.retiring && allowed(t, h) {
 			// A chunk task whose inputs (persisted chunks) one worker holds waits for
-			// that worker instead of moving the chunks.
+			// that worker instead of moving the chunks; so does one given a worker.
 			best = nil
+			if len(h.processing) < h.capacity() {
+				best = h
+			}
 		}
 		if best == nil {
 			kept = append(kept, t)
@@ -939,6 +943,15 @@ func homeOf(t *task) *wconn {
 	return h
 }
 
+// homeLocked returns the worker t waits for: the one holding its inputs (homeOf), else the
+// connected worker it was given (task.home), else nil.
+func (s *scheduler) homeLocked(t *task) *wconn {
+	if h := homeOf(t); h != nil || t.home == "" {
+		return h
+	}
+	return s.workers[t.home]
+}
+
 // stealCandidate picks the most recently sent task queued (not running) on a busy worker that
 // idle may run.
 func (s *scheduler) stealCandidate(ws []*wconn, idle *wconn) (*wconn, *task) {
@@ -949,7 +962,7 @@ func (s *scheduler) stealCandidate(ws []*wconn, idle *wconn) (*wconn, *task) {
 			continue
 		}
 		for _, t := range w.processing {
-			if t.stealing || !allowed(t, idle) || homeOf(t) == w {
+			if t.stealing || !allowed(t, idle) || s.homeLocked(t) == w {
 				continue
 			}
 			if best == nil || t.sentSeq > best.sentSeq {

@@ -1,12 +1,10 @@
 package cluster_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/cluster"
-	"github.com/gpunotes/gpunotes/dataframe"
 	"github.com/gpunotes/gpunotes/gpuarray"
 )
 
@@ -18,17 +16,7 @@ import (
 func TestGPUWorkerShuffleHashPartitionsOnGPU(t *testing.T) {
 	needGPU(t)
 	c := newGPUCluster(t, cluster.Options{})
-	const rows = 200_000
-	k := make([]int64, rows)
-	ok := make([]bool, rows)
-	x := make([]float64, rows)
-	s := make([]string, rows)
-	sok := make([]bool, rows)
-	for i := range k {
-		k[i], ok[i], x[i], s[i], sok[i] = int64(i*7919%6131), i%17 != 0, float64(i)/3, fmt.Sprintf("r%d", i%211), i%13 != 0
-	}
-	f := dataframe.FromSlices([]string{"k", "x", "s"}, []any{dataframe.Nullable(k, ok), x, dataframe.Nullable(s, sok)}, dataframe.NPartitions(8))
-	pf := f.Persist(gpuarray.On(c))
+	pf := keyedFrame(200_000, 6131, 8).Persist(gpuarray.On(c))
 	if err := pf.Err(); err != nil {
 		t.Fatal(err)
 	}

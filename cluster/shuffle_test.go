@@ -250,17 +250,7 @@ func TestShuffleLargerThanMemory(t *testing.T) {
 	// 4 columns × 18e6 rows × 8 bytes = 576 MB, past the 512 MiB the two workers hold.
 	rows := 18_000_000
 	cols := shuffleInput(t, c, rows, 64)
-	out, _, err := c.ShuffleColumns(ctx, cols, []int{0}, []int{-1}, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	total := 0
-	for _, l := range out[0].Chunks()[0] {
-		total += l
-	}
-	if total != rows {
-		t.Fatalf("%d rows after the shuffle, want %d", total, rows)
-	}
+	out := shuffleAllRows(t, ctx, c, cols, rows, 64)
 	var spilled uint64
 	held := map[string]uint64{}
 	for _, w := range c.WorkerInfo() {
@@ -345,17 +335,7 @@ func TestShuffleReceivesStayUnderTheLimit(t *testing.T) {
 	// 4 columns × 8e6 rows × 8 bytes = 256 MB, half of it to each of two workers.
 	rows := 8_000_000
 	cols := shuffleInput(t, c, rows, 32)
-	out, _, err := c.ShuffleColumns(ctx, cols, []int{0}, []int{-1}, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	total := 0
-	for _, l := range out[0].Chunks()[0] {
-		total += l
-	}
-	if total != rows {
-		t.Fatalf("%d rows after the shuffle, want %d", total, rows)
-	}
+	out := shuffleAllRows(t, ctx, c, cols, rows, 2)
 	var spilled uint64
 	held := map[string]uint64{}
 	recv := map[string]int64{}

@@ -69,6 +69,7 @@ type clientTask struct {
 	Resources  map[string]float64
 	MaxRetries int
 	Priority   int
+	Home       string // the worker to run it on while connected (task.home)
 }
 
 // hello introduces a worker (or, with Role "client", a remote client) to the scheduler.

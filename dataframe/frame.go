@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpunotes/gpunotes/gpuarray"
+	"github.com/gpunotes/gpunotes/gpuarray/plan"
 )
 
 // Field is a column's name and type.
@@ -189,12 +190,23 @@ func (rc *runCtx) computed(f *Frame, t *table) *Frame {
 }
 
 // Persist computes the frame and keeps its columns where they were computed (device memory
-// for OnGPU, workers for a cluster, as gpuarray's Persist); later steps start from them. An
+// for OnGPU, workers for a cluster, as gpuarray's Persist); later steps start from them. On a
+// cluster partition i of every column goes to one worker, the i-th by name in turn. An
 // error is kept in the frame (Err).
 func (f *Frame) Persist(opts ...gpuarray.ComputeOption) *Frame {
 	c, err := f.Compute(opts...)
 	if err != nil {
 		return errFrame(fmt.Errorf("Persist: %w", err))
+	}
+	tg, err := gpuarray.TargetOf(opts...)
+	if err != nil {
+		return errFrame(fmt.Errorf("Persist: %w", err))
+	}
+	popts := opts
+	if _, ok := tg.Scheduler.(plan.Keeper); ok {
+		// On a cluster, partition i of every column (and validity) goes to one worker, the
+		// same whatever the workers' load, so a later step on a partition moves no data.
+		popts = append(slices.Clone(opts), gpuarray.WithContext(plan.WithAlignedChunks(tg.Context)))
 	}
 	t := &table{rows: c.done.rows, cols: make([]*column, len(c.done.cols))}
 	// The columns at once: a host column's chunks are converted and copied on the caller's
@@ -202,9 +214,9 @@ func (f *Frame) Persist(opts ...gpuarray.ComputeOption) *Frame {
 	parallelDo(len(t.cols), runtime.GOMAXPROCS(0), func(i int) {
 		col := c.done.cols[i]
 		d := *col
-		d.arr = col.arr.Persist(opts...)
+		d.arr = col.arr.Persist(popts...)
 		if col.valid != nil {
-			d.valid = col.valid.Persist(opts...)
+			d.valid = col.valid.Persist(popts...)
 		}
 		t.cols[i] = &d
 	})
@@ -222,21 +234,20 @@ func (f *Frame) Persist(opts ...gpuarray.ComputeOption) *Frame {
 	return &out
 }
 
-// Where says where a computed frame's columns are held ("host", a GPU, workers).
+// Where says where a computed frame's columns are held: "host", a GPU, or the cluster
+// workers holding any of them, counted once ("2 cluster workers"; gpuarray.WhereAll).
 func (f *Frame) Where() string {
 	if f.done == nil {
 		return "not computed"
 	}
-	var ws []string
-	for _, c := range f.done.cols {
-		if w := c.arr.Where(); !slices.Contains(ws, w) {
-			ws = append(ws, w)
-		}
+	arrs := make([]*gpuarray.Array, len(f.done.cols))
+	for i, c := range f.done.cols {
+		arrs[i] = c.arr
 	}
-	if len(ws) == 0 {
-		return "host"
+	if w := gpuarray.WhereAll(arrs...); w != "" {
+		return w
 	}
-	return strings.Join(ws, ", ")
+	return "host"
 }
 
 // Select keeps the named columns, in that order.

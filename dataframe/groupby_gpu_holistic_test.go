@@ -28,16 +28,7 @@ func TestGroupByDeviceHolisticMatchesHost(t *testing.T) {
 		for _, keys := range keySets {
 			what := fmt.Sprintf("%d parts, keys %v", parts, keys)
 			g := f.GroupBy(keys...).Sorted().Agg(holisticAggs()...)
-			want, err := g.Compute()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			restore := emulateDevice(t)
-			got, err := g.Compute()
-			restore()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
+			want, got := hostThenDevice(t, what, g)
 			if !strings.Contains(got.Path(), "sorted by (code, value) on the GPU") || strings.Contains(got.Path(), "aggregation on the host") {
 				t.Fatalf("%s: Path %q", what, got.Path())
 			}
@@ -94,16 +85,7 @@ func TestGroupByDeviceTopMatchesHost(t *testing.T) {
 			if largest {
 				q = g.NLargest(c.n, c.col)
 			}
-			want, err := q.Compute()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			restore := emulateDevice(t)
-			got, err := q.Compute()
-			restore()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
+			want, got := hostThenDevice(t, what, q)
 			if !strings.Contains(got.Path(), "sorted by (code, value) on the GPU") || strings.Contains(got.Path(), "per group on the host") {
 				t.Fatalf("%s: Path %q", what, got.Path())
 			}

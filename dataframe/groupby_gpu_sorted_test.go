@@ -22,16 +22,7 @@ func TestGroupByDeviceSortedMatchesHost(t *testing.T) {
 			h := holisticAggs()
 			aggs := append(allDenseAggs(), h[:len(h)-2]...) // not its Std and Size again
 			g := f.GroupBy(keys...).Sorted().Agg(aggs...)
-			want, err := g.Compute()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			restore := emulateDevice(t)
-			got, err := g.Compute()
-			restore()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
+			want, got := hostThenDevice(t, what, g)
 			if !strings.Contains(got.Path(), "numbered by sorting the keys on the GPU") || strings.Contains(got.Path(), "aggregation on the host") {
 				t.Fatalf("%s: Path %q", what, got.Path())
 			}

@@ -144,6 +144,23 @@ func emulateDevice(t *testing.T) (restore func()) {
 	return restore
 }
 
+// hostThenDevice computes g on the host path, then on the device path over the host
+// emulation (emulateDevice, restored after), failing on an error; what names the case.
+func hostThenDevice(t *testing.T, what string, g *Frame) (host, device *Frame) {
+	t.Helper()
+	host, err := g.Compute()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	restore := emulateDevice(t)
+	device, err = g.Compute()
+	restore()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return host, device
+}
+
 // groupFrame is a random frame of every key kind the device path takes (a categorical, a
 // nullable integer with negative values, a bool, a nullable datetime, integers far from 0) and value
 // columns with nulls and NaNs, in parts partitions.
@@ -252,18 +269,9 @@ func TestGroupByDevicePathMatchesHost(t *testing.T) {
 		for _, keys := range keySets {
 			what := fmt.Sprintf("%d parts, keys %v", parts, keys)
 			g := f.GroupBy(keys...).Sorted().Agg(allDenseAggs()...)
-			want, err := g.Compute()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
+			want, got := hostThenDevice(t, what, g)
 			if strings.Contains(want.Path(), "dense-code") {
 				t.Fatalf("%s: the host path's Path says %q", what, want.Path())
-			}
-			restore := emulateDevice(t)
-			got, err := g.Compute()
-			restore()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
 			}
 			if !strings.Contains(got.Path(), "groupby: dense-code aggregation on the GPU") || strings.Contains(got.Path(), "aggregation on the host") {
 				t.Fatalf("%s: Path %q", what, got.Path())

@@ -1,9 +1,7 @@
 package dataframe_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,15 +80,8 @@ func TestTopAndCorrAgainstPandas(t *testing.T) {
 	for seed := 1; seed <= seeds; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			dir := t.TempDir()
-			runPython(t, dir, pandasTopCorr, fmt.Sprint(seed))
-			b, err := os.ReadFile(filepath.Join(dir, "want.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var want map[string]map[string][]any
-			if err := json.Unmarshal(b, &want); err != nil {
-				t.Fatal(err)
-			}
+			runPandas(t, dir, pandasTopCorr, &want, fmt.Sprint(seed))
 			df := dataframe.ReadParquet(filepath.Join(dir, "data.parquet"))
 			for keyList, w := range want {
 				keys := strings.Split(keyList, ",")

@@ -1,7 +1,6 @@
 package dataframe_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -189,13 +188,7 @@ func TestParquetHiveInteropPyarrow(t *testing.T) {
 	}
 	runPython(t, dir, readHiveBack, ds, nn)
 	var got map[string][]string
-	b, err := os.ReadFile(filepath.Join(dir, "rows.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, filepath.Join(dir, "rows.json"), &got)
 	for reader, src := range map[string]*dataframe.Frame{"pyarrow": f, "pandas": noNulls} {
 		want := pyRows(hiveRows(t, src, "city", "month", "v", "year"))
 		if !slices.Equal(got[reader], want) {

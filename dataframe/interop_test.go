@@ -67,13 +67,7 @@ func TestParquetInteropWithPandas(t *testing.T) {
 	dir := t.TempDir()
 	runPython(t, dir, writeTypes)
 	var want map[string][]any
-	b, err := os.ReadFile(filepath.Join(dir, "types.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, filepath.Join(dir, "types.json"), &want)
 	f := dataframe.ReadParquet(filepath.Join(dir, "types.parquet"))
 	if err := f.Err(); err != nil {
 		t.Fatal(err)

@@ -1,9 +1,7 @@
 package dataframe_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,18 +38,11 @@ func TestMergeOnClusterAgainstPandas(t *testing.T) {
 	for seed := 1; seed <= seeds; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			dir := t.TempDir()
-			runPython(t, dir, pandasMerge, fmt.Sprint(seed))
-			b, err := os.ReadFile(filepath.Join(dir, "want.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var want map[string]struct {
 				Columns []string
 				Rows    []string
 			}
-			if err := json.Unmarshal(b, &want); err != nil {
-				t.Fatal(err)
-			}
+			runPandas(t, dir, pandasMerge, &want, fmt.Sprint(seed))
 			l := dataframe.ReadParquet(filepath.Join(dir, "left.parquet")).Persist(on)
 			r := dataframe.ReadParquet(filepath.Join(dir, "right.parquet")).Persist(on)
 			names := make([]string, 0, len(want))
@@ -64,6 +55,7 @@ func TestMergeOnClusterAgainstPandas(t *testing.T) {
 				spec, how, _ := strings.Cut(name, ":")
 				var opts []dataframe.MergeOption
 				ls, rs := l, r
+				var err error
 				if lk, rk, ok := strings.Cut(spec, "="); ok {
 					opts = append(opts, dataframe.LeftOn(lk), dataframe.RightOn(rk), dataframe.Suffixes("_l", "_r"))
 				} else {

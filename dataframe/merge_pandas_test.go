@@ -1,9 +1,7 @@
 package dataframe_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -126,18 +124,11 @@ func TestMergeAgainstPandas(t *testing.T) {
 	for seed := 1; seed <= seeds; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			dir := t.TempDir()
-			runPython(t, dir, pandasMerge, fmt.Sprint(seed))
-			b, err := os.ReadFile(filepath.Join(dir, "want.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var want map[string]struct {
 				Columns []string
 				Rows    []string
 			}
-			if err := json.Unmarshal(b, &want); err != nil {
-				t.Fatal(err)
-			}
+			runPandas(t, dir, pandasMerge, &want, fmt.Sprint(seed))
 			l := dataframe.ReadParquet(filepath.Join(dir, "left.parquet"))
 			r := dataframe.ReadParquet(filepath.Join(dir, "right.parquet"))
 			for name, w := range want {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -276,6 +277,65 @@ func (a *Array) Where() string {
 		return a.n.Buf.Where()
 	}
 	return "host"
+}
+
+// WhereAll says where computed arrays are held together, as Where says it for one: the GPUs
+// and the cluster workers counted over all of them ("gpus 0,1", "2 cluster workers"), then
+// other places, joined by ", " when they differ ("host, gpu 0"). Arrays that are not computed
+// add nothing; "" when none is. Package dataframe says with it where a frame's columns are.
+func WhereAll(xs ...*Array) string {
+	var gpus []int
+	workers := map[string]bool{}
+	var others []string
+	other := func(w string) {
+		if w != "" && !slices.Contains(others, w) {
+			others = append(others, w)
+		}
+	}
+	for _, a := range xs {
+		if a == nil || a.Err() != nil || a.n.Kind != expr.KData {
+			continue
+		}
+		switch b := a.n.Buf.(type) {
+		case *gpuChunks:
+			for _, i := range b.devIndexes() {
+				if !slices.Contains(gpus, i) {
+					gpus = append(gpus, i)
+				}
+			}
+		case *deviceBuffer:
+			if !slices.Contains(gpus, b.dev.Info.Index) {
+				gpus = append(gpus, b.dev.Info.Index)
+			}
+		case *keptChunks:
+			for _, k := range b.kept {
+				workers[k.Where()] = true
+			}
+		default:
+			other(a.Where())
+		}
+	}
+	var out []string
+	slices.Sort(gpus)
+	switch len(gpus) {
+	case 0:
+	case 1:
+		out = append(out, fmt.Sprintf("gpu %d", gpus[0]))
+	default:
+		s := make([]string, len(gpus))
+		for i, x := range gpus {
+			s[i] = fmt.Sprint(x)
+		}
+		out = append(out, "gpus "+strings.Join(s, ","))
+	}
+	switch n := len(workers); n {
+	case 0:
+	case 1:
+		out = append(out, "1 cluster worker")
+	default:
+		out = append(out, fmt.Sprintf("%d cluster workers", n))
+	}
+	return strings.Join(append(others, out...), ", ")
 }
 
 // heldOn returns the plan hook (plan.Options.Held) that lets kernels running on devs read

@@ -37,6 +37,7 @@ var notInNotebooks = map[string]string{
 	"HeldArray":             "plumbing for package dataframe (a column of uploaded chunks); cells use dataframe's ReadParquet",
 	"DeviceChunk.Free":      "plumbing for package dataframe (a chunk uploaded to a GPU); cells use dataframe's ReadParquet",
 	"FromKept":              "plumbing for the cluster's shuffle (chunks it kept on workers as an array); cells use Persist",
+	"WhereAll":              "plumbing for package dataframe (where a frame's columns are held, counted once); cells use Frame.Where",
 	// encoding/gob calls these through the GobEncoder interface; a user writes gob.NewEncoder.
 	"Array.GobEncode": "via gob.NewEncoder",
 	"Array.GobDecode": "via gob.NewDecoder",

@@ -23,10 +23,9 @@ func init() {
 			"two largest v3 of id4 0 and 1: [99.9 99.8 99.9 99.9] smallest v1 per id4: [0 0 0 0 0 0 0 0 0 0 0]",
 			"r² of v1 and 2·v1+1 in 11 groups: 1.000000",
 			"cluster groupby equal to the local one: true",
-			// Which workers hold which column's partitions is the scheduler's choice (Persist
-			// sends the columns at once, so a busy worker may get none of one column's).
-			"persisted: true held on ",
-			"cluster worker",
+			// Persist places partition i of every column on the i-th worker by name, whatever
+			// their load: 4 partitions on 2 workers.
+			"persisted: true held on 2 cluster workers",
 			"groupby of the persisted frame on the workers equal to the local one: true",
 			"groupby: partial aggregates of 4 partitions on the workers holding them",
 			"[A B A C] [true false false true]",

@@ -49,3 +49,20 @@ func BlockRefsIn(ctx context.Context) *BlockRefs {
 	r, _ := ctx.Value(blockRefsKey{}).(*BlockRefs)
 	return r
 }
+
+type alignedKey struct{}
+
+// WithAlignedChunks returns ctx asking a Keeper to place the chunks it keeps by their index
+// (Task.Index), the same way for every array: chunk i of each array persisted under ctx goes
+// to one place, so that a later task reading chunk i of several of them (a frame's partition
+// of every column) reads them where they are. A chunk task that reads kept chunks still runs
+// where they are.
+func WithAlignedChunks(ctx context.Context) context.Context {
+	return context.WithValue(ctx, alignedKey{}, true)
+}
+
+// AlignedChunksIn reports whether ctx asks for aligned chunks (WithAlignedChunks).
+func AlignedChunksIn(ctx context.Context) bool {
+	v, _ := ctx.Value(alignedKey{}).(bool)
+	return v
+}

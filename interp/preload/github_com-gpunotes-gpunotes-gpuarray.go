@@ -275,6 +275,7 @@ func init() {
 		"Vecdot":              reflect.ValueOf(gpuarray.Vecdot),
 		"VectorNorm":          reflect.ValueOf(gpuarray.VectorNorm),
 		"Where":               reflect.ValueOf(gpuarray.Where),
+		"WhereAll":            reflect.ValueOf(gpuarray.WhereAll),
 		"WithContext":         reflect.ValueOf(gpuarray.WithContext),
 		"WithDType":           reflect.ValueOf(gpuarray.WithDType),
 		"WithProgress":        reflect.ValueOf(gpuarray.WithProgress),
