@@ -333,6 +333,8 @@ func denseJoin(lh *hostTable, nl, nr int, t *denseTable, probe denseKey, how has
 	sides := [2]*hostTable{lh, rh}
 	srcs := make([]*hostCol, len(plan))
 	shared := make([]bool, len(plan))
+	ownValid := make([]bool, len(plan)) // the column's validity is gathered (not shared nor matched)
+	var matched []bool                  // whether each output row's left row has a match (a left join on unique keys)
 	for k, oc := range plan {
 		src, err := sides[oc.side].col(oc.src)
 		if err != nil {
@@ -348,10 +350,25 @@ func denseJoin(lh *hostTable, nl, nr int, t *denseTable, probe denseKey, how has
 			continue
 		}
 		c := &hostCol{name: oc.name, dt: src.dt, heap: src.heap, vals: makeNoZero(src.vals.DType(), total)}
-		if src.valid != nil || (oc.side == 1 && (how == hashjoin.Anti || how == hashjoin.Left && unmatched > 0)) {
-			c.valid = makeNoZero(dtype.Bool, total).Bools()
+		switch {
+		case oc.side == 1 && how == hashjoin.Left && unmatched > 0 && t.next == nil && src.valid == nil:
+			// Null exactly where the left row has no match: one validity for all such columns.
+			if matched == nil {
+				matched = makeNoZero(dtype.Bool, total).Bools()
+			}
+			c.valid, ownValid[k] = matched, false
+		case src.valid != nil || (oc.side == 1 && (how == hashjoin.Anti || how == hashjoin.Left && unmatched > 0)):
+			c.valid, ownValid[k] = makeNoZero(dtype.Bool, total).Bools(), true
 		}
 		out.cols[k] = c
+	}
+	if matched != nil {
+		forBlocks(len(blocks), func(b int) {
+			blk := blocks[b]
+			for i, r := range m[blk.s:blk.e] {
+				matched[blk.at+i] = r >= 0
+			}
+		})
 	}
 	g := denseGather{t: t, m: m, how: how}
 	// A left join on unique keys reads its right columns through copies with a zero (null)
@@ -362,7 +379,7 @@ func denseJoin(lh *hostTable, nl, nr int, t *denseTable, probe denseKey, how has
 		shifted, shiftedValid = make([]dtype.Slice, len(plan)), make([][]bool, len(plan))
 		for k, oc := range plan {
 			if oc.side == 1 {
-				shifted[k], shiftedValid[k] = shiftRight(srcs[k], out.cols[k].valid != nil)
+				shifted[k], shiftedValid[k] = shiftRight(srcs[k], ownValid[k])
 			}
 		}
 	}
@@ -400,13 +417,13 @@ func denseJoin(lh *hostTable, nl, nr int, t *denseTable, probe denseKey, how has
 		side := plan[k].side
 		if shifted != nil && side == 1 {
 			g.words(dst.vals, shifted[k], blk, 2)
-			if dst.valid != nil {
+			if ownValid[k] {
 				gatherBlock(g, dst.valid[blk.at:blk.at+blk.out], shiftedValid[k], blk, 2)
 			}
 			return
 		}
 		g.words(dst.vals, src.vals, blk, side)
-		if dst.valid != nil {
+		if ownValid[k] {
 			sv := src.valid
 			if sv == nil {
 				sv = allValid
