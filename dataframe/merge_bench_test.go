@@ -1,8 +1,12 @@
 package dataframe_test
 
 import (
+	"math"
 	"math/rand/v2"
+	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gpunotes/gpunotes/dataframe"
 )
@@ -110,5 +114,94 @@ func BenchmarkMergeDenseBig(b *testing.B) {
 		if _, err := dataframe.Merge(x, big, dataframe.On("id3")).Compute(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkMergeJoinTask is db-benchmark's five join questions (bench frame --task join) at
+// 1e7 rows of x: id1..id3 int32 keys of key sets of 10, 1e4 and 1e7 keys (join-datagen.R's
+// split: 90% on both sides, 10% left only, 10% right only), id4..id6 their categoricals,
+// v1/v2 float64; small, medium and big right sides of unique keys, all persisted. It reports
+// the process's CPU seconds per merge (cpu-s/op) beside the wall time, the figure to read on
+// a shared machine.
+func BenchmarkMergeJoinTask(b *testing.B) {
+	const n = 10_000_000
+	rng := rand.New(rand.NewPCG(108, 1))
+	type level struct {
+		both, left, right int // keys 0..both-1, both..both+left-1, then right ones
+		cats              []string
+	}
+	var levels []level
+	for _, m := range []int{n / 1_000_000, n / 1_000, n} {
+		both := max(1, int(math.Round(0.9*float64(m))))
+		lv := level{both: both, left: m - both, right: int(math.Round(0.1 * float64(m)))}
+		lv.cats = make([]string, lv.both+lv.left+lv.right)
+		for j := range lv.cats {
+			lv.cats[j] = "id" + strconv.Itoa(j)
+		}
+		levels = append(levels, lv)
+	}
+	// draw is size keys of lv's keys on both sides and its left or right ones, every one of
+	// them at least once, shuffled (sample_all: a permutation when size is their number).
+	draw := func(lv level, size int, right bool) []int32 {
+		var keys []int32
+		for j := 0; j < lv.both; j++ {
+			keys = append(keys, int32(j))
+		}
+		lo, k := lv.both, lv.left
+		if right {
+			lo, k = lv.both+lv.left, lv.right
+		}
+		for j := 0; j < k; j++ {
+			keys = append(keys, int32(lo+j))
+		}
+		out := append(make([]int32, 0, size), keys...)
+		for len(out) < size {
+			out = append(out, keys[rng.IntN(len(keys))])
+		}
+		out = out[:size]
+		rng.Shuffle(size, func(i, j int) { out[i], out[j] = out[j], out[i] })
+		return out
+	}
+	vals := func(size int) []float64 {
+		v := make([]float64, size)
+		for i := range v {
+			v[i] = rng.Float64() * 100
+		}
+		return v
+	}
+	frame := func(names []string, cols []any, parts int) *dataframe.Frame {
+		return dataframe.FromSlices(names, cols, dataframe.NPartitions(parts)).Persist()
+	}
+	m := []int{n / 1_000_000, n / 1_000, n}
+	xk := []([]int32){draw(levels[0], n, false), draw(levels[1], n, false), draw(levels[2], n, false)}
+	x := frame([]string{"id1", "id2", "id3", "id4", "id5", "id6", "v1"}, []any{xk[0], xk[1], xk[2],
+		dataframe.Categorical(xk[0], levels[0].cats), dataframe.Categorical(xk[1], levels[1].cats), dataframe.Categorical(xk[2], levels[2].cats), vals(n)}, 8)
+	sk := draw(levels[0], m[0], true)
+	small := frame([]string{"id1", "id4", "v2"}, []any{sk, dataframe.Categorical(sk, levels[0].cats), vals(len(sk))}, 1)
+	mk := []([]int32){draw(levels[0], m[1], true), draw(levels[1], m[1], true)}
+	medium := frame([]string{"id1", "id2", "id4", "id5", "v2"}, []any{mk[0], mk[1],
+		dataframe.Categorical(mk[0], levels[0].cats), dataframe.Categorical(mk[1], levels[1].cats), vals(len(mk[1]))}, 1)
+	bk := []([]int32){draw(levels[0], n, true), draw(levels[1], n, true), draw(levels[2], n, true)}
+	big := frame([]string{"id1", "id2", "id3", "id4", "id5", "id6", "v2"}, []any{bk[0], bk[1], bk[2],
+		dataframe.Categorical(bk[0], levels[0].cats), dataframe.Categorical(bk[1], levels[1].cats), dataframe.Categorical(bk[2], levels[2].cats), vals(n)}, 8)
+	qs := []struct {
+		name string
+		r    *dataframe.Frame
+		on   string
+		how  string
+	}{{"q1", small, "id1", "inner"}, {"q2", medium, "id2", "inner"}, {"q3", medium, "id2", "left"}, {"q4", medium, "id5", "inner"}, {"q5", big, "id3", "inner"}}
+	for _, q := range qs {
+		b.Run(q.name, func(b *testing.B) {
+			var before, after syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+			for i := 0; i < b.N; i++ {
+				if _, err := dataframe.Merge(x, q.r, dataframe.On(q.on), dataframe.How(q.how)).Compute(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+			cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+	"weak"
 
 	"github.com/gpunotes/gpunotes/dataframe/hashjoin"
 	"github.com/gpunotes/gpunotes/gpuarray/dtype"
@@ -322,8 +323,18 @@ func denseJoin(lh *hostTable, nl, nr int, t *denseTable, probe denseKey, how has
 			out.lens = append(out.lens, n)
 		}
 	}
+	// Every left row once and in order (a left join on unique right keys, an inner or semi
+	// join where every left row matches, an anti join where none does): the output's left
+	// columns are the left side's, shared as pandas' left join shares them (arrays are never
+	// written), not copied.
+	unique := t.next == nil || how == hashjoin.Semi || how == hashjoin.Anti
+	keepLeft := total == nl && (how == hashjoin.Left && unique || (how == hashjoin.Inner && unique || how == hashjoin.Semi) && unmatched == 0 ||
+		how == hashjoin.Anti && unmatched == nl)
 	sides := [2]*hostTable{lh, rh}
 	srcs := make([]*hostCol, len(plan))
+	shared := make([]bool, len(plan))
+	ownValid := make([]bool, len(plan)) // the column's validity is gathered (not shared nor matched)
+	var matched []bool                  // whether each output row's left row has a match (a left join on unique keys)
 	for k, oc := range plan {
 		src, err := sides[oc.side].col(oc.src)
 		if err != nil {
@@ -333,21 +344,53 @@ func denseJoin(lh *hostTable, nl, nr int, t *denseTable, probe denseKey, how has
 			return nil, fmt.Errorf("merge: column %q: no coalesced keys in a direct-address join", oc.name)
 		}
 		srcs[k] = src
+		if oc.side == 0 && keepLeft && src.vals.Len() == nl && (src.valid == nil || len(src.valid) == nl) {
+			out.cols[k] = &hostCol{name: oc.name, dt: src.dt, heap: src.heap, vals: src.vals, valid: src.valid}
+			shared[k] = true
+			continue
+		}
 		c := &hostCol{name: oc.name, dt: src.dt, heap: src.heap, vals: makeNoZero(src.vals.DType(), total)}
-		if src.valid != nil || (oc.side == 1 && (how == hashjoin.Anti || how == hashjoin.Left && unmatched > 0)) {
-			c.valid = makeNoZero(dtype.Bool, total).Bools()
+		switch {
+		case oc.side == 1 && how == hashjoin.Left && unmatched > 0 && t.next == nil && src.valid == nil:
+			// Null exactly where the left row has no match: one validity for all such columns.
+			if matched == nil {
+				matched = makeNoZero(dtype.Bool, total).Bools()
+			}
+			c.valid, ownValid[k] = matched, false
+		case src.valid != nil || (oc.side == 1 && (how == hashjoin.Anti || how == hashjoin.Left && unmatched > 0)):
+			c.valid, ownValid[k] = makeNoZero(dtype.Bool, total).Bools(), true
 		}
 		out.cols[k] = c
 	}
+	if matched != nil {
+		forBlocks(len(blocks), func(b int) {
+			blk := blocks[b]
+			for i, r := range m[blk.s:blk.e] {
+				matched[blk.at+i] = r >= 0
+			}
+		})
+	}
+	g := denseGather{t: t, m: m, how: how}
+	// A left join on unique keys reads its right columns through copies with a zero (null)
+	// row in front, so that a left row without a match needs no branch: row r+1, 0 for none.
+	var shifted []dtype.Slice
+	var shiftedValid [][]bool
+	if how == hashjoin.Left && t.next == nil && nr < denseRowMajorRows {
+		shifted, shiftedValid = make([]dtype.Slice, len(plan)), make([][]bool, len(plan))
+		for k, oc := range plan {
+			if oc.side == 1 {
+				shifted[k], shiftedValid[k] = shiftRight(srcs[k], ownValid[k])
+			}
+		}
+	}
 	// Right-side validity where a right column has none but unmatched left rows give nulls.
 	var allValid []bool
-	if how == hashjoin.Left && unmatched > 0 {
+	if how == hashjoin.Left && unmatched > 0 && shifted == nil {
 		allValid = make([]bool, nr)
 		for i := range allValid {
 			allValid[i] = true
 		}
 	}
-	g := denseGather{t: t, m: m, how: how}
 	// A large right side's columns are gathered row by row from one row-major copy of them:
 	// one cache miss per output row instead of one per column.
 	var rows *rowMajor
@@ -356,7 +399,7 @@ func denseJoin(lh *hostTable, nl, nr int, t *denseTable, probe denseKey, how has
 	}
 	var tasks []int // output columns gathered column by column; -1 the row-major gather
 	for k, oc := range plan {
-		if rows == nil || oc.side == 0 {
+		if !shared[k] && (rows == nil || oc.side == 0) {
 			tasks = append(tasks, k)
 		}
 	}
@@ -372,8 +415,15 @@ func denseJoin(lh *hostTable, nl, nr int, t *denseTable, probe denseKey, how has
 		}
 		src, dst := srcs[k], out.cols[k]
 		side := plan[k].side
+		if shifted != nil && side == 1 {
+			g.words(dst.vals, shifted[k], blk, 2)
+			if ownValid[k] {
+				gatherBlock(g, dst.valid[blk.at:blk.at+blk.out], shiftedValid[k], blk, 2)
+			}
+			return
+		}
 		g.words(dst.vals, src.vals, blk, side)
-		if dst.valid != nil {
+		if ownValid[k] {
 			sv := src.valid
 			if sv == nil {
 				sv = allValid
@@ -381,15 +431,41 @@ func denseJoin(lh *hostTable, nl, nr int, t *denseTable, probe denseKey, how has
 			gatherBlock(g, dst.valid[blk.at:blk.at+blk.out], sv, blk, side)
 		}
 	})
-	out.rows = makeNoZero(dtype.Int64, total).Int64s()
-	forBlocks((total+denseBlockRows-1)/denseBlockRows, func(b int) {
+	out.rows = rowNumbers(total)
+	return out, nil
+}
+
+// sharedRows is the longest run of row numbers 0, 1, … that rowNumbers made and that a frame
+// still holds (a weak pointer: the garbage collector frees it with the last frame).
+var sharedRows struct {
+	sync.Mutex
+	p weak.Pointer[int64]
+	n int
+}
+
+// rowNumbers returns the row numbers 0..n-1 of a merge's output (a table's rows, as pandas'
+// RangeIndex of a merge's result): a prefix of the last large run made while a frame holds
+// it, capped so that an append copies it, otherwise a new run written on every core. Arrays
+// are never written, so frames can share it.
+func rowNumbers(n int) []int64 {
+	if n*8 < noZeroBytes {
+		return rowsArange([]int{n})
+	}
+	sharedRows.Lock()
+	defer sharedRows.Unlock()
+	if p := sharedRows.p.Value(); p != nil && sharedRows.n >= n {
+		return unsafe.Slice(p, sharedRows.n)[:n:n]
+	}
+	rows := makeNoZero(dtype.Int64, n).Int64s()
+	forBlocks((n+denseBlockRows-1)/denseBlockRows, func(b int) {
 		s := b * denseBlockRows
-		r := out.rows[s:min(total, s+denseBlockRows)]
+		r := rows[s:min(n, s+denseBlockRows)]
 		for i := range r {
 			r[i] = int64(s + i)
 		}
 	})
-	return out, nil
+	sharedRows.p, sharedRows.n = weak.Make(&rows[0]), n
+	return rows[:n:n]
 }
 
 // probeBlock looks the left rows of blk up in t: m[i] is the first right row of row i's key,
@@ -476,11 +552,21 @@ func asWords[T any](s dtype.Slice) []T {
 }
 
 // gatherBlock writes dst, the output rows of blk, from src, a column of the left (side 0) or
-// right side; a left row without a match gives the zero value on the right.
+// right side (1), or a right column shifted by one row behind a zero row (2, shiftRight; a
+// left join on unique keys); a left row without a match gives the zero value on the right.
+// On unique keys the loops have no branch on a match: a row is written whether it is kept or
+// not and the output position advances by 0 or 1 (db-benchmark's keys match 90% of rows at
+// random, a branch there was mispredicted on every tenth row).
 func gatherBlock[T any](g denseGather, dst, src []T, blk denseBlock, side int) {
 	m := g.m[blk.s:blk.e]
 	var zero T
-	w := 0
+	if side == 2 {
+		dst = dst[:len(m)]
+		for i, r := range m {
+			dst[i] = src[int(r)+1]
+		}
+		return
+	}
 	if g.t.next == nil || g.how == hashjoin.Semi || g.how == hashjoin.Anti {
 		switch {
 		case side == 1 && g.how == hashjoin.Anti:
@@ -490,19 +576,9 @@ func gatherBlock[T any](g denseGather, dst, src []T, blk denseBlock, side int) {
 		case side == 0 && g.how == hashjoin.Left:
 			copy(dst, src[blk.s:blk.e])
 		case side == 0 && g.how == hashjoin.Anti:
-			for i, r := range m {
-				if r < 0 {
-					dst[w] = src[blk.s+i]
-					w++
-				}
-			}
+			compactLeft(dst, src[blk.s:blk.e], m, 0)
 		case side == 0:
-			for i, r := range m {
-				if r >= 0 {
-					dst[w] = src[blk.s+i]
-					w++
-				}
-			}
+			compactLeft(dst, src[blk.s:blk.e], m, -1)
 		case g.how == hashjoin.Left:
 			for i, r := range m {
 				if r >= 0 {
@@ -512,15 +588,18 @@ func gatherBlock[T any](g denseGather, dst, src []T, blk denseBlock, side int) {
 				}
 			}
 		default:
+			w := 0
 			for _, r := range m {
-				if r >= 0 {
-					dst[w] = src[r]
-					w++
+				if w == len(dst) {
+					break
 				}
+				dst[w] = src[max(r, 0)]
+				w += int(uint32(^r) >> 31)
 			}
 		}
 		return
 	}
+	w := 0
 	next := g.t.next
 	left := g.how == hashjoin.Left
 	for i, r := range m {
@@ -544,6 +623,41 @@ func gatherBlock[T any](g denseGather, dst, src []T, blk denseBlock, side int) {
 			w++
 		}
 	}
+}
+
+// compactLeft writes to dst, in order, the rows i of src for which m[i]^flip is negative
+// (flip -1: the rows with a match, 0: those without), without a branch per row: each row is
+// written at the next position, which advances only past a kept row.
+func compactLeft[T any](dst, src []T, m []int32, flip int32) {
+	w := 0
+	for i, r := range m {
+		if w == len(dst) {
+			break
+		}
+		dst[w] = src[i]
+		w += int(uint32(r^flip) >> 31)
+	}
+}
+
+// shiftRight returns h's values one row later behind a zero row (row r of h is row r+1) and,
+// when valid, its validity likewise behind a null: a left join reads row m+1 for a match m,
+// row 0 for none.
+func shiftRight(h *hostCol, valid bool) (dtype.Slice, []bool) {
+	n := h.vals.Len()
+	v := dtype.Make(h.vals.DType(), n+1)
+	copy(v.Bytes()[h.vals.DType().Size():], h.vals.Bytes())
+	var ok []bool
+	if valid {
+		ok = make([]bool, n+1)
+		if h.valid != nil {
+			copy(ok[1:], h.valid)
+		} else {
+			for i := 1; i <= n; i++ {
+				ok[i] = true
+			}
+		}
+	}
+	return v, ok
 }
 
 // rowMajor is a right side's output columns (of plan) copied row by row, each row stride
