@@ -3,6 +3,7 @@ package gpuarray
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/expr"
@@ -107,10 +108,11 @@ func resolveTakes(cfg computeConfig, root *expr.Node) (*expr.Node, error) {
 // GPUNOTES_GPU_TAKE_GATHER=0 leaves them to the planner (host gathers), to compare.
 var takeGather = os.Getenv("GPUNOTES_GPU_TAKE_GATHER") != "0"
 
-// gatherOnGPU is TakeOnGPU for cfg; with checkRange the indices' smallest and largest values
-// are computed on the device first, and indices outside [0, len(x)) (negative ones, or out of
-// bounds: the host path resolves or reports them) leave the lazy take.
-func gatherOnGPU(cfg computeConfig, x, idx *Array, checkRange bool) (out *Array, why string, err error) {
+// gatherOnGPU is TakeOnGPU for cfg. With asTake (a take of a compute, resolveTakes) the
+// indices' smallest and largest values are computed on the device first, and indices outside
+// [0, len(x)) (negative ones, or out of bounds: the host path resolves or reports them) leave
+// the lazy take; the result keeps the indices' chunks.
+func gatherOnGPU(cfg computeConfig, x, idx *Array, asTake bool) (out *Array, why string, err error) {
 	lazy := func(why string) (*Array, string, error) { return x.Take(idx), why, nil }
 	g, ok := cfg.sched.(*gpuSched)
 	switch {
@@ -161,7 +163,7 @@ func gatherOnGPU(cfg computeConfig, x, idx *Array, checkRange bool) (out *Array,
 	if xg.narrow || ig.narrow {
 		return lazy("an operand is held in narrow elements")
 	}
-	if checkRange && ig.grid.shape[0] > 0 {
+	if asTake && ig.grid.shape[0] > 0 {
 		dc := cfg
 		dc.toHost = true
 		ia := &Array{n: nodes[1]}
@@ -205,11 +207,30 @@ func gatherOnGPU(cfg computeConfig, x, idx *Array, checkRange bool) (out *Array,
 	}
 	sp, sr := pieces(xg)
 	ip, ir := pieces(ig)
-	p, n, err := dev.GatherHeld(cfg.ctx, sp, sr, ip, ir)
-	if err != nil {
-		return nil, "", fmt.Errorf("take on the GPU: %w", err)
+	// A take in a compute keeps the chunks of its indices (the lazy take's), as later
+	// stages that pair it with other columns of those chunks expect: one gather per index
+	// chunk. TakeOnGPU's callers take one piece.
+	var ps []compactPiece
+	var n int64
+	groups := [][2]int{{0, len(ip)}}
+	if asTake {
+		if slices.Contains(ir, 0) {
+			return lazy("an empty index chunk")
+		}
+		groups = groups[:0]
+		for i := range ip {
+			groups = append(groups, [2]int{i, i + 1})
+		}
 	}
-	r, err := compactedNode(x.n, false, []compactPiece{{dev: dev, ptr: p, count: n}}, n)
+	for _, gr := range groups {
+		p, k, err := dev.GatherHeld(cfg.ctx, sp, sr, ip[gr[0]:gr[1]], ir[gr[0]:gr[1]])
+		if err != nil {
+			freePieces(ps)
+			return nil, "", fmt.Errorf("take on the GPU: %w", err)
+		}
+		ps, n = append(ps, compactPiece{dev: dev, ptr: p, count: k}), n+k
+	}
+	r, err := compactedNode(x.n, false, ps, n)
 	if err != nil {
 		return nil, "", fmt.Errorf("take on the GPU: %w", err)
 	}

@@ -8,7 +8,7 @@ import (
 
 // TestGPUTakeGathersInCompute: a take in a GPU compute (x.Take(idx) with indices computed in
 // the graph from a persisted vector, as bench ops' take row) is gathered on the device
-// (resolveTakes): the result is held on the GPU, Path says so, the values equal the CPU's bit
+// (resolveTakes): the result is held on the GPU in the indices' chunks, Path says so, the values equal the CPU's bit
 // for bit, and a chained max of abs reads it in place. Negative indices leave the host gather
 // (Path says why) with NumPy's values; an index out of bounds is still an error.
 func TestGPUTakeGathersInCompute(t *testing.T) {
@@ -28,6 +28,11 @@ func TestGPUTakeGathersInCompute(t *testing.T) {
 	defer got.Release()
 	if got.Where() != "gpu 0" || !strings.Contains(got.Path(), "gathered on gpu 0") {
 		t.Fatalf("where %q, path %s", got.Where(), got.Path())
+	}
+	// The result keeps the chunks of its indices, as the lazy take's (frames pair it with
+	// their other columns chunk by chunk).
+	if c := got.Chunks(); len(c) != 1 || !slices.Equal(c[0], pv.Chunks()[0]) {
+		t.Fatalf("chunks %v, want the indices' %v", c, pv.Chunks())
 	}
 	want, err := v.Take(idx(v)).ToSlice(Inline())
 	if err != nil {
