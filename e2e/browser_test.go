@@ -94,6 +94,9 @@ func startLab(t *testing.T, env []string, root string) *lab {
 	l.cmd.Env = append(env, "HOME="+t.TempDir())
 	l.cmd.Stdout, l.cmd.Stderr = l.log, l.log
 	l.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Kernels run in sessions of their own and inherit JupyterLab's output; without a
+	// WaitDelay, Wait blocks until the last of them closes it, however long that is.
+	l.cmd.WaitDelay = 10 * time.Second
 	if err := l.cmd.Start(); err != nil {
 		t.Fatalf("start jupyter lab: %v", err)
 	}
@@ -128,13 +131,18 @@ func (l *lab) stop(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		syscall.Kill(-pgid, syscall.SIGKILL)
-		<-done
 	}
 	// Kernels run in sessions of their own; JupyterLab shuts them down on SIGTERM, and any it
-	// left (after a SIGKILL) are found by their connection file in our runtime dir.
+	// left (after a SIGKILL) are found by their connection file in our runtime dir. They are
+	// killed before waiting on more, since they hold JupyterLab's output open.
 	for _, pid := range processesMentioning(l.runtimeDir) {
 		t.Logf("killing leftover kernel process %d", pid)
 		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Errorf("jupyter lab (pid %d) did not exit 30 s after SIGKILL", pgid)
 	}
 	if t.Failed() {
 		t.Logf("jupyter lab log:\n%s", l.log.String())

@@ -414,6 +414,8 @@ func run(t *testing.T, cmd *exec.Cmd, timeout time.Duration) string {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A kernel started in a session of its own may keep the output open past cmd's exit.
+	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
