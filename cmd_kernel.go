@@ -204,8 +204,37 @@ func runKernel(ctx context.Context, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go watchLauncher(ctx, cancel, time.Second)
 	_, err = k.Serve(ctx)
 	return err
+}
+
+// watchLauncher shuts the kernel down (cancel) once the process that launched it is gone, as
+// ipykernel does: jupyter_client names it in JPY_PARENT_PID and starts kernels in sessions of
+// their own, so a front end killed with SIGKILL would otherwise leave the kernel running,
+// holding its ports, its GPU memory and its cluster workers. The parent is watched only if it
+// is still the named process when the kernel starts (not for kernels started another way).
+func watchLauncher(ctx context.Context, cancel func(), every time.Duration) {
+	pid, err := strconv.Atoi(os.Getenv("JPY_PARENT_PID"))
+	if err != nil || pid <= 1 || os.Getppid() != pid {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if os.Getppid() != pid {
+				fmt.Fprintf(os.Stderr, "gpunotes kernel: the process that launched it (pid %d) is gone; shutting down\n", pid)
+				cancel()
+				return
+			}
+		}
+	}
 }
 
 // startCrashReporter starts `gpunotes kernel-crash-reporter CONNECTION_FILE`: the runtime's

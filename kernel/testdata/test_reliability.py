@@ -6,6 +6,9 @@ Timeouts are generous (the machine may be busy): they bound a hang, they do not 
 """
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 import unittest
 
@@ -240,6 +243,54 @@ class FloodConfigured(KernelCase):
         # Once they ended, as many start again.
         reply, outs = run(self.kc, "done := make(chan int)\nfor i := 0; i < 400; i++ { go func() { done <- 1 }() }\nn := 0\nfor i := 0; i < 400; i++ { n += <-done }\nn")
         self.assertEqual([c["data"]["text/plain"] for t, c in outs if t == "execute_result"], ["400"], (reply, outs))
+
+
+LAUNCHER = r"""
+import time
+from jupyter_client.manager import KernelManager
+km = KernelManager(kernel_name="gpunotes")
+km.start_kernel()
+kc = km.client()
+kc.start_channels()
+kc.wait_for_ready(timeout=120)
+print(km.provisioner.pid, flush=True)
+time.sleep(3600)
+"""
+
+
+def gone(pid):
+    """True once pid has exited (a zombie not yet reaped counts as exited)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+class LauncherDeathTests(unittest.TestCase):
+    def test_kernel_exits_when_its_launcher_is_killed(self):
+        # A launcher as a Jupyter server is one (jupyter_client's KernelManager), killed -9:
+        # it cannot shut its kernel down, which runs in a session of its own.
+        launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdout=subprocess.PIPE, text=True)
+        pid = 0
+        try:
+            line = launcher.stdout.readline()
+            self.assertTrue(line.strip().isdigit(), "launcher printed %r" % line)
+            pid = int(line)
+            self.assertFalse(gone(pid), "the kernel exited before its launcher was killed")
+            launcher.send_signal(signal.SIGKILL)
+            launcher.wait(TIMEOUT)
+            deadline = time.monotonic() + TIMEOUT
+            while not gone(pid) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            self.assertTrue(gone(pid), "kernel %d still runs %ds after its launcher was killed" % (pid, TIMEOUT))
+        finally:
+            if launcher.poll() is None:
+                launcher.kill()
+                launcher.wait()
+            launcher.stdout.close()
+            if pid and not gone(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 if __name__ == "__main__":
