@@ -163,6 +163,7 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 		pool := d.Pool()
 		var res driver.DevicePtr
 		ok := false
+		scaled := false // the four steps' transpose scaled the result
 		defer func() {
 			if !ok && res != 0 {
 				pool.Free(res)
@@ -179,14 +180,28 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 				if err := d.PrepareLines(res, ptr, lay); err != nil {
 					return fmt.Errorf("cufft: %w", err)
 				}
-				dir := dirForward
-				if c.Fn == expr.FnIFFT {
-					dir = dirInverse
-				}
-				if err := transform(ctx, d, typeZ2Z, l, l.N, res, res, func(p handle, in, out driver.DevicePtr) result {
-					return execZ2Z(p, in, out, dir)
-				}); err != nil {
+				why, n1, n2, err := fourStepChoice(d, l)
+				if err != nil {
 					return err
+				}
+				if why != "" {
+					four, err := fourStepOnDevice(ctx, d, res, n1, n2, c.Fn == expr.FnIFFT, c.Scale)
+					if err != nil {
+						return err
+					}
+					pool.Free(res)
+					res, scaled = four, true
+					out.Note = fourStepNote(l.N, n1, n2, why)
+				} else {
+					dir := dirForward
+					if c.Fn == expr.FnIFFT {
+						dir = dirInverse
+					}
+					if err := transform(ctx, d, typeZ2Z, l, l.N, res, res, func(p handle, in, out driver.DevicePtr) result {
+						return execZ2Z(p, in, out, dir)
+					}); err != nil {
+						return err
+					}
 				}
 			}
 		case expr.FnRFFT, expr.FnIHFFT:
@@ -238,8 +253,10 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 			return fmt.Errorf("cufft: %v is no transform", c.Fn)
 		}
 		complexOut := c.DType == dtype.Complex128
-		if err := d.ScaleWords(res, n, c.Scale, complexOut); err != nil {
-			return fmt.Errorf("cufft: scale: %w", err)
+		if !scaled {
+			if err := d.ScaleWords(res, n, c.Scale, complexOut); err != nil {
+				return fmt.Errorf("cufft: scale: %w", err)
+			}
 		}
 		if err := d.Stream().Synchronize(); err != nil {
 			return fmt.Errorf("cufft: %w", err)

@@ -1,0 +1,110 @@
+package gpuarray
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestGPUFourStepAcrossChunks (issue 32 item 2): a 1-d transform of an array persisted on the
+// GPU in several chunks, forced into the four steps (GPUNOTES_CUFFT_FOURSTEP=1: column
+// transforms, twiddles, row transforms and a transpose on the device), gives the one cuFFT
+// plan's values and the CPU's within 1e-12 of the largest magnitude, leaves its output on the
+// GPU, and Path names the four steps and their split (the one-plan run does not); an inverse
+// transform of it, also in four steps, reads it in place and gives the input back, and abs then
+// sum of it reads it in place. Lengths whose splits are square, oblong and of non-powers of two.
+func TestGPUFourStepAcrossChunks(t *testing.T) {
+	needGPU(t)
+	rs := NewRandomState(44)
+	for _, c := range []struct {
+		n, chunk int
+		split    string
+		norm     string
+	}{
+		{1000000, 250000, "1000 x 1000", "backward"},
+		{600000, 200000, "750 x 800", "ortho"},
+		{1 << 19, 1 << 17, "512 x 1024", "forward"},
+	} {
+		px := rs.StandardNormal(Shape(c.n), Chunks(c.chunk)).Persist(OnGPU())
+		if err := px.Err(); err != nil {
+			t.Fatal(err)
+		}
+		x := hostCopy(t, px)
+		what := fmt.Sprintf("fft of %d in chunks of %d, norm %s", c.n, c.chunk, c.norm)
+		want, err := Fft(x, FFTNorm(c.norm)).Compute(Inline())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wv, err := want.n.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("GPUNOTES_CUFFT_FOURSTEP", "0")
+		one, err := Fft(px, FFTNorm(c.norm)).Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("%s, one plan: %v", what, err)
+		}
+		if strings.Contains(one.Path(), "four steps") {
+			t.Fatalf("%s, one plan: path names four steps: %s", what, one.Path())
+		}
+		ov, err := one.n.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		one.Release()
+		t.Setenv("GPUNOTES_CUFFT_FOURSTEP", "1")
+		got, err := Fft(px, FFTNorm(c.norm)).Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("%s, four steps: %v", what, err)
+		}
+		if got.Where() != "gpu 0" {
+			t.Fatalf("%s: the output is not on the GPU: where %q, path %s", what, got.Where(), got.Path())
+		}
+		p := got.Path()
+		if !strings.Contains(p, "four steps on the device ("+c.split) || !strings.Contains(p, "forced by GPUNOTES_CUFFT_FOURSTEP=1") {
+			t.Fatalf("%s: path does not name the four steps %s: %s", what, c.split, p)
+		}
+		if strings.Contains(p, "host trip") || strings.Contains(p, "assembled on the host") || strings.Contains(p, "host fallback") {
+			t.Fatalf("%s: path names a host step: %s", what, p)
+		}
+		gv, err := got.n.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeSlices(t, what+" against the CPU", gv, wv, false, 1e-12)
+		closeSlices(t, what+" against one plan", gv, ov, false, 1e-12)
+
+		back, err := Ifft(got, FFTNorm(c.norm)).Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("%s, then its inverse: %v", what, err)
+		}
+		if !strings.Contains(back.Path(), "four steps") {
+			t.Fatalf("%s, then its inverse: path does not name the four steps: %s", what, back.Path())
+		}
+		bv, err := back.n.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		xv, err := x.n.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeSlices(t, what+", then its inverse", bv, xv, false, 1e-12)
+		back.Release()
+
+		ws, err := Fft(x, FFTNorm(c.norm)).Abs().Sum().Float64(Inline())
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, err := got.Abs().Sum().Float64(OnGPU())
+		if err != nil {
+			t.Fatalf("%s, then abs and sum: %v", what, err)
+		}
+		if math.Abs(gs-ws) > 1e-9*math.Max(math.Abs(ws), 1) {
+			t.Fatalf("%s, then abs and sum: %v on the GPU, %v on the CPU", what, gs, ws)
+		}
+		got.Release()
+		px.Release()
+	}
+}
