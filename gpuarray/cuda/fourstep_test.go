@@ -1,11 +1,14 @@
 package cuda
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"math/cmplx"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/ptx/ptxtest"
 	"github.com/gpunotes/gpunotes/gpuarray/fft"
 )
@@ -143,6 +146,116 @@ func TestTransposePTX(t *testing.T) {
 			}
 			if written != 2*len(x) {
 				t.Fatalf("%s: %d words written, want %d", what, written, 2*len(x))
+			}
+		}
+	}
+}
+
+// interpSteps runs the four steps as Device's launches run them, on the host: the twiddle and
+// transpose kernels interpreted over mem with the arguments and grids that TwiddleRows and
+// TransposePairs launch with, the column and row transforms (cuFFT's on a GPU) by package fft
+// on the words at a.
+type interpSteps struct {
+	mem             map[uint64]uint64
+	a, out, hi, lo  uint64
+	n, shift        int
+	twiddle, transp map[bool]*ptxtest.Program
+	t               *testing.T
+}
+
+func (s *interpSteps) pairs(at uint64) []complex128 {
+	x := make([]complex128, s.n)
+	for i := range x {
+		x[i] = complex(math.Float64frombits(s.mem[at+uint64(16*i)]), math.Float64frombits(s.mem[at+uint64(16*i+8)]))
+	}
+	return x
+}
+
+func (s *interpSteps) Lines(ctx context.Context, l fft.Lines, inverse bool) error {
+	x := s.pairs(s.a)
+	if err := fft.Complex(ctx, x, l, inverse, 1); err != nil {
+		return err
+	}
+	putPairs(s.mem, s.a, x)
+	return nil
+}
+
+func (s *interpSteps) run(p *ptxtest.Program, names []string, args []uint64, blocks uint32) {
+	params := map[string]uint64{"nctaid.x": uint64(blocks)}
+	for i, n := range names {
+		params[n] = args[i]
+	}
+	for b := range int(blocks) {
+		ptxtest.Run(s.t, p, b, 0, params, s.mem, nil)
+	}
+}
+
+func (s *interpSteps) Twiddle(_ context.Context, n1, n2 int, inverse bool) error {
+	s.run(s.twiddle[inverse], twiddleParams, twiddleArgs(driver.DevicePtr(s.a), driver.DevicePtr(s.hi), driver.DevicePtr(s.lo), int64(n1), int64(n2), s.shift), twiddleBlocks(int64(n1)))
+	return nil
+}
+
+func (s *interpSteps) Transpose(_ context.Context, rows, cols int, scale float64) error {
+	s.run(s.transp[scale != 1], transposeParams, transposeArgs(driver.DevicePtr(s.out), driver.DevicePtr(s.a), int64(rows), int64(cols), scale), transposeBlocks(int64(rows), int64(cols)))
+	return nil
+}
+
+// TestFourStepThroughKernels runs the whole four-step transform as the GPU runs it (the steps of
+// fft.RunFourStep, the twiddle and transpose kernels interpreted with their launches' arguments
+// and grids, package fft for cuFFT's sub-transforms) for splits square, oblong both ways, of
+// odd and prime sides, and past a tile: the result is the direct
+// transform of the line within 1e-12 of its largest magnitude, forward and inverse, scaled and
+// not, and the host's four steps (fft.HostFourStep) within 1e-15.
+func TestFourStepThroughKernels(t *testing.T) {
+	ctx := context.Background()
+	rs := rand.New(rand.NewPCG(15, 16))
+	progs := func(gen func(bool) string) map[bool]*ptxtest.Program {
+		return map[bool]*ptxtest.Program{false: ptxtest.Parse(t, gen(false)), true: ptxtest.Parse(t, gen(true))}
+	}
+	twiddle := progs(func(c bool) string { return twiddlePTX("8.0", "sm_90", c) })
+	transp := progs(func(s bool) string { return transposePTX("8.0", "sm_90", s) })
+	for _, sp := range [][2]int{{8, 8}, {4, 16}, {16, 4}, {7, 13}, {33, 10}, {6, 45}} {
+		n1, n2 := sp[0], sp[1]
+		n := n1 * n2
+		x := make([]complex128, n)
+		for i := range x {
+			x[i] = complex(rs.NormFloat64(), rs.NormFloat64())
+		}
+		hi, lo, shift := fft.TwiddleTables(n)
+		for _, inverse := range []bool{false, true} {
+			for _, scale := range []float64{1, 1 / float64(n)} {
+				what := fmt.Sprintf("%d x %d inverse %v scale %v", n1, n2, inverse, scale)
+				s := &interpSteps{mem: map[uint64]uint64{}, a: 1 << 40, out: 1 << 41, hi: 1 << 42, lo: 1 << 43, n: n, shift: shift, twiddle: twiddle, transp: transp, t: t}
+				putPairs(s.mem, s.a, x)
+				putPairs(s.mem, s.hi, hi)
+				putPairs(s.mem, s.lo, lo)
+				if err := fft.RunFourStep(ctx, s, n1, n2, inverse, scale); err != nil {
+					t.Fatal(err)
+				}
+				got := s.pairs(s.out)
+				direct := append([]complex128(nil), x...)
+				if err := fft.Complex(ctx, direct, fft.Lines{Outer: 1, N: n, Inner: 1}, inverse, scale); err != nil {
+					t.Fatal(err)
+				}
+				host := append([]complex128(nil), x...)
+				if err := fft.RunFourStep(ctx, fft.HostFourStep(host, fft.CPU), n1, n2, inverse, scale); err != nil {
+					t.Fatal(err)
+				}
+				for _, ref := range []struct {
+					name string
+					want []complex128
+					tol  float64
+				}{{"the direct transform", direct, 1e-12}, {"the host's four steps", host, 1e-15}} {
+					big := 1.0
+					for _, w := range ref.want {
+						big = max(big, cmplx.Abs(w))
+					}
+					for i, w := range ref.want {
+						if d := cmplx.Abs(got[i] - w); d > ref.tol*big || math.IsNaN(d) {
+							t.Fatalf("%s: value %d is %v, %s %v (|diff| %.3g)", what, i, got[i], ref.name, w, d)
+						}
+					}
+				}
 			}
 		}
 	}
