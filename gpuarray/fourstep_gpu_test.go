@@ -1,10 +1,14 @@
 package gpuarray
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGPUFourStepAcrossChunks (issue 32 item 2): a 1-d transform of an array persisted on the
@@ -106,5 +110,66 @@ func TestGPUFourStepAcrossChunks(t *testing.T) {
 		}
 		got.Release()
 		px.Release()
+	}
+}
+
+// TestGPUTimeFourStep (GPUNOTES_FOURSTEP_BENCH=1) times, on a 1-d array of GPUNOTES_FOURSTEP_N
+// float64 normals (default 1e8) persisted on the GPU in eight chunks, the transform kept on the
+// device and the transform then abs and sum, in one cuFFT plan (GPUNOTES_CUFFT_FOURSTEP=0) and
+// in four steps (=1): best of 3 after a warm-up, one JSON line per row with the Path of the
+// last run.
+func TestGPUTimeFourStep(t *testing.T) {
+	if os.Getenv("GPUNOTES_FOURSTEP_BENCH") != "1" {
+		t.Skip("GPUNOTES_FOURSTEP_BENCH=1 runs it")
+	}
+	needGPU(t)
+	n := 100000000
+	if v, err := strconv.Atoi(os.Getenv("GPUNOTES_FOURSTEP_N")); err == nil {
+		n = v
+	}
+	px := NewRandomState(1).StandardNormal(Shape(n), Chunks((n+7)/8)).Persist(OnGPU())
+	if err := px.Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer px.Release()
+	for _, mode := range []string{"0", "1"} {
+		t.Setenv("GPUNOTES_CUFFT_FOURSTEP", mode)
+		for _, row := range []struct {
+			op  string
+			run func() (string, error)
+		}{
+			{"fft", func() (string, error) {
+				r, err := Fft(px).Compute(OnGPU())
+				if err != nil {
+					return "", err
+				}
+				defer r.Release()
+				return r.Path(), nil
+			}},
+			{"sum(abs(fft))", func() (string, error) {
+				r, err := Fft(px).Abs().Sum().Compute(OnGPU())
+				if err != nil {
+					return "", err
+				}
+				if _, err := r.Float64(); err != nil {
+					return "", err
+				}
+				return r.Path(), nil
+			}},
+		} {
+			best, path := math.Inf(1), ""
+			for i := range 4 {
+				t0 := time.Now()
+				p, err := row.run()
+				if err != nil {
+					t.Fatalf("%s, GPUNOTES_CUFFT_FOURSTEP=%s: %v", row.op, mode, err)
+				}
+				if el := time.Since(t0).Seconds(); i > 0 && el < best {
+					best, path = el, p
+				}
+			}
+			b, _ := json.Marshal(map[string]any{"op": row.op, "n": n, "fourstep": mode, "best_ms": best * 1e3, "path": path})
+			fmt.Println(string(b))
+		}
 	}
 }

@@ -260,3 +260,116 @@ func TestFourStepThroughKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUFourStepKernels runs the twiddle and transpose kernels on a GPU: the twiddles of
+// matrices with more rows than the grid has blocks (70000 x 3) and more columns than a block
+// has threads (3 x 70000), and transposes past a tile, scaled and not, are bit for bit the
+// host's (Go's products, as TestTwiddlePTX and TestTransposePTX check in the interpreter).
+func TestGPUFourStepKernels(t *testing.T) {
+	d := gpu(t)
+	ctx := context.Background()
+	rs := rand.New(rand.NewPCG(17, 18))
+	words := func(v []complex128) []float64 {
+		w := make([]float64, 2*len(v))
+		for i, z := range v {
+			w[2*i], w[2*i+1] = real(z), imag(z)
+		}
+		return w
+	}
+	pairsOf := func(w []float64) []complex128 {
+		v := make([]complex128, len(w)/2)
+		for i := range v {
+			v[i] = complex(w[2*i], w[2*i+1])
+		}
+		return v
+	}
+	same := func(what string, got, want []complex128) {
+		t.Helper()
+		for i := range want {
+			if math.Float64bits(real(got[i])) != math.Float64bits(real(want[i])) || math.Float64bits(imag(got[i])) != math.Float64bits(imag(want[i])) {
+				t.Fatalf("%s: value %d is %v on the GPU, %v on the host", what, i, got[i], want[i])
+			}
+		}
+	}
+	// run uploads the blocks in, runs k on the device goroutine, and downloads block out.
+	run := func(in [][]complex128, outLen int, k func(p []driver.DevicePtr, out driver.DevicePtr) error) []complex128 {
+		t.Helper()
+		res := make([]float64, 2*outLen)
+		err := d.Do(ctx, func() error {
+			var ptrs []driver.DevicePtr
+			defer func() {
+				for _, p := range ptrs {
+					d.Pool().Free(p)
+				}
+			}()
+			for _, v := range append(in, make([]complex128, outLen)) {
+				p, err := d.Pool().Alloc(uint64(16 * max(len(v), 1)))
+				if err != nil {
+					return err
+				}
+				ptrs = append(ptrs, p)
+				if len(v) > 0 {
+					if err := d.CopyToDevice(p, words(v)); err != nil {
+						return err
+					}
+				}
+			}
+			if err := k(ptrs[:len(in)], ptrs[len(in)]); err != nil {
+				return err
+			}
+			if err := d.Stream().Synchronize(); err != nil {
+				return err
+			}
+			return d.CopyToHost(res, ptrs[len(in)])
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pairsOf(res)
+	}
+	for _, s := range [][2]int{{70000, 3}, {3, 70000}, {1000, 1000}} {
+		n1, n2 := s[0], s[1]
+		n := n1 * n2
+		hi, lo, shift := fft.TwiddleTables(n)
+		x := make([]complex128, n)
+		for i := range x {
+			x[i] = complex(rs.NormFloat64(), rs.NormFloat64())
+		}
+		for _, conj := range []bool{false, true} {
+			want := make([]complex128, n)
+			for r := range n1 {
+				for c := range n2 {
+					j := r * c
+					w := mulGo(hi[j>>shift], lo[j&(1<<shift-1)])
+					if conj {
+						w = complex(real(w), -imag(w))
+					}
+					want[r*n2+c] = mulGo(x[r*n2+c], w)
+				}
+			}
+			got := run([][]complex128{x, hi, lo}, n, func(p []driver.DevicePtr, out driver.DevicePtr) error {
+				if err := driver.MemcpyDtoDAsync(out, p[0], uint64(16*n), d.Stream()); err != nil {
+					return err
+				}
+				return d.TwiddleRows(out, p[1], p[2], int64(n1), int64(n2), shift, conj)
+			})
+			same(fmt.Sprintf("twiddles %d x %d conj %v", n1, n2, conj), got, want)
+		}
+		for _, scale := range []float64{1, 1 / float64(n)} {
+			want := make([]complex128, n)
+			for r := range n1 {
+				for c := range n2 {
+					v := x[r*n2+c]
+					if scale != 1 {
+						v = mulGo(v, complex(scale, 0))
+					}
+					want[c*n1+r] = v
+				}
+			}
+			got := run([][]complex128{x}, n, func(p []driver.DevicePtr, out driver.DevicePtr) error {
+				return d.TransposePairs(out, p[0], int64(n1), int64(n2), scale)
+			})
+			same(fmt.Sprintf("transpose %d x %d scale %v", n1, n2, scale), got, want)
+		}
+	}
+}
