@@ -17,7 +17,9 @@ import (
 // plan's values and the CPU's within 1e-12 of the largest magnitude, leaves its output on the
 // GPU, and Path names the four steps and their split (the one-plan run does not); an inverse
 // transform of it, also in four steps, reads it in place and gives the input back, and abs then
-// sum of it reads it in place. Lengths whose splits are square, oblong and of non-powers of two.
+// sum of it reads it in place; the real transform in four steps (the value pairs as a complex
+// line of half the length, then the half spectrum from them) gives one plan's and the CPU's
+// half spectrum. Lengths whose splits are square, oblong and of non-powers of two.
 func TestGPUFourStepAcrossChunks(t *testing.T) {
 	needGPU(t)
 	rs := NewRandomState(44)
@@ -109,13 +111,48 @@ func TestGPUFourStepAcrossChunks(t *testing.T) {
 			t.Fatalf("%s, then abs and sum: %v on the GPU, %v on the CPU", what, gs, ws)
 		}
 		got.Release()
+
+		// The real transform: its value pairs as a complex line of half the length.
+		t.Setenv("GPUNOTES_CUFFT_FOURSTEP", "0")
+		rone, err := Rfft(px, FFTNorm(c.norm)).Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("r%s, one plan: %v", what, err)
+		}
+		rov, err := rone.n.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rone.Release()
+		t.Setenv("GPUNOTES_CUFFT_FOURSTEP", "1")
+		rgot, err := Rfft(px, FFTNorm(c.norm)).Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("r%s, four steps: %v", what, err)
+		}
+		if rgot.Where() != "gpu 0" || !strings.Contains(rgot.Path(), "one real line of") {
+			t.Fatalf("r%s: where %q; path does not name the real four steps: %s", what, rgot.Where(), rgot.Path())
+		}
+		rwant, err := Rfft(x, FFTNorm(c.norm)).Compute(Inline())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rwv, err := rwant.n.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rgv, err := rgot.n.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeSlices(t, "r"+what+" against the CPU", rgv, rwv, false, 1e-12)
+		closeSlices(t, "r"+what+" against one plan", rgv, rov, false, 1e-12)
+		rgot.Release()
 		px.Release()
 	}
 }
 
 // TestGPUTimeFourStep (GPUNOTES_FOURSTEP_BENCH=1) times, on a 1-d array of GPUNOTES_FOURSTEP_N
-// float64 normals (default 1e8) persisted on the GPU in eight chunks, the transform kept on the
-// device and the transform then abs and sum, in one cuFFT plan (GPUNOTES_CUFFT_FOURSTEP=0) and
+// float64 normals (default 1e8) persisted on the GPU in eight chunks, the transform and the real
+// transform kept on the device and the transform then abs and sum, in one cuFFT plan (GPUNOTES_CUFFT_FOURSTEP=0) and
 // in four steps (=1): best of 3 after a warm-up, one JSON line per row with the Path of the
 // last run.
 func TestGPUTimeFourStep(t *testing.T) {
@@ -140,6 +177,14 @@ func TestGPUTimeFourStep(t *testing.T) {
 		}{
 			{"fft", func() (string, error) {
 				r, err := Fft(px).Compute(OnGPU())
+				if err != nil {
+					return "", err
+				}
+				defer r.Release()
+				return r.Path(), nil
+			}},
+			{"rfft", func() (string, error) {
+				r, err := Rfft(px).Compute(OnGPU())
 				if err != nil {
 					return "", err
 				}

@@ -263,8 +263,9 @@ func TestFourStepThroughKernels(t *testing.T) {
 
 // TestGPUFourStepKernels runs the twiddle and transpose kernels on a GPU: the twiddles of
 // matrices with more rows than the grid has blocks (70000 x 3) and more columns than a block
-// has threads (3 x 70000), and transposes past a tile, scaled and not, are bit for bit the
-// host's (Go's products, as TestTwiddlePTX and TestTransposePTX check in the interpreter).
+// has threads (3 x 70000), transposes past a tile, scaled and not, and the half spectrum from
+// 2e7 pairs (more than the grid's threads) are bit for bit the host's (Go's products, as
+// TestTwiddlePTX, TestTransposePTX and TestRealPairsPTX check in the interpreter).
 func TestGPUFourStepKernels(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
@@ -370,6 +371,143 @@ func TestGPUFourStepKernels(t *testing.T) {
 				return d.TransposePairs(out, p[0], int64(n1), int64(n2), scale)
 			})
 			same(fmt.Sprintf("transpose %d x %d scale %v", n1, n2, scale), got, want)
+		}
+	}
+	// The half spectrum from a real line's pairs, past the grid-stride loop's first round.
+	m := 20_000_000
+	hi, lo, shift := fft.TwiddleTables(2 * m)
+	z := make([]complex128, m)
+	for i := range z {
+		z[i] = complex(rs.NormFloat64(), rs.NormFloat64())
+	}
+	want := make([]complex128, m+1)
+	want[0] = complex(float64(real(z[0])+imag(z[0]))*0.5, 0)
+	want[m] = complex(float64(real(z[0])-imag(z[0]))*0.5, 0)
+	for k := 1; k < m; k++ {
+		x := postGo(z[k], z[m-k], mulGo(hi[k>>shift], lo[k&(1<<shift-1)]))
+		want[k] = complex(real(x)*0.5, imag(x)*0.5)
+	}
+	got := run([][]complex128{z, hi, lo}, m+1, func(p []driver.DevicePtr, out driver.DevicePtr) error {
+		return d.RealFromPairs(out, p[0], p[1], p[2], int64(m), shift, 0.5)
+	})
+	same(fmt.Sprintf("half spectrum from %d pairs", m), got, want)
+}
+
+// postGo is fft's post (X[k] from Z[k], Z[m-k] and w^k) with every operation rounded.
+func postGo(zk, zm, w complex128) complex128 {
+	zc := complex(real(zm), -imag(zm))
+	e := complex(float64(real(zk)+real(zc)), float64(imag(zk)+imag(zc)))
+	o := complex(float64(real(zk)-real(zc)), float64(imag(zk)-imag(zc)))
+	wo := mulGo(w, o)
+	return complex(float64(0.5*float64(real(e)+imag(wo))), float64(0.5*float64(imag(e)-real(wo))))
+}
+
+// TestRealPairsPTX interprets the kernel after a real line's four steps over a grid of two
+// blocks (m from 1 to past both blocks' threads): the half spectrum is bit for bit what
+// fft.RealFromPairs computes with every operation rounded (postGo, itself within 1e-15 of
+// fft.RealFromPairs), scaled and not, its ends' imaginary parts +0, nothing written past its
+// m+1 values.
+func TestRealPairsPTX(t *testing.T) {
+	rs := rand.New(rand.NewPCG(19, 20))
+	const dst, zAt, hiAt, loAt, blocks = 1 << 40, 1 << 41, 1 << 42, 1 << 43, 2
+	prog := ptxtest.Parse(t, realPairsPTX("8.0", "sm_90"))
+	for _, m := range []int{1, 2, 7, 64, 600} {
+		hi, lo, shift := fft.TwiddleTables(2 * m)
+		z := make([]complex128, m)
+		for i := range z {
+			z[i] = complex(rs.NormFloat64(), rs.NormFloat64())
+		}
+		for _, scale := range []float64{1, 0.3} {
+			want := make([]complex128, m+1)
+			want[0] = complex(float64(real(z[0])+imag(z[0]))*scale, 0)
+			want[m] = complex(float64(real(z[0])-imag(z[0]))*scale, 0)
+			for k := 1; k < m; k++ {
+				x := postGo(z[k], z[m-k], mulGo(hi[k>>shift], lo[k&(1<<shift-1)]))
+				want[k] = complex(real(x)*scale, imag(x)*scale)
+			}
+			host := fft.RealFromPairs(z, scale)
+			if len(host) != m+1 {
+				t.Fatalf("m %d: fft.RealFromPairs gives %d values", m, len(host))
+			}
+			for k, w := range want {
+				if d := cmplx.Abs(host[k] - w); d > 1e-15*max(1, cmplx.Abs(w)) {
+					t.Fatalf("m %d: value %d of fft.RealFromPairs is %v, the rounded steps' %v", m, k, host[k], w)
+				}
+			}
+			mem := map[uint64]uint64{}
+			putPairs(mem, zAt, z)
+			putPairs(mem, hiAt, hi)
+			putPairs(mem, loAt, lo)
+			params := map[string]uint64{"nctaid.x": blocks}
+			for i, a := range realPairsArgs(dst, zAt, hiAt, loAt, int64(m), shift, scale) {
+				params[realPairsParams[i]] = a
+			}
+			for b := range blocks {
+				ptxtest.Run(t, prog, b, 0, params, mem, nil)
+			}
+			what := fmt.Sprintf("half spectrum from %d pairs, scale %v", m, scale)
+			samePairs(t, what, mem, dst, want)
+			if _, ok := mem[dst+uint64(16*(m+1))]; ok {
+				t.Fatalf("%s: wrote past its values", what)
+			}
+		}
+	}
+}
+
+// TestRealFourStepThroughKernels runs a real line's four steps as the GPU runs them (cufft's
+// realFourStepOnDevice): its value pairs a complex line of half the length through
+// fft.RunFourStep with the twiddle and transpose kernels interpreted (TestFourStepThroughKernels),
+// then the interpreted kernel of RealFromPairs with its launch's arguments and grid: the half
+// spectrum is the real transform's (fft.Real) within 1e-12 of its largest magnitude, scaled and
+// not.
+func TestRealFourStepThroughKernels(t *testing.T) {
+	ctx := context.Background()
+	rs := rand.New(rand.NewPCG(21, 22))
+	progs := func(gen func(bool) string) map[bool]*ptxtest.Program {
+		return map[bool]*ptxtest.Program{false: ptxtest.Parse(t, gen(false)), true: ptxtest.Parse(t, gen(true))}
+	}
+	twiddle := progs(func(c bool) string { return twiddlePTX("8.0", "sm_90", c) })
+	transp := progs(func(s bool) string { return transposePTX("8.0", "sm_90", s) })
+	post := ptxtest.Parse(t, realPairsPTX("8.0", "sm_90"))
+	for _, sp := range [][2]int{{8, 8}, {5, 12}, {33, 4}} {
+		n1, n2 := sp[0], sp[1]
+		m := n1 * n2
+		x := make([]float64, 2*m)
+		for i := range x {
+			x[i] = rs.NormFloat64() + 1
+		}
+		for _, scale := range []float64{1, 1 / float64(2*m)} {
+			what := fmt.Sprintf("real line of %d (%d x %d) scale %v", 2*m, n1, n2, scale)
+			hi, lo, shift := fft.TwiddleTables(m)
+			s := &interpSteps{mem: map[uint64]uint64{}, a: 1 << 40, out: 1 << 41, hi: 1 << 42, lo: 1 << 43, n: m, shift: shift, twiddle: twiddle, transp: transp, t: t}
+			for i, v := range x { // the real line's words are its pairs' words
+				s.mem[s.a+uint64(8*i)] = math.Float64bits(v)
+			}
+			putPairs(s.mem, s.hi, hi)
+			putPairs(s.mem, s.lo, lo)
+			if err := fft.RunFourStep(ctx, s, n1, n2, false, 1); err != nil {
+				t.Fatal(err)
+			}
+			const dst, rhi, rlo = 1 << 44, 1 << 45, 1 << 46
+			h2, l2, shift2 := fft.TwiddleTables(2 * m)
+			putPairs(s.mem, rhi, h2)
+			putPairs(s.mem, rlo, l2)
+			s.run(post, realPairsParams, realPairsArgs(dst, driver.DevicePtr(s.out), rhi, rlo, int64(m), shift2, scale), gridBlocks(int64(m+1)))
+			s.n = m + 1
+			got := s.pairs(dst)
+			want, err := fft.Real(ctx, x, fft.Lines{Outer: 1, N: 2 * m, Inner: 1}, scale)
+			if err != nil {
+				t.Fatal(err)
+			}
+			big := 1.0
+			for _, w := range want {
+				big = max(big, cmplx.Abs(w))
+			}
+			for i, w := range want {
+				if d := cmplx.Abs(got[i] - w); d > 1e-12*big || math.IsNaN(d) {
+					t.Fatalf("%s: value %d is %v, the real transform's %v", what, i, got[i], w)
+				}
+			}
 		}
 	}
 }

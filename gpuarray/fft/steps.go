@@ -152,3 +152,24 @@ func (h *hostSteps) Transpose(ctx context.Context, rows, cols int, scale float64
 	copy(h.x, t)
 	return ctx.Err()
 }
+
+// RealFromPairs returns the half spectrum (m+1 coefficients) of a real line of even length
+// n = 2m from z, the complex transform (length m) of its values taken in pairs x[2j] +
+// i x[2j+1], every coefficient multiplied by scale: the pass after the four steps of a real
+// line, the one realSplit runs, element by element (a GPU's kernel computes the same).
+func RealFromPairs(z []complex128, scale float64) []complex128 {
+	m := len(z)
+	if m == 0 {
+		return nil
+	}
+	tw := twiddlesOf(2 * m)
+	out := make([]complex128, m+1)
+	z0 := z[0]
+	out[0] = complex((real(z0)+imag(z0))*scale, 0)
+	out[m] = complex((real(z0)-imag(z0))*scale, 0)
+	for k := 1; k < m; k++ {
+		x := post(z[k], z[m-k], tw.at(k))
+		out[k] = complex(real(x)*scale, imag(x)*scale)
+	}
+	return out
+}

@@ -23,17 +23,28 @@ import (
 // ("0": a line one plan cannot take is refused, as before).
 const fourStepEnv = "GPUNOTES_CUFFT_FOURSTEP"
 
-// fourStepChoice says why the complex line l (one line: l.Count() == 1) of a Z2Z transform
-// on d goes in four steps, with its split, or "" for one plan (fourStepReason); the four steps
-// need a second buffer of the line's size, which must fit in what the pool has left. Call it on
-// the device goroutine.
-func fourStepChoice(d *cuda.Device, l fft.Lines) (why string, n1, n2 int, err error) {
+// fourStepChoice says why the line l (one line: l.Count() == 1) of a Z2Z transform, or of a
+// D2Z one (t; its value pairs transformed as a complex line of half its length, an even one),
+// on d goes in four steps, with the split of the complex line, or "" for one plan
+// (fourStepReason); the four steps need a second buffer of the line's size (16 bytes a complex
+// value, 8 bytes a real one and as much for its copy), which must fit in what the pool has
+// left. Call it on the device goroutine.
+func fourStepChoice(d *cuda.Device, l fft.Lines, t fftType) (why string, n1, n2 int, err error) {
+	n := l.N
+	m := n // the complex line's length
+	key := planKey{dev: d, t: typeZ2Z, n: int64(n), inLen: int64(n), outLen: int64(n), stride: 1, idist: int64(n), odist: int64(n), batch: 1}
+	if t == typeD2Z {
+		if n%2 != 0 || n < 8 {
+			return "", 0, 0, nil
+		}
+		m = n / 2
+		key = planKey{dev: d, t: typeD2Z, n: int64(n), inLen: int64(n), outLen: int64(m + 1), stride: 1, idist: int64(n), odist: int64(m + 1), batch: 1}
+	}
 	why = fourStepReason(os.Getenv(fourStepEnv), l, func() (uint64, error) {
 		if !planCaching {
 			return 0, nil // the uncached path (a measurement's switch) plans as it always did
 		}
-		n := int64(l.N)
-		cp, err := planFor(planKey{dev: d, t: typeZ2Z, n: n, inLen: n, outLen: n, stride: 1, idist: n, odist: n, batch: 1})
+		cp, err := planFor(key)
 		if err != nil {
 			return 0, err
 		}
@@ -47,8 +58,7 @@ func fourStepChoice(d *cuda.Device, l fft.Lines) (why string, n1, n2 int, err er
 	if why == "" {
 		return "", 0, 0, nil
 	}
-	n := l.N
-	n1, n2, err = fft.FourStepSplit(n, planLimit)
+	n1, n2, err = fft.FourStepSplit(m, planLimit)
 	if err != nil {
 		return "", 0, 0, fmt.Errorf("cufft: a line of %d elements is %s, and the four steps cannot split it: %w", n, why, err)
 	}
@@ -90,6 +100,60 @@ func fourStepNote(n, n1, n2 int, why string) string {
 	return fmt.Sprintf("one line of %d in four steps on the device (%d x %d: column transforms, twiddles, row transforms, a transpose; %s)", n, n1, n2, why)
 }
 
+// realFourStepNote is what Path says of a real line transformed in four steps.
+func realFourStepNote(n, n1, n2 int, why string) string {
+	return fmt.Sprintf("one real line of %d in four steps on the device (its value pairs as %d x %d: column transforms, twiddles, row transforms, a transpose, then the half spectrum from the pairs; %s)", n, n1, n2, why)
+}
+
+// twiddleTables uploads fft.TwiddleTables(n) to d's pool: the tables' addresses, their shift,
+// and free, which gives them back once d's stream is done with them. Call it on the device
+// goroutine.
+func twiddleTables(d *cuda.Device, n int) (hi, lo driver.DevicePtr, shift int, free func(), err error) {
+	th, tl, shift := fft.TwiddleTables(n)
+	pool := d.Pool()
+	tables, err := pool.Alloc(uint64(len(th)+len(tl)) * 16)
+	if err != nil {
+		return 0, 0, 0, nil, fmt.Errorf("cufft: twiddle tables: %w", err)
+	}
+	free = func() {
+		_ = d.Stream().Synchronize() // the kernels read the tables until the stream is done
+		pool.Free(tables)
+	}
+	lo = tables + driver.DevicePtr(16*len(th))
+	if err := d.CopyToDevice(tables, floats(th)); err != nil {
+		free()
+		return 0, 0, 0, nil, fmt.Errorf("cufft: twiddle tables: %w", err)
+	}
+	if err := d.CopyToDevice(lo, floats(tl)); err != nil {
+		free()
+		return 0, 0, 0, nil, fmt.Errorf("cufft: twiddle tables: %w", err)
+	}
+	return tables, lo, shift, free, nil
+}
+
+// realFourStepOnDevice writes to dst (m+1 complex values) the half spectrum of the real line of
+// n = 2*n1*n2 float64 values at a, every coefficient multiplied by scale: the line's value pairs
+// a complex line of n1*n2 transformed in four steps (a is left holding their intermediate
+// values), then the half spectrum from the pairs (cuda.RealFromPairs). Call it on the device
+// goroutine.
+func realFourStepOnDevice(ctx context.Context, d *cuda.Device, a, dst driver.DevicePtr, n1, n2 int, scale float64) error {
+	m := n1 * n2
+	z, err := fourStepOnDevice(ctx, d, a, n1, n2, false, 1)
+	if err != nil {
+		return err
+	}
+	defer d.Pool().Free(z)
+	hi, lo, shift, free, err := twiddleTables(d, 2*m)
+	if err != nil {
+		return err
+	}
+	defer free()
+	if err := d.RealFromPairs(dst, z, hi, lo, int64(m), shift, scale); err != nil {
+		return fmt.Errorf("cufft: %w", err)
+	}
+	return nil
+}
+
 // fourStepOnDevice transforms the line of n1*n2 complex values at a (pairs of float64 words)
 // in four steps on d, forward or inverse (unnormalized), every result multiplied by scale, and
 // returns a new allocation of d's pool holding the result; a itself is left holding the
@@ -97,22 +161,11 @@ func fourStepNote(n, n1, n2 int, why string) string {
 func fourStepOnDevice(ctx context.Context, d *cuda.Device, a driver.DevicePtr, n1, n2 int, inverse bool, scale float64) (driver.DevicePtr, error) {
 	pool := d.Pool()
 	n := n1 * n2
-	hi, lo, shift := fft.TwiddleTables(n)
-	tables, err := pool.Alloc(uint64(len(hi)+len(lo)) * 16)
+	tables, loAt, shift, free, err := twiddleTables(d, n)
 	if err != nil {
-		return 0, fmt.Errorf("cufft: twiddle tables: %w", err)
+		return 0, err
 	}
-	defer func() {
-		_ = d.Stream().Synchronize() // the kernels read the tables until the stream is done
-		pool.Free(tables)
-	}()
-	if err := d.CopyToDevice(tables, floats(hi)); err != nil {
-		return 0, fmt.Errorf("cufft: twiddle tables: %w", err)
-	}
-	loAt := tables + driver.DevicePtr(16*len(hi))
-	if err := d.CopyToDevice(loAt, floats(lo)); err != nil {
-		return 0, fmt.Errorf("cufft: twiddle tables: %w", err)
-	}
+	defer free()
 	out, err := pool.Alloc(uint64(n) * 16)
 	if err != nil {
 		return 0, fmt.Errorf("cufft: the four steps' result: %w", err)

@@ -180,7 +180,7 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 				if err := d.PrepareLines(res, ptr, lay); err != nil {
 					return fmt.Errorf("cufft: %w", err)
 				}
-				why, n1, n2, err := fourStepChoice(d, l)
+				why, n1, n2, err := fourStepChoice(d, l, typeZ2Z)
 				if err != nil {
 					return err
 				}
@@ -221,7 +221,29 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 				return fmt.Errorf("cufft: output buffer: %w", err)
 			}
 			if l.Count()*l.N > 0 {
-				if err := transform(ctx, d, typeD2Z, l, l.N, src, res, execD2Z); err != nil {
+				why, n1, n2, err := "", 0, 0, error(nil)
+				if c.Fn == expr.FnRFFT {
+					if why, n1, n2, err = fourStepChoice(d, l, typeD2Z); err != nil {
+						return err
+					}
+				}
+				if why != "" {
+					a := src // the four steps overwrite the line: a copy unless it is ours
+					if src == ptr {
+						if a, err = pool.Alloc(uint64(l.N) * 8); err != nil {
+							return fmt.Errorf("cufft: the four steps' copy of the line: %w", err)
+						}
+						defer pool.Free(a)
+						if err := driver.MemcpyDtoDAsync(a, src, uint64(l.N)*8, d.Stream()); err != nil {
+							return fmt.Errorf("cufft: the four steps' copy of the line: %w", err)
+						}
+					}
+					if err := realFourStepOnDevice(ctx, d, a, res, n1, n2, c.Scale); err != nil {
+						return err
+					}
+					scaled = true
+					out.Note = realFourStepNote(l.N, n1, n2, why)
+				} else if err := transform(ctx, d, typeD2Z, l, l.N, src, res, execD2Z); err != nil {
 					return err
 				}
 			}

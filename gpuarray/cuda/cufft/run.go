@@ -255,7 +255,7 @@ func ComplexOnDevice(ctx context.Context, d *cuda.Device, src driver.DevicePtr, 
 		if err := d.PrepareLines(buf, src, lay); err != nil {
 			return fmt.Errorf("cufft: %w", err)
 		}
-		why, n1, n2, err := fourStepChoice(d, l)
+		why, n1, n2, err := fourStepChoice(d, l, typeZ2Z)
 		if err != nil {
 			return err
 		}
