@@ -19,7 +19,7 @@ import (
 // transform of it, also in four steps, reads it in place and gives the input back, and abs then
 // sum of it reads it in place; the real transform in four steps (the value pairs as a complex
 // line of half the length, then the half spectrum from them) gives one plan's and the CPU's
-// half spectrum. Lengths whose splits are square, oblong and of non-powers of two.
+// half spectrum, and its inverse in four steps the line back. Lengths whose splits are square, oblong and of non-powers of two.
 func TestGPUFourStepAcrossChunks(t *testing.T) {
 	needGPU(t)
 	rs := NewRandomState(44)
@@ -145,6 +145,21 @@ func TestGPUFourStepAcrossChunks(t *testing.T) {
 		}
 		closeSlices(t, "r"+what+" against the CPU", rgv, rwv, false, 1e-12)
 		closeSlices(t, "r"+what+" against one plan", rgv, rov, false, 1e-12)
+		// Its inverse, also in four steps (the half spectrum to value pairs first), reads it
+		// in place and gives the line back.
+		rback, err := Irfft(rgot, FFTLen(c.n), FFTNorm(c.norm)).Compute(OnGPU())
+		if err != nil {
+			t.Fatalf("r%s, then its inverse: %v", what, err)
+		}
+		if !strings.Contains(rback.Path(), "the half spectrum to") {
+			t.Fatalf("r%s, then its inverse: path does not name the inverse real four steps: %s", what, rback.Path())
+		}
+		rbv, err := rback.n.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeSlices(t, "r"+what+", then its inverse", rbv, xv, false, 1e-12)
+		rback.Release()
 		rgot.Release()
 		px.Release()
 	}

@@ -263,8 +263,8 @@ func TestFourStepThroughKernels(t *testing.T) {
 
 // TestGPUFourStepKernels runs the twiddle and transpose kernels on a GPU: the twiddles of
 // matrices with more rows than the grid has blocks (70000 x 3) and more columns than a block
-// has threads (3 x 70000), transposes past a tile, scaled and not, and the half spectrum from
-// 2e7 pairs (more than the grid's threads) are bit for bit the host's (Go's products, as
+// has threads (3 x 70000), transposes past a tile, scaled and not, the half spectrum from 2e7
+// pairs (more than the grid's threads) and the pairs back from it are bit for bit the host's (Go's products, as
 // TestTwiddlePTX, TestTransposePTX and TestRealPairsPTX check in the interpreter).
 func TestGPUFourStepKernels(t *testing.T) {
 	d := gpu(t)
@@ -391,6 +391,16 @@ func TestGPUFourStepKernels(t *testing.T) {
 		return d.RealFromPairs(out, p[0], p[1], p[2], int64(m), shift, 0.5)
 	})
 	same(fmt.Sprintf("half spectrum from %d pairs", m), got, want)
+	// And back: the pairs from a half spectrum of m+1 values.
+	half := append(z, complex(rs.NormFloat64(), rs.NormFloat64()))
+	wantY := make([]complex128, m)
+	for k := range wantY {
+		wantY[k] = pairGo(half[k], half[m-k], k == 0, mulGo(hi[k>>shift], lo[k&(1<<shift-1)]))
+	}
+	gotY := run([][]complex128{half, hi, lo}, m, func(p []driver.DevicePtr, out driver.DevicePtr) error {
+		return d.PairsFromHalf(out, p[0], p[1], p[2], int64(m), shift)
+	})
+	same(fmt.Sprintf("%d pairs from a half spectrum", m), gotY, wantY)
 }
 
 // postGo is fft's post (X[k] from Z[k], Z[m-k] and w^k) with every operation rounded.
@@ -507,6 +517,111 @@ func TestRealFourStepThroughKernels(t *testing.T) {
 				if d := cmplx.Abs(got[i] - w); d > 1e-12*big || math.IsNaN(d) {
 					t.Fatalf("%s: value %d is %v, the real transform's %v", what, i, got[i], w)
 				}
+			}
+		}
+	}
+}
+
+// pairGo is fft's pairFromHalf with every operation rounded.
+func pairGo(xk, xm complex128, first bool, w complex128) complex128 {
+	if first {
+		xk, xm = complex(real(xk), 0), complex(real(xm), 0)
+	}
+	xc := complex(real(xm), -imag(xm))
+	e := complex(float64(real(xk)+real(xc)), float64(imag(xk)+imag(xc)))
+	d := complex(float64(real(xk)-real(xc)), float64(imag(xk)-imag(xc)))
+	wd := mulGo(complex(real(w), -imag(w)), d)
+	return complex(float64(real(e)-imag(wd)), float64(imag(e)+real(wd)))
+}
+
+// TestHalfPairsPTX interprets the kernel before an inverse real line's four steps over a grid
+// of two blocks (m from 1 to past both blocks' threads): its m values are bit for bit what
+// fft.PairsFromHalf computes with every operation rounded (pairGo, itself within 1e-15 of
+// fft.PairsFromHalf), the first element's imaginary parts ignored; nothing written past them.
+func TestHalfPairsPTX(t *testing.T) {
+	rs := rand.New(rand.NewPCG(23, 24))
+	const dst, xAt, hiAt, loAt, blocks = 1 << 40, 1 << 41, 1 << 42, 1 << 43, 2
+	prog := ptxtest.Parse(t, halfPairsPTX("8.0", "sm_90"))
+	for _, m := range []int{1, 2, 7, 64, 600} {
+		hi, lo, shift := fft.TwiddleTables(2 * m)
+		x := make([]complex128, m+1)
+		for i := range x {
+			x[i] = complex(rs.NormFloat64(), rs.NormFloat64())
+		}
+		want := make([]complex128, m)
+		host := fft.PairsFromHalf(x)
+		for k := range want {
+			want[k] = pairGo(x[k], x[m-k], k == 0, mulGo(hi[k>>shift], lo[k&(1<<shift-1)]))
+			if d := cmplx.Abs(host[k] - want[k]); d > 1e-15*max(1, cmplx.Abs(want[k])) {
+				t.Fatalf("m %d: value %d of fft.PairsFromHalf is %v, the rounded steps' %v", m, k, host[k], want[k])
+			}
+		}
+		mem := map[uint64]uint64{}
+		putPairs(mem, xAt, x)
+		putPairs(mem, hiAt, hi)
+		putPairs(mem, loAt, lo)
+		params := map[string]uint64{"nctaid.x": blocks}
+		for i, a := range halfPairsArgs(dst, xAt, hiAt, loAt, int64(m), shift) {
+			params[halfPairsParams[i]] = a
+		}
+		for b := range blocks {
+			ptxtest.Run(t, prog, b, 0, params, mem, nil)
+		}
+		what := fmt.Sprintf("%d pairs from a half spectrum", m)
+		samePairs(t, what, mem, dst, want)
+		if _, ok := mem[dst+uint64(16*m)]; ok {
+			t.Fatalf("%s: wrote past its values", what)
+		}
+	}
+}
+
+// TestInverseRealFourStepThroughKernels runs an inverse real line's four steps as the GPU runs
+// them (cufft's inverseRealFourStepOnDevice): the interpreted kernel of PairsFromHalf with its
+// launch's arguments and grid, then the inverse four steps with the twiddle and transpose
+// kernels interpreted: the words are fft.InverseReal's line within 1e-12 of its largest
+// magnitude.
+func TestInverseRealFourStepThroughKernels(t *testing.T) {
+	ctx := context.Background()
+	rs := rand.New(rand.NewPCG(25, 26))
+	progs := func(gen func(bool) string) map[bool]*ptxtest.Program {
+		return map[bool]*ptxtest.Program{false: ptxtest.Parse(t, gen(false)), true: ptxtest.Parse(t, gen(true))}
+	}
+	twiddle := progs(func(c bool) string { return twiddlePTX("8.0", "sm_90", c) })
+	transp := progs(func(s bool) string { return transposePTX("8.0", "sm_90", s) })
+	pre := ptxtest.Parse(t, halfPairsPTX("8.0", "sm_90"))
+	for _, sp := range [][2]int{{8, 8}, {5, 12}, {33, 4}} {
+		n1, n2 := sp[0], sp[1]
+		m := n1 * n2
+		n := 2 * m
+		x := make([]complex128, m+1)
+		for i := range x {
+			x[i] = complex(rs.NormFloat64(), rs.NormFloat64())
+		}
+		hi, lo, shift := fft.TwiddleTables(m)
+		s := &interpSteps{mem: map[uint64]uint64{}, a: 1 << 40, out: 1 << 41, hi: 1 << 42, lo: 1 << 43, n: m, shift: shift, twiddle: twiddle, transp: transp, t: t}
+		putPairs(s.mem, s.hi, hi)
+		putPairs(s.mem, s.lo, lo)
+		const xAt, rhi, rlo = 1 << 44, 1 << 45, 1 << 46
+		h2, l2, shift2 := fft.TwiddleTables(n)
+		putPairs(s.mem, xAt, x)
+		putPairs(s.mem, rhi, h2)
+		putPairs(s.mem, rlo, l2)
+		s.run(pre, halfPairsParams, halfPairsArgs(driver.DevicePtr(s.a), xAt, rhi, rlo, int64(m), shift2), gridBlocks(int64(m)))
+		if err := fft.RunFourStep(ctx, s, n1, n2, true, 1/float64(n)); err != nil {
+			t.Fatal(err)
+		}
+		want, err := fft.InverseReal(ctx, x, fft.Lines{Outer: 1, N: m + 1, Inner: 1}, n, 1/float64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		big := 1.0
+		for _, w := range want {
+			big = max(big, math.Abs(w))
+		}
+		for i, w := range want {
+			got := math.Float64frombits(s.mem[s.out+uint64(8*i)])
+			if d := math.Abs(got - w); d > 1e-12*big || math.IsNaN(d) {
+				t.Fatalf("inverse real line of %d (%d x %d): value %d is %v, fft.InverseReal's %v", n, n1, n2, i, got, w)
 			}
 		}
 	}

@@ -173,3 +173,33 @@ func RealFromPairs(z []complex128, scale float64) []complex128 {
 	}
 	return out
 }
+
+// PairsFromHalf returns, from the half spectrum x (m+1 coefficients) of a real line of even
+// length n = 2m, the m values whose inverse complex transform (unnormalized) is the line's
+// values in pairs x[2j] + i x[2j+1], times n: the pass before the four steps of an inverse real
+// transform, the one inverseRealSplit runs (the imaginary parts of x[0] and x[m] ignored, as
+// NumPy's irfft ignores them), element by element (a GPU's kernel computes the same).
+func PairsFromHalf(x []complex128) []complex128 {
+	m := len(x) - 1
+	if m < 1 {
+		return nil
+	}
+	tw := twiddlesOf(2 * m)
+	y := make([]complex128, m)
+	for k := range y {
+		y[k] = pairFromHalf(x[k], x[m-k], k == 0, tw.at(k))
+	}
+	return y
+}
+
+// pairFromHalf is element k of PairsFromHalf from X[k], X[m-k] (their imaginary parts dropped
+// at k == 0) and w^k.
+func pairFromHalf(xk, xm complex128, first bool, w complex128) complex128 {
+	if first {
+		xk, xm = complex(real(xk), 0), complex(real(xm), 0)
+	}
+	xc := complex(real(xm), -imag(xm))
+	e, d := xk+xc, xk-xc
+	wd := complex(real(w), -imag(w)) * d
+	return complex(real(e)-imag(wd), imag(e)+real(wd)) // e + i*wd
+}

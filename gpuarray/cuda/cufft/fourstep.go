@@ -23,9 +23,9 @@ import (
 // ("0": a line one plan cannot take is refused, as before).
 const fourStepEnv = "GPUNOTES_CUFFT_FOURSTEP"
 
-// fourStepChoice says why the line l (one line: l.Count() == 1) of a Z2Z transform, or of a
-// D2Z one (t; its value pairs transformed as a complex line of half its length, an even one),
-// on d goes in four steps, with the split of the complex line, or "" for one plan
+// fourStepChoice says why the line l (one line: l.Count() == 1; l.N the transform's length) of a
+// Z2Z transform, or of a D2Z or Z2D one (t; the real line's value pairs transformed as a complex
+// line of half its length, an even one), on d goes in four steps, with the split of the complex line, or "" for one plan
 // (fourStepReason); the four steps need a second buffer of the line's size (16 bytes a complex
 // value, 8 bytes a real one and as much for its copy), which must fit in what the pool has
 // left. Call it on the device goroutine.
@@ -33,12 +33,16 @@ func fourStepChoice(d *cuda.Device, l fft.Lines, t fftType) (why string, n1, n2 
 	n := l.N
 	m := n // the complex line's length
 	key := planKey{dev: d, t: typeZ2Z, n: int64(n), inLen: int64(n), outLen: int64(n), stride: 1, idist: int64(n), odist: int64(n), batch: 1}
-	if t == typeD2Z {
+	switch t {
+	case typeD2Z, typeZ2D:
 		if n%2 != 0 || n < 8 {
 			return "", 0, 0, nil
 		}
 		m = n / 2
 		key = planKey{dev: d, t: typeD2Z, n: int64(n), inLen: int64(n), outLen: int64(m + 1), stride: 1, idist: int64(n), odist: int64(m + 1), batch: 1}
+		if t == typeZ2D {
+			key = planKey{dev: d, t: typeZ2D, n: int64(n), inLen: int64(m + 1), outLen: int64(n), stride: 1, idist: int64(m + 1), odist: int64(n), batch: 1}
+		}
 	}
 	why = fourStepReason(os.Getenv(fourStepEnv), l, func() (uint64, error) {
 		if !planCaching {
@@ -103,6 +107,35 @@ func fourStepNote(n, n1, n2 int, why string) string {
 // realFourStepNote is what Path says of a real line transformed in four steps.
 func realFourStepNote(n, n1, n2 int, why string) string {
 	return fmt.Sprintf("one real line of %d in four steps on the device (its value pairs as %d x %d: column transforms, twiddles, row transforms, a transpose, then the half spectrum from the pairs; %s)", n, n1, n2, why)
+}
+
+// inverseRealNote is what Path says of an inverse real line transformed in four steps.
+func inverseRealNote(n, n1, n2 int, why string) string {
+	return fmt.Sprintf("one real line of %d in four steps on the device (the half spectrum to %d x %d value pairs, then column transforms, twiddles, row transforms, a transpose; %s)", n, n1, n2, why)
+}
+
+// inverseRealFourStepOnDevice returns a new allocation of d's pool holding the real line of
+// n = 2*n1*n2 values whose half spectrum (n/2+1 complex values, the imaginary parts NumPy
+// ignores already zeroed: PrepareLines' ZeroEnds) is at x, unnormalized and times scale: the
+// half spectrum to n/2 values (cuda.PairsFromHalf), their inverse in four steps, which are the
+// line's values in pairs (scale multiplies them as complex values: pass 1 and scale the real
+// words after, as the host scales them). Call it on the device goroutine.
+func inverseRealFourStepOnDevice(ctx context.Context, d *cuda.Device, x driver.DevicePtr, n1, n2 int, scale float64) (driver.DevicePtr, error) {
+	m := n1 * n2
+	y, err := d.Pool().Alloc(uint64(m) * 16)
+	if err != nil {
+		return 0, fmt.Errorf("cufft: the four steps' pairs: %w", err)
+	}
+	defer d.Pool().Free(y)
+	hi, lo, shift, free, err := twiddleTables(d, 2*m)
+	if err != nil {
+		return 0, err
+	}
+	defer free()
+	if err := d.PairsFromHalf(y, x, hi, lo, int64(m), shift); err != nil {
+		return 0, fmt.Errorf("cufft: %w", err)
+	}
+	return fourStepOnDevice(ctx, d, y, n1, n2, true, scale)
 }
 
 // twiddleTables uploads fft.TwiddleTables(n) to d's pool: the tables' addresses, their shift,

@@ -267,7 +267,22 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 				if err := d.PrepareLines(buf, ptr, lay); err != nil {
 					return fmt.Errorf("cufft: %w", err)
 				}
-				if err := transform(ctx, d, typeZ2D, fft.Lines{Outer: l.Outer, N: c.N, Inner: l.Inner}, c.N, buf, res, execZ2D); err != nil {
+				rl := fft.Lines{Outer: l.Outer, N: c.N, Inner: l.Inner}
+				why, n1, n2, err := fourStepChoice(d, rl, typeZ2D)
+				if err != nil {
+					return err
+				}
+				if why != "" {
+					// Scaled below, as real words: the transpose's complex scale would turn an
+					// infinite part's partner into NaN (inf * 0).
+					four, err := inverseRealFourStepOnDevice(ctx, d, buf, n1, n2, 1)
+					if err != nil {
+						return err
+					}
+					pool.Free(res)
+					res = four
+					out.Note = inverseRealNote(c.N, n1, n2, why)
+				} else if err := transform(ctx, d, typeZ2D, rl, c.N, buf, res, execZ2D); err != nil {
 					return err
 				}
 			}
