@@ -30,7 +30,7 @@ tar -xJf $C/bin.tar.xz -C "$B" || exit
 export GPUNOTES_GPU_TESTS=1 GPUNOTES_PYTHON=$(command -v python3)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 echo "commit $(cat "$B"/COMMIT)"
-(cd gpuarray/cuda && timeout 90 "$B"/cuda.test -test.run 'TestGPUFourStepKernels|TestTwiddlePTX|TestTransposePTX|TestRealPairsPTX|TestHalfPairsPTX|FourStepThroughKernels' -test.v >"$OUT"/cuda.log 2>&1; echo "cuda rc $?")
+(cd gpuarray/cuda && timeout 90 "$B"/cuda.test -test.run 'TestGPUFourStepKernels|TestTwiddlePTX|TestTransposePTX|TestRealPairsPTX|TestHalfPairsPTX|TestSquareTransposePTX|FourStepThroughKernels' -test.v >"$OUT"/cuda.log 2>&1; echo "cuda rc $?")
 grep -E "^(--- |FAIL|PASS)" "$OUT"/cuda.log | head -20
 (cd gpuarray/cuda/cufft && timeout 90 "$B"/cufft.test -test.run 'TestGPUFourStepMatchesOnePlan|TestGPUFFTMatchesCPU|TestPlanSizes|TestFourStepReason' -test.v >"$OUT"/cufft.log 2>&1; echo "cufft rc $?")
 grep -E "^(--- |FAIL|PASS)|fourstep|four steps" "$OUT"/cufft.log | head -20

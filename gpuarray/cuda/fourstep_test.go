@@ -160,6 +160,7 @@ type interpSteps struct {
 	a, out, hi, lo  uint64
 	n, shift        int
 	twiddle, transp map[bool]*ptxtest.Program
+	square          map[bool]*ptxtest.Program
 	t               *testing.T
 }
 
@@ -196,8 +197,34 @@ func (s *interpSteps) Twiddle(_ context.Context, n1, n2 int, inverse bool) error
 }
 
 func (s *interpSteps) Transpose(_ context.Context, rows, cols int, scale float64) error {
+	if s.out == s.a { // a square split, in place (cufft's fourStepOnDevice)
+		if rows != cols {
+			s.t.Fatalf("a transpose of %d x %d in place", rows, cols)
+		}
+		s.run(s.square[scale != 1], squareParams, squareArgs(driver.DevicePtr(s.a), int64(rows), scale), transposeBlocks(int64(rows), int64(cols)))
+		return nil
+	}
 	s.run(s.transp[scale != 1], transposeParams, transposeArgs(driver.DevicePtr(s.out), driver.DevicePtr(s.a), int64(rows), int64(cols), scale), transposeBlocks(int64(rows), int64(cols)))
 	return nil
+}
+
+// newInterpSteps returns the steps over a fresh memory for a split n1 x n2, its result where
+// cufft's fourStepOnDevice puts it: in place for a square split, else in a second buffer.
+func newInterpSteps(t *testing.T, n1, n2 int) *interpSteps {
+	progs := func(gen func(bool) string) map[bool]*ptxtest.Program {
+		return map[bool]*ptxtest.Program{false: ptxtest.Parse(t, gen(false)), true: ptxtest.Parse(t, gen(true))}
+	}
+	hi, lo, shift := fft.TwiddleTables(n1 * n2)
+	s := &interpSteps{mem: map[uint64]uint64{}, a: 1 << 40, out: 1 << 41, hi: 1 << 42, lo: 1 << 43, n: n1 * n2, shift: shift, t: t,
+		twiddle: progs(func(c bool) string { return twiddlePTX("8.0", "sm_90", c) }),
+		transp:  progs(func(s bool) string { return transposePTX("8.0", "sm_90", s) }),
+		square:  progs(func(s bool) string { return squarePTX("8.0", "sm_90", s) })}
+	if n1 == n2 {
+		s.out = s.a
+	}
+	putPairs(s.mem, s.hi, hi)
+	putPairs(s.mem, s.lo, lo)
+	return s
 }
 
 // TestFourStepThroughKernels runs the whole four-step transform as the GPU runs it (the steps of
@@ -209,26 +236,18 @@ func (s *interpSteps) Transpose(_ context.Context, rows, cols int, scale float64
 func TestFourStepThroughKernels(t *testing.T) {
 	ctx := context.Background()
 	rs := rand.New(rand.NewPCG(15, 16))
-	progs := func(gen func(bool) string) map[bool]*ptxtest.Program {
-		return map[bool]*ptxtest.Program{false: ptxtest.Parse(t, gen(false)), true: ptxtest.Parse(t, gen(true))}
-	}
-	twiddle := progs(func(c bool) string { return twiddlePTX("8.0", "sm_90", c) })
-	transp := progs(func(s bool) string { return transposePTX("8.0", "sm_90", s) })
-	for _, sp := range [][2]int{{8, 8}, {4, 16}, {16, 4}, {7, 13}, {33, 10}, {6, 45}} {
+	for _, sp := range [][2]int{{8, 8}, {4, 16}, {16, 4}, {7, 13}, {33, 10}, {6, 45}, {34, 34}} {
 		n1, n2 := sp[0], sp[1]
 		n := n1 * n2
 		x := make([]complex128, n)
 		for i := range x {
 			x[i] = complex(rs.NormFloat64(), rs.NormFloat64())
 		}
-		hi, lo, shift := fft.TwiddleTables(n)
 		for _, inverse := range []bool{false, true} {
 			for _, scale := range []float64{1, 1 / float64(n)} {
 				what := fmt.Sprintf("%d x %d inverse %v scale %v", n1, n2, inverse, scale)
-				s := &interpSteps{mem: map[uint64]uint64{}, a: 1 << 40, out: 1 << 41, hi: 1 << 42, lo: 1 << 43, n: n, shift: shift, twiddle: twiddle, transp: transp, t: t}
+				s := newInterpSteps(t, n1, n2)
 				putPairs(s.mem, s.a, x)
-				putPairs(s.mem, s.hi, hi)
-				putPairs(s.mem, s.lo, lo)
 				if err := fft.RunFourStep(ctx, s, n1, n2, inverse, scale); err != nil {
 					t.Fatal(err)
 				}
@@ -263,9 +282,9 @@ func TestFourStepThroughKernels(t *testing.T) {
 
 // TestGPUFourStepKernels runs the twiddle and transpose kernels on a GPU: the twiddles of
 // matrices with more rows than the grid has blocks (70000 x 3) and more columns than a block
-// has threads (3 x 70000), transposes past a tile, scaled and not, the half spectrum from 2e7
-// pairs (more than the grid's threads) and the pairs back from it are bit for bit the host's (Go's products, as
-// TestTwiddlePTX, TestTransposePTX and TestRealPairsPTX check in the interpreter).
+// has threads (3 x 70000), transposes past a tile (1000 x 1000 also in place), scaled and not,
+// the half spectrum from 2e7 pairs (more than the grid's threads) and the pairs back from it
+// are bit for bit the host's (Go's products, as the kernels' interpreted tests check).
 func TestGPUFourStepKernels(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
@@ -371,6 +390,15 @@ func TestGPUFourStepKernels(t *testing.T) {
 				return d.TransposePairs(out, p[0], int64(n1), int64(n2), scale)
 			})
 			same(fmt.Sprintf("transpose %d x %d scale %v", n1, n2, scale), got, want)
+			if n1 == n2 {
+				got := run([][]complex128{x}, n, func(p []driver.DevicePtr, out driver.DevicePtr) error {
+					if err := driver.MemcpyDtoDAsync(out, p[0], uint64(16*n), d.Stream()); err != nil {
+						return err
+					}
+					return d.TransposeSquare(out, int64(n1), scale)
+				})
+				same(fmt.Sprintf("transpose in place %d x %d scale %v", n1, n2, scale), got, want)
+			}
 		}
 	}
 	// The half spectrum from a real line's pairs, past the grid-stride loop's first round.
@@ -473,11 +501,6 @@ func TestRealPairsPTX(t *testing.T) {
 func TestRealFourStepThroughKernels(t *testing.T) {
 	ctx := context.Background()
 	rs := rand.New(rand.NewPCG(21, 22))
-	progs := func(gen func(bool) string) map[bool]*ptxtest.Program {
-		return map[bool]*ptxtest.Program{false: ptxtest.Parse(t, gen(false)), true: ptxtest.Parse(t, gen(true))}
-	}
-	twiddle := progs(func(c bool) string { return twiddlePTX("8.0", "sm_90", c) })
-	transp := progs(func(s bool) string { return transposePTX("8.0", "sm_90", s) })
 	post := ptxtest.Parse(t, realPairsPTX("8.0", "sm_90"))
 	for _, sp := range [][2]int{{8, 8}, {5, 12}, {33, 4}} {
 		n1, n2 := sp[0], sp[1]
@@ -488,13 +511,10 @@ func TestRealFourStepThroughKernels(t *testing.T) {
 		}
 		for _, scale := range []float64{1, 1 / float64(2*m)} {
 			what := fmt.Sprintf("real line of %d (%d x %d) scale %v", 2*m, n1, n2, scale)
-			hi, lo, shift := fft.TwiddleTables(m)
-			s := &interpSteps{mem: map[uint64]uint64{}, a: 1 << 40, out: 1 << 41, hi: 1 << 42, lo: 1 << 43, n: m, shift: shift, twiddle: twiddle, transp: transp, t: t}
+			s := newInterpSteps(t, n1, n2)
 			for i, v := range x { // the real line's words are its pairs' words
 				s.mem[s.a+uint64(8*i)] = math.Float64bits(v)
 			}
-			putPairs(s.mem, s.hi, hi)
-			putPairs(s.mem, s.lo, lo)
 			if err := fft.RunFourStep(ctx, s, n1, n2, false, 1); err != nil {
 				t.Fatal(err)
 			}
@@ -583,11 +603,6 @@ func TestHalfPairsPTX(t *testing.T) {
 func TestInverseRealFourStepThroughKernels(t *testing.T) {
 	ctx := context.Background()
 	rs := rand.New(rand.NewPCG(25, 26))
-	progs := func(gen func(bool) string) map[bool]*ptxtest.Program {
-		return map[bool]*ptxtest.Program{false: ptxtest.Parse(t, gen(false)), true: ptxtest.Parse(t, gen(true))}
-	}
-	twiddle := progs(func(c bool) string { return twiddlePTX("8.0", "sm_90", c) })
-	transp := progs(func(s bool) string { return transposePTX("8.0", "sm_90", s) })
 	pre := ptxtest.Parse(t, halfPairsPTX("8.0", "sm_90"))
 	for _, sp := range [][2]int{{8, 8}, {5, 12}, {33, 4}} {
 		n1, n2 := sp[0], sp[1]
@@ -597,10 +612,7 @@ func TestInverseRealFourStepThroughKernels(t *testing.T) {
 		for i := range x {
 			x[i] = complex(rs.NormFloat64(), rs.NormFloat64())
 		}
-		hi, lo, shift := fft.TwiddleTables(m)
-		s := &interpSteps{mem: map[uint64]uint64{}, a: 1 << 40, out: 1 << 41, hi: 1 << 42, lo: 1 << 43, n: m, shift: shift, twiddle: twiddle, transp: transp, t: t}
-		putPairs(s.mem, s.hi, hi)
-		putPairs(s.mem, s.lo, lo)
+		s := newInterpSteps(t, n1, n2)
 		const xAt, rhi, rlo = 1 << 44, 1 << 45, 1 << 46
 		h2, l2, shift2 := fft.TwiddleTables(n)
 		putPairs(s.mem, xAt, x)
@@ -622,6 +634,55 @@ func TestInverseRealFourStepThroughKernels(t *testing.T) {
 			got := math.Float64frombits(s.mem[s.out+uint64(8*i)])
 			if d := math.Abs(got - w); d > 1e-12*big || math.IsNaN(d) {
 				t.Fatalf("inverse real line of %d (%d x %d): value %d is %v, fft.InverseReal's %v", n, n1, n2, i, got, w)
+			}
+		}
+	}
+}
+
+// TestSquareTransposePTX interprets the in-place transpose of a square split's matrix for sides
+// below, at and past the 32-wide tiles (up to 3 x 3 tiles: pairs off the diagonal and on it) in
+// a grid of three blocks that walk the tiles: the matrix becomes its transpose bit for bit
+// (NaN, infinities, signed zeros kept), or with a scale times complex(scale, 0) as ScaleWords
+// multiplies, and no word outside it is written.
+func TestSquareTransposePTX(t *testing.T) {
+	rs := rand.New(rand.NewPCG(27, 28))
+	const p, blocks = 1 << 40, 3
+	progs := map[bool]*ptxtest.Program{false: ptxtest.Parse(t, squarePTX("8.0", "sm_90", false)), true: ptxtest.Parse(t, squarePTX("8.0", "sm_90", true))}
+	for _, side := range []int{1, 5, 32, 33, 70} {
+		x := make([]complex128, side*side)
+		for i := range x {
+			x[i] = complex(rs.NormFloat64(), rs.NormFloat64())
+		}
+		special := []complex128{complex(math.Copysign(0, -1), math.Inf(1)), complex(math.NaN(), -2), complex(3, math.Copysign(0, -1))}
+		for i, v := range special {
+			if i+1 < len(x) {
+				x[len(x)-1-i] = v
+			}
+		}
+		for _, scale := range []float64{1, 0.25, 1.0 / 3} {
+			what := fmt.Sprintf("square transpose of side %d, scale %v", side, scale)
+			mem := map[uint64]uint64{}
+			putPairs(mem, p, x)
+			want := make([]complex128, len(x))
+			for r := range side {
+				for c := range side {
+					v := x[r*side+c]
+					if scale != 1 {
+						v = mulGo(v, complex(scale, 0))
+					}
+					want[c*side+r] = v
+				}
+			}
+			params := map[string]uint64{"nctaid.x": blocks}
+			for i, a := range squareArgs(p, int64(side), scale) {
+				params[squareParams[i]] = a
+			}
+			for b := range blocks {
+				ptxtest.Run(t, progs[scale != 1], b, 0, params, mem, nil)
+			}
+			samePairs(t, what, mem, p, want)
+			if len(mem) != 2*len(x) {
+				t.Fatalf("%s: %d words in memory, want %d", what, len(mem), 2*len(x))
 			}
 		}
 	}

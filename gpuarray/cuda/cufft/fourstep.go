@@ -66,7 +66,14 @@ func fourStepChoice(d *cuda.Device, l fft.Lines, t fftType) (why string, n1, n2 
 	if err != nil {
 		return "", 0, 0, fmt.Errorf("cufft: a line of %d elements is %s, and the four steps cannot split it: %w", n, why, err)
 	}
-	if need := uint64(n) * 16; need > d.Pool().Available() {
+	need := uint64(n) * 16 // a second buffer: n complex values, or a real line's copy and pairs
+	if n1 == n2 {
+		need = 0 // a square split is transposed in place
+		if t != typeZ2Z {
+			need = uint64(n) * 8 // the copy or the pairs
+		}
+	}
+	if need > d.Pool().Available() {
 		return "", 0, 0, fmt.Errorf("cufft: a line of %d elements is %s, and the four steps' second buffer of %s does not fit in the %s the pool has left: %w", n, why, bytesText(need), bytesText(d.Pool().Available()), cuda.ErrOutOfMemory)
 	}
 	return why, n1, n2, nil
@@ -101,17 +108,25 @@ func fourStepReason(mode string, l fft.Lines, onePlan func() (uint64, error), ro
 
 // fourStepNote is what Path says of a line transformed in four steps.
 func fourStepNote(n, n1, n2 int, why string) string {
-	return fmt.Sprintf("one line of %d in four steps on the device (%d x %d: column transforms, twiddles, row transforms, a transpose; %s)", n, n1, n2, why)
+	return fmt.Sprintf("one line of %d in four steps on the device (%d x %d: column transforms, twiddles, row transforms, %s; %s)", n, n1, n2, transposeText(n1, n2), why)
+}
+
+// transposeText names the four steps' last step.
+func transposeText(n1, n2 int) string {
+	if n1 == n2 {
+		return "a transpose in place"
+	}
+	return "a transpose"
 }
 
 // realFourStepNote is what Path says of a real line transformed in four steps.
 func realFourStepNote(n, n1, n2 int, why string) string {
-	return fmt.Sprintf("one real line of %d in four steps on the device (its value pairs as %d x %d: column transforms, twiddles, row transforms, a transpose, then the half spectrum from the pairs; %s)", n, n1, n2, why)
+	return fmt.Sprintf("one real line of %d in four steps on the device (its value pairs as %d x %d: column transforms, twiddles, row transforms, %s, then the half spectrum from the pairs; %s)", n, n1, n2, transposeText(n1, n2), why)
 }
 
 // inverseRealNote is what Path says of an inverse real line transformed in four steps.
 func inverseRealNote(n, n1, n2 int, why string) string {
-	return fmt.Sprintf("one real line of %d in four steps on the device (the half spectrum to %d x %d value pairs, then column transforms, twiddles, row transforms, a transpose; %s)", n, n1, n2, why)
+	return fmt.Sprintf("one real line of %d in four steps on the device (the half spectrum to %d x %d value pairs, then column transforms, twiddles, row transforms, %s; %s)", n, n1, n2, transposeText(n1, n2), why)
 }
 
 // inverseRealFourStepOnDevice returns a new allocation of d's pool holding the real line of
@@ -126,7 +141,12 @@ func inverseRealFourStepOnDevice(ctx context.Context, d *cuda.Device, x driver.D
 	if err != nil {
 		return 0, fmt.Errorf("cufft: the four steps' pairs: %w", err)
 	}
-	defer d.Pool().Free(y)
+	out := driver.DevicePtr(0)
+	defer func() {
+		if out != y {
+			d.Pool().Free(y)
+		}
+	}()
 	hi, lo, shift, free, err := twiddleTables(d, 2*m)
 	if err != nil {
 		return 0, err
@@ -135,7 +155,8 @@ func inverseRealFourStepOnDevice(ctx context.Context, d *cuda.Device, x driver.D
 	if err := d.PairsFromHalf(y, x, hi, lo, int64(m), shift); err != nil {
 		return 0, fmt.Errorf("cufft: %w", err)
 	}
-	return fourStepOnDevice(ctx, d, y, n1, n2, true, scale)
+	out, err = fourStepOnDevice(ctx, d, y, n1, n2, true, scale)
+	return out, err
 }
 
 // twiddleTables uploads fft.TwiddleTables(n) to d's pool: the tables' addresses, their shift,
@@ -175,7 +196,9 @@ func realFourStepOnDevice(ctx context.Context, d *cuda.Device, a, dst driver.Dev
 	if err != nil {
 		return err
 	}
-	defer d.Pool().Free(z)
+	if z != a {
+		defer d.Pool().Free(z)
+	}
 	hi, lo, shift, free, err := twiddleTables(d, 2*m)
 	if err != nil {
 		return err
@@ -189,8 +212,9 @@ func realFourStepOnDevice(ctx context.Context, d *cuda.Device, a, dst driver.Dev
 
 // fourStepOnDevice transforms the line of n1*n2 complex values at a (pairs of float64 words)
 // in four steps on d, forward or inverse (unnormalized), every result multiplied by scale, and
-// returns a new allocation of d's pool holding the result; a itself is left holding the
-// steps' intermediate values. Call it on the device goroutine.
+// returns where the result is: a itself for a square split (transposed in place), else a new
+// allocation of d's pool, a left holding the steps' intermediate values. Call it on the device
+// goroutine.
 func fourStepOnDevice(ctx context.Context, d *cuda.Device, a driver.DevicePtr, n1, n2 int, inverse bool, scale float64) (driver.DevicePtr, error) {
 	pool := d.Pool()
 	n := n1 * n2
@@ -199,19 +223,25 @@ func fourStepOnDevice(ctx context.Context, d *cuda.Device, a driver.DevicePtr, n
 		return 0, err
 	}
 	defer free()
-	out, err := pool.Alloc(uint64(n) * 16)
-	if err != nil {
-		return 0, fmt.Errorf("cufft: the four steps' result: %w", err)
+	out := a // a square split is transposed in place
+	if n1 != n2 {
+		if out, err = pool.Alloc(uint64(n) * 16); err != nil {
+			return 0, fmt.Errorf("cufft: the four steps' result: %w", err)
+		}
+	}
+	fail := func(err error) (driver.DevicePtr, error) {
+		if out != a {
+			pool.Free(out)
+		}
+		return 0, fmt.Errorf("cufft: %w", err)
 	}
 	s := &deviceSteps{d: d, a: a, out: out, hi: tables, lo: loAt, shift: shift}
 	t0 := time.Now()
 	if err := fft.RunFourStep(ctx, s, n1, n2, inverse, scale); err != nil {
-		pool.Free(out)
-		return 0, fmt.Errorf("cufft: %w", err)
+		return fail(err)
 	}
 	if err := d.Stream().Synchronize(); err != nil {
-		pool.Free(out)
-		return 0, fmt.Errorf("cufft: %w", err)
+		return fail(err)
 	}
 	cuda.Trace("cufft: one line of %d in four steps (%d x %d) on GPU %d in %.4f s", n, n1, n2, d.Info.Index, time.Since(t0).Seconds())
 	return out, nil
@@ -235,6 +265,12 @@ func (s *deviceSteps) Twiddle(_ context.Context, n1, n2 int, inverse bool) error
 }
 
 func (s *deviceSteps) Transpose(_ context.Context, rows, cols int, scale float64) error {
+	if s.out == s.a {
+		if rows != cols {
+			return fmt.Errorf("cufft: a transpose of %d x %d in place", rows, cols)
+		}
+		return s.d.TransposeSquare(s.a, int64(rows), scale)
+	}
 	return s.d.TransposePairs(s.out, s.a, int64(rows), int64(cols), scale)
 }
 

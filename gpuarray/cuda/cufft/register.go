@@ -189,7 +189,9 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 					if err != nil {
 						return err
 					}
-					pool.Free(res)
+					if four != res {
+						pool.Free(res)
+					}
 					res, scaled = four, true
 					out.Note = fourStepNote(l.N, n1, n2, why)
 				} else {

@@ -264,7 +264,9 @@ func ComplexOnDevice(ctx context.Context, d *cuda.Device, src driver.DevicePtr, 
 			if err != nil {
 				return err
 			}
-			defer d.Pool().Free(four)
+			if four != buf {
+				defer d.Pool().Free(four)
+			}
 			scale = 1 // the transpose scaled it
 			cuda.Trace("cufft: %s, the result copied to the host", fourStepNote(l.N, n1, n2, why))
 			buf = four
