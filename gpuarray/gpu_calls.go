@@ -154,6 +154,9 @@ func (s *gpuSched) keepCall(ctx context.Context, n *expr.Node, st *plan.Stage, p
 			defer mu.Unlock()
 			own := devAllocs{dev: d}
 			for j, i := range idx {
+				if outs[j].Note != "" {
+					s.libStep(fmt.Sprintf("%v on %s: %s", c.Fn, cuda.CallLibrary(c.Fn), outs[j].Note))
+				}
 				ci := chunk[i]
 				g.ptrs[ci], g.devs[ci], g.offs[ci] = outs[j].Ptr, d, offs[i]
 				own.ptrs = append(own.ptrs, outs[j].Ptr)

@@ -26,6 +26,9 @@ type KeptCall struct {
 	Ptr    driver.DevicePtr
 	Shape  []int
 	Narrow bool
+	// Note is what Path adds about how the library ran the call ("" for nothing): a
+	// transform's four steps, say.
+	Note string
 }
 
 // KeepCallRunner is a DeviceCallRunner that leaves the call's output on d (KeptCall) instead

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda"
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/cufft"
+	"github.com/gpunotes/gpunotes/gpuarray/cuda/driver"
 	"github.com/gpunotes/gpunotes/gpuarray/fft"
 )
 
@@ -115,5 +116,61 @@ func TestLoadErrorNamesLibrary(t *testing.T) {
 	}
 	if !errors.Is(err, cufft.ErrNoLibrary) {
 		t.Fatalf("Load: %v does not wrap ErrNoLibrary", err)
+	}
+}
+
+// TestGPUFourStepMatchesOnePlan: one line transformed in four steps on the device
+// (GPUNOTES_CUFFT_FOURSTEP=1: cuFFT's column and row transforms, the twiddle and transpose
+// kernels), from values in device memory (ComplexOnDevice), gives the one plan's values
+// (GPUNOTES_CUFFT_FOURSTEP=0) and the CPU's within 1e-12 of the largest magnitude, forward and
+// inverse, scaled and not, for lengths whose splits are square, oblong, odd and with a factor
+// over 127 (a Bluestein sub-transform).
+func TestGPUFourStepMatchesOnePlan(t *testing.T) {
+	d := gpu(t)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1 << 16, 1 << 17, 1000000, 60000, 3 * 5 * 7 * 11 * 13 * 17, 4 * 131 * 1000} {
+		x := make([]complex128, n)
+		for i := range x {
+			x[i] = complex(r.NormFloat64(), r.NormFloat64())
+		}
+		src := make([]float64, 2*n)
+		for i, v := range x {
+			src[2*i], src[2*i+1] = real(v), imag(v)
+		}
+		var dsrc driver.DevicePtr
+		if err := d.Do(ctx, func() error {
+			var err error
+			if dsrc, err = d.Pool().Alloc(uint64(16 * n)); err != nil {
+				return err
+			}
+			return d.CopyToDevice(dsrc, src)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		l := fft.Lines{Outer: 1, N: n, Inner: 1}
+		lay := cuda.LineLayout{Outer: 1, Inner: 1, SrcLen: int64(n), Len: int64(n), SrcComplex: true, DstComplex: true}
+		for _, inv := range []bool{false, true} {
+			for _, scale := range []float64{1, 1 / math.Sqrt(float64(n))} {
+				what := fmt.Sprintf("line of %d, inverse %v, scale %v", n, inv, scale)
+				want := append([]complex128(nil), x...)
+				if err := fft.Complex(ctx, want, l, inv, scale); err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv("GPUNOTES_CUFFT_FOURSTEP", "0")
+				one, err := cufft.ComplexOnDevice(ctx, d, dsrc, lay, l, inv, scale)
+				if err != nil {
+					t.Fatalf("%s, one plan: %v", what, err)
+				}
+				t.Setenv("GPUNOTES_CUFFT_FOURSTEP", "1")
+				four, err := cufft.ComplexOnDevice(ctx, d, dsrc, lay, l, inv, scale)
+				if err != nil {
+					t.Fatalf("%s, four steps: %v", what, err)
+				}
+				near(t, what+", four steps against the CPU", four, want)
+				near(t, what+", four steps against one plan", four, one)
+			}
+		}
+		_ = d.Do(ctx, func() error { d.Pool().Free(dsrc); return nil })
 	}
 }

@@ -41,12 +41,15 @@ var (
 	create    func(p *handle) result
 	autoAlloc func(p handle, auto int32) result
 	makeMany  func(p handle, rank int32, n *int32, inembed *int32, istride, idist int32, onembed *int32, ostride, odist int32, t fftType, batch int32, work *uint64) result
-	workArea  func(p handle, area driver.DevicePtr) result
-	setStream func(p handle, s driver.Stream) result
-	destroy   func(p handle) result
-	execZ2Z   func(p handle, in, out driver.DevicePtr, dir int32) result
-	execD2Z   func(p handle, in, out driver.DevicePtr) result
-	execZ2D   func(p handle, in, out driver.DevicePtr) result
+	// makeMany64 is nil where the library lacks it (the four steps' plans whose elements lie
+	// over 2^31 apart need it).
+	makeMany64 func(p handle, rank int32, n *int64, inembed *int64, istride, idist int64, onembed *int64, ostride, odist int64, t fftType, batch int64, work *uint64) result
+	workArea   func(p handle, area driver.DevicePtr) result
+	setStream  func(p handle, s driver.Stream) result
+	destroy    func(p handle) result
+	execZ2Z    func(p handle, in, out driver.DevicePtr, dir int32) result
+	execD2Z    func(p handle, in, out driver.DevicePtr) result
+	execZ2D    func(p handle, in, out driver.DevicePtr) result
 )
 
 // Load opens the CUDA driver and cuFFT and binds the calls used here; the first call's result
@@ -87,6 +90,9 @@ func load() (err error) {
 	purego.RegisterLibFunc(&autoAlloc, lib, "cufftSetAutoAllocation")
 	purego.RegisterLibFunc(&makeMany, lib, "cufftMakePlanMany")
 	purego.RegisterLibFunc(&workArea, lib, "cufftSetWorkArea")
+	if _, err := purego.Dlsym(lib, "cufftMakePlanMany64"); err == nil {
+		purego.RegisterLibFunc(&makeMany64, lib, "cufftMakePlanMany64")
+	}
 	purego.RegisterLibFunc(&destroy, lib, "cufftDestroy")
 	purego.RegisterLibFunc(&execZ2Z, lib, "cufftExecZ2Z")
 	purego.RegisterLibFunc(&execD2Z, lib, "cufftExecD2Z")

@@ -20,9 +20,10 @@ import (
 type planKey struct {
 	dev              *cuda.Device
 	t                fftType
-	n, inLen, outLen int32
-	stride, idist    int32
-	odist, batch     int32
+	n, inLen, outLen int64
+	stride, idist    int64
+	odist, batch     int64
+	wide             bool // planned with cufftMakePlanMany64 (the four steps' long extents)
 }
 
 // cachedPlan is a plan made once and the work area its executions need.
@@ -61,12 +62,25 @@ func planFor(key planKey) (*cachedPlan, error) {
 		destroy(p)
 		return nil, err
 	}
-	nn := []int32{key.n}
-	inEmbed, outEmbed := []int32{key.inLen}, []int32{key.outLen}
 	var work uint64
-	if err := check("cufftMakePlanMany", makeMany(p, 1, &nn[0], &inEmbed[0], key.stride, key.idist, &outEmbed[0], key.stride, key.odist, key.t, key.batch, &work)); err != nil {
-		destroy(p)
-		return nil, err
+	if key.wide {
+		if makeMany64 == nil {
+			destroy(p)
+			return nil, fmt.Errorf("cufft: %s has no cufftMakePlanMany64 for transforms whose elements lie over 2^31 apart", loaded)
+		}
+		nn := []int64{key.n}
+		inEmbed, outEmbed := []int64{key.inLen}, []int64{key.outLen}
+		if err := check("cufftMakePlanMany64", makeMany64(p, 1, &nn[0], &inEmbed[0], key.stride, key.idist, &outEmbed[0], key.stride, key.odist, key.t, key.batch, &work)); err != nil {
+			destroy(p)
+			return nil, err
+		}
+	} else {
+		nn := []int32{int32(key.n)}
+		inEmbed, outEmbed := []int32{int32(key.inLen)}, []int32{int32(key.outLen)}
+		if err := check("cufftMakePlanMany", makeMany(p, 1, &nn[0], &inEmbed[0], int32(key.stride), int32(key.idist), &outEmbed[0], int32(key.stride), int32(key.odist), key.t, int32(key.batch), &work)); err != nil {
+			destroy(p)
+			return nil, err
+		}
 	}
 	// Evict the least recently used plan of this device beyond the bound.
 	var mine []planKey

@@ -163,6 +163,7 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 		pool := d.Pool()
 		var res driver.DevicePtr
 		ok := false
+		scaled := false // the four steps' transpose scaled the result
 		defer func() {
 			if !ok && res != 0 {
 				pool.Free(res)
@@ -179,14 +180,30 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 				if err := d.PrepareLines(res, ptr, lay); err != nil {
 					return fmt.Errorf("cufft: %w", err)
 				}
-				dir := dirForward
-				if c.Fn == expr.FnIFFT {
-					dir = dirInverse
-				}
-				if err := transform(ctx, d, typeZ2Z, l, l.N, res, res, func(p handle, in, out driver.DevicePtr) result {
-					return execZ2Z(p, in, out, dir)
-				}); err != nil {
+				why, n1, n2, err := fourStepChoice(d, l, typeZ2Z)
+				if err != nil {
 					return err
+				}
+				if why != "" {
+					four, err := fourStepOnDevice(ctx, d, res, n1, n2, c.Fn == expr.FnIFFT, c.Scale)
+					if err != nil {
+						return err
+					}
+					if four != res {
+						pool.Free(res)
+					}
+					res, scaled = four, true
+					out.Note = fourStepNote(l.N, n1, n2, why)
+				} else {
+					dir := dirForward
+					if c.Fn == expr.FnIFFT {
+						dir = dirInverse
+					}
+					if err := transform(ctx, d, typeZ2Z, l, l.N, res, res, func(p handle, in, out driver.DevicePtr) result {
+						return execZ2Z(p, in, out, dir)
+					}); err != nil {
+						return err
+					}
 				}
 			}
 		case expr.FnRFFT, expr.FnIHFFT:
@@ -206,7 +223,29 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 				return fmt.Errorf("cufft: output buffer: %w", err)
 			}
 			if l.Count()*l.N > 0 {
-				if err := transform(ctx, d, typeD2Z, l, l.N, src, res, execD2Z); err != nil {
+				why, n1, n2, err := "", 0, 0, error(nil)
+				if c.Fn == expr.FnRFFT {
+					if why, n1, n2, err = fourStepChoice(d, l, typeD2Z); err != nil {
+						return err
+					}
+				}
+				if why != "" {
+					a := src // the four steps overwrite the line: a copy unless it is ours
+					if src == ptr {
+						if a, err = pool.Alloc(uint64(l.N) * 8); err != nil {
+							return fmt.Errorf("cufft: the four steps' copy of the line: %w", err)
+						}
+						defer pool.Free(a)
+						if err := driver.MemcpyDtoDAsync(a, src, uint64(l.N)*8, d.Stream()); err != nil {
+							return fmt.Errorf("cufft: the four steps' copy of the line: %w", err)
+						}
+					}
+					if err := realFourStepOnDevice(ctx, d, a, res, n1, n2, c.Scale); err != nil {
+						return err
+					}
+					scaled = true
+					out.Note = realFourStepNote(l.N, n1, n2, why)
+				} else if err := transform(ctx, d, typeD2Z, l, l.N, src, res, execD2Z); err != nil {
 					return err
 				}
 			}
@@ -230,7 +269,22 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 				if err := d.PrepareLines(buf, ptr, lay); err != nil {
 					return fmt.Errorf("cufft: %w", err)
 				}
-				if err := transform(ctx, d, typeZ2D, fft.Lines{Outer: l.Outer, N: c.N, Inner: l.Inner}, c.N, buf, res, execZ2D); err != nil {
+				rl := fft.Lines{Outer: l.Outer, N: c.N, Inner: l.Inner}
+				why, n1, n2, err := fourStepChoice(d, rl, typeZ2D)
+				if err != nil {
+					return err
+				}
+				if why != "" {
+					// Scaled below, as real words: the transpose's complex scale would turn an
+					// infinite part's partner into NaN (inf * 0).
+					four, err := inverseRealFourStepOnDevice(ctx, d, buf, n1, n2, 1)
+					if err != nil {
+						return err
+					}
+					pool.Free(res)
+					res = four
+					out.Note = inverseRealNote(c.N, n1, n2, why)
+				} else if err := transform(ctx, d, typeZ2D, rl, c.N, buf, res, execZ2D); err != nil {
 					return err
 				}
 			}
@@ -238,8 +292,10 @@ func runKeep(ctx context.Context, d *cuda.Device, c *plan.CallStep, ptr driver.D
 			return fmt.Errorf("cufft: %v is no transform", c.Fn)
 		}
 		complexOut := c.DType == dtype.Complex128
-		if err := d.ScaleWords(res, n, c.Scale, complexOut); err != nil {
-			return fmt.Errorf("cufft: scale: %w", err)
+		if !scaled {
+			if err := d.ScaleWords(res, n, c.Scale, complexOut); err != nil {
+				return fmt.Errorf("cufft: scale: %w", err)
+			}
 		}
 		if err := d.Stream().Synchronize(); err != nil {
 			return fmt.Errorf("cufft: %w", err)

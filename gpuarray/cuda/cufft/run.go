@@ -162,7 +162,7 @@ func transform(ctx context.Context, d *cuda.Device, t fftType, l fft.Lines, n in
 		idist, odist = 1, 1
 	}
 	if planCaching {
-		key := planKey{dev: d, t: t, n: int32(n), inLen: int32(inLen), outLen: int32(outLen), stride: int32(stride), idist: int32(idist), odist: int32(odist), batch: int32(batch)}
+		key := planKey{dev: d, t: t, n: int64(n), inLen: int64(inLen), outLen: int64(outLen), stride: int64(stride), idist: int64(idist), odist: int64(odist), batch: int64(batch)}
 		return execCached(d, key, rounds, func(r int) (driver.DevicePtr, driver.DevicePtr) {
 			return din + driver.DevicePtr(r*inLen*l.Inner*inSize), dout + driver.DevicePtr(r*outLen*l.Inner*outSize)
 		}, exec, ctx.Err)
@@ -255,7 +255,22 @@ func ComplexOnDevice(ctx context.Context, d *cuda.Device, src driver.DevicePtr, 
 		if err := d.PrepareLines(buf, src, lay); err != nil {
 			return fmt.Errorf("cufft: %w", err)
 		}
-		if err := transform(ctx, d, typeZ2Z, l, l.N, buf, buf, func(p handle, in, out driver.DevicePtr) result {
+		why, n1, n2, err := fourStepChoice(d, l, typeZ2Z)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			four, err := fourStepOnDevice(ctx, d, buf, n1, n2, inverse, scale)
+			if err != nil {
+				return err
+			}
+			if four != buf {
+				defer d.Pool().Free(four)
+			}
+			scale = 1 // the transpose scaled it
+			cuda.Trace("cufft: %s, the result copied to the host", fourStepNote(l.N, n1, n2, why))
+			buf = four
+		} else if err := transform(ctx, d, typeZ2Z, l, l.N, buf, buf, func(p handle, in, out driver.DevicePtr) result {
 			return execZ2Z(p, in, out, dir)
 		}); err != nil {
 			return err

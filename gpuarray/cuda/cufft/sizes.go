@@ -12,10 +12,10 @@ import (
 const planLimit = math.MaxInt32
 
 // checkPlanSizes says why transform cannot plan transforms of length n over the lines of l in
-// one cufftPlanMany, or returns nil. A line longer than a C int (over 2^31 - 1 elements) would
-// need the four-step decomposition (transforms of the rows and columns of the line seen as a
-// matrix, with twiddles and a transpose between them), which is not written: such a transform
-// is refused with the sizes rather than planned with lengths that wrap.
+// one cufftPlanMany, or returns nil. A line longer than a C int (over 2^31 - 1 elements) needs
+// the four-step decomposition (fourstep.go), which one complex line kept on the device or
+// copied from there takes; any other such transform is refused with the sizes rather than
+// planned with lengths that wrap.
 func checkPlanSizes(l fft.Lines, n int) error {
 	batch, stride := l.Outer, 1
 	if l.Inner > 1 {
@@ -23,7 +23,7 @@ func checkPlanSizes(l fft.Lines, n int) error {
 	}
 	switch {
 	case n > planLimit:
-		return fmt.Errorf("cufft: a line of %d elements is longer than one cuFFT plan takes (%d); the four-step decomposition of longer lines is not implemented", n, planLimit)
+		return fmt.Errorf("cufft: a line of %d elements is longer than one cuFFT plan takes (%d); the four-step decomposition runs only for one complex line on the device (%s not 0)", n, planLimit, fourStepEnv)
 	case batch > planLimit, stride > planLimit:
 		return fmt.Errorf("cufft: %d lines of %d elements (stride %d) are more than one cuFFT plan takes (%d a count): chunk the other axes smaller", l.Count(), n, stride, planLimit)
 	}
