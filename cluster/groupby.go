@@ -100,18 +100,9 @@ func (c *Client) GroupPartials(ctx context.Context, cols []*gpuarray.Array, keys
 	}()
 	level := make([]*task, len(in[0]))
 	for i := range level {
-		t := &task{key: fmt.Sprintf("%s-partial-%d", run, i), spec: taskSpec{Kind: kindGroupPartial, Chunk: spec},
-			maxRetries: c.retries, refs: 1, priority: c.priority}
-		for j := range in {
-			ref := in[j][i].Ref()
-			keptMu.Lock()
-			d := kept[keptID{c.s, ref}]
-			keptMu.Unlock()
-			if d == nil {
-				return nil, "", fmt.Errorf("cluster: groupby: column %d's chunk %d (%s) is not held by this cluster (released?)", j, i, ref)
-			}
-			t.deps = append(t.deps, d)
-			t.spec.Inputs = append(t.spec.Inputs, ref)
+		t, err := c.inputTask(fmt.Sprintf("%s-partial-%d", run, i), kindGroupPartial, spec, in, i)
+		if err != nil {
+			return nil, "", fmt.Errorf("cluster: groupby: %w", err)
 		}
 		level[i] = t
 	}

@@ -73,30 +73,13 @@ func (c *Client) groupSplitRun(ctx context.Context, ws []WorkerInfo, in [][]plan
 		return nil, "", errors.New("no workers")
 	}
 	run := c.s.newKey(groupSplitPrefix)
-	owners := make([]string, n)
-	ownerNames := make([]string, n)
-	for p := range owners {
-		w := ws[p%len(ws)]
-		if w.DataAddress == "" {
-			return nil, "", fmt.Errorf("worker %s serves no data port", w.Name)
-		}
-		owners[p], ownerNames[p] = w.DataAddress, w.Name
+	owners, ownerNames, err := shuffleOwners(ws, n)
+	if err != nil {
+		return nil, "", err
 	}
 	var futures []*Future
 	done := false
-	defer func() {
-		if !done {
-			var keys []string
-			for _, f := range futures {
-				keys = append(keys, f.Key())
-			}
-			c.s.cancel(keys)
-		}
-		for _, f := range futures {
-			f.Release()
-		}
-		c.dropShuffle(run, ws)
-	}()
+	defer func() { c.endShuffleRun(run, ws, futures, done, nil) }()
 	nin := len(in[0])
 	splits := make([]*task, nin)
 	for i := range splits {
@@ -104,18 +87,9 @@ func (c *Client) groupSplitRun(ctx context.Context, ws []WorkerInfo, in [][]plan
 		if err != nil {
 			return nil, "", fmt.Errorf("encode groupby task: %w", err)
 		}
-		t := &task{key: fmt.Sprintf("%s-split-%d", run, i), spec: taskSpec{Kind: kindGroupSplit, Chunk: spec},
-			maxRetries: c.retries, refs: 1, priority: c.priority}
-		for j := range in {
-			ref := in[j][i].Ref()
-			keptMu.Lock()
-			d := kept[keptID{c.s, ref}]
-			keptMu.Unlock()
-			if d == nil {
-				return nil, "", fmt.Errorf("column %d's chunk %d (%s) is not held by this cluster (released?)", j, i, ref)
-			}
-			t.deps = append(t.deps, d)
-			t.spec.Inputs = append(t.spec.Inputs, ref)
+		t, err := c.inputTask(fmt.Sprintf("%s-split-%d", run, i), kindGroupSplit, spec, in, i)
+		if err != nil {
+			return nil, "", err
 		}
 		splits[i] = t
 	}

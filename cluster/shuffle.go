@@ -126,33 +126,19 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		return nil, nil, "", errors.New("no workers")
 	}
 	run := c.s.newKey("shuffle")
-	owners := make([]string, n)
-	ownerNames := make([]string, n)
-	for p := range owners {
-		w := ws[p%len(ws)]
-		if w.DataAddress == "" {
-			return nil, nil, "", fmt.Errorf("worker %s serves no data port", w.Name)
-		}
-		owners[p], ownerNames[p] = w.DataAddress, w.Name
+	owners, ownerNames, err := shuffleOwners(ws, n)
+	if err != nil {
+		return nil, nil, "", err
 	}
 	var futures []*Future
 	var unpacked []*task
 	done := false
 	defer func() {
-		var keys []string
-		for _, f := range futures {
-			keys = append(keys, f.Key())
-		}
-		if !done {
-			c.s.cancel(keys)
+		c.endShuffleRun(run, ws, futures, done, func() {
 			for _, t := range unpacked {
 				c.s.release(t.key)
 			}
-		}
-		for _, f := range futures {
-			f.Release()
-		}
-		c.dropShuffle(run, ws)
+		})
 	}()
 	nin := len(in[0])
 	transfers := make([]*task, nin)
@@ -161,18 +147,9 @@ func (c *Client) shuffleRun(ctx context.Context, ws []WorkerInfo, cols []*gpuarr
 		if err != nil {
 			return nil, nil, "", err
 		}
-		t := &task{key: fmt.Sprintf("%s-transfer-%d", run, i), spec: taskSpec{Kind: kindShuffleTransfer, Chunk: spec},
-			maxRetries: c.retries, refs: 1, priority: c.priority}
-		for j := range in {
-			ref := in[j][i].Ref()
-			keptMu.Lock()
-			d := kept[keptID{c.s, ref}]
-			keptMu.Unlock()
-			if d == nil {
-				return nil, nil, "", fmt.Errorf("column %d's chunk %d (%s) is not held by this cluster (released?)", j, i, ref)
-			}
-			t.deps = append(t.deps, d)
-			t.spec.Inputs = append(t.spec.Inputs, ref)
+		t, err := c.inputTask(fmt.Sprintf("%s-transfer-%d", run, i), kindShuffleTransfer, spec, in, i)
+		if err != nil {
+			return nil, nil, "", err
 		}
 		transfers[i] = t
 	}

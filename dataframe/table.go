@@ -146,14 +146,14 @@ func (rc *runCtx) computeArrays(xs []*gpuarray.Array) ([]*gpuarray.Array, error)
 	return gpuarray.ComputeAll(args...)
 }
 
-// materialize computes every array of t. Arrays already held on a GPU (persisted there, or a
-// device step's result such as a merge's gathered columns or a device groupby's table) stay
-// there as they are: a compute would copy them to the host, and a later read copies what it
-// asks for.
+// materialize computes every array of t. Arrays already held on a GPU (gpuarray's
+// HeldOnGPU: persisted there, or a device step's result such as a merge's gathered columns or
+// a device groupby's table) stay there as they are, whatever rc computes with: a compute on
+// the host would copy them there, and a later read copies what it asks for.
 func (rc *runCtx) materialize(t *table) (*table, error) {
 	var xs []*gpuarray.Array
 	todo := func(a *gpuarray.Array) {
-		if !strings.HasPrefix(a.Where(), "gpu") {
+		if !a.HeldOnGPU() {
 			xs = append(xs, a)
 		}
 	}
@@ -173,7 +173,7 @@ func (rc *runCtx) materialize(t *table) (*table, error) {
 	}
 	k := 0
 	done := func(a *gpuarray.Array) *gpuarray.Array {
-		if strings.HasPrefix(a.Where(), "gpu") {
+		if a.HeldOnGPU() {
 			return a
 		}
 		k++

@@ -69,38 +69,12 @@ func resolveBincounts(cfg computeConfig, root *expr.Node) (*expr.Node, error) {
 	if !ok || g == nil || len(g.devs) != 1 || !bincountKeep {
 		return root, nil
 	}
-	repl := map[*expr.Node]*expr.Node{}
-	seen := map[*expr.Node]bool{}
-	var find func(n *expr.Node) error
-	find = func(n *expr.Node) error {
-		if seen[n] {
-			return nil
-		}
-		seen[n] = true
+	return rewriteGraph(root, func(n *expr.Node) (*expr.Node, error) {
 		if c := bincountSum(n); c != nil {
-			r, err := bincountOnDevice(cfg, g, n, c)
-			if err != nil {
-				return err
-			}
-			if r != nil {
-				repl[n] = r
-				return nil
-			}
+			return bincountOnDevice(cfg, g, n, c)
 		}
-		for _, a := range n.Args {
-			if err := find(a); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := find(root); err != nil {
-		return nil, err
-	}
-	if len(repl) == 0 {
-		return root, nil
-	}
-	return replaceNodes(root, repl), nil
+		return nil, nil
+	})
 }
 
 // bincountOnDevice counts bincount sum n (of call c) on the scheduler's one GPU into one device
@@ -136,33 +110,4 @@ func bincountOnDevice(cfg computeConfig, g *gpuSched, n, c *expr.Node) (*expr.No
 	r.DType = dtype.Int64
 	g.libStep(fmt.Sprintf("bincount: %d chunks counted into one array of %d on the device (counts summed there, none assembled on the host) in %.3g s", len(st.Tasks), bins, time.Since(t0).Seconds()))
 	return r, nil
-}
-
-// replaceNodes returns root's graph with the nodes of repl replaced (the replacements have
-// their shapes and chunks, so the nodes above keep theirs).
-func replaceNodes(root *expr.Node, repl map[*expr.Node]*expr.Node) *expr.Node {
-	memo := map[*expr.Node]*expr.Node{}
-	var rebuild func(n *expr.Node) *expr.Node
-	rebuild = func(n *expr.Node) *expr.Node {
-		if r, ok := repl[n]; ok {
-			return r
-		}
-		if r, ok := memo[n]; ok {
-			return r
-		}
-		r := n
-		for i, a := range n.Args {
-			if b := rebuild(a); b != a {
-				if r == n {
-					c := *n
-					c.Args = slices.Clone(n.Args)
-					r = &c
-				}
-				r.Args[i] = b
-			}
-		}
-		memo[n] = r
-		return r
-	}
-	return rebuild(root)
 }

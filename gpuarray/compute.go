@@ -340,7 +340,7 @@ func computeArrays(cfg computeConfig, arrays []*Array) ([]*Array, error) {
 		if root.Buf != nil {
 			// Held on a GPU and computed on GPUs: it stays where it is (its host copy is
 			// made when read).
-			if _, held := root.Buf.(*gpuChunks); held && !cfg.toHost {
+			if a.HeldOnGPU() && !cfg.toHost {
 				if _, gs := cfg.sched.(*gpuSched); gs {
 					out[i] = a
 					continue

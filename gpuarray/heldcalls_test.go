@@ -405,3 +405,38 @@ func TestWorkerHostReadsNamed(t *testing.T) {
 		t.Fatalf("notes %q, want %q", s, want)
 	}
 }
+
+// TestHeldOnGPUPredicate checks which arrays HeldOnGPU reports held in GPU memory (the arrays
+// a GPU compute leaves where they are, and dataframe's materialize too), as Where names a GPU:
+// chunks held on a GPU and the linear algebra's row panels kept on one, yes; lazy work on
+// them, host data, an array persisted on the host and an error, no.
+func TestHeldOnGPUPredicate(t *testing.T) {
+	dev := &cuda.Device{Info: cuda.DeviceInfo{Index: 1}}
+	x := NewRandomState(8).StandardNormal(Shape(100), Chunks(25))
+	held, _ := heldForPlanning(t, x, dev, false)
+	panels, err := expr.NewBuffered(&deviceBuffer{dev: dev, rows: []int{10}, cols: 10}, []int{10, 10}, [][]int{{10}, {10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := x.Persist(Inline())
+	defer host.Release()
+	for _, c := range []struct {
+		name string
+		a    *Array
+		want bool
+	}{
+		{"held on gpu 1", held, true},
+		{"lazy work on it", held.Mul(2), false},
+		{"host data", FromSlice([]float64{1, 2}), false},
+		{"persisted on the host", host, false},
+		{"an error", x.Reshape(7, 7), false},
+		{"row panels on a GPU", &Array{n: panels}, true},
+	} {
+		if got := c.a.HeldOnGPU(); got != c.want || got != strings.HasPrefix(c.a.Where(), "gpu") {
+			t.Errorf("%s (where %q): HeldOnGPU %v, want %v", c.name, c.a.Where(), got, c.want)
+		}
+	}
+	if w := held.Where(); w != "gpu 1" {
+		t.Errorf("held: where %q", w)
+	}
+}

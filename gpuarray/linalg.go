@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -30,6 +31,9 @@ type linalgConfig struct {
 	gpuFallback string
 	// cublasMissing says why the own GEMM kernel runs instead of cuBLAS.
 	cublasMissing string
+	// hostTSQR says why a QR or SVD on a GPU runs its TSQR block by block, its blocks
+	// through host memory, instead of wholly on the device (tsqrThroughHost).
+	hostTSQR string
 }
 
 func newLinalgConfig(opts []ComputeOption) (*linalgConfig, error) {
@@ -326,13 +330,14 @@ func QR(a *Array, opts ...ComputeOption) (*QRResult, error) {
 	if k, ok := c.opt.Kernels.(*blas.Kernels); ok {
 		// On a GPU: TSQR there, Q and R left there (issue 32: a call's outputs stay on the
 		// device), where Q fits besides the work.
-		r, ok, err := c.qrOnDevice(c.ctx, k, a)
+		r, why, err := c.qrOnDevice(c.ctx, k, a)
 		if err != nil {
 			return nil, fmt.Errorf("QR: %w", err)
 		}
-		if ok {
+		if why == "" {
 			return r, nil
 		}
+		c.tsqrThroughHost("QR", why)
 	}
 	c.opt.LeafRows = c.leafRows(a.n.Shape[0], a.n.Shape[1])
 	q, err := linalg.TSQR(c.ctx, c.matrixOf(a, false), c.opt)
@@ -370,12 +375,15 @@ func SVD(a *Array, opts ...ComputeOption) (*SVDResult, error) {
 		return nil, fmt.Errorf("SVD: %w", err)
 	}
 	if k, ok := c.opt.Kernels.(*blas.Kernels); ok {
-		r, ok, err := c.svdOnDevice(c.ctx, k, a)
+		r, why, err := c.svdOnDevice(c.ctx, k, a)
 		if err != nil {
 			return nil, fmt.Errorf("SVD: %w", err)
 		}
-		if ok {
+		if why == "" {
 			return r, nil
+		}
+		if len(a.n.Chunks[0]) == 1 || len(a.n.Chunks[1]) == 1 { // else linalg.SVD says to use SVDCompressed
+			c.tsqrThroughHost("SVD", why)
 		}
 	}
 	c.opt.LeafRows = c.leafRows(max(a.n.Shape[0], a.n.Shape[1]), min(a.n.Shape[0], a.n.Shape[1]))
@@ -420,7 +428,18 @@ func (c *linalgConfig) path(kernels string) string {
 	if c.cublasMissing != "" {
 		return kernels + " (cuBLAS/cuSOLVER unavailable: " + c.cublasMissing + ")"
 	}
+	if c.hostTSQR != "" {
+		return kernels + " (" + c.hostTSQR + ")"
+	}
 	return kernels
+}
+
+// tsqrThroughHost notes for Path, and warns on stderr (a cell shows it), that the QR or SVD
+// (what) asked for on a GPU runs its TSQR block by block with its blocks in host memory, and
+// why the device TSQR (svdOnDevice, qrOnDevice) did not apply.
+func (c *linalgConfig) tsqrThroughHost(what, why string) {
+	c.hostTSQR = "TSQR block by block through host memory: " + why
+	fmt.Fprintf(os.Stderr, "gpuarray warning: %s: %s\n", what, c.hostTSQR)
 }
 
 // svdArrays wraps a result's factors as arrays: U keeps a's row chunks, V its column chunks.

@@ -72,39 +72,90 @@ func (c *linalgConfig) matmulOnDevice(ctx context.Context, g blas.DeviceGemm, a,
 // with its blocks generated on the GPU (or already held there) and TSQR done there
 // (blas.Kernels.TallSVD), as one leaf where memory allows, else leaves of a quarter of the
 // rows: on the GPU fewer, taller QRs are cheaper than a deeper tree. U stays on the device
-// where it fits besides the work, else it comes to the host. It reports ok = false when a is
-// not tall-and-skinny, does not fit, or its last stage is not a GPU kernel.
-func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Array) (*SVDResult, bool, error) {
-	s := a.n.Shape
-	if len(s) != 2 || len(a.n.Chunks[1]) != 1 || s[0] < s[1] || s[1] == 0 {
-		return nil, false, nil
+// where it fits besides the work, else it comes to the host. Where that does not apply here
+// (tallBlocks) it computes nothing and says why; the caller runs the TSQR block by block and
+// Path says so. err is a failure of the device work, for the caller to return.
+func (c *linalgConfig) svdOnDevice(ctx context.Context, k *blas.Kernels, a *Array) (out *SVDResult, why string, err error) {
+	in, why, err := c.tallBlocks(ctx, k.Device(), a, "SVD", false)
+	if in == nil {
+		return nil, why, err
 	}
-	dev := k.Device()
-	leafRows, keepU, fits := tallOnDevice(a.n.Chunks[0], s[1], deviceBytes(a.n, dev), available(ctx, dev)*9/10)
-	if !fits {
-		return nil, false, nil
-	}
-	t0 := time.Now()
-	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
-	if err != nil || !ok {
-		return nil, ok, err
-	}
-	defer freeA()
-	cuda.Trace("SVD input %s on GPU %d: %.3f s", expr.ShapeString(s), dev.Info.Index, time.Since(t0).Seconds())
-	r, err := k.TallSVD(ctx, ab, leafRows, keepU)
+	defer in.free()
+	s, dev := a.n.Shape, in.dev
+	r, err := k.TallSVD(ctx, in.blocks, in.leafRows, in.keep)
 	if err != nil {
-		return nil, true, err
+		return nil, "", fmt.Errorf("TSQR of %s on GPU %d: %w", expr.ShapeString(s), dev.Info.Index, err)
 	}
-	if !keepU {
+	if !in.keep {
 		out, err := svdArrays(&r.SVDResult, a, c)
-		return out, true, err
+		return out, "", err
 	}
 	u, err := deviceArray(dev, r.UBlocks.Ptr, a.n.Chunks[0], []int{s[1]})
 	if err != nil {
-		return nil, true, fmt.Errorf("left singular vectors: %w", err)
+		return nil, "", fmt.Errorf("left singular vectors: %w", err)
 	}
-	out, err := svdArrays(&r.SVDResult, a, c, u)
-	return out, true, err
+	out, err = svdArrays(&r.SVDResult, a, c, u)
+	return out, "", err
+}
+
+// tallInput is a tall-and-skinny matrix put on a GPU for a TSQR there (tallBlocks): its
+// blocks on dev (free gives what was put there back), the rows of the TSQR's leaves, and
+// whether the left factor (U, Q) stays on the device.
+type tallInput struct {
+	dev      *cuda.Device
+	blocks   blas.Blocks
+	free     func()
+	leafRows int
+	keep     bool
+}
+
+// tallBlocks is the set-up svdOnDevice and qrOnDevice share (what names which, for the
+// trace): the TSQR's leaves and where its left factor stays (tallOnDevice), and a's blocks put
+// on dev (blocksOnDevice), the left factor kept there where needKeep. Where a device TSQR does
+// not apply it returns a nil input and why: a is not tall-and-skinny (tallSkinny), the work
+// does not fit in the pool (or, needKeep, not with the factor kept), or a's last stage is not
+// a GPU kernel. err (a nil input, why "") is a failure of the device or of a's earlier stages.
+func (c *linalgConfig) tallBlocks(ctx context.Context, dev *cuda.Device, a *Array, what string, needKeep bool) (in *tallInput, why string, err error) {
+	if why := tallSkinny(a.n); why != "" {
+		return nil, why, nil
+	}
+	s := a.n.Shape
+	input, free := deviceBytes(a.n, dev), available(ctx, dev)*9/10
+	leafRows, keep, fits := tallOnDevice(a.n.Chunks[0], s[1], input, free)
+	switch {
+	case !fits:
+		return nil, fmt.Sprintf("the work does not fit in GPU %d's free memory (%d bytes)", dev.Info.Index, free), nil
+	case needKeep && !keep:
+		return nil, fmt.Sprintf("the left factor does not fit in GPU %d's free memory (%d bytes) besides the work", dev.Info.Index, free), nil
+	}
+	t0 := time.Now()
+	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s input %s on GPU %d: %w", what, expr.ShapeString(s), dev.Info.Index, err)
+	}
+	if !ok {
+		return nil, "its chunks are not generated on the device (the last stage is not one elementwise float64 GPU kernel with a task per chunk)", nil
+	}
+	cuda.Trace("%s input %s on GPU %d: %.3f s", what, expr.ShapeString(s), dev.Info.Index, time.Since(t0).Seconds())
+	return &tallInput{dev: dev, blocks: ab, free: freeA, leafRows: leafRows, keep: keep}, "", nil
+}
+
+// tallSkinny says why 2-d node n is not a tall-and-skinny matrix for a device TSQR
+// (tallBlocks), or "" when it is: one column of chunks, at least as many rows as columns,
+// and some columns. It needs no GPU.
+func tallSkinny(n *expr.Node) string {
+	s := n.Shape
+	switch {
+	case len(s) != 2:
+		return fmt.Sprintf("an array of shape %s is not a matrix", expr.ShapeString(s))
+	case len(n.Chunks[1]) != 1:
+		return fmt.Sprintf("%d column chunks, not one", len(n.Chunks[1]))
+	case s[0] < s[1]:
+		return fmt.Sprintf("shape %s has fewer rows than columns", expr.ShapeString(s))
+	case s[1] == 0:
+		return "no columns"
+	}
+	return ""
 }
 
 // tallOnDevice decides how a TSQR of a tall-and-skinny matrix (row chunks rowChunks, cols
@@ -146,33 +197,23 @@ func tallOnDevice(rowChunks []int, cols int, input, free uint64) (leafRows int, 
 
 // qrOnDevice computes the QR of a tall-and-skinny a (one column of chunks, rows >= columns)
 // as svdOnDevice does its SVD (blas.Kernels.TallQR), Q left on the device in a's row chunks
-// and R (columns x columns) uploaded beside it, so later stages read both in place. It
-// reports ok = false, computing nothing, when a is not tall-and-skinny, Q does not fit on the
-// device besides the work, or a's last stage is not a GPU kernel.
-func (c *linalgConfig) qrOnDevice(ctx context.Context, k *blas.Kernels, a *Array) (*QRResult, bool, error) {
-	s := a.n.Shape
-	if len(s) != 2 || len(a.n.Chunks[1]) != 1 || s[0] < s[1] || s[1] == 0 {
-		return nil, false, nil
+// and R (columns x columns) uploaded beside it, so later stages read both in place. Where
+// that does not apply here (tallBlocks: also where Q does not fit on the device besides the
+// work) it computes nothing and says why; err is a failure of the device work.
+func (c *linalgConfig) qrOnDevice(ctx context.Context, k *blas.Kernels, a *Array) (out *QRResult, why string, err error) {
+	in, why, err := c.tallBlocks(ctx, k.Device(), a, "QR", true)
+	if in == nil {
+		return nil, why, err
 	}
-	dev := k.Device()
-	leafRows, keep, fits := tallOnDevice(a.n.Chunks[0], s[1], deviceBytes(a.n, dev), available(ctx, dev)*9/10)
-	if !fits || !keep {
-		return nil, false, nil
-	}
-	t0 := time.Now()
-	ab, freeA, ok, err := c.blocksOnDevice(ctx, dev, a.n)
-	if err != nil || !ok {
-		return nil, ok, err
-	}
-	defer freeA()
-	cuda.Trace("QR input %s on GPU %d: %.3f s", expr.ShapeString(s), dev.Info.Index, time.Since(t0).Seconds())
-	r, err := k.TallQR(ctx, ab, leafRows)
+	defer in.free()
+	s, dev := a.n.Shape, in.dev
+	r, err := k.TallQR(ctx, in.blocks, in.leafRows)
 	if err != nil {
-		return nil, true, err
+		return nil, "", fmt.Errorf("TSQR of %s on GPU %d: %w", expr.ShapeString(s), dev.Info.Index, err)
 	}
 	q, err := deviceArray(dev, r.QBlocks.Ptr, a.n.Chunks[0], []int{s[1]})
 	if err != nil {
-		return nil, true, fmt.Errorf("the Q factor: %w", err)
+		return nil, "", fmt.Errorf("the Q factor: %w", err)
 	}
 	var rp driver.DevicePtr
 	err = dev.Do(ctx, func() error {
@@ -186,13 +227,13 @@ func (c *linalgConfig) qrOnDevice(ctx context.Context, k *blas.Kernels, a *Array
 		if rp != 0 {
 			_ = dev.Do(context.Background(), func() error { dev.Pool().Free(rp); return nil })
 		}
-		return nil, true, fmt.Errorf("the R factor to GPU %d: %w", dev.Info.Index, err)
+		return nil, "", fmt.Errorf("the R factor to GPU %d: %w", dev.Info.Index, err)
 	}
 	ra, err := deviceArray(dev, []driver.DevicePtr{rp}, []int{s[1]}, []int{s[1]})
 	if err != nil {
-		return nil, true, fmt.Errorf("the R factor: %w", err)
+		return nil, "", fmt.Errorf("the R factor: %w", err)
 	}
-	return &QRResult{Q: q, R: ra, Path: c.path(r.Kernels)}, true, nil
+	return &QRResult{Q: q, R: ra, Path: c.path(r.Kernels)}, "", nil
 }
 
 // deviceBytes returns the device memory n's blocks take when put on dev: none when n is held

@@ -1,6 +1,7 @@
 package gpuarray
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpunotes/gpunotes/gpuarray/cuda/blas"
@@ -41,5 +42,36 @@ func TestTallOnDevicePlanning(t *testing.T) {
 		if onDevice := ok && keep; onDevice != (c.ok && c.keep) {
 			t.Errorf("%s: QR on the device %v", c.name, onDevice)
 		}
+	}
+}
+
+// TestTallSkinnyFallback checks why QR and SVD on a GPU leave the device TSQR for the one that
+// runs block by block (tallSkinny, tsqrThroughHost): a tall-and-skinny array in one column of
+// chunks applies; several column chunks, fewer rows than columns or no columns do not, each
+// named; the reason then stands in the result's Path beside the kernels that ran.
+func TestTallSkinnyFallback(t *testing.T) {
+	rs := NewRandomState(5)
+	for _, c := range []struct {
+		name string
+		a    *Array
+		why  string // "" where the device TSQR applies
+	}{
+		{"tall, one column chunk", rs.StandardNormal(Shape(100, 10), Chunks(25, 10)), ""},
+		{"square", rs.StandardNormal(Shape(10, 10), Chunks(5, 10)), ""},
+		{"two column chunks", rs.StandardNormal(Shape(100, 10), Chunks(25, 5)), "2 column chunks"},
+		{"short and fat", rs.StandardNormal(Shape(10, 100), Chunks(10, 100)), "fewer rows than columns"},
+		{"no columns", Zeros(Shape(10, 0)), "no columns"},
+	} {
+		if why := tallSkinny(c.a.n); (why == "") != (c.why == "") || !strings.Contains(why, c.why) {
+			t.Errorf("%s: %q, want %q", c.name, why, c.why)
+		}
+	}
+	c := &linalgConfig{}
+	if p := c.path("cuSOLVER"); p != "cuSOLVER" {
+		t.Errorf("path with no fallback: %q", p)
+	}
+	c.tsqrThroughHost("SVD", tallSkinny(rs.StandardNormal(Shape(10, 100), Chunks(10, 100)).n))
+	if p := c.path("cuSOLVER"); !strings.HasPrefix(p, "cuSOLVER (") || !strings.Contains(p, "through host memory") || !strings.Contains(p, "fewer rows than columns") {
+		t.Errorf("path after the fallback: %q", p)
 	}
 }

@@ -279,6 +279,19 @@ func (a *Array) Where() string {
 	return "host"
 }
 
+// HeldOnGPU reports whether a is a computed array whose values are held in GPU memory:
+// persisted there (Persist with OnGPU), an array result that a GPU compute left there, or a
+// factor or product that the GPU linear algebra keeps there; Where names the GPUs. A compute
+// on GPUs leaves such an array where it is, for the kernels that follow to read in place;
+// reading its values copies them to the host (once: the copy is kept beside the GPU's).
+func (a *Array) HeldOnGPU() bool {
+	if a.Err() != nil || a.n.Kind != expr.KData {
+		return false
+	}
+	_, held := a.n.Buf.(onDevice)
+	return held
+}
+
 // WhereAll says where computed arrays are held together, as Where says it for one: the GPUs
 // and the cluster workers counted over all of them ("gpus 0,1", "2 cluster workers"), then
 // other places, joined by ", " when they differ ("host, gpu 0"). Arrays that are not computed

@@ -64,44 +64,23 @@ func resolveTakes(cfg computeConfig, root *expr.Node) (*expr.Node, error) {
 	if !ok || g == nil || len(g.devs) == 0 || !takeGather {
 		return root, nil
 	}
-	repl := map[*expr.Node]*expr.Node{}
-	seen := map[*expr.Node]bool{}
-	var find func(n *expr.Node) error
-	find = func(n *expr.Node) error {
-		if seen[n] {
-			return nil
+	return rewriteGraph(root, func(n *expr.Node) (*expr.Node, error) {
+		// A take takeGathers leaves to the planner gets no note here: the planner's own
+		// (a host gather is named and warned) says where it ran.
+		if n.Kind != expr.KTake || takeGathers(n) != "" {
+			return nil, nil
 		}
-		seen[n] = true
-		if n.Kind == expr.KTake {
-			// A take takeGathers leaves to the planner gets no note here: the planner's own
-			// (a host gather is named and warned) says where it ran.
-			if takeGathers(n) == "" {
-				r, why, err := gatherOnGPU(cfg, &Array{n: n.Args[0]}, &Array{n: n.Args[1]}, true)
-				if err != nil {
-					return err
-				}
-				if why == "" {
-					repl[n] = r.n
-					g.libStep(r.path)
-					return nil
-				}
-				g.libStep("take: gathered where its tasks run (" + why + ")")
-			}
+		r, why, err := gatherOnGPU(cfg, &Array{n: n.Args[0]}, &Array{n: n.Args[1]}, true)
+		if err != nil {
+			return nil, err
 		}
-		for _, a := range n.Args {
-			if err := find(a); err != nil {
-				return err
-			}
+		if why != "" {
+			g.libStep("take: gathered where its tasks run (" + why + ")")
+			return nil, nil
 		}
-		return nil
-	}
-	if err := find(root); err != nil {
-		return nil, err
-	}
-	if len(repl) == 0 {
-		return root, nil
-	}
-	return replaceNodes(root, repl), nil
+		g.libStep(r.path)
+		return r.n, nil
+	})
 }
 
 // takeGather lets GPU computes gather takes on the device (resolveTakes): on by default,
