@@ -473,6 +473,23 @@ func runMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.How, 
 		if lt, rt, held, err = heldSides(rc, lt, rt, keys, how, plan); err != nil {
 			return nil, err
 		}
+		// GPUNOTES_GPU_JOIN=device: the join on the keys where they are held (merge_gpu_held.go).
+		if heldJoinOn {
+			why := ""
+			if held == nil {
+				_, why = heldGatherable(lt, rt, plan)
+			} else {
+				t, w, err := heldMerge(rc, left, right, held, keys, how, o)
+				if err != nil {
+					return nil, err
+				}
+				if w == "" {
+					return t, nil
+				}
+				why = w
+			}
+			rc.host("merge: the join on the keys held on the GPU (GPUNOTES_GPU_JOIN=device) not taken: %s", why)
+		}
 	}
 	// The sides are only read: values already in host memory are read in place.
 	toHost := rc.toHostView
