@@ -1,6 +1,7 @@
 package dataframe
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"slices"
@@ -35,8 +36,11 @@ var (
 // dictTables returns the tables that map a categorical key's codes of each side into codes of
 // one dictionary of both sides (the codes joinKeys gives them): nil for a side whose codes
 // are already those (the left side's, and the right side's when it has the same categories
-// in the same order).
+// in the same order: then no dictionary is built, categories being distinct).
 func dictTables(l, r *strHeap) (lt, rt []int64) {
+	if l == r || (slices.Equal(l.offsets, r.offsets) && bytes.Equal(l.data, r.data)) {
+		return nil, nil
+	}
 	dict := map[string]int64{}
 	codes := func(h *strHeap) []int64 {
 		out := make([]int64, h.len())

@@ -3,6 +3,7 @@ package dataframe
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,5 +236,25 @@ func TestMergeHeldJoin(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDictTables: the tables of two categoricals' dictionaries give the codes joinKeys gives
+// (one dictionary, the left side's first), nil for a side already in them, and none at all
+// for equal dictionaries.
+func TestDictTables(t *testing.T) {
+	a, b := heapOf([]string{"x", "y", "z"}), heapOf([]string{"z", "w", "x"})
+	lt, rt := dictTables(a, b)
+	if lt != nil || !slices.Equal(rt, []int64{2, 3, 0}) {
+		t.Fatalf("tables %v %v", lt, rt)
+	}
+	if lt, rt = dictTables(b, a); lt != nil || !slices.Equal(rt, []int64{2, 3, 0}) {
+		t.Fatalf("swapped: tables %v %v", lt, rt)
+	}
+	if lt, rt = dictTables(a, heapOf([]string{"x", "y", "z"})); lt != nil || rt != nil {
+		t.Fatalf("equal dictionaries: tables %v %v", lt, rt)
+	}
+	if lt, rt = dictTables(a, heapOf([]string{"x", "y"})); lt != nil || rt != nil {
+		t.Fatalf("a prefix: tables %v %v", lt, rt)
 	}
 }
