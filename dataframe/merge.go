@@ -65,7 +65,11 @@ func BroadcastRows(n int) MergeOption { return func(o *mergeOpts) { o.broadcast 
 // order (as dask's); within a partition, inner and left joins keep the left rows' order.
 // With OnGPU the hash partitioning and the joins run on the GPU (gpuarray.HashJoin), in the
 // same strategies and the same row order as on the CPU (merge_gpu.go; Path names the steps
-// left on the host); on a cluster, a heavy key's shuffled partition is split (JoinColumns).
+// left on the host); with GPUNOTES_GPU_JOIN=device (not yet the default: no GPU has run it)
+// an inner, left, semi or anti merge on int32, int64 or categorical keys without nulls, whose
+// output gathers on the GPU, reads its keys where the GPU holds them and keeps the joined rows
+// there (merge_gpu_held.go), which Path names; on a cluster, a heavy key's shuffled partition
+// is split (JoinColumns).
 func Merge(left, right *Frame, opts ...MergeOption) *Frame {
 	o := mergeOpts{how: "inner", suffixes: [2]string{"_x", "_y"}, broadcast: DefaultBroadcastRows}
 	for _, f := range opts {
@@ -472,6 +476,23 @@ func runMerge(rc *runCtx, left, right *Frame, keys []keyPair, how hashjoin.How, 
 	if onDevice {
 		if lt, rt, held, err = heldSides(rc, lt, rt, keys, how, plan); err != nil {
 			return nil, err
+		}
+		// GPUNOTES_GPU_JOIN=device: the join on the keys where they are held (merge_gpu_held.go).
+		if heldJoinOn {
+			why := ""
+			if held == nil {
+				_, why = heldGatherable(lt, rt, plan)
+			} else {
+				t, w, err := heldMerge(rc, left, right, held, keys, how, o)
+				if err != nil {
+					return nil, err
+				}
+				if w == "" {
+					return t, nil
+				}
+				why = w
+			}
+			rc.host("merge: the join on the keys held on the GPU (GPUNOTES_GPU_JOIN=device) not taken: %s", why)
 		}
 	}
 	// The sides are only read: values already in host memory are read in place.

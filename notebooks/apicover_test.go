@@ -28,6 +28,8 @@ var notInNotebooks = map[string]string{
 	"HashPartition":         "plumbing for package dataframe (hash partitions computed on a GPU); cells use dataframe",
 	"TakeOnGPU":             "plumbing for package dataframe (GroupBy's gathers of sorted rows on a GPU); cells use dataframe",
 	"TakeRowsOnGPU":         "plumbing for package dataframe (Merge's output gathered on a GPU); cells use dataframe's Merge",
+	"JoinOnGPU":             "plumbing for package dataframe (Merge's join on keys held on a GPU, GPUNOTES_GPU_JOIN=device); cells use dataframe's Merge",
+	"TakeRowsAtOnGPU":       "plumbing for package dataframe (Merge's output gathered at rows held on a GPU); cells use dataframe's Merge",
 	"PersistStrings":        "plumbing for package dataframe (a string heap held on a GPU); cells use dataframe's Persist",
 	"DeviceStrings.Match":   "plumbing for package dataframe (str functions on a GPU); cells use dataframe's Col(...).StartsWith",
 	"DeviceStrings.EqualAt": "plumbing for package dataframe (row-wise string equality on a GPU); cells use dataframe",
