@@ -115,7 +115,7 @@ func gcCycle() {
 	if rearm {
 		armGCTuner()
 	}
-	if rearm && free > max(gcFloor, live/8) && gcReleasing.CompareAndSwap(false, true) {
+	if rearm && releaseFree(live, free) && gcReleasing.CompareAndSwap(false, true) {
 		go func() {
 			defer gcReleasing.Store(false)
 			debug.FreeOSMemory()
@@ -131,3 +131,7 @@ func gcCycle() {
 // objects. Past gcFloor or an eighth of the live heap they are given back at once (a forced
 // collection, then all free pages; those reused come back at a page fault).
 var gcReleasing atomic.Bool
+
+// releaseFree reports whether free bytes of free heap pages beside a live heap of live bytes
+// are to be given back now.
+func releaseFree(live, free uint64) bool { return free > max(gcFloor, live/8) }

@@ -71,3 +71,60 @@ func TestGCTunerFollowsTheStore(t *testing.T) {
 	}
 	runtime.KeepAlive(st)
 }
+
+// TestReleaseFree checks when a worker gives its free heap pages back: past gcFloor or an
+// eighth of the live heap, whichever is more.
+func TestReleaseFree(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		live, free uint64
+		want       bool
+	}{
+		{0, 0, false},
+		{100 * mib, 64 * mib, false},
+		{100 * mib, 65 * mib, true},
+		{510 * mib, 63 * mib, false}, // a shuffle worker's at its peak: 64 MiB allowed
+		{510 * mib, 165 * mib, true}, // what it kept before
+		{4000 * mib, 400 * mib, false},
+		{4000 * mib, 600 * mib, true},
+	} {
+		if got := releaseFree(c.live, c.free); got != c.want {
+			t.Errorf("releaseFree(%d MiB live, %d MiB free) = %v, want %v", c.live/mib, c.free/mib, got, c.want)
+		}
+	}
+}
+
+// TestGCTunerGivesFreePagesBack checks that free heap pages past the floor left by a
+// collection are given back to the system while a store is tuned.
+func TestGCTunerGivesFreePagesBack(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set: the tuner is off")
+	}
+	free := func() uint64 {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	st := newStore(0, 0, t.TempDir())
+	defer st.close()
+	remove := tuneGCFor(st)
+	defer remove()
+	// 192 MiB in 4 MiB buffers, written, then garbage: the collection frees their pages.
+	bufs := make([][]byte, 48)
+	for i := range bufs {
+		bufs[i] = make([]byte, 4<<20)
+		for j := 0; j < len(bufs[i]); j += 4096 {
+			bufs[i][j] = 1
+		}
+	}
+	bufs = nil
+	runtime.KeepAlive(bufs)
+	deadline := time.Now().Add(30 * time.Second) // a safety net: the check is on the bytes
+	for free() > gcFloor && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if f := free(); f > gcFloor {
+		t.Fatalf("%d MiB of free heap pages kept after the collections, want at most %d MiB", f>>20, gcFloor>>20)
+	}
+}
