@@ -104,7 +104,7 @@ func TestShardReceivesCountTowardsTheLimit(t *testing.T) {
 	go func() { _, err := cb.Write(b); wroteB <- err }()
 	<-waiting // b's receive found no room beside a's
 	// Only the oldest receive (a) may pass the limit, by at most its own shard.
-	if h := st.heldNow(); h > limit+vals*8+1 {
+	if h := st.heldNow(); h > limit+vals*8+shardPad {
 		t.Fatalf("%d bytes held by two receives, past the %d-byte limit and a's shard", h, limit)
 	}
 	if _, err := ca.Write(a[cut:]); err != nil {
@@ -116,10 +116,10 @@ func TestShardReceivesCountTowardsTheLimit(t *testing.T) {
 	}
 	answer(t, cb, eb)
 	s := st.stats()
-	if h := st.heldNow(); h != 0 || s.Count != 3 || s.Host+s.Disk != 9<<20+2 || s.RecvWaits == 0 {
-		t.Fatalf("after both shards: %d bytes held, %+v; want nothing held, three results of 9 MiB and 2 bytes", h, s)
+	if h := st.heldNow(); h != 0 || s.Count != 3 || s.Host+s.Disk != 9<<20+2*shardPad || s.RecvWaits == 0 {
+		t.Fatalf("after both shards: %d bytes held, %+v; want nothing held, three results of 9 MiB and two pieces' padding", h, s)
 	}
-	if s.Peak > limit+vals*8+1 {
+	if s.Peak > limit+vals*8+shardPad {
 		t.Fatalf("peak %d bytes, past the limit %d and one shard", s.Peak, limit)
 	}
 	for _, in := range []int{0, 1} {

@@ -32,12 +32,18 @@ const (
 	endMark   = 0
 	// maxShardCols bounds the columns of one shard.
 	maxShardCols = 1 << 12
-	// encShard marks a stored shard piece: Data is the dtype byte, then the values.
+	// encShard marks a stored shard piece: Data is the dtype byte, zeros to shardPad bytes,
+	// then the values, aligned as a kept chunk's are (read in place, never copied).
 	encShard = 3
+	// shardPad is the bytes before a stored shard piece's values.
+	shardPad = chunkAlign
+	// shardBuffer is the buffer of a shard stream's reader and writer: the pieces are read
+	// into their own buffers, and values larger than it pass it by.
+	shardBuffer = 64 << 10
 )
 
 // shard is one input partition's rows bound for one output partition: Cols[c] holds column
-// c's piece as the dtype byte followed by its values (the layout the store keeps).
+// c's piece in the layout the store keeps (encShard: the dtype byte, padding, the values).
 type shard struct {
 	Run        string
 	Out, In    int
@@ -127,7 +133,7 @@ func readShard(r io.Reader, limit int64, rc *receive) (*shard, error) {
 		if n > uint64(limit-s.valueBytes) || s.valueBytes > limit {
 			return nil, fmt.Errorf("shard column %d: %d bytes exceed the %d bytes allowed", c, n, limit)
 		}
-		b, err := readGrowing(r, int(n), 1, rc)
+		b, err := readGrowing(r, int(n), shardPad, rc)
 		if err != nil {
 			return nil, fmt.Errorf("read shard column %d: %w", c, err)
 		}
@@ -162,16 +168,20 @@ func readGrowing(r io.Reader, n, pre int, rc *receive) ([]byte, error) {
 	return b, nil
 }
 
-// shardPiece decodes a stored shard piece (encShard) into its values.
+// shardPiece decodes a stored shard piece (encShard) into its values, in place in b's Data
+// (copied only when they are not aligned for their dtype).
 func shardPiece(b *blob) (dtype.Slice, error) {
-	if b == nil || b.Enc != encShard || len(b.Data) < 1 {
+	if b == nil || b.Enc != encShard || len(b.Data) < shardPad {
 		return dtype.Slice{}, errors.New("not a shuffle piece")
 	}
 	dt := dtype.DType(b.Data[0])
 	if !dt.Valid() {
 		return dtype.Slice{}, fmt.Errorf("shuffle piece of dtype %d", b.Data[0])
 	}
-	return dtype.FromBytes(dt, b.Data[1:])
+	if v, ok := viewBytes(dt, b.Data[shardPad:]); ok {
+		return v, nil
+	}
+	return dtype.FromBytes(dt, b.Data[shardPad:])
 }
 
 // shardSink receives shards: the worker's store, in tests a map.
@@ -187,7 +197,7 @@ type shardSink interface {
 // shard count towards the worker's memory from its first byte (beginReceive), not only once
 // stored.
 func serveShards(c io.ReadWriter, sink shardSink) error {
-	r := bufio.NewReaderSize(c, 1<<20)
+	r := bufio.NewReaderSize(c, shardBuffer)
 	var failed error
 	for {
 		rc := sink.beginReceive()
@@ -246,7 +256,7 @@ func pushShards(ctx context.Context, addr, token string, tlsCfg *tls.Config, run
 	if err := authDial(c, token, roleShuffle); err != nil {
 		return fmt.Errorf("shuffle to peer %s: %w", addr, err)
 	}
-	bw := bufio.NewWriterSize(c, 1<<20)
+	bw := bufio.NewWriterSize(c, shardBuffer)
 	for j, p := range b.out {
 		if err := writeShard(bw, run, p, in, b.cols[j]); err != nil {
 			return fmt.Errorf("shuffle to peer %s: %w", addr, err)

@@ -55,7 +55,10 @@ func TestShardRoundTrip(t *testing.T) {
 	if got := f.Float64s(); len(got) != 3 || got[0] != 0.5 || got[2] != -2 {
 		t.Fatalf("float column %v", got)
 	}
-	if s, err = readShard(r, 1<<20, nil); err != nil || s.Out != 3 || len(s.Cols) != 1 || len(s.Cols[0]) != 1 {
+	if &f.Bytes()[0] != &s.Cols[1][shardPad] {
+		t.Fatal("the piece's values were copied, not read in place")
+	}
+	if s, err = readShard(r, 1<<20, nil); err != nil || s.Out != 3 || len(s.Cols) != 1 || len(s.Cols[0]) != shardPad {
 		t.Fatalf("empty shard: %+v, %v", s, err)
 	}
 	if _, err := readShard(r, 1<<20, nil); !errors.Is(err, errEndOfShards) {

@@ -155,6 +155,13 @@ func (st *store) tick() uint64 {
 	return st.clock
 }
 
+// hostBytes is the bytes of results the store holds in host memory.
+func (st *store) hostBytes() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.inMem
+}
+
 // putDev keeps a device-held result, then spills what no longer fits.
 func (st *store) putDev(k string, v devValue) {
 	st.mu.Lock()

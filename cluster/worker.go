@@ -234,6 +234,7 @@ func runSession(ctx context.Context, cfg WorkerConfig, sec *workerTLS, ev Evalua
 		dropImagePages()
 	}
 	w.mem.tune(w.store)
+	defer tuneGCFor(w.store)()
 	w.store.logf = func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		w.logs.printf("warning: %s", msg)
