@@ -691,14 +691,7 @@ func holisticPairs(st *hashagg.State, ng int, v hashagg.Values, unitIDs [][]int3
 		hist[u] = h
 	})
 	// Group g's pairs: unit 0's, then unit 1's, ...
-	at := 0
-	for g := 0; g < ng; g++ {
-		for u := range hist {
-			c := hist[u][g]
-			hist[u][g] = at
-			at += c
-		}
-	}
+	at := hashagg.BucketOffsets(hist, ng)[ng]
 	st.G = make([]int32, at)
 	if st.IsInt {
 		st.VI = make([]int64, at)

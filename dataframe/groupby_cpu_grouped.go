@@ -111,17 +111,8 @@ func denseGrouped(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, col, 
 		return nil, err
 	}
 	// Bucket b holds unit 0's rows of b, then unit 1's, ...: row order within a bucket.
-	bstart := make([]int, nb+1)
-	at := 0
-	for b := 0; b < nb; b++ {
-		bstart[b] = at
-		for u := range hist {
-			c := hist[u][b]
-			hist[u][b] = at
-			at += c
-		}
-	}
-	bstart[nb] = at
+	bstart := hashagg.BucketOffsets(hist, nb)
+	at := bstart[nb]
 	vals := make([]float64, at)
 	lows := make([]uint16, at)
 	v := in.vals[col]

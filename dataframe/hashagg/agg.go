@@ -881,7 +881,6 @@ func bucketPairs(s *State, n int) (start []int, vi []int64, vf []float64) {
 		}
 		return start, s.VI, s.VF
 	}
-	start = make([]int, n+1)
 	if s.IsInt {
 		vi = make([]int64, len(s.G))
 	} else {
@@ -900,16 +899,7 @@ func bucketPairs(s *State, n int) (start []int, vi []int64, vf []float64) {
 		}
 		at[c] = h
 	})
-	next := 0
-	for g := 0; g < n; g++ {
-		start[g] = next
-		for c := range at {
-			k := at[c][g]
-			at[c][g] = next
-			next += k
-		}
-	}
-	start[n] = next
+	start = BucketOffsets(at, n)
 	parallel(chunks, chunks, func(c int) {
 		lo, hi := c*per, min(len(s.G), (c+1)*per)
 		a := at[c]

@@ -88,6 +88,25 @@ func parallel(n, workers int, f func(i int)) {
 	wg.Wait()
 }
 
+// BucketOffsets turns counts[u][b], unit u's rows of bucket b (b < nb), into unit u's first
+// slot in bucket b, in place, where bucket b holds unit 0's rows, then unit 1's, ... (row
+// order within a bucket), and returns where each bucket starts (nb+1 values, the last the
+// total).
+func BucketOffsets(counts [][]int, nb int) []int {
+	start := make([]int, nb+1)
+	at := 0
+	for b := 0; b < nb; b++ {
+		start[b] = at
+		for _, h := range counts {
+			c := h[b]
+			h[b] = at
+			at += c
+		}
+	}
+	start[nb] = at
+	return start
+}
+
 // bucketRows is the rows per radix bucket AggregateCodes aims at: a bucket's hash table and
 // states stay in the cache.
 const bucketRows = 1 << 15
@@ -130,17 +149,8 @@ func AggregateCodes(codes []uint64, skip uint64, units []int, specs []Spec, vals
 		hist[u] = h
 	})
 	// Bucket b holds unit 0's rows of b, then unit 1's, ...: row order within a bucket.
-	bstart := make([]int, nb+1)
-	at := 0
-	for b := 0; b < nb; b++ {
-		bstart[b] = at
-		for u := range units {
-			c := hist[u][b]
-			hist[u][b] = at
-			at += c
-		}
-	}
-	bstart[nb] = at
+	bstart := BucketOffsets(hist, nb)
+	at := bstart[nb]
 	sorted := make([]uint64, at)
 	rows := make([]int32, at)
 	holistic := false
