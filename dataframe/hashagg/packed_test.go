@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestSumCountPackedEqualsPlain checks sumCount (packed where packable allows it) against a
+// TestSumCountPackedEqualsPlain checks sumCountPacked (where packable allows it) against a
 // plain sum and count, with values at the int32 extremes, negative sums, counts already
 // present, and skipped rows; and that packable refuses sums that could pass 32 bits.
 func TestSumCountPackedEqualsPlain(t *testing.T) {
@@ -47,7 +47,11 @@ func TestSumCountPackedEqualsPlain(t *testing.T) {
 				wantCnt[g]++
 			}
 		}
-		sumCount(sum, cnt, ids, x)
+		if c.packs {
+			sumCountPacked(sum, cnt, ids, x)
+		} else {
+			sumCount(sum, cnt, ids, x)
+		}
 		for g := range sum {
 			if sum[g] != wantSum[g] || cnt[g] != wantCnt[g] {
 				t.Fatalf("%+v: group %d: sum %d count %d, want %d and %d", c, g, sum[g], cnt[g], wantSum[g], wantCnt[g])

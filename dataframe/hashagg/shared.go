@@ -271,8 +271,11 @@ func extremes[T int32 | int64](m []int64, ids []int32, x []T, isMin bool) {
 // in one pass: sumInt (or sumFloat of integers) and foldSize together.
 func sumCount[T int32 | int64, A int64 | float64](sum []A, cnt []int64, ids []int32, x []T) {
 	x = x[:len(ids)]
-	if xs, ok := any(x).([]int32); ok && packable(cnt, len(ids), xs) {
-		if si, ok := any(sum).([]int64); ok {
+	// With many groups (states beyond the caches) the count and the sum in one word: one
+	// random update a row fewer, for a scan of x (packable) that costs as much as the fold
+	// itself with few groups.
+	if xs, ok := any(x).([]int32); ok && len(cnt) > pairGroups {
+		if si, ok := any(sum).([]int64); ok && packable(cnt, len(ids), xs) {
 			sumCountPacked(si, cnt, ids, xs)
 			return
 		}
