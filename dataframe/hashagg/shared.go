@@ -271,10 +271,10 @@ func extremes[T int32 | int64](m []int64, ids []int32, x []T, isMin bool) {
 // in one pass: sumInt (or sumFloat of integers) and foldSize together.
 func sumCount[T int32 | int64, A int64 | float64](sum []A, cnt []int64, ids []int32, x []T) {
 	x = x[:len(ids)]
-	// With many groups (states beyond the caches) the count and the sum in one word: one
-	// random update a row fewer, for a scan of x (packable) that costs as much as the fold
-	// itself with few groups.
-	if xs, ok := any(x).([]int32); ok && len(cnt) > pairGroups {
+	// With many groups (two states beyond L2) the count and the sum in one word: one random
+	// update a row fewer, for a scan of x (packable) that costs as much as the fold itself
+	// where the states stay in the cache.
+	if xs, ok := any(x).([]int32); ok && len(cnt) > packGroups {
 		if si, ok := any(sum).([]int64); ok && packable(cnt, len(ids), xs) {
 			sumCountPacked(si, cnt, ids, xs)
 			return
@@ -287,6 +287,9 @@ func sumCount[T int32 | int64, A int64 | float64](sum []A, cnt []int64, ids []in
 		}
 	}
 }
+
+// packGroups is the most groups for which sumCount keeps the count and the sum apart.
+const packGroups = 1 << 15
 
 // packable reports whether sumCountPacked can fold rows int32 values x into cnt: the counts
 // and the rows stay below 2^31 and the sum of any group's values within [-2^31, 2^31) (rows
