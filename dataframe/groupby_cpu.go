@@ -298,33 +298,117 @@ func (in *groupInput) strides() []int64 {
 	return s
 }
 
-// decode returns each key's values of the groups' codes: the keys peeled off each code from
-// the fastest-varying one (one division each), chunks of codes in parallel.
+// keyOut is where decodeInto writes one key's values: i32 or i64, one per code.
+type keyOut struct {
+	i32 []int32
+	i64 []int64
+}
+
+// decode returns each key's values of the groups' codes as int64 (hashagg's Keys).
 func (in *groupInput) decode(codes []uint64) [][]int64 {
-	out := make([][]int64, len(in.keys))
-	for k := range out {
-		out[k] = make([]int64, len(codes))
+	outs := make([]keyOut, len(in.keys))
+	parallelDo(len(outs), runtime.GOMAXPROCS(0), func(k int) { outs[k].i64 = make([]int64, len(codes)) })
+	in.decodeInto(codes, outs)
+	keys := make([][]int64, len(outs))
+	for k, o := range outs {
+		keys[k] = o.i64
 	}
-	if len(in.keys) == 0 {
-		return out
+	return keys
+}
+
+// keyColumns returns the groups' key columns of the codes in their output types (as
+// decodeInts builds them from int64 keys), decoded straight into them: int32 keys and
+// categoricals' codes never pass through int64.
+func (in *groupInput) keyColumns(codes []uint64) []*hostCol {
+	workers := runtime.GOMAXPROCS(0)
+	outs := make([]keyOut, len(in.keys))
+	// Allocated (and so cleared) in parallel: with ~1e7 groups, a serial part otherwise.
+	parallelDo(len(outs), workers, func(k int) {
+		if adt, _ := in.keyCols[k].dt.array(); adt == gpuarray.Int32 {
+			outs[k].i32 = make([]int32, len(codes))
+		} else {
+			outs[k].i64 = make([]int64, len(codes))
+		}
+	})
+	in.decodeInto(codes, outs)
+	cols := make([]*hostCol, len(outs))
+	parallelDo(len(outs), workers, func(k int) {
+		c := in.keyCols[k]
+		switch {
+		case outs[k].i32 != nil: // Int32, Category
+			vals, _ := dtype.Of(outs[k].i32)
+			cols[k] = &hostCol{name: c.name, dt: c.dt, vals: vals}
+			if c.dt == Category {
+				cols[k].heap = c.heap
+			}
+		case c.dt == String:
+			// The codes of the heap's dictionary, as keyArray encoded them (owned here: no
+			// copy as decodeInts makes of shared keys).
+			_, dict := c.heap.encode()
+			if dict.len() == 0 {
+				dict = heapOf([]string{""})
+			}
+			cols[k] = &hostCol{name: c.name, dt: c.dt, heap: dict, vals: dtype.OfInt64(outs[k].i64)}
+		default:
+			cols[k] = decodeInts(c.name, c.dt, c.heap, outs[k].i64, nil)
+		}
+	})
+	return cols
+}
+
+// decodeInto writes each key's values of the groups' codes into outs (one per key, i32 or
+// i64 of len(codes)): the keys are peeled off the codes from the fastest-varying one, one
+// division each, a key at a time over blocks of codes (the quotients kept in a block of
+// scratch), chunks of codes in parallel.
+func (in *groupInput) decodeInto(codes []uint64, outs []keyOut) {
+	nk := len(in.keys)
+	if nk == 0 {
+		return
 	}
-	divs := make([]divisor, len(in.keys))
+	divs := make([]divisor, nk)
 	for k := range in.keys {
 		divs[k] = newDivisor(uint64(in.keys[k].card))
 	}
-	const chunk = 1 << 16
+	const chunk, block = 1 << 16, 1 << 10
 	parallelDo((len(codes)+chunk-1)/chunk, runtime.GOMAXPROCS(0), func(i int) {
-		lo, hi := i*chunk, min(len(codes), (i+1)*chunk)
-		for g, c := range codes[lo:hi] {
-			for k := len(in.keys) - 1; k > 0; k-- {
-				q, r := divs[k].divMod(c)
-				out[k][lo+g] = in.keys[k].min + int64(r)
-				c = q
+		var scratch [block]uint64
+		for lo := i * chunk; lo < min(len(codes), (i+1)*chunk); lo += block {
+			hi := min(len(codes), lo+block, (i+1)*chunk)
+			src := codes[lo:hi]
+			for k := nk - 1; k > 0; k-- {
+				q, m := scratch[:len(src)], in.keys[k].min
+				if o := outs[k]; o.i32 != nil {
+					peel(o.i32[lo:hi], q, src, divs[k], m)
+				} else {
+					peel(o.i64[lo:hi], q, src, divs[k], m)
+				}
+				src = q
 			}
-			out[0][lo+g] = in.keys[0].min + int64(c) // the slowest key: c < its card
+			// The slowest key: what is left is below its card.
+			if o, m := outs[0], in.keys[0].min; o.i32 != nil {
+				offsetInto(o.i32[lo:hi], src, m)
+			} else {
+				offsetInto(o.i64[lo:hi], src, m)
+			}
 		}
 	})
-	return out
+}
+
+// peel writes min + c % d of each code c of src into out and c / d into q (q may be src).
+func peel[T int32 | int64](out []T, q, src []uint64, d divisor, min int64) {
+	out, q = out[:len(src)], q[:len(src)]
+	for j, c := range src {
+		qq, r := d.divMod(c)
+		out[j], q[j] = T(min+int64(r)), qq
+	}
+}
+
+// offsetInto writes min + c of each code c of src into out.
+func offsetInto[T int32 | int64](out []T, src []uint64, min int64) {
+	out = out[:len(src)]
+	for j, c := range src {
+		out[j] = T(min + int64(c))
+	}
 }
 
 // divisor divides codes (below 2^62) by one d through a float64 reciprocal and an exact
@@ -338,35 +422,38 @@ func newDivisor(d uint64) divisor { return divisor{d: max(d, 1), inv: 1 / float6
 
 // divMod returns c / d and c % d, exactly, for c < 2^62: the estimate from the reciprocal is
 // off by about q * 2^-52 (53 bits of precision), and corrected, with one division where the
-// remainder it leaves is out of [0, d).
+// remainder it leaves is out of [0, d). The conversions are signed (c < 2^62), single
+// instructions where unsigned ones branch.
 func (v divisor) divMod(c uint64) (uint64, uint64) {
-	q := uint64(float64(c) * v.inv)
-	r := int64(c) - int64(q*v.d)
+	q := int64(float64(int64(c)) * v.inv)
+	d := int64(v.d)
+	r := int64(c) - q*d
 	if uint64(r) >= v.d { // negative, or d or more
-		d := int64(v.d)
 		dq := r / d
 		if r%d < 0 {
 			dq--
 		}
-		q, r = uint64(int64(q)+dq), r-dq*d
+		q, r = q+dq, r-dq*d
 	}
-	return q, uint64(r)
+	return uint64(q), uint64(r)
 }
 
-// cpuPartial groups and folds in (every spec of specs) into one partial of all groups.
-func cpuPartial(rc *runCtx, in *groupInput, specs []hashagg.Spec) (*hashagg.Partial, error) {
+// cpuPartial groups and folds in (every spec of specs) into one partial of all groups. When it
+// returns codes, the partial has no Keys: codes are its groups' mixed-radix codes, for
+// keyColumns (or decode, for int64 keys).
+func cpuPartial(rc *runCtx, in *groupInput, specs []hashagg.Spec) (*hashagg.Partial, []uint64, error) {
 	workers := runtime.GOMAXPROCS(0)
 	for _, k := range in.keys {
 		if k.card == 0 { // a key with no valid row: no group
 			p, err := hashagg.NewPartial(specs, in.vals, 0)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			p.Keys = make([][]int64, len(in.keys))
 			for i := range p.Keys {
 				p.Keys[i] = []int64{}
 			}
-			return p, nil
+			return p, nil, nil
 		}
 	}
 	if len(in.keys) == 1 {
@@ -390,16 +477,16 @@ func cpuPartial(rc *runCtx, in *groupInput, specs []hashagg.Spec) (*hashagg.Part
 	case packs:
 		codes := in.packedCodes(workers)
 		if err := rc.ctxErr(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p, groups, err := hashagg.AggregateCodes(codes, math.MaxUint64, in.units, specs, in.vals, workers)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		p.Keys = in.decode(groups)
-		return p, nil
+		return p, groups, nil
 	}
-	return hashedPartial(rc, in, specs, workers)
+	p, err := hashedPartial(rc, in, specs, workers)
+	return p, nil, err
 }
 
 // unitStarts returns the first row of each unit and the total.
@@ -514,7 +601,7 @@ func (in *groupInput) packedCodes(workers int) []uint64 {
 
 // densePartial folds each unit into states indexed by code, merges them as a tree in a
 // fixed order, and keeps the codes that have rows.
-func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, workers int) (*hashagg.Partial, error) {
+func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, workers int) (*hashagg.Partial, []uint64, error) {
 	// Units fold the algebraic specs and a hidden Size that counts each code's rows (a group
 	// is a code with rows); holistic specs take their values in one pass at the end.
 	var all []hashagg.Spec
@@ -551,11 +638,11 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 	})
 	for u, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("rows %d-%d: %w", starts[u], starts[u+1], err)
+			return nil, nil, fmt.Errorf("rows %d-%d: %w", starts[u], starts[u+1], err)
 		}
 	}
 	if err := rc.ctxErr(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// A holistic spec's pairs per unit and code are the counts of an algebraic spec of the
 	// same column that counts its valid values (db-benchmark q6: the median's and the std's):
@@ -583,7 +670,7 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 	if len(parts) == 0 {
 		p, err := hashagg.NewPartial(all, in.vals, space)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		parts = []*hashagg.Partial{p}
 	}
@@ -599,7 +686,7 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 		})
 		for _, err := range errs {
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		parts = next
@@ -620,7 +707,7 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 			codes = append(codes, uint64(c))
 		}
 	}
-	sel := p.Select(gs, in.decode(codes))
+	sel := p.Select(gs, nil)
 	out := &hashagg.Partial{Keys: sel.Keys, N: sel.N, States: make([]hashagg.State, len(specs))}
 	for si, k := 0, 0; si < len(specs); si++ {
 		if slices.Contains(hol, si) {
@@ -640,14 +727,14 @@ func densePartial(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, worke
 		for _, si := range hol {
 			h, err := hashagg.NewPartial(specs[si:si+1], in.vals, sel.N)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			st := h.States[0]
 			holisticPairs(&st, sel.N, in.vals[specs[si].Col], unitIDs, starts, inv, unitCnt[si], gs, workers)
 			out.States[si] = st
 		}
 	}
-	return out, nil
+	return out, codes, nil
 }
 
 func isHolistic(op hashagg.Op) bool {
@@ -691,14 +778,7 @@ func holisticPairs(st *hashagg.State, ng int, v hashagg.Values, unitIDs [][]int3
 		hist[u] = h
 	})
 	// Group g's pairs: unit 0's, then unit 1's, ...
-	at := 0
-	for g := 0; g < ng; g++ {
-		for u := range hist {
-			c := hist[u][g]
-			hist[u][g] = at
-			at += c
-		}
-	}
+	at := hashagg.BucketOffsets(hist, ng)[ng]
 	st.G = make([]int32, at)
 	if st.IsInt {
 		st.VI = make([]int64, at)

@@ -72,7 +72,7 @@ type groupedStats struct {
 // denseGrouped computes specs (groupedCol's: every one from value column col) over space dense
 // codes, as densePartial would, from each group's values grouped in buckets (see above).
 // Values of a group are taken in row order; results do not depend on workers.
-func denseGrouped(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, col, workers int) (*hashagg.Partial, error) {
+func denseGrouped(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, col, workers int) (*hashagg.Partial, []uint64, error) {
 	groupedCalls.Add(1)
 	starts := in.unitStarts()
 	strides := in.strides()
@@ -108,20 +108,11 @@ func denseGrouped(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, col, 
 		hist[u] = h
 	})
 	if err := rc.ctxErr(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Bucket b holds unit 0's rows of b, then unit 1's, ...: row order within a bucket.
-	bstart := make([]int, nb+1)
-	at := 0
-	for b := 0; b < nb; b++ {
-		bstart[b] = at
-		for u := range hist {
-			c := hist[u][b]
-			hist[u][b] = at
-			at += c
-		}
-	}
-	bstart[nb] = at
+	bstart := hashagg.BucketOffsets(hist, nb)
+	at := bstart[nb]
 	vals := make([]float64, at)
 	lows := make([]uint16, at)
 	v := in.vals[col]
@@ -141,7 +132,7 @@ func denseGrouped(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, col, 
 		}
 	})
 	if err := rc.ctxErr(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st := groupedStats{rows: make([]int64, space), cnt: make([]int64, space)}
 	var qs []float64
@@ -178,7 +169,7 @@ func denseGrouped(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, col, 
 	}
 	wg.Wait()
 	if err := rc.ctxErr(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The codes with rows are the groups, in code order (as densePartial's).
 	codes := make([]uint64, 0, space)
@@ -202,7 +193,7 @@ func denseGrouped(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, col, 
 		}
 		return out
 	}
-	p := &hashagg.Partial{Keys: in.decode(codes), N: n, States: make([]hashagg.State, len(specs))}
+	p := &hashagg.Partial{N: n, States: make([]hashagg.State, len(specs))}
 	isInt := v.IsInt()
 	k := 0
 	for si, s := range specs {
@@ -222,7 +213,7 @@ func denseGrouped(rc *runCtx, in *groupInput, specs []hashagg.Spec, space, col, 
 		}
 		p.States[si] = out
 	}
-	return p, nil
+	return p, codes, nil
 }
 
 // scatterLow writes each row of x whose code (ids) is not negative, as a float64 (NaN where

@@ -282,3 +282,121 @@ func TestGroupByGroupedMediansEqualOtherPath(t *testing.T) {
 		sameFrames(t, fmt.Sprintf("frame %d, 3 threads against 1", i), f, grouped[i], 0)
 	}
 }
+
+// TestGroupByKeysDecodedInTheirTypes checks the key columns that an unsorted groupby of one
+// output partition decodes from the groups' codes straight into their output types (int32,
+// int64, int16, categorical, string, a nullable int32 whose null rows are dropped), on the
+// dense, the grouped-medians and the hashed paths: each group's keys, dtypes, sum, median and
+// size against a map of the rows.
+func TestGroupByKeysDecodedInTheirTypes(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	n := 100_000 // radix buckets on the hashed path
+	k32, kn := make([]int32, n), make([]int32, n)
+	k64, k16 := make([]int64, n), make([]int16, n)
+	kc, ks := make([]string, n), make([]string, n)
+	valid := make([]bool, n)
+	v := make([]float64, n)
+	for i := 0; i < n; i++ {
+		k32[i], kn[i], valid[i] = int32(1+r.IntN(40)), int32(r.IntN(30)-15), r.IntN(9) != 0
+		k64[i], k16[i] = 1e15+r.Int64N(300), int16(r.IntN(5)-2)
+		kc[i], ks[i] = fmt.Sprintf("c%02d", r.IntN(12)), fmt.Sprintf("s%d", r.IntN(7))
+		v[i] = float64(r.IntN(1000)) / 8
+	}
+	names := []string{"k32", "k64", "k16", "kc", "ks", "kn"}
+	x := FromSlices(append(names, "v"), []any{k32, k64, k16, kc, ks, Nullable(kn, valid), v}, NPartitions(3)).
+		AsType("kc", Category).Persist()
+	keyOf := func(i int, keys []string) (string, bool) {
+		s := ""
+		for _, k := range keys {
+			switch k {
+			case "k32":
+				s += fmt.Sprint(k32[i], ",")
+			case "k64":
+				s += fmt.Sprint(k64[i], ",")
+			case "k16":
+				s += fmt.Sprint(k16[i], ",")
+			case "kc":
+				s += kc[i] + ","
+			case "ks":
+				s += ks[i] + ","
+			case "kn":
+				if !valid[i] {
+					return "", false
+				}
+				s += fmt.Sprint(kn[i], ",")
+			}
+		}
+		return s, true
+	}
+	for _, keys := range [][]string{{"k32", "kc"}, {"k64", "ks", "kn"}, {"kc", "k16", "k32", "k64"}, names} {
+		rows := map[string][]float64{}
+		for i := 0; i < n; i++ {
+			if k, ok := keyOf(i, keys); ok {
+				rows[k] = append(rows[k], v[i])
+			}
+		}
+		for _, mode := range []struct {
+			name string
+			max  uint64
+			aggs []Agg
+		}{
+			{"dense", 1 << 22, []Agg{Sum("v"), Size().As("n")}},
+			{"grouped medians", 1 << 22, []Agg{Median("v"), Std("v").As("sd"), Size().As("n")}},
+			{"hashed", 16, []Agg{Sum("v"), Size().As("n")}},
+		} {
+			what := fmt.Sprintf("%v, %s", keys, mode.name)
+			reset := SetDenseMax(mode.max)
+			g, err := x.GroupBy(keys...).Agg(mode.aggs...).Compute()
+			reset()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			for _, fd := range g.Dtypes()[:len(keys)] {
+				if want, _ := x.field(fd.Name); fd.DType != want.DType {
+					t.Fatalf("%s: key %s is %s, want %s", what, fd.Name, fd.DType, want.DType)
+				}
+			}
+			cols := make([][]string, len(keys))
+			for j, k := range keys {
+				if k == "kc" || k == "ks" {
+					cols[j], err = g.Strings(k)
+				} else {
+					var ints []int64
+					ints, err = g.Int64s(k)
+					for _, x := range ints {
+						cols[j] = append(cols[j], fmt.Sprint(x))
+					}
+				}
+				if err != nil {
+					t.Fatalf("%s: %s: %v", what, k, err)
+				}
+			}
+			size, _ := g.Int64s("n")
+			if len(size) != len(rows) {
+				t.Fatalf("%s: %d groups, want %d", what, len(size), len(rows))
+			}
+			vals, _ := g.Float64s("v") // the sum, or the median
+			for i := range size {
+				k := ""
+				for j := range keys {
+					k += cols[j][i] + ","
+				}
+				vs, ok := rows[k]
+				if !ok {
+					t.Fatalf("%s: group %d: keys %q are no row's", what, i, k)
+				}
+				want := 0.0
+				for _, x := range vs {
+					want += x
+				}
+				if mode.name == "grouped medians" {
+					s := slices.Sorted(slices.Values(vs))
+					want = (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+				}
+				if int(size[i]) != len(vs) || math.Abs(vals[i]-want) > 1e-9*math.Max(1, math.Abs(want)) {
+					t.Fatalf("%s: group %q: size %d value %v, want %d and %v", what, k, size[i], vals[i], len(vs), want)
+				}
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package dataframe
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -299,8 +300,14 @@ func rowsArange(lens []int) []int64 {
 		n += l
 	}
 	r := make([]int64, n)
-	for i := range r {
-		r[i] = int64(i)
-	}
+	// In chunks on every core: a result of ~1e7 groups (db-benchmark's q10) numbers its rows
+	// here.
+	const chunk = 1 << 18
+	parallelDo((n+chunk-1)/chunk, runtime.GOMAXPROCS(0), func(c int) {
+		lo := c * chunk
+		for i := range r[lo:min(n, lo+chunk)] {
+			r[lo+i] = int64(lo + i)
+		}
+	})
 	return r
 }

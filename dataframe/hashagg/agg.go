@@ -267,8 +267,14 @@ func NewPartial(specs []Spec, vals []Values, n int) (*Partial, error) {
 				return nil, fmt.Errorf("hashagg: spec %d keeps %d values per group, want at least 1", si, s.N)
 			}
 		}
-		p.States[si] = newState(s, isInt, n)
+		p.States[si].IsInt = isInt
 	}
+	// Large states allocated (and so cleared) on every core: ~1e7 groups, db-benchmark's q10.
+	workers := 1
+	if n >= 1<<20 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	parallel(len(specs), workers, func(si int) { p.States[si] = newState(specs[si], p.States[si].IsInt, n) })
 	return p, nil
 }
 
@@ -881,7 +887,6 @@ func bucketPairs(s *State, n int) (start []int, vi []int64, vf []float64) {
 		}
 		return start, s.VI, s.VF
 	}
-	start = make([]int, n+1)
 	if s.IsInt {
 		vi = make([]int64, len(s.G))
 	} else {
@@ -900,16 +905,7 @@ func bucketPairs(s *State, n int) (start []int, vi []int64, vf []float64) {
 		}
 		at[c] = h
 	})
-	next := 0
-	for g := 0; g < n; g++ {
-		start[g] = next
-		for c := range at {
-			k := at[c][g]
-			at[c][g] = next
-			next += k
-		}
-	}
-	start[n] = next
+	start = BucketOffsets(at, n)
 	parallel(chunks, chunks, func(c int) {
 		lo, hi := c*per, min(len(s.G), (c+1)*per)
 		a := at[c]

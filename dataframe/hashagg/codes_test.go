@@ -41,6 +41,9 @@ func TestAggregateCodesEqualsGroup(t *testing.T) {
 			// Only states that read no positions: the value columns go to the buckets too.
 			{{Op: hashagg.Sum, Col: 1}, {Op: hashagg.Mean, Col: 0}, {Op: hashagg.Max, Col: 1}, {Op: hashagg.Min, Col: 0},
 				{Op: hashagg.Var, Col: 1}, {Op: hashagg.Count, Col: 1}, {Op: hashagg.Size}},
+			// One float column, scattered with the codes (db-benchmark's q10), and none.
+			{{Op: hashagg.Sum, Col: 1}, {Op: hashagg.Size}},
+			{{Op: hashagg.Size}},
 		} {
 			p, groups, err := hashagg.AggregateCodes(codes, math.MaxUint64, []int{40_000, 60_000, 50_000}, specs, vals, 2)
 			if err != nil {
